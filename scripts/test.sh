@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine: installs packages, builds the normal and
+# the sanitizer (ASan + UBSan) trees, and runs ctest in both.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+jobs="$(nproc)"
+
+echo "== build (RelWithDebInfo)"
+bash scripts/build.sh build
+echo "== test (RelWithDebInfo)"
+(cd build && ctest -j "$jobs" --output-on-failure --timeout 600)
+
+echo "== build (ASan + UBSan)"
+bash scripts/build.sh build-asan -DMVR_SANITIZE=ON -DMVR_BUILD_BENCH=OFF
+echo "== test (ASan + UBSan)"
+(cd build-asan && ctest -j "$jobs" --output-on-failure --timeout 900 -LE no_sanitizer)

@@ -1,0 +1,80 @@
+#include "base/random.h"
+
+#include <openssl/rand.h>
+
+#include <cstdlib>
+
+namespace mvr {
+namespace {
+
+uint64_t SplitMix64(uint64_t& x) {
+  uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+}  // namespace
+
+uint64_t Random::Uniform(uint64_t n) {
+  if (n == 0) return 0;
+  // Rejection sampling avoids modulo bias.
+  uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t v;
+  do {
+    v = Next64();
+  } while (v >= limit);
+  return v % n;
+}
+
+double Random::UniformDouble() { return static_cast<double>(Next64() >> 11) * 0x1.0p-53; }
+
+std::string Random::Bytes(size_t count) {
+  std::string out;
+  out.reserve(count + 8);
+  while (out.size() < count) {
+    uint64_t v = Next64();
+    for (int i = 0; i < 8 && out.size() < count; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  }
+  return out;
+}
+
+std::string Random::Hex(size_t bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string raw = Bytes(bytes);
+  std::string out;
+  out.reserve(raw.size() * 2);
+  for (unsigned char c : raw) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+SeededRandom::SeededRandom(uint64_t seed) {
+  uint64_t x = seed;
+  for (auto& s : s_) s = SplitMix64(x);
+}
+
+uint64_t SeededRandom::Next64() {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t result = Rotl(s_[1] * 5, 7) * 9;
+  uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = Rotl(s_[3], 45);
+  return result;
+}
+
+uint64_t SecureRandom::Next64() {
+  uint64_t v = 0;
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&v), sizeof(v)) != 1) std::abort();
+  return v;
+}
+
+}  // namespace mvr

@@ -1,0 +1,22 @@
+// RFC 3339 / ISO 8601 timestamps as the AWS and GitHub APIs print them.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace mvr {
+
+// "2026-11-30T04:00:00Z" (whole seconds, UTC).
+std::string FormatRfc3339(TimePoint t);
+// "2026-11-30T04:00:00.123Z" (milliseconds, UTC).
+std::string FormatRfc3339Millis(TimePoint t);
+// Accepts "YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]".
+Result<TimePoint> ParseRfc3339(std::string_view text);
+// "20261130T040000Z" and "20261130", the forms SigV4 uses.
+std::string FormatAmzDate(TimePoint t);
+std::string FormatAmzDateShort(TimePoint t);
+
+}  // namespace mvr

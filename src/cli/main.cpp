@@ -1,0 +1,14 @@
+// mvr: one multi-call binary. This is the only place real implementations of the seam are built.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+
+int main(int argc, char** argv) {
+  mvr::cli::Context ctx;
+  CLI::App app{"mvr: GitHub Actions jobs on AWS Lambda MicroVMs"};
+  app.require_subcommand(1);
+  mvr::cli::AddVersionCommand(app, ctx);
+  CLI11_PARSE(app, argc, argv);
+  return ctx.exit_code;
+}

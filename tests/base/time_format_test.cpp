@@ -1,0 +1,31 @@
+#include "base/time_format.h"
+
+#include <gtest/gtest.h>
+
+namespace mvr {
+namespace {
+
+TEST(TimeFormatTest, RoundTripsRfc3339) {
+  TimePoint t = FromUnixSeconds(1'700'000'000) + Duration(123);
+  EXPECT_EQ(FormatRfc3339(t), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(FormatRfc3339Millis(t), "2023-11-14T22:13:20.123Z");
+  EXPECT_EQ(ParseRfc3339("2023-11-14T22:13:20.123Z").value(), t);
+  EXPECT_EQ(ParseRfc3339("2023-11-14T23:13:20+01:00").value(), FromUnixSeconds(1'700'000'000));
+  EXPECT_EQ(ParseRfc3339("2023-11-14T22:13:20.123456Z").value(), t);
+}
+
+TEST(TimeFormatTest, RejectsMalformed) {
+  for (const char* bad : {"", "2023-11-14", "2023-11-14T22:13:20", "2023-13-14T22:13:20Z",
+                          "2023-11-14T22:13:20Zjunk", "2023-11-14T22:13:20.Z"}) {
+    EXPECT_FALSE(ParseRfc3339(bad).ok()) << bad;
+  }
+}
+
+TEST(TimeFormatTest, AmzDates) {
+  TimePoint t = FromUnixSeconds(1'440'938'160);  // 2015-08-30T12:36:00Z
+  EXPECT_EQ(FormatAmzDate(t), "20150830T123600Z");
+  EXPECT_EQ(FormatAmzDateShort(t), "20150830");
+}
+
+}  // namespace
+}  // namespace mvr
