@@ -9,5 +9,11 @@
 namespace mvr::cli {
 
 void AddVersionCommand(CLI::App& app, Context& ctx);
+// `mvr emulate microvms` (emulate_microvms_command.cpp).
+void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx);
+// `mvr emulate github` and `mvr emulate runner` (emulate_github_command.cpp).
+void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx);
+// `mvr supervisor` (supervisor_command.cpp).
+void AddSupervisorCommand(CLI::App& app, Context& ctx);
 
 }  // namespace mvr::cli

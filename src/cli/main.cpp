@@ -9,6 +9,13 @@ int main(int argc, char** argv) {
   CLI::App app{"mvr: GitHub Actions jobs on AWS Lambda MicroVMs"};
   app.require_subcommand(1);
   mvr::cli::AddVersionCommand(app, ctx);
+#ifndef MVR_SUPERVISOR_ONLY
+  CLI::App* emulate = app.add_subcommand("emulate", "Local stand-ins for AWS and GitHub");
+  emulate->require_subcommand(1);
+  mvr::cli::AddEmulateMicrovmsCommand(*emulate, ctx);
+  mvr::cli::AddEmulateGithubCommands(*emulate, ctx);
+#endif
+  mvr::cli::AddSupervisorCommand(app, ctx);
   CLI11_PARSE(app, argc, argv);
   return ctx.exit_code;
 }

@@ -50,6 +50,7 @@ Result<int> HttpServer::Start(const std::string& host, int port) {
     for (const auto& [k, v] : req.params) sr.params.emplace_back(k, v);
     size_t q = req.target.find('?');
     if (q != std::string::npos) sr.query = req.target.substr(q + 1);
+    sr.raw_path = req.target.substr(0, q);
     for (const auto& [k, v] : req.headers) {
       // httplib adds these itself; they are not what the peer sent.
       if (k == "REMOTE_ADDR" || k == "REMOTE_PORT" || k == "LOCAL_ADDR" || k == "LOCAL_PORT") continue;

@@ -1,0 +1,11 @@
+#include "cli/commands.h"
+
+namespace mvr::cli {
+
+// Registers nothing until its issue lands.
+void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
+  (void)emulate;
+  (void)ctx;
+}
+
+}  // namespace mvr::cli
