@@ -12,7 +12,7 @@ namespace mvr {
 std::string HexEncode(std::string_view bytes);
 Result<std::string> HexDecode(std::string_view hex);
 std::string Base64Encode(std::string_view bytes);
-std::string Base64UrlEncode(std::string_view bytes);  // no padding
+std::string Base64UrlEncode(std::string_view bytes);         // no padding
 Result<std::string> Base64Decode(std::string_view text);     // accepts padding or none
 Result<std::string> Base64UrlDecode(std::string_view text);  // accepts padding or none
 // RFC 3986 unreserved characters kept; everything else %XX (upper-case). With encode_slash false,

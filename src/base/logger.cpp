@@ -9,10 +9,14 @@ namespace mvr {
 
 const char* LogLevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }
@@ -101,7 +105,8 @@ void Logger::Log(LogLevel level, std::string_view msg, const LogFields& fields) 
   };
   for (const auto& f : context_) add(f);
   for (const auto& f : fields) add(f);
-  sink_->Write(redactor_->Redact(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  sink_->Write(
+      redactor_->Redact(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
 }  // namespace mvr

@@ -36,7 +36,8 @@ std::string Random::Bytes(size_t count) {
   out.reserve(count + 8);
   while (out.size() < count) {
     uint64_t v = Next64();
-    for (int i = 0; i < 8 && out.size() < count; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+    for (int i = 0; i < 8 && out.size() < count; ++i)
+      out.push_back(static_cast<char>(v >> (8 * i)));
   }
   return out;
 }

@@ -17,7 +17,8 @@ Duration FullJitterDelay(const RetryPolicy& policy, int retry, Random& random) {
   return Duration(static_cast<int64_t>(random.Uniform(static_cast<uint64_t>(ceiling) + 1)));
 }
 
-Status RetryStatus(const RetryPolicy& policy, RetryDeps deps, const std::function<Status()>& attempt,
+Status RetryStatus(const RetryPolicy& policy, RetryDeps deps,
+                   const std::function<Status()>& attempt,
                    const std::function<bool(const Status&)>& retryable) {
   const TimePoint start = deps.clock.Now();
   const int max_attempts = std::max(1, policy.max_attempts);

@@ -15,10 +15,10 @@
 namespace mvr {
 
 struct RetryPolicy {
-  int max_attempts = 6;          // including the first
+  int max_attempts = 6;  // including the first
   Duration base_delay{200};
-  Duration max_delay{10'000};    // cap on one delay
-  Duration deadline{0};          // overall budget from the first attempt; 0 = none
+  Duration max_delay{10'000};  // cap on one delay
+  Duration deadline{0};        // overall budget from the first attempt; 0 = none
 };
 
 // Throttled and Transient are worth another try; everything else is final.
@@ -35,11 +35,13 @@ struct RetryDeps {
 
 // Runs `attempt` until it succeeds, fails with a final error, or the policy runs out. The error
 // returned is the last attempt's, annotated with the number of attempts when more than one ran.
-Status RetryStatus(const RetryPolicy& policy, RetryDeps deps, const std::function<Status()>& attempt,
+Status RetryStatus(const RetryPolicy& policy, RetryDeps deps,
+                   const std::function<Status()>& attempt,
                    const std::function<bool(const Status&)>& retryable = IsRetryable);
 
 template <typename T>
-Result<T> Retry(const RetryPolicy& policy, RetryDeps deps, const std::function<Result<T>()>& attempt,
+Result<T> Retry(const RetryPolicy& policy, RetryDeps deps,
+                const std::function<Result<T>()>& attempt,
                 const std::function<bool(const Status&)>& retryable = IsRetryable) {
   std::optional<T> value;
   Status status = RetryStatus(

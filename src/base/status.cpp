@@ -4,15 +4,24 @@ namespace mvr {
 
 const char* CodeName(Code code) {
   switch (code) {
-    case Code::kOk: return "ok";
-    case Code::kNotFound: return "not_found";
-    case Code::kConflict: return "conflict";
-    case Code::kThrottled: return "throttled";
-    case Code::kTransient: return "transient";
-    case Code::kUnauthorized: return "unauthorized";
-    case Code::kInvalidArgument: return "invalid_argument";
-    case Code::kQuotaExceeded: return "quota_exceeded";
-    case Code::kInternal: return "internal";
+    case Code::kOk:
+      return "ok";
+    case Code::kNotFound:
+      return "not_found";
+    case Code::kConflict:
+      return "conflict";
+    case Code::kThrottled:
+      return "throttled";
+    case Code::kTransient:
+      return "transient";
+    case Code::kUnauthorized:
+      return "unauthorized";
+    case Code::kInvalidArgument:
+      return "invalid_argument";
+    case Code::kQuotaExceeded:
+      return "quota_exceeded";
+    case Code::kInternal:
+      return "internal";
   }
   return "unknown";
 }

@@ -71,7 +71,9 @@ inline Status Conflict(std::string m) { return Status(Code::kConflict, std::move
 inline Status Throttled(std::string m) { return Status(Code::kThrottled, std::move(m)); }
 inline Status Transient(std::string m) { return Status(Code::kTransient, std::move(m)); }
 inline Status Unauthorized(std::string m) { return Status(Code::kUnauthorized, std::move(m)); }
-inline Status InvalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
+inline Status InvalidArgument(std::string m) {
+  return Status(Code::kInvalidArgument, std::move(m));
+}
 inline Status QuotaExceeded(std::string m) { return Status(Code::kQuotaExceeded, std::move(m)); }
 inline Status Internal(std::string m) { return Status(Code::kInternal, std::move(m)); }
 
@@ -79,9 +81,10 @@ inline Status Internal(std::string m) { return Status(Code::kInternal, std::move
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT(runtime/explicit)
+  Result(T value) : data_(std::move(value)) {}        // NOLINT(runtime/explicit)
   Result(Status status) : data_(std::move(status)) {  // NOLINT(runtime/explicit)
-    if (std::get<Status>(data_).ok()) data_ = Status(Code::kInternal, "Result built from OK status");
+    if (std::get<Status>(data_).ok())
+      data_ = Status(Code::kInternal, "Result built from OK status");
   }
 
   bool ok() const { return std::holds_alternative<T>(data_); }
@@ -108,9 +111,9 @@ class [[nodiscard]] Result {
 }  // namespace mvr
 
 // Propagates a non-OK Status from an expression returning Status.
-#define MVR_RETURN_IF_ERROR(expr)          \
-  do {                                     \
-    ::mvr::Status mvr_status_ = (expr);    \
+#define MVR_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::mvr::Status mvr_status_ = (expr);        \
     if (!mvr_status_.ok()) return mvr_status_; \
   } while (0)
 

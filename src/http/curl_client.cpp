@@ -120,7 +120,8 @@ Result<HttpResponse> CurlHttpClient::Send(const HttpRequest& request) {
   }
   if (!request.body.empty() || (request.method != "GET" && request.method != "HEAD")) {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
   }
 
   curl_slist* headers = nullptr;

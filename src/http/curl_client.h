@@ -16,7 +16,7 @@ class CurlHttpClient final : public HttpClient {
  public:
   struct Options {
     Duration connect_timeout{10'000};
-    std::string ca_file;        // extra CA bundle (empty: the system's)
+    std::string ca_file;  // extra CA bundle (empty: the system's)
     std::string user_agent = "mvr/0.1";
     size_t max_response_bytes = 64 << 20;
   };

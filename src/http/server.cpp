@@ -33,7 +33,8 @@ Result<int> HttpServer::Start(const std::string& host, int port) {
   const int threads = std::max(1, impl->options.threads);
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   svr.set_payload_max_length(impl->options.max_body_bytes);
-  svr.set_read_timeout(std::chrono::duration_cast<std::chrono::seconds>(impl->options.read_timeout));
+  svr.set_read_timeout(
+      std::chrono::duration_cast<std::chrono::seconds>(impl->options.read_timeout));
   svr.set_write_timeout(
       std::chrono::duration_cast<std::chrono::seconds>(impl->options.write_timeout));
   svr.set_keep_alive_max_count(1000);
@@ -53,7 +54,8 @@ Result<int> HttpServer::Start(const std::string& host, int port) {
     sr.raw_path = req.target.substr(0, q);
     for (const auto& [k, v] : req.headers) {
       // httplib adds these itself; they are not what the peer sent.
-      if (k == "REMOTE_ADDR" || k == "REMOTE_PORT" || k == "LOCAL_ADDR" || k == "LOCAL_PORT") continue;
+      if (k == "REMOTE_ADDR" || k == "REMOTE_PORT" || k == "LOCAL_ADDR" || k == "LOCAL_PORT")
+        continue;
       sr.headers.Add(k, v);
     }
     sr.body = req.body;

@@ -20,7 +20,7 @@ struct ServerRequest {
   std::string method;
   std::string path;      // decoded path, without the query
   std::string raw_path;  // the path exactly as sent (still percent-encoded)
-  std::string query;  // raw query text, without '?'
+  std::string query;     // raw query text, without '?'
   std::vector<std::pair<std::string, std::string>> params;  // decoded query parameters
   Headers headers;
   std::string body;  // the exact bytes received

@@ -29,7 +29,9 @@ class Headers {
   bool Has(std::string_view name) const { return Get(name).has_value(); }
   // Replaces every value of `name` with one.
   void Set(std::string name, std::string value);
-  void Add(std::string name, std::string value) { items_.emplace_back(std::move(name), std::move(value)); }
+  void Add(std::string name, std::string value) {
+    items_.emplace_back(std::move(name), std::move(value));
+  }
   void Remove(std::string_view name);
 
   const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
