@@ -30,8 +30,8 @@ TEST(UrlTest, ParsesSchemesPortsAndBareHosts) {
 }
 
 TEST(UrlTest, RejectsBadUrls) {
-  for (const char* bad : {"ftp://x/", "http://", "http://h:0/", "http://h:99999/", "http://h:x/",
-                          "http://[::1/"}) {
+  for (const char* bad :
+       {"ftp://x/", "http://", "http://h:0/", "http://h:99999/", "http://h:x/", "http://[::1/"}) {
     EXPECT_FALSE(ParseUrl(bad).ok()) << bad;
   }
 }
