@@ -1,0 +1,206 @@
+#include "action/inputs.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace mvr::action {
+namespace {
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::string Upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s;
+}
+
+// Inputs of later phases (DynamoDB pools). Refused clearly rather than silently ignored.
+const char* const kPoolInputs[] = {
+    "state-table",   "server-capacity", "lease-timeout-seconds", "stop-timeout-seconds",
+    "repository-id", "run-id",          "run-attempt",           "job"};
+
+Status RefusePoolInputs(const InputReader& in) {
+  for (const char* name : kPoolInputs) {
+    if (in.Has(name)) {
+      return InvalidArgument(std::string("input '") + name +
+                             "' belongs to DynamoDB-backed warm pools, which this version of mvr "
+                             "does not have yet; remove it (warm reuse works through the lmvm1_ "
+                             "server handle)");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<Endpoints> ParseEndpoints(const InputReader& in) {
+  Endpoints e;
+  e.repository =
+      in.Has("repository") ? in.Get("repository") : in.env().GetOr("GITHUB_REPOSITORY", "");
+  if (e.repository.empty() || e.repository.find('/') == std::string::npos) {
+    return InvalidArgument(
+        "the repository (owner/name) is unknown: run inside GitHub Actions "
+        "(GITHUB_REPOSITORY) or pass --repository owner/name");
+  }
+  e.github_api_url = in.Has("github-api-url")
+                         ? in.Get("github-api-url")
+                         : in.env().GetOr("GITHUB_API_URL", "https://api.github.com");
+  e.github_token = Secret(in.Get("github-token"));
+  if (e.github_token.empty()) {
+    return InvalidArgument(
+        "input 'github-token' is required: a token that may administer the "
+        "repository's self-hosted runners");
+  }
+  e.region = in.Has("region")
+                 ? in.Get("region")
+                 : in.env().GetOr("AWS_REGION", in.env().GetOr("AWS_DEFAULT_REGION", ""));
+  if (e.region.empty()) {
+    return InvalidArgument("input 'region' is required (or set AWS_REGION)");
+  }
+  return e;
+}
+
+}  // namespace
+
+std::string InputReader::Get(const std::string& name) const {
+  auto it = flags_.find(name);
+  if (it != flags_.end() && !Trim(it->second).empty()) return Trim(it->second);
+  std::string upper = Upper(name);
+  if (auto v = env_.Get("INPUT_" + upper); v && !Trim(*v).empty()) return Trim(*v);
+  std::replace(upper.begin(), upper.end(), '-', '_');
+  if (auto v = env_.Get("INPUT_" + upper); v && !Trim(*v).empty()) return Trim(*v);
+  return "";
+}
+
+Result<int64_t> InputReader::GetInt(const std::string& name, int64_t fallback, int64_t min,
+                                    int64_t max) const {
+  std::string text = Get(name);
+  if (text.empty()) return fallback;
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    return InvalidArgument("input '" + name + "' must be a whole number; got '" + text + "'");
+  }
+  if (v < min || v > max) {
+    return InvalidArgument("input '" + name + "' must be between " + std::to_string(min) + " and " +
+                           std::to_string(max) + "; got " + text);
+  }
+  return v;
+}
+
+std::vector<std::string> InputReader::GetList(const std::string& name) const {
+  std::vector<std::string> out;
+  std::string text = Get(name), item;
+  for (char c : text + ",") {
+    if (c == ',' || c == '\n') {
+      item = Trim(item);
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+    } else {
+      item.push_back(c);
+    }
+  }
+  return out;
+}
+
+const std::vector<std::string>& KnownInputs() {
+  static const std::vector<std::string> kInputs = {"mode",
+                                                   "github-token",
+                                                   "github-api-url",
+                                                   "repository",
+                                                   "image-id",
+                                                   "image-version",
+                                                   "execution-role-arn",
+                                                   "region",
+                                                   "runner-group-id",
+                                                   "runner-labels",
+                                                   "startup-timeout-seconds",
+                                                   "log-group",
+                                                   "idempotency-key",
+                                                   "microvm-id",
+                                                   "runner-id",
+                                                   "server",
+                                                   "max-lifetime-seconds",
+                                                   "reuse-safety-margin-seconds",
+                                                   "state-table",
+                                                   "server-capacity",
+                                                   "lease-timeout-seconds",
+                                                   "stop-timeout-seconds",
+                                                   "repository-id",
+                                                   "run-id",
+                                                   "run-attempt",
+                                                   "job"};
+  return kInputs;
+}
+
+Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_json) {
+  MVR_RETURN_IF_ERROR(RefusePoolInputs(in));
+  if (in.Has("microvm-id")) {
+    return InvalidArgument(
+        "input 'microvm-id' is for mode 'stop'; a start creates its own "
+        "MicroVM (pass 'server' to reuse a warm one)");
+  }
+  StartCommand c;
+  MVR_ASSIGN_OR_RETURN(c.endpoints, ParseEndpoints(in));
+  c.identity.repository_id = in.Has("repository-id") ? in.Get("repository-id")
+                                                     : in.env().GetOr("GITHUB_REPOSITORY_ID", "");
+  c.identity.run_id = in.Has("run-id") ? in.Get("run-id") : in.env().GetOr("GITHUB_RUN_ID", "");
+  c.identity.run_attempt =
+      in.Has("run-attempt") ? in.Get("run-attempt") : in.env().GetOr("GITHUB_RUN_ATTEMPT", "1");
+  c.identity.job = in.Has("job") ? in.Get("job") : in.env().GetOr("GITHUB_JOB", "");
+  c.identity.idempotency_key = in.Get("idempotency-key");
+  c.image_id = in.Get("image-id");
+  if (c.image_id.empty() && !in.Has("server")) {
+    return InvalidArgument("input 'image-id' is required: the MicroVM image (ID or ARN) to run");
+  }
+  c.image_version = in.Get("image-version");
+  c.execution_role_arn = in.Get("execution-role-arn");
+  c.log_group = in.Get("log-group");
+  MVR_ASSIGN_OR_RETURN(c.runner_group_id, in.GetInt("runner-group-id", 1, 1, INT64_MAX));
+  c.extra_labels = in.GetList("runner-labels");
+  if (c.extra_labels.size() > 90) {
+    return InvalidArgument(
+        "input 'runner-labels' has more than 90 labels; GitHub allows 100 "
+        "per runner and mvr adds its own");
+  }
+  MVR_ASSIGN_OR_RETURN(int64_t startup, in.GetInt("startup-timeout-seconds", 300, 10, 3'600));
+  c.startup_timeout = std::chrono::seconds(startup);
+  c.server = in.Get("server");
+  MVR_ASSIGN_OR_RETURN(
+      c.lifetime.max_lifetime_seconds,
+      in.GetInt("max-lifetime-seconds", kDefaultMaxLifetimeSeconds, 1, kMaxLifetimeCeilingSeconds));
+  MVR_ASSIGN_OR_RETURN(c.lifetime.reuse_margin_seconds,
+                       in.GetInt("reuse-safety-margin-seconds", kDefaultReuseMarginSeconds, 0,
+                                 kMaxLifetimeCeilingSeconds));
+  MVR_RETURN_IF_ERROR(ValidateLifetimePolicy(c.lifetime));
+  c.event_name = in.env().GetOr("GITHUB_EVENT_NAME", "");
+  c.event_json = event_json;
+  if (c.image_id.empty() && c.warm() && c.server.rfind("lmvm", 0) != 0) {
+    return InvalidArgument("input 'image-id' is required to start a new warm server");
+  }
+  return c;
+}
+
+Result<StopCommand> ParseStop(const InputReader& in) {
+  MVR_RETURN_IF_ERROR(RefusePoolInputs(in));
+  StopCommand c;
+  c.microvm_id = in.Get("microvm-id");
+  c.server = in.Get("server");
+  c.runner_id = in.Get("runner-id");
+  if (!c.microvm_id.empty() && !c.server.empty()) {
+    return InvalidArgument(
+        "give either 'microvm-id' (ephemeral) or 'server' (warm) to stop, "
+        "not both");
+  }
+  if (c.empty()) return c;  // nothing to stop; the caller says so and exits 0
+  MVR_ASSIGN_OR_RETURN(c.endpoints, ParseEndpoints(in));
+  MVR_ASSIGN_OR_RETURN(int64_t timeout, in.GetInt("stop-timeout-seconds", 300, 10, 3'600));
+  c.stop_timeout = std::chrono::seconds(timeout);
+  return c;
+}
+
+}  // namespace mvr::action

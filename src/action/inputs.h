@@ -1,0 +1,86 @@
+// Action inputs: read as the Actions runtime passes them (INPUT_<NAME> environment variables,
+// with the input's hyphens kept or turned into underscores) or as command-line flags (which win),
+// and parsed into a typed StartCommand or StopCommand. Conflicting or out-of-range inputs are
+// InvalidArgument naming the input and what to do.
+// Thread-safety: plain values and pure functions over the given Environment.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "action/identity.h"
+#include "action/lifetime.h"
+#include "base/clock.h"
+#include "base/environment.h"
+#include "base/secret.h"
+#include "base/status.h"
+
+namespace mvr::action {
+
+class InputReader {
+ public:
+  InputReader(const Environment& env, std::map<std::string, std::string> flags)
+      : env_(env), flags_(std::move(flags)) {}
+
+  // The flag, else INPUT_<NAME> (upper case, hyphens kept), else INPUT_<NAME_>; trimmed; "" when
+  // unset.
+  std::string Get(const std::string& name) const;
+  bool Has(const std::string& name) const { return !Get(name).empty(); }
+  // An integer input in [min, max]; `fallback` when unset.
+  Result<int64_t> GetInt(const std::string& name, int64_t fallback, int64_t min, int64_t max) const;
+  // A comma- or newline-separated list, entries trimmed, empties dropped.
+  std::vector<std::string> GetList(const std::string& name) const;
+  const Environment& env() const { return env_; }
+
+ private:
+  const Environment& env_;
+  std::map<std::string, std::string> flags_;
+};
+
+// What both start and stop need to reach GitHub and AWS.
+struct Endpoints {
+  std::string repository;      // owner/name (GITHUB_REPOSITORY)
+  std::string github_api_url;  // GITHUB_API_URL or https://api.github.com
+  Secret github_token;
+  std::string region;  // AWS region of the MicroVMs
+};
+
+struct StartCommand {
+  Endpoints endpoints;
+  JobIdentity identity;
+  std::string image_id;
+  std::string image_version;  // empty: the latest ACTIVE version
+  std::string execution_role_arn;
+  std::string log_group;
+  int64_t runner_group_id = 1;
+  std::vector<std::string> extra_labels;
+  Duration startup_timeout{300'000};
+  std::string server;  // empty: ephemeral; a name: new warm VM; an lmvm1_ handle: resume it
+  LifetimePolicy lifetime;
+  std::string event_name;  // GITHUB_EVENT_NAME, for the warm trust check
+  std::string event_json;  // the payload at GITHUB_EVENT_PATH ("" if none)
+  std::string work_folder = "_work";
+
+  bool warm() const { return !server.empty(); }
+};
+
+struct StopCommand {
+  Endpoints endpoints;
+  std::string microvm_id;  // ephemeral stop
+  std::string server;      // warm stop: the lmvm1_ handle start gave
+  std::string runner_id;   // optional: the runner start registered (ephemeral cleanup)
+  Duration stop_timeout{300'000};
+
+  // Start was cancelled or failed before giving outputs: nothing to stop.
+  bool empty() const { return microvm_id.empty() && server.empty(); }
+};
+
+// Names of every input the Action accepts (action.yml lists the same).
+const std::vector<std::string>& KnownInputs();
+
+Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_json);
+Result<StopCommand> ParseStop(const InputReader& in);
+
+}  // namespace mvr::action

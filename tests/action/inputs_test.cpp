@@ -1,0 +1,91 @@
+#include "action/inputs.h"
+
+#include <gtest/gtest.h>
+
+namespace mvr::action {
+namespace {
+
+MapEnvironment ActionsEnv() {
+  MapEnvironment env;
+  env.Set("GITHUB_REPOSITORY", "octo/app");
+  env.Set("GITHUB_REPOSITORY_ID", "123");
+  env.Set("GITHUB_RUN_ID", "456");
+  env.Set("GITHUB_RUN_ATTEMPT", "2");
+  env.Set("GITHUB_JOB", "build");
+  env.Set("INPUT_GITHUB-TOKEN", "ghp_fixture_token_value");
+  env.Set("INPUT_IMAGE-ID", "img-1");
+  env.Set("INPUT_REGION", "us-east-1");
+  return env;
+}
+
+TEST(InputsTest, ReadsActionsRuntimeInputsBothSpellings) {
+  MapEnvironment env = ActionsEnv();
+  env.Set("INPUT_RUNNER_LABELS", "gpu, large\nextra");
+  InputReader in(env, {});
+  EXPECT_EQ(in.Get("github-token"), "ghp_fixture_token_value");
+  EXPECT_EQ(in.GetList("runner-labels"), (std::vector<std::string>{"gpu", "large", "extra"}));
+  StartCommand c = ParseStart(in, "").value();
+  EXPECT_EQ(c.identity.run_attempt, "2");
+  EXPECT_FALSE(c.warm());
+  EXPECT_EQ(c.lifetime.max_lifetime_seconds, 7'200);
+  EXPECT_EQ(c.startup_timeout, std::chrono::seconds(300));
+}
+
+TEST(InputsTest, FlagsWinOverEnvironment) {
+  MapEnvironment env = ActionsEnv();
+  InputReader in(env, {{"image-id", "img-2"}});
+  EXPECT_EQ(ParseStart(in, "").value().image_id, "img-2");
+}
+
+TEST(InputsTest, RefusesConflictsAndRangesByName) {
+  MapEnvironment env = ActionsEnv();
+  auto expect_error = [&](std::map<std::string, std::string> flags, const std::string& needle) {
+    InputReader in(env, std::move(flags));
+    auto r = ParseStart(in, "");
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+  };
+  expect_error({{"max-lifetime-seconds", "28801"}}, "max-lifetime-seconds");
+  expect_error({{"max-lifetime-seconds", "abc"}}, "whole number");
+  expect_error({{"microvm-id", "mvm-1"}}, "microvm-id");
+  expect_error({{"state-table", "t"}}, "state-table");
+  expect_error({{"server-capacity", "3"}}, "server-capacity");
+  expect_error({{"reuse-safety-margin-seconds", "7200"}}, "reuse-safety-margin-seconds");
+  expect_error({{"startup-timeout-seconds", "0"}}, "startup-timeout-seconds");
+}
+
+TEST(InputsTest, MissingTokenOrRepositoryIsNamed) {
+  MapEnvironment env = ActionsEnv();
+  env.Set("INPUT_GITHUB-TOKEN", "");
+  auto r = ParseStart(InputReader(env, {}), "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("github-token"), std::string::npos);
+  MapEnvironment bare;
+  auto s = ParseStart(InputReader(bare, {{"github-token", "x"}}), "");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("repository"), std::string::npos);
+}
+
+TEST(InputsTest, StopWithEmptyInputsIsEmptyNotAnError) {
+  MapEnvironment env;
+  StopCommand c = ParseStop(InputReader(env, {})).value();
+  EXPECT_TRUE(c.empty());
+}
+
+TEST(InputsTest, StopRefusesBothIdAndServer) {
+  MapEnvironment env = ActionsEnv();
+  auto r = ParseStop(InputReader(env, {{"microvm-id", "a"}, {"server", "lmvm1_x"}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not both"), std::string::npos);
+}
+
+TEST(InputsTest, TokenNeverAppearsInErrors) {
+  MapEnvironment env = ActionsEnv();
+  auto r = ParseStart(InputReader(env, {{"max-lifetime-seconds", "-5"}}), "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().find("ghp_fixture_token_value"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mvr::action
