@@ -1,0 +1,102 @@
+#include "github/auth.h"
+
+#include "github/app_jwt.h"
+#include "github/json_fields.h"
+#include "github/models.h"
+
+namespace mvr::github {
+
+GitHubAuth GitHubAuth::Token(Secret token) {
+  GitHubAuth out;
+  out.token = std::move(token);
+  return out;
+}
+
+GitHubAuth GitHubAuth::App(AppCredentials app) {
+  GitHubAuth out;
+  out.app = std::move(app);
+  return out;
+}
+
+Status GitHubAuth::Validate() const {
+  if (token.has_value() == app.has_value()) {
+    return InvalidArgument("give GitHub either a token or GitHub App credentials (exactly one)");
+  }
+  if (token && token->empty()) return InvalidArgument("the GitHub token is empty");
+  if (app) {
+    if (app->app_id.empty()) return InvalidArgument("the GitHub App id is empty");
+    if (app->installation_id <= 0) {
+      return InvalidArgument(
+          "the GitHub App installation id must be a positive number (see the App's "
+          "installation URL, .../installations/<id>)");
+    }
+    if (app->private_key_pem.empty()) return InvalidArgument("the GitHub App private key is empty");
+  }
+  if (refresh_margin.count() < 0 || refresh_margin > Duration(3'000'000)) {
+    return InvalidArgument("the installation token refresh margin must be 0 to 50 minutes");
+  }
+  return Status::Ok();
+}
+
+Authenticator::Authenticator(GitHubAuth auth, const Logger* logger)
+    : auth_(std::move(auth)), logger_(logger) {
+  if (logger_ == nullptr) return;
+  if (auth_.token) logger_->redactor().Add(*auth_.token);
+  if (auth_.app) logger_->redactor().Add(auth_.app->private_key_pem);
+}
+
+Result<Secret> Authenticator::BearerToken(RestTransport& rest) {
+  if (auth_.token) return *auth_.token;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (installation_token_ &&
+        rest.clock().Now() < installation_token_->expires_at - auth_.refresh_margin) {
+      return installation_token_->token;
+    }
+  }
+  MVR_ASSIGN_OR_RETURN(RegistrationToken fresh, Exchange(rest));
+  Secret token = fresh.token;
+  std::lock_guard<std::mutex> lock(mu_);
+  installation_token_ = std::move(fresh);
+  return token;
+}
+
+Result<RegistrationToken> Authenticator::Exchange(RestTransport& rest) {
+  const AppCredentials& app = *auth_.app;
+  MVR_ASSIGN_OR_RETURN(Secret jwt, MakeAppJwt(app.app_id, app.private_key_pem, rest.clock().Now()));
+  if (logger_ != nullptr) logger_->redactor().Add(jwt);
+  std::string path = "/app/installations/" + std::to_string(app.installation_id) + "/access_tokens";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++exchanges_;
+  }
+  Result<http::HttpResponse> response = rest.Send("POST", path, "", &jwt);
+  if (!response.ok()) {
+    return response.status().Annotate("exchanging the GitHub App JWT for an installation token");
+  }
+  Result<RegistrationToken> token = ParseObjectBody<RegistrationToken>(
+      response->body, "the installation token answer", ParseTokenAnswer);
+  if (!token.ok()) {
+    return Internal("GitHub POST " + path +
+                    " gave a malformed answer: " + token.status().message());
+  }
+  if (logger_ != nullptr) logger_->redactor().Add(token->token);
+  if (logger_ != nullptr) {
+    logger_->Debug("github installation token refreshed",
+                   {{"installation_id", app.installation_id},
+                    {"expires_at", ToUnixSeconds(token->expires_at)}});
+  }
+  return token;
+}
+
+void Authenticator::Invalidate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  installation_token_.reset();
+}
+
+int Authenticator::exchanges() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return exchanges_;
+}
+
+}  // namespace mvr::github

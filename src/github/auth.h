@@ -1,0 +1,69 @@
+// How the client authenticates: a token (a personal access token, or any installation token
+// handed to us) sent as "Authorization: Bearer", or a GitHub App, which signs a JWT (app_jwt.h),
+// exchanges it at POST /app/installations/{id}/access_tokens for an installation token (valid one
+// hour) and reuses that token until shortly before its expires_at.
+// Thread-safety: Authenticator is safe to share; its cache lock is never held across the token
+// exchange (two threads may both refresh at once; the later answer wins, both tokens are valid).
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "base/logger.h"
+#include "base/secret.h"
+#include "base/status.h"
+#include "github/rest_transport.h"
+
+namespace mvr::github {
+
+struct AppCredentials {
+  std::string app_id;  // numeric App id, or the App's client id
+  int64_t installation_id = 0;
+  Secret private_key_pem;
+};
+
+// What to authenticate with. Build with Token() or App().
+struct GitHubAuth {
+  std::optional<Secret> token;
+  std::optional<AppCredentials> app;
+  // Refresh an installation token this long before GitHub says it expires.
+  Duration refresh_margin{300'000};
+
+  static GitHubAuth Token(Secret token);
+  static GitHubAuth App(AppCredentials app);
+  // InvalidArgument when neither or both are set, or a required part is empty.
+  Status Validate() const;
+};
+
+class Authenticator {
+ public:
+  // REQUIRES: auth.Validate().ok(). With a logger, every token, key and JWT is registered with
+  // its redactor before it is used.
+  Authenticator(GitHubAuth auth, const Logger* logger);
+
+  // The bearer token for the next API call: the configured token, or a cached or fresh
+  // installation token. Exchange failures come back as mapped errors (Unauthorized for a bad
+  // App id or key, NotFound for an unknown installation ...).
+  Result<Secret> BearerToken(RestTransport& rest);
+
+  // Forget a cached installation token (after GitHub answered 401 with it).
+  void Invalidate();
+
+  bool is_app() const { return auth_.app.has_value(); }
+  // Number of installation-token exchanges made (tests, metrics).
+  int exchanges() const;
+
+ private:
+  Result<RegistrationToken> Exchange(RestTransport& rest);
+
+  GitHubAuth auth_;
+  const Logger* logger_;
+
+  mutable std::mutex mu_;
+  std::optional<RegistrationToken> installation_token_;  // guarded by mu_
+  int exchanges_ = 0;                                    // guarded by mu_
+};
+
+}  // namespace mvr::github

@@ -1,0 +1,49 @@
+// GitHub: the seam interface for everything mvr asks of GitHub (JIT runners, runners, jobs).
+// GitHubClient (github_client.h) implements it over REST for github.com, GHES and the emulator;
+// tests and the simulation may implement it over the emulator's model. Errors are values:
+// NotFound, Conflict, Throttled (with retry_after), Transient, Unauthorized, InvalidArgument,
+// Internal (a malformed answer). Nothing here retries; wrap calls in mvr::Retry, which honours
+// retry_after.
+// Thread-safety: implementations must be safe to call from many threads at once.
+#pragma once
+
+#include <vector>
+
+#include "base/status.h"
+#include "github/types.h"
+
+namespace mvr::github {
+
+struct ListRunnersOptions {
+  std::string name;  // exact runner name filter; empty lists every runner
+};
+
+class GitHub {
+ public:
+  virtual ~GitHub() = default;
+
+  // POST .../actions/runners/generate-jitconfig. A runner of that name already in the scope is
+  // Conflict. Not idempotent: on Transient the runner may exist; list it by name before retrying.
+  virtual Result<JitConfig> GenerateJitConfig(const RunnerScope& scope,
+                                              const JitConfigRequest& request) = 0;
+
+  // Every runner of the scope (all pages).
+  virtual Result<std::vector<Runner>> ListRunners(const RunnerScope& scope,
+                                                  const ListRunnersOptions& options) = 0;
+
+  // NotFound when the runner is gone (a JIT runner deregisters itself after its job).
+  virtual Result<Runner> GetRunner(const RunnerScope& scope, int64_t runner_id) = 0;
+
+  // NotFound when already gone. A runner that is running a job cannot be removed: Conflict.
+  virtual Status DeleteRunner(const RunnerScope& scope, int64_t runner_id) = 0;
+
+  virtual Result<Job> GetJob(const RepositoryRef& repo, int64_t job_id) = 0;
+
+  // Jobs with status queued in the repository's queued workflow runs (latest attempt of each).
+  virtual Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo) = 0;
+
+  // POST .../actions/runners/registration-token (a token for config.sh, valid one hour).
+  virtual Result<RegistrationToken> CreateRegistrationToken(const RunnerScope& scope) = 0;
+};
+
+}  // namespace mvr::github

@@ -1,0 +1,204 @@
+#include "github/github_client.h"
+
+#include "base/encoding.h"
+#include "github/models.h"
+#include "http/types.h"
+
+namespace mvr::github {
+namespace {
+
+std::string RepoPath(const RepositoryRef& repo) {
+  return "/repos/" + UriEncode(repo.owner) + "/" + UriEncode(repo.name);
+}
+
+Status CheckRepo(const RepositoryRef& repo) {
+  if (repo.owner.empty() || repo.name.empty()) {
+    return InvalidArgument("a repository needs an owner and a name");
+  }
+  return Status::Ok();
+}
+
+Status CheckScope(const RunnerScope& scope) {
+  if (scope.owner().empty()) return InvalidArgument("the runner scope names no owner");
+  return Status::Ok();
+}
+
+Status CheckId(int64_t id, const char* what) {
+  if (id <= 0) return InvalidArgument(std::string(what) + " must be a positive number");
+  return Status::Ok();
+}
+
+// A 2xx answer GitHub's documentation does not allow for is a broken contract, not bad input.
+Status Malformed(const std::string& method, const std::string& target, const Status& why) {
+  return Internal("GitHub " + method + " " + target + " gave a malformed answer (" + why.message() +
+                  "); is the API URL right? GHES uses https://HOST/api/v3");
+}
+
+template <typename T, typename Parse>
+Result<T> ParseAnswer(const std::string& method, const std::string& target,
+                      const http::HttpResponse& response, Parse parse) {
+  Result<T> out = ParseObjectBody<T>(response.body, "the answer", parse);
+  if (!out.ok()) return Malformed(method, target, out.status());
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GitHubClient>> GitHubClient::Create(http::HttpClient& http,
+                                                           const Clock& clock, GitHubAuth auth,
+                                                           GitHubClientOptions options,
+                                                           const Logger* logger) {
+  MVR_ASSIGN_OR_RETURN(std::string base,
+                       NormalizeBaseUrl(options.rest.base_url, options.rest.allow_plain_http));
+  MVR_RETURN_IF_ERROR(auth.Validate());
+  if (options.per_page < 1 || options.per_page > 100) {
+    return InvalidArgument("per_page must be 1 to 100 (GitHub's maximum is 100)");
+  }
+  if (options.max_pages < 1) return InvalidArgument("max_pages must be at least 1");
+  if (options.rest.timeout.count() <= 0) return InvalidArgument("the timeout must be positive");
+  return std::unique_ptr<GitHubClient>(
+      new GitHubClient(http, clock, std::move(base), std::move(auth), options, logger));
+}
+
+GitHubClient::GitHubClient(http::HttpClient& http, const Clock& clock, std::string base_url,
+                           GitHubAuth auth, GitHubClientOptions options, const Logger* logger)
+    : rest_(http, clock, std::move(base_url), options.rest),
+      auth_(std::move(auth), logger),
+      options_(std::move(options)),
+      logger_(logger) {}
+
+Result<http::HttpResponse> GitHubClient::Call(const std::string& method, const std::string& target,
+                                              const std::string& body) {
+  MVR_ASSIGN_OR_RETURN(Secret token, auth_.BearerToken(rest_));
+  Result<http::HttpResponse> response = rest_.Send(method, target, body, &token);
+  if (!response.ok() && response.status().code() == Code::kUnauthorized &&
+      response.status().error_type() == "BadCredentials" && auth_.is_app()) {
+    auth_.Invalidate();
+  }
+  if (!response.ok() && logger_ != nullptr) {
+    logger_->Debug("github call failed", {{"method", method},
+                                          {"code", CodeName(response.status().code())},
+                                          {"error", response.status().message()}});
+  }
+  return response;
+}
+
+template <typename T, typename Parse>
+Result<std::vector<T>> GitHubClient::ListAll(const std::string& target, const char* key,
+                                             Parse parse) {
+  std::vector<T> out;
+  std::optional<std::string> next = target;
+  for (int page = 0; next; ++page) {
+    if (page == options_.max_pages) {
+      return Internal("GitHub GET " + target + " has more than " +
+                      std::to_string(options_.max_pages) + " pages; refusing to follow further");
+    }
+    std::string current = *next;
+    MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("GET", current));
+    auto parse_page = [&](const JsonFields& o) -> Result<bool> {
+      MVR_ASSIGN_OR_RETURN(const nlohmann::json* items, o.Array(key));
+      for (size_t i = 0; i < items->size(); ++i) {
+        std::string where = std::string(key) + "[" + std::to_string(i) + "]";
+        MVR_ASSIGN_OR_RETURN(JsonFields item, JsonFields::Of((*items)[i], where));
+        MVR_ASSIGN_OR_RETURN(T value, parse(item));
+        out.push_back(std::move(value));
+      }
+      return true;
+    };
+    Status parsed = ParseAnswer<bool>("GET", current, response, parse_page).status();
+    MVR_RETURN_IF_ERROR(parsed);
+    next.reset();
+    if (std::optional<std::string> link = response.headers.Get("Link")) {
+      next = NextPageLink(*link);
+    }
+  }
+  return out;
+}
+
+Result<JitConfig> GitHubClient::GenerateJitConfig(const RunnerScope& scope,
+                                                  const JitConfigRequest& request) {
+  MVR_RETURN_IF_ERROR(CheckScope(scope));
+  MVR_ASSIGN_OR_RETURN(std::string body, JitConfigRequestBody(request));
+  std::string target = scope.RunnersPath() + "/generate-jitconfig";
+  MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("POST", target, body));
+  // The JIT config is a secret: keep it out of any message, even a malformed-answer one.
+  MVR_ASSIGN_OR_RETURN(JitConfig config,
+                       ParseAnswer<JitConfig>("POST", target, response, ParseJitConfig));
+  if (logger_ != nullptr) {
+    logger_->Info("github jit runner registered", {{"scope", scope.ToString()},
+                                                   {"runner_id", config.runner.id},
+                                                   {"runner_name", config.runner.name}});
+  }
+  return config;
+}
+
+Result<std::vector<Runner>> GitHubClient::ListRunners(const RunnerScope& scope,
+                                                      const ListRunnersOptions& options) {
+  MVR_RETURN_IF_ERROR(CheckScope(scope));
+  std::vector<std::pair<std::string, std::string>> query;
+  if (!options.name.empty()) query.emplace_back("name", options.name);
+  query.emplace_back("per_page", std::to_string(options_.per_page));
+  return ListAll<Runner>(scope.RunnersPath() + "?" + http::BuildQuery(query), "runners",
+                         ParseRunner);
+}
+
+Result<Runner> GitHubClient::GetRunner(const RunnerScope& scope, int64_t runner_id) {
+  MVR_RETURN_IF_ERROR(CheckScope(scope));
+  MVR_RETURN_IF_ERROR(CheckId(runner_id, "runner id"));
+  std::string target = scope.RunnersPath() + "/" + std::to_string(runner_id);
+  MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("GET", target));
+  return ParseAnswer<Runner>("GET", target, response, ParseRunner);
+}
+
+Status GitHubClient::DeleteRunner(const RunnerScope& scope, int64_t runner_id) {
+  MVR_RETURN_IF_ERROR(CheckScope(scope));
+  MVR_RETURN_IF_ERROR(CheckId(runner_id, "runner id"));
+  Result<http::HttpResponse> response =
+      Call("DELETE", scope.RunnersPath() + "/" + std::to_string(runner_id));
+  if (response.ok()) return Status::Ok();
+  // GitHub answers 422 for a runner that is running a job: a state conflict, not bad input.
+  if (response.status().error_type() == "ValidationFailed") {
+    return Conflict(response.status().message() + " (the runner is busy)")
+        .WithErrorType("RunnerBusy");
+  }
+  return response.status();
+}
+
+Result<Job> GitHubClient::GetJob(const RepositoryRef& repo, int64_t job_id) {
+  MVR_RETURN_IF_ERROR(CheckRepo(repo));
+  MVR_RETURN_IF_ERROR(CheckId(job_id, "job id"));
+  std::string target = RepoPath(repo) + "/actions/jobs/" + std::to_string(job_id);
+  MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("GET", target));
+  return ParseAnswer<Job>("GET", target, response, ParseJob);
+}
+
+Result<std::vector<Job>> GitHubClient::ListQueuedJobs(const RepositoryRef& repo) {
+  MVR_RETURN_IF_ERROR(CheckRepo(repo));
+  std::string per_page = std::to_string(options_.per_page);
+  MVR_ASSIGN_OR_RETURN(
+      std::vector<int64_t> run_ids,
+      ListAll<int64_t>(RepoPath(repo) + "/actions/runs?status=queued&per_page=" + per_page,
+                       "workflow_runs", [](const JsonFields& run) { return run.Int("id"); }));
+  std::vector<Job> queued;
+  for (int64_t run_id : run_ids) {
+    Result<std::vector<Job>> jobs = ListAll<Job>(
+        RepoPath(repo) + "/actions/runs/" + std::to_string(run_id) + "/jobs?per_page=" + per_page,
+        "jobs", ParseJob);
+    // A run deleted between the two listings has no jobs left to run.
+    if (!jobs.ok() && jobs.status().code() == Code::kNotFound) continue;
+    if (!jobs.ok()) return jobs.status();
+    for (Job& job : *jobs) {
+      if (job.status == JobStatus::kQueued) queued.push_back(std::move(job));
+    }
+  }
+  return queued;
+}
+
+Result<RegistrationToken> GitHubClient::CreateRegistrationToken(const RunnerScope& scope) {
+  MVR_RETURN_IF_ERROR(CheckScope(scope));
+  std::string target = scope.RunnersPath() + "/registration-token";
+  MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("POST", target));
+  return ParseAnswer<RegistrationToken>("POST", target, response, ParseTokenAnswer);
+}
+
+}  // namespace mvr::github

@@ -1,0 +1,70 @@
+// GitHubClient: the GitHub seam over the REST API, for github.com, GitHub Enterprise Server
+// (base https://HOST/api/v3) and mvr's emulator alike. Lists follow the Link header's rel="next"
+// page by page; rate-limit headers are tracked (last_rate_limit) and limit answers become
+// Throttled with the wait GitHub asked for. A 401 with an App installation token drops the cached
+// token, so the next call fetches a new one. No call retries by itself.
+// Thread-safety: safe to share between threads; no lock is held across an HTTP call.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "base/clock.h"
+#include "base/logger.h"
+#include "github/auth.h"
+#include "github/github.h"
+#include "github/rest_transport.h"
+#include "http/client.h"
+
+namespace mvr::github {
+
+struct GitHubClientOptions {
+  RestOptions rest;
+  int per_page = 100;   // 1..100, GitHub's maximum
+  int max_pages = 100;  // a listing longer than this is refused rather than followed forever
+};
+
+class GitHubClient final : public GitHub {
+ public:
+  // InvalidArgument for a bad base URL, bad auth or out-of-range options. `http`, `clock` and
+  // `logger` (optional) must outlive the client.
+  static Result<std::unique_ptr<GitHubClient>> Create(http::HttpClient& http, const Clock& clock,
+                                                      GitHubAuth auth,
+                                                      GitHubClientOptions options = {},
+                                                      const Logger* logger = nullptr);
+
+  Result<JitConfig> GenerateJitConfig(const RunnerScope& scope,
+                                      const JitConfigRequest& request) override;
+  Result<std::vector<Runner>> ListRunners(const RunnerScope& scope,
+                                          const ListRunnersOptions& options) override;
+  Result<Runner> GetRunner(const RunnerScope& scope, int64_t runner_id) override;
+  Status DeleteRunner(const RunnerScope& scope, int64_t runner_id) override;
+  Result<Job> GetJob(const RepositoryRef& repo, int64_t job_id) override;
+  Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo) override;
+  Result<RegistrationToken> CreateRegistrationToken(const RunnerScope& scope) override;
+
+  // The X-RateLimit-* values of the last answer that carried them.
+  std::optional<RateLimit> last_rate_limit() const { return rest_.last_rate_limit(); }
+  // Installation-token exchanges so far (0 with token auth).
+  int token_exchanges() const { return auth_.exchanges(); }
+
+ private:
+  GitHubClient(http::HttpClient& http, const Clock& clock, std::string base_url, GitHubAuth auth,
+               GitHubClientOptions options, const Logger* logger);
+
+  // One authenticated exchange; a 401 forgets the cached installation token.
+  Result<http::HttpResponse> Call(const std::string& method, const std::string& target,
+                                  const std::string& body = "");
+
+  // GETs `target` and every rel="next" page after it, parsing each element of the array member
+  // `key` with `parse`.
+  template <typename T, typename Parse>
+  Result<std::vector<T>> ListAll(const std::string& target, const char* key, Parse parse);
+
+  RestTransport rest_;
+  Authenticator auth_;
+  GitHubClientOptions options_;
+  const Logger* logger_;
+};
+
+}  // namespace mvr::github

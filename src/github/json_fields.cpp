@@ -1,0 +1,169 @@
+#include "github/json_fields.h"
+
+#include <limits>
+
+#include "base/time_format.h"
+
+namespace mvr::github {
+
+using nlohmann::json;
+
+Result<json> ParseJsonDocument(std::string_view text, std::string_view what) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    return InvalidArgument(std::string(what) + " is not valid JSON (" +
+                           std::to_string(text.size()) + " bytes)");
+  }
+  return doc;
+}
+
+const char* JsonTypeName(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+      return "an integer";
+    case json::value_t::number_float:
+      return "a number with a fraction";
+    default:
+      return "something else";
+  }
+}
+
+Result<JsonFields> JsonFields::Of(const json& value, std::string path) {
+  if (!value.is_object()) {
+    return InvalidArgument((path.empty() ? std::string("document") : path) +
+                           ": expected an object, got " + JsonTypeName(value));
+  }
+  return JsonFields(value, std::move(path));
+}
+
+std::string JsonFields::MemberPath(const char* key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + key;
+}
+
+const json* JsonFields::Find(const char* key) const {
+  auto it = object_.find(key);
+  return it == object_.end() ? nullptr : &*it;
+}
+
+Status JsonFields::WrongType(const char* key, const char* expected, const json& got) const {
+  return InvalidArgument(MemberPath(key) + ": expected " + expected + ", got " + JsonTypeName(got));
+}
+
+Result<int64_t> JsonFields::Int(const char* key) const {
+  MVR_ASSIGN_OR_RETURN(std::optional<int64_t> v, OptionalInt(key));
+  if (!v) return InvalidArgument(MemberPath(key) + ": missing (expected an integer)");
+  return *v;
+}
+
+Result<std::optional<int64_t>> JsonFields::OptionalInt(const char* key) const {
+  const json* v = Find(key);
+  if (v == nullptr || v->is_null()) return std::optional<int64_t>();
+  if (v->is_number_unsigned()) {
+    uint64_t u = v->get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return InvalidArgument(MemberPath(key) + ": integer out of range");
+    }
+    return std::optional<int64_t>(static_cast<int64_t>(u));
+  }
+  if (v->is_number_integer()) return std::optional<int64_t>(v->get<int64_t>());
+  return WrongType(key, "an integer", *v);
+}
+
+Result<std::string> JsonFields::String(const char* key) const {
+  const json* v = Find(key);
+  if (v == nullptr) return InvalidArgument(MemberPath(key) + ": missing (expected a string)");
+  if (!v->is_string()) return WrongType(key, "a string", *v);
+  return v->get<std::string>();
+}
+
+Result<std::string> JsonFields::OptionalString(const char* key) const {
+  const json* v = Find(key);
+  if (v == nullptr || v->is_null()) return std::string();
+  if (!v->is_string()) return WrongType(key, "a string", *v);
+  return v->get<std::string>();
+}
+
+Result<bool> JsonFields::Bool(const char* key) const {
+  const json* v = Find(key);
+  if (v == nullptr) return InvalidArgument(MemberPath(key) + ": missing (expected a boolean)");
+  if (!v->is_boolean()) return WrongType(key, "a boolean", *v);
+  return v->get<bool>();
+}
+
+Result<bool> JsonFields::OptionalBool(const char* key, bool fallback) const {
+  const json* v = Find(key);
+  if (v == nullptr || v->is_null()) return fallback;
+  if (!v->is_boolean()) return WrongType(key, "a boolean", *v);
+  return v->get<bool>();
+}
+
+Result<std::optional<TimePoint>> JsonFields::OptionalTime(const char* key) const {
+  MVR_ASSIGN_OR_RETURN(std::string text, OptionalString(key));
+  if (text.empty()) return std::optional<TimePoint>();
+  Result<TimePoint> t = ParseRfc3339(text);
+  if (!t.ok()) {
+    return InvalidArgument(MemberPath(key) + ": '" + text + "' is not an RFC 3339 timestamp");
+  }
+  return std::optional<TimePoint>(*t);
+}
+
+Result<TimePoint> JsonFields::Time(const char* key) const {
+  MVR_ASSIGN_OR_RETURN(std::optional<TimePoint> t, OptionalTime(key));
+  if (!t) return InvalidArgument(MemberPath(key) + ": missing (expected a timestamp)");
+  return *t;
+}
+
+Result<JsonFields> JsonFields::Object(const char* key) const {
+  MVR_ASSIGN_OR_RETURN(std::optional<JsonFields> v, OptionalObject(key));
+  if (!v) return InvalidArgument(MemberPath(key) + ": missing (expected an object)");
+  return *v;
+}
+
+Result<std::optional<JsonFields>> JsonFields::OptionalObject(const char* key) const {
+  const json* v = Find(key);
+  if (v == nullptr || v->is_null()) return std::optional<JsonFields>();
+  if (!v->is_object()) return WrongType(key, "an object", *v);
+  return std::optional<JsonFields>(JsonFields(*v, MemberPath(key)));
+}
+
+Result<const json*> JsonFields::Array(const char* key) const {
+  const json* v = Find(key);
+  if (v == nullptr) return InvalidArgument(MemberPath(key) + ": missing (expected an array)");
+  if (!v->is_array()) return WrongType(key, "an array", *v);
+  return v;
+}
+
+Result<std::vector<std::string>> JsonFields::Labels(const char* key) const {
+  const json* v = Find(key);
+  if (v == nullptr || v->is_null()) return std::vector<std::string>();
+  if (!v->is_array()) return WrongType(key, "an array of labels", *v);
+  std::vector<std::string> out;
+  out.reserve(v->size());
+  for (size_t i = 0; i < v->size(); ++i) {
+    const json& item = (*v)[i];
+    std::string where = MemberPath(key) + "[" + std::to_string(i) + "]";
+    if (item.is_string()) {
+      out.push_back(item.get<std::string>());
+    } else if (item.is_object()) {
+      JsonFields label(item, where);
+      MVR_ASSIGN_OR_RETURN(std::string name, label.String("name"));
+      out.push_back(std::move(name));
+    } else {
+      return InvalidArgument(where + ": expected a label name, got " + JsonTypeName(item));
+    }
+  }
+  return out;
+}
+
+}  // namespace mvr::github

@@ -1,0 +1,64 @@
+// JsonFields: typed, non-throwing reads of one JSON object's members. Every error is an
+// InvalidArgument naming the member's path ("workflow_job.run_id: expected an integer, got a
+// string"), so a malformed payload is explained, never a crash.
+// Thread-safety: a view over a json value; use it while that value lives.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace mvr::github {
+
+// Parses text as JSON without exceptions; `what` names the document in the error.
+Result<nlohmann::json> ParseJsonDocument(std::string_view text, std::string_view what);
+
+// "a string", "an integer", "null" ... for messages.
+const char* JsonTypeName(const nlohmann::json& value);
+
+class JsonFields {
+ public:
+  // REQUIRES: `object` outlives this view. `path` prefixes member names in errors.
+  JsonFields(const nlohmann::json& object, std::string path)
+      : object_(object), path_(std::move(path)) {}
+
+  // InvalidArgument unless the value at `path` is an object.
+  static Result<JsonFields> Of(const nlohmann::json& value, std::string path);
+
+  Result<int64_t> Int(const char* key) const;
+  Result<std::optional<int64_t>> OptionalInt(const char* key) const;  // missing or null → none
+  Result<std::string> String(const char* key) const;
+  Result<std::string> OptionalString(const char* key) const;  // missing or null → ""
+  Result<bool> Bool(const char* key) const;
+  Result<bool> OptionalBool(const char* key, bool fallback) const;
+  // RFC 3339 timestamp; missing or null → none.
+  Result<std::optional<TimePoint>> OptionalTime(const char* key) const;
+  Result<TimePoint> Time(const char* key) const;
+  Result<JsonFields> Object(const char* key) const;
+  // Missing or null → none.
+  Result<std::optional<JsonFields>> OptionalObject(const char* key) const;
+  // An array of label names, each a string or an object with a "name" (runners list labels as
+  // {"id","name","type"}, jobs as plain strings).
+  Result<std::vector<std::string>> Labels(const char* key) const;
+  // The array at `key`; error unless it is one.
+  Result<const nlohmann::json*> Array(const char* key) const;
+
+  const std::string& path() const { return path_; }
+  std::string MemberPath(const char* key) const;
+
+ private:
+  const nlohmann::json* Find(const char* key) const;  // nullptr when missing
+  Status WrongType(const char* key, const char* expected, const nlohmann::json& got) const;
+
+  const nlohmann::json& object_;
+  std::string path_;
+};
+
+}  // namespace mvr::github

@@ -1,0 +1,123 @@
+// The typed values the GitHub client speaks in: where runners live (RunnerScope), runners, jobs,
+// JIT configurations, registration tokens and the rate-limit state GitHub reports. Field names
+// follow GitHub's REST and webhook payloads.
+// Thread-safety: plain values; copy freely.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/secret.h"
+#include "base/status.h"
+
+namespace mvr::github {
+
+// A repository by owner and name ("octo-org", "octo-repo").
+struct RepositoryRef {
+  std::string owner;
+  std::string name;
+
+  std::string FullName() const { return owner + "/" + name; }
+  // Parses "owner/name"; anything else is InvalidArgument.
+  static Result<RepositoryRef> Parse(std::string_view full_name);
+};
+
+// Where self-hosted runners are registered: one repository or one organisation. Callers hold a
+// RunnerScope and never branch on which; the client builds the right path.
+class RunnerScope {
+ public:
+  static RunnerScope Repository(std::string owner, std::string name);
+  static RunnerScope Repository(const RepositoryRef& repo) {
+    return Repository(repo.owner, repo.name);
+  }
+  static RunnerScope Organization(std::string org);
+  // "owner/name" is a repository; a bare "org" is an organisation.
+  static Result<RunnerScope> Parse(std::string_view text);
+
+  bool is_organization() const { return repo_.empty(); }
+  const std::string& owner() const { return owner_; }  // the org for an organisation scope
+  const std::string& repo() const { return repo_; }    // empty for an organisation scope
+
+  // "/repos/{owner}/{repo}/actions/runners" or "/orgs/{org}/actions/runners" (encoded).
+  std::string RunnersPath() const;
+  // "octo-org/octo-repo" or "octo-org", for messages.
+  std::string ToString() const;
+
+  bool operator==(const RunnerScope& other) const = default;
+
+ private:
+  RunnerScope(std::string owner, std::string repo)
+      : owner_(std::move(owner)), repo_(std::move(repo)) {}
+  std::string owner_;
+  std::string repo_;
+};
+
+struct Runner {
+  int64_t id = 0;
+  std::string name;
+  std::string os;      // "linux", "Linux", "macOS" ... as GitHub reports it
+  std::string status;  // "online" or "offline"
+  bool busy = false;
+  std::vector<std::string> labels;  // label names
+  std::optional<int64_t> runner_group_id;
+
+  bool online() const { return status == "online"; }
+};
+
+struct JitConfigRequest {
+  std::string name;                 // unique within the scope; GitHub answers 409 for a duplicate
+  int64_t runner_group_id = 1;      // 1 is the "Default" group
+  std::vector<std::string> labels;  // 1 to 100 custom labels
+  std::string work_folder = "_work";
+};
+
+struct JitConfig {
+  Runner runner;
+  Secret encoded_jit_config;  // what run.sh --jitconfig takes; never log it
+};
+
+struct RegistrationToken {
+  Secret token;
+  TimePoint expires_at;
+};
+
+enum class JobStatus { kQueued, kInProgress, kCompleted, kWaiting, kRequested, kPending, kUnknown };
+// "queued" → kQueued ...; a value GitHub adds later is kUnknown rather than an error.
+JobStatus ParseJobStatus(std::string_view text);
+const char* JobStatusName(JobStatus status);
+
+// A workflow job, as GET /repos/{o}/{r}/actions/jobs/{id} and the workflow_job webhook give it.
+struct Job {
+  int64_t id = 0;
+  int64_t run_id = 0;
+  int64_t run_attempt = 1;
+  std::string name;
+  std::string workflow_name;
+  std::string head_branch;
+  std::string head_sha;
+  JobStatus status = JobStatus::kUnknown;
+  std::string conclusion;           // empty while the job has none
+  std::vector<std::string> labels;  // the job's runs-on labels
+  std::optional<int64_t> runner_id;
+  std::string runner_name;  // empty until a runner takes the job
+  std::optional<int64_t> runner_group_id;
+  std::string runner_group_name;
+  std::optional<TimePoint> created_at;
+  std::optional<TimePoint> started_at;
+  std::optional<TimePoint> completed_at;
+};
+
+// The primary rate-limit state from the X-RateLimit-* headers of the last answer that had them.
+struct RateLimit {
+  int64_t limit = 0;
+  int64_t remaining = 0;
+  int64_t used = 0;
+  TimePoint reset;       // when the window resets
+  std::string resource;  // "core", "search" ...
+};
+
+}  // namespace mvr::github
