@@ -174,10 +174,11 @@ Status SignRequest(http::HttpRequest& request, const AwsCredentials& creds,
                                       signed_headers, payload_hash);
   std::string date = amz_date.substr(0, 8);
   std::string signature = SignatureFor(creds.secret_access_key.Reveal(), amz_date, scope, creq);
-  request.headers.Set("Authorization", std::string(kAlgorithm) + " Credential=" +
-                                           creds.access_key_id + "/" + date + "/" + scope.region +
-                                           "/" + scope.service + "/aws4_request, SignedHeaders=" +
-                                           signed_headers + ", Signature=" + signature);
+  request.headers.Set("Authorization", std::string(kAlgorithm) +
+                                           " Credential=" + creds.access_key_id + "/" + date + "/" +
+                                           scope.region + "/" + scope.service +
+                                           "/aws4_request, SignedHeaders=" + signed_headers +
+                                           ", Signature=" + signature);
   return Status::Ok();
 }
 
@@ -226,9 +227,10 @@ Result<AuthorizationHeader> ParseAuthorization(const std::string& value) {
   return out;
 }
 
-Status VerifyRequest(const http::ServerRequest& request,
-                     const std::function<std::optional<std::string>(const std::string&)>& secret_for,
-                     TimePoint now) {
+Status VerifyRequest(
+    const http::ServerRequest& request,
+    const std::function<std::optional<std::string>(const std::string&)>& secret_for,
+    TimePoint now) {
   auto authz_text = request.headers.Get("Authorization");
   if (!authz_text) return Unauthorized("missing Authorization header");
   MVR_ASSIGN_OR_RETURN(AuthorizationHeader authz, ParseAuthorization(*authz_text));
@@ -238,12 +240,11 @@ Status VerifyRequest(const http::ServerRequest& request,
                         authz.access_key_id + ")");
   }
   std::string amz_date = request.headers.GetOr("X-Amz-Date", "");
-  auto when = ParseRfc3339(amz_date.size() == 16 ? amz_date.substr(0, 4) + "-" +
-                                                       amz_date.substr(4, 2) + "-" +
-                                                       amz_date.substr(6, 5) + ":" +
-                                                       amz_date.substr(11, 2) + ":" +
-                                                       amz_date.substr(13)
-                                                 : std::string("bad"));
+  auto when =
+      ParseRfc3339(amz_date.size() == 16 ? amz_date.substr(0, 4) + "-" + amz_date.substr(4, 2) +
+                                               "-" + amz_date.substr(6, 5) + ":" +
+                                               amz_date.substr(11, 2) + ":" + amz_date.substr(13)
+                                         : std::string("bad"));
   if (!when.ok()) return Unauthorized("missing or malformed X-Amz-Date");
   int64_t skew = ToUnixSeconds(now) - ToUnixSeconds(*when);
   if (skew > kMaxSkewSeconds || skew < -kMaxSkewSeconds) {

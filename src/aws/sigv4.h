@@ -52,8 +52,8 @@ Result<AuthorizationHeader> ParseAuthorization(const std::string& value);
 // Server side: checks a received request's signature. `secret_for` maps an access key id to its
 // secret (nullopt = unknown key → Unauthorized). Requests more than 15 minutes from `now` are
 // refused, as AWS does.
-Status VerifyRequest(const http::ServerRequest& request,
-                     const std::function<std::optional<std::string>(const std::string&)>& secret_for,
-                     TimePoint now);
+Status VerifyRequest(
+    const http::ServerRequest& request,
+    const std::function<std::optional<std::string>(const std::string&)>& secret_for, TimePoint now);
 
 }  // namespace mvr::aws
