@@ -1,0 +1,15 @@
+# Lambda MicroVMs: the embedded service model, its validator, and the rest-json client.
+# Included by src/aws/CMakeLists.txt.
+set(MVR_MICROVMS_MODEL ${PROJECT_SOURCE_DIR}/models/lambda-microvms/service-2.json)
+set(MVR_MICROVMS_MODEL_CPP ${CMAKE_CURRENT_BINARY_DIR}/lambda_microvms_model.cpp)
+add_custom_command(
+  OUTPUT ${MVR_MICROVMS_MODEL_CPP}
+  COMMAND ${CMAKE_COMMAND} -DINPUT=${MVR_MICROVMS_MODEL} -DOUTPUT=${MVR_MICROVMS_MODEL_CPP}
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/microvms_embed_model.cmake
+  DEPENDS ${MVR_MICROVMS_MODEL} ${CMAKE_CURRENT_SOURCE_DIR}/microvms_embed_model.cmake
+  COMMENT "Embedding the Lambda MicroVMs service model"
+  VERBATIM)
+
+mvr_library(mvr_microvms
+  SOURCES service_model.cpp service_model_validator.cpp ${MVR_MICROVMS_MODEL_CPP}
+  DEPS mvr_aws mvr_http_core nlohmann_json::nlohmann_json)

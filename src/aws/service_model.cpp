@@ -1,0 +1,240 @@
+// Parsing, routing and bindings of a service model. Validation lives in
+// service_model_validator.cpp.
+#include "aws/service_model.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include "aws/service_model_impl.h"
+#include "base/encoding.h"
+
+namespace mvr::aws {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string_view> SplitPath(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  if (!path.empty() && path.front() == '/') start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    parts.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+std::vector<ServiceModel::Impl::RouteSegment> ParseTemplate(std::string_view uri, int* literals) {
+  std::vector<ServiceModel::Impl::RouteSegment> segments;
+  *literals = 0;
+  for (std::string_view part : SplitPath(uri.substr(0, uri.find('?')))) {
+    ServiceModel::Impl::RouteSegment segment;
+    if (part.size() >= 2 && part.front() == '{' && part.back() == '}') {
+      std::string_view name = part.substr(1, part.size() - 2);
+      segment.label = true;
+      if (!name.empty() && name.back() == '+') {
+        segment.greedy = true;
+        name.remove_suffix(1);
+      }
+      segment.text = std::string(name);
+    } else {
+      segment.text = std::string(part);
+      ++*literals;
+    }
+    segments.push_back(std::move(segment));
+  }
+  return segments;
+}
+
+// Matches `parts` against one route; fills `labels` (decoded) on success.
+bool MatchRoute(const ServiceModel::Impl::RouteEntry& route,
+                const std::vector<std::string_view>& parts,
+                std::map<std::string, std::string>& labels) {
+  size_t i = 0;
+  for (size_t s = 0; s < route.segments.size(); ++s) {
+    const auto& segment = route.segments[s];
+    if (segment.greedy) {
+      if (i >= parts.size()) return false;
+      std::string rest;
+      for (size_t j = i; j < parts.size(); ++j) {
+        if (j > i) rest += '/';
+        rest += parts[j];
+      }
+      if (rest.empty()) return false;
+      auto decoded = UriDecode(rest);
+      if (!decoded.ok()) return false;
+      labels[segment.text] = *decoded;
+      return s + 1 == route.segments.size();
+    }
+    if (i >= parts.size()) return false;
+    if (segment.label) {
+      if (parts[i].empty()) return false;
+      auto decoded = UriDecode(parts[i]);
+      if (!decoded.ok()) return false;
+      labels[segment.text] = *decoded;
+    } else if (parts[i] != segment.text) {
+      return false;
+    }
+    ++i;
+  }
+  return i == parts.size();
+}
+
+void CompilePatterns(const json& shapes,
+                     std::map<std::string, std::shared_ptr<const std::regex>, std::less<>>& out) {
+  for (const auto& [name, shape] : shapes.items()) {
+    auto it = shape.find("pattern");
+    if (it == shape.end() || !it->is_string()) continue;
+    const std::string pattern = it->get<std::string>();
+    if (out.count(pattern)) continue;
+    std::shared_ptr<const std::regex> compiled;
+    // ECMAScript in std::regex has no Unicode property classes; those patterns go unchecked.
+    if (pattern.find("\\p{") == std::string::npos) {
+      try {
+        compiled = std::make_shared<const std::regex>(pattern, std::regex::ECMAScript);
+      } catch (const std::regex_error&) {
+        compiled = nullptr;
+      }
+    }
+    out.emplace(pattern, std::move(compiled));
+  }
+}
+
+}  // namespace
+
+const json* ServiceModel::Impl::Shape(std::string_view name) const {
+  const json& shapes = raw["shapes"];
+  auto it = shapes.find(std::string(name));
+  if (it == shapes.end() || !it->is_object()) return nullptr;
+  return &*it;
+}
+
+ServiceModel::ServiceModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ServiceModel::ServiceModel(ServiceModel&&) noexcept = default;
+ServiceModel& ServiceModel::operator=(ServiceModel&&) noexcept = default;
+ServiceModel::~ServiceModel() = default;
+
+const ServiceModel& ServiceModel::LambdaMicrovms() {
+  // Parsed once; the embedded text is part of the build, so a failure is a programmer error.
+  static const ServiceModel kModel = [] {
+    auto parsed = Parse(EmbeddedLambdaMicrovmsModel());
+    if (!parsed.ok())
+      throw std::logic_error("embedded MicroVMs model: " + parsed.status().message());
+    return std::move(parsed).value();
+  }();
+  return kModel;
+}
+
+Result<ServiceModel> ServiceModel::Parse(std::string_view text) {
+  auto impl = std::make_unique<Impl>();
+  impl->raw = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (impl->raw.is_discarded() || !impl->raw.is_object()) {
+    return InvalidArgument("service model is not a JSON object");
+  }
+  const json& ops = impl->raw["operations"];
+  const json& shapes = impl->raw["shapes"];
+  if (!ops.is_object() || !shapes.is_object()) {
+    return InvalidArgument("service model lacks \"operations\" or \"shapes\"");
+  }
+  for (const auto& [name, op] : ops.items()) {
+    Operation operation;
+    operation.name = name;
+    const json& http = op.value("http", json::object());
+    operation.method = http.value("method", "");
+    std::string uri = http.value("requestUri", "");
+    operation.request_uri = uri.substr(0, uri.find('?'));
+    operation.success_code = http.value("responseCode", 200);
+    if (op.contains("input")) operation.input_shape = op["input"].value("shape", "");
+    if (op.contains("output")) operation.output_shape = op["output"].value("shape", "");
+    for (const json& error : op.value("errors", json::array())) {
+      operation.errors.push_back(error.value("shape", ""));
+    }
+    for (const std::string* shape : {&operation.input_shape, &operation.output_shape}) {
+      if (!shape->empty() && !shapes.contains(*shape)) {
+        return InvalidArgument("service model: operation " + name + " names unknown shape " +
+                               *shape);
+      }
+    }
+    if (operation.method.empty() || uri.empty()) {
+      return InvalidArgument("service model: operation " + name + " lacks http method or uri");
+    }
+    impl->operations.emplace(name, std::move(operation));
+  }
+  for (const auto& [name, operation] : impl->operations) {
+    Impl::RouteEntry route;
+    route.operation = &operation;
+    route.segments = ParseTemplate(operation.request_uri, &route.literal_count);
+    impl->routes.push_back(std::move(route));
+  }
+  CompilePatterns(shapes, impl->patterns);
+  return ServiceModel(std::move(impl));
+}
+
+const ServiceModel::Operation* ServiceModel::FindOperation(std::string_view name) const {
+  auto it = impl_->operations.find(name);
+  return it == impl_->operations.end() ? nullptr : &it->second;
+}
+
+const ServiceModel::Operation* ServiceModel::Route(
+    std::string_view method, std::string_view path,
+    std::map<std::string, std::string>* labels) const {
+  const auto parts = SplitPath(path.substr(0, path.find('?')));
+  const Impl::RouteEntry* best = nullptr;
+  std::map<std::string, std::string> best_labels;
+  for (const auto& route : impl_->routes) {
+    if (route.operation->method != method) continue;
+    std::map<std::string, std::string> found;
+    if (!MatchRoute(route, parts, found)) continue;
+    if (best == nullptr || route.literal_count > best->literal_count) {
+      best = &route;
+      best_labels = std::move(found);
+    }
+  }
+  if (best == nullptr) return nullptr;
+  if (labels != nullptr) *labels = std::move(best_labels);
+  return best->operation;
+}
+
+std::vector<ServiceModel::Binding> ServiceModel::InputBindings(std::string_view operation) const {
+  std::vector<Binding> bindings;
+  const Operation* op = FindOperation(operation);
+  if (op == nullptr || op->input_shape.empty()) return bindings;
+  const json* shape = impl_->Shape(op->input_shape);
+  if (shape == nullptr) return bindings;
+  const json members = shape->value("members", json::object());
+  for (const auto& [member, def] : members.items()) {
+    Binding binding;
+    binding.member = member;
+    binding.location = def.value("location", "body");
+    binding.location_name = def.value("locationName", member);
+    bindings.push_back(std::move(binding));
+  }
+  return bindings;
+}
+
+int ServiceModel::ErrorStatus(std::string_view error_shape) const {
+  const json* shape = impl_->Shape(error_shape);
+  if (shape == nullptr || !shape->value("exception", false)) return 0;
+  auto error = shape->find("error");
+  if (error == shape->end() || !error->is_object()) return 0;
+  return error->value("httpStatusCode", 0);
+}
+
+std::vector<std::string> ServiceModel::IdempotencyTokenMembers(std::string_view operation) const {
+  std::vector<std::string> members;
+  const Operation* op = FindOperation(operation);
+  if (op == nullptr || op->input_shape.empty()) return members;
+  const json* shape = impl_->Shape(op->input_shape);
+  if (shape == nullptr) return members;
+  const json defs = shape->value("members", json::object());
+  for (const auto& [member, def] : defs.items()) {
+    if (def.value("idempotencyToken", false)) members.push_back(member);
+  }
+  return members;
+}
+
+const nlohmann::json& ServiceModel::raw() const { return impl_->raw; }
+
+}  // namespace mvr::aws

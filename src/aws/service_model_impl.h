@@ -1,0 +1,39 @@
+// Private state of ServiceModel, shared by its parsing/routing file and its validator file.
+// Thread-safety: immutable after construction.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "aws/service_model.h"
+
+namespace mvr::aws {
+
+struct ServiceModel::Impl {
+  nlohmann::json raw;
+  std::map<std::string, Operation, std::less<>> operations;
+  // Compiled "pattern" traits by pattern text; absent when std::regex cannot express the
+  // pattern (e.g. \p{L} classes), in which case the pattern is not checked.
+  std::map<std::string, std::shared_ptr<const std::regex>, std::less<>> patterns;
+
+  struct RouteSegment {
+    std::string text;  // literal text, or the label name
+    bool label = false;
+    bool greedy = false;  // {name+}: matches the rest of the path
+  };
+  struct RouteEntry {
+    const Operation* operation = nullptr;
+    std::vector<RouteSegment> segments;
+    int literal_count = 0;
+  };
+  std::vector<RouteEntry> routes;
+
+  // The shape definition named `name`, or nullptr.
+  const nlohmann::json* Shape(std::string_view name) const;
+};
+
+}  // namespace mvr::aws
