@@ -38,11 +38,32 @@ Status GitHubAuth::Validate() const {
   return Status::Ok();
 }
 
+namespace {
+
+// Log lines are JSON, where a PEM's newlines become "\n": register each base64 line as well as
+// the whole key, so no part of the key survives redaction.
+void RegisterPem(Redactor& redactor, const Secret& pem) {
+  redactor.Add(pem);
+  const std::string& text = pem.Reveal();
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.rfind("-----", 0) != 0) redactor.Add(line);
+    Secret wipe(std::move(line));
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
 Authenticator::Authenticator(GitHubAuth auth, const Logger* logger)
     : auth_(std::move(auth)), logger_(logger) {
   if (logger_ == nullptr) return;
   if (auth_.token) logger_->redactor().Add(*auth_.token);
-  if (auth_.app) logger_->redactor().Add(auth_.app->private_key_pem);
+  if (auth_.app) RegisterPem(logger_->redactor(), auth_.app->private_key_pem);
 }
 
 Result<Secret> Authenticator::BearerToken(RestTransport& rest) {

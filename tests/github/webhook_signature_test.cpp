@@ -1,0 +1,73 @@
+#include "github/webhook_signature.h"
+
+#include <gtest/gtest.h>
+
+namespace mvr::github {
+namespace {
+
+// GitHub's documented test vector ("Validating webhook deliveries").
+const Secret kDocSecret("It's a Secret to Everybody");
+constexpr char kDocPayload[] = "Hello, World!";
+constexpr char kDocSignature[] =
+    "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+
+TEST(WebhookSignatureTest, MatchesGitHubsDocumentedExample) {
+  EXPECT_EQ(WebhookSignature(kDocSecret, kDocPayload), kDocSignature);
+  EXPECT_TRUE(VerifyWebhookSignature(kDocSecret, kDocSignature, kDocPayload).ok());
+}
+
+TEST(WebhookSignatureTest, UpperCaseHexIsTheSameSignature) {
+  std::string upper = "sha256=757107EA0EB2509FC211221CCE984B8A37570B6D7586C22C46F4379C8B043E17";
+  EXPECT_TRUE(VerifyWebhookSignature(kDocSecret, upper, kDocPayload).ok());
+}
+
+TEST(WebhookSignatureTest, ChangedBodyIsRefused) {
+  Status s = VerifyWebhookSignature(kDocSecret, kDocSignature, "Hello, World?");
+  EXPECT_EQ(s.code(), Code::kUnauthorized);
+  EXPECT_EQ(s.error_type(), "SignatureMismatch");
+}
+
+TEST(WebhookSignatureTest, WrongSecretIsRefused) {
+  Status s = VerifyWebhookSignature(Secret("another secret"), kDocSignature, kDocPayload);
+  EXPECT_EQ(s.code(), Code::kUnauthorized);
+}
+
+TEST(WebhookSignatureTest, MissingHeaderIsRefused) {
+  Status s = VerifyWebhookSignature(kDocSecret, "", kDocPayload);
+  EXPECT_EQ(s.code(), Code::kUnauthorized);
+  EXPECT_EQ(s.error_type(), "SignatureMissing");
+  EXPECT_NE(s.message().find("X-Hub-Signature-256"), std::string::npos);
+}
+
+TEST(WebhookSignatureTest, MalformedHeadersAreRefused) {
+  std::string hex = "757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+  for (std::string header :
+       {hex, "sha1=" + hex, "sha256=" + hex.substr(2), "sha256=" + hex + "00",
+        "sha256=zz" + hex.substr(2), "sha256 =" + hex, "SHA256=" + hex, std::string("sha256=")}) {
+    Status s = VerifyWebhookSignature(kDocSecret, header, kDocPayload);
+    EXPECT_EQ(s.code(), Code::kUnauthorized) << header;
+    EXPECT_EQ(s.error_type(), "SignatureMalformed") << header;
+  }
+}
+
+TEST(WebhookSignatureTest, EmptySecretIsAConfigurationError) {
+  Status s = VerifyWebhookSignature(Secret(""), kDocSignature, kDocPayload);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+}
+
+TEST(WebhookSignatureTest, ErrorsNeverShowTheSecretOrTheExpectedSignature) {
+  std::string wrong = "sha256=" + std::string(64, '0');
+  Status s = VerifyWebhookSignature(kDocSecret, wrong, kDocPayload);
+  EXPECT_EQ(s.message().find("Secret to Everybody"), std::string::npos);
+  EXPECT_EQ(s.message().find("757107ea"), std::string::npos);
+}
+
+TEST(WebhookSignatureTest, BinaryBodiesAreSignedByteForByte) {
+  std::string body("{\"a\":\"\xe2\x9c\x93\"}\0tail", 18);
+  std::string sig = WebhookSignature(kDocSecret, body);
+  EXPECT_TRUE(VerifyWebhookSignature(kDocSecret, sig, body).ok());
+  EXPECT_FALSE(VerifyWebhookSignature(kDocSecret, sig, body.substr(0, 17)).ok());
+}
+
+}  // namespace
+}  // namespace mvr::github
