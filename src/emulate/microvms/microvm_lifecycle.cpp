@@ -1,0 +1,329 @@
+// MicroVM operations of the model: run (with clientToken idempotency and the memory quota), get,
+// list, suspend, resume, terminate, and the transitions each one starts.
+#include "emulate/microvms/microvm_model.h"
+#include "emulate/microvms/request_checks.h"
+
+namespace mvr::emulate::microvms {
+
+using nlohmann::json;
+
+namespace {
+
+Status NoSuchVm(const std::string& id) {
+  return NotFound("MicroVM " + id + " not found").WithErrorType("ResourceNotFoundException");
+}
+
+Status WrongState(const std::string& id, VmState state, const std::string& what) {
+  return Conflict("MicroVM " + id + " is " + VmStateName(state) + "; " + what)
+      .WithErrorType("ConflictException");
+}
+
+}  // namespace
+
+Result<MicrovmModel::Vm*> MicrovmModel::FindVm(const json& in) {
+  MVR_ASSIGN_OR_RETURN(std::string id, RequiredString(in, "microvmIdentifier", 1, 256));
+  auto it = vms_.find(id);
+  if (it == vms_.end()) return NoSuchVm(id);
+  return &it->second;
+}
+
+int64_t MicrovmModel::MemoryInUse() const {
+  int64_t total = 0;
+  for (const auto& [id, vm] : vms_) {
+    if (vm.state != VmState::kTerminated) total += vm.memory_mib;
+  }
+  return total;
+}
+
+Result<json> MicrovmModel::RunMicrovm(const json& in) {
+  MVR_ASSIGN_OR_RETURN(std::string image_id, RequiredString(in, "imageIdentifier", 1, 256));
+  MVR_ASSIGN_OR_RETURN(std::optional<std::string> version_text, OptionalString(in, "imageVersion"));
+  MVR_ASSIGN_OR_RETURN(std::optional<std::string> payload,
+                       OptionalString(in, "runHookPayload", 0, 4096));
+  MVR_ASSIGN_OR_RETURN(std::optional<int64_t> max_duration,
+                       OptionalInt(in, "maximumDurationInSeconds", 1, 28'800));
+  MVR_ASSIGN_OR_RETURN(std::optional<std::string> client_token,
+                       OptionalString(in, "clientToken", 1, 128));
+  MVR_RETURN_IF_ERROR(OptionalString(in, "executionRoleArn", 20, 2048).status());
+  std::optional<json> idle;
+  if (in.contains("idlePolicy") && !in["idlePolicy"].is_null()) {
+    const json& p = in["idlePolicy"];
+    if (!p.is_object()) return Invalid("idlePolicy must be an object");
+    for (const char* f :
+         {"maxIdleDurationSeconds", "suspendedDurationSeconds", "autoResumeEnabled"}) {
+      if (!p.contains(f)) {
+        return Invalid(std::string("idlePolicy.") + f +
+                       " is required when idlePolicy is given (maxIdleDurationSeconds, "
+                       "suspendedDurationSeconds and autoResumeEnabled)");
+      }
+    }
+    if (!p["maxIdleDurationSeconds"].is_number_integer() ||
+        p["maxIdleDurationSeconds"].get<int64_t>() < 60) {
+      return Invalid("idlePolicy.maxIdleDurationSeconds must be an integer >= 60");
+    }
+    if (!p["suspendedDurationSeconds"].is_number_integer() ||
+        p["suspendedDurationSeconds"].get<int64_t>() < 0) {
+      return Invalid("idlePolicy.suspendedDurationSeconds must be an integer >= 0");
+    }
+    if (!p["autoResumeEnabled"].is_boolean()) {
+      return Invalid("idlePolicy.autoResumeEnabled must be true or false");
+    }
+    idle = json{{"maxIdleDurationSeconds", p["maxIdleDurationSeconds"]},
+                {"suspendedDurationSeconds", p["suspendedDurationSeconds"]},
+                {"autoResumeEnabled", p["autoResumeEnabled"]}};
+  }
+
+  // The same clientToken with the same parameters gives back the same VM.
+  std::string fingerprint;
+  if (client_token) {
+    json rest = in;
+    rest.erase("clientToken");
+    fingerprint = rest.dump();
+    auto prior = run_tokens_.find(*client_token);
+    if (prior != run_tokens_.end()) {
+      if (prior->second.fingerprint != fingerprint) {
+        return Conflict(
+                   "clientToken was already used with different parameters; use a new "
+                   "clientToken for a different request")
+            .WithErrorType("ConflictException");
+      }
+      auto vm = vms_.find(prior->second.microvm_id);
+      if (vm != vms_.end()) return VmJson(vm->second);
+    }
+  }
+
+  MVR_ASSIGN_OR_RETURN(Image * image, FindImage(image_id));
+  int number = 0;
+  if (version_text) {
+    MVR_ASSIGN_OR_RETURN(Version * v, FindVersion(*image, json(*version_text)));
+    if (v->state != "SUCCESSFUL") {
+      return Conflict("image version " + *version_text + " of " + image->name + " is " + v->state +
+                      "; only a SUCCESSFUL version can run")
+          .WithErrorType("ConflictException");
+    }
+    number = v->number;
+  } else {
+    std::optional<int> latest = LatestActive(*image);
+    if (!latest) {
+      return NotFound("image " + image->name +
+                      " has no ACTIVE version; activate one or pass "
+                      "imageVersion")
+          .WithErrorType("ResourceNotFoundException");
+    }
+    number = *latest;
+  }
+  const Version& version = image->versions.at(number);
+  if (options_.memory_quota_mib > 0 &&
+      MemoryInUse() + version.memory_mib > options_.memory_quota_mib) {
+    return QuotaExceeded("MicroVM memory quota of " + std::to_string(options_.memory_quota_mib) +
+                         " MiB would be exceeded (" + std::to_string(MemoryInUse()) +
+                         " MiB in use, this image needs " + std::to_string(version.memory_mib) +
+                         " MiB); terminate MicroVMs or raise the quota")
+        .WithErrorType("ServiceQuotaExceededException");
+  }
+
+  Vm vm;
+  vm.id = NewId("mvm-", 10);
+  while (vms_.count(vm.id) != 0) vm.id = NewId("mvm-", 10);
+  vm.seq_no = next_vm_seq_++;
+  vm.image_name = image->name;
+  vm.image_arn = image->arn;
+  vm.version = std::to_string(number);
+  vm.hooks = version.hooks;
+  vm.program = version.program;
+  vm.memory_mib = version.memory_mib;
+  vm.run_payload = Secret(payload.value_or(""));
+  vm.max_duration_s =
+      static_cast<int>(max_duration.value_or(options_.default_max_duration_seconds));
+  vm.started_at = vm.last_traffic = Now();
+  for (const char* f :
+       {"executionRoleArn", "ingressNetworkConnectors", "egressNetworkConnectors"}) {
+    if (in.contains(f) && !in[f].is_null()) vm.echo[f] = in[f];
+  }
+  if (idle) {
+    vm.idle_policy = idle;
+    vm.max_idle_s = (*idle)["maxIdleDurationSeconds"].get<int>();
+    vm.suspended_s = (*idle)["suspendedDurationSeconds"].get<int>();
+    vm.auto_resume = (*idle)["autoResumeEnabled"].get<bool>();
+  }
+  vm.endpoint = options_.endpoint_for
+                    ? options_.endpoint_for(vm.id)
+                    : "https://" + vm.id + ".microvms.lambda." + options_.region + ".on.aws/";
+  const std::string id = vm.id;
+  Vm& stored = vms_.emplace(id, std::move(vm)).first->second;
+  if (client_token) run_tokens_[*client_token] = ClientTokenRecord{fingerprint, id};
+
+  if (options_.boot_failure_probability > 0 &&
+      deps_.random.UniformDouble() < options_.boot_failure_probability) {
+    BeginTerminate(stored, "the MicroVM failed to boot (injected, bootFailureProbability)");
+    return VmJson(stored);
+  }
+  std::deque<Step> steps = {Step{Effect::Kind::kStartProgram}};
+  if (stored.hooks.ready.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kReady});
+  if (stored.hooks.run.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kRun});
+  StartSequence(id, stored.seq, std::move(steps), kBoot, options_.latency.run.Sample(deps_.random));
+  return VmJson(stored);
+}
+
+json MicrovmModel::VmJson(const Vm& vm) const {
+  json out = vm.echo.is_object() ? vm.echo : json::object();
+  out["microvmId"] = vm.id;
+  out["state"] = VmStateName(vm.state);
+  out["endpoint"] = vm.endpoint;
+  out["imageArn"] = vm.image_arn;
+  out["imageVersion"] = vm.version;
+  out["maximumDurationInSeconds"] = vm.max_duration_s;
+  out["startedAt"] = TimestampJson(vm.started_at);
+  if (vm.idle_policy) out["idlePolicy"] = *vm.idle_policy;
+  if (vm.terminated_at) out["terminatedAt"] = TimestampJson(*vm.terminated_at);
+  if (!vm.state_reason.empty()) out["stateReason"] = vm.state_reason;
+  return out;
+}
+
+Result<json> MicrovmModel::GetMicrovm(const json& in) {
+  MVR_ASSIGN_OR_RETURN(Vm * vm, FindVm(in));
+  return VmJson(*vm);
+}
+
+Result<json> MicrovmModel::ListMicrovms(const json& in) {
+  MVR_ASSIGN_OR_RETURN(Page page, ReadPage(in));
+  MVR_ASSIGN_OR_RETURN(std::optional<std::string> image_filter,
+                       OptionalString(in, "imageIdentifier", 1, 256));
+  MVR_ASSIGN_OR_RETURN(std::optional<std::string> version_filter,
+                       OptionalString(in, "imageVersion", 1, 2048));
+  std::string image_name;
+  if (image_filter) {
+    MVR_ASSIGN_OR_RETURN(Image * image, FindImage(*image_filter));
+    image_name = image->name;
+  }
+  std::vector<const Vm*> matching;
+  for (const auto& [id, vm] : vms_) {
+    if (vm.seq_no <= page.after) continue;
+    if (image_filter && vm.image_name != image_name) continue;
+    if (version_filter && vm.version != *version_filter) continue;
+    matching.push_back(&vm);
+  }
+  std::sort(matching.begin(), matching.end(),
+            [](const Vm* a, const Vm* b) { return a->seq_no < b->seq_no; });
+  json out = {{"items", json::array()}};
+  for (size_t i = 0; i < matching.size() && i < page.max_results; ++i) {
+    const Vm& vm = *matching[i];
+    out["items"].push_back({{"microvmId", vm.id},
+                            {"state", VmStateName(vm.state)},
+                            {"imageArn", vm.image_arn},
+                            {"imageVersion", vm.version},
+                            {"startedAt", TimestampJson(vm.started_at)}});
+  }
+  if (matching.size() > page.max_results) {
+    out["nextToken"] = NextToken(matching[page.max_results - 1]->seq_no);
+  }
+  return out;
+}
+
+Result<json> MicrovmModel::SuspendMicrovm(const json& in) {
+  MVR_ASSIGN_OR_RETURN(Vm * vm, FindVm(in));
+  switch (vm->state) {
+    case VmState::kRunning:
+      BeginSuspend(*vm);
+      return json::object();
+    case VmState::kSuspending:
+      vm->resume_after_suspend = false;
+      return json::object();
+    case VmState::kSuspended:
+      if (vm->seq.active && vm->seq.kind == kResume) {
+        return WrongState(vm->id, vm->state, "it is resuming; suspend it once it is RUNNING");
+      }
+      return json::object();
+    default:
+      return WrongState(vm->id, vm->state, "only a RUNNING MicroVM can be suspended");
+  }
+}
+
+Result<json> MicrovmModel::ResumeMicrovm(const json& in) {
+  MVR_ASSIGN_OR_RETURN(Vm * vm, FindVm(in));
+  switch (vm->state) {
+    case VmState::kSuspended:
+      if (!vm->seq.active) BeginResume(*vm);
+      return json::object();
+    case VmState::kSuspending:
+      vm->resume_after_suspend = true;
+      return json::object();
+    case VmState::kRunning:
+      return json::object();
+    default:
+      return WrongState(vm->id, vm->state, "only a SUSPENDED MicroVM can be resumed");
+  }
+}
+
+Result<json> MicrovmModel::TerminateMicrovm(const json& in) {
+  MVR_ASSIGN_OR_RETURN(Vm * vm, FindVm(in));
+  BeginTerminate(*vm, "");
+  return json::object();
+}
+
+void MicrovmModel::BeginSuspend(Vm& vm) {
+  vm.state = VmState::kSuspending;
+  vm.resume_after_suspend = false;
+  std::deque<Step> steps;
+  if (vm.hooks.suspend.enabled && vm.program_started) {
+    steps.push_back(Step{Effect::Kind::kCallHook, Hook::kSuspend, false});
+  }
+  steps.push_back(Step{Effect::Kind::kFreeze});
+  StartSequence(vm.id, vm.seq, std::move(steps), kSuspend,
+                options_.latency.suspend.Sample(deps_.random));
+}
+
+void MicrovmModel::BeginResume(Vm& vm) {
+  std::deque<Step> steps = {Step{Effect::Kind::kThaw}};
+  if (vm.hooks.resume.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kResume});
+  StartSequence(vm.id, vm.seq, std::move(steps), kResume,
+                options_.latency.resume.Sample(deps_.random));
+}
+
+void MicrovmModel::BeginTerminate(Vm& vm, const std::string& reason) {
+  if (vm.state == VmState::kTerminated) return;
+  if (vm.seq.active && vm.seq.kind == kTerminate) return;
+  if (!reason.empty() && vm.state_reason.empty()) vm.state_reason = reason;
+  const bool maybe_frozen = vm.frozen || (vm.seq.active && vm.seq.kind == kSuspend);
+  vm.state = VmState::kTerminating;
+  std::deque<Step> steps;
+  if (maybe_frozen) steps.push_back(Step{Effect::Kind::kThaw, Hook::kReady, false});
+  if (vm.hooks.terminate.enabled && vm.program_started) {
+    steps.push_back(Step{Effect::Kind::kCallHook, Hook::kTerminate, false});
+  }
+  steps.push_back(Step{Effect::Kind::kStop, Hook::kReady, false});
+  StartSequence(vm.id, vm.seq, std::move(steps), kTerminate,
+                options_.latency.terminate.Sample(deps_.random));
+}
+
+void MicrovmModel::FinishVmSequence(Vm& vm) {
+  const TimePoint now = Now();
+  switch (vm.seq.kind) {
+    case kBoot:
+    case kResume:
+      vm.state = VmState::kRunning;
+      vm.last_traffic = now;
+      break;
+    case kSuspend:
+      vm.state = VmState::kSuspended;
+      vm.suspended_at = now;
+      if (vm.resume_after_suspend) {
+        vm.resume_after_suspend = false;
+        BeginResume(vm);
+      } else if (vm.idle_policy && vm.suspended_s == 0) {
+        BeginTerminate(vm, "suspendedDurationSeconds is 0: terminated on suspend");
+      }
+      break;
+    case kTerminate:
+      vm.state = VmState::kTerminated;
+      vm.terminated_at = now;
+      vm.frozen = false;
+      vm.run_payload.Clear();
+      for (auto it = grants_.begin(); it != grants_.end();) {
+        it = it->second.microvm_id == vm.id ? grants_.erase(it) : std::next(it);
+      }
+      break;
+  }
+}
+
+}  // namespace mvr::emulate::microvms

@@ -1,0 +1,157 @@
+#include "emulate/microvms/model_options.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mvr::emulate::microvms {
+
+using nlohmann::json;
+
+Duration LatencyDistribution::Sample(Random& random) const {
+  switch (kind) {
+    case Kind::kFixed:
+      return low;
+    case Kind::kUniform: {
+      const int64_t span = std::max<int64_t>(0, (high - low).count());
+      return low + Duration(static_cast<int64_t>(random.Uniform(static_cast<uint64_t>(span) + 1)));
+    }
+    case Kind::kLogNormal: {
+      // ln X ~ N(mu, sigma): median = e^mu, p90 = e^(mu + 1.2816 sigma).
+      const double median = std::max<double>(1.0, static_cast<double>(low.count()));
+      const double p90 = std::max<double>(median, static_cast<double>(high.count()));
+      const double mu = std::log(median);
+      const double sigma = (std::log(p90) - mu) / 1.2815515655446004;
+      // Box-Muller from two uniform draws; 1 - u keeps the logarithm finite.
+      const double u1 = 1.0 - random.UniformDouble();
+      const double u2 = random.UniformDouble();
+      const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+      return Duration(static_cast<int64_t>(std::exp(mu + sigma * z)));
+    }
+  }
+  return Duration(0);
+}
+
+Result<LatencyDistribution> LatencyDistribution::FromJson(const json& j, const std::string& where) {
+  LatencyDistribution d;
+  auto ms = [&](const json& v, const std::string& field) -> Result<Duration> {
+    if (!v.is_number() || v.get<double>() < 0) {
+      return InvalidArgument(where + "." + field + " must be a number of milliseconds >= 0");
+    }
+    return Duration(static_cast<int64_t>(v.get<double>()));
+  };
+  if (j.is_number()) {
+    MVR_ASSIGN_OR_RETURN(d.low, ms(j, "fixedMs"));
+    return d;
+  }
+  if (!j.is_object()) return InvalidArgument(where + " must be a number or an object");
+  if (j.contains("fixedMs")) {
+    MVR_ASSIGN_OR_RETURN(d.low, ms(j["fixedMs"], "fixedMs"));
+  } else if (j.contains("uniformMs")) {
+    const json& r = j["uniformMs"];
+    if (!r.is_array() || r.size() != 2) {
+      return InvalidArgument(where + ".uniformMs must be [low, high]");
+    }
+    d.kind = Kind::kUniform;
+    MVR_ASSIGN_OR_RETURN(d.low, ms(r[0], "uniformMs[0]"));
+    MVR_ASSIGN_OR_RETURN(d.high, ms(r[1], "uniformMs[1]"));
+    if (d.high < d.low) return InvalidArgument(where + ".uniformMs must have low <= high");
+  } else if (j.contains("p50Ms") && j.contains("p90Ms")) {
+    d.kind = Kind::kLogNormal;
+    MVR_ASSIGN_OR_RETURN(d.low, ms(j["p50Ms"], "p50Ms"));
+    MVR_ASSIGN_OR_RETURN(d.high, ms(j["p90Ms"], "p90Ms"));
+    if (d.high < d.low) return InvalidArgument(where + ".p90Ms must be >= p50Ms");
+  } else {
+    return InvalidArgument(where + " needs fixedMs, uniformMs or p50Ms and p90Ms");
+  }
+  return d;
+}
+
+TokenBucket::TokenBucket(RateLimit limit, TimePoint now)
+    : limit_(limit), tokens_(limit.burst), last_(now) {}
+
+std::optional<Duration> TokenBucket::TryTake(TimePoint now) {
+  if (limit_.per_second <= 0) return std::nullopt;
+  if (now > last_) {
+    const double elapsed_s = static_cast<double>((now - last_).count()) / 1000.0;
+    tokens_ = std::min(std::max(limit_.burst, 1.0), tokens_ + elapsed_s * limit_.per_second);
+    last_ = now;
+  }
+  if (tokens_ >= 1.0) {
+    tokens_ -= 1.0;
+    return std::nullopt;
+  }
+  const double wait_s = (1.0 - tokens_) / limit_.per_second;
+  return Duration(static_cast<int64_t>(std::ceil(wait_s * 1000.0)));
+}
+
+namespace {
+
+Status ReadProbability(const json& config, const char* key, double& out) {
+  if (!config.contains(key)) return Status::Ok();
+  const json& v = config[key];
+  if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1) {
+    return InvalidArgument(std::string(key) + " must be a number from 0 to 1");
+  }
+  out = v.get<double>();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ModelOptions::ApplyJson(const json& config) {
+  if (!config.is_object()) return InvalidArgument("the emulator config must be a JSON object");
+  if (config.contains("region")) {
+    if (!config["region"].is_string()) return InvalidArgument("region must be a string");
+    region = config["region"].get<std::string>();
+  }
+  auto read_int = [&](const char* key, int64_t min, auto& out) -> Status {
+    if (!config.contains(key)) return Status::Ok();
+    const json& v = config[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < min) {
+      return InvalidArgument(std::string(key) + " must be an integer >= " + std::to_string(min));
+    }
+    out = static_cast<std::remove_reference_t<decltype(out)>>(v.get<int64_t>());
+    return Status::Ok();
+  };
+  MVR_RETURN_IF_ERROR(read_int("defaultMemoryMiB", 1, default_memory_mib));
+  MVR_RETURN_IF_ERROR(read_int("memoryQuotaMiB", 0, memory_quota_mib));
+  MVR_RETURN_IF_ERROR(read_int("defaultMaximumDurationInSeconds", 1, default_max_duration_seconds));
+  int64_t retention_s = terminated_retention.count() / 1000;
+  MVR_RETURN_IF_ERROR(read_int("terminatedRetentionSeconds", 0, retention_s));
+  terminated_retention = Duration(retention_s * 1000);
+  MVR_RETURN_IF_ERROR(ReadProbability(config, "bootFailureProbability", boot_failure_probability));
+  MVR_RETURN_IF_ERROR(ReadProbability(config, "serverErrorProbability", server_error_probability));
+  MVR_RETURN_IF_ERROR(ReadProbability(config, "throttleProbability", throttle_probability));
+  if (config.contains("rateLimits")) {
+    const json& limits = config["rateLimits"];
+    if (!limits.is_object()) return InvalidArgument("rateLimits must map operation names");
+    for (const auto& [op, v] : limits.items()) {
+      if (!v.is_object() || !v.value("perSecond", json(0)).is_number() ||
+          !v.value("burst", json(0)).is_number()) {
+        return InvalidArgument("rateLimits." + op + " must be {\"perSecond\": N, \"burst\": N}");
+      }
+      RateLimit limit;
+      limit.per_second = v.value("perSecond", 0.0);
+      limit.burst = v.value("burst", limit.per_second);
+      rate_limits[op] = limit;
+    }
+  }
+  if (config.contains("latency")) {
+    const json& l = config["latency"];
+    if (!l.is_object()) return InvalidArgument("latency must be an object");
+    const std::pair<const char*, LatencyDistribution*> fields[] = {
+        {"run", &latency.run},
+        {"suspend", &latency.suspend},
+        {"resume", &latency.resume},
+        {"terminate", &latency.terminate},
+        {"build", &latency.build}};
+    for (const auto& [name, target] : fields) {
+      if (!l.contains(name)) continue;
+      MVR_ASSIGN_OR_RETURN(*target,
+                           LatencyDistribution::FromJson(l[name], std::string("latency.") + name));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace mvr::emulate::microvms

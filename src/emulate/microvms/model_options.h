@@ -1,0 +1,78 @@
+// The MicroVMs model's knobs: modelled latency of each transition, injected failures, quotas and
+// per-operation rate limits, with a JSON form for `mvr emulate microvms --config FILE`.
+// Thread-safety: plain values; TokenBucket is not thread-safe (its owner serialises calls).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "base/random.h"
+#include "base/status.h"
+
+namespace mvr::emulate::microvms {
+
+// A delay: fixed, uniform in [low, high], or log-normal given its median and 90th percentile.
+struct LatencyDistribution {
+  enum class Kind { kFixed, kUniform, kLogNormal };
+  Kind kind = Kind::kFixed;
+  Duration low{0};   // fixed value, uniform low bound, or log-normal median
+  Duration high{0};  // uniform high bound, or log-normal p90
+
+  Duration Sample(Random& random) const;
+  // {"fixedMs": 100} | {"uniformMs": [50, 150]} | {"p50Ms": 9900, "p90Ms": 16900}.
+  static Result<LatencyDistribution> FromJson(const nlohmann::json& j, const std::string& where);
+};
+
+struct TransitionLatencies {
+  LatencyDistribution run;        // RunMicrovm until the program starts
+  LatencyDistribution suspend;    // before the /suspend hook
+  LatencyDistribution resume;     // before the thaw
+  LatencyDistribution terminate;  // before the /terminate hook
+  LatencyDistribution build;      // image build before the program starts
+};
+
+struct RateLimit {
+  double per_second = 0;  // 0 = unlimited
+  double burst = 0;
+};
+
+// Token bucket: `burst` tokens, refilled at `per_second`.
+class TokenBucket {
+ public:
+  TokenBucket(RateLimit limit, TimePoint now);
+  // Takes a token and returns nullopt, or returns how long until one is available.
+  std::optional<Duration> TryTake(TimePoint now);
+
+ private:
+  RateLimit limit_;
+  double tokens_;
+  TimePoint last_;
+};
+
+struct ModelOptions {
+  std::string region = "us-east-1";
+  std::string account_id = "123456789012";
+  int default_memory_mib = 2048;  // when the image names no resources
+  int64_t memory_quota_mib = 0;   // sum over VMs that are not TERMINATED; 0 = no quota
+  int default_max_duration_seconds = 28'800;
+  Duration terminated_retention{3'600'000};  // TERMINATED VMs stay visible this long
+  // Defaults from the published quotas: RunMicrovm 5/s, TerminateMicrovm 10/s, GetMicrovm 100/s.
+  std::map<std::string, RateLimit> rate_limits = {
+      {"RunMicrovm", {5, 5}}, {"TerminateMicrovm", {10, 10}}, {"GetMicrovm", {100, 100}}};
+  TransitionLatencies latency;
+  double boot_failure_probability = 0;  // a RunMicrovm whose VM never boots
+  double server_error_probability = 0;  // any API call answers InternalServerException
+  double throttle_probability = 0;      // any API call answers ThrottlingException
+  // The ingress endpoint of a new VM. Unset: "https://<id>.microvms.lambda.<region>.on.aws/".
+  std::function<std::string(const std::string& microvm_id)> endpoint_for;
+
+  // Overlays the keys present in `config` (see docs/emulate-microvms.md) on these options.
+  Status ApplyJson(const nlohmann::json& config);
+};
+
+}  // namespace mvr::emulate::microvms

@@ -1,0 +1,237 @@
+// Every input rule of the model, clientToken idempotency, throttling and the memory quota.
+#include <set>
+
+#include "model_fixture.h"
+
+namespace mvr::emulate::microvms {
+namespace {
+
+using nlohmann::json;
+
+class ModelValidationTest : public ModelFixture {
+ protected:
+  // Expects a ValidationException whose message names `field`.
+  void ExpectInvalid(const std::string& op, const json& in, const std::string& field) {
+    auto out = Call(op, in);
+    ASSERT_FALSE(out.ok()) << op << " accepted " << in.dump();
+    EXPECT_EQ(out.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(out.status().error_type(), "ValidationException");
+    EXPECT_NE(out.status().message().find(field), std::string::npos)
+        << "message does not name " << field << ": " << out.status().message();
+  }
+};
+
+TEST_F(ModelValidationTest, RunHookPayloadOver4096BytesIsRejected) {
+  ExpectInvalid("RunMicrovm",
+                {{"imageIdentifier", "img"}, {"runHookPayload", std::string(4097, 'x')}},
+                "runHookPayload");
+  EXPECT_TRUE(
+      Call("RunMicrovm", {{"imageIdentifier", "img"}, {"runHookPayload", std::string(4096, 'x')}})
+          .ok());
+}
+
+TEST_F(ModelValidationTest, MaximumDurationMustBeFrom1To28800) {
+  for (int bad : {0, -5, 28'801}) {
+    ExpectInvalid("RunMicrovm", {{"imageIdentifier", "img"}, {"maximumDurationInSeconds", bad}},
+                  "maximumDurationInSeconds");
+  }
+  auto ok = Call("RunMicrovm", {{"imageIdentifier", "img"}, {"maximumDurationInSeconds", 28'800}});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ((*ok)["maximumDurationInSeconds"], 28'800);
+}
+
+TEST_F(ModelValidationTest, IdlePolicyNeedsAllThreeFields) {
+  const json full = {
+      {"maxIdleDurationSeconds", 60}, {"suspendedDurationSeconds", 0}, {"autoResumeEnabled", true}};
+  for (const char* missing :
+       {"maxIdleDurationSeconds", "suspendedDurationSeconds", "autoResumeEnabled"}) {
+    json policy = full;
+    policy.erase(missing);
+    ExpectInvalid("RunMicrovm", {{"imageIdentifier", "img"}, {"idlePolicy", policy}},
+                  std::string("idlePolicy.") + missing);
+  }
+  EXPECT_TRUE(Call("RunMicrovm", {{"imageIdentifier", "img"}, {"idlePolicy", full}}).ok());
+}
+
+TEST_F(ModelValidationTest, MaxIdleDurationBelow60IsRejected) {
+  ExpectInvalid("RunMicrovm",
+                {{"imageIdentifier", "img"},
+                 {"idlePolicy",
+                  {{"maxIdleDurationSeconds", 59},
+                   {"suspendedDurationSeconds", 10},
+                   {"autoResumeEnabled", false}}}},
+                "idlePolicy.maxIdleDurationSeconds");
+  ExpectInvalid("RunMicrovm",
+                {{"imageIdentifier", "img"},
+                 {"idlePolicy",
+                  {{"maxIdleDurationSeconds", 60},
+                   {"suspendedDurationSeconds", -1},
+                   {"autoResumeEnabled", false}}}},
+                "idlePolicy.suspendedDurationSeconds");
+}
+
+TEST_F(ModelValidationTest, OtherRunFieldsAreChecked) {
+  ExpectInvalid("RunMicrovm", json::object(), "imageIdentifier");
+  ExpectInvalid("RunMicrovm", {{"imageIdentifier", "img"}, {"clientToken", std::string(129, 'c')}},
+                "clientToken");
+  ExpectInvalid("RunMicrovm", {{"imageIdentifier", "img"}, {"executionRoleArn", "short"}},
+                "executionRoleArn");
+}
+
+TEST_F(ModelValidationTest, ListMaxResultsAndNextTokenAreChecked) {
+  ExpectInvalid("ListMicrovms", {{"maxResults", 51}}, "maxResults");
+  ExpectInvalid("ListMicrovms", {{"maxResults", "0"}}, "maxResults");
+  ExpectInvalid("ListMicrovms", {{"nextToken", "garbage"}}, "nextToken");
+  ExpectInvalid("ListMicrovmImages", {{"maxResults", 100}}, "maxResults");
+  EXPECT_TRUE(Call("ListMicrovms", {{"maxResults", "50"}}).ok());
+}
+
+TEST_F(ModelValidationTest, AuthTokenRequestIsChecked) {
+  const std::string id = RunningVm();
+  const json port = json::array({{{"port", 8080}}});
+  ExpectInvalid("CreateMicrovmAuthToken",
+                {{"microvmIdentifier", id}, {"expirationInMinutes", 61}, {"allowedPorts", port}},
+                "expirationInMinutes");
+  ExpectInvalid("CreateMicrovmAuthToken",
+                {{"microvmIdentifier", id}, {"expirationInMinutes", 0}, {"allowedPorts", port}},
+                "expirationInMinutes");
+  ExpectInvalid(
+      "CreateMicrovmAuthToken",
+      {{"microvmIdentifier", id}, {"expirationInMinutes", 5}, {"allowedPorts", json::array()}},
+      "allowedPorts");
+  ExpectInvalid("CreateMicrovmAuthToken",
+                {{"microvmIdentifier", id},
+                 {"expirationInMinutes", 5},
+                 {"allowedPorts", json::array({{{"port", 80}, {"allPorts", json::object()}}})}},
+                "allowedPorts[0]");
+  ExpectInvalid("CreateMicrovmAuthToken",
+                {{"microvmIdentifier", id},
+                 {"expirationInMinutes", 5},
+                 {"allowedPorts", json::array({{{"port", 70000}}})}},
+                "allowedPorts[0].port");
+  ExpectInvalid("CreateMicrovmAuthToken",
+                {{"microvmIdentifier", id},
+                 {"expirationInMinutes", 5},
+                 {"allowedPorts", json::array({{{"range", {{"startPort", 9}, {"endPort", 8}}}}})}},
+                "allowedPorts[0].range");
+}
+
+TEST_F(ModelValidationTest, ImageRequestsAreChecked) {
+  const json good = {{"name", "web"},
+                     {"baseImageArn", "arn:aws:lambda:us-east-1:aws:microvm-image:al2023"},
+                     {"buildRoleArn", "arn:aws:iam::123456789012:role/build"},
+                     {"codeArtifact", {{"uri", "file:///tmp/app"}}}};
+  json s3 = good;
+  s3["codeArtifact"]["uri"] = "s3://bucket/app.zip";
+  ExpectInvalid("CreateMicrovmImage", s3, "codeArtifact.uri");
+  json bad_name = good;
+  bad_name["name"] = "has space";
+  ExpectInvalid("CreateMicrovmImage", bad_name, "name");
+  json bad_hook = good;
+  bad_hook["hooks"] = {{"microvmHooks", {{"runTimeoutInSeconds", 61}}}};
+  ExpectInvalid("CreateMicrovmImage", bad_hook, "hooks.microvmHooks.runTimeoutInSeconds");
+  json no_role = good;
+  no_role.erase("buildRoleArn");
+  ExpectInvalid("CreateMicrovmImage", no_role, "buildRoleArn");
+  ExpectInvalid("UpdateMicrovmImageVersion",
+                {{"imageIdentifier", "img"}, {"imageVersion", "1"}, {"status", "ON"}}, "status");
+  ASSERT_TRUE(Call("CreateMicrovmImage", good).ok());
+  auto again = Call("CreateMicrovmImage", good);
+  EXPECT_EQ(again.status().code(), Code::kConflict);
+}
+
+TEST_F(ModelValidationTest, UnknownIdsAreResourceNotFound) {
+  for (const char* op : {"GetMicrovm", "SuspendMicrovm", "ResumeMicrovm", "TerminateMicrovm"}) {
+    auto out = Call(op, {{"microvmIdentifier", "mvm-nope"}});
+    EXPECT_EQ(out.status().code(), Code::kNotFound) << op;
+    EXPECT_EQ(out.status().error_type(), "ResourceNotFoundException") << op;
+  }
+  EXPECT_EQ(Call("RunMicrovm", {{"imageIdentifier", "ghost"}}).status().code(), Code::kNotFound);
+  EXPECT_EQ(Call("GetMicrovmImage", {{"imageIdentifier", "ghost"}}).status().code(),
+            Code::kNotFound);
+  EXPECT_EQ(Call("GetMicrovmImageVersion", {{"imageIdentifier", "img"}, {"imageVersion", "9"}})
+                .status()
+                .code(),
+            Code::kNotFound);
+}
+
+TEST_F(ModelValidationTest, SameClientTokenAndParametersReturnTheSameVm) {
+  const json in = {{"imageIdentifier", "img"}, {"clientToken", "job-1"}, {"runHookPayload", "p"}};
+  auto first = Call("RunMicrovm", in);
+  auto second = Call("RunMicrovm", in);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ((*first)["microvmId"], (*second)["microvmId"]);
+  auto list = Call("ListMicrovms", json::object());
+  EXPECT_EQ((*list)["items"].size(), 1u);
+}
+
+TEST_F(ModelValidationTest, ReusedClientTokenWithOtherParametersIsConflict) {
+  ASSERT_TRUE(Call("RunMicrovm", {{"imageIdentifier", "img"}, {"clientToken", "job-1"}}).ok());
+  auto other = Call(
+      "RunMicrovm",
+      {{"imageIdentifier", "img"}, {"clientToken", "job-1"}, {"maximumDurationInSeconds", 60}});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), Code::kConflict);
+  EXPECT_EQ(other.status().error_type(), "ConflictException");
+}
+
+TEST_F(ModelValidationTest, RunAboveTheRateIsThrottledWithRetryAfter) {
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Call("RunMicrovm", {{"imageIdentifier", "img"}}).ok());
+  auto sixth = Call("RunMicrovm", {{"imageIdentifier", "img"}});
+  ASSERT_FALSE(sixth.ok());
+  EXPECT_EQ(sixth.status().code(), Code::kThrottled);
+  EXPECT_EQ(sixth.status().error_type(), "ThrottlingException");
+  ASSERT_TRUE(sixth.status().retry_after().has_value());
+  EXPECT_EQ(*sixth.status().retry_after(), Duration(200));
+  // Other operations have their own budget.
+  EXPECT_TRUE(Call("ListMicrovms", json::object()).ok());
+  clock_.Advance(Duration(200));
+  EXPECT_TRUE(Call("RunMicrovm", {{"imageIdentifier", "img"}}).ok());
+}
+
+TEST_F(ModelValidationTest, MemoryQuotaGivesServiceQuotaExceeded) {
+  ModelOptions options;
+  options.memory_quota_mib = 4096;
+  Rebuild(options);
+  const std::string a = RunningVm();
+  RunningVm();
+  auto third = Call("RunMicrovm", {{"imageIdentifier", "img"}});
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.status().code(), Code::kQuotaExceeded);
+  EXPECT_EQ(third.status().error_type(), "ServiceQuotaExceededException");
+  ASSERT_TRUE(Call("TerminateMicrovm", {{"microvmIdentifier", a}}).ok());
+  Drain();
+  EXPECT_TRUE(Call("RunMicrovm", {{"imageIdentifier", "img"}}).ok());
+}
+
+TEST_F(ModelValidationTest, InjectedFaultsAnswerWithTheServiceErrors) {
+  ModelOptions options;
+  options.server_error_probability = 1.0;
+  Rebuild(options);
+  auto out = Call("ListMicrovms", json::object());
+  EXPECT_EQ(out.status().error_type(), "InternalServerException");
+  options.server_error_probability = 0;
+  options.throttle_probability = 1.0;
+  Rebuild(options);
+  out = Call("ListMicrovms", json::object());
+  EXPECT_EQ(out.status().code(), Code::kThrottled);
+  EXPECT_TRUE(out.status().retry_after().has_value());
+}
+
+TEST_F(ModelValidationTest, ConfigJsonSetsKnobs) {
+  ModelOptions options;
+  ASSERT_TRUE(options
+                  .ApplyJson({{"memoryQuotaMiB", 1024},
+                              {"rateLimits", {{"RunMicrovm", {{"perSecond", 1}, {"burst", 2}}}}},
+                              {"latency", {{"run", {{"p50Ms", 9900}, {"p90Ms", 16900}}}}}})
+                  .ok());
+  EXPECT_EQ(options.memory_quota_mib, 1024);
+  EXPECT_EQ(options.rate_limits["RunMicrovm"].burst, 2);
+  EXPECT_EQ(options.latency.run.kind, LatencyDistribution::Kind::kLogNormal);
+  Status bad = options.ApplyJson({{"latency", {{"run", {{"uniformMs", {5, 1}}}}}}});
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.message().find("latency.run"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mvr::emulate::microvms
