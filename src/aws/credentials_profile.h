@@ -19,10 +19,10 @@ namespace mvr::aws {
 using ProfileSection = std::map<std::string, std::string>;
 
 struct SharedConfig {
-  std::string profile_name;       // the selected profile (AWS_PROFILE or "default")
-  bool profile_explicit = false;  // AWS_PROFILE was set
-  std::string credentials_path;   // where the credentials file was looked for
-  std::string config_path;        // where the config file was looked for
+  std::string profile_name = "default";  // the selected profile (AWS_PROFILE or "default")
+  bool profile_explicit = false;         // AWS_PROFILE was set
+  std::string credentials_path;          // where the credentials file was looked for
+  std::string config_path;               // where the config file was looked for
   std::map<std::string, ProfileSection> credentials;  // from the credentials file
   std::map<std::string, ProfileSection> profiles;     // from the config file
   std::map<std::string, ProfileSection> services;     // `[services name]` from the config file

@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include "http/client.h"
 
 namespace mvr::aws::testing {
+
+using EnvMap = std::map<std::string, std::string>;
 
 class FakeHttpClient final : public http::HttpClient {
  public:
