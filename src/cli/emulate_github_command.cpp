@@ -1,11 +1,285 @@
+// `mvr emulate github` (the GitHub emulator's server) and `mvr emulate runner` (the stand-in for
+// the official runner's `run.sh --jitconfig`). Edge code: reads flags, files and the environment,
+// builds the real seam objects' users, and handles SIGINT/SIGTERM.
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
 #include "cli/commands.h"
+#include "emulate/github/emulator.h"
+#include "emulate/github/standin_runner.h"
+#include "http/curl_client.h"
+
+extern char** environ;
 
 namespace mvr::cli {
+namespace {
 
-// Registers nothing until its issue lands.
+namespace gh = mvr::emulate::github;
+
+Result<std::string> ReadFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidArgument(std::string("cannot read the ") + what + " file " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string TrimRight(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos)
+    return InvalidArgument("--listen must be HOST:PORT, got " + listen);
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  try {
+    int port = std::stoi(listen.substr(colon + 1));
+    if (port < 0 || port > 65535) throw std::out_of_range("port");
+    return std::make_pair(host, port);
+  } catch (const std::exception&) {
+    return InvalidArgument("--listen port must be 0-65535, got " + listen);
+  }
+}
+
+struct GithubFlags {
+  std::string listen = "127.0.0.1:0";
+  std::vector<std::string> repos;
+  std::vector<std::string> orgs;
+  std::vector<std::string> pats;
+  std::string pat_file;
+  int64_t app_id = 0;
+  std::string app_key_file;
+  int64_t installation_id = 1;
+  std::string webhook_url;
+  std::string webhook_secret_file;
+  int64_t rate_limit = 5000;
+  int secondary_limit = 0;
+  int64_t delay_min_ms = 0;
+  int64_t delay_max_ms = 0;
+  double loss = 0;
+  double duplication = 0;
+  double reorder = 0;
+  int64_t reorder_delay_ms = 3000;
+  int64_t queue_timeout_s = 24 * 3600;
+  int64_t offline_after_s = 60;
+  int64_t tick_ms = 200;
+  std::string arch = "X64";
+};
+
+Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
+  gh::EmulatorOptions o;
+  o.model.repositories = f.repos;
+  o.model.organizations = f.orgs;
+  o.model.queue_timeout = Duration(f.queue_timeout_s * 1000);
+  o.model.runner_offline_after = Duration(f.offline_after_s * 1000);
+  o.model.runner_arch = f.arch;
+  for (const auto& p : f.pats) o.auth.pats.emplace_back(p);
+  if (!f.pat_file.empty()) {
+    MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.pat_file, "--pat-file"));
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      line = TrimRight(line);
+      if (!line.empty()) o.auth.pats.emplace_back(line);
+    }
+  }
+  if (f.app_id != 0) {
+    if (f.app_key_file.empty()) return InvalidArgument("--app-id needs --app-key-file PEM");
+    MVR_ASSIGN_OR_RETURN(std::string pem, ReadFile(f.app_key_file, "--app-key-file"));
+    o.auth.app_id = f.app_id;
+    o.auth.app_private_key_pem = Secret(std::move(pem));
+  }
+  if (o.auth.pats.empty() && !o.auth.app_id) {
+    return InvalidArgument(
+        "no caller could authenticate; pass --pat/--pat-file or --app-id with --app-key-file");
+  }
+  o.auth.installation_id = f.installation_id;
+  if (!f.webhook_url.empty()) {
+    o.webhook_url = f.webhook_url;
+    if (f.webhook_secret_file.empty()) {
+      return InvalidArgument(
+          "--webhook-url needs --webhook-secret-file (GitHub signs every delivery)");
+    }
+    MVR_ASSIGN_OR_RETURN(std::string secret,
+                         ReadFile(f.webhook_secret_file, "--webhook-secret-file"));
+    o.model.webhook_secret = Secret(TrimRight(std::move(secret)));
+  }
+  o.rate.limit_per_hour = f.rate_limit;
+  o.rate.secondary_per_minute = f.secondary_limit;
+  o.faults.delay_min = Duration(f.delay_min_ms);
+  o.faults.delay_max = Duration(std::max(f.delay_min_ms, f.delay_max_ms));
+  o.faults.loss = f.loss;
+  o.faults.duplication = f.duplication;
+  o.faults.reorder = f.reorder;
+  o.faults.reorder_delay = Duration(f.reorder_delay_ms);
+  o.tick_interval = Duration(std::max<int64_t>(10, f.tick_ms));
+  return o;
+}
+
+int RunGithub(const GithubFlags& flags, Context& ctx) {
+  auto fail = [&](const Status& s) {
+    std::cerr << "mvr emulate github: " << s.message() << std::endl;
+    return 2;
+  };
+  auto options = BuildOptions(flags);
+  if (!options.ok()) return fail(options.status());
+  auto listen = ParseListen(flags.listen);
+  if (!listen.ok()) return fail(listen.status());
+  // Block the stop signals before any thread starts, so that only sigwait below sees them.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  http::CurlHttpClient client;
+  auto emulator = gh::GithubEmulator::Create(std::move(*options), ctx.seam(), client);
+  if (!emulator.ok()) return fail(emulator.status());
+  auto url = (*emulator)->Start(listen->first, listen->second);
+  if (!url.ok()) return fail(url.status());
+  std::cout << "mvr emulate github listening on " << *url << std::endl;
+  ctx.logger.Info("github emulator ready", {{"url", *url}});
+  int sig = 0;
+  sigwait(&stop, &sig);
+  ctx.logger.Info("github emulator stopping", {{"signal", sig}});
+  (*emulator)->Stop();
+  return 0;
+}
+
+struct RunnerFlags {
+  std::string jitconfig;
+  std::string work_folder;
+  int64_t startup_delay_ms = 0;
+  int64_t registration_delay_ms = 0;
+  int64_t poll_interval_ms = 1000;
+};
+
+int RunRunner(RunnerFlags& flags, Context& ctx) {
+  Secret config(std::move(flags.jitconfig));
+  flags.jitconfig.clear();
+  if (config.empty()) {
+    config = Secret(ctx.env.GetOr("ACTIONS_RUNNER_INPUT_JITCONFIG", ""));
+  }
+  // Like the real runner: the variable must not reach any step.
+  unsetenv("ACTIONS_RUNNER_INPUT_JITCONFIG");
+  if (config.empty()) {
+    std::cerr << "mvr emulate runner: no JIT config; pass --jitconfig or set "
+                 "ACTIONS_RUNNER_INPUT_JITCONFIG"
+              << std::endl;
+    return 2;
+  }
+  gh::StandInRunnerOptions o;
+  o.jit_config = std::move(config);
+  o.startup_delay = Duration(flags.startup_delay_ms);
+  o.registration_delay = Duration(flags.registration_delay_ms);
+  o.poll_interval = Duration(std::max<int64_t>(10, flags.poll_interval_ms));
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) o.base_env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  bool temp_folder = false;
+  if (flags.work_folder.empty()) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "mvr-runner-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) {
+      std::cerr << "mvr emulate runner: cannot create a work folder; pass --work-folder"
+                << std::endl;
+      return 2;
+    }
+    flags.work_folder = tmpl;
+    temp_folder = true;
+  }
+  o.work_folder = flags.work_folder;
+  http::CurlHttpClient client;
+  gh::PosixProcessRunner processes;
+  gh::StandInRunner runner(std::move(o), client, processes, ctx.seam(), std::cout);
+  auto outcome = runner.Run();
+  if (temp_folder) {
+    std::error_code ec;
+    std::filesystem::remove_all(flags.work_folder, ec);
+  }
+  if (!outcome.ok()) {
+    std::cerr << "mvr emulate runner: " << outcome.status().message() << std::endl;
+    return 1;
+  }
+  return 0;  // whatever the job's conclusion, like the real runner
+}
+
+}  // namespace
+
 void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
-  (void)emulate;
-  (void)ctx;
+  auto gflags = std::make_shared<GithubFlags>();
+  CLI::App* g = emulate.add_subcommand(
+      "github", "Serve a local stand-in for GitHub's REST API, webhooks and job scheduler");
+  g->add_option("--listen", gflags->listen, "HOST:PORT to serve on (port 0 picks one)");
+  g->add_option("--repo", gflags->repos, "OWNER/NAME of a repository to serve (repeatable)")
+      ->required();
+  g->add_option("--org", gflags->orgs,
+                "organisation whose runners serve its repositories (repeatable)");
+  g->add_option("--pat", gflags->pats,
+                "accepted personal access token (repeatable; prefer --pat-file)");
+  g->add_option("--pat-file", gflags->pat_file,
+                "file with accepted personal access tokens, one a line");
+  g->add_option("--app-id", gflags->app_id, "GitHub App id whose JWTs are accepted");
+  g->add_option("--app-key-file", gflags->app_key_file, "PEM private key of that App");
+  g->add_option("--installation-id", gflags->installation_id, "the App's installation id")
+      ->capture_default_str();
+  g->add_option("--webhook-url", gflags->webhook_url, "where workflow_job webhooks are delivered");
+  g->add_option("--webhook-secret-file", gflags->webhook_secret_file,
+                "file holding the webhook secret");
+  g->add_option("--rate-limit", gflags->rate_limit, "requests per hour per caller")
+      ->capture_default_str();
+  g->add_option("--secondary-limit", gflags->secondary_limit,
+                "content-creating requests per minute per caller before 429 (0: off)")
+      ->capture_default_str();
+  g->add_option("--delivery-delay-min-ms", gflags->delay_min_ms, "minimum webhook delivery delay");
+  g->add_option("--delivery-delay-max-ms", gflags->delay_max_ms,
+                "maximum webhook delivery delay (uniform in between)");
+  g->add_option("--delivery-loss", gflags->loss, "probability a webhook is never delivered")
+      ->check(CLI::Range(0.0, 1.0));
+  g->add_option("--delivery-duplication", gflags->duplication,
+                "probability a webhook is delivered twice")
+      ->check(CLI::Range(0.0, 1.0));
+  g->add_option("--delivery-reorder", gflags->reorder,
+                "probability a webhook is held back so later ones overtake it")
+      ->check(CLI::Range(0.0, 1.0));
+  g->add_option("--reorder-delay-ms", gflags->reorder_delay_ms,
+                "how long a held-back webhook waits")
+      ->capture_default_str();
+  g->add_option("--queue-timeout-seconds", gflags->queue_timeout_s,
+                "jobs queued this long are cancelled")
+      ->capture_default_str();
+  g->add_option("--runner-offline-after-seconds", gflags->offline_after_s,
+                "an idle runner silent this long shows offline")
+      ->capture_default_str();
+  g->add_option("--tick-ms", gflags->tick_ms, "scheduler period")->capture_default_str();
+  g->add_option("--runner-arch", gflags->arch, "architecture label JIT runners get (X64, ARM64)")
+      ->capture_default_str();
+  g->callback([gflags, &ctx] { ctx.exit_code = RunGithub(*gflags, ctx); });
+
+  auto rflags = std::make_shared<RunnerFlags>();
+  CLI::App* r = emulate.add_subcommand(
+      "runner", "Stand-in for the Actions runner's run.sh --jitconfig, against mvr emulate github");
+  r->add_option("--jitconfig", rflags->jitconfig,
+                "encoded JIT config (prefer ACTIONS_RUNNER_INPUT_JITCONFIG)");
+  r->add_option("--work-folder", rflags->work_folder,
+                "where jobs run (default: a new temporary folder)");
+  r->add_option("--startup-delay-ms", rflags->startup_delay_ms,
+                "simulated runner start-up time (8200 on a MicroVM)");
+  r->add_option("--registration-delay-ms", rflags->registration_delay_ms,
+                "simulated session creation time (9000 on a MicroVM)");
+  r->add_option("--poll-interval-ms", rflags->poll_interval_ms, "how often to ask for the job")
+      ->capture_default_str();
+  r->callback([rflags, &ctx] { ctx.exit_code = RunRunner(*rflags, ctx); });
 }
 
 }  // namespace mvr::cli

@@ -1,0 +1,194 @@
+#include "emulate/github/control_api.h"
+
+#include <charconv>
+
+#include "emulate/github/model_json.h"
+#include "emulate/github/rest_api.h"
+
+namespace mvr::emulate::github {
+
+using http::HttpResponse;
+using http::PathParams;
+using http::ServerRequest;
+using nlohmann::json;
+
+namespace {
+
+std::optional<int64_t> ParseId(const std::string& text) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+HttpResponse NoContent() {
+  HttpResponse out;
+  out.status = 204;
+  return out;
+}
+
+Secret RunnerCredential(const ServerRequest& req) {
+  auto h = req.headers.Get("Authorization");
+  if (!h || h->rfind("Bearer ", 0) != 0) return Secret();
+  return Secret(h->substr(7));
+}
+
+HttpResponse BadBody(const std::string& what) {
+  return JsonResponse(400, ErrorJson("Problems parsing JSON: " + what));
+}
+
+}  // namespace
+
+void ControlApi::AddRoutes(http::Router& router) {
+  AddEmulatorRoutes(router);
+  AddRunnerRoutes(router);
+}
+
+HttpResponse ControlApi::QueueJob(const ServerRequest& req) {
+  json body = json::parse(req.body, nullptr, false);
+  if (!body.is_object()) return BadBody("the body must be a JSON object");
+  JobSpec spec;
+  try {
+    spec.repository = body.at("repository").get<std::string>();
+    spec.labels = body.at("labels").get<std::vector<std::string>>();
+    spec.steps = body.at("steps").get<std::vector<std::string>>();
+    spec.name = body.value("name", spec.name);
+    if (body.contains("env")) spec.env = body["env"].get<std::map<std::string, std::string>>();
+    if (body.contains("run_id")) spec.run_id = body["run_id"].get<int64_t>();
+    spec.run_attempt = body.value("run_attempt", 1);
+    if (body.contains("timeout_seconds")) {
+      spec.timeout = Duration(body["timeout_seconds"].get<int64_t>() * 1000);
+    }
+    spec.wait_for_environment = body.value("wait_for_environment", false);
+  } catch (const json::exception&) {
+    return BadBody(
+        "expected {\"repository\":\"OWNER/NAME\",\"labels\":[...],\"steps\":[\"cmd\",...]} with "
+        "optional name, env, run_id, run_attempt, timeout_seconds, wait_for_environment");
+  }
+  auto job = model_.QueueJob(spec);
+  if (!job.ok()) return ErrorResponse(job.status());
+  logger_.Info("job queued", {{"job_id", job->id}, {"repository", job->repository}});
+  return JsonResponse(201, JobDetailJson(*job, model_.options().base_url));
+}
+
+void ControlApi::AddEmulatorRoutes(http::Router& router) {
+  router.Add("POST", "/_emulator/jobs",
+             [this](const ServerRequest& r, const PathParams&) { return QueueJob(r); });
+  router.Add("GET", "/_emulator/jobs", [this](const ServerRequest&, const PathParams&) {
+    json list = json::array();
+    for (const auto& job : model_.ListAllJobs()) {
+      list.push_back(JobDetailJson(job, model_.options().base_url));
+    }
+    json j;
+    j["jobs"] = list;
+    return JsonResponse(200, j);
+  });
+  router.Add("GET", "/_emulator/jobs/{id}", [this](const ServerRequest&, const PathParams& p) {
+    auto id = ParseId(p.at("id"));
+    if (!id) return ErrorResponse(NotFound("job id must be a number"));
+    auto job = model_.GetJobById(*id);
+    if (!job.ok()) return ErrorResponse(job.status());
+    return JsonResponse(200, JobDetailJson(*job, model_.options().base_url));
+  });
+  for (const char* verb : {"cancel", "approve"}) {
+    const bool cancel = std::string(verb) == "cancel";
+    router.Add("POST", std::string("/_emulator/jobs/{id}/") + verb,
+               [this, cancel](const ServerRequest&, const PathParams& p) {
+                 auto id = ParseId(p.at("id"));
+                 if (!id) return ErrorResponse(NotFound("job id must be a number"));
+                 Status s = cancel ? model_.CancelJob(*id) : model_.ApproveJob(*id);
+                 if (!s.ok()) return ErrorResponse(s);
+                 auto job = model_.GetJobById(*id);
+                 if (!job.ok()) return ErrorResponse(job.status());
+                 return JsonResponse(200, JobDetailJson(*job, model_.options().base_url));
+               });
+  }
+  router.Add("GET", "/_emulator/runners", [this](const ServerRequest&, const PathParams&) {
+    json list = json::array();
+    for (const auto& r : model_.ListAllRunners()) {
+      json rj = RunnerJson(r);
+      rj["scope"] = r.scope.Name();
+      rj["job_id"] = r.job_id ? json(*r.job_id) : json(nullptr);
+      list.push_back(rj);
+    }
+    json j;
+    j["runners"] = list;
+    return JsonResponse(200, j);
+  });
+  router.Add("GET", "/_emulator/deliveries", [this](const ServerRequest&, const PathParams&) {
+    json list = json::array();
+    for (const auto& d : model_.ListDeliveries()) list.push_back(DeliveryJson(d));
+    json j;
+    j["deliveries"] = list;
+    return JsonResponse(200, j);
+  });
+  router.Add("POST", "/_emulator/deliveries/{guid}/redeliver",
+             [this](const ServerRequest&, const PathParams& p) {
+               Status s = model_.Redeliver(p.at("guid"));
+               if (!s.ok()) return ErrorResponse(s);
+               return JsonResponse(202, json::object());
+             });
+  router.Add("POST", "/_emulator/tick", [this](const ServerRequest&, const PathParams&) {
+    model_.Tick();
+    return NoContent();
+  });
+}
+
+void ControlApi::AddRunnerRoutes(http::Router& router) {
+  router.Add("POST", "/_runner/connect", [this](const ServerRequest& r, const PathParams&) {
+    auto session = model_.RunnerConnect(RunnerCredential(r));
+    if (!session.ok()) return ErrorResponse(session.status());
+    logger_.Info("runner connected",
+                 {{"runner_id", session->runner_id}, {"runner_name", session->runner_name}});
+    json j;
+    j["runner_id"] = session->runner_id;
+    j["runner_name"] = session->runner_name;
+    return JsonResponse(200, j);
+  });
+  router.Add("GET", "/_runner/job", [this](const ServerRequest& r, const PathParams&) {
+    auto job = model_.RunnerAcquireJob(RunnerCredential(r));
+    if (!job.ok()) return ErrorResponse(job.status());
+    if (!*job) return NoContent();
+    const JobAssignment& a = **job;
+    json j;
+    j["id"] = a.job_id;
+    j["run_id"] = a.run_id;
+    j["run_attempt"] = a.run_attempt;
+    j["name"] = a.name;
+    j["repository"] = a.repository;
+    j["workflow_name"] = a.workflow_name;
+    j["steps"] = a.steps;
+    j["env"] = a.env;
+    return JsonResponse(200, j);
+  });
+  router.Add("POST", "/_runner/jobs/{id}/steps/{number}",
+             [this](const ServerRequest& r, const PathParams& p) {
+               auto id = ParseId(p.at("id"));
+               auto number = ParseId(p.at("number"));
+               json body = json::parse(r.body, nullptr, false);
+               if (!id || !number || !body.is_object()) return BadBody("step report");
+               StepReport report;
+               report.number = static_cast<int>(*number);
+               report.status = body.value("status", "completed");
+               report.conclusion = body.value("conclusion", "");
+               report.exit_code = body.value("exit_code", 0);
+               report.stdout_text = body.value("stdout", "");
+               report.stderr_text = body.value("stderr", "");
+               Status s = model_.RunnerReportStep(RunnerCredential(r), *id, report);
+               if (!s.ok()) return ErrorResponse(s);
+               return NoContent();
+             });
+  router.Add(
+      "POST", "/_runner/jobs/{id}/complete", [this](const ServerRequest& r, const PathParams& p) {
+        auto id = ParseId(p.at("id"));
+        json body = json::parse(r.body, nullptr, false);
+        if (!id || !body.is_object()) return BadBody("completion report");
+        Status s = model_.RunnerCompleteJob(RunnerCredential(r), *id, body.value("conclusion", ""));
+        if (!s.ok()) return ErrorResponse(s);
+        logger_.Info("job completed",
+                     {{"job_id", *id}, {"conclusion", body.value("conclusion", "")}});
+        return NoContent();
+      });
+}
+
+}  // namespace mvr::emulate::github

@@ -1,0 +1,71 @@
+#include "emulate/github/emulator.h"
+
+#include "emulate/github/model_json.h"
+
+namespace mvr::emulate::github {
+
+GithubEmulator::GithubEmulator(EmulatorOptions options, Seam seam, http::HttpClient& client)
+    : options_(std::move(options)), seam_(seam), client_(client) {}
+
+Result<std::unique_ptr<GithubEmulator>> GithubEmulator::Create(EmulatorOptions options, Seam seam,
+                                                               http::HttpClient& client) {
+  if (options.model.repositories.empty()) {
+    return InvalidArgument("the emulator serves no repository; pass --repo OWNER/NAME");
+  }
+  for (const auto& r : options.model.repositories) {
+    size_t slash = r.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == r.size() ||
+        r.find('/', slash + 1) != std::string::npos) {
+      return InvalidArgument("repository \"" + r + "\" is not OWNER/NAME");
+    }
+  }
+  options.model.installation_id = options.auth.installation_id;
+  std::unique_ptr<GithubEmulator> e(new GithubEmulator(std::move(options), seam, client));
+  MVR_ASSIGN_OR_RETURN(e->auth_,
+                       Authenticator::Create(e->options_.auth, seam.clock, seam.secure_random));
+  if (!e->options_.webhook_url.empty()) {
+    e->sender_ =
+        std::make_unique<HttpWebhookSender>(e->options_.webhook_url, e->options_.faults, client,
+                                            seam.clock, seam.sleeper, seam.random, seam.logger);
+  }
+  e->model_ = std::make_unique<GithubModel>(e->options_.model, seam.clock, seam.random,
+                                            seam.secure_random, e->sender_.get());
+  e->rate_ = std::make_unique<RateLimiter>(e->options_.rate, seam.clock);
+  e->rest_ = std::make_unique<RestApi>(*e->model_, *e->auth_, *e->rate_, seam.logger);
+  e->control_ = std::make_unique<ControlApi>(*e->model_, seam.logger);
+  e->rest_->AddRoutes(e->router_);
+  e->control_->AddRoutes(e->router_);
+  e->router_.SetNotFound([](const http::ServerRequest&) {
+    return http::HttpResponse::Json(404, ErrorJson("Not Found").dump());
+  });
+  return e;
+}
+
+GithubEmulator::~GithubEmulator() { Stop(); }
+
+Result<std::string> GithubEmulator::Start(const std::string& host, int port) {
+  http::HttpServer::Options so;
+  so.threads = options_.server_threads;
+  so.max_body_bytes = 4 << 20;
+  server_ = std::make_unique<http::HttpServer>(router_.AsHandler(), so);
+  MVR_ASSIGN_OR_RETURN(int bound, server_->Start(host, port));
+  const bool v6 = host.find(':') != std::string::npos;
+  url_ = "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(bound);
+  model_->SetBaseUrl(url_);
+  ticker_ = std::thread([this] {
+    while (!stopping_.load()) {
+      model_->Tick();
+      seam_.sleeper.Sleep(options_.tick_interval);
+    }
+  });
+  return url_;
+}
+
+void GithubEmulator::Stop() {
+  if (server_) server_->Stop();
+  stopping_.store(true);
+  if (ticker_.joinable()) ticker_.join();
+  if (sender_) sender_->Stop();
+}
+
+}  // namespace mvr::emulate::github

@@ -1,0 +1,255 @@
+// GithubModel: repositories, JIT registration, runners and the scheduler. Jobs, the runner's
+// side and webhooks are in github_model_jobs.cpp.
+#include "emulate/github/github_model.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "base/encoding.h"
+#include "emulate/github/jit_config.h"
+
+namespace mvr::emulate::github {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool SameName(const std::string& a, const std::string& b) { return Lower(a) == Lower(b); }
+
+}  // namespace
+
+bool LabelsMatch(const std::vector<std::string>& job_labels,
+                 const std::vector<RunnerLabel>& runner_labels) {
+  for (const auto& want : job_labels) {
+    bool found = std::any_of(runner_labels.begin(), runner_labels.end(),
+                             [&](const RunnerLabel& l) { return SameName(l.name, want); });
+    if (!found) return false;
+  }
+  return true;
+}
+
+GithubModel::GithubModel(ModelOptions options, const Clock& clock, Random& random,
+                         Random& secure_random, WebhookSender* sender)
+    : options_(std::move(options)),
+      clock_(clock),
+      random_(random),
+      secure_random_(secure_random),
+      sender_(sender) {
+  int64_t next_owner_id = 9'000'001;
+  for (const auto& org : options_.organizations) org_ids_[Lower(org)] = next_owner_id++;
+  int64_t next_repo_id = 700'000'001;
+  for (const auto& full : options_.repositories) {
+    size_t slash = full.find('/');
+    Repository r;
+    r.id = next_repo_id++;
+    r.owner = full.substr(0, slash);
+    r.name = slash == std::string::npos ? "" : full.substr(slash + 1);
+    auto org = org_ids_.find(Lower(r.owner));
+    r.owner_is_org = org != org_ids_.end();
+    r.owner_id = r.owner_is_org ? org->second : next_owner_id++;
+    repos_.push_back(r);
+  }
+}
+
+void GithubModel::SetBaseUrl(std::string url) {
+  std::lock_guard<std::mutex> lock(mu_);
+  options_.base_url = std::move(url);
+}
+
+const Repository* GithubModel::FindRepoLocked(const std::string& owner,
+                                              const std::string& repo) const {
+  for (const auto& r : repos_) {
+    if (SameName(r.owner, owner) && SameName(r.name, repo)) return &r;
+  }
+  return nullptr;
+}
+
+Status GithubModel::CheckScopeLocked(const Scope& scope) const {
+  if (scope.kind == Scope::Kind::kRepository) {
+    if (!FindRepoLocked(scope.owner, scope.repo)) return NotFound("Not Found");
+  } else if (!org_ids_.count(Lower(scope.owner))) {
+    return NotFound("Not Found");
+  }
+  return Status::Ok();
+}
+
+Result<Repository> GithubModel::GetRepository(const std::string& owner,
+                                              const std::string& repo) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Repository* r = FindRepoLocked(owner, repo);
+  if (!r) return NotFound("Not Found");
+  return *r;
+}
+
+bool GithubModel::OnlineLocked(const RunnerState& r) const {
+  if (!r.runner.last_seen) return false;
+  // A runner running a job stays online: it is talking to the service through its job.
+  if (r.runner.busy) return true;
+  return clock_.Now() - *r.runner.last_seen <= options_.runner_offline_after;
+}
+
+Runner GithubModel::SnapshotLocked(const RunnerState& r) const {
+  Runner out = r.runner;
+  out.online = OnlineLocked(r);
+  return out;
+}
+
+Result<JitRegistration> GithubModel::GenerateJitConfig(const Scope& scope,
+                                                       const JitRequest& request) {
+  if (request.name.empty()) return InvalidArgument("Invalid input: name must not be empty.");
+  if (!request.runner_group_id) {
+    return InvalidArgument("Invalid input: object is missing required key: runner_group_id.");
+  }
+  if (request.labels.empty()) {
+    return InvalidArgument("Invalid input: labels must have at least 1 item.");
+  }
+  if (request.labels.size() > 100) {
+    return InvalidArgument("Invalid input: labels must have at most 100 items.");
+  }
+  for (const auto& l : request.labels) {
+    if (l.empty()) return InvalidArgument("Invalid input: a label must not be empty.");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  MVR_RETURN_IF_ERROR(CheckScopeLocked(scope));
+  if (*request.runner_group_id != 1) return NotFound("Not Found");
+  for (const auto& [id, r] : runners_) {
+    if (SameName(r.runner.scope.Name(), scope.Name()) && SameName(r.runner.name, request.name)) {
+      return Conflict("Already exists - A runner with the name " + request.name +
+                      " already exists.");
+    }
+  }
+  RunnerState state;
+  Runner& runner = state.runner;
+  runner.id = next_runner_id_++;
+  runner.name = request.name;
+  runner.scope = scope;
+  runner.group_id = *request.runner_group_id;
+  runner.work_folder = request.work_folder.empty() ? "_work" : request.work_folder;
+  runner.created_at = clock_.Now();
+  for (const char* fixed : {"self-hosted", runner.os.c_str(), options_.runner_arch.c_str()}) {
+    runner.labels.push_back(RunnerLabel{next_label_id_++, fixed, "read-only"});
+  }
+  for (const auto& l : request.labels) {
+    if (LabelsMatch({l}, runner.labels)) continue;  // already there
+    runner.labels.push_back(RunnerLabel{next_label_id_++, l, "custom"});
+  }
+  JitConfigContents contents;
+  contents.runner_id = runner.id;
+  contents.runner_name = runner.name;
+  contents.server_url = options_.base_url;
+  contents.github_url = options_.base_url + "/" + scope.Name();
+  contents.work_folder = runner.work_folder;
+  contents.credential = Secret("emurunner_" + secure_random_.Hex(24));
+  state.credential_hash = Sha256Hex(contents.credential.Reveal());
+  JitRegistration reg;
+  reg.runner = SnapshotLocked(state);
+  reg.encoded_jit_config = EncodeJitConfig(contents, secure_random_);
+  runners_[runner.id] = std::move(state);
+  return reg;
+}
+
+Result<std::vector<Runner>> GithubModel::ListRunners(const Scope& scope,
+                                                     const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  MVR_RETURN_IF_ERROR(CheckScopeLocked(scope));
+  std::vector<Runner> out;
+  for (const auto& [id, r] : runners_) {
+    if (!SameName(r.runner.scope.Name(), scope.Name()) || r.runner.scope.kind != scope.kind)
+      continue;
+    if (!name.empty() && !SameName(r.runner.name, name)) continue;
+    out.push_back(SnapshotLocked(r));
+  }
+  return out;
+}
+
+Result<Runner> GithubModel::GetRunner(const Scope& scope, int64_t runner_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  MVR_RETURN_IF_ERROR(CheckScopeLocked(scope));
+  auto it = runners_.find(runner_id);
+  if (it == runners_.end() || !SameName(it->second.runner.scope.Name(), scope.Name())) {
+    return NotFound("Not Found");
+  }
+  return SnapshotLocked(it->second);
+}
+
+Status GithubModel::DeleteRunner(const Scope& scope, int64_t runner_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MVR_RETURN_IF_ERROR(CheckScopeLocked(scope));
+  auto it = runners_.find(runner_id);
+  if (it == runners_.end() || !SameName(it->second.runner.scope.Name(), scope.Name())) {
+    return NotFound("Not Found");
+  }
+  if (it->second.runner.busy) {
+    return InvalidArgument("Bad request - Runner \"" + it->second.runner.name +
+                           "\" is still running a job\"");
+  }
+  runners_.erase(it);
+  return Status::Ok();
+}
+
+std::vector<Runner> GithubModel::ListAllRunners() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Runner> out;
+  for (const auto& [id, r] : runners_) out.push_back(SnapshotLocked(r));
+  return out;
+}
+
+bool GithubModel::RunnerServesLocked(const RunnerState& r, const Job& job) const {
+  const Scope& s = r.runner.scope;
+  size_t slash = job.repository.find('/');
+  std::string owner = job.repository.substr(0, slash);
+  std::string repo = job.repository.substr(slash + 1);
+  if (s.kind == Scope::Kind::kRepository) {
+    if (!SameName(s.owner, owner) || !SameName(s.repo, repo)) return false;
+  } else if (!SameName(s.owner, owner)) {
+    return false;
+  }
+  return LabelsMatch(job.labels, r.runner.labels);
+}
+
+void GithubModel::AssignLocked(Outbox& out) {
+  for (auto& [job_id, job] : jobs_) {
+    if (job.status != "queued") continue;
+    for (auto& [runner_id, r] : runners_) {
+      if (r.runner.busy || r.runner.job_id || !OnlineLocked(r) || !RunnerServesLocked(r, job)) {
+        continue;
+      }
+      r.runner.busy = true;
+      r.runner.job_id = job.id;
+      job.status = "in_progress";
+      job.started_at = clock_.Now();
+      job.runner_id = r.runner.id;
+      job.runner_name = r.runner.name;
+      job.runner_group_id = r.runner.group_id;
+      job.runner_group_name = "Default";
+      job.timeline.push_back(TimelineEntry{clock_.Now(), "assigned", r.runner.name});
+      EmitLocked(job, "in_progress", out);
+      break;
+    }
+  }
+}
+
+void GithubModel::Tick() {
+  Outbox out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const TimePoint now = clock_.Now();
+    for (auto& [id, job] : jobs_) {
+      if (job.status == "queued" && now - job.created_at >= options_.queue_timeout) {
+        job.timeline.push_back(TimelineEntry{now, "queue_timeout", ""});
+        CompleteLocked(job, "cancelled", out);
+      } else if (job.status == "in_progress" && job.timeout && job.started_at &&
+                 now - *job.started_at >= *job.timeout) {
+        job.timeline.push_back(TimelineEntry{now, "timed_out", ""});
+        CompleteLocked(job, "cancelled", out);
+      }
+    }
+    AssignLocked(out);
+  }
+  Dispatch(std::move(out));
+}
+
+}  // namespace mvr::emulate::github

@@ -1,0 +1,147 @@
+// GithubModel: the GitHub emulator's state machine - repositories, JIT runners, jobs, the
+// scheduler that hands queued jobs to idle online runners, and workflow_job webhooks. Pure: it
+// reads time only from the Clock, draws only from the injected Random sources, and sends webhooks
+// only through the WebhookSender, so the simulation can drive it in virtual time. The HTTP layer
+// (rest_api.h, control_api.h) calls one method per operation.
+// Thread-safety: every method is safe from many threads; one mutex guards the state and is never
+// held while the WebhookSender runs.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/random.h"
+#include "base/secret.h"
+#include "base/status.h"
+#include "emulate/github/model_types.h"
+#include "emulate/github/webhook.h"
+
+namespace mvr::emulate::github {
+
+struct ModelOptions {
+  std::vector<std::string> repositories;      // "owner/name"
+  std::vector<std::string> organizations;     // orgs whose runners serve their repositories
+  std::string base_url = "http://127.0.0.1";  // where runners reach the emulator
+  Secret webhook_secret;
+  int64_t installation_id = 1;
+  Duration queue_timeout{24LL * 3600 * 1000};  // GitHub cancels jobs queued this long
+  Duration runner_offline_after{60'000};       // idle runner silent this long shows offline
+  std::string runner_arch = "X64";
+};
+
+struct JitRequest {
+  std::string name;
+  std::optional<int64_t> runner_group_id;
+  std::vector<std::string> labels;
+  std::string work_folder = "_work";
+};
+
+struct JitRegistration {
+  Runner runner;
+  Secret encoded_jit_config;
+};
+
+struct RunnerSession {
+  int64_t runner_id = 0;
+  std::string runner_name;
+};
+
+class GithubModel {
+ public:
+  // `random` draws delivery GUIDs; `secure_random` draws runner credentials and JIT key material.
+  // `sender` may be null (deliveries are then recorded as not_configured).
+  GithubModel(ModelOptions options, const Clock& clock, Random& random, Random& secure_random,
+              WebhookSender* sender);
+
+  void SetBaseUrl(std::string url);
+  const ModelOptions& options() const { return options_; }
+
+  // --- REST operations (errors: NotFound 404, Conflict 409, InvalidArgument 422) ---
+  Result<Repository> GetRepository(const std::string& owner, const std::string& repo) const;
+  Result<JitRegistration> GenerateJitConfig(const Scope& scope, const JitRequest& request);
+  // Runners of a scope, oldest first, optionally only those named `name`.
+  Result<std::vector<Runner>> ListRunners(const Scope& scope, const std::string& name) const;
+  Result<Runner> GetRunner(const Scope& scope, int64_t runner_id) const;
+  // InvalidArgument while the runner is running a job, as GitHub answers 422.
+  Status DeleteRunner(const Scope& scope, int64_t runner_id);
+  Result<Job> GetJob(const std::string& owner, const std::string& repo, int64_t job_id) const;
+  // Jobs of one repository, optionally of one run and/or one status.
+  Result<std::vector<Job>> ListJobs(const std::string& owner, const std::string& repo,
+                                    std::optional<int64_t> run_id, const std::string& status) const;
+
+  // --- control API ---
+  Result<Job> QueueJob(const JobSpec& spec);
+  Status ApproveJob(int64_t job_id);  // a waiting job becomes queued
+  Status CancelJob(int64_t job_id);
+  Result<Job> GetJobById(int64_t job_id) const;
+  std::vector<Job> ListAllJobs() const;
+  std::vector<Runner> ListAllRunners() const;
+  std::vector<Delivery> ListDeliveries() const;
+  // Sends a recorded delivery again, same GUID and bytes (GitHub's "Redeliver").
+  Status Redeliver(const std::string& guid);
+
+  // --- the runner's side (authenticated by the credential in its JIT config) ---
+  Result<RunnerSession> RunnerConnect(const Secret& credential);
+  // The runner's job once one is assigned, nullopt while it waits. Counts as a heartbeat.
+  Result<std::optional<JobAssignment>> RunnerAcquireJob(const Secret& credential);
+  // Conflict when the job has ended meanwhile (cancelled, timed out): the runner should stop.
+  Status RunnerReportStep(const Secret& credential, int64_t job_id, const StepReport& report);
+  // Completes the job; the single-use runner is then removed and its credential dies.
+  Status RunnerCompleteJob(const Secret& credential, int64_t job_id, const std::string& conclusion);
+
+  // Scheduler step: cancels jobs queued past the limit or running past their timeout, then hands
+  // queued jobs to idle online runners whose labels match.
+  void Tick();
+
+ private:
+  struct RunnerState {
+    Runner runner;
+    std::string credential_hash;  // SHA-256 hex of the credential
+  };
+  using Outbox = std::vector<Delivery>;
+
+  // REQUIRES: mu_ held, for all *Locked helpers.
+  const Repository* FindRepoLocked(const std::string& owner, const std::string& repo) const;
+  Status CheckScopeLocked(const Scope& scope) const;
+  RunnerState* FindRunnerByCredentialLocked(const Secret& credential);
+  Runner SnapshotLocked(const RunnerState& r) const;
+  bool OnlineLocked(const RunnerState& r) const;
+  bool RunnerServesLocked(const RunnerState& r, const Job& job) const;
+  void AssignLocked(Outbox& out);
+  void CompleteLocked(Job& job, const std::string& conclusion, Outbox& out);
+  void EmitLocked(const Job& job, const std::string& action, Outbox& out);
+  std::string PayloadLocked(const Job& job, const std::string& action) const;
+  void Dispatch(Outbox out);
+  void RecordOutcome(const std::string& guid, const DeliveryOutcome& outcome);
+
+  ModelOptions options_;
+  const Clock& clock_;
+  Random& random_;
+  Random& secure_random_;
+  WebhookSender* sender_;
+
+  mutable std::mutex mu_;
+  std::vector<Repository> repos_;
+  std::map<std::string, int64_t> org_ids_;
+  std::map<int64_t, RunnerState> runners_;
+  std::map<int64_t, Job> jobs_;
+  std::vector<Delivery> deliveries_;
+  // Credentials of runners removed after their job, so that a late report gets Conflict
+  // ("the job has ended") rather than Unauthorized.
+  std::map<std::string, int64_t> retired_credentials_;
+  int64_t next_runner_id_ = 1;
+  int64_t next_job_id_ = 10'000'001;
+  int64_t next_run_id_ = 5'000'001;
+  int64_t next_label_id_ = 1;
+};
+
+// Case-insensitive: every job label must be one of the runner's labels.
+bool LabelsMatch(const std::vector<std::string>& job_labels,
+                 const std::vector<RunnerLabel>& runner_labels);
+
+}  // namespace mvr::emulate::github

@@ -1,0 +1,358 @@
+// GithubModel: jobs, the runner's side of the protocol and workflow_job webhooks.
+#include <nlohmann/json.hpp>
+
+#include "base/encoding.h"
+#include "emulate/github/github_model.h"
+#include "emulate/github/model_json.h"
+
+namespace mvr::emulate::github {
+
+using nlohmann::json;
+
+Result<Job> GithubModel::QueueJob(const JobSpec& spec) {
+  size_t slash = spec.repository.find('/');
+  if (slash == std::string::npos) {
+    return InvalidArgument("repository must be OWNER/NAME, got \"" + spec.repository + "\"");
+  }
+  if (spec.labels.empty()) return InvalidArgument("labels must name at least one runner label");
+  if (spec.steps.empty()) return InvalidArgument("steps must hold at least one shell command");
+  Outbox out;
+  Job copy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Repository* repo =
+        FindRepoLocked(spec.repository.substr(0, slash), spec.repository.substr(slash + 1));
+    if (!repo) {
+      return NotFound("repository " + spec.repository +
+                      " is not served by this emulator; start it with --repo " + spec.repository);
+    }
+    Job job;
+    job.id = next_job_id_++;
+    job.run_id = spec.run_id ? *spec.run_id : next_run_id_++;
+    job.run_attempt = spec.run_attempt;
+    job.repository_id = repo->id;
+    job.repository = repo->FullName();
+    job.name = spec.name;
+    job.head_sha = random_.Hex(20);
+    job.labels = spec.labels;
+    job.env = spec.env;
+    job.timeout = spec.timeout;
+    job.created_at = clock_.Now();
+    int n = 1;
+    for (const auto& command : spec.steps) {
+      JobStep step;
+      step.number = n++;
+      step.name = "Run " + command.substr(0, 60);
+      step.command = command;
+      job.steps.push_back(step);
+    }
+    job.status = spec.wait_for_environment ? "waiting" : "queued";
+    job.timeline.push_back(TimelineEntry{job.created_at, job.status, ""});
+    auto [it, inserted] = jobs_.emplace(job.id, std::move(job));
+    EmitLocked(it->second, it->second.status, out);
+    AssignLocked(out);
+    copy = it->second;
+  }
+  Dispatch(std::move(out));
+  return copy;
+}
+
+Status GithubModel::ApproveJob(int64_t job_id) {
+  Outbox out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return NotFound("no job " + std::to_string(job_id));
+    Job& job = it->second;
+    if (job.status != "waiting") {
+      return Conflict("job " + std::to_string(job_id) + " is " + job.status + ", not waiting");
+    }
+    job.status = "queued";
+    job.timeline.push_back(TimelineEntry{clock_.Now(), "queued", "approved"});
+    EmitLocked(job, "queued", out);
+    AssignLocked(out);
+  }
+  Dispatch(std::move(out));
+  return Status::Ok();
+}
+
+Status GithubModel::CancelJob(int64_t job_id) {
+  Outbox out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return NotFound("no job " + std::to_string(job_id));
+    Job& job = it->second;
+    if (job.status == "completed") {
+      return Conflict("job " + std::to_string(job_id) + " has already completed");
+    }
+    job.timeline.push_back(TimelineEntry{clock_.Now(), "cancel_requested", ""});
+    CompleteLocked(job, "cancelled", out);
+  }
+  Dispatch(std::move(out));
+  return Status::Ok();
+}
+
+void GithubModel::CompleteLocked(Job& job, const std::string& conclusion, Outbox& out) {
+  const TimePoint now = clock_.Now();
+  job.status = "completed";
+  job.conclusion = conclusion;
+  job.completed_at = now;
+  for (auto& step : job.steps) {
+    if (step.status == "completed") continue;
+    step.status = "completed";
+    step.conclusion = conclusion == "cancelled" ? "cancelled" : "skipped";
+    if (!step.completed_at) step.completed_at = now;
+  }
+  job.timeline.push_back(TimelineEntry{now, "completed", conclusion});
+  if (job.runner_id) {
+    auto r = runners_.find(*job.runner_id);
+    if (r != runners_.end() && r->second.runner.job_id == job.id) {
+      // A JIT runner takes one job and is then removed.
+      retired_credentials_[r->second.credential_hash] = job.id;
+      runners_.erase(r);
+    }
+  }
+  EmitLocked(job, "completed", out);
+}
+
+Result<Job> GithubModel::GetJob(const std::string& owner, const std::string& repo,
+                                int64_t job_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Repository* r = FindRepoLocked(owner, repo);
+  auto it = jobs_.find(job_id);
+  if (!r || it == jobs_.end() || it->second.repository_id != r->id) return NotFound("Not Found");
+  return it->second;
+}
+
+Result<std::vector<Job>> GithubModel::ListJobs(const std::string& owner, const std::string& repo,
+                                               std::optional<int64_t> run_id,
+                                               const std::string& status) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Repository* r = FindRepoLocked(owner, repo);
+  if (!r) return NotFound("Not Found");
+  std::vector<Job> out;
+  for (const auto& [id, job] : jobs_) {
+    if (job.repository_id != r->id) continue;
+    if (run_id && job.run_id != *run_id) continue;
+    if (!status.empty() && job.status != status) continue;
+    out.push_back(job);
+  }
+  return out;
+}
+
+Result<Job> GithubModel::GetJobById(int64_t job_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return NotFound("no job " + std::to_string(job_id));
+  return it->second;
+}
+
+std::vector<Job> GithubModel::ListAllJobs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Job> out;
+  for (const auto& [id, job] : jobs_) out.push_back(job);
+  return out;
+}
+
+GithubModel::RunnerState* GithubModel::FindRunnerByCredentialLocked(const Secret& credential) {
+  const std::string hash = Sha256Hex(credential.Reveal());
+  for (auto& [id, r] : runners_) {
+    if (ConstantTimeEquals(r.credential_hash, hash)) return &r;
+  }
+  return nullptr;
+}
+
+Result<RunnerSession> GithubModel::RunnerConnect(const Secret& credential) {
+  Outbox out;
+  RunnerSession session;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RunnerState* r = FindRunnerByCredentialLocked(credential);
+    if (!r)
+      return Unauthorized(
+          "runner credential is not valid (the runner was removed or its job ended)");
+    r->runner.last_seen = clock_.Now();
+    session.runner_id = r->runner.id;
+    session.runner_name = r->runner.name;
+    AssignLocked(out);
+  }
+  Dispatch(std::move(out));
+  return session;
+}
+
+Result<std::optional<JobAssignment>> GithubModel::RunnerAcquireJob(const Secret& credential) {
+  Outbox out;
+  std::optional<JobAssignment> assignment;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RunnerState* r = FindRunnerByCredentialLocked(credential);
+    if (!r) {
+      if (retired_credentials_.count(Sha256Hex(credential.Reveal()))) {
+        return Conflict("the runner's job has ended");
+      }
+      return Unauthorized("runner credential is not valid (the runner was removed)");
+    }
+    r->runner.last_seen = clock_.Now();
+    AssignLocked(out);
+    if (r->runner.job_id) {
+      const Job& job = jobs_.at(*r->runner.job_id);
+      JobAssignment a;
+      a.job_id = job.id;
+      a.run_id = job.run_id;
+      a.run_attempt = job.run_attempt;
+      a.name = job.name;
+      a.repository = job.repository;
+      a.workflow_name = job.workflow_name;
+      for (const auto& s : job.steps) a.steps.push_back(s.command);
+      a.env = job.env;
+      assignment = a;
+    }
+  }
+  Dispatch(std::move(out));
+  return assignment;
+}
+
+Status GithubModel::RunnerReportStep(const Secret& credential, int64_t job_id,
+                                     const StepReport& report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RunnerState* r = FindRunnerByCredentialLocked(credential);
+  if (!r) {
+    if (retired_credentials_.count(Sha256Hex(credential.Reveal()))) {
+      return Conflict("the job has ended (cancelled or timed out); stop running it");
+    }
+    return Unauthorized("runner credential is not valid");
+  }
+  if (r->runner.job_id != job_id)
+    return NotFound("job " + std::to_string(job_id) + " is not this runner's");
+  Job& job = jobs_.at(job_id);
+  if (report.number < 1 || report.number > static_cast<int>(job.steps.size())) {
+    return InvalidArgument("step number " + std::to_string(report.number) + " is out of range");
+  }
+  r->runner.last_seen = clock_.Now();
+  JobStep& step = job.steps[report.number - 1];
+  const TimePoint now = clock_.Now();
+  step.status = report.status;
+  if (report.status == "in_progress") {
+    step.started_at = now;
+    job.timeline.push_back(TimelineEntry{now, "step_started", std::to_string(report.number)});
+  } else {
+    if (!step.started_at) step.started_at = now;
+    step.completed_at = now;
+    step.conclusion = report.conclusion;
+    step.exit_code = report.exit_code;
+    step.stdout_text = report.stdout_text;
+    step.stderr_text = report.stderr_text;
+    job.timeline.push_back(TimelineEntry{now, "step_completed",
+                                         std::to_string(report.number) + " " + report.conclusion});
+  }
+  return Status::Ok();
+}
+
+Status GithubModel::RunnerCompleteJob(const Secret& credential, int64_t job_id,
+                                      const std::string& conclusion) {
+  if (conclusion != "success" && conclusion != "failure" && conclusion != "cancelled") {
+    return InvalidArgument("conclusion must be success, failure or cancelled");
+  }
+  Outbox out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RunnerState* r = FindRunnerByCredentialLocked(credential);
+    if (!r) {
+      if (retired_credentials_.count(Sha256Hex(credential.Reveal()))) {
+        return Conflict("the job has already ended");
+      }
+      return Unauthorized("runner credential is not valid");
+    }
+    if (r->runner.job_id != job_id)
+      return NotFound("job " + std::to_string(job_id) + " is not this runner's");
+    CompleteLocked(jobs_.at(job_id), conclusion, out);
+  }
+  Dispatch(std::move(out));
+  return Status::Ok();
+}
+
+std::string GithubModel::PayloadLocked(const Job& job, const std::string& action) const {
+  json p;
+  p["action"] = action;
+  p["workflow_job"] = JobJson(job, options_.base_url);
+  for (const auto& repo : repos_) {
+    if (repo.id != job.repository_id) continue;
+    p["repository"] = RepositoryJson(repo, options_.base_url);
+    if (repo.owner_is_org) {
+      json org;
+      org["login"] = repo.owner;
+      org["id"] = repo.owner_id;
+      p["organization"] = org;
+    }
+  }
+  p["installation"]["id"] = options_.installation_id;
+  p["installation"]["node_id"] = "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u";
+  p["sender"]["login"] = "mvr-emulator";
+  p["sender"]["id"] = 1;
+  p["sender"]["type"] = "User";
+  return p.dump();
+}
+
+void GithubModel::EmitLocked(const Job& job, const std::string& action, Outbox& out) {
+  Delivery d;
+  std::string h = random_.Hex(16);
+  d.guid = h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
+           "-" + h.substr(20);
+  d.action = action;
+  d.job_id = job.id;
+  d.payload = PayloadLocked(job, action);
+  d.headers = DeliveryHeaders(d.guid, d.event, options_.webhook_secret, d.payload, 1,
+                              options_.installation_id);
+  d.created_at = clock_.Now();
+  if (!sender_) d.outcome = "not_configured";
+  deliveries_.push_back(d);
+  out.push_back(std::move(d));
+}
+
+void GithubModel::Dispatch(Outbox out) {
+  if (!sender_) return;
+  for (const auto& d : out) {
+    std::string guid = d.guid;
+    sender_->Send(d, [this, guid](const DeliveryOutcome& o) { RecordOutcome(guid, o); });
+  }
+}
+
+void GithubModel::RecordOutcome(const std::string& guid, const DeliveryOutcome& o) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& d : deliveries_) {
+    if (d.guid != guid) continue;
+    d.copies_sent += o.copies_sent;
+    if (o.lost) {
+      if (d.outcome == "pending") d.outcome = "lost";
+      continue;
+    }
+    d.response_status = o.status;
+    d.delivered_at = clock_.Now();
+    d.outcome = o.status >= 200 && o.status < 300 ? "delivered" : "failed";
+  }
+}
+
+std::vector<Delivery> GithubModel::ListDeliveries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return deliveries_;
+}
+
+Status GithubModel::Redeliver(const std::string& guid) {
+  Outbox out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& d : deliveries_) {
+      if (d.guid == guid) out.push_back(d);
+    }
+    if (out.empty()) return NotFound("no delivery " + guid);
+    for (auto& d : out) d.redelivery = true;
+  }
+  if (!sender_) return Status::Ok();
+  for (const auto& d : out) {
+    sender_->Send(d, [this, guid](const DeliveryOutcome& o) { RecordOutcome(guid, o); });
+  }
+  return Status::Ok();
+}
+
+}  // namespace mvr::emulate::github

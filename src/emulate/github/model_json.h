@@ -1,0 +1,23 @@
+// JSON renderings of the model's values in the shapes GitHub's REST API and webhooks use.
+// Thread-safety: stateless functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "emulate/github/model_types.h"
+
+namespace mvr::emulate::github {
+
+// GitHub's error body: {"message": ..., "documentation_url": ...}.
+nlohmann::json ErrorJson(const std::string& message, const std::string& doc_path = "/rest");
+nlohmann::json RepositoryJson(const Repository& repo, const std::string& base_url);
+nlohmann::json RunnerJson(const Runner& runner);
+// The job as GET /repos/{o}/{r}/actions/jobs/{id} and workflow_job payloads show it.
+nlohmann::json JobJson(const Job& job, const std::string& base_url);
+// JobJson plus the emulator's extras: per-step command, exit code and output, and the timeline.
+nlohmann::json JobDetailJson(const Job& job, const std::string& base_url);
+nlohmann::json DeliveryJson(const Delivery& delivery);
+// RFC 3339 or null.
+nlohmann::json TimeOrNull(const std::optional<TimePoint>& t);
+
+}  // namespace mvr::emulate::github

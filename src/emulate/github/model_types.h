@@ -1,0 +1,169 @@
+// The values the GitHub emulator's model keeps: repositories, runners, jobs and webhook
+// deliveries, shaped after what GitHub's REST API shows. Plain data; the model (github_model.h)
+// owns every instance and hands out copies.
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "http/types.h"
+
+namespace mvr::emulate::github {
+
+// Where a runner is registered: one repository or a whole organisation.
+struct Scope {
+  enum class Kind { kRepository, kOrganization };
+  Kind kind = Kind::kRepository;
+  std::string owner;  // the organisation for kOrganization
+  std::string repo;   // empty for kOrganization
+
+  static Scope Repo(std::string owner, std::string repo) {
+    Scope s;
+    s.owner = std::move(owner);
+    s.repo = std::move(repo);
+    return s;
+  }
+  static Scope Org(std::string org) {
+    Scope s;
+    s.kind = Kind::kOrganization;
+    s.owner = std::move(org);
+    return s;
+  }
+  // "owner/repo" or "org".
+  std::string Name() const { return kind == Kind::kRepository ? owner + "/" + repo : owner; }
+};
+
+struct Repository {
+  int64_t id = 0;
+  std::string owner;
+  std::string name;
+  int64_t owner_id = 0;
+  bool owner_is_org = false;
+  std::string FullName() const { return owner + "/" + name; }
+};
+
+struct RunnerLabel {
+  int64_t id = 0;
+  std::string name;
+  std::string type;  // "read-only" (given by the runner) or "custom"
+};
+
+struct Runner {
+  int64_t id = 0;
+  std::string name;
+  Scope scope;
+  int64_t group_id = 1;
+  std::vector<RunnerLabel> labels;
+  std::string os = "Linux";
+  std::string work_folder = "_work";
+  bool ephemeral = true;
+  bool busy = false;
+  bool online = false;  // derived from last_seen when copied out of the model
+  TimePoint created_at;
+  std::optional<TimePoint> last_seen;  // last contact from the runner process
+  std::optional<int64_t> job_id;       // the job it was given, if any
+};
+
+// One shell command of a job, with what the runner reported about it.
+struct JobStep {
+  int number = 0;
+  std::string name;
+  std::string command;
+  std::string status = "queued";  // queued, in_progress, completed
+  std::string conclusion;         // success, failure, skipped, cancelled ("" while running)
+  std::optional<TimePoint> started_at;
+  std::optional<TimePoint> completed_at;
+  int exit_code = 0;
+  std::string stdout_text;
+  std::string stderr_text;
+};
+
+struct TimelineEntry {
+  TimePoint at;
+  std::string event;  // queued, assigned, step_started, ...
+  std::string detail;
+};
+
+struct Job {
+  int64_t id = 0;
+  int64_t run_id = 0;
+  int run_attempt = 1;
+  int64_t repository_id = 0;
+  std::string repository;  // owner/name
+  std::string name;
+  std::string workflow_name = "CI";
+  std::string head_branch = "main";
+  std::string head_sha;
+  std::vector<std::string> labels;
+  std::map<std::string, std::string> env;
+  std::string status = "queued";  // waiting, queued, in_progress, completed
+  std::string conclusion;         // "" until completed
+  std::optional<int64_t> runner_id;
+  std::string runner_name;
+  std::optional<int64_t> runner_group_id;
+  std::string runner_group_name;
+  TimePoint created_at;
+  std::optional<TimePoint> started_at;
+  std::optional<TimePoint> completed_at;
+  std::optional<Duration> timeout;  // execution limit once in progress
+  std::vector<JobStep> steps;
+  std::vector<TimelineEntry> timeline;
+};
+
+// One webhook delivery, as the emulator's deliveries log shows it.
+struct Delivery {
+  std::string guid;
+  std::string event = "workflow_job";
+  std::string action;
+  int64_t job_id = 0;
+  std::string payload;  // the exact bytes sent
+  http::Headers headers;
+  TimePoint created_at;
+  std::optional<TimePoint> delivered_at;
+  int response_status = 0;
+  std::string outcome = "pending";  // pending, delivered, failed, lost, not_configured
+  int copies_sent = 0;
+  bool redelivery = false;
+};
+
+// What the control API asks for when it queues a job.
+struct JobSpec {
+  std::string repository;  // owner/name
+  std::vector<std::string> labels;
+  std::vector<std::string> steps;  // shell commands
+  std::string name = "build";
+  std::map<std::string, std::string> env;
+  std::optional<int64_t> run_id;
+  int run_attempt = 1;
+  std::optional<Duration> timeout;
+  bool wait_for_environment = false;  // starts "waiting" until approved
+};
+
+// What a runner receives when it is given a job.
+struct JobAssignment {
+  int64_t job_id = 0;
+  int64_t run_id = 0;
+  int run_attempt = 1;
+  std::string name;
+  std::string repository;
+  std::string workflow_name;
+  std::vector<std::string> steps;
+  std::map<std::string, std::string> env;
+};
+
+// What a runner reports about one step.
+struct StepReport {
+  int number = 0;
+  std::string status;  // in_progress or completed
+  std::string conclusion;
+  int exit_code = 0;
+  std::string stdout_text;
+  std::string stderr_text;
+};
+
+}  // namespace mvr::emulate::github

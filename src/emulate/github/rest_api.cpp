@@ -1,0 +1,370 @@
+#include "emulate/github/rest_api.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "base/time_format.h"
+#include "emulate/github/model_json.h"
+
+namespace mvr::emulate::github {
+
+using http::HttpResponse;
+using http::PathParams;
+using http::ServerRequest;
+using nlohmann::json;
+
+namespace {
+
+std::optional<int64_t> ParseId(const std::string& text) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+int IntParam(const ServerRequest& req, const char* name, int fallback, int lo, int hi) {
+  auto v = req.Param(name);
+  if (!v) return fallback;
+  auto n = ParseId(*v);
+  if (!n) return fallback;
+  return static_cast<int>(std::clamp<int64_t>(*n, lo, hi));
+}
+
+Scope RepoScope(const PathParams& p) { return Scope::Repo(p.at("owner"), p.at("repo")); }
+Scope OrgScope(const PathParams& p) { return Scope::Org(p.at("org")); }
+
+}  // namespace
+
+HttpResponse JsonResponse(int status, const json& body) {
+  return HttpResponse::Json(status, body.dump());
+}
+
+HttpResponse ErrorResponse(const Status& status) {
+  int code = 500;
+  switch (status.code()) {
+    case Code::kNotFound:
+      code = 404;
+      break;
+    case Code::kConflict:
+      code = 409;
+      break;
+    case Code::kInvalidArgument:
+      code = 422;
+      break;
+    case Code::kUnauthorized:
+      code = 401;
+      break;
+    case Code::kThrottled:
+      code = 403;
+      break;
+    case Code::kQuotaExceeded:
+      code = 403;
+      break;
+    default:
+      code = 500;
+      break;
+  }
+  return JsonResponse(code, ErrorJson(status.message()));
+}
+
+http::RouteHandler RestApi::Guard(AuthKind kind, bool mutating, Inner inner) {
+  return [this, kind, mutating, inner = std::move(inner)](const ServerRequest& req,
+                                                          const PathParams& params) {
+    auto header = req.headers.Get("Authorization");
+    Result<Identity> who =
+        kind == AuthKind::kApp ? auth_.AuthenticateApp(header) : auth_.AuthenticateToken(header);
+    if (!who.ok()) {
+      logger_.Info("github request refused", {{"method", req.method},
+                                              {"path", req.path},
+                                              {"status", 401},
+                                              {"reason", who.status().message()}});
+      return JsonResponse(401, ErrorJson(who.status().message()));
+    }
+    RateState rs = rate_.Charge(who->bucket, mutating);
+    HttpResponse out;
+    if (rs.primary_exceeded) {
+      std::string message = who->kind == "installation"
+                                ? "API rate limit exceeded for installation ID " +
+                                      std::to_string(auth_.installation_id()) + "."
+                                : "API rate limit exceeded for user ID 1.";
+      out = JsonResponse(403, ErrorJson(message, "/rest/overview/rate-limits-for-the-rest-api"));
+    } else if (rs.secondary_exceeded) {
+      out = JsonResponse(
+          429,
+          ErrorJson("You have exceeded a secondary rate limit. Please wait a "
+                    "few minutes before you try again.",
+                    "/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"));
+      out.headers.Set("Retry-After", std::to_string(rs.retry_after_seconds));
+    } else {
+      out = inner(req, params);
+    }
+    out.headers.Set("X-RateLimit-Limit", std::to_string(rs.limit));
+    out.headers.Set("X-RateLimit-Remaining", std::to_string(rs.remaining));
+    out.headers.Set("X-RateLimit-Reset", std::to_string(rs.reset_epoch_seconds));
+    out.headers.Set("X-RateLimit-Used", std::to_string(rs.used));
+    out.headers.Set("X-RateLimit-Resource", "core");
+    out.headers.Set("X-GitHub-Api-Version-Selected", "2022-11-28");
+    logger_.Debug("github request", {{"method", req.method},
+                                     {"path", req.path},
+                                     {"status", out.status},
+                                     {"caller", who->kind}});
+    return out;
+  };
+}
+
+void RestApi::AddRoutes(http::Router& router) {
+  const bool kRead = false;
+  const bool kWrite = true;
+  router.Add("GET", "/repos/{owner}/{repo}",
+             Guard(AuthKind::kToken, kRead, [this](const ServerRequest&, const PathParams& p) {
+               auto repo = model_.GetRepository(p.at("owner"), p.at("repo"));
+               if (!repo.ok()) return ErrorResponse(repo.status());
+               return JsonResponse(200, RepositoryJson(*repo, model_.options().base_url));
+             }));
+  router.Add("GET", "/repos/{owner}/{repo}/installation",
+             Guard(AuthKind::kApp, kRead, [this](const ServerRequest&, const PathParams& p) {
+               auto repo = model_.GetRepository(p.at("owner"), p.at("repo"));
+               if (!repo.ok()) return ErrorResponse(repo.status());
+               json j;
+               j["id"] = auth_.installation_id();
+               j["account"]["login"] = repo->owner;
+               j["account"]["id"] = repo->owner_id;
+               j["repository_selection"] = "all";
+               return JsonResponse(200, j);
+             }));
+  router.Add("POST", "/app/installations/{id}/access_tokens",
+             Guard(AuthKind::kApp, kWrite, [this](const ServerRequest&, const PathParams& p) {
+               auto id = ParseId(p.at("id"));
+               if (!id) return ErrorResponse(NotFound("Not Found"));
+               auto token = auth_.CreateInstallationToken(*id);
+               if (!token.ok()) return ErrorResponse(token.status());
+               json j;
+               j["token"] = token->token.Reveal();
+               j["expires_at"] = FormatRfc3339(token->expires_at);
+               j["permissions"]["administration"] = "write";
+               j["permissions"]["organization_self_hosted_runners"] = "write";
+               j["permissions"]["actions"] = "read";
+               j["repository_selection"] = "all";
+               return JsonResponse(201, j);
+             }));
+  router.Add("GET", "/rate_limit", [this](const ServerRequest& req, const PathParams&) {
+    auto who = auth_.AuthenticateToken(req.headers.Get("Authorization"));
+    if (!who.ok()) return JsonResponse(401, ErrorJson(who.status().message()));
+    RateState rs = rate_.Peek(who->bucket);
+    json core;
+    core["limit"] = rs.limit;
+    core["remaining"] = rs.remaining;
+    core["used"] = rs.used;
+    core["reset"] = rs.reset_epoch_seconds;
+    json j;
+    j["resources"]["core"] = core;
+    j["rate"] = core;
+    return JsonResponse(200, j);
+  });
+
+  for (const char* prefix : {"/repos/{owner}/{repo}", "/orgs/{org}"}) {
+    const bool org = std::string(prefix) == "/orgs/{org}";
+    auto scope_of = [org](const PathParams& p) { return org ? OrgScope(p) : RepoScope(p); };
+    const std::string base = std::string(prefix) + "/actions/runners";
+    router.Add("POST", base + "/generate-jitconfig",
+               Guard(AuthKind::kToken, kWrite,
+                     [this, scope_of](const ServerRequest& r, const PathParams& p) {
+                       return GenerateJit(scope_of(p), r);
+                     }));
+    router.Add("POST", base + "/registration-token",
+               Guard(AuthKind::kToken, kWrite,
+                     [this, scope_of](const ServerRequest&, const PathParams& p) {
+                       auto runners = model_.ListRunners(scope_of(p), "");
+                       if (!runners.ok()) return ErrorResponse(runners.status());
+                       InstallationToken t = auth_.CreateRegistrationToken();
+                       json j;
+                       j["token"] = t.token.Reveal();
+                       j["expires_at"] = FormatRfc3339(t.expires_at);
+                       return JsonResponse(201, j);
+                     }));
+    router.Add("GET", base,
+               Guard(AuthKind::kToken, kRead,
+                     [this, scope_of](const ServerRequest& r, const PathParams& p) {
+                       return ListRunners(scope_of(p), r);
+                     }));
+    router.Add(
+        "GET", base + "/{id}",
+        Guard(AuthKind::kToken, kRead, [this, scope_of](const ServerRequest&, const PathParams& p) {
+          return GetRunner(scope_of(p), p.at("id"));
+        }));
+    router.Add("DELETE", base + "/{id}",
+               Guard(AuthKind::kToken, kWrite,
+                     [this, scope_of](const ServerRequest&, const PathParams& p) {
+                       return DeleteRunner(scope_of(p), p.at("id"));
+                     }));
+  }
+
+  router.Add("GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}",
+             Guard(AuthKind::kToken, kRead, [this](const ServerRequest&, const PathParams& p) {
+               auto id = ParseId(p.at("job_id"));
+               if (!id) return ErrorResponse(NotFound("Not Found"));
+               auto job = model_.GetJob(p.at("owner"), p.at("repo"), *id);
+               if (!job.ok()) return ErrorResponse(job.status());
+               return JsonResponse(200, JobJson(*job, model_.options().base_url));
+             }));
+  router.Add("GET", "/repos/{owner}/{repo}/actions/runs",
+             Guard(AuthKind::kToken, kRead,
+                   [this](const ServerRequest& r, const PathParams& p) { return ListRuns(p, r); }));
+  router.Add("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs",
+             Guard(AuthKind::kToken, kRead, [this](const ServerRequest& r, const PathParams& p) {
+               return ListRunJobs(p, r);
+             }));
+}
+
+HttpResponse RestApi::GenerateJit(const Scope& scope, const ServerRequest& req) {
+  json body = json::parse(req.body, nullptr, false);
+  if (!body.is_object()) return JsonResponse(400, ErrorJson("Problems parsing JSON"));
+  JitRequest jr;
+  std::vector<std::string> errors;
+  if (!body.contains("name") || !body["name"].is_string()) {
+    return ErrorResponse(InvalidArgument("Invalid input: object is missing required key: name."));
+  }
+  jr.name = body["name"].get<std::string>();
+  if (body.contains("runner_group_id")) {
+    if (!body["runner_group_id"].is_number_integer()) {
+      return ErrorResponse(InvalidArgument("Invalid input: runner_group_id is not an integer."));
+    }
+    jr.runner_group_id = body["runner_group_id"].get<int64_t>();
+  }
+  if (!body.contains("labels")) {
+    return ErrorResponse(InvalidArgument("Invalid input: object is missing required key: labels."));
+  }
+  if (!body["labels"].is_array()) {
+    return ErrorResponse(InvalidArgument("Invalid input: labels is not an array."));
+  }
+  for (const auto& l : body["labels"]) {
+    if (!l.is_string())
+      return ErrorResponse(InvalidArgument("Invalid input: a label is not a string."));
+    jr.labels.push_back(l.get<std::string>());
+  }
+  if (body.contains("work_folder") && body["work_folder"].is_string()) {
+    jr.work_folder = body["work_folder"].get<std::string>();
+  }
+  auto reg = model_.GenerateJitConfig(scope, jr);
+  if (!reg.ok()) return ErrorResponse(reg.status());
+  json j;
+  j["runner"] = RunnerJson(reg->runner);
+  j["encoded_jit_config"] = reg->encoded_jit_config.Reveal();
+  logger_.Info(
+      "jit runner registered",
+      {{"runner_id", reg->runner.id}, {"runner_name", reg->runner.name}, {"scope", scope.Name()}});
+  return JsonResponse(201, j);
+}
+
+HttpResponse RestApi::ListRunners(const Scope& scope, const ServerRequest& req) {
+  auto runners = model_.ListRunners(scope, req.Param("name").value_or(""));
+  if (!runners.ok()) return ErrorResponse(runners.status());
+  const int per_page = IntParam(req, "per_page", 30, 1, 100);
+  const int page = IntParam(req, "page", 1, 1, 1'000'000);
+  const int total = static_cast<int>(runners->size());
+  const int last = std::max(1, (total + per_page - 1) / per_page);
+  json list = json::array();
+  for (int i = (page - 1) * per_page; i < std::min(total, page * per_page); ++i) {
+    list.push_back(RunnerJson((*runners)[i]));
+  }
+  json j;
+  j["total_count"] = total;
+  j["runners"] = list;
+  HttpResponse out = JsonResponse(200, j);
+  auto link = [&](int n, const char* rel) {
+    std::vector<std::pair<std::string, std::string>> q;
+    if (auto name = req.Param("name")) q.emplace_back("name", *name);
+    q.emplace_back("per_page", std::to_string(per_page));
+    q.emplace_back("page", std::to_string(n));
+    return "<" + model_.options().base_url + req.path + "?" + http::BuildQuery(q) + ">; rel=\"" +
+           rel + "\"";
+  };
+  std::vector<std::string> links;
+  if (page > 1) links.push_back(link(page - 1, "prev"));
+  if (page < last) links.push_back(link(page + 1, "next"));
+  if (page < last) links.push_back(link(last, "last"));
+  if (page > 1) links.push_back(link(1, "first"));
+  if (!links.empty()) {
+    std::string header;
+    for (const auto& l : links) header += (header.empty() ? "" : ", ") + l;
+    out.headers.Set("Link", header);
+  }
+  return out;
+}
+
+HttpResponse RestApi::GetRunner(const Scope& scope, const std::string& id_text) {
+  auto id = ParseId(id_text);
+  if (!id) return ErrorResponse(NotFound("Not Found"));
+  auto runner = model_.GetRunner(scope, *id);
+  if (!runner.ok()) return ErrorResponse(runner.status());
+  return JsonResponse(200, RunnerJson(*runner));
+}
+
+HttpResponse RestApi::DeleteRunner(const Scope& scope, const std::string& id_text) {
+  auto id = ParseId(id_text);
+  if (!id) return ErrorResponse(NotFound("Not Found"));
+  Status s = model_.DeleteRunner(scope, *id);
+  if (!s.ok()) return ErrorResponse(s);
+  logger_.Info("runner deleted", {{"runner_id", *id}, {"scope", scope.Name()}});
+  HttpResponse out;
+  out.status = 204;
+  return out;
+}
+
+HttpResponse RestApi::ListRuns(const PathParams& p, const ServerRequest& req) {
+  const std::string status = req.Param("status").value_or("");
+  auto jobs = model_.ListJobs(p.at("owner"), p.at("repo"), std::nullopt, "");
+  if (!jobs.ok()) return ErrorResponse(jobs.status());
+  // A run's status is its jobs' furthest-behind status.
+  std::map<int64_t, std::pair<std::string, const Job*>> runs;
+  auto rank = [](const std::string& s) {
+    return s == "waiting" ? 0 : s == "queued" ? 1 : s == "in_progress" ? 2 : 3;
+  };
+  for (const auto& job : *jobs) {
+    auto [it, inserted] = runs.try_emplace(job.run_id, job.status, &job);
+    if (!inserted && rank(job.status) < rank(it->second.first)) it->second.first = job.status;
+  }
+  json list = json::array();
+  for (const auto& [run_id, run] : runs) {
+    if (!status.empty() && run.first != status) continue;
+    const Job& job = *run.second;
+    json r;
+    r["id"] = run_id;
+    r["run_attempt"] = job.run_attempt;
+    r["name"] = job.workflow_name;
+    r["status"] = run.first;
+    r["head_sha"] = job.head_sha;
+    r["head_branch"] = job.head_branch;
+    r["created_at"] = FormatRfc3339(job.created_at);
+    r["url"] = model_.options().base_url + "/repos/" + job.repository + "/actions/runs/" +
+               std::to_string(run_id);
+    r["jobs_url"] = r["url"].get<std::string>() + "/jobs";
+    list.push_back(r);
+  }
+  json j;
+  j["total_count"] = list.size();
+  j["workflow_runs"] = list;
+  return JsonResponse(200, j);
+}
+
+HttpResponse RestApi::ListRunJobs(const PathParams& p, const ServerRequest& req) {
+  auto run_id = ParseId(p.at("run_id"));
+  if (!run_id) return ErrorResponse(NotFound("Not Found"));
+  auto jobs = model_.ListJobs(p.at("owner"), p.at("repo"), *run_id, "");
+  if (!jobs.ok()) return ErrorResponse(jobs.status());
+  if (jobs->empty()) return ErrorResponse(NotFound("Not Found"));
+  const int per_page = IntParam(req, "per_page", 30, 1, 100);
+  const int page = IntParam(req, "page", 1, 1, 1'000'000);
+  json list = json::array();
+  const int total = static_cast<int>(jobs->size());
+  for (int i = (page - 1) * per_page; i < std::min(total, page * per_page); ++i) {
+    list.push_back(JobJson((*jobs)[i], model_.options().base_url));
+  }
+  json j;
+  j["total_count"] = total;
+  j["jobs"] = list;
+  return JsonResponse(200, j);
+}
+
+}  // namespace mvr::emulate::github

@@ -1,0 +1,49 @@
+// RestApi: the GitHub REST endpoints the emulator serves, as thin handlers over GithubModel.
+// Every answer carries GitHub's rate-limit headers; errors use GitHub's body shape and codes
+// (401 bad auth, 403 rate limit, 404, 409 duplicate runner, 422 invalid input, 429 secondary
+// limit with Retry-After).
+// Thread-safety: handlers run concurrently; all state lives in the thread-safe collaborators.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "base/logger.h"
+#include "emulate/github/app_auth.h"
+#include "emulate/github/github_model.h"
+#include "emulate/github/rate_limiter.h"
+#include "http/router.h"
+
+namespace mvr::emulate::github {
+
+// Maps a model error to GitHub's status code and error body.
+http::HttpResponse ErrorResponse(const Status& status);
+http::HttpResponse JsonResponse(int status, const nlohmann::json& body);
+
+class RestApi {
+ public:
+  RestApi(GithubModel& model, Authenticator& auth, RateLimiter& rate, const Logger& logger)
+      : model_(model), auth_(auth), rate_(rate), logger_(logger) {}
+
+  void AddRoutes(http::Router& router);
+
+ private:
+  enum class AuthKind { kToken, kApp };
+  using Inner =
+      std::function<http::HttpResponse(const http::ServerRequest&, const http::PathParams&)>;
+  // Authenticates, charges the rate budget, runs `inner`, adds the rate-limit headers.
+  http::RouteHandler Guard(AuthKind kind, bool mutating, Inner inner);
+
+  http::HttpResponse GenerateJit(const Scope& scope, const http::ServerRequest& req);
+  http::HttpResponse ListRunners(const Scope& scope, const http::ServerRequest& req);
+  http::HttpResponse GetRunner(const Scope& scope, const std::string& id);
+  http::HttpResponse DeleteRunner(const Scope& scope, const std::string& id);
+  http::HttpResponse ListRuns(const http::PathParams& p, const http::ServerRequest& req);
+  http::HttpResponse ListRunJobs(const http::PathParams& p, const http::ServerRequest& req);
+
+  GithubModel& model_;
+  Authenticator& auth_;
+  RateLimiter& rate_;
+  const Logger& logger_;
+};
+
+}  // namespace mvr::emulate::github

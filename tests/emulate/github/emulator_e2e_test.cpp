@@ -1,0 +1,349 @@
+// End-to-end: the emulator served in-process on loopback, driven over HTTP with CurlHttpClient,
+// with real `mvr emulate runner` processes taking its jobs and a webhook receiver checking the
+// deliveries. Every output is searched for the secret fixtures.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <thread>
+
+#include "base/encoding.h"
+#include "emulate/github/emulator.h"
+#include "emulate/github/jit_config.h"
+#include "emulate/github/process_runner.h"
+#include "http/curl_client.h"
+#include "http/server.h"
+#include "test_keys.h"
+
+extern char** environ;
+
+namespace mvr::emulate::github {
+namespace {
+
+using nlohmann::json;
+
+const char kPat[] = "ghp_e2eFixturePat0123456789abcdef";
+const char kWebhookSecret[] = "whsec-e2e-fixture-0123456789";
+
+// Collects webhook deliveries.
+class Receiver {
+ public:
+  Receiver() : server_([this](const http::ServerRequest& r) { return Take(r); }) {
+    port_ = server_.Start("127.0.0.1", 0).value();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
+  std::vector<http::ServerRequest> requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+
+ private:
+  http::HttpResponse Take(const http::ServerRequest& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    requests_.push_back(r);
+    return http::HttpResponse::Text(200, "ok");
+  }
+  std::mutex mu_;
+  std::vector<http::ServerRequest> requests_;
+  http::HttpServer server_;
+  int port_ = 0;
+};
+
+class EmulatorE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    app_key_ = new std::string(testing::NewRsaKeyPem());
+    other_key_ = new std::string(testing::NewRsaKeyPem());
+  }
+  static void TearDownTestSuite() {
+    delete app_key_;
+    delete other_key_;
+  }
+
+  void Start(int64_t rate_limit = 5000) {
+    EmulatorOptions o;
+    o.model.repositories = {"octo/app"};
+    o.model.webhook_secret = Secret(kWebhookSecret);
+    o.auth.pats.emplace_back(kPat);
+    o.auth.app_id = 31337;
+    o.auth.app_private_key_pem = Secret(*app_key_);
+    o.rate.limit_per_hour = rate_limit;
+    o.webhook_url = receiver_.url();
+    o.tick_interval = Duration(50);
+    auto e = GithubEmulator::Create(std::move(o), seam_, client_);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    emulator_ = std::move(*e);
+    auto url = emulator_->Start("127.0.0.1", 0);
+    ASSERT_TRUE(url.ok());
+    url_ = *url;
+  }
+  void TearDown() override {
+    if (emulator_) emulator_->Stop();
+    // No secret fixture may reach the emulator's log.
+    for (const std::string& secret : secrets_) {
+      EXPECT_EQ(sink_.Joined().find(secret), std::string::npos) << "secret in emulator log";
+    }
+  }
+
+  http::HttpResponse Call(const std::string& method, const std::string& path,
+                          const std::string& body = "", const std::string& auth = kPat) {
+    http::HttpRequest r;
+    r.method = method;
+    r.url = url_ + path;
+    r.body = body;
+    if (!auth.empty()) r.headers.Set("Authorization", "token " + auth);
+    auto res = client_.Send(r);
+    EXPECT_TRUE(res.ok()) << res.status().ToString();
+    return res.ok() ? *res : http::HttpResponse();
+  }
+
+  Secret RegisterRunner(const std::string& name) {
+    json body;
+    body["name"] = name;
+    body["runner_group_id"] = 1;
+    body["labels"] = {"e2e"};
+    auto res = Call("POST", "/repos/octo/app/actions/runners/generate-jitconfig", body.dump());
+    EXPECT_EQ(res.status, 201) << res.body;
+    Secret config(json::parse(res.body)["encoded_jit_config"].get<std::string>());
+    secrets_.push_back(config.Reveal().substr(0, 64));
+    secrets_.push_back(DecodeJitConfig(config)->credential.Reveal());
+    return config;
+  }
+
+  int64_t QueueJob(std::vector<std::string> labels, std::vector<std::string> steps) {
+    json body;
+    body["repository"] = "octo/app";
+    body["labels"] = labels;
+    body["steps"] = steps;
+    auto res = Call("POST", "/_emulator/jobs", body.dump(), "");
+    EXPECT_EQ(res.status, 201) << res.body;
+    return json::parse(res.body)["id"].get<int64_t>();
+  }
+
+  json Job(int64_t id) {
+    return json::parse(Call("GET", "/_emulator/jobs/" + std::to_string(id), "", "").body);
+  }
+
+  // Runs `mvr emulate runner` with the config in its environment, to completion.
+  ProcessResult RunRunner(const Secret& config) {
+    ProcessSpec spec;
+    spec.argv = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr", "emulate", "runner",
+                 "--poll-interval-ms", "50"};
+    for (char** e = environ; *e; ++e) {
+      std::string kv(*e);
+      size_t eq = kv.find('=');
+      if (eq != std::string::npos) spec.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    spec.env["ACTIONS_RUNNER_INPUT_JITCONFIG"] = config.Reveal();
+    PosixProcessRunner processes;
+    auto r = processes.Run(spec);
+    EXPECT_TRUE(r.ok());
+    for (const std::string& secret : secrets_) {
+      EXPECT_EQ(r->stdout_text.find(secret), std::string::npos) << "secret on runner stdout";
+      EXPECT_EQ(r->stderr_text.find(secret), std::string::npos) << "secret on runner stderr";
+    }
+    return *r;
+  }
+
+  // Waits (bounded, on the receiver) until `n` deliveries for `job_id` have arrived.
+  std::vector<json> WaitForDeliveries(int64_t job_id, size_t n) {
+    std::vector<json> out;
+    for (int i = 0; i < 400; ++i) {
+      out.clear();
+      for (const auto& r : receiver_.requests()) {
+        json p = json::parse(r.body);
+        if (p["workflow_job"]["id"] == job_id) out.push_back(p);
+      }
+      if (out.size() >= n) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return out;
+  }
+
+  static std::string* app_key_;
+  static std::string* other_key_;
+  SystemClock clock_;
+  RealSleeper sleeper_;
+  SecureRandom random_;
+  MemorySink sink_;
+  Logger logger_{sink_, clock_, LogLevel::kDebug};
+  Seam seam_{clock_, sleeper_, random_, random_, logger_};
+  http::CurlHttpClient client_;
+  Receiver receiver_;
+  std::unique_ptr<GithubEmulator> emulator_;
+  std::string url_;
+  std::vector<std::string> secrets_{kPat, kWebhookSecret};
+};
+std::string* EmulatorE2eTest::app_key_ = nullptr;
+std::string* EmulatorE2eTest::other_key_ = nullptr;
+
+TEST_F(EmulatorE2eTest, JitRunnerTakesMatchingJobAndWebhooksArriveSigned) {
+  Start();
+  int64_t job_id = QueueJob({"self-hosted", "E2E"},
+                            {"echo out-$GITHUB_JOB-$RUNNER_NAME",
+                             "echo to-stderr >&2; test -z \"$ACTIONS_RUNNER_INPUT_JITCONFIG\""});
+  Secret config = RegisterRunner("e2e-runner-1");
+  ProcessResult runner = RunRunner(config);
+  EXPECT_EQ(runner.exit_code, 0) << runner.stderr_text;
+  EXPECT_NE(runner.stdout_text.find("Running job: build"), std::string::npos);
+
+  json job = Job(job_id);
+  EXPECT_EQ(job["status"], "completed");
+  EXPECT_EQ(job["conclusion"], "success");
+  EXPECT_EQ(job["runner_name"], "e2e-runner-1");
+  EXPECT_EQ(job["steps"][0]["stdout"], "out-build-e2e-runner-1\n");
+  EXPECT_EQ(job["steps"][1]["stderr"], "to-stderr\n");
+  EXPECT_EQ(job["steps"][1]["conclusion"], "success");  // the config never reached the step
+  EXPECT_GE(job["timeline"].size(), 4u);
+
+  auto deliveries = WaitForDeliveries(job_id, 3);
+  ASSERT_EQ(deliveries.size(), 3u);
+  EXPECT_EQ(deliveries[0]["action"], "queued");
+  EXPECT_EQ(deliveries[1]["action"], "in_progress");
+  EXPECT_EQ(deliveries[2]["action"], "completed");
+  EXPECT_EQ(deliveries[2]["workflow_job"]["runner_name"], "e2e-runner-1");
+  for (const auto& r : receiver_.requests()) {
+    EXPECT_EQ(r.headers.Get("X-GitHub-Event"), "workflow_job");
+    EXPECT_TRUE(r.headers.Has("X-GitHub-Delivery"));
+    EXPECT_EQ(r.headers.GetOr("User-Agent", "").rfind("GitHub-Hookshot/", 0), 0u);
+    EXPECT_EQ(r.headers.Get("X-Hub-Signature-256"),
+              "sha256=" + HexEncode(HmacSha256(kWebhookSecret, r.body)));
+  }
+}
+
+TEST_F(EmulatorE2eTest, TwoRunnersWithSameLabelsAndTwoJobsEachRunOne) {
+  Start();
+  int64_t j1 = QueueJob({"e2e"}, {"echo first"});
+  int64_t j2 = QueueJob({"e2e"}, {"echo second"});
+  Secret c1 = RegisterRunner("e2e-a");
+  Secret c2 = RegisterRunner("e2e-b");
+  ProcessResult r1;
+  std::thread t([&] { r1 = RunRunner(c1); });
+  ProcessResult r2 = RunRunner(c2);
+  t.join();
+  EXPECT_EQ(r1.exit_code, 0);
+  EXPECT_EQ(r2.exit_code, 0);
+  json a = Job(j1);
+  json b = Job(j2);
+  EXPECT_EQ(a["conclusion"], "success");
+  EXPECT_EQ(b["conclusion"], "success");
+  EXPECT_NE(a["runner_name"], b["runner_name"]);
+}
+
+TEST_F(EmulatorE2eTest, JobCancelledBeforePickupGivesCompletedWebhookWithNoRunner) {
+  Start();
+  int64_t job_id = QueueJob({"no-such-runner"}, {"true"});
+  EXPECT_EQ(Call("POST", "/_emulator/jobs/" + std::to_string(job_id) + "/cancel", "", "").status,
+            200);
+  auto deliveries = WaitForDeliveries(job_id, 2);
+  ASSERT_EQ(deliveries.size(), 2u);
+  EXPECT_EQ(deliveries[1]["action"], "completed");
+  EXPECT_EQ(deliveries[1]["workflow_job"]["conclusion"], "cancelled");
+  EXPECT_TRUE(deliveries[1]["workflow_job"]["runner_id"].is_null());
+  EXPECT_TRUE(deliveries[1]["workflow_job"]["runner_name"].is_null());
+  auto rest = Call("GET", "/repos/octo/app/actions/jobs/" + std::to_string(job_id));
+  EXPECT_EQ(json::parse(rest.body)["status"], "completed");
+}
+
+TEST_F(EmulatorE2eTest, BusyRunnerCannotBeDeleted) {
+  Start();
+  Secret config = RegisterRunner("e2e-busy");
+  auto contents = DecodeJitConfig(config);
+  // Play the runner's side by hand: connect and take the job, but never finish it.
+  http::HttpRequest connect;
+  connect.method = "POST";
+  connect.url = url_ + "/_runner/connect";
+  connect.headers.Set("Authorization", "Bearer " + contents->credential.Reveal());
+  ASSERT_EQ(client_.Send(connect)->status, 200);
+  QueueJob({"e2e"}, {"sleep 1"});
+  auto runners = json::parse(Call("GET", "/repos/octo/app/actions/runners?name=e2e-busy").body);
+  ASSERT_EQ(runners["total_count"], 1);
+  EXPECT_EQ(runners["runners"][0]["status"], "online");
+  EXPECT_EQ(runners["runners"][0]["busy"], true);
+  const std::string path = "/repos/octo/app/actions/runners/" +
+                           std::to_string(runners["runners"][0]["id"].get<int64_t>());
+  auto del = Call("DELETE", path);
+  EXPECT_EQ(del.status, 422);
+  EXPECT_TRUE(json::parse(del.body).contains("documentation_url"));
+  EXPECT_EQ(Call("GET", path).status, 200);
+}
+
+TEST_F(EmulatorE2eTest, AppAuthWithWrongKeyIsRefusedRightKeyGetsAToken) {
+  Start();
+  const int64_t now = ToUnixSeconds(clock_.Now());
+  const std::string claims = testing::Claims(now - 30, now + 540, "31337");
+  http::HttpRequest r;
+  r.method = "POST";
+  r.url = url_ + "/app/installations/1/access_tokens";
+  r.headers.Set("Authorization", "Bearer " + testing::SignJwt(*other_key_, claims));
+  auto wrong = client_.Send(r);
+  EXPECT_EQ(wrong->status, 401);
+  r.headers.Set("Authorization", "Bearer " + testing::SignJwt(*app_key_, claims));
+  auto right = client_.Send(r);
+  ASSERT_EQ(right->status, 201) << right->body;
+  const std::string token = json::parse(right->body)["token"].get<std::string>();
+  secrets_.push_back(token);
+  EXPECT_EQ(Call("GET", "/repos/octo/app/actions/runners", "", token).status, 200);
+  EXPECT_EQ(Call("GET", "/repos/octo/app/actions/runners", "", "ghp_not_a_real_token").status, 401);
+}
+
+TEST_F(EmulatorE2eTest, ExhaustedRateBudgetGives403WithResetHeader) {
+  Start(/*rate_limit=*/3);
+  for (int i = 0; i < 3; ++i) {
+    auto ok = Call("GET", "/repos/octo/app/actions/runners");
+    EXPECT_EQ(ok.status, 200);
+    EXPECT_EQ(ok.headers.Get("X-RateLimit-Remaining"), std::to_string(2 - i));
+  }
+  auto refused = Call("GET", "/repos/octo/app/actions/runners");
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(refused.headers.Get("X-RateLimit-Remaining"), "0");
+  EXPECT_EQ(refused.headers.Get("X-RateLimit-Limit"), "3");
+  const int64_t reset = std::stoll(refused.headers.GetOr("X-RateLimit-Reset", "0"));
+  EXPECT_GT(reset, ToUnixSeconds(clock_.Now()));
+  EXPECT_NE(json::parse(refused.body)["message"].get<std::string>().find("rate limit exceeded"),
+            std::string::npos);
+}
+
+TEST(EmulateGithubCommandTest, PrintsItsUrlServesAndExitsCleanlyOnSigterm) {
+  const std::string mvr = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<std::string> args = {mvr,      "emulate",  "github", "--listen", "127.0.0.1:0",
+                                   "--repo", "octo/app", "--pat",  kPat};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, mvr.c_str(), &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string line;
+  char c;
+  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  close(out[0]);
+  const std::string prefix = "mvr emulate github listening on ";
+  ASSERT_EQ(line.rfind(prefix, 0), 0u) << line;
+  http::CurlHttpClient client;
+  http::HttpRequest r;
+  r.url = line.substr(prefix.size()) + "/repos/octo/app";
+  r.headers.Set("Authorization", std::string("token ") + kPat);
+  auto res = client.Send(r);
+  ASSERT_TRUE(res.ok());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(json::parse(res->body)["full_name"], "octo/app");
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace mvr::emulate::github

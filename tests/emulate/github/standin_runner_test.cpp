@@ -1,0 +1,212 @@
+#include "emulate/github/standin_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "emulate/github/control_api.h"
+#include "emulate/github/github_model.h"
+#include "http/curl_client.h"
+#include "http/server.h"
+
+namespace mvr::emulate::github {
+namespace {
+
+// Records each step and answers with the scripted result for its command.
+class FakeProcessRunner final : public ProcessRunner {
+ public:
+  Result<ProcessResult> Run(const ProcessSpec& spec) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    specs.push_back(spec);
+    ProcessResult r;
+    const std::string& cmd = spec.argv.back();
+    r.exit_code = cmd == "false" ? 1 : 0;
+    r.stdout_text = "ran: " + cmd + "\n";
+    return r;
+  }
+  std::mutex mu_;
+  std::vector<ProcessSpec> specs;
+};
+
+// The model behind its control/runner routes on loopback, in virtual time (no ticker).
+class StandInRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ModelOptions o;
+    o.repositories = {"octo/app"};
+    model_ = std::make_unique<GithubModel>(o, clock_, random_, random_, nullptr);
+    control_ = std::make_unique<ControlApi>(*model_, logger_);
+    control_->AddRoutes(router_);
+    server_ = std::make_unique<http::HttpServer>(router_.AsHandler());
+    int port = server_->Start("127.0.0.1", 0).value();
+    model_->SetBaseUrl("http://127.0.0.1:" + std::to_string(port));
+  }
+  void TearDown() override { server_->Stop(); }
+
+  Secret Register(const std::string& name) {
+    JitRequest r;
+    r.name = name;
+    r.runner_group_id = 1;
+    r.labels = {"mvr-test"};
+    auto reg = model_->GenerateJitConfig(Scope::Repo("octo", "app"), r);
+    EXPECT_TRUE(reg.ok());
+    runner_id_ = reg->runner.id;
+    return reg->encoded_jit_config;
+  }
+
+  int64_t Queue(std::vector<std::string> steps) {
+    JobSpec spec;
+    spec.repository = "octo/app";
+    spec.labels = {"self-hosted", "mvr-test"};
+    spec.steps = std::move(steps);
+    spec.env = {{"FOO", "bar"}};
+    return model_->QueueJob(spec)->id;
+  }
+
+  StandInRunnerOptions Options(const Secret& config) {
+    StandInRunnerOptions o;
+    o.jit_config = config;
+    o.work_folder = ::testing::TempDir() + "standin-work";
+    o.base_env = {{"HOME", "/home/fixture"}, {"ACTIONS_RUNNER_INPUT_JITCONFIG", config.Reveal()}};
+    o.poll_interval = Duration(1000);
+    return o;
+  }
+
+  Seam MakeSeam() { return Seam{clock_, sleeper_, random_, random_, logger_}; }
+
+  ManualClock clock_;
+  ManualSleeper sleeper_{clock_};
+  SeededRandom random_{3};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_, LogLevel::kDebug};
+  std::unique_ptr<GithubModel> model_;
+  std::unique_ptr<ControlApi> control_;
+  http::Router router_;
+  std::unique_ptr<http::HttpServer> server_;
+  http::CurlHttpClient client_;
+  FakeProcessRunner processes_;
+  int64_t runner_id_ = 0;
+};
+
+TEST_F(StandInRunnerTest, RunsEveryStepWithTheJobEnvironmentAndReportsThem) {
+  Secret config = Register("standin-1");
+  int64_t job_id = Queue({"echo one", "echo two"});
+  std::ostringstream console;
+  StandInRunner runner(Options(config), client_, processes_, MakeSeam(), console);
+  auto outcome = runner.Run();
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->job_id, job_id);
+  EXPECT_EQ(outcome->conclusion, "success");
+  ASSERT_EQ(processes_.specs.size(), 2u);
+  const ProcessSpec& first = processes_.specs[0];
+  EXPECT_EQ(first.argv, (std::vector<std::string>{"/bin/sh", "-c", "echo one"}));
+  EXPECT_EQ(first.env.at("GITHUB_JOB"), "build");
+  EXPECT_EQ(first.env.at("RUNNER_NAME"), "standin-1");
+  EXPECT_EQ(first.env.at("GITHUB_REPOSITORY"), "octo/app");
+  EXPECT_EQ(first.env.at("FOO"), "bar");
+  EXPECT_EQ(first.env.at("HOME"), "/home/fixture");
+  EXPECT_EQ(first.env.count("ACTIONS_RUNNER_INPUT_JITCONFIG"), 0u);
+  EXPECT_EQ(first.cwd, Options(config).work_folder + "/app/app");
+  Job job = *model_->GetJobById(job_id);
+  EXPECT_EQ(job.status, "completed");
+  EXPECT_EQ(job.conclusion, "success");
+  EXPECT_EQ(job.steps[1].stdout_text, "ran: echo two\n");
+  EXPECT_NE(console.str().find("Running job: build"), std::string::npos);
+  EXPECT_NE(console.str().find("completed with result: Succeeded"), std::string::npos);
+  EXPECT_EQ(console.str().find(config.Reveal().substr(0, 40)), std::string::npos);
+  EXPECT_EQ(sink_.Joined().find(config.Reveal().substr(0, 40)), std::string::npos);
+}
+
+TEST_F(StandInRunnerTest, FailedStepSkipsTheRestAndTheJobFails) {
+  Secret config = Register("standin-2");
+  int64_t job_id = Queue({"false", "echo never"});
+  std::ostringstream console;
+  StandInRunner runner(Options(config), client_, processes_, MakeSeam(), console);
+  auto outcome = runner.Run();
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome->conclusion, "failure");
+  EXPECT_EQ(processes_.specs.size(), 1u);
+  Job job = *model_->GetJobById(job_id);
+  EXPECT_EQ(job.conclusion, "failure");
+  EXPECT_EQ(job.steps[0].conclusion, "failure");
+  EXPECT_EQ(job.steps[0].exit_code, 1);
+  EXPECT_EQ(job.steps[1].conclusion, "skipped");
+  EXPECT_NE(console.str().find("completed with result: Failed"), std::string::npos);
+}
+
+TEST_F(StandInRunnerTest, StartupAndRegistrationDelaysGoThroughTheSleeper) {
+  Secret config = Register("standin-3");
+  Queue({"true"});
+  StandInRunnerOptions o = Options(config);
+  o.startup_delay = Duration(8200);
+  o.registration_delay = Duration(9000);
+  std::ostringstream console;
+  StandInRunner runner(o, client_, processes_, MakeSeam(), console);
+  ASSERT_TRUE(runner.Run().ok());
+  EXPECT_EQ(sleeper_.total(), Duration(17'200));
+}
+
+TEST_F(StandInRunnerTest, WaitsForAJobQueuedLater) {
+  Secret config = Register("standin-4");
+  std::ostringstream console;
+  StandInRunner runner(Options(config), client_, processes_, MakeSeam(), console);
+  std::thread queue_later([&] {
+    // Queue once the runner has polled at least twice.
+    while (sleeper_.calls() < 2) std::this_thread::yield();
+    Queue({"true"});
+  });
+  auto outcome = runner.Run();
+  queue_later.join();
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->conclusion, "success");
+  EXPECT_GE(sleeper_.calls(), 2);
+}
+
+TEST_F(StandInRunnerTest, RunnerDeletedBeforeItStartsIsUnauthorized) {
+  Secret config = Register("standin-5");
+  ASSERT_TRUE(model_->DeleteRunner(Scope::Repo("octo", "app"), runner_id_).ok());
+  std::ostringstream console;
+  StandInRunner runner(Options(config), client_, processes_, MakeSeam(), console);
+  auto outcome = runner.Run();
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), Code::kUnauthorized);
+  EXPECT_EQ(outcome.status().message().find(config.Reveal().substr(0, 40)), std::string::npos);
+}
+
+TEST_F(StandInRunnerTest, MalformedConfigIsInvalidArgumentWithoutEchoingIt) {
+  std::ostringstream console;
+  StandInRunner runner(Options(Secret("bm90LWEtY29uZmlnLWZpeHR1cmU=")), client_, processes_,
+                       MakeSeam(), console);
+  auto outcome = runner.Run();
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(outcome.status().message().find("bm90LWEt"), std::string::npos);
+}
+
+TEST(PosixProcessRunnerTest, CapturesBothStreamsExitCodeEnvAndCwd) {
+  PosixProcessRunner runner;
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo \"$ONLY_VAR\"; pwd; echo oops >&2; exit 3"};
+  spec.env = {{"ONLY_VAR", "fixture-value"}};
+  spec.cwd = "/";
+  auto r = runner.Run(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->stdout_text, "fixture-value\n/\n");
+  EXPECT_EQ(r->stderr_text, "oops\n");
+}
+
+TEST(PosixProcessRunnerTest, TruncatesLongOutputButDrainsIt) {
+  PosixProcessRunner runner;
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo 0123456789; i=$((i+1)); done"};
+  spec.max_output_bytes = 100;
+  auto r = runner.Run(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(r->stdout_text.size(), 100u);
+  EXPECT_TRUE(r->truncated);
+}
+
+}  // namespace
+}  // namespace mvr::emulate::github
