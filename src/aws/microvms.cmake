@@ -12,4 +12,6 @@ add_custom_command(
 
 mvr_library(mvr_microvms
   SOURCES service_model.cpp service_model_validator.cpp ${MVR_MICROVMS_MODEL_CPP}
+          microvms.cpp microvms_json_reader.cpp microvms_json.cpp microvms_image_json.cpp
+          microvms_errors.cpp microvms_ingress.cpp microvms_client.cpp
   DEPS mvr_aws mvr_http_core nlohmann_json::nlohmann_json)
