@@ -14,11 +14,11 @@
 namespace mvr::aws {
 
 struct AwsCredentials {
-  std::string access_key_id;      // not secret on its own; safe to log
+  std::string access_key_id;  // not secret on its own; safe to log
   Secret secret_access_key;
-  Secret session_token;           // empty for long-term keys
+  Secret session_token;  // empty for long-term keys
   std::optional<TimePoint> expiration;
-  std::string source;             // "environment", "profile default", "container", "imds" ...
+  std::string source;  // "environment", "profile default", "container", "imds" ...
 };
 
 class CredentialsProvider {
