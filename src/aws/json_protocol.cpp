@@ -79,6 +79,16 @@ std::optional<std::string> StringField(const nlohmann::json& doc,
   return std::nullopt;
 }
 
+// The text of the first <tag>…</tag>, or "" (no XML parser needed for two error fields).
+std::string XmlElement(const std::string& body, const std::string& tag) {
+  size_t start = body.find("<" + tag + ">");
+  if (start == std::string::npos) return "";
+  start += tag.size() + 2;
+  size_t end = body.find("</" + tag + ">", start);
+  if (end == std::string::npos || end - start > 512) return "";
+  return body.substr(start, end - start);
+}
+
 }  // namespace
 
 std::string ShortErrorType(const std::string& raw) {
@@ -99,7 +109,10 @@ Status MapJsonError(int http_status, const http::Headers& headers, const std::st
   if (type.empty())
     type = ShortErrorType(StringField(doc, {"__type", "code", "Code"}).value_or(""));
   if (type.empty()) type = ShortErrorType(headers.GetOr("x-amzn-ErrorType", ""));
+  // Front ends (and emulators) sometimes answer in the query protocol's XML instead.
+  if (type.empty() && doc.is_discarded()) type = XmlElement(body, "Code");
   std::string message = StringField(doc, {"message", "Message", "errorMessage"}).value_or("");
+  if (message.empty() && doc.is_discarded()) message = XmlElement(body, "Message");
   Code code = CodeForError(type, http_status);
   std::string text = "HTTP " + std::to_string(http_status);
   if (!type.empty()) text += " " + type;

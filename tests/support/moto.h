@@ -1,0 +1,202 @@
+// MotoServer: starts moto's standalone server (`moto_server`, a local AWS emulator) on 127.0.0.1
+// and a free port for a test, waits until it answers, and stops exactly the process it started,
+// by pid. Header-only so any test binary can include it (tests/support is not a library).
+//
+//   auto moto = mvr::testing::MotoServer::Start();
+//   if (!moto.ok()) GTEST_SKIP() << moto.status().message();
+//   ... endpoint (*moto)->url() ...
+//
+// moto_server is looked up on PATH, then as /root/.pyenv/versions/*/bin/moto_server (the machine
+// image's pyenv Python, which a non-interactive shell does not put on PATH). When it is absent,
+// Start() returns NotFound with a message fit for GTEST_SKIP.
+// Thread-safety: one owner; Start and Stop are not meant to race.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "http/curl_client.h"
+
+extern char** environ;
+
+namespace mvr::testing {
+
+inline std::optional<std::string> FindMotoServer() {
+  if (const char* path = std::getenv("PATH")) {
+    std::string p = path;
+    size_t start = 0;
+    while (start <= p.size()) {
+      size_t colon = p.find(':', start);
+      if (colon == std::string::npos) colon = p.size();
+      std::string candidate = p.substr(start, colon - start) + "/moto_server";
+      if (colon > start && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+      start = colon + 1;
+    }
+  }
+  glob_t g{};
+  std::optional<std::string> found;
+  if (::glob("/root/.pyenv/versions/*/bin/moto_server", 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc && !found; ++i) {
+      if (::access(g.gl_pathv[i], X_OK) == 0) found = g.gl_pathv[i];
+    }
+  }
+  ::globfree(&g);
+  return found;
+}
+
+// A port that was free a moment ago (bound to 127.0.0.1:0, then released).
+inline Result<int> PickFreeLoopbackPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return Internal("socket() failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    return Internal("could not bind a loopback port");
+  }
+  int port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+class MotoServer {
+ public:
+  struct Options {
+    std::map<std::string, std::string> env;  // extra environment, e.g. INITIAL_NO_AUTH_ACTION_COUNT
+    Duration startup_timeout{60'000};
+  };
+
+  static Result<std::unique_ptr<MotoServer>> Start() { return Start(Options()); }
+
+  static Result<std::unique_ptr<MotoServer>> Start(const Options& options) {
+    auto binary = FindMotoServer();
+    if (!binary) {
+      return NotFound(
+          "moto_server not found (not on PATH, no /root/.pyenv/versions/*/bin/moto_server); "
+          "install moto[server] to run the moto-backed tests");
+    }
+    RealSleeper sleeper;
+    SystemClock clock;
+    Status last = Internal("not started");
+    for (int attempt = 0; attempt < 3; ++attempt) {  // a picked port can be taken meanwhile
+      MVR_ASSIGN_OR_RETURN(int port, PickFreeLoopbackPort());
+      std::unique_ptr<MotoServer> server(new MotoServer(port));
+      last = server->Spawn(*binary, options);
+      if (!last.ok()) continue;
+      last = server->WaitReady(options.startup_timeout, clock, sleeper);
+      if (last.ok()) return server;
+    }
+    return last;
+  }
+
+  ~MotoServer() {
+    Stop();
+    if (!log_path_.empty()) ::unlink(log_path_.c_str());
+  }
+  MotoServer(const MotoServer&) = delete;
+  MotoServer& operator=(const MotoServer&) = delete;
+
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  pid_t pid() const { return pid_; }
+  const std::string& log_path() const { return log_path_; }
+
+  // SIGTERM, then SIGKILL if it has not exited within a few seconds. Idempotent.
+  void Stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    RealSleeper sleeper;
+    for (int i = 0; i < 50; ++i) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      sleeper.Sleep(Duration(100));
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  explicit MotoServer(int port) : port_(port) {}
+
+  Status Spawn(const std::string& binary, const Options& options) {
+    log_path_ =
+        "/tmp/mvr-moto-" + std::to_string(::getpid()) + "-" + std::to_string(port_) + ".log";
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string kv = *e;
+      std::string key = kv.substr(0, kv.find('='));
+      if (options.env.count(key) == 0) env_strings.push_back(kv);
+    }
+    for (const auto& [k, v] : options.env) env_strings.push_back(k + "=" + v);
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::string port_text = std::to_string(port_);
+    std::vector<std::string> args = {binary, "-H", "127.0.0.1", "-p", port_text};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid = -1;
+    int rc = ::posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) return Internal("could not start " + binary + ": error " + std::to_string(rc));
+    pid_ = pid;
+    return Status::Ok();
+  }
+
+  Status WaitReady(Duration timeout, const Clock& clock, Sleeper& sleeper) {
+    http::CurlHttpClient http;
+    const TimePoint deadline = clock.Now() + timeout;
+    while (clock.Now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return Transient("moto_server exited during start-up; see " + log_path_);
+      }
+      http::HttpRequest req;
+      req.url = url() + "/moto-api/";
+      req.timeout = Duration(2'000);
+      auto resp = http.Send(req);
+      if (resp.ok() && resp->status == 200) return Status::Ok();
+      sleeper.Sleep(Duration(100));
+    }
+    Stop();
+    return Transient("moto_server did not answer within the start-up timeout; see " + log_path_);
+  }
+
+  int port_ = 0;
+  pid_t pid_ = -1;
+  std::string log_path_;
+};
+
+}  // namespace mvr::testing
