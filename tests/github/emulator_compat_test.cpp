@@ -1,0 +1,184 @@
+// The GitHub client against mvr's GitHub emulator, served on loopback: every operation, PAT and
+// App auth, Link-header paging, and the emulator's signed workflow_job deliveries through the
+// webhook verifier and parser. The client uses only documented GitHub behaviour, so passing here
+// and against the scripted stubs of the other tests is what "works with both" means.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "emulate/github/emulator.h"
+#include "github/github_client.h"
+#include "github/labels.h"
+#include "github/webhook_signature.h"
+#include "github/workflow_job_event.h"
+#include "http/curl_client.h"
+#include "test_support.h"
+
+namespace mvr::github {
+namespace {
+
+namespace emu = mvr::emulate::github;
+
+const char kPat[] = "ghp_CompatFixturePat0123456789abcdef";
+const char kWebhookSecret[] = "whsec-compat-fixture-0123456789";
+constexpr int64_t kAppId = 31337;
+
+class EmulatorCompatTest : public ::testing::Test {
+ protected:
+  static const testing::RsaKeyPair& AppKey() {
+    static const testing::RsaKeyPair key = testing::GenerateRsaKey();
+    return key;
+  }
+
+  void SetUp() override {
+    emu::EmulatorOptions o;
+    o.model.repositories = {"octo-org/widget-service"};
+    o.model.webhook_secret = Secret(kWebhookSecret);
+    o.auth.pats.emplace_back(kPat);
+    o.auth.app_id = kAppId;
+    o.auth.app_private_key_pem = AppKey().private_pem;
+    o.tick_interval = Duration(50);
+    auto e = emu::GithubEmulator::Create(std::move(o), seam_, curl_);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    emulator_ = std::move(*e);
+    auto url = emulator_->Start("127.0.0.1", 0);
+    ASSERT_TRUE(url.ok()) << url.status().ToString();
+    url_ = *url;
+  }
+  void TearDown() override {
+    // Close the client's keep-alive connections first, so the server stops without waiting
+    // them out.
+    api_http_.reset();
+    if (emulator_) emulator_->Stop();
+  }
+
+  std::unique_ptr<GitHubClient> Client(GitHubAuth auth, int per_page = 100) {
+    GitHubClientOptions o;
+    o.rest.base_url = url_;
+    o.per_page = per_page;
+    auto c = GitHubClient::Create(*api_http_, clock_, std::move(auth), o, &logger_);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return std::move(c).value();
+  }
+  std::unique_ptr<GitHubClient> PatClient(int per_page = 100) {
+    return Client(GitHubAuth::Token(Secret(kPat)), per_page);
+  }
+
+  JitConfigRequest Jit(const std::string& name) {
+    JitConfigRequest r;
+    r.name = name;
+    r.labels = {"lambda-mvm-small"};
+    return r;
+  }
+
+  SystemClock clock_;
+  RealSleeper sleeper_;
+  SeededRandom random_{7};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_, LogLevel::kDebug};
+  Seam seam_{clock_, sleeper_, random_, random_, logger_};
+  http::CurlHttpClient curl_;
+  std::unique_ptr<emu::GithubEmulator> emulator_;
+  std::string url_;
+  std::unique_ptr<http::CurlHttpClient> api_http_ = std::make_unique<http::CurlHttpClient>();
+  const RunnerScope scope_ = RunnerScope::Repository("octo-org", "widget-service");
+};
+
+TEST_F(EmulatorCompatTest, RunnerLifecycleWithAPersonalAccessToken) {
+  auto client = PatClient();
+  auto jit = client->GenerateJitConfig(scope_, Jit("lambda-mvm-compat-1"));
+  ASSERT_TRUE(jit.ok()) << jit.status().ToString();
+  EXPECT_GT(jit->runner.id, 0);
+  EXPECT_EQ(jit->runner.name, "lambda-mvm-compat-1");
+  EXPECT_FALSE(jit->encoded_jit_config.empty());
+  EXPECT_EQ(client->GenerateJitConfig(scope_, Jit("lambda-mvm-compat-1")).status().code(),
+            Code::kConflict);
+
+  ListRunnersOptions by_name;
+  by_name.name = "lambda-mvm-compat-1";
+  auto listed = client->ListRunners(scope_, by_name);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, jit->runner.id);
+
+  auto got = client->GetRunner(scope_, jit->runner.id);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->name, "lambda-mvm-compat-1");
+  EXPECT_TRUE(JobLabelsMatch({"self-hosted", "lambda-mvm-small"}, got->labels));
+
+  EXPECT_TRUE(client->DeleteRunner(scope_, jit->runner.id).ok());
+  EXPECT_EQ(client->GetRunner(scope_, jit->runner.id).status().code(), Code::kNotFound);
+  EXPECT_EQ(client->DeleteRunner(scope_, jit->runner.id).code(), Code::kNotFound);
+  EXPECT_TRUE(client->last_rate_limit().has_value());
+  EXPECT_EQ(sink_.Joined().find(kPat), std::string::npos);
+  EXPECT_EQ(sink_.Joined().find(jit->encoded_jit_config.Reveal()), std::string::npos);
+}
+
+TEST_F(EmulatorCompatTest, ListingFollowsTheEmulatorsLinkHeaders) {
+  auto client = PatClient(/*per_page=*/2);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(client->GenerateJitConfig(scope_, Jit("compat-page-" + std::to_string(i))).ok());
+  }
+  auto listed = client->ListRunners(scope_, {});
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(listed->size(), 5u);
+}
+
+TEST_F(EmulatorCompatTest, GitHubAppAuthExchangesOnceAndWorks) {
+  AppCredentials app;
+  app.app_id = std::to_string(kAppId);
+  app.installation_id = 1;
+  app.private_key_pem = AppKey().private_pem;
+  auto client = Client(GitHubAuth::App(app));
+  ASSERT_TRUE(client->ListRunners(scope_, {}).ok());
+  auto token = client->CreateRegistrationToken(scope_);
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  EXPECT_FALSE(token->token.empty());
+  EXPECT_EQ(client->token_exchanges(), 1);
+
+  app.private_key_pem = testing::GenerateRsaKey().private_pem;
+  EXPECT_EQ(Client(GitHubAuth::App(app))->ListRunners(scope_, {}).status().code(),
+            Code::kUnauthorized);
+}
+
+TEST_F(EmulatorCompatTest, QueuedJobsAndTheirWebhooksParse) {
+  emu::JobSpec spec;
+  spec.repository = "octo-org/widget-service";
+  spec.labels = {"self-hosted", "lambda-mvm-small"};
+  spec.steps = {"true"};
+  auto queued = emulator_->model().QueueJob(spec);
+  ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+  const int64_t job_id = queued->id;
+
+  auto client = PatClient();
+  RepositoryRef repo{"octo-org", "widget-service"};
+  auto jobs = client->ListQueuedJobs(repo);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].id, job_id);
+  auto job = client->GetJob(repo, job_id);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->status, JobStatus::kQueued);
+  EXPECT_EQ(job->labels, spec.labels);
+  EXPECT_EQ(client->GetJob(repo, job_id + 1000).status().code(), Code::kNotFound);
+
+  bool seen = false;
+  for (const auto& d : emulator_->model().ListDeliveries()) {
+    if (d.job_id != job_id || d.action != "queued") continue;
+    seen = true;
+    Status verified = VerifyWebhookSignature(Secret(kWebhookSecret),
+                                             d.headers.GetOr(kSignatureHeader, ""), d.payload);
+    ASSERT_TRUE(verified.ok()) << verified.ToString();
+    auto event = ParseWorkflowJobEvent(d.headers, d.payload);
+    ASSERT_TRUE(event.ok()) << event.status().ToString();
+    EXPECT_EQ(event->action, WorkflowJobAction::kQueued);
+    EXPECT_EQ(event->workflow_job.id, job_id);
+    EXPECT_EQ(event->repository.full_name, "octo-org/widget-service");
+    EXPECT_EQ(event->delivery_id, d.guid);
+    EXPECT_TRUE(JobLabelsMatch(event->workflow_job.labels, {"lambda-mvm-small"}));
+  }
+  EXPECT_TRUE(seen) << "the emulator recorded no queued delivery for job " << job_id;
+}
+
+}  // namespace
+}  // namespace mvr::github
