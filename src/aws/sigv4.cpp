@@ -70,7 +70,10 @@ std::string CanonicalUri(const std::string& path) {
     start = slash + 1;
   }
   std::string result;
-  for (const auto& seg : out) result += "/" + UriEncode(seg);
+  for (const auto& seg : out) {
+    result.push_back('/');
+    result += UriEncode(seg);
+  }
   bool trailing = path.size() > 1 && path.back() == '/' && !out.empty();
   if (result.empty()) return "/";
   if (trailing) result += "/";
