@@ -1,0 +1,24 @@
+#include "supervisor/api_self_terminator.h"
+
+#include "aws/microvms_errors.h"
+
+namespace mvr::supervisor {
+
+Status ApiSelfTerminator::TerminateSelf(const std::string& microvm_id) {
+  int attempts = 0;
+  Status s = RetryStatus(
+      policy_, retry_,
+      [&] {
+        ++attempts;
+        Status r = service_.TerminateMicrovm(microvm_id);
+        if (r.code() == Code::kNotFound) return Status::Ok();
+        return r;
+      },
+      aws::IsRetryableMicrovmsError);
+  logger_.Info("TerminateMicrovm on self", {{"microvm_id", microvm_id},
+                                            {"attempts", attempts},
+                                            {"ok", s.ok()}});
+  return s;
+}
+
+}  // namespace mvr::supervisor

@@ -1,0 +1,94 @@
+// SupervisorConfig: every port, path and command the supervisor uses, so tests, the emulator and
+// the image can each supply their own. Loaded from a JSON file (keys as in the table below, all
+// optional), then overridden by flags and by MVR_HOOK_PORT / MVR_PORT_8080 at the CLI edge.
+//
+//   key                     default
+//   hookHost, hookPort      "0.0.0.0", 9000   lifecycle hooks (never exposed through ingress)
+//   controlHost, controlPort "0.0.0.0", 8080  control endpoint (/v1/runner/start, /v1/status)
+//   microvmId               ""                this VM's id when known before /run
+//   runner.command          ["/home/runner/run.sh"]
+//   runner.user, runner.workDir, runner.env, runner.logFile
+//   docker.enabled          true
+//   docker.containerd       ["containerd"]     [] = dockerd manages its own containerd
+//   docker.dockerd          ["dockerd"]        the storage driver flag is appended
+//   docker.storageDriverFlag "--storage-driver"
+//   docker.drivers          ["overlay2","fuse-overlayfs","vfs"]; docker.forceDriver ""
+//   docker.info             ["docker","info","--format","{{.Driver}}"]
+//   docker.validate         ["docker","run","--rm","--network","none","hello-world"]
+//   docker.driverTimeoutSeconds 30, docker.stopTimeoutSeconds 20, docker.logFile
+//   sync                    ["sync"]
+//   powerOff                ["systemctl","poweroff"]   [] = just exit
+//   cleanup.paths, cleanup.commands               best-effort between warm jobs
+//   ready.requiredPaths                           checked by /ready
+// Thread-safety: a plain value.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace mvr::supervisor {
+
+using Argv = std::vector<std::string>;
+
+struct DockerConfig {
+  bool enabled = true;
+  Argv containerd = {"containerd"};
+  Argv dockerd = {"dockerd"};
+  std::string storage_driver_flag = "--storage-driver";
+  std::vector<std::string> drivers = {"overlay2", "fuse-overlayfs", "vfs"};
+  std::string force_driver;  // "" = try `drivers` in order
+  Argv info = {"docker", "info", "--format", "{{.Driver}}"};
+  Argv validate = {"docker", "run", "--rm", "--network", "none", "hello-world"};
+  Argv cleanup_containers = {"docker", "container", "prune", "--force"};
+  Argv cleanup_volumes = {"docker", "volume", "prune", "--force"};
+  Duration driver_timeout{30'000};
+  Duration stop_timeout{20'000};
+  Duration validate_timeout{120'000};
+  Duration poll_interval{250};
+  std::string log_file;  // containerd/dockerd output ("" = discarded)
+};
+
+struct RunnerConfig {
+  Argv command = {"/home/runner/run.sh"};
+  std::string user;                        // "" = the supervisor's user
+  std::string work_dir;                    // the runner's cwd ("" = the command's directory)
+  std::map<std::string, std::string> env;  // added to a minimal PATH/HOME/LANG environment
+  std::string log_file;                    // runner stdout+stderr ("" = discarded)
+};
+
+struct CleanupConfig {
+  std::vector<std::string> paths;  // contents removed (the directories themselves kept)
+  std::vector<Argv> commands;      // extra best-effort commands
+  bool docker_prune = true;        // stopped containers and anonymous volumes
+};
+
+struct SupervisorConfig {
+  std::string hook_host = "0.0.0.0";
+  int hook_port = 9000;
+  std::string control_host = "0.0.0.0";
+  int control_port = 8080;
+  size_t max_control_body_bytes = 16 * 1024;
+  std::string microvm_id;
+  RunnerConfig runner;
+  DockerConfig docker;
+  Argv sync = {"sync"};
+  Argv power_off = {"systemctl", "poweroff"};
+  CleanupConfig cleanup;
+  std::vector<std::string> ready_required_paths;
+  Duration command_timeout{60'000};  // sync, cleanup, power-off
+  // Environment of every command except the runner (which gets runner.env): PATH at least.
+  std::map<std::string, std::string> command_env = {
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
+};
+
+// Parses the JSON config file text; unknown keys are refused so a typo does not go unnoticed.
+Result<SupervisorConfig> ParseSupervisorConfig(const std::string& json_text);
+
+// Checks values that would only fail later (ports, empty commands, unknown forced driver).
+Status ValidateSupervisorConfig(const SupervisorConfig& config);
+
+}  // namespace mvr::supervisor

@@ -1,0 +1,183 @@
+#include "supervisor/servers.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/encoding.h"
+
+namespace mvr::supervisor {
+namespace {
+
+using http::HttpResponse;
+using nlohmann::json;
+
+constexpr size_t kMaxHookBodyBytes = 64 * 1024;
+constexpr size_t kMaxRequestIdBytes = 128;
+
+HttpResponse JsonReply(int status, const json& body) {
+  return HttpResponse::Json(status, body.dump());
+}
+
+HttpResponse ErrorReply(int status, const std::string& error, const std::string& message) {
+  return JsonReply(status, json{{"error", error}, {"message", message}});
+}
+
+HttpResponse RefusalReply(const Refusal& r) {
+  int status = r.reason == RefusalReason::kWrongMicrovm ? 403 : 409;
+  return JsonReply(status, json{{"error", RefusalReasonName(r.reason)},
+                                {"message", r.message},
+                                {"state", StateName(r.state)}});
+}
+
+HttpResponse CheckReply(const CheckReport& report) {
+  switch (report.state) {
+    case CheckState::kPending:
+      return JsonReply(503, json{{"status", "pending"}});
+    case CheckState::kPassed:
+      return JsonReply(200, json{{"status", "ok"}, {"detail", report.detail}});
+    case CheckState::kFailed:
+      return JsonReply(500, json{{"status", "failed"}, {"detail", report.detail}});
+  }
+  return JsonReply(500, json{{"status", "failed"}});
+}
+
+// Suspend/resume/terminate answers: 200 when the machine got where it was going.
+HttpResponse TransitionReply(const Supervisor& supervisor, const Outcome& o) {
+  if (const auto* r = std::get_if<Refusal>(&o)) return RefusalReply(*r);
+  const auto& a = std::get<Accepted>(o);
+  if (a.state == State::kFailed) {
+    return JsonReply(500, json{{"status", "failed"},
+                               {"state", StateName(a.state)},
+                               {"detail", supervisor.Snapshot().failure}});
+  }
+  return JsonReply(200, json{{"status", "ok"}, {"state", StateName(a.state)}});
+}
+
+HttpResponse HandleRun(Supervisor& supervisor, const std::string& body) {
+  std::string microvm_id;
+  std::optional<std::string> payload_text;
+  if (!body.empty()) {
+    json j = json::parse(body, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      return ErrorReply(400, "malformed", "the /run body must be a JSON object");
+    }
+    if (j.contains("microvmId")) {
+      if (!j["microvmId"].is_string()) {
+        return ErrorReply(400, "malformed", "microvmId must be a string");
+      }
+      microvm_id = j["microvmId"].get<std::string>();
+    }
+    if (j.contains("runHookPayload") && !j["runHookPayload"].is_null()) {
+      if (!j["runHookPayload"].is_string()) {
+        return ErrorReply(400, "malformed", "runHookPayload must be a string");
+      }
+      payload_text = j["runHookPayload"].get<std::string>();
+    }
+  }
+  RunPayload payload = RunPayload::Warm();  // no payload: wait for the control endpoint
+  if (payload_text && !payload_text->empty()) {
+    auto decoded = DecodeRunPayload(*payload_text);
+    if (!decoded.ok()) return ErrorReply(400, "bad_payload", decoded.status().message());
+    payload = std::move(decoded).value();
+  }
+  Outcome o = supervisor.Run(std::move(payload), microvm_id);
+  if (const auto* r = std::get_if<Refusal>(&o)) return RefusalReply(*r);
+  return JsonReply(200, json{{"status", "ok"}, {"state", StateName(std::get<Accepted>(o).state)}});
+}
+
+}  // namespace
+
+HttpResponse HandleHook(Supervisor& supervisor, const std::string& hook, const std::string& body) {
+  if (hook == "ready") return CheckReply(supervisor.Ready());
+  if (hook == "validate") return CheckReply(supervisor.Validate());
+  if (hook == "run") return HandleRun(supervisor, body);
+  if (hook == "suspend") return TransitionReply(supervisor, supervisor.Suspend());
+  if (hook == "resume") return TransitionReply(supervisor, supervisor.Resume());
+  if (hook == "terminate") return TransitionReply(supervisor, supervisor.Terminate());
+  return ErrorReply(404, "not_found", "unknown lifecycle hook '" + hook + "'");
+}
+
+HttpResponse HandleRunnerStart(Supervisor& supervisor, const std::string& body,
+                               size_t max_body_bytes) {
+  if (body.size() > max_body_bytes) {
+    return ErrorReply(413, "too_large",
+                      "request body is " + std::to_string(body.size()) + " bytes; the limit is " +
+                          std::to_string(max_body_bytes));
+  }
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return ErrorReply(400, "malformed",
+                      "the body must be a JSON object {requestId, microvmId, jit}");
+  }
+  for (const char* field : {"requestId", "microvmId", "jit"}) {
+    if (!j.contains(field) || !j[field].is_string() || j[field].get<std::string>().empty()) {
+      return ErrorReply(400, "malformed",
+                        std::string("field '") + field + "' is missing or not a non-empty string");
+    }
+  }
+  StartRunnerRequest request;
+  request.request_id = j["requestId"].get<std::string>();
+  request.microvm_id = j["microvmId"].get<std::string>();
+  if (request.request_id.size() > kMaxRequestIdBytes) {
+    return ErrorReply(400, "malformed", "requestId is longer than 128 characters");
+  }
+  for (unsigned char c : request.request_id) {
+    if (c < 0x21 || c > 0x7e) {
+      return ErrorReply(400, "malformed", "requestId must be printable ASCII without spaces");
+    }
+  }
+  std::string jit = j["jit"].get<std::string>();
+  request.body_digest = Sha256Hex(request.request_id + "\n" + request.microvm_id + "\n" + jit);
+  request.jit_config = Secret(std::move(jit));
+  std::string request_id = request.request_id;
+  Outcome o = supervisor.StartRunner(std::move(request));
+  if (const auto* r = std::get_if<Refusal>(&o)) return RefusalReply(*r);
+  const auto& a = std::get<Accepted>(o);
+  auto record = supervisor.FindRequest(request_id);
+  std::string outcome = record ? record->outcome : "starting";
+  return JsonReply(a.duplicate ? 200 : 202,
+                   json{{"requestId", request_id},
+                        {"outcome", outcome},
+                        {"duplicate", a.duplicate},
+                        {"state", StateName(supervisor.Snapshot().state)}});
+}
+
+HttpResponse HandleStatus(const Supervisor& supervisor) {
+  StatusView v = supervisor.Snapshot();
+  return JsonReply(200, json{{"state", StateName(v.state)},
+                             {"mode", v.mode},
+                             {"microvmId", v.microvm_id},
+                             {"storageDriver", v.storage_driver},
+                             {"dockerRunning", v.docker_running},
+                             {"failure", v.failure},
+                             {"currentRequestId", v.current_request_id},
+                             {"runnersStarted", v.runners_started}});
+}
+
+HookServer::HookServer(Supervisor& supervisor) {
+  router_.Add("POST", std::string(kHookPathPrefix) + "{hook}",
+              [&supervisor](const http::ServerRequest& req, const http::PathParams& params) {
+                return HandleHook(supervisor, params.at("hook"), req.body);
+              });
+  http::HttpServer::Options options;
+  options.max_body_bytes = kMaxHookBodyBytes;
+  options.threads = 4;
+  server_ = std::make_unique<http::HttpServer>(router_.AsHandler(), options);
+}
+
+ControlServer::ControlServer(Supervisor& supervisor, size_t max_body_bytes) {
+  router_.Add(
+      "POST", "/v1/runner/start",
+      [&supervisor, max_body_bytes](const http::ServerRequest& req, const http::PathParams&) {
+        return HandleRunnerStart(supervisor, req.body, max_body_bytes);
+      });
+  router_.Add("GET", "/v1/status",
+              [&supervisor](const http::ServerRequest&, const http::PathParams&) {
+                return HandleStatus(supervisor);
+              });
+  http::HttpServer::Options options;
+  options.max_body_bytes = max_body_bytes;
+  options.threads = 4;
+  server_ = std::make_unique<http::HttpServer>(router_.AsHandler(), options);
+}
+
+}  // namespace mvr::supervisor

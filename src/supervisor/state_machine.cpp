@@ -1,0 +1,279 @@
+#include "supervisor/state_machine.h"
+
+namespace mvr::supervisor {
+
+const char* StateName(State state) {
+  switch (state) {
+    case State::kSnapshotted:
+      return "SNAPSHOTTED";
+    case State::kIdle:
+      return "IDLE";
+    case State::kStartingDocker:
+      return "STARTING_DOCKER";
+    case State::kStartingRunner:
+      return "STARTING_RUNNER";
+    case State::kRunning:
+      return "RUNNING";
+    case State::kSuspending:
+      return "SUSPENDING";
+    case State::kSuspended:
+      return "SUSPENDED";
+    case State::kResuming:
+      return "RESUMING";
+    case State::kTerminating:
+      return "TERMINATING";
+    case State::kFailed:
+      return "FAILED";
+  }
+  return "UNKNOWN";
+}
+
+const char* RefusalReasonName(RefusalReason reason) {
+  switch (reason) {
+    case RefusalReason::kWrongState:
+      return "wrong_state";
+    case RefusalReason::kBusy:
+      return "busy";
+    case RefusalReason::kWrongMicrovm:
+      return "wrong_microvm";
+    case RefusalReason::kConflictingDuplicate:
+      return "conflicting_duplicate";
+    case RefusalReason::kWrongMode:
+      return "wrong_mode";
+  }
+  return "unknown";
+}
+
+const char* ActionName(Action action) {
+  switch (action) {
+    case Action::kNone:
+      return "none";
+    case Action::kStartDockerRunner:
+      return "start_docker_runner";
+    case Action::kSuspendDocker:
+      return "suspend_docker";
+    case Action::kResumeDocker:
+      return "resume_docker";
+    case Action::kStopEverything:
+      return "stop_everything";
+    case Action::kSelfTerminate:
+      return "self_terminate";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool IsBusy(State s) {
+  return s == State::kStartingDocker || s == State::kStartingRunner || s == State::kRunning;
+}
+
+}  // namespace
+
+Refusal StateMachine::Refuse(RefusalReason reason, std::string message) const {
+  return Refusal{reason, state_, std::move(message)};
+}
+
+Outcome StateMachine::Move(State to, Action action) {
+  state_ = to;
+  Accepted a;
+  a.action = action;
+  a.state = to;
+  return a;
+}
+
+void StateMachine::RecordCurrent(const std::string& outcome) {
+  if (current_request_.empty()) return;
+  auto it = requests_.find(current_request_);
+  if (it != requests_.end()) it->second.outcome = outcome;
+}
+
+std::optional<StateMachine::RequestRecord> StateMachine::FindRequest(
+    const std::string& request_id) const {
+  auto it = requests_.find(request_id);
+  if (it == requests_.end()) return std::nullopt;
+  return it->second;
+}
+
+Outcome StateMachine::Run(RunPayload payload, const std::string& microvm_id) {
+  if (state_ != State::kSnapshotted) {
+    return Refuse(RefusalReason::kWrongState,
+                  std::string("the run hook is accepted once, in SNAPSHOTTED; the supervisor is ") +
+                      StateName(state_));
+  }
+  if (!microvm_id.empty()) microvm_id_ = microvm_id;
+  mode_ = payload.mode;
+  if (payload.mode == LaunchMode::kWarm) return Move(State::kIdle, Action::kNone);
+  jit_ = std::move(payload.jit_config);
+  current_request_.clear();
+  return Move(State::kStartingDocker, Action::kStartDockerRunner);
+}
+
+Outcome StateMachine::StartRunner(StartRunnerRequest request) {
+  if (microvm_id_.empty()) {
+    return Refuse(RefusalReason::kWrongMicrovm,
+                  "this supervisor does not know its MicroVM id yet (no /run hook with a "
+                  "microvmId); it accepts no control request");
+  }
+  if (request.microvm_id != microvm_id_) {
+    return Refuse(RefusalReason::kWrongMicrovm, "the request names MicroVM '" + request.microvm_id +
+                                                    "', but this is '" + microvm_id_ + "'");
+  }
+  auto seen = requests_.find(request.request_id);
+  if (seen != requests_.end()) {
+    if (seen->second.body_digest != request.body_digest) {
+      return Refuse(RefusalReason::kConflictingDuplicate,
+                    "requestId '" + request.request_id +
+                        "' was used before with a different body; use a new requestId for a "
+                        "new runner");
+    }
+    Accepted a;
+    a.state = state_;
+    a.duplicate = true;
+    return a;
+  }
+  if (mode_ != LaunchMode::kWarm) {
+    if (!mode_) {
+      return Refuse(RefusalReason::kWrongState,
+                    "the supervisor has not received its /run hook yet");
+    }
+    return Refuse(RefusalReason::kWrongMode,
+                  "this MicroVM was launched in ephemeral mode; it runs only the runner from its "
+                  "run-hook payload");
+  }
+  if (state_ != State::kIdle) {
+    return Refuse(IsBusy(state_) ? RefusalReason::kBusy : RefusalReason::kWrongState,
+                  std::string("a runner can be started only while IDLE; the supervisor is ") +
+                      StateName(state_));
+  }
+  requests_[request.request_id] = RequestRecord{request.body_digest, "starting"};
+  current_request_ = request.request_id;
+  jit_ = std::move(request.jit_config);
+  return Move(State::kStartingDocker, Action::kStartDockerRunner);
+}
+
+Outcome StateMachine::DockerStarted(const std::string& driver) {
+  if (state_ != State::kStartingDocker) {
+    return Refuse(RefusalReason::kWrongState, "Docker started outside STARTING_DOCKER");
+  }
+  storage_driver_ = driver;
+  return Move(State::kStartingRunner, Action::kNone);
+}
+
+Outcome StateMachine::DockerFailed(const std::string& reason) {
+  if (state_ != State::kStartingDocker) {
+    return Refuse(RefusalReason::kWrongState, "Docker failure outside STARTING_DOCKER");
+  }
+  failure_ = "docker: " + reason;
+  jit_.Clear();
+  RecordCurrent("failed: " + failure_);
+  return Move(State::kFailed, Action::kNone);
+}
+
+Outcome StateMachine::RunnerStarted() {
+  if (state_ != State::kStartingRunner) {
+    return Refuse(RefusalReason::kWrongState, "runner started outside STARTING_RUNNER");
+  }
+  RecordCurrent("running");
+  return Move(State::kRunning, Action::kNone);
+}
+
+Outcome StateMachine::RunnerFailedToStart(const std::string& reason) {
+  if (state_ != State::kStartingRunner) {
+    return Refuse(RefusalReason::kWrongState, "runner failure outside STARTING_RUNNER");
+  }
+  failure_ = "runner: " + reason;
+  jit_.Clear();
+  RecordCurrent("failed: " + failure_);
+  return Move(State::kFailed, Action::kNone);
+}
+
+Outcome StateMachine::RunnerExited(int exit_code) {
+  if (state_ != State::kRunning) {
+    return Refuse(RefusalReason::kWrongState, "runner exit outside RUNNING");
+  }
+  jit_.Clear();
+  RecordCurrent("completed (exit " + std::to_string(exit_code) + ")");
+  current_request_.clear();
+  if (mode_ == LaunchMode::kWarm) return Move(State::kIdle, Action::kNone);
+  return Move(State::kTerminating, Action::kSelfTerminate);
+}
+
+Outcome StateMachine::Suspend() {
+  if (state_ == State::kSuspending || state_ == State::kSuspended) {
+    Accepted a;
+    a.state = state_;
+    a.duplicate = true;
+    return a;
+  }
+  if (IsBusy(state_)) {
+    return Refuse(RefusalReason::kBusy, std::string("a runner is busy (") + StateName(state_) +
+                                            "); suspend only between jobs");
+  }
+  if (state_ != State::kIdle) {
+    return Refuse(
+        RefusalReason::kWrongState,
+        std::string("suspend is accepted only while IDLE; the supervisor is ") + StateName(state_));
+  }
+  return Move(State::kSuspending, Action::kSuspendDocker);
+}
+
+Outcome StateMachine::SuspendFinished() {
+  if (state_ != State::kSuspending) {
+    return Refuse(RefusalReason::kWrongState, "suspend finished outside SUSPENDING");
+  }
+  return Move(State::kSuspended, Action::kNone);
+}
+
+Outcome StateMachine::SuspendFailed(const std::string& reason) {
+  if (state_ != State::kSuspending) {
+    return Refuse(RefusalReason::kWrongState, "suspend failure outside SUSPENDING");
+  }
+  failure_ = "suspend: " + reason;
+  return Move(State::kFailed, Action::kNone);
+}
+
+Outcome StateMachine::Resume() {
+  if (state_ == State::kResuming || state_ == State::kIdle) {
+    Accepted a;
+    a.state = state_;
+    a.duplicate = true;
+    return a;
+  }
+  if (state_ != State::kSuspended) {
+    return Refuse(RefusalReason::kWrongState,
+                  std::string("resume is accepted only while SUSPENDED; the supervisor is ") +
+                      StateName(state_));
+  }
+  return Move(State::kResuming, Action::kResumeDocker);
+}
+
+Outcome StateMachine::ResumeFinished(const std::string& driver) {
+  if (state_ != State::kResuming) {
+    return Refuse(RefusalReason::kWrongState, "resume finished outside RESUMING");
+  }
+  storage_driver_ = driver;
+  return Move(State::kIdle, Action::kNone);
+}
+
+Outcome StateMachine::ResumeFailed(const std::string& reason) {
+  if (state_ != State::kResuming) {
+    return Refuse(RefusalReason::kWrongState, "resume failure outside RESUMING");
+  }
+  failure_ = "resume: " + reason;
+  return Move(State::kFailed, Action::kNone);
+}
+
+Outcome StateMachine::Terminate() {
+  if (state_ == State::kTerminating) {
+    Accepted a;
+    a.state = state_;
+    a.duplicate = true;
+    return a;
+  }
+  jit_.Clear();
+  if (!current_request_.empty()) RecordCurrent("terminated");
+  return Move(State::kTerminating, Action::kStopEverything);
+}
+
+}  // namespace mvr::supervisor

@@ -1,0 +1,137 @@
+// The supervisor state machine of the warm-cache plan (000), with one owner. It is pure: it takes
+// commands, changes state, and answers with what the caller must do next or with a typed Refusal.
+// It never runs a process or reads a clock; Supervisor (supervisor.h) acts on its answers.
+//
+//   SNAPSHOTTED --run(warm)--> IDLE --start runner--> STARTING_DOCKER -> STARTING_RUNNER -> RUNNING
+//   SNAPSHOTTED --run(ephemeral)--> STARTING_DOCKER                 RUNNING --exit--> IDLE (warm)
+//   IDLE -> SUSPENDING -> SUSPENDED -> RESUMING -> IDLE             RUNNING --exit--> TERMINATING
+//   failure in STARTING_* / SUSPENDING / RESUMING -> FAILED        any non-terminal -> TERMINATING
+//
+// Thread-safety: none; the owner serialises every call (Supervisor holds one mutex around it).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "base/secret.h"
+#include "supervisor/run_payload.h"
+
+namespace mvr::supervisor {
+
+enum class State {
+  kSnapshotted,
+  kIdle,
+  kStartingDocker,
+  kStartingRunner,
+  kRunning,
+  kSuspending,
+  kSuspended,
+  kResuming,
+  kTerminating,
+  kFailed,
+};
+const char* StateName(State state);  // "SNAPSHOTTED", "IDLE", ...
+
+// Why a command was refused. The HTTP edges map these to status codes.
+enum class RefusalReason {
+  kWrongState,            // the command is not valid in the current state
+  kBusy,                  // a runner is starting or running (suspend while busy)
+  kWrongMicrovm,          // control request names another MicroVM (or ours is unknown)
+  kConflictingDuplicate,  // requestId seen before with a different body
+  kWrongMode,             // control request to an ephemeral supervisor
+};
+const char* RefusalReasonName(RefusalReason reason);
+
+struct Refusal {
+  RefusalReason reason;
+  State state;  // the state when the command was refused
+  std::string message;
+};
+
+// A control request, already parsed and validated for shape by the edge.
+struct StartRunnerRequest {
+  std::string request_id;
+  std::string microvm_id;
+  Secret jit_config;
+  std::string body_digest;  // hex SHA-256 of the canonical request; identifies "the same body"
+};
+
+// What the caller must do after an accepted command.
+enum class Action {
+  kNone,               // nothing (an idempotent repeat, or a state change with no work)
+  kStartDockerRunner,  // start Docker (if not running) and then the runner with jit_to_use()
+  kSuspendDocker,      // stop Docker and containerd, sync, then SuspendFinished
+  kResumeDocker,       // restart Docker, then ResumeFinished
+  kStopEverything,     // stop the runner, Docker, containerd, then exit
+  kSelfTerminate,      // ephemeral runner exited: stop Docker and terminate this MicroVM
+};
+const char* ActionName(Action action);
+
+struct Accepted {
+  Action action = Action::kNone;
+  State state;             // the state after the command
+  bool duplicate = false;  // a repeated requestId: the first outcome, no new work
+};
+
+using Outcome = std::variant<Accepted, Refusal>;
+
+inline bool IsAccepted(const Outcome& o) { return std::holds_alternative<Accepted>(o); }
+
+class StateMachine {
+ public:
+  // `microvm_id` is this VM's id when known from configuration ("" = learn it from /run).
+  explicit StateMachine(std::string microvm_id = "") : microvm_id_(std::move(microvm_id)) {}
+
+  State state() const { return state_; }
+  std::optional<LaunchMode> mode() const { return mode_; }
+  const std::string& microvm_id() const { return microvm_id_; }
+  // The JIT config the next runner must get (valid while STARTING_*/RUNNING). Cleared on exit.
+  const Secret& jit_to_use() const { return jit_; }
+  // The reason the machine is FAILED (empty otherwise).
+  const std::string& failure() const { return failure_; }
+  const std::string& storage_driver() const { return storage_driver_; }
+  // The requestId of the runner currently starting or running ("" for the ephemeral runner).
+  const std::string& current_request() const { return current_request_; }
+
+  // /run hook. `microvm_id` from the hook body ("" when the body had none).
+  Outcome Run(RunPayload payload, const std::string& microvm_id);
+  // Control endpoint: POST /v1/runner/start.
+  Outcome StartRunner(StartRunnerRequest request);
+  Outcome DockerStarted(const std::string& driver);
+  Outcome DockerFailed(const std::string& reason);
+  Outcome RunnerStarted();
+  Outcome RunnerFailedToStart(const std::string& reason);
+  Outcome RunnerExited(int exit_code);
+  Outcome Suspend();
+  Outcome SuspendFinished();
+  Outcome SuspendFailed(const std::string& reason);
+  Outcome Resume();
+  Outcome ResumeFinished(const std::string& driver);
+  Outcome ResumeFailed(const std::string& reason);
+  Outcome Terminate();
+
+  // The recorded outcome of a control request, for the status endpoint and repeats.
+  struct RequestRecord {
+    std::string body_digest;
+    std::string outcome;  // "started", "completed (exit 0)", "failed: ..."
+  };
+  std::optional<RequestRecord> FindRequest(const std::string& request_id) const;
+
+ private:
+  Refusal Refuse(RefusalReason reason, std::string message) const;
+  Outcome Move(State to, Action action);
+  void RecordCurrent(const std::string& outcome);
+
+  State state_ = State::kSnapshotted;
+  std::optional<LaunchMode> mode_;
+  std::string microvm_id_;
+  Secret jit_;
+  std::string failure_;
+  std::string storage_driver_;
+  std::string current_request_;
+  std::map<std::string, RequestRecord> requests_;
+};
+
+}  // namespace mvr::supervisor

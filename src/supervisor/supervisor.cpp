@@ -1,0 +1,382 @@
+#include "supervisor/supervisor.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace mvr::supervisor {
+namespace {
+
+bool ProgramExists(const std::string& name, const std::map<std::string, std::string>& env) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0;
+  auto it = env.find("PATH");
+  std::string path = it == env.end() ? "/usr/bin:/bin" : it->second;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string candidate = path.substr(start, end - start) + "/" + name;
+    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+void LogOutcome(const Logger& logger, const char* command, const Outcome& outcome) {
+  if (const auto* a = std::get_if<Accepted>(&outcome)) {
+    logger.Info("command accepted", {{"command", command},
+                                     {"state", StateName(a->state)},
+                                     {"action", ActionName(a->action)},
+                                     {"duplicate", a->duplicate}});
+  } else {
+    const auto& r = std::get<Refusal>(outcome);
+    logger.Warn("command refused", {{"command", command},
+                                    {"state", StateName(r.state)},
+                                    {"reason", RefusalReasonName(r.reason)},
+                                    {"detail", r.message}});
+  }
+}
+
+Action ActionOf(const Outcome& o) {
+  const auto* a = std::get_if<Accepted>(&o);
+  return a ? a->action : Action::kNone;
+}
+
+}  // namespace
+
+Supervisor::Supervisor(SupervisorConfig config, SupervisorDeps deps)
+    : config_(std::move(config)),
+      deps_(deps),
+      docker_(config_.docker, config_.command_env,
+              DockerDeps{deps.processes, deps.clock, deps.sleeper, deps.logger}),
+      machine_(config_.microvm_id) {}
+
+Supervisor::~Supervisor() {
+  bool terminating;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    terminating = machine_.state() == State::kTerminating;
+  }
+  if (!terminating) Terminate();
+  StopRunner();
+  JoinJobThread();
+  if (ready_thread_.joinable()) ready_thread_.join();
+  if (validate_thread_.joinable()) validate_thread_.join();
+}
+
+template <typename F>
+Outcome Supervisor::Apply(F&& command) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return command(machine_);
+}
+
+CheckReport Supervisor::Ready() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ready_) return *ready_;
+  ready_ = CheckReport{};
+  ready_thread_ = std::thread([this] {
+    std::string problems;
+    auto need = [&](const std::string& program, const char* what) {
+      if (!program.empty() && !ProgramExists(program, config_.command_env)) {
+        problems += std::string(problems.empty() ? "" : "; ") + what + " '" + program +
+                    "' is missing or not executable";
+      }
+    };
+    need(config_.runner.command[0], "runner command");
+    if (config_.docker.enabled) {
+      if (!config_.docker.containerd.empty()) need(config_.docker.containerd[0], "containerd");
+      need(config_.docker.dockerd[0], "dockerd");
+      need(config_.docker.info[0], "docker CLI");
+    }
+    for (const auto& p : config_.ready_required_paths) {
+      std::error_code ec;
+      if (!std::filesystem::exists(p, ec)) {
+        problems +=
+            std::string(problems.empty() ? "" : "; ") + "required path '" + p + "' does not exist";
+      }
+    }
+    if (config_.docker.enabled && problems.empty()) {
+      ProcessSpec info;
+      info.argv = config_.docker.info;
+      info.env = config_.command_env;
+      auto r = deps_.processes.Run(info, Duration(5'000));
+      if (r.ok() && r->exit.ok() && !r->timed_out) {
+        problems =
+            "Docker is already running at image build; the image must not start Docker "
+            "at boot (the supervisor starts it when a runner needs it)";
+      }
+    }
+    CheckReport report;
+    report.state = problems.empty() ? CheckState::kPassed : CheckState::kFailed;
+    report.detail = problems.empty() ? "ready" : problems;
+    deps_.logger.Info("ready check finished",
+                      {{"passed", problems.empty()}, {"detail", report.detail}});
+    std::lock_guard<std::mutex> inner(mu_);
+    ready_ = report;
+  });
+  return *ready_;
+}
+
+CheckReport Supervisor::Validate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (validate_) return *validate_;
+  validate_ = CheckReport{};
+  validate_thread_ = std::thread([this] {
+    auto r = docker_.Validate();
+    CheckReport report;
+    report.state = r.ok() ? CheckState::kPassed : CheckState::kFailed;
+    report.detail = r.ok() ? "docker runs with storage driver " + *r : r.status().message();
+    deps_.logger.Info("validate check finished", {{"passed", r.ok()}, {"detail", report.detail}});
+    std::lock_guard<std::mutex> inner(mu_);
+    validate_ = report;
+  });
+  return *validate_;
+}
+
+Outcome Supervisor::Run(RunPayload payload, const std::string& microvm_id) {
+  deps_.logger.redactor().Add(payload.jit_config);
+  const char* mode = LaunchModeName(payload.mode);
+  Outcome o = Apply([&](StateMachine& m) { return m.Run(std::move(payload), microvm_id); });
+  deps_.logger.Info("run hook", {{"mode", mode}, {"microvm_id", microvm_id}});
+  LogOutcome(deps_.logger, "run", o);
+  if (ActionOf(o) == Action::kStartDockerRunner) StartJobThread();
+  return o;
+}
+
+Outcome Supervisor::StartRunner(StartRunnerRequest request) {
+  deps_.logger.redactor().Add(request.jit_config);
+  std::string id = request.request_id;
+  Outcome o = Apply([&](StateMachine& m) { return m.StartRunner(std::move(request)); });
+  deps_.logger.Info("runner start request", {{"request_id", id}});
+  LogOutcome(deps_.logger, "start_runner", o);
+  if (ActionOf(o) == Action::kStartDockerRunner) StartJobThread();
+  return o;
+}
+
+void Supervisor::JoinJobThread() {
+  if (job_thread_.joinable() && job_thread_.get_id() != std::this_thread::get_id()) {
+    job_thread_.join();
+  }
+}
+
+void Supervisor::StartJobThread() {
+  // The previous job thread has already moved the machine out of RUNNING; it is ending.
+  JoinJobThread();
+  job_thread_ = std::thread([this] { RunJob(); });
+}
+
+ProcessSpec Supervisor::RunnerSpec(const Secret& jit) const {
+  ProcessSpec spec;
+  spec.argv = config_.runner.command;
+  spec.env = config_.command_env;
+  for (const auto& [k, v] : config_.runner.env) spec.env[k] = v;
+  spec.secret_env[kJitConfigEnv] = jit;
+  spec.cwd = config_.runner.work_dir;
+  spec.user = config_.runner.user;
+  spec.output_path = config_.runner.log_file;
+  return spec;
+}
+
+void Supervisor::RunJob() {
+  auto driver = docker_.Start();
+  Secret jit;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Outcome o = driver.ok() ? machine_.DockerStarted(*driver)
+                            : machine_.DockerFailed(driver.status().message());
+    LogOutcome(deps_.logger, driver.ok() ? "docker_started" : "docker_failed", o);
+    if (!driver.ok() || !IsAccepted(o)) return;
+    jit = machine_.jit_to_use();
+  }
+  auto spawned = deps_.processes.Spawn(RunnerSpec(jit));
+  jit.Clear();
+  int pid = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!spawned.ok()) {
+      Outcome o = machine_.RunnerFailedToStart(spawned.status().message());
+      LogOutcome(deps_.logger, "runner_failed_to_start", o);
+      return;
+    }
+    pid = *spawned;
+    Outcome o = machine_.RunnerStarted();
+    LogOutcome(deps_.logger, "runner_started", o);
+    runner_pid_ = pid;
+    runner_exited_ = false;
+    ++runners_started_;
+    if (!IsAccepted(o)) {
+      // Terminated while the runner was starting: it must not run a job.
+      deps_.processes.Signal(pid, SIGKILL).IgnoreError();
+    }
+  }
+  deps_.logger.Info("runner process started", {{"pid", pid}});
+  auto exited = deps_.processes.Wait(pid);
+  int code = exited.ok() ? exited->code : -1;
+  deps_.logger.Info("runner process exited", {{"pid", pid}, {"exit_code", code}});
+  AfterRunnerExit(code);
+}
+
+void Supervisor::AfterRunnerExit(int exit_code) {
+  bool warm;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    runner_exited_ = true;
+    runner_pid_ = 0;
+    warm = machine_.mode() == LaunchMode::kWarm && machine_.state() == State::kRunning;
+  }
+  // While the machine still says RUNNING no new runner can be accepted, so cleanup cannot race it.
+  if (warm) CleanupBetweenJobs();
+  Outcome o = Apply([&](StateMachine& m) { return m.RunnerExited(exit_code); });
+  LogOutcome(deps_.logger, "runner_exited", o);
+  if (ActionOf(o) == Action::kSelfTerminate) SelfTerminate();
+}
+
+void Supervisor::CleanupBetweenJobs() {
+  for (const auto& dir : config_.cleanup.paths) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      std::error_code rm;
+      std::filesystem::remove_all(entry.path(), rm);
+      if (rm)
+        deps_.logger.Warn("cleanup could not remove a path", {{"path", entry.path().string()}});
+    }
+  }
+  for (const auto& argv : config_.cleanup.commands) RunCommand(argv, "cleanup").IgnoreError();
+  if (config_.cleanup.docker_prune) docker_.PruneBetweenJobs();
+}
+
+Status Supervisor::RunCommand(const Argv& argv, const char* what) {
+  if (argv.empty()) return Status::Ok();
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.env = config_.command_env;
+  auto r = deps_.processes.Run(spec, config_.command_timeout);
+  Status s = r.ok() ? (r->exit.ok() ? Status::Ok()
+                                    : Internal(std::string(what) + " command exited with code " +
+                                               std::to_string(r->exit.code)))
+                    : r.status();
+  if (!s.ok()) deps_.logger.Warn("command failed", {{"command", what}, {"error", s.message()}});
+  return s;
+}
+
+void Supervisor::SelfTerminate() {
+  docker_.Stop().IgnoreError();
+  RunCommand(config_.sync, "sync").IgnoreError();
+  std::string id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    id = machine_.microvm_id();
+  }
+  if (deps_.terminator.available() && !id.empty()) {
+    Status s = deps_.terminator.TerminateSelf(id);
+    if (s.ok()) {
+      deps_.logger.Info("asked the MicroVMs API to terminate this MicroVM", {{"microvm_id", id}});
+      // The platform now calls /terminate and stops the VM; if that hook is disabled, the VM
+      // simply goes away. Either way the supervisor's work is done.
+      MarkFinished();
+      return;
+    }
+    deps_.logger.Error("self-termination through the API failed; powering off",
+                       {{"error", s.ToString()}});
+  }
+  RunCommand(config_.power_off, "power-off").IgnoreError();
+  MarkFinished();
+}
+
+void Supervisor::StopRunner() {
+  int pid;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pid = runner_exited_ ? 0 : runner_pid_;
+  }
+  if (pid == 0) return;
+  deps_.processes.Signal(pid, SIGTERM).IgnoreError();
+  const TimePoint deadline = deps_.clock.Now() + config_.docker.stop_timeout;
+  while (deps_.clock.Now() < deadline) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (runner_exited_) return;
+    }
+    deps_.sleeper.Sleep(config_.docker.poll_interval);
+  }
+  deps_.logger.Warn("runner did not stop in time; killing it", {{"pid", pid}});
+  deps_.processes.Signal(pid, SIGKILL).IgnoreError();
+}
+
+Outcome Supervisor::Suspend() {
+  Outcome o = Apply([](StateMachine& m) { return m.Suspend(); });
+  LogOutcome(deps_.logger, "suspend", o);
+  if (ActionOf(o) != Action::kSuspendDocker) return o;
+  Status s = docker_.Stop();
+  if (s.ok()) s = RunCommand(config_.sync, "sync");
+  o = Apply(
+      [&](StateMachine& m) { return s.ok() ? m.SuspendFinished() : m.SuspendFailed(s.message()); });
+  LogOutcome(deps_.logger, s.ok() ? "suspend_finished" : "suspend_failed", o);
+  return o;
+}
+
+Outcome Supervisor::Resume() {
+  Outcome o = Apply([](StateMachine& m) { return m.Resume(); });
+  LogOutcome(deps_.logger, "resume", o);
+  if (ActionOf(o) != Action::kResumeDocker) return o;
+  auto driver = docker_.Start();
+  o = Apply([&](StateMachine& m) {
+    return driver.ok() ? m.ResumeFinished(*driver) : m.ResumeFailed(driver.status().message());
+  });
+  LogOutcome(deps_.logger, driver.ok() ? "resume_finished" : "resume_failed", o);
+  return o;
+}
+
+Outcome Supervisor::Terminate() {
+  Outcome o = Apply([](StateMachine& m) { return m.Terminate(); });
+  LogOutcome(deps_.logger, "terminate", o);
+  if (ActionOf(o) != Action::kStopEverything) return o;
+  StopRunner();
+  docker_.Stop().IgnoreError();
+  RunCommand(config_.sync, "sync").IgnoreError();
+  MarkFinished();
+  return o;
+}
+
+void Supervisor::MarkFinished() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = true;
+  }
+  finished_cv_.notify_all();
+}
+
+bool Supervisor::Finished() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return finished_;
+}
+
+void Supervisor::WaitUntilFinished() {
+  std::unique_lock<std::mutex> lock(mu_);
+  finished_cv_.wait(lock, [this] { return finished_; });
+}
+
+StatusView Supervisor::Snapshot() const {
+  StatusView v;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    v.state = machine_.state();
+    v.mode = machine_.mode() ? LaunchModeName(*machine_.mode()) : "";
+    v.microvm_id = machine_.microvm_id();
+    v.storage_driver = machine_.storage_driver();
+    v.failure = machine_.failure();
+    v.current_request_id = machine_.current_request();
+    v.runners_started = runners_started_;
+  }
+  v.docker_running = docker_.running();
+  return v;
+}
+
+std::optional<StateMachine::RequestRecord> Supervisor::FindRequest(
+    const std::string& request_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return machine_.FindRequest(request_id);
+}
+
+}  // namespace mvr::supervisor

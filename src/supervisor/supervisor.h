@@ -1,0 +1,136 @@
+// Supervisor: the one owner of the StateMachine inside the MicroVM. The hook and control servers
+// parse requests and call it; it asks the machine, then acts (Docker, the runner process,
+// cleanup, self-termination) outside its lock, and reports results back to the machine. Because
+// every command goes through the machine under one mutex, two concurrent control requests can
+// never start two runners.
+// Thread-safety: every public method may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/logger.h"
+#include "supervisor/config.h"
+#include "supervisor/docker_control.h"
+#include "supervisor/process_runner.h"
+#include "supervisor/state_machine.h"
+
+namespace mvr::supervisor {
+
+// The environment variable through which the runner (official or stand-in) gets its JIT config.
+inline constexpr const char* kJitConfigEnv = "ACTIONS_RUNNER_INPUT_JITCONFIG";
+
+// Terminates this MicroVM through the MicroVMs API. The CLI adapts MicrovmService to it (with
+// retries); Unauthorized/NotFound-style failures make the supervisor fall back to power-off.
+class SelfTerminator {
+ public:
+  virtual ~SelfTerminator() = default;
+  // False when no credentials or endpoint are configured (then power-off is used directly).
+  virtual bool available() const = 0;
+  virtual Status TerminateSelf(const std::string& microvm_id) = 0;
+};
+
+// For images and tests without API access: never available.
+class NoSelfTerminator final : public SelfTerminator {
+ public:
+  bool available() const override { return false; }
+  Status TerminateSelf(const std::string&) override {
+    return Unauthorized("no MicroVMs API credentials configured");
+  }
+};
+
+struct SupervisorDeps {
+  ProcessRunner& processes;
+  SelfTerminator& terminator;
+  const Clock& clock;
+  Sleeper& sleeper;
+  const Logger& logger;
+};
+
+// Result of /ready and /validate: pending while the check runs (503), then passed or failed.
+enum class CheckState { kPending, kPassed, kFailed };
+struct CheckReport {
+  CheckState state = CheckState::kPending;
+  std::string detail;
+};
+
+// What GET /v1/status shows. No secrets.
+struct StatusView {
+  State state;
+  std::string mode;  // "", "ephemeral", "warm"
+  std::string microvm_id;
+  std::string storage_driver;
+  std::string failure;
+  std::string current_request_id;
+  int runners_started = 0;
+  bool docker_running = false;
+};
+
+class Supervisor {
+ public:
+  Supervisor(SupervisorConfig config, SupervisorDeps deps);
+  ~Supervisor();
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+
+  // /ready: first call starts the checks; pending until they finish.
+  CheckReport Ready();
+  // /validate: first call starts Docker and the trivial container in the background.
+  CheckReport Validate();
+  // /run. Ephemeral: starts Docker and the runner in the background and returns at once.
+  Outcome Run(RunPayload payload, const std::string& microvm_id);
+  // POST /v1/runner/start. Returns once the request is accepted; the runner starts in the
+  // background.
+  Outcome StartRunner(StartRunnerRequest request);
+  // /suspend: returns when Docker and containerd are stopped and data is synced.
+  Outcome Suspend();
+  // /resume: returns when Docker runs again (or failed).
+  Outcome Resume();
+  // /terminate: stops the runner, Docker and containerd; then Finished() becomes true.
+  Outcome Terminate();
+
+  StatusView Snapshot() const;
+  std::optional<StateMachine::RequestRecord> FindRequest(const std::string& request_id) const;
+  // True once the supervisor has nothing left to do (terminated, or self-terminated).
+  bool Finished() const;
+  // Blocks until Finished() (the CLI's main loop).
+  void WaitUntilFinished();
+
+ private:
+  void StartJobThread();
+  void RunJob();  // STARTING_DOCKER → STARTING_RUNNER → RUNNING → exit
+  void AfterRunnerExit(int exit_code);
+  void SelfTerminate();
+  void CleanupBetweenJobs();
+  void StopRunner();
+  void MarkFinished();
+  ProcessSpec RunnerSpec(const Secret& jit) const;
+  Status RunCommand(const Argv& argv, const char* what);
+  template <typename F>
+  Outcome Apply(F&& command);
+  void JoinJobThread();
+
+  SupervisorConfig config_;
+  SupervisorDeps deps_;
+  DockerControl docker_;
+
+  mutable std::mutex mu_;
+  std::condition_variable finished_cv_;
+  StateMachine machine_;
+  int runner_pid_ = 0;
+  bool runner_exited_ = true;
+  int runners_started_ = 0;
+  bool finished_ = false;
+  std::thread job_thread_;
+  std::thread ready_thread_;
+  std::thread validate_thread_;
+  std::optional<CheckReport> ready_;
+  std::optional<CheckReport> validate_;
+};
+
+}  // namespace mvr::supervisor

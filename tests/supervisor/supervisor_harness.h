@@ -1,0 +1,85 @@
+// Test harness: a Supervisor over a FakeProcessRunner, a fake self-terminator, a manual clock and
+// an in-memory log, with a config whose commands are plain names the fake recognises.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/logger.h"
+#include "fake_process_runner.h"
+#include "supervisor/supervisor.h"
+
+namespace mvr::supervisor::testing {
+
+class FakeTerminator final : public SelfTerminator {
+ public:
+  bool available() const override { return available_; }
+  Status TerminateSelf(const std::string& microvm_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back(microvm_id);
+    return result_;
+  }
+  std::vector<std::string> calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+  bool available_ = true;
+  Status result_;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> calls_;
+};
+
+inline SupervisorConfig FakeConfig() {
+  SupervisorConfig c;
+  c.hook_host = c.control_host = "127.0.0.1";
+  c.hook_port = c.control_port = 0;
+  c.runner.command = {"runner", "--once"};
+  c.docker.containerd = {"containerd"};
+  c.docker.dockerd = {"dockerd"};
+  c.docker.info = {"docker-info"};
+  c.docker.validate = {"docker-validate"};
+  c.docker.cleanup_containers = {"docker-prune-containers"};
+  c.docker.cleanup_volumes = {"docker-prune-volumes"};
+  c.sync = {"sync"};
+  c.power_off = {"poweroff"};
+  return c;
+}
+
+// Spins (yielding) until `pred` holds; fails the test after a very large number of tries.
+inline bool Eventually(const std::function<bool()>& pred) {
+  for (long i = 0; i < 200'000'000L; ++i) {
+    if (pred()) return true;
+    std::this_thread::yield();
+  }
+  return false;
+}
+
+struct Harness {
+  explicit Harness(SupervisorConfig config = FakeConfig())
+      : sleeper(clock),
+        logger(sink, clock, LogLevel::kDebug),
+        supervisor(std::make_unique<Supervisor>(
+            std::move(config), SupervisorDeps{processes, terminator, clock, sleeper, logger})) {}
+
+  State state() const { return supervisor->Snapshot().state; }
+  bool WaitForState(State s) {
+    return Eventually([&] { return state() == s; });
+  }
+
+  ManualClock clock;
+  ManualSleeper sleeper;
+  MemorySink sink;
+  Logger logger;
+  FakeProcessRunner processes;
+  FakeTerminator terminator;
+  std::unique_ptr<Supervisor> supervisor;
+};
+
+}  // namespace mvr::supervisor::testing
