@@ -1,0 +1,139 @@
+#include "action/microvm_lifecycle.h"
+
+#include <algorithm>
+
+#include "base/retry.h"
+
+namespace mvr::action {
+namespace {
+
+constexpr Duration kPollBase{500};
+constexpr Duration kPollCap{5'000};
+
+bool Terminal(aws::MicrovmState s) {
+  return s == aws::MicrovmState::kTerminating || s == aws::MicrovmState::kTerminated;
+}
+
+std::string Describe(const aws::Microvm& vm) {
+  std::string out = "MicroVM " + vm.microvm_id + " is " + aws::MicrovmStateName(vm.state);
+  if (!vm.state_reason.empty()) out += " (" + vm.state_reason + ")";
+  return out;
+}
+
+}  // namespace
+
+RetryPolicy MicrovmLifecycle::PolicyUntil(TimePoint deadline) const {
+  RetryPolicy p;
+  p.max_attempts = 10;
+  p.base_delay = Duration(500);
+  p.max_delay = Duration(8'000);
+  p.deadline = std::max(Duration(0), deadline - seam_.clock.Now());
+  if (p.deadline.count() == 0) p.max_attempts = 1;
+  return p;
+}
+
+Result<aws::Microvm> MicrovmLifecycle::Launch(const aws::RunMicrovmRequest& request,
+                                              TimePoint deadline) {
+  // The same clientToken and parameters on every attempt: a retry after a lost answer returns
+  // the VM the first attempt launched instead of a second one.
+  Result<aws::Microvm> vm = Retry<aws::Microvm>(PolicyUntil(deadline), seam_.retry(),
+                                                [&] { return service_.RunMicrovm(request); });
+  if (vm.ok()) return vm;
+  if (vm.status().code() == Code::kQuotaExceeded) {
+    return QuotaExceeded("capacity exhausted: the MicroVMs service quota is used up (" +
+                         vm.status().message() +
+                         "); wait for other MicroVMs to finish or raise the quota");
+  }
+  return vm.status().Annotate("RunMicrovm");
+}
+
+Result<aws::Microvm> MicrovmLifecycle::Get(const std::string& id, TimePoint deadline) {
+  Result<aws::Microvm> vm = Retry<aws::Microvm>(PolicyUntil(deadline), seam_.retry(),
+                                                [&] { return service_.GetMicrovm(id); });
+  if (!vm.ok()) return vm.status().Annotate("GetMicrovm " + id);
+  return vm;
+}
+
+Result<aws::Microvm> MicrovmLifecycle::PollUntil(const std::string& id, TimePoint deadline,
+                                                 aws::MicrovmState want) {
+  for (int poll = 0;; ++poll) {
+    Result<aws::Microvm> vm = service_.GetMicrovm(id);
+    if (vm.ok()) {
+      if (vm->state == want) return vm;
+      if (Terminal(vm->state) && !Terminal(want)) {
+        return Internal(Describe(*vm) + " while waiting for " + aws::MicrovmStateName(want));
+      }
+    } else if (!IsRetryable(vm.status())) {
+      return vm.status().Annotate("GetMicrovm " + id);
+    }
+    TimePoint now = seam_.clock.Now();
+    if (now >= deadline) {
+      return Transient(
+          "timed out waiting for MicroVM " + id + " to be " + aws::MicrovmStateName(want) +
+          (vm.ok() ? " (last seen " + std::string(aws::MicrovmStateName(vm->state)) + ")" : ""));
+    }
+    RetryPolicy p;
+    p.base_delay = kPollBase;
+    p.max_delay = kPollCap;
+    Duration delay = std::max(Duration(100), FullJitterDelay(p, std::min(poll, 5), seam_.random));
+    if (!vm.ok() && vm.status().retry_after()) delay = std::max(delay, *vm.status().retry_after());
+    seam_.sleeper.Sleep(std::min(delay, std::chrono::duration_cast<Duration>(deadline - now)));
+  }
+}
+
+Result<aws::Microvm> MicrovmLifecycle::WaitRunning(const std::string& id, TimePoint deadline) {
+  return PollUntil(id, deadline, aws::MicrovmState::kRunning);
+}
+
+Result<aws::Microvm> MicrovmLifecycle::Resume(const std::string& id, TimePoint deadline) {
+  MVR_ASSIGN_OR_RETURN(aws::Microvm vm, Get(id, deadline));
+  if (Terminal(vm.state)) return NotFound(Describe(vm) + "; it cannot be resumed");
+  if (vm.state == aws::MicrovmState::kSuspending) {
+    MVR_ASSIGN_OR_RETURN(vm, PollUntil(id, deadline, aws::MicrovmState::kSuspended));
+  }
+  if (vm.state == aws::MicrovmState::kSuspended) {
+    Status s = RetryStatus(PolicyUntil(deadline), seam_.retry(),
+                           [&] { return service_.ResumeMicrovm(id); });
+    // Conflict: it is already resuming (our earlier attempt, or auto-resume); just wait.
+    if (!s.ok() && s.code() != Code::kConflict) return s.Annotate("ResumeMicrovm " + id);
+  }
+  return WaitRunning(id, deadline);
+}
+
+Result<aws::Microvm> MicrovmLifecycle::Suspend(const std::string& id, TimePoint deadline) {
+  MVR_ASSIGN_OR_RETURN(aws::Microvm vm, Get(id, deadline));
+  if (Terminal(vm.state)) return NotFound(Describe(vm));
+  if (vm.state == aws::MicrovmState::kSuspended) return vm;
+  if (vm.state != aws::MicrovmState::kSuspending) {
+    Status s = RetryStatus(PolicyUntil(deadline), seam_.retry(),
+                           [&] { return service_.SuspendMicrovm(id); });
+    if (!s.ok() && s.code() != Code::kConflict) return s.Annotate("SuspendMicrovm " + id);
+  }
+  return PollUntil(id, deadline, aws::MicrovmState::kSuspended);
+}
+
+Status MicrovmLifecycle::Terminate(const std::string& id, TimePoint deadline) {
+  Status s = RetryStatus(PolicyUntil(deadline), seam_.retry(),
+                         [&] { return service_.TerminateMicrovm(id); });
+  if (s.code() == Code::kNotFound) return Status::Ok();
+  if (!s.ok()) return s.Annotate("TerminateMicrovm " + id);
+  Result<aws::Microvm> vm = PollUntil(id, deadline, aws::MicrovmState::kTerminated);
+  if (vm.ok() || vm.status().code() == Code::kNotFound) return Status::Ok();
+  return vm.status();
+}
+
+Result<Secret> MicrovmLifecycle::ControlToken(const std::string& id, int port, int minutes,
+                                              TimePoint deadline) {
+  aws::CreateMicrovmAuthTokenRequest req;
+  req.microvm_identifier = id;
+  req.expiration_in_minutes = minutes;
+  req.allowed_ports.push_back(aws::PortSpecification::Port(port));
+  Result<aws::MicrovmAuthToken> token = Retry<aws::MicrovmAuthToken>(
+      PolicyUntil(deadline), seam_.retry(), [&] { return service_.CreateMicrovmAuthToken(req); });
+  if (!token.ok()) return token.status().Annotate("CreateMicrovmAuthToken " + id);
+  Secret proxy = token->ProxyAuth();
+  if (proxy.empty()) return Internal("CreateMicrovmAuthToken gave no X-aws-proxy-auth token");
+  return proxy;
+}
+
+}  // namespace mvr::action

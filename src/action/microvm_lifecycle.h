@@ -1,0 +1,46 @@
+// MicrovmLifecycle: the MicroVM half of start and stop. Each operation retries throttling and
+// transient failures with full jitter within the caller's deadline, then polls GetMicrovm (full
+// jitter, capped) until the VM reaches the state it wants; a terminal state on the way fails
+// with the service's stateReason.
+// Thread-safety: one per start or stop; not shared.
+#pragma once
+
+#include <string>
+
+#include "aws/microvms.h"
+#include "base/seam.h"
+
+namespace mvr::action {
+
+class MicrovmLifecycle {
+ public:
+  MicrovmLifecycle(const Seam& seam, aws::MicrovmService& service)
+      : seam_(seam), service_(service) {}
+
+  // RunMicrovm. QuotaExceeded fails at once with a "capacity exhausted" message.
+  Result<aws::Microvm> Launch(const aws::RunMicrovmRequest& request, TimePoint deadline);
+  // Polls until RUNNING. PENDING (and a resume's SUSPENDED/SUSPENDING) is waited through.
+  Result<aws::Microvm> WaitRunning(const std::string& microvm_id, TimePoint deadline);
+  // ResumeMicrovm then WaitRunning.
+  Result<aws::Microvm> Resume(const std::string& microvm_id, TimePoint deadline);
+  // SuspendMicrovm then poll until SUSPENDED.
+  Result<aws::Microvm> Suspend(const std::string& microvm_id, TimePoint deadline);
+  // TerminateMicrovm (NotFound = already gone) then poll until TERMINATED or gone.
+  Status Terminate(const std::string& microvm_id, TimePoint deadline);
+  // GetMicrovm with retries.
+  Result<aws::Microvm> Get(const std::string& microvm_id, TimePoint deadline);
+  // A short-lived ingress token that allows only `port`.
+  Result<Secret> ControlToken(const std::string& microvm_id, int port, int minutes,
+                              TimePoint deadline);
+
+ private:
+  RetryPolicy PolicyUntil(TimePoint deadline) const;
+  // Polls GetMicrovm until the VM is in `want`; a terminal state on the way is an error.
+  Result<aws::Microvm> PollUntil(const std::string& microvm_id, TimePoint deadline,
+                                 aws::MicrovmState want);
+
+  const Seam& seam_;
+  aws::MicrovmService& service_;
+};
+
+}  // namespace mvr::action

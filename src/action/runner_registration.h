@@ -1,0 +1,47 @@
+// RunnerRegistration: the GitHub half of a start. Registers one single-use JIT runner under a
+// deterministic name (a name left over from an earlier attempt of the same start is removed and
+// registered again), waits until GitHub shows that exact runner id and name online, and removes
+// a runner that will never be used. Calls that GitHub throttles or fails transiently are retried
+// with full jitter within the caller's deadline.
+// Thread-safety: one per start or stop; not shared.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/seam.h"
+#include "github/github.h"
+
+namespace mvr::action {
+
+class RunnerRegistration {
+ public:
+  RunnerRegistration(const Seam& seam, github::GitHub& github, github::RunnerScope scope)
+      : seam_(seam), github_(github), scope_(std::move(scope)) {}
+
+  // Registers `request.name`. A runner of that name that is not busy (left by an earlier attempt
+  // of the same start) is deleted first; a busy one is Conflict.
+  Result<github::JitConfig> Register(const github::JitConfigRequest& request, TimePoint deadline);
+
+  // Polls until the runner `runner_id` named `name` is online (or already busy with its job).
+  // NotFound when it disappears, Transient "timed out" at the deadline.
+  Status WaitOnline(int64_t runner_id, const std::string& name, TimePoint deadline);
+
+  // Removes the runner unless it is gone already. Busy runners are left alone (Conflict).
+  Status Remove(int64_t runner_id, TimePoint deadline);
+
+  // Whether the runner is gone or idle (not running a job).
+  Result<bool> GoneOrIdle(int64_t runner_id, TimePoint deadline);
+
+  const github::RunnerScope& scope() const { return scope_; }
+
+ private:
+  RetryPolicy PolicyUntil(TimePoint deadline) const;
+
+  const Seam& seam_;
+  github::GitHub& github_;
+  github::RunnerScope scope_;
+};
+
+}  // namespace mvr::action

@@ -1,0 +1,229 @@
+// `mvr start` and `mvr stop`: the Action's two modes as commands. Inputs come from flags or from
+// the INPUT_* variables the Actions runtime sets; the GitHub token only ever from the
+// environment or a file, never from an argument (argument lists are world-readable).
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "action/github_output.h"
+#include "action/inputs.h"
+#include "action/start_stop.h"
+#include "aws/credentials_chain.h"
+#include "aws/credentials_profile.h"
+#include "aws/endpoints.h"
+#include "aws/microvms_client.h"
+#include "base/time_format.h"
+#include "cli/commands.h"
+#include "github/github_client.h"
+#include "http/curl_client.h"
+
+namespace mvr::cli {
+namespace {
+
+using FlagMap = std::map<std::string, std::string>;
+
+struct Descriptions {
+  const char* name;
+  const char* help;
+};
+
+// Every input that may be given as a flag (the token is deliberately absent).
+const Descriptions kStartFlags[] = {
+    {"repository", "owner/name (default: GITHUB_REPOSITORY)"},
+    {"repository-id", "numeric repository id (default: GITHUB_REPOSITORY_ID)"},
+    {"run-id", "workflow run id (default: GITHUB_RUN_ID)"},
+    {"run-attempt", "workflow run attempt (default: GITHUB_RUN_ATTEMPT)"},
+    {"job", "job id (default: GITHUB_JOB)"},
+    {"github-api-url", "GitHub API base URL (default: GITHUB_API_URL or https://api.github.com)"},
+    {"region", "AWS region (default: AWS_REGION)"},
+    {"image-id", "MicroVM image ID or ARN"},
+    {"image-version", "image version (default: the latest ACTIVE one)"},
+    {"execution-role-arn", "IAM role the MicroVM assumes"},
+    {"runner-group-id", "runner group id (default 1)"},
+    {"runner-labels", "extra runner labels, comma-separated"},
+    {"startup-timeout-seconds", "overall start deadline (default 300)"},
+    {"log-group", "CloudWatch log group for the MicroVM"},
+    {"idempotency-key", "tells apart several starts in one job"},
+    {"server", "warm: a server name, or an lmvm1_ handle to resume"},
+    {"max-lifetime-seconds", "MicroVM lifetime (default 7200, at most 28800)"},
+    {"reuse-safety-margin-seconds", "no new job this close to the lifetime (default 1800)"},
+};
+const Descriptions kStopFlags[] = {
+    {"repository", "owner/name (default: GITHUB_REPOSITORY)"},
+    {"github-api-url", "GitHub API base URL (default: GITHUB_API_URL or https://api.github.com)"},
+    {"region", "AWS region (default: AWS_REGION)"},
+    {"microvm-id", "ephemeral: the MicroVM start gave"},
+    {"runner-id", "ephemeral: the runner start registered (removed if still there)"},
+    {"server", "warm: the lmvm1_ handle start gave"},
+    {"stop-timeout-seconds", "deadline for the stop (default 300)"},
+};
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return InvalidArgument("cannot read " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+// The clients a start or stop talks through, built from the environment like the AWS SDKs and
+// the GitHub CLI do.
+struct Clients {
+  http::CurlHttpClient http;
+  std::unique_ptr<aws::DefaultCredentialsChain> credentials;
+  std::unique_ptr<aws::MicrovmsClient> microvms;
+  std::unique_ptr<github::GitHubClient> github;
+};
+
+Result<std::unique_ptr<Clients>> BuildClients(Context& ctx, const action::Endpoints& e) {
+  auto c = std::make_unique<Clients>();
+  aws::SharedConfig config = aws::LoadSharedConfig(ctx.env);
+  c->credentials = std::make_unique<aws::DefaultCredentialsChain>(ctx.env, c->http, ctx.clock);
+  MVR_ASSIGN_OR_RETURN(
+      aws::ServiceEndpoint endpoint,
+      aws::ResolveEndpoint(aws::AwsService::kLambdaMicrovms, ctx.env, config, e.region));
+  aws::MicrovmsClientOptions mo;
+  mo.endpoint = endpoint;
+  c->microvms = std::make_unique<aws::MicrovmsClient>(
+      mo, aws::MicrovmsClientDeps{c->http, *c->credentials, ctx.clock, ctx.secure_random});
+  github::GitHubClientOptions go;
+  go.rest.base_url = e.github_api_url;
+  MVR_ASSIGN_OR_RETURN(c->github, github::GitHubClient::Create(
+                                      c->http, ctx.clock, github::GitHubAuth::Token(e.github_token),
+                                      go, &ctx.logger));
+  return c;
+}
+
+// Fills the token from --github-token-file, then GITHUB_TOKEN, unless an INPUT_ gave one.
+Status AddToken(Context& ctx, const std::string& token_file, FlagMap& flags) {
+  if (!token_file.empty()) {
+    MVR_ASSIGN_OR_RETURN(flags["github-token"], ReadFile(token_file));
+    return Status::Ok();
+  }
+  action::InputReader probe(ctx.env, flags);
+  if (!probe.Has("github-token")) flags["github-token"] = ctx.env.GetOr("GITHUB_TOKEN", "");
+  return Status::Ok();
+}
+
+int Fail(Context& ctx, const std::string& mode, const Status& s) {
+  // An annotation the Actions UI shows, then the structured log line.
+  std::printf("::error title=mvr %s failed::%s\n", mode.c_str(),
+              ctx.logger.redactor().Redact(s.ToString()).c_str());
+  std::fflush(stdout);
+  ctx.logger.Error("mvr " + mode + " failed",
+                   {{"error", s.message()}, {"code", CodeName(s.code())}});
+  return 1;
+}
+
+action::ActionDeps Deps(Context& ctx, Clients& c, const Seam& seam, action::GitHubOutput& out) {
+  return action::ActionDeps{
+      seam,
+      *c.microvms,
+      *c.github,
+      c.http,
+      [&ctx, &out](const Secret& s) {
+        out.Mask(s);
+        ctx.logger.redactor().Add(s);
+      },
+      [&ctx](const std::string& milestone, TimePoint at) {
+        ctx.logger.Info("milestone", {{"milestone", milestone}, {"at", FormatRfc3339Millis(at)}});
+      }};
+}
+
+int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {
+  action::GitHubOutput out(stdout, ctx.env.GetOr("GITHUB_OUTPUT", ""), ctx.secure_random);
+  if (Status s = AddToken(ctx, token_file, flags); !s.ok()) return Fail(ctx, "start", s);
+  action::InputReader in(ctx.env, flags);
+  out.Mask(Secret(in.Get("github-token")));
+  ctx.logger.redactor().Add(in.Get("github-token"));
+  std::string event_json;
+  if (auto path = ctx.env.Get("GITHUB_EVENT_PATH"); path && !path->empty() && in.Has("server")) {
+    event_json = ReadFile(*path).value_or("");
+  }
+  Result<action::StartCommand> cmd = action::ParseStart(in, event_json);
+  if (!cmd.ok()) return Fail(ctx, "start", cmd.status());
+  Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints);
+  if (!clients.ok()) return Fail(ctx, "start", clients.status());
+  Seam seam = ctx.seam();
+  action::StartFlow flow(Deps(ctx, **clients, seam, out));
+  Result<action::StartResult> r = flow.Run(*cmd);
+  if (!r.ok()) return Fail(ctx, "start", r.status());
+  out.Set("label", r->label);
+  out.Set("runner-name", r->runner_name);
+  out.Set("runner-id", std::to_string(r->runner_id));
+  out.Set("microvm-id", r->microvm_id);
+  out.Set("image-version", r->image_version);
+  if (!r->server.empty()) {
+    out.Set("server", r->server);
+    out.Set("warm-hit", r->warm_hit ? "true" : "false");
+    out.Set("warm-expires-at", FormatRfc3339(r->lifetime->platform_expires_at));
+    out.Set("reuse-deadline", FormatRfc3339(r->lifetime->reuse_deadline));
+  }
+  if (Status s = out.Flush(); !s.ok()) return Fail(ctx, "start", s);
+  ctx.logger.Info("runner online", {{"label", r->label},
+                                    {"microvm_id", r->microvm_id},
+                                    {"runner_id", r->runner_id},
+                                    {"warm_hit", r->warm_hit}});
+  return 0;
+}
+
+int RunStop(Context& ctx, FlagMap flags, const std::string& token_file) {
+  action::GitHubOutput out(stdout, ctx.env.GetOr("GITHUB_OUTPUT", ""), ctx.secure_random);
+  if (Status s = AddToken(ctx, token_file, flags); !s.ok()) return Fail(ctx, "stop", s);
+  action::InputReader in(ctx.env, flags);
+  out.Mask(Secret(in.Get("github-token")));
+  ctx.logger.redactor().Add(in.Get("github-token"));
+  Result<action::StopCommand> cmd = action::ParseStop(in);
+  if (!cmd.ok()) return Fail(ctx, "stop", cmd.status());
+  if (cmd->empty()) {
+    ctx.logger.Info(
+        "nothing to stop: no microvm-id or server was given (was start cancelled "
+        "before it produced outputs?)");
+    return 0;
+  }
+  Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints);
+  if (!clients.ok()) return Fail(ctx, "stop", clients.status());
+  Seam seam = ctx.seam();
+  action::StopFlow flow(Deps(ctx, **clients, seam, out));
+  Result<action::StopResult> r = flow.Run(*cmd);
+  if (!r.ok()) return Fail(ctx, "stop", r.status());
+  ctx.logger.Info("stopped", {{"microvm_id", r->microvm_id}, {"outcome", r->outcome}});
+  return 0;
+}
+
+template <size_t N>
+std::shared_ptr<FlagMap> AddFlags(CLI::App* cmd, const Descriptions (&flags)[N]) {
+  auto values = std::make_shared<FlagMap>();
+  for (const auto& f : flags)
+    cmd->add_option(std::string("--") + f.name, (*values)[f.name], f.help);
+  return values;
+}
+
+}  // namespace
+
+void AddStartStopCommands(CLI::App& app, Context& ctx) {
+  auto* start = app.add_subcommand(
+      "start", "Start a MicroVM with a single-use GitHub JIT runner (the Action's mode: start)");
+  auto start_flags = AddFlags(start, kStartFlags);
+  auto start_token = std::make_shared<std::string>();
+  start->add_option("--github-token-file", *start_token,
+                    "file holding the GitHub token (default: INPUT_GITHUB_TOKEN or GITHUB_TOKEN)");
+  start->callback([&ctx, start_flags, start_token] {
+    ctx.exit_code = RunStart(ctx, *start_flags, *start_token);
+  });
+
+  auto* stop =
+      app.add_subcommand("stop", "Stop what `mvr start` started (the Action's mode: stop)");
+  auto stop_flags = AddFlags(stop, kStopFlags);
+  auto stop_token = std::make_shared<std::string>();
+  stop->add_option("--github-token-file", *stop_token,
+                   "file holding the GitHub token (default: INPUT_GITHUB_TOKEN or GITHUB_TOKEN)");
+  stop->callback(
+      [&ctx, stop_flags, stop_token] { ctx.exit_code = RunStop(ctx, *stop_flags, *stop_token); });
+}
+
+}  // namespace mvr::cli

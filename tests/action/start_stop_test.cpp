@@ -1,0 +1,444 @@
+#include "action/start_stop.h"
+
+#include <gtest/gtest.h>
+
+#include "action/identity.h"
+#include "action/server_handle.h"
+#include "base/encoding.h"
+#include "supervisor/run_payload.h"
+#include "tests/action/fakes.h"
+
+namespace mvr::action {
+namespace {
+
+using ::testing::_;
+using ::testing::AnyNumber;
+using ::testing::Invoke;
+using testing::MockGitHub;
+using testing::MockHttp;
+using testing::MockMicrovms;
+using ::testing::NiceMock;
+using ::testing::Return;
+using ::testing::StrictMock;
+
+const char kJitFixture[] = "JITFIXTURE-eyJydW5uZXIiOiJzZWNyZXQtcnVubmVyLWNvbmZpZyJ9";
+const char kTokenFixture[] = "ghp_TOKENFIXTURE0123456789";
+const char kProxyTokenFixture[] = "PROXYTOKENFIXTURE-abcdef";
+constexpr int64_t kRunnerId = 77;
+
+aws::Microvm Vm(aws::MicrovmState state, const std::string& reason = "") {
+  aws::Microvm vm;
+  vm.microvm_id = "mvm-1";
+  vm.state = state;
+  vm.endpoint = "http://127.0.0.1:1/";
+  vm.image_version = "3";
+  vm.started_at = FromUnixSeconds(1'767'225'600);
+  vm.state_reason = reason;
+  return vm;
+}
+
+github::Runner OnlineRunner(const std::string& name, bool busy = false) {
+  github::Runner r;
+  r.id = kRunnerId;
+  r.name = name;
+  r.status = "online";
+  r.busy = busy;
+  return r;
+}
+
+class StartStopTest : public ::testing::Test {
+ protected:
+  StartStopTest() {
+    logger_.redactor().Add(kTokenFixture);
+    command_.endpoints.repository = "octo/app";
+    command_.endpoints.github_api_url = "https://api.github.com";
+    command_.endpoints.github_token = Secret(kTokenFixture);
+    command_.endpoints.region = "us-east-1";
+    command_.identity = JobIdentity{"123", "456", "1", "build", ""};
+    command_.image_id = "img-1";
+    label_ = DeriveIdentity(command_.identity).value().label;
+  }
+
+  ActionDeps Deps() {
+    return ActionDeps{
+        seam_,  vms_, github_, http_, [this](const Secret& s) { secrets_.push_back(s.Reveal()); },
+        nullptr};
+  }
+
+  void ExpectJit() {
+    EXPECT_CALL(github_, GenerateJitConfig(_, _))
+        .WillOnce(Invoke([](const github::RunnerScope&, const github::JitConfigRequest& r) {
+          github::JitConfig jit;
+          jit.runner = OnlineRunner(r.name);
+          jit.runner.status = "offline";
+          jit.encoded_jit_config = Secret(kJitFixture);
+          return Result<github::JitConfig>(jit);
+        }));
+  }
+
+  // Nothing secret may reach an error or a log line.
+  void ExpectNoSecrets(const Status& s) {
+    for (const char* fixture : {kJitFixture, kTokenFixture, kProxyTokenFixture}) {
+      EXPECT_EQ(s.message().find(fixture), std::string::npos) << s.message();
+      EXPECT_EQ(sink_.Joined().find(fixture), std::string::npos);
+    }
+  }
+
+  ServerHandle Handle(TimePoint reuse_deadline) {
+    ServerHandle h;
+    h.microvm_id = "mvm-1";
+    h.region = "us-east-1";
+    h.repository_id = "123";
+    h.server_name = "proof";
+    h.started_at = reuse_deadline - std::chrono::seconds(5'400);
+    h.max_lifetime_seconds = 7'200;
+    h.reuse_deadline = reuse_deadline;
+    h.runner_id = 11;
+    h.runner_name = "lambda-mvm-old";
+    return h;
+  }
+
+  ManualClock clock_;
+  ManualSleeper sleeper_{clock_};
+  SeededRandom random_{7};
+  SeededRandom secure_{8};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_, LogLevel::kDebug};
+  Seam seam_{clock_, sleeper_, random_, secure_, logger_};
+  StrictMock<MockMicrovms> vms_;
+  StrictMock<MockGitHub> github_;
+  StrictMock<MockHttp> http_;
+  std::vector<std::string> secrets_;
+  StartCommand command_;
+  std::string label_;
+};
+
+TEST_F(StartStopTest, EphemeralStartRegistersLaunchesAndWaitsForTheExactRunner) {
+  ExpectJit();
+  aws::RunMicrovmRequest sent;
+  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
+    sent = r;
+    return Result<aws::Microvm>(Vm(aws::MicrovmState::kPending));
+  }));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
+      .WillOnce(Return(Vm(aws::MicrovmState::kPending)))
+      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
+  github::Runner offline = OnlineRunner(label_);
+  offline.status = "offline";
+  EXPECT_CALL(github_, GetRunner(_, kRunnerId))
+      .WillOnce(Return(offline))
+      .WillOnce(Return(OnlineRunner(label_)));
+
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->label, label_);
+  EXPECT_EQ(r->runner_id, kRunnerId);
+  EXPECT_EQ(r->microvm_id, "mvm-1");
+  EXPECT_TRUE(r->server.empty());
+  EXPECT_EQ(sent.client_token, DeriveIdentity(command_.identity).value().client_token);
+  EXPECT_LE(sent.run_hook_payload.size(), 4096u);
+  auto payload = supervisor::DecodeRunPayload(sent.run_hook_payload.Reveal()).value();
+  EXPECT_EQ(payload.mode, supervisor::LaunchMode::kEphemeral);
+  EXPECT_EQ(payload.jit_config.Reveal(), kJitFixture);
+  ASSERT_FALSE(secrets_.empty());
+  EXPECT_EQ(secrets_.front(), kJitFixture);
+}
+
+TEST_F(StartStopTest, QuotaExceededFailsAtOnceAndRemovesTheRunner) {
+  ExpectJit();
+  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Return(QuotaExceeded("memory quota")));
+  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kQuotaExceeded);
+  EXPECT_NE(r.status().message().find("capacity exhausted"), std::string::npos);
+  EXPECT_NE(r.status().message().find("removed JIT runner"), std::string::npos);
+  ExpectNoSecrets(r.status());
+}
+
+TEST_F(StartStopTest, ThrottledRunIsRetriedWithTheSameClientToken) {
+  ExpectJit();
+  std::vector<std::string> tokens;
+  EXPECT_CALL(vms_, RunMicrovm(_))
+      .WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
+        tokens.push_back(r.client_token);
+        return Result<aws::Microvm>(Throttled("slow down").WithRetryAfter(Duration(2000)));
+      }))
+      .WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
+        tokens.push_back(r.client_token);
+        return Result<aws::Microvm>(Vm(aws::MicrovmState::kRunning));
+      }));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
+  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(OnlineRunner(label_)));
+  ASSERT_TRUE(StartFlow(Deps()).Run(command_).ok());
+  ASSERT_EQ(tokens.size(), 2u);
+  EXPECT_EQ(tokens[0], tokens[1]);
+  EXPECT_GE(sleeper_.total().count(), 2000);
+}
+
+TEST_F(StartStopTest, VmThatDiesWhileBootingFailsWithItsReasonAndIsCleanedUp) {
+  ExpectJit();
+  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Return(Vm(aws::MicrovmState::kPending)));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
+      .WillOnce(Return(Vm(aws::MicrovmState::kTerminated, "run hook returned 500")))
+      .WillRepeatedly(Return(Vm(aws::MicrovmState::kTerminated, "run hook returned 500")));
+  EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
+  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("run hook returned 500"), std::string::npos);
+  EXPECT_NE(r.status().message().find("terminated MicroVM mvm-1"), std::string::npos);
+  EXPECT_NE(r.status().message().find("removed JIT runner"), std::string::npos);
+}
+
+TEST_F(StartStopTest, RunnerThatNeverComesOnlineTimesOutAndEverythingIsCleaned) {
+  command_.startup_timeout = std::chrono::seconds(60);
+  ExpectJit();
+  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
+      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
+      .WillRepeatedly(Return(Vm(aws::MicrovmState::kTerminated)));
+  github::Runner offline = OnlineRunner(label_);
+  offline.status = "offline";
+  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillRepeatedly(Return(offline));
+  EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
+  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
+  TimePoint start = clock_.Now();
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("timed out waiting for runner"), std::string::npos);
+  EXPECT_NE(r.status().message().find("cleaned up"), std::string::npos);
+  EXPECT_GE(clock_.Now() - start, std::chrono::seconds(60));
+  ExpectNoSecrets(r.status());
+}
+
+TEST_F(StartStopTest, JitFailureLaunchesNothing) {
+  EXPECT_CALL(github_, GenerateJitConfig(_, _)).WillOnce(Return(Unauthorized("bad credentials")));
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kUnauthorized);
+}
+
+TEST_F(StartStopTest, OversizedPayloadIsRefusedBeforeAnyVmExists) {
+  EXPECT_CALL(github_, GenerateJitConfig(_, _)).WillOnce(Invoke([&](auto&, auto& req) {
+    github::JitConfig jit;
+    jit.runner = OnlineRunner(req.name);
+    jit.encoded_jit_config = Secret(Base64Encode(random_.Bytes(9000)));  // incompressible
+    return Result<github::JitConfig>(jit);
+  }));
+  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("run-hook payload"), std::string::npos);
+}
+
+TEST_F(StartStopTest, LeftoverRunnerFromAnEarlierAttemptIsReplaced) {
+  EXPECT_CALL(github_, GenerateJitConfig(_, _))
+      .WillOnce(Return(Conflict("Already exists")))
+      .WillOnce(Invoke([](auto&, const github::JitConfigRequest& r) {
+        github::JitConfig jit;
+        jit.runner = OnlineRunner(r.name);
+        jit.encoded_jit_config = Secret(kJitFixture);
+        return Result<github::JitConfig>(jit);
+      }));
+  github::Runner old = OnlineRunner(label_);
+  old.id = 5;
+  old.status = "offline";
+  EXPECT_CALL(github_, ListRunners(_, _)).WillOnce(Return(std::vector<github::Runner>{old}));
+  EXPECT_CALL(github_, DeleteRunner(_, 5)).WillOnce(Return(Status::Ok()));
+  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
+  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(OnlineRunner(label_)));
+  ASSERT_TRUE(StartFlow(Deps()).Run(command_).ok());
+}
+
+TEST_F(StartStopTest, WarmNewLaunchesWithTheWarmPayloadAndDeliversTheRunner) {
+  command_.server = "proof";
+  aws::RunMicrovmRequest sent;
+  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
+    sent = r;
+    return Result<aws::Microvm>(Vm(aws::MicrovmState::kPending));
+  }));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
+  ExpectJit();
+  EXPECT_CALL(vms_, CreateMicrovmAuthToken(_)).WillOnce(Invoke([](auto& req) {
+    EXPECT_EQ(req.allowed_ports.size(), 1u);
+    EXPECT_EQ(req.allowed_ports[0].port, 8080);
+    aws::MicrovmAuthToken t;
+    t.auth_token["X-aws-proxy-auth"] = Secret(kProxyTokenFixture);
+    return Result<aws::MicrovmAuthToken>(t);
+  }));
+  EXPECT_CALL(http_, Send(_)).WillOnce(Invoke([](const http::HttpRequest& req) {
+    EXPECT_EQ(req.headers.Get("X-aws-proxy-auth"), kProxyTokenFixture);
+    EXPECT_EQ(req.headers.Get("X-aws-proxy-port"), "8080");
+    EXPECT_NE(req.url.find("/v1/runner/start"), std::string::npos);
+    return Result<http::HttpResponse>(http::HttpResponse::Json(202, "{}"));
+  }));
+  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(OnlineRunner(label_)));
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(supervisor::DecodeRunPayload(sent.run_hook_payload.Reveal())->mode,
+            supervisor::LaunchMode::kWarm);
+  EXPECT_EQ(sent.maximum_duration_in_seconds, 7'200);
+  EXPECT_FALSE(r->warm_hit);
+  ServerHandle h = DecodeServerHandle(r->server).value();
+  EXPECT_EQ(h.microvm_id, "mvm-1");
+  EXPECT_EQ(h.reuse_deadline, FromUnixSeconds(1'767'225'600 + 7'200 - 1'800));
+  for (const char* fixture : {kJitFixture, kProxyTokenFixture, kTokenFixture}) {
+    EXPECT_EQ(r->server.find(fixture), std::string::npos);
+    EXPECT_EQ(Base64UrlDecode(r->server.substr(6)).value().find(fixture), std::string::npos);
+  }
+}
+
+TEST_F(StartStopTest, ResumeOneSecondBeforeTheReuseDeadlineProceeds) {
+  command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::seconds(1)));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
+      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
+      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
+      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
+  ExpectJit();
+  EXPECT_CALL(vms_, ResumeMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
+  EXPECT_CALL(vms_, CreateMicrovmAuthToken(_)).WillOnce(Invoke([](auto&) {
+    aws::MicrovmAuthToken t;
+    t.auth_token["X-aws-proxy-auth"] = Secret(kProxyTokenFixture);
+    return Result<aws::MicrovmAuthToken>(t);
+  }));
+  EXPECT_CALL(http_, Send(_)).WillOnce(Return(http::HttpResponse::Json(202, "{}")));
+  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(OnlineRunner(label_)));
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->warm_hit);
+  EXPECT_EQ(DecodeServerHandle(r->server)->runner_id, kRunnerId);
+}
+
+TEST_F(StartStopTest, ResumeAtOrAfterTheReuseDeadlineIsRefusedWithoutAnyCall) {
+  for (int offset : {0, -1}) {
+    command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::seconds(offset)));
+    Result<StartResult> r = StartFlow(Deps()).Run(command_);  // StrictMock: any call fails
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("reuse deadline"), std::string::npos);
+  }
+}
+
+TEST_F(StartStopTest, StaleHandleOfATerminatedVmFailsWithoutALifecycleCall) {
+  command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
+      .WillOnce(Return(Vm(aws::MicrovmState::kTerminated, "maximum duration reached")));
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kNotFound);
+  EXPECT_NE(r.status().message().find("maximum duration reached"), std::string::npos);
+}
+
+TEST_F(StartStopTest, JitFailureDoesNotTouchTheCachedVm) {
+  command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kSuspended)));
+  EXPECT_CALL(github_, GenerateJitConfig(_, _)).WillOnce(Return(InvalidArgument("422")));
+  ASSERT_FALSE(StartFlow(Deps()).Run(command_).ok());  // no Resume: StrictMock
+}
+
+TEST_F(StartStopTest, ControlDeliveryFailureRemovesTheRunnerAndSuspendsTheVm) {
+  command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
+      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
+      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
+      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
+      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
+      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)));
+  ExpectJit();
+  EXPECT_CALL(vms_, ResumeMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
+  EXPECT_CALL(vms_, CreateMicrovmAuthToken(_)).WillOnce(Invoke([](auto&) {
+    aws::MicrovmAuthToken t;
+    t.auth_token["X-aws-proxy-auth"] = Secret(kProxyTokenFixture);
+    return Result<aws::MicrovmAuthToken>(t);
+  }));
+  EXPECT_CALL(http_, Send(_))
+      .WillOnce(Return(http::HttpResponse::Json(409, R"({"error":"not_idle","message":"busy"})")));
+  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
+  EXPECT_CALL(vms_, SuspendMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kConflict);
+  EXPECT_NE(r.status().message().find("suspended MicroVM mvm-1"), std::string::npos);
+  ExpectNoSecrets(r.status());
+}
+
+TEST_F(StartStopTest, WarmModeIsRefusedForForkPullRequests) {
+  command_.server = "proof";
+  command_.event_name = "pull_request";
+  command_.event_json =
+      R"({"pull_request":{"head":{"repo":{"full_name":"evil/app"}},"base":{"repo":{"full_name":"octo/app"}}}})";
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("forks"), std::string::npos);
+}
+
+class StopTest : public StartStopTest {
+ protected:
+  StopCommand Stop() {
+    StopCommand c;
+    c.endpoints = command_.endpoints;
+    return c;
+  }
+};
+
+TEST_F(StopTest, EmptyInputsTouchNothing) {
+  Result<StopResult> r = StopFlow(Deps()).Run(StopCommand());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->outcome, "nothing to stop");
+}
+
+TEST_F(StopTest, EphemeralStopTerminatesAndIsIdempotent) {
+  StopCommand c = Stop();
+  c.microvm_id = "mvm-1";
+  EXPECT_CALL(vms_, TerminateMicrovm("mvm-1"))
+      .WillOnce(Return(Status::Ok()))
+      .WillOnce(Return(NotFound("gone")));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
+      .WillOnce(Return(Vm(aws::MicrovmState::kTerminating)))
+      .WillOnce(Return(Vm(aws::MicrovmState::kTerminated)));
+  EXPECT_TRUE(StopFlow(Deps()).Run(c).ok());
+  EXPECT_TRUE(StopFlow(Deps()).Run(c).ok());  // already gone
+}
+
+TEST_F(StopTest, WarmStopBeforeTheDeadlineSuspends) {
+  StopCommand c = Stop();
+  c.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::seconds(1)));
+  EXPECT_CALL(github_, GetRunner(_, 11)).WillOnce(Return(NotFound("gone")));
+  EXPECT_CALL(github_, DeleteRunner(_, 11)).WillOnce(Return(NotFound("gone")));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
+      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
+      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)));
+  EXPECT_CALL(vms_, SuspendMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
+  Result<StopResult> r = StopFlow(Deps()).Run(c);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->outcome, "suspended");
+}
+
+TEST_F(StopTest, WarmStopAtOrAfterTheDeadlineTerminates) {
+  for (int offset : {0, -1}) {
+    StopCommand c = Stop();
+    c.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::seconds(offset)));
+    EXPECT_CALL(github_, GetRunner(_, 11)).WillOnce(Return(NotFound("gone")));
+    EXPECT_CALL(github_, DeleteRunner(_, 11)).WillOnce(Return(NotFound("gone")));
+    EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
+    EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kTerminated)));
+    Result<StopResult> r = StopFlow(Deps()).Run(c);
+    ASSERT_TRUE(r.ok());
+    EXPECT_NE(r->outcome.find("terminated"), std::string::npos);
+    ::testing::Mock::VerifyAndClearExpectations(&vms_);
+  }
+}
+
+TEST_F(StopTest, WarmStopRefusesABusyRunnerWithoutALifecycleCall) {
+  StopCommand c = Stop();
+  c.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
+  EXPECT_CALL(github_, GetRunner(_, 11)).WillOnce(Return(OnlineRunner("x", /*busy=*/true)));
+  Result<StopResult> r = StopFlow(Deps()).Run(c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kConflict);
+}
+
+}  // namespace
+}  // namespace mvr::action
