@@ -13,6 +13,8 @@ void AddVersionCommand(CLI::App& app, Context& ctx);
 void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx);
 // `mvr emulate github` and `mvr emulate runner` (emulate_github_command.cpp).
 void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx);
+// `mvr start` and `mvr stop` (action_commands.cpp).
+void AddStartStopCommands(CLI::App& app, Context& ctx);
 // `mvr supervisor` (supervisor_command.cpp).
 void AddSupervisorCommand(CLI::App& app, Context& ctx);
 

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   emulate->require_subcommand(1);
   mvr::cli::AddEmulateMicrovmsCommand(*emulate, ctx);
   mvr::cli::AddEmulateGithubCommands(*emulate, ctx);
+  mvr::cli::AddStartStopCommands(app, ctx);
 #endif
   mvr::cli::AddSupervisorCommand(app, ctx);
   CLI11_PARSE(app, argc, argv);
