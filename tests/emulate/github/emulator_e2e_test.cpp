@@ -108,7 +108,8 @@ class EmulatorE2eTest : public ::testing::Test {
     auto res = Call("POST", "/repos/octo/app/actions/runners/generate-jitconfig", body.dump());
     EXPECT_EQ(res.status, 201) << res.body;
     Secret config(json::parse(res.body)["encoded_jit_config"].get<std::string>());
-    secrets_.push_back(config.Reveal().substr(0, 64));
+    secrets_.push_back(config.Reveal().substr(1000, 64));
+    secrets_.push_back(config.Reveal().substr(2500, 64));
     secrets_.push_back(DecodeJitConfig(config)->credential.Reveal());
     return config;
   }
