@@ -1,11 +1,186 @@
+// `mvr emulate microvms`: a local, wire-compatible Lambda MicroVMs service. Prints its URL once
+// ready, serves until SIGINT or SIGTERM, then terminates its MicroVMs and exits 0.
+#include <signal.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
 #include "cli/commands.h"
+#include "emulate/microvms/emulator.h"
+#include "http/curl_client.h"
 
 namespace mvr::cli {
 
-// Registers nothing until its issue lands.
+namespace {
+
+struct MicrovmsFlags {
+  std::string listen = "127.0.0.1:0";
+  std::vector<std::string> images;
+  std::string region = "us-east-1";
+  std::string state_dir;
+  std::vector<int> guest_ports;
+  std::string config_file;
+  int64_t memory_quota_mib = -1;
+  double run_rate = -1;
+  double run_burst = -1;
+  std::string sigv4_keys_file;
+  std::string request_log;
+};
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("cannot read " + path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// "AKID SECRET" or "AKID:SECRET" per line; '#' starts a comment.
+Result<std::map<std::string, std::string>> ReadKeys(const std::string& path) {
+  MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  std::map<std::string, std::string> keys;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t sep = line.find_first_of(" :\t");
+    if (sep == std::string::npos)
+      return InvalidArgument(path + ": each line is 'ACCESS_KEY_ID SECRET'");
+    keys[line.substr(0, sep)] = line.substr(line.find_first_not_of(" :\t", sep));
+  }
+  return keys;
+}
+
+Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f) {
+  emulate::microvms::Emulator::Options o;
+  size_t colon = f.listen.rfind(':');
+  if (colon == std::string::npos) return InvalidArgument("--listen must be HOST:PORT");
+  o.listen_host = f.listen.substr(0, colon);
+  try {
+    o.listen_port = std::stoi(f.listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    return InvalidArgument("--listen must be HOST:PORT with a numeric port");
+  }
+  o.model.region = f.region;
+  if (!f.config_file.empty()) {
+    MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.config_file));
+    nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
+    if (config.is_discarded()) return InvalidArgument(f.config_file + " is not valid JSON");
+    MVR_RETURN_IF_ERROR(o.model.ApplyJson(config).Annotate(f.config_file));
+  }
+  if (f.memory_quota_mib >= 0) o.model.memory_quota_mib = f.memory_quota_mib;
+  if (f.run_rate >= 0) {
+    o.model.rate_limits["RunMicrovm"].per_second = f.run_rate;
+    o.model.rate_limits["RunMicrovm"].burst = f.run_burst >= 0 ? f.run_burst : f.run_rate;
+  } else if (f.run_burst >= 0) {
+    o.model.rate_limits["RunMicrovm"].burst = f.run_burst;
+  }
+  if (!f.guest_ports.empty()) o.guest_ports = f.guest_ports;
+  for (const std::string& image : f.images) {
+    size_t eq = image.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == image.size()) {
+      return InvalidArgument("--image must be NAME=COMMAND (got " + image + ")");
+    }
+    o.images.emplace_back(image.substr(0, eq), image.substr(eq + 1));
+  }
+  if (!f.sigv4_keys_file.empty()) {
+    MVR_ASSIGN_OR_RETURN(o.sigv4_keys, ReadKeys(f.sigv4_keys_file));
+  }
+  return o;
+}
+
+int RunMicrovmsEmulator(const MicrovmsFlags& flags, Context& ctx) {
+  Result<emulate::microvms::Emulator::Options> options = BuildOptions(flags);
+  if (!options.ok()) {
+    std::fprintf(stderr, "mvr emulate microvms: %s\n", options.status().message().c_str());
+    return 2;
+  }
+  std::string temp_dir;
+  if (flags.state_dir.empty()) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "mvr-microvms-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      std::fprintf(stderr, "mvr emulate microvms: cannot create a temporary state directory\n");
+      return 1;
+    }
+    temp_dir = pattern;
+    options->state_dir = temp_dir;
+  } else {
+    options->state_dir = flags.state_dir;
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> log_file(nullptr, &std::fclose);
+  std::unique_ptr<StreamSink> log_sink;
+  if (!flags.request_log.empty()) {
+    log_file.reset(std::fopen(flags.request_log.c_str(), "a"));
+    if (!log_file) {
+      std::fprintf(stderr, "mvr emulate microvms: cannot open %s\n", flags.request_log.c_str());
+      return 2;
+    }
+    log_sink = std::make_unique<StreamSink>(log_file.get());
+    options->request_log = log_sink.get();
+  }
+
+  // SIGINT and SIGTERM are taken with sigwait below; every thread inherits the blocked mask
+  // (guest programs get a clean mask back before exec).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  http::CurlHttpClient http;
+  emulate::microvms::PosixProcessRunner processes;
+  emulate::microvms::Emulator emulator(
+      emulate::microvms::Emulator::Deps{ctx.clock, ctx.sleeper, ctx.random, ctx.secure_random,
+                                        ctx.logger, http, processes},
+      *options);
+  Result<std::string> url = emulator.Start();
+  if (!url.ok()) {
+    std::fprintf(stderr, "mvr emulate microvms: %s\n", url.status().message().c_str());
+    return 1;
+  }
+  std::printf("mvr emulate microvms listening on %s\n", url->c_str());
+  std::fflush(stdout);
+  int received = 0;
+  sigwait(&signals, &received);
+  ctx.logger.Info("signal received; terminating MicroVMs", {{"signal", received}});
+  emulator.Shutdown();
+  if (!temp_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir, ec);
+  }
+  return 0;
+}
+
+}  // namespace
+
 void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
-  (void)emulate;
-  (void)ctx;
+  auto flags = std::make_shared<MicrovmsFlags>();
+  CLI::App* cmd = emulate.add_subcommand(
+      "microvms", "Local Lambda MicroVMs service: VMs are local process groups");
+  cmd->add_option("--listen", flags->listen, "HOST:PORT to serve the API on (port 0: any free)");
+  cmd->add_option(
+      "--image", flags->images,
+      "NAME=COMMAND: pre-register an ACTIVE image running COMMAND (sh -c), all hooks on");
+  cmd->add_option("--region", flags->region, "Region the emulator reports");
+  cmd->add_option("--state-dir", flags->state_dir,
+                  "Directory for VM disks, artifacts and guest logs (default: a temporary one)");
+  cmd->add_option("--guest-port", flags->guest_ports,
+                  "Guest port served through ingress, passed as MVR_PORT_<port> (default 8080)");
+  cmd->add_option("--config", flags->config_file,
+                  "JSON knobs: latency, failure probabilities, quotas, rate limits");
+  cmd->add_option("--memory-quota-mib", flags->memory_quota_mib,
+                  "Memory of live VMs beyond which RunMicrovm answers 402 (0: none)");
+  cmd->add_option("--run-rate", flags->run_rate, "RunMicrovm requests per second (default 5)");
+  cmd->add_option("--run-burst", flags->run_burst, "RunMicrovm burst (default 5)");
+  cmd->add_option("--verify-sigv4-keys", flags->sigv4_keys_file,
+                  "File of 'ACCESS_KEY_ID SECRET' lines: require valid SigV4 signatures");
+  cmd->add_option("--request-log", flags->request_log,
+                  "Append one JSON line per API and ingress request (no secrets)");
+  cmd->callback([flags, &ctx] { ctx.exit_code = RunMicrovmsEmulator(*flags, ctx); });
 }
 
 }  // namespace mvr::cli

@@ -293,10 +293,18 @@ void MicrovmModel::TerminateAll(const std::string& reason) {
     BeginTerminate(vm, reason);  // no-op for VMs already terminating or terminated
   }
   for (auto& [id, build] : builds_) {
-    if (build.seq.active) {
-      StartSequence(id, build.seq, {Step{Effect::Kind::kStop, Hook::kReady, false}}, 0,
-                    Duration(0));
+    if (!build.seq.active) continue;
+    const uint64_t inflight = build.seq.inflight;
+    if (inflight != 0) {
+      inflight_steps_.erase(inflight);
+      inflight_targets_.erase(inflight);
+      outbox_.erase(std::remove_if(outbox_.begin(), outbox_.end(),
+                                   [&](const Effect& e) { return e.id == inflight; }),
+                    outbox_.end());
     }
+    build.seq.active = false;
+    build.seq.inflight = 0;
+    FinishBuild(build, false, "the emulator shut down during the build");
   }
 }
 

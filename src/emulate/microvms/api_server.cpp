@@ -1,0 +1,167 @@
+// The rest-json edge of the emulator: route by the service model, bind URI labels, query
+// parameters, headers and body into one input, validate it against the model, run the operation
+// on the MicrovmModel, and answer with the operation's output or a model error shape
+// ({"message"} plus x-amzn-ErrorType, Retry-After for throttling).
+#include <cmath>
+
+#include "aws/service_model.h"
+#include "aws/sigv4.h"
+#include "emulate/microvms/emulator.h"
+
+namespace mvr::emulate::microvms {
+
+using nlohmann::json;
+
+namespace {
+
+// The model's error shape for a Status from the model or from validation.
+std::string ErrorShapeFor(const Status& status, const aws::ServiceModel& sm) {
+  if (!status.error_type().empty() && sm.ErrorStatus(status.error_type()) != 0) {
+    return status.error_type();
+  }
+  switch (status.code()) {
+    case Code::kInvalidArgument:
+      return "ValidationException";
+    case Code::kNotFound:
+      return "ResourceNotFoundException";
+    case Code::kConflict:
+      return "ConflictException";
+    case Code::kQuotaExceeded:
+      return "ServiceQuotaExceededException";
+    case Code::kThrottled:
+      return "ThrottlingException";
+    case Code::kUnauthorized:
+      return "AccessDeniedException";
+    default:
+      return "InternalServerException";
+  }
+}
+
+http::HttpResponse ErrorResponse(const Status& status, const aws::ServiceModel& sm) {
+  const std::string shape = ErrorShapeFor(status, sm);
+  int code = sm.ErrorStatus(shape);
+  if (code == 0) code = 500;
+  http::HttpResponse r = http::HttpResponse::Json(code, json{{"message", status.message()}}.dump());
+  r.headers.Set("x-amzn-ErrorType", shape);
+  if (status.retry_after()) {
+    const int64_t seconds = std::max<int64_t>(
+        1, static_cast<int64_t>(std::ceil(status.retry_after()->count() / 1000.0)));
+    r.headers.Set("Retry-After", std::to_string(seconds));
+  }
+  return r;
+}
+
+// The type of `member` of the operation's input shape ("integer", "list", ...).
+std::string MemberType(const aws::ServiceModel& sm, const std::string& input_shape,
+                       const std::string& member) {
+  const json& shapes = sm.raw()["shapes"];
+  if (!shapes.contains(input_shape)) return "";
+  const json& members = shapes[input_shape].value("members", json::object());
+  if (!members.contains(member)) return "";
+  const std::string target = members[member].value("shape", "");
+  return shapes.contains(target) ? shapes[target].value("type", "") : "";
+}
+
+}  // namespace
+
+http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
+  const aws::ServiceModel& sm = aws::ServiceModel::LambdaMicrovms();
+  json log_line = {{"kind", "api"}, {"method", request.method}, {"path", request.path}};
+  auto finish = [&](http::HttpResponse response) {
+    log_line["status"] = response.status;
+    if (auto type = response.headers.Get("x-amzn-ErrorType")) log_line["error"] = *type;
+    LogRequest(log_line);
+    return response;
+  };
+
+  if (!options_.sigv4_keys.empty()) {
+    Status verified = aws::VerifyRequest(
+        request,
+        [this](const std::string& key) -> std::optional<std::string> {
+          auto it = options_.sigv4_keys.find(key);
+          if (it == options_.sigv4_keys.end()) return std::nullopt;
+          return it->second;
+        },
+        deps_.clock.Now());
+    if (!verified.ok()) {
+      return finish(ErrorResponse(Unauthorized("request signature rejected: " + verified.message())
+                                      .WithErrorType("AccessDeniedException"),
+                                  sm));
+    }
+  }
+
+  std::map<std::string, std::string> labels;
+  const aws::ServiceModel::Operation* op = sm.Route(request.method, request.path, &labels);
+  if (op == nullptr) {
+    http::HttpResponse r = http::HttpResponse::Json(
+        404,
+        json{{"message", "no Lambda MicroVMs operation for " + request.method + " " + request.path}}
+            .dump());
+    r.headers.Set("x-amzn-ErrorType", "UnknownOperationException");
+    return finish(r);
+  }
+  log_line["operation"] = op->name;
+
+  json input = json::object();
+  if (!request.body.empty()) {
+    input = json::parse(request.body, nullptr, false);
+    if (input.is_discarded() || !input.is_object()) {
+      return finish(ErrorResponse(InvalidArgument("the request body is not a JSON object")
+                                      .WithErrorType("ValidationException"),
+                                  sm));
+    }
+  }
+  for (const aws::ServiceModel::Binding& b : sm.InputBindings(op->name)) {
+    if (b.location == "uri") {
+      auto it = labels.find(b.location_name);
+      if (it != labels.end()) input[b.member] = it->second;
+    } else if (b.location == "querystring") {
+      const bool is_list = MemberType(sm, op->input_shape, b.member) == "list";
+      for (const auto& [k, v] : request.params) {
+        if (k != b.location_name) continue;
+        if (is_list) {
+          input[b.member].push_back(v);
+        } else {
+          input[b.member] = v;
+        }
+      }
+    } else if (b.location == "header") {
+      if (auto v = request.headers.Get(b.location_name)) input[b.member] = *v;
+    }
+  }
+  if (input.contains("microvmIdentifier") && input["microvmIdentifier"].is_string()) {
+    log_line["microvmId"] = input["microvmIdentifier"];
+  }
+
+  Status valid = sm.ValidateInput(op->name, input);
+  if (!valid.ok()) {
+    return finish(
+        ErrorResponse(InvalidArgument(valid.message()).WithErrorType("ValidationException"), sm));
+  }
+
+  Result<json> output = Status();
+  std::vector<Effect> due;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    output = model_->Invoke(op->name, input);
+    due = model_->TakeDueEffects();
+  }
+  Dispatch(std::move(due));
+  if (!output.ok()) return finish(ErrorResponse(output.status(), sm));
+
+  if (output->contains("microvmId")) log_line["microvmId"] = (*output)["microvmId"];
+  Status fits = sm.ValidateOutput(op->name, *output);
+  if (!fits.ok()) {
+    deps_.logger.Error("emulator output does not fit the service model",
+                       {{"operation", op->name}, {"problem", fits.message()}});
+  }
+  http::HttpResponse r;
+  r.status = op->success_code;
+  if (op->success_code != 204) {
+    r.headers.Set("Content-Type", "application/json");
+    r.body = output->dump();
+  }
+  return finish(r);
+}
+
+}  // namespace mvr::emulate::microvms

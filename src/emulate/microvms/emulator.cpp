@@ -1,0 +1,144 @@
+#include "emulate/microvms/emulator.h"
+
+#include <filesystem>
+
+#include "base/time_format.h"
+
+namespace mvr::emulate::microvms {
+
+Emulator::Emulator(Deps deps, Options options) : deps_(deps), options_(std::move(options)) {}
+
+Emulator::~Emulator() { Shutdown(); }
+
+Result<std::string> Emulator::Start() {
+  if (options_.state_dir.empty()) return InvalidArgument("the emulator needs a state directory");
+  std::error_code ec;
+  std::filesystem::create_directories(options_.state_dir, ec);
+  if (ec) {
+    return InvalidArgument("cannot create state directory " + options_.state_dir + ": " +
+                           ec.message());
+  }
+  http::HttpServer::Options server_options;
+  server_options.max_body_bytes = 8 << 20;
+  api_ = std::make_unique<http::HttpServer>(
+      [this](const http::ServerRequest& r) { return HandleApi(r); }, server_options);
+  MVR_ASSIGN_OR_RETURN(int port, api_->Start(options_.listen_host, options_.listen_port));
+  url_ = "http://" + options_.listen_host + ":" + std::to_string(port);
+
+  VmHost::Options host_options;
+  host_options.state_dir = options_.state_dir;
+  host_options.api_url = url_;
+  host_options.region = options_.model.region;
+  host_options.guest_ports = options_.guest_ports;
+  host_options.stop_grace = options_.stop_grace;
+  host_ = std::make_unique<VmHost>(
+      VmHost::Deps{deps_.clock, deps_.sleeper, deps_.http, deps_.processes, deps_.logger},
+      host_options);
+
+  ModelOptions model_options = options_.model;
+  model_options.endpoint_for = [this](const std::string& id) { return OpenIngress(id); };
+  model_ = std::make_unique<MicrovmModel>(
+      MicrovmModel::Deps{deps_.clock, deps_.random, deps_.secure_random}, model_options);
+  for (const auto& [name, command] : options_.images) {
+    ProgramSpec program;
+    program.argv = {"/bin/sh", "-c", command};
+    Status s = model_->RegisterImage(name, program);
+    if (!s.ok()) {
+      api_->Stop();
+      return s;
+    }
+  }
+  ticker_ = std::thread([this] { TickLoop(); });
+  deps_.logger.Info("microvms emulator started",
+                    {{"url", url_}, {"state_dir", options_.state_dir}});
+  return url_;
+}
+
+void Emulator::Dispatch(std::vector<Effect> effects) {
+  for (Effect& effect : effects) {
+    {
+      std::lock_guard<std::mutex> lock(workers_mu_);
+      ++active_workers_;
+    }
+    std::thread([this, effect = std::move(effect)]() mutable {
+      EffectOutcome outcome = host_->Execute(effect);
+      if (!outcome.ok) {
+        deps_.logger.Warn("effect failed", {{"target", effect.target},
+                                            {"effect", EffectKindName(effect.kind)},
+                                            {"hook", HookName(effect.hook)},
+                                            {"reason", outcome.reason}});
+      }
+      std::vector<Effect> next;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        model_->Complete(effect.id, outcome);
+        next = model_->TakeDueEffects();
+      }
+      Dispatch(std::move(next));
+      std::lock_guard<std::mutex> lock(workers_mu_);
+      --active_workers_;
+      workers_cv_.notify_all();
+    }).detach();
+  }
+}
+
+void Emulator::TickLoop() {
+  while (!stopping_.load()) {
+    deps_.sleeper.Sleep(options_.tick_interval);
+    // waitpid happens before the model lock is taken.
+    auto exits = host_->ReapUnexpectedExits();
+    std::vector<Effect> due;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [target, how] : exits) model_->ProgramExited(target, how);
+      model_->Tick();
+      due = model_->TakeDueEffects();
+    }
+    Dispatch(std::move(due));
+    CloseFinishedIngress();
+  }
+}
+
+void Emulator::Shutdown() {
+  if (shut_down_ || !api_) return;
+  shut_down_ = true;
+  if (model_ && ticker_.joinable()) {
+    std::vector<Effect> due;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      model_->TerminateAll("the emulator is shutting down");
+      due = model_->TakeDueEffects();
+    }
+    Dispatch(std::move(due));
+    const TimePoint deadline = deps_.clock.Now() + options_.shutdown_timeout;
+    while (deps_.clock.Now() < deadline) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (model_->Settled()) break;
+      }
+      deps_.sleeper.Sleep(Duration(50));
+    }
+  }
+  stopping_.store(true);
+  if (ticker_.joinable()) ticker_.join();
+  {
+    std::unique_lock<std::mutex> lock(workers_mu_);
+    workers_cv_.wait(lock, [this] { return active_workers_ == 0; });
+  }
+  api_->Stop();
+  std::map<std::string, std::unique_ptr<http::HttpServer>> servers;
+  {
+    std::lock_guard<std::mutex> lock(ingress_mu_);
+    servers.swap(ingress_);
+  }
+  for (auto& [id, server] : servers) server->Stop();
+  deps_.logger.Info("microvms emulator stopped", {{"url", url_}});
+}
+
+void Emulator::LogRequest(nlohmann::json line) const {
+  if (options_.request_log == nullptr) return;
+  line["ts"] = FormatRfc3339Millis(deps_.clock.Now());
+  options_.request_log->Write(line.dump());
+}
+
+}  // namespace mvr::emulate::microvms

@@ -1,0 +1,112 @@
+// Emulator: `mvr emulate microvms` assembled. One MicrovmModel behind a mutex, a VmHost that
+// executes its effects on worker threads, the rest-json API server (api_server.cpp), one ingress
+// proxy listener per MicroVM (ingress_proxy.cpp), and a ticker that applies timers and notices
+// guests that exited. The model is the single owner of every decision; the rest only carries
+// requests in and effects out.
+// Thread-safety: Start/Shutdown from one thread; handlers run on server threads. The model mutex
+// is never held across a hook call, a process wait or an HTTP exchange.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/logger.h"
+#include "base/random.h"
+#include "emulate/microvms/microvm_model.h"
+#include "emulate/microvms/process_runner.h"
+#include "emulate/microvms/vm_host.h"
+#include "http/client.h"
+#include "http/server.h"
+
+namespace mvr::emulate::microvms {
+
+class Emulator {
+ public:
+  struct Deps {
+    const Clock& clock;
+    Sleeper& sleeper;
+    Random& random;
+    Random& secure_random;
+    const Logger& logger;
+    http::HttpClient& http;  // hook calls and proxied ingress requests (loopback only)
+    ProcessRunner& processes;
+  };
+  struct Options {
+    std::string listen_host = "127.0.0.1";
+    int listen_port = 0;
+    std::string state_dir;  // required
+    ModelOptions model;
+    std::vector<int> guest_ports = {8080};
+    // --image NAME=COMMAND: COMMAND runs under /bin/sh -c.
+    std::vector<std::pair<std::string, std::string>> images;
+    // Access key id → secret. Non-empty: every API request must carry a valid SigV4 signature.
+    std::map<std::string, std::string> sigv4_keys;
+    LogSink* request_log = nullptr;  // one JSON line per API and ingress request, no secrets
+    Duration tick_interval{100};
+    Duration stop_grace{5000};
+    Duration shutdown_timeout{120'000};
+  };
+
+  Emulator(Deps deps, Options options);
+  ~Emulator();
+  Emulator(const Emulator&) = delete;
+  Emulator& operator=(const Emulator&) = delete;
+
+  // Registers --image images, binds the API server and starts the ticker. Returns the URL.
+  Result<std::string> Start();
+  // Terminates every VM (calling /terminate where enabled), waits for them within the shutdown
+  // timeout, then stops every server and thread. Idempotent.
+  void Shutdown();
+  const std::string& url() const { return url_; }
+
+  // Runs `f` with the model under the lock, then dispatches any effects it caused (tests).
+  template <typename F>
+  auto WithModel(F f) {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto result = f(*model_);
+    std::vector<Effect> due = model_->TakeDueEffects();
+    lock.unlock();
+    Dispatch(std::move(due));
+    return result;
+  }
+  VmHost& host() { return *host_; }
+
+ private:
+  // api_server.cpp
+  http::HttpResponse HandleApi(const http::ServerRequest& request);
+  // ingress_proxy.cpp
+  http::HttpResponse HandleIngress(const std::string& microvm_id,
+                                   const http::ServerRequest& request);
+  std::string OpenIngress(const std::string& microvm_id);
+  void CloseFinishedIngress();
+  void LogRequest(nlohmann::json line) const;
+
+  void Dispatch(std::vector<Effect> effects);
+  void TickLoop();
+
+  Deps deps_;
+  Options options_;
+  std::string url_;
+  std::unique_ptr<VmHost> host_;
+  std::mutex mu_;  // guards model_
+  std::unique_ptr<MicrovmModel> model_;
+  std::unique_ptr<http::HttpServer> api_;
+  std::mutex ingress_mu_;  // guards ingress_; never held while taking mu_
+  std::map<std::string, std::unique_ptr<http::HttpServer>> ingress_;
+  std::thread ticker_;
+  std::atomic<bool> stopping_{false};
+  std::mutex workers_mu_;
+  std::condition_variable workers_cv_;
+  int active_workers_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace mvr::emulate::microvms

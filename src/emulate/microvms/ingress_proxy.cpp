@@ -1,0 +1,181 @@
+// The ingress proxy: one loopback listener per MicroVM (its `endpoint`). A request must carry
+// X-aws-proxy-auth with a token the model accepts for this VM and the X-aws-proxy-port it names
+// (default 8080); x-aws-proxy-* headers are stripped and the request goes to the loopback port
+// where the guest serves that port. Each exchange counts as traffic for the idle policy, and a
+// suspended VM with auto-resume is woken first.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "emulate/microvms/emulator.h"
+
+namespace mvr::emulate::microvms {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr Duration kResumeWait{90'000};
+constexpr Duration kForwardTimeout{120'000};
+
+http::HttpResponse ProxyError(int status, const std::string& message) {
+  return http::HttpResponse::Json(status, json{{"message", message}}.dump());
+}
+
+bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) !=
+        std::tolower(static_cast<unsigned char>(prefix[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsHopByHop(std::string_view name) {
+  for (const char* h : {"Host", "Content-Length", "Connection", "Keep-Alive", "Transfer-Encoding",
+                        "Upgrade", "Proxy-Connection", "TE", "Trailer"}) {
+    if (http::HeaderNameEquals(name, h)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string Emulator::OpenIngress(const std::string& microvm_id) {
+  http::HttpServer::Options o;
+  o.threads = 4;
+  o.max_body_bytes = 16 << 20;
+  auto server = std::make_unique<http::HttpServer>(
+      [this, microvm_id](const http::ServerRequest& r) { return HandleIngress(microvm_id, r); }, o);
+  Result<int> port = server->Start(options_.listen_host, 0);
+  if (!port.ok()) {
+    deps_.logger.Error("cannot open the ingress listener",
+                       {{"microvm_id", microvm_id}, {"error", port.status().message()}});
+    return "http://" + options_.listen_host + ":1/";
+  }
+  std::lock_guard<std::mutex> lock(ingress_mu_);
+  ingress_[microvm_id] = std::move(server);
+  return "http://" + options_.listen_host + ":" + std::to_string(*port) + "/";
+}
+
+void Emulator::CloseFinishedIngress() {
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(ingress_mu_);
+    for (const auto& [id, server] : ingress_) ids.push_back(id);
+  }
+  std::vector<std::string> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& id : ids) {
+      auto state = model_->StateOf(id);
+      if (!state || *state == VmState::kTerminated) finished.push_back(id);
+    }
+  }
+  std::vector<std::unique_ptr<http::HttpServer>> closing;
+  {
+    std::lock_guard<std::mutex> lock(ingress_mu_);
+    for (const std::string& id : finished) {
+      auto it = ingress_.find(id);
+      if (it == ingress_.end()) continue;
+      closing.push_back(std::move(it->second));
+      ingress_.erase(it);
+    }
+  }
+  for (auto& server : closing) server->Stop();
+}
+
+http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
+                                           const http::ServerRequest& request) {
+  json log_line = {{"kind", "ingress"},
+                   {"microvmId", microvm_id},
+                   {"method", request.method},
+                   {"path", request.path}};
+  auto finish = [&](http::HttpResponse response) {
+    log_line["status"] = response.status;
+    LogRequest(log_line);
+    return response;
+  };
+  int port = 8080;
+  if (auto text = request.headers.Get("X-aws-proxy-port")) {
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), port);
+    if (ec != std::errc() || end != text->data() + text->size() || port < 1 || port > 65535) {
+      return finish(ProxyError(400, "X-aws-proxy-port must be a port number from 1 to 65535"));
+    }
+  }
+  log_line["port"] = port;
+  std::optional<Secret> token;
+  if (auto value = request.headers.Get("X-aws-proxy-auth")) token.emplace(*value);
+
+  Result<MicrovmModel::IngressGrant> grant = MicrovmModel::IngressGrant();
+  std::vector<Effect> due;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    grant = model_->AuthorizeIngress(microvm_id, token ? &*token : nullptr, port);
+    due = model_->TakeDueEffects();
+  }
+  Dispatch(std::move(due));
+  if (!grant.ok()) {
+    switch (grant.status().code()) {
+      case Code::kUnauthorized:
+        return finish(ProxyError(403, grant.status().message()));
+      case Code::kNotFound:
+        return finish(ProxyError(404, grant.status().message()));
+      default:
+        return finish(ProxyError(503, grant.status().message()));
+    }
+  }
+  if (grant->wait_for_resume) {
+    const TimePoint deadline = deps_.clock.Now() + kResumeWait;
+    while (true) {
+      std::optional<VmState> state;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        state = model_->StateOf(microvm_id);
+      }
+      if (state == VmState::kRunning) break;
+      if (!state || *state == VmState::kTerminating || *state == VmState::kTerminated ||
+          deps_.clock.Now() >= deadline) {
+        return finish(ProxyError(503, "the MicroVM did not resume"));
+      }
+      deps_.sleeper.Sleep(Duration(20));
+    }
+  }
+  std::optional<int> local = host_->GuestPort(microvm_id, port);
+  if (!local) {
+    return finish(ProxyError(502, "port " + std::to_string(port) +
+                                      " is not served by this MicroVM (give the emulator "
+                                      "--guest-port " +
+                                      std::to_string(port) + ")"));
+  }
+  http::HttpRequest forward;
+  forward.method = request.method;
+  forward.url = "http://127.0.0.1:" + std::to_string(*local) + request.raw_path +
+                (request.query.empty() ? "" : "?" + request.query);
+  for (const auto& [name, value] : request.headers) {
+    if (StartsWithNoCase(name, "x-aws-proxy-") || IsHopByHop(name)) continue;
+    forward.headers.Add(name, value);
+  }
+  forward.body = request.body;
+  forward.timeout = kForwardTimeout;
+  Result<http::HttpResponse> answer = deps_.http.Send(forward);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    model_->RecordTraffic(microvm_id);
+  }
+  if (!answer.ok()) {
+    return finish(ProxyError(502, "the MicroVM did not answer on port " + std::to_string(port) +
+                                      ": " + answer.status().message()));
+  }
+  http::HttpResponse out;
+  out.status = answer->status;
+  out.body = std::move(answer->body);
+  for (const auto& [name, value] : answer->headers) {
+    if (!IsHopByHop(name)) out.headers.Add(name, value);
+  }
+  return finish(out);
+}
+
+}  // namespace mvr::emulate::microvms

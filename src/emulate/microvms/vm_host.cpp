@@ -1,0 +1,264 @@
+#include "emulate/microvms/vm_host.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "emulate/microvms/dockerfile.h"
+
+namespace mvr::emulate::microvms {
+
+namespace fs = std::filesystem;
+
+VmHost::VmHost(Deps deps, Options options) : deps_(deps), options_(std::move(options)) {}
+
+EffectOutcome VmHost::Execute(const Effect& effect) {
+  switch (effect.kind) {
+    case Effect::Kind::kPrepareArtifact:
+      return Prepare(effect);
+    case Effect::Kind::kStartProgram:
+      return Start(effect);
+    case Effect::Kind::kCallHook:
+      return CallHook(effect);
+    case Effect::Kind::kFreeze:
+      return Signal(effect, SIGSTOP);
+    case Effect::Kind::kThaw:
+      return Signal(effect, SIGCONT);
+    case Effect::Kind::kStop:
+      return Stop(effect);
+  }
+  return EffectOutcome::Failure("unknown effect");
+}
+
+std::shared_ptr<VmHost::Instance> VmHost::Find(const std::string& target) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = instances_.find(target);
+  return it == instances_.end() ? nullptr : it->second;
+}
+
+std::optional<int> VmHost::GuestPort(const std::string& target, int port) const {
+  auto inst = Find(target);
+  if (!inst) return std::nullopt;
+  auto it = inst->ports.find(port);
+  if (it == inst->ports.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<int> VmHost::HookPort(const std::string& target) const {
+  auto inst = Find(target);
+  if (!inst) return std::nullopt;
+  return inst->hook_port;
+}
+
+std::string VmHost::DirectoryOf(const std::string& target) const {
+  auto inst = Find(target);
+  return inst ? inst->dir : "";
+}
+
+EffectOutcome VmHost::Prepare(const Effect& effect) {
+  const std::string prefix = "file://";
+  if (effect.artifact_uri.rfind(prefix, 0) != 0) {
+    return EffectOutcome::Failure("codeArtifact.uri is not a file:// URI");
+  }
+  fs::path path(effect.artifact_uri.substr(prefix.size()));
+  std::error_code ec;
+  fs::path context;
+  if (fs::is_directory(path, ec)) {
+    context = path;
+  } else if (fs::is_regular_file(path, ec) && path.extension() == ".zip") {
+    context = fs::path(options_.state_dir) / "artifacts" / effect.target;
+    fs::remove_all(context, ec);
+    fs::create_directories(context, ec);
+    ProcessRunner::Spec unzip;
+    unzip.argv = {"unzip", "-q", "-o", path.string(), "-d", context.string()};
+    unzip.output_path = (fs::path(options_.state_dir) / "logs" / (effect.target + ".log")).string();
+    fs::create_directories(fs::path(unzip.output_path).parent_path(), ec);
+    Result<int> pid = deps_.processes.Spawn(unzip);
+    if (!pid.ok())
+      return EffectOutcome::Failure("cannot unzip the artifact: " + pid.status().message());
+    const TimePoint deadline = deps_.clock.Now() + Duration(120'000);
+    std::optional<int> status;
+    while (!(status = deps_.processes.TryWait(*pid)) && deps_.clock.Now() < deadline) {
+      deps_.sleeper.Sleep(Duration(20));
+    }
+    if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+      if (!status) deps_.processes.SignalGroup(*pid, SIGKILL).IgnoreError();
+      return EffectOutcome::Failure("unzip of " + path.string() + " failed");
+    }
+  } else {
+    return EffectOutcome::Failure(path.string() + " is neither a directory nor a .zip file");
+  }
+  std::ifstream in(context / "Dockerfile");
+  if (!in) return EffectOutcome::Failure("no Dockerfile at the root of " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<ProgramSpec> spec = ParseDockerfile(text.str());
+  if (!spec.ok()) return EffectOutcome::Failure(spec.status().message());
+  spec->working_dir = context.string();
+  EffectOutcome out;
+  out.program = std::move(spec).value();
+  return out;
+}
+
+EffectOutcome VmHost::Start(const Effect& effect) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (instances_.count(effect.target) != 0) return EffectOutcome::Failure("already started");
+    stopped_early_[effect.target] = false;
+  }
+  auto inst = std::make_shared<Instance>();
+  std::error_code ec;
+  inst->dir = (fs::path(options_.state_dir) / "vms" / effect.target).string();
+  fs::create_directories(inst->dir, ec);
+  fs::path log_dir = fs::path(options_.state_dir) / "logs";
+  fs::create_directories(log_dir, ec);
+  if (ec) return EffectOutcome::Failure("cannot create the instance directory: " + ec.message());
+  Result<int> hook_port = PickFreeLoopbackPort();
+  if (!hook_port.ok()) return EffectOutcome::Failure(hook_port.status().message());
+  inst->hook_port = *hook_port;
+  ProcessRunner::Spec spec;
+  spec.argv = effect.program.argv;
+  spec.working_dir = effect.program.working_dir.empty() ? inst->dir : effect.program.working_dir;
+  spec.output_path = (log_dir / (effect.target + ".log")).string();
+  spec.env = effect.program.env;
+  for (int port : options_.guest_ports) {
+    Result<int> local = PickFreeLoopbackPort();
+    if (!local.ok()) return EffectOutcome::Failure(local.status().message());
+    inst->ports[port] = *local;
+    spec.env["MVR_PORT_" + std::to_string(port)] = std::to_string(*local);
+  }
+  spec.env["MVR_VM_DIR"] = inst->dir;
+  spec.env["MVR_MICROVM_ID"] = effect.target;
+  spec.env["MVR_HOOK_PORT"] = std::to_string(inst->hook_port);
+  spec.env["AWS_ENDPOINT_URL_LAMBDA_MICROVMS"] = options_.api_url;
+  spec.env["AWS_REGION"] = options_.region;
+  spec.env["AWS_DEFAULT_REGION"] = options_.region;
+  // Dummy credentials: the emulator accepts any signature unless told to verify.
+  spec.env["AWS_ACCESS_KEY_ID"] = "AKIAMVREMULATORGUEST";
+  spec.env["AWS_SECRET_ACCESS_KEY"] = "mvr-emulator-guest-secret";
+  spec.unset_env = {"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SECURITY_TOKEN"};
+  Result<int> pid = deps_.processes.Spawn(spec);
+  if (!pid.ok()) {
+    fs::remove_all(inst->dir, ec);
+    return EffectOutcome::Failure(pid.status().message());
+  }
+  inst->pid = *pid;
+  bool stop_now = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_now = stopped_early_[effect.target];
+    stopped_early_.erase(effect.target);
+    if (!stop_now) instances_[effect.target] = inst;
+  }
+  if (stop_now) {
+    deps_.processes.SignalGroup(*pid, SIGKILL).IgnoreError();
+    while (!deps_.processes.TryWait(*pid)) deps_.sleeper.Sleep(Duration(10));
+    fs::remove_all(inst->dir, ec);
+    return EffectOutcome::Failure("stopped before it finished starting");
+  }
+  deps_.logger.Info("guest started", {{"target", effect.target},
+                                      {"pid", *pid},
+                                      {"hook_port", inst->hook_port},
+                                      {"dir", inst->dir}});
+  return EffectOutcome::Success();
+}
+
+EffectOutcome VmHost::CallHook(const Effect& effect) {
+  auto inst = Find(effect.target);
+  if (!inst) return EffectOutcome::Failure("no program is running");
+  const bool build_hook = effect.hook == Hook::kReady || effect.hook == Hook::kValidate;
+  http::HttpRequest req;
+  req.method = "POST";
+  req.url = "http://127.0.0.1:" + std::to_string(inst->hook_port) +
+            "/aws/lambda-microvms/runtime/v1/" + HookName(effect.hook);
+  req.headers.Set("Content-Type", "application/json");
+  req.body = effect.body.Reveal();
+  const TimePoint deadline = deps_.clock.Now() + effect.timeout;
+  std::string last = "no answer";
+  while (true) {
+    const Duration remaining = std::chrono::duration_cast<Duration>(deadline - deps_.clock.Now());
+    if (remaining <= Duration(0)) {
+      return EffectOutcome::Failure(
+          "no 200 within " + std::to_string(effect.timeout.count() / 1000) + "s (" + last + ")");
+    }
+    req.timeout = remaining;
+    Result<http::HttpResponse> res = deps_.http.Send(req);
+    if (res.ok()) {
+      if (res->status == 200) return EffectOutcome::Success();
+      if (!(build_hook && res->status == 503)) {
+        return EffectOutcome::Failure("answered HTTP " + std::to_string(res->status));
+      }
+      last = "answered 503";
+    } else {
+      if (inst->exited) return EffectOutcome::Failure("the program exited");
+      last = res.status().message();
+    }
+    deps_.sleeper.Sleep(options_.poll_interval);
+  }
+}
+
+EffectOutcome VmHost::Signal(const Effect& effect, int signal) {
+  auto inst = Find(effect.target);
+  if (!inst) return EffectOutcome::Failure("no program is running");
+  Status s = deps_.processes.SignalGroup(inst->pid, signal);
+  return s.ok() ? EffectOutcome::Success() : EffectOutcome::Failure(s.message());
+}
+
+EffectOutcome VmHost::Stop(const Effect& effect) {
+  std::shared_ptr<Instance> inst;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = instances_.find(effect.target);
+    if (it == instances_.end()) {
+      auto starting = stopped_early_.find(effect.target);
+      if (starting != stopped_early_.end()) starting->second = true;
+      return EffectOutcome::Success();
+    }
+    inst = it->second;
+    inst->stopping = true;
+  }
+  std::optional<int> status;
+  if (!inst->exited) {
+    // A frozen group would never act on SIGTERM.
+    deps_.processes.SignalGroup(inst->pid, SIGTERM).IgnoreError();
+    deps_.processes.SignalGroup(inst->pid, SIGCONT).IgnoreError();
+    const TimePoint deadline = deps_.clock.Now() + options_.stop_grace;
+    while (!(status = deps_.processes.TryWait(inst->pid)) && deps_.clock.Now() < deadline) {
+      deps_.sleeper.Sleep(Duration(20));
+    }
+  }
+  // Whatever is left of the group (children of the program included) goes now.
+  deps_.processes.SignalGroup(inst->pid, SIGKILL).IgnoreError();
+  if (!inst->exited && !status) {
+    const TimePoint deadline = deps_.clock.Now() + Duration(5000);
+    while (!deps_.processes.TryWait(inst->pid) && deps_.clock.Now() < deadline) {
+      deps_.sleeper.Sleep(Duration(10));
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(inst->dir, ec);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    instances_.erase(effect.target);
+  }
+  deps_.logger.Info("guest stopped", {{"target", effect.target}, {"pid", inst->pid}});
+  return EffectOutcome::Success();
+}
+
+std::vector<std::pair<std::string, std::string>> VmHost::ReapUnexpectedExits() {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [target, inst] : instances_) {
+    if (inst->stopping || inst->exited) continue;
+    if (std::optional<int> status = deps_.processes.TryWait(inst->pid)) {
+      inst->exited = true;
+      out.emplace_back(target, DescribeWaitStatus(*status));
+    }
+  }
+  return out;
+}
+
+}  // namespace mvr::emulate::microvms

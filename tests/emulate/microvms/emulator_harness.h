@@ -1,0 +1,122 @@
+// An in-process Emulator with real processes, clock and HTTP, plus raw rest-json calls to it, for
+// the e2e tests. Guests are the test_guest binary built beside the tests.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "aws/service_model.h"
+#include "base/clock.h"
+#include "base/logger.h"
+#include "base/random.h"
+#include "emulate/microvms/emulator.h"
+#include "http/curl_client.h"
+
+namespace mvr::emulate::microvms {
+
+inline std::string GuestBinary() {
+  return std::string(MVR_BINARY_DIR) + "/tests/emulate/microvms/emulate_microvms_test_guest";
+}
+
+inline std::string MakeTempDir(const char* name) {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / (std::string(name) + "-XXXXXX")).string();
+  EXPECT_NE(mkdtemp(pattern.data()), nullptr);
+  return pattern;
+}
+
+inline std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class EmulatorHarness {
+ public:
+  explicit EmulatorHarness(Emulator::Options options) {
+    work_ = MakeTempDir("mvr-emu-test");
+    if (options.state_dir.empty()) options.state_dir = work_ + "/state";
+    state_dir_ = options.state_dir;
+    options.request_log = &requests_;
+    emulator_ = std::make_unique<Emulator>(
+        Emulator::Deps{clock_, sleeper_, random_, secure_, logger_, http_, processes_}, options);
+    Result<std::string> url = emulator_->Start();
+    EXPECT_TRUE(url.ok()) << url.status().ToString();
+    url_ = url.value_or("");
+  }
+  ~EmulatorHarness() {
+    emulator_->Shutdown();
+    std::error_code ec;
+    std::filesystem::remove_all(work_, ec);
+  }
+
+  struct Answer {
+    int status = 0;
+    nlohmann::json body;
+    http::Headers headers;
+  };
+  Answer Call(const std::string& method, const std::string& path,
+              const nlohmann::json& body = nullptr) {
+    http::HttpRequest r;
+    r.method = method;
+    r.url = url_ + path;
+    if (!body.is_null()) {
+      r.body = body.dump();
+      r.headers.Set("Content-Type", "application/json");
+    }
+    Answer a;
+    Result<http::HttpResponse> res = http_.Send(r);
+    EXPECT_TRUE(res.ok()) << res.status().ToString();
+    if (!res.ok()) return a;
+    a.status = res->status;
+    a.headers = res->headers;
+    a.body = res->body.empty() ? nlohmann::json::object()
+                               : nlohmann::json::parse(res->body, nullptr, false);
+    return a;
+  }
+
+  // Polls GetMicrovm until `state` (or a 60 s budget runs out); returns the last answer.
+  nlohmann::json WaitForState(const std::string& id, const std::string& state) {
+    const TimePoint deadline = clock_.Now() + Duration(60'000);
+    nlohmann::json last;
+    while (clock_.Now() < deadline) {
+      Answer a = Call("GET", "/2025-09-09/microvms/" + id);
+      last = a.body;
+      if (a.status == 200 && last.value("state", "") == state) return last;
+      sleeper_.Sleep(Duration(50));
+    }
+    ADD_FAILURE() << id << " never reached " << state << "; last: " << last.dump();
+    return last;
+  }
+
+  const std::string& url() const { return url_; }
+  const std::string& work() const { return work_; }
+  const std::string& state_dir() const { return state_dir_; }
+  Emulator& emulator() { return *emulator_; }
+  http::CurlHttpClient& http() { return http_; }
+  Sleeper& sleeper() { return sleeper_; }
+  const Clock& clock() const { return clock_; }
+  std::string RequestLog() const { return requests_.Joined(); }
+
+ private:
+  SystemClock clock_;
+  RealSleeper sleeper_;
+  SeededRandom random_{1234};
+  SecureRandom secure_;
+  MemorySink log_sink_;
+  Logger logger_{log_sink_, clock_, LogLevel::kWarn};
+  MemorySink requests_;
+  http::CurlHttpClient http_;
+  PosixProcessRunner processes_;
+  std::string work_, state_dir_, url_;
+  std::unique_ptr<Emulator> emulator_;
+};
+
+}  // namespace mvr::emulate::microvms
