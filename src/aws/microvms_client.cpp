@@ -12,7 +12,9 @@ namespace {
 
 using nlohmann::json;
 
+// Limits the service documents that are stricter than the model's shapes.
 constexpr size_t kRunHookPayloadMaxBytes = 4096;
+constexpr int kAuthTokenMaxMinutes = 60;
 
 // A querystring, header or label value as text.
 std::optional<std::string> ScalarText(const json& value) {
@@ -158,6 +160,12 @@ Status MicrovmsClient::TerminateMicrovm(const std::string& id) {
 
 Result<MicrovmAuthToken> MicrovmsClient::CreateMicrovmAuthToken(
     const CreateMicrovmAuthTokenRequest& request) {
+  // The model only says >= 1; the service documents a maximum of 60 minutes.
+  if (request.expiration_in_minutes > kAuthTokenMaxMinutes) {
+    return InvalidArgument("CreateMicrovmAuthToken: expirationInMinutes: " +
+                           std::to_string(request.expiration_in_minutes) +
+                           " exceeds the maximum of 60");
+  }
   MVR_ASSIGN_OR_RETURN(json body,
                        Call("CreateMicrovmAuthToken", CreateMicrovmAuthTokenInput(request)));
   return Annotated(ParseMicrovmAuthToken(body), "CreateMicrovmAuthToken");

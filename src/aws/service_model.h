@@ -38,9 +38,11 @@ class ServiceModel {
   };
   // nullptr when the model has no such operation.
   const Operation* FindOperation(std::string_view name) const;
-  // Which operation `method` + `path` (no query string) names. Literal segments win over labels
-  // when two operations match. On a match, `labels` (if given) receives each URI label decoded
-  // ("microvmIdentifier" -> "mvm-123"). nullptr when nothing matches.
+  // Which operation `method` + `path` names. `path` is the path as sent, still percent-encoded
+  // (http::ServerRequest::raw_path; a query part is ignored), so that an encoded '/' inside a
+  // label does not split it. Literal segments win over labels when two operations match. On a
+  // match, `labels` (if given) receives each URI label decoded ("microvmIdentifier" ->
+  // "mvm-123"). nullptr when nothing matches.
   const Operation* Route(std::string_view method, std::string_view path,
                          std::map<std::string, std::string>* labels) const;
 

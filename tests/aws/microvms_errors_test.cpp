@@ -152,6 +152,16 @@ TEST_F(MicrovmsClientTest, BadInputIsRefusedBeforeSending) {
   r.idle_policy = IdlePolicy{59, 0, false};
   EXPECT_EQ(client_.RunMicrovm(r).status().message(),
             "RunMicrovm: idlePolicy.maxIdleDurationSeconds: 59 is below the minimum of 60");
+  CreateMicrovmAuthTokenRequest token;
+  token.microvm_identifier = "mvm-1";
+  token.expiration_in_minutes = 61;
+  token.allowed_ports = {PortSpecification::Port(8080)};
+  EXPECT_EQ(client_.CreateMicrovmAuthToken(token).status().message(),
+            "CreateMicrovmAuthToken: expirationInMinutes: 61 exceeds the maximum of 60");
+  token.expiration_in_minutes = 60;
+  token.allowed_ports.clear();
+  EXPECT_EQ(client_.CreateMicrovmAuthToken(token).status().message(),
+            "CreateMicrovmAuthToken: allowedPorts: 0 items is below the minimum of 1");
   EXPECT_EQ(client_.GetMicrovm("").status().message(),
             "GetMicrovm: microvmIdentifier: length 0 is below the minimum of 1");
   EXPECT_TRUE(http_.requests().empty());
