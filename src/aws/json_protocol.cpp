@@ -101,14 +101,12 @@ std::string ShortErrorType(const std::string& raw) {
 
 Status MapJsonError(int http_status, const http::Headers& headers, const std::string& body) {
   nlohmann::json doc = nlohmann::json::parse(body, nullptr, false);
-  std::string type;
-  // SQS's JSON protocol also sends the query-protocol name ("AWS.SimpleQueueService.X;Sender").
-  if (auto query_error = headers.Get("x-amzn-query-error"); query_error && !query_error->empty()) {
+  std::string type = ShortErrorType(StringField(doc, {"__type", "code", "Code"}).value_or(""));
+  if (type.empty()) type = ShortErrorType(headers.GetOr("x-amzn-ErrorType", ""));
+  // SQS's JSON protocol also names the query-protocol error ("AWS.SimpleQueueService.X;Sender").
+  if (auto query_error = headers.Get("x-amzn-query-error"); type.empty() && query_error) {
     type = query_error->substr(0, query_error->find(';'));
   }
-  if (type.empty())
-    type = ShortErrorType(StringField(doc, {"__type", "code", "Code"}).value_or(""));
-  if (type.empty()) type = ShortErrorType(headers.GetOr("x-amzn-ErrorType", ""));
   // Front ends (and emulators) sometimes answer in the query protocol's XML instead.
   if (type.empty() && doc.is_discarded()) type = XmlElement(body, "Code");
   std::string message = StringField(doc, {"message", "Message", "errorMessage"}).value_or("");
@@ -116,6 +114,7 @@ Status MapJsonError(int http_status, const http::Headers& headers, const std::st
   Code code = CodeForError(type, http_status);
   std::string text = "HTTP " + std::to_string(http_status);
   if (!type.empty()) text += " " + type;
+  if (message.size() > 512) message = message.substr(0, 512) + "...";
   if (!message.empty()) text += ": " + message;
   if (doc.is_discarded() && !body.empty() && type.empty()) text += " (unreadable error body)";
   Status status(code, text);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -123,6 +124,7 @@ class FakeMetadataServer {
   FakeMetadataServer() {
     router_.Add("GET", "/creds", [this](const http::ServerRequest& r, const http::PathParams&) {
       container_calls_++;
+      std::lock_guard<std::mutex> lock(mu_);
       last_authorization_ = r.headers.GetOr("Authorization", "");
       return http::HttpResponse::Json(200, Body("AKIDCONTAINER"));
     });
@@ -157,9 +159,11 @@ class FakeMetadataServer {
   std::string base() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int container_calls() const { return container_calls_; }
   int imds_calls() const { return imds_calls_; }
-  std::string last_authorization() const { return last_authorization_; }
+  std::string last_authorization() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_authorization_;
+  }
   void set_no_role() { no_role_ = true; }
-  void set_expiration(const std::string& e) { expiration_ = e; }
 
  private:
   std::string Body(const std::string& akid) const {
@@ -175,7 +179,8 @@ class FakeMetadataServer {
   http::HttpServer server_{router_.AsHandler()};
   int port_ = 0;
   std::atomic<int> container_calls_{0}, imds_calls_{0};
-  std::string last_authorization_;
+  mutable std::mutex mu_;
+  std::string last_authorization_;  // guarded by mu_
   std::atomic<bool> no_role_{false};
   std::string expiration_ = "2026-01-01T01:00:00Z";
 };
