@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-build}"
+# Share compiled objects between checkouts (CI builds a fresh clone in another folder).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 shift || true
 cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
 ninja -C "$dir" -j "$(nproc)"
