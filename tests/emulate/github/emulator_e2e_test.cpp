@@ -73,7 +73,7 @@ class EmulatorE2eTest : public ::testing::Test {
     o.rate.limit_per_hour = rate_limit;
     o.webhook_url = receiver_.url();
     o.tick_interval = Duration(50);
-    auto e = GithubEmulator::Create(std::move(o), seam_, client_);
+    auto e = GithubEmulator::Create(std::move(o), seam_, *hooks_client_);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     emulator_ = std::move(*e);
     auto url = emulator_->Start("127.0.0.1", 0);
@@ -81,7 +81,10 @@ class EmulatorE2eTest : public ::testing::Test {
     url_ = *url;
   }
   void TearDown() override {
-    if (emulator_) emulator_->Stop();
+    // Close kept-alive connections first, so that each server stops at once.
+    client_.reset();
+    emulator_.reset();
+    hooks_client_.reset();
     // No secret fixture may reach the emulator's log.
     for (const std::string& secret : secrets_) {
       EXPECT_EQ(sink_.Joined().find(secret), std::string::npos) << "secret in emulator log";
@@ -95,7 +98,7 @@ class EmulatorE2eTest : public ::testing::Test {
     r.url = url_ + path;
     r.body = body;
     if (!auth.empty()) r.headers.Set("Authorization", "token " + auth);
-    auto res = client_.Send(r);
+    auto res = client_->Send(r);
     EXPECT_TRUE(res.ok()) << res.status().ToString();
     return res.ok() ? *res : http::HttpResponse();
   }
@@ -172,8 +175,9 @@ class EmulatorE2eTest : public ::testing::Test {
   MemorySink sink_;
   Logger logger_{sink_, clock_, LogLevel::kDebug};
   Seam seam_{clock_, sleeper_, random_, random_, logger_};
-  http::CurlHttpClient client_;
   Receiver receiver_;
+  std::unique_ptr<http::CurlHttpClient> client_ = std::make_unique<http::CurlHttpClient>();
+  std::unique_ptr<http::CurlHttpClient> hooks_client_ = std::make_unique<http::CurlHttpClient>();
   std::unique_ptr<GithubEmulator> emulator_;
   std::string url_;
   std::vector<std::string> secrets_{kPat, kWebhookSecret};
@@ -258,7 +262,7 @@ TEST_F(EmulatorE2eTest, BusyRunnerCannotBeDeleted) {
   connect.method = "POST";
   connect.url = url_ + "/_runner/connect";
   connect.headers.Set("Authorization", "Bearer " + contents->credential.Reveal());
-  ASSERT_EQ(client_.Send(connect)->status, 200);
+  ASSERT_EQ(client_->Send(connect)->status, 200);
   QueueJob({"e2e"}, {"sleep 1"});
   auto runners = json::parse(Call("GET", "/repos/octo/app/actions/runners?name=e2e-busy").body);
   ASSERT_EQ(runners["total_count"], 1);
@@ -280,10 +284,10 @@ TEST_F(EmulatorE2eTest, AppAuthWithWrongKeyIsRefusedRightKeyGetsAToken) {
   r.method = "POST";
   r.url = url_ + "/app/installations/1/access_tokens";
   r.headers.Set("Authorization", "Bearer " + testing::SignJwt(*other_key_, claims));
-  auto wrong = client_.Send(r);
+  auto wrong = client_->Send(r);
   EXPECT_EQ(wrong->status, 401);
   r.headers.Set("Authorization", "Bearer " + testing::SignJwt(*app_key_, claims));
-  auto right = client_.Send(r);
+  auto right = client_->Send(r);
   ASSERT_EQ(right->status, 201) << right->body;
   const std::string token = json::parse(right->body)["token"].get<std::string>();
   secrets_.push_back(token);
@@ -331,14 +335,18 @@ TEST(EmulateGithubCommandTest, PrintsItsUrlServesAndExitsCleanlyOnSigterm) {
   close(out[0]);
   const std::string prefix = "mvr emulate github listening on ";
   ASSERT_EQ(line.rfind(prefix, 0), 0u) << line;
-  http::CurlHttpClient client;
-  http::HttpRequest r;
-  r.url = line.substr(prefix.size()) + "/repos/octo/app";
-  r.headers.Set("Authorization", std::string("token ") + kPat);
-  auto res = client.Send(r);
-  ASSERT_TRUE(res.ok());
-  EXPECT_EQ(res->status, 200);
-  EXPECT_EQ(json::parse(res->body)["full_name"], "octo/app");
+  {
+    http::CurlHttpClient client;  // gone before the signal, so no connection is kept alive
+    http::HttpRequest r;
+    r.url = line.substr(prefix.size()) + "/repos/octo/app";
+    r.headers.Set("Authorization", std::string("token ") + kPat);
+    auto res = client.Send(r);
+    EXPECT_TRUE(res.ok());
+    if (res.ok()) {
+      EXPECT_EQ(res->status, 200);
+      EXPECT_EQ(json::parse(res->body)["full_name"], "octo/app");
+    }
+  }
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);

@@ -41,7 +41,10 @@ class StandInRunnerTest : public ::testing::Test {
     int port = server_->Start("127.0.0.1", 0).value();
     model_->SetBaseUrl("http://127.0.0.1:" + std::to_string(port));
   }
-  void TearDown() override { server_->Stop(); }
+  void TearDown() override {
+    client_.reset();  // close kept-alive connections so that the server stops at once
+    server_->Stop();
+  }
 
   Secret Register(const std::string& name) {
     JitRequest r;
@@ -83,7 +86,7 @@ class StandInRunnerTest : public ::testing::Test {
   std::unique_ptr<ControlApi> control_;
   http::Router router_;
   std::unique_ptr<http::HttpServer> server_;
-  http::CurlHttpClient client_;
+  std::unique_ptr<http::CurlHttpClient> client_ = std::make_unique<http::CurlHttpClient>();
   FakeProcessRunner processes_;
   int64_t runner_id_ = 0;
 };
@@ -92,7 +95,7 @@ TEST_F(StandInRunnerTest, RunsEveryStepWithTheJobEnvironmentAndReportsThem) {
   Secret config = Register("standin-1");
   int64_t job_id = Queue({"echo one", "echo two"});
   std::ostringstream console;
-  StandInRunner runner(Options(config), client_, processes_, MakeSeam(), console);
+  StandInRunner runner(Options(config), *client_, processes_, MakeSeam(), console);
   auto outcome = runner.Run();
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_EQ(outcome->job_id, job_id);
@@ -121,7 +124,7 @@ TEST_F(StandInRunnerTest, FailedStepSkipsTheRestAndTheJobFails) {
   Secret config = Register("standin-2");
   int64_t job_id = Queue({"false", "echo never"});
   std::ostringstream console;
-  StandInRunner runner(Options(config), client_, processes_, MakeSeam(), console);
+  StandInRunner runner(Options(config), *client_, processes_, MakeSeam(), console);
   auto outcome = runner.Run();
   ASSERT_TRUE(outcome.ok());
   EXPECT_EQ(outcome->conclusion, "failure");
@@ -141,7 +144,7 @@ TEST_F(StandInRunnerTest, StartupAndRegistrationDelaysGoThroughTheSleeper) {
   o.startup_delay = Duration(8200);
   o.registration_delay = Duration(9000);
   std::ostringstream console;
-  StandInRunner runner(o, client_, processes_, MakeSeam(), console);
+  StandInRunner runner(o, *client_, processes_, MakeSeam(), console);
   ASSERT_TRUE(runner.Run().ok());
   EXPECT_EQ(sleeper_.total(), Duration(17'200));
 }
@@ -149,7 +152,7 @@ TEST_F(StandInRunnerTest, StartupAndRegistrationDelaysGoThroughTheSleeper) {
 TEST_F(StandInRunnerTest, WaitsForAJobQueuedLater) {
   Secret config = Register("standin-4");
   std::ostringstream console;
-  StandInRunner runner(Options(config), client_, processes_, MakeSeam(), console);
+  StandInRunner runner(Options(config), *client_, processes_, MakeSeam(), console);
   std::thread queue_later([&] {
     // Queue once the runner has polled at least twice.
     while (sleeper_.calls() < 2) std::this_thread::yield();
@@ -166,7 +169,7 @@ TEST_F(StandInRunnerTest, RunnerDeletedBeforeItStartsIsUnauthorized) {
   Secret config = Register("standin-5");
   ASSERT_TRUE(model_->DeleteRunner(Scope::Repo("octo", "app"), runner_id_).ok());
   std::ostringstream console;
-  StandInRunner runner(Options(config), client_, processes_, MakeSeam(), console);
+  StandInRunner runner(Options(config), *client_, processes_, MakeSeam(), console);
   auto outcome = runner.Run();
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.status().code(), Code::kUnauthorized);
@@ -175,7 +178,7 @@ TEST_F(StandInRunnerTest, RunnerDeletedBeforeItStartsIsUnauthorized) {
 
 TEST_F(StandInRunnerTest, MalformedConfigIsInvalidArgumentWithoutEchoingIt) {
   std::ostringstream console;
-  StandInRunner runner(Options(Secret("bm90LWEtY29uZmlnLWZpeHR1cmU=")), client_, processes_,
+  StandInRunner runner(Options(Secret("bm90LWEtY29uZmlnLWZpeHR1cmU=")), *client_, processes_,
                        MakeSeam(), console);
   auto outcome = runner.Run();
   ASSERT_FALSE(outcome.ok());
