@@ -1,7 +1,12 @@
 // `mvr supervisor`: the agent inside the MicroVM image. Wires the real seam (processes, clock,
 // sleeper, logger, the MicroVMs API for self-termination) into Supervisor and serves the hook and
 // control ports until the VM is terminated.
+#include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
 
 #include <cstdio>
 #include <fstream>
@@ -79,8 +84,21 @@ Result<supervisor::SupervisorConfig> BuildConfig(const SupervisorFlags& f, const
 }
 
 // What self-termination needs: the MicroVMs client and everything it calls through.
+// libcurl looks for Debian's CA bundle path; Amazon Linux keeps it elsewhere.
+http::CurlHttpClient::Options HttpOptions() {
+  http::CurlHttpClient::Options options;
+  for (const char* path :
+       {"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"}) {
+    if (::access(path, R_OK) == 0) {
+      options.ca_file = path;
+      break;
+    }
+  }
+  return options;
+}
+
 struct ApiWiring {
-  explicit ApiWiring(Context& ctx) : credentials(ctx.env, http, ctx.clock) {}
+  explicit ApiWiring(Context& ctx) : http(HttpOptions()), credentials(ctx.env, http, ctx.clock) {}
   http::CurlHttpClient http;
   aws::DefaultCredentialsChain credentials;
   std::unique_ptr<aws::MicrovmsClient> client;
@@ -106,8 +124,8 @@ std::unique_ptr<ApiWiring> MakeApiWiring(Context& ctx, const Logger& logger) {
   aws::MicrovmsClientOptions options;
   options.endpoint = *endpoint;
   wiring->client = std::make_unique<aws::MicrovmsClient>(
-      options, aws::MicrovmsClientDeps{wiring->http, wiring->credentials, ctx.clock,
-                                       ctx.secure_random});
+      options,
+      aws::MicrovmsClientDeps{wiring->http, wiring->credentials, ctx.clock, ctx.secure_random});
   wiring->terminator = std::make_unique<supervisor::ApiSelfTerminator>(
       *wiring->client, RetryDeps{ctx.clock, ctx.sleeper, ctx.random}, logger);
   logger.Info("self-termination through the MicroVMs API", {{"endpoint", endpoint->url}});
@@ -117,6 +135,13 @@ std::unique_ptr<ApiWiring> MakeApiWiring(Context& ctx, const Logger& logger) {
 int RunSupervisor(const SupervisorFlags& flags, Context& ctx) {
   // A client that goes away mid-answer must not kill the supervisor.
   ::signal(SIGPIPE, SIG_IGN);
+  // SIGTERM/SIGINT are taken by one thread (below) and become a clean Terminate; they are blocked
+  // here, before any thread starts, so that every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   Logger base_logger(ctx.sink, ctx.clock, ParseLogLevel(flags.log_level));
   Logger logger = base_logger.With({{"component", "supervisor"}});
   auto config = BuildConfig(flags, ctx.env);
@@ -148,7 +173,18 @@ int RunSupervisor(const SupervisorFlags& flags, Context& ctx) {
                                        {"control_port", *control_port},
                                        {"microvm_id", config->microvm_id},
                                        {"docker", config->docker.enabled}});
+  std::atomic<bool> finished{false};
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (finished.load()) return;
+    logger.Info("stop signal received; terminating", {{"signal", sig}});
+    (void)sup.Terminate();
+  });
   sup.WaitUntilFinished();
+  finished.store(true);
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
   logger.Info("supervisor finished; stopping its servers");
   control.Stop();
   hooks.Stop();

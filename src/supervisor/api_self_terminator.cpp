@@ -15,9 +15,8 @@ Status ApiSelfTerminator::TerminateSelf(const std::string& microvm_id) {
         return r;
       },
       aws::IsRetryableMicrovmsError);
-  logger_.Info("TerminateMicrovm on self", {{"microvm_id", microvm_id},
-                                            {"attempts", attempts},
-                                            {"ok", s.ok()}});
+  logger_.Info("TerminateMicrovm on self",
+               {{"microvm_id", microvm_id}, {"attempts", attempts}, {"ok", s.ok()}});
   return s;
 }
 

@@ -5,8 +5,8 @@
 #pragma once
 
 #include "aws/microvms.h"
-#include "base/retry.h"
 #include "base/logger.h"
+#include "base/retry.h"
 #include "supervisor/supervisor.h"
 
 namespace mvr::supervisor {

@@ -66,13 +66,14 @@ inline void WriteFakeDocker(const ScriptDir& d) {
            "trap 'echo containerd >> \"$D/stopped\"; exit 0' TERM\n"
            "echo up > \"$D/containerd.up\"\n"
            "while :; do sleep 0.05; done");
-  d.Script("dockerd",
-           "for a in \"$@\"; do case \"$a\" in --storage-driver=*) drv=\"${a#*=}\";; esac; done\n"
-           "echo \"$drv\" >> \"$D/tried\"\n"
-           "if grep -qx \"$drv\" \"$D/broken\" 2>/dev/null; then echo \"$drv broken\" >&2; exit 1; fi\n"
-           "trap 'rm -f \"$D/running\"; echo dockerd >> \"$D/stopped\"; exit 0' TERM\n"
-           "if ! grep -qx \"$drv\" \"$D/hang\" 2>/dev/null; then echo \"$drv\" > \"$D/running\"; fi\n"
-           "while :; do sleep 0.05; done");
+  d.Script(
+      "dockerd",
+      "for a in \"$@\"; do case \"$a\" in --storage-driver=*) drv=\"${a#*=}\";; esac; done\n"
+      "echo \"$drv\" >> \"$D/tried\"\n"
+      "if grep -qx \"$drv\" \"$D/broken\" 2>/dev/null; then echo \"$drv broken\" >&2; exit 1; fi\n"
+      "trap 'rm -f \"$D/running\"; echo dockerd >> \"$D/stopped\"; exit 0' TERM\n"
+      "if ! grep -qx \"$drv\" \"$D/hang\" 2>/dev/null; then echo \"$drv\" > \"$D/running\"; fi\n"
+      "while :; do sleep 0.05; done");
   d.Script("docker-info", "cat \"$D/running\" 2>/dev/null || exit 1");
 }
 
