@@ -1,8 +1,10 @@
 // HttpWebhookSender: the production WebhookSender. Posts each delivery to the configured URL
 // with http::HttpClient, after a delay drawn uniformly from [delay_min, delay_max]; with the
 // configured probabilities it drops a delivery, sends a second copy, or holds one back by an
-// extra `reorder_delay` so that later events overtake it. Like GitHub, it never retries.
-// Thread-safety: Send may be called from any thread; a few worker threads do the posting.
+// extra `reorder_delay` so that later events overtake it. Like GitHub, it never retries. With
+// one worker (the emulator's choice) deliveries leave in due-time order, so that without the
+// delay and reorder knobs they arrive in the order the events happened.
+// Thread-safety: Send may be called from any thread; `workers` threads do the posting.
 #pragma once
 
 #include <atomic>
@@ -33,7 +35,7 @@ class HttpWebhookSender final : public WebhookSender {
  public:
   HttpWebhookSender(std::string url, DeliveryFaults faults, http::HttpClient& client,
                     const Clock& clock, Sleeper& sleeper, Random& random, const Logger& logger,
-                    int workers = 4);
+                    int workers = 1);
   ~HttpWebhookSender() override;
 
   void Send(const Delivery& delivery, DeliveryCallback done) override;
