@@ -125,13 +125,18 @@ void Emulator::Shutdown() {
     std::unique_lock<std::mutex> lock(workers_mu_);
     workers_cv_.wait(lock, [this] { return active_workers_ == 0; });
   }
-  api_->Stop();
   std::map<std::string, std::unique_ptr<http::HttpServer>> servers;
   {
     std::lock_guard<std::mutex> lock(ingress_mu_);
     servers.swap(ingress_);
   }
-  for (auto& [id, server] : servers) server->Stop();
+  // Each stop waits for its idle keep-alive connections; do them side by side.
+  std::vector<std::thread> stoppers;
+  stoppers.emplace_back([this] { api_->Stop(); });
+  for (auto& [id, server] : servers) {
+    stoppers.emplace_back([s = server.get()] { s->Stop(); });
+  }
+  for (std::thread& t : stoppers) t.join();
   deps_.logger.Info("microvms emulator stopped", {{"url", url_}});
 }
 

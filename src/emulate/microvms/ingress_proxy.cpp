@@ -84,7 +84,19 @@ void Emulator::CloseFinishedIngress() {
       ingress_.erase(it);
     }
   }
-  for (auto& server : closing) server->Stop();
+  // Stopping waits for idle keep-alive connections; the ticker must not wait with it.
+  for (auto& server : closing) {
+    {
+      std::lock_guard<std::mutex> lock(workers_mu_);
+      ++active_workers_;
+    }
+    std::thread([this, server = std::shared_ptr<http::HttpServer>(std::move(server))] {
+      server->Stop();
+      std::lock_guard<std::mutex> lock(workers_mu_);
+      --active_workers_;
+      workers_cv_.notify_all();
+    }).detach();
+  }
 }
 
 http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
@@ -155,7 +167,10 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
   forward.url = "http://127.0.0.1:" + std::to_string(*local) + request.raw_path +
                 (request.query.empty() ? "" : "?" + request.query);
   for (const auto& [name, value] : request.headers) {
-    if (StartsWithNoCase(name, "x-aws-proxy-") || IsHopByHop(name)) continue;
+    if (StartsWithNoCase(name, "x-aws-proxy-") || IsHopByHop(name) ||
+        http::HeaderNameEquals(name, "Accept-Encoding")) {
+      continue;
+    }
     forward.headers.Add(name, value);
   }
   forward.body = request.body;
@@ -173,7 +188,10 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
   out.status = answer->status;
   out.body = std::move(answer->body);
   for (const auto& [name, value] : answer->headers) {
-    if (!IsHopByHop(name)) out.headers.Add(name, value);
+    // The client library already decoded the body, so its encoding no longer applies.
+    if (!IsHopByHop(name) && !http::HeaderNameEquals(name, "Content-Encoding")) {
+      out.headers.Add(name, value);
+    }
   }
   return finish(out);
 }

@@ -194,6 +194,7 @@ EffectOutcome VmHost::CallHook(const Effect& effect) {
       last = "answered 503";
     } else {
       if (inst->exited) return EffectOutcome::Failure("the program exited");
+      if (inst->stopping) return EffectOutcome::Failure("the instance is being stopped");
       last = res.status().message();
     }
     deps_.sleeper.Sleep(options_.poll_interval);
@@ -238,6 +239,7 @@ EffectOutcome VmHost::Stop(const Effect& effect) {
       deps_.sleeper.Sleep(Duration(10));
     }
   }
+  inst->exited = true;  // hook calls still polling this instance give up
   std::error_code ec;
   fs::remove_all(inst->dir, ec);
   {

@@ -52,6 +52,8 @@ class EmulatorHarness {
     url_ = url.value_or("");
   }
   ~EmulatorHarness() {
+    // Idle keep-alive connections from the test's client would hold the servers' shutdown.
+    client_.reset();
     emulator_->Shutdown();
     std::error_code ec;
     std::filesystem::remove_all(work_, ec);
@@ -72,7 +74,7 @@ class EmulatorHarness {
       r.headers.Set("Content-Type", "application/json");
     }
     Answer a;
-    Result<http::HttpResponse> res = http_.Send(r);
+    Result<http::HttpResponse> res = client_->Send(r);
     EXPECT_TRUE(res.ok()) << res.status().ToString();
     if (!res.ok()) return a;
     a.status = res->status;
@@ -100,7 +102,7 @@ class EmulatorHarness {
   const std::string& work() const { return work_; }
   const std::string& state_dir() const { return state_dir_; }
   Emulator& emulator() { return *emulator_; }
-  http::CurlHttpClient& http() { return http_; }
+  http::CurlHttpClient& http() { return *client_; }
   Sleeper& sleeper() { return sleeper_; }
   const Clock& clock() const { return clock_; }
   std::string RequestLog() const { return requests_.Joined(); }
@@ -113,7 +115,8 @@ class EmulatorHarness {
   MemorySink log_sink_;
   Logger logger_{log_sink_, clock_, LogLevel::kWarn};
   MemorySink requests_;
-  http::CurlHttpClient http_;
+  http::CurlHttpClient http_;  // the emulator's (hooks, proxied requests)
+  std::unique_ptr<http::CurlHttpClient> client_ = std::make_unique<http::CurlHttpClient>();
   PosixProcessRunner processes_;
   std::string work_, state_dir_, url_;
   std::unique_ptr<Emulator> emulator_;

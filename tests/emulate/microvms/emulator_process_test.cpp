@@ -115,7 +115,9 @@ TEST_F(EmulatorProcessTest, IngressProxyEnforcesTokensAndStripsProxyHeaders) {
     if (!port.empty()) r.headers.Set("X-aws-proxy-port", port);
     r.headers.Set("X-aws-proxy-extra", "drop me");
     r.headers.Set("X-Keep", "kept");
-    return h.http().Send(r).value();
+    Result<http::HttpResponse> res = h.http().Send(r);
+    EXPECT_TRUE(res.ok()) << res.status().ToString();
+    return res.ok() ? *res : http::HttpResponse();
   };
   http::HttpResponse ok = send(secret, "");
   ASSERT_EQ(ok.status, 200) << ok.body;
