@@ -150,9 +150,9 @@ int RunSupervisor(const SupervisorFlags& flags, Context& ctx) {
     return 2;
   }
   supervisor::PosixProcessRunner processes;
-  std::unique_ptr<supervisor::SelfTerminator> terminator = MakeSupervisorTerminator(ctx, logger);
-  supervisor::Supervisor sup(
-      *config, supervisor::SupervisorDeps{processes, *terminator, ctx.clock, ctx.sleeper, logger});
+  std::unique_ptr<ApiWiring> api = MakeApiWiring(ctx, logger);
+  supervisor::Supervisor sup(*config, supervisor::SupervisorDeps{processes, *api->terminator,
+                                                                 ctx.clock, ctx.sleeper, logger});
   supervisor::HookServer hooks(sup);
   supervisor::ControlServer control(sup, config->max_control_body_bytes);
   auto hook_port = hooks.Start(config->hook_host, config->hook_port);
