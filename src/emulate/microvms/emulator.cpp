@@ -13,6 +13,8 @@ Emulator::~Emulator() { Shutdown(); }
 Result<std::string> Emulator::Start() {
   if (options_.state_dir.empty()) return InvalidArgument("the emulator needs a state directory");
   std::error_code ec;
+  // Guests get paths inside it and run elsewhere: it must not be relative.
+  options_.state_dir = std::filesystem::absolute(options_.state_dir, ec).string();
   std::filesystem::create_directories(options_.state_dir, ec);
   if (ec) {
     return InvalidArgument("cannot create state directory " + options_.state_dir + ": " +

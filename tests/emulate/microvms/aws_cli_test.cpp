@@ -115,7 +115,9 @@ class AwsCliTest : public ::testing::Test {
 
   std::string StartEmulator() {
     ProcessRunner::Spec spec;
-    spec.argv = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr",
+    // MVR_BINARY may name another build of mvr (e.g. a sanitizer build).
+    const char* binary = std::getenv("MVR_BINARY");
+    spec.argv = {binary != nullptr ? binary : std::string(MVR_BINARY_DIR) + "/src/cli/mvr",
                  "emulate",
                  "microvms",
                  "--listen",

@@ -4,6 +4,7 @@
 // Dockerfile, and every answer fits the service model.
 #include <chrono>
 
+#include "aws/sigv4.h"
 #include "emulator_harness.h"
 
 namespace mvr::emulate::microvms {
@@ -217,6 +218,36 @@ TEST_F(EmulatorProcessTest, ImageBuiltFromADockerfileDirectoryRuns) {
   ASSERT_EQ(run.status, 200);
   h.WaitForState(run.body["microvmId"], "RUNNING");
   EXPECT_NE(ReadText(h.work() + "/hooks.log").find("run {"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mvr::emulate::microvms
+
+namespace mvr::emulate::microvms {
+namespace {
+
+TEST(EmulatorSigV4Test, WithKeysConfiguredOnlySignedRequestsPass) {
+  Emulator::Options o;
+  o.sigv4_keys = {{"AKIDMVRTEST", "mvr-test-signing-secret"}};
+  EmulatorHarness h(o);
+  EXPECT_EQ(h.Call("GET", "/2025-09-09/microvms").status, 403);
+  auto send = [&](const std::string& secret) {
+    http::HttpRequest r;
+    r.method = "GET";
+    r.url = h.url() + "/2025-09-09/microvms?maxResults=5";
+    aws::AwsCredentials creds;
+    creds.access_key_id = "AKIDMVRTEST";
+    creds.secret_access_key = Secret(secret);
+    EXPECT_TRUE(
+        aws::SignRequest(r, creds, aws::SigningScope{"us-east-1", "lambda"}, h.clock().Now()).ok());
+    return h.http().Send(r).value_or(http::HttpResponse());
+  };
+  http::HttpResponse good = send("mvr-test-signing-secret");
+  EXPECT_EQ(good.status, 200) << good.body;
+  http::HttpResponse bad = send("another-secret");
+  EXPECT_EQ(bad.status, 403);
+  EXPECT_EQ(bad.headers.Get("x-amzn-ErrorType"), "AccessDeniedException");
+  EXPECT_EQ(bad.body.find("mvr-test-signing-secret"), std::string::npos);
 }
 
 }  // namespace
