@@ -15,6 +15,8 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx);
 void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx);
 // `mvr start` and `mvr stop` (action_commands.cpp).
 void AddStartStopCommands(CLI::App& app, Context& ctx);
+// `mvr demo` (demo_command.cpp).
+void AddDemoCommand(CLI::App& app, Context& ctx);
 // `mvr supervisor` (supervisor_command.cpp).
 void AddSupervisorCommand(CLI::App& app, Context& ctx);
 

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   mvr::cli::AddEmulateMicrovmsCommand(*emulate, ctx);
   mvr::cli::AddEmulateGithubCommands(*emulate, ctx);
   mvr::cli::AddStartStopCommands(app, ctx);
+  mvr::cli::AddDemoCommand(app, ctx);
 #endif
   mvr::cli::AddSupervisorCommand(app, ctx);
   CLI11_PARSE(app, argc, argv);

@@ -1,0 +1,361 @@
+#include "demo/demo.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "base/time_format.h"
+#include "demo/local_stack.h"
+
+namespace mvr::demo {
+namespace {
+
+using nlohmann::json;
+
+// One job served the way a workflow serves it: start, the job on the unique label, stop.
+struct JobRun {
+  std::string name;
+  bool warm = false;
+  bool ok = false;
+  std::string error;
+  std::string microvm_id, runner_name, server, conclusion;
+  bool warm_hit = false;
+  std::string proof;  // what the job printed for the warm-cache check
+  // Milestones.
+  std::optional<TimePoint> start_begin, vm_running, runner_online, job_started, job_completed,
+      stop_done;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::map<std::string, std::string> ReadOutputs(const std::string& path) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(Slurp(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t eq = line.find('=');
+    if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return out;
+}
+
+// Milestones `mvr start` logged ({"msg":"milestone","milestone":…,"at":…}).
+void ReadMilestones(const std::string& log_path, JobRun& run) {
+  std::istringstream in(Slurp(log_path));
+  std::string line;
+  while (std::getline(in, line)) {
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || j.value("msg", "") != "milestone") continue;
+    auto at = ParseRfc3339(j.value("at", ""));
+    if (!at.ok()) continue;
+    std::string m = j.value("milestone", "");
+    if (m == "vm_running") run.vm_running = *at;
+    if (m == "runner_online") run.runner_online = *at;
+  }
+}
+
+std::string Seconds(Duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f s", static_cast<double>(d.count()) / 1000.0);
+  return buf;
+}
+
+Duration Percentile(std::vector<Duration> v, double p) {
+  if (v.empty()) return Duration(0);
+  std::sort(v.begin(), v.end());
+  size_t idx = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(idx, v.size() - 1)];
+}
+
+class Runner {
+ public:
+  Runner(const Seam& seam, supervisor::ProcessRunner& processes, http::HttpClient& http,
+         const LocalStack& stack, std::string mvr)
+      : seam_(seam), processes_(processes), http_(http), stack_(stack), mvr_(std::move(mvr)) {}
+
+  void Say(const std::string& text) {
+    std::lock_guard<std::mutex> lock(print_mu_);
+    std::printf("  %s\n", text.c_str());
+    std::fflush(stdout);
+  }
+
+  // Runs `mvr <mode>` as a workflow step would. Returns its outputs.
+  Result<std::map<std::string, std::string>> Step(const std::string& mode, const std::string& tag,
+                                                  const std::string& run_id,
+                                                  std::map<std::string, std::string> inputs,
+                                                  JobRun* run) {
+    supervisor::ProcessSpec spec;
+    spec.argv = {mvr_, mode};
+    spec.env = stack_.StepEnvironment(run_id, tag);
+    spec.env["GITHUB_OUTPUT"] = stack_.dir() + "/" + tag + "-" + mode + ".out";
+    for (auto& [k, v] : inputs) spec.env["INPUT_" + k] = v;
+    spec.secret_env["INPUT_GITHUB_TOKEN"] = stack_.token();
+    spec.output_path = stack_.dir() + "/" + tag + "-" + mode + ".log";
+    std::remove(spec.env["GITHUB_OUTPUT"].c_str());
+    MVR_ASSIGN_OR_RETURN(auto result, processes_.Run(spec, std::chrono::seconds(180)));
+    if (run != nullptr && mode == "start") ReadMilestones(spec.output_path, *run);
+    if (!result.exit.ok()) {
+      // The step's annotation line names what failed (it never holds a secret).
+      std::string why = result.output;
+      size_t at = why.find("::error");
+      why = at == std::string::npos ? "exit " + std::to_string(result.exit.code)
+                                    : why.substr(why.find("::", at + 2) + 2);
+      while (!why.empty() && why.back() == '\n') why.pop_back();
+      return Internal("mvr " + mode + " failed: " + why + " (log: " + spec.output_path + ")");
+    }
+    return ReadOutputs(spec.env["GITHUB_OUTPUT"]);
+  }
+
+  // Queues a job on `label` in the GitHub emulator and waits for it to complete.
+  Status RunJob(const std::string& label, const std::vector<std::string>& steps, JobRun& run) {
+    json body = {{"repository", kDemoRepository}, {"labels", {label}}, {"steps", steps}};
+    MVR_ASSIGN_OR_RETURN(json queued, Call("POST", "/_emulator/jobs", body.dump()));
+    int64_t id = queued.value("id", int64_t{0});
+    TimePoint deadline = seam_.clock.Now() + std::chrono::seconds(120);
+    while (seam_.clock.Now() < deadline) {
+      MVR_ASSIGN_OR_RETURN(json job, Call("GET", "/_emulator/jobs/" + std::to_string(id), ""));
+      std::string status = job.value("status", "");
+      if (status == "in_progress" && !run.job_started) run.job_started = seam_.clock.Now();
+      if (status == "completed") {
+        if (!run.job_started) run.job_started = seam_.clock.Now();
+        run.job_completed = seam_.clock.Now();
+        run.conclusion = job["conclusion"].is_string() ? job["conclusion"].get<std::string>() : "";
+        for (const auto& s : job.value("steps", json::array())) {
+          if (s.contains("stdout") && s["stdout"].is_string())
+            run.proof += s["stdout"].get<std::string>();
+        }
+        if (run.conclusion != "success") {
+          return Internal("job on " + label + " concluded '" + run.conclusion + "'");
+        }
+        return Status::Ok();
+      }
+      seam_.sleeper.Sleep(Duration(100));
+    }
+    return Transient("job on " + label + " did not complete within 120 s");
+  }
+
+  Result<json> Call(const std::string& method, const std::string& path, const std::string& body) {
+    http::HttpRequest req;
+    req.method = method;
+    req.url = stack_.github_url() + path;
+    req.body = body;
+    req.headers.Set("Authorization", "Bearer " + stack_.token().Reveal());
+    if (!body.empty()) req.headers.Set("Content-Type", "application/json");
+    MVR_ASSIGN_OR_RETURN(http::HttpResponse res, http_.Send(req));
+    json j = json::parse(res.body, nullptr, false);
+    if (res.status >= 300 || j.is_discarded()) {
+      return Internal(method + " " + path + " answered " + std::to_string(res.status));
+    }
+    return j;
+  }
+
+  void Ephemeral(int index, JobRun& run) {
+    std::string tag = "ephemeral-" + std::to_string(index);
+    run.name = tag;
+    run.start_begin = seam_.clock.Now();
+    auto started = Step("start", tag, std::to_string(1000 + index), {}, &run);
+    if (!started.ok()) {
+      run.error = started.status().message();
+      return;
+    }
+    auto& out = *started;
+    run.microvm_id = out["microvm-id"];
+    run.runner_name = out["runner-name"];
+    Say(tag + ": runner " + run.runner_name + " online on MicroVM " + run.microvm_id);
+    Status job = RunJob(out["label"], {"echo \"hello from $RUNNER_NAME\"", "uname -sm"}, run);
+    Say(tag + ": job " + (job.ok() ? "completed" : "FAILED: " + job.message()));
+    auto stopped = Step("stop", tag, std::to_string(1000 + index),
+                        {{"MICROVM_ID", run.microvm_id}, {"RUNNER_ID", out["runner-id"]}}, nullptr);
+    run.stop_done = seam_.clock.Now();
+    if (!stopped.ok()) run.error = stopped.status().message();
+    if (!job.ok() && run.error.empty()) run.error = job.message();
+    run.ok = job.ok() && stopped.ok();
+  }
+
+  // Two jobs on one warm server: the first leaves a file on the VM's disk, the second finds it.
+  void WarmPair(std::vector<JobRun>& runs) {
+    std::string server = "demo-warm";
+    // A directory on the VM's disk outside the work folder, which the supervisor cleans between
+    // warm jobs: the stand-in for Docker's data directory and package caches.
+    const std::string cache = "\"$RUNNER_WORKSPACE/../../cache\"";
+    const std::vector<std::vector<std::string>> steps = {
+        {"mkdir -p " + cache + " && echo \"cache written by $RUNNER_NAME\" > " + cache +
+             "/warm-cache-proof",
+         "echo first-job-done"},
+        {"cat " + cache + "/warm-cache-proof"}};
+    std::string last_microvm;
+    for (int i = 0; i < 2; ++i) {
+      JobRun run;
+      run.name = "warm-" + std::to_string(i + 1);
+      run.warm = true;
+      run.start_begin = seam_.clock.Now();
+      auto started = Step("start", run.name, std::to_string(2000 + i), {{"SERVER", server}}, &run);
+      if (!started.ok()) {
+        run.error = started.status().message();
+        runs.push_back(run);
+        return;
+      }
+      auto& out = *started;
+      run.microvm_id = out["microvm-id"];
+      run.runner_name = out["runner-name"];
+      run.warm_hit = out["warm-hit"] == "true";
+      server = out["server"];
+      last_microvm = run.microvm_id;
+      Say(run.name + ": runner " + run.runner_name + " online on MicroVM " + run.microvm_id +
+          (run.warm_hit ? " (resumed: warm hit)" : " (new warm server)"));
+      Status job = RunJob(out["label"], steps[static_cast<size_t>(i)], run);
+      if (job.ok() && i == 1 && run.proof.find("cache written by") == std::string::npos) {
+        job = Internal("the second warm job did not find the first job's file");
+      }
+      Say(run.name + ": job " + (job.ok() ? "completed" : "FAILED: " + job.message()));
+      auto stopped =
+          Step("stop", run.name, std::to_string(2000 + i), {{"SERVER", server}}, nullptr);
+      run.stop_done = seam_.clock.Now();
+      run.ok = job.ok() && stopped.ok();
+      if (!stopped.ok()) run.error = stopped.status().message();
+      if (!job.ok() && run.error.empty()) run.error = job.message();
+      if (stopped.ok()) Say(run.name + ": server suspended");
+      runs.push_back(run);
+      if (!run.ok) break;
+    }
+    // The final terminating cleanup of a warm proof (its handle would only suspend it again).
+    if (!last_microvm.empty()) {
+      auto done = Step("stop", "warm-final", "2999", {{"MICROVM_ID", last_microvm}}, nullptr);
+      if (!done.ok())
+        runs.back().error += "; final stop failed: " + done.status().message();
+      else
+        Say("warm server " + last_microvm + " terminated");
+    }
+  }
+
+ private:
+  const Seam& seam_;
+  supervisor::ProcessRunner& processes_;
+  http::HttpClient& http_;
+  const LocalStack& stack_;
+  std::string mvr_;
+  std::mutex print_mu_;
+};
+
+// MicroVMs that are not TERMINATED, and runners still registered, after everything stopped.
+std::pair<int, int> Leftovers(http::HttpClient& http, const LocalStack& stack, Runner& runner) {
+  int vms = -1, runners = -1;
+  http::HttpRequest req;
+  req.url = stack.microvms_url() + "/2025-09-09/microvms?maxResults=50";
+  auto res = http.Send(req);
+  if (res.ok() && res->status == 200) {
+    json j = json::parse(res->body, nullptr, false);
+    vms = 0;
+    for (const auto& item : j.value("items", json::array())) {
+      if (item.value("state", "") != "TERMINATED") ++vms;
+    }
+  }
+  auto listed = runner.Call("GET", "/repos/demo/app/actions/runners?per_page=100", "");
+  if (listed.ok()) runners = static_cast<int>(listed->value("total_count", 0));
+  return {vms, runners};
+}
+
+}  // namespace
+
+int Demo::Run() {
+  std::string dir = options_.work_dir;
+  bool temporary = dir.empty();
+  if (temporary) {
+    std::string tmpl = std::filesystem::temp_directory_path().string() + "/mvr-demo-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      std::fprintf(stderr, "mvr demo: cannot create a temporary directory\n");
+      return 1;
+    }
+    dir = tmpl;
+  }
+  std::printf("mvr demo: the Action on one machine (GitHub and Lambda MicroVMs emulated)\n");
+  std::printf("  work directory: %s\n", dir.c_str());
+  std::fflush(stdout);
+
+  LocalStack stack(seam_, processes_, options_.mvr_path, dir);
+  if (Status s = stack.Start(); !s.ok()) {
+    std::fprintf(stderr, "mvr demo: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  std::printf("  GitHub emulator   %s\n  MicroVMs emulator %s\n", stack.github_url().c_str(),
+              stack.microvms_url().c_str());
+  std::printf("== %d ephemeral jobs, each on a fresh MicroVM\n", options_.ephemeral_jobs);
+  std::fflush(stdout);
+
+  Runner runner(seam_, processes_, http_, stack, options_.mvr_path);
+  std::vector<JobRun> runs(static_cast<size_t>(options_.ephemeral_jobs));
+  {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < options_.ephemeral_jobs; ++i) {
+      threads.emplace_back([&, i] { runner.Ephemeral(i + 1, runs[static_cast<size_t>(i)]); });
+    }
+    for (auto& t : threads) t.join();
+  }
+  if (options_.warm_pair) {
+    std::printf("== a warm pair: two jobs on one suspended-and-resumed MicroVM\n");
+    std::fflush(stdout);
+    runner.WarmPair(runs);
+  }
+  auto [vms_left, runners_left] = Leftovers(http_, stack, runner);
+  stack.Stop();
+
+  // The latency table.
+  struct Segment {
+    const char* name;
+    std::optional<TimePoint> JobRun::*from;
+    std::optional<TimePoint> JobRun::*to;
+  };
+  const Segment segments[] = {
+      {"start -> VM running", &JobRun::start_begin, &JobRun::vm_running},
+      {"VM running -> runner online", &JobRun::vm_running, &JobRun::runner_online},
+      {"runner online -> job started", &JobRun::runner_online, &JobRun::job_started},
+      {"job started -> job completed", &JobRun::job_started, &JobRun::job_completed},
+      {"job completed -> stop done", &JobRun::job_completed, &JobRun::stop_done},
+      {"total", &JobRun::start_begin, &JobRun::stop_done},
+  };
+  std::printf("\n%-32s %8s %8s %8s %8s\n", "segment", "eph p50", "eph p95", "warm p50", "warm p95");
+  for (const auto& seg : segments) {
+    std::vector<Duration> eph, warm;
+    for (const auto& r : runs) {
+      if (!(r.*seg.from) || !(r.*seg.to)) continue;
+      Duration d = std::chrono::duration_cast<Duration>(*(r.*seg.to) - *(r.*seg.from));
+      (r.warm ? warm : eph).push_back(d);
+    }
+    auto cell = [](const std::vector<Duration>& v, double p) {
+      return v.empty() ? std::string("-") : Seconds(Percentile(v, p));
+    };
+    std::printf("%-32s %8s %8s %8s %8s\n", seg.name, cell(eph, 0.5).c_str(),
+                cell(eph, 0.95).c_str(), cell(warm, 0.5).c_str(), cell(warm, 0.95).c_str());
+  }
+  int completed = 0, failed = 0, warm_hits = 0;
+  for (const auto& r : runs) {
+    (r.ok ? completed : failed)++;
+    if (r.warm_hit) ++warm_hits;
+    if (!r.ok) std::printf("FAILED %s: %s\n", r.name.c_str(), r.error.c_str());
+  }
+  std::printf("\njobs completed: %d, failed: %d, warm hits: %d, VMs left: %d, runners left: %d\n",
+              completed, failed, warm_hits, vms_left, runners_left);
+  bool ok = failed == 0 && vms_left == 0 && runners_left == 0;
+  std::printf("%s\n", ok ? "demo: OK" : "demo: FAILED");
+  if (ok && temporary && !options_.keep_work_dir) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  } else {
+    std::printf("logs kept in %s\n", dir.c_str());
+  }
+  return ok ? 0 : 1;
+}
+
+}  // namespace mvr::demo
