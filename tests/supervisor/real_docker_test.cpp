@@ -32,9 +32,18 @@ TEST(RealDocker, ImageSurvivesStopAndStartAndForcedVfsWorks) {
   std::string host = "unix://" + dir.file("docker.sock");
   DockerConfig config;
   config.containerd = {};  // dockerd manages its own containerd
-  config.dockerd = {dockerd,          "--bridge=none", "--iptables=false", "--ip6tables=false",
-                    "--data-root",    dir.file("data"), "--exec-root",      dir.file("exec"),
-                    "--pidfile",      dir.file("docker.pid"), "-H",       host};
+  config.dockerd = {dockerd,
+                    "--bridge=none",
+                    "--iptables=false",
+                    "--ip6tables=false",
+                    "--data-root",
+                    dir.file("data"),
+                    "--exec-root",
+                    dir.file("exec"),
+                    "--pidfile",
+                    dir.file("docker.pid"),
+                    "-H",
+                    host};
   config.info = {docker, "-H", host, "info", "--format", "{{.Driver}}"};
   config.driver_timeout = Duration(60'000);
   config.stop_timeout = Duration(30'000);
@@ -44,7 +53,8 @@ TEST(RealDocker, ImageSurvivesStopAndStartAndForcedVfsWorks) {
   RealSleeper sleeper;
   MemorySink sink;
   Logger logger(sink, clock);
-  std::map<std::string, std::string> env = {{"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
+  std::map<std::string, std::string> env = {
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
   DockerControl control(config, env, DockerDeps{processes, clock, sleeper, logger});
   auto driver = control.Start();
   ASSERT_TRUE(driver.ok()) << driver.status().ToString() << dir.Read("dockerd.log");

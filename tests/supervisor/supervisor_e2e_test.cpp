@@ -44,8 +44,8 @@ class SupervisorE2e : public ::testing::Test {
                          "--pat-file", dir_.file("pats.txt"), "--tick-ms", "50"},
                         "github.log", &github_pid_);
     std::filesystem::create_directories(dir_.file("state"));
-    std::string image = "runner=" + mvr_ + " supervisor --host 127.0.0.1 --config " +
-                        dir_.file("supervisor.json");
+    std::string image =
+        "runner=" + mvr_ + " supervisor --host 127.0.0.1 --config " + dir_.file("supervisor.json");
     microvms_url_ = Start({mvr_, "emulate", "microvms", "--listen", "127.0.0.1:0", "--state-dir",
                            dir_.file("state"), "--image", image},
                           "microvms.log", &microvms_pid_);
@@ -114,17 +114,18 @@ class SupervisorE2e : public ::testing::Test {
 
   std::string NewJit(const std::string& name) {
     json r = GitHub("POST", "/repos/octo/app/actions/runners/generate-jitconfig",
-                    {{"name", name}, {"runner_group_id", 1}, {"labels", {"mvr-e2e"}},
+                    {{"name", name},
+                     {"runner_group_id", 1},
+                     {"labels", {"mvr-e2e"}},
                      {"work_folder", "_work"}});
     return r.value("encoded_jit_config", "");
   }
 
   // Queues a job and waits until it completes; returns the job.
   json RunJob(const std::string& step) {
-    json job = GitHub("POST", "/_emulator/jobs",
-                      {{"repository", "octo/app"},
-                       {"labels", {"self-hosted", "mvr-e2e"}},
-                       {"steps", {step}}});
+    json job = GitHub(
+        "POST", "/_emulator/jobs",
+        {{"repository", "octo/app"}, {"labels", {"self-hosted", "mvr-e2e"}}, {"steps", {step}}});
     std::string path = "/_emulator/jobs/" + std::to_string(job.value("id", 0));
     json now;
     WaitFor([&] {
