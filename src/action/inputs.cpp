@@ -190,7 +190,7 @@ Result<StopCommand> ParseStop(const InputReader& in) {
   StopCommand c;
   c.microvm_id = in.Get("microvm-id");
   c.server = in.Get("server");
-  c.runner_id = in.Get("runner-id");
+  MVR_ASSIGN_OR_RETURN(c.runner_id, in.GetInt("runner-id", 0, 0, INT64_MAX));
   if (!c.microvm_id.empty() && !c.server.empty()) {
     return InvalidArgument(
         "give either 'microvm-id' (ephemeral) or 'server' (warm) to stop, "

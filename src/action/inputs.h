@@ -70,7 +70,7 @@ struct StopCommand {
   Endpoints endpoints;
   std::string microvm_id;  // ephemeral stop
   std::string server;      // warm stop: the lmvm1_ handle start gave
-  std::string runner_id;   // optional: the runner start registered (ephemeral cleanup)
+  int64_t runner_id = 0;   // optional (0 = none): the runner start registered (ephemeral cleanup)
   Duration stop_timeout{300'000};
 
   // Start was cancelled or failed before giving outputs: nothing to stop.

@@ -27,9 +27,7 @@ RetryPolicy MicrovmLifecycle::PolicyUntil(TimePoint deadline) const {
   p.max_attempts = 10;
   p.base_delay = Duration(500);
   p.max_delay = Duration(8'000);
-  p.deadline = std::max(Duration(0), deadline - seam_.clock.Now());
-  if (p.deadline.count() == 0) p.max_attempts = 1;
-  return p;
+  return mvr::PolicyUntil(seam_.clock, deadline, p);
 }
 
 Result<aws::Microvm> MicrovmLifecycle::Launch(const aws::RunMicrovmRequest& request,

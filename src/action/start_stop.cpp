@@ -90,6 +90,33 @@ void Milestone(const ActionDeps& d, const std::string& name) {
   if (d.on_milestone) d.on_milestone(name, d.seam.clock.Now());
 }
 
+StartResult Outputs(const std::string& label, const github::Runner& runner,
+                    const aws::Microvm& vm) {
+  StartResult out;
+  out.label = label;
+  out.runner_name = runner.name;
+  out.runner_id = runner.id;
+  out.microvm_id = vm.microvm_id;
+  out.image_version = vm.image_version;
+  return out;
+}
+
+// Warm: a short-lived token for the control port only, the JIT config delivered to the
+// supervisor, then the exact runner awaited online.
+Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegistration& runners,
+                       const aws::Microvm& vm, const github::JitConfig& jit,
+                       const std::string& label, TimePoint deadline) {
+  MVR_ASSIGN_OR_RETURN(Secret token,
+                       vms.ControlToken(vm.microvm_id, kControlPort, kAuthTokenMinutes, deadline));
+  if (deps.on_secret) deps.on_secret(token);
+  RunnerStartDelivery delivery{vm.endpoint, token, deps.seam.secure_random.Hex(16), vm.microvm_id,
+                               jit.encoded_jit_config};
+  MVR_RETURN_IF_ERROR(DeliverRunnerStart(deps.http, deps.seam, delivery, deadline));
+  MVR_RETURN_IF_ERROR(runners.WaitOnline(jit.runner.id, label, deadline));
+  Milestone(deps, "runner_online");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<StartResult> StartFlow::Run(const StartCommand& c) {
@@ -136,13 +163,7 @@ Result<StartResult> StartFlow::Ephemeral(const StartCommand& c, TimePoint deadli
   Milestone(deps_, "runner_online");
 
   cleanup.Forget();
-  StartResult out;
-  out.label = id.label;
-  out.runner_name = jit.runner.name;
-  out.runner_id = runner_id;
-  out.microvm_id = microvm_id;
-  out.image_version = vm->image_version;
-  return out;
+  return Outputs(id.label, jit.runner, *vm);
 }
 
 Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline) {
@@ -175,16 +196,8 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
               [&, runner_id] { return runners.Remove(runner_id, CleanupDeadline(seam)); });
   Milestone(deps_, "runner_registered");
 
-  Result<Secret> token = vms.ControlToken(microvm_id, kControlPort, kAuthTokenMinutes, deadline);
-  if (!token.ok()) return cleanup.Fail(token.status());
-  if (deps_.on_secret) deps_.on_secret(*token);
-  RunnerStartDelivery delivery{vm->endpoint, *token, seam.secure_random.Hex(16), microvm_id,
-                               jit->encoded_jit_config};
-  Status delivered = DeliverRunnerStart(deps_.http, seam, delivery, deadline);
-  if (!delivered.ok()) return cleanup.Fail(delivered);
-  Status online = runners.WaitOnline(runner_id, id.label, deadline);
-  if (!online.ok()) return cleanup.Fail(online);
-  Milestone(deps_, "runner_online");
+  Status ready = DeliverAndAwait(deps_, vms, runners, *vm, *jit, id.label, deadline);
+  if (!ready.ok()) return cleanup.Fail(ready);
   cleanup.Forget();
 
   Lifetime life = ComputeLifetime(vm->started_at.value_or(launch_time), c.lifetime);
@@ -199,12 +212,7 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
   h.runner_id = runner_id;
   h.runner_name = jit->runner.name;
 
-  StartResult out;
-  out.label = id.label;
-  out.runner_name = jit->runner.name;
-  out.runner_id = runner_id;
-  out.microvm_id = microvm_id;
-  out.image_version = vm->image_version;
+  StartResult out = Outputs(id.label, jit->runner, *vm);
   out.server = EncodeServerHandle(h);
   out.warm_hit = false;
   out.lifetime = life;
@@ -273,26 +281,13 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
     return t.ok() ? Status::Ok() : s.status();
   });
 
-  Result<Secret> token = vms.ControlToken(h.microvm_id, kControlPort, kAuthTokenMinutes, deadline);
-  if (!token.ok()) return cleanup.Fail(token.status());
-  if (deps_.on_secret) deps_.on_secret(*token);
-  RunnerStartDelivery delivery{vm->endpoint, *token, seam.secure_random.Hex(16), h.microvm_id,
-                               jit.encoded_jit_config};
-  Status delivered = DeliverRunnerStart(deps_.http, seam, delivery, deadline);
-  if (!delivered.ok()) return cleanup.Fail(delivered);
-  Status online = runners.WaitOnline(runner_id, id.label, deadline);
-  if (!online.ok()) return cleanup.Fail(online);
-  Milestone(deps_, "runner_online");
+  Status ready = DeliverAndAwait(deps_, vms, runners, *vm, jit, id.label, deadline);
+  if (!ready.ok()) return cleanup.Fail(ready);
   cleanup.Forget();
 
   h.runner_id = runner_id;
   h.runner_name = jit.runner.name;
-  StartResult out;
-  out.label = id.label;
-  out.runner_name = jit.runner.name;
-  out.runner_id = runner_id;
-  out.microvm_id = h.microvm_id;
-  out.image_version = vm->image_version;
+  StartResult out = Outputs(id.label, jit.runner, *vm);
   out.server = EncodeServerHandle(h);
   out.warm_hit = true;
   out.lifetime = life;
@@ -314,11 +309,10 @@ Result<StopResult> StopFlow::Ephemeral(const StopCommand& c, TimePoint deadline)
   const Seam& seam = deps_.seam;
   MicrovmLifecycle vms(seam, deps_.microvms);
   MVR_RETURN_IF_ERROR(vms.Terminate(c.microvm_id, deadline));
-  if (!c.runner_id.empty()) {
+  if (c.runner_id > 0) {
     MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, ScopeOf(c.endpoints));
     RunnerRegistration runners(seam, deps_.github, scope);
-    int64_t id = std::stoll(c.runner_id);
-    Status removed = runners.Remove(id, deadline);
+    Status removed = runners.Remove(c.runner_id, deadline);
     if (!removed.ok() && removed.code() != Code::kConflict) return removed;
   }
   StopResult r;

@@ -9,6 +9,13 @@ bool IsRetryable(const Status& status) {
   return status.code() == Code::kThrottled || status.code() == Code::kTransient;
 }
 
+RetryPolicy PolicyUntil(const Clock& clock, TimePoint deadline, RetryPolicy base) {
+  base.deadline =
+      std::max(Duration(0), std::chrono::duration_cast<Duration>(deadline - clock.Now()));
+  if (base.deadline.count() == 0) base.max_attempts = 1;
+  return base;
+}
+
 Duration FullJitterDelay(const RetryPolicy& policy, int retry, Random& random) {
   int64_t ceiling = policy.base_delay.count();
   for (int i = 0; i < retry && ceiling < policy.max_delay.count(); ++i) ceiling *= 2;

@@ -21,6 +21,9 @@ struct RetryPolicy {
   Duration deadline{0};        // overall budget from the first attempt; 0 = none
 };
 
+// `base` with its overall budget cut to what is left until `deadline` (one attempt when none is).
+RetryPolicy PolicyUntil(const Clock& clock, TimePoint deadline, RetryPolicy base);
+
 // Throttled and Transient are worth another try; everything else is final.
 bool IsRetryable(const Status& status);
 
