@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh build -DMVR_BUILD_TESTS=OFF -DMVR_BUILD_BENCH=OFF
+MVR_TARGETS=mvr bash scripts/build.sh build
 exec build/src/cli/mvr demo "$@"

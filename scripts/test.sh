@@ -10,14 +10,14 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 jobs="$(nproc)"
 
 echo "== build (RelWithDebInfo)"
-bash scripts/build.sh build
+bash scripts/build.sh build -DMVR_BUILD_TESTS=ON
 echo "== build (ARM64 supervisor bundle, for the qemu test)"
 CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true bash scripts/build-supervisor-arm64.sh build-arm64
 echo "== test (RelWithDebInfo)"
 (cd build && ctest -j "$jobs" --output-on-failure --timeout 600)
 
 echo "== build (ASan + UBSan)"
-bash scripts/build.sh build-asan -DMVR_SANITIZE=ON -DMVR_BUILD_BENCH=OFF
+bash scripts/build.sh build-asan -DMVR_SANITIZE=ON -DMVR_BUILD_TESTS=ON -DMVR_BUILD_BENCH=OFF
 echo "== test (ASan + UBSan)"
 # Unit, moto and process tests run under the sanitizers; the end-to-end runs (label e2e) drive the
 # same code through whole emulated stacks and ran above, so they are left out here for time.
