@@ -17,7 +17,9 @@ echo "== test (RelWithDebInfo)"
 (cd build && ctest -j "$jobs" --output-on-failure --timeout 600)
 
 echo "== build (ASan + UBSan)"
-bash scripts/build.sh build-asan -DMVR_SANITIZE=ON -DMVR_BUILD_TESTS=ON -DMVR_BUILD_BENCH=OFF
+# -O0 (Debug): the sanitizers find the same bugs, and the tree compiles about twice as fast.
+bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DMVR_SANITIZE=ON -DMVR_BUILD_TESTS=ON \
+  -DMVR_BUILD_BENCH=OFF
 echo "== test (ASan + UBSan)"
 # Unit, moto and process tests run under the sanitizers; the end-to-end runs (label e2e) drive the
 # same code through whole emulated stacks and ran above, so they are left out here for time.
