@@ -34,10 +34,7 @@ std::string FindAwsCli() {
 }
 
 std::string ServiceModelPath() {
-  const std::string committed =
-      std::string(MVR_SOURCE_DIR) + "/models/lambda-microvms/service-2.json";
-  if (fs::exists(committed)) return committed;
-  return "/work/shared/reference/lambda-microvms/service-2.json";
+  return std::string(MVR_SOURCE_DIR) + "/models/lambda-microvms/service-2.json";
 }
 
 class AwsCliTest : public ::testing::Test {
