@@ -29,6 +29,7 @@ struct MicrovmsFlags {
   double run_burst = -1;
   std::string sigv4_keys_file;
   std::string request_log;
+  double idle_time_scale = 0;  // 0: not given
 };
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -79,6 +80,8 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
   } else if (f.run_burst >= 0) {
     o.model.rate_limits["RunMicrovm"].burst = f.run_burst;
   }
+  if (f.idle_time_scale < 0) return InvalidArgument("--idle-time-scale must be a number > 0");
+  if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
   if (!f.guest_ports.empty()) o.guest_ports = f.guest_ports;
   for (const std::string& image : f.images) {
     size_t eq = image.find('=');
@@ -176,6 +179,8 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
                   "Memory of live VMs beyond which RunMicrovm answers 402 (0: none)");
   cmd->add_option("--run-rate", flags->run_rate, "RunMicrovm requests per second (default 5)");
   cmd->add_option("--run-burst", flags->run_burst, "RunMicrovm burst (default 5)");
+  cmd->add_option("--idle-time-scale", flags->idle_time_scale,
+                  "Run idle policy timers F times faster than requested (tests, demos; default 1)");
   cmd->add_option("--verify-sigv4-keys", flags->sigv4_keys_file,
                   "File of 'ACCESS_KEY_ID SECRET' lines: require valid SigV4 signatures");
   cmd->add_option("--request-log", flags->request_log,

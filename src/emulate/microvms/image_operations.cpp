@@ -165,8 +165,18 @@ Result<json> MicrovmModel::AddVersion(Image& image, const json& in) {
   std::deque<Step> steps = {Step{Effect::Kind::kPrepareArtifact},
                             Step{Effect::Kind::kStartProgram}};
   if (hooks.ready.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kReady});
-  if (hooks.validate.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kValidate});
+  // The snapshot is taken once /ready answers: the build's own instance is done.
   steps.push_back(Step{Effect::Kind::kStop, Hook::kReady, false});
+  if (hooks.validate.enabled) {
+    // /validate runs on a test MicroVM started from the snapshot: here a fresh instance of the
+    // program (own process group, directory and ports), up once its /ready answers.
+    steps.push_back(Step{Effect::Kind::kStartProgram, Hook::kReady, true, true});
+    if (hooks.ready.enabled) {
+      steps.push_back(Step{Effect::Kind::kCallHook, Hook::kReady, true, true});
+    }
+    steps.push_back(Step{Effect::Kind::kCallHook, Hook::kValidate, true, true});
+    steps.push_back(Step{Effect::Kind::kStop, Hook::kReady, false, true});
+  }
   StartSequence(target, stored.seq, std::move(steps), 0,
                 options_.latency.build.Sample(deps_.random));
 
@@ -188,10 +198,14 @@ void MicrovmModel::FinishBuild(Build& build, bool ok, const std::string& reason)
   if (image.state == "CREATING") image.state = ok ? "CREATED" : "CREATE_FAILED";
   if (image.state == "UPDATING") image.state = ok ? "UPDATED" : "UPDATE_FAILED";
   if (!ok) {
-    // Whatever the build started must go; nobody waits for this stop.
-    Effect stop = MakeEffect("build-" + build.id, Step{Effect::Kind::kStop, Hook::kReady, false});
-    stop.not_before = Now();
-    outbox_.push_back(std::move(stop));
+    // Whatever the build started (its instance, its test instance) must go; nobody waits for
+    // these stops, and stopping an instance that never started is a no-op.
+    for (bool test_instance : {false, true}) {
+      Effect stop = MakeEffect("build-" + build.id,
+                               Step{Effect::Kind::kStop, Hook::kReady, false, test_instance});
+      stop.not_before = Now();
+      outbox_.push_back(std::move(stop));
+    }
   }
 }
 

@@ -20,6 +20,11 @@ Status WrongState(const std::string& id, VmState state, const std::string& what)
 
 }  // namespace
 
+Duration MicrovmModel::ScaledSeconds(int64_t seconds) const {
+  const double scale = options_.idle_time_scale > 0 ? options_.idle_time_scale : 1.0;
+  return Duration(static_cast<int64_t>(static_cast<double>(seconds) * 1000.0 / scale));
+}
+
 Result<MicrovmModel::Vm*> MicrovmModel::FindVm(const json& in) {
   MVR_ASSIGN_OR_RETURN(std::string id, RequiredString(in, "microvmIdentifier", 1, 256));
   auto it = vms_.find(id);
@@ -142,8 +147,9 @@ Result<json> MicrovmModel::RunMicrovm(const json& in) {
   }
   if (idle) {
     vm.idle_policy = idle;
-    vm.max_idle_s = (*idle)["maxIdleDurationSeconds"].get<int>();
     vm.suspended_s = (*idle)["suspendedDurationSeconds"].get<int>();
+    vm.max_idle = ScaledSeconds((*idle)["maxIdleDurationSeconds"].get<int64_t>());
+    vm.suspended_for = ScaledSeconds(vm.suspended_s);
     vm.auto_resume = (*idle)["autoResumeEnabled"].get<bool>();
   }
   vm.endpoint = options_.endpoint_for

@@ -137,9 +137,13 @@ Effect MicrovmModel::MakeEffect(const std::string& target, const Step& step) {
     e.artifact_uri = version.config["codeArtifact"].value("uri", "");
     if (step.kind == Effect::Kind::kCallHook) e.body = Secret("{}");
   }
-  if (hooks != nullptr && step.kind == Effect::Kind::kCallHook) {
-    e.timeout = Duration(int64_t{1000} * hooks->Get(step.hook).timeout_seconds);
+  if (hooks != nullptr) {
+    e.hook_port = hooks->port;
+    if (step.kind == Effect::Kind::kCallHook) {
+      e.timeout = Duration(int64_t{1000} * hooks->Get(step.hook).timeout_seconds);
+    }
   }
+  if (step.test_instance) e.target = ValidationInstanceOf(target);
   return e;
 }
 
@@ -200,8 +204,9 @@ void MicrovmModel::Complete(uint64_t effect_id, const EffectOutcome& outcome) {
 void MicrovmModel::StepFailed(const std::string& target, Sequence& seq, const Step& step,
                               const std::string& reason) {
   std::string why = step.kind == Effect::Kind::kCallHook
-                        ? std::string("/") + HookName(step.hook) + " hook failed: " + reason
-                        : std::string(EffectKindName(step.kind)) + " failed: " + reason;
+                        ? std::string("/") + HookName(step.hook) + " hook failed"
+                        : std::string(EffectKindName(step.kind)) + " failed";
+  why += (step.test_instance ? " on the test MicroVM: " : ": ") + reason;
   if (auto b = builds_.find(target); b != builds_.end()) {
     seq.active = false;
     // Stop whatever the build started, then record the failure.
@@ -245,11 +250,10 @@ void MicrovmModel::Tick() {
       continue;
     }
     if (!vm.idle_policy) continue;
-    if (vm.state == VmState::kRunning && !vm.seq.active &&
-        now >= vm.last_traffic + std::chrono::seconds(vm.max_idle_s)) {
+    if (vm.state == VmState::kRunning && !vm.seq.active && now >= vm.last_traffic + vm.max_idle) {
       BeginSuspend(vm);
     } else if (vm.state == VmState::kSuspended && !vm.seq.active &&
-               now >= vm.suspended_at + std::chrono::seconds(vm.suspended_s)) {
+               now >= vm.suspended_at + vm.suspended_for) {
       BeginTerminate(vm, "suspendedDurationSeconds (" + std::to_string(vm.suspended_s) +
                              ") elapsed while SUSPENDED");
     }
@@ -279,10 +283,9 @@ std::optional<TimePoint> MicrovmModel::NextDeadline() const {
     if (vm.state == VmState::kTerminating) continue;
     consider(vm.started_at + std::chrono::seconds(vm.max_duration_s));
     if (!vm.idle_policy || vm.seq.active) continue;
-    if (vm.state == VmState::kRunning)
-      consider(vm.last_traffic + std::chrono::seconds(vm.max_idle_s));
+    if (vm.state == VmState::kRunning) consider(vm.last_traffic + vm.max_idle);
     if (vm.state == VmState::kSuspended) {
-      consider(vm.suspended_at + std::chrono::seconds(vm.suspended_s));
+      consider(vm.suspended_at + vm.suspended_for);
     }
   }
   return best;

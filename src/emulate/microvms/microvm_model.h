@@ -83,7 +83,8 @@ class MicrovmModel {
   struct Step {
     Effect::Kind kind;
     Hook hook = Hook::kReady;
-    bool fatal = true;  // failure aborts the sequence
+    bool fatal = true;           // failure aborts the sequence
+    bool test_instance = false;  // acts on the build's validation instance, not the build's own
   };
   // The steps of one transition, executed one effect at a time.
   struct Sequence {
@@ -122,7 +123,8 @@ class MicrovmModel {
     VmState state = VmState::kPending;
     nlohmann::json echo;  // request members the output repeats
     std::optional<nlohmann::json> idle_policy;
-    int max_idle_s = 0, suspended_s = 0, max_duration_s = 0, memory_mib = 0;
+    int suspended_s = 0, max_duration_s = 0, memory_mib = 0;
+    Duration max_idle{0}, suspended_for{0};  // the idle policy's timers (after idle_time_scale)
     bool auto_resume = false;
     HookSet hooks;
     ProgramSpec program;
@@ -156,6 +158,7 @@ class MicrovmModel {
   void BeginTerminate(Vm& vm, const std::string& reason);
   void FinishVmSequence(Vm& vm);
   int64_t MemoryInUse() const;
+  Duration ScaledSeconds(int64_t seconds) const;  // an idle policy duration on the model's clock
 
   // image_operations.cpp
   Result<nlohmann::json> CreateImage(const nlohmann::json& in);

@@ -122,6 +122,13 @@ Status ModelOptions::ApplyJson(const json& config) {
   MVR_RETURN_IF_ERROR(ReadProbability(config, "bootFailureProbability", boot_failure_probability));
   MVR_RETURN_IF_ERROR(ReadProbability(config, "serverErrorProbability", server_error_probability));
   MVR_RETURN_IF_ERROR(ReadProbability(config, "throttleProbability", throttle_probability));
+  if (config.contains("idleTimeScale")) {
+    const json& v = config["idleTimeScale"];
+    if (!v.is_number() || v.get<double>() <= 0) {
+      return InvalidArgument("idleTimeScale must be a number > 0 (1 = real time)");
+    }
+    idle_time_scale = v.get<double>();
+  }
   if (config.contains("rateLimits")) {
     const json& limits = config["rateLimits"];
     if (!limits.is_object()) return InvalidArgument("rateLimits must map operation names");

@@ -68,6 +68,10 @@ struct ModelOptions {
   double boot_failure_probability = 0;  // a RunMicrovm whose VM never boots
   double server_error_probability = 0;  // any API call answers InternalServerException
   double throttle_probability = 0;      // any API call answers ThrottlingException
+  // Idle policy timers run this many times faster than the durations a RunMicrovm gives (tests
+  // and demos: 60 makes maxIdleDurationSeconds 60 suspend after 1 s). The API still validates and
+  // echoes the durations as given.
+  double idle_time_scale = 1;
   // The ingress endpoint of a new VM. Unset: "https://<id>.microvms.lambda.<region>.on.aws/".
   std::function<std::string(const std::string& microvm_id)> endpoint_for;
 

@@ -68,16 +68,23 @@ struct Effect {
   };
   uint64_t id = 0;
   Kind kind = Kind::kStartProgram;
-  // A MicroVM id, or "build-<buildId>" for the program an image build runs.
+  // A MicroVM id, "build-<buildId>" for the program an image build runs, or
+  // ValidationInstanceOf("build-<buildId>") for the fresh test instance /validate is called on.
   std::string target;
   TimePoint not_before;  // the host must not start it earlier (modelled latency)
   std::string artifact_uri;
   ProgramSpec program;
   Hook hook = Hook::kReady;
   Duration timeout{0};
-  Secret body;  // hook request body; the /run body carries runHookPayload
+  int hook_port = 9000;  // the image's hooks.port (where a guest with its own network serves them)
+  Secret body;           // hook request body; the /run body carries runHookPayload
 };
 const char* EffectKindName(Effect::Kind kind);
+
+// The target of the test instance an image build starts from scratch to call /validate on.
+inline std::string ValidationInstanceOf(const std::string& build_target) {
+  return build_target + "-test";
+}
 
 struct EffectOutcome {
   bool ok = true;
