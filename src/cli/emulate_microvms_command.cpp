@@ -2,6 +2,7 @@
 // ready, serves until SIGINT or SIGTERM, then terminates its MicroVMs and exits 0.
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "emulate/microvms/emulator.h"
+#include "emulate/microvms/network_namespaces.h"
 #include "http/curl_client.h"
 
 namespace mvr::cli {
@@ -30,6 +32,8 @@ struct MicrovmsFlags {
   std::string sigv4_keys_file;
   std::string request_log;
   double idle_time_scale = 0;  // 0: not given
+  std::string network = "host";
+  std::string netns_range;
 };
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -79,6 +83,16 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
     o.model.rate_limits["RunMicrovm"].burst = f.run_burst >= 0 ? f.run_burst : f.run_rate;
   } else if (f.run_burst >= 0) {
     o.model.rate_limits["RunMicrovm"].burst = f.run_burst;
+  }
+  if (f.network == "namespace") {
+    MVR_RETURN_IF_ERROR(emulate::microvms::CheckNamespaceModeAllowed(geteuid()));
+    o.network = emulate::microvms::Emulator::Options::Network::kNamespace;
+    if (!f.netns_range.empty()) o.namespace_range = f.netns_range;
+  } else if (f.network != "host") {
+    return InvalidArgument("--network must be host (the default) or namespace (got " + f.network +
+                           ")");
+  } else if (!f.netns_range.empty()) {
+    return InvalidArgument("--netns-range only applies with --network namespace");
   }
   if (f.idle_time_scale < 0) return InvalidArgument("--idle-time-scale must be a number > 0");
   if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
@@ -179,6 +193,11 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
                   "Memory of live VMs beyond which RunMicrovm answers 402 (0: none)");
   cmd->add_option("--run-rate", flags->run_rate, "RunMicrovm requests per second (default 5)");
   cmd->add_option("--run-burst", flags->run_burst, "RunMicrovm burst (default 5)");
+  cmd->add_option("--network", flags->network,
+                  "host (default): guests share the host network on loopback ports; namespace "
+                  "(root only): each VM gets its own network namespace and the real ports");
+  cmd->add_option("--netns-range", flags->netns_range,
+                  "IPv4 range the per-VM /30s come from in namespace mode (default 10.213.0.0/16)");
   cmd->add_option("--idle-time-scale", flags->idle_time_scale,
                   "Run idle policy timers F times faster than requested (tests, demos; default 1)");
   cmd->add_option("--verify-sigv4-keys", flags->sigv4_keys_file,

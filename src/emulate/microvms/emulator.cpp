@@ -33,9 +33,26 @@ Result<std::string> Emulator::Start() {
   host_options.region = options_.model.region;
   host_options.guest_ports = options_.guest_ports;
   host_options.stop_grace = options_.stop_grace;
-  host_ = std::make_unique<VmHost>(
-      VmHost::Deps{deps_.clock, deps_.sleeper, deps_.http, deps_.processes, deps_.logger},
-      host_options);
+  if (options_.network == Options::Network::kNamespace) {
+    NetworkNamespaces::Options netns_options;
+    netns_options.range = options_.namespace_range;
+    netns_options.scratch_dir = options_.state_dir + "/netns";
+    Result<std::unique_ptr<NetworkNamespaces>> namespaces = NetworkNamespaces::Create(
+        NetworkNamespaces::Deps{deps_.clock, deps_.sleeper, deps_.processes, deps_.logger},
+        netns_options);
+    if (!namespaces.ok()) {
+      api_->Stop();
+      return namespaces.status();
+    }
+    namespaces_ = std::move(namespaces).value();
+    host_options.open_guest_api = [this](const std::string& target, const std::string& address) {
+      return OpenGuestApi(target, address);
+    };
+    host_options.close_guest_api = [this](const std::string& target) { CloseGuestApi(target); };
+  }
+  host_ = std::make_unique<VmHost>(VmHost::Deps{deps_.clock, deps_.sleeper, deps_.http,
+                                                deps_.processes, deps_.logger, namespaces_.get()},
+                                   host_options);
 
   ModelOptions model_options = options_.model;
   model_options.endpoint_for = [this](const std::string& id) { return OpenIngress(id); };
@@ -127,10 +144,17 @@ void Emulator::Shutdown() {
     std::unique_lock<std::mutex> lock(workers_mu_);
     workers_cv_.wait(lock, [this] { return active_workers_ == 0; });
   }
+  // Anything a timed-out shutdown left behind: processes, directories, namespaces.
+  host_->StopLeftovers();
   std::map<std::string, std::unique_ptr<http::HttpServer>> servers;
   {
     std::lock_guard<std::mutex> lock(ingress_mu_);
     servers.swap(ingress_);
+  }
+  {
+    std::lock_guard<std::mutex> lock(guest_api_mu_);
+    for (auto& [target, server] : guest_api_) servers["api:" + target] = std::move(server);
+    guest_api_.clear();
   }
   // Each stop waits for its idle keep-alive connections; do them side by side.
   std::vector<std::thread> stoppers;
@@ -140,6 +164,36 @@ void Emulator::Shutdown() {
   }
   for (std::thread& t : stoppers) t.join();
   deps_.logger.Info("microvms emulator stopped", {{"url", url_}});
+}
+
+Result<std::string> Emulator::OpenGuestApi(const std::string& target,
+                                           const std::string& host_address) {
+  const std::string port = url_.substr(url_.rfind(':') + 1);
+  if (options_.listen_host == "0.0.0.0") {
+    // The main listener already answers on every address, the veth's included.
+    return "http://" + host_address + ":" + port;
+  }
+  http::HttpServer::Options server_options;
+  server_options.max_body_bytes = 8 << 20;
+  server_options.threads = 2;
+  auto server = std::make_unique<http::HttpServer>(
+      [this](const http::ServerRequest& r) { return HandleApi(r); }, server_options);
+  MVR_ASSIGN_OR_RETURN(int bound, server->Start(host_address, 0));
+  std::lock_guard<std::mutex> lock(guest_api_mu_);
+  guest_api_[target] = std::move(server);
+  return "http://" + host_address + ":" + std::to_string(bound);
+}
+
+void Emulator::CloseGuestApi(const std::string& target) {
+  std::unique_ptr<http::HttpServer> server;
+  {
+    std::lock_guard<std::mutex> lock(guest_api_mu_);
+    auto it = guest_api_.find(target);
+    if (it == guest_api_.end()) return;
+    server = std::move(it->second);
+    guest_api_.erase(it);
+  }
+  server->Stop();
 }
 
 void Emulator::LogRequest(nlohmann::json line) const {

@@ -21,6 +21,7 @@
 #include "base/logger.h"
 #include "base/random.h"
 #include "emulate/microvms/microvm_model.h"
+#include "emulate/microvms/network_namespaces.h"
 #include "emulate/microvms/process_runner.h"
 #include "emulate/microvms/vm_host.h"
 #include "http/client.h"
@@ -45,6 +46,11 @@ class Emulator {
     std::string state_dir;  // required
     ModelOptions model;
     std::vector<int> guest_ports = {8080};
+    // kHost: guests share the host network on loopback ports. kNamespace (root only): each
+    // instance gets its own network namespace, with a /30 from namespace_range, and the real ports.
+    enum class Network { kHost, kNamespace };
+    Network network = Network::kHost;
+    std::string namespace_range = "10.213.0.0/16";
     // --image NAME=COMMAND: COMMAND runs under /bin/sh -c.
     std::vector<std::pair<std::string, std::string>> images;
     // Access key id → secret. Non-empty: every API request must carry a valid SigV4 signature.
@@ -89,18 +95,25 @@ class Emulator {
   void CloseFinishedIngress();
   void LogRequest(nlohmann::json line) const;
 
+  // Namespace mode: the API served on the host end of an instance's veth, for its guest.
+  Result<std::string> OpenGuestApi(const std::string& target, const std::string& host_address);
+  void CloseGuestApi(const std::string& target);
+
   void Dispatch(std::vector<Effect> effects);
   void TickLoop();
 
   Deps deps_;
   Options options_;
   std::string url_;
+  std::unique_ptr<NetworkNamespaces> namespaces_;  // namespace mode only
   std::unique_ptr<VmHost> host_;
   std::mutex mu_;  // guards model_
   std::unique_ptr<MicrovmModel> model_;
   std::unique_ptr<http::HttpServer> api_;
   std::mutex ingress_mu_;  // guards ingress_; never held while taking mu_
   std::map<std::string, std::unique_ptr<http::HttpServer>> ingress_;
+  std::mutex guest_api_mu_;  // guards guest_api_; never held while a server starts or stops
+  std::map<std::string, std::unique_ptr<http::HttpServer>> guest_api_;
   std::thread ticker_;
   std::atomic<bool> stopping_{false};
   std::mutex workers_mu_;

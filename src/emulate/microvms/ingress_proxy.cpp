@@ -1,8 +1,9 @@
 // The ingress proxy: one loopback listener per MicroVM (its `endpoint`). A request must carry
 // X-aws-proxy-auth with a token the model accepts for this VM and the X-aws-proxy-port it names
 // (default 8080); x-aws-proxy-* headers are stripped and the request goes to the loopback port
-// where the guest serves that port. Each exchange counts as traffic for the idle policy, and a
-// suspended VM with auto-resume is woken first.
+// where the guest serves that port (in namespace mode, to that port on the guest's own address).
+// Each exchange counts as traffic for the idle policy, and a suspended VM with auto-resume is
+// woken first.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -155,8 +156,8 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
       deps_.sleeper.Sleep(Duration(20));
     }
   }
-  std::optional<int> local = host_->GuestPort(microvm_id, port);
-  if (!local) {
+  std::optional<std::string> authority = host_->GuestAuthority(microvm_id, port);
+  if (!authority) {
     return finish(ProxyError(502, "port " + std::to_string(port) +
                                       " is not served by this MicroVM (give the emulator "
                                       "--guest-port " +
@@ -164,7 +165,7 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
   }
   http::HttpRequest forward;
   forward.method = request.method;
-  forward.url = "http://127.0.0.1:" + std::to_string(*local) + request.raw_path +
+  forward.url = "http://" + *authority + request.raw_path +
                 (request.query.empty() ? "" : "?" + request.query);
   for (const auto& [name, value] : request.headers) {
     if (StartsWithNoCase(name, "x-aws-proxy-") || IsHopByHop(name) ||

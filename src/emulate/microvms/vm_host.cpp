@@ -39,18 +39,14 @@ std::shared_ptr<VmHost::Instance> VmHost::Find(const std::string& target) const 
   return it == instances_.end() ? nullptr : it->second;
 }
 
-std::optional<int> VmHost::GuestPort(const std::string& target, int port) const {
+std::optional<std::string> VmHost::GuestAuthority(const std::string& target, int port) const {
   auto inst = Find(target);
   if (!inst) return std::nullopt;
+  // With a namespace of its own, the guest serves any port itself.
+  if (inst->lease) return inst->address + ":" + std::to_string(port);
   auto it = inst->ports.find(port);
   if (it == inst->ports.end()) return std::nullopt;
-  return it->second;
-}
-
-std::optional<int> VmHost::HookPort(const std::string& target) const {
-  auto inst = Find(target);
-  if (!inst) return std::nullopt;
-  return inst->hook_port;
+  return inst->address + ":" + std::to_string(it->second);
 }
 
 std::string VmHost::DirectoryOf(const std::string& target) const {
@@ -103,6 +99,60 @@ EffectOutcome VmHost::Prepare(const Effect& effect) {
   return out;
 }
 
+std::optional<std::string> VmHost::SetUpNetwork(const Effect& effect, Instance& inst,
+                                                ProcessRunner::Spec& spec) {
+  std::string api_url = options_.api_url;
+  if (deps_.namespaces != nullptr) {
+    Result<NetworkLease> lease = deps_.namespaces->Acquire(effect.target);
+    if (!lease.ok()) return lease.status().message();
+    inst.lease = *lease;
+    inst.address = lease->guest_address;
+    inst.hook_port = effect.hook_port;
+    for (int port : options_.guest_ports) inst.ports[port] = port;
+    if (options_.open_guest_api) {
+      Result<std::string> url = options_.open_guest_api(effect.target, lease->host_address);
+      if (!url.ok()) return "cannot serve the API to the guest: " + url.status().message();
+      inst.guest_api_open = true;
+      api_url = *url;
+    }
+    spec.argv = NetworkNamespaces::InNamespace(*lease, spec.argv);
+  } else {
+    Result<int> hook_port = PickFreeLoopbackPort();
+    if (!hook_port.ok()) return hook_port.status().message();
+    inst.hook_port = *hook_port;
+    spec.env["MVR_HOOK_PORT"] = std::to_string(inst.hook_port);
+    for (int port : options_.guest_ports) {
+      Result<int> local = PickFreeLoopbackPort();
+      if (!local.ok()) return local.status().message();
+      inst.ports[port] = *local;
+      spec.env["MVR_PORT_" + std::to_string(port)] = std::to_string(*local);
+    }
+  }
+  spec.env["AWS_ENDPOINT_URL_LAMBDA_MICROVMS"] = api_url;
+  return std::nullopt;
+}
+
+void VmHost::ReleaseNetwork(const std::string& target, Instance& inst) {
+  if (inst.guest_api_open && options_.close_guest_api) options_.close_guest_api(target);
+  inst.guest_api_open = false;
+  if (inst.lease && deps_.namespaces != nullptr) deps_.namespaces->Release(*inst.lease);
+  inst.lease.reset();
+}
+
+void VmHost::KillAndRemove(const std::string& target, Instance& inst) {
+  if (inst.pid > 0) {
+    deps_.processes.SignalGroup(inst.pid, SIGKILL).IgnoreError();
+    const TimePoint deadline = deps_.clock.Now() + Duration(5000);
+    while (!inst.exited && !deps_.processes.TryWait(inst.pid) && deps_.clock.Now() < deadline) {
+      deps_.sleeper.Sleep(Duration(10));
+    }
+    inst.exited = true;
+  }
+  ReleaseNetwork(target, inst);
+  std::error_code ec;
+  fs::remove_all(inst.dir, ec);
+}
+
 EffectOutcome VmHost::Start(const Effect& effect) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -110,41 +160,34 @@ EffectOutcome VmHost::Start(const Effect& effect) {
     stopped_early_[effect.target] = false;
   }
   auto inst = std::make_shared<Instance>();
+  auto fail = [&](const std::string& why) {
+    KillAndRemove(effect.target, *inst);
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_early_.erase(effect.target);
+    return EffectOutcome::Failure(why);
+  };
   std::error_code ec;
   inst->dir = (fs::path(options_.state_dir) / "vms" / effect.target).string();
   fs::create_directories(inst->dir, ec);
   fs::path log_dir = fs::path(options_.state_dir) / "logs";
   fs::create_directories(log_dir, ec);
-  if (ec) return EffectOutcome::Failure("cannot create the instance directory: " + ec.message());
-  Result<int> hook_port = PickFreeLoopbackPort();
-  if (!hook_port.ok()) return EffectOutcome::Failure(hook_port.status().message());
-  inst->hook_port = *hook_port;
+  if (ec) return fail("cannot create the instance directory: " + ec.message());
   ProcessRunner::Spec spec;
   spec.argv = effect.program.argv;
   spec.working_dir = effect.program.working_dir.empty() ? inst->dir : effect.program.working_dir;
   spec.output_path = (log_dir / (effect.target + ".log")).string();
   spec.env = effect.program.env;
-  for (int port : options_.guest_ports) {
-    Result<int> local = PickFreeLoopbackPort();
-    if (!local.ok()) return EffectOutcome::Failure(local.status().message());
-    inst->ports[port] = *local;
-    spec.env["MVR_PORT_" + std::to_string(port)] = std::to_string(*local);
-  }
   spec.env["MVR_VM_DIR"] = inst->dir;
   spec.env["MVR_MICROVM_ID"] = effect.target;
-  spec.env["MVR_HOOK_PORT"] = std::to_string(inst->hook_port);
-  spec.env["AWS_ENDPOINT_URL_LAMBDA_MICROVMS"] = options_.api_url;
   spec.env["AWS_REGION"] = options_.region;
   spec.env["AWS_DEFAULT_REGION"] = options_.region;
   // Dummy credentials: the emulator accepts any signature unless told to verify.
   spec.env["AWS_ACCESS_KEY_ID"] = "AKIAMVREMULATORGUEST";
   spec.env["AWS_SECRET_ACCESS_KEY"] = "mvr-emulator-guest-secret";
   spec.unset_env = {"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SECURITY_TOKEN"};
+  if (std::optional<std::string> why = SetUpNetwork(effect, *inst, spec)) return fail(*why);
   Result<int> pid = deps_.processes.Spawn(spec);
-  if (!pid.ok()) {
-    fs::remove_all(inst->dir, ec);
-    return EffectOutcome::Failure(pid.status().message());
-  }
+  if (!pid.ok()) return fail(pid.status().message());
   inst->pid = *pid;
   bool stop_now = false;
   {
@@ -154,13 +197,12 @@ EffectOutcome VmHost::Start(const Effect& effect) {
     if (!stop_now) instances_[effect.target] = inst;
   }
   if (stop_now) {
-    deps_.processes.SignalGroup(*pid, SIGKILL).IgnoreError();
-    while (!deps_.processes.TryWait(*pid)) deps_.sleeper.Sleep(Duration(10));
-    fs::remove_all(inst->dir, ec);
+    KillAndRemove(effect.target, *inst);
     return EffectOutcome::Failure("stopped before it finished starting");
   }
   deps_.logger.Info("guest started", {{"target", effect.target},
                                       {"pid", *pid},
+                                      {"address", inst->address},
                                       {"hook_port", inst->hook_port},
                                       {"dir", inst->dir}});
   return EffectOutcome::Success();
@@ -172,7 +214,7 @@ EffectOutcome VmHost::CallHook(const Effect& effect) {
   const bool build_hook = effect.hook == Hook::kReady || effect.hook == Hook::kValidate;
   http::HttpRequest req;
   req.method = "POST";
-  req.url = "http://127.0.0.1:" + std::to_string(inst->hook_port) +
+  req.url = "http://" + inst->address + ":" + std::to_string(inst->hook_port) +
             "/aws/lambda-microvms/runtime/v1/" + HookName(effect.hook);
   req.headers.Set("Content-Type", "application/json");
   req.body = effect.body.Reveal();
@@ -240,6 +282,7 @@ EffectOutcome VmHost::Stop(const Effect& effect) {
     }
   }
   inst->exited = true;  // hook calls still polling this instance give up
+  ReleaseNetwork(effect.target, *inst);
   std::error_code ec;
   fs::remove_all(inst->dir, ec);
   {
@@ -261,6 +304,21 @@ std::vector<std::pair<std::string, std::string>> VmHost::ReapUnexpectedExits() {
     }
   }
   return out;
+}
+
+void VmHost::StopLeftovers() {
+  std::map<std::string, std::shared_ptr<Instance>> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    left.swap(instances_);
+  }
+  for (auto& [target, inst] : left) {
+    inst->stopping = true;
+    deps_.logger.Warn("stopping a guest left at shutdown",
+                      {{"target", target}, {"pid", inst->pid}});
+    KillAndRemove(target, *inst);
+  }
+  if (deps_.namespaces != nullptr) deps_.namespaces->ReleaseAll();
 }
 
 }  // namespace mvr::emulate::microvms
