@@ -88,6 +88,7 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
     MVR_RETURN_IF_ERROR(emulate::microvms::CheckNamespaceModeAllowed(geteuid()));
     o.network = emulate::microvms::Emulator::Options::Network::kNamespace;
     if (!f.netns_range.empty()) o.namespace_range = f.netns_range;
+    MVR_RETURN_IF_ERROR(emulate::microvms::Ipv4Range::Parse(o.namespace_range).status());
   } else if (f.network != "host") {
     return InvalidArgument("--network must be host (the default) or namespace (got " + f.network +
                            ")");

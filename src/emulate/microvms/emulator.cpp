@@ -145,7 +145,7 @@ void Emulator::Shutdown() {
     workers_cv_.wait(lock, [this] { return active_workers_ == 0; });
   }
   // Anything a timed-out shutdown left behind: processes, directories, namespaces.
-  host_->StopLeftovers();
+  if (host_) host_->StopLeftovers();  // null when Start failed before making it
   std::map<std::string, std::unique_ptr<http::HttpServer>> servers;
   {
     std::lock_guard<std::mutex> lock(ingress_mu_);

@@ -153,5 +153,30 @@ TEST_F(VmHostNamespaceTest, LeftoversAtShutdownAreKilledAndTheirNamespacesRemove
   EXPECT_FALSE(fs::exists(dir_ + "/state/vms/" + start.target));
 }
 
+TEST(EmulatorNamespaceModeTest, ABadRangeFailsStartAndTheEmulatorStillShutsDown) {
+  const std::string dir = MakeTempDir("mvr-emu-badrange");
+  SystemClock clock;
+  RealSleeper sleeper;
+  SeededRandom random(1), secure(2);
+  MemorySink sink;
+  Logger logger(sink, clock, LogLevel::kWarn);
+  RecordingHttp http;
+  FakeProcessRunner runner;
+  Emulator::Options o;
+  o.state_dir = dir;
+  o.network = Emulator::Options::Network::kNamespace;
+  o.namespace_range = "10.1.0.0/33";
+  {
+    Emulator emulator(Emulator::Deps{clock, sleeper, random, secure, logger, http, runner}, o);
+    Result<std::string> url = emulator.Start();
+    ASSERT_FALSE(url.ok());
+    EXPECT_EQ(url.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(url.status().message().find("a.b.c.d/n"), std::string::npos);
+  }  // the destructor shuts down what Start had made (it once crashed here)
+  EXPECT_TRUE(runner.Commands().empty());
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
 }  // namespace
 }  // namespace mvr::emulate::microvms
