@@ -169,7 +169,7 @@ void Emulator::Shutdown() {
 Result<std::string> Emulator::OpenGuestApi(const std::string& target,
                                            const std::string& host_address) {
   const std::string port = url_.substr(url_.rfind(':') + 1);
-  if (options_.listen_host == "0.0.0.0") {
+  if (options_.listen_host == "0.0.0.0" || options_.listen_host == "::") {
     // The main listener already answers on every address, the veth's included.
     return "http://" + host_address + ":" + port;
   }

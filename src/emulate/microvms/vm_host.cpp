@@ -43,7 +43,7 @@ std::optional<std::string> VmHost::GuestAuthority(const std::string& target, int
   auto inst = Find(target);
   if (!inst) return std::nullopt;
   // With a namespace of its own, the guest serves any port itself.
-  if (inst->lease) return inst->address + ":" + std::to_string(port);
+  if (inst->own_network) return inst->address + ":" + std::to_string(port);
   auto it = inst->ports.find(port);
   if (it == inst->ports.end()) return std::nullopt;
   return inst->address + ":" + std::to_string(it->second);
@@ -106,6 +106,7 @@ std::optional<std::string> VmHost::SetUpNetwork(const Effect& effect, Instance& 
     Result<NetworkLease> lease = deps_.namespaces->Acquire(effect.target);
     if (!lease.ok()) return lease.status().message();
     inst.lease = *lease;
+    inst.own_network = true;
     inst.address = lease->guest_address;
     inst.hook_port = effect.hook_port;
     for (int port : options_.guest_ports) inst.ports[port] = port;
@@ -261,6 +262,7 @@ EffectOutcome VmHost::Stop(const Effect& effect) {
       return EffectOutcome::Success();
     }
     inst = it->second;
+    if (inst->stopping) return EffectOutcome::Success();  // another Stop is at work on it
     inst->stopping = true;
   }
   std::optional<int> status;

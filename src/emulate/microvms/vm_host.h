@@ -72,7 +72,9 @@ class VmHost {
     int pid = 0;
     std::string address = "127.0.0.1";  // where hooks and guest ports are reached
     int hook_port = 0;
-    std::optional<NetworkLease> lease;  // namespace mode
+    bool own_network = false;  // namespace mode; like address and ports, fixed once published
+    // Touched only by the thread starting or stopping the instance.
+    std::optional<NetworkLease> lease;
     bool guest_api_open = false;
     std::map<int, int> ports;
     std::string dir;

@@ -31,6 +31,22 @@ inline std::string MakeTempDir(const char* name) {
   return pattern;
 }
 
+// A temporary directory removed when it goes out of scope.
+class ScopedTempDir {
+ public:
+  explicit ScopedTempDir(const char* name) : path_(MakeTempDir(name)) {}
+  ~ScopedTempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 inline std::string ReadText(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;

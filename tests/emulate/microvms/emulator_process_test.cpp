@@ -43,7 +43,8 @@ class EmulatorProcessTest : public ::testing::Test {
 };
 
 TEST_F(EmulatorProcessTest, GuestSeesHooksInOrderAndSuspendFreezesItKeepingItsDisk) {
-  const std::string hook_log = MakeTempDir("mvr-hooks") + "/hooks.log";
+  ScopedTempDir hook_dir("mvr-hooks");
+  const std::string hook_log = hook_dir.path() + "/hooks.log";
   EmulatorHarness h(Options(hook_log));
   auto run = h.Call("POST", "/2025-09-09/microvms",
                     {{"imageIdentifier", "guest"}, {"runHookPayload", "payload-123"}});
@@ -93,7 +94,8 @@ TEST_F(EmulatorProcessTest, GuestSeesHooksInOrderAndSuspendFreezesItKeepingItsDi
 }
 
 TEST_F(EmulatorProcessTest, IngressProxyEnforcesTokensAndStripsProxyHeaders) {
-  const std::string hook_log = MakeTempDir("mvr-hooks") + "/hooks.log";
+  ScopedTempDir hook_dir("mvr-hooks");
+  const std::string hook_log = hook_dir.path() + "/hooks.log";
   EmulatorHarness h(Options(hook_log));
   auto run = h.Call("POST", "/2025-09-09/microvms", {{"imageIdentifier", "guest"}});
   const std::string id = run.body["microvmId"];
@@ -138,7 +140,8 @@ TEST_F(EmulatorProcessTest, IngressProxyEnforcesTokensAndStripsProxyHeaders) {
 }
 
 TEST_F(EmulatorProcessTest, GuestFailingRunIsTerminatedWithStateReason) {
-  const std::string hook_log = MakeTempDir("mvr-hooks") + "/hooks.log";
+  ScopedTempDir hook_dir("mvr-hooks");
+  const std::string hook_log = hook_dir.path() + "/hooks.log";
   EmulatorHarness h(Options(hook_log, /*fail_run=*/true));
   auto run = h.Call("POST", "/2025-09-09/microvms", {{"imageIdentifier", "guest"}});
   ASSERT_EQ(run.status, 200);

@@ -21,7 +21,8 @@ size_t Count(const std::string& text, const std::string& what) {
 }
 
 TEST(IdlePolicyProcessTest, IdleGuestFreezesIngressWakesItAndTrafficKeepsItRunning) {
-  const std::string hook_log = MakeTempDir("mvr-hooks") + "/hooks.log";
+  ScopedTempDir hook_dir("mvr-hooks");
+  const std::string hook_log = hook_dir.path() + "/hooks.log";
   Emulator::Options o;
   o.images = {{"guest", "MVR_TEST_HOOK_LOG=" + hook_log + " exec " + GuestBinary()}};
   o.model.idle_time_scale = 60;

@@ -39,10 +39,11 @@ class NetworkNamespaceProcessTest : public ::testing::Test {
     if (!work_.empty()) std::filesystem::remove_all(work_, ec);
   }
 
-  static Emulator::Options Options(const std::string& hook_log) {
+  // Each test has a range of its own: ctest may run them side by side.
+  static Emulator::Options Options(const std::string& hook_log, const std::string& range) {
     Emulator::Options o;
     o.network = Emulator::Options::Network::kNamespace;
-    o.namespace_range = "10.213.200.0/24";
+    o.namespace_range = range;
     o.images = {{"guest", "MVR_TEST_HOOK_LOG=" + hook_log + " exec " + GuestBinary()}};
     o.stop_grace = Duration(2000);
     return o;
@@ -88,7 +89,7 @@ class NetworkNamespaceProcessTest : public ::testing::Test {
 
 TEST_F(NetworkNamespaceProcessTest, GuestServesRealPortsInItsNamespaceAndCallsTheApiFromThere) {
   const std::string hook_log = work_ + "/hooks.log";
-  EmulatorHarness h(Options(hook_log));
+  EmulatorHarness h(Options(hook_log, "10.213.200.0/24"));
   auto run = h.Call("POST", "/2025-09-09/microvms",
                     {{"imageIdentifier", "guest"}, {"runHookPayload", "in-a-namespace"}});
   ASSERT_EQ(run.status, 200) << run.body.dump();
@@ -136,7 +137,7 @@ TEST_F(NetworkNamespaceProcessTest, GuestServesRealPortsInItsNamespaceAndCallsTh
 }
 
 TEST_F(NetworkNamespaceProcessTest, ImageBuildAndItsValidateInstanceUseNamespacesAndLeaveNone) {
-  EmulatorHarness h(Options(work_ + "/hooks.log"));
+  EmulatorHarness h(Options(work_ + "/hooks.log", "10.213.201.0/24"));
   const std::string app = h.work() + "/app";
   std::filesystem::create_directories(app);
   std::ofstream(app + "/Dockerfile") << "FROM public.ecr.aws/amazonlinux/amazonlinux:2023\n"
