@@ -49,6 +49,31 @@ std::string ErrorAnnotation(const std::string& log) {
 
 }  // namespace
 
+ShownOutput AsTheRunnerShows(const std::string& stdout_text) {
+  ShownOutput shown;
+  std::vector<std::string> masks;
+  std::istringstream in(stdout_text);
+  std::string line;
+  const std::string command = "::add-mask::";
+  while (std::getline(in, line)) {
+    if (line.rfind(command, 0) == 0) {
+      std::string value = line.substr(command.size());
+      if (value.empty()) continue;
+      // Printed before it was masked: the runner would have shown it.
+      if (stdout_text.find(value) < stdout_text.find(line)) shown.printed_before_masked = true;
+      masks.push_back(value);
+      continue;
+    }
+    for (const std::string& m : masks) {
+      for (size_t at = line.find(m); at != std::string::npos; at = line.find(m, at + 3)) {
+        line.replace(at, m.size(), "***");
+      }
+    }
+    shown.text += line + "\n";
+  }
+  return shown;
+}
+
 std::string ReadWholeFile(const std::string& path) {
   std::ifstream f(path);
   std::stringstream ss;
@@ -83,6 +108,10 @@ Result<StepResult> Workflow::Step(const std::string& mode, const std::string& jo
   result.error = ErrorAnnotation(log);
   result.milestones = ReadMilestones(log);
   result.outputs = ReadOutputs(output_file);
+  // Kept as the job's log would show it, for the secret searches.
+  ShownOutput shown = AsTheRunnerShows(run.output);
+  result.printed_before_masked = shown.printed_before_masked;
+  std::ofstream(stack_.dir() + "/" + job + "-" + mode + ".stdout") << shown.text;
   if (run.timed_out) return Transient("mvr " + mode + " did not finish within 300 s");
   return result;
 }

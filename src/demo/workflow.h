@@ -22,6 +22,8 @@ struct StepResult {
   std::string log_path;                         // its stdout and stderr
   std::string error;                            // the ::error annotation's text; "" if none
   std::map<std::string, TimePoint> milestones;  // what `mvr start` logged as milestones
+  // A value the step masked (::add-mask::) had already been printed before it was masked.
+  bool printed_before_masked = false;
   bool ok() const { return exit.ok(); }
   // "exit N: <error>", for messages.
   std::string Describe() const;
@@ -74,6 +76,14 @@ class Workflow {
   const LocalStack& stack_;
   std::string mvr_;
 };
+
+// A step's stdout as a job's log shows it: the Actions runner consumes "::add-mask::value" lines
+// and shows every later occurrence of the value as ***.
+struct ShownOutput {
+  std::string text;
+  bool printed_before_masked = false;
+};
+ShownOutput AsTheRunnerShows(const std::string& stdout_text);
 
 // The whole file ("" if it cannot be read).
 std::string ReadWholeFile(const std::string& path);
