@@ -7,8 +7,7 @@
 namespace mvr::action {
 namespace {
 
-constexpr Duration kPollBase{500};
-constexpr Duration kPollCap{5'000};
+constexpr PollPolicy kPoll{Duration(500), Duration(5'000), Duration(100)};
 
 bool Terminal(aws::MicrovmState s) {
   return s == aws::MicrovmState::kTerminating || s == aws::MicrovmState::kTerminated;
@@ -23,11 +22,8 @@ std::string Describe(const aws::Microvm& vm) {
 }  // namespace
 
 RetryPolicy MicrovmLifecycle::PolicyUntil(TimePoint deadline) const {
-  RetryPolicy p;
-  p.max_attempts = 10;
-  p.base_delay = Duration(500);
-  p.max_delay = Duration(8'000);
-  return mvr::PolicyUntil(seam_.clock, deadline, p);
+  return mvr::PolicyUntil(seam_.clock, deadline,
+                          RetryPolicy{10, Duration(500), Duration(8'000), Duration(0)});
 }
 
 Result<aws::Microvm> MicrovmLifecycle::Launch(const aws::RunMicrovmRequest& request,
@@ -64,18 +60,11 @@ Result<aws::Microvm> MicrovmLifecycle::PollUntil(const std::string& id, TimePoin
     } else if (!IsRetryable(vm.status())) {
       return vm.status().Annotate("GetMicrovm " + id);
     }
-    TimePoint now = seam_.clock.Now();
-    if (now >= deadline) {
+    if (!SleepBeforeNextPoll(kPoll, seam_.retry(), poll, deadline, vm.status())) {
       return Transient(
           "timed out waiting for MicroVM " + id + " to be " + aws::MicrovmStateName(want) +
           (vm.ok() ? " (last seen " + std::string(aws::MicrovmStateName(vm->state)) + ")" : ""));
     }
-    RetryPolicy p;
-    p.base_delay = kPollBase;
-    p.max_delay = kPollCap;
-    Duration delay = std::max(Duration(100), FullJitterDelay(p, std::min(poll, 5), seam_.random));
-    if (!vm.ok() && vm.status().retry_after()) delay = std::max(delay, *vm.status().retry_after());
-    seam_.sleeper.Sleep(std::min(delay, std::chrono::duration_cast<Duration>(deadline - now)));
   }
 }
 

@@ -7,17 +7,13 @@
 namespace mvr::action {
 namespace {
 
-constexpr Duration kPollBase{1'000};
-constexpr Duration kPollCap{5'000};
+constexpr PollPolicy kPoll{Duration(1'000), Duration(5'000), Duration(200)};
 
 }  // namespace
 
 RetryPolicy RunnerRegistration::PolicyUntil(TimePoint deadline) const {
-  RetryPolicy p;
-  p.max_attempts = 8;
-  p.base_delay = Duration(500);
-  p.max_delay = Duration(8'000);
-  return mvr::PolicyUntil(seam_.clock, deadline, p);
+  return mvr::PolicyUntil(seam_.clock, deadline,
+                          RetryPolicy{8, Duration(500), Duration(8'000), Duration(0)});
 }
 
 Result<github::JitConfig> RunnerRegistration::Register(const github::JitConfigRequest& request,
@@ -71,17 +67,10 @@ Status RunnerRegistration::WaitOnline(int64_t runner_id, const std::string& name
     } else if (!IsRetryable(r.status())) {
       return r.status().Annotate("checking runner " + name);
     }
-    TimePoint now = seam_.clock.Now();
-    if (now >= deadline) {
+    if (!SleepBeforeNextPoll(kPoll, seam_.retry(), poll, deadline, r.status())) {
       return Transient("timed out waiting for runner " + name + " (id " +
                        std::to_string(runner_id) + ") to come online");
     }
-    RetryPolicy p;
-    p.base_delay = kPollBase;
-    p.max_delay = kPollCap;
-    Duration delay = std::max(Duration(200), FullJitterDelay(p, std::min(poll, 4), seam_.random));
-    if (!r.ok() && r.status().retry_after()) delay = std::max(delay, *r.status().retry_after());
-    seam_.sleeper.Sleep(std::min(delay, std::chrono::duration_cast<Duration>(deadline - now)));
   }
 }
 

@@ -1,6 +1,7 @@
 #include "action/start_stop.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "action/control_delivery.h"
@@ -44,7 +45,6 @@ class Cleanup {
     if (!cleaned.empty()) note += "; cleaned up: " + cleaned;
     if (!not_cleaned.empty()) note += "; NOT cleaned up: " + not_cleaned;
     if (cleaned.empty() && not_cleaned.empty()) note = "; nothing needed cleaning up";
-    Status out = failure;
     return Status(failure.code(), failure.message() + note).WithErrorType(failure.error_type());
   }
 
@@ -117,6 +117,43 @@ Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegi
   return Status::Ok();
 }
 
+// What every start flow works with for one job: its identity, the runner and MicroVM helpers and
+// the cleanup list. Kept in one place on the heap: cleanup steps hold references to the helpers.
+struct StartParts {
+  StartParts(const ActionDeps& d, DerivedIdentity identity, github::RunnerScope scope)
+      : deps(d),
+        id(std::move(identity)),
+        runners(d.seam, d.github, std::move(scope)),
+        vms(d.seam, d.microvms),
+        cleanup(d.seam) {}
+
+  // Registers the job's JIT runner, masks its config at once, and adds its removal to the
+  // cleanup. A failure here leaves the cleanup list as it was.
+  Result<github::JitConfig> RegisterRunner(const StartCommand& c, TimePoint deadline) {
+    Result<github::JitConfig> jit = runners.Register(JitRequest(c, id.label), deadline);
+    if (!jit.ok()) return jit;
+    if (deps.on_secret) deps.on_secret(jit->encoded_jit_config);
+    const int64_t runner_id = jit->runner.id;
+    cleanup.Add("removed JIT runner " + id.label, [this, runner_id] {
+      return runners.Remove(runner_id, CleanupDeadline(deps.seam));
+    });
+    Milestone(deps, "runner_registered");
+    return jit;
+  }
+
+  const ActionDeps& deps;
+  DerivedIdentity id;
+  RunnerRegistration runners;
+  MicrovmLifecycle vms;
+  Cleanup cleanup;
+};
+
+Result<std::unique_ptr<StartParts>> MakeStartParts(const ActionDeps& deps, const StartCommand& c) {
+  MVR_ASSIGN_OR_RETURN(DerivedIdentity id, DeriveIdentity(c.identity));
+  MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, ScopeOf(c.endpoints));
+  return std::make_unique<StartParts>(deps, std::move(id), std::move(scope));
+}
+
 }  // namespace
 
 Result<StartResult> StartFlow::Run(const StartCommand& c) {
@@ -129,18 +166,11 @@ Result<StartResult> StartFlow::Run(const StartCommand& c) {
 
 Result<StartResult> StartFlow::Ephemeral(const StartCommand& c, TimePoint deadline) {
   const Seam& seam = deps_.seam;
-  MVR_ASSIGN_OR_RETURN(DerivedIdentity id, DeriveIdentity(c.identity));
-  MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, ScopeOf(c.endpoints));
-  RunnerRegistration runners(seam, deps_.github, scope);
-  MicrovmLifecycle vms(seam, deps_.microvms);
-  Cleanup cleanup(seam);
+  MVR_ASSIGN_OR_RETURN(std::unique_ptr<StartParts> parts, MakeStartParts(deps_, c));
+  auto& [unused_deps, id, runners, vms, cleanup] = *parts;
 
-  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, runners.Register(JitRequest(c, id.label), deadline));
-  if (deps_.on_secret) deps_.on_secret(jit.encoded_jit_config);
+  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, parts->RegisterRunner(c, deadline));
   const int64_t runner_id = jit.runner.id;
-  cleanup.Add("removed JIT runner " + id.label,
-              [&, runner_id] { return runners.Remove(runner_id, CleanupDeadline(seam)); });
-  Milestone(deps_, "runner_registered");
 
   Result<std::string> payload =
       supervisor::EncodeRunPayload(supervisor::RunPayload::Ephemeral(jit.encoded_jit_config));
@@ -168,11 +198,8 @@ Result<StartResult> StartFlow::Ephemeral(const StartCommand& c, TimePoint deadli
 
 Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline) {
   const Seam& seam = deps_.seam;
-  MVR_ASSIGN_OR_RETURN(DerivedIdentity id, DeriveIdentity(c.identity));
-  MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, ScopeOf(c.endpoints));
-  RunnerRegistration runners(seam, deps_.github, scope);
-  MicrovmLifecycle vms(seam, deps_.microvms);
-  Cleanup cleanup(seam);
+  MVR_ASSIGN_OR_RETURN(std::unique_ptr<StartParts> parts, MakeStartParts(deps_, c));
+  auto& [unused_deps, id, runners, vms, cleanup] = *parts;
 
   MVR_ASSIGN_OR_RETURN(std::string payload,
                        supervisor::EncodeRunPayload(supervisor::RunPayload::Warm()));
@@ -188,13 +215,9 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
   if (!vm.ok()) return cleanup.Fail(vm.status());
   Milestone(deps_, "vm_running");
 
-  Result<github::JitConfig> jit = runners.Register(JitRequest(c, id.label), deadline);
+  Result<github::JitConfig> jit = parts->RegisterRunner(c, deadline);
   if (!jit.ok()) return cleanup.Fail(jit.status());
-  if (deps_.on_secret) deps_.on_secret(jit->encoded_jit_config);
   const int64_t runner_id = jit->runner.id;
-  cleanup.Add("removed JIT runner " + id.label,
-              [&, runner_id] { return runners.Remove(runner_id, CleanupDeadline(seam)); });
-  Milestone(deps_, "runner_registered");
 
   Status ready = DeliverAndAwait(deps_, vms, runners, *vm, *jit, id.label, deadline);
   if (!ready.ok()) return cleanup.Fail(ready);
@@ -238,11 +261,8 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
                            " is at or past its reuse deadline; start a new warm server by "
                            "name (the old one is terminated by its stop or by the platform)");
   }
-  MVR_ASSIGN_OR_RETURN(DerivedIdentity id, DeriveIdentity(c.identity));
-  MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, ScopeOf(c.endpoints));
-  RunnerRegistration runners(seam, deps_.github, scope);
-  MicrovmLifecycle vms(seam, deps_.microvms);
-  Cleanup cleanup(seam);
+  MVR_ASSIGN_OR_RETURN(std::unique_ptr<StartParts> parts, MakeStartParts(deps_, c));
+  auto& [unused_deps, id, runners, vms, cleanup] = *parts;
 
   // Is the VM still there? A read, not a lifecycle call: a stale handle fails here cleanly.
   MVR_ASSIGN_OR_RETURN(aws::Microvm current, vms.Get(h.microvm_id, deadline));
@@ -255,12 +275,8 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
   }
 
   // Register first: if GitHub fails, the cached VM is not touched.
-  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, runners.Register(JitRequest(c, id.label), deadline));
-  if (deps_.on_secret) deps_.on_secret(jit.encoded_jit_config);
+  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, parts->RegisterRunner(c, deadline));
   const int64_t runner_id = jit.runner.id;
-  cleanup.Add("removed JIT runner " + id.label,
-              [&, runner_id] { return runners.Remove(runner_id, CleanupDeadline(seam)); });
-  Milestone(deps_, "runner_registered");
 
   Result<aws::Microvm> vm = vms.Resume(h.microvm_id, deadline);
   if (!vm.ok()) {

@@ -24,6 +24,19 @@ Duration FullJitterDelay(const RetryPolicy& policy, int retry, Random& random) {
   return Duration(static_cast<int64_t>(random.Uniform(static_cast<uint64_t>(ceiling) + 1)));
 }
 
+bool SleepBeforeNextPoll(const PollPolicy& policy, RetryDeps deps, int poll, TimePoint deadline,
+                         const Status& last) {
+  const TimePoint now = deps.clock.Now();
+  if (now >= deadline) return false;
+  RetryPolicy p;
+  p.base_delay = policy.base;
+  p.max_delay = policy.cap;
+  Duration delay = std::max(policy.min_delay, FullJitterDelay(p, poll, deps.random));
+  if (!last.ok() && last.retry_after()) delay = std::max(delay, *last.retry_after());
+  deps.sleeper.Sleep(std::min(delay, std::chrono::duration_cast<Duration>(deadline - now)));
+  return true;
+}
+
 Status RetryStatus(const RetryPolicy& policy, RetryDeps deps,
                    const std::function<Status()>& attempt,
                    const std::function<bool(const Status&)>& retryable) {

@@ -42,6 +42,20 @@ Status RetryStatus(const RetryPolicy& policy, RetryDeps deps,
                    const std::function<Status()>& attempt,
                    const std::function<bool(const Status&)>& retryable = IsRetryable);
 
+// Polling for a state until a deadline: full-jitter delays from `base` doubling up to `cap`, at
+// least `min_delay`, raised to a Retry-After, never past the deadline.
+struct PollPolicy {
+  Duration base;
+  Duration cap;
+  Duration min_delay;
+};
+
+// Sleeps before the poll after poll number `poll` (0 for the first). Returns false, without
+// sleeping, once `deadline` has passed. `last` is the last poll's outcome (an error's Retry-After
+// is honoured).
+bool SleepBeforeNextPoll(const PollPolicy& policy, RetryDeps deps, int poll, TimePoint deadline,
+                         const Status& last);
+
 template <typename T>
 Result<T> Retry(const RetryPolicy& policy, RetryDeps deps,
                 const std::function<Result<T>()>& attempt,

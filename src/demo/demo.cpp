@@ -13,6 +13,7 @@
 
 #include "base/time_format.h"
 #include "demo/local_stack.h"
+#include "demo/workflow.h"
 
 namespace mvr::demo {
 namespace {
@@ -33,39 +34,6 @@ struct JobRun {
       stop_done;
 };
 
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::map<std::string, std::string> ReadOutputs(const std::string& path) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(Slurp(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t eq = line.find('=');
-    if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return out;
-}
-
-// Milestones `mvr start` logged ({"msg":"milestone","milestone":…,"at":…}).
-void ReadMilestones(const std::string& log_path, JobRun& run) {
-  std::istringstream in(Slurp(log_path));
-  std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line, nullptr, false);
-    if (!j.is_object() || j.value("msg", "") != "milestone") continue;
-    auto at = ParseRfc3339(j.value("at", ""));
-    if (!at.ok()) continue;
-    std::string m = j.value("milestone", "");
-    if (m == "vm_running") run.vm_running = *at;
-    if (m == "runner_online") run.runner_online = *at;
-  }
-}
-
 std::string Seconds(Duration d) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f s", static_cast<double>(d.count()) / 1000.0);
@@ -81,9 +49,7 @@ Duration Percentile(std::vector<Duration> v, double p) {
 
 class Runner {
  public:
-  Runner(const Seam& seam, supervisor::ProcessRunner& processes, http::HttpClient& http,
-         const LocalStack& stack, std::string mvr)
-      : seam_(seam), processes_(processes), http_(http), stack_(stack), mvr_(std::move(mvr)) {}
+  Runner(const Seam& seam, Workflow& workflow) : seam_(seam), workflow_(workflow) {}
 
   void Say(const std::string& text) {
     std::lock_guard<std::mutex> lock(print_mu_);
@@ -96,69 +62,31 @@ class Runner {
                                                   const std::string& run_id,
                                                   std::map<std::string, std::string> inputs,
                                                   JobRun* run) {
-    supervisor::ProcessSpec spec;
-    spec.argv = {mvr_, mode};
-    spec.env = stack_.StepEnvironment(run_id, tag);
-    spec.env["GITHUB_OUTPUT"] = stack_.dir() + "/" + tag + "-" + mode + ".out";
-    for (auto& [k, v] : inputs) spec.env["INPUT_" + k] = v;
-    spec.secret_env["INPUT_GITHUB_TOKEN"] = stack_.token();
-    spec.output_path = stack_.dir() + "/" + tag + "-" + mode + ".log";
-    std::remove(spec.env["GITHUB_OUTPUT"].c_str());
-    MVR_ASSIGN_OR_RETURN(auto result, processes_.Run(spec, std::chrono::seconds(180)));
-    if (run != nullptr && mode == "start") ReadMilestones(spec.output_path, *run);
-    if (!result.exit.ok()) {
-      // The step's annotation line names what failed (it never holds a secret).
-      std::string why = result.output;
-      size_t at = why.find("::error");
-      why = at == std::string::npos ? "exit " + std::to_string(result.exit.code)
-                                    : why.substr(why.find("::", at + 2) + 2);
-      while (!why.empty() && why.back() == '\n') why.pop_back();
-      return Internal("mvr " + mode + " failed: " + why + " (log: " + spec.output_path + ")");
+    MVR_ASSIGN_OR_RETURN(StepResult step, workflow_.Step(mode, tag, run_id, inputs));
+    if (run != nullptr) {
+      if (auto it = step.milestones.find("vm_running"); it != step.milestones.end())
+        run->vm_running = it->second;
+      if (auto it = step.milestones.find("runner_online"); it != step.milestones.end())
+        run->runner_online = it->second;
     }
-    return ReadOutputs(spec.env["GITHUB_OUTPUT"]);
+    if (!step.ok()) {
+      return Internal("mvr " + mode + " failed: " + step.Describe() + " (log: " + step.log_path +
+                      ")");
+    }
+    return step.outputs;
   }
 
-  // Queues a job on `label` in the GitHub emulator and waits for it to complete.
+  // Queues a job on `label` in the GitHub emulator and waits for it to complete successfully.
   Status RunJob(const std::string& label, const std::vector<std::string>& steps, JobRun& run) {
-    json body = {{"repository", kDemoRepository}, {"labels", {label}}, {"steps", steps}};
-    MVR_ASSIGN_OR_RETURN(json queued, Call("POST", "/_emulator/jobs", body.dump()));
-    int64_t id = queued.value("id", int64_t{0});
-    TimePoint deadline = seam_.clock.Now() + std::chrono::seconds(120);
-    while (seam_.clock.Now() < deadline) {
-      MVR_ASSIGN_OR_RETURN(json job, Call("GET", "/_emulator/jobs/" + std::to_string(id), ""));
-      std::string status = job.value("status", "");
-      if (status == "in_progress" && !run.job_started) run.job_started = seam_.clock.Now();
-      if (status == "completed") {
-        if (!run.job_started) run.job_started = seam_.clock.Now();
-        run.job_completed = seam_.clock.Now();
-        run.conclusion = job["conclusion"].is_string() ? job["conclusion"].get<std::string>() : "";
-        for (const auto& s : job.value("steps", json::array())) {
-          if (s.contains("stdout") && s["stdout"].is_string())
-            run.proof += s["stdout"].get<std::string>();
-        }
-        if (run.conclusion != "success") {
-          return Internal("job on " + label + " concluded '" + run.conclusion + "'");
-        }
-        return Status::Ok();
-      }
-      seam_.sleeper.Sleep(Duration(100));
+    MVR_ASSIGN_OR_RETURN(JobResult job, workflow_.RunJob(label, steps, std::chrono::seconds(120)));
+    run.job_started = job.started;
+    run.job_completed = job.completed;
+    run.conclusion = job.conclusion;
+    run.proof = job.stdout_text;
+    if (run.conclusion != "success") {
+      return Internal("job on " + label + " concluded '" + run.conclusion + "'");
     }
-    return Transient("job on " + label + " did not complete within 120 s");
-  }
-
-  Result<json> Call(const std::string& method, const std::string& path, const std::string& body) {
-    http::HttpRequest req;
-    req.method = method;
-    req.url = stack_.github_url() + path;
-    req.body = body;
-    req.headers.Set("Authorization", "Bearer " + stack_.token().Reveal());
-    if (!body.empty()) req.headers.Set("Content-Type", "application/json");
-    MVR_ASSIGN_OR_RETURN(http::HttpResponse res, http_.Send(req));
-    json j = json::parse(res.body, nullptr, false);
-    if (res.status >= 300 || j.is_discarded()) {
-      return Internal(method + " " + path + " answered " + std::to_string(res.status));
-    }
-    return j;
+    return Status::Ok();
   }
 
   void Ephemeral(int index, JobRun& run) {
@@ -187,9 +115,9 @@ class Runner {
   // Two jobs on one warm server: the first leaves a file on the VM's disk, the second finds it.
   void WarmPair(std::vector<JobRun>& runs) {
     std::string server = "demo-warm";
-    // A directory on the VM's disk outside the work folder, which the supervisor cleans between
-    // warm jobs: the stand-in for Docker's data directory and package caches.
-    const std::string cache = "\"$RUNNER_WORKSPACE/../../cache\"";
+    // The VM's Docker data directory (on its disk, kept while suspended; the supervisor cleans
+    // only the work folder and temporary files between warm jobs).
+    const std::string cache = "\"$MVR_DOCKER_DATA_ROOT\"";
     const std::vector<std::vector<std::string>> steps = {
         {"mkdir -p " + cache + " && echo \"cache written by $RUNNER_NAME\" > " + cache +
              "/warm-cache-proof",
@@ -242,30 +170,9 @@ class Runner {
 
  private:
   const Seam& seam_;
-  supervisor::ProcessRunner& processes_;
-  http::HttpClient& http_;
-  const LocalStack& stack_;
-  std::string mvr_;
+  Workflow& workflow_;
   std::mutex print_mu_;
 };
-
-// MicroVMs that are not TERMINATED, and runners still registered, after everything stopped.
-std::pair<int, int> Leftovers(http::HttpClient& http, const LocalStack& stack, Runner& runner) {
-  int vms = -1, runners = -1;
-  http::HttpRequest req;
-  req.url = stack.microvms_url() + "/2025-09-09/microvms?maxResults=50";
-  auto res = http.Send(req);
-  if (res.ok() && res->status == 200) {
-    json j = json::parse(res->body, nullptr, false);
-    vms = 0;
-    for (const auto& item : j.value("items", json::array())) {
-      if (item.value("state", "") != "TERMINATED") ++vms;
-    }
-  }
-  auto listed = runner.Call("GET", "/repos/demo/app/actions/runners?per_page=100", "");
-  if (listed.ok()) runners = static_cast<int>(listed->value("total_count", 0));
-  return {vms, runners};
-}
 
 }  // namespace
 
@@ -294,7 +201,8 @@ int Demo::Run() {
   std::printf("== %d ephemeral jobs, each on a fresh MicroVM\n", options_.ephemeral_jobs);
   std::fflush(stdout);
 
-  Runner runner(seam_, processes_, http_, stack, options_.mvr_path);
+  Workflow workflow(seam_, processes_, http_, stack, options_.mvr_path);
+  Runner runner(seam_, workflow);
   std::vector<JobRun> runs(static_cast<size_t>(options_.ephemeral_jobs));
   {
     std::vector<std::thread> threads;
@@ -308,7 +216,7 @@ int Demo::Run() {
     std::fflush(stdout);
     runner.WarmPair(runs);
   }
-  auto [vms_left, runners_left] = Leftovers(http_, stack, runner);
+  auto [vms_left, runners_left] = workflow.CountLeftovers();
   stack.Stop();
 
   // The latency table.

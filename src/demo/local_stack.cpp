@@ -25,49 +25,77 @@ std::map<std::string, std::string> BaseEnvironment(const std::string& home) {
   return env;
 }
 
+// 'text' for /bin/sh.
+std::string ShellQuote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 }  // namespace
+
+void LocalStack::AddImage(const std::string& name, const std::string& runner_body) {
+  images_.emplace_back(name, runner_body);
+}
+
+std::string LocalStack::StandInRunner() const {
+  return "exec " + ShellQuote(mvr_) + " emulate runner --work-folder \"$MVR_VM_DIR/work\"";
+}
+
+// The image's program: the real supervisor, serving hooks and control on the ports the emulator
+// gives it, with Docker not managed on a developer machine. At boot it writes the runner script
+// onto the VM's disk ($MVR_VM_DIR, as on a real MicroVM): the supervisor's runner inherits only
+// PATH, so the disk's path is written into the script.
+Result<std::string> LocalStack::WriteGuestScript(const std::string& image,
+                                                 const std::string& runner_body) {
+  const std::string path = dir_ + "/guest-" + image + ".sh";
+  std::ofstream f(path);
+  f << "#!/bin/sh\n"
+    << "# MicroVM program of the local image " << image << " (written by mvr's LocalStack).\n"
+    << "set -e\n"
+    << "mkdir -p \"$MVR_VM_DIR/var/lib/docker\" \"$MVR_VM_DIR/work\"\n"
+    << "cat > \"$MVR_VM_DIR/runner.sh\" <<MVR_RUNNER_SCRIPT\n"
+    << "#!/bin/sh\n"
+    << "export MVR_DOCKER_DATA_ROOT=\"$MVR_VM_DIR/var/lib/docker\"\n"
+    << runner_body << "\n"
+    << "MVR_RUNNER_SCRIPT\n"
+    << "chmod +x \"$MVR_VM_DIR/runner.sh\"\n"
+    << "exec " << ShellQuote(mvr_)
+    << " supervisor --host 127.0.0.1 --no-docker --runner-command \"$MVR_VM_DIR/runner.sh\"\n";
+  f.close();
+  if (!f) return Internal("cannot write " + path);
+  return "/bin/sh " + ShellQuote(path);
+}
 
 Status LocalStack::Start() {
   ::mkdir(dir_.c_str(), 0700);
   token_ = Secret("mvr_demo_" + seam_.secure_random.Hex(20));
-  const std::string pat_file = dir_ + "/github-token";
   {
-    std::ofstream f(pat_file);
+    std::ofstream f(token_file());
     f << token_.Reveal() << "\n";
   }
-  ::chmod(pat_file.c_str(), 0600);
+  ::chmod(token_file().c_str(), 0600);
 
   supervisor::ProcessSpec github;
-  github.argv = {mvr_,     "emulate",       "github",     "--listen", "127.0.0.1:0",
-                 "--repo", kDemoRepository, "--pat-file", pat_file};
+  github.argv = {mvr_,     "emulate",       "github",     "--listen",  "127.0.0.1:0",
+                 "--repo", kDemoRepository, "--pat-file", token_file()};
   github.env = BaseEnvironment(dir_);
   github.output_path = dir_ + "/github-emulator.log";
   MVR_ASSIGN_OR_RETURN(int github_pid, processes_.Spawn(github));
   pids_.push_back(github_pid);
   MVR_ASSIGN_OR_RETURN(github_url_, WaitForUrl(github.output_path, "GitHub emulator", github_pid));
 
-  // The guest: the real supervisor, serving hooks and control on the ports the emulator gives
-  // it, running the stand-in runner for each job. Docker is not managed on a developer machine.
-  // The runner's work folder lives on the VM's disk ($MVR_VM_DIR), as on a real MicroVM. The
-  // guest writes a one-line runner script there (the supervisor's --runner-command takes the
-  // command's words, so the runner's own flags travel in the script).
-  std::string guest =
-      "printf '#!/bin/sh\\nexec \"%s\" emulate runner --work-folder \"%s/work\"\\n' '" + mvr_ +
-      "' \"$MVR_VM_DIR\" > \"$MVR_VM_DIR/runner.sh\" && chmod +x " +
-      "\"$MVR_VM_DIR/runner.sh\" && exec '" + mvr_ + "' supervisor --host " +
-      "127.0.0.1 --no-docker --runner-command \"$MVR_VM_DIR/runner.sh\"";
   supervisor::ProcessSpec microvms;
-  microvms.argv = {mvr_,
-                   "emulate",
-                   "microvms",
-                   "--listen",
-                   "127.0.0.1:0",
-                   "--region",
-                   kDemoRegion,
-                   "--state-dir",
-                   dir_ + "/microvms",
-                   "--image",
-                   std::string(kDemoImage) + "=" + guest};
+  microvms.argv = {mvr_,         "emulate",   "microvms",    "--listen",         "127.0.0.1:0",
+                   "--region",   kDemoRegion, "--state-dir", dir_ + "/microvms", "--request-log",
+                   request_log()};
+  std::vector<std::pair<std::string, std::string>> images = {{kDemoImage, StandInRunner()}};
+  images.insert(images.end(), images_.begin(), images_.end());
+  for (const auto& [name, body] : images) {
+    MVR_ASSIGN_OR_RETURN(std::string command, WriteGuestScript(name, body));
+    microvms.argv.push_back("--image");
+    microvms.argv.push_back(name + "=" + command);
+  }
   microvms.env = BaseEnvironment(dir_);
   microvms.output_path = dir_ + "/microvms-emulator.log";
   MVR_ASSIGN_OR_RETURN(int microvms_pid, processes_.Spawn(microvms));

@@ -1,11 +1,15 @@
 // LocalStack: the two emulators as child processes of one `mvr` binary, on loopback ports they
-// pick themselves. The MicroVMs emulator's image "mvr-runner" runs the real `mvr supervisor`
-// (without Docker) whose runner is the stand-in `mvr emulate runner`. Used by `mvr demo` and by
-// the end-to-end tests.
-// Thread-safety: Start and Stop from one thread; the accessors afterwards from any.
+// pick themselves. Each MicroVMs image runs the real `mvr supervisor` (without Docker) whose
+// runner is a small script on the VM's disk; the default image "mvr-runner" runs the stand-in
+// `mvr emulate runner`. The VM's Docker data directory is $MVR_VM_DIR/var/lib/docker, given to
+// jobs as MVR_DOCKER_DATA_ROOT (the state a warm server keeps between jobs). Used by `mvr demo`
+// and by the end-to-end tests.
+// Thread-safety: AddImage, Start and Stop from one thread; the accessors afterwards from any.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/seam.h"
@@ -25,6 +29,13 @@ class LocalStack {
       : seam_(seam), processes_(processes), mvr_(std::move(mvr_path)), dir_(std::move(work_dir)) {}
   ~LocalStack() { Stop(); }
 
+  // Registers another image (before Start) whose runner script runs `runner_body`: shell lines
+  // written into the VM's runner script when the VM boots, so "$MVR_VM_DIR" there is the VM's
+  // disk and a "$" meant for the runner's own run time is written "\$".
+  void AddImage(const std::string& name, const std::string& runner_body);
+  // The default image's runner body: exec the stand-in runner with its work folder on the disk.
+  std::string StandInRunner() const;
+
   // Starts both emulators and waits (up to 30 s) for each to print its URL.
   Status Start();
   // SIGTERM to each emulator (which terminates its VMs), then waits for it.
@@ -34,6 +45,14 @@ class LocalStack {
   const std::string& microvms_url() const { return microvms_url_; }
   const Secret& token() const { return token_; }
   const std::string& dir() const { return dir_; }
+  // The file holding the token (0600); the only file under dir() that may contain it.
+  std::string token_file() const { return dir_ + "/github-token"; }
+  // One JSON line per MicroVMs API or ingress request ({"operation": …}), without secrets.
+  std::string request_log() const { return dir_ + "/microvms-requests.log"; }
+  // A VM's disk while it exists.
+  std::string vm_dir(const std::string& microvm_id) const {
+    return dir_ + "/microvms/vms/" + microvm_id;
+  }
   // The environment a workflow step would have for `mvr start`/`mvr stop` (no secrets: pass
   // token() through ProcessSpec::secret_env as INPUT_GITHUB_TOKEN).
   std::map<std::string, std::string> StepEnvironment(const std::string& run_id,
@@ -41,11 +60,13 @@ class LocalStack {
 
  private:
   Result<std::string> WaitForUrl(const std::string& log_path, const std::string& what, int pid);
+  Result<std::string> WriteGuestScript(const std::string& image, const std::string& runner_body);
 
   const Seam& seam_;
   supervisor::ProcessRunner& processes_;
   std::string mvr_;
   std::string dir_;
+  std::vector<std::pair<std::string, std::string>> images_;  // name, runner body
   Secret token_;
   std::string github_url_, microvms_url_;
   std::vector<int> pids_;

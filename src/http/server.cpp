@@ -38,6 +38,9 @@ Result<int> HttpServer::Start(const std::string& host, int port) {
   svr.set_write_timeout(
       std::chrono::duration_cast<std::chrono::seconds>(impl->options.write_timeout));
   svr.set_keep_alive_max_count(1000);
+  svr.set_keep_alive_timeout(std::max<time_t>(
+      1,
+      std::chrono::duration_cast<std::chrono::seconds>(impl->options.keep_alive_timeout).count()));
   // httplib's default also sets SO_REUSEPORT, which lets a second server silently share a port
   // already in use; mvr wants that to be an error.
   svr.set_socket_options([](socket_t sock) {

@@ -39,6 +39,9 @@ class HttpServer {
     int threads = 8;
     Duration read_timeout{30'000};
     Duration write_timeout{30'000};
+    // How long an idle keep-alive connection is held open. Stop() waits for idle connections to
+    // reach this, so it bounds shutdown time too (whole seconds; the library's default is 5 s).
+    Duration keep_alive_timeout{1'000};
   };
 
   explicit HttpServer(Handler handler);
@@ -50,7 +53,8 @@ class HttpServer {
   // Binds host:port (port 0 picks a free one) and serves on a background thread. Returns the
   // bound port. Fails with InvalidArgument when the address cannot be bound.
   Result<int> Start(const std::string& host, int port);
-  // Stops accepting, waits for the serving thread. Idempotent.
+  // Stops accepting, waits for the serving thread and open connections (at most about
+  // keep_alive_timeout for an idle one). Idempotent.
   void Stop();
   int port() const { return port_; }
 

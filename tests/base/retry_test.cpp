@@ -97,5 +97,34 @@ TEST(RetryTest, GivesUpWhenTheNextSleepWouldPassTheDeadline) {
   EXPECT_NE(out.message().find("deadline"), std::string::npos);
 }
 
+TEST(PollTest, SleepsWithinTheJitterBoundsAndAtLeastTheMinimum) {
+  Fixture f;
+  const PollPolicy p{Duration(400), Duration(1'000), Duration(100)};
+  const TimePoint deadline = f.clock.Now() + std::chrono::hours(1);
+  for (int poll = 0; poll < 50; ++poll) {
+    Duration before = f.sleeper.total();
+    ASSERT_TRUE(SleepBeforeNextPoll(p, f.deps(), poll, deadline, Status::Ok()));
+    Duration slept = f.sleeper.total() - before;
+    EXPECT_GE(slept.count(), 100);
+    EXPECT_LE(slept.count(), poll == 0 ? 400 : 1'000);
+  }
+}
+
+TEST(PollTest, HonoursRetryAfterButNeverSleepsPastTheDeadline) {
+  Fixture f;
+  const PollPolicy p{Duration(10), Duration(10), Duration(10)};
+  TimePoint deadline = f.clock.Now() + std::chrono::seconds(60);
+  Status throttled = Throttled("429");
+  throttled.WithRetryAfter(Duration(5'000));
+  ASSERT_TRUE(SleepBeforeNextPoll(p, f.deps(), 0, deadline, throttled));
+  EXPECT_EQ(f.sleeper.total().count(), 5'000);
+
+  throttled.WithRetryAfter(Duration(120'000));
+  ASSERT_TRUE(SleepBeforeNextPoll(p, f.deps(), 1, deadline, throttled));
+  EXPECT_EQ(f.clock.Now(), deadline);  // cut to the deadline
+  EXPECT_FALSE(SleepBeforeNextPoll(p, f.deps(), 2, deadline, Status::Ok()));
+  EXPECT_EQ(f.clock.Now(), deadline);  // no sleep once it has passed
+}
+
 }  // namespace
 }  // namespace mvr

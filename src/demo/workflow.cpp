@@ -1,0 +1,193 @@
+#include "demo/workflow.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "base/time_format.h"
+
+namespace mvr::demo {
+namespace {
+
+using nlohmann::json;
+
+// KEY=value lines, as a step writes them to GITHUB_OUTPUT.
+std::map<std::string, std::string> ReadOutputs(const std::string& path) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(ReadWholeFile(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t eq = line.find('=');
+    if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return out;
+}
+
+// {"msg":"milestone","milestone":…,"at":…} lines of `mvr start`'s log.
+std::map<std::string, TimePoint> ReadMilestones(const std::string& log) {
+  std::map<std::string, TimePoint> out;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || j.value("msg", "") != "milestone") continue;
+    auto at = ParseRfc3339(j.value("at", ""));
+    if (at.ok()) out[j.value("milestone", "")] = *at;
+  }
+  return out;
+}
+
+// The text of the step's "::error title=…::text" annotation (never a secret).
+std::string ErrorAnnotation(const std::string& log) {
+  size_t at = log.find("::error");
+  if (at == std::string::npos) return "";
+  size_t text = log.find("::", at + 2);
+  if (text == std::string::npos) return "";
+  size_t end = log.find('\n', text);
+  return log.substr(text + 2, end == std::string::npos ? std::string::npos : end - text - 2);
+}
+
+}  // namespace
+
+ShownOutput AsTheRunnerShows(const std::string& stdout_text) {
+  ShownOutput shown;
+  std::vector<std::string> masks;
+  std::istringstream in(stdout_text);
+  std::string line;
+  const std::string command = "::add-mask::";
+  while (std::getline(in, line)) {
+    if (line.rfind(command, 0) == 0) {
+      std::string value = line.substr(command.size());
+      if (value.empty()) continue;
+      // Printed before it was masked: the runner would have shown it.
+      if (stdout_text.find(value) < stdout_text.find(line)) shown.printed_before_masked = true;
+      masks.push_back(value);
+      continue;
+    }
+    for (const std::string& m : masks) {
+      for (size_t at = line.find(m); at != std::string::npos; at = line.find(m, at + 3)) {
+        line.replace(at, m.size(), "***");
+      }
+    }
+    shown.text += line + "\n";
+  }
+  return shown;
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string StepResult::Describe() const {
+  return "exit " + std::to_string(exit.code) + (error.empty() ? "" : ": " + error);
+}
+
+Result<StepResult> Workflow::Step(const std::string& mode, const std::string& job,
+                                  const std::string& run_id,
+                                  const std::map<std::string, std::string>& inputs,
+                                  const std::map<std::string, std::string>& env) {
+  supervisor::ProcessSpec spec;
+  spec.argv = {mvr_, mode};
+  spec.env = stack_.StepEnvironment(run_id, job);
+  for (const auto& [k, v] : inputs) spec.env["INPUT_" + k] = v;
+  for (const auto& [k, v] : env) spec.env[k] = v;
+  const std::string output_file = stack_.dir() + "/" + job + "-" + mode + ".out";
+  spec.env["GITHUB_OUTPUT"] = output_file;
+  spec.secret_env["INPUT_GITHUB_TOKEN"] = stack_.token();
+  spec.output_path = stack_.dir() + "/" + job + "-" + mode + ".log";
+  std::remove(output_file.c_str());
+  std::remove(spec.output_path.c_str());
+  MVR_ASSIGN_OR_RETURN(auto run, processes_.Run(spec, std::chrono::seconds(300)));
+  StepResult result;
+  result.exit = run.exit;
+  result.log_path = spec.output_path;
+  const std::string log = run.output + ReadWholeFile(spec.output_path);
+  result.error = ErrorAnnotation(log);
+  result.milestones = ReadMilestones(log);
+  result.outputs = ReadOutputs(output_file);
+  // Kept as the job's log would show it, for the secret searches.
+  ShownOutput shown = AsTheRunnerShows(run.output);
+  result.printed_before_masked = shown.printed_before_masked;
+  std::ofstream(stack_.dir() + "/" + job + "-" + mode + ".stdout") << shown.text;
+  if (run.timed_out) return Transient("mvr " + mode + " did not finish within 300 s");
+  return result;
+}
+
+Result<JobResult> Workflow::RunJob(const std::string& label, const std::vector<std::string>& steps,
+                                   Duration timeout) {
+  json body = {{"repository", kDemoRepository}, {"labels", {label}}, {"steps", steps}};
+  MVR_ASSIGN_OR_RETURN(json queued, GitHub("POST", "/_emulator/jobs", body.dump()));
+  JobResult result;
+  result.id = queued.value("id", int64_t{0});
+  const TimePoint deadline = seam_.clock.Now() + timeout;
+  while (seam_.clock.Now() < deadline) {
+    MVR_ASSIGN_OR_RETURN(json job, GitHub("GET", "/_emulator/jobs/" + std::to_string(result.id)));
+    const std::string status = job.value("status", "");
+    if (status == "in_progress" && !result.started) result.started = seam_.clock.Now();
+    if (status == "completed") {
+      if (!result.started) result.started = seam_.clock.Now();
+      result.completed = seam_.clock.Now();
+      result.conclusion = job["conclusion"].is_string() ? job["conclusion"].get<std::string>() : "";
+      if (job["runner_id"].is_number_integer()) result.runner_id = job["runner_id"].get<int64_t>();
+      if (job["runner_name"].is_string()) result.runner_name = job["runner_name"];
+      for (const auto& s : job.value("steps", json::array())) {
+        if (s.contains("stdout") && s["stdout"].is_string()) result.stdout_text += s["stdout"];
+      }
+      return result;
+    }
+    seam_.sleeper.Sleep(Duration(100));
+  }
+  return Transient("the job on " + label + " did not complete within " +
+                   std::to_string(timeout.count() / 1000) + " s");
+}
+
+Result<json> Workflow::GitHub(const std::string& method, const std::string& path,
+                              const std::string& body) {
+  http::HttpRequest req;
+  req.method = method;
+  req.url = stack_.github_url() + path;
+  req.body = body;
+  req.headers.Set("Authorization", "Bearer " + stack_.token().Reveal());
+  if (!body.empty()) req.headers.Set("Content-Type", "application/json");
+  MVR_ASSIGN_OR_RETURN(http::HttpResponse res, http_.Send(req));
+  json j = json::parse(res.body, nullptr, false);
+  if (res.status >= 300 || j.is_discarded()) {
+    return Internal(method + " " + path + " answered " + std::to_string(res.status));
+  }
+  return j;
+}
+
+Result<json> Workflow::GetMicrovm(const std::string& microvm_id) {
+  http::HttpRequest req;
+  req.url = stack_.microvms_url() + "/2025-09-09/microvms/" + microvm_id;
+  MVR_ASSIGN_OR_RETURN(http::HttpResponse res, http_.Send(req));
+  json j = json::parse(res.body, nullptr, false);
+  if (res.status == 404) return NotFound("MicroVM " + microvm_id + " is not known");
+  if (res.status != 200 || j.is_discarded()) {
+    return Internal("GetMicrovm " + microvm_id + " answered " + std::to_string(res.status));
+  }
+  return j;
+}
+
+Workflow::Leftovers Workflow::CountLeftovers() {
+  Leftovers left;
+  http::HttpRequest req;
+  req.url = stack_.microvms_url() + "/2025-09-09/microvms?maxResults=50";
+  auto res = http_.Send(req);
+  if (res.ok() && res->status == 200) {
+    json j = json::parse(res->body, nullptr, false);
+    left.vms = 0;
+    for (const auto& item : j.value("items", json::array())) {
+      if (item.value("state", "") != "TERMINATED") ++left.vms;
+    }
+  }
+  auto listed =
+      GitHub("GET", std::string("/repos/") + kDemoRepository + "/actions/runners?per_page=100");
+  if (listed.ok()) left.runners = static_cast<int>(listed->value("total_count", 0));
+  return left;
+}
+
+}  // namespace mvr::demo

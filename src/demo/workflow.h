@@ -1,0 +1,91 @@
+// Workflow: drives a LocalStack the way a GitHub Actions workflow drives the Action. Step runs
+// the real `mvr start` / `mvr stop` as a step would (INPUT_* environment, GITHUB_OUTPUT file, the
+// token passed only in the environment); RunJob queues a job in the GitHub emulator on a label and
+// waits for it; the rest reads both emulators' state. Used by `mvr demo` and the end-to-end tests.
+// Thread-safety: Step and RunJob may run from several threads at once (distinct jobs).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "demo/local_stack.h"
+#include "http/client.h"
+
+namespace mvr::demo {
+
+struct StepResult {
+  supervisor::ExitStatus exit;
+  std::map<std::string, std::string> outputs;   // what the step wrote to GITHUB_OUTPUT
+  std::string log_path;                         // its stdout and stderr
+  std::string error;                            // the ::error annotation's text; "" if none
+  std::map<std::string, TimePoint> milestones;  // what `mvr start` logged as milestones
+  // A value the step masked (::add-mask::) had already been printed before it was masked.
+  bool printed_before_masked = false;
+  bool ok() const { return exit.ok(); }
+  // "exit N: <error>", for messages.
+  std::string Describe() const;
+};
+
+struct JobResult {
+  int64_t id = 0;
+  std::string conclusion;  // success, failure, cancelled
+  int64_t runner_id = 0;
+  std::string runner_name;
+  std::string stdout_text;                      // every step's output, in order
+  std::optional<TimePoint> started, completed;  // as observed by polling
+};
+
+class Workflow {
+ public:
+  Workflow(const Seam& seam, supervisor::ProcessRunner& processes, http::HttpClient& http,
+           const LocalStack& stack, std::string mvr_path)
+      : seam_(seam), processes_(processes), http_(http), stack_(stack), mvr_(std::move(mvr_path)) {}
+
+  // Runs `mvr <mode>` as a step of job `job` in workflow run `run_id`, with INPUT_<NAME> for each
+  // input and `env` on top of the step environment. A non-zero exit is a result, not an error;
+  // errors are failures to run the step at all.
+  Result<StepResult> Step(const std::string& mode, const std::string& job,
+                          const std::string& run_id,
+                          const std::map<std::string, std::string>& inputs,
+                          const std::map<std::string, std::string>& env = {});
+
+  // Queues a job needing `label` with shell `steps` and waits (up to `timeout`) for it to
+  // complete, whatever its conclusion.
+  Result<JobResult> RunJob(const std::string& label, const std::vector<std::string>& steps,
+                           Duration timeout);
+
+  // A call to the GitHub emulator (REST or control API) with the stack's token.
+  Result<nlohmann::json> GitHub(const std::string& method, const std::string& path,
+                                const std::string& body = "");
+  // GetMicrovm's answer for `microvm_id` (unsigned: the emulator accepts any request).
+  Result<nlohmann::json> GetMicrovm(const std::string& microvm_id);
+  // MicroVMs not TERMINATED and runners still registered; -1 where it could not be read.
+  struct Leftovers {
+    int vms = -1;
+    int runners = -1;
+  };
+  Leftovers CountLeftovers();
+
+ private:
+  const Seam& seam_;
+  supervisor::ProcessRunner& processes_;
+  http::HttpClient& http_;
+  const LocalStack& stack_;
+  std::string mvr_;
+};
+
+// A step's stdout as a job's log shows it: the Actions runner consumes "::add-mask::value" lines
+// and shows every later occurrence of the value as ***.
+struct ShownOutput {
+  std::string text;
+  bool printed_before_masked = false;
+};
+ShownOutput AsTheRunnerShows(const std::string& stdout_text);
+
+// The whole file ("" if it cannot be read).
+std::string ReadWholeFile(const std::string& path);
+
+}  // namespace mvr::demo
