@@ -1,0 +1,118 @@
+// DeliverRunnerStart over a scripted HTTP seam: what reaches the VM's ingress (control port,
+// proxy token, requestId, microvmId, the JIT in the body only), retries that resend the very same
+// request, final errors mapped from the supervisor's answers, and no secret in any error.
+#include "action/control_delivery.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+#include "tests/action/fakes.h"
+
+namespace mvr::action {
+namespace {
+
+using ::testing::_;
+using ::testing::Invoke;
+using testing::MockHttp;
+
+const char kJit[] = "JITFIXTURE-delivery-0123456789abcdef";
+const char kProxyToken[] = "PROXYTOKENFIXTURE-delivery";
+
+http::HttpResponse Answer(int status, const std::string& message = "") {
+  http::HttpResponse res;
+  res.status = status;
+  if (!message.empty()) {
+    res.body = nlohmann::json{{"error", "x"}, {"message", message}}.dump();
+  }
+  return res;
+}
+
+class ControlDeliveryTest : public ::testing::Test {
+ protected:
+  // The HTTP seam answers these in turn and records each request it was sent.
+  void Script(std::vector<Result<http::HttpResponse>> answers) {
+    EXPECT_CALL(http_, Send(_))
+        .Times(static_cast<int>(answers.size()))
+        .WillRepeatedly(Invoke([this, answers](const http::HttpRequest& req) {
+          sent_.push_back(req);
+          return answers[sent_.size() - 1];
+        }));
+  }
+  Status Deliver() {
+    RunnerStartDelivery d{"https://mvm-1.example.test", Secret(kProxyToken), "req-1", "mvm-1",
+                          Secret(kJit)};
+    return DeliverRunnerStart(http_, seam_, d, clock_.Now() + std::chrono::seconds(120));
+  }
+  void ExpectNoSecret(const Status& s) {
+    EXPECT_EQ(s.message().find(kJit), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().find(kProxyToken), std::string::npos) << s.message();
+  }
+
+  ManualClock clock_;
+  ManualSleeper sleeper_{clock_};
+  SeededRandom random_{5};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
+  Seam seam_{clock_, sleeper_, random_, random_, logger_};
+  ::testing::StrictMock<MockHttp> http_;
+  std::vector<http::HttpRequest> sent_;
+};
+
+TEST_F(ControlDeliveryTest, PostsTheRunnerStartToTheControlPortThroughIngress) {
+  Script({Answer(202)});
+  ASSERT_TRUE(Deliver().ok());
+  const http::HttpRequest& req = sent_.at(0);
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(req.url, "https://mvm-1.example.test/v1/runner/start");
+  EXPECT_EQ(req.headers.GetOr("X-aws-proxy-port", ""), "8080");
+  EXPECT_EQ(req.headers.GetOr("X-aws-proxy-auth", ""), kProxyToken);
+  nlohmann::json body = nlohmann::json::parse(req.body);
+  EXPECT_EQ(body["requestId"], "req-1");
+  EXPECT_EQ(body["microvmId"], "mvm-1");
+  EXPECT_EQ(body["jit"], kJit);
+  EXPECT_EQ(req.url.find(kJit), std::string::npos);
+}
+
+TEST_F(ControlDeliveryTest, RetriesTransportErrors5xxAnd429WithTheSameRequest) {
+  Script({Result<http::HttpResponse>(Transient("connection refused")), Answer(503, "booting"),
+          Answer(429), Answer(200)});
+  ASSERT_TRUE(Deliver().ok());
+  ASSERT_EQ(sent_.size(), 4u);
+  for (const http::HttpRequest& req : sent_) {
+    EXPECT_EQ(req.body, sent_[0].body) << "a retry changed the request (its requestId)";
+    EXPECT_EQ(req.url, sent_[0].url);
+  }
+}
+
+TEST_F(ControlDeliveryTest, SupervisorRefusalsAreFinalAndNamed) {
+  struct Case {
+    int status;
+    Code code;
+  };
+  for (Case c : {Case{409, Code::kConflict}, Case{403, Code::kUnauthorized},
+                 Case{400, Code::kInvalidArgument}, Case{413, Code::kInvalidArgument}}) {
+    sent_.clear();
+    ::testing::Mock::VerifyAndClearExpectations(&http_);
+    Script({Answer(c.status, "runner already started")});
+    Status s = Deliver();
+    EXPECT_EQ(s.code(), c.code) << c.status;
+    EXPECT_EQ(sent_.size(), 1u) << c.status;
+    EXPECT_NE(s.message().find("runner already started"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("mvm-1"), std::string::npos) << s.message();
+    ExpectNoSecret(s);
+  }
+}
+
+TEST_F(ControlDeliveryTest, GivesUpAtTheDeadlineWithoutLeakingTheRequest) {
+  std::vector<Result<http::HttpResponse>> always_down(10, Answer(502));
+  Script(always_down);
+  Status s = Deliver();
+  EXPECT_EQ(s.code(), Code::kTransient);
+  ExpectNoSecret(s);
+  EXPECT_EQ(sink_.Joined().find(kJit), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mvr::action
