@@ -58,6 +58,7 @@ TEST(RealDocker, ImageSurvivesStopAndStartAndForcedVfsWorks) {
   DockerControl control(config, env, DockerDeps{processes, clock, sleeper, logger});
   auto driver = control.Start();
   ASSERT_TRUE(driver.ok()) << driver.status().ToString() << dir.Read("dockerd.log");
+  RecordProperty("storage_driver", *driver);
 
   // A one-file image imported from a tar: no registry needed.
   std::filesystem::create_directories(dir.file("rootfs"));
