@@ -43,9 +43,11 @@ std::string LocalStack::StandInRunner() const {
 }
 
 // The image's program: the real supervisor, serving hooks and control on the ports the emulator
-// gives it, with Docker not managed on a developer machine. At boot it writes the runner script
-// onto the VM's disk ($MVR_VM_DIR, as on a real MicroVM): the supervisor's runner inherits only
-// PATH, so the disk's path is written into the script.
+// gives it, with Docker not managed on a developer machine. At boot it writes onto the VM's disk
+// ($MVR_VM_DIR, as on a real MicroVM) the runner script (the supervisor's runner inherits only
+// PATH, so the disk's path is written into it) and the supervisor's config. The config's empty
+// power-off makes a supervisor whose self-termination fails just exit: its default would power
+// off the machine the stack runs on.
 Result<std::string> LocalStack::WriteGuestScript(const std::string& image,
                                                  const std::string& runner_body) {
   const std::string path = dir_ + "/guest-" + image + ".sh";
@@ -60,8 +62,13 @@ Result<std::string> LocalStack::WriteGuestScript(const std::string& image,
     << runner_body << "\n"
     << "MVR_RUNNER_SCRIPT\n"
     << "chmod +x \"$MVR_VM_DIR/runner.sh\"\n"
+    << "cat > \"$MVR_VM_DIR/supervisor.json\" <<MVR_SUPERVISOR_CONFIG\n"
+    << "{\"runner\": {\"command\": [\"$MVR_VM_DIR/runner.sh\"]},\n"
+    << " \"docker\": {\"enabled\": false},\n"
+    << " \"powerOff\": []}\n"
+    << "MVR_SUPERVISOR_CONFIG\n"
     << "exec " << ShellQuote(mvr_)
-    << " supervisor --host 127.0.0.1 --no-docker --runner-command \"$MVR_VM_DIR/runner.sh\"\n";
+    << " supervisor --host 127.0.0.1 --config \"$MVR_VM_DIR/supervisor.json\"\n";
   f.close();
   if (!f) return Internal("cannot write " + path);
   return "/bin/sh " + ShellQuote(path);
