@@ -34,8 +34,13 @@ std::string ShellQuote(const std::string& text) {
 
 }  // namespace
 
-void LocalStack::AddImage(const std::string& name, const std::string& runner_body) {
-  images_.emplace_back(name, runner_body);
+void LocalStack::AddImage(const std::string& name, const std::string& runner_body,
+                          GuestDocker docker) {
+  Image image;
+  image.name = name;
+  image.runner_body = runner_body;
+  image.docker = docker;
+  images_.push_back(image);
 }
 
 std::string LocalStack::StandInRunner() const {
@@ -43,35 +48,67 @@ std::string LocalStack::StandInRunner() const {
 }
 
 // The image's program: the real supervisor, serving hooks and control on the ports the emulator
-// gives it, with Docker not managed on a developer machine. At boot it writes onto the VM's disk
-// ($MVR_VM_DIR, as on a real MicroVM) the runner script (the supervisor's runner inherits only
-// PATH, so the disk's path is written into it) and the supervisor's config. The config's empty
-// power-off makes a supervisor whose self-termination fails just exit: its default would power
-// off the machine the stack runs on.
-Result<std::string> LocalStack::WriteGuestScript(const std::string& image,
-                                                 const std::string& runner_body) {
-  const std::string path = dir_ + "/guest-" + image + ".sh";
+// gives it. At boot it writes onto the VM's disk ($MVR_VM_DIR, as on a real MicroVM) the runner
+// script (the supervisor's runner inherits only PATH, so the disk's path is written into it) and
+// the supervisor's config. The config's empty power-off makes a supervisor whose self-termination
+// fails just exit: its default would power off the machine the stack runs on.
+// With real Docker, the supervisor runs containerd and dockerd as in the image (so it stops both
+// and waits for each), with their data on the VM's disk and their sockets under a short
+// /run/mvr-<id> (a socket path must fit 108 bytes), which the program removes when the
+// supervisor has finished. SIGTERM is caught while the supervisor runs and ignored while that
+// removal runs (the emulator signals the whole VM when the supervisor may already be done); the
+// script is exec'd, so it is the VM's main process that the emulator waits for.
+Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
+  const bool docker = image.docker == GuestDocker::kReal;
+  const std::string path = dir_ + "/guest-" + image.name + ".sh";
   std::ofstream f(path);
   f << "#!/bin/sh\n"
-    << "# MicroVM program of the local image " << image << " (written by mvr's LocalStack).\n"
+    << "# MicroVM program of the local image " << image.name << " (written by mvr's LocalStack).\n"
     << "set -e\n"
     << "mkdir -p \"$MVR_VM_DIR/var/lib/docker\" \"$MVR_VM_DIR/work\"\n"
+    << "DOCKER_EXEC=\"/run/mvr-$MVR_MICROVM_ID\"\n"
+    << "DOCKER_SOCK=\"unix://$DOCKER_EXEC/docker.sock\"\n"
     << "cat > \"$MVR_VM_DIR/runner.sh\" <<MVR_RUNNER_SCRIPT\n"
     << "#!/bin/sh\n"
     << "export MVR_DOCKER_DATA_ROOT=\"$MVR_VM_DIR/var/lib/docker\"\n"
-    << runner_body << "\n"
+    << (docker ? "export DOCKER_HOST=\"$DOCKER_SOCK\"\n" : "") << image.runner_body << "\n"
     << "MVR_RUNNER_SCRIPT\n"
     << "chmod +x \"$MVR_VM_DIR/runner.sh\"\n"
     << "cat > \"$MVR_VM_DIR/supervisor.json\" <<MVR_SUPERVISOR_CONFIG\n"
-    << "{\"runner\": {\"command\": [\"$MVR_VM_DIR/runner.sh\"]},\n"
-    << " \"docker\": {\"enabled\": false},\n"
-    << " \"powerOff\": []}\n"
+    << "{\"runner\": {\"command\": [\"$MVR_VM_DIR/runner.sh\"]},\n";
+  if (docker) {
+    f << " \"docker\": {\"containerd\": [\"containerd\", \"--address\", "
+         "\"$DOCKER_EXEC/containerd.sock\",\n"
+      << "    \"--root\", \"$MVR_VM_DIR/var/lib/containerd\", \"--state\", "
+         "\"$DOCKER_EXEC/containerd\"],\n"
+      << "  \"dockerd\": [\"dockerd\", \"--bridge=none\", \"--iptables=false\", "
+         "\"--ip6tables=false\",\n"
+      << "    \"--containerd\", \"$DOCKER_EXEC/containerd.sock\",\n"
+      << "    \"--data-root\", \"$MVR_VM_DIR/var/lib/docker\", \"--exec-root\", "
+         "\"$DOCKER_EXEC\",\n"
+      << "    \"--pidfile\", \"$DOCKER_EXEC/dockerd.pid\", \"-H\", \"$DOCKER_SOCK\"],\n"
+      << "  \"info\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"info\", \"--format\", "
+         "\"{{.Driver}}\"],\n"
+      << "  \"cleanupContainers\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"container\", "
+         "\"prune\", \"--force\"],\n"
+      << "  \"cleanupVolumes\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"volume\", "
+         "\"prune\", \"--force\"],\n"
+      << "  \"logFile\": \"$MVR_VM_DIR/dockerd.log\"},\n";
+  } else {
+    f << " \"docker\": {\"enabled\": false},\n";
+  }
+  f << " \"powerOff\": []}\n"
     << "MVR_SUPERVISOR_CONFIG\n"
-    << "exec " << ShellQuote(mvr_)
-    << " supervisor --host 127.0.0.1 --config \"$MVR_VM_DIR/supervisor.json\"\n";
+    << "trap true TERM\n"
+    << "status=0\n"
+    << ShellQuote(mvr_)
+    << " supervisor --host 127.0.0.1 --config \"$MVR_VM_DIR/supervisor.json\" || status=$?\n"
+    << "trap '' TERM\n"
+    << "rm -rf \"$DOCKER_EXEC\"\n"
+    << "exit $status\n";
   f.close();
   if (!f) return Internal("cannot write " + path);
-  return "/bin/sh " + ShellQuote(path);
+  return "exec /bin/sh " + ShellQuote(path);
 }
 
 Status LocalStack::Start() {
@@ -96,12 +133,15 @@ Status LocalStack::Start() {
   microvms.argv = {mvr_,         "emulate",   "microvms",    "--listen",         "127.0.0.1:0",
                    "--region",   kDemoRegion, "--state-dir", dir_ + "/microvms", "--request-log",
                    request_log()};
-  std::vector<std::pair<std::string, std::string>> images = {{kDemoImage, StandInRunner()}};
+  Image standard;
+  standard.name = kDemoImage;
+  standard.runner_body = StandInRunner();
+  std::vector<Image> images = {standard};
   images.insert(images.end(), images_.begin(), images_.end());
-  for (const auto& [name, body] : images) {
-    MVR_ASSIGN_OR_RETURN(std::string command, WriteGuestScript(name, body));
+  for (const Image& image : images) {
+    MVR_ASSIGN_OR_RETURN(std::string command, WriteGuestScript(image));
     microvms.argv.push_back("--image");
-    microvms.argv.push_back(name + "=" + command);
+    microvms.argv.push_back(image.name + "=" + command);
   }
   microvms.env = BaseEnvironment(dir_);
   microvms.output_path = dir_ + "/microvms-emulator.log";

@@ -22,6 +22,10 @@ inline constexpr char kDemoImage[] = "mvr-runner";
 inline constexpr char kDemoRepository[] = "demo/app";
 inline constexpr char kDemoRegion[] = "us-east-1";
 
+// Whether a local image's supervisor manages a real Docker engine (Debian's dockerd, on the VM's
+// own socket and data root, without bridge or iptables) or none.
+enum class GuestDocker { kNone, kReal };
+
 class LocalStack {
  public:
   LocalStack(const Seam& seam, supervisor::ProcessRunner& processes, std::string mvr_path,
@@ -31,8 +35,10 @@ class LocalStack {
 
   // Registers another image (before Start) whose runner script runs `runner_body`: shell lines
   // written into the VM's runner script when the VM boots, so "$MVR_VM_DIR" there is the VM's
-  // disk and a "$" meant for the runner's own run time is written "\$".
-  void AddImage(const std::string& name, const std::string& runner_body);
+  // disk and a "$" meant for the runner's own run time is written "\$". With GuestDocker::kReal
+  // the supervisor starts and stops dockerd as in a real image, and jobs get DOCKER_HOST.
+  void AddImage(const std::string& name, const std::string& runner_body,
+                GuestDocker docker = GuestDocker::kNone);
   // The default image's runner body: exec the stand-in runner with its work folder on the disk.
   std::string StandInRunner() const;
 
@@ -60,13 +66,17 @@ class LocalStack {
 
  private:
   Result<std::string> WaitForUrl(const std::string& log_path, const std::string& what, int pid);
-  Result<std::string> WriteGuestScript(const std::string& image, const std::string& runner_body);
+  struct Image {
+    std::string name, runner_body;
+    GuestDocker docker = GuestDocker::kNone;
+  };
+  Result<std::string> WriteGuestScript(const Image& image);
 
   const Seam& seam_;
   supervisor::ProcessRunner& processes_;
   std::string mvr_;
   std::string dir_;
-  std::vector<std::pair<std::string, std::string>> images_;  // name, runner body
+  std::vector<Image> images_;
   Secret token_;
   std::string github_url_, microvms_url_;
   std::vector<int> pids_;

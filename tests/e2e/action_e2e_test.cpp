@@ -5,6 +5,7 @@
 // every output is searched for the token, the AWS key and each JIT config the runners received.
 // Label: e2e.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -38,6 +39,8 @@ constexpr char kAwsSecretKey[] = "mvr-demo-not-a-secret";
 // received in the fixtures directory (outside everything searched), or never comes online.
 constexpr char kCaptureImage[] = "mvr-capture";
 constexpr char kSilentImage[] = "mvr-silent";
+// The capture image with a real Docker engine managed by the supervisor (Debian's docker.io).
+constexpr char kDockerImage[] = "mvr-docker";
 // The API operations that change a MicroVM (or hand out access to it).
 const std::vector<std::string> kLifecycleOperations = {
     "RunMicrovm", "ResumeMicrovm", "SuspendMicrovm", "TerminateMicrovm", "CreateMicrovmAuthToken"};
@@ -51,9 +54,11 @@ class ActionEndToEnd : public ::testing::Test {
     fixtures_ = dir_ + "/fixtures";
     fs::create_directories(fixtures_);
     stack_ = std::make_unique<LocalStack>(seam_, processes_, mvr_, dir_ + "/stack");
-    stack_->AddImage(kCaptureImage, "printf '%s' \"\\$ACTIONS_RUNNER_INPUT_JITCONFIG\" > '" +
-                                        fixtures_ + "/jit-'\\$\\$\n" + stack_->StandInRunner());
+    const std::string capture = "printf '%s' \"\\$ACTIONS_RUNNER_INPUT_JITCONFIG\" > '" +
+                                fixtures_ + "/jit-'\\$\\$\n" + stack_->StandInRunner();
+    stack_->AddImage(kCaptureImage, capture);
     stack_->AddImage(kSilentImage, "exec sleep 600");
+    stack_->AddImage(kDockerImage, capture, GuestDocker::kReal);
     Status started = stack_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();
     workflow_ = std::make_unique<Workflow>(seam_, processes_, http_, *stack_, mvr_);
@@ -155,6 +160,22 @@ class ActionEndToEnd : public ::testing::Test {
       }
     }
     EXPECT_GT(searched, 5);
+  }
+
+  static bool HasProgram(const std::string& name) {
+    for (const char* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin"}) {
+      if (::access((std::string(dir) + "/" + name).c_str(), X_OK) == 0) return true;
+    }
+    return false;
+  }
+
+  // A dockerd whose exec root is this VM's.
+  bool DockerdRunsFor(const std::string& microvm_id) {
+    supervisor::ProcessSpec pgrep;
+    pgrep.argv = {"pgrep", "-f", "dockerd.*--exec-root /run/mvr-" + microvm_id};
+    pgrep.env = {{"PATH", "/usr/bin:/bin"}};
+    auto found = processes_.Run(pgrep, std::chrono::seconds(10));
+    return found.ok() && found->exit.ok();
   }
 
   SystemClock clock_;
@@ -317,6 +338,47 @@ TEST_F(ActionEndToEnd, StaleHandleAfterTerminationFailsClearlyWithoutALifecycleC
   EXPECT_NE(stale.error.find("start a new warm server"), std::string::npos) << stale.error;
   std::vector<std::string> ops = OperationsSince(before);
   EXPECT_EQ(ops, std::vector<std::string>{"GetMicrovm"});
+  ExpectNothingLeft();
+}
+
+// The Phase 2 proof with a real Docker engine: the supervisor stops dockerd before the VM is
+// frozen and starts it again on resume; an image the first job imported is still there for the
+// second job's runner.
+TEST_F(ActionEndToEnd, WarmPairKeepsARealDockerImageAcrossSuspendAndResume) {
+  if (::geteuid() != 0 || !HasProgram("dockerd") || !HasProgram("docker")) {
+    GTEST_SKIP() << "needs root and Debian's docker.io (dockerd, docker); scripts/setup.sh "
+                    "installs it";
+  }
+  StepResult first =
+      Step("start", "docker-first", {{"SERVER", "docker-cache"}, {"IMAGE_ID", kDockerImage}});
+  ASSERT_TRUE(first.ok()) << first.Describe();
+  const std::string microvm_id = first.outputs["microvm-id"];
+  JobResult job1 = Job(first.outputs["label"],
+                       {"mkdir -p \"$RUNNER_TEMP/rootfs\" && echo \"layer from $RUNNER_NAME\" > "
+                        "\"$RUNNER_TEMP/rootfs/layer.txt\"",
+                        "tar -C \"$RUNNER_TEMP/rootfs\" -cf \"$RUNNER_TEMP/rootfs.tar\" . && "
+                        "docker import \"$RUNNER_TEMP/rootfs.tar\" mvr-warm-cache:1"});
+  ASSERT_EQ(job1.conclusion, "success") << job1.stdout_text;
+  StepResult park = Step("stop", "docker-first", {{"SERVER", first.outputs["server"]}});
+  ASSERT_TRUE(park.ok()) << park.Describe();
+  EXPECT_EQ(StateOf(microvm_id), "SUSPENDED");
+  EXPECT_FALSE(DockerdRunsFor(microvm_id)) << "dockerd still running in a suspended VM";
+
+  StepResult second = Step("start", "docker-second",
+                           {{"SERVER", first.outputs["server"]}, {"IMAGE_ID", kDockerImage}});
+  ASSERT_TRUE(second.ok()) << second.Describe();
+  EXPECT_EQ(second.outputs["microvm-id"], microvm_id);
+  EXPECT_EQ(second.outputs["warm-hit"], "true");
+  EXPECT_TRUE(DockerdRunsFor(microvm_id));
+  JobResult job2 = Job(second.outputs["label"], {"docker image inspect --format 'image {{.Id}}' "
+                                                 "mvr-warm-cache:1"});
+  EXPECT_EQ(job2.conclusion, "success") << job2.stdout_text;
+  EXPECT_NE(job2.stdout_text.find("image sha256:"), std::string::npos) << job2.stdout_text;
+
+  StepResult done = Step("stop", "docker-teardown", {{"MICROVM_ID", microvm_id}});
+  ASSERT_TRUE(done.ok()) << done.Describe();
+  EXPECT_FALSE(DockerdRunsFor(microvm_id));
+  EXPECT_FALSE(fs::exists("/run/mvr-" + microvm_id)) << "the VM's dockerd exec root was left";
   ExpectNothingLeft();
 }
 
