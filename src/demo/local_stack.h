@@ -14,7 +14,7 @@
 
 #include "base/seam.h"
 #include "base/secret.h"
-#include "supervisor/process_runner.h"
+#include "process/process_runner.h"
 
 namespace mvr::demo {
 
@@ -24,7 +24,7 @@ inline constexpr char kDemoRegion[] = "us-east-1";
 
 class LocalStack {
  public:
-  LocalStack(const Seam& seam, supervisor::ProcessRunner& processes, std::string mvr_path,
+  LocalStack(const Seam& seam, process::ProcessRunner& processes, std::string mvr_path,
              std::string work_dir)
       : seam_(seam), processes_(processes), mvr_(std::move(mvr_path)), dir_(std::move(work_dir)) {}
   ~LocalStack() { Stop(); }
@@ -63,7 +63,7 @@ class LocalStack {
   Result<std::string> WriteGuestScript(const std::string& image, const std::string& runner_body);
 
   const Seam& seam_;
-  supervisor::ProcessRunner& processes_;
+  process::ProcessRunner& processes_;
   std::string mvr_;
   std::string dir_;
   std::vector<std::pair<std::string, std::string>> images_;  // name, runner body
