@@ -1,7 +1,5 @@
-// ProcessRunner: the one seam through which mvr starts and controls child processes (the
-// supervisor's daemons and runner, the MicroVMs emulator's guests and `ip` commands, the stand-in
-// runner's job steps, the demo's emulators). Every child runs in its own process group (pid ==
-// pgid), so a signal reaches everything it started. Tests inject a fake.
+// ProcessRunner: the one seam through which mvr starts, signals and reaps child processes; every
+// child leads its own process group (pid == pgid). PosixProcessRunner is the real one.
 // Thread-safety: implementations must be safe to call from many threads at once.
 #pragma once
 

@@ -14,12 +14,6 @@
 namespace mvr::process {
 namespace {
 
-ProcessSpec Shell(const std::string& script) {
-  ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", script};
-  return spec;
-}
-
 class PosixProcessRunnerTest : public ::testing::Test {
  protected:
   // Spawns `spec` with its output in a file; waits for it; returns that output.

@@ -11,12 +11,6 @@
 namespace mvr::process {
 namespace {
 
-ProcessSpec Shell(const std::string& script) {
-  ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", script};
-  return spec;
-}
-
 TEST(PosixRunTest, CapturesStdoutAndExitCodeWithStderrInTheOutputFile) {
   ScratchDir dir;
   PosixProcessRunner runner;

@@ -1,5 +1,5 @@
-// Helpers for the process seam's tests: a scratch directory removed at the end, file reading, and
-// whether a pid is still a live (non-zombie) process.
+// Helpers for the process seam's tests: shell specs, a scratch directory removed at the end, file
+// reading, and whether a pid is still a live (non-zombie) process.
 // Thread-safety: plain helpers for one test thread.
 #pragma once
 
@@ -12,8 +12,16 @@
 #include <string>
 
 #include "base/clock.h"
+#include "process/process_runner.h"
 
 namespace mvr::process {
+
+// `/bin/sh -c script`.
+inline ProcessSpec Shell(const std::string& script) {
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", script};
+  return spec;
+}
 
 class ScratchDir {
  public:
