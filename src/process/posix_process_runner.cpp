@@ -144,11 +144,11 @@ void CloseInheritedFds(int keep) {
 enum ChildStep { kExec = 0, kChdir = 1, kSwitchUser = 2 };
 
 // Runs in the forked child: never returns.
-[[noreturn]] void ExecChild(const PreparedExec& p, bool new_session, int stdin_fd, int stdout_fd,
-                            int stderr_fd, const char* cwd, int report_fd) {
-  if (new_session) {
+[[noreturn]] void ExecChild(const PreparedExec& p, ProcessSpec::Group group, int stdin_fd,
+                            int stdout_fd, int stderr_fd, const char* cwd, int report_fd) {
+  if (group == ProcessSpec::Group::kNewSession) {
     ::setsid();
-  } else {
+  } else if (group == ProcessSpec::Group::kOwn) {
     ::setpgid(0, 0);
   }
   sigset_t none;
@@ -228,7 +228,7 @@ Result<int> PosixProcessRunner::SpawnWithPipes(const ProcessSpec& spec, int stdo
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
   pid_t pid = ::fork();
   if (pid == 0) {
-    ExecChild(p, spec.new_session, devnull, stdout_fd >= 0 ? stdout_fd : out_fd,
+    ExecChild(p, spec.group, devnull, stdout_fd >= 0 ? stdout_fd : out_fd,
               stderr_fd >= 0 ? stderr_fd : out_fd, cwd, report_pipe[1]);
   }
   int fork_errno = errno;
@@ -239,9 +239,9 @@ Result<int> PosixProcessRunner::SpawnWithPipes(const ProcessSpec& spec, int stdo
     ::close(report_pipe[0]);
     return Internal(std::string("fork: ") + std::strerror(fork_errno));
   }
-  // Also from the parent, so that a signal right after Spawn reaches the group (setsid in the
-  // child makes the same group; this call then fails harmlessly).
-  if (!spec.new_session) ::setpgid(pid, pid);
+  // Also from the parent, so that a signal right after Spawn reaches the group (with setsid, the
+  // child alone can make its group).
+  if (spec.group == ProcessSpec::Group::kOwn) ::setpgid(pid, pid);
   int report[2] = {0, 0};
   ssize_t n;
   do {
@@ -281,7 +281,13 @@ Result<std::optional<ExitStatus>> PosixProcessRunner::TryWait(int pid) {
 
 Status PosixProcessRunner::Signal(int pid, int signal) {
   if (pid <= 1) return InvalidArgument("refusing to signal process group " + std::to_string(pid));
-  if (::kill(-pid, signal) == 0 || errno == ESRCH) return Status::Ok();
+  if (::kill(-pid, signal) == 0) return Status::Ok();
+  if (errno == ESRCH) {
+    // No such group: a child in this process's group (Group::kShared) is signalled alone.
+    if (::getpgid(pid) != ::getpgrp() || ::kill(pid, signal) == 0 || errno == ESRCH) {
+      return Status::Ok();
+    }
+  }
   return Internal("signal " + std::to_string(signal) + " to group " + std::to_string(pid) + ": " +
                   std::strerror(errno));
 }

@@ -1,5 +1,5 @@
-// ProcessRunner: the one seam through which mvr starts, signals and reaps child processes; every
-// child leads its own process group (pid == pgid). PosixProcessRunner is the real one.
+// ProcessRunner: the one seam through which mvr starts, signals and reaps child processes; a child
+// normally leads its own process group (pid == pgid). PosixProcessRunner is the real one.
 // Thread-safety: implementations must be safe to call from many threads at once.
 #pragma once
 
@@ -29,8 +29,12 @@ struct ProcessSpec {
   std::string user;         // run as this user (needs root); "" = same user
   std::string output_path;  // stdout+stderr appended here; "" = /dev/null
   int output_mode = 0640;   // permissions of output_path when it is created
-  // setsid() (a new session without a controlling terminal) rather than only a new group.
-  bool new_session = false;
+  enum class Group {
+    kOwn,         // its own process group (pid == pgid), in this process's session
+    kNewSession,  // its own session and group (setsid: no controlling terminal either)
+    kShared,      // stays in this process's group, so that signals to that group reach it too
+  };
+  Group group = Group::kOwn;
 };
 
 struct ExitStatus {
@@ -65,7 +69,8 @@ class ProcessRunner {
   // The exit status if `pid` has exited (and reaps it), nullopt if it still runs. NotFound when
   // `pid` is not (or no longer) a child.
   virtual Result<std::optional<ExitStatus>> TryWait(int pid) = 0;
-  // Sends `signal` to the process group of `pid`. A group that is already gone is not an error.
+  // Sends `signal` to the process group `pid` leads (to `pid` alone when it leads none, as with
+  // Group::kShared). A process or group that is already gone is not an error.
   virtual Status Signal(int pid, int signal) = 0;
   // Runs a command to completion, capturing stdout (and stderr when asked).
   virtual Result<CommandResult> Run(const ProcessSpec& spec, const RunOptions& options) = 0;

@@ -94,17 +94,21 @@ TEST_F(PosixProcessRunnerTest, ProgramsAreFoundOnTheChildsPath) {
   EXPECT_EQ(SpawnAndRead(spec), "found\n");
 }
 
-TEST_F(PosixProcessRunnerTest, EachChildLeadsItsOwnGroupAndNewSessionsTheirSession) {
+TEST_F(PosixProcessRunnerTest, ChildrenLeadTheirGroupOrSessionOrShareThisProcesssGroup) {
   Result<int> grouped = runner_.Spawn(Shell("exec sleep 1000"));
   ProcessSpec session_spec = Shell("exec sleep 1000");
-  session_spec.new_session = true;
+  session_spec.group = ProcessSpec::Group::kNewSession;
   Result<int> session = runner_.Spawn(session_spec);
-  ASSERT_TRUE(grouped.ok() && session.ok());
+  ProcessSpec shared_spec = Shell("exec sleep 1000");
+  shared_spec.group = ProcessSpec::Group::kShared;
+  Result<int> shared = runner_.Spawn(shared_spec);
+  ASSERT_TRUE(grouped.ok() && session.ok() && shared.ok());
   EXPECT_EQ(getpgid(*grouped), *grouped);
   EXPECT_EQ(getsid(*grouped), getsid(0));
   EXPECT_TRUE(Eventually([&] { return getsid(*session) == *session; }));
   EXPECT_EQ(getpgid(*session), *session);
-  for (int pid : {*grouped, *session}) {
+  EXPECT_EQ(getpgid(*shared), getpgrp());
+  for (int pid : {*grouped, *session, *shared}) {  // a shared child is signalled alone
     ASSERT_TRUE(runner_.Signal(pid, SIGKILL).ok());
     EXPECT_TRUE(runner_.Wait(pid)->signaled);
   }
@@ -112,10 +116,10 @@ TEST_F(PosixProcessRunnerTest, EachChildLeadsItsOwnGroupAndNewSessionsTheirSessi
 
 TEST_F(PosixProcessRunnerTest, SignalReachesGrandchildrenAndAGoneGroupIsNoError) {
   const std::string pid_file = dir_ / "grandchild.pid";
-  for (bool new_session : {false, true}) {
+  for (ProcessSpec::Group group : {ProcessSpec::Group::kOwn, ProcessSpec::Group::kNewSession}) {
     ProcessSpec spec = Shell("sleep 1000 & echo $! > '" + pid_file + ".tmp' && mv '" + pid_file +
                              ".tmp' '" + pid_file + "'; wait");
-    spec.new_session = new_session;
+    spec.group = group;
     Result<int> pid = runner_.Spawn(spec);
     ASSERT_TRUE(pid.ok());
     ASSERT_TRUE(Eventually([&] { return !ReadText(pid_file).empty(); }));

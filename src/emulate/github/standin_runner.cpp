@@ -177,6 +177,9 @@ Result<std::string> StandInRunner::RunJob(const JobToRun& job) {
     spec.argv = {options_.shell, "-c", job.steps[i]};
     spec.env = env;
     spec.cwd = workspace;
+    // In the runner's own process group: the MicroVMs emulator freezes, thaws and kills a guest
+    // by its group, and that must reach the steps too.
+    spec.group = process::ProcessSpec::Group::kShared;
     process::RunOptions run;  // no time limit: a step runs until it ends
     run.capture_stderr = true;
     auto result = processes_.Run(spec, run);

@@ -14,7 +14,7 @@ process::ProcessSpec HostProcessSpec(std::vector<std::string> argv) {
   process::ProcessSpec spec;
   spec.argv = std::move(argv);
   spec.inherit_env = true;
-  spec.new_session = true;
+  spec.group = process::ProcessSpec::Group::kNewSession;
   spec.output_mode = 0600;
   return spec;
 }

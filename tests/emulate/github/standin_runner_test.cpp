@@ -101,6 +101,8 @@ TEST_F(StandInRunnerTest, RunsEveryStepWithTheJobEnvironmentAndReportsThem) {
   const std::vector<process::ProcessSpec> runs = processes_.runs();
   const process::ProcessSpec& first = runs[0];
   EXPECT_EQ(first.argv, (std::vector<std::string>{"/bin/sh", "-c", "echo one"}));
+  // Steps stay in the runner's process group, which the MicroVMs emulator signals as a whole.
+  EXPECT_EQ(first.group, process::ProcessSpec::Group::kShared);
   EXPECT_EQ(first.env.at("GITHUB_JOB"), "build");
   EXPECT_EQ(first.env.at("RUNNER_NAME"), "standin-1");
   EXPECT_EQ(first.env.at("GITHUB_REPOSITORY"), "octo/app");
