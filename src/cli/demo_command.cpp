@@ -4,7 +4,7 @@
 #include "cli/commands.h"
 #include "demo/demo.h"
 #include "http/curl_client.h"
-#include "supervisor/process_runner.h"
+#include "process/process_runner.h"
 
 namespace mvr::cli {
 namespace {
@@ -32,7 +32,7 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
   cmd->add_flag("--keep", options->keep_work_dir, "keep the work directory afterwards");
   cmd->callback([&ctx, options] {
     options->mvr_path = SelfPath();
-    supervisor::PosixProcessRunner processes;
+    process::PosixProcessRunner processes;
     http::CurlHttpClient http;
     Seam seam = ctx.seam();
     ctx.exit_code = demo::Demo(seam, processes, http, *options).Run();

@@ -16,6 +16,7 @@
 #include "emulate/github/emulator.h"
 #include "emulate/github/standin_runner.h"
 #include "http/curl_client.h"
+#include "process/process_runner.h"
 
 extern char** environ;
 
@@ -201,7 +202,7 @@ int RunRunner(RunnerFlags& flags, Context& ctx) {
   }
   o.work_folder = flags.work_folder;
   http::CurlHttpClient client;
-  gh::PosixProcessRunner processes;
+  process::PosixProcessRunner processes;
   gh::StandInRunner runner(std::move(o), client, processes, ctx.seam(), std::cout);
   auto outcome = runner.Run();
   if (temp_folder) {

@@ -14,6 +14,7 @@
 #include "emulate/microvms/emulator.h"
 #include "emulate/microvms/network_namespaces.h"
 #include "http/curl_client.h"
+#include "process/process_runner.h"
 
 namespace mvr::cli {
 
@@ -150,7 +151,7 @@ int RunMicrovmsEmulator(const MicrovmsFlags& flags, Context& ctx) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   http::CurlHttpClient http;
-  emulate::microvms::PosixProcessRunner processes;
+  process::PosixProcessRunner processes;
   emulate::microvms::Emulator emulator(
       emulate::microvms::Emulator::Deps{ctx.clock, ctx.sleeper, ctx.random, ctx.secure_random,
                                         ctx.logger, http, processes},

@@ -17,9 +17,9 @@
 #include "aws/microvms_client.h"
 #include "cli/commands.h"
 #include "http/curl_client.h"
+#include "process/process_runner.h"
 #include "supervisor/api_self_terminator.h"
 #include "supervisor/config.h"
-#include "supervisor/process_runner.h"
 #include "supervisor/servers.h"
 #include "supervisor/supervisor.h"
 
@@ -149,7 +149,7 @@ int RunSupervisor(const SupervisorFlags& flags, Context& ctx) {
     std::fprintf(stderr, "mvr supervisor: %s\n", config.status().message().c_str());
     return 2;
   }
-  supervisor::PosixProcessRunner processes;
+  process::PosixProcessRunner processes;
   std::unique_ptr<ApiWiring> api = MakeApiWiring(ctx, logger);
   supervisor::Supervisor sup(*config, supervisor::SupervisorDeps{processes, *api->terminator,
                                                                  ctx.clock, ctx.sleeper, logger});

@@ -11,7 +11,7 @@
 
 #include "base/seam.h"
 #include "http/client.h"
-#include "supervisor/process_runner.h"
+#include "process/process_runner.h"
 
 namespace mvr::demo {
 
@@ -25,7 +25,7 @@ struct DemoOptions {
 
 class Demo {
  public:
-  Demo(const Seam& seam, supervisor::ProcessRunner& processes, http::HttpClient& http,
+  Demo(const Seam& seam, process::ProcessRunner& processes, http::HttpClient& http,
        DemoOptions options)
       : seam_(seam), processes_(processes), http_(http), options_(std::move(options)) {}
 
@@ -34,7 +34,7 @@ class Demo {
 
  private:
   const Seam& seam_;
-  supervisor::ProcessRunner& processes_;
+  process::ProcessRunner& processes_;
   http::HttpClient& http_;
   DemoOptions options_;
 };

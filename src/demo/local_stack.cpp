@@ -120,7 +120,7 @@ Status LocalStack::Start() {
   }
   ::chmod(token_file().c_str(), 0600);
 
-  supervisor::ProcessSpec github;
+  process::ProcessSpec github;
   github.argv = {mvr_,     "emulate",       "github",     "--listen",  "127.0.0.1:0",
                  "--repo", kDemoRepository, "--pat-file", token_file()};
   github.env = BaseEnvironment(dir_);
@@ -129,7 +129,7 @@ Status LocalStack::Start() {
   pids_.push_back(github_pid);
   MVR_ASSIGN_OR_RETURN(github_url_, WaitForUrl(github.output_path, "GitHub emulator", github_pid));
 
-  supervisor::ProcessSpec microvms;
+  process::ProcessSpec microvms;
   microvms.argv = {mvr_,         "emulate",   "microvms",    "--listen",         "127.0.0.1:0",
                    "--region",   kDemoRegion, "--state-dir", dir_ + "/microvms", "--request-log",
                    request_log()};

@@ -14,7 +14,7 @@
 
 #include "base/seam.h"
 #include "base/secret.h"
-#include "supervisor/process_runner.h"
+#include "process/process_runner.h"
 
 namespace mvr::demo {
 
@@ -28,7 +28,7 @@ enum class GuestDocker { kNone, kReal };
 
 class LocalStack {
  public:
-  LocalStack(const Seam& seam, supervisor::ProcessRunner& processes, std::string mvr_path,
+  LocalStack(const Seam& seam, process::ProcessRunner& processes, std::string mvr_path,
              std::string work_dir)
       : seam_(seam), processes_(processes), mvr_(std::move(mvr_path)), dir_(std::move(work_dir)) {}
   ~LocalStack() { Stop(); }
@@ -73,7 +73,7 @@ class LocalStack {
   Result<std::string> WriteGuestScript(const Image& image);
 
   const Seam& seam_;
-  supervisor::ProcessRunner& processes_;
+  process::ProcessRunner& processes_;
   std::string mvr_;
   std::string dir_;
   std::vector<Image> images_;

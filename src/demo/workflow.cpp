@@ -89,7 +89,7 @@ Result<StepResult> Workflow::Step(const std::string& mode, const std::string& jo
                                   const std::string& run_id,
                                   const std::map<std::string, std::string>& inputs,
                                   const std::map<std::string, std::string>& env) {
-  supervisor::ProcessSpec spec;
+  process::ProcessSpec spec;
   spec.argv = {mvr_, mode};
   spec.env = stack_.StepEnvironment(run_id, job);
   for (const auto& [k, v] : inputs) spec.env["INPUT_" + k] = v;

@@ -17,7 +17,7 @@
 namespace mvr::demo {
 
 struct StepResult {
-  supervisor::ExitStatus exit;
+  process::ExitStatus exit;
   std::map<std::string, std::string> outputs;   // what the step wrote to GITHUB_OUTPUT
   std::string log_path;                         // its stdout and stderr
   std::string error;                            // the ::error annotation's text; "" if none
@@ -40,7 +40,7 @@ struct JobResult {
 
 class Workflow {
  public:
-  Workflow(const Seam& seam, supervisor::ProcessRunner& processes, http::HttpClient& http,
+  Workflow(const Seam& seam, process::ProcessRunner& processes, http::HttpClient& http,
            const LocalStack& stack, std::string mvr_path)
       : seam_(seam), processes_(processes), http_(http), stack_(stack), mvr_(std::move(mvr_path)) {}
 
@@ -71,7 +71,7 @@ class Workflow {
 
  private:
   const Seam& seam_;
-  supervisor::ProcessRunner& processes_;
+  process::ProcessRunner& processes_;
   http::HttpClient& http_;
   const LocalStack& stack_;
   std::string mvr_;

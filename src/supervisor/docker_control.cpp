@@ -41,8 +41,8 @@ std::string DockerControl::driver() const {
   return driver_;
 }
 
-ProcessSpec DockerControl::DaemonSpec(const Argv& argv) const {
-  ProcessSpec spec;
+process::ProcessSpec DockerControl::DaemonSpec(const Argv& argv) const {
+  process::ProcessSpec spec;
   spec.argv = argv;
   spec.env = env_;
   spec.output_path = config_.log_file;
@@ -85,7 +85,7 @@ Result<std::string> DockerControl::StartLocked() {
     if (!spawned.ok()) return spawned.status().Annotate("starting containerd");
     deps_.sleeper.Sleep(config_.poll_interval);
     if (!StillRunning(*spawned)) {
-      return Internal("containerd (" + DescribeArgv(config_.containerd) +
+      return Internal("containerd (" + process::DescribeArgv(config_.containerd) +
                       ") exited right after starting; see the Docker log file");
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -116,7 +116,7 @@ Status DockerControl::TryDriver(const std::string& driver) {
   if (!spawned.ok()) return spawned.status();
   int pid = *spawned;
   const TimePoint deadline = deps_.clock.Now() + config_.driver_timeout;
-  ProcessSpec info = DaemonSpec(config_.info);
+  process::ProcessSpec info = DaemonSpec(config_.info);
   info.output_path.clear();
   std::string last = "no answer";
   while (true) {
@@ -138,7 +138,7 @@ Status DockerControl::TryDriver(const std::string& driver) {
     }
     if (!r.ok()) last = r.status().message();
     if (deps_.clock.Now() >= deadline) {
-      last = "no answer from `" + DescribeArgv(config_.info) + "` within " +
+      last = "no answer from `" + process::DescribeArgv(config_.info) + "` within " +
              std::to_string(config_.driver_timeout.count() / 1000) + " s";
       break;
     }
@@ -202,13 +202,13 @@ Result<std::string> DockerControl::Validate() {
     EndOp();
     return started;
   }
-  ProcessSpec spec = DaemonSpec(config_.validate);
+  process::ProcessSpec spec = DaemonSpec(config_.validate);
   auto r = deps_.processes.Run(spec, config_.validate_timeout);
   EndOp();
   if (!r.ok()) return r.status().Annotate("validation container");
   if (r->timed_out) return Internal("validation container did not finish in time");
   if (!r->exit.ok()) {
-    return Internal("validation container (" + DescribeArgv(config_.validate) +
+    return Internal("validation container (" + process::DescribeArgv(config_.validate) +
                     ") exited with code " + std::to_string(r->exit.code));
   }
   return started;
@@ -220,7 +220,8 @@ void DockerControl::PruneBetweenJobs() {
     if (argv->empty()) continue;
     auto r = deps_.processes.Run(DaemonSpec(*argv), config_.stop_timeout);
     if (!r.ok() || !r->exit.ok()) {
-      deps_.logger.Warn("docker cleanup command failed", {{"command", DescribeArgv(*argv)}});
+      deps_.logger.Warn("docker cleanup command failed",
+                        {{"command", process::DescribeArgv(*argv)}});
     }
   }
 }

@@ -14,13 +14,13 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "process/process_runner.h"
 #include "supervisor/config.h"
-#include "supervisor/process_runner.h"
 
 namespace mvr::supervisor {
 
 struct DockerDeps {
-  ProcessRunner& processes;
+  process::ProcessRunner& processes;
   const Clock& clock;
   Sleeper& sleeper;
   const Logger& logger;
@@ -56,7 +56,7 @@ class DockerControl {
   // SIGTERM, wait up to stop_timeout, then SIGKILL. Returns whether the stop was clean.
   bool StopProcess(int pid, const char* name);
   bool StillRunning(int pid);
-  ProcessSpec DaemonSpec(const Argv& argv) const;
+  process::ProcessSpec DaemonSpec(const Argv& argv) const;
 
   DockerConfig config_;
   std::map<std::string, std::string> env_;

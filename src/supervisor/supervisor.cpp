@@ -97,7 +97,7 @@ CheckReport Supervisor::Ready() {
       }
     }
     if (config_.docker.enabled && problems.empty()) {
-      ProcessSpec info;
+      process::ProcessSpec info;
       info.argv = config_.docker.info;
       info.env = config_.command_env;
       auto r = deps_.processes.Run(info, Duration(5'000));
@@ -166,8 +166,8 @@ void Supervisor::StartJobThread() {
   job_thread_ = std::thread([this] { RunJob(); });
 }
 
-ProcessSpec Supervisor::RunnerSpec(const Secret& jit) const {
-  ProcessSpec spec;
+process::ProcessSpec Supervisor::RunnerSpec(const Secret& jit) const {
+  process::ProcessSpec spec;
   spec.argv = config_.runner.command;
   spec.env = config_.command_env;
   for (const auto& [k, v] : config_.runner.env) spec.env[k] = v;
@@ -248,7 +248,7 @@ void Supervisor::CleanupBetweenJobs() {
 
 Status Supervisor::RunCommand(const Argv& argv, const char* what) {
   if (argv.empty()) return Status::Ok();
-  ProcessSpec spec;
+  process::ProcessSpec spec;
   spec.argv = argv;
   spec.env = config_.command_env;
   auto r = deps_.processes.Run(spec, config_.command_timeout);

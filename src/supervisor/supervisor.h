@@ -15,9 +15,9 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "process/process_runner.h"
 #include "supervisor/config.h"
 #include "supervisor/docker_control.h"
-#include "supervisor/process_runner.h"
 #include "supervisor/state_machine.h"
 
 namespace mvr::supervisor {
@@ -45,7 +45,7 @@ class NoSelfTerminator final : public SelfTerminator {
 };
 
 struct SupervisorDeps {
-  ProcessRunner& processes;
+  process::ProcessRunner& processes;
   SelfTerminator& terminator;
   const Clock& clock;
   Sleeper& sleeper;
@@ -109,7 +109,7 @@ class Supervisor {
   void CleanupBetweenJobs();
   void StopRunner();
   void MarkFinished();
-  ProcessSpec RunnerSpec(const Secret& jit) const;
+  process::ProcessSpec RunnerSpec(const Secret& jit) const;
   Status RunCommand(const Argv& argv, const char* what);
   template <typename F>
   Outcome Apply(F&& command);

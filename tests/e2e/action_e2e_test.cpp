@@ -23,7 +23,7 @@
 #include "demo/local_stack.h"
 #include "demo/workflow.h"
 #include "http/curl_client.h"
-#include "supervisor/process_runner.h"
+#include "process/process_runner.h"
 
 namespace mvr::demo {
 namespace {
@@ -184,7 +184,7 @@ class ActionEndToEnd : public ::testing::Test {
   StreamSink sink_{stderr};
   Logger logger_{sink_, clock_};
   Seam seam_{clock_, sleeper_, random_, random_, logger_};
-  supervisor::PosixProcessRunner processes_;
+  process::PosixProcessRunner processes_;
   http::CurlHttpClient http_;
   std::string mvr_ = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
   std::string dir_, fixtures_;

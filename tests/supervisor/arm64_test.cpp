@@ -11,8 +11,8 @@
 
 #include "base/clock.h"
 #include "http/curl_client.h"
+#include "process/process_runner.h"
 #include "script_fixture.h"
-#include "supervisor/process_runner.h"
 
 namespace mvr::supervisor {
 namespace {
@@ -53,12 +53,12 @@ TEST(Arm64Supervisor, BundleStartsUnderQemuAndAnswersReady) {
                  << "; build it with scripts/build-supervisor-arm64.sh (needs "
                     "g++-aarch64-linux-gnu and root once for the arm64 -dev packages)";
   }
-  PosixProcessRunner processes;
+  process::PosixProcessRunner processes;
   testing::ScriptDir dir("mvr-arm64");
   std::vector<std::string> launch = {qemu, bundle + "/lib/ld-linux-aarch64.so.1", "--library-path",
                                      bundle + "/lib", bundle + "/lib/mvr.bin"};
 
-  ProcessSpec version;
+  process::ProcessSpec version;
   version.argv = launch;
   version.argv.push_back("version");
   version.env = {{"PATH", "/usr/bin:/bin"}};
@@ -69,7 +69,7 @@ TEST(Arm64Supervisor, BundleStartsUnderQemuAndAnswersReady) {
 
   int hook_port = FreePort();
   int control_port = FreePort();
-  ProcessSpec spec;
+  process::ProcessSpec spec;
   spec.argv = launch;
   for (const char* a :
        {"supervisor", "--host", "127.0.0.1", "--no-docker", "--runner-command", "/bin/sh"}) {

@@ -31,7 +31,7 @@ struct DockerFixture {
 
   ScriptDir dir;
   DockerConfig config;
-  PosixProcessRunner processes;
+  process::PosixProcessRunner processes;
   SystemClock clock;
   RealSleeper sleeper;
   MemorySink sink;

@@ -48,7 +48,7 @@ TEST(RealDocker, ImageSurvivesStopAndStartAndForcedVfsWorks) {
   config.driver_timeout = Duration(60'000);
   config.stop_timeout = Duration(30'000);
   config.log_file = dir.file("dockerd.log");
-  PosixProcessRunner processes;
+  process::PosixProcessRunner processes;
   SystemClock clock;
   RealSleeper sleeper;
   MemorySink sink;
@@ -63,7 +63,7 @@ TEST(RealDocker, ImageSurvivesStopAndStartAndForcedVfsWorks) {
   // A one-file image imported from a tar: no registry needed.
   std::filesystem::create_directories(dir.file("rootfs"));
   dir.Write("rootfs/hello.txt", "cached layer\n");
-  ProcessSpec tar;
+  process::ProcessSpec tar;
   tar.argv = {"/bin/sh", "-c",
               "tar -C '" + dir.file("rootfs") + "' -cf '" + dir.file("rootfs.tar") + "' . && " +
                   docker + " -H " + host + " import '" + dir.file("rootfs.tar") +
@@ -76,7 +76,7 @@ TEST(RealDocker, ImageSurvivesStopAndStartAndForcedVfsWorks) {
   auto again = control.Start();      // the /resume hook's work
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(*again, *driver);
-  ProcessSpec inspect;
+  process::ProcessSpec inspect;
   inspect.argv = {docker, "-H", host, "image", "inspect", "mvr-warm-cache-proof:1"};
   inspect.env = env;
   auto found = processes.Run(inspect, Duration(60'000));

@@ -14,8 +14,8 @@
 #include "base/clock.h"
 #include "http/curl_client.h"
 #include "jit_fixture.h"
+#include "process/process_runner.h"
 #include "script_fixture.h"
-#include "supervisor/process_runner.h"
 #include "supervisor/run_payload.h"
 #include "supervisor/supervisor.h"
 
@@ -75,7 +75,7 @@ class SupervisorBinary : public ::testing::Test {
   }
 
   void StartSupervisor() {
-    ProcessSpec spec;
+    process::ProcessSpec spec;
     spec.argv = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr",
                  "supervisor",
                  "--host",
@@ -127,7 +127,7 @@ class SupervisorBinary : public ::testing::Test {
 
   static constexpr const char* kHookPrefix = "/aws/lambda-microvms/runtime/v1/";
   ScriptDir dir_{"mvr-supervisor-bin"};
-  PosixProcessRunner processes_;
+  process::PosixProcessRunner processes_;
   http::CurlHttpClient client_;
   RealSleeper sleeper_;
   int hook_port_ = 0;

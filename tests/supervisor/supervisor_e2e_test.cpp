@@ -16,8 +16,8 @@
 #include "base/clock.h"
 #include "base/random.h"
 #include "http/curl_client.h"
+#include "process/process_runner.h"
 #include "script_fixture.h"
-#include "supervisor/process_runner.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::supervisor {
@@ -71,7 +71,7 @@ class SupervisorE2e : public ::testing::Test {
 
   // Starts an emulator and returns the URL it prints ("... listening on http://...").
   std::string Start(std::vector<std::string> argv, const std::string& log, int* pid) {
-    ProcessSpec spec;
+    process::ProcessSpec spec;
     spec.argv = std::move(argv);
     spec.env = {{"PATH", "/usr/bin:/bin"}};
     spec.output_path = dir_.file(log);
@@ -178,7 +178,7 @@ class SupervisorE2e : public ::testing::Test {
 
   testing::ScriptDir dir_{"mvr-supervisor-e2e"};
   std::string mvr_;
-  PosixProcessRunner processes_;
+  process::PosixProcessRunner processes_;
   http::CurlHttpClient http_;
   SystemClock clock_;
   RealSleeper sleeper_;

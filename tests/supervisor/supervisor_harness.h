@@ -11,10 +11,12 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
-#include "fake_process_runner.h"
 #include "supervisor/supervisor.h"
+#include "support/fake_process_runner.h"
 
 namespace mvr::supervisor::testing {
+
+using process::testing::FakeProcessRunner;
 
 class FakeTerminator final : public SelfTerminator {
  public:

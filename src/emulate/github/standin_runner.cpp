@@ -32,7 +32,7 @@ std::string Display(const std::string& conclusion) {
 }  // namespace
 
 StandInRunner::StandInRunner(StandInRunnerOptions options, http::HttpClient& client,
-                             ProcessRunner& processes, Seam seam, std::ostream& console)
+                             process::ProcessRunner& processes, Seam seam, std::ostream& console)
     : options_(std::move(options)),
       client_(client),
       processes_(processes),
@@ -173,18 +173,23 @@ Result<std::string> StandInRunner::RunJob(const JobToRun& job) {
       if (started.status().code() == Code::kConflict) return std::string("cancelled");
       return started.status().Annotate("reporting step " + std::to_string(i + 1));
     }
-    ProcessSpec spec;
+    process::ProcessSpec spec;
     spec.argv = {options_.shell, "-c", job.steps[i]};
     spec.env = env;
     spec.cwd = workspace;
-    auto result = processes_.Run(spec);
+    // In the runner's own process group: the MicroVMs emulator freezes, thaws and kills a guest
+    // by its group, and that must reach the steps too.
+    spec.group = process::ProcessSpec::Group::kShared;
+    process::RunOptions run;  // no time limit: a step runs until it ends
+    run.capture_stderr = true;
+    auto result = processes_.Run(spec, run);
     json report;
     report["status"] = "completed";
     if (result.ok()) {
-      report["exit_code"] = result->exit_code;
-      report["stdout"] = result->stdout_text;
-      report["stderr"] = result->stderr_text;
-      report["conclusion"] = result->exit_code == 0 ? "success" : "failure";
+      report["exit_code"] = result->exit.code;
+      report["stdout"] = result->output;
+      report["stderr"] = result->error_output;
+      report["conclusion"] = result->exit.code == 0 ? "success" : "failure";
     } else {
       report["exit_code"] = 127;
       report["stdout"] = "";

@@ -13,8 +13,8 @@
 #include "base/seam.h"
 #include "base/secret.h"
 #include "emulate/github/jit_config.h"
-#include "emulate/github/process_runner.h"
 #include "http/client.h"
+#include "process/process_runner.h"
 
 namespace mvr::emulate::github {
 
@@ -37,8 +37,8 @@ struct RunnerOutcome {
 
 class StandInRunner {
  public:
-  StandInRunner(StandInRunnerOptions options, http::HttpClient& client, ProcessRunner& processes,
-                Seam seam, std::ostream& console);
+  StandInRunner(StandInRunnerOptions options, http::HttpClient& client,
+                process::ProcessRunner& processes, Seam seam, std::ostream& console);
 
   // Runs until its one job is done. Errors: a malformed config (InvalidArgument), the runner
   // removed before it got a job (Unauthorized), the emulator unreachable (Transient).
@@ -64,7 +64,7 @@ class StandInRunner {
 
   StandInRunnerOptions options_;
   http::HttpClient& client_;
-  ProcessRunner& processes_;
+  process::ProcessRunner& processes_;
   Seam seam_;
   std::ostream& console_;
   JitConfigContents config_;

@@ -22,10 +22,10 @@
 #include "base/random.h"
 #include "emulate/microvms/microvm_model.h"
 #include "emulate/microvms/network_namespaces.h"
-#include "emulate/microvms/process_runner.h"
 #include "emulate/microvms/vm_host.h"
 #include "http/client.h"
 #include "http/server.h"
+#include "process/process_runner.h"
 
 namespace mvr::emulate::microvms {
 
@@ -38,7 +38,7 @@ class Emulator {
     Random& secure_random;
     const Logger& logger;
     http::HttpClient& http;  // hook calls and proxied ingress requests (loopback only)
-    ProcessRunner& processes;
+    process::ProcessRunner& processes;
   };
   struct Options {
     std::string listen_host = "127.0.0.1";

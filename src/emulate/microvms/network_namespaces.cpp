@@ -4,7 +4,6 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
@@ -124,19 +123,18 @@ Status NetworkNamespaces::RunIp(std::vector<std::string> args) {
     std::lock_guard<std::mutex> lock(mu_);
     run = ++runs_;
   }
-  ProcessRunner::Spec spec;
-  spec.argv = args;
+  process::ProcessSpec spec = HostProcessSpec(args);
   spec.output_path = (fs::path(options_.scratch_dir) / ("ip-" + std::to_string(run) + ".out"));
   Result<int> pid = deps_.processes.Spawn(spec);
   if (!pid.ok()) return Internal(Joined(args) + ": " + pid.status().message());
   const TimePoint deadline = deps_.clock.Now() + options_.command_timeout;
-  std::optional<int> status;
-  while (!(status = deps_.processes.TryWait(*pid)) && deps_.clock.Now() < deadline) {
+  std::optional<process::ExitStatus> status;
+  while (!(status = process::PollExit(deps_.processes, *pid)) && deps_.clock.Now() < deadline) {
     deps_.sleeper.Sleep(Duration(5));
   }
   if (!status) {
-    deps_.processes.SignalGroup(*pid, SIGKILL).IgnoreError();
-    while (!deps_.processes.TryWait(*pid)) deps_.sleeper.Sleep(Duration(5));
+    deps_.processes.Signal(*pid, SIGKILL).IgnoreError();
+    while (!process::PollExit(deps_.processes, *pid)) deps_.sleeper.Sleep(Duration(5));
   }
   std::stringstream output;
   {
@@ -145,11 +143,11 @@ Status NetworkNamespaces::RunIp(std::vector<std::string> args) {
   }
   std::error_code ec;
   fs::remove(spec.output_path, ec);
-  if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return Status::Ok();
+  if (status && status->ok()) return Status::Ok();
   std::string text = output.str();
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return Internal("`" + Joined(args) + "` failed (" +
-                  (status ? DescribeWaitStatus(*status) : std::string("timed out")) +
+                  (status ? process::DescribeExit(*status) : std::string("timed out")) +
                   (text.empty() ? "" : ": " + text) + ")");
 }
 

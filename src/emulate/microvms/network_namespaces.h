@@ -20,7 +20,7 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/status.h"
-#include "emulate/microvms/process_runner.h"
+#include "emulate/microvms/host_processes.h"
 
 namespace mvr::emulate::microvms {
 
@@ -51,7 +51,7 @@ class NetworkNamespaces {
   struct Deps {
     const Clock& clock;
     Sleeper& sleeper;
-    ProcessRunner& processes;
+    process::ProcessRunner& processes;
     const Logger& logger;
   };
   // (address, netmask) of every IPv4 address configured on this host, host byte order.

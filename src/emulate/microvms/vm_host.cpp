@@ -1,7 +1,6 @@
 #include "emulate/microvms/vm_host.h"
 
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
@@ -68,20 +67,20 @@ EffectOutcome VmHost::Prepare(const Effect& effect) {
     context = fs::path(options_.state_dir) / "artifacts" / effect.target;
     fs::remove_all(context, ec);
     fs::create_directories(context, ec);
-    ProcessRunner::Spec unzip;
-    unzip.argv = {"unzip", "-q", "-o", path.string(), "-d", context.string()};
+    process::ProcessSpec unzip =
+        HostProcessSpec({"unzip", "-q", "-o", path.string(), "-d", context.string()});
     unzip.output_path = (fs::path(options_.state_dir) / "logs" / (effect.target + ".log")).string();
     fs::create_directories(fs::path(unzip.output_path).parent_path(), ec);
     Result<int> pid = deps_.processes.Spawn(unzip);
     if (!pid.ok())
       return EffectOutcome::Failure("cannot unzip the artifact: " + pid.status().message());
     const TimePoint deadline = deps_.clock.Now() + Duration(120'000);
-    std::optional<int> status;
-    while (!(status = deps_.processes.TryWait(*pid)) && deps_.clock.Now() < deadline) {
+    std::optional<process::ExitStatus> status;
+    while (!(status = process::PollExit(deps_.processes, *pid)) && deps_.clock.Now() < deadline) {
       deps_.sleeper.Sleep(Duration(20));
     }
-    if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
-      if (!status) deps_.processes.SignalGroup(*pid, SIGKILL).IgnoreError();
+    if (!status || !status->ok()) {
+      if (!status) deps_.processes.Signal(*pid, SIGKILL).IgnoreError();
       return EffectOutcome::Failure("unzip of " + path.string() + " failed");
     }
   } else {
@@ -100,7 +99,7 @@ EffectOutcome VmHost::Prepare(const Effect& effect) {
 }
 
 std::optional<std::string> VmHost::SetUpNetwork(const Effect& effect, Instance& inst,
-                                                ProcessRunner::Spec& spec) {
+                                                process::ProcessSpec& spec) {
   std::string api_url = options_.api_url;
   if (deps_.namespaces != nullptr) {
     Result<NetworkLease> lease = deps_.namespaces->Acquire(effect.target);
@@ -142,9 +141,10 @@ void VmHost::ReleaseNetwork(const std::string& target, Instance& inst) {
 
 void VmHost::KillAndRemove(const std::string& target, Instance& inst) {
   if (inst.pid > 0) {
-    deps_.processes.SignalGroup(inst.pid, SIGKILL).IgnoreError();
+    deps_.processes.Signal(inst.pid, SIGKILL).IgnoreError();
     const TimePoint deadline = deps_.clock.Now() + Duration(5000);
-    while (!inst.exited && !deps_.processes.TryWait(inst.pid) && deps_.clock.Now() < deadline) {
+    while (!inst.exited && !process::PollExit(deps_.processes, inst.pid) &&
+           deps_.clock.Now() < deadline) {
       deps_.sleeper.Sleep(Duration(10));
     }
     inst.exited = true;
@@ -173,9 +173,8 @@ EffectOutcome VmHost::Start(const Effect& effect) {
   fs::path log_dir = fs::path(options_.state_dir) / "logs";
   fs::create_directories(log_dir, ec);
   if (ec) return fail("cannot create the instance directory: " + ec.message());
-  ProcessRunner::Spec spec;
-  spec.argv = effect.program.argv;
-  spec.working_dir = effect.program.working_dir.empty() ? inst->dir : effect.program.working_dir;
+  process::ProcessSpec spec = HostProcessSpec(effect.program.argv);
+  spec.cwd = effect.program.working_dir.empty() ? inst->dir : effect.program.working_dir;
   spec.output_path = (log_dir / (effect.target + ".log")).string();
   spec.env = effect.program.env;
   spec.env["MVR_VM_DIR"] = inst->dir;
@@ -247,7 +246,7 @@ EffectOutcome VmHost::CallHook(const Effect& effect) {
 EffectOutcome VmHost::Signal(const Effect& effect, int signal) {
   auto inst = Find(effect.target);
   if (!inst) return EffectOutcome::Failure("no program is running");
-  Status s = deps_.processes.SignalGroup(inst->pid, signal);
+  Status s = deps_.processes.Signal(inst->pid, signal);
   return s.ok() ? EffectOutcome::Success() : EffectOutcome::Failure(s.message());
 }
 
@@ -265,21 +264,22 @@ EffectOutcome VmHost::Stop(const Effect& effect) {
     if (inst->stopping) return EffectOutcome::Success();  // another Stop is at work on it
     inst->stopping = true;
   }
-  std::optional<int> status;
+  std::optional<process::ExitStatus> status;
   if (!inst->exited) {
     // A frozen group would never act on SIGTERM.
-    deps_.processes.SignalGroup(inst->pid, SIGTERM).IgnoreError();
-    deps_.processes.SignalGroup(inst->pid, SIGCONT).IgnoreError();
+    deps_.processes.Signal(inst->pid, SIGTERM).IgnoreError();
+    deps_.processes.Signal(inst->pid, SIGCONT).IgnoreError();
     const TimePoint deadline = deps_.clock.Now() + options_.stop_grace;
-    while (!(status = deps_.processes.TryWait(inst->pid)) && deps_.clock.Now() < deadline) {
+    while (!(status = process::PollExit(deps_.processes, inst->pid)) &&
+           deps_.clock.Now() < deadline) {
       deps_.sleeper.Sleep(Duration(20));
     }
   }
   // Whatever is left of the group (children of the program included) goes now.
-  deps_.processes.SignalGroup(inst->pid, SIGKILL).IgnoreError();
+  deps_.processes.Signal(inst->pid, SIGKILL).IgnoreError();
   if (!inst->exited && !status) {
     const TimePoint deadline = deps_.clock.Now() + Duration(5000);
-    while (!deps_.processes.TryWait(inst->pid) && deps_.clock.Now() < deadline) {
+    while (!process::PollExit(deps_.processes, inst->pid) && deps_.clock.Now() < deadline) {
       deps_.sleeper.Sleep(Duration(10));
     }
   }
@@ -300,9 +300,9 @@ std::vector<std::pair<std::string, std::string>> VmHost::ReapUnexpectedExits() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [target, inst] : instances_) {
     if (inst->stopping || inst->exited) continue;
-    if (std::optional<int> status = deps_.processes.TryWait(inst->pid)) {
+    if (std::optional<process::ExitStatus> status = process::PollExit(deps_.processes, inst->pid)) {
       inst->exited = true;
-      out.emplace_back(target, DescribeWaitStatus(*status));
+      out.emplace_back(target, process::DescribeExit(*status));
     }
   }
   return out;

@@ -20,9 +20,9 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "emulate/microvms/host_processes.h"
 #include "emulate/microvms/model_types.h"
 #include "emulate/microvms/network_namespaces.h"
-#include "emulate/microvms/process_runner.h"
 #include "http/client.h"
 
 namespace mvr::emulate::microvms {
@@ -33,7 +33,7 @@ class VmHost {
     const Clock& clock;
     Sleeper& sleeper;
     http::HttpClient& http;
-    ProcessRunner& processes;
+    process::ProcessRunner& processes;
     const Logger& logger;
     NetworkNamespaces* namespaces;  // non-null: namespace mode
   };
@@ -89,7 +89,7 @@ class VmHost {
   EffectOutcome Stop(const Effect& effect);
   // Fills in the instance's network: its own namespace, or loopback ports. Failure: a reason.
   std::optional<std::string> SetUpNetwork(const Effect& effect, Instance& inst,
-                                          ProcessRunner::Spec& spec);
+                                          process::ProcessSpec& spec);
   void ReleaseNetwork(const std::string& target, Instance& inst);
   void KillAndRemove(const std::string& target, Instance& inst);
   std::shared_ptr<Instance> Find(const std::string& target) const;

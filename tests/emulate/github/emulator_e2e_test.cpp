@@ -13,9 +13,9 @@
 #include "base/encoding.h"
 #include "emulate/github/emulator.h"
 #include "emulate/github/jit_config.h"
-#include "emulate/github/process_runner.h"
 #include "http/curl_client.h"
 #include "http/server.h"
+#include "process/process_runner.h"
 #include "test_keys.h"
 
 extern char** environ;
@@ -132,22 +132,21 @@ class EmulatorE2eTest : public ::testing::Test {
   }
 
   // Runs `mvr emulate runner` with the config in its environment, to completion.
-  ProcessResult RunRunner(const Secret& config) {
-    ProcessSpec spec;
+  process::CommandResult RunRunner(const Secret& config) {
+    process::ProcessSpec spec;
     spec.argv = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr", "emulate", "runner",
                  "--poll-interval-ms", "50"};
-    for (char** e = environ; *e; ++e) {
-      std::string kv(*e);
-      size_t eq = kv.find('=');
-      if (eq != std::string::npos) spec.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    spec.env["ACTIONS_RUNNER_INPUT_JITCONFIG"] = config.Reveal();
-    PosixProcessRunner processes;
-    auto r = processes.Run(spec);
-    EXPECT_TRUE(r.ok());
+    spec.inherit_env = true;
+    spec.secret_env["ACTIONS_RUNNER_INPUT_JITCONFIG"] = config;
+    process::RunOptions run;
+    run.capture_stderr = true;
+    process::PosixProcessRunner processes;
+    auto r = processes.Run(spec, run);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return process::CommandResult();
     for (const std::string& secret : secrets_) {
-      EXPECT_EQ(r->stdout_text.find(secret), std::string::npos) << "secret on runner stdout";
-      EXPECT_EQ(r->stderr_text.find(secret), std::string::npos) << "secret on runner stderr";
+      EXPECT_EQ(r->output.find(secret), std::string::npos) << "secret on runner stdout";
+      EXPECT_EQ(r->error_output.find(secret), std::string::npos) << "secret on runner stderr";
     }
     return *r;
   }
@@ -191,9 +190,9 @@ TEST_F(EmulatorE2eTest, JitRunnerTakesMatchingJobAndWebhooksArriveSigned) {
                             {"echo out-$GITHUB_JOB-$RUNNER_NAME",
                              "echo to-stderr >&2; test -z \"$ACTIONS_RUNNER_INPUT_JITCONFIG\""});
   Secret config = RegisterRunner("e2e-runner-1");
-  ProcessResult runner = RunRunner(config);
-  EXPECT_EQ(runner.exit_code, 0) << runner.stderr_text;
-  EXPECT_NE(runner.stdout_text.find("Running job: build"), std::string::npos);
+  process::CommandResult runner = RunRunner(config);
+  EXPECT_EQ(runner.exit.code, 0) << runner.error_output;
+  EXPECT_NE(runner.output.find("Running job: build"), std::string::npos);
 
   json job = Job(job_id);
   EXPECT_EQ(job["status"], "completed");
@@ -225,12 +224,12 @@ TEST_F(EmulatorE2eTest, TwoRunnersWithSameLabelsAndTwoJobsEachRunOne) {
   int64_t j2 = QueueJob({"e2e"}, {"echo second"});
   Secret c1 = RegisterRunner("e2e-a");
   Secret c2 = RegisterRunner("e2e-b");
-  ProcessResult r1;
+  process::CommandResult r1;
   std::thread t([&] { r1 = RunRunner(c1); });
-  ProcessResult r2 = RunRunner(c2);
+  process::CommandResult r2 = RunRunner(c2);
   t.join();
-  EXPECT_EQ(r1.exit_code, 0);
-  EXPECT_EQ(r2.exit_code, 0);
+  EXPECT_EQ(r1.exit.code, 0);
+  EXPECT_EQ(r2.exit.code, 0);
   json a = Job(j1);
   json b = Job(j2);
   EXPECT_EQ(a["conclusion"], "success");

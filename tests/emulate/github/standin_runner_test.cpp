@@ -8,30 +8,27 @@
 #include "emulate/github/github_model.h"
 #include "http/curl_client.h"
 #include "http/server.h"
+#include "support/fake_process_runner.h"
 
 namespace mvr::emulate::github {
 namespace {
 
-// Records each step and answers with the scripted result for its command.
-class FakeProcessRunner final : public ProcessRunner {
- public:
-  Result<ProcessResult> Run(const ProcessSpec& spec) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    specs.push_back(spec);
-    ProcessResult r;
-    const std::string& cmd = spec.argv.back();
-    r.exit_code = cmd == "false" ? 1 : 0;
-    r.stdout_text = "ran: " + cmd + "\n";
-    return r;
-  }
-  std::mutex mu_;
-  std::vector<ProcessSpec> specs;
-};
+using process::testing::FakeProcessRunner;
+
+// Answers each step: "false" fails, anything else succeeds, printing what it ran.
+process::CommandResult ScriptedStep(const process::ProcessSpec& spec) {
+  process::CommandResult r;
+  const std::string& cmd = spec.argv.back();
+  r.exit.code = cmd == "false" ? 1 : 0;
+  r.output = "ran: " + cmd + "\n";
+  return r;
+}
 
 // The model behind its control/runner routes on loopback, in virtual time (no ticker).
 class StandInRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    processes_.SetRunHandler(ScriptedStep);
     ModelOptions o;
     o.repositories = {"octo/app"};
     model_ = std::make_unique<GithubModel>(o, clock_, random_, random_, nullptr);
@@ -100,9 +97,12 @@ TEST_F(StandInRunnerTest, RunsEveryStepWithTheJobEnvironmentAndReportsThem) {
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_EQ(outcome->job_id, job_id);
   EXPECT_EQ(outcome->conclusion, "success");
-  ASSERT_EQ(processes_.specs.size(), 2u);
-  const ProcessSpec& first = processes_.specs[0];
+  ASSERT_EQ(processes_.runs().size(), 2u);
+  const std::vector<process::ProcessSpec> runs = processes_.runs();
+  const process::ProcessSpec& first = runs[0];
   EXPECT_EQ(first.argv, (std::vector<std::string>{"/bin/sh", "-c", "echo one"}));
+  // Steps stay in the runner's process group, which the MicroVMs emulator signals as a whole.
+  EXPECT_EQ(first.group, process::ProcessSpec::Group::kShared);
   EXPECT_EQ(first.env.at("GITHUB_JOB"), "build");
   EXPECT_EQ(first.env.at("RUNNER_NAME"), "standin-1");
   EXPECT_EQ(first.env.at("GITHUB_REPOSITORY"), "octo/app");
@@ -128,7 +128,7 @@ TEST_F(StandInRunnerTest, FailedStepSkipsTheRestAndTheJobFails) {
   auto outcome = runner.Run();
   ASSERT_TRUE(outcome.ok());
   EXPECT_EQ(outcome->conclusion, "failure");
-  EXPECT_EQ(processes_.specs.size(), 1u);
+  EXPECT_EQ(processes_.runs().size(), 1u);
   Job job = *model_->GetJobById(job_id);
   EXPECT_EQ(job.conclusion, "failure");
   EXPECT_EQ(job.steps[0].conclusion, "failure");
@@ -184,31 +184,6 @@ TEST_F(StandInRunnerTest, MalformedConfigIsInvalidArgumentWithoutEchoingIt) {
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.status().code(), Code::kInvalidArgument);
   EXPECT_EQ(outcome.status().message().find("bm90LWEt"), std::string::npos);
-}
-
-TEST(PosixProcessRunnerTest, CapturesBothStreamsExitCodeEnvAndCwd) {
-  PosixProcessRunner runner;
-  ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", "echo \"$ONLY_VAR\"; pwd; echo oops >&2; exit 3"};
-  spec.env = {{"ONLY_VAR", "fixture-value"}};
-  spec.cwd = "/";
-  auto r = runner.Run(spec);
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->exit_code, 3);
-  EXPECT_EQ(r->stdout_text, "fixture-value\n/\n");
-  EXPECT_EQ(r->stderr_text, "oops\n");
-}
-
-TEST(PosixProcessRunnerTest, TruncatesLongOutputButDrainsIt) {
-  PosixProcessRunner runner;
-  ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo 0123456789; i=$((i+1)); done"};
-  spec.max_output_bytes = 100;
-  auto r = runner.Run(spec);
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->exit_code, 0);
-  EXPECT_EQ(r->stdout_text.size(), 100u);
-  EXPECT_TRUE(r->truncated);
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 // /run (with the payload), /suspend, /resume and /terminate in that order. HOME points at a
 // temporary directory so the user's AWS configuration is never read or written.
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -50,8 +49,8 @@ class AwsCliTest : public ::testing::Test {
   }
   void TearDown() override {
     if (emulator_pid_ > 0) {
-      processes_.SignalGroup(emulator_pid_, SIGKILL).IgnoreError();
-      while (!processes_.TryWait(emulator_pid_)) sleeper_.Sleep(Duration(10));
+      processes_.Signal(emulator_pid_, SIGKILL).IgnoreError();
+      while (!process::PollExit(processes_, emulator_pid_)) sleeper_.Sleep(Duration(10));
     }
     std::error_code ec;
     if (!work_.empty()) fs::remove_all(work_, ec);
@@ -59,8 +58,7 @@ class AwsCliTest : public ::testing::Test {
 
   // Runs a command to completion (bounded); returns its exit status and combined output.
   std::pair<int, std::string> Run(std::vector<std::string> argv) {
-    ProcessRunner::Spec spec;
-    spec.argv = std::move(argv);
+    process::ProcessSpec spec = HostProcessSpec(std::move(argv));
     spec.output_path = work_ + "/out-" + std::to_string(++runs_) + ".txt";
     spec.env = {{"HOME", work_ + "/home"},
                 {"AWS_ACCESS_KEY_ID", "AKIDMVRTESTCLI"},
@@ -75,15 +73,15 @@ class AwsCliTest : public ::testing::Test {
     EXPECT_TRUE(pid.ok()) << pid.status().ToString();
     if (!pid.ok()) return {-1, ""};
     const TimePoint deadline = clock_.Now() + Duration(120'000);
-    std::optional<int> status;
-    while (!(status = processes_.TryWait(*pid)) && clock_.Now() < deadline) {
+    std::optional<process::ExitStatus> status;
+    while (!(status = process::PollExit(processes_, *pid)) && clock_.Now() < deadline) {
       sleeper_.Sleep(Duration(20));
     }
     if (!status) {
-      processes_.SignalGroup(*pid, SIGKILL).IgnoreError();
+      processes_.Signal(*pid, SIGKILL).IgnoreError();
       return {-1, "timed out"};
     }
-    return {WIFEXITED(*status) ? WEXITSTATUS(*status) : -1, ReadText(spec.output_path)};
+    return {status->signaled ? -1 : status->code, ReadText(spec.output_path)};
   }
 
   // `aws lambda-microvms <args> --endpoint-url <emulator> --output json`, parsed.
@@ -111,16 +109,11 @@ class AwsCliTest : public ::testing::Test {
   }
 
   std::string StartEmulator() {
-    ProcessRunner::Spec spec;
     // MVR_BINARY may name another build of mvr (e.g. a sanitizer build).
     const char* binary = std::getenv("MVR_BINARY");
-    spec.argv = {binary != nullptr ? binary : std::string(MVR_BINARY_DIR) + "/src/cli/mvr",
-                 "emulate",
-                 "microvms",
-                 "--listen",
-                 "127.0.0.1:0",
-                 "--state-dir",
-                 work_ + "/state"};
+    process::ProcessSpec spec = HostProcessSpec(
+        {binary != nullptr ? binary : std::string(MVR_BINARY_DIR) + "/src/cli/mvr", "emulate",
+         "microvms", "--listen", "127.0.0.1:0", "--state-dir", work_ + "/state"});
     spec.output_path = work_ + "/emulator.log";
     Result<int> pid = processes_.Spawn(spec);
     EXPECT_TRUE(pid.ok()) << pid.status().ToString();
@@ -141,7 +134,7 @@ class AwsCliTest : public ::testing::Test {
 
   SystemClock clock_;
   RealSleeper sleeper_;
-  PosixProcessRunner processes_;
+  process::PosixProcessRunner processes_;
   std::string aws_, work_, url_;
   int emulator_pid_ = 0;
   int runs_ = 0;
@@ -204,15 +197,15 @@ TEST_F(AwsCliTest, CliDrivesTheWholeLifecycle) {
   EXPECT_TRUE(at[0] < at[1] && at[1] < at[2] && at[2] < at[3]) << seen;
   EXPECT_NE(seen.find("hello-from-the-cli"), std::string::npos) << seen;
 
-  ASSERT_EQ(processes_.SignalGroup(emulator_pid_, SIGTERM).code(), Code::kOk);
-  std::optional<int> status;
+  ASSERT_EQ(processes_.Signal(emulator_pid_, SIGTERM).code(), Code::kOk);
+  std::optional<process::ExitStatus> status;
   const TimePoint deadline = clock_.Now() + Duration(60'000);
-  while (!(status = processes_.TryWait(emulator_pid_)) && clock_.Now() < deadline) {
+  while (!(status = process::PollExit(processes_, emulator_pid_)) && clock_.Now() < deadline) {
     sleeper_.Sleep(Duration(20));
   }
   ASSERT_TRUE(status.has_value()) << "the emulator did not exit on SIGTERM";
   emulator_pid_ = 0;
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << DescribeWaitStatus(*status);
+  EXPECT_TRUE(status->ok()) << process::DescribeExit(*status);
 }
 
 }  // namespace

@@ -133,7 +133,7 @@ class EmulatorHarness {
   MemorySink requests_;
   http::CurlHttpClient http_;  // the emulator's (hooks, proxied requests)
   std::unique_ptr<http::CurlHttpClient> client_ = std::make_unique<http::CurlHttpClient>();
-  PosixProcessRunner processes_;
+  process::PosixProcessRunner processes_;
   std::string work_, state_dir_, url_;
   std::unique_ptr<Emulator> emulator_;
 };

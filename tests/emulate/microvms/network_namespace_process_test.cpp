@@ -51,21 +51,20 @@ class NetworkNamespaceProcessTest : public ::testing::Test {
 
   // Runs a command to completion (bounded); its exit code and output.
   std::pair<int, std::string> Run(std::vector<std::string> argv) {
-    ProcessRunner::Spec spec;
-    spec.argv = std::move(argv);
+    process::ProcessSpec spec = HostProcessSpec(std::move(argv));
     spec.output_path = work_ + "/cmd-" + std::to_string(++runs_) + ".out";
     Result<int> pid = processes_.Spawn(spec);
     if (!pid.ok()) return {-1, pid.status().ToString()};
     const TimePoint deadline = clock_.Now() + Duration(15'000);
-    std::optional<int> status;
-    while (!(status = processes_.TryWait(*pid)) && clock_.Now() < deadline) {
+    std::optional<process::ExitStatus> status;
+    while (!(status = process::PollExit(processes_, *pid)) && clock_.Now() < deadline) {
       sleeper_.Sleep(Duration(10));
     }
     if (!status) {
-      processes_.SignalGroup(*pid, SIGKILL).IgnoreError();
-      while (!processes_.TryWait(*pid)) sleeper_.Sleep(Duration(10));
+      processes_.Signal(*pid, SIGKILL).IgnoreError();
+      while (!process::PollExit(processes_, *pid)) sleeper_.Sleep(Duration(10));
     }
-    const int code = status && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+    const int code = status && !status->signaled ? status->code : -1;
     return {code, ReadText(spec.output_path)};
   }
 
@@ -83,7 +82,7 @@ class NetworkNamespaceProcessTest : public ::testing::Test {
   std::vector<std::string> targets_;  // instances whose names TearDown checks
   SystemClock clock_;
   RealSleeper sleeper_;
-  PosixProcessRunner processes_;
+  process::PosixProcessRunner processes_;
   int runs_ = 0;
 };
 

@@ -11,10 +11,12 @@
 #include "emulate/microvms/network_namespaces.h"
 #include "emulate/microvms/vm_host.h"
 #include "emulator_harness.h"
-#include "fake_process_runner.h"
+#include "support/fake_process_runner.h"
 
 namespace mvr::emulate::microvms {
 namespace {
+
+using process::testing::FakeProcessRunner;
 
 namespace fs = std::filesystem;
 
@@ -49,7 +51,7 @@ class NetworkNamespacesTest : public ::testing::Test {
 };
 
 TEST_F(NetworkNamespacesTest, AcquireCreatesNamespaceVethAndAddressesAndReleaseRemovesThem) {
-  FakeProcessRunner runner;
+  FakeProcessRunner runner(FakeProcessRunner::ExitAtOnce());
   auto netns = Make(runner);
   Result<NetworkLease> lease = netns->Acquire("mvm-0123456789abcdef0123");
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();
@@ -92,7 +94,7 @@ TEST_F(NetworkNamespacesTest, AcquireCreatesNamespaceVethAndAddressesAndReleaseR
 
 TEST_F(NetworkNamespacesTest, FailurePartWayThroughSetupUndoesWhatWasMade) {
   FakeProcessRunner runner([](const std::vector<std::string>& argv) {
-    FakeProcessRunner::Exit exit;
+    FakeProcessRunner::Outcome exit;
     if (argv.size() > 4 && argv[1] == "-n" && argv[3] == "addr") {
       exit.code = 2;
       exit.message = "RTNETLINK answers: Permission denied";
@@ -115,7 +117,7 @@ TEST_F(NetworkNamespacesTest, FailurePartWayThroughSetupUndoesWhatWasMade) {
 TEST_F(NetworkNamespacesTest, FailureOfTheFirstStepLeavesNothingToUndo) {
   int calls = 0;
   FakeProcessRunner runner([&calls](const std::vector<std::string>&) {
-    FakeProcessRunner::Exit exit;
+    FakeProcessRunner::Outcome exit;
     if (calls++ == 0) exit = {1, "Cannot create namespace file"};
     return exit;
   });
@@ -129,7 +131,7 @@ TEST_F(NetworkNamespacesTest, FailureOfTheFirstStepLeavesNothingToUndo) {
 }
 
 TEST_F(NetworkNamespacesTest, SlotsOverlappingHostNetworksAreSkipped) {
-  FakeProcessRunner runner;
+  FakeProcessRunner runner(FakeProcessRunner::ExitAtOnce());
   auto netns = Make(runner, [] {
     // Someone already uses 10.213.0.0/30 and 10.213.0.4/30.
     return std::vector<std::pair<uint32_t, uint32_t>>{{0x0AD50001, 0xFFFFFFFC},
@@ -137,7 +139,7 @@ TEST_F(NetworkNamespacesTest, SlotsOverlappingHostNetworksAreSkipped) {
   });
   EXPECT_EQ(netns->Acquire("mvm-a")->guest_address, "10.213.0.10");
 
-  FakeProcessRunner runner2;
+  FakeProcessRunner runner2(FakeProcessRunner::ExitAtOnce());
   auto covered = Make(runner2, [] {
     return std::vector<std::pair<uint32_t, uint32_t>>{{0x0A000001, 0xFF000000}};  // 10/8
   });
@@ -148,7 +150,7 @@ TEST_F(NetworkNamespacesTest, SlotsOverlappingHostNetworksAreSkipped) {
 }
 
 TEST_F(NetworkNamespacesTest, ReleaseAllRemovesEveryLeaseStillHeld) {
-  FakeProcessRunner runner;
+  FakeProcessRunner runner(FakeProcessRunner::ExitAtOnce());
   auto netns = Make(runner, nullptr, "192.168.77.0/29");  // room for two /30s
   ASSERT_TRUE(netns->Acquire("mvm-a").ok());
   ASSERT_TRUE(netns->Acquire("mvm-b").ok());

@@ -12,10 +12,12 @@
 #include "base/logger.h"
 #include "emulate/microvms/vm_host.h"
 #include "emulator_harness.h"
-#include "fake_process_runner.h"
+#include "support/fake_process_runner.h"
 
 namespace mvr::emulate::microvms {
 namespace {
+
+using process::testing::FakeProcessRunner;
 
 namespace fs = std::filesystem;
 
@@ -85,7 +87,7 @@ class VmHostNamespaceTest : public ::testing::Test {
   RecordingHttp http_;
   // `ip` commands succeed at once; a guest started with `ip netns exec` keeps running.
   FakeProcessRunner runner_{[](const std::vector<std::string>& argv) {
-    FakeProcessRunner::Exit exit;
+    FakeProcessRunner::Outcome exit;
     if (argv.size() > 2 && argv[1] == "netns" && argv[2] == "exec") exit.code = -1;
     return exit;
   }};
@@ -99,8 +101,8 @@ TEST_F(VmHostNamespaceTest, GuestRunsInItsNamespaceWithTheRealPortsAndIsCleanedU
   const std::string ns = NetworkNamespaces::NamespaceNameFor(start.target);
   ASSERT_TRUE(host->Execute(start).ok);
 
-  std::vector<ProcessRunner::Spec> specs = runner_.specs();
-  const ProcessRunner::Spec& guest = specs.back();
+  std::vector<process::ProcessSpec> specs = runner_.specs();
+  const process::ProcessSpec& guest = specs.back();
   EXPECT_EQ(guest.argv, (std::vector<std::string>{"ip", "netns", "exec", ns, "/bin/guest"}));
   EXPECT_EQ(guest.env.count("MVR_HOOK_PORT"), 0u);
   EXPECT_EQ(guest.env.count("MVR_PORT_8080"), 0u);
@@ -161,7 +163,7 @@ TEST(EmulatorNamespaceModeTest, ABadRangeFailsStartAndTheEmulatorStillShutsDown)
   MemorySink sink;
   Logger logger(sink, clock, LogLevel::kWarn);
   RecordingHttp http;
-  FakeProcessRunner runner;
+  FakeProcessRunner runner(FakeProcessRunner::ExitAtOnce());
   Emulator::Options o;
   o.state_dir = dir;
   o.network = Emulator::Options::Network::kNamespace;

@@ -1,24 +1,34 @@
-// FakeProcessRunner: a ProcessRunner that starts nothing. Spawned "processes" run until the test
-// calls Exit(pid, code) or a signal ends them; Run() answers from a table keyed by argv[0].
-// Every spec is recorded so tests can check argv and environment.
-// Thread-safety: safe to call from many threads (the Supervisor's worker threads do).
+// FakeProcessRunner: a ProcessRunner that starts nothing. A spawned "process" exits when the test
+// calls Exit(pid, code), when a signal ends it, or at once when a rule or ExitImmediately says so;
+// Run() answers from a handler or a table keyed by argv[0]. Every spec is recorded.
+// Thread-safety: safe to call from many threads (the Supervisor's and VmHost's threads do).
 #pragma once
 
 #include <signal.h>
 
 #include <condition_variable>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
-#include "supervisor/process_runner.h"
+#include "process/process_runner.h"
 
-namespace mvr::supervisor::testing {
+namespace mvr::process::testing {
 
 class FakeProcessRunner final : public ProcessRunner {
  public:
+  // What a spawned program does, chosen by a Rule from its argv.
+  struct Outcome {
+    int code = 0;         // exits at once with this code; -1: keeps running until signalled
+    std::string message;  // appended (with a newline) to the spec's output file
+  };
+  using Rule = std::function<Outcome(const std::vector<std::string>& argv)>;
+  using RunHandler = std::function<CommandResult(const ProcessSpec& spec)>;
   struct Child {
     ProcessSpec spec;
     bool exited = false;
@@ -26,10 +36,17 @@ class FakeProcessRunner final : public ProcessRunner {
     std::vector<int> signals;
   };
 
+  // Without a rule, spawned programs run until Exit() or a signal.
+  explicit FakeProcessRunner(Rule rule = nullptr) : rule_(std::move(rule)) {}
+  // A rule under which every program exits at once with code 0.
+  static Rule ExitAtOnce() {
+    return [](const std::vector<std::string>&) { return Outcome(); };
+  }
+
   // Programs (argv[0]) whose Spawn fails.
   void FailSpawn(const std::string& program) {
     std::lock_guard<std::mutex> lock(mu_);
-    spawn_failures_.push_back(program);
+    spawn_failures_.insert(program);
   }
   // Programs that exit on their own right after Spawn, with `code`.
   void ExitImmediately(const std::string& program, int code) {
@@ -44,23 +61,33 @@ class FakeProcessRunner final : public ProcessRunner {
     r.output = std::move(output);
     run_results_[program] = r;
   }
+  // Answers every Run() (the table above is then unused).
+  void SetRunHandler(RunHandler handler) {
+    std::lock_guard<std::mutex> lock(mu_);
+    run_handler_ = std::move(handler);
+  }
 
   Result<int> Spawn(const ProcessSpec& spec) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    const std::string& prog = spec.argv.empty() ? "" : spec.argv[0];
-    for (const auto& f : spawn_failures_) {
-      if (f == prog) return InvalidArgument("program '" + prog + "' was not found");
+    const std::string prog = spec.argv.empty() ? "" : spec.argv[0];
+    std::optional<Outcome> outcome;
+    if (rule_) outcome = rule_(spec.argv);
+    if (outcome && !spec.output_path.empty() && !outcome->message.empty()) {
+      std::ofstream(spec.output_path, std::ios::app) << outcome->message << "\n";
     }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (spawn_failures_.count(prog)) return InvalidArgument("program '" + prog + "' was not found");
+    auto immediate = immediate_exit_.find(prog);
+    if (!outcome && immediate != immediate_exit_.end()) outcome = Outcome{immediate->second, ""};
     int pid = next_pid_++;
     Child c;
     c.spec = spec;
-    auto it = immediate_exit_.find(prog);
-    if (it != immediate_exit_.end()) {
+    if (outcome && outcome->code >= 0) {
       c.exited = true;
-      c.status.code = it->second;
+      c.status.code = outcome->code;
     }
     children_[pid] = c;
     order_.push_back(pid);
+    specs_.push_back(spec);
     cv_.notify_all();
     return pid;
   }
@@ -80,27 +107,26 @@ class FakeProcessRunner final : public ProcessRunner {
     return std::optional<ExitStatus>(c.status);
   }
 
+  // SIGTERM and SIGKILL end the process (SIGTERM not after IgnoreTerm); other signals are noted.
   Status Signal(int pid, int signal) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (!children_.count(pid)) return NotFound("no such pid");
     Child& c = children_[pid];
     c.signals.push_back(signal);
-    if (!c.exited && (signal == SIGTERM || signal == SIGKILL) && !ignores_term_.count(pid)) {
+    if (!c.exited && (signal == SIGKILL || (signal == SIGTERM && !ignores_term_.count(pid)))) {
       c.exited = true;
       c.status.signaled = true;
       c.status.code = 128 + signal;
-    } else if (!c.exited && signal == SIGKILL) {
-      c.exited = true;
-      c.status.signaled = true;
-      c.status.code = 128 + SIGKILL;
     }
     cv_.notify_all();
     return Status::Ok();
   }
 
-  Result<CommandResult> Run(const ProcessSpec& spec, Duration) override {
+  using ProcessRunner::Run;
+  Result<CommandResult> Run(const ProcessSpec& spec, const RunOptions&) override {
     std::lock_guard<std::mutex> lock(mu_);
     runs_.push_back(spec);
+    if (run_handler_) return run_handler_(spec);
     const std::string& prog = spec.argv.empty() ? "" : spec.argv[0];
     auto it = run_results_.find(prog);
     if (it != run_results_.end()) return it->second;
@@ -117,7 +143,7 @@ class FakeProcessRunner final : public ProcessRunner {
   // SIGTERM no longer ends `pid` (only SIGKILL does).
   void IgnoreTerm(int pid) {
     std::lock_guard<std::mutex> lock(mu_);
-    ignores_term_[pid] = true;
+    ignores_term_.insert(pid);
   }
 
   // Pids spawned with argv[0] == program, in order.
@@ -149,6 +175,26 @@ class FakeProcessRunner final : public ProcessRunner {
     std::lock_guard<std::mutex> lock(mu_);
     return children_.at(pid);
   }
+  // The specs given to Spawn since the last Clear(), in order.
+  std::vector<ProcessSpec> specs() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return specs_;
+  }
+  // Every spawned argv since the last Clear(), joined with spaces.
+  std::vector<std::string> Commands() const {
+    std::vector<std::string> out;
+    for (const ProcessSpec& s : specs()) {
+      std::string line;
+      for (const std::string& a : s.argv) line += (line.empty() ? "" : " ") + a;
+      out.push_back(line);
+    }
+    return out;
+  }
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    specs_.clear();
+  }
+  // The specs given to Run, in order.
   std::vector<ProcessSpec> runs() const {
     std::lock_guard<std::mutex> lock(mu_);
     return runs_;
@@ -161,16 +207,19 @@ class FakeProcessRunner final : public ProcessRunner {
   }
 
  private:
+  const Rule rule_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   int next_pid_ = 1000;
   std::map<int, Child> children_;
   std::vector<int> order_;
+  std::vector<ProcessSpec> specs_;
   std::vector<ProcessSpec> runs_;
-  std::vector<std::string> spawn_failures_;
+  std::set<std::string> spawn_failures_;
   std::map<std::string, int> immediate_exit_;
   std::map<std::string, CommandResult> run_results_;
-  std::map<int, bool> ignores_term_;
+  RunHandler run_handler_;
+  std::set<int> ignores_term_;
 };
 
-}  // namespace mvr::supervisor::testing
+}  // namespace mvr::process::testing
