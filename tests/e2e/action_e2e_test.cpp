@@ -171,7 +171,7 @@ class ActionEndToEnd : public ::testing::Test {
 
   // A dockerd whose exec root is this VM's.
   bool DockerdRunsFor(const std::string& microvm_id) {
-    supervisor::ProcessSpec pgrep;
+    process::ProcessSpec pgrep;
     pgrep.argv = {"pgrep", "-f", "dockerd.*--exec-root /run/mvr-" + microvm_id};
     pgrep.env = {{"PATH", "/usr/bin:/bin"}};
     auto found = processes_.Run(pgrep, std::chrono::seconds(10));
