@@ -37,22 +37,16 @@ class BuildValidateProcessTest : public ::testing::Test {
   void CreateImage(EmulatorHarness& h, const std::string& name, int validate_status,
                    int validate_timeout_s = 20) {
     const std::string app = h.work() + "/" + name;
-    fs::create_directories(app);
-    std::ofstream(app + "/Dockerfile") << "FROM public.ecr.aws/amazonlinux/amazonlinux:2023\n"
-                                       << "ENV MVR_TEST_HOOK_PIDS=" << PidLog(h, name)
-                                       << " MVR_TEST_VALIDATE_STATUS=" << validate_status << "\n"
-                                       << "CMD [\"" << GuestBinary() << "\"]\n";
-    json create = {{"name", name},
-                   {"baseImageArn", "arn:aws:lambda:us-east-1:aws:microvm-image:al2023"},
-                   {"buildRoleArn", "arn:aws:iam::123456789012:role/build"},
-                   {"codeArtifact", {{"uri", "file://" + app}}},
-                   {"hooks",
-                    {{"port", 9000},
-                     {"microvmImageHooks",
-                      {{"ready", "ENABLED"},
-                       {"readyTimeoutInSeconds", 30},
-                       {"validate", "ENABLED"},
-                       {"validateTimeoutInSeconds", validate_timeout_s}}}}}};
+    json create =
+        GuestImageRequest(name, app,
+                          "MVR_TEST_HOOK_PIDS=" + PidLog(h, name) +
+                              " MVR_TEST_VALIDATE_STATUS=" + std::to_string(validate_status),
+                          {{"port", 9000},
+                           {"microvmImageHooks",
+                            {{"ready", "ENABLED"},
+                             {"readyTimeoutInSeconds", 30},
+                             {"validate", "ENABLED"},
+                             {"validateTimeoutInSeconds", validate_timeout_s}}}});
     auto created = h.Call("POST", "/2025-09-09/microvm-images", create);
     ASSERT_EQ(created.status, 201) << created.body.dump();
   }

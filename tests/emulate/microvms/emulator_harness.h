@@ -54,6 +54,22 @@ inline std::string ReadText(const std::string& path) {
   return s.str();
 }
 
+// Writes into `dir` a Dockerfile whose program is the test guest (with `env`, "K=V ...", as its
+// ENV line when not empty) and returns the CreateMicrovmImage request for it with `hooks`.
+inline nlohmann::json GuestImageRequest(const std::string& name, const std::string& dir,
+                                        const std::string& env, nlohmann::json hooks) {
+  std::filesystem::create_directories(dir);
+  std::ofstream dockerfile(dir + "/Dockerfile");
+  dockerfile << "FROM public.ecr.aws/amazonlinux/amazonlinux:2023\n";
+  if (!env.empty()) dockerfile << "ENV " << env << "\n";
+  dockerfile << "CMD [\"" << GuestBinary() << "\"]\n";
+  return {{"name", name},
+          {"baseImageArn", "arn:aws:lambda:us-east-1:aws:microvm-image:al2023"},
+          {"buildRoleArn", "arn:aws:iam::123456789012:role/build"},
+          {"codeArtifact", {{"uri", "file://" + dir}}},
+          {"hooks", std::move(hooks)}};
+}
+
 class EmulatorHarness {
  public:
   explicit EmulatorHarness(Emulator::Options options) {

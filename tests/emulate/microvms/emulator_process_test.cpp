@@ -192,18 +192,11 @@ TEST_F(EmulatorProcessTest, MemoryQuotaAnswers402) {
 TEST_F(EmulatorProcessTest, ImageBuiltFromADockerfileDirectoryRuns) {
   EmulatorHarness h(Emulator::Options{});
   const std::string app = h.work() + "/app";
-  std::filesystem::create_directories(app);
-  std::ofstream(app + "/Dockerfile") << "FROM public.ecr.aws/amazonlinux/amazonlinux:2023\n"
-                                     << "ENV MVR_TEST_HOOK_LOG=" << h.work() << "/hooks.log\n"
-                                     << "CMD [\"" << GuestBinary() << "\"]\n";
-  json create = {{"name", "fromdir"},
-                 {"baseImageArn", "arn:aws:lambda:us-east-1:aws:microvm-image:al2023"},
-                 {"buildRoleArn", "arn:aws:iam::123456789012:role/build"},
-                 {"codeArtifact", {{"uri", "file://" + app}}},
-                 {"hooks",
-                  {{"port", 9000},
-                   {"microvmImageHooks", {{"ready", "ENABLED"}, {"readyTimeoutInSeconds", 30}}},
-                   {"microvmHooks", {{"run", "ENABLED"}}}}}};
+  json create = GuestImageRequest(
+      "fromdir", app, "MVR_TEST_HOOK_LOG=" + h.work() + "/hooks.log",
+      {{"port", 9000},
+       {"microvmImageHooks", {{"ready", "ENABLED"}, {"readyTimeoutInSeconds", 30}}},
+       {"microvmHooks", {{"run", "ENABLED"}}}});
   auto created = h.Call("POST", "/2025-09-09/microvm-images", create);
   ASSERT_EQ(created.status, 201) << created.body.dump();
   EXPECT_TRUE(Model().ValidateOutput("CreateMicrovmImage", created.body).ok());

@@ -138,19 +138,11 @@ TEST_F(NetworkNamespaceProcessTest, GuestServesRealPortsInItsNamespaceAndCallsTh
 TEST_F(NetworkNamespaceProcessTest, ImageBuildAndItsValidateInstanceUseNamespacesAndLeaveNone) {
   EmulatorHarness h(Options(work_ + "/hooks.log", "10.213.201.0/24"));
   const std::string app = h.work() + "/app";
-  std::filesystem::create_directories(app);
-  std::ofstream(app + "/Dockerfile") << "FROM public.ecr.aws/amazonlinux/amazonlinux:2023\n"
-                                     << "ENV MVR_TEST_HOOK_PIDS=" << work_ << "/pids\n"
-                                     << "CMD [\"" << GuestBinary() << "\"]\n";
-  json create = {
-      {"name", "netapp"},
-      {"baseImageArn", "arn:aws:lambda:us-east-1:aws:microvm-image:al2023"},
-      {"buildRoleArn", "arn:aws:iam::123456789012:role/build"},
-      {"codeArtifact", {{"uri", "file://" + app}}},
-      {"hooks",
-       {{"port", 9000},
-        {"microvmImageHooks",
-         {{"ready", "ENABLED"}, {"validate", "ENABLED"}, {"validateTimeoutInSeconds", 20}}}}}};
+  json create = GuestImageRequest(
+      "netapp", app, "MVR_TEST_HOOK_PIDS=" + work_ + "/pids",
+      {{"port", 9000},
+       {"microvmImageHooks",
+        {{"ready", "ENABLED"}, {"validate", "ENABLED"}, {"validateTimeoutInSeconds", 20}}}});
   ASSERT_EQ(h.Call("POST", "/2025-09-09/microvm-images", create).status, 201);
   auto builds = h.Call("GET", "/2025-09-09/microvm-images/netapp/versions/1/builds");
   ASSERT_EQ(builds.status, 200);
