@@ -50,12 +50,10 @@ class ControlDeliveryTest : public ::testing::Test {
     EXPECT_EQ(s.message().find(kProxyToken), std::string::npos) << s.message();
   }
 
-  ManualClock clock_;
-  ManualSleeper sleeper_{clock_};
-  SeededRandom random_{5};
-  MemorySink sink_;
-  Logger logger_{sink_, clock_};
-  Seam seam_{clock_, sleeper_, random_, random_, logger_};
+  testing::ManualSeam manual_;
+  ManualClock& clock_ = manual_.clock;
+  MemorySink& sink_ = manual_.sink;
+  const Seam& seam_ = manual_.seam;
   ::testing::StrictMock<MockHttp> http_;
   std::vector<http::HttpRequest> sent_;
 };

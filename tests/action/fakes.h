@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 
 #include "aws/microvms.h"
+#include "base/seam.h"
 #include "github/github.h"
 #include "http/client.h"
 
@@ -55,6 +56,17 @@ class MockGitHub : public github::GitHub {
               (override));
   MOCK_METHOD(Result<github::RegistrationToken>, CreateRegistrationToken,
               (const github::RunnerScope&), (override));
+};
+
+// Virtual time and seeded randomness for one test: nothing sleeps for real, and what a component
+// logs stays in `sink` for the secret searches.
+struct ManualSeam {
+  ManualClock clock;
+  ManualSleeper sleeper{clock};
+  SeededRandom random{3};
+  MemorySink sink;
+  Logger logger{sink, clock};
+  Seam seam{clock, sleeper, random, random, logger};
 };
 
 class MockHttp : public http::HttpClient {

@@ -48,12 +48,10 @@ class MicrovmLifecycleTest : public ::testing::Test {
   }
   TimePoint In(int seconds) { return clock_.Now() + std::chrono::seconds(seconds); }
 
-  ManualClock clock_;
-  ManualSleeper sleeper_{clock_};
-  SeededRandom random_{3};
-  MemorySink sink_;
-  Logger logger_{sink_, clock_};
-  Seam seam_{clock_, sleeper_, random_, random_, logger_};
+  testing::ManualSeam manual_;
+  ManualClock& clock_ = manual_.clock;
+  MemorySink& sink_ = manual_.sink;
+  const Seam& seam_ = manual_.seam;
   ::testing::StrictMock<MockMicrovms> vms_;
   MicrovmLifecycle lifecycle_{seam_, vms_};
   std::deque<Result<aws::Microvm>> answers_;
