@@ -121,7 +121,7 @@ Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegi
 // the cleanup list. Kept in one place on the heap: cleanup steps hold references to the helpers.
 struct StartParts {
   StartParts(const ActionDeps& d, DerivedIdentity identity, github::RunnerScope scope)
-      : deps(d),
+      : seam(d.seam),
         id(std::move(identity)),
         runners(d.seam, d.github, std::move(scope)),
         vms(d.seam, d.microvms),
@@ -129,19 +129,19 @@ struct StartParts {
 
   // Registers the job's JIT runner, masks its config at once, and adds its removal to the
   // cleanup. A failure here leaves the cleanup list as it was.
-  Result<github::JitConfig> RegisterRunner(const StartCommand& c, TimePoint deadline) {
+  Result<github::JitConfig> RegisterRunner(const ActionDeps& deps, const StartCommand& c,
+                                           TimePoint deadline) {
     Result<github::JitConfig> jit = runners.Register(JitRequest(c, id.label), deadline);
     if (!jit.ok()) return jit;
     if (deps.on_secret) deps.on_secret(jit->encoded_jit_config);
     const int64_t runner_id = jit->runner.id;
-    cleanup.Add("removed JIT runner " + id.label, [this, runner_id] {
-      return runners.Remove(runner_id, CleanupDeadline(deps.seam));
-    });
+    cleanup.Add("removed JIT runner " + id.label,
+                [this, runner_id] { return runners.Remove(runner_id, CleanupDeadline(seam)); });
     Milestone(deps, "runner_registered");
     return jit;
   }
 
-  const ActionDeps& deps;
+  const Seam& seam;
   DerivedIdentity id;
   RunnerRegistration runners;
   MicrovmLifecycle vms;
@@ -165,11 +165,10 @@ Result<StartResult> StartFlow::Run(const StartCommand& c) {
 }
 
 Result<StartResult> StartFlow::Ephemeral(const StartCommand& c, TimePoint deadline) {
-  const Seam& seam = deps_.seam;
   MVR_ASSIGN_OR_RETURN(std::unique_ptr<StartParts> parts, MakeStartParts(deps_, c));
-  auto& [unused_deps, id, runners, vms, cleanup] = *parts;
+  auto& [seam, id, runners, vms, cleanup] = *parts;
 
-  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, parts->RegisterRunner(c, deadline));
+  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, parts->RegisterRunner(deps_, c, deadline));
   const int64_t runner_id = jit.runner.id;
 
   Result<std::string> payload =
@@ -197,9 +196,8 @@ Result<StartResult> StartFlow::Ephemeral(const StartCommand& c, TimePoint deadli
 }
 
 Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline) {
-  const Seam& seam = deps_.seam;
   MVR_ASSIGN_OR_RETURN(std::unique_ptr<StartParts> parts, MakeStartParts(deps_, c));
-  auto& [unused_deps, id, runners, vms, cleanup] = *parts;
+  auto& [seam, id, runners, vms, cleanup] = *parts;
 
   MVR_ASSIGN_OR_RETURN(std::string payload,
                        supervisor::EncodeRunPayload(supervisor::RunPayload::Warm()));
@@ -215,7 +213,7 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
   if (!vm.ok()) return cleanup.Fail(vm.status());
   Milestone(deps_, "vm_running");
 
-  Result<github::JitConfig> jit = parts->RegisterRunner(c, deadline);
+  Result<github::JitConfig> jit = parts->RegisterRunner(deps_, c, deadline);
   if (!jit.ok()) return cleanup.Fail(jit.status());
   const int64_t runner_id = jit->runner.id;
 
@@ -243,7 +241,6 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
 }
 
 Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadline) {
-  const Seam& seam = deps_.seam;
   MVR_ASSIGN_OR_RETURN(ServerHandle h, DecodeServerHandle(c.server));
   if (h.repository_id != c.identity.repository_id) {
     return InvalidArgument(
@@ -256,13 +253,13 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
   }
   Lifetime life{h.started_at, h.started_at + std::chrono::seconds(h.max_lifetime_seconds),
                 h.reuse_deadline};
-  if (!life.ReusableAt(seam.clock.Now())) {
+  if (!life.ReusableAt(deps_.seam.clock.Now())) {
     return InvalidArgument("server handle for MicroVM " + h.microvm_id +
                            " is at or past its reuse deadline; start a new warm server by "
                            "name (the old one is terminated by its stop or by the platform)");
   }
   MVR_ASSIGN_OR_RETURN(std::unique_ptr<StartParts> parts, MakeStartParts(deps_, c));
-  auto& [unused_deps, id, runners, vms, cleanup] = *parts;
+  auto& [seam, id, runners, vms, cleanup] = *parts;
 
   // Is the VM still there? A read, not a lifecycle call: a stale handle fails here cleanly.
   MVR_ASSIGN_OR_RETURN(aws::Microvm current, vms.Get(h.microvm_id, deadline));
@@ -275,7 +272,7 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
   }
 
   // Register first: if GitHub fails, the cached VM is not touched.
-  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, parts->RegisterRunner(c, deadline));
+  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, parts->RegisterRunner(deps_, c, deadline));
   const int64_t runner_id = jit.runner.id;
 
   Result<aws::Microvm> vm = vms.Resume(h.microvm_id, deadline);
@@ -356,7 +353,7 @@ Result<StopResult> StopFlow::Warm(const StopCommand& c, TimePoint deadline) {
 
   Lifetime life{h.started_at, h.started_at + std::chrono::seconds(h.max_lifetime_seconds),
                 h.reuse_deadline};
-  if (!life.ReusableAt(seam.clock.Now())) {
+  if (!life.ReusableAt(deps_.seam.clock.Now())) {
     MVR_RETURN_IF_ERROR(vms.Terminate(h.microvm_id, deadline));
     r.outcome = "terminated (at or past its reuse deadline)";
     return r;

@@ -37,31 +37,6 @@ std::map<std::string, std::string> ChildEnvironment(const ProcessSpec& spec) {
   return env;
 }
 
-Result<std::string> ResolveProgram(const std::string& name,
-                                   const std::map<std::string, std::string>& env) {
-  if (name.find('/') != std::string::npos) {
-    if (!IsExecutable(name)) {
-      return InvalidArgument("program '" + name + "' does not exist or is not executable");
-    }
-    return name;
-  }
-  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-  auto it = env.find("PATH");
-  if (it != env.end() && !it->second.empty()) path = it->second;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    if (!dir.empty()) {
-      std::string candidate = dir + "/" + name;
-      if (IsExecutable(candidate)) return candidate;
-    }
-    start = end + 1;
-  }
-  return InvalidArgument("program '" + name + "' was not found in PATH (" + path + ")");
-}
-
 ExitStatus FromWaitStatus(int status) {
   ExitStatus e;
   if (WIFEXITED(status)) {
@@ -113,7 +88,7 @@ Result<PreparedExec> Prepare(const ProcessSpec& spec) {
   if (spec.argv.empty()) return InvalidArgument("no program to run (empty argv)");
   PreparedExec p;
   std::map<std::string, std::string> env = ChildEnvironment(spec);
-  MVR_ASSIGN_OR_RETURN(p.program, ResolveProgram(spec.argv[0], env));
+  MVR_ASSIGN_OR_RETURN(p.program, FindProgram(spec.argv[0], env));
   if (!spec.user.empty()) {
     MVR_ASSIGN_OR_RETURN(p.ids, LookupUser(spec.user));
   }
@@ -175,6 +150,31 @@ enum ChildStep { kExec = 0, kChdir = 1, kSwitchUser = 2 };
 }
 
 }  // namespace
+
+Result<std::string> FindProgram(const std::string& name,
+                                const std::map<std::string, std::string>& env) {
+  if (name.find('/') != std::string::npos) {
+    if (!IsExecutable(name)) {
+      return InvalidArgument("program '" + name + "' does not exist or is not executable");
+    }
+    return name;
+  }
+  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  auto it = env.find("PATH");
+  if (it != env.end() && !it->second.empty()) path = it->second;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (!dir.empty()) {
+      std::string candidate = dir + "/" + name;
+      if (IsExecutable(candidate)) return candidate;
+    }
+    start = end + 1;
+  }
+  return InvalidArgument("program '" + name + "' was not found in PATH (" + path + ")");
+}
 
 std::string DescribeArgv(const std::vector<std::string>& argv) {
   std::string out;

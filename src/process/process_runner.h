@@ -100,6 +100,12 @@ class PosixProcessRunner final : public ProcessRunner {
 // elsewhere) counts as ended with code 0, as does any other TryWait error.
 std::optional<ExitStatus> PollExit(ProcessRunner& runner, int pid);
 
+// The file `name` runs as: `name` itself when it holds a '/', else the first executable regular
+// file of that name in env's PATH (a standard PATH when env has none). InvalidArgument saying
+// what is missing otherwise. Spawn and Run look programs up this way.
+Result<std::string> FindProgram(const std::string& name,
+                                const std::map<std::string, std::string>& env);
+
 // "a b 'c d'" for messages; never call on a spec whose argv holds a secret (none does: secrets
 // travel in secret_env only).
 std::string DescribeArgv(const std::vector<std::string>& argv);

@@ -8,21 +8,6 @@
 namespace mvr::supervisor {
 namespace {
 
-bool ProgramExists(const std::string& name, const std::map<std::string, std::string>& env) {
-  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0;
-  auto it = env.find("PATH");
-  std::string path = it == env.end() ? "/usr/bin:/bin" : it->second;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string candidate = path.substr(start, end - start) + "/" + name;
-    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 void LogOutcome(const Logger& logger, const char* command, const Outcome& outcome) {
   if (const auto* a = std::get_if<Accepted>(&outcome)) {
     logger.Info("command accepted", {{"command", command},
@@ -78,7 +63,7 @@ CheckReport Supervisor::Ready() {
   ready_thread_ = std::thread([this] {
     std::string problems;
     auto need = [&](const std::string& program, const char* what) {
-      if (!program.empty() && !ProgramExists(program, config_.command_env)) {
+      if (!program.empty() && !process::FindProgram(program, config_.command_env).ok()) {
         problems += std::string(problems.empty() ? "" : "; ") + what + " '" + program +
                     "' is missing or not executable";
       }

@@ -76,6 +76,15 @@ class StartStopTest : public ::testing::Test {
         }));
   }
 
+  // One CreateMicrovmAuthToken, answered with the proxy token fixture.
+  void ExpectControlToken() {
+    EXPECT_CALL(vms_, CreateMicrovmAuthToken(_)).WillOnce(Invoke([](auto&) {
+      aws::MicrovmAuthToken t;
+      t.auth_token["X-aws-proxy-auth"] = Secret(kProxyTokenFixture);
+      return Result<aws::MicrovmAuthToken>(t);
+    }));
+  }
+
   // Nothing secret may reach an error or a log line.
   void ExpectNoSecrets(const Status& s) {
     for (const char* fixture : {kJitFixture, kTokenFixture, kProxyTokenFixture}) {
@@ -299,11 +308,7 @@ TEST_F(StartStopTest, ResumeOneSecondBeforeTheReuseDeadlineProceeds) {
       .WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
   ExpectJit();
   EXPECT_CALL(vms_, ResumeMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  EXPECT_CALL(vms_, CreateMicrovmAuthToken(_)).WillOnce(Invoke([](auto&) {
-    aws::MicrovmAuthToken t;
-    t.auth_token["X-aws-proxy-auth"] = Secret(kProxyTokenFixture);
-    return Result<aws::MicrovmAuthToken>(t);
-  }));
+  ExpectControlToken();
   EXPECT_CALL(http_, Send(_)).WillOnce(Return(http::HttpResponse::Json(202, "{}")));
   EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(OnlineRunner(label_)));
   Result<StartResult> r = StartFlow(Deps()).Run(command_);
@@ -348,11 +353,7 @@ TEST_F(StartStopTest, ControlDeliveryFailureRemovesTheRunnerAndSuspendsTheVm) {
       .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)));
   ExpectJit();
   EXPECT_CALL(vms_, ResumeMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  EXPECT_CALL(vms_, CreateMicrovmAuthToken(_)).WillOnce(Invoke([](auto&) {
-    aws::MicrovmAuthToken t;
-    t.auth_token["X-aws-proxy-auth"] = Secret(kProxyTokenFixture);
-    return Result<aws::MicrovmAuthToken>(t);
-  }));
+  ExpectControlToken();
   EXPECT_CALL(http_, Send(_))
       .WillOnce(Return(http::HttpResponse::Json(409, R"({"error":"not_idle","message":"busy"})")));
   EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));

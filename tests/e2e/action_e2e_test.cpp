@@ -164,10 +164,9 @@ class ActionEndToEnd : public ::testing::Test {
   }
 
   static bool HasProgram(const std::string& name) {
-    for (const char* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin"}) {
-      if (::access((std::string(dir) + "/" + name).c_str(), X_OK) == 0) return true;
-    }
-    return false;
+    return process::FindProgram(name,
+                                {{"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin"}})
+        .ok();
   }
 
   // Whether `done` holds within 15 s (checked every 200 ms).

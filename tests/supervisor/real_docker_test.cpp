@@ -13,12 +13,11 @@
 namespace mvr::supervisor {
 namespace {
 
+// Where `name` is installed ("" when it is not).
 std::string Which(const std::string& name) {
-  for (const char* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin"}) {
-    std::string p = std::string(dir) + "/" + name;
-    if (::access(p.c_str(), X_OK) == 0) return p;
-  }
-  return "";
+  auto found =
+      process::FindProgram(name, {{"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin"}});
+  return found.ok() ? *found : "";
 }
 
 TEST(RealDocker, ImageSurvivesStopAndStartAndForcedVfsWorks) {
