@@ -11,16 +11,49 @@
 namespace mvr::action {
 namespace {
 
-// The supervisor's error bodies are {"error": code, "message": text}; neither holds a secret.
-std::string ErrorText(const http::HttpResponse& res) {
+// Tried until the deadline, not a number of times: the jittered delays bound the rate.
+RetryPolicy UntilDeadline(const Seam& seam, TimePoint deadline) {
+  RetryPolicy policy;
+  policy.max_attempts = 1'000;
+  policy.base_delay = Duration(250);
+  policy.max_delay = Duration(2'000);
+  policy.deadline = std::max(Duration(1), deadline - seam.clock.Now());
+  return policy;
+}
+
+Duration RequestTimeout(const Seam& seam, TimePoint deadline) {
+  return std::clamp(std::chrono::duration_cast<Duration>(deadline - seam.clock.Now()),
+                    Duration(1'000), Duration(30'000));
+}
+
+// The supervisor's error bodies are {"error": code, "message": text, "state": its state};
+// none holds a secret.
+struct Answer {
+  std::string error, message, state;
+};
+Answer Parse(const http::HttpResponse& res) {
+  Answer a;
   nlohmann::json j = nlohmann::json::parse(res.body, nullptr, false);
-  if (j.is_object() && j.contains("message") && j["message"].is_string()) {
-    return j["message"].get<std::string>();
+  if (j.is_object()) {
+    a.error = j.value("error", "");
+    a.message = j.value("message", "");
+    a.state = j.value("state", "");
   }
-  return "HTTP " + std::to_string(res.status);
+  if (a.message.empty()) a.message = "HTTP " + std::to_string(res.status);
+  return a;
+}
+
+// The supervisor has not finished the /run or /resume hook the platform sends it.
+bool NotYet(int code, const Answer& a) {
+  const bool before_hook =
+      a.state == "SNAPSHOTTED" || a.state == "SUSPENDED" || a.state == "RESUMING";
+  return before_hook &&
+         ((code == 403 && a.error == "wrong_microvm") || (code == 409 && a.error == "wrong_state"));
 }
 
 }  // namespace
+
+std::string RunnerRequestId(int64_t runner_id) { return "runner-" + std::to_string(runner_id); }
 
 Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam, const RunnerStartDelivery& d,
                           TimePoint deadline) {
@@ -38,19 +71,22 @@ Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam, const Runner
   std::fill(ingress.body.begin(), ingress.body.end(), '\0');
   if (!built.ok()) return built.status().Annotate("delivering the JIT runner");
   http::HttpRequest req = std::move(built).value();
-  RetryPolicy policy;
-  policy.max_attempts = 10;
-  policy.base_delay = Duration(500);
-  policy.max_delay = Duration(5'000);
-  policy.deadline = std::max(Duration(1), deadline - seam.clock.Now());
-  Status s = RetryStatus(policy, seam.retry(), [&]() -> Status {
-    req.timeout = std::clamp(std::chrono::duration_cast<Duration>(deadline - seam.clock.Now()),
-                             Duration(1'000), Duration(30'000));
+  Status s = RetryStatus(UntilDeadline(seam, deadline), seam.retry(), [&]() -> Status {
+    req.timeout = RequestTimeout(seam, deadline);
     Result<http::HttpResponse> res = http.Send(req);
     if (!res.ok()) return res.status();
     int code = res->status;
     if (code == 200 || code == 202) return Status::Ok();
-    std::string text = "supervisor control endpoint: " + ErrorText(*res);
+    Answer a = Parse(*res);
+    std::string text = "supervisor control endpoint: " + a.message;
+    if (NotYet(code, a)) {
+      return Transient(text + " (not ready yet: the MicroVM's " +
+                       (a.state == "SNAPSHOTTED" ? "/run" : "/resume") + " hook has not finished)");
+    }
+    if (code == 409 && a.error == "busy") {
+      return Conflict("server busy: another job's runner holds this MicroVM (" + text + ")")
+          .WithErrorType(kServerBusy);
+    }
     if (code == 409) return Conflict(text);
     if (code == 401 || code == 403) return Unauthorized(text);
     if (code == 429) return Throttled(text);
@@ -60,6 +96,33 @@ Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam, const Runner
   // Scrub the request body: it held the JIT config.
   std::fill(req.body.begin(), req.body.end(), '\0');
   return s.Annotate("delivering the JIT runner to MicroVM " + d.microvm_id);
+}
+
+Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam& seam,
+                                              const std::string& endpoint, const Secret& token,
+                                              TimePoint deadline) {
+  aws::IngressRequest ingress;
+  ingress.endpoint = endpoint;
+  ingress.port = kControlPort;
+  ingress.path = "/v1/status";
+  MVR_ASSIGN_OR_RETURN(http::HttpRequest req, aws::BuildIngressRequest(ingress, token));
+  SupervisorStatus out;
+  Status s = RetryStatus(UntilDeadline(seam, deadline), seam.retry(), [&]() -> Status {
+    req.timeout = RequestTimeout(seam, deadline);
+    Result<http::HttpResponse> res = http.Send(req);
+    if (!res.ok()) return res.status();
+    if (res->status == 429) return Throttled("HTTP 429");
+    if (res->status >= 500) return Transient("HTTP " + std::to_string(res->status));
+    nlohmann::json j = nlohmann::json::parse(res->body, nullptr, false);
+    if (res->status != 200 || !j.is_object()) {
+      return Internal("answered HTTP " + std::to_string(res->status) + ": " + Parse(*res).message);
+    }
+    out.state = j.value("state", "");
+    out.current_request_id = j.value("currentRequestId", "");
+    return Status::Ok();
+  });
+  if (!s.ok()) return s.Annotate("reading the supervisor's status");
+  return out;
 }
 
 }  // namespace mvr::action

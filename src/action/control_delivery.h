@@ -1,7 +1,8 @@
 // Control delivery: hands a fresh JIT config to a warm MicroVM's supervisor through the VM's
-// ingress endpoint (POST /v1/runner/start, port 8080, with a short-lived port-scoped auth token).
-// A retry always reuses the same requestId, so the supervisor starts at most one runner for it.
-// Thread-safety: a pure function over the given clients.
+// ingress endpoint (POST /v1/runner/start, port 8080, with a short-lived port-scoped auth token),
+// and reads what the supervisor is doing (GET /v1/status). A retry always reuses the same
+// requestId, so the supervisor starts at most one runner for it.
+// Thread-safety: pure functions over the given clients.
 #pragma once
 
 #include <string>
@@ -13,6 +14,8 @@
 namespace mvr::action {
 
 inline constexpr int kControlPort = 8080;
+// The error type of a Conflict whose cause is that another job holds the warm MicroVM.
+inline constexpr char kServerBusy[] = "ServerBusy";
 
 struct RunnerStartDelivery {
   std::string endpoint;    // the VM's endpoint (a bare host means https://host)
@@ -22,10 +25,27 @@ struct RunnerStartDelivery {
   Secret jit_config;
 };
 
-// 200/202 → Ok. 409 (not idle, or the requestId was used with another body) → Conflict;
-// 400/403/413 → InvalidArgument/Unauthorized; transport errors, 429 and 5xx are retried with the
-// same requestId until `deadline`. Messages never contain the JIT config or the token.
+// The requestId of the delivery of runner `runner_id`: a stop can tell its own runner's request
+// from a newer job's in the supervisor's status.
+std::string RunnerRequestId(int64_t runner_id);
+
+// 200/202 → Ok. GetMicrovm's RUNNING is eventually consistent (the /run or /resume hook may not
+// have finished yet), so the supervisor's "not yet" answers are retried with full jitter until
+// `deadline` like transport errors, 429 and 5xx: 403 wrong_microvm and 409 wrong_state while it
+// is SNAPSHOTTED, SUSPENDED or RESUMING. Definite refusals are final: 409 busy → Conflict with
+// error type kServerBusy; other 409s → Conflict; 400/413 → InvalidArgument; other 403/401 →
+// Unauthorized. Messages never contain the JIT config or the token.
 Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam,
                           const RunnerStartDelivery& delivery, TimePoint deadline);
+
+struct SupervisorStatus {
+  std::string state;               // the supervisor's state (IDLE, RUNNING, ...)
+  std::string current_request_id;  // the delivery whose runner it is running; "" when none
+};
+
+// GET /v1/status on the control port; transport errors, 429 and 5xx retried until `deadline`.
+Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam& seam,
+                                              const std::string& endpoint, const Secret& token,
+                                              TimePoint deadline);
 
 }  // namespace mvr::action

@@ -21,9 +21,7 @@ std::string Upper(std::string s) {
 }
 
 // Inputs of later phases (DynamoDB pools). Refused clearly rather than silently ignored.
-const char* const kPoolInputs[] = {
-    "state-table",   "server-capacity", "lease-timeout-seconds", "stop-timeout-seconds",
-    "repository-id", "run-id",          "run-attempt",           "job"};
+const char* const kPoolInputs[] = {"state-table", "server-capacity", "lease-timeout-seconds"};
 
 Status RefusePoolInputs(const InputReader& in) {
   for (const char* name : kPoolInputs) {
@@ -107,36 +105,6 @@ std::vector<std::string> InputReader::GetList(const std::string& name) const {
   return out;
 }
 
-const std::vector<std::string>& KnownInputs() {
-  static const std::vector<std::string> kInputs = {"mode",
-                                                   "github-token",
-                                                   "github-api-url",
-                                                   "repository",
-                                                   "image-id",
-                                                   "image-version",
-                                                   "execution-role-arn",
-                                                   "region",
-                                                   "runner-group-id",
-                                                   "runner-labels",
-                                                   "startup-timeout-seconds",
-                                                   "log-group",
-                                                   "idempotency-key",
-                                                   "microvm-id",
-                                                   "runner-id",
-                                                   "server",
-                                                   "max-lifetime-seconds",
-                                                   "reuse-safety-margin-seconds",
-                                                   "state-table",
-                                                   "server-capacity",
-                                                   "lease-timeout-seconds",
-                                                   "stop-timeout-seconds",
-                                                   "repository-id",
-                                                   "run-id",
-                                                   "run-attempt",
-                                                   "job"};
-  return kInputs;
-}
-
 Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_json) {
   MVR_RETURN_IF_ERROR(RefusePoolInputs(in));
   if (in.Has("microvm-id")) {
@@ -152,6 +120,14 @@ Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_
   c.identity.run_attempt =
       in.Has("run-attempt") ? in.Get("run-attempt") : in.env().GetOr("GITHUB_RUN_ATTEMPT", "1");
   c.identity.job = in.Has("job") ? in.Get("job") : in.env().GetOr("GITHUB_JOB", "");
+  MVR_ASSIGN_OR_RETURN(
+      MatrixLeg leg,
+      CanonicalMatrixLeg(
+          in.Has("strategy") ? in.Get("strategy") : in.env().GetOr("MVR_STRATEGY", ""),
+          in.Has("matrix") ? in.Get("matrix") : in.env().GetOr("MVR_MATRIX", "")));
+  c.identity.job_index = leg.job_index;
+  c.identity.matrix = leg.matrix;
+  c.identity.step = in.Has("step") ? in.Get("step") : in.env().GetOr("GITHUB_ACTION", "");
   c.identity.idempotency_key = in.Get("idempotency-key");
   c.image_id = in.Get("image-id");
   if (c.image_id.empty() && !in.Has("server")) {
@@ -177,6 +153,9 @@ Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_
                        in.GetInt("reuse-safety-margin-seconds", kDefaultReuseMarginSeconds, 0,
                                  kMaxLifetimeCeilingSeconds));
   MVR_RETURN_IF_ERROR(ValidateLifetimePolicy(c.lifetime));
+  MVR_ASSIGN_OR_RETURN(c.ephemeral_max_lifetime_seconds,
+                       in.GetInt("ephemeral-max-lifetime-seconds", kMaxLifetimeCeilingSeconds, 60,
+                                 kMaxLifetimeCeilingSeconds));
   c.event_name = in.env().GetOr("GITHUB_EVENT_NAME", "");
   c.event_json = event_json;
   if (c.image_id.empty() && c.warm() && c.server.rfind("lmvm", 0) != 0) {
@@ -198,6 +177,8 @@ Result<StopCommand> ParseStop(const InputReader& in) {
   }
   if (c.empty()) return c;  // nothing to stop; the caller says so and exits 0
   MVR_ASSIGN_OR_RETURN(c.endpoints, ParseEndpoints(in));
+  c.repository_id = in.Has("repository-id") ? in.Get("repository-id")
+                                            : in.env().GetOr("GITHUB_REPOSITORY_ID", "");
   MVR_ASSIGN_OR_RETURN(int64_t timeout, in.GetInt("stop-timeout-seconds", 300, 10, 3'600));
   c.stop_timeout = std::chrono::seconds(timeout);
   return c;

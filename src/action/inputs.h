@@ -57,8 +57,11 @@ struct StartCommand {
   int64_t runner_group_id = 1;
   std::vector<std::string> extra_labels;
   Duration startup_timeout{300'000};
-  std::string server;  // empty: ephemeral; a name: new warm VM; an lmvm1_ handle: resume it
-  LifetimePolicy lifetime;
+  std::string server;       // empty: ephemeral; a name: new warm VM; an lmvm1_ handle: resume it
+  LifetimePolicy lifetime;  // warm
+  // Ephemeral: maximumDurationInSeconds (the platform maximum unless set), so that a long job
+  // is never killed under its runner.
+  int64_t ephemeral_max_lifetime_seconds = kMaxLifetimeCeilingSeconds;
   std::string event_name;  // GITHUB_EVENT_NAME, for the warm trust check
   std::string event_json;  // the payload at GITHUB_EVENT_PATH ("" if none)
   std::string work_folder = "_work";
@@ -71,14 +74,12 @@ struct StopCommand {
   std::string microvm_id;  // ephemeral stop
   std::string server;      // warm stop: the lmvm1_ handle start gave
   int64_t runner_id = 0;   // optional (0 = none): the runner start registered (ephemeral cleanup)
+  std::string repository_id;  // GITHUB_REPOSITORY_ID: a warm handle must name the same
   Duration stop_timeout{300'000};
 
   // Start was cancelled or failed before giving outputs: nothing to stop.
   bool empty() const { return microvm_id.empty() && server.empty(); }
 };
-
-// Names of every input the Action accepts (action.yml lists the same).
-const std::vector<std::string>& KnownInputs();
 
 Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_json);
 Result<StopCommand> ParseStop(const InputReader& in);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "action/control_delivery.h"
 #include "base/retry.h"
 
 namespace mvr::action {
@@ -75,6 +76,11 @@ Result<aws::Microvm> MicrovmLifecycle::WaitRunning(const std::string& id, TimePo
 Result<aws::Microvm> MicrovmLifecycle::Resume(const std::string& id, TimePoint deadline) {
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, Get(id, deadline));
   if (Terminal(vm.state)) return NotFound(Describe(vm) + "; it cannot be resumed");
+  if (vm.state == aws::MicrovmState::kRunning || vm.state == aws::MicrovmState::kPending) {
+    // Nobody but the job holding it resumes a warm VM: it is not ours to take.
+    return Conflict("server busy: " + Describe(vm) + ", so another job holds it")
+        .WithErrorType(kServerBusy);
+  }
   if (vm.state == aws::MicrovmState::kSuspending) {
     MVR_ASSIGN_OR_RETURN(vm, PollUntil(id, deadline, aws::MicrovmState::kSuspended));
   }

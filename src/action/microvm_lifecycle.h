@@ -21,7 +21,8 @@ class MicrovmLifecycle {
   Result<aws::Microvm> Launch(const aws::RunMicrovmRequest& request, TimePoint deadline);
   // Polls until RUNNING. PENDING (and a resume's SUSPENDED/SUSPENDING) is waited through.
   Result<aws::Microvm> WaitRunning(const std::string& microvm_id, TimePoint deadline);
-  // ResumeMicrovm then WaitRunning.
+  // ResumeMicrovm then WaitRunning. A VM already RUNNING or PENDING is held by another job:
+  // Conflict with error type kServerBusy, and nothing is called.
   Result<aws::Microvm> Resume(const std::string& microvm_id, TimePoint deadline);
   // SuspendMicrovm then poll until SUSPENDED.
   Result<aws::Microvm> Suspend(const std::string& microvm_id, TimePoint deadline);

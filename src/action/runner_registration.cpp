@@ -27,8 +27,10 @@ Result<github::JitConfig> RunnerRegistration::Register(const github::JitConfigRe
     if (!jit.ok()) return jit.status().Annotate("registering JIT runner " + request.name);
     return jit;
   }
-  // A runner with this name exists: an earlier attempt of this same start registered it (or a
-  // retried request did). It can never be handed to us again, so replace it unless it is busy.
+  // A runner with this name exists. Offline and idle, it is what an earlier attempt of this same
+  // start left (it can never be handed to us again): replace it. Its VM, if any, cannot connect
+  // a removed runner, and an ephemeral VM terminates itself when its runner exits. Online or
+  // busy, another start with this identity succeeded or is running: never take it from it.
   github::ListRunnersOptions by_name;
   by_name.name = request.name;
   MVR_ASSIGN_OR_RETURN(
@@ -37,10 +39,11 @@ Result<github::JitConfig> RunnerRegistration::Register(const github::JitConfigRe
       }));
   for (const auto& r : runners) {
     if (r.name != request.name) continue;
-    if (r.busy) {
-      return Conflict("runner " + request.name + " (id " + std::to_string(r.id) +
-                      ") from an earlier attempt of this start is running a job; pass a new "
-                      "idempotency-key or re-run the workflow");
+    if (r.busy || r.online()) {
+      return Conflict("runner " + request.name + " (id " + std::to_string(r.id) + ") is " +
+                      (r.busy ? "running a job" : "online") +
+                      ": another start with the same identity succeeded or is still running. "
+                      "Use that start's outputs, or give this start its own idempotency-key");
     }
     seam_.logger.Info("removing runner left by an earlier attempt",
                       {{"runner_id", r.id}, {"runner_name", r.name}});

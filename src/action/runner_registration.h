@@ -20,8 +20,9 @@ class RunnerRegistration {
   RunnerRegistration(const Seam& seam, github::GitHub& github, github::RunnerScope scope)
       : seam_(seam), github_(github), scope_(std::move(scope)) {}
 
-  // Registers `request.name`. A runner of that name that is not busy (left by an earlier attempt
-  // of the same start) is deleted first; a busy one is Conflict.
+  // Registers `request.name`. A runner of that name that is offline and idle (left by an earlier
+  // attempt of the same start) is deleted first; an online or busy one belongs to another start
+  // with the same identity: Conflict, and it is left alone.
   Result<github::JitConfig> Register(const github::JitConfigRequest& request, TimePoint deadline);
 
   // Polls until the runner `runner_id` named `name` is online (or already busy with its job).

@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "action/flags.h"
 #include "action/github_output.h"
 #include "action/inputs.h"
 #include "action/start_stop.h"
@@ -23,42 +24,6 @@ namespace mvr::cli {
 namespace {
 
 using FlagMap = std::map<std::string, std::string>;
-
-struct Descriptions {
-  const char* name;
-  const char* help;
-};
-
-// Every input that may be given as a flag (the token is deliberately absent).
-const Descriptions kStartFlags[] = {
-    {"repository", "owner/name (default: GITHUB_REPOSITORY)"},
-    {"repository-id", "numeric repository id (default: GITHUB_REPOSITORY_ID)"},
-    {"run-id", "workflow run id (default: GITHUB_RUN_ID)"},
-    {"run-attempt", "workflow run attempt (default: GITHUB_RUN_ATTEMPT)"},
-    {"job", "job id (default: GITHUB_JOB)"},
-    {"github-api-url", "GitHub API base URL (default: GITHUB_API_URL or https://api.github.com)"},
-    {"region", "AWS region (default: AWS_REGION)"},
-    {"image-id", "MicroVM image ID or ARN"},
-    {"image-version", "image version (default: the latest ACTIVE one)"},
-    {"execution-role-arn", "IAM role the MicroVM assumes"},
-    {"runner-group-id", "runner group id (default 1)"},
-    {"runner-labels", "extra runner labels, comma-separated"},
-    {"startup-timeout-seconds", "overall start deadline (default 300)"},
-    {"log-group", "CloudWatch log group for the MicroVM"},
-    {"idempotency-key", "tells apart several starts in one job"},
-    {"server", "warm: a server name, or an lmvm1_ handle to resume"},
-    {"max-lifetime-seconds", "MicroVM lifetime (default 7200, at most 28800)"},
-    {"reuse-safety-margin-seconds", "no new job this close to the lifetime (default 1800)"},
-};
-const Descriptions kStopFlags[] = {
-    {"repository", "owner/name (default: GITHUB_REPOSITORY)"},
-    {"github-api-url", "GitHub API base URL (default: GITHUB_API_URL or https://api.github.com)"},
-    {"region", "AWS region (default: AWS_REGION)"},
-    {"microvm-id", "ephemeral: the MicroVM start gave"},
-    {"runner-id", "ephemeral: the runner start registered (removed if still there)"},
-    {"server", "warm: the lmvm1_ handle start gave"},
-    {"stop-timeout-seconds", "deadline for the stop (default 300)"},
-};
 
 Result<std::string> ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -109,11 +74,10 @@ Status AddToken(Context& ctx, const std::string& token_file, FlagMap& flags) {
   return Status::Ok();
 }
 
-int Fail(Context& ctx, const std::string& mode, const Status& s) {
-  // An annotation the Actions UI shows, then the structured log line.
-  std::printf("::error title=mvr %s failed::%s\n", mode.c_str(),
-              ctx.logger.redactor().Redact(s.ToString()).c_str());
-  std::fflush(stdout);
+int Fail(Context& ctx, action::GitHubOutput& out, const std::string& mode, const Status& s) {
+  // An annotation the Actions UI shows (escaped: a message may span lines), then the structured
+  // log line.
+  out.Error("mvr " + mode + " failed", ctx.logger.redactor().Redact(s.ToString()));
   ctx.logger.Error("mvr " + mode + " failed",
                    {{"error", s.message()}, {"code", CodeName(s.code())}});
   return 1;
@@ -136,7 +100,7 @@ action::ActionDeps Deps(Context& ctx, Clients& c, const Seam& seam, action::GitH
 
 int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {
   action::GitHubOutput out(stdout, ctx.env.GetOr("GITHUB_OUTPUT", ""), ctx.secure_random);
-  if (Status s = AddToken(ctx, token_file, flags); !s.ok()) return Fail(ctx, "start", s);
+  if (Status s = AddToken(ctx, token_file, flags); !s.ok()) return Fail(ctx, out, "start", s);
   action::InputReader in(ctx.env, flags);
   out.Mask(Secret(in.Get("github-token")));
   ctx.logger.redactor().Add(in.Get("github-token"));
@@ -145,13 +109,13 @@ int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {
     event_json = ReadFile(*path).value_or("");
   }
   Result<action::StartCommand> cmd = action::ParseStart(in, event_json);
-  if (!cmd.ok()) return Fail(ctx, "start", cmd.status());
+  if (!cmd.ok()) return Fail(ctx, out, "start", cmd.status());
   Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints);
-  if (!clients.ok()) return Fail(ctx, "start", clients.status());
+  if (!clients.ok()) return Fail(ctx, out, "start", clients.status());
   Seam seam = ctx.seam();
   action::StartFlow flow(Deps(ctx, **clients, seam, out));
   Result<action::StartResult> r = flow.Run(*cmd);
-  if (!r.ok()) return Fail(ctx, "start", r.status());
+  if (!r.ok()) return Fail(ctx, out, "start", r.status());
   out.Set("label", r->label);
   out.Set("runner-name", r->runner_name);
   out.Set("runner-id", std::to_string(r->runner_id));
@@ -163,7 +127,7 @@ int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {
     out.Set("warm-expires-at", FormatRfc3339(r->lifetime->platform_expires_at));
     out.Set("reuse-deadline", FormatRfc3339(r->lifetime->reuse_deadline));
   }
-  if (Status s = out.Flush(); !s.ok()) return Fail(ctx, "start", s);
+  if (Status s = out.Flush(); !s.ok()) return Fail(ctx, out, "start", s);
   ctx.logger.Info("runner online", {{"label", r->label},
                                     {"microvm_id", r->microvm_id},
                                     {"runner_id", r->runner_id},
@@ -173,12 +137,12 @@ int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {
 
 int RunStop(Context& ctx, FlagMap flags, const std::string& token_file) {
   action::GitHubOutput out(stdout, ctx.env.GetOr("GITHUB_OUTPUT", ""), ctx.secure_random);
-  if (Status s = AddToken(ctx, token_file, flags); !s.ok()) return Fail(ctx, "stop", s);
+  if (Status s = AddToken(ctx, token_file, flags); !s.ok()) return Fail(ctx, out, "stop", s);
   action::InputReader in(ctx.env, flags);
   out.Mask(Secret(in.Get("github-token")));
   ctx.logger.redactor().Add(in.Get("github-token"));
   Result<action::StopCommand> cmd = action::ParseStop(in);
-  if (!cmd.ok()) return Fail(ctx, "stop", cmd.status());
+  if (!cmd.ok()) return Fail(ctx, out, "stop", cmd.status());
   if (cmd->empty()) {
     ctx.logger.Info(
         "nothing to stop: no microvm-id or server was given (was start cancelled "
@@ -186,20 +150,18 @@ int RunStop(Context& ctx, FlagMap flags, const std::string& token_file) {
     return 0;
   }
   Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints);
-  if (!clients.ok()) return Fail(ctx, "stop", clients.status());
+  if (!clients.ok()) return Fail(ctx, out, "stop", clients.status());
   Seam seam = ctx.seam();
   action::StopFlow flow(Deps(ctx, **clients, seam, out));
   Result<action::StopResult> r = flow.Run(*cmd);
-  if (!r.ok()) return Fail(ctx, "stop", r.status());
+  if (!r.ok()) return Fail(ctx, out, "stop", r.status());
   ctx.logger.Info("stopped", {{"microvm_id", r->microvm_id}, {"outcome", r->outcome}});
   return 0;
 }
 
-template <size_t N>
-std::shared_ptr<FlagMap> AddFlags(CLI::App* cmd, const Descriptions (&flags)[N]) {
+std::shared_ptr<FlagMap> AddFlags(CLI::App* cmd, const std::vector<action::FlagDoc>& flags) {
   auto values = std::make_shared<FlagMap>();
-  for (const auto& f : flags)
-    cmd->add_option(std::string("--") + f.name, (*values)[f.name], f.help);
+  for (const auto& f : flags) cmd->add_option("--" + f.name, (*values)[f.name], f.help);
   return values;
 }
 
@@ -208,7 +170,7 @@ std::shared_ptr<FlagMap> AddFlags(CLI::App* cmd, const Descriptions (&flags)[N])
 void AddStartStopCommands(CLI::App& app, Context& ctx) {
   auto* start = app.add_subcommand(
       "start", "Start a MicroVM with a single-use GitHub JIT runner (the Action's mode: start)");
-  auto start_flags = AddFlags(start, kStartFlags);
+  auto start_flags = AddFlags(start, action::StartFlags());
   auto start_token = std::make_shared<std::string>();
   start->add_option("--github-token-file", *start_token,
                     "file holding the GitHub token (default: INPUT_GITHUB_TOKEN or GITHUB_TOKEN)");
@@ -218,7 +180,7 @@ void AddStartStopCommands(CLI::App& app, Context& ctx) {
 
   auto* stop =
       app.add_subcommand("stop", "Stop what `mvr start` started (the Action's mode: stop)");
-  auto stop_flags = AddFlags(stop, kStopFlags);
+  auto stop_flags = AddFlags(stop, action::StopFlags());
   auto stop_token = std::make_shared<std::string>();
   stop->add_option("--github-token-file", *stop_token,
                    "file holding the GitHub token (default: INPUT_GITHUB_TOKEN or GITHUB_TOKEN)");

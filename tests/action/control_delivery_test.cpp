@@ -103,13 +103,56 @@ TEST_F(ControlDeliveryTest, SupervisorRefusalsAreFinalAndNamed) {
   }
 }
 
-TEST_F(ControlDeliveryTest, GivesUpAtTheDeadlineWithoutLeakingTheRequest) {
-  std::vector<Result<http::HttpResponse>> always_down(10, Answer(502));
-  Script(always_down);
+TEST_F(ControlDeliveryTest, GivesUpOnlyAtTheDeadlineWithoutLeakingTheRequest) {
+  int sent = 0;
+  EXPECT_CALL(http_, Send(_)).WillRepeatedly(Invoke([&](const http::HttpRequest&) {
+    ++sent;
+    return Result<http::HttpResponse>(Answer(502));
+  }));
+  const TimePoint start = clock_.Now();
   Status s = Deliver();
   EXPECT_EQ(s.code(), Code::kTransient);
+  EXPECT_GE(clock_.Now() - start, std::chrono::seconds(110)) << "gave up long before the deadline";
+  EXPECT_GT(sent, 10);
   ExpectNoSecret(s);
   EXPECT_EQ(sink_.Joined().find(kJit), std::string::npos);
+}
+
+http::HttpResponse Refusal(int status, const std::string& error, const std::string& state) {
+  http::HttpResponse res;
+  res.status = status;
+  res.body = nlohmann::json{{"error", error}, {"message", "refused"}, {"state", state}}.dump();
+  return res;
+}
+
+// GetMicrovm said RUNNING, but the /run or /resume hook has not finished in the VM yet.
+TEST_F(ControlDeliveryTest, NotYetAnswersAreRetriedUntilTheHookHasRun) {
+  Script({Result<http::HttpResponse>(Transient("connection refused")),
+          Refusal(403, "wrong_microvm", "SNAPSHOTTED"), Refusal(409, "wrong_state", "SUSPENDED"),
+          Refusal(409, "wrong_state", "RESUMING"), Answer(202)});
+  Status s = Deliver();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(sent_.size(), 5u);
+}
+
+TEST_F(ControlDeliveryTest, DefiniteRefusalsAreNotRetried) {
+  struct Case {
+    int status;
+    const char* error;
+    const char* state;
+    Code code;
+  };
+  for (Case c : {Case{409, "busy", "RUNNING", Code::kConflict},
+                 Case{409, "wrong_state", "FAILED", Code::kConflict},
+                 Case{403, "wrong_microvm", "IDLE", Code::kUnauthorized},
+                 Case{409, "wrong_mode", "RUNNING", Code::kConflict}}) {
+    sent_.clear();
+    ::testing::Mock::VerifyAndClearExpectations(&http_);
+    Script({Refusal(c.status, c.error, c.state)});
+    Status s = Deliver();
+    EXPECT_EQ(s.code(), c.code) << c.error;
+    EXPECT_EQ(s.error_type() == kServerBusy, std::string(c.error) == "busy") << c.error;
+  }
 }
 
 }  // namespace

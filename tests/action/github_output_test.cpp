@@ -50,5 +50,32 @@ TEST(GitHubOutputTest, PrintsOutputsWhenNotInActions) {
   free(buf);
 }
 
+TEST(GitHubOutputTest, CommandValuesAreEscapedAsTheRunnerUnescapesThem) {
+  EXPECT_EQ(EscapeCommandData("100% done\r\nnext: a,b"), "100%25 done%0D%0Anext: a,b");
+  EXPECT_EQ(EscapeCommandProperty("mvr start: a,b\n"), "mvr start%3A a%2Cb%0A");
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* out = open_memstream(&buf, &len);
+  SeededRandom random(1);
+  GitHubOutput o(out, "", random);
+  o.Error("mvr start failed", "first line\nsecond line 50%");
+  std::fclose(out);
+  EXPECT_EQ(std::string(buf, len),
+            "::error title=mvr start failed::first line%0Asecond line 50%25\n");
+  free(buf);
+}
+
+TEST(GitHubOutputTest, ValuesWithACarriageReturnUseTheMultiLineForm) {
+  std::string path = ::testing::TempDir() + "/github_output_cr_test";
+  std::remove(path.c_str());
+  SeededRandom random(1);
+  GitHubOutput o(stdout, path, random);
+  o.Set("odd", "a\rb");
+  ASSERT_TRUE(o.Flush().ok());
+  std::string file = ReadFile(path);
+  EXPECT_EQ(file.rfind("odd<<mvr_EOF_", 0), 0u) << file;
+  EXPECT_EQ(file.find("odd=a"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mvr::action

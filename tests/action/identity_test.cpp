@@ -5,16 +5,23 @@
 namespace mvr::action {
 namespace {
 
-JobIdentity Sample() { return JobIdentity{"123456", "987654321", "1", "build", ""}; }
+JobIdentity Sample() {
+  JobIdentity id;
+  id.repository_id = "123456";
+  id.run_id = "987654321";
+  id.run_attempt = "1";
+  id.job = "build";
+  return id;
+}
 
 TEST(IdentityTest, DeterministicAndWithinLimits) {
   DerivedIdentity a = DeriveIdentity(Sample()).value();
   DerivedIdentity b = DeriveIdentity(Sample()).value();
   EXPECT_EQ(a.label, b.label);
-  EXPECT_EQ(a.client_token, b.client_token);
+  EXPECT_EQ(LaunchClientToken(a, "warm:0"), LaunchClientToken(b, "warm:0"));
   EXPECT_EQ(a.label.rfind("lambda-mvm-", 0), 0u);
   EXPECT_LE(a.label.size(), 64u);
-  EXPECT_LE(a.client_token.size(), 128u);
+  EXPECT_LE(LaunchClientToken(a, "runner:123456789012").size(), 128u);
 }
 
 TEST(IdentityTest, EveryFieldChangesTheIdentity) {
@@ -31,11 +38,51 @@ TEST(IdentityTest, EveryFieldChangesTheIdentity) {
   v = Sample();
   v.idempotency_key = "second";
   EXPECT_NE(DeriveIdentity(v).value().label, base);
+  v = Sample();
+  v.step = "__owner_mvr_2";
+  EXPECT_NE(DeriveIdentity(v).value().label, base);
+}
+
+// Two legs of one matrix job share GITHUB_JOB and the run; the strategy and matrix contexts
+// tell them apart without the user adding anything.
+TEST(IdentityTest, MatrixLegsOfOneJobGetTheirOwnIdentity) {
+  JobIdentity a = Sample(), b = Sample();
+  MatrixLeg la = CanonicalMatrixLeg(R"({"fail-fast":true,"job-index":0,"job-total":2})",
+                                    R"({"os":"linux","arch":"arm64"})")
+                     .value();
+  MatrixLeg lb = CanonicalMatrixLeg(R"({"fail-fast":true,"job-index":1,"job-total":2})",
+                                    R"({"os":"linux","arch":"x64"})")
+                     .value();
+  a.job_index = la.job_index;
+  a.matrix = la.matrix;
+  b.job_index = lb.job_index;
+  b.matrix = lb.matrix;
+  EXPECT_EQ(la.job_index, "0");
+  EXPECT_NE(DeriveIdentity(a).value().label, DeriveIdentity(b).value().label);
+}
+
+TEST(IdentityTest, MatrixJsonIsCanonicalAndEmptyOutsideAMatrix) {
+  EXPECT_EQ(CanonicalMatrixLeg("", R"({"b":1,"a":"x"})").value().matrix,
+            CanonicalMatrixLeg("", "{\n  \"a\": \"x\",\n  \"b\": 1\n}").value().matrix);
+  EXPECT_EQ(CanonicalMatrixLeg("", "null").value().matrix, "");
+  EXPECT_EQ(CanonicalMatrixLeg("", "").value().matrix, "");
+  EXPECT_EQ(CanonicalMatrixLeg("", "{}").value().matrix, "");
+  EXPECT_FALSE(CanonicalMatrixLeg("{", "").ok());
+}
+
+TEST(IdentityTest, EachLaunchOfAnIdentityHasItsOwnClientToken) {
+  DerivedIdentity id = DeriveIdentity(Sample()).value();
+  EXPECT_NE(LaunchClientToken(id, "runner:1"), LaunchClientToken(id, "runner:2"));
+  EXPECT_NE(LaunchClientToken(id, "warm:0"), LaunchClientToken(id, "warm:1"));
+  EXPECT_EQ(LaunchClientToken(id, "warm:0").rfind("mvr1-", 0), 0u);
 }
 
 TEST(IdentityTest, FieldBoundariesDoNotCollide) {
-  JobIdentity a{"12", "34", "1", "job", ""};
-  JobIdentity b{"1", "234", "1", "job", ""};
+  JobIdentity a = Sample(), b = Sample();
+  a.repository_id = "12";
+  a.run_id = "34";
+  b.repository_id = "1";
+  b.run_id = "234";
   EXPECT_NE(DeriveIdentity(a).value().digest_hex, DeriveIdentity(b).value().digest_hex);
 }
 

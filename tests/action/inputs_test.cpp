@@ -55,6 +55,52 @@ TEST(InputsTest, RefusesConflictsAndRangesByName) {
   expect_error({{"startup-timeout-seconds", "0"}}, "startup-timeout-seconds");
 }
 
+// The flags `mvr start --help` and `mvr stop --help` list work as documented.
+TEST(InputsTest, AdvertisedIdentityAndStopFlagsWork) {
+  MapEnvironment env = ActionsEnv();
+  StartCommand c = ParseStart(InputReader(env, {{"repository-id", "9"},
+                                                {"run-id", "10"},
+                                                {"run-attempt", "3"},
+                                                {"job", "deploy"},
+                                                {"step", "mvr-start"}}),
+                              "")
+                       .value();
+  EXPECT_EQ(c.identity.repository_id, "9");
+  EXPECT_EQ(c.identity.run_id, "10");
+  EXPECT_EQ(c.identity.run_attempt, "3");
+  EXPECT_EQ(c.identity.job, "deploy");
+  EXPECT_EQ(c.identity.step, "mvr-start");
+  StopCommand s =
+      ParseStop(InputReader(env, {{"microvm-id", "mvm-1"}, {"stop-timeout-seconds", "42"}}))
+          .value();
+  EXPECT_EQ(s.stop_timeout, std::chrono::seconds(42));
+  EXPECT_EQ(s.repository_id, "123");
+  auto pool = ParseStop(InputReader(env, {{"microvm-id", "mvm-1"}, {"state-table", "t"}}));
+  ASSERT_FALSE(pool.ok());
+  EXPECT_NE(pool.status().message().find("state-table"), std::string::npos);
+}
+
+TEST(InputsTest, MatrixLegAndStepComeFromWhatActionYmlPasses) {
+  MapEnvironment env = ActionsEnv();
+  env.Set("MVR_STRATEGY", R"({"fail-fast":true,"job-index":1,"job-total":2})");
+  env.Set("MVR_MATRIX", R"({"os":"linux"})");
+  env.Set("GITHUB_ACTION", "__mvr_2");
+  StartCommand c = ParseStart(InputReader(env, {}), "").value();
+  EXPECT_EQ(c.identity.job_index, "1");
+  EXPECT_EQ(c.identity.matrix, R"({"os":"linux"})");
+  EXPECT_EQ(c.identity.step, "__mvr_2");
+}
+
+TEST(InputsTest, EphemeralLifetimeIsThePlatformMaximumUnlessSet) {
+  MapEnvironment env = ActionsEnv();
+  env.Set("INPUT_MAX_LIFETIME_SECONDS", "3600");  // the warm lifetime: not used by ephemeral
+  EXPECT_EQ(ParseStart(InputReader(env, {}), "").value().ephemeral_max_lifetime_seconds, 28'800);
+  env.Set("INPUT_EPHEMERAL_MAX_LIFETIME_SECONDS", "7200");
+  EXPECT_EQ(ParseStart(InputReader(env, {}), "").value().ephemeral_max_lifetime_seconds, 7'200);
+  env.Set("INPUT_EPHEMERAL_MAX_LIFETIME_SECONDS", "28801");
+  EXPECT_FALSE(ParseStart(InputReader(env, {}), "").ok());
+}
+
 TEST(InputsTest, MissingTokenOrRepositoryIsNamed) {
   MapEnvironment env = ActionsEnv();
   env.Set("INPUT_GITHUB-TOKEN", "");

@@ -3,6 +3,8 @@
 // failing with their reason), the retry classification of each call, and the deadline.
 #include "action/microvm_lifecycle.h"
 
+#include "action/control_delivery.h"
+
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -112,14 +114,18 @@ TEST_F(MicrovmLifecycleTest, SuspendWaitsThroughSuspendingAndFailsOnTermination)
 }
 
 TEST_F(MicrovmLifecycleTest, ResumeCallsResumeOnlyWhenSuspendedAndToleratesAConflict) {
+  // A Conflict from ResumeMicrovm: already resuming (our own earlier attempt); just wait.
   EXPECT_CALL(vms_, ResumeMicrovm("mvm-1")).WillOnce(Return(Conflict("already resuming")));
   Script({Vm(kSuspended), Vm(kSuspended), Vm(kRunning)});
   EXPECT_TRUE(lifecycle_.Resume("mvm-1", In(300)).ok());
 
   ::testing::Mock::VerifyAndClearExpectations(&vms_);
   EXPECT_CALL(vms_, ResumeMicrovm(_)).Times(0);
+  // Already RUNNING: another job holds it; refused as busy, nothing called.
   Script({Vm(kRunning)});
-  EXPECT_TRUE(lifecycle_.Resume("mvm-1", In(300)).ok());
+  Result<aws::Microvm> busy = lifecycle_.Resume("mvm-1", In(300));
+  EXPECT_EQ(busy.status().code(), Code::kConflict);
+  EXPECT_EQ(busy.status().error_type(), kServerBusy);
   Script({Vm(kTerminated)});
   EXPECT_FALSE(lifecycle_.Resume("mvm-1", In(300)).ok());
 }

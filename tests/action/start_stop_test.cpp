@@ -2,125 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "action/identity.h"
-#include "action/server_handle.h"
 #include "base/encoding.h"
 #include "supervisor/run_payload.h"
-#include "tests/action/fakes.h"
+#include "tests/action/start_stop_fixture.h"
 
 namespace mvr::action {
 namespace {
-
-using ::testing::_;
-using ::testing::AnyNumber;
-using ::testing::Invoke;
-using testing::MockGitHub;
-using testing::MockHttp;
-using testing::MockMicrovms;
-using ::testing::NiceMock;
-using ::testing::Return;
-using ::testing::StrictMock;
-
-const char kJitFixture[] = "JITFIXTURE-eyJydW5uZXIiOiJzZWNyZXQtcnVubmVyLWNvbmZpZyJ9";
-const char kTokenFixture[] = "ghp_TOKENFIXTURE0123456789";
-const char kProxyTokenFixture[] = "PROXYTOKENFIXTURE-abcdef";
-constexpr int64_t kRunnerId = 77;
-
-aws::Microvm Vm(aws::MicrovmState state, const std::string& reason = "") {
-  aws::Microvm vm;
-  vm.microvm_id = "mvm-1";
-  vm.state = state;
-  vm.endpoint = "http://127.0.0.1:1/";
-  vm.image_version = "3";
-  vm.started_at = FromUnixSeconds(1'767'225'600);
-  vm.state_reason = reason;
-  return vm;
-}
-
-github::Runner OnlineRunner(const std::string& name, bool busy = false) {
-  github::Runner r;
-  r.id = kRunnerId;
-  r.name = name;
-  r.status = "online";
-  r.busy = busy;
-  return r;
-}
-
-class StartStopTest : public ::testing::Test {
- protected:
-  StartStopTest() {
-    logger_.redactor().Add(kTokenFixture);
-    command_.endpoints.repository = "octo/app";
-    command_.endpoints.github_api_url = "https://api.github.com";
-    command_.endpoints.github_token = Secret(kTokenFixture);
-    command_.endpoints.region = "us-east-1";
-    command_.identity = JobIdentity{"123", "456", "1", "build", ""};
-    command_.image_id = "img-1";
-    label_ = DeriveIdentity(command_.identity).value().label;
-  }
-
-  ActionDeps Deps() {
-    return ActionDeps{
-        seam_,  vms_, github_, http_, [this](const Secret& s) { secrets_.push_back(s.Reveal()); },
-        nullptr};
-  }
-
-  void ExpectJit() {
-    EXPECT_CALL(github_, GenerateJitConfig(_, _))
-        .WillOnce(Invoke([](const github::RunnerScope&, const github::JitConfigRequest& r) {
-          github::JitConfig jit;
-          jit.runner = OnlineRunner(r.name);
-          jit.runner.status = "offline";
-          jit.encoded_jit_config = Secret(kJitFixture);
-          return Result<github::JitConfig>(jit);
-        }));
-  }
-
-  // One CreateMicrovmAuthToken, answered with the proxy token fixture.
-  void ExpectControlToken() {
-    EXPECT_CALL(vms_, CreateMicrovmAuthToken(_)).WillOnce(Invoke([](auto&) {
-      aws::MicrovmAuthToken t;
-      t.auth_token["X-aws-proxy-auth"] = Secret(kProxyTokenFixture);
-      return Result<aws::MicrovmAuthToken>(t);
-    }));
-  }
-
-  // Nothing secret may reach an error or a log line.
-  void ExpectNoSecrets(const Status& s) {
-    for (const char* fixture : {kJitFixture, kTokenFixture, kProxyTokenFixture}) {
-      EXPECT_EQ(s.message().find(fixture), std::string::npos) << s.message();
-      EXPECT_EQ(sink_.Joined().find(fixture), std::string::npos);
-    }
-  }
-
-  ServerHandle Handle(TimePoint reuse_deadline) {
-    ServerHandle h;
-    h.microvm_id = "mvm-1";
-    h.region = "us-east-1";
-    h.repository_id = "123";
-    h.server_name = "proof";
-    h.started_at = reuse_deadline - std::chrono::seconds(5'400);
-    h.max_lifetime_seconds = 7'200;
-    h.reuse_deadline = reuse_deadline;
-    h.runner_id = 11;
-    h.runner_name = "lambda-mvm-old";
-    return h;
-  }
-
-  ManualClock clock_;
-  ManualSleeper sleeper_{clock_};
-  SeededRandom random_{7};
-  SeededRandom secure_{8};
-  MemorySink sink_;
-  Logger logger_{sink_, clock_, LogLevel::kDebug};
-  Seam seam_{clock_, sleeper_, random_, secure_, logger_};
-  StrictMock<MockMicrovms> vms_;
-  StrictMock<MockGitHub> github_;
-  StrictMock<MockHttp> http_;
-  std::vector<std::string> secrets_;
-  StartCommand command_;
-  std::string label_;
-};
 
 TEST_F(StartStopTest, EphemeralStartRegistersLaunchesAndWaitsForTheExactRunner) {
   ExpectJit();
@@ -144,7 +31,10 @@ TEST_F(StartStopTest, EphemeralStartRegistersLaunchesAndWaitsForTheExactRunner) 
   EXPECT_EQ(r->runner_id, kRunnerId);
   EXPECT_EQ(r->microvm_id, "mvm-1");
   EXPECT_TRUE(r->server.empty());
-  EXPECT_EQ(sent.client_token, DeriveIdentity(command_.identity).value().client_token);
+  EXPECT_EQ(sent.client_token,
+            LaunchClientToken(DeriveIdentity(command_.identity).value(), "runner:77"));
+  // A job may run as long as the platform allows; max-lifetime-seconds is the warm lifetime.
+  EXPECT_EQ(sent.maximum_duration_in_seconds, 28'800);
   EXPECT_LE(sent.run_hook_payload.size(), 4096u);
   auto payload = supervisor::DecodeRunPayload(sent.run_hook_payload.Reveal()).value();
   EXPECT_EQ(payload.mode, supervisor::LaunchMode::kEphemeral);
@@ -317,13 +207,28 @@ TEST_F(StartStopTest, ResumeOneSecondBeforeTheReuseDeadlineProceeds) {
   EXPECT_EQ(DecodeServerHandle(r->server)->runner_id, kRunnerId);
 }
 
-TEST_F(StartStopTest, ResumeAtOrAfterTheReuseDeadlineIsRefusedWithoutAnyCall) {
+TEST_F(StartStopTest, ResumeAtOrAfterTheReuseDeadlineTerminatesTheVmAndSaysSo) {
   for (int offset : {0, -1}) {
     command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::seconds(offset)));
-    Result<StartResult> r = StartFlow(Deps()).Run(command_);  // StrictMock: any call fails
+    EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
+        .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
+        .WillOnce(Return(Vm(aws::MicrovmState::kTerminated)));
+    EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
+    Result<StartResult> r = StartFlow(Deps()).Run(command_);  // no JIT runner, no resume
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("reuse deadline"), std::string::npos);
+    EXPECT_NE(r.status().message().find("terminated MicroVM mvm-1"), std::string::npos)
+        << r.status().message();
+    ::testing::Mock::VerifyAndClearExpectations(&vms_);
   }
+}
+
+TEST_F(StartStopTest, ResumePastTheReuseDeadlineLeavesAVmAnotherJobHoldsToThatJob) {
+  command_.server = EncodeServerHandle(Handle(clock_.Now() - std::chrono::seconds(1)));
+  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
+  Result<StartResult> r = StartFlow(Deps()).Run(command_);  // no terminate: StrictMock
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("reuse deadline"), std::string::npos);
 }
 
 TEST_F(StartStopTest, StaleHandleOfATerminatedVmFailsWithoutALifecycleCall) {
@@ -375,15 +280,6 @@ TEST_F(StartStopTest, WarmModeIsRefusedForForkPullRequests) {
   EXPECT_NE(r.status().message().find("forks"), std::string::npos);
 }
 
-class StopTest : public StartStopTest {
- protected:
-  StopCommand Stop() {
-    StopCommand c;
-    c.endpoints = command_.endpoints;
-    return c;
-  }
-};
-
 TEST_F(StopTest, EmptyInputsTouchNothing) {
   Result<StopResult> r = StopFlow(Deps()).Run(StopCommand());
   ASSERT_TRUE(r.ok());
@@ -410,7 +306,10 @@ TEST_F(StopTest, WarmStopBeforeTheDeadlineSuspends) {
   EXPECT_CALL(github_, DeleteRunner(_, 11)).WillOnce(Return(NotFound("gone")));
   EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
       .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
+      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
       .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)));
+  ExpectControlToken();
+  ExpectSupervisorStatus("IDLE", "");
   EXPECT_CALL(vms_, SuspendMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
   Result<StopResult> r = StopFlow(Deps()).Run(c);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -424,7 +323,9 @@ TEST_F(StopTest, WarmStopAtOrAfterTheDeadlineTerminates) {
     EXPECT_CALL(github_, GetRunner(_, 11)).WillOnce(Return(NotFound("gone")));
     EXPECT_CALL(github_, DeleteRunner(_, 11)).WillOnce(Return(NotFound("gone")));
     EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-    EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kTerminated)));
+    EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
+        .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
+        .WillOnce(Return(Vm(aws::MicrovmState::kTerminated)));
     Result<StopResult> r = StopFlow(Deps()).Run(c);
     ASSERT_TRUE(r.ok());
     EXPECT_NE(r->outcome.find("terminated"), std::string::npos);

@@ -1,0 +1,70 @@
+#include "action/flags.h"
+
+namespace mvr::action {
+namespace {
+
+constexpr bool kRuntime = false;  // given by the Actions runtime, not an action.yml input
+
+FlagDoc Pool(const char* name) {
+  return {name,
+          "DynamoDB-backed warm pools: not in this version; refused with a clear message "
+          "rather than ignored"};
+}
+
+}  // namespace
+
+const std::vector<FlagDoc>& StartFlags() {
+  static const std::vector<FlagDoc> kFlags = {
+      {"repository", "owner/name (default: GITHUB_REPOSITORY)", kRuntime},
+      {"repository-id", "numeric repository id (default: GITHUB_REPOSITORY_ID)", kRuntime},
+      {"run-id", "workflow run id (default: GITHUB_RUN_ID)", kRuntime},
+      {"run-attempt", "workflow run attempt (default: GITHUB_RUN_ATTEMPT)", kRuntime},
+      {"job", "job id (default: GITHUB_JOB)", kRuntime},
+      {"strategy", "the strategy context as JSON (default: MVR_STRATEGY, set by action.yml)",
+       kRuntime},
+      {"matrix", "the matrix context as JSON (default: MVR_MATRIX, set by action.yml)", kRuntime},
+      {"step", "the calling step's id (default: GITHUB_ACTION)", kRuntime},
+      {"github-api-url", "GitHub API base URL (default: GITHUB_API_URL or https://api.github.com)",
+       kRuntime},
+      {"region", "AWS region (default: AWS_REGION)"},
+      {"image-id", "MicroVM image ID or ARN"},
+      {"image-version", "image version (default: the latest ACTIVE one)"},
+      {"execution-role-arn", "IAM role the MicroVM assumes"},
+      {"runner-group-id", "runner group id (default 1)"},
+      {"runner-labels", "extra runner labels, comma-separated"},
+      {"startup-timeout-seconds", "overall start deadline (default 300)"},
+      {"log-group", "CloudWatch log group for the MicroVM"},
+      {"idempotency-key", "tells apart starts that would otherwise have the same identity"},
+      {"ephemeral-max-lifetime-seconds",
+       "ephemeral: the MicroVM's maximum duration (default 28800, the platform maximum)"},
+      {"server", "warm: a server name, or an lmvm1_ handle to resume"},
+      {"max-lifetime-seconds", "warm: the MicroVM's lifetime (default 7200, at most 28800)"},
+      {"reuse-safety-margin-seconds", "warm: no new job this close to the lifetime (default 1800)"},
+      Pool("state-table"),
+      Pool("server-capacity"),
+      Pool("lease-timeout-seconds"),
+  };
+  return kFlags;
+}
+
+const std::vector<FlagDoc>& StopFlags() {
+  static const std::vector<FlagDoc> kFlags = {
+      {"repository", "owner/name (default: GITHUB_REPOSITORY)", kRuntime},
+      {"repository-id",
+       "numeric repository id, checked against a warm handle's (default: GITHUB_REPOSITORY_ID)",
+       kRuntime},
+      {"github-api-url", "GitHub API base URL (default: GITHUB_API_URL or https://api.github.com)",
+       kRuntime},
+      {"region", "AWS region (default: AWS_REGION)"},
+      {"microvm-id", "ephemeral: the MicroVM start gave"},
+      {"runner-id", "the runner start registered (removed if still registered and idle)"},
+      {"server", "warm: the lmvm1_ handle start gave"},
+      {"stop-timeout-seconds", "deadline for the stop (default 300)"},
+      Pool("state-table"),
+      Pool("server-capacity"),
+      Pool("lease-timeout-seconds"),
+  };
+  return kFlags;
+}
+
+}  // namespace mvr::action

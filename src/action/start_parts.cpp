@@ -1,0 +1,112 @@
+#include "action/start_parts.h"
+
+#include "action/control_delivery.h"
+
+namespace mvr::action::internal {
+
+Status Cleanup::Fail(const Status& failure) {
+  std::string cleaned, not_cleaned;
+  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
+    Status s = it->undo();
+    if (s.ok()) {
+      cleaned += (cleaned.empty() ? "" : ", ") + it->what;
+    } else {
+      not_cleaned += (not_cleaned.empty() ? "" : "; ") + it->what + " (" + s.message() + ")";
+      seam_.logger.Error("cleanup step failed", {{"step", it->what}, {"error", s.message()}});
+    }
+  }
+  steps_.clear();
+  std::string note;
+  if (!cleaned.empty()) note += "; cleaned up: " + cleaned;
+  if (!not_cleaned.empty()) note += "; NOT cleaned up: " + not_cleaned;
+  if (cleaned.empty() && not_cleaned.empty()) note = "; nothing needed cleaning up";
+  return Status(failure.code(), failure.message() + note).WithErrorType(failure.error_type());
+}
+
+void Milestone(const ActionDeps& d, const std::string& name) {
+  if (d.on_milestone) d.on_milestone(name, d.seam.clock.Now());
+}
+
+Result<github::RunnerScope> ScopeOf(const Endpoints& e) {
+  return github::RunnerScope::Parse(e.repository);
+}
+
+StartResult Outputs(const std::string& label, const github::Runner& runner,
+                    const aws::Microvm& vm) {
+  StartResult out;
+  out.label = label;
+  out.runner_name = runner.name;
+  out.runner_id = runner.id;
+  out.microvm_id = vm.microvm_id;
+  out.image_version = vm.image_version;
+  return out;
+}
+
+aws::RunMicrovmRequest RunRequest(const StartCommand& c, std::string client_token,
+                                  std::string payload, int64_t max_duration_seconds) {
+  aws::RunMicrovmRequest r;
+  r.image_identifier = c.image_id;
+  r.image_version = c.image_version;
+  r.execution_role_arn = c.execution_role_arn;
+  r.log_group = c.log_group;
+  r.run_hook_payload = Secret(std::move(payload));
+  r.maximum_duration_in_seconds = max_duration_seconds;
+  r.client_token = std::move(client_token);
+  return r;
+}
+
+Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegistration& runners,
+                       const aws::Microvm& vm, const github::JitConfig& jit,
+                       const std::string& label, TimePoint deadline) {
+  MVR_ASSIGN_OR_RETURN(Secret token,
+                       vms.ControlToken(vm.microvm_id, kControlPort, kAuthTokenMinutes, deadline));
+  if (deps.on_secret) deps.on_secret(token);
+  RunnerStartDelivery delivery{vm.endpoint, token, RunnerRequestId(jit.runner.id), vm.microvm_id,
+                               jit.encoded_jit_config};
+  MVR_RETURN_IF_ERROR(DeliverRunnerStart(deps.http, deps.seam, delivery, deadline));
+  MVR_RETURN_IF_ERROR(runners.WaitOnline(jit.runner.id, label, deadline));
+  Milestone(deps, "runner_online");
+  return Status::Ok();
+}
+
+Result<github::JitConfig> StartParts::RegisterRunner(const ActionDeps& deps, const StartCommand& c,
+                                                     TimePoint deadline) {
+  github::JitConfigRequest r;
+  r.name = id.label;
+  r.runner_group_id = c.runner_group_id;
+  r.labels.push_back(id.label);
+  for (const auto& l : c.extra_labels) r.labels.push_back(l);
+  r.work_folder = c.work_folder;
+  Result<github::JitConfig> jit = runners.Register(r, deadline);
+  if (!jit.ok()) return jit;
+  if (deps.on_secret) deps.on_secret(jit->encoded_jit_config);
+  const int64_t runner_id = jit->runner.id;
+  cleanup.Add("removed JIT runner " + id.label,
+              [this, runner_id] { return runners.Remove(runner_id, CleanupDeadline(seam)); });
+  Milestone(deps, "runner_registered");
+  return jit;
+}
+
+Status CheckHandleScope(const ServerHandle& h, const std::string& repository_id,
+                        const std::string& region) {
+  if (!repository_id.empty() && h.repository_id != repository_id) {
+    return InvalidArgument("the server handle for MicroVM " + h.microvm_id +
+                           " belongs to another repository (id " + h.repository_id + ", this is " +
+                           repository_id +
+                           "); warm MicroVMs are never shared between repositories");
+  }
+  if (h.region != region) {
+    return InvalidArgument("the server handle names MicroVM " + h.microvm_id + " in " + h.region +
+                           ", but this step uses region " + region +
+                           "; pass the same region as the start that made the handle");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<StartParts>> MakeStartParts(const ActionDeps& deps, const StartCommand& c) {
+  MVR_ASSIGN_OR_RETURN(DerivedIdentity id, DeriveIdentity(c.identity));
+  MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, ScopeOf(c.endpoints));
+  return std::make_unique<StartParts>(deps, std::move(id), std::move(scope));
+}
+
+}  // namespace mvr::action::internal

@@ -1,0 +1,92 @@
+// Internal to the start and stop flows: the cleanup list a failing start unwinds, what every start
+// works with (identity, runner and MicroVM helpers), and the request builders they share.
+// Thread-safety: one per command; not shared.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "action/identity.h"
+#include "action/inputs.h"
+#include "action/microvm_lifecycle.h"
+#include "action/runner_registration.h"
+#include "action/server_handle.h"
+#include "action/start_stop.h"
+
+namespace mvr::action::internal {
+
+// Time kept back from the startup deadline for cleaning up after a failure.
+inline constexpr Duration kCleanupReserve{60'000};
+// Auth tokens for the control port live as short as the service allows.
+inline constexpr int kAuthTokenMinutes = 5;
+
+inline TimePoint CleanupDeadline(const Seam& seam) { return seam.clock.Now() + kCleanupReserve; }
+
+// Records what a failing start must undo, undoes it in reverse order, and says what it did.
+class Cleanup {
+ public:
+  explicit Cleanup(const Seam& seam) : seam_(seam) {}
+  void Add(std::string what, std::function<Status()> undo) {
+    steps_.push_back({std::move(what), std::move(undo)});
+  }
+  void Forget() { steps_.clear(); }
+  // Undoes the last Add: what it would undo turned out not to be this start's.
+  void DropLast() {
+    if (!steps_.empty()) steps_.pop_back();
+  }
+  // Runs every step; returns `failure` annotated with what was cleaned and what could not be.
+  Status Fail(const Status& failure);
+
+ private:
+  struct Step {
+    std::string what;
+    std::function<Status()> undo;
+  };
+  const Seam& seam_;
+  std::vector<Step> steps_;
+};
+
+void Milestone(const ActionDeps& d, const std::string& name);
+Result<github::RunnerScope> ScopeOf(const Endpoints& e);
+StartResult Outputs(const std::string& label, const github::Runner& runner, const aws::Microvm& vm);
+aws::RunMicrovmRequest RunRequest(const StartCommand& c, std::string client_token,
+                                  std::string payload, int64_t max_duration_seconds);
+
+// Warm: a short-lived token for the control port only, the JIT config delivered to the
+// supervisor, then the exact runner awaited online.
+Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegistration& runners,
+                       const aws::Microvm& vm, const github::JitConfig& jit,
+                       const std::string& label, TimePoint deadline);
+
+// What every start flow works with for one job: its identity, the runner and MicroVM helpers and
+// the cleanup list. Kept in one place on the heap: cleanup steps hold references to the helpers.
+struct StartParts {
+  StartParts(const ActionDeps& d, DerivedIdentity identity, github::RunnerScope scope)
+      : seam(d.seam),
+        id(std::move(identity)),
+        runners(d.seam, d.github, std::move(scope)),
+        vms(d.seam, d.microvms),
+        cleanup(d.seam) {}
+
+  // Registers the job's JIT runner, masks its config at once, and adds its removal to the
+  // cleanup. A failure here leaves the cleanup list as it was.
+  Result<github::JitConfig> RegisterRunner(const ActionDeps& deps, const StartCommand& c,
+                                           TimePoint deadline);
+
+  const Seam& seam;
+  DerivedIdentity id;
+  RunnerRegistration runners;
+  MicrovmLifecycle vms;
+  Cleanup cleanup;
+};
+
+// A warm handle is used only in the repository and region it was made in; InvalidArgument naming
+// the mismatch otherwise. An empty `repository_id` (outside Actions, not given) is not checked.
+Status CheckHandleScope(const ServerHandle& h, const std::string& repository_id,
+                        const std::string& region);
+
+Result<std::unique_ptr<StartParts>> MakeStartParts(const ActionDeps& deps, const StartCommand& c);
+
+}  // namespace mvr::action::internal

@@ -1,0 +1,165 @@
+// The warm start flows: a new warm MicroVM by server name, and the resume of an lmvm1_ handle.
+#include <memory>
+
+#include "action/control_delivery.h"
+#include "action/start_parts.h"
+#include "action/start_stop.h"
+#include "supervisor/run_payload.h"
+
+namespace mvr::action {
+namespace {
+
+using internal::CleanupDeadline;
+
+// Launches a warm identity may try: each gets its own clientToken, and one whose VM is already
+// ending (an earlier attempt that failed and was cleaned up) is passed over for the next.
+constexpr int kWarmLaunchesPerIdentity = 4;
+
+bool Ending(aws::MicrovmState s) {
+  return s == aws::MicrovmState::kTerminating || s == aws::MicrovmState::kTerminated;
+}
+
+bool Held(aws::MicrovmState s) {
+  return s == aws::MicrovmState::kRunning || s == aws::MicrovmState::kPending;
+}
+
+}  // namespace
+
+Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline) {
+  MVR_ASSIGN_OR_RETURN(std::unique_ptr<internal::StartParts> parts,
+                       internal::MakeStartParts(deps_, c));
+  auto& [seam, id, runners, vms, cleanup] = *parts;
+
+  // The warm payload carries no JIT, so a launch's parameters follow from the identity alone: a
+  // retried start finds the VM an earlier attempt launched (and reuses it) through the token.
+  MVR_ASSIGN_OR_RETURN(std::string payload,
+                       supervisor::EncodeRunPayload(supervisor::RunPayload::Warm()));
+  // Recorded before RunMicrovm: if the service gives no startedAt, the cache expires early
+  // rather than late.
+  const TimePoint launch_time = seam.clock.Now();
+  Result<aws::Microvm> vm = Internal("no launch tried");
+  for (int n = 0; n < kWarmLaunchesPerIdentity; ++n) {
+    vm = vms.Launch(internal::RunRequest(c, LaunchClientToken(id, "warm:" + std::to_string(n)),
+                                         payload, c.lifetime.max_lifetime_seconds),
+                    deadline);
+    if (!vm.ok()) return vm.status();
+    if (!Ending(vm->state)) break;
+    vm = Conflict("every MicroVM launched for this start's identity has ended (last: " +
+                  vm->microvm_id + " is " + aws::MicrovmStateName(vm->state) +
+                  "); re-run the job or give it its own idempotency-key");
+  }
+  if (!vm.ok()) return vm.status();
+  const std::string microvm_id = vm->microvm_id;
+  cleanup.Add("terminated MicroVM " + microvm_id,
+              [&, microvm_id] { return vms.Terminate(microvm_id, CleanupDeadline(seam)); });
+  vm = vms.WaitRunning(microvm_id, deadline);
+  if (!vm.ok()) return cleanup.Fail(vm.status());
+  internal::Milestone(deps_, "vm_running");
+
+  Result<github::JitConfig> jit = parts->RegisterRunner(deps_, c, deadline);
+  if (!jit.ok()) return cleanup.Fail(jit.status());
+  const int64_t runner_id = jit->runner.id;
+
+  Status ready = internal::DeliverAndAwait(deps_, vms, runners, *vm, *jit, id.label, deadline);
+  if (!ready.ok()) return cleanup.Fail(ready);
+  cleanup.Forget();
+
+  Lifetime life = ComputeLifetime(vm->started_at.value_or(launch_time), c.lifetime);
+  ServerHandle h;
+  h.microvm_id = microvm_id;
+  h.region = c.endpoints.region;
+  h.repository_id = c.identity.repository_id;
+  h.server_name = c.server;
+  h.started_at = life.started_at;
+  h.max_lifetime_seconds = c.lifetime.max_lifetime_seconds;
+  h.reuse_deadline = life.reuse_deadline;
+  h.runner_id = runner_id;
+  h.runner_name = jit->runner.name;
+
+  StartResult out = internal::Outputs(id.label, jit->runner, *vm);
+  out.server = EncodeServerHandle(h);
+  out.warm_hit = false;
+  out.lifetime = life;
+  return out;
+}
+
+Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadline) {
+  MVR_ASSIGN_OR_RETURN(ServerHandle h, DecodeServerHandle(c.server));
+  MVR_RETURN_IF_ERROR(internal::CheckHandleScope(h, c.identity.repository_id, c.endpoints.region));
+  Lifetime life{h.started_at, h.started_at + std::chrono::seconds(h.max_lifetime_seconds),
+                h.reuse_deadline};
+  MVR_ASSIGN_OR_RETURN(std::unique_ptr<internal::StartParts> parts,
+                       internal::MakeStartParts(deps_, c));
+  auto& [seam, id, runners, vms, cleanup] = *parts;
+
+  // Is the VM still there, and free? A read, not a lifecycle call.
+  MVR_ASSIGN_OR_RETURN(aws::Microvm current, vms.Get(h.microvm_id, deadline));
+  const std::string described =
+      "the warm MicroVM " + h.microvm_id + " is " + aws::MicrovmStateName(current.state) +
+      (current.state_reason.empty() ? "" : " (" + current.state_reason + ")");
+  if (Ending(current.state)) return NotFound(described + "; start a new warm server by name");
+
+  if (!life.ReusableAt(seam.clock.Now())) {
+    // 000, "Lifetime": a VM at or past its reuse deadline never takes another job, and whoever
+    // meets it terminates it. One still RUNNING serves the job that took it before the
+    // deadline; that job's stop terminates it.
+    const std::string past = "server handle for MicroVM " + h.microvm_id +
+                             " is at or past its reuse deadline; start a new warm server by name";
+    if (Held(current.state)) {
+      return InvalidArgument(past + " (" + described +
+                             ": the job holding it terminates it when it stops)");
+    }
+    Status t = vms.Terminate(h.microvm_id, deadline);
+    if (!t.ok()) return Status(t.code(), past + "; terminating it failed: " + t.message());
+    return InvalidArgument(past + " (terminated MicroVM " + h.microvm_id + ")");
+  }
+  if (Held(current.state)) {
+    return Conflict("server busy: " + described +
+                    ", so another job holds it; nothing was changed. Wait for that job's stop, "
+                    "or start a new warm server by name")
+        .WithErrorType(kServerBusy);
+  }
+
+  // Register first: if GitHub fails, the cached VM is not touched.
+  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, parts->RegisterRunner(deps_, c, deadline));
+  const int64_t runner_id = jit.runner.id;
+
+  Result<aws::Microvm> vm = vms.Resume(h.microvm_id, deadline);
+  if (!vm.ok()) {
+    // Another job got there first: its VM is not ours to suspend or terminate.
+    if (vm.status().error_type() == kServerBusy) return cleanup.Fail(vm.status());
+    // Keep the cache if the VM is still healthy and suspended; otherwise it is of no use.
+    Result<aws::Microvm> seen = vms.Get(h.microvm_id, CleanupDeadline(seam));
+    if (!seen.ok() || seen->state != aws::MicrovmState::kSuspended) {
+      cleanup.Add("terminated MicroVM " + h.microvm_id,
+                  [&] { return vms.Terminate(h.microvm_id, CleanupDeadline(seam)); });
+    }
+    return cleanup.Fail(vm.status());
+  }
+  internal::Milestone(deps_, "vm_running");
+  // From here a failure puts the VM back to sleep, keeping its cache.
+  cleanup.Add("suspended MicroVM " + h.microvm_id, [&] {
+    Result<aws::Microvm> s = vms.Suspend(h.microvm_id, CleanupDeadline(seam));
+    if (s.ok()) return Status::Ok();
+    Status t = vms.Terminate(h.microvm_id, CleanupDeadline(seam));
+    return t.ok() ? Status::Ok() : s.status();
+  });
+
+  Status ready = internal::DeliverAndAwait(deps_, vms, runners, *vm, jit, id.label, deadline);
+  if (!ready.ok()) {
+    // A concurrent start resumed it too and its runner won: leave the VM to that job.
+    if (ready.error_type() == kServerBusy) cleanup.DropLast();
+    return cleanup.Fail(ready);
+  }
+  cleanup.Forget();
+
+  h.runner_id = runner_id;
+  h.runner_name = jit.runner.name;
+  StartResult out = internal::Outputs(id.label, jit.runner, *vm);
+  out.server = EncodeServerHandle(h);
+  out.warm_hit = true;
+  out.lifetime = life;
+  return out;
+}
+
+}  // namespace mvr::action
