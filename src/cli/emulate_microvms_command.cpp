@@ -32,7 +32,8 @@ struct MicrovmsFlags {
   double run_burst = -1;
   std::string sigv4_keys_file;
   std::string request_log;
-  double idle_time_scale = 0;  // 0: not given
+  double idle_time_scale = 0;           // 0: not given
+  int64_t running_before_hook_ms = -1;  // -1: not given
   std::string network = "host";
   std::string netns_range;
 };
@@ -98,6 +99,8 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
   }
   if (f.idle_time_scale < 0) return InvalidArgument("--idle-time-scale must be a number > 0");
   if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
+  if (f.running_before_hook_ms >= 0)
+    o.model.running_before_hook = Duration(f.running_before_hook_ms);
   if (!f.guest_ports.empty()) o.guest_ports = f.guest_ports;
   for (const std::string& image : f.images) {
     size_t eq = image.find('=');
@@ -202,6 +205,9 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
                   "IPv4 range the per-VM /30s come from in namespace mode (default 10.213.0.0/16)");
   cmd->add_option("--idle-time-scale", flags->idle_time_scale,
                   "Run idle policy timers F times faster than requested (tests, demos; default 1)");
+  cmd->add_option("--running-before-hook-ms", flags->running_before_hook_ms,
+                  "Report a booting or resuming VM RUNNING this many ms before its /run or "
+                  "/resume hook (the eventual-consistency race; default 0)");
   cmd->add_option("--verify-sigv4-keys", flags->sigv4_keys_file,
                   "File of 'ACCESS_KEY_ID SECRET' lines: require valid SigV4 signatures");
   cmd->add_option("--request-log", flags->request_log,

@@ -143,6 +143,7 @@ Status LocalStack::Start() {
     microvms.argv.push_back("--image");
     microvms.argv.push_back(image.name + "=" + command);
   }
+  microvms.argv.insert(microvms.argv.end(), microvms_args_.begin(), microvms_args_.end());
   microvms.env = BaseEnvironment(dir_);
   microvms.output_path = dir_ + "/microvms-emulator.log";
   MVR_ASSIGN_OR_RETURN(int microvms_pid, processes_.Spawn(microvms));

@@ -39,6 +39,10 @@ class LocalStack {
   // the supervisor starts and stops dockerd as in a real image, and jobs get DOCKER_HOST.
   void AddImage(const std::string& name, const std::string& runner_body,
                 GuestDocker docker = GuestDocker::kNone);
+  // More `mvr emulate microvms` flags (before Start), e.g. its timing knobs.
+  void AddMicrovmsArgs(const std::vector<std::string>& args) {
+    microvms_args_.insert(microvms_args_.end(), args.begin(), args.end());
+  }
   // The default image's runner body: exec the stand-in runner with its work folder on the disk.
   std::string StandInRunner() const;
 
@@ -77,6 +81,7 @@ class LocalStack {
   std::string mvr_;
   std::string dir_;
   std::vector<Image> images_;
+  std::vector<std::string> microvms_args_;
   Secret token_;
   std::string github_url_, microvms_url_;
   std::vector<int> pids_;

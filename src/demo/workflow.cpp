@@ -1,6 +1,8 @@
 #include "demo/workflow.h"
 
+#include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -37,6 +39,21 @@ std::map<std::string, TimePoint> ReadMilestones(const std::string& log) {
   return out;
 }
 
+// A workflow command's data as the Actions runner unescapes it (%0D, %0A, %25).
+std::string Unescape(const std::string& data) {
+  std::string out;
+  for (size_t i = 0; i < data.size(); ++i) {
+    const std::string code = data.substr(i, 3);
+    if (code == "%0D" || code == "%0A" || code == "%25") {
+      out += code == "%0D" ? '\r' : code == "%0A" ? '\n' : '%';
+      i += 2;
+    } else {
+      out += data[i];
+    }
+  }
+  return out;
+}
+
 // The text of the step's "::error title=…::text" annotation (never a secret).
 std::string ErrorAnnotation(const std::string& log) {
   size_t at = log.find("::error");
@@ -44,7 +61,15 @@ std::string ErrorAnnotation(const std::string& log) {
   size_t text = log.find("::", at + 2);
   if (text == std::string::npos) return "";
   size_t end = log.find('\n', text);
-  return log.substr(text + 2, end == std::string::npos ? std::string::npos : end - text - 2);
+  return Unescape(
+      log.substr(text + 2, end == std::string::npos ? std::string::npos : end - text - 2));
+}
+
+// INPUT_IMAGE_ID → image-id.
+std::string InputName(const std::string& key) {
+  std::string name = key.rfind("INPUT_", 0) == 0 ? key.substr(6) : key;
+  for (char& c : name) c = c == '_' ? '-' : static_cast<char>(std::tolower(c));
+  return name;
 }
 
 }  // namespace
@@ -88,16 +113,75 @@ std::string StepResult::Describe() const {
 Result<StepResult> Workflow::Step(const std::string& mode, const std::string& job,
                                   const std::string& run_id,
                                   const std::map<std::string, std::string>& inputs,
-                                  const std::map<std::string, std::string>& env) {
+                                  const std::map<std::string, std::string>& env,
+                                  const StepContext& context) {
   process::ProcessSpec spec;
-  spec.argv = {mvr_, mode};
   spec.env = stack_.StepEnvironment(run_id, job);
-  for (const auto& [k, v] : inputs) spec.env["INPUT_" + k] = v;
+  // Files of this step: the job's, the calling step's and the matrix leg's names tell apart
+  // steps that run at the same time.
+  std::string name = stack_.dir() + "/" + job;
+  if (!context.step_id.empty()) name += "-" + context.step_id;
+  if (!context.strategy_json.empty()) {
+    json strategy = json::parse(context.strategy_json, nullptr, false);
+    if (strategy.is_object()) name += "-leg" + strategy.value("job-index", json(0)).dump();
+  }
+  name += "-" + mode;
+  const std::string output_file = name + ".out";
+  if (action_runner_.empty()) {
+    spec.argv = {mvr_, mode};
+    for (const auto& [k, v] : inputs) spec.env["INPUT_" + k] = v;
+    // What action.yml passes from the runtime's contexts.
+    if (!context.step_id.empty()) spec.env["GITHUB_ACTION"] = context.step_id;
+    if (!context.strategy_json.empty()) spec.env["MVR_STRATEGY"] = context.strategy_json;
+    if (!context.matrix_json.empty()) spec.env["MVR_MATRIX"] = context.matrix_json;
+    spec.env["GITHUB_OUTPUT"] = output_file;
+    spec.secret_env["INPUT_GITHUB_TOKEN"] = stack_.token();
+  } else {
+    // A composite action gets no INPUT_* variables: the step environment's defaults become
+    // inputs, and action.yml's own steps forward them.
+    json in = json::object();
+    for (auto it = spec.env.begin(); it != spec.env.end();) {
+      if (it->first.rfind("INPUT_", 0) != 0) {
+        ++it;
+        continue;
+      }
+      in[InputName(it->first)] = it->second;
+      it = spec.env.erase(it);
+    }
+    for (const auto& [k, v] : inputs) in[InputName(k)] = v;
+    in["mode"] = mode;
+    in["mvr-path"] = mvr_;
+    const json strategy =
+        context.strategy_json.empty()
+            ? json{{"fail-fast", true}, {"job-index", 0}, {"job-total", 1}, {"max-parallel", 1}}
+            : json::parse(context.strategy_json, nullptr, false);
+    const json matrix =
+        context.matrix_json.empty() ? json() : json::parse(context.matrix_json, nullptr, false);
+    const std::string work_dir = name + ".steps";
+    std::error_code ec;
+    std::filesystem::remove_all(work_dir, ec);
+    std::filesystem::create_directories(work_dir, ec);
+    json invocation = {{"action_dir", action_dir_},
+                       {"step_id", context.step_id.empty() ? "__mvr" : context.step_id},
+                       {"inputs", in},
+                       {"secret_inputs", {{"github-token", "MVR_E2E_GITHUB_TOKEN"}}},
+                       {"github",
+                        {{"job", job},
+                         {"run_id", run_id},
+                         {"repository", kDemoRepository},
+                         {"event_name", "push"}}},
+                       {"strategy", strategy},
+                       {"matrix", matrix},
+                       {"outputs_file", output_file},
+                       {"work_dir", work_dir}};
+    const std::string invocation_file = name + ".invocation.json";
+    std::ofstream(invocation_file) << invocation.dump(2);
+    MVR_ASSIGN_OR_RETURN(std::string python, process::FindProgram("python3", spec.env));
+    spec.argv = {python, action_runner_, invocation_file};
+    spec.secret_env["MVR_E2E_GITHUB_TOKEN"] = stack_.token();
+  }
   for (const auto& [k, v] : env) spec.env[k] = v;
-  const std::string output_file = stack_.dir() + "/" + job + "-" + mode + ".out";
-  spec.env["GITHUB_OUTPUT"] = output_file;
-  spec.secret_env["INPUT_GITHUB_TOKEN"] = stack_.token();
-  spec.output_path = stack_.dir() + "/" + job + "-" + mode + ".log";
+  spec.output_path = name + ".log";
   std::remove(output_file.c_str());
   std::remove(spec.output_path.c_str());
   MVR_ASSIGN_OR_RETURN(auto run, processes_.Run(spec, std::chrono::seconds(300)));
@@ -111,7 +195,7 @@ Result<StepResult> Workflow::Step(const std::string& mode, const std::string& jo
   // Kept as the job's log would show it, for the secret searches.
   ShownOutput shown = AsTheRunnerShows(run.output);
   result.printed_before_masked = shown.printed_before_masked;
-  std::ofstream(stack_.dir() + "/" + job + "-" + mode + ".stdout") << shown.text;
+  std::ofstream(name + ".stdout") << shown.text;
   if (run.timed_out) return Transient("mvr " + mode + " did not finish within 300 s");
   return result;
 }

@@ -1,7 +1,9 @@
 // Workflow: drives a LocalStack the way a GitHub Actions workflow drives the Action. Step runs
 // the real `mvr start` / `mvr stop` as a step would (INPUT_* environment, GITHUB_OUTPUT file, the
-// token passed only in the environment); RunJob queues a job in the GitHub emulator on a label and
-// waits for it; the rest reads both emulators' state. Used by `mvr demo` and the end-to-end tests.
+// token passed only in the environment), or, after UseActionYml, runs action.yml's own steps
+// through a runner script the way the Actions runner runs a composite action; RunJob queues a
+// job in the GitHub emulator on a label and waits for it; the rest reads both emulators' state.
+// Used by `mvr demo` and the end-to-end tests.
 // Thread-safety: Step and RunJob may run from several threads at once (distinct jobs).
 #pragma once
 
@@ -38,6 +40,14 @@ struct JobResult {
   std::optional<TimePoint> started, completed;  // as observed by polling
 };
 
+// Where in a workflow a step runs: the calling step's id (GITHUB_ACTION) and, for a matrix job,
+// the leg's strategy and matrix contexts as JSON ("" outside a matrix).
+struct StepContext {
+  std::string step_id;
+  std::string strategy_json;
+  std::string matrix_json;
+};
+
 class Workflow {
  public:
   Workflow(const Seam& seam, process::ProcessRunner& processes, http::HttpClient& http,
@@ -50,7 +60,16 @@ class Workflow {
   Result<StepResult> Step(const std::string& mode, const std::string& job,
                           const std::string& run_id,
                           const std::map<std::string, std::string>& inputs,
-                          const std::map<std::string, std::string>& env = {});
+                          const std::map<std::string, std::string>& env = {},
+                          const StepContext& context = {});
+
+  // From now on Step runs `<action_dir>/action.yml` through `runner_script` (python3; see
+  // tests/e2e/action_runner.py): inputs become the action's inputs (INPUT_IMAGE_ID → image-id),
+  // with mode and mvr-path set, and nothing INPUT_* reaches the step except through action.yml.
+  void UseActionYml(std::string runner_script, std::string action_dir) {
+    action_runner_ = std::move(runner_script);
+    action_dir_ = std::move(action_dir);
+  }
 
   // Queues a job needing `label` with shell `steps` and waits (up to `timeout`) for it to
   // complete, whatever its conclusion.
@@ -75,6 +94,7 @@ class Workflow {
   http::HttpClient& http_;
   const LocalStack& stack_;
   std::string mvr_;
+  std::string action_runner_, action_dir_;
 };
 
 // A step's stdout as a job's log shows it: the Actions runner consumes "::add-mask::value" lines

@@ -108,6 +108,16 @@ void MicrovmModel::Advance(const std::string& target, Sequence& seq) {
   seq.steps.pop_front();
   Effect effect = MakeEffect(target, step);
   effect.not_before = Now() + seq.first_delay;
+  if (options_.running_before_hook > Duration(0) && step.kind == Effect::Kind::kCallHook &&
+      (step.hook == Hook::kRun || step.hook == Hook::kResume) &&
+      (seq.kind == kBoot || seq.kind == kResume)) {
+    // The knob's race: the API says RUNNING while the hook is still to come.
+    if (auto v = vms_.find(target); v != vms_.end()) {
+      v->second.state = VmState::kRunning;
+      v->second.last_traffic = Now();
+      effect.not_before += options_.running_before_hook;
+    }
+  }
   seq.first_delay = Duration(0);
   seq.inflight = effect.id;
   inflight_steps_[effect.id] = step;

@@ -129,6 +129,13 @@ Status ModelOptions::ApplyJson(const json& config) {
     }
     idle_time_scale = v.get<double>();
   }
+  if (config.contains("runningBeforeHookMs")) {
+    const json& v = config["runningBeforeHookMs"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+      return InvalidArgument("runningBeforeHookMs must be a whole number of milliseconds >= 0");
+    }
+    running_before_hook = Duration(v.get<int64_t>());
+  }
   if (config.contains("rateLimits")) {
     const json& limits = config["rateLimits"];
     if (!limits.is_object()) return InvalidArgument("rateLimits must map operation names");

@@ -72,6 +72,10 @@ struct ModelOptions {
   // and demos: 60 makes maxIdleDurationSeconds 60 suspend after 1 s). The API still validates and
   // echoes the durations as given.
   double idle_time_scale = 1;
+  // GetMicrovm's state is eventually consistent: with a delay > 0, a booting or resuming VM is
+  // reported RUNNING this long before its /run or /resume hook is called, so clients that take
+  // RUNNING for "the hook has run" meet the race (0 = the hook finishes first, as before).
+  Duration running_before_hook{0};
   // The ingress endpoint of a new VM. Unset: "https://<id>.microvms.lambda.<region>.on.aws/".
   std::function<std::string(const std::string& microvm_id)> endpoint_for;
 

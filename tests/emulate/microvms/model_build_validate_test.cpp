@@ -197,5 +197,13 @@ TEST(ModelOptionsTest, IdleTimeScaleMustBePositive) {
   EXPECT_NE(bad.message().find("idleTimeScale"), std::string::npos);
 }
 
+TEST(ModelOptionsTest, RunningBeforeHookIsMillisecondsAtLeastZero) {
+  ModelOptions options;
+  EXPECT_TRUE(options.ApplyJson({{"runningBeforeHookMs", 1500}}).ok());
+  EXPECT_EQ(options.running_before_hook, Duration(1500));
+  EXPECT_FALSE(options.ApplyJson({{"runningBeforeHookMs", -1}}).ok());
+  EXPECT_FALSE(options.ApplyJson({{"runningBeforeHookMs", "soon"}}).ok());
+}
+
 }  // namespace
 }  // namespace mvr::emulate::microvms

@@ -210,6 +210,34 @@ TEST_F(ModelLifecycleTest, LatencyDelaysEffectsUntilTheClockGetsThere) {
   EXPECT_EQ(StateOf((*out)["microvmId"]), "RUNNING");
 }
 
+// runningBeforeHookMs: GetMicrovm says RUNNING while the /run (boot) or /resume hook is still to
+// come, as the real service's eventually consistent state may.
+TEST_F(ModelLifecycleTest, RunningBeforeHookReportsRunningBeforeRunAndResumeHooks) {
+  ModelOptions options;
+  options.running_before_hook = Duration(2000);
+  Rebuild(options);
+  auto out = Call("RunMicrovm", {{"imageIdentifier", "img"}});
+  const std::string id = (*out)["microvmId"];
+  Drain();  // the program starts and /ready passes; /run waits 2 s
+  EXPECT_EQ(StateOf(id), "RUNNING");
+  EXPECT_EQ(log_, (std::vector<std::string>{"start_program", "hook:ready"}));
+  clock_.Advance(Duration(2000));
+  Drain();
+  EXPECT_EQ(log_.back(), "hook:run");
+  ASSERT_TRUE(Call("SuspendMicrovm", {{"microvmIdentifier", id}}).ok());
+  Drain();
+  ASSERT_EQ(StateOf(id), "SUSPENDED");
+  log_.clear();
+  ASSERT_TRUE(Call("ResumeMicrovm", {{"microvmIdentifier", id}}).ok());
+  Drain();  // thawed; /resume waits 2 s
+  EXPECT_EQ(StateOf(id), "RUNNING");
+  EXPECT_EQ(log_, std::vector<std::string>{"thaw"});
+  clock_.Advance(Duration(2000));
+  Drain();
+  EXPECT_EQ(log_, (std::vector<std::string>{"thaw", "hook:resume"}));
+  EXPECT_EQ(StateOf(id), "RUNNING");
+}
+
 TEST_F(ModelLifecycleTest, ListPagesAndFilters) {
   ModelOptions options;
   options.rate_limits.clear();
