@@ -155,6 +155,8 @@ TEST_F(RunningBeforeHook, ControlDeliveryWaitsOutTheHookAfterRunAndResume) {
   ASSERT_FALSE(answers.empty());
   EXPECT_NE(answers.front() / 100, 2) << "the race was not met: RUNNING came after /run";
   EXPECT_EQ(answers.back() / 100, 2);
+  // Its runner takes a job and exits, so the supervisor is IDLE and suspends cleanly.
+  EXPECT_EQ(Job(first.outputs["label"], {"echo before the suspend"}).conclusion, "success");
   ASSERT_TRUE(Step("stop", "race-first", {{"SERVER", first.outputs["server"]}}).ok());
 
   const size_t before = RequestLogLines();
