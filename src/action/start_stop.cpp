@@ -2,12 +2,14 @@
 // warm_start.cpp.
 #include "action/start_stop.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "action/control_delivery.h"
 #include "action/identity.h"
 #include "action/start_parts.h"
 #include "action/trust.h"
+#include "base/retry.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::action {
@@ -17,6 +19,15 @@ using internal::CleanupDeadline;
 
 bool Ending(aws::MicrovmState s) {
   return s == aws::MicrovmState::kTerminating || s == aws::MicrovmState::kTerminated;
+}
+
+// How long a stop waits for its own runner process to exit once the runner is removed from
+// GitHub (it never took a job), so that the supervisor is IDLE and accepts /suspend.
+constexpr Duration kRunnerExitWait{30'000};
+constexpr PollPolicy kStatusPoll{Duration(500), Duration(3'000), Duration(200)};
+
+bool RunnerProcessUp(const SupervisorStatus& s) {
+  return s.state == "STARTING_DOCKER" || s.state == "STARTING_RUNNER" || s.state == "RUNNING";
 }
 
 }  // namespace
@@ -130,6 +141,17 @@ Result<StopResult> StopFlow::Warm(const StopCommand& c, TimePoint deadline) {
       return Status(status.status().code(),
                     "cannot tell which job MicroVM " + h.microvm_id +
                         " serves, so it is left running: " + status.status().message());
+    }
+    // Our runner never took a job and was just removed: give its process time to exit, or the
+    // supervisor refuses /suspend and the VM is frozen with a runner mid-flight.
+    const std::string ours = RunnerRequestId(h.runner_id);
+    const TimePoint until = std::min(deadline, seam.clock.Now() + kRunnerExitWait);
+    for (int poll = 0; status->current_request_id == ours && RunnerProcessUp(*status); ++poll) {
+      if (!SleepBeforeNextPoll(kStatusPoll, seam.retry(), poll, until, Status::Ok())) break;
+      Result<SupervisorStatus> again =
+          ReadSupervisorStatus(deps_.http, seam, vm->endpoint, token, until);
+      if (!again.ok()) break;
+      status = std::move(again);
     }
     if (!status->current_request_id.empty() &&
         status->current_request_id != RunnerRequestId(h.runner_id)) {

@@ -186,7 +186,7 @@ TEST_F(StopTest, StaleHandleStopLeavesAVmServingANewerJobRunning) {
   EXPECT_NE(r->outcome.find("newer job"), std::string::npos);
 }
 
-TEST_F(StopTest, StopOfItsOwnRunnersVmSuspendsIt) {
+TEST_F(StopTest, StopWaitsForItsOwnIdleRunnerToExitThenSuspends) {
   StopCommand c = Stop();
   c.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
   EXPECT_CALL(github_, GetRunner(_, 11)).WillOnce(Return(NotFound("gone")));
@@ -196,6 +196,9 @@ TEST_F(StopTest, StopOfItsOwnRunnersVmSuspendsIt) {
       .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
       .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)));
   ExpectControlToken();
+  // Its runner never took a job: the stop waits for the process to exit before suspending.
+  ExpectSupervisorStatus("IDLE", "");
+  ExpectSupervisorStatus("RUNNING", RunnerRequestId(11));
   ExpectSupervisorStatus("RUNNING", RunnerRequestId(11));
   EXPECT_CALL(vms_, SuspendMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
   Result<StopResult> r = StopFlow(Deps()).Run(c);

@@ -93,14 +93,17 @@ class StartStopTest : public ::testing::Test {
   }
 
   // One GET /v1/status through the ingress, answered with the supervisor's state and request.
+  // Several are answered newest first (gmock's order).
   void ExpectSupervisorStatus(const std::string& state, const std::string& request_id) {
-    EXPECT_CALL(http_, Send(_)).WillOnce(Invoke([=](const http::HttpRequest& req) {
-      EXPECT_EQ(req.method, "GET");
-      EXPECT_NE(req.url.find("/v1/status"), std::string::npos);
-      EXPECT_EQ(req.headers.GetOr("X-aws-proxy-port", ""), "8080");
-      return Result<http::HttpResponse>(http::HttpResponse::Json(
-          200, "{\"state\":\"" + state + "\",\"currentRequestId\":\"" + request_id + "\"}"));
-    }));
+    EXPECT_CALL(http_, Send(_))
+        .WillOnce(Invoke([=](const http::HttpRequest& req) {
+          EXPECT_EQ(req.method, "GET");
+          EXPECT_NE(req.url.find("/v1/status"), std::string::npos);
+          EXPECT_EQ(req.headers.GetOr("X-aws-proxy-port", ""), "8080");
+          return Result<http::HttpResponse>(http::HttpResponse::Json(
+              200, "{\"state\":\"" + state + "\",\"currentRequestId\":\"" + request_id + "\"}"));
+        }))
+        .RetiresOnSaturation();
   }
 
   // Nothing secret may reach an error or a log line.

@@ -107,6 +107,22 @@ TEST_F(ActionEndToEnd, AServerAnotherJobHoldsIsNeitherTakenNorSuspended) {
   ExpectNothingLeft();
 }
 
+// A job cancelled before its runner took it: the stop removes the runner and waits for its
+// process to exit, so the supervisor suspends cleanly and the server can be resumed.
+TEST_F(ActionEndToEnd, ServerParkedBeforeItsRunnerTookAJobResumesForTheNextJob) {
+  StepResult a = Step("start", "unused-a", {{"SERVER", "unused"}});
+  ASSERT_TRUE(a.ok()) << a.Describe();
+  ASSERT_TRUE(Step("stop", "unused-a", {{"SERVER", a.outputs["server"]}}).ok());
+  EXPECT_EQ(StateOf(a.outputs["microvm-id"]), "SUSPENDED");
+  StepResult b = Step("start", "unused-b", {{"SERVER", a.outputs["server"]}});
+  ASSERT_TRUE(b.ok()) << b.Describe();
+  EXPECT_EQ(b.outputs["microvm-id"], a.outputs["microvm-id"]);
+  EXPECT_EQ(Job(b.outputs["label"], {"echo resumed"}).conclusion, "success");
+  ASSERT_TRUE(Step("stop", "unused-b", {{"SERVER", b.outputs["server"]}}).ok());
+  ASSERT_TRUE(Step("stop", "unused-teardown", {{"MICROVM_ID", a.outputs["microvm-id"]}}).ok());
+  ExpectNothingLeft();
+}
+
 TEST_F(ActionEndToEnd, StopWithAHandleOfAnotherRegionOrRepositoryFailsClearly) {
   StepResult a = Step("start", "scope", {{"SERVER", "scoped"}});
   ASSERT_TRUE(a.ok()) << a.Describe();
