@@ -190,40 +190,59 @@ Status SqliteDb::EnsureSchema() {
 
 Result<SqliteStatement*> SqliteDb::Prepare(const std::string& sql) {
   auto it = statements_.find(sql);
-  if (it != statements_.end()) return &it->second->Reset();
+  if (it != statements_.end()) {
+    used_.push_back(it->second.get());
+    return &it->second->Reset();
+  }
   sqlite3_stmt* raw = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &raw, nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_, rc, "preparing '" + sql + "'");
   auto& slot = statements_[sql];
   slot = std::make_unique<SqliteStatement>(raw);
+  used_.push_back(slot.get());
   return slot.get();
 }
 
 // A statement left mid-way would hold its snapshot past the transaction.
 void SqliteDb::ResetStatements() {
-  for (auto& [sql, stmt] : statements_) stmt->Reset();
+  for (SqliteStatement* stmt : used_) stmt->Reset();
+  used_.clear();
+}
+
+// Transaction control runs thousands of times a second: prepared once, not parsed each time.
+Status SqliteDb::Control(const char* sql) {
+  auto it = statements_.find(sql);
+  if (it == statements_.end()) {
+    sqlite3_stmt* raw = nullptr;
+    int rc = sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr);
+    if (rc != SQLITE_OK) return SqliteError(db_, rc, std::string("preparing ") + sql);
+    it = statements_.emplace(sql, std::make_unique<SqliteStatement>(raw)).first;
+  }
+  Status s = it->second->Run();
+  it->second->Reset();
+  return s.ok() ? s : Status(s.code(), "sqlite:" + path_ + ": " + sql + ": " + s.message());
 }
 
 Status SqliteDb::Write(const std::function<Status()>& body) {
   std::lock_guard<std::mutex> lock(mu_);
-  MVR_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  MVR_RETURN_IF_ERROR(Control("BEGIN IMMEDIATE"));
   Status status = body();
   ResetStatements();
   if (!status.ok()) {
-    Exec("ROLLBACK").IgnoreError();
+    Control("ROLLBACK").IgnoreError();
     return status;
   }
-  status = Exec("COMMIT");
-  if (!status.ok()) Exec("ROLLBACK").IgnoreError();
+  status = Control("COMMIT");
+  if (!status.ok()) Control("ROLLBACK").IgnoreError();
   return status;
 }
 
 Status SqliteDb::Read(const std::function<Status()>& body) {
   std::lock_guard<std::mutex> lock(mu_);
-  MVR_RETURN_IF_ERROR(Exec("BEGIN"));
+  MVR_RETURN_IF_ERROR(Control("BEGIN"));
   Status status = body();
   ResetStatements();
-  Exec("COMMIT").IgnoreError();  // a read-only transaction has nothing to lose
+  Control("COMMIT").IgnoreError();  // a read-only transaction has nothing to lose
   return status;
 }
 

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -79,6 +80,7 @@ class SqliteDb {
   Status Exec(const char* sql);
   Status EnsureSchema();
   void ResetStatements();
+  Status Control(const char* sql);
   static int OnBusy(void* self, int attempts);
 
   const std::string path_;
@@ -87,6 +89,7 @@ class SqliteDb {
   const Options options_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<SqliteStatement>> statements_;  // GUARDED_BY(mu_)
+  std::vector<SqliteStatement*> used_;  // in the current transaction; GUARDED_BY(mu_)
 };
 
 // InvalidArgument naming the filesystem when SQLite's locking is unsafe on it (statfs f_type).
