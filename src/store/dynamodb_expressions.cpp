@@ -29,13 +29,17 @@ std::string ExpressionBuilder::Term(const store::Condition& c) {
       return "attribute_exists(" + Name(c.attribute()) + ")";
     case Kind::kAttributeNotExists:
       return "attribute_not_exists(" + Name(c.attribute()) + ")";
-    case Kind::kCompare:
-      return Name(c.attribute()) + " " + kOps[static_cast<int>(c.op())] + " " +
-             Val(ValueToJson(c.value()));
+    case Kind::kCompare: {
+      // Placeholders are numbered in the order they are handed out: sequence the calls.
+      const std::string name = Name(c.attribute());
+      return name + " " + kOps[static_cast<int>(c.op())] + " " + Val(ValueToJson(c.value()));
+    }
     case Kind::kAnd:
-      return "(" + Term(c.children()[0]) + " AND " + Term(c.children()[1]) + ")";
-    case Kind::kOr:
-      return "(" + Term(c.children()[0]) + " OR " + Term(c.children()[1]) + ")";
+    case Kind::kOr: {
+      const std::string left = Term(c.children()[0]);
+      const std::string right = Term(c.children()[1]);
+      return "(" + left + (c.kind() == Kind::kAnd ? " AND " : " OR ") + right + ")";
+    }
     case Kind::kNot:
       return "(NOT " + Term(c.children()[0]) + ")";
   }
@@ -47,7 +51,8 @@ std::string ExpressionBuilder::Condition(const store::Condition& condition,
   std::string term = Term(condition);
   if (ttl_attribute.empty()) return term;
   // On an expired item the condition must mean what it means on no item, a constant.
-  const std::string expired = Name(ttl_attribute) + " <= " + Val(aws::ddb::N(now_seconds));
+  const std::string ttl = Name(ttl_attribute);
+  const std::string expired = ttl + " <= " + Val(aws::ddb::N(now_seconds));
   if (Evaluate(condition, nullptr)) return "(" + term + " OR " + expired + ")";
   return "(" + term + " AND (NOT " + expired + "))";
 }
@@ -60,10 +65,13 @@ std::string ExpressionBuilder::Update(const std::vector<store::Update>& updates)
       case store::Update::Kind::kSet:
         set += (set.empty() ? "" : ", ") + name + " = " + Val(ValueToJson(u.value()));
         break;
-      case store::Update::Kind::kAdd:
-        set += (set.empty() ? "" : ", ") + name + " = if_not_exists(" + name + ", " +
-               Val(aws::ddb::N(0)) + ") + " + Val(aws::ddb::N(u.delta()));
+      case store::Update::Kind::kAdd: {
+        const std::string zero = Val(aws::ddb::N(0));
+        const std::string delta = Val(aws::ddb::N(u.delta()));
+        set += (set.empty() ? "" : ", ") + name + " = if_not_exists(" + name + ", " + zero +
+               ") + " + delta;
         break;
+      }
       case store::Update::Kind::kRemove:
         remove += (remove.empty() ? "" : ", ") + name;
         break;

@@ -151,10 +151,11 @@ Result<Page> DynamoDbStore::ToPage(const aws::QueryPage& raw) const {
 Result<Page> DynamoDbStore::Query(const QueryRequest& request) {
   MVR_RETURN_IF_ERROR(ValidateQuery(request));
   ExpressionBuilder b;
-  std::string key_condition = b.Name(kPartitionKeyName) + " = " + b.Val(S(request.partition));
+  const std::string pk = b.Name(kPartitionKeyName);
+  std::string key_condition = pk + " = " + b.Val(S(request.partition));
   if (!request.sort_prefix.empty()) {
-    key_condition +=
-        " AND begins_with(" + b.Name(kSortKeyName) + ", " + b.Val(S(request.sort_prefix)) + ")";
+    const std::string sk = b.Name(kSortKeyName);
+    key_condition += " AND begins_with(" + sk + ", " + b.Val(S(request.sort_prefix)) + ")";
   }
   aws::QueryRequest q;
   q.table = table_;
@@ -174,8 +175,8 @@ Result<Page> DynamoDbStore::Scan(const ScanRequest& request) {
   s.limit = request.limit;
   if (!request.partition_prefix.empty()) {
     ExpressionBuilder b;
-    s.filter = b.Finish("begins_with(" + b.Name(kPartitionKeyName) + ", " +
-                        b.Val(S(request.partition_prefix)) + ")");
+    const std::string pk = b.Name(kPartitionKeyName);
+    s.filter = b.Finish("begins_with(" + pk + ", " + b.Val(S(request.partition_prefix)) + ")");
   }
   MVR_ASSIGN_OR_RETURN(s.exclusive_start_key, StartKeyOf(request.cursor));
   MVR_ASSIGN_OR_RETURN(aws::QueryPage raw, client_.Scan(s));
