@@ -13,6 +13,7 @@ const char* const kMigrations[] = {
     "CREATE TABLE items ("
     "  pk TEXT NOT NULL, sk TEXT NOT NULL, attrs TEXT NOT NULL, expires_at INTEGER,"
     "  PRIMARY KEY (pk, sk)) WITHOUT ROWID;"
+    "CREATE INDEX items_expiry ON items (expires_at) WHERE expires_at IS NOT NULL;"
     "CREATE TABLE messages ("
     "  id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, body TEXT NOT NULL,"
     "  sent_at INTEGER NOT NULL, visible_at INTEGER NOT NULL,"

@@ -57,6 +57,31 @@ Status SqliteStore::WriteRow(const Key& key, const WritePlan& plan) {
   return put->Run();
 }
 
+Result<int> SqliteStore::PurgeLocked(int max_items, int64_t now_seconds) {
+  if (options_.ttl_attribute.empty()) return 0;
+  MVR_ASSIGN_OR_RETURN(
+      SqliteStatement * purge,
+      db_->Prepare("DELETE FROM items WHERE (pk, sk) IN (SELECT pk, sk FROM items WHERE "
+                   "expires_at IS NOT NULL AND expires_at <= ?1 LIMIT ?2)"));
+  MVR_RETURN_IF_ERROR(purge->Bind(1, now_seconds).Bind(2, int64_t{max_items}).Run());
+  return db_->Changes();
+}
+
+Status SqliteStore::MaybePurgeLocked(int64_t now_seconds) {
+  if (writes_.fetch_add(1) % 256 != 255) return Status::Ok();
+  return PurgeLocked(100, now_seconds).status();
+}
+
+Result<int> SqliteStore::PurgeExpired(int max_items) {
+  int purged = 0;
+  const int64_t now = ToUnixSeconds(clock_.Now());
+  MVR_RETURN_IF_ERROR(db_->Write([&]() -> Status {
+    MVR_ASSIGN_OR_RETURN(purged, PurgeLocked(max_items, now));
+    return Status::Ok();
+  }));
+  return purged;
+}
+
 Result<std::optional<Item>> SqliteStore::Get(const Key& key) {
   MVR_RETURN_IF_ERROR(ValidateKey(key));
   std::optional<Item> out;
@@ -90,7 +115,7 @@ Result<Item> SqliteStore::Update(const Key& key, const std::vector<store::Update
                          PlanWrite(WriteOp::UpdateItem(key, updates, condition), live));
     MVR_RETURN_IF_ERROR(WriteRow(key, plan));
     out.attributes = std::move(plan.attributes);
-    return Status::Ok();
+    return MaybePurgeLocked(ToUnixSeconds(now));
   }));
   return out;
 }
@@ -113,9 +138,10 @@ TransactionOutcome SqliteStore::Transact(const std::vector<WriteOp>& writes) {
     std::vector<WritePlan> plans;
     outcome = PlanTransaction(writes, current, plans);
     if (!outcome.ok()) return outcome.status;
-    for (size_t i = 0; i < writes.size(); ++i)
+    for (size_t i = 0; i < writes.size(); ++i) {
       MVR_RETURN_IF_ERROR(WriteRow(writes[i].key, plans[i]));
-    return Status::Ok();
+    }
+    return MaybePurgeLocked(ToUnixSeconds(now));
   });
   if (!status.ok() && outcome.ok()) outcome.status = status;
   return outcome;

@@ -83,6 +83,40 @@ TEST(SqliteStoreTest, TwoConnectionsSeeEachOthersWritesAtOnce) {
   EXPECT_TRUE(IsConditionFailed(b.Put(Item{Key{"p", "s"}, {}}, Condition::ItemNotExists())));
 }
 
+TEST(SqliteStoreTest, ExpiredItemsAreDeletedFromTheFileInTime) {
+  TempDir dir;
+  RealSleeper sleeper;
+  ManualClock clock;
+  SqliteStore store(
+      std::shared_ptr<SqliteDb>(SqliteDb::Open(dir.File("s.db"), sleeper).value().release()),
+      clock);
+  const int64_t soon = ToUnixSeconds(clock.Now()) + 10;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(
+        store.Put(Item{Key{"job#" + std::to_string(i), "CLAIM"}, {{"ttl", soon}}}, std::nullopt)
+            .ok());
+  }
+  ASSERT_TRUE(store.Put(Item{Key{"keep", "CLAIM"}, {{"ttl", soon + 3600}}}, std::nullopt).ok());
+  EXPECT_EQ(store.PurgeExpired(100).value(), 0);  // nothing has expired yet
+  clock.Advance(std::chrono::seconds(11));
+  EXPECT_EQ(store.PurgeExpired(3).value(), 3);
+  EXPECT_EQ(store.PurgeExpired(100).value(), 2);
+  EXPECT_TRUE(store.Get(Key{"keep", "CLAIM"}).value().has_value());
+
+  // Ordinary writes purge on their own now and then.
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store
+                    .Put(Item{Key{"old#" + std::to_string(i), "CLAIM"},
+                              {{"ttl", ToUnixSeconds(clock.Now())}}},
+                         std::nullopt)
+                    .ok());
+  }
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_TRUE(store.Update(Key{"counter", "A"}, {Update::Add("n", 1)}, std::nullopt).ok());
+  }
+  EXPECT_EQ(store.PurgeExpired(100).value(), 0);
+}
+
 TEST(SqliteStoreTest, SchemaIsVersionedAndANewerFileIsRefused) {
   TempDir dir;
   const std::string path = dir.File("state.db");
