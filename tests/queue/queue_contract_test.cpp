@@ -157,27 +157,30 @@ TEST_P(QueueContractTest, LimitsAreInvalidArgument) {
   EXPECT_EQ(queue_->Receive(o).status().code(), Code::kInvalidArgument);
 }
 
+// Elapsed time on the queue's clock: the manual one for the local queues, the real one for moto.
+TimePoint QueueNow(QueueBackend& backend) {
+  return backend.virtual_time() ? backend.clock().Now() : SystemClock().Now();
+}
+
 TEST_P(QueueContractTest, LongPollReturnsEmptyWhenTheWaitRunsOut) {
-  if (!backend_->virtual_time()) GTEST_SKIP() << "checked in virtual time only";
-  const TimePoint start = backend_->clock().Now();
+  const TimePoint start = QueueNow(*backend_);
   ReceiveOptions o;
-  o.wait = 5 * kSecond;
+  o.wait = backend_->virtual_time() ? 5 * kSecond : kSecond;  // short where the wait is real
   auto got = queue_->Receive(o);
-  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(got->empty());
-  EXPECT_GE(backend_->clock().Now() - start, 5 * kSecond);  // waited in virtual time
+  EXPECT_GE(QueueNow(*backend_) - start, o.wait - Duration(100));
 }
 
 TEST_P(QueueContractTest, LongPollPicksUpAMessageThatBecomesVisibleDuringTheWait) {
-  if (!backend_->virtual_time()) GTEST_SKIP() << "checked in virtual time only";
-  ASSERT_TRUE(queue_->Send({"soon", 2 * kSecond}).ok());
-  const TimePoint start = backend_->clock().Now();
+  ASSERT_TRUE(queue_->Send({"soon", kSecond}).ok());
+  const TimePoint start = QueueNow(*backend_);
   ReceiveOptions o;
   o.wait = 10 * kSecond;
   auto got = queue_->Receive(o);
-  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
   ASSERT_EQ(got->size(), 1u);
-  EXPECT_LT(backend_->clock().Now() - start, 3 * kSecond);
+  EXPECT_LT(QueueNow(*backend_) - start, 5 * kSecond);
 }
 
 TEST_P(QueueContractTest, ChangingVisibilityOfAFinishedDeliveryIsNotFound) {
