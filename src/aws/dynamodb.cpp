@@ -49,6 +49,27 @@ Result<ddb::Item> AttributesOf(Result<nlohmann::json> body, const char* op) {
   return *it;
 }
 
+Result<QueryPage> ParsePage(const nlohmann::json& body, const char* op) {
+  QueryPage page;
+  auto items = body.find("Items");
+  if (items != body.end()) {
+    if (!items->is_array()) return Internal(std::string(op) + ": Items is not an array");
+    for (const auto& item : *items) {
+      if (!item.is_object()) {
+        return Internal(std::string(op) + ": an entry of Items is not an object");
+      }
+      page.items.push_back(item);
+    }
+  }
+  auto last = body.find("LastEvaluatedKey");
+  if (last != body.end() && !last->is_null()) {
+    if (!last->is_object())
+      return Internal(std::string(op) + ": LastEvaluatedKey is not an object");
+    if (!last->empty()) page.last_evaluated_key = *last;
+  }
+  return page;
+}
+
 }  // namespace
 
 DynamoDbClient::DynamoDbClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
@@ -141,21 +162,20 @@ Result<QueryPage> DynamoDbClient::Query(const QueryRequest& request) {
   if (request.limit > 0) req["Limit"] = request.limit;
   if (request.exclusive_start_key) req["ExclusiveStartKey"] = *request.exclusive_start_key;
   MVR_ASSIGN_OR_RETURN(nlohmann::json body, BodyOrStatus(rpc_.Call("Query", req)));
-  QueryPage page;
-  auto items = body.find("Items");
-  if (items != body.end()) {
-    if (!items->is_array()) return Internal("Query: Items is not an array");
-    for (const auto& item : *items) {
-      if (!item.is_object()) return Internal("Query: an entry of Items is not an object");
-      page.items.push_back(item);
-    }
+  return ParsePage(body, "Query");
+}
+
+Result<QueryPage> DynamoDbClient::Scan(const ScanRequest& request) {
+  MVR_RETURN_IF_ERROR(RequireTable(request.table, "Scan"));
+  nlohmann::json req = {{"TableName", request.table}, {"ConsistentRead", request.consistent_read}};
+  if (!request.filter.empty()) {
+    req["FilterExpression"] = request.filter.expression;
+    ddb::AddPlaceholders(req, request.filter);
   }
-  auto last = body.find("LastEvaluatedKey");
-  if (last != body.end() && !last->is_null()) {
-    if (!last->is_object()) return Internal("Query: LastEvaluatedKey is not an object");
-    if (!last->empty()) page.last_evaluated_key = *last;
-  }
-  return page;
+  if (request.limit > 0) req["Limit"] = request.limit;
+  if (request.exclusive_start_key) req["ExclusiveStartKey"] = *request.exclusive_start_key;
+  MVR_ASSIGN_OR_RETURN(nlohmann::json body, BodyOrStatus(rpc_.Call("Scan", req)));
+  return ParsePage(body, "Scan");
 }
 
 Result<std::vector<ddb::Item>> DynamoDbClient::QueryAll(QueryRequest request, size_t max_items) {
@@ -265,6 +285,27 @@ Status DynamoDbClient::CreateTable(const CreateTableRequest& request) {
                         {"KeySchema", schema},
                         {"BillingMode", "PAY_PER_REQUEST"}};
   return rpc_.Call("CreateTable", req).status;
+}
+
+Status DynamoDbClient::UpdateTimeToLive(const std::string& table, const std::string& attribute,
+                                        bool enabled) {
+  MVR_RETURN_IF_ERROR(RequireTable(table, "UpdateTimeToLive"));
+  if (attribute.empty()) return InvalidArgument("UpdateTimeToLive: attribute name is empty");
+  nlohmann::json req = {
+      {"TableName", table},
+      {"TimeToLiveSpecification", {{"AttributeName", attribute}, {"Enabled", enabled}}}};
+  return rpc_.Call("UpdateTimeToLive", req).status;
+}
+
+Status DynamoDbClient::CreateTableWithTtl(const CreateTableRequest& request,
+                                          const std::string& ttl_attribute) {
+  MVR_RETURN_IF_ERROR(CreateTable(request));
+  Status ttl = UpdateTimeToLive(request.table, ttl_attribute, true);
+  if (!ttl.ok()) {
+    DeleteTable(request.table).IgnoreError();
+    return ttl.Annotate("turning on time-to-live for " + request.table);
+  }
+  return Status::Ok();
 }
 
 Status DynamoDbClient::DeleteTable(const std::string& table) {

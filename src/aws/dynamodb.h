@@ -65,6 +65,14 @@ struct QueryPage {
   std::optional<ddb::Item> last_evaluated_key;  // set when more pages exist
 };
 
+struct ScanRequest {
+  std::string table;
+  ddb::Expression filter;  // optional FilterExpression
+  bool consistent_read = false;
+  int limit = 0;  // items evaluated per page; 0 = service default
+  std::optional<ddb::Item> exclusive_start_key;
+};
+
 // One action of TransactWriteItems.
 struct TransactWriteItem {
   enum class Kind { kPut, kUpdate, kDelete, kConditionCheck };
@@ -125,6 +133,9 @@ class DynamoDbClient {
   // Follows LastEvaluatedKey until the last page or `max_items` items (0 = no limit).
   Result<std::vector<ddb::Item>> QueryAll(QueryRequest request, size_t max_items = 0);
 
+  // One page of a table scan (the filter applies after Limit, so pages can be short or empty).
+  Result<QueryPage> Scan(const ScanRequest& request);
+
   // Up to 100 actions, all or nothing. `client_request_token` (optional, ≤ 36 chars) makes
   // retries idempotent for 10 minutes.
   TransactWriteOutcome TransactWriteItems(const std::vector<TransactWriteItem>& items,
@@ -132,6 +143,11 @@ class DynamoDbClient {
 
   Status CreateTable(const CreateTableRequest& request);
   Status DeleteTable(const std::string& table);
+  // Turns time-to-live on for `attribute` (a number of epoch seconds), or off.
+  Status UpdateTimeToLive(const std::string& table, const std::string& attribute, bool enabled);
+  // CreateTable, then UpdateTimeToLive on `ttl_attribute`; the table is deleted again when the
+  // second step fails, so a failure leaves nothing behind.
+  Status CreateTableWithTtl(const CreateTableRequest& request, const std::string& ttl_attribute);
   // The TableDescription object.
   Result<nlohmann::json> DescribeTable(const std::string& table);
 

@@ -226,5 +226,50 @@ TEST_F(DynamoDbTest, CreateTableSendsKeySchema) {
   EXPECT_EQ(sent["BillingMode"], "PAY_PER_REQUEST");
 }
 
+TEST_F(DynamoDbTest, ScanSendsFilterConsistencyAndStartKeyAndParsesThePage) {
+  http_.PushJson(200,
+                 R"({"Items":[{"pk":{"S":"job#1"}}],"LastEvaluatedKey":{"pk":{"S":"job#1"}}})");
+  ScanRequest req;
+  req.table = "runners";
+  req.filter = Expression{"begins_with(#p, :x)", {{"#p", "pk"}}, {{":x", S("job#")}}};
+  req.consistent_read = true;
+  req.limit = 5;
+  req.exclusive_start_key = Item{{"pk", S("job#0")}};
+  auto page = Client().Scan(req);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->items.size(), 1u);
+  ASSERT_TRUE(page->last_evaluated_key.has_value());
+  EXPECT_EQ(Target(0), "DynamoDB_20120810.Scan");
+  nlohmann::json sent = Sent(0);
+  EXPECT_EQ(sent["FilterExpression"], "begins_with(#p, :x)");
+  EXPECT_EQ(sent["ExpressionAttributeValues"][":x"], S("job#"));
+  EXPECT_EQ(sent["ConsistentRead"], true);
+  EXPECT_EQ(sent["Limit"], 5);
+  EXPECT_EQ(sent["ExclusiveStartKey"]["pk"], S("job#0"));
+}
+
+TEST_F(DynamoDbTest, UpdateTimeToLiveNamesTheAttribute) {
+  http_.PushJson(200, R"({"TimeToLiveSpecification":{}})");
+  ASSERT_TRUE(Client().UpdateTimeToLive("runners", "ttl", true).ok());
+  EXPECT_EQ(Target(0), "DynamoDB_20120810.UpdateTimeToLive");
+  EXPECT_EQ(Sent(0)["TimeToLiveSpecification"],
+            nlohmann::json({{"AttributeName", "ttl"}, {"Enabled", true}}));
+  EXPECT_EQ(Client().UpdateTimeToLive("runners", "", true).code(), Code::kInvalidArgument);
+}
+
+TEST_F(DynamoDbTest, CreateTableWithTtlDeletesTheTableWhenTtlFails) {
+  http_.PushJson(200, R"({"TableDescription":{}})");
+  http_.PushJson(400, R"({"__type":"ValidationException","message":"bad ttl"})");
+  http_.PushJson(200, R"({"TableDescription":{}})");
+  CreateTableRequest req;
+  req.table = "runners";
+  req.hash_key = KeyAttribute{"pk", "S"};
+  Status s = Client().CreateTableWithTtl(req, "ttl");
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  ASSERT_EQ(http_.requests().size(), 3u);
+  EXPECT_EQ(Target(2), "DynamoDB_20120810.DeleteTable");
+  EXPECT_EQ(Sent(2)["TableName"], "runners");
+}
+
 }  // namespace
 }  // namespace mvr::aws

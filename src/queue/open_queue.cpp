@@ -1,0 +1,79 @@
+#include "queue/open_queue.h"
+
+#include "aws/endpoints.h"
+#include "aws/sqs.h"
+#include "queue/memory_queue.h"
+#include "queue/sqlite_queue.h"
+#include "queue/sqs_queue.h"
+
+namespace mvr::queue {
+namespace {
+
+const char kAcceptedQueues[] = "sqlite:PATH, sqs:QUEUE_URL or memory:";
+
+// A MemoryQueue that owns its dead-letter queue.
+class OwnedMemoryQueue final : public Queue {
+ public:
+  OwnedMemoryQueue(const Clock& clock, Sleeper& sleeper, const LocalQueueSettings& settings)
+      : dead_(clock, sleeper),
+        main_(clock, sleeper, QueueOptions{settings.max_receive_count},
+              settings.dead_letter_name.empty() ? nullptr : &dead_) {}
+  Result<std::string> Send(const OutgoingMessage& m) override { return main_.Send(m); }
+  Result<std::vector<std::string>> SendBatch(const std::vector<OutgoingMessage>& m) override {
+    return main_.SendBatch(m);
+  }
+  Result<std::vector<QueueMessage>> Receive(const ReceiveOptions& o) override {
+    return main_.Receive(o);
+  }
+  Status Delete(const std::string& r) override { return main_.Delete(r); }
+  Status ChangeVisibility(const std::string& r, Duration v) override {
+    return main_.ChangeVisibility(r, v);
+  }
+
+ private:
+  MemoryQueue dead_;
+  MemoryQueue main_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Queue>> OpenQueue(const std::string& uri, const store::OpenDeps& deps,
+                                         const LocalQueueSettings& settings) {
+  MVR_ASSIGN_OR_RETURN(store::ParsedUri parsed, store::SplitUri(uri, "job queue", kAcceptedQueues));
+  if (parsed.scheme == "memory") {
+    if (!parsed.rest.empty()) {
+      return InvalidArgument("job queue '" + uri + "': memory: takes nothing after the colon");
+    }
+    return std::unique_ptr<Queue>(new OwnedMemoryQueue(deps.clock, deps.sleeper, settings));
+  }
+  if (parsed.scheme == "sqlite") {
+    if (parsed.rest.empty()) {
+      return InvalidArgument("job queue '" + uri + "': name the file, as in sqlite:PATH");
+    }
+    if (settings.name.empty()) return InvalidArgument("job queue '" + uri + "': empty queue name");
+    auto db = store::SqliteDb::Open(parsed.rest, deps.sleeper);
+    if (!db.ok()) return db.status().Annotate("job queue " + uri);
+    QueueOptions options;
+    options.max_receive_count = settings.max_receive_count;
+    return std::unique_ptr<Queue>(new SqliteQueue(std::shared_ptr<store::SqliteDb>(std::move(*db)),
+                                                  settings.name, settings.dead_letter_name,
+                                                  deps.clock, deps.sleeper, deps.random, options));
+  }
+  if (parsed.scheme == "sqs") {
+    if (parsed.rest.rfind("https://", 0) != 0 && parsed.rest.rfind("http://", 0) != 0) {
+      return InvalidArgument("job queue '" + uri +
+                             "': sqs: takes the queue URL, as in "
+                             "sqs:https://sqs.us-east-1.amazonaws.com/123456789012/jobs");
+    }
+    aws::SharedConfig config = aws::LoadSharedConfig(deps.env);
+    auto endpoint = aws::ResolveEndpoint(aws::AwsService::kSqs, deps.env, config, deps.region);
+    if (!endpoint.ok()) return endpoint.status().Annotate("job queue " + uri);
+    auto client =
+        std::make_unique<aws::SqsClient>(*endpoint, deps.http, deps.credentials, deps.retry());
+    return std::unique_ptr<Queue>(new SqsQueue(std::move(client), parsed.rest));
+  }
+  return InvalidArgument("job queue '" + uri + "' has an unknown scheme '" + parsed.scheme +
+                         ":'; use " + kAcceptedQueues);
+}
+
+}  // namespace mvr::queue
