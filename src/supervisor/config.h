@@ -72,7 +72,7 @@ struct RunnerConfig {
 struct CleanupConfig {
   std::vector<std::string> paths;  // contents removed (the directories themselves kept)
   std::vector<Argv> commands;      // extra best-effort commands
-  bool docker_prune = true;        // stopped containers and anonymous volumes
+  bool docker_prune = true;        // every container (running too) and anonymous volumes
 };
 
 // What /resume checks before the VM counts as IDLE again (000: "validates networking").

@@ -135,6 +135,18 @@ class SupervisorBinary : public ::testing::Test {
   int pid_ = 0;
 };
 
+TEST_F(SupervisorBinary, SupervisorRunsWithCoreDumpsOff) {
+  StartSupervisor();
+  // /proc/<pid>/limits: "Max core file size   0   <hard>   bytes".
+  std::string limits = ReadProcFile(pid_, "limits");
+  size_t line = limits.find("Max core file size");
+  ASSERT_NE(line, std::string::npos) << limits;
+  std::istringstream fields(limits.substr(line + std::string("Max core file size").size()));
+  std::string soft;
+  fields >> soft;
+  EXPECT_EQ(soft, "0") << limits.substr(line, 80);
+}
+
 TEST_F(SupervisorBinary, EphemeralJitStaysOutOfArgvAndLogsAndTheVmPowersOffAfterTheJob) {
   StartSupervisor();
   std::string jit = testing::MakeJitFixture(21);
