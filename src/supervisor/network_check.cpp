@@ -1,9 +1,22 @@
 #include "supervisor/network_check.h"
 
 #include <charconv>
+#include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace mvr::supervisor {
+namespace {
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
 
 Status CheckRouteTable(const std::string& text) {
   std::istringstream lines(text);
@@ -33,6 +46,20 @@ Status CheckResolvConf(const std::string& text) {
     if (fields >> key >> address && key == "nameserver") return Status::Ok();
   }
   return Internal("no DNS server is configured (no nameserver line in resolv.conf)");
+}
+
+Status CheckNetworkFiles(const NetworkCheckConfig& config) {
+  if (!config.route_table.empty()) {
+    auto text = ReadFile(config.route_table);
+    if (!text) return Internal("cannot read the route table " + config.route_table);
+    MVR_RETURN_IF_ERROR(CheckRouteTable(*text));
+  }
+  if (!config.resolv_conf.empty()) {
+    auto text = ReadFile(config.resolv_conf);
+    if (!text) return Internal("cannot read " + config.resolv_conf);
+    MVR_RETURN_IF_ERROR(CheckResolvConf(*text));
+  }
+  return Status::Ok();
 }
 
 }  // namespace mvr::supervisor

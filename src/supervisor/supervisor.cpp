@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "supervisor/hook_budgets.h"
 #include "supervisor/network_check.h"
@@ -32,15 +30,6 @@ void LogOutcome(const Logger& logger, const char* command, const Outcome& outcom
 Action ActionOf(const Outcome& o) {
   const auto* a = std::get_if<Accepted>(&o);
   return a ? a->action : Action::kNone;
-}
-
-// The whole file, or nullopt when it cannot be read.
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace
@@ -335,18 +324,8 @@ Outcome Supervisor::Suspend() {
 }
 
 Status Supervisor::CheckNetworking(Duration timeout) {
-  const NetworkCheckConfig& n = config_.network;
-  if (!n.route_table.empty()) {
-    auto text = ReadFile(n.route_table);
-    if (!text) return Internal("network: cannot read the route table " + n.route_table);
-    MVR_RETURN_IF_ERROR(CheckRouteTable(*text).Annotate("network"));
-  }
-  if (!n.resolv_conf.empty()) {
-    auto text = ReadFile(n.resolv_conf);
-    if (!text) return Internal("network: cannot read " + n.resolv_conf);
-    MVR_RETURN_IF_ERROR(CheckResolvConf(*text).Annotate("network"));
-  }
-  return RunCommand(n.command, "network check", timeout).Annotate("network");
+  MVR_RETURN_IF_ERROR(CheckNetworkFiles(config_.network).Annotate("network"));
+  return RunCommand(config_.network.command, "network check", timeout).Annotate("network");
 }
 
 Outcome Supervisor::Resume() {

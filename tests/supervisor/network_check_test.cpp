@@ -32,5 +32,16 @@ TEST(NetworkCheck, ResolvConfNeedsANameserver) {
   EXPECT_FALSE(CheckResolvConf("# nameserver 10.0.0.2\nnameserver\n").ok());
 }
 
+TEST(NetworkCheck, UnreadableFileIsNamedAndEmptyPathsAreSkipped) {
+  NetworkCheckConfig config;
+  config.route_table = "/nonexistent/mvr/route";
+  Status s = CheckNetworkFiles(config);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("/nonexistent/mvr/route"), std::string::npos);
+  config.route_table.clear();
+  config.resolv_conf.clear();
+  EXPECT_TRUE(CheckNetworkFiles(config).ok());
+}
+
 }  // namespace
 }  // namespace mvr::supervisor
