@@ -1,6 +1,9 @@
 #include "base/random.h"
 
 #include <openssl/rand.h>
+#include <sys/random.h>
+
+#include <cerrno>
 
 #include <cstdlib>
 
@@ -54,9 +57,22 @@ std::string Random::Hex(size_t bytes) {
   return out;
 }
 
-SeededRandom::SeededRandom(uint64_t seed) {
+SeededRandom::SeededRandom(uint64_t seed) { Reseed(seed); }
+
+void SeededRandom::Reseed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(mu_);
   uint64_t x = seed;
   for (auto& s : s_) s = SplitMix64(x);
+}
+
+uint64_t OsRandom::Next64() {
+  uint64_t v = 0;
+  ssize_t n;
+  do {
+    n = ::getrandom(&v, sizeof(v), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof(v))) std::abort();
+  return v;
 }
 
 uint64_t SeededRandom::Next64() {

@@ -30,10 +30,20 @@ class SeededRandom final : public Random {
  public:
   explicit SeededRandom(uint64_t seed);
   uint64_t Next64() override;
+  // Starts a new sequence from `seed`, as if newly constructed. A process cloned from a VM
+  // snapshot calls it with a seed from the OS, or every clone would draw the same numbers.
+  void Reseed(uint64_t seed);
 
  private:
   std::mutex mu_;
   uint64_t s_[4];
+};
+
+// getrandom(2): the kernel's pool, which is reseeded when a VM snapshot is restored (vmgenid),
+// unlike any state held in this process. Aborts if it fails.
+class OsRandom final : public Random {
+ public:
+  uint64_t Next64() override;
 };
 
 // OpenSSL RAND_bytes. Aborts if the CSPRNG fails (there is no safe fallback).

@@ -17,6 +17,7 @@ struct Context {
   RealSleeper sleeper;
   SecureRandom secure_random;
   SeededRandom random{SecureRandom().Next64()};
+  OsRandom os_random;  // the kernel's pool: new seeds after a VM snapshot is restored
   StreamSink sink{stderr};
   Logger logger{sink, clock, LogLevel::kInfo};
   ProcessEnvironment env;

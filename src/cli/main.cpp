@@ -1,10 +1,18 @@
 // mvr: one multi-call binary. This is the only place real implementations of the seam are built.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "process/core_dumps.h"
 
 int main(int argc, char** argv) {
+  // The supervisor, start/stop, the emulators and serve all hold secrets (JIT configs, tokens,
+  // keys): no core file and no same-user ptrace may expose their memory.
+  if (mvr::Status s = mvr::process::DisableCoreDumps(); !s.ok()) {
+    std::fprintf(stderr, "mvr: warning: core dumps stay enabled: %s\n", s.message().c_str());
+  }
   mvr::cli::Context ctx;
   CLI::App app{"mvr: GitHub Actions jobs on AWS Lambda MicroVMs"};
   app.require_subcommand(1);

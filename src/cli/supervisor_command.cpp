@@ -151,8 +151,10 @@ int RunSupervisor(const SupervisorFlags& flags, Context& ctx) {
   }
   process::PosixProcessRunner processes;
   std::unique_ptr<ApiWiring> api = MakeApiWiring(ctx, logger);
-  supervisor::Supervisor sup(*config, supervisor::SupervisorDeps{processes, *api->terminator,
-                                                                 ctx.clock, ctx.sleeper, logger});
+  // ctx.random (the retry jitter) was cloned with the snapshot: /run and /resume reseed it.
+  supervisor::Supervisor sup(
+      *config, supervisor::SupervisorDeps{processes, *api->terminator, ctx.clock, ctx.sleeper,
+                                          logger, &ctx.random, &ctx.os_random});
   supervisor::HookServer hooks(sup);
   supervisor::ControlServer control(sup, config->max_control_body_bytes);
   auto hook_port = hooks.Start(config->hook_host, config->hook_port);

@@ -89,8 +89,10 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
       << "    \"--pidfile\", \"$DOCKER_EXEC/dockerd.pid\", \"-H\", \"$DOCKER_SOCK\"],\n"
       << "  \"info\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"info\", \"--format\", "
          "\"{{.Driver}}\"],\n"
-      << "  \"cleanupContainers\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"container\", "
-         "\"prune\", \"--force\"],\n"
+      << "  \"listContainers\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"ps\", \"--all\", "
+         "\"--quiet\", \"--no-trunc\"],\n"
+      << "  \"removeContainers\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"rm\", \"--force\", "
+         "\"--volumes\"],\n"
       << "  \"cleanupVolumes\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"volume\", "
          "\"prune\", \"--force\"],\n"
       << "  \"logFile\": \"$MVR_VM_DIR/dockerd.log\"},\n";

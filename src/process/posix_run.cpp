@@ -1,14 +1,19 @@
 // PosixProcessRunner::Run: a child whose stdout (and stderr, when asked) come back through pipes,
 // with a deadline measured on the real steady clock (this is the one place a command's timeout is
-// enforced).
+// enforced). The deadline holds until the child is reaped, not only until its pipes close: a
+// command that closes its stdout/stderr and keeps running is still killed at the timeout.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "process/process_runner.h"
 
@@ -47,6 +52,54 @@ void Keep(std::string& sink, const char* data, size_t n, size_t limit, bool& tru
   if (n > room) truncated = true;
 }
 
+// Milliseconds left until `deadline` (at most `cap`), 0 when it has passed, -1 without one.
+int WaitMs(const std::optional<std::chrono::steady_clock::time_point>& deadline, int cap) {
+  if (!deadline) return -1;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      *deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return 0;
+  return static_cast<int>(std::min<int64_t>(left.count(), cap));
+}
+
+// A descriptor that becomes readable when `pid` exits (pidfd_open, Linux 5.3+), or -1.
+int OpenPidFd(int pid) {
+#ifdef SYS_pidfd_open
+  long fd = ::syscall(SYS_pidfd_open, pid, 0);
+  if (fd >= 0) {
+    ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    return static_cast<int>(fd);
+  }
+#endif
+  (void)pid;
+  return -1;
+}
+
+// Waits until `pid` has exited (without reaping it) or `deadline` passes; true when it exited.
+bool WaitForExit(int pid, const std::optional<std::chrono::steady_clock::time_point>& deadline) {
+  int pidfd = OpenPidFd(pid);
+  bool exited = false;
+  while (true) {
+    siginfo_t info{};
+    int r = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 || info.si_pid == pid) {
+      exited = true;  // exited (or not our child: nothing to wait for)
+      break;
+    }
+    int wait_ms = WaitMs(deadline, 1000);
+    if (wait_ms == 0) break;
+    if (pidfd >= 0) {
+      pollfd pfd{pidfd, POLLIN, 0};
+      ::poll(&pfd, 1, wait_ms);
+    } else {
+      // Without pidfd: short naps until the deadline.
+      ::poll(nullptr, 0, wait_ms < 0 ? 20 : std::min(wait_ms, 20));
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  return exited;
+}
+
 }  // namespace
 
 Result<CommandResult> PosixProcessRunner::Run(const ProcessSpec& spec, const RunOptions& options) {
@@ -65,15 +118,10 @@ Result<CommandResult> PosixProcessRunner::Run(const ProcessSpec& spec, const Run
   char buf[8192];
   // Until both pipes are closed: by the command, and anything it started that holds them.
   while (out.read_fd >= 0 || err.read_fd >= 0) {
-    int wait_ms = -1;
-    if (deadline) {
-      auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - SteadyClock::now());
-      if (left.count() <= 0) {
-        result.timed_out = true;
-        break;
-      }
-      wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 1000));
+    int wait_ms = WaitMs(deadline, 1000);
+    if (wait_ms == 0) {
+      result.timed_out = true;
+      break;
     }
     pollfd pfd[2];
     int which[2];
@@ -102,6 +150,9 @@ Result<CommandResult> PosixProcessRunner::Run(const ProcessSpec& spec, const Run
   }
   out.CloseRead();
   err.CloseRead();
+  // The pipes can close long before the command ends (it may close them itself); the deadline
+  // still applies to the command.
+  if (!result.timed_out && !WaitForExit(pid, deadline)) result.timed_out = true;
   if (result.timed_out) Signal(pid, SIGKILL).IgnoreError();
   MVR_ASSIGN_OR_RETURN(result.exit, Wait(pid));
   return result;

@@ -52,7 +52,7 @@ Status ReadDocker(const json& d, DockerConfig& c) {
   MVR_RETURN_IF_ERROR(CheckKeys(
       d, "docker.",
       {"enabled", "containerd", "dockerd", "storageDriverFlag", "drivers", "forceDriver", "info",
-       "validate", "cleanupContainers", "cleanupVolumes", "driverTimeoutSeconds",
+       "validate", "listContainers", "removeContainers", "cleanupVolumes", "driverTimeoutSeconds",
        "stopTimeoutSeconds", "validateTimeoutSeconds", "pollIntervalSeconds", "logFile"}));
   for (const auto& [k, v] : d.items()) {
     if (k == "enabled") {
@@ -79,8 +79,11 @@ Status ReadDocker(const json& d, DockerConfig& c) {
     if (k == "validate") {
       MVR_ASSIGN_OR_RETURN(c.validate, ReadArgv(v, "docker.validate"));
     }
-    if (k == "cleanupContainers") {
-      MVR_ASSIGN_OR_RETURN(c.cleanup_containers, ReadArgv(v, "docker." + k));
+    if (k == "listContainers") {
+      MVR_ASSIGN_OR_RETURN(c.list_containers, ReadArgv(v, "docker." + k));
+    }
+    if (k == "removeContainers") {
+      MVR_ASSIGN_OR_RETURN(c.remove_containers, ReadArgv(v, "docker." + k));
     }
     if (k == "cleanupVolumes") {
       MVR_ASSIGN_OR_RETURN(c.cleanup_volumes, ReadArgv(v, "docker." + k));
@@ -148,6 +151,22 @@ Status ReadCleanup(const json& r, CleanupConfig& c) {
   return Status::Ok();
 }
 
+Status ReadNetwork(const json& r, NetworkCheckConfig& c) {
+  MVR_RETURN_IF_ERROR(CheckKeys(r, "network.", {"routeTable", "resolvConf", "check"}));
+  for (const auto& [k, v] : r.items()) {
+    if (k == "routeTable") {
+      MVR_ASSIGN_OR_RETURN(c.route_table, Read<std::string>(v, "network." + k));
+    }
+    if (k == "resolvConf") {
+      MVR_ASSIGN_OR_RETURN(c.resolv_conf, Read<std::string>(v, "network." + k));
+    }
+    if (k == "check") {
+      MVR_ASSIGN_OR_RETURN(c.command, ReadArgv(v, "network.check"));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<SupervisorConfig> ParseSupervisorConfig(const std::string& json_text) {
@@ -156,10 +175,11 @@ Result<SupervisorConfig> ParseSupervisorConfig(const std::string& json_text) {
     return InvalidArgument("supervisor config is not a JSON object");
   }
   SupervisorConfig c;
-  MVR_RETURN_IF_ERROR(CheckKeys(
-      j, "",
-      {"hookHost", "hookPort", "controlHost", "controlPort", "maxControlBodyBytes", "microvmId",
-       "runner", "docker", "sync", "powerOff", "cleanup", "ready", "commandTimeoutSeconds"}));
+  MVR_RETURN_IF_ERROR(
+      CheckKeys(j, "",
+                {"hookHost", "hookPort", "controlHost", "controlPort", "maxControlBodyBytes",
+                 "microvmId", "runner", "docker", "sync", "powerOff", "cleanup", "ready",
+                 "commandTimeoutSeconds", "network", "hooks"}));
   for (const auto& [k, v] : j.items()) {
     if (k == "hookHost") {
       MVR_ASSIGN_OR_RETURN(c.hook_host, Read<std::string>(v, k));
@@ -199,6 +219,16 @@ Result<SupervisorConfig> ParseSupervisorConfig(const std::string& json_text) {
     if (k == "cleanup") {
       if (!v.is_object()) return InvalidArgument("supervisor config: 'cleanup' must be an object");
       MVR_RETURN_IF_ERROR(ReadCleanup(v, c.cleanup));
+    }
+    if (k == "network") {
+      if (!v.is_object()) return InvalidArgument("supervisor config: 'network' must be an object");
+      MVR_RETURN_IF_ERROR(ReadNetwork(v, c.network));
+    }
+    if (k == "hooks") {
+      if (!v.is_object()) return InvalidArgument("supervisor config: 'hooks' must be an object");
+      auto budgets = ParseHookBudgets(v.dump());
+      if (!budgets.ok()) return budgets.status().Annotate("supervisor config");
+      c.hook_budgets = *budgets;
     }
     if (k == "ready") {
       if (!v.is_object()) return InvalidArgument("supervisor config: 'ready' must be an object");

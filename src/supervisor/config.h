@@ -16,6 +16,12 @@
 //   docker.info             ["docker","info","--format","{{.Driver}}"]
 //   docker.validate         ["docker","run","--rm","--network","none","hello-world"]
 //   docker.driverTimeoutSeconds 30, docker.stopTimeoutSeconds 20, docker.logFile
+//   docker.listContainers   ["docker","ps","--all","--quiet","--no-trunc"]
+//   docker.removeContainers ["docker","rm","--force","--volumes"]   + the listed ids
+//   hooks                   image/hooks.json's object: the hook budgets (hook_budgets.h)
+//   network.routeTable      "/proc/net/route"   "" = not checked on /resume
+//   network.resolvConf      "/etc/resolv.conf"  "" = not checked on /resume
+//   network.check           []                  extra command that must exit 0 on /resume
 //   sync                    ["sync"]
 //   powerOff                ["systemctl","poweroff"]   [] = just exit
 //   cleanup.paths, cleanup.commands               best-effort between warm jobs
@@ -29,6 +35,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "supervisor/hook_budgets.h"
 
 namespace mvr::supervisor {
 
@@ -43,7 +50,9 @@ struct DockerConfig {
   std::string force_driver;  // "" = try `drivers` in order
   Argv info = {"docker", "info", "--format", "{{.Driver}}"};
   Argv validate = {"docker", "run", "--rm", "--network", "none", "hello-world"};
-  Argv cleanup_containers = {"docker", "container", "prune", "--force"};
+  // Between warm jobs every container goes, running ones too: list, then remove with the ids.
+  Argv list_containers = {"docker", "ps", "--all", "--quiet", "--no-trunc"};
+  Argv remove_containers = {"docker", "rm", "--force", "--volumes"};
   Argv cleanup_volumes = {"docker", "volume", "prune", "--force"};
   Duration driver_timeout{30'000};
   Duration stop_timeout{20'000};
@@ -63,7 +72,14 @@ struct RunnerConfig {
 struct CleanupConfig {
   std::vector<std::string> paths;  // contents removed (the directories themselves kept)
   std::vector<Argv> commands;      // extra best-effort commands
-  bool docker_prune = true;        // stopped containers and anonymous volumes
+  bool docker_prune = true;        // every container (running too) and anonymous volumes
+};
+
+// What /resume checks before the VM counts as IDLE again (000: "validates networking").
+struct NetworkCheckConfig {
+  std::string route_table = "/proc/net/route";   // needs a route that is up on an interface
+  std::string resolv_conf = "/etc/resolv.conf";  // needs a nameserver line
+  Argv command;                                  // optional; must exit 0 within the budget
 };
 
 struct SupervisorConfig {
@@ -78,6 +94,8 @@ struct SupervisorConfig {
   Argv sync = {"sync"};
   Argv power_off = {"systemctl", "poweroff"};
   CleanupConfig cleanup;
+  NetworkCheckConfig network;
+  HookBudgets hook_budgets;  // image/hooks.json's timeouts
   std::vector<std::string> ready_required_paths;
   Duration command_timeout{60'000};  // sync, cleanup, power-off
   // Environment of every command except the runner (which gets runner.env): PATH at least.

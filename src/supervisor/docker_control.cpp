@@ -2,6 +2,10 @@
 
 #include <signal.h>
 
+#include <algorithm>
+
+#include "supervisor/hook_budgets.h"
+
 namespace mvr::supervisor {
 namespace {
 
@@ -54,15 +58,25 @@ bool DockerControl::StillRunning(int pid) {
   return r.ok() && !r->has_value();
 }
 
+bool DockerControl::shut_down() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return shut_down_;
+}
+
 Result<std::string> DockerControl::Start() {
+  return Start(config_.driver_timeout, config_.stop_timeout);
+}
+
+Result<std::string> DockerControl::Start(Duration per_driver, Duration stop) {
   BeginOp();
-  auto r = StartLocked();
+  auto r = StartLocked(per_driver, stop);
   EndOp();
   return r;
 }
 
-Result<std::string> DockerControl::StartLocked() {
+Result<std::string> DockerControl::StartLocked(Duration per_driver, Duration stop) {
   if (!config_.enabled) return std::string("none");
+  if (shut_down()) return Conflict("Docker is shutting down (the VM terminates)");
   int dockerd_pid;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -95,7 +109,8 @@ Result<std::string> DockerControl::StartLocked() {
   if (!config_.force_driver.empty()) drivers = {config_.force_driver};
   std::string tried;
   for (const auto& d : drivers) {
-    Status s = TryDriver(d);
+    if (shut_down()) break;
+    Status s = TryDriver(d, per_driver);
     if (s.ok()) {
       deps_.logger.Info("dockerd is running", {{"storage_driver", d}});
       return d;
@@ -104,28 +119,38 @@ Result<std::string> DockerControl::StartLocked() {
                       {{"storage_driver", d}, {"reason", s.message()}});
     tried += (tried.empty() ? "" : "; ") + d + ": " + s.message();
   }
-  StopLocked().IgnoreError();
+  StopLocked(stop).IgnoreError();
+  if (shut_down()) return Conflict("Docker start cancelled: the VM terminates");
   return Internal("dockerd did not start with any storage driver (" + tried + ")");
 }
 
-Status DockerControl::TryDriver(const std::string& driver) {
+Status DockerControl::TryDriver(const std::string& driver, Duration timeout) {
   Argv argv = config_.dockerd;
   if (!config_.storage_driver_flag.empty())
     argv.push_back(config_.storage_driver_flag + "=" + driver);
   auto spawned = deps_.processes.Spawn(DaemonSpec(argv));
   if (!spawned.ok()) return spawned.status();
   int pid = *spawned;
-  const TimePoint deadline = deps_.clock.Now() + config_.driver_timeout;
+  const TimePoint deadline = deps_.clock.Now() + timeout;
   process::ProcessSpec info = DaemonSpec(config_.info);
   info.output_path.clear();
   std::string last = "no answer";
+  // Every wait below is capped by what is left until the deadline, so a driver never takes more
+  // than `timeout` (a hook's budget depends on it).
   while (true) {
     auto exited = deps_.processes.TryWait(pid);
     if (exited.ok() && exited->has_value()) {
       return Internal("dockerd exited with code " + std::to_string((*exited)->code));
     }
-    auto r = deps_.processes.Run(info, config_.driver_timeout);
-    if (r.ok() && r->exit.ok()) {
+    const Duration left = deadline - deps_.clock.Now();
+    if (left <= Duration(0) || shut_down()) {
+      last = shut_down() ? "cancelled: the VM terminates"
+                         : "no answer from `" + process::DescribeArgv(config_.info) + "` within " +
+                               std::to_string(timeout.count()) + " ms";
+      break;
+    }
+    auto r = deps_.processes.Run(info, std::min(left, kDockerInfoCallCap));
+    if (r.ok() && r->exit.ok() && !r->timed_out) {
       std::string reported = Trim(r->output);
       if (reported.empty() || reported == driver) {
         std::lock_guard<std::mutex> lock(mu_);
@@ -137,26 +162,22 @@ Status DockerControl::TryDriver(const std::string& driver) {
       break;
     }
     if (!r.ok()) last = r.status().message();
-    if (deps_.clock.Now() >= deadline) {
-      last = "no answer from `" + process::DescribeArgv(config_.info) + "` within " +
-             std::to_string(config_.driver_timeout.count() / 1000) + " s";
-      break;
-    }
-    deps_.sleeper.Sleep(config_.poll_interval);
+    const Duration rest = deadline - deps_.clock.Now();
+    if (rest > Duration(0)) deps_.sleeper.Sleep(std::min(config_.poll_interval, rest));
   }
   deps_.processes.Signal(pid, SIGKILL).IgnoreError();
   deps_.processes.Wait(pid).status().IgnoreError();
   return Internal(last);
 }
 
-bool DockerControl::StopProcess(int pid, const char* name) {
+bool DockerControl::StopProcess(int pid, const char* name, Duration stop) {
   if (!StillRunning(pid)) return true;
   deps_.processes.Signal(pid, SIGTERM).IgnoreError();
-  const TimePoint deadline = deps_.clock.Now() + config_.stop_timeout;
+  const TimePoint deadline = deps_.clock.Now() + stop;
   while (deps_.clock.Now() < deadline) {
     auto r = deps_.processes.TryWait(pid);
     if (!r.ok() || r->has_value()) return true;
-    deps_.sleeper.Sleep(config_.poll_interval);
+    deps_.sleeper.Sleep(std::min(config_.poll_interval, deadline - deps_.clock.Now()));
   }
   deps_.logger.Warn("daemon did not stop in time; killing it", {{"daemon", name}});
   deps_.processes.Signal(pid, SIGKILL).IgnoreError();
@@ -164,14 +185,21 @@ bool DockerControl::StopProcess(int pid, const char* name) {
   return false;
 }
 
-Status DockerControl::Stop() {
+Status DockerControl::Stop() { return Stop(config_.stop_timeout); }
+
+Status DockerControl::Stop(Duration stop) {
   BeginOp();
-  Status s = StopLocked();
+  Status s = StopLocked(stop);
   EndOp();
   return s;
 }
 
-Status DockerControl::StopLocked() {
+void DockerControl::RefuseStarts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  shut_down_ = true;
+}
+
+Status DockerControl::StopLocked(Duration stop) {
   int dockerd_pid, containerd_pid;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -179,8 +207,8 @@ Status DockerControl::StopLocked() {
     containerd_pid = containerd_pid_;
   }
   bool clean = true;
-  if (dockerd_pid != 0) clean = StopProcess(dockerd_pid, "dockerd") && clean;
-  if (containerd_pid != 0) clean = StopProcess(containerd_pid, "containerd") && clean;
+  if (dockerd_pid != 0) clean = StopProcess(dockerd_pid, "dockerd", stop) && clean;
+  if (containerd_pid != 0) clean = StopProcess(containerd_pid, "containerd", stop) && clean;
   {
     std::lock_guard<std::mutex> lock(mu_);
     dockerd_pid_ = 0;
@@ -188,16 +216,15 @@ Status DockerControl::StopLocked() {
     driver_.clear();
   }
   if (!clean) {
-    return Internal("Docker did not stop within " +
-                    std::to_string(config_.stop_timeout.count() / 1000) +
-                    " s and was killed; its state may not be flushed");
+    return Internal("Docker did not stop within " + std::to_string(stop.count()) +
+                    " ms and was killed; its state may not be flushed");
   }
   return Status::Ok();
 }
 
 Result<std::string> DockerControl::Validate() {
   BeginOp();
-  auto started = StartLocked();
+  auto started = StartLocked(config_.driver_timeout, config_.stop_timeout);
   if (!started.ok() || !config_.enabled) {
     EndOp();
     return started;
@@ -214,15 +241,40 @@ Result<std::string> DockerControl::Validate() {
   return started;
 }
 
-void DockerControl::PruneBetweenJobs() {
+void DockerControl::RemoveContainersBetweenJobs() {
   if (!config_.enabled || !running()) return;
-  for (const Argv* argv : {&config_.cleanup_containers, &config_.cleanup_volumes}) {
-    if (argv->empty()) continue;
-    auto r = deps_.processes.Run(DaemonSpec(*argv), config_.stop_timeout);
-    if (!r.ok() || !r->exit.ok()) {
-      deps_.logger.Warn("docker cleanup command failed",
-                        {{"command", process::DescribeArgv(*argv)}});
+  auto warn = [&](const Argv& argv) {
+    deps_.logger.Warn("docker cleanup command failed", {{"command", process::DescribeArgv(argv)}});
+  };
+  if (!config_.list_containers.empty() && !config_.remove_containers.empty()) {
+    auto listed = deps_.processes.Run(DaemonSpec(config_.list_containers), config_.stop_timeout);
+    if (!listed.ok() || !listed->exit.ok() || listed->timed_out) {
+      warn(config_.list_containers);
+    } else {
+      Argv remove = config_.remove_containers;
+      size_t ids = 0;
+      size_t start = 0;
+      const std::string& text = listed->output;
+      while (start < text.size()) {
+        size_t end = text.find_first_of(" \t\r\n", start);
+        if (end == std::string::npos) end = text.size();
+        if (end > start) {
+          remove.push_back(text.substr(start, end - start));
+          ++ids;
+        }
+        start = end + 1;
+      }
+      if (ids > 0) {
+        auto removed = deps_.processes.Run(DaemonSpec(remove), config_.stop_timeout);
+        if (!removed.ok() || !removed->exit.ok() || removed->timed_out) {
+          warn(config_.remove_containers);
+        }
+      }
     }
+  }
+  if (!config_.cleanup_volumes.empty()) {
+    auto r = deps_.processes.Run(DaemonSpec(config_.cleanup_volumes), config_.stop_timeout);
+    if (!r.ok() || !r->exit.ok() || r->timed_out) warn(config_.cleanup_volumes);
   }
 }
 

@@ -1,7 +1,8 @@
 // DockerControl: starts containerd and dockerd, trying storage drivers in order (overlay2 →
 // fuse-overlayfs → vfs by default, each with its own timeout, or one forced driver), reports which
 // driver runs, stops both daemons cleanly for suspend/terminate (SIGTERM, then SIGKILL after the
-// stop timeout) and leaves /var/lib/docker alone. Every command comes from DockerConfig.
+// stop timeout) and leaves /var/lib/docker alone. Every command comes from DockerConfig; a hook
+// passes shorter timeouts derived from its budget (hook_budgets.h).
 // Thread-safety: all methods may be called from any thread; daemon operations are serialised
 // (one Start/Stop/Validate at a time) without holding a lock across the commands themselves.
 #pragma once
@@ -33,14 +34,22 @@ class DockerControl {
 
   // Starts the daemons unless they already run; returns the storage driver in use ("none" when
   // Docker is disabled by config). On failure every daemon it started is stopped again and the
-  // error lists each driver tried and why it failed.
+  // error lists each driver tried and why it failed. Each driver gets `per_driver` (default
+  // docker.driverTimeoutSeconds); a failed start stops containerd within `stop`.
   Result<std::string> Start();
-  // Stops dockerd, then containerd. OK when they were not running.
+  Result<std::string> Start(Duration per_driver, Duration stop);
+  // Stops dockerd, then containerd, each within `stop` (default docker.stopTimeoutSeconds) before
+  // SIGKILL. OK when they were not running.
   Status Stop();
+  Status Stop(Duration stop);
+  // For /terminate: a Start in progress gives up at its next step (within kDockerInfoCallCap)
+  // and no later Start succeeds; then Stop() can take over the daemons.
+  void RefuseStarts();
   // Start(), then runs the configured trivial container.
   Result<std::string> Validate();
-  // Best-effort removal of stopped containers and anonymous volumes (warm cleanup).
-  void PruneBetweenJobs();
+  // Between warm jobs: removes every container, running ones too (docker.listContainers, then
+  // docker.removeContainers with their ids), then anonymous volumes. Best effort; logs failures.
+  void RemoveContainersBetweenJobs();
 
   bool running() const;
   std::string driver() const;
@@ -49,12 +58,13 @@ class DockerControl {
   // One operation at a time; returns when this caller owns the daemons.
   void BeginOp();
   void EndOp();
-  Result<std::string> StartLocked();
-  Status StopLocked();
-  // Tries one driver; on success dockerd_pid_ is set.
-  Status TryDriver(const std::string& driver);
-  // SIGTERM, wait up to stop_timeout, then SIGKILL. Returns whether the stop was clean.
-  bool StopProcess(int pid, const char* name);
+  Result<std::string> StartLocked(Duration per_driver, Duration stop);
+  Status StopLocked(Duration stop);
+  // Tries one driver for at most `timeout`; on success dockerd_pid_ is set.
+  Status TryDriver(const std::string& driver, Duration timeout);
+  // SIGTERM, wait up to `stop`, then SIGKILL. Returns whether the stop was clean.
+  bool StopProcess(int pid, const char* name, Duration stop);
+  bool shut_down() const;
   bool StillRunning(int pid);
   process::ProcessSpec DaemonSpec(const Argv& argv) const;
 
@@ -64,6 +74,7 @@ class DockerControl {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool op_in_progress_ = false;
+  bool shut_down_ = false;
   int containerd_pid_ = 0;
   int dockerd_pid_ = 0;
   std::string driver_;

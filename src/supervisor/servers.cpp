@@ -13,8 +13,10 @@ using nlohmann::json;
 constexpr size_t kMaxHookBodyBytes = 64 * 1024;
 constexpr size_t kMaxRequestIdBytes = 128;
 
+// Never throws: a string that is not valid UTF-8 (a path segment, say) is written with U+FFFD
+// in place of the bad bytes instead of making dump() throw.
 HttpResponse JsonReply(int status, const json& body) {
-  return HttpResponse::Json(status, body.dump());
+  return HttpResponse::Json(status, body.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 HttpResponse ErrorReply(int status, const std::string& error, const std::string& message) {
@@ -52,26 +54,42 @@ HttpResponse TransitionReply(const Supervisor& supervisor, const Outcome& o) {
   return JsonReply(200, json{{"status", "ok"}, {"state", StateName(a.state)}});
 }
 
+bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// The /run body comes either wrapped, {"microvmId": ..., "runHookPayload": ...} (the emulator and
+// older launchers), or raw: Lambda delivers the runHookPayload text itself as the body (004).
 HttpResponse HandleRun(Supervisor& supervisor, const std::string& body) {
   std::string microvm_id;
   std::optional<std::string> payload_text;
-  if (!body.empty()) {
-    json j = json::parse(body, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      return ErrorReply(400, "malformed", "the /run body must be a JSON object");
-    }
-    if (j.contains("microvmId")) {
-      if (!j["microvmId"].is_string()) {
-        return ErrorReply(400, "malformed", "microvmId must be a string");
+  size_t first = 0;
+  while (first < body.size() && IsJsonSpace(body[first])) ++first;
+  size_t last = body.size();
+  while (last > first && IsJsonSpace(body[last - 1])) --last;
+  const std::string trimmed = body.substr(first, last - first);
+  if (!trimmed.empty() && (trimmed[0] == '{' || trimmed[0] == '"')) {
+    json j = json::parse(trimmed, nullptr, false);
+    if (j.is_string()) {
+      payload_text = j.get<std::string>();  // the raw payload, sent as a JSON string
+    } else if (j.is_discarded() || !j.is_object()) {
+      return ErrorReply(400, "malformed",
+                        "the /run body must be the run-hook payload or a JSON object "
+                        "{microvmId, runHookPayload}");
+    } else {
+      if (j.contains("microvmId")) {
+        if (!j["microvmId"].is_string()) {
+          return ErrorReply(400, "malformed", "microvmId must be a string");
+        }
+        microvm_id = j["microvmId"].get<std::string>();
       }
-      microvm_id = j["microvmId"].get<std::string>();
-    }
-    if (j.contains("runHookPayload") && !j["runHookPayload"].is_null()) {
-      if (!j["runHookPayload"].is_string()) {
-        return ErrorReply(400, "malformed", "runHookPayload must be a string");
+      if (j.contains("runHookPayload") && !j["runHookPayload"].is_null()) {
+        if (!j["runHookPayload"].is_string()) {
+          return ErrorReply(400, "malformed", "runHookPayload must be a string");
+        }
+        payload_text = j["runHookPayload"].get<std::string>();
       }
-      payload_text = j["runHookPayload"].get<std::string>();
     }
+  } else if (!trimmed.empty()) {
+    payload_text = trimmed;
   }
   RunPayload payload = RunPayload::Warm();  // no payload: wait for the control endpoint
   if (payload_text && !payload_text->empty()) {

@@ -3,7 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+
+#include "supervisor/hook_budgets.h"
+#include "supervisor/network_check.h"
 
 namespace mvr::supervisor {
 namespace {
@@ -44,7 +48,7 @@ Supervisor::~Supervisor() {
     terminating = machine_.state() == State::kTerminating;
   }
   if (!terminating) Terminate();
-  StopRunner();
+  StopRunner(config_.docker.stop_timeout);
   JoinJobThread();
   if (ready_thread_.joinable()) ready_thread_.join();
   if (validate_thread_.joinable()) validate_thread_.join();
@@ -119,7 +123,13 @@ CheckReport Supervisor::Validate() {
   return *validate_;
 }
 
+void Supervisor::Reseed() {
+  if (deps_.reseed_on_clone == nullptr || deps_.entropy == nullptr) return;
+  deps_.reseed_on_clone->Reseed(deps_.entropy->Next64());
+}
+
 Outcome Supervisor::Run(RunPayload payload, const std::string& microvm_id) {
+  Reseed();  // this process was just cloned from the snapshot
   deps_.logger.redactor().Add(payload.jit_config);
   const char* mode = LaunchModeName(payload.mode);
   Outcome o = Apply([&](StateMachine& m) { return m.Run(std::move(payload), microvm_id); });
@@ -204,12 +214,17 @@ void Supervisor::RunJob() {
 
 void Supervisor::AfterRunnerExit(int exit_code) {
   bool warm;
+  int group;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    group = runner_pid_;
     runner_exited_ = true;
     runner_pid_ = 0;
     warm = machine_.mode() == LaunchMode::kWarm && machine_.state() == State::kRunning;
   }
+  // Whatever the job left running in the runner's process group goes with it; the group still
+  // exists (and its id cannot be reused) while any member lives.
+  if (group > 0) deps_.processes.Signal(group, SIGKILL).IgnoreError();
   // While the machine still says RUNNING no new runner can be accepted, so cleanup cannot race it.
   if (warm) CleanupBetweenJobs();
   Outcome o = Apply([&](StateMachine& m) { return m.RunnerExited(exit_code); });
@@ -228,19 +243,25 @@ void Supervisor::CleanupBetweenJobs() {
     }
   }
   for (const auto& argv : config_.cleanup.commands) RunCommand(argv, "cleanup").IgnoreError();
-  if (config_.cleanup.docker_prune) docker_.PruneBetweenJobs();
+  if (config_.cleanup.docker_prune) docker_.RemoveContainersBetweenJobs();
 }
 
 Status Supervisor::RunCommand(const Argv& argv, const char* what) {
+  return RunCommand(argv, what, config_.command_timeout);
+}
+
+Status Supervisor::RunCommand(const Argv& argv, const char* what, Duration timeout) {
   if (argv.empty()) return Status::Ok();
   process::ProcessSpec spec;
   spec.argv = argv;
   spec.env = config_.command_env;
-  auto r = deps_.processes.Run(spec, config_.command_timeout);
-  Status s = r.ok() ? (r->exit.ok() ? Status::Ok()
-                                    : Internal(std::string(what) + " command exited with code " +
-                                               std::to_string(r->exit.code)))
-                    : r.status();
+  auto r = deps_.processes.Run(spec, timeout);
+  Status s = !r.ok()         ? r.status()
+             : r->timed_out  ? Internal(std::string(what) + " command did not finish within " +
+                                        std::to_string(timeout.count()) + " ms")
+             : !r->exit.ok() ? Internal(std::string(what) + " command exited with code " +
+                                        std::to_string(r->exit.code))
+                             : Status::Ok();
   if (!s.ok()) deps_.logger.Warn("command failed", {{"command", what}, {"error", s.message()}});
   return s;
 }
@@ -269,7 +290,7 @@ void Supervisor::SelfTerminate() {
   MarkFinished();
 }
 
-void Supervisor::StopRunner() {
+void Supervisor::StopRunner(Duration stop) {
   int pid;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -277,13 +298,13 @@ void Supervisor::StopRunner() {
   }
   if (pid == 0) return;
   deps_.processes.Signal(pid, SIGTERM).IgnoreError();
-  const TimePoint deadline = deps_.clock.Now() + config_.docker.stop_timeout;
+  const TimePoint deadline = deps_.clock.Now() + stop;
   while (deps_.clock.Now() < deadline) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (runner_exited_) return;
     }
-    deps_.sleeper.Sleep(config_.docker.poll_interval);
+    deps_.sleeper.Sleep(std::min(config_.docker.poll_interval, deadline - deps_.clock.Now()));
   }
   deps_.logger.Warn("runner did not stop in time; killing it", {{"pid", pid}});
   deps_.processes.Signal(pid, SIGKILL).IgnoreError();
@@ -293,23 +314,35 @@ Outcome Supervisor::Suspend() {
   Outcome o = Apply([](StateMachine& m) { return m.Suspend(); });
   LogOutcome(deps_.logger, "suspend", o);
   if (ActionOf(o) != Action::kSuspendDocker) return o;
-  Status s = docker_.Stop();
-  if (s.ok()) s = RunCommand(config_.sync, "sync");
+  const SuspendPlan plan = PlanSuspend(config_.hook_budgets.suspend, config_);
+  Status s = docker_.Stop(plan.daemon_stop);
+  if (s.ok()) s = RunCommand(config_.sync, "sync", plan.sync);
   o = Apply(
       [&](StateMachine& m) { return s.ok() ? m.SuspendFinished() : m.SuspendFailed(s.message()); });
   LogOutcome(deps_.logger, s.ok() ? "suspend_finished" : "suspend_failed", o);
   return o;
 }
 
+Status Supervisor::CheckNetworking(Duration timeout) {
+  MVR_RETURN_IF_ERROR(CheckNetworkFiles(config_.network).Annotate("network"));
+  return RunCommand(config_.network.command, "network check", timeout).Annotate("network");
+}
+
 Outcome Supervisor::Resume() {
+  Reseed();  // this process was just restored from a snapshot
   Outcome o = Apply([](StateMachine& m) { return m.Resume(); });
   LogOutcome(deps_.logger, "resume", o);
   if (ActionOf(o) != Action::kResumeDocker) return o;
-  auto driver = docker_.Start();
+  const size_t drivers = config_.docker.force_driver.empty() ? config_.docker.drivers.size() : 1;
+  const ResumePlan plan = PlanResume(config_.hook_budgets.resume, config_, drivers);
+  auto driver = docker_.Start(plan.per_driver, plan.daemon_stop);
+  Status network = driver.ok() ? CheckNetworking(plan.network_check) : Status::Ok();
   o = Apply([&](StateMachine& m) {
-    return driver.ok() ? m.ResumeFinished(*driver) : m.ResumeFailed(driver.status().message());
+    if (!driver.ok()) return m.ResumeFailed(driver.status().message());
+    if (!network.ok()) return m.ResumeFailed(network.message());
+    return m.ResumeFinished(*driver);
   });
-  LogOutcome(deps_.logger, driver.ok() ? "resume_finished" : "resume_failed", o);
+  LogOutcome(deps_.logger, driver.ok() && network.ok() ? "resume_finished" : "resume_failed", o);
   return o;
 }
 
@@ -317,9 +350,11 @@ Outcome Supervisor::Terminate() {
   Outcome o = Apply([](StateMachine& m) { return m.Terminate(); });
   LogOutcome(deps_.logger, "terminate", o);
   if (ActionOf(o) != Action::kStopEverything) return o;
-  StopRunner();
-  docker_.Stop().IgnoreError();
-  RunCommand(config_.sync, "sync").IgnoreError();
+  const TerminatePlan plan = PlanTerminate(config_.hook_budgets.terminate, config_);
+  docker_.RefuseStarts();  // a job thread's Docker start gives up now
+  StopRunner(plan.runner_stop);
+  docker_.Stop(plan.daemon_stop).IgnoreError();
+  RunCommand(config_.sync, "sync", plan.sync).IgnoreError();
   MarkFinished();
   return o;
 }

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "base/random.h"
 #include "process/process_runner.h"
 #include "supervisor/config.h"
 #include "supervisor/docker_control.h"
@@ -50,6 +51,10 @@ struct SupervisorDeps {
   const Clock& clock;
   Sleeper& sleeper;
   const Logger& logger;
+  // Non-cryptographic random state this process holds (retry jitter), reseeded from `entropy` on
+  // /run and /resume: a VM snapshot clones it into every MicroVM (004). Both optional.
+  SeededRandom* reseed_on_clone = nullptr;
+  Random* entropy = nullptr;
 };
 
 // Result of /ready and /validate: pending while the check runs (503), then passed or failed.
@@ -87,11 +92,14 @@ class Supervisor {
   // POST /v1/runner/start. Returns once the request is accepted; the runner starts in the
   // background.
   Outcome StartRunner(StartRunnerRequest request);
-  // /suspend: returns when Docker and containerd are stopped and data is synced.
+  // /suspend: returns when Docker and containerd are stopped and data is synced, within the
+  // suspend budget (hook_budgets.h).
   Outcome Suspend();
-  // /resume: returns when Docker runs again (or failed).
+  // /resume: returns when Docker runs again and networking is checked (or either failed), within
+  // the resume budget.
   Outcome Resume();
-  // /terminate: stops the runner, Docker and containerd; then Finished() becomes true.
+  // /terminate: stops the runner, Docker and containerd within the terminate budget; then
+  // Finished() becomes true.
   Outcome Terminate();
 
   StatusView Snapshot() const;
@@ -107,10 +115,13 @@ class Supervisor {
   void AfterRunnerExit(int exit_code);
   void SelfTerminate();
   void CleanupBetweenJobs();
-  void StopRunner();
+  void StopRunner(Duration stop);
   void MarkFinished();
+  void Reseed();
+  Status CheckNetworking(Duration timeout);
   process::ProcessSpec RunnerSpec(const Secret& jit) const;
   Status RunCommand(const Argv& argv, const char* what);
+  Status RunCommand(const Argv& argv, const char* what, Duration timeout);
   template <typename F>
   Outcome Apply(F&& command);
   void JoinJobThread();

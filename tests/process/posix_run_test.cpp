@@ -77,6 +77,30 @@ TEST(PosixRunTest, TimeoutKillsTheWholeGroup) {
   EXPECT_TRUE(Eventually([&] { return !Alive(grandchild); })) << "grandchild survived";
 }
 
+TEST(PosixRunTest, TimeoutHoldsAfterTheCommandClosesItsPipes) {
+  PosixProcessRunner runner;
+  RunOptions options;
+  options.timeout = Duration(1000);
+  options.capture_stderr = true;
+  // Both pipes close at once; only the deadline can end the wait for the still-running command.
+  Result<CommandResult> r = runner.Run(Shell("echo $$; exec >&- 2>&-; exec sleep 30"), options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_TRUE(r->exit.signaled);
+  EXPECT_EQ(r->exit.code, 128 + SIGKILL);
+  const int child = std::atoi(r->output.c_str());
+  ASSERT_GT(child, 1) << r->output;
+  EXPECT_FALSE(Alive(child));
+}
+
+TEST(PosixRunTest, CommandThatClosesItsPipesAndExitsIsNotATimeout) {
+  PosixProcessRunner runner;
+  Result<CommandResult> r = runner.Run(Shell("exec >&- 2>&-; exit 4"), Duration(600'000));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_EQ(r->exit.code, 4);
+}
+
 TEST(PosixRunTest, ACommandThatCannotStartIsAnError) {
   PosixProcessRunner runner;
   ProcessSpec spec;

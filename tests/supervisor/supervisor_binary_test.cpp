@@ -1,7 +1,8 @@
 // The real `mvr supervisor` binary on loopback ports, with a real runner process (a script):
 // the JIT config reaches the runner only through ACTIONS_RUNNER_INPUT_JITCONFIG, never any
 // process's argument list or any log; ephemeral self-termination (power-off fallback) and a warm
-// IDLE → job → IDLE → suspend → resume → job → terminate cycle.
+// IDLE → job → IDLE → suspend → resume → job → terminate cycle; core dumps off, and a hanging
+// `sync` killed within the suspend budget.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -134,6 +135,35 @@ class SupervisorBinary : public ::testing::Test {
   int control_port_ = 0;
   int pid_ = 0;
 };
+
+TEST_F(SupervisorBinary, SupervisorRunsWithCoreDumpsOff) {
+  StartSupervisor();
+  // /proc/<pid>/limits: "Max core file size   0   <hard>   bytes".
+  std::string limits = ReadProcFile(pid_, "limits");
+  size_t line = limits.find("Max core file size");
+  ASSERT_NE(line, std::string::npos) << limits;
+  std::istringstream fields(limits.substr(line + std::string("Max core file size").size()));
+  std::string soft;
+  fields >> soft;
+  EXPECT_EQ(soft, "0") << limits.substr(line, 80);
+}
+
+TEST_F(SupervisorBinary, HangingSyncIsKilledWithinTheSuspendBudget) {
+  // `sync` never returns; with a 3 s suspend budget the hook must still answer (the client gives
+  // up after 10 s; the configured command timeout alone would be 60 s).
+  json config = json::parse(dir_.Read("config.json"));
+  config["sync"] = {"sleep", "1000"};
+  config["hooks"] = {{"microvmHooks", {{"suspendTimeoutInSeconds", 3}}}};
+  dir_.Write("config.json", config.dump());
+  StartSupervisor();
+  auto run = Post(hook_port_, Hook("run"), "");
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->status, 200) << run->body;
+  auto suspend = Post(hook_port_, Hook("suspend"), "");
+  ASSERT_TRUE(suspend.ok()) << suspend.status().ToString();
+  EXPECT_EQ(suspend->status, 500) << suspend->body;
+  EXPECT_NE(suspend->body.find("sync"), std::string::npos) << suspend->body;
+}
 
 TEST_F(SupervisorBinary, EphemeralJitStaysOutOfArgvAndLogsAndTheVmPowersOffAfterTheJob) {
   StartSupervisor();

@@ -47,10 +47,15 @@ inline SupervisorConfig FakeConfig() {
   c.docker.dockerd = {"dockerd"};
   c.docker.info = {"docker-info"};
   c.docker.validate = {"docker-validate"};
-  c.docker.cleanup_containers = {"docker-prune-containers"};
+  c.docker.list_containers = {"docker-ps"};
+  c.docker.remove_containers = {"docker-rm"};
   c.docker.cleanup_volumes = {"docker-prune-volumes"};
   c.sync = {"sync"};
   c.power_off = {"poweroff"};
+  // The test machine's own route table and resolv.conf are no fixture; tests that check
+  // networking point these at files of their own.
+  c.network.route_table.clear();
+  c.network.resolv_conf.clear();
   return c;
 }
 

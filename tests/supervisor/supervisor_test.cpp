@@ -302,6 +302,7 @@ TEST(Supervisor, WarmCleanupEmptiesConfiguredDirectoriesAndPrunesDocker) {
   config.cleanup.paths = {(dir / "_work").string()};
   config.cleanup.commands = {{"extra-cleanup"}};
   Harness h(config);
+  h.processes.SetRunResult("docker-ps", 0, "c1\nc2\n");
   GoWarmIdle(h);
   int pid = StartWarmRunner(h, "r1", "jit-111111");
   h.processes.Exit(pid, 0);
@@ -309,7 +310,8 @@ TEST(Supervisor, WarmCleanupEmptiesConfiguredDirectoriesAndPrunesDocker) {
   EXPECT_TRUE(std::filesystem::exists(dir / "_work"));
   EXPECT_TRUE(std::filesystem::is_empty(dir / "_work"));
   EXPECT_EQ(h.processes.RunCount("extra-cleanup"), 1u);
-  EXPECT_EQ(h.processes.RunCount("docker-prune-containers"), 1u);
+  EXPECT_EQ(h.processes.RunCount("docker-ps"), 1u);
+  EXPECT_EQ(h.processes.RunCount("docker-rm"), 1u);
   EXPECT_EQ(h.processes.RunCount("docker-prune-volumes"), 1u);
   std::filesystem::remove_all(dir);
 }

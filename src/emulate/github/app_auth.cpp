@@ -87,7 +87,9 @@ Status Authenticator::VerifyJwt(const std::string& jwt) const {
   if (!header.ok() || !claims.ok() || !signature.ok()) return undecodable;
   auto h = nlohmann::json::parse(*header, nullptr, false);
   auto c = nlohmann::json::parse(*claims, nullptr, false);
-  if (!h.is_object() || !c.is_object() || h.value("alg", "") != "RS256") return undecodable;
+  if (!h.is_object() || !c.is_object() || !h.contains("alg") || h["alg"] != "RS256") {
+    return undecodable;  // (value("alg", "") would throw on a non-string alg)
+  }
 
   const std::string signed_part = jwt.substr(0, dot2);
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();

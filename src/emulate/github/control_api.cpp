@@ -169,26 +169,35 @@ void ControlApi::AddRunnerRoutes(http::Router& router) {
                if (!id || !number || !body.is_object()) return BadBody("step report");
                StepReport report;
                report.number = static_cast<int>(*number);
-               report.status = body.value("status", "completed");
-               report.conclusion = body.value("conclusion", "");
-               report.exit_code = body.value("exit_code", 0);
-               report.stdout_text = body.value("stdout", "");
-               report.stderr_text = body.value("stderr", "");
+               try {  // value() throws when a field has another type
+                 report.status = body.value("status", "completed");
+                 report.conclusion = body.value("conclusion", "");
+                 report.exit_code = body.value("exit_code", 0);
+                 report.stdout_text = body.value("stdout", "");
+                 report.stderr_text = body.value("stderr", "");
+               } catch (const json::exception&) {
+                 return BadBody(
+                     "step report: status, conclusion, stdout, stderr are strings, "
+                     "exit_code a number");
+               }
                Status s = model_.RunnerReportStep(RunnerCredential(r), *id, report);
                if (!s.ok()) return ErrorResponse(s);
                return NoContent();
              });
-  router.Add(
-      "POST", "/_runner/jobs/{id}/complete", [this](const ServerRequest& r, const PathParams& p) {
-        auto id = ParseId(p.at("id"));
-        json body = json::parse(r.body, nullptr, false);
-        if (!id || !body.is_object()) return BadBody("completion report");
-        Status s = model_.RunnerCompleteJob(RunnerCredential(r), *id, body.value("conclusion", ""));
-        if (!s.ok()) return ErrorResponse(s);
-        logger_.Info("job completed",
-                     {{"job_id", *id}, {"conclusion", body.value("conclusion", "")}});
-        return NoContent();
-      });
+  router.Add("POST", "/_runner/jobs/{id}/complete",
+             [this](const ServerRequest& r, const PathParams& p) {
+               auto id = ParseId(p.at("id"));
+               json body = json::parse(r.body, nullptr, false);
+               if (!id || !body.is_object()) return BadBody("completion report");
+               if (body.contains("conclusion") && !body["conclusion"].is_string()) {
+                 return BadBody("completion report: conclusion must be a string");
+               }
+               const std::string conclusion = body.value("conclusion", "");
+               Status s = model_.RunnerCompleteJob(RunnerCredential(r), *id, conclusion);
+               if (!s.ok()) return ErrorResponse(s);
+               logger_.Info("job completed", {{"job_id", *id}, {"conclusion", conclusion}});
+               return NoContent();
+             });
 }
 
 }  // namespace mvr::emulate::github

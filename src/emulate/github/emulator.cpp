@@ -1,4 +1,5 @@
 #include "emulate/github/emulator.h"
+#include "base/utf8.h"
 
 #include "emulate/github/model_json.h"
 
@@ -47,7 +48,19 @@ Result<std::string> GithubEmulator::Start(const std::string& host, int port) {
   http::HttpServer::Options so;
   so.threads = options_.server_threads;
   so.max_body_bytes = 4 << 20;
-  server_ = std::make_unique<http::HttpServer>(router_.AsHandler(), so);
+  // Path segments and query values reach the model and its JSON, which throws on bytes that are
+  // not UTF-8: such a request is refused at the door, as GitHub does.
+  server_ = std::make_unique<http::HttpServer>(
+      [handler = router_.AsHandler()](const http::ServerRequest& req) {
+        bool text_ok = IsValidUtf8(req.path) && IsValidUtf8(req.query);
+        for (const auto& [k, v] : req.params) text_ok = text_ok && IsValidUtf8(k) && IsValidUtf8(v);
+        if (!text_ok) {
+          return http::HttpResponse::Json(
+              400, ErrorJson("The request path or query is not valid UTF-8.").dump());
+        }
+        return handler(req);
+      },
+      so);
   MVR_ASSIGN_OR_RETURN(int bound, server_->Start(host, port));
   const bool v6 = host.find(':') != std::string::npos;
   url_ = "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(bound);

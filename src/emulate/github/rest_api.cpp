@@ -37,7 +37,8 @@ Scope OrgScope(const PathParams& p) { return Scope::Org(p.at("org")); }
 }  // namespace
 
 HttpResponse JsonResponse(int status, const json& body) {
-  return HttpResponse::Json(status, body.dump());
+  // Never throws: text that is not UTF-8 (a path segment echoed in a message) becomes U+FFFD.
+  return HttpResponse::Json(status, body.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 HttpResponse ErrorResponse(const Status& status) {

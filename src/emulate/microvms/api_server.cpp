@@ -6,6 +6,7 @@
 
 #include "aws/service_model.h"
 #include "aws/sigv4.h"
+#include "base/utf8.h"
 #include "emulate/microvms/emulator.h"
 
 namespace mvr::emulate::microvms {
@@ -37,11 +38,17 @@ std::string ErrorShapeFor(const Status& status, const aws::ServiceModel& sm) {
   }
 }
 
+// dump() that cannot throw: bytes that are not UTF-8 become U+FFFD.
+std::string SafeDump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 http::HttpResponse ErrorResponse(const Status& status, const aws::ServiceModel& sm) {
   const std::string shape = ErrorShapeFor(status, sm);
   int code = sm.ErrorStatus(shape);
   if (code == 0) code = 500;
-  http::HttpResponse r = http::HttpResponse::Json(code, json{{"message", status.message()}}.dump());
+  http::HttpResponse r =
+      http::HttpResponse::Json(code, SafeDump(json{{"message", status.message()}}));
   r.headers.Set("x-amzn-ErrorType", shape);
   if (status.retry_after()) {
     const int64_t seconds = std::max<int64_t>(
@@ -94,14 +101,27 @@ http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
   const aws::ServiceModel::Operation* op = sm.Route(request.method, request.path, &labels);
   if (op == nullptr) {
     http::HttpResponse r = http::HttpResponse::Json(
-        404,
-        json{{"message", "no Lambda MicroVMs operation for " + request.method + " " + request.path}}
-            .dump());
+        404, SafeDump(json{{"message", "no Lambda MicroVMs operation for " + request.method + " " +
+                                           request.path}}));
     r.headers.Set("x-amzn-ErrorType", "UnknownOperationException");
     return finish(r);
   }
   log_line["operation"] = op->name;
 
+  // Text from the path, query and headers is not checked by the JSON parser: refuse bytes that
+  // are not UTF-8 here, before they reach the model (whose JSON would throw on them).
+  if (!IsValidUtf8(request.path) || !IsValidUtf8(request.query)) {
+    return finish(ErrorResponse(InvalidArgument("the request path or query is not valid UTF-8")
+                                    .WithErrorType("ValidationException"),
+                                sm));
+  }
+  for (const auto& [k, v] : request.params) {
+    if (!IsValidUtf8(k) || !IsValidUtf8(v)) {
+      return finish(ErrorResponse(InvalidArgument("a query parameter is not valid UTF-8")
+                                      .WithErrorType("ValidationException"),
+                                  sm));
+    }
+  }
   json input = json::object();
   if (!request.body.empty()) {
     input = json::parse(request.body, nullptr, false);
@@ -126,7 +146,15 @@ http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
         }
       }
     } else if (b.location == "header") {
-      if (auto v = request.headers.Get(b.location_name)) input[b.member] = *v;
+      if (auto v = request.headers.Get(b.location_name)) {
+        if (!IsValidUtf8(*v)) {
+          return finish(
+              ErrorResponse(InvalidArgument("header " + b.location_name + " is not valid UTF-8")
+                                .WithErrorType("ValidationException"),
+                            sm));
+        }
+        input[b.member] = *v;
+      }
     }
   }
   if (input.contains("microvmIdentifier") && input["microvmIdentifier"].is_string()) {
@@ -141,10 +169,14 @@ http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
 
   Result<json> output = Status();
   std::vector<Effect> due;
-  {
+  try {
     std::lock_guard<std::mutex> lock(mu_);
     output = model_->Invoke(op->name, input);
     due = model_->TakeDueEffects();
+  } catch (const std::exception&) {
+    // A bug, not the caller's doing; the answer must not carry the exception's text.
+    deps_.logger.Error("the model threw on a request", {{"operation", op->name}});
+    return finish(ErrorResponse(Internal("the emulator could not process this request"), sm));
   }
   Dispatch(std::move(due));
   if (!output.ok()) return finish(ErrorResponse(output.status(), sm));
@@ -159,7 +191,7 @@ http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
   r.status = op->success_code;
   if (op->success_code != 204) {
     r.headers.Set("Content-Type", "application/json");
-    r.body = output->dump();
+    r.body = SafeDump(*output);
   }
   return finish(r);
 }

@@ -199,7 +199,8 @@ void Emulator::CloseGuestApi(const std::string& target) {
 void Emulator::LogRequest(nlohmann::json line) const {
   if (options_.request_log == nullptr) return;
   line["ts"] = FormatRfc3339Millis(deps_.clock.Now());
-  options_.request_log->Write(line.dump());
+  // A request path need not be UTF-8; the log line must still be written (and not throw).
+  options_.request_log->Write(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace mvr::emulate::microvms

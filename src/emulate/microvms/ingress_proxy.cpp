@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "emulate/microvms/emulator.h"
+#include "emulate/microvms/ingress_proxy.h"
 
 namespace mvr::emulate::microvms {
 
@@ -16,11 +17,40 @@ using nlohmann::json;
 
 namespace {
 
+// Printable ASCII a URL can carry as is in a path or query (no space, '#' or '\').
+bool IsPlainUrlText(const std::string& text) {
+  for (unsigned char c : text) {
+    if (c <= 0x20 || c >= 0x7f || c == '#' || c == '\\') return false;
+  }
+  return true;
+}
+
+// "a.b.c.d": four decimal numbers 0-255.
+bool IsIpv4(std::string_view text) {
+  int parts = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t dot = text.find('.', start);
+    if (dot == std::string_view::npos) dot = text.size();
+    int value = 0;
+    auto [end, ec] = std::from_chars(text.data() + start, text.data() + dot, value);
+    if (ec != std::errc() || end != text.data() + dot || dot == start || dot - start > 3 ||
+        value > 255) {
+      return false;
+    }
+    ++parts;
+    start = dot + 1;
+    if (dot == text.size()) break;
+  }
+  return parts == 4;
+}
+
 constexpr Duration kResumeWait{90'000};
 constexpr Duration kForwardTimeout{120'000};
 
 http::HttpResponse ProxyError(int status, const std::string& message) {
-  return http::HttpResponse::Json(status, json{{"message", message}}.dump());
+  return http::HttpResponse::Json(
+      status, json{{"message", message}}.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
@@ -43,6 +73,36 @@ bool IsHopByHop(std::string_view name) {
 }
 
 }  // namespace
+
+Status CheckRequestTarget(const std::string& raw_path, const std::string& query) {
+  if (raw_path.empty() || raw_path[0] != '/') {
+    return InvalidArgument("the request target must be a path starting with '/'");
+  }
+  if (!IsPlainUrlText(raw_path) || !IsPlainUrlText(query)) {
+    return InvalidArgument(
+        "the request target holds a byte a URL cannot carry unencoded (space, control, '#', "
+        "'\\' or non-ASCII); percent-encode it");
+  }
+  return Status::Ok();
+}
+
+Result<std::string> ForwardUrl(const std::string& guest_authority, const std::string& raw_path,
+                               const std::string& query) {
+  MVR_RETURN_IF_ERROR(CheckRequestTarget(raw_path, query));
+  const size_t colon = guest_authority.rfind(':');
+  if (colon == std::string::npos) return Internal("guest address has no port");
+  const std::string_view address(guest_authority.data(), colon);
+  const std::string_view port_text(guest_authority.data() + colon + 1,
+                                   guest_authority.size() - colon - 1);
+  int port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (!IsIpv4(address) || ec != std::errc() || end != port_text.data() + port_text.size() ||
+      port < 1 || port > 65535) {
+    return Internal("guest address '" + guest_authority + "' is not IPv4:port");
+  }
+  return "http://" + std::string(address) + ":" + std::to_string(port) + raw_path +
+         (query.empty() ? "" : "?" + query);
+}
 
 std::string Emulator::OpenIngress(const std::string& microvm_id) {
   http::HttpServer::Options o;
@@ -111,6 +171,10 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
     LogRequest(log_line);
     return response;
   };
+  // Before the token is even looked at: only an origin-form target can be forwarded.
+  if (Status target = CheckRequestTarget(request.raw_path, request.query); !target.ok()) {
+    return finish(ProxyError(400, target.message()));
+  }
   int port = 8080;
   if (auto text = request.headers.Get("X-aws-proxy-port")) {
     auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), port);
@@ -163,10 +227,11 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
                                       "--guest-port " +
                                       std::to_string(port) + ")"));
   }
+  Result<std::string> url = ForwardUrl(*authority, request.raw_path, request.query);
+  if (!url.ok()) return finish(ProxyError(502, url.status().message()));
   http::HttpRequest forward;
   forward.method = request.method;
-  forward.url = "http://" + *authority + request.raw_path +
-                (request.query.empty() ? "" : "?" + request.query);
+  forward.url = *url;
   for (const auto& [name, value] : request.headers) {
     if (StartsWithNoCase(name, "x-aws-proxy-") || IsHopByHop(name) ||
         http::HeaderNameEquals(name, "Accept-Encoding")) {

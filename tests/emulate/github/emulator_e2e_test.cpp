@@ -294,6 +294,39 @@ TEST_F(EmulatorE2eTest, AppAuthWithWrongKeyIsRefusedRightKeyGetsAToken) {
   EXPECT_EQ(Call("GET", "/repos/octo/app/actions/runners", "", "ghp_not_a_real_token").status, 401);
 }
 
+TEST_F(EmulatorE2eTest, InvalidUtf8AndMistypedInputGetJsonErrorsNotExceptions) {
+  Start();
+  auto is_json = [](const http::HttpResponse& r) {
+    return !json::parse(r.body, nullptr, false).is_discarded();
+  };
+  auto bad_path = Call("GET", "/repos/octo/%FF%FE/actions/runners");
+  EXPECT_EQ(bad_path.status, 400) << bad_path.body;
+  EXPECT_TRUE(is_json(bad_path)) << bad_path.body;
+  auto bad_query = Call("GET", "/repos/octo/app/actions/runners?name=%C3%28");
+  EXPECT_EQ(bad_query.status, 400) << bad_query.body;
+  // A JWT whose header has a non-string alg: refused, not a crash in the parser.
+  http::HttpRequest r;
+  r.method = "POST";
+  r.url = url_ + "/app/installations/1/access_tokens";
+  r.headers.Set("Authorization", "Bearer " + Base64UrlEncode(R"({"alg":5})") + "." +
+                                     Base64UrlEncode("{}") + ".AAAA");
+  auto jwt = client_->Send(r);
+  ASSERT_TRUE(jwt.ok());
+  EXPECT_EQ(jwt->status, 401) << jwt->body;
+  EXPECT_TRUE(is_json(*jwt)) << jwt->body;
+  // Runner reports with fields of the wrong type.
+  auto step = Call("POST", "/_runner/jobs/1/steps/1", R"({"exit_code":"zero"})", "");
+  EXPECT_EQ(step.status, 400) << step.body;
+  auto complete = Call("POST", "/_runner/jobs/1/complete", R"({"conclusion":5})", "");
+  EXPECT_EQ(complete.status, 400) << complete.body;
+  auto jit = Call("POST", "/repos/octo/app/actions/runners/generate-jitconfig",
+                  "{\"name\":\"r\xff\",\"labels\":[\"x\"]}");
+  EXPECT_EQ(jit.status, 400) << jit.body;
+  EXPECT_TRUE(is_json(jit)) << jit.body;
+  // Still serving.
+  EXPECT_EQ(Call("GET", "/repos/octo/app/actions/runners").status, 200);
+}
+
 TEST_F(EmulatorE2eTest, ExhaustedRateBudgetGives403WithResetHeader) {
   Start(/*rate_limit=*/3);
   for (int i = 0; i < 3; ++i) {

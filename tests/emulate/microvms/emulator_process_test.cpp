@@ -6,6 +6,7 @@
 
 #include "aws/sigv4.h"
 #include "emulator_harness.h"
+#include "raw_http.h"
 
 namespace mvr::emulate::microvms {
 namespace {
@@ -136,6 +137,37 @@ TEST_F(EmulatorProcessTest, IngressProxyEnforcesTokensAndStripsProxyHeaders) {
   EXPECT_EQ(send("", "").status, 403);
   EXPECT_EQ(send("mvmtok_forged", "").status, 403);
   EXPECT_EQ(send(secret, "9000").status, 403);
+  EXPECT_EQ(h.RequestLog().find(secret), std::string::npos) << "token in request log";
+}
+
+TEST_F(EmulatorProcessTest, IngressRefusesTargetsThatAreNotAPathEvenWithAValidToken) {
+  ScopedTempDir hook_dir("mvr-hooks");
+  EmulatorHarness h(Options(hook_dir.path() + "/hooks.log"));
+  auto run = h.Call("POST", "/2025-09-09/microvms", {{"imageIdentifier", "guest"}});
+  const std::string id = run.body["microvmId"];
+  const std::string endpoint = run.body["endpoint"];
+  h.WaitForState(id, "RUNNING");
+  auto token =
+      h.Call("POST", "/2025-09-09/microvms/" + id + "/auth-token",
+             {{"expirationInMinutes", 5}, {"allowedPorts", json::array({{{"port", 8080}}})}});
+  ASSERT_EQ(token.status, 200) << token.body.dump();
+  const std::string secret = token.body["authToken"]["X-aws-proxy-auth"];
+  const int port = std::stoi(endpoint.substr(std::string("http://127.0.0.1:").size()));
+  auto request = [&](const std::string& target) {
+    return "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-aws-proxy-auth: " + secret +
+           "\r\nConnection: close\r\n\r\n";
+  };
+  // The guest answers an origin-form target: the token and the VM are fine.
+  EXPECT_EQ(RawExchange(port, request("/v1/echo")), 200);
+  // Another host, another port, userinfo tricks: refused before anything is forwarded.
+  for (const char* target : {"http://127.0.0.1:1/x", "@127.0.0.1:1/x", "127.0.0.1:1/x"}) {
+    std::string body;
+    EXPECT_EQ(RawExchange(port, request(target), &body), 400) << target;
+    EXPECT_NE(body.find("must be a path"), std::string::npos) << body;
+  }
+  std::string body;
+  EXPECT_EQ(RawExchange(port, request("/v1/\xff\xfe"), &body), 400);
+  EXPECT_FALSE(json::parse(body, nullptr, false).is_discarded()) << body;
   EXPECT_EQ(h.RequestLog().find(secret), std::string::npos) << "token in request log";
 }
 

@@ -1,0 +1,65 @@
+#include "supervisor/network_check.h"
+
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+namespace mvr::supervisor {
+namespace {
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+Status CheckRouteTable(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string iface, destination, gateway, flags;
+    if (!(fields >> iface >> destination >> gateway >> flags)) continue;
+    if (iface == "lo") continue;
+    unsigned long value = 0;
+    auto [end, ec] = std::from_chars(flags.data(), flags.data() + flags.size(), value, 16);
+    if (ec != std::errc() || end != flags.data() + flags.size()) continue;
+    if (value & 0x1) return Status::Ok();  // RTF_UP
+  }
+  return Internal(
+      "no network route is up (the route table lists none besides lo); the VM has no network "
+      "after resume");
+}
+
+Status CheckResolvConf(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string key, address;
+    if (fields >> key >> address && key == "nameserver") return Status::Ok();
+  }
+  return Internal("no DNS server is configured (no nameserver line in resolv.conf)");
+}
+
+Status CheckNetworkFiles(const NetworkCheckConfig& config) {
+  if (!config.route_table.empty()) {
+    auto text = ReadFile(config.route_table);
+    if (!text) return Internal("cannot read the route table " + config.route_table);
+    MVR_RETURN_IF_ERROR(CheckRouteTable(*text));
+  }
+  if (!config.resolv_conf.empty()) {
+    auto text = ReadFile(config.resolv_conf);
+    if (!text) return Internal("cannot read " + config.resolv_conf);
+    MVR_RETURN_IF_ERROR(CheckResolvConf(*text));
+  }
+  return Status::Ok();
+}
+
+}  // namespace mvr::supervisor
