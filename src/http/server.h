@@ -1,7 +1,9 @@
 // HttpServer: the one small server wrapper every mvr server uses (emulators, supervisor hooks and
 // control port, webhook endpoint). One handler sees every request; Router (router.h) maps paths
-// to functions. Bodies over the configured limit get 413 before the handler runs.
-// Thread-safety: the handler is called concurrently from the server's worker threads.
+// to functions. Requests are read asynchronously and bounded (body, header bytes and count, one
+// deadline for the whole request), so a slow or hostile client holds no worker; only the handler
+// runs on a worker. Thread-safety: the handler is called concurrently from the worker threads;
+// Start/Stop may be called from any thread except a handler's.
 #pragma once
 
 #include <functional>
@@ -35,12 +37,24 @@ using Handler = std::function<HttpResponse(const ServerRequest&)>;
 class HttpServer {
  public:
   struct Options {
+    // Bodies over this get 413 before the handler runs, whether sent with Content-Length or
+    // chunked.
     size_t max_body_bytes = 1 << 20;
+    // Request line plus header fields; more gets 431 and the connection is closed.
+    size_t max_header_bytes = 16 << 10;
+    // Header fields; more gets 431 and the connection is closed.
+    size_t max_header_count = 100;
+    // Handlers run on this many worker threads; reading and writing never take a worker.
     int threads = 8;
+    // Connections held at once; past this, new connections wait in the listen backlog.
+    size_t max_connections = 256;
+    // Deadline for a whole request (request line, headers and body), counted from the connection
+    // (or, on a kept-alive connection, from the request's first byte). A client that has not sent
+    // its request by then is disconnected.
     Duration read_timeout{30'000};
+    // Deadline for writing one response.
     Duration write_timeout{30'000};
-    // How long an idle keep-alive connection is held open. Stop() waits for idle connections to
-    // reach this, so it bounds shutdown time too (whole seconds; the library's default is 5 s).
+    // How long an idle keep-alive connection is held open between requests.
     Duration keep_alive_timeout{1'000};
   };
 
@@ -53,8 +67,8 @@ class HttpServer {
   // Binds host:port (port 0 picks a free one) and serves on a background thread. Returns the
   // bound port. Fails with InvalidArgument when the address cannot be bound.
   Result<int> Start(const std::string& host, int port);
-  // Stops accepting, waits for the serving thread and open connections (at most about
-  // keep_alive_timeout for an idle one). Idempotent.
+  // Stops accepting, closes idle and half-read connections at once, waits for running handlers
+  // and the responses they write, then for the threads. Idempotent.
   void Stop();
   int port() const { return port_; }
 
