@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-build-arm64}"
 bundle="$dir/supervisor-bundle"
-arm64_dev=(libssl-dev:arm64 libcurl4-openssl-dev:arm64 libcpp-httplib-dev:arm64 libfmt-dev:arm64
+arm64_dev=(libssl-dev:arm64 libcurl4-openssl-dev:arm64 libfmt-dev:arm64
            zlib1g-dev:arm64)
 
 need_install=()
