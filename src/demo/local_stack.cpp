@@ -99,7 +99,10 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
   } else {
     f << " \"docker\": {\"enabled\": false},\n";
   }
-  f << " \"powerOff\": []}\n"
+  // Host-network guests share this machine's network: the resume-time network check would test
+  // the host (and fail the demo on an offline laptop), so the local stack turns it off.
+  f << " \"network\": {\"routeTable\": \"\", \"resolvConf\": \"\"},\n"
+    << " \"powerOff\": []}\n"
     << "MVR_SUPERVISOR_CONFIG\n"
     << "trap true TERM\n"
     << "status=0\n"
