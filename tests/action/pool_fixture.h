@@ -1,12 +1,9 @@
 // The pool lease tests' world: one ManualClock, a SeededRandom, and the Store under test
-// (MemoryStore, or SqliteStore on a fresh temporary file) wrapped in an InterleavingStore that can
-// run another caller's code just before any write, so races are replayed deterministically.
-// Thread-safety: one owner (the test).
+// (tests/store/store_backends.h: memory, SQLite on a temporary file, DynamoDB on moto) wrapped in
+// an InterleavingStore that can run another caller's code just before any write, so races are
+// replayed deterministically. Thread-safety: one owner (the test).
 #pragma once
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,8 +12,7 @@
 #include "action/pool_leases.h"
 #include "base/clock.h"
 #include "base/random.h"
-#include "store/memory_store.h"
-#include "store/sqlite_store.h"
+#include "store/store_backends.h"
 
 namespace mvr::action::testing {
 
@@ -66,33 +62,21 @@ class InterleavingStore final : public store::Store {
 
 class PoolWorld {
  public:
-  explicit PoolWorld(const std::string& backend) {
-    if (backend == "sqlite") {
-      std::string tmpl = (std::filesystem::temp_directory_path() / "mvr-pool-XXXXXX").string();
-      dir_ = ::mkdtemp(tmpl.data()) ? tmpl : std::string();
-      auto db = store::SqliteDb::Open(dir_ + "/state.db", sleeper_);
-      if (db.ok()) {
-        inner_ = std::make_unique<store::SqliteStore>(
-            std::shared_ptr<store::SqliteDb>(std::move(*db)), clock_);
-      }
-    } else {
-      inner_ = std::make_unique<store::MemoryStore>(clock_);
-    }
-    if (inner_) store_ = std::make_unique<InterleavingStore>(*inner_);
-  }
-  ~PoolWorld() {
-    store_.reset();
-    inner_.reset();
-    std::error_code ec;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  // "memory", "sqlite" or "dynamodb" (moto; see skip_reason()).
+  explicit PoolWorld(const std::string& backend) : backend_(backend) {
+    if (backend_.store()) store_ = std::make_unique<InterleavingStore>(*backend_.store());
   }
 
   bool ok() const { return store_ != nullptr; }
+  std::string problem() const {
+    return backend_.skip_reason().empty() ? backend_.error() : backend_.skip_reason();
+  }
+  bool skipped() const { return !backend_.skip_reason().empty(); }
   InterleavingStore& store() { return *store_; }
-  ManualClock& clock() { return clock_; }
+  ManualClock& clock() { return backend_.clock(); }
   SeededRandom& random() { return random_; }
   PoolLeases Leases(PoolPolicy policy = Policy()) {
-    return PoolLeases(*store_, clock_, random_, policy);
+    return PoolLeases(*store_, backend_.clock(), random_, policy);
   }
   static PoolPolicy Policy() {
     PoolPolicy p;
@@ -101,9 +85,11 @@ class PoolWorld {
     p.max_lifetime_seconds = 7'200;
     return p;
   }
+  // Moves every later Key()/Request() to a fresh, empty pool of another repository.
+  void NewPool() { repository_id_ = std::to_string(std::stoll(repository_id_) + 1); }
 
   EffectiveServerKey Key(const std::string& image_version = "7") const {
-    return EffectiveServerKey{"123456",
+    return EffectiveServerKey{repository_id_,
                               "build-cache",
                               "us-east-1",
                               "x86_64",
@@ -126,11 +112,9 @@ class PoolWorld {
   }
 
  private:
-  ManualClock clock_;
-  ManualSleeper sleeper_{clock_};
+  store::testing::StoreBackend backend_;
   SeededRandom random_{13};
-  std::string dir_;
-  std::unique_ptr<store::Store> inner_;
+  std::string repository_id_ = "123456";
   std::unique_ptr<InterleavingStore> store_;
 };
 
