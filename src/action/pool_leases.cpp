@@ -352,8 +352,8 @@ Status PoolLeases::Retire(const Lease& lease) {
                           StateIn({MemberState::kCreating, MemberState::kLeased,
                                    MemberState::kSuspending, MemberState::kDestroying}) &&
                           OwnedBy(lease);
-  std::vector<Update> dead = {Update::Set(a::kState, "DEAD"), Update::Remove(a::kLeaseId),
-                              Update::Remove(a::kLeaseOwner), Update::Remove(a::kLeaseExpiresAt)};
+  // DEAD keeps the last lease id and generation, so a retried Retire can tell it already won.
+  std::vector<Update> dead = {Update::Set(a::kState, "DEAD"), Update::Remove(a::kLeaseExpiresAt)};
   store::Key member{lease.partition, MemberSortKey(lease.member_id)};
   store::Key control{lease.partition, kControlSortKey};
   store::TransactionOutcome outcome = store_.Transact(
@@ -363,6 +363,12 @@ Status PoolLeases::Retire(const Lease& lease) {
                                   Condition::Compare(a::kActiveCount, Condition::Op::kGt, 0))});
   if (outcome.ok()) return Status::Ok();
   if (store::IsConditionFailed(outcome.status) && outcome.failed_index == 0) {
+    MVR_ASSIGN_OR_RETURN(auto item, store_.Get(member));
+    if (item && item->GetString(a::kState) == std::string("DEAD") &&
+        item->GetString(a::kLeaseId) == lease.lease_id &&
+        item->GetNumber(a::kGeneration) == lease.generation) {
+      return Status::Ok();  // a retry of this very retirement
+    }
     return Stale(lease, "retire");
   }
   if (store::IsConditionFailed(outcome.status)) {
@@ -373,6 +379,21 @@ Status PoolLeases::Retire(const Lease& lease) {
     if (store::IsConditionFailed(outcome.status)) return Stale(lease, "retire");
   }
   return outcome.status;
+}
+
+Result<Lease> LeaseFromHandle(const PoolHandle& h, const std::string& repository_id,
+                              const std::string& region) {
+  if (!repository_id.empty() && h.repository_id != repository_id) {
+    return InvalidArgument("server handle belongs to repository " + h.repository_id +
+                           ", not this one (" + repository_id +
+                           "); use the handle its own start gave");
+  }
+  if (h.region != region) {
+    return InvalidArgument("server handle names region " + h.region + " but this stop runs in " +
+                           region + "; stop it with the region its start used");
+  }
+  return Lease{PoolPartition(h.repository_id, h.server_key_hash), h.member_id, h.lease_id,
+               h.generation};
 }
 
 }  // namespace mvr::action

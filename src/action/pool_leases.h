@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "action/pool_records.h"
+#include "action/server_handle.h"
 #include "base/clock.h"
 #include "base/random.h"
 #include "base/status.h"
@@ -83,6 +84,11 @@ std::string MemberLaunchToken(const std::string& partition, const MemberRecord& 
 
 Lease LeaseOf(const std::string& partition, const MemberRecord& member);
 
+// The lease an lmvm2_ handle names, after checking it belongs to this repository (skipped when
+// `repository_id` is empty) and region: InvalidArgument naming the mismatch otherwise.
+Result<Lease> LeaseFromHandle(const PoolHandle& handle, const std::string& repository_id,
+                              const std::string& region);
+
 class PoolLeases {
  public:
   PoolLeases(store::Store& store, const Clock& clock, Random& random, PoolPolicy policy);
@@ -102,7 +108,7 @@ class PoolLeases {
   // Any owned state -> DESTROYING (a failed suspend, resume or registration).
   Result<MemberRecord> BeginDestroy(const Lease& lease);
   // Any owned state -> DEAD and the active count down by one, in one transaction (after the VM
-  // was terminated, or found missing or terminated).
+  // was terminated, or found missing or terminated). Retrying a retirement that won is Ok.
   Status Retire(const Lease& lease);
 
  private:

@@ -165,6 +165,36 @@ TEST_P(PoolLeasesTest, FailedSuspendNeverMarksReady) {
   ASSERT_TRUE(leases_.Retire(lease).ok());
   EXPECT_EQ(Member(lease).state, MemberState::kDead);
   EXPECT_EQ(ActiveCount(Partition()), 0);
+  EXPECT_TRUE(leases_.Retire(lease).ok());  // a retried retirement changes nothing
+  EXPECT_EQ(ActiveCount(Partition()), 0);
+  EXPECT_EQ(leases_.BeginDestroy(lease).status().code(), Code::kConflict);
+}
+
+TEST_P(PoolLeasesTest, HandleNamesExactlyTheLeaseItWasGivenFor) {
+  Acquisition a = Acquire("run-a");
+  MemberRecord m = leases_.RecordLaunch(a.lease, "mvm-1", world_.clock().Now(), kMargin).value();
+  PoolHandle h;
+  h.repository_id = "123456";
+  h.server_key_hash = ServerKeyHash(world_.Key());
+  h.server_name = "build-cache";
+  h.region = "us-east-1";
+  h.member_id = m.member_id;
+  h.lease_id = m.lease_id;
+  h.generation = m.generation;
+  h.microvm_id = m.microvm_id;
+  h.reuse_deadline = *m.reuse_deadline;
+  h.runner_name = "lambda-mvm-1";
+  PoolHandle decoded = DecodePoolHandle(EncodePoolHandle(h)).value();
+  Lease lease = LeaseFromHandle(decoded, "123456", "us-east-1").value();
+  EXPECT_EQ(lease.partition, a.lease.partition);
+  EXPECT_EQ(lease.member_id, a.lease.member_id);
+  EXPECT_EQ(lease.lease_id, a.lease.lease_id);
+  EXPECT_EQ(lease.generation, a.lease.generation);
+  EXPECT_NE(LeaseFromHandle(decoded, "999", "us-east-1").status().message().find("repository"),
+            std::string::npos);
+  EXPECT_NE(LeaseFromHandle(decoded, "123456", "eu-west-1").status().message().find("region"),
+            std::string::npos);
+  Stop(lease);
 }
 
 TEST_P(PoolLeasesTest, CancelledRunsExpiredLeaseIsRecoveredOnNextAccess) {
