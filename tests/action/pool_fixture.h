@@ -4,6 +4,8 @@
 // replayed deterministically. Thread-safety: one owner (the test).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -116,6 +118,63 @@ class PoolWorld {
   SeededRandom random_{13};
   std::string repository_id_ = "123456";
   std::unique_ptr<InterleavingStore> store_;
+};
+
+// The parameterized fixture of the pool lease tests (parameter: the backend).
+using Kind = Acquisition::Kind;
+inline constexpr int64_t kMargin = 1'800;
+
+class PoolLeasesTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (world_.skipped()) GTEST_SKIP() << world_.problem();
+    ASSERT_TRUE(world_.ok()) << GetParam() << " store did not open: " << world_.problem();
+  }
+
+  Acquisition Acquire(const std::string& owner, std::optional<int64_t> capacity = std::nullopt,
+                      const std::string& image_version = "7") {
+    auto a = leases_.Acquire(world_.Request(owner, capacity, image_version));
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    return a.ok() ? *a : Acquisition{};
+  }
+  // Reserve and launch a member, so it is LEASED by `owner`.
+  Lease Start(const std::string& owner, std::optional<int64_t> capacity = std::nullopt) {
+    Acquisition a = Acquire(owner, capacity);
+    EXPECT_TRUE(a.kind == Kind::kReserved || a.kind == Kind::kLeasedReady);
+    if (a.kind == Kind::kReserved) {
+      auto m =
+          leases_.RecordLaunch(a.lease, "mvm-" + a.member.member_id, world_.clock().Now(), kMargin);
+      EXPECT_TRUE(m.ok()) << m.status().ToString();
+    }
+    return a.lease;
+  }
+  // A clean stop: LEASED -> SUSPENDING -> READY.
+  void Stop(const Lease& lease) {
+    auto plan = leases_.BeginRelease(lease);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    ASSERT_EQ(plan->action, ReleasePlan::Action::kSuspend);
+    ASSERT_TRUE(leases_.FinishSuspend(lease).ok());
+  }
+  MemberRecord Member(const Lease& lease) {
+    auto item = world_.store().Get({lease.partition, MemberSortKey(lease.member_id)});
+    EXPECT_TRUE(item.ok() && item->has_value());
+    return MemberFromItem(**item).value();
+  }
+  int64_t ActiveCount(const std::string& partition) {
+    auto item = world_.store().Get({partition, kControlSortKey});
+    return item.ok() && item->has_value() ? ControlFromItem(**item).value().active_count : 0;
+  }
+  store::Attributes Raw(const Lease& lease) {
+    return world_.store()
+        .Get({lease.partition, MemberSortKey(lease.member_id)})
+        ->value()
+        .attributes;
+  }
+  std::string Partition() { return world_.Request("x").partition; }
+  PoolWorld& world() { return world_; }
+
+  PoolWorld world_{GetParam()};
+  PoolLeases leases_ = world_.Leases();
 };
 
 }  // namespace mvr::action::testing

@@ -1,3 +1,4 @@
+// Acquire: reservation, reuse, idempotency, reconciliation and request-local capacity.
 #include "action/pool_leases.h"
 
 #include <gtest/gtest.h>
@@ -9,64 +10,13 @@
 namespace mvr::action {
 namespace {
 
+using testing::kMargin;
 using testing::PoolWorld;
 using Kind = Acquisition::Kind;
-constexpr int64_t kMargin = 1'800;
 
-class PoolLeasesTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    if (world_.skipped()) GTEST_SKIP() << world_.problem();
-    ASSERT_TRUE(world_.ok()) << GetParam() << " store did not open: " << world_.problem();
-  }
+class PoolAcquireTest : public testing::PoolLeasesTest {};
 
-  Acquisition Acquire(const std::string& owner, std::optional<int64_t> capacity = std::nullopt,
-                      const std::string& image_version = "7") {
-    auto a = leases_.Acquire(world_.Request(owner, capacity, image_version));
-    EXPECT_TRUE(a.ok()) << a.status().ToString();
-    return a.ok() ? *a : Acquisition{};
-  }
-  // Reserve and launch a member, so it is LEASED by `owner`.
-  Lease Start(const std::string& owner, std::optional<int64_t> capacity = std::nullopt) {
-    Acquisition a = Acquire(owner, capacity);
-    EXPECT_TRUE(a.kind == Kind::kReserved || a.kind == Kind::kLeasedReady);
-    if (a.kind == Kind::kReserved) {
-      auto m =
-          leases_.RecordLaunch(a.lease, "mvm-" + a.member.member_id, world_.clock().Now(), kMargin);
-      EXPECT_TRUE(m.ok()) << m.status().ToString();
-    }
-    return a.lease;
-  }
-  // A clean stop: LEASED -> SUSPENDING -> READY.
-  void Stop(const Lease& lease) {
-    auto plan = leases_.BeginRelease(lease);
-    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-    ASSERT_EQ(plan->action, ReleasePlan::Action::kSuspend);
-    ASSERT_TRUE(leases_.FinishSuspend(lease).ok());
-  }
-  MemberRecord Member(const Lease& lease) {
-    auto item = world_.store().Get({lease.partition, MemberSortKey(lease.member_id)});
-    EXPECT_TRUE(item.ok() && item->has_value());
-    return MemberFromItem(**item).value();
-  }
-  int64_t ActiveCount(const std::string& partition) {
-    auto item = world_.store().Get({partition, kControlSortKey});
-    return item.ok() && item->has_value() ? ControlFromItem(**item).value().active_count : 0;
-  }
-  store::Attributes Raw(const Lease& lease) {
-    return world_.store()
-        .Get({lease.partition, MemberSortKey(lease.member_id)})
-        ->value()
-        .attributes;
-  }
-  std::string Partition() { return world_.Request("x").partition; }
-  PoolWorld& world() { return world_; }
-
-  PoolWorld world_{GetParam()};
-  PoolLeases leases_ = world_.Leases();
-};
-
-TEST_P(PoolLeasesTest, EmptyPoolReservesThenReusesTheMostRecentlyUsedReadyMember) {
+TEST_P(PoolAcquireTest, EmptyPoolReservesThenReusesTheMostRecentlyUsedReadyMember) {
   Acquisition first = Acquire("run-a");
   EXPECT_EQ(first.kind, Kind::kReserved);
   EXPECT_EQ(first.member.state, MemberState::kCreating);
@@ -88,7 +38,7 @@ TEST_P(PoolLeasesTest, EmptyPoolReservesThenReusesTheMostRecentlyUsedReadyMember
   EXPECT_EQ(ActiveCount(Partition()), 2);
 }
 
-TEST_P(PoolLeasesTest, SameIdentityGetsItsLeaseBackInsteadOfASecondMember) {
+TEST_P(PoolAcquireTest, SameIdentityGetsItsLeaseBackInsteadOfASecondMember) {
   Acquisition first = Acquire("run-a", 5);
   Acquisition retry = Acquire("run-a", 5);
   EXPECT_EQ(retry.kind, Kind::kExisting);
@@ -101,7 +51,7 @@ TEST_P(PoolLeasesTest, SameIdentityGetsItsLeaseBackInsteadOfASecondMember) {
   EXPECT_EQ(ActiveCount(Partition()), 1);
 }
 
-TEST_P(PoolLeasesTest, RacingStartsNeverShareAGeneration) {
+TEST_P(PoolAcquireTest, RacingStartsNeverShareAGeneration) {
   Lease parked = Start("run-0", 1);
   Stop(parked);
   // run-b leases the only member between run-a's read and run-a's conditional write.
@@ -118,86 +68,7 @@ TEST_P(PoolLeasesTest, RacingStartsNeverShareAGeneration) {
   EXPECT_EQ(now.lease_owner, "run-b");
 }
 
-TEST_P(PoolLeasesTest, StaleOwnerCannotStopSuspendOrRewrite) {
-  Lease old = Start("run-a");
-  Stop(old);
-  Lease current = Acquire("run-b").lease;
-  ASSERT_EQ(current.member_id, old.member_id);
-  const store::Attributes before = Raw(current);
-
-  auto stop = leases_.BeginRelease(old);
-  EXPECT_EQ(stop.status().code(), Code::kConflict);
-  EXPECT_NE(stop.status().message().find("stale server handle"), std::string::npos);
-  EXPECT_NE(
-      stop.status().message().find("LEASED at generation " + std::to_string(current.generation)),
-      std::string::npos);
-  EXPECT_EQ(leases_.FinishSuspend(old).status().code(), Code::kConflict);
-  EXPECT_EQ(leases_.BeginDestroy(old).status().code(), Code::kConflict);
-  EXPECT_EQ(leases_.Retire(old).code(), Code::kConflict);
-  EXPECT_EQ(leases_.RecordLaunch(old, "mvm-x", world_.clock().Now(), kMargin).status().code(),
-            Code::kConflict);
-  // A forged lease id at the current generation is refused as well.
-  Lease forged = current;
-  forged.lease_id = std::string(32, '0');
-  EXPECT_EQ(leases_.BeginRelease(forged).status().code(), Code::kConflict);
-  EXPECT_EQ(Raw(current), before);
-  Stop(current);
-}
-
-TEST_P(PoolLeasesTest, RetriedStopContinuesTheSameRelease) {
-  Lease lease = Start("run-a");
-  auto plan = leases_.BeginRelease(lease);
-  ASSERT_TRUE(plan.ok());
-  auto again = leases_.BeginRelease(lease);
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_EQ(again->action, ReleasePlan::Action::kSuspend);
-  ASSERT_TRUE(leases_.FinishSuspend(lease).ok());
-  EXPECT_EQ(Member(lease).state, MemberState::kReady);
-  EXPECT_TRUE(Member(lease).lease_id.empty());
-  EXPECT_EQ(leases_.BeginRelease(lease).status().code(), Code::kConflict);
-}
-
-TEST_P(PoolLeasesTest, FailedSuspendNeverMarksReady) {
-  Lease lease = Start("run-a");
-  ASSERT_TRUE(leases_.BeginRelease(lease).ok());
-  ASSERT_TRUE(leases_.BeginDestroy(lease).ok());  // suspend failed: terminate instead
-  EXPECT_EQ(leases_.FinishSuspend(lease).status().code(), Code::kConflict);
-  ASSERT_TRUE(leases_.Retire(lease).ok());
-  EXPECT_EQ(Member(lease).state, MemberState::kDead);
-  EXPECT_EQ(ActiveCount(Partition()), 0);
-  EXPECT_TRUE(leases_.Retire(lease).ok());  // a retried retirement changes nothing
-  EXPECT_EQ(ActiveCount(Partition()), 0);
-  EXPECT_EQ(leases_.BeginDestroy(lease).status().code(), Code::kConflict);
-}
-
-TEST_P(PoolLeasesTest, HandleNamesExactlyTheLeaseItWasGivenFor) {
-  Acquisition a = Acquire("run-a");
-  MemberRecord m = leases_.RecordLaunch(a.lease, "mvm-1", world_.clock().Now(), kMargin).value();
-  PoolHandle h;
-  h.repository_id = "123456";
-  h.server_key_hash = ServerKeyHash(world_.Key());
-  h.server_name = "build-cache";
-  h.region = "us-east-1";
-  h.member_id = m.member_id;
-  h.lease_id = m.lease_id;
-  h.generation = m.generation;
-  h.microvm_id = m.microvm_id;
-  h.reuse_deadline = *m.reuse_deadline;
-  h.runner_name = "lambda-mvm-1";
-  PoolHandle decoded = DecodePoolHandle(EncodePoolHandle(h)).value();
-  Lease lease = LeaseFromHandle(decoded, "123456", "us-east-1").value();
-  EXPECT_EQ(lease.partition, a.lease.partition);
-  EXPECT_EQ(lease.member_id, a.lease.member_id);
-  EXPECT_EQ(lease.lease_id, a.lease.lease_id);
-  EXPECT_EQ(lease.generation, a.lease.generation);
-  EXPECT_NE(LeaseFromHandle(decoded, "999", "us-east-1").status().message().find("repository"),
-            std::string::npos);
-  EXPECT_NE(LeaseFromHandle(decoded, "123456", "eu-west-1").status().message().find("region"),
-            std::string::npos);
-  Stop(lease);
-}
-
-TEST_P(PoolLeasesTest, CancelledRunsExpiredLeaseIsRecoveredOnNextAccess) {
+TEST_P(PoolAcquireTest, CancelledRunsExpiredLeaseIsRecoveredOnNextAccess) {
   Lease cancelled = Start("run-a", 1);
   world_.clock().Advance(std::chrono::hours(2) - std::chrono::seconds(1));
   Acquisition blocked = Acquire("run-b", 1);
@@ -219,7 +90,7 @@ TEST_P(PoolLeasesTest, CancelledRunsExpiredLeaseIsRecoveredOnNextAccess) {
   EXPECT_EQ(ActiveCount(Partition()), 1);
 }
 
-TEST_P(PoolLeasesTest, AbandonedReservationIsRelaunchedWithTheSameToken) {
+TEST_P(PoolAcquireTest, AbandonedReservationIsRelaunchedWithTheSameToken) {
   Acquisition abandoned = Acquire("run-a");
   world_.clock().Advance(std::chrono::hours(2));
   Acquisition next = Acquire("run-b");
@@ -237,7 +108,7 @@ TEST_P(PoolLeasesTest, AbandonedReservationIsRelaunchedWithTheSameToken) {
   EXPECT_EQ(ActiveCount(Partition()), 1);
 }
 
-TEST_P(PoolLeasesTest, AnotherOwnersUnexpiredLeaseOrTransitionIsNeverTouched) {
+TEST_P(PoolAcquireTest, AnotherOwnersUnexpiredLeaseOrTransitionIsNeverTouched) {
   Lease leased = Start("run-a");
   Lease suspending = Start("run-b");
   ASSERT_TRUE(leases_.BeginRelease(suspending).ok());
@@ -256,7 +127,7 @@ TEST_P(PoolLeasesTest, AnotherOwnersUnexpiredLeaseOrTransitionIsNeverTouched) {
   EXPECT_EQ(Raw(leased), std::get<0>(before));
 }
 
-TEST_P(PoolLeasesTest, MissingOrTerminatedVmIsRetiredAndReplaced) {
+TEST_P(PoolAcquireTest, MissingOrTerminatedVmIsRetiredAndReplaced) {
   Lease lease = Start("run-a");
   Stop(lease);
   Acquisition reuse = Acquire("run-b");
@@ -274,7 +145,7 @@ TEST_P(PoolLeasesTest, MissingOrTerminatedVmIsRetiredAndReplaced) {
   EXPECT_EQ(ActiveCount(Partition()), 1);
 }
 
-TEST_P(PoolLeasesTest, StartJustBeforeAtAndAfterTheReuseDeadline) {
+TEST_P(PoolAcquireTest, StartJustBeforeAtAndAfterTheReuseDeadline) {
   const TimePoint launched = world_.clock().Now();
   const TimePoint deadline = launched + std::chrono::seconds(7'200 - kMargin);
   for (Duration offset : {Duration(-1000), Duration(0), Duration(1000)}) {
@@ -300,31 +171,7 @@ TEST_P(PoolLeasesTest, StartJustBeforeAtAndAfterTheReuseDeadline) {
   }
 }
 
-TEST_P(PoolLeasesTest, StopJustBeforeAtAndAfterTheReuseDeadline) {
-  const TimePoint launched = world_.clock().Now();
-  const TimePoint deadline = launched + std::chrono::seconds(7'200 - kMargin);
-  for (Duration offset : {Duration(-1000), Duration(0), Duration(1000)}) {
-    PoolWorld& world = world_;
-    PoolLeases& leases = leases_;
-    world.NewPool();
-    world.clock().Set(launched);
-    Acquisition a = leases.Acquire(world.Request("run-a")).value();
-    ASSERT_TRUE(leases.RecordLaunch(a.lease, "mvm-1", launched, kMargin).ok());
-    world.clock().Set(deadline + offset);
-    ReleasePlan plan = leases.BeginRelease(a.lease).value();
-    if (offset < Duration(0)) {
-      EXPECT_EQ(plan.action, ReleasePlan::Action::kSuspend);
-      EXPECT_EQ(plan.member.state, MemberState::kSuspending);
-    } else {
-      EXPECT_EQ(plan.action, ReleasePlan::Action::kTerminate) << offset.count();
-      EXPECT_EQ(plan.member.state, MemberState::kDestroying);
-      EXPECT_EQ(leases.FinishSuspend(a.lease).status().code(), Code::kConflict);
-      EXPECT_TRUE(leases.Retire(a.lease).ok());
-    }
-  }
-}
-
-TEST_P(PoolLeasesTest, MixedCapacitiesTwoAndThree) {
+TEST_P(PoolAcquireTest, MixedCapacitiesTwoAndThree) {
   Lease a = Start("run-a", 2);
   Lease b = Start("run-b", 2);
   Acquisition c2 = Acquire("run-c", 2);
@@ -345,14 +192,14 @@ TEST_P(PoolLeasesTest, MixedCapacitiesTwoAndThree) {
   EXPECT_EQ(d.lease.member_id, b.member_id);
 }
 
-TEST_P(PoolLeasesTest, OmittedCapacityGrowsToObservedConcurrency) {
+TEST_P(PoolAcquireTest, OmittedCapacityGrowsToObservedConcurrency) {
   for (int i = 0; i < 7; ++i) Start("run-" + std::to_string(i));
   EXPECT_EQ(ActiveCount(Partition()), 7);
   EXPECT_EQ(Acquire("run-x").kind, Kind::kReserved);
   EXPECT_EQ(leases_.Acquire(world_.Request("run-y", 0)).status().code(), Code::kInvalidArgument);
 }
 
-TEST_P(PoolLeasesTest, ImageVersionChangeNeverReusesTheOldVm) {
+TEST_P(PoolAcquireTest, ImageVersionChangeNeverReusesTheOldVm) {
   Lease old = Start("run-a");
   Stop(old);
   Acquisition fresh = Acquire("run-b", 1, "8");
@@ -370,7 +217,7 @@ TEST_P(PoolLeasesTest, ImageVersionChangeNeverReusesTheOldVm) {
 
 // Twenty starts, each interrupted before each of its writes by other starts, in an order drawn
 // from a seeded random: at most five reservations, never two owners of one generation.
-TEST_P(PoolLeasesTest, TwentyInterleavedStartsWithCapacityFiveNeverOvershoot) {
+TEST_P(PoolAcquireTest, TwentyInterleavedStartsWithCapacityFiveNeverOvershoot) {
   for (uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
     PoolWorld& world = world_;
     PoolLeases& leases = leases_;
@@ -411,12 +258,13 @@ TEST_P(PoolLeasesTest, TwentyInterleavedStartsWithCapacityFiveNeverOvershoot) {
   }
 }
 
-// One source, two binaries: the local backends here, DynamoDB on moto in pool_leases_moto_test.
+// One source, two binaries: the local backends in action_test, DynamoDB on moto in
+// pool_leases_moto_test.
 #ifdef MVR_POOL_MOTO
-INSTANTIATE_TEST_SUITE_P(Moto, PoolLeasesTest, ::testing::Values("dynamodb"),
+INSTANTIATE_TEST_SUITE_P(Moto, PoolAcquireTest, ::testing::Values("dynamodb"),
                          [](const auto& info) { return info.param; });
 #else
-INSTANTIATE_TEST_SUITE_P(Backends, PoolLeasesTest, ::testing::Values("memory", "sqlite"),
+INSTANTIATE_TEST_SUITE_P(Backends, PoolAcquireTest, ::testing::Values("memory", "sqlite"),
                          [](const auto& info) { return info.param; });
 #endif
 
