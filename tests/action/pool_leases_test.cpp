@@ -215,6 +215,25 @@ TEST_P(PoolAcquireTest, ImageVersionChangeNeverReusesTheOldVm) {
   EXPECT_EQ(c.to_destroy[0].member_id, old.member_id);
 }
 
+// ABA: between run-a's read and its write, run-b leases and releases the member (READY again, one
+// generation later). run-a's stale write must fail, or two runs would own one generation.
+TEST_P(PoolAcquireTest, MemberRetakenBetweenReadAndWriteIsNeverLeasedTwiceAtOneGeneration) {
+  Lease parked = Start("run-0");
+  Stop(parked);
+  std::optional<Acquisition> b;
+  world_.store().before_write = [&] {
+    b = Acquire("run-b");
+    Stop(b->lease);
+  };
+  Acquisition a = Acquire("run-a");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->lease.generation, parked.generation + 1);
+  EXPECT_EQ(a.kind, Kind::kLeasedReady);
+  EXPECT_EQ(a.lease.member_id, parked.member_id);
+  EXPECT_EQ(a.lease.generation, parked.generation + 2);
+  EXPECT_EQ(Member(a.lease).lease_owner, "run-a");
+}
+
 // Twenty starts, each interrupted before each of its writes by other starts, in an order drawn
 // from a seeded random: at most five reservations, never two owners of one generation.
 TEST_P(PoolAcquireTest, TwentyInterleavedStartsWithCapacityFiveNeverOvershoot) {
