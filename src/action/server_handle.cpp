@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
+#include "action/pool_keys.h"
 #include "base/encoding.h"
 
 namespace mvr::action {
@@ -71,6 +74,87 @@ Result<ServerHandle> DecodeServerHandle(std::string_view text) {
   MVR_RETURN_IF_ERROR(num("ri", h.runner_id));
   MVR_RETURN_IF_ERROR(str("rn", h.runner_name));
   h.started_at = FromUnixSeconds(started);
+  h.reuse_deadline = FromUnixSeconds(deadline);
+  return h;
+}
+
+}  // namespace mvr::action
+
+namespace mvr::action {
+
+std::string EncodePoolHandle(const PoolHandle& h) {
+  nlohmann::json j = {
+      {"v", 2},
+      {"p", h.repository_id},
+      {"k", h.server_key_hash},
+      {"n", h.server_name},
+      {"r", h.region},
+      {"mb", h.member_id},
+      {"li", h.lease_id},
+      {"g", h.generation},
+      {"m", h.microvm_id},
+      {"d", ToUnixSeconds(h.reuse_deadline)},
+      {"ri", h.runner_id},
+      {"rn", h.runner_name},
+  };
+  return std::string(kHandlePrefixV2) + Base64UrlEncode(j.dump());
+}
+
+Result<PoolHandle> DecodePoolHandle(std::string_view text) {
+  const std::string_view prefix = kHandlePrefixV2;
+  if (text.substr(0, prefix.size()) != prefix) {
+    return InvalidArgument("pool server handle must start with lmvm2_ (got '" +
+                           std::string(text.substr(0, std::min<size_t>(text.size(), 6))) + "')");
+  }
+  auto raw = Base64UrlDecode(text.substr(prefix.size()));
+  if (!raw.ok()) return InvalidArgument("server handle is not valid base64url: was it truncated?");
+  nlohmann::json j = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return InvalidArgument("server handle does not decode to a JSON object");
+  static const char* const kKnown[] = {"v",  "p", "k", "n", "r",  "mb",
+                                       "li", "g", "m", "d", "ri", "rn"};
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (const char* k : kKnown) known = known || key == k;
+    if (!known) return InvalidArgument("server handle has an unknown field '" + key + "'");
+  }
+  auto str = [&](const char* key, std::string& out) -> Status {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string() || it->get<std::string>().empty()) {
+      return InvalidArgument(std::string("server handle lacks field '") + key + "'");
+    }
+    out = it->get<std::string>();
+    return Status::Ok();
+  };
+  auto num = [&](const char* key, int64_t& out) -> Status {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_integer()) {
+      return InvalidArgument(std::string("server handle lacks integer field '") + key + "'");
+    }
+    out = it->get<int64_t>();
+    return Status::Ok();
+  };
+  int64_t version = 0, deadline = 0;
+  MVR_RETURN_IF_ERROR(num("v", version));
+  if (version != 2) return InvalidArgument("lmvm2_ server handle payload version is not 2");
+  PoolHandle h;
+  MVR_RETURN_IF_ERROR(str("p", h.repository_id));
+  MVR_RETURN_IF_ERROR(str("k", h.server_key_hash));
+  MVR_RETURN_IF_ERROR(str("n", h.server_name));
+  MVR_RETURN_IF_ERROR(str("r", h.region));
+  MVR_RETURN_IF_ERROR(str("mb", h.member_id));
+  MVR_RETURN_IF_ERROR(str("li", h.lease_id));
+  MVR_RETURN_IF_ERROR(num("g", h.generation));
+  MVR_RETURN_IF_ERROR(str("m", h.microvm_id));
+  MVR_RETURN_IF_ERROR(num("d", deadline));
+  MVR_RETURN_IF_ERROR(num("ri", h.runner_id));
+  MVR_RETURN_IF_ERROR(str("rn", h.runner_name));
+  if (!IsLowerHex(h.server_key_hash, 64)) {
+    return InvalidArgument("server handle's server key hash is not 64 lower-case hex digits");
+  }
+  if (!IsValidMemberId(h.member_id))
+    return InvalidArgument("server handle's member id is malformed");
+  if (!IsValidLeaseId(h.lease_id)) return InvalidArgument("server handle's lease id is malformed");
+  if (h.generation < 1) return InvalidArgument("server handle's lease generation must be >= 1");
   h.reuse_deadline = FromUnixSeconds(deadline);
   return h;
 }

@@ -32,6 +32,32 @@ struct ServerHandle {
 std::string EncodeServerHandle(const ServerHandle& handle);
 // InvalidArgument naming what is wrong (prefix, version, encoding, missing field).
 Result<ServerHandle> DecodeServerHandle(std::string_view text);
+// PoolHandle: the `server` value a pooled warm start outputs ("lmvm2_…"). It names one lease of
+// one pool member: the pool partition (repository id and server key hash), the member, the lease
+// id and the fencing generation, plus the VM and runner that lease started. Like lmvm1_ it holds
+// no secret; a stop with it only succeeds while that exact lease and generation still own the
+// member, so a stale or forged handle gets a failed condition and no AWS call.
+inline constexpr char kHandlePrefixV2[] = "lmvm2_";
+
+struct PoolHandle {
+  std::string repository_id;
+  std::string server_key_hash;  // 64 hex
+  std::string server_name;      // for messages only
+  std::string region;
+  std::string member_id;
+  std::string lease_id;
+  int64_t generation = 0;  // >= 1
+  std::string microvm_id;
+  TimePoint reuse_deadline;
+  int64_t runner_id = 0;
+  std::string runner_name;
+};
+
+std::string EncodePoolHandle(const PoolHandle& handle);
+// Strict: InvalidArgument naming the wrong prefix or version, bad encoding, a missing, mistyped,
+// malformed or unknown field.
+Result<PoolHandle> DecodePoolHandle(std::string_view text);
+
 // True when `server` looks like an opaque handle rather than a human pool name.
 bool IsServerHandle(std::string_view server);
 
