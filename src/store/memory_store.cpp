@@ -54,53 +54,38 @@ Status MemoryStore::Delete(const Key& key, const std::optional<Condition>& condi
 
 Result<Page> MemoryStore::Query(const QueryRequest& request) {
   MVR_RETURN_IF_ERROR(ValidateQuery(request));
-  Key start{request.partition, request.sort_prefix};
-  bool exclusive = false;
-  if (!request.cursor.empty()) {
-    MVR_ASSIGN_OR_RETURN(start, DecodeKeyCursor(request.cursor));
-    exclusive = true;
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  const TimePoint now = clock_.Now();
-  Page page;
-  auto it = exclusive ? items_.upper_bound(start) : items_.lower_bound(start);
-  for (; it != items_.end(); ++it) {
-    const Key& k = it->first;
-    if (k.partition != request.partition ||
-        k.sort.compare(0, request.sort_prefix.size(), request.sort_prefix) != 0) {
-      break;
-    }
-    if (static_cast<int>(page.items.size()) == request.limit) {
-      page.next_cursor = EncodeKeyCursor(page.items.back().key);
-      break;
-    }
-    if (!IsExpired(options_, it->second, now)) page.items.push_back(Item{k, it->second});
-  }
-  return page;
+  return PageFrom(Key{request.partition, request.sort_prefix}, request.cursor, request.limit,
+                  [&](const Key& k) {
+                    return k.partition == request.partition &&
+                           k.sort.compare(0, request.sort_prefix.size(), request.sort_prefix) == 0;
+                  });
 }
 
 Result<Page> MemoryStore::Scan(const ScanRequest& request) {
   MVR_RETURN_IF_ERROR(ValidateScan(request));
-  Key start{request.partition_prefix, ""};
-  bool exclusive = false;
-  if (!request.cursor.empty()) {
-    MVR_ASSIGN_OR_RETURN(start, DecodeKeyCursor(request.cursor));
-    exclusive = true;
+  return PageFrom(
+      Key{request.partition_prefix, ""}, request.cursor, request.limit, [&](const Key& k) {
+        return k.partition.compare(0, request.partition_prefix.size(), request.partition_prefix) ==
+               0;
+      });
+}
+
+Result<Page> MemoryStore::PageFrom(Key start, const std::string& cursor, int limit,
+                                   const std::function<bool(const Key&)>& in_range) {
+  const bool exclusive = !cursor.empty();
+  if (exclusive) {
+    MVR_ASSIGN_OR_RETURN(start, DecodeKeyCursor(cursor));
   }
   std::lock_guard<std::mutex> lock(mu_);
   const TimePoint now = clock_.Now();
   Page page;
   auto it = exclusive ? items_.upper_bound(start) : items_.lower_bound(start);
-  for (; it != items_.end(); ++it) {
-    const Key& k = it->first;
-    if (k.partition.compare(0, request.partition_prefix.size(), request.partition_prefix) != 0) {
-      break;
-    }
-    if (static_cast<int>(page.items.size()) == request.limit) {
+  for (; it != items_.end() && in_range(it->first); ++it) {
+    if (static_cast<int>(page.items.size()) == limit) {
       page.next_cursor = EncodeKeyCursor(page.items.back().key);
       break;
     }
-    if (!IsExpired(options_, it->second, now)) page.items.push_back(Item{k, it->second});
+    if (!IsExpired(options_, it->second, now)) page.items.push_back(Item{it->first, it->second});
   }
   return page;
 }

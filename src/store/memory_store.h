@@ -4,6 +4,7 @@
 // Thread-safety: safe to share between threads (one mutex; no external calls).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -29,6 +30,10 @@ class MemoryStore final : public Store {
   // REQUIRES: mu_ held. The live item under `key`, or nullptr.
   const Attributes* LiveLocked(const Key& key, TimePoint now) const;
   void ApplyLocked(const Key& key, const WritePlan& plan);
+  // One page of live items from `start` (after the cursor's key when there is one) while
+  // `in_range` holds: the walk shared by Query and Scan.
+  Result<Page> PageFrom(Key start, const std::string& cursor, int limit,
+                        const std::function<bool(const Key&)>& in_range);
 
   const Clock& clock_;
   const StoreOptions options_;

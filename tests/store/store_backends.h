@@ -66,7 +66,9 @@ class StoreBackend {
       }
       store_ = std::make_unique<SqliteStore>(std::shared_ptr<SqliteDb>(std::move(*db)), clock_);
     } else if (kind == "dynamodb") {
-      auto moto = mvr::testing::MotoServer::Start();
+      mvr::testing::MotoServer::Options moto_options;
+      moto_options.one_request_at_a_time = true;  // conditional-write races test the client
+      auto moto = mvr::testing::MotoServer::Start(moto_options);
       if (!moto.ok()) {
         (moto.status().code() == Code::kNotFound ? skip_reason_ : error_) =
             moto.status().ToString();

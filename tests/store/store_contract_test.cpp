@@ -22,16 +22,6 @@ class StoreContractTest : public ::testing::TestWithParam<std::string> {
     store_ = backend_->store();
   }
 
-  // moto_server runs each request on its own thread with no lock around the table, so two
-  // conditional writes can both pass their check there; DynamoDB itself checks and writes each
-  // item atomically. A race against moto would test moto, not this code.
-  void SkipRaceOnMoto() {
-    if (GetParam() == "dynamodb") {
-      GTEST_SKIP() << "moto_server does not serialize concurrent conditional writes "
-                      "(werkzeug threaded=True, no lock in its DynamoDB backend)";
-    }
-  }
-
   int64_t NowSeconds() { return ToUnixSeconds(backend_->clock().Now()); }
 
   std::unique_ptr<StoreBackend> backend_;
@@ -294,7 +284,6 @@ TEST_P(StoreContractTest, ExpiredItemsAreGoneForReadsAndConditions) {
 }
 
 TEST_P(StoreContractTest, TwentyThreadsRacingForOneClaimHaveExactlyOneWinner) {
-  SkipRaceOnMoto();
   constexpr int kThreads = 20;
   std::atomic<int> ready{0}, winners{0}, conflicts{0};
   std::atomic<bool> go{false};
@@ -324,7 +313,6 @@ TEST_P(StoreContractTest, TwentyThreadsRacingForOneClaimHaveExactlyOneWinner) {
 }
 
 TEST_P(StoreContractTest, TwentyThreadsFencingOneGenerationHaveExactlyOneWinner) {
-  SkipRaceOnMoto();
   ASSERT_TRUE(store_->Put(MakeItem("pool#1", "MEMBER#a", {{"generation", 7}})).ok());
   constexpr int kThreads = 20;
   std::atomic<int> winners{0};

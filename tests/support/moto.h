@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -45,7 +46,9 @@ inline std::optional<std::string> FindMotoServer() {
       size_t colon = p.find(':', start);
       if (colon == std::string::npos) colon = p.size();
       std::string candidate = p.substr(start, colon - start) + "/moto_server";
-      if (colon > start && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+      // A pyenv shim hides which Python runs moto; the real script is found below instead.
+      const bool shim = candidate.find("/.pyenv/shims/") != std::string::npos;
+      if (colon > start && !shim && ::access(candidate.c_str(), X_OK) == 0) return candidate;
       start = colon + 1;
     }
   }
@@ -84,6 +87,10 @@ class MotoServer {
   struct Options {
     std::map<std::string, std::string> env;  // extra environment, e.g. INITIAL_NO_AUTH_ACTION_COUNT
     Duration startup_timeout{60'000};
+    // Serve one request at a time (moto_server's own werkzeug server is threaded, and its DynamoDB
+    // backend holds no lock, so two concurrent conditional writes can both pass there; DynamoDB
+    // checks and writes each item atomically). Races then test the client, not moto.
+    bool one_request_at_a_time = false;
   };
 
   static Result<std::unique_ptr<MotoServer>> Start() { return Start(Options()); }
@@ -156,6 +163,25 @@ class MotoServer {
     envp.push_back(nullptr);
     std::string port_text = std::to_string(port_);
     std::vector<std::string> args = {binary, "-H", "127.0.0.1", "-p", port_text};
+    std::string program = binary;
+    if (options.one_request_at_a_time) {
+      auto python = ScriptInterpreter(binary);
+      if (!python) {
+        return NotFound("cannot serve moto one request at a time: " + binary +
+                        " is not a Python script with a #! line (a pyenv shim?)");
+      }
+      program = *python;
+      args = {program,
+              "-c",
+              "import sys, moto.server as m\n"
+              "serve = m.run_simple\n"
+              "m.run_simple = lambda *a, **k: serve(*a, **dict(k, threaded=False))\n"
+              "m.main(sys.argv[1:])\n",
+              "-H",
+              "127.0.0.1",
+              "-p",
+              port_text};
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -167,11 +193,27 @@ class MotoServer {
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     pid_t pid = -1;
-    int rc = ::posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
+    int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) return Internal("could not start " + binary + ": error " + std::to_string(rc));
     pid_ = pid;
     return Status::Ok();
+  }
+
+  // The interpreter named by a script's "#!" line, when it is a Python.
+  static std::optional<std::string> ScriptInterpreter(const std::string& script) {
+    FILE* f = std::fopen(script.c_str(), "r");
+    if (f == nullptr) return std::nullopt;
+    char line[512] = {0};
+    const bool read = std::fgets(line, sizeof(line), f) != nullptr;
+    std::fclose(f);
+    std::string first = read ? line : "";
+    if (first.rfind("#!", 0) != 0) return std::nullopt;
+    first = first.substr(2, first.find_first_of(" \n") - 2);
+    if (first.find("python") == std::string::npos || ::access(first.c_str(), X_OK) != 0) {
+      return std::nullopt;
+    }
+    return first;
   }
 
   Status WaitReady(Duration timeout, const Clock& clock, Sleeper& sleeper) {
