@@ -8,6 +8,36 @@
 #include "base/encoding.h"
 
 namespace mvr::action {
+namespace {
+
+// The JSON object inside a handle, after its prefix (already checked by the caller).
+Result<nlohmann::json> DecodePayload(std::string_view text, std::string_view prefix) {
+  auto raw = Base64UrlDecode(text.substr(prefix.size()));
+  if (!raw.ok()) return InvalidArgument("server handle is not valid base64url: was it truncated?");
+  nlohmann::json j = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return InvalidArgument("server handle does not decode to a JSON object");
+  return j;
+}
+
+Status ReadString(const nlohmann::json& j, const char* key, std::string& out) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string() || it->get<std::string>().empty()) {
+    return InvalidArgument(std::string("server handle lacks field '") + key + "'");
+  }
+  out = it->get<std::string>();
+  return Status::Ok();
+}
+
+Status ReadInteger(const nlohmann::json& j, const char* key, int64_t& out) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) {
+    return InvalidArgument(std::string("server handle lacks integer field '") + key + "'");
+  }
+  out = it->get<int64_t>();
+  return Status::Ok();
+}
+
+}  // namespace
 
 std::string EncodeServerHandle(const ServerHandle& h) {
   nlohmann::json j = {
@@ -40,26 +70,9 @@ Result<ServerHandle> DecodeServerHandle(std::string_view text) {
     }
     return InvalidArgument("server handle must start with lmvm1_");
   }
-  auto raw = Base64UrlDecode(text.substr(prefix.size()));
-  if (!raw.ok()) return InvalidArgument("server handle is not valid base64url: was it truncated?");
-  nlohmann::json j = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return InvalidArgument("server handle does not decode to a JSON object");
-  auto str = [&](const char* key, std::string& out) -> Status {
-    auto it = j.find(key);
-    if (it == j.end() || !it->is_string() || it->get<std::string>().empty()) {
-      return InvalidArgument(std::string("server handle lacks field '") + key + "'");
-    }
-    out = it->get<std::string>();
-    return Status::Ok();
-  };
-  auto num = [&](const char* key, int64_t& out) -> Status {
-    auto it = j.find(key);
-    if (it == j.end() || !it->is_number_integer()) {
-      return InvalidArgument(std::string("server handle lacks integer field '") + key + "'");
-    }
-    out = it->get<int64_t>();
-    return Status::Ok();
-  };
+  MVR_ASSIGN_OR_RETURN(nlohmann::json j, DecodePayload(text, prefix));
+  auto str = [&](const char* key, std::string& out) { return ReadString(j, key, out); };
+  auto num = [&](const char* key, int64_t& out) { return ReadInteger(j, key, out); };
   int64_t version = 0, started = 0, deadline = 0;
   MVR_RETURN_IF_ERROR(num("v", version));
   if (version != 1) return InvalidArgument("server handle payload version is not 1");
@@ -77,10 +90,6 @@ Result<ServerHandle> DecodeServerHandle(std::string_view text) {
   h.reuse_deadline = FromUnixSeconds(deadline);
   return h;
 }
-
-}  // namespace mvr::action
-
-namespace mvr::action {
 
 std::string EncodePoolHandle(const PoolHandle& h) {
   nlohmann::json j = {
@@ -106,10 +115,7 @@ Result<PoolHandle> DecodePoolHandle(std::string_view text) {
     return InvalidArgument("pool server handle must start with lmvm2_ (got '" +
                            std::string(text.substr(0, std::min<size_t>(text.size(), 6))) + "')");
   }
-  auto raw = Base64UrlDecode(text.substr(prefix.size()));
-  if (!raw.ok()) return InvalidArgument("server handle is not valid base64url: was it truncated?");
-  nlohmann::json j = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return InvalidArgument("server handle does not decode to a JSON object");
+  MVR_ASSIGN_OR_RETURN(nlohmann::json j, DecodePayload(text, prefix));
   static const char* const kKnown[] = {"v",  "p", "k", "n", "r",  "mb",
                                        "li", "g", "m", "d", "ri", "rn"};
   for (const auto& [key, value] : j.items()) {
@@ -117,22 +123,8 @@ Result<PoolHandle> DecodePoolHandle(std::string_view text) {
     for (const char* k : kKnown) known = known || key == k;
     if (!known) return InvalidArgument("server handle has an unknown field '" + key + "'");
   }
-  auto str = [&](const char* key, std::string& out) -> Status {
-    auto it = j.find(key);
-    if (it == j.end() || !it->is_string() || it->get<std::string>().empty()) {
-      return InvalidArgument(std::string("server handle lacks field '") + key + "'");
-    }
-    out = it->get<std::string>();
-    return Status::Ok();
-  };
-  auto num = [&](const char* key, int64_t& out) -> Status {
-    auto it = j.find(key);
-    if (it == j.end() || !it->is_number_integer()) {
-      return InvalidArgument(std::string("server handle lacks integer field '") + key + "'");
-    }
-    out = it->get<int64_t>();
-    return Status::Ok();
-  };
+  auto str = [&](const char* key, std::string& out) { return ReadString(j, key, out); };
+  auto num = [&](const char* key, int64_t& out) { return ReadInteger(j, key, out); };
   int64_t version = 0, deadline = 0;
   MVR_RETURN_IF_ERROR(num("v", version));
   if (version != 2) return InvalidArgument("lmvm2_ server handle payload version is not 2");
