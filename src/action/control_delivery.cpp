@@ -6,6 +6,7 @@
 
 #include "aws/microvms_ingress.h"
 #include "base/retry.h"
+#include "github/json_fields.h"
 #include "http/types.h"
 
 namespace mvr::action {
@@ -35,9 +36,11 @@ Answer Parse(const http::HttpResponse& res) {
   Answer a;
   nlohmann::json j = nlohmann::json::parse(res.body, nullptr, false);
   if (j.is_object()) {
-    a.error = j.value("error", "");
-    a.message = j.value("message", "");
-    a.state = j.value("state", "");
+    // A member of another type reads as absent: the status code still classifies the answer.
+    github::JsonFields fields(j, "supervisor answer");
+    a.error = fields.OptionalString("error").value_or("");
+    a.message = fields.OptionalString("message").value_or("");
+    a.state = fields.OptionalString("state").value_or("");
   }
   if (a.message.empty()) a.message = "HTTP " + std::to_string(res.status);
   return a;
@@ -117,8 +120,9 @@ Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam
     if (res->status != 200 || !j.is_object()) {
       return Internal("answered HTTP " + std::to_string(res->status) + ": " + Parse(*res).message);
     }
-    out.state = j.value("state", "");
-    out.current_request_id = j.value("currentRequestId", "");
+    github::JsonFields fields(j, "supervisor status");
+    MVR_ASSIGN_OR_RETURN(out.state, fields.OptionalString("state"));
+    MVR_ASSIGN_OR_RETURN(out.current_request_id, fields.OptionalString("currentRequestId"));
     return Status::Ok();
   });
   if (!s.ok()) return s.Annotate("reading the supervisor's status");

@@ -135,6 +135,18 @@ TEST_F(ControlDeliveryTest, NotYetAnswersAreRetriedUntilTheHookHasRun) {
   EXPECT_EQ(sent_.size(), 5u);
 }
 
+// The supervisor runs inside the MicroVM, which the job controls: an answer whose members have
+// other types than documented is classified by its status code, never thrown on.
+TEST_F(ControlDeliveryTest, MistypedSupervisorAnswerIsAnErrorNotAnException) {
+  http::HttpResponse res;
+  res.status = 409;
+  res.body = R"({"error": 5, "message": ["x"], "state": {"s": 1}})";
+  Script({res});
+  Status s = Deliver();
+  EXPECT_EQ(s.code(), Code::kConflict) << s.ToString();
+  EXPECT_NE(s.message().find("HTTP 409"), std::string::npos) << s.message();
+}
+
 TEST_F(ControlDeliveryTest, DefiniteRefusalsAreNotRetried) {
   struct Case {
     int status;
