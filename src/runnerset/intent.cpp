@@ -1,0 +1,102 @@
+#include "runnerset/intent.h"
+
+#include <nlohmann/json.hpp>
+
+#include "github/json_fields.h"
+
+namespace mvr::runnerset {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kVersion = 1;
+
+int64_t EpochMs(TimePoint t) { return t.time_since_epoch().count(); }
+
+json EncodeLaunch(const LaunchIntent& launch) {
+  return json{{"v", kVersion},
+              {"kind", "launch"},
+              {"repository", launch.repository},
+              {"jobId", launch.job_id},
+              {"runId", launch.run_id},
+              {"runAttempt", launch.run_attempt},
+              {"jobName", launch.job_name},
+              {"classLabel", launch.class_label},
+              {"labels", launch.labels},
+              {"queuedAtMs", EpochMs(launch.queued_at)},
+              {"deliveryId", launch.delivery_id}};
+}
+
+json EncodeTerminate(const TerminateIntent& terminate) {
+  return json{{"v", kVersion},
+              {"kind", "terminate"},
+              {"runnerName", terminate.runner_name},
+              {"repository", terminate.repository},
+              {"jobId", terminate.job_id},
+              {"completedAtMs", EpochMs(terminate.completed_at)},
+              {"deliveryId", terminate.delivery_id}};
+}
+
+Result<LaunchIntent> DecodeLaunch(const github::JsonFields& fields) {
+  LaunchIntent launch;
+  MVR_ASSIGN_OR_RETURN(launch.repository, fields.String("repository"));
+  MVR_ASSIGN_OR_RETURN(launch.job_id, fields.Int("jobId"));
+  MVR_ASSIGN_OR_RETURN(launch.run_id, fields.Int("runId"));
+  MVR_ASSIGN_OR_RETURN(launch.run_attempt, fields.Int("runAttempt"));
+  MVR_ASSIGN_OR_RETURN(launch.job_name, fields.OptionalString("jobName"));
+  MVR_ASSIGN_OR_RETURN(launch.class_label, fields.String("classLabel"));
+  MVR_ASSIGN_OR_RETURN(launch.labels, fields.Labels("labels"));
+  MVR_ASSIGN_OR_RETURN(int64_t queued_ms, fields.Int("queuedAtMs"));
+  launch.queued_at = TimePoint(Duration(queued_ms));
+  MVR_ASSIGN_OR_RETURN(launch.delivery_id, fields.OptionalString("deliveryId"));
+  if (launch.repository.empty() || launch.class_label.empty() || launch.job_id <= 0) {
+    return InvalidArgument(
+        "launch intent: repository, classLabel and a positive jobId are required");
+  }
+  return launch;
+}
+
+Result<TerminateIntent> DecodeTerminate(const github::JsonFields& fields) {
+  TerminateIntent terminate;
+  MVR_ASSIGN_OR_RETURN(terminate.runner_name, fields.String("runnerName"));
+  MVR_ASSIGN_OR_RETURN(terminate.repository, fields.OptionalString("repository"));
+  MVR_ASSIGN_OR_RETURN(auto job_id, fields.OptionalInt("jobId"));
+  terminate.job_id = job_id.value_or(0);
+  MVR_ASSIGN_OR_RETURN(auto completed_ms, fields.OptionalInt("completedAtMs"));
+  terminate.completed_at = TimePoint(Duration(completed_ms.value_or(0)));
+  MVR_ASSIGN_OR_RETURN(terminate.delivery_id, fields.OptionalString("deliveryId"));
+  if (terminate.runner_name.empty()) {
+    return InvalidArgument("terminate intent: runnerName is required");
+  }
+  return terminate;
+}
+
+}  // namespace
+
+std::string EncodeIntent(const Intent& intent) {
+  if (const auto* launch = std::get_if<LaunchIntent>(&intent)) return EncodeLaunch(*launch).dump();
+  return EncodeTerminate(std::get<TerminateIntent>(intent)).dump();
+}
+
+Result<Intent> DecodeIntent(std::string_view body) {
+  MVR_ASSIGN_OR_RETURN(json document, github::ParseJsonDocument(body, "intent"));
+  MVR_ASSIGN_OR_RETURN(github::JsonFields fields, github::JsonFields::Of(document, "intent"));
+  MVR_ASSIGN_OR_RETURN(int64_t version, fields.Int("v"));
+  if (version != kVersion) {
+    return InvalidArgument(
+        "intent: version " + std::to_string(version) +
+        " is not one this mvr reads (1); drain the queue with the mvr that wrote it");
+  }
+  MVR_ASSIGN_OR_RETURN(std::string kind, fields.String("kind"));
+  if (kind == "launch") {
+    MVR_ASSIGN_OR_RETURN(LaunchIntent launch, DecodeLaunch(fields));
+    return Intent(std::move(launch));
+  }
+  if (kind == "terminate") {
+    MVR_ASSIGN_OR_RETURN(TerminateIntent terminate, DecodeTerminate(fields));
+    return Intent(std::move(terminate));
+  }
+  return InvalidArgument("intent.kind: expected \"launch\" or \"terminate\", got \"" + kind + "\"");
+}
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,50 @@
+// Intent: one unit of work on the runner set's job queue. The webhook turns a workflow_job
+// delivery into an intent and the launcher carries it out: a launch intent asks for a fresh
+// MicroVM with a single-use runner for one queued job; a terminate intent asks for the VM that
+// serves a finished runner to go. An intent holds no secret: it is stored in the queue as JSON.
+// Thread-safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace mvr::runnerset {
+
+struct LaunchIntent {
+  std::string repository;  // "owner/name" of the job's repository
+  int64_t job_id = 0;      // workflow_job.id
+  int64_t run_id = 0;      // workflow_job.run_id
+  int64_t run_attempt = 1;
+  std::string job_name;             // workflow_job.name, for logs and metrics only
+  std::string class_label;          // the runner class's label the job asked for
+  std::vector<std::string> labels;  // every label of the job, as delivered
+  TimePoint queued_at{};            // when the webhook was received (the timeline's start)
+  std::string delivery_id;          // X-GitHub-Delivery, for logs
+
+  bool operator==(const LaunchIntent&) const = default;
+};
+
+struct TerminateIntent {
+  std::string runner_name;  // carries the runner set's prefix
+  std::string repository;   // "owner/name"
+  int64_t job_id = 0;       // the completed job, for the timeline
+  TimePoint completed_at{};
+  std::string delivery_id;
+
+  bool operator==(const TerminateIntent&) const = default;
+};
+
+using Intent = std::variant<LaunchIntent, TerminateIntent>;
+
+// The queue message body: {"v":1,"kind":"launch"|"terminate",...}. Times are epoch milliseconds.
+std::string EncodeIntent(const Intent& intent);
+// InvalidArgument naming the member for anything EncodeIntent would not produce.
+Result<Intent> DecodeIntent(std::string_view body);
+
+}  // namespace mvr::runnerset
