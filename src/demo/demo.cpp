@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/time_format.h"
+#include "demo/latency_table.h"
 #include "demo/local_stack.h"
 #include "demo/workflow.h"
 
@@ -33,19 +34,6 @@ struct JobRun {
   std::optional<TimePoint> start_begin, vm_running, runner_online, job_started, job_completed,
       stop_done;
 };
-
-std::string Seconds(Duration d) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f s", static_cast<double>(d.count()) / 1000.0);
-  return buf;
-}
-
-Duration Percentile(std::vector<Duration> v, double p) {
-  if (v.empty()) return Duration(0);
-  std::sort(v.begin(), v.end());
-  size_t idx = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(idx, v.size() - 1)];
-}
 
 class Runner {
  public:
@@ -220,33 +208,26 @@ int Demo::Run() {
   stack.Stop();
 
   // The latency table.
-  struct Segment {
-    const char* name;
-    std::optional<TimePoint> JobRun::*from;
-    std::optional<TimePoint> JobRun::*to;
-  };
-  const Segment segments[] = {
-      {"start -> VM running", &JobRun::start_begin, &JobRun::vm_running},
-      {"VM running -> runner online", &JobRun::vm_running, &JobRun::runner_online},
-      {"runner online -> job started", &JobRun::runner_online, &JobRun::job_started},
-      {"job started -> job completed", &JobRun::job_started, &JobRun::job_completed},
-      {"job completed -> stop done", &JobRun::job_completed, &JobRun::stop_done},
-      {"total", &JobRun::start_begin, &JobRun::stop_done},
-  };
-  std::printf("\n%-32s %8s %8s %8s %8s\n", "segment", "eph p50", "eph p95", "warm p50", "warm p95");
-  for (const auto& seg : segments) {
-    std::vector<Duration> eph, warm;
-    for (const auto& r : runs) {
-      if (!(r.*seg.from) || !(r.*seg.to)) continue;
-      Duration d = std::chrono::duration_cast<Duration>(*(r.*seg.to) - *(r.*seg.from));
-      (r.warm ? warm : eph).push_back(d);
+  LatencyTable table({{"start -> VM running", "start", "vm_running"},
+                      {"VM running -> runner online", "vm_running", "runner_online"},
+                      {"runner online -> job started", "runner_online", "job_started"},
+                      {"job started -> job completed", "job_started", "job_completed"},
+                      {"job completed -> stop done", "job_completed", "stop_done"},
+                      {"total", "start", "stop_done"}},
+                     {"eph", "warm"});
+  for (const auto& r : runs) {
+    Milestones reached;
+    for (const auto& [name, at] : {std::pair{"start", r.start_begin},
+                                   {"vm_running", r.vm_running},
+                                   {"runner_online", r.runner_online},
+                                   {"job_started", r.job_started},
+                                   {"job_completed", r.job_completed},
+                                   {"stop_done", r.stop_done}}) {
+      if (at) reached[name] = *at;
     }
-    auto cell = [](const std::vector<Duration>& v, double p) {
-      return v.empty() ? std::string("-") : Seconds(Percentile(v, p));
-    };
-    std::printf("%-32s %8s %8s %8s %8s\n", seg.name, cell(eph, 0.5).c_str(),
-                cell(eph, 0.95).c_str(), cell(warm, 0.5).c_str(), cell(warm, 0.95).c_str());
+    table.Add(r.warm ? "warm" : "eph", reached);
   }
+  table.Print(stdout);
   int completed = 0, failed = 0, warm_hits = 0;
   for (const auto& r : runs) {
     (r.ok ? completed : failed)++;
