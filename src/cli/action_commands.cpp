@@ -2,10 +2,8 @@
 // the INPUT_* variables the Actions runtime sets; the GitHub token only ever from the
 // environment or a file, never from an argument (argument lists are world-readable).
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include "action/flags.h"
 #include "action/github_output.h"
@@ -15,6 +13,7 @@
 #include "aws/credentials_profile.h"
 #include "aws/endpoints.h"
 #include "aws/microvms_client.h"
+#include "base/files.h"
 #include "base/time_format.h"
 #include "cli/commands.h"
 #include "github/github_client.h"
@@ -24,16 +23,6 @@ namespace mvr::cli {
 namespace {
 
 using FlagMap = std::map<std::string, std::string>;
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return InvalidArgument("cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string s = ss.str();
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  return s;
-}
 
 // The clients a start or stop talks through, built from the environment like the AWS SDKs and
 // the GitHub CLI do.
@@ -66,7 +55,7 @@ Result<std::unique_ptr<Clients>> BuildClients(Context& ctx, const action::Endpoi
 // Fills the token from --github-token-file, then GITHUB_TOKEN, unless an INPUT_ gave one.
 Status AddToken(Context& ctx, const std::string& token_file, FlagMap& flags) {
   if (!token_file.empty()) {
-    MVR_ASSIGN_OR_RETURN(flags["github-token"], ReadFile(token_file));
+    MVR_ASSIGN_OR_RETURN(flags["github-token"], ReadTrimmedFile(token_file, "--github-token-file"));
     return Status::Ok();
   }
   action::InputReader probe(ctx.env, flags);
@@ -106,7 +95,7 @@ int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {
   ctx.logger.redactor().Add(in.Get("github-token"));
   std::string event_json;
   if (auto path = ctx.env.Get("GITHUB_EVENT_PATH"); path && !path->empty() && in.Has("server")) {
-    event_json = ReadFile(*path).value_or("");
+    event_json = ReadFile(*path, "GITHUB_EVENT_PATH").value_or("");
   }
   Result<action::StartCommand> cmd = action::ParseStart(in, event_json);
   if (!cmd.ok()) return Fail(ctx, out, "start", cmd.status());

@@ -1,17 +1,16 @@
 // `mvr emulate github` (the GitHub emulator's server) and `mvr emulate runner` (the stand-in for
 // the official runner's `run.sh --jitconfig`). Edge code: reads flags, files and the environment,
 // builds the real seam objects' users, and handles SIGINT/SIGTERM.
-#include <pthread.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
+#include "base/files.h"
+#include "base/host_port.h"
+#include "base/stop_signals.h"
 #include "cli/commands.h"
 #include "emulate/github/emulator.h"
 #include "emulate/github/standin_runner.h"
@@ -24,35 +23,6 @@ namespace mvr::cli {
 namespace {
 
 namespace gh = mvr::emulate::github;
-
-Result<std::string> ReadFile(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgument(std::string("cannot read the ") + what + " file " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string TrimRight(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos)
-    return InvalidArgument("--listen must be HOST:PORT, got " + listen);
-  std::string host = listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  try {
-    int port = std::stoi(listen.substr(colon + 1));
-    if (port < 0 || port > 65535) throw std::out_of_range("port");
-    return std::make_pair(host, port);
-  } catch (const std::exception&) {
-    return InvalidArgument("--listen port must be 0-65535, got " + listen);
-  }
-}
 
 struct GithubFlags {
   std::string listen = "127.0.0.1:0";
@@ -91,7 +61,7 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
     MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.pat_file, "--pat-file"));
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
-      line = TrimRight(line);
+      line = std::string(TrimTrailingWhitespace(line));
       if (!line.empty()) o.auth.pats.emplace_back(line);
     }
   }
@@ -113,8 +83,8 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
           "--webhook-url needs --webhook-secret-file (GitHub signs every delivery)");
     }
     MVR_ASSIGN_OR_RETURN(std::string secret,
-                         ReadFile(f.webhook_secret_file, "--webhook-secret-file"));
-    o.model.webhook_secret = Secret(TrimRight(std::move(secret)));
+                         ReadTrimmedFile(f.webhook_secret_file, "--webhook-secret-file"));
+    o.model.webhook_secret = Secret(std::move(secret));
   }
   o.rate.limit_per_hour = f.rate_limit;
   o.rate.secondary_per_minute = f.secondary_limit;
@@ -135,23 +105,17 @@ int RunGithub(const GithubFlags& flags, Context& ctx) {
   };
   auto options = BuildOptions(flags);
   if (!options.ok()) return fail(options.status());
-  auto listen = ParseListen(flags.listen);
+  auto listen = ParseHostPort(flags.listen, "--listen");
   if (!listen.ok()) return fail(listen.status());
-  // Block the stop signals before any thread starts, so that only sigwait below sees them.
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  StopSignals stop;  // before any thread starts
   http::CurlHttpClient client;
   auto emulator = gh::GithubEmulator::Create(std::move(*options), ctx.seam(), client);
   if (!emulator.ok()) return fail(emulator.status());
-  auto url = (*emulator)->Start(listen->first, listen->second);
+  auto url = (*emulator)->Start(listen->host, listen->port);
   if (!url.ok()) return fail(url.status());
   std::cout << "mvr emulate github listening on " << *url << std::endl;
   ctx.logger.Info("github emulator ready", {{"url", *url}});
-  int sig = 0;
-  sigwait(&stop, &sig);
+  int sig = stop.Wait();
   ctx.logger.Info("github emulator stopping", {{"signal", sig}});
   (*emulator)->Stop();
   return 0;
@@ -189,26 +153,22 @@ int RunRunner(RunnerFlags& flags, Context& ctx) {
     size_t eq = kv.find('=');
     if (eq != std::string::npos) o.base_env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  bool temp_folder = false;
+  std::optional<TemporaryDirectory> temp_folder;
   if (flags.work_folder.empty()) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "mvr-runner-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) {
-      std::cerr << "mvr emulate runner: cannot create a work folder; pass --work-folder"
+    auto created = TemporaryDirectory::Create("mvr-runner");
+    if (!created.ok()) {
+      std::cerr << "mvr emulate runner: " << created.status().message() << "; or pass --work-folder"
                 << std::endl;
       return 2;
     }
-    flags.work_folder = tmpl;
-    temp_folder = true;
+    temp_folder.emplace(std::move(*created));
+    flags.work_folder = temp_folder->path();
   }
   o.work_folder = flags.work_folder;
   http::CurlHttpClient client;
   process::PosixProcessRunner processes;
   gh::StandInRunner runner(std::move(o), client, processes, ctx.seam(), std::cout);
   auto outcome = runner.Run();
-  if (temp_folder) {
-    std::error_code ec;
-    std::filesystem::remove_all(flags.work_folder, ec);
-  }
   if (!outcome.ok()) {
     std::cerr << "mvr emulate runner: " << outcome.status().message() << std::endl;
     return 1;

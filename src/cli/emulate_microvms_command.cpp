@@ -1,18 +1,18 @@
 // `mvr emulate microvms`: a local, wire-compatible Lambda MicroVMs service. Prints its URL once
 // ready, serves until SIGINT or SIGTERM, then terminates its MicroVMs and exits 0.
-#include <signal.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
+#include <optional>
 
+#include "base/files.h"
+#include "base/host_port.h"
+#include "base/stop_signals.h"
 #include "cli/commands.h"
 #include "emulate/microvms/emulator.h"
 #include "emulate/microvms/network_namespaces.h"
+#include "emulate/microvms/sigv4_keys.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
 
@@ -38,43 +38,14 @@ struct MicrovmsFlags {
   std::string netns_range;
 };
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return InvalidArgument("cannot read " + path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// "AKID SECRET" or "AKID:SECRET" per line; '#' starts a comment.
-Result<std::map<std::string, std::string>> ReadKeys(const std::string& path) {
-  MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  std::map<std::string, std::string> keys;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    size_t sep = line.find_first_of(" :\t");
-    if (sep == std::string::npos)
-      return InvalidArgument(path + ": each line is 'ACCESS_KEY_ID SECRET'");
-    keys[line.substr(0, sep)] = line.substr(line.find_first_not_of(" :\t", sep));
-  }
-  return keys;
-}
-
 Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f) {
   emulate::microvms::Emulator::Options o;
-  size_t colon = f.listen.rfind(':');
-  if (colon == std::string::npos) return InvalidArgument("--listen must be HOST:PORT");
-  o.listen_host = f.listen.substr(0, colon);
-  try {
-    o.listen_port = std::stoi(f.listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    return InvalidArgument("--listen must be HOST:PORT with a numeric port");
-  }
+  MVR_ASSIGN_OR_RETURN(HostPort listen, ParseHostPort(f.listen, "--listen"));
+  o.listen_host = listen.host;
+  o.listen_port = listen.port;
   o.model.region = f.region;
   if (!f.config_file.empty()) {
-    MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.config_file));
+    MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.config_file, "--config"));
     nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
     if (config.is_discarded()) return InvalidArgument(f.config_file + " is not valid JSON");
     MVR_RETURN_IF_ERROR(o.model.ApplyJson(config).Annotate(f.config_file));
@@ -110,7 +81,8 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
     o.images.emplace_back(image.substr(0, eq), image.substr(eq + 1));
   }
   if (!f.sigv4_keys_file.empty()) {
-    MVR_ASSIGN_OR_RETURN(o.sigv4_keys, ReadKeys(f.sigv4_keys_file));
+    MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.sigv4_keys_file, "--verify-sigv4-keys"));
+    MVR_ASSIGN_OR_RETURN(o.sigv4_keys, emulate::microvms::ParseSigv4Keys(text, f.sigv4_keys_file));
   }
   return o;
 }
@@ -121,15 +93,16 @@ int RunMicrovmsEmulator(const MicrovmsFlags& flags, Context& ctx) {
     std::fprintf(stderr, "mvr emulate microvms: %s\n", options.status().message().c_str());
     return 2;
   }
-  std::string temp_dir;
+  std::optional<TemporaryDirectory> temp_dir;
   if (flags.state_dir.empty()) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "mvr-microvms-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      std::fprintf(stderr, "mvr emulate microvms: cannot create a temporary state directory\n");
+    auto created = TemporaryDirectory::Create("mvr-microvms");
+    if (!created.ok()) {
+      std::fprintf(stderr, "mvr emulate microvms: %s; or pass --state-dir\n",
+                   created.status().message().c_str());
       return 1;
     }
-    temp_dir = pattern;
-    options->state_dir = temp_dir;
+    temp_dir.emplace(std::move(*created));
+    options->state_dir = temp_dir->path();
   } else {
     options->state_dir = flags.state_dir;
   }
@@ -145,13 +118,8 @@ int RunMicrovmsEmulator(const MicrovmsFlags& flags, Context& ctx) {
     options->request_log = log_sink.get();
   }
 
-  // SIGINT and SIGTERM are taken with sigwait below; every thread inherits the blocked mask
-  // (guest programs get a clean mask back before exec).
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Every thread inherits the blocked mask (guest programs get a clean mask back before exec).
+  StopSignals stop;
 
   http::CurlHttpClient http;
   process::PosixProcessRunner processes;
@@ -166,14 +134,9 @@ int RunMicrovmsEmulator(const MicrovmsFlags& flags, Context& ctx) {
   }
   std::printf("mvr emulate microvms listening on %s\n", url->c_str());
   std::fflush(stdout);
-  int received = 0;
-  sigwait(&signals, &received);
+  int received = stop.Wait();
   ctx.logger.Info("signal received; terminating MicroVMs", {{"signal", received}});
   emulator.Shutdown();
-  if (!temp_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(temp_dir, ec);
-  }
   return 0;
 }
 

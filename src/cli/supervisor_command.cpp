@@ -1,87 +1,31 @@
 // `mvr supervisor`: the agent inside the MicroVM image. Wires the real seam (processes, clock,
 // sleeper, logger, the MicroVMs API for self-termination) into Supervisor and serves the hook and
 // control ports until the VM is terminated.
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <thread>
-
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <thread>
 
 #include "aws/credentials_chain.h"
 #include "aws/endpoints.h"
 #include "aws/microvms_client.h"
+#include "base/stop_signals.h"
 #include "cli/commands.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
 #include "supervisor/api_self_terminator.h"
-#include "supervisor/config.h"
+#include "supervisor/config_sources.h"
 #include "supervisor/servers.h"
 #include "supervisor/supervisor.h"
 
 namespace mvr::cli {
 namespace {
 
-struct SupervisorFlags {
-  std::string config_path;
-  std::string host;
-  std::string hook_host;
-  std::string control_host;
-  int hook_port = -1;
-  int control_port = -1;
-  std::string microvm_id;
-  std::vector<std::string> runner_command;
-  std::string runner_user;
-  std::string force_driver;
-  bool no_docker = false;
+// The flags' own fields, plus the log level (not part of the supervisor's configuration).
+struct SupervisorFlags : supervisor::SupervisorFlags {
   std::string log_level = "info";
 };
-
-Result<int> PortFromEnv(const Environment& env, const char* name) {
-  auto v = env.Get(name);
-  if (!v || v->empty()) return -1;
-  try {
-    size_t used = 0;
-    int port = std::stoi(*v, &used);
-    if (used == v->size() && port >= 0 && port <= 65535) return port;
-  } catch (const std::exception&) {
-  }
-  return InvalidArgument(std::string(name) + "='" + *v + "' is not a port number");
-}
-
-Result<supervisor::SupervisorConfig> BuildConfig(const SupervisorFlags& f, const Environment& env) {
-  supervisor::SupervisorConfig config;
-  if (!f.config_path.empty()) {
-    std::ifstream in(f.config_path);
-    if (!in) return InvalidArgument("cannot read supervisor config file " + f.config_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    MVR_ASSIGN_OR_RETURN(config, supervisor::ParseSupervisorConfig(text.str()));
-  }
-  // The emulator (and anything else hosting several supervisors) passes ports by environment.
-  MVR_ASSIGN_OR_RETURN(int env_hook, PortFromEnv(env, "MVR_HOOK_PORT"));
-  MVR_ASSIGN_OR_RETURN(int env_control, PortFromEnv(env, "MVR_PORT_8080"));
-  if (env_hook >= 0) config.hook_port = env_hook;
-  if (env_control >= 0) config.control_port = env_control;
-  if (f.hook_port >= 0) config.hook_port = f.hook_port;
-  if (f.control_port >= 0) config.control_port = f.control_port;
-  if (!f.host.empty()) config.hook_host = config.control_host = f.host;
-  if (!f.hook_host.empty()) config.hook_host = f.hook_host;
-  if (!f.control_host.empty()) config.control_host = f.control_host;
-  if (!f.microvm_id.empty()) config.microvm_id = f.microvm_id;
-  if (config.microvm_id.empty()) config.microvm_id = env.GetOr("MVR_MICROVM_ID", "");
-  if (!f.runner_command.empty()) config.runner.command = f.runner_command;
-  if (!f.runner_user.empty()) config.runner.user = f.runner_user;
-  if (f.no_docker) config.docker.enabled = false;
-  if (!f.force_driver.empty()) config.docker.force_driver = f.force_driver;
-  if (auto path = env.Get("PATH"); path && !path->empty()) config.command_env["PATH"] = *path;
-  MVR_RETURN_IF_ERROR(supervisor::ValidateSupervisorConfig(config));
-  return config;
-}
 
 // What self-termination needs: the MicroVMs client and everything it calls through.
 // libcurl looks for Debian's CA bundle path; Amazon Linux keeps it elsewhere.
@@ -137,14 +81,10 @@ int RunSupervisor(const SupervisorFlags& flags, Context& ctx) {
   ::signal(SIGPIPE, SIG_IGN);
   // SIGTERM/SIGINT are taken by one thread (below) and become a clean Terminate; they are blocked
   // here, before any thread starts, so that every thread inherits the mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  StopSignals stop_signals;
   Logger base_logger(ctx.sink, ctx.clock, ParseLogLevel(flags.log_level));
   Logger logger = base_logger.With({{"component", "supervisor"}});
-  auto config = BuildConfig(flags, ctx.env);
+  auto config = supervisor::ResolveSupervisorConfig(flags, ctx.env);
   if (!config.ok()) {
     std::fprintf(stderr, "mvr supervisor: %s\n", config.status().message().c_str());
     return 2;
@@ -175,17 +115,14 @@ int RunSupervisor(const SupervisorFlags& flags, Context& ctx) {
                                        {"control_port", *control_port},
                                        {"microvm_id", config->microvm_id},
                                        {"docker", config->docker.enabled}});
-  std::atomic<bool> finished{false};
   std::thread signal_thread([&] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    if (finished.load()) return;
+    int sig = stop_signals.Wait();
+    if (sig == 0) return;  // the supervisor finished on its own
     logger.Info("stop signal received; terminating", {{"signal", sig}});
     (void)sup.Terminate();
   });
   sup.WaitUntilFinished();
-  finished.store(true);
-  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  stop_signals.Interrupt();
   signal_thread.join();
   logger.Info("supervisor finished; stopping its servers");
   control.Stop();

@@ -2,15 +2,15 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include "base/files.h"
 #include "base/time_format.h"
 #include "demo/latency_table.h"
 #include "demo/local_stack.h"
@@ -166,14 +166,15 @@ class Runner {
 
 int Demo::Run() {
   std::string dir = options_.work_dir;
-  bool temporary = dir.empty();
-  if (temporary) {
-    std::string tmpl = std::filesystem::temp_directory_path().string() + "/mvr-demo-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) {
-      std::fprintf(stderr, "mvr demo: cannot create a temporary directory\n");
+  std::optional<TemporaryDirectory> temporary;
+  if (dir.empty()) {
+    auto created = TemporaryDirectory::Create("mvr-demo");
+    if (!created.ok()) {
+      std::fprintf(stderr, "mvr demo: %s\n", created.status().message().c_str());
       return 1;
     }
-    dir = tmpl;
+    temporary.emplace(std::move(*created));
+    dir = temporary->path();
   }
   std::printf("mvr demo: the Action on one machine (GitHub and Lambda MicroVMs emulated)\n");
   std::printf("  work directory: %s\n", dir.c_str());
@@ -181,7 +182,8 @@ int Demo::Run() {
 
   LocalStack stack(seam_, processes_, options_.mvr_path, dir);
   if (Status s = stack.Start(); !s.ok()) {
-    std::fprintf(stderr, "mvr demo: %s\n", s.ToString().c_str());
+    std::fprintf(stderr, "mvr demo: %s (logs kept in %s)\n", s.ToString().c_str(), dir.c_str());
+    if (temporary) temporary->Keep();
     return 1;
   }
   std::printf("  GitHub emulator   %s\n  MicroVMs emulator %s\n", stack.github_url().c_str(),
@@ -238,10 +240,8 @@ int Demo::Run() {
               completed, failed, warm_hits, vms_left, runners_left);
   bool ok = failed == 0 && vms_left == 0 && runners_left == 0;
   std::printf("%s\n", ok ? "demo: OK" : "demo: FAILED");
-  if (ok && temporary && !options_.keep_work_dir) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  } else {
+  if (!ok || !temporary || options_.keep_work_dir) {
+    if (temporary) temporary->Keep();
     std::printf("logs kept in %s\n", dir.c_str());
   }
   return ok ? 0 : 1;

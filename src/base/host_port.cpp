@@ -1,0 +1,31 @@
+#include "base/host_port.h"
+
+#include <charconv>
+
+namespace mvr {
+
+Result<HostPort> ParseHostPort(std::string_view text, std::string_view what) {
+  auto invalid = [&](std::string_view why) {
+    return InvalidArgument(std::string(what) + " must be HOST:PORT (" + std::string(why) +
+                           "), got '" + std::string(text) + "'");
+  };
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) return invalid("no port");
+  std::string_view host = text.substr(0, colon);
+  std::string_view port_text = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string_view::npos) {
+    return invalid("write an IPv6 address in brackets, e.g. [::1]:8080");
+  }
+  if (host.empty()) return invalid("no host");
+  int port = -1;
+  auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || error != std::errc() || end != port_text.data() + port_text.size() ||
+      port < 0 || port > 65535) {
+    return invalid("the port is a number from 0 to 65535");
+  }
+  return HostPort{std::string(host), port};
+}
+
+}  // namespace mvr
