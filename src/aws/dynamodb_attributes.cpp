@@ -1,4 +1,5 @@
 #include "aws/dynamodb_attributes.h"
+#include "base/numbers.h"
 
 #include <charconv>
 
@@ -39,10 +40,7 @@ std::optional<int64_t> GetN(const Item& item, const std::string& name) {
   const nlohmann::json* v = Typed(item, name, "N");
   if (v == nullptr || !v->is_string()) return std::nullopt;
   const std::string& text = v->get_ref<const std::string&>();
-  int64_t out = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return out;
+  return ParseInt64(text);
 }
 
 std::optional<bool> GetBool(const Item& item, const std::string& name) {

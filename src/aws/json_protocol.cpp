@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "aws/sigv4.h"
+#include "base/numbers.h"
 
 namespace mvr::aws {
 namespace {
@@ -120,10 +121,8 @@ Status MapJsonError(int http_status, const http::Headers& headers, const std::st
   Status status(code, text);
   if (!type.empty()) status.WithErrorType(type);
   if (auto retry_after = headers.Get("Retry-After")) {
-    char* end = nullptr;
-    long seconds = std::strtol(retry_after->c_str(), &end, 10);
-    if (end != retry_after->c_str() && seconds >= 0 && seconds < 3600) {
-      status.WithRetryAfter(std::chrono::seconds(seconds));
+    if (std::optional<int64_t> seconds = ParseInt64InRange(*retry_after, 0, 3599)) {
+      status.WithRetryAfter(std::chrono::seconds(*seconds));
     }
   }
   return status;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "aws/json_protocol.h"
+#include "base/numbers.h"
 #include "base/retry.h"
 
 namespace mvr::aws {
@@ -28,11 +29,10 @@ std::string Scrub(std::string text, const std::vector<const Secret*>& secrets) {
 // Retry-After as delta-seconds (the form AWS sends); anything else is ignored.
 std::optional<std::chrono::milliseconds> RetryAfter(const http::Headers& headers) {
   auto value = headers.Get("Retry-After");
-  if (!value || value->empty() || value->size() > 9) return std::nullopt;
-  for (char c : *value) {
-    if (c < '0' || c > '9') return std::nullopt;
-  }
-  return std::chrono::seconds(std::stoll(*value));
+  if (!value) return std::nullopt;
+  std::optional<int64_t> seconds = ParseInt64InRange(*value, 0, 999'999'999);
+  if (!seconds) return std::nullopt;
+  return std::chrono::seconds(*seconds);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "aws/service_model.h"
 #include "aws/service_model_impl.h"
 #include "base/encoding.h"
+#include "base/numbers.h"
 #include "base/time_format.h"
 
 namespace mvr::aws {
@@ -215,13 +216,9 @@ class Validator {
       return Fail(path, "is too large");
     } else if (origin != Origin::kBody && value.is_string()) {
       const std::string& text = value.get_ref<const std::string&>();
-      size_t used = 0;
-      try {
-        n = std::stoll(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != text.size()) return Fail(path, "\"" + text + "\" is not an integer");
+      std::optional<int64_t> parsed = ParseInt64(text);
+      if (!parsed) return Fail(path, "\"" + text + "\" is not an integer");
+      n = *parsed;
     } else {
       return Fail(path, std::string("expected an integer, got ") + JsonTypeName(value));
     }

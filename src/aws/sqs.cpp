@@ -1,4 +1,5 @@
 #include "aws/sqs.h"
+#include "base/numbers.h"
 
 #include <algorithm>
 #include <charconv>
@@ -152,12 +153,9 @@ Result<std::vector<SqsMessage>> SqsClient::ReceiveMessage(const ReceiveMessageRe
       }
     }
     if (auto rc = msg.attributes.find("ApproximateReceiveCount"); rc != msg.attributes.end()) {
-      int n = 0;
-      auto [ptr, ec] = std::from_chars(rc->second.data(), rc->second.data() + rc->second.size(), n);
-      if (ec != std::errc() || ptr != rc->second.data() + rc->second.size()) {
-        return Internal("ReceiveMessage: ApproximateReceiveCount is not a number");
-      }
-      msg.receive_count = n;
+      std::optional<int64_t> n = ParseInt64InRange(rc->second, 0, INT32_MAX);
+      if (!n) return Internal("ReceiveMessage: ApproximateReceiveCount is not a number");
+      msg.receive_count = static_cast<int>(*n);
     }
     out.push_back(std::move(msg));
   }

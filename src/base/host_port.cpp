@@ -1,6 +1,6 @@
 #include "base/host_port.h"
 
-#include <charconv>
+#include "base/numbers.h"
 
 namespace mvr {
 
@@ -19,13 +19,9 @@ Result<HostPort> ParseHostPort(std::string_view text, std::string_view what) {
     return invalid("write an IPv6 address in brackets, e.g. [::1]:8080");
   }
   if (host.empty()) return invalid("no host");
-  int port = -1;
-  auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (port_text.empty() || error != std::errc() || end != port_text.data() + port_text.size() ||
-      port < 0 || port > 65535) {
-    return invalid("the port is a number from 0 to 65535");
-  }
-  return HostPort{std::string(host), port};
+  std::optional<int64_t> port = ParseInt64InRange(port_text, 0, 65535);
+  if (!port) return invalid("the port is a number from 0 to 65535");
+  return HostPort{std::string(host), static_cast<int>(*port)};
 }
 
 }  // namespace mvr

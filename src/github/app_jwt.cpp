@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/encoding.h"
+#include "base/numbers.h"
 
 namespace mvr::github {
 namespace {
@@ -24,14 +25,6 @@ struct PkeyFree {
 struct MdCtxFree {
   void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
 };
-
-bool AllDigits(const std::string& s) {
-  if (s.empty() || s.size() > 18) return false;
-  for (unsigned char c : s) {
-    if (!std::isdigit(c)) return false;
-  }
-  return true;
-}
 
 Result<std::unique_ptr<EVP_PKEY, PkeyFree>> LoadRsaKey(const Secret& pem) {
   std::unique_ptr<BIO, BioFree> bio(
@@ -63,8 +56,8 @@ Result<Secret> MakeAppJwt(const std::string& app_id, const Secret& private_key_p
   nlohmann::json header = {{"alg", "RS256"}, {"typ", "JWT"}};
   nlohmann::json claims = {{"iat", ToUnixSeconds(now - kAppJwtBackdate)},
                            {"exp", ToUnixSeconds(now + kAppJwtLifetime)}};
-  if (AllDigits(app_id)) {
-    claims["iss"] = std::stoll(app_id);
+  if (std::optional<int64_t> numeric = ParseInt64InRange(app_id, 0, INT64_MAX)) {
+    claims["iss"] = *numeric;
   } else {
     claims["iss"] = app_id;
   }

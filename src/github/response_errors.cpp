@@ -1,4 +1,5 @@
 #include "github/response_errors.h"
+#include "base/numbers.h"
 
 #include <algorithm>
 #include <cctype>
@@ -20,10 +21,7 @@ std::optional<int64_t> HeaderInt(const http::Headers& headers, std::string_view 
   std::string_view text(*v);
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  int64_t out = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return out;
+  return ParseInt64(text);
 }
 
 std::string Lower(std::string text) {

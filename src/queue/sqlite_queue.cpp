@@ -1,5 +1,6 @@
 #include "queue/sqlite_queue.h"
 
+#include "base/numbers.h"
 #include "queue/long_poll.h"
 
 namespace mvr::queue {
@@ -13,11 +14,10 @@ Result<int64_t> IdOfReceipt(const std::string& receipt) {
   if (dot == std::string::npos || dot == 0) {
     return InvalidArgument("'" + receipt + "' is not a receipt this queue gave out");
   }
-  try {
-    return static_cast<int64_t>(std::stoll(receipt.substr(0, dot)));
-  } catch (...) {
-    return InvalidArgument("'" + receipt + "' is not a receipt this queue gave out");
-  }
+  std::optional<int64_t> id =
+      ParseInt64InRange(std::string_view(receipt).substr(0, dot), 1, INT64_MAX);
+  if (!id) return InvalidArgument("'" + receipt + "' is not a receipt this queue gave out");
+  return *id;
 }
 
 }  // namespace

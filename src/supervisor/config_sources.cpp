@@ -1,8 +1,7 @@
 #include "supervisor/config_sources.h"
 
-#include <charconv>
-
 #include "base/files.h"
+#include "base/numbers.h"
 
 namespace mvr::supervisor {
 namespace {
@@ -11,12 +10,11 @@ namespace {
 Result<int> PortFromEnv(const Environment& env, const char* name) {
   auto value = env.Get(name);
   if (!value || value->empty()) return -1;
-  int port = -1;
-  auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), port);
-  if (error != std::errc() || end != value->data() + value->size() || port < 0 || port > 65535) {
+  std::optional<int64_t> port = ParseInt64InRange(*value, 0, 65535);
+  if (!port) {
     return InvalidArgument(std::string(name) + "='" + *value + "' is not a port number (0-65535)");
   }
-  return port;
+  return static_cast<int>(*port);
 }
 
 template <typename T>

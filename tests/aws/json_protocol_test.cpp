@@ -169,6 +169,14 @@ TEST(JsonErrorMapping, HonoursRetryAfter) {
   EXPECT_EQ(*s.retry_after(), std::chrono::seconds(3));
 }
 
+TEST(JsonErrorMapping, IgnoresARetryAfterThatIsNotWholeSeconds) {
+  for (const char* value : {"3abc", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", "", "99999"}) {
+    http::Headers h;
+    h.Set("Retry-After", value);
+    EXPECT_FALSE(MapJsonError(429, h, "").retry_after()) << value;
+  }
+}
+
 TEST_F(JsonProtocolTest, ErrorBodyIsKeptForDetails) {
   http_.PushJson(400, R"({"__type":"#TransactionCanceledException","CancellationReasons":[]})");
   JsonCallResult r = client_.Invoke("TransactWriteItems", nlohmann::json::object());

@@ -1,7 +1,6 @@
 #include "emulate/github/control_api.h"
 
-#include <charconv>
-
+#include "base/numbers.h"
 #include "emulate/github/model_json.h"
 #include "emulate/github/rest_api.h"
 
@@ -14,11 +13,9 @@ using nlohmann::json;
 
 namespace {
 
-std::optional<int64_t> ParseId(const std::string& text) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
-  return v;
+// Ids in paths and queries are non-negative decimal numbers.
+std::optional<int64_t> ParseId(std::string_view text) {
+  return ParseInt64InRange(text, 0, INT64_MAX);
 }
 
 HttpResponse NoContent() {

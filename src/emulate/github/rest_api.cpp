@@ -1,9 +1,9 @@
 #include "emulate/github/rest_api.h"
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 
+#include "base/numbers.h"
 #include "base/time_format.h"
 #include "emulate/github/model_json.h"
 
@@ -16,11 +16,9 @@ using nlohmann::json;
 
 namespace {
 
-std::optional<int64_t> ParseId(const std::string& text) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size() || v < 0) return std::nullopt;
-  return v;
+// Ids in paths and queries are non-negative decimal numbers.
+std::optional<int64_t> ParseId(std::string_view text) {
+  return ParseInt64InRange(text, 0, INT64_MAX);
 }
 
 int IntParam(const ServerRequest& req, const char* name, int fallback, int lo, int hi) {

@@ -2,6 +2,7 @@
 // SUCCESSFUL | FAILED, status ACTIVE | INACTIVE), one build per version, and tags.
 #include <regex>
 
+#include "base/numbers.h"
 #include "emulate/microvms/microvm_model.h"
 #include "emulate/microvms/request_checks.h"
 
@@ -45,14 +46,7 @@ Result<MicrovmModel::Image*> MicrovmModel::FindImage(const std::string& identifi
 
 Result<MicrovmModel::Version*> MicrovmModel::FindVersion(Image& image, const json& version) {
   const std::string text = version.is_string() ? version.get<std::string>() : version.dump();
-  int number = 0;
-  try {
-    size_t used = 0;
-    number = std::stoi(text, &used);
-    if (used != text.size()) number = 0;
-  } catch (const std::exception&) {
-    number = 0;
-  }
+  int number = static_cast<int>(ParseInt64InRange(text, 1, INT32_MAX).value_or(0));
   auto it = image.versions.find(number);
   if (it == image.versions.end()) {
     return NotFound("version " + text + " of image " + image.name + " not found")

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "base/numbers.h"
 #include "emulate/microvms/emulator.h"
 #include "emulate/microvms/ingress_proxy.h"
 
@@ -177,10 +178,11 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
   }
   int port = 8080;
   if (auto text = request.headers.Get("X-aws-proxy-port")) {
-    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), port);
-    if (ec != std::errc() || end != text->data() + text->size() || port < 1 || port > 65535) {
+    std::optional<int64_t> parsed = ParseInt64InRange(*text, 1, 65535);
+    if (!parsed) {
       return finish(ProxyError(400, "X-aws-proxy-port must be a port number from 1 to 65535"));
     }
+    port = static_cast<int>(*parsed);
   }
   log_line["port"] = port;
   std::optional<Secret> token;

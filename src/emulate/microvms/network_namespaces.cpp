@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/encoding.h"
+#include "base/numbers.h"
 
 namespace mvr::emulate::microvms {
 
@@ -50,12 +51,11 @@ Result<Ipv4Range> Ipv4Range::Parse(const std::string& cidr) {
   in_addr addr{};
   if (inet_pton(AF_INET, cidr.substr(0, slash).c_str(), &addr) != 1) return InvalidArgument(usage);
   Ipv4Range r;
-  try {
-    size_t used = 0;
-    r.prefix = std::stoi(cidr.substr(slash + 1), &used);
-    if (used != cidr.size() - slash - 1) return InvalidArgument(usage);
-  } catch (const std::exception&) {
-    return InvalidArgument(usage);
+  {
+    std::optional<int64_t> prefix =
+        ParseInt64InRange(std::string_view(cidr).substr(slash + 1), 0, 32);
+    if (!prefix) return InvalidArgument(usage);
+    r.prefix = static_cast<int>(*prefix);
   }
   if (r.prefix < 8 || r.prefix > 30) return InvalidArgument(usage);
   const uint32_t mask = ~uint32_t{0} << (32 - r.prefix);

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "base/encoding.h"
+#include "base/numbers.h"
 
 namespace mvr::emulate::microvms {
 
@@ -38,11 +39,9 @@ Result<std::optional<int64_t>> OptionalInt(const json& in, const char* field, in
   if (j.is_number_integer()) {
     v = j.get<int64_t>();
   } else if (j.is_string()) {
-    const std::string s = j.get<std::string>();
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size()) {
-      return Invalid(std::string(field) + " must be an integer");
-    }
+    std::optional<int64_t> parsed = ParseInt64(j.get_ref<const std::string&>());
+    if (!parsed) return Invalid(std::string(field) + " must be an integer");
+    v = *parsed;
   } else {
     return Invalid(std::string(field) + " must be an integer");
   }
