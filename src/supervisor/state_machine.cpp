@@ -82,6 +82,13 @@ Outcome StateMachine::Move(State to, Action action) {
   return a;
 }
 
+Outcome StateMachine::AcceptDuplicate() const {
+  Accepted a;
+  a.state = state_;
+  a.duplicate = true;
+  return a;
+}
+
 void StateMachine::RecordCurrent(const std::string& outcome) {
   if (current_request_.empty()) return;
   auto it = requests_.find(current_request_);
@@ -127,10 +134,7 @@ Outcome StateMachine::StartRunner(StartRunnerRequest request) {
                         "' was used before with a different body; use a new requestId for a "
                         "new runner");
     }
-    Accepted a;
-    a.state = state_;
-    a.duplicate = true;
-    return a;
+    return AcceptDuplicate();
   }
   if (mode_ != LaunchMode::kWarm) {
     if (!mode_) {
@@ -201,10 +205,7 @@ Outcome StateMachine::RunnerExited(int exit_code) {
 
 Outcome StateMachine::Suspend() {
   if (state_ == State::kSuspending || state_ == State::kSuspended) {
-    Accepted a;
-    a.state = state_;
-    a.duplicate = true;
-    return a;
+    return AcceptDuplicate();
   }
   if (IsBusy(state_)) {
     return Refuse(RefusalReason::kBusy, std::string("a runner is busy (") + StateName(state_) +
@@ -235,10 +236,7 @@ Outcome StateMachine::SuspendFailed(const std::string& reason) {
 
 Outcome StateMachine::Resume() {
   if (state_ == State::kResuming || state_ == State::kIdle) {
-    Accepted a;
-    a.state = state_;
-    a.duplicate = true;
-    return a;
+    return AcceptDuplicate();
   }
   if (state_ != State::kSuspended) {
     return Refuse(RefusalReason::kWrongState,
@@ -266,10 +264,7 @@ Outcome StateMachine::ResumeFailed(const std::string& reason) {
 
 Outcome StateMachine::Terminate() {
   if (state_ == State::kTerminating) {
-    Accepted a;
-    a.state = state_;
-    a.duplicate = true;
-    return a;
+    return AcceptDuplicate();
   }
   jit_.Clear();
   if (!current_request_.empty()) RecordCurrent("terminated");

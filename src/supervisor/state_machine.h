@@ -122,6 +122,8 @@ class StateMachine {
  private:
   Refusal Refuse(RefusalReason reason, std::string message) const;
   Outcome Move(State to, Action action);
+  // A repeat of a request already accepted: no action, the current state.
+  Outcome AcceptDuplicate() const;
   void RecordCurrent(const std::string& outcome);
 
   State state_ = State::kSnapshotted;

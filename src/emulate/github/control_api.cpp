@@ -146,17 +146,7 @@ void ControlApi::AddRunnerRoutes(http::Router& router) {
     auto job = model_.RunnerAcquireJob(RunnerCredential(r));
     if (!job.ok()) return ErrorResponse(job.status());
     if (!*job) return NoContent();
-    const JobAssignment& a = **job;
-    json j;
-    j["id"] = a.job_id;
-    j["run_id"] = a.run_id;
-    j["run_attempt"] = a.run_attempt;
-    j["name"] = a.name;
-    j["repository"] = a.repository;
-    j["workflow_name"] = a.workflow_name;
-    j["steps"] = a.steps;
-    j["env"] = a.env;
-    return JsonResponse(200, j);
+    return JsonResponse(200, JobAssignmentJson(**job));
   });
   router.Add("POST", "/_runner/jobs/{id}/steps/{number}",
              [this](const ServerRequest& r, const PathParams& p) {

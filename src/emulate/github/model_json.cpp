@@ -151,4 +151,33 @@ json DeliveryJson(const Delivery& d) {
   return j;
 }
 
+json JobAssignmentJson(const JobAssignment& a) {
+  return json{{"id", a.job_id},
+              {"run_id", a.run_id},
+              {"run_attempt", a.run_attempt},
+              {"name", a.name},
+              {"repository", a.repository},
+              {"workflow_name", a.workflow_name},
+              {"steps", a.steps},
+              {"env", a.env}};
+}
+
+Result<JobAssignment> ParseJobAssignment(std::string_view body) {
+  json j = json::parse(body, nullptr, false);
+  JobAssignment a;
+  try {
+    a.job_id = j.at("id").get<int64_t>();
+    a.run_id = j.at("run_id").get<int64_t>();
+    a.run_attempt = j.value("run_attempt", 1);
+    a.name = j.at("name").get<std::string>();
+    a.repository = j.at("repository").get<std::string>();
+    a.workflow_name = j.value("workflow_name", "CI");
+    a.steps = j.at("steps").get<std::vector<std::string>>();
+    a.env = j.value("env", std::map<std::string, std::string>());
+  } catch (const json::exception&) {
+    return Internal("the emulator sent a job the runner cannot read");
+  }
+  return a;
+}
+
 }  // namespace mvr::emulate::github

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/status.h"
 #include "emulate/github/model_types.h"
 
 namespace mvr::emulate::github {
@@ -17,6 +18,9 @@ nlohmann::json JobJson(const Job& job, const std::string& base_url);
 // JobJson plus the emulator's extras: per-step command, exit code and output, and the timeline.
 nlohmann::json JobDetailJson(const Job& job, const std::string& base_url);
 nlohmann::json DeliveryJson(const Delivery& delivery);
+// The stand-in runner's job (GET /_runner/job) and its reading on the runner's side.
+nlohmann::json JobAssignmentJson(const JobAssignment& assignment);
+Result<JobAssignment> ParseJobAssignment(std::string_view body);
 // RFC 3339 or null.
 nlohmann::json TimeOrNull(const std::optional<TimePoint>& t);
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "base/retry.h"
+#include "emulate/github/model_json.h"
 
 namespace mvr::emulate::github {
 
@@ -77,17 +78,17 @@ Result<RunnerOutcome> StandInRunner::Run() {
   console_ << "Listening for Jobs" << std::endl;
   log.Info("runner online", {{"runner_id", config_.runner_id}});
 
-  MVR_ASSIGN_OR_RETURN(JobToRun job, WaitForJob());
+  MVR_ASSIGN_OR_RETURN(JobAssignment job, WaitForJob());
   console_ << "Running job: " << job.name << std::endl;
-  log.Info("job started", {{"job_id", job.id}});
+  log.Info("job started", {{"job_id", job.job_id}});
   auto conclusion = RunJob(job);
   if (!conclusion.ok()) return conclusion.status();
   console_ << "Job " << job.name << " completed with result: " << Display(*conclusion) << std::endl;
-  log.Info("job finished", {{"job_id", job.id}, {"conclusion", *conclusion}});
-  return RunnerOutcome{job.id, *conclusion};
+  log.Info("job finished", {{"job_id", job.job_id}, {"conclusion", *conclusion}});
+  return RunnerOutcome{job.job_id, *conclusion};
 }
 
-Result<StandInRunner::JobToRun> StandInRunner::WaitForJob() {
+Result<JobAssignment> StandInRunner::WaitForJob() {
   int failures = 0;
   while (true) {
     auto res = Call("GET", "/_runner/job", "", false);
@@ -109,26 +110,12 @@ Result<StandInRunner::JobToRun> StandInRunner::WaitForJob() {
       seam_.sleeper.Sleep(options_.poll_interval);
       continue;
     }
-    json j = json::parse(res->body, nullptr, false);
-    JobToRun job;
-    try {
-      job.id = j.at("id").get<int64_t>();
-      job.run_id = j.at("run_id").get<int64_t>();
-      job.run_attempt = j.value("run_attempt", 1);
-      job.name = j.at("name").get<std::string>();
-      job.repository = j.at("repository").get<std::string>();
-      job.workflow = j.value("workflow_name", "CI");
-      job.steps = j.at("steps").get<std::vector<std::string>>();
-      job.env = j.value("env", std::map<std::string, std::string>());
-    } catch (const json::exception&) {
-      return Internal("the emulator sent a job the runner cannot read");
-    }
-    return job;
+    return ParseJobAssignment(res->body);
   }
 }
 
 std::map<std::string, std::string> StandInRunner::JobEnvironment(
-    const JobToRun& job, const std::string& workspace) const {
+    const JobAssignment& job, const std::string& workspace) const {
   std::map<std::string, std::string> env = options_.base_env;
   // Never hand the config on, even if the caller's environment still had it.
   env.erase("ACTIONS_RUNNER_INPUT_JITCONFIG");
@@ -141,7 +128,7 @@ std::map<std::string, std::string> StandInRunner::JobEnvironment(
   env["GITHUB_RUN_NUMBER"] = "1";
   env["GITHUB_REPOSITORY"] = job.repository;
   env["GITHUB_REPOSITORY_OWNER"] = owner;
-  env["GITHUB_WORKFLOW"] = job.workflow;
+  env["GITHUB_WORKFLOW"] = job.workflow_name;
   env["GITHUB_WORKSPACE"] = workspace;
   env["GITHUB_SERVER_URL"] = config_.server_url;
   env["GITHUB_API_URL"] = config_.server_url;
@@ -154,7 +141,7 @@ std::map<std::string, std::string> StandInRunner::JobEnvironment(
   return env;
 }
 
-Result<std::string> StandInRunner::RunJob(const JobToRun& job) {
+Result<std::string> StandInRunner::RunJob(const JobAssignment& job) {
   const std::string repo_name = job.repository.substr(job.repository.find('/') + 1);
   const std::string workspace = options_.work_folder + "/" + repo_name + "/" + repo_name;
   std::error_code ec;
@@ -164,7 +151,7 @@ Result<std::string> StandInRunner::RunJob(const JobToRun& job) {
     return Internal("cannot create the workspace under " + options_.work_folder + ": " +
                     ec.message());
   const auto env = JobEnvironment(job, workspace);
-  const std::string job_path = "/_runner/jobs/" + std::to_string(job.id);
+  const std::string job_path = "/_runner/jobs/" + std::to_string(job.job_id);
   std::string conclusion = "success";
   for (size_t i = 0; i < job.steps.size(); ++i) {
     const std::string step_path = job_path + "/steps/" + std::to_string(i + 1);

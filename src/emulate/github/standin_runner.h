@@ -13,6 +13,7 @@
 #include "base/seam.h"
 #include "base/secret.h"
 #include "emulate/github/jit_config.h"
+#include "emulate/github/model_types.h"
 #include "http/client.h"
 #include "process/process_runner.h"
 
@@ -45,21 +46,11 @@ class StandInRunner {
   Result<RunnerOutcome> Run();
 
  private:
-  struct JobToRun {
-    int64_t id = 0;
-    int64_t run_id = 0;
-    int run_attempt = 1;
-    std::string name;
-    std::string repository;
-    std::string workflow;
-    std::vector<std::string> steps;
-    std::map<std::string, std::string> env;
-  };
   Result<http::HttpResponse> Call(const std::string& method, const std::string& path,
                                   const std::string& body, bool retry);
-  Result<JobToRun> WaitForJob();
-  Result<std::string> RunJob(const JobToRun& job);
-  std::map<std::string, std::string> JobEnvironment(const JobToRun& job,
+  Result<JobAssignment> WaitForJob();
+  Result<std::string> RunJob(const JobAssignment& job);
+  std::map<std::string, std::string> JobEnvironment(const JobAssignment& job,
                                                     const std::string& workspace) const;
 
   StandInRunnerOptions options_;
