@@ -190,6 +190,19 @@ Result<Acquisition> PoolLeases::Acquire(const PoolRequest& r) {
         } else {
           abandoned_creating.push_back(&m);
         }
+      } else if (m.state == MemberState::kSuspending && Expired(m.lease_expires_at, now) &&
+                 !incompatible && !Expired(m.reuse_deadline, now)) {
+        // A stop that never finished: its VM may well be SUSPENDED. The caller looks and either
+        // finishes the suspend (READY) or destroys the member.
+        auto taken =
+            TakeOver(r.partition, m, MemberState::kSuspending, r.owner, policy_.transition_timeout);
+        if (store::IsConditionFailed(taken.status())) {
+          lost_race = true;
+          continue;
+        }
+        if (!taken.ok()) return taken.status();
+        result.to_repair.push_back(*taken);
+        continue;
       } else if (IsOwned(m.state) && m.state != MemberState::kCreating &&
                  Expired(m.lease_expires_at, now)) {
         destroy = true;
@@ -316,6 +329,9 @@ Result<ReleasePlan> PoolLeases::BeginRelease(const Lease& lease) {
   if (ours && m.state == MemberState::kDestroying) {
     return ReleasePlan{ReleasePlan::Action::kTerminate, m};
   }
+  if (ours && (m.state == MemberState::kReady || m.state == MemberState::kDead)) {
+    return ReleasePlan{ReleasePlan::Action::kReleased, m};
+  }
   const TimePoint now = clock_.Now();
   const bool terminate = !m.reuse_deadline || *m.reuse_deadline <= now;
   MemberState next = terminate ? MemberState::kDestroying : MemberState::kSuspending;
@@ -330,11 +346,22 @@ Result<ReleasePlan> PoolLeases::BeginRelease(const Lease& lease) {
 }
 
 Result<MemberRecord> PoolLeases::FinishSuspend(const Lease& lease) {
-  return TransitionOwned(
+  Result<MemberRecord> ready = TransitionOwned(
       lease, {MemberState::kSuspending},
-      {Update::Set(a::kState, "READY"), Update::Remove(a::kLeaseId), Update::Remove(a::kLeaseOwner),
+      {Update::Set(a::kState, "READY"), Update::Remove(a::kLeaseOwner),
        Update::Remove(a::kLeaseExpiresAt), Update::Set(a::kLastUsedAt, Seconds(clock_.Now()))},
       "mark READY");
+  if (ready.ok() || ready.status().code() != Code::kConflict) return ready;
+  // A retry of a FinishSuspend that won: the member is READY under this very lease still.
+  MVR_ASSIGN_OR_RETURN(auto item, store_.Get({lease.partition, MemberSortKey(lease.member_id)}));
+  if (item) {
+    MVR_ASSIGN_OR_RETURN(MemberRecord m, MemberFromItem(*item));
+    if (m.state == MemberState::kReady && m.lease_id == lease.lease_id &&
+        m.generation == lease.generation) {
+      return m;
+    }
+  }
+  return ready;
 }
 
 Result<MemberRecord> PoolLeases::BeginDestroy(const Lease& lease) {
