@@ -14,6 +14,7 @@ namespace mvr::action {
 namespace {
 
 using internal::CleanupDeadline;
+using internal::LifetimeOf;
 using Kind = Acquisition::Kind;
 
 // Acquisitions one start may go through when the members it is given turn out gone or expired.
@@ -105,6 +106,11 @@ Result<StartResult> StartFlow::Pooled(const StartCommand& c, TimePoint deadline)
       if (!recorded.ok()) {
         // Another start took the reservation over (ours had expired): the VM is its now.
         return recorded.status().Annotate("recording the launch of MicroVM " + vm->microvm_id);
+      }
+      if (!LifetimeOf(*recorded).ReusableAt(seam.clock.Now())) {
+        // The token found a VM an abandoned start launched long ago: too old for a job.
+        MVR_RETURN_IF_ERROR(ops.Destroy(lease, vm->microvm_id, CleanupDeadline(seam)));
+        continue;
       }
       seam.logger.Info("pool member launched",
                        {{"member_id", lease.member_id}, {"microvm_id", vm->microvm_id}});

@@ -3,6 +3,7 @@
 // failed delivery and a failed registration (seed 000, "Failure behavior").
 #include <gtest/gtest.h>
 
+#include "action/pool_flow.h"
 #include "tests/action/pool_flow_fixture.h"
 
 namespace mvr::action {
@@ -109,6 +110,39 @@ TEST_F(PoolFlowTest, StopCancelledAfterSuspendingIsFinishedByTheNextStart) {
   EXPECT_EQ(CountSince(before, "RunMicrovm"), 0);
   EXPECT_EQ(CountSince(before, "TerminateMicrovm"), 0);
   EXPECT_EQ(Stop(a.server).status().code(), Code::kConflict);  // the cancelled stop's lease
+  Stopped(b);
+}
+
+TEST_F(PoolFlowTest, StartKilledBeforeRecordingItsLaunchIsRecoveredWithTheSameVm) {
+  // A start reserved a member and called RunMicrovm, then died before recording the VM: the
+  // MicroVM exists but the table still says CREATING.
+  const std::string partition = internal::ResolvePool(vms_, Command("x")).value().partition;
+  PoolPolicy killed_policy;
+  killed_policy.lease_timeout = std::chrono::minutes(10);
+  PoolLeases leases(store_, clock_, random_, killed_policy);
+  PoolRequest r;
+  r.partition = partition;
+  r.server_name = "build-cache";
+  r.image_id = "img-1";
+  r.image_version = "3";
+  r.region = "us-east-1";
+  r.owner = "killed-start";
+  r.capacity = 2;
+  Acquisition killed = leases.Acquire(r).value();
+  ASSERT_EQ(killed.kind, Acquisition::Kind::kReserved);
+  aws::RunMicrovmRequest run;
+  run.client_token = MemberLaunchToken(r.partition, killed.member);
+  const std::string orphan = vms_.RunMicrovm(run).value().microvm_id;
+
+  EXPECT_EQ(Start("job-b", 1).status().code(), Code::kQuotaExceeded);  // reservation unexpired
+  clock_.Advance(std::chrono::minutes(10));
+  const size_t before = Calls();
+  StartResult b = Started("job-b", 1);
+  EXPECT_EQ(b.microvm_id, orphan);  // the same clientToken found the same VM
+  EXPECT_EQ(HandleOf(b).member_id, killed.lease.member_id);
+  EXPECT_EQ(CountSince(before, "RunMicrovm"), 1);
+  EXPECT_EQ(launched_, 1);  // the orphan only: no second VM
+  EXPECT_EQ(MemberOf(b).state, MemberState::kLeased);
   Stopped(b);
 }
 
