@@ -105,6 +105,30 @@ TEST_F(PoolFlowTest, MixedCapacitiesTwoAndThreeNeitherShrinkNorBlockReuse) {
   EXPECT_EQ(ActiveCount(f), 3);  // stopping never shrinks the pool
 }
 
+TEST_F(PoolFlowTest, DifferentServerNamesAndRepositoriesAreSeparatePools) {
+  StartResult a = Started("job-a", 1);
+  StartCommand other_name = Command("job-b", 1);
+  other_name.server = "other-cache";
+  Result<StartResult> b = Start(other_name);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();  // capacity 1 of its own pool
+  StartCommand other_repo = Command("job-c", 1);
+  other_repo.identity.repository_id = "999";
+  Result<StartResult> c = Start(other_repo);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::set<std::string> partitions = {HandleOf(a).server_key_hash, HandleOf(*b).server_key_hash,
+                                      HandleOf(*c).server_key_hash};
+  EXPECT_EQ(partitions.size(), 3u);
+  EXPECT_EQ(launched_, 3);
+  // A handle from another repository is refused by name before anything is touched.
+  const size_t before = Calls();
+  Result<StopResult> foreign = Stop(c->server);
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_NE(foreign.status().message().find("repository"), std::string::npos);
+  EXPECT_TRUE(CallsSince(before).empty());
+  Stopped(a);
+  Stopped(*b);
+}
+
 TEST_F(PoolFlowTest, OmittedCapacityGrowsToTheConcurrencyItMeets) {
   std::set<std::string> members;
   std::vector<StartResult> started;
