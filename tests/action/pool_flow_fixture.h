@@ -65,6 +65,7 @@ class PoolFlowTest : public ::testing::Test {
         Log(op, id);
         if (!cloud_.count(id)) return NotFound("no MicroVM " + id);
         if (std::string(op) == "SuspendMicrovm" && !suspend_error_.ok()) return suspend_error_;
+        if (std::string(op) == "ResumeMicrovm" && !resume_error_.ok()) return resume_error_;
         cloud_[id].state = to;
         return Status::Ok();
       };
@@ -205,6 +206,7 @@ class PoolFlowTest : public ::testing::Test {
   int launched_ = 0;
   int64_t runner_ids_ = 100;
   Status suspend_error_ = Status::Ok();
+  Status resume_error_ = Status::Ok();
   Status jit_error_ = Status::Ok();
   int delivery_status_ = 202;
 };

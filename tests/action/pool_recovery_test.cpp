@@ -201,6 +201,20 @@ TEST_F(PoolFlowTest, RegistrationFailureLeavesTheCachedVmUntouchedAndReady) {
   EXPECT_TRUE(Started("job-c").warm_hit);
 }
 
+TEST_F(PoolFlowTest, FailedResumeRemovesTheRunnerAndKeepsTheSuspendedVm) {
+  StartResult a = Started("job-a");
+  Stopped(a);
+  resume_error_ = InvalidArgument("resume refused");
+  Result<StartResult> b = Start("job-b");
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("resume refused"), std::string::npos);
+  EXPECT_TRUE(runners_.empty());
+  EXPECT_EQ(StateOf(a.microvm_id), aws::MicrovmState::kSuspended);  // its cache is kept
+  EXPECT_EQ(MemberOf(a).state, MemberState::kReady);
+  resume_error_ = Status::Ok();
+  EXPECT_TRUE(Started("job-c").warm_hit);
+}
+
 TEST_F(PoolFlowTest, FailedDeliveryRemovesTheRunnerAndParksTheVm) {
   StartResult a = Started("job-a");
   Stopped(a);
