@@ -5,12 +5,6 @@ namespace {
 
 constexpr bool kRuntime = false;  // given by the Actions runtime, not an action.yml input
 
-FlagDoc Pool(const char* name) {
-  return {name,
-          "DynamoDB-backed warm pools: not in this version; refused with a clear message "
-          "rather than ignored"};
-}
-
 }  // namespace
 
 const std::vector<FlagDoc>& StartFlags() {
@@ -37,12 +31,14 @@ const std::vector<FlagDoc>& StartFlags() {
       {"idempotency-key", "tells apart starts that would otherwise have the same identity"},
       {"ephemeral-max-lifetime-seconds",
        "ephemeral: the MicroVM's maximum duration (default 28800, the platform maximum)"},
-      {"server", "warm: a server name, or an lmvm1_ handle to resume"},
+      {"server", "warm: a server name (a pool with state-table), or an lmvm1_ handle to resume"},
       {"max-lifetime-seconds", "warm: the MicroVM's lifetime (default 7200, at most 28800)"},
       {"reuse-safety-margin-seconds", "warm: no new job this close to the lifetime (default 1800)"},
-      Pool("state-table"),
-      Pool("server-capacity"),
-      Pool("lease-timeout-seconds"),
+      {"state-table", "warm pools: the state store (sqlite:PATH or dynamodb:TABLE)"},
+      {"server-capacity",
+       "warm pools: create a member only while fewer are active (default: no bound)"},
+      {"lease-timeout-seconds",
+       "warm pools: when an abandoned lease may be reclaimed (default: max-lifetime-seconds)"},
   };
   return kFlags;
 }
@@ -58,11 +54,11 @@ const std::vector<FlagDoc>& StopFlags() {
       {"region", "AWS region (default: AWS_REGION)"},
       {"microvm-id", "ephemeral: the MicroVM start gave"},
       {"runner-id", "the runner start registered (removed if still registered and idle)"},
-      {"server", "warm: the lmvm1_ handle start gave"},
+      {"server", "warm: the lmvm1_ or lmvm2_ handle start gave"},
       {"stop-timeout-seconds", "deadline for the stop (default 300)"},
-      Pool("state-table"),
-      Pool("server-capacity"),
-      Pool("lease-timeout-seconds"),
+      {"state-table", "warm pools: the state store the start used (lmvm2_ handles)"},
+      {"server-capacity", "ignored by stop (accepted so one set of inputs serves both modes)"},
+      {"lease-timeout-seconds", "ignored by stop"},
   };
   return kFlags;
 }

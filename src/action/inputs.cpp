@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "action/server_handle.h"
+
 namespace mvr::action {
 namespace {
 
@@ -20,18 +22,36 @@ std::string Upper(std::string s) {
   return s;
 }
 
-// Inputs of later phases (DynamoDB pools). Refused clearly rather than silently ignored.
-const char* const kPoolInputs[] = {"state-table", "server-capacity", "lease-timeout-seconds"};
-
-Status RefusePoolInputs(const InputReader& in) {
-  for (const char* name : kPoolInputs) {
-    if (in.Has(name)) {
-      return InvalidArgument(std::string("input '") + name +
-                             "' belongs to DynamoDB-backed warm pools, which this version of mvr "
-                             "does not have yet; remove it (warm reuse works through the lmvm1_ "
-                             "server handle)");
+// The pool inputs of start: state-table needs a human server name; capacity and lease timeout
+// mean nothing without a state table.
+Status ParsePoolInputs(const InputReader& in, StartCommand& c) {
+  c.state_table = in.Get("state-table");
+  if (c.state_table.empty()) {
+    for (const char* name : {"server-capacity", "lease-timeout-seconds"}) {
+      if (in.Has(name)) {
+        return InvalidArgument(std::string("input '") + name +
+                               "' applies to warm pools only: give 'state-table' (and a server "
+                               "name) too, or remove it");
+      }
     }
+    return Status::Ok();
   }
+  if (c.server.empty()) {
+    return InvalidArgument(
+        "input 'state-table' needs 'server': the name of the warm pool to start a job in");
+  }
+  if (c.server.rfind("lmvm", 0) == 0) {
+    return InvalidArgument(
+        "with 'state-table', start takes the pool's server name, not a handle: pass the same "
+        "name every start uses (the handle is for stop)");
+  }
+  if (in.Has("server-capacity")) {
+    MVR_ASSIGN_OR_RETURN(int64_t capacity, in.GetInt("server-capacity", 0, 1, 1'000));
+    c.server_capacity = capacity;
+  }
+  MVR_ASSIGN_OR_RETURN(c.lease_timeout_seconds,
+                       in.GetInt("lease-timeout-seconds", c.lifetime.max_lifetime_seconds, 60,
+                                 kMaxLifetimeCeilingSeconds));
   return Status::Ok();
 }
 
@@ -106,7 +126,6 @@ std::vector<std::string> InputReader::GetList(const std::string& name) const {
 }
 
 Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_json) {
-  MVR_RETURN_IF_ERROR(RefusePoolInputs(in));
   if (in.Has("microvm-id")) {
     return InvalidArgument(
         "input 'microvm-id' is for mode 'stop'; a start creates its own "
@@ -161,12 +180,14 @@ Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_
   if (c.image_id.empty() && c.warm() && c.server.rfind("lmvm", 0) != 0) {
     return InvalidArgument("input 'image-id' is required to start a new warm server");
   }
+  MVR_RETURN_IF_ERROR(ParsePoolInputs(in, c));
   return c;
 }
 
 Result<StopCommand> ParseStop(const InputReader& in) {
-  MVR_RETURN_IF_ERROR(RefusePoolInputs(in));
   StopCommand c;
+  // server-capacity and lease-timeout-seconds mean nothing to a stop and are ignored.
+  c.state_table = in.Get("state-table");
   c.microvm_id = in.Get("microvm-id");
   c.server = in.Get("server");
   MVR_ASSIGN_OR_RETURN(c.runner_id, in.GetInt("runner-id", 0, 0, INT64_MAX));
@@ -175,7 +196,17 @@ Result<StopCommand> ParseStop(const InputReader& in) {
         "give either 'microvm-id' (ephemeral) or 'server' (warm) to stop, "
         "not both");
   }
+  if (!c.microvm_id.empty() && !c.state_table.empty()) {
+    return InvalidArgument(
+        "input 'state-table' is for stopping a warm pool handle (server: lmvm2_...); an "
+        "ephemeral stop (microvm-id) uses no state table");
+  }
   if (c.empty()) return c;  // nothing to stop; the caller says so and exits 0
+  if (c.server.rfind(kHandlePrefixV2, 0) == 0 && c.state_table.empty()) {
+    return InvalidArgument(
+        "the server handle is a warm pool lease (lmvm2_): give 'state-table', the same one its "
+        "start used");
+  }
   MVR_ASSIGN_OR_RETURN(c.endpoints, ParseEndpoints(in));
   c.repository_id = in.Has("repository-id") ? in.Get("repository-id")
                                             : in.env().GetOr("GITHUB_REPOSITORY_ID", "");

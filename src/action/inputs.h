@@ -65,15 +65,22 @@ struct StartCommand {
   std::string event_name;  // GITHUB_EVENT_NAME, for the warm trust check
   std::string event_json;  // the payload at GITHUB_EVENT_PATH ("" if none)
   std::string work_folder = "_work";
+  // Warm pools (with a server name): the store URI, this request's capacity (nullopt: no bound)
+  // and the abandoned-lease deadline.
+  std::string state_table;
+  std::optional<int64_t> server_capacity;
+  int64_t lease_timeout_seconds = kDefaultMaxLifetimeSeconds;
 
   bool warm() const { return !server.empty(); }
+  bool pooled() const { return !state_table.empty(); }
 };
 
 struct StopCommand {
   Endpoints endpoints;
-  std::string microvm_id;  // ephemeral stop
-  std::string server;      // warm stop: the lmvm1_ handle start gave
-  int64_t runner_id = 0;   // optional (0 = none): the runner start registered (ephemeral cleanup)
+  std::string microvm_id;   // ephemeral stop
+  std::string server;       // warm stop: the lmvm1_ or lmvm2_ handle start gave
+  std::string state_table;  // the pool's store URI (lmvm2_ handles)
+  int64_t runner_id = 0;    // optional (0 = none): the runner start registered (ephemeral cleanup)
   std::string repository_id;  // GITHUB_REPOSITORY_ID: a warm handle must name the same
   Duration stop_timeout{300'000};
 

@@ -2,43 +2,22 @@
 
 #include <algorithm>
 
+#include "action/pool_conditions.h"
 #include "action/pool_keys.h"
 #include "base/encoding.h"
 
 namespace mvr::action {
 
 namespace a = pool_attr;
+using internal::Unchanged;
 using store::Condition;
 using store::Update;
 using store::Value;
 
 namespace {
 
-Value Seconds(TimePoint t) { return Value(static_cast<int64_t>(ToUnixSeconds(t))); }
-
-bool Expired(const std::optional<TimePoint>& deadline, TimePoint now) {
-  return deadline && *deadline <= now;
-}
-
-// The member is exactly as read: same state and generation (and so the same owner).
-Condition Unchanged(const MemberRecord& m) {
-  return Condition::Equals(a::kState, MemberStateName(m.state)) &&
-         Condition::Equals(a::kGeneration, m.generation);
-}
-
-Condition OwnedBy(const Lease& lease) {
-  return Condition::Equals(a::kLeaseId, lease.lease_id) &&
-         Condition::Equals(a::kGeneration, lease.generation);
-}
-
-Condition StateIn(const std::vector<MemberState>& states) {
-  std::optional<Condition> c;
-  for (MemberState s : states) {
-    Condition one = Condition::Equals(a::kState, MemberStateName(s));
-    c = c ? (*c || one) : one;
-  }
-  return *c;
-}
+using internal::Expired;
+using internal::Seconds;
 
 std::string NewMemberId(Random& random) { return "m" + random.Hex(10); }
 
@@ -190,6 +169,19 @@ Result<Acquisition> PoolLeases::Acquire(const PoolRequest& r) {
         } else {
           abandoned_creating.push_back(&m);
         }
+      } else if (m.state == MemberState::kSuspending && Expired(m.lease_expires_at, now) &&
+                 !incompatible && !Expired(m.reuse_deadline, now)) {
+        // A stop that never finished: its VM may well be SUSPENDED. The caller looks and either
+        // finishes the suspend (READY) or destroys the member.
+        auto taken =
+            TakeOver(r.partition, m, MemberState::kSuspending, r.owner, policy_.transition_timeout);
+        if (store::IsConditionFailed(taken.status())) {
+          lost_race = true;
+          continue;
+        }
+        if (!taken.ok()) return taken.status();
+        result.to_repair.push_back(*taken);
+        continue;
       } else if (IsOwned(m.state) && m.state != MemberState::kCreating &&
                  Expired(m.lease_expires_at, now)) {
         destroy = true;
@@ -261,124 +253,6 @@ Result<Acquisition> PoolLeases::Acquire(const PoolRequest& r) {
                             std::to_string(policy_.max_attempts) +
                             " consecutive attempts to acquire a member; retry the start");
   return result;
-}
-
-Status PoolLeases::Stale(const Lease& lease, const char* what) {
-  auto current = store_.Get({lease.partition, MemberSortKey(lease.member_id)});
-  std::string now_is = "no longer exists";
-  if (current.ok() && current->has_value()) {
-    auto m = MemberFromItem(**current);
-    if (m.ok()) {
-      now_is = std::string("is now ") + MemberStateName(m->state) + " at generation " +
-               std::to_string(m->generation);
-    }
-  }
-  return Conflict(std::string("stale server handle: cannot ") + what + " pool member " +
-                  lease.member_id + " at generation " + std::to_string(lease.generation) +
-                  "; the member " + now_is +
-                  " (another run may own it). No MicroVM was suspended, resumed or terminated");
-}
-
-Result<MemberRecord> PoolLeases::TransitionOwned(const Lease& lease, std::vector<MemberState> from,
-                                                 std::vector<Update> updates, const char* what) {
-  store::Key key{lease.partition, MemberSortKey(lease.member_id)};
-  auto written =
-      store_.Update(key, updates, Condition::ItemExists() && StateIn(from) && OwnedBy(lease));
-  if (store::IsConditionFailed(written.status())) return Stale(lease, what);
-  if (!written.ok()) return written.status();
-  return MemberFromItem(*written);
-}
-
-Result<MemberRecord> PoolLeases::RecordLaunch(const Lease& lease, const std::string& microvm_id,
-                                              TimePoint created_at, int64_t reuse_margin_seconds) {
-  if (microvm_id.empty()) return InvalidArgument("RecordLaunch needs the launched MicroVM id");
-  const TimePoint expires = created_at + std::chrono::seconds(policy_.max_lifetime_seconds);
-  const TimePoint deadline = expires - std::chrono::seconds(reuse_margin_seconds);
-  return TransitionOwned(
-      lease, {MemberState::kCreating},
-      {Update::Set(a::kState, "LEASED"), Update::Set(a::kMicrovmId, microvm_id),
-       Update::Set(a::kCreatedAt, Seconds(created_at)),
-       Update::Set(a::kMicrovmExpiresAt, Seconds(expires)),
-       Update::Set(a::kReuseDeadline, Seconds(deadline)),
-       Update::Set(a::kLeaseExpiresAt, Seconds(clock_.Now() + policy_.lease_timeout)),
-       Update::Set(a::kTtl, Seconds(expires + policy_.metadata_grace))},
-      "record the launch of");
-}
-
-Result<ReleasePlan> PoolLeases::BeginRelease(const Lease& lease) {
-  MVR_ASSIGN_OR_RETURN(auto item, store_.Get({lease.partition, MemberSortKey(lease.member_id)}));
-  if (!item) return Stale(lease, "stop");
-  MVR_ASSIGN_OR_RETURN(MemberRecord m, MemberFromItem(*item));
-  const bool ours = m.lease_id == lease.lease_id && m.generation == lease.generation;
-  // A retried stop of this very lease continues where the first one got to.
-  if (ours && m.state == MemberState::kSuspending)
-    return ReleasePlan{ReleasePlan::Action::kSuspend, m};
-  if (ours && m.state == MemberState::kDestroying) {
-    return ReleasePlan{ReleasePlan::Action::kTerminate, m};
-  }
-  const TimePoint now = clock_.Now();
-  const bool terminate = !m.reuse_deadline || *m.reuse_deadline <= now;
-  MemberState next = terminate ? MemberState::kDestroying : MemberState::kSuspending;
-  MVR_ASSIGN_OR_RETURN(
-      MemberRecord written,
-      TransitionOwned(lease, {MemberState::kLeased},
-                      {Update::Set(a::kState, MemberStateName(next)),
-                       Update::Set(a::kLeaseExpiresAt, Seconds(now + policy_.transition_timeout))},
-                      "stop"));
-  return ReleasePlan{terminate ? ReleasePlan::Action::kTerminate : ReleasePlan::Action::kSuspend,
-                     written};
-}
-
-Result<MemberRecord> PoolLeases::FinishSuspend(const Lease& lease) {
-  return TransitionOwned(
-      lease, {MemberState::kSuspending},
-      {Update::Set(a::kState, "READY"), Update::Remove(a::kLeaseId), Update::Remove(a::kLeaseOwner),
-       Update::Remove(a::kLeaseExpiresAt), Update::Set(a::kLastUsedAt, Seconds(clock_.Now()))},
-      "mark READY");
-}
-
-Result<MemberRecord> PoolLeases::BeginDestroy(const Lease& lease) {
-  return TransitionOwned(
-      lease,
-      {MemberState::kCreating, MemberState::kLeased, MemberState::kSuspending,
-       MemberState::kDestroying},
-      {Update::Set(a::kState, "DESTROYING"),
-       Update::Set(a::kLeaseExpiresAt, Seconds(clock_.Now() + policy_.transition_timeout))},
-      "destroy");
-}
-
-Status PoolLeases::Retire(const Lease& lease) {
-  const Condition owned = Condition::ItemExists() &&
-                          StateIn({MemberState::kCreating, MemberState::kLeased,
-                                   MemberState::kSuspending, MemberState::kDestroying}) &&
-                          OwnedBy(lease);
-  // DEAD keeps the last lease id and generation, so a retried Retire can tell it already won.
-  std::vector<Update> dead = {Update::Set(a::kState, "DEAD"), Update::Remove(a::kLeaseExpiresAt)};
-  store::Key member{lease.partition, MemberSortKey(lease.member_id)};
-  store::Key control{lease.partition, kControlSortKey};
-  store::TransactionOutcome outcome = store_.Transact(
-      {store::WriteOp::UpdateItem(member, dead, owned),
-       store::WriteOp::UpdateItem(control,
-                                  {Update::Add(a::kActiveCount, -1), Update::Add(a::kRevision, 1)},
-                                  Condition::Compare(a::kActiveCount, Condition::Op::kGt, 0))});
-  if (outcome.ok()) return Status::Ok();
-  if (store::IsConditionFailed(outcome.status) && outcome.failed_index == 0) {
-    MVR_ASSIGN_OR_RETURN(auto item, store_.Get(member));
-    if (item && item->GetString(a::kState) == std::string("DEAD") &&
-        item->GetString(a::kLeaseId) == lease.lease_id &&
-        item->GetNumber(a::kGeneration) == lease.generation) {
-      return Status::Ok();  // a retry of this very retirement
-    }
-    return Stale(lease, "retire");
-  }
-  if (store::IsConditionFailed(outcome.status)) {
-    // The count had already drifted to zero: retire the member and still bump the revision.
-    outcome =
-        store_.Transact({store::WriteOp::UpdateItem(member, dead, owned),
-                         store::WriteOp::UpdateItem(control, {Update::Add(a::kRevision, 1)})});
-    if (store::IsConditionFailed(outcome.status)) return Stale(lease, "retire");
-  }
-  return outcome.status;
 }
 
 Result<Lease> LeaseFromHandle(const PoolHandle& h, const std::string& repository_id,

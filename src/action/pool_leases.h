@@ -63,10 +63,15 @@ struct Acquisition {
   // Members this call took into DESTROYING while reconciling (expired leases or transitions,
   // past their reuse deadline, incompatible image): terminate each VM, then FinishDestroy.
   std::vector<MemberRecord> to_destroy;
+  // Expired SUSPENDING members (a stop that never finished) this call took over, still
+  // SUSPENDING: if the VM is SUSPENDED, FinishSuspend makes it READY; otherwise destroy it.
+  std::vector<MemberRecord> to_repair;
 };
 
 struct ReleasePlan {
-  enum class Action { kSuspend, kTerminate };
+  // kReleased: a retried stop of a lease whose release already finished (READY or DEAD, and
+  // nobody has taken the member since): nothing is left to do.
+  enum class Action { kSuspend, kTerminate, kReleased };
   Action action = Action::kSuspend;
   MemberRecord member;
 };
@@ -103,7 +108,9 @@ class PoolLeases {
   // LEASED -> SUSPENDING, or -> DESTROYING at or after the reuse deadline. A retried stop of the
   // same lease gets the same plan. Conflict ("stale server handle") when the lease has moved on.
   Result<ReleasePlan> BeginRelease(const Lease& lease);
-  // SUSPENDING -> READY: clears the lease and records lastUsedAt.
+  // SUSPENDING -> READY: clears the owner and expiry and records lastUsedAt. The lease id and
+  // generation stay (until the next acquisition replaces them), so a retry of this very call
+  // answers with the READY member instead of "stale".
   Result<MemberRecord> FinishSuspend(const Lease& lease);
   // Any owned state -> DESTROYING (a failed suspend, resume or registration).
   Result<MemberRecord> BeginDestroy(const Lease& lease);

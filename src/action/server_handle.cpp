@@ -63,6 +63,12 @@ bool IsServerHandle(std::string_view server) {
 Result<ServerHandle> DecodeServerHandle(std::string_view text) {
   const std::string_view prefix = kHandlePrefixV1;
   if (text.substr(0, prefix.size()) != prefix) {
+    if (text.substr(0, 6) == kHandlePrefixV2) {
+      return InvalidArgument(
+          "the server handle is a warm pool lease (lmvm2_): stop it with the pool's "
+          "'state-table'; to start a job in the pool, pass its server name and 'state-table', "
+          "not a handle");
+    }
     if (IsServerHandle(text)) {
       return InvalidArgument("server handle has an unknown version ('" +
                              std::string(text.substr(0, text.find('_') + 1)) +

@@ -2,7 +2,51 @@
 
 #include "action/control_delivery.h"
 
+#include <algorithm>
+
+#include "base/retry.h"
+
 namespace mvr::action::internal {
+namespace {
+
+// How long a stop waits for its own runner process to exit once the runner is removed from
+// GitHub (it never took a job), so that the supervisor is IDLE and accepts /suspend.
+constexpr Duration kRunnerExitWait{30'000};
+constexpr PollPolicy kStatusPoll{Duration(500), Duration(3'000), Duration(200)};
+
+bool RunnerProcessUp(const SupervisorStatus& s) {
+  return s.state == "STARTING_DOCKER" || s.state == "STARTING_RUNNER" || s.state == "RUNNING";
+}
+
+}  // namespace
+
+Result<SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps, MicrovmLifecycle& vms,
+                                         const aws::Microvm& vm, int64_t runner_id,
+                                         TimePoint deadline) {
+  const Seam& seam = deps.seam;
+  MVR_ASSIGN_OR_RETURN(Secret token,
+                       vms.ControlToken(vm.microvm_id, kControlPort, kAuthTokenMinutes, deadline));
+  if (deps.on_secret) deps.on_secret(token);
+  Result<SupervisorStatus> status =
+      ReadSupervisorStatus(deps.http, seam, vm.endpoint, token, deadline);
+  if (!status.ok()) {
+    return Status(status.status().code(),
+                  "cannot tell which job MicroVM " + vm.microvm_id +
+                      " serves, so it is left running: " + status.status().message());
+  }
+  // The runner never took a job and was just removed: give its process time to exit, or the
+  // supervisor refuses /suspend and the VM is frozen with a runner mid-flight.
+  const std::string ours = RunnerRequestId(runner_id);
+  const TimePoint until = std::min(deadline, seam.clock.Now() + kRunnerExitWait);
+  for (int poll = 0; status->current_request_id == ours && RunnerProcessUp(*status); ++poll) {
+    if (!SleepBeforeNextPoll(kStatusPoll, seam.retry(), poll, until, Status::Ok())) break;
+    Result<SupervisorStatus> again =
+        ReadSupervisorStatus(deps.http, seam, vm.endpoint, token, until);
+    if (!again.ok()) break;
+    status = std::move(again);
+  }
+  return status;
+}
 
 Status Cleanup::Fail(const Status& failure) {
   std::string cleaned, not_cleaned;

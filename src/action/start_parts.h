@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "action/control_delivery.h"
 #include "action/identity.h"
 #include "action/inputs.h"
 #include "action/microvm_lifecycle.h"
@@ -59,6 +60,13 @@ aws::RunMicrovmRequest RunRequest(const StartCommand& c, std::string client_toke
 Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegistration& runners,
                        const aws::Microvm& vm, const github::JitConfig& jit,
                        const std::string& label, TimePoint deadline);
+
+// Reads which request the VM's supervisor serves, after giving runner `runner_id`'s process (just
+// removed from GitHub, never took a job) up to 30 s to exit so that /suspend is accepted. An
+// unreadable status is an error saying the VM is left running.
+Result<SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps, MicrovmLifecycle& vms,
+                                         const aws::Microvm& vm, int64_t runner_id,
+                                         TimePoint deadline);
 
 // What every start flow works with for one job: its identity, the runner and MicroVM helpers and
 // the cleanup list. Kept in one place on the heap: cleanup steps hold references to the helpers.

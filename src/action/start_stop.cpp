@@ -21,21 +21,13 @@ bool Ending(aws::MicrovmState s) {
   return s == aws::MicrovmState::kTerminating || s == aws::MicrovmState::kTerminated;
 }
 
-// How long a stop waits for its own runner process to exit once the runner is removed from
-// GitHub (it never took a job), so that the supervisor is IDLE and accepts /suspend.
-constexpr Duration kRunnerExitWait{30'000};
-constexpr PollPolicy kStatusPoll{Duration(500), Duration(3'000), Duration(200)};
-
-bool RunnerProcessUp(const SupervisorStatus& s) {
-  return s.state == "STARTING_DOCKER" || s.state == "STARTING_RUNNER" || s.state == "RUNNING";
-}
-
 }  // namespace
 
 Result<StartResult> StartFlow::Run(const StartCommand& c) {
   TimePoint deadline = deps_.seam.clock.Now() + c.startup_timeout;
   if (!c.warm()) return Ephemeral(c, deadline);
   MVR_RETURN_IF_ERROR(CheckWarmTrust(c.event_name, c.event_json, c.endpoints.repository));
+  if (c.pooled()) return Pooled(c, deadline);
   if (IsServerHandle(c.server)) return WarmResume(c, deadline);
   return WarmNew(c, deadline);
 }
@@ -85,6 +77,7 @@ Result<StopResult> StopFlow::Run(const StopCommand& c) {
     return r;
   }
   TimePoint deadline = deps_.seam.clock.Now() + c.stop_timeout;
+  if (c.server.rfind(kHandlePrefixV2, 0) == 0) return Pooled(c, deadline);
   if (!c.server.empty()) return Warm(c, deadline);
   return Ephemeral(c, deadline);
 }
@@ -132,29 +125,10 @@ Result<StopResult> StopFlow::Warm(const StopCommand& c, TimePoint deadline) {
   if (vm->state == aws::MicrovmState::kRunning) {
     // A stale handle: its runner is done, but a newer start may have resumed the VM for another
     // job. Only the supervisor knows which runner it serves now.
-    MVR_ASSIGN_OR_RETURN(Secret token, vms.ControlToken(h.microvm_id, kControlPort,
-                                                        internal::kAuthTokenMinutes, deadline));
-    if (deps_.on_secret) deps_.on_secret(token);
-    Result<SupervisorStatus> status =
-        ReadSupervisorStatus(deps_.http, seam, vm->endpoint, token, deadline);
-    if (!status.ok()) {
-      return Status(status.status().code(),
-                    "cannot tell which job MicroVM " + h.microvm_id +
-                        " serves, so it is left running: " + status.status().message());
-    }
-    // Our runner never took a job and was just removed: give its process time to exit, or the
-    // supervisor refuses /suspend and the VM is frozen with a runner mid-flight.
-    const std::string ours = RunnerRequestId(h.runner_id);
-    const TimePoint until = std::min(deadline, seam.clock.Now() + kRunnerExitWait);
-    for (int poll = 0; status->current_request_id == ours && RunnerProcessUp(*status); ++poll) {
-      if (!SleepBeforeNextPoll(kStatusPoll, seam.retry(), poll, until, Status::Ok())) break;
-      Result<SupervisorStatus> again =
-          ReadSupervisorStatus(deps_.http, seam, vm->endpoint, token, until);
-      if (!again.ok()) break;
-      status = std::move(again);
-    }
-    if (!status->current_request_id.empty() &&
-        status->current_request_id != RunnerRequestId(h.runner_id)) {
+    MVR_ASSIGN_OR_RETURN(SupervisorStatus status,
+                         internal::AwaitRunnerExit(deps_, vms, *vm, h.runner_id, deadline));
+    if (!status.current_request_id.empty() &&
+        status.current_request_id != RunnerRequestId(h.runner_id)) {
       r.outcome = "left running: it serves a newer job than this handle's";
       return r;
     }

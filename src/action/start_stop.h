@@ -16,6 +16,7 @@
 #include "base/seam.h"
 #include "github/github.h"
 #include "http/client.h"
+#include "store/store.h"
 
 namespace mvr::action {
 
@@ -28,6 +29,8 @@ struct ActionDeps {
   std::function<void(const Secret&)> on_secret;
   // Progress milestones ("vm_running", "runner_online" ...) with the time they happened.
   std::function<void(const std::string&, TimePoint)> on_milestone;
+  // The warm pools' state store (the state-table input); null when none was given.
+  store::Store* pool_store = nullptr;
 };
 
 struct StartResult {
@@ -37,7 +40,7 @@ struct StartResult {
   std::string microvm_id;
   std::string image_version;
   // Warm only:
-  std::string server;  // the lmvm1_ handle
+  std::string server;  // the lmvm1_ handle, or a pool's lmvm2_ handle
   bool warm_hit = false;
   std::optional<Lifetime> lifetime;
 };
@@ -56,6 +59,7 @@ class StartFlow {
   Result<StartResult> Ephemeral(const StartCommand& c, TimePoint deadline);
   Result<StartResult> WarmNew(const StartCommand& c, TimePoint deadline);
   Result<StartResult> WarmResume(const StartCommand& c, TimePoint deadline);
+  Result<StartResult> Pooled(const StartCommand& c, TimePoint deadline);  // pool_start.cpp
 
   ActionDeps deps_;
 };
@@ -68,6 +72,7 @@ class StopFlow {
  private:
   Result<StopResult> Ephemeral(const StopCommand& c, TimePoint deadline);
   Result<StopResult> Warm(const StopCommand& c, TimePoint deadline);
+  Result<StopResult> Pooled(const StopCommand& c, TimePoint deadline);  // pool_stop.cpp
 
   ActionDeps deps_;
 };

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "github/github_client.h"
 #include "http/curl_client.h"
+#include "store/open_store.h"
 
 namespace mvr::cli {
 namespace {
@@ -31,9 +32,12 @@ struct Clients {
   std::unique_ptr<aws::DefaultCredentialsChain> credentials;
   std::unique_ptr<aws::MicrovmsClient> microvms;
   std::unique_ptr<github::GitHubClient> github;
+  std::unique_ptr<store::Store> pool_store;  // warm pools (state-table) only
 };
 
-Result<std::unique_ptr<Clients>> BuildClients(Context& ctx, const action::Endpoints& e) {
+// `state_table`: the warm pools' store URI, or "" for none.
+Result<std::unique_ptr<Clients>> BuildClients(Context& ctx, const action::Endpoints& e,
+                                              const std::string& state_table) {
   auto c = std::make_unique<Clients>();
   aws::SharedConfig config = aws::LoadSharedConfig(ctx.env);
   c->credentials = std::make_unique<aws::DefaultCredentialsChain>(ctx.env, c->http, ctx.clock);
@@ -49,6 +53,13 @@ Result<std::unique_ptr<Clients>> BuildClients(Context& ctx, const action::Endpoi
   MVR_ASSIGN_OR_RETURN(c->github, github::GitHubClient::Create(
                                       c->http, ctx.clock, github::GitHubAuth::Token(e.github_token),
                                       go, &ctx.logger));
+  if (!state_table.empty()) {
+    store::OpenDeps deps{ctx.clock, ctx.sleeper,     ctx.random, ctx.env,
+                         c->http,   *c->credentials, e.region};
+    Result<std::unique_ptr<store::Store>> opened = store::OpenStore(state_table, deps);
+    if (!opened.ok()) return opened.status().Annotate("input 'state-table'");
+    c->pool_store = std::move(*opened);
+  }
   return c;
 }
 
@@ -84,7 +95,8 @@ action::ActionDeps Deps(Context& ctx, Clients& c, const Seam& seam, action::GitH
       },
       [&ctx](const std::string& milestone, TimePoint at) {
         ctx.logger.Info("milestone", {{"milestone", milestone}, {"at", FormatRfc3339Millis(at)}});
-      }};
+      },
+      c.pool_store.get()};
 }
 
 int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {
@@ -99,7 +111,7 @@ int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {
   }
   Result<action::StartCommand> cmd = action::ParseStart(in, event_json);
   if (!cmd.ok()) return Fail(ctx, out, "start", cmd.status());
-  Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints);
+  Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints, cmd->state_table);
   if (!clients.ok()) return Fail(ctx, out, "start", clients.status());
   Seam seam = ctx.seam();
   action::StartFlow flow(Deps(ctx, **clients, seam, out));
@@ -138,7 +150,7 @@ int RunStop(Context& ctx, FlagMap flags, const std::string& token_file) {
         "before it produced outputs?)");
     return 0;
   }
-  Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints);
+  Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints, cmd->state_table);
   if (!clients.ok()) return Fail(ctx, out, "stop", clients.status());
   Seam seam = ctx.seam();
   action::StopFlow flow(Deps(ctx, **clients, seam, out));

@@ -55,6 +55,45 @@ TEST(InputsTest, RefusesConflictsAndRangesByName) {
   expect_error({{"startup-timeout-seconds", "0"}}, "startup-timeout-seconds");
 }
 
+TEST(InputsTest, PoolInputsTakeAServerNameAndDefaultTheLeaseTimeoutToTheLifetime) {
+  MapEnvironment env = ActionsEnv();
+  StartCommand c = ParseStart(InputReader(env, {{"server", "build-cache"},
+                                                {"state-table", "dynamodb:mvr-state"},
+                                                {"max-lifetime-seconds", "3600"},
+                                                {"reuse-safety-margin-seconds", "600"}}),
+                              "")
+                       .value();
+  EXPECT_TRUE(c.pooled());
+  EXPECT_EQ(c.state_table, "dynamodb:mvr-state");
+  EXPECT_FALSE(c.server_capacity.has_value());  // omitted: no Action-level bound
+  EXPECT_EQ(c.lease_timeout_seconds, 3'600);
+  c = ParseStart(InputReader(env, {{"server", "build-cache"},
+                                   {"state-table", "sqlite:/tmp/s.db"},
+                                   {"server-capacity", "5"},
+                                   {"lease-timeout-seconds", "900"}}),
+                 "")
+          .value();
+  EXPECT_EQ(c.server_capacity, 5);
+  EXPECT_EQ(c.lease_timeout_seconds, 900);
+  auto refused = [&](std::map<std::string, std::string> flags, const std::string& needle) {
+    auto r = ParseStart(InputReader(env, std::move(flags)), "");
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+  };
+  refused({{"state-table", "t"}}, "needs 'server'");
+  refused({{"server", "lmvm2_abc"}, {"state-table", "t"}}, "not a handle");
+  refused({{"server", "x"}, {"state-table", "t"}, {"server-capacity", "0"}}, "server-capacity");
+  refused({{"server", "x"}, {"lease-timeout-seconds", "600"}}, "lease-timeout-seconds");
+  // stop: an lmvm2_ handle needs its state table; server-capacity is ignored there.
+  auto stop = ParseStop(InputReader(env, {{"server", "lmvm2_abc"}}));
+  ASSERT_FALSE(stop.ok());
+  EXPECT_NE(stop.status().message().find("state-table"), std::string::npos);
+  auto pooled = ParseStop(
+      InputReader(env, {{"server", "lmvm2_abc"}, {"state-table", "t"}, {"server-capacity", "5"}}));
+  ASSERT_TRUE(pooled.ok()) << pooled.status().ToString();
+  EXPECT_EQ(pooled->state_table, "t");
+}
+
 // The flags `mvr start --help` and `mvr stop --help` list work as documented.
 TEST(InputsTest, AdvertisedIdentityAndStopFlagsWork) {
   MapEnvironment env = ActionsEnv();

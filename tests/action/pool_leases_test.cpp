@@ -119,11 +119,19 @@ TEST_P(PoolAcquireTest, AnotherOwnersUnexpiredLeaseOrTransitionIsNeverTouched) {
   EXPECT_EQ(d.kind, Kind::kReserved);
   EXPECT_TRUE(d.to_destroy.empty());
   EXPECT_EQ(std::make_tuple(Raw(leased), Raw(suspending), Raw(creating.lease)), before);
-  // A stop stuck past its transition deadline is repaired by destroying the member.
+  // A stop stuck past its transition deadline is taken over, still SUSPENDING, for the caller
+  // to finish (its VM may be SUSPENDED) or destroy; the old stop's lease can no longer finish it.
   world_.clock().Advance(std::chrono::minutes(1));
   Acquisition e = Acquire("run-e");
-  ASSERT_EQ(e.to_destroy.size(), 1u);
-  EXPECT_EQ(e.to_destroy[0].member_id, suspending.member_id);
+  EXPECT_TRUE(e.to_destroy.empty());
+  ASSERT_EQ(e.to_repair.size(), 1u);
+  EXPECT_EQ(e.to_repair[0].member_id, suspending.member_id);
+  EXPECT_EQ(e.to_repair[0].state, MemberState::kSuspending);
+  EXPECT_EQ(e.to_repair[0].generation, suspending.generation + 1);
+  EXPECT_EQ(leases_.FinishSuspend(suspending).status().code(), Code::kConflict);
+  auto repaired = leases_.FinishSuspend(LeaseOf(Partition(), e.to_repair[0]));
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  EXPECT_EQ(repaired->state, MemberState::kReady);
   EXPECT_EQ(Raw(leased), std::get<0>(before));
 }
 

@@ -51,8 +51,22 @@ TEST_P(PoolReleaseTest, RetriedStopContinuesTheSameRelease) {
   EXPECT_EQ(again->action, ReleasePlan::Action::kSuspend);
   ASSERT_TRUE(leases_.FinishSuspend(lease).ok());
   EXPECT_EQ(Member(lease).state, MemberState::kReady);
-  EXPECT_TRUE(Member(lease).lease_id.empty());
+  EXPECT_TRUE(Member(lease).lease_owner.empty());
+  EXPECT_FALSE(Member(lease).lease_expires_at.has_value());
+  // A retried FinishSuspend and a retried stop of the same lease answer "done", not "stale".
+  auto retried = leases_.FinishSuspend(lease);
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  EXPECT_EQ(retried->state, MemberState::kReady);
+  auto done = leases_.BeginRelease(lease);
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_EQ(done->action, ReleasePlan::Action::kReleased);
+  // Once another run leased the member, the same calls are stale and change nothing.
+  Lease next = Start("run-b");
+  ASSERT_EQ(next.member_id, lease.member_id);
+  EXPECT_EQ(leases_.FinishSuspend(lease).status().code(), Code::kConflict);
   EXPECT_EQ(leases_.BeginRelease(lease).status().code(), Code::kConflict);
+  EXPECT_EQ(Member(lease).lease_id, next.lease_id);
+  EXPECT_EQ(Member(lease).state, MemberState::kLeased);
 }
 
 TEST_P(PoolReleaseTest, FailedSuspendNeverMarksReady) {

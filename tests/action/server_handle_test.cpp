@@ -41,7 +41,10 @@ TEST(ServerHandleTest, SafeAsAJobOutput) {
 }
 
 TEST(ServerHandleTest, RejectsMalformedHandlesClearly) {
-  EXPECT_NE(DecodeServerHandle("lmvm2_abc").status().message().find("unknown version"),
+  EXPECT_NE(DecodeServerHandle("lmvm3_abc").status().message().find("unknown version"),
+            std::string::npos);
+  // A pool lease handle given where an lmvm1_ one is expected says what to do instead.
+  EXPECT_NE(DecodeServerHandle("lmvm2_abc").status().message().find("state-table"),
             std::string::npos);
   EXPECT_FALSE(DecodeServerHandle("nothandle").ok());
   EXPECT_FALSE(DecodeServerHandle("lmvm1_!!!").ok());

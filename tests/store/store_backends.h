@@ -94,6 +94,8 @@ class StoreBackend {
   const std::string& skip_reason() const { return skip_reason_; }
   const std::string& error() const { return error_; }
   const std::string& sqlite_path() const { return sqlite_path_; }
+  // The moto server's URL ("dynamodb" only): for processes that open the same table.
+  std::string moto_url() const { return moto_ ? moto_->url() : std::string(); }
 
  private:
   std::string kind_;
