@@ -1,9 +1,9 @@
 // WorkflowJobReader: reads the few members of a workflow_job webhook the runner set acts on
 // (action; the job's id, run, attempt, name, labels, runner and status; the repository) with
-// simdjson, skipping everything else unread, so a 10 KB delivery costs about a microsecond. It
-// does not check members it does not need: GitHub's payloads carry many, and a delivery is never
-// refused over one of those. A body that is not JSON, or lacks or mistypes a member the runner
-// set needs, is InvalidArgument naming the member (the webhook answers 400).
+// simdjson, and stops once it has them, so a 10 KB delivery costs a few microseconds. It does not
+// check members it does not need: GitHub's payloads carry many, and a delivery is never refused
+// over one of those. A body that is not JSON, or lacks or mistypes a member the runner set needs,
+// is InvalidArgument naming the member (the webhook answers 400).
 // Thread-safety: a reader keeps simdjson's buffers between calls; use one per thread.
 #pragma once
 
@@ -39,8 +39,10 @@ class WorkflowJobReader {
   WorkflowJobReader& operator=(const WorkflowJobReader&) = delete;
 
   // Reads a workflow_job payload. Errors are InvalidArgument with error_type "MalformedPayload"
-  // and a message starting "workflow_job payload: ". The body is copied once into a padded buffer
-  // the reader keeps, so `body` need not outlive the call.
+  // and a message starting "workflow_job payload: ". The whole body must be UTF-8 with closed
+  // strings and end with '}'; members after action, workflow_job and repository are not looked
+  // at. The body is copied once into a padded buffer the reader keeps, so `body` need not outlive
+  // the call.
   Result<WorkflowJobFields> Read(std::string_view body);
 
  private:
