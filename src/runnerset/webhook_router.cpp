@@ -186,7 +186,7 @@ WebhookDecision WebhookRouter::Route(const WebhookDelivery& delivery, TimePoint 
     WebhookDecision d;
     d.verdict = WebhookVerdict::kTerminate;
     d.http_status = 202;
-    d.message = "terminate: runner " + job.runner_name + " finished " + what;
+    d.message = "terminate: runner " + Shown(job.runner_name) + " finished " + what;
     d.intent = TerminateIntent{.runner_name = std::move(job.runner_name),
                                .repository = std::move(job.repository),
                                .job_id = job.job_id,
