@@ -6,8 +6,6 @@
 // Run: ninja -C build webhook_bench && build/bench/webhook_bench
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <map>
 #include <stdexcept>
 
 #include "base/encoding.h"
@@ -28,45 +26,6 @@ const Secret kSecret("bench-webhook-secret-0123456789abcdef");
 const std::vector<std::string> kClassLabels = {"mvr-small", "mvr-large", "mvr-xlarge"};
 const TimePoint kNow(Duration(1'767'225'600'000));
 
-// `object` serialised with the members named in `first` first, in that order, then the rest;
-// `nested` replaces the serialisation of some members.
-std::string DumpInOrder(const nlohmann::json& object, const std::vector<std::string>& first,
-                        const std::map<std::string, std::string>& nested = {}) {
-  std::vector<std::string> keys;
-  for (const std::string& k : first) {
-    if (object.contains(k)) keys.push_back(k);
-  }
-  for (const auto& [k, v] : object.items()) {
-    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-  }
-  std::string out = "{";
-  for (const std::string& k : keys) {
-    if (out.size() > 1) out += ",";
-    auto it = nested.find(k);
-    out += nlohmann::json(k).dump() + ":" + (it != nested.end() ? it->second : object[k].dump());
-  }
-  return out + "}";
-}
-
-// GitHub's member order (nlohmann sorts keys, which would put workflow_job last): the event's
-// members, the job's and the repository's as github.com sends them (octokit/webhooks examples).
-std::string InGitHubOrder(const nlohmann::json& event) {
-  std::string job = DumpInOrder(
-      event["workflow_job"],
-      {"id",          "run_id",          "workflow_name",    "head_branch", "run_url",
-       "run_attempt", "node_id",         "head_sha",         "url",         "html_url",
-       "status",      "conclusion",      "created_at",       "started_at",  "completed_at",
-       "name",        "steps",           "check_run_url",    "labels",      "runner_id",
-       "runner_name", "runner_group_id", "runner_group_name"});
-  std::string repo =
-      DumpInOrder(event["repository"], {"id", "node_id", "name", "full_name", "private", "owner",
-                                        "html_url", "description", "fork", "url"});
-  return DumpInOrder(event,
-                     {"action", "workflow_job", "repository", "organization", "enterprise",
-                      "sender", "installation"},
-                     {{"workflow_job", job}, {"repository", repo}});
-}
-
 // Arg 0: a queued job as github.com sends it to an organisation's hook (full repository object,
 // organisation, enterprise, sender, installation), with a longer sender object that brings it to
 // ~10 KB. Arg 1: the same job completed on one of the set's runners, with steps up to ~10 KB.
@@ -79,7 +38,7 @@ std::string Payload(int64_t kind) {
     for (int i = 0; event.dump().size() < kTargetBytes; ++i) {
       event["sender"]["extra_" + std::to_string(i)] = std::string(40, 'x');
     }
-    return InGitHubOrder(event);
+    return github::testing::InGitHubOrder(event);
   }
   o.action = "completed";
   o.runner_name = "mvr-demo-29679449-1a2b3c";
@@ -87,7 +46,7 @@ std::string Payload(int64_t kind) {
   for (o.steps = 1; o.steps < 500; ++o.steps) {
     if (github::testing::WorkflowJobPayload(o).size() >= kTargetBytes) break;
   }
-  return InGitHubOrder(github::testing::WorkflowJobJson(o));
+  return github::testing::InGitHubOrder(github::testing::WorkflowJobJson(o));
 }
 
 void Label(benchmark::State& state, const std::string& body) {

@@ -109,12 +109,14 @@ Status ReadJob(od::value value, WorkflowJobFields& out) {
 // repository.full_name is the name GitHub routes by; owner.login and name are only its parts and
 // are read when full_name is absent. They may disagree with it (GitHub's own example payloads
 // do, after a transfer), which is no reason to refuse the delivery.
-Status ReadRepository(od::value value, WorkflowJobFields& out) {
+Status ReadRepository(od::value value, WorkflowJobFields& out, bool& from_full_name) {
   od::object repo;
   if (value.get_object().get(repo)) return WrongType("repository", "an object");
   std::string_view text;
   od::value member;
-  if (!repo.find_field_unordered("full_name").get(member) && !member.get_string().get(text)) {
+  from_full_name =
+      !repo.find_field_unordered("full_name").get(member) && !member.get_string().get(text);
+  if (from_full_name) {
     out.repository.assign(text);
   } else {
     std::string_view name;
@@ -141,24 +143,26 @@ struct WorkflowJobReader::Impl {
   std::unique_ptr<char[]> buffer;
   size_t buffer_size = 0;
 
-  // simdjson reads up to SIMDJSON_PADDING bytes past the end of the input.
-  simdjson::padded_string_view Pad(std::string_view body) {
-    size_t needed = body.size() + simdjson::SIMDJSON_PADDING;
+  // simdjson reads up to SIMDJSON_PADDING bytes past the end of the input. `close` appends a '}'
+  // (simdjson checks that a document that starts with '{' ends with '}' before reading it).
+  simdjson::padded_string_view Pad(std::string_view body, bool close) {
+    size_t size = body.size() + (close ? 1 : 0);
+    size_t needed = size + simdjson::SIMDJSON_PADDING;
     if (buffer_size < needed) {
       buffer = std::make_unique<char[]>(needed);
       buffer_size = needed;
     }
     std::memcpy(buffer.get(), body.data(), body.size());
-    std::memset(buffer.get() + body.size(), ' ', simdjson::SIMDJSON_PADDING);
-    return simdjson::padded_string_view(buffer.get(), body.size(), buffer_size);
+    if (close) buffer[body.size()] = '}';
+    std::memset(buffer.get() + size, ' ', simdjson::SIMDJSON_PADDING);
+    return simdjson::padded_string_view(buffer.get(), size, buffer_size);
   }
 
   // Reading stops once action, workflow_job and repository have been read: GitHub sends them
   // first, and walking the organisation, enterprise, sender and installation objects after them
-  // would cost as much as the rest of the read. simdjson has by then checked the whole body for
-  // UTF-8 and closed strings; a body cut short is refused by the check that it ends with '}', or,
-  // when the cut falls right after a '}', read exactly as the whole body would be, since
-  // everything read lies before the cut.
+  // would cost as much as the rest of the read. A body cut short is refused by the check that it
+  // ends with '}', or, when the cut falls right after a '}', read exactly as the whole body would
+  // be, since everything read lies before the cut.
   Result<WorkflowJobFields> Read(std::string_view body) {
     constexpr std::string_view kWhitespace = " \t\r\n";
     size_t first = body.find_first_not_of(kWhitespace);
@@ -166,8 +170,37 @@ struct WorkflowJobReader::Impl {
         body[body.find_last_not_of(kWhitespace)] != '}') {
       return Malformed("the body does not end with '}' (was it cut short?)");
     }
+    if (size_t end = PrefixEnd(body); end != 0) {
+      bool in_order = false;
+      Result<WorkflowJobFields> quick = ReadMembers(body.substr(0, end), /*prefix=*/true, in_order);
+      if (quick.ok() && in_order) return quick;
+    }
+    bool in_order = false;
+    return ReadMembers(body, /*prefix=*/false, in_order);
+  }
+
+  // simdjson indexes the whole of what it is given before reading any of it, and in GitHub's
+  // order everything the reader needs ends at repository.full_name, a fifth of a queued job's
+  // body. So the start of the body, up to the ',' after the first "full_name", is read first
+  // (closed with a '}' so that simdjson takes it), and the whole body only when that read fails
+  // or is not `in_order`: action, then workflow_job, then repository with a full_name, all before
+  // the cut. Such a read is exactly the whole body's: a cut inside a string fails simdjson's check
+  // for closed strings, and workflow_job was closed before repository began, which is before the
+  // cut. Returns 0 when there is no such start, or it is most of the body anyway.
+  static size_t PrefixEnd(std::string_view body) {
+    // memmem, not string_view::find: find runs memchr from every '"', and JSON is full of them.
+    constexpr std::string_view kKey = "\"full_name\"";
+    const void* found = memmem(body.data(), body.size(), kKey.data(), kKey.size());
+    if (found == nullptr) return 0;
+    size_t key = static_cast<const char*>(found) - body.data();
+    size_t comma = body.find(',', key);
+    if (comma == std::string_view::npos || comma + 1 > body.size() / 4 * 3) return 0;
+    return comma + 1;
+  }
+
+  Result<WorkflowJobFields> ReadMembers(std::string_view body, bool prefix, bool& in_order) {
     od::document doc;
-    if (auto e = parser.iterate(Pad(body)).get(doc)) return NotJson(e);
+    if (auto e = parser.iterate(Pad(body, prefix)).get(doc)) return NotJson(e);
     od::object top;
     if (auto e = doc.get_object().get(top)) {
       return e == simdjson::INCORRECT_TYPE ? Malformed("the body is not a JSON object")
@@ -190,7 +223,9 @@ struct WorkflowJobReader::Impl {
         MVR_RETURN_IF_ERROR(ReadJob(field.value(), out));
         have_job = true;
       } else if (key.unsafe_is_equal("repository")) {
-        MVR_RETURN_IF_ERROR(ReadRepository(field.value(), out));
+        bool from_full_name = false;
+        MVR_RETURN_IF_ERROR(ReadRepository(field.value(), out, from_full_name));
+        in_order = have_action && have_job && from_full_name;
         have_repository = true;
       }
       if (have_action && have_job && have_repository) break;

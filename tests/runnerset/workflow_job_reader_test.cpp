@@ -241,6 +241,72 @@ TEST(WorkflowJobReaderTest, ATruncatedBodyIsRefusedOrReadAsTheWholeOne) {
   EXPECT_LT(read_anyway, 20u);  // only cuts right after a '}'
 }
 
+// In GitHub's order everything the reader needs ends at repository.full_name, and the reader
+// reads only the body up to there when it can. These bodies defeat that shortcut in each way it
+// can be defeated; every one must still be read as its whole says.
+TEST(WorkflowJobReaderTest, TheShortcutToFullNameNeverChangesTheReading) {
+  PayloadOptions o;
+  o.action = "completed";
+  o.runner_name = "mvr-demo-5";
+  o.runner_id = 5;
+  o.steps = 8;
+  json base = WorkflowJobJson(o);
+  auto expect_read = [](const std::string& body, const std::string& repository) {
+    WorkflowJobReader reader;
+    auto f = reader.Read(body);
+    ASSERT_TRUE(f.ok()) << f.status().ToString() << "\n" << body.substr(0, 200);
+    EXPECT_EQ(f->job_id, 29679449);
+    EXPECT_EQ(f->labels,
+              (std::vector<std::string>{"self-hosted", "linux", "arm64", "lambda-mvm-small"}));
+    EXPECT_EQ(f->runner_name, "mvr-demo-5");
+    EXPECT_EQ(f->repository, repository);
+  };
+  // GitHub's order: the shortcut applies.
+  expect_read(github::testing::InGitHubOrder(base), "octo-org/widget-service");
+  // Sorted order: repository before workflow_job.
+  expect_read(base.dump(), "octo-org/widget-service");
+  // A step named full_name: the first "full_name" lies inside the job, before its labels.
+  json step_named = base;
+  step_named["workflow_job"]["steps"][2]["name"] = "full_name";
+  expect_read(github::testing::InGitHubOrder(step_named), "octo-org/widget-service");
+  expect_read(step_named.dump(), "octo-org/widget-service");
+  // The repository first, naming itself by owner and name, and a step named full_name.
+  json no_full_name = step_named;
+  no_full_name["repository"].erase("full_name");
+  std::string body = github::testing::InGitHubOrder(no_full_name);
+  std::string repo = github::testing::DumpInOrder(no_full_name["repository"], {"id", "name"});
+  std::string job = github::testing::DumpInOrder(no_full_name["workflow_job"], {"id"});
+  expect_read(R"({"action":"completed","repository":)" + repo + R"(,"workflow_job":)" + job + "}",
+              "octo-org/widget-service");
+  // The same with full_name spelled with an escape, which the byte search does not see.
+  std::string escaped = repo;
+  escaped.insert(1, R"("full\u005fname":"octo-org/widget-service",)");
+  expect_read(
+      R"({"action":"completed","repository":)" + escaped + R"(,"workflow_job":)" + job + "}",
+      "octo-org/widget-service");
+  // A comma inside the full_name value cuts the start inside a string.
+  json comma = base;
+  comma["repository"]["full_name"] = "octo-org/widget,service";
+  ExpectMalformed(github::testing::InGitHubOrder(comma), "is not owner/name");
+}
+
+TEST(WorkflowJobReaderTest, AGitHubOrderedBodyCutShortIsRefusedOrReadAsTheWholeOne) {
+  PayloadOptions o;
+  o.full_repository = false;
+  std::string body = github::testing::InGitHubOrder(WorkflowJobJson(o));
+  WorkflowJobReader reader;
+  auto whole = reader.Read(body);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  for (size_t n = 0; n < body.size(); ++n) {
+    auto f = reader.Read(std::string_view(body).substr(0, n));
+    if (f.ok()) {
+      EXPECT_EQ(*f, *whole) << n;
+    } else {
+      EXPECT_EQ(f.status().code(), Code::kInvalidArgument) << n;
+    }
+  }
+}
+
 TEST(WorkflowJobReaderTest, RepositoryNames) {
   EXPECT_TRUE(IsRepositoryName("octo-org/widget-service"));
   EXPECT_TRUE(IsRepositoryName("a/b.c_d-e"));
