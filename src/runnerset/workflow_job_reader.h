@@ -39,10 +39,10 @@ class WorkflowJobReader {
   WorkflowJobReader& operator=(const WorkflowJobReader&) = delete;
 
   // Reads a workflow_job payload. Errors are InvalidArgument with error_type "MalformedPayload"
-  // and a message starting "workflow_job payload: ". The whole body must be UTF-8 with closed
-  // strings and end with '}'; members after action, workflow_job and repository are not looked
-  // at. The body is copied once into a padded buffer the reader keeps, so `body` need not outlive
-  // the call.
+  // and a message starting "workflow_job payload: ". The body must end with '}'; what is read
+  // must be valid JSON; members after action, workflow_job and repository (in GitHub's order,
+  // everything after repository.full_name) are not looked at. The body is copied into a padded
+  // buffer the reader keeps, so `body` need not outlive the call.
   Result<WorkflowJobFields> Read(std::string_view body);
 
  private:
