@@ -17,20 +17,32 @@ Result<WorkflowJobAction> ParseAction(const std::string& action) {
       .WithErrorType("UnsupportedAction");
 }
 
+// full_name is the name GitHub routes by; owner.login and name are its parts, read when it is
+// absent. GitHub's own example payloads have a full_name that differs from owner.login/name (a
+// transferred repository), so they are not cross-checked: a delivery is never refused over
+// members the runner set does not need.
 Result<WebhookRepository> ParseRepository(const JsonFields& o) {
   WebhookRepository r;
-  MVR_ASSIGN_OR_RETURN(r.id, o.Int("id"));
-  MVR_ASSIGN_OR_RETURN(r.name, o.String("name"));
-  MVR_ASSIGN_OR_RETURN(r.full_name, o.String("full_name"));
-  MVR_ASSIGN_OR_RETURN(JsonFields owner, o.Object("owner"));
-  MVR_ASSIGN_OR_RETURN(r.owner_login, owner.String("login"));
-  MVR_ASSIGN_OR_RETURN(r.is_private, o.OptionalBool("private", false));
-  if (r.name.empty() || r.owner_login.empty()) {
-    return InvalidArgument("repository: name and owner.login must not be empty");
+  MVR_ASSIGN_OR_RETURN(std::optional<int64_t> id, o.OptionalInt("id"));
+  r.id = id.value_or(0);
+  MVR_ASSIGN_OR_RETURN(r.name, o.OptionalString("name"));
+  MVR_ASSIGN_OR_RETURN(r.full_name, o.OptionalString("full_name"));
+  MVR_ASSIGN_OR_RETURN(std::optional<JsonFields> owner, o.OptionalObject("owner"));
+  if (owner) {
+    MVR_ASSIGN_OR_RETURN(r.owner_login, owner->OptionalString("login"));
   }
-  if (r.full_name != r.owner_login + "/" + r.name) {
-    return InvalidArgument("repository.full_name: '" + r.full_name +
-                           "' does not match owner.login/name");
+  MVR_ASSIGN_OR_RETURN(r.is_private, o.OptionalBool("private", false));
+  if (r.full_name.empty()) {
+    if (r.name.empty() || r.owner_login.empty()) {
+      return InvalidArgument("repository: full_name, or owner.login and name, are required");
+    }
+    r.full_name = r.owner_login + "/" + r.name;
+  }
+  size_t slash = r.full_name.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == r.full_name.size() ||
+      r.full_name.find('/', slash + 1) != std::string::npos) {
+    std::string shown = r.full_name.substr(0, 100);
+    return InvalidArgument("repository.full_name: '" + shown + "' is not owner/name");
   }
   return r;
 }

@@ -23,13 +23,17 @@ enum class WorkflowJobAction { kQueued, kWaiting, kInProgress, kCompleted };
 const char* WorkflowJobActionName(WorkflowJobAction action);
 
 struct WebhookRepository {
-  int64_t id = 0;
-  std::string name;
-  std::string full_name;  // "owner/name"
-  std::string owner_login;
+  int64_t id = 0;           // 0 when absent
+  std::string name;         // as delivered; may be empty
+  std::string full_name;    // "owner/name", always set: the repository's identity
+  std::string owner_login;  // as delivered; may be empty or differ from full_name's owner
   bool is_private = false;
 
-  RepositoryRef ref() const { return RepositoryRef{owner_login, name}; }
+  // Owner and name taken from full_name.
+  RepositoryRef ref() const {
+    size_t slash = full_name.find('/');
+    return RepositoryRef{full_name.substr(0, slash), full_name.substr(slash + 1)};
+  }
 };
 
 struct WorkflowJobEvent {

@@ -70,5 +70,41 @@ TEST(WebhookSignatureTest, BinaryBodiesAreSignedByteForByte) {
   EXPECT_FALSE(VerifyWebhookSignature(kDocSecret, sig, body.substr(0, body.size() - 1)).ok());
 }
 
+// The verifier computes HMAC from a precomputed key schedule; it must agree with OpenSSL's one-shot
+// HMAC for keys shorter than, equal to and longer than SHA-256's 64-byte block (RFC 2104 hashes a
+// longer key first), and for bodies across block boundaries.
+TEST(WebhookSignatureTest, PrecomputedKeyAgreesWithOneShotHmacForEveryKeyLength) {
+  for (size_t key_size : {1, 20, 55, 63, 64, 65, 100, 200}) {
+    Secret secret(std::string(key_size, 'k') + "!");
+    WebhookSignatureVerifier verifier(secret);
+    for (size_t body_size : {0, 1, 55, 56, 63, 64, 65, 127, 128, 10'000}) {
+      std::string body(body_size, 'b');
+      std::string expected = WebhookSignature(secret, body);
+      EXPECT_EQ(verifier.Sign(body), expected) << key_size << " " << body_size;
+      EXPECT_TRUE(verifier.Verify(expected, body).ok()) << key_size << " " << body_size;
+    }
+  }
+}
+
+TEST(WebhookSignatureTest, OneVerifierServesManyBodies) {
+  WebhookSignatureVerifier verifier(kDocSecret);
+  WebhookSignatureVerifier copy = verifier;
+  EXPECT_TRUE(verifier.Verify(kDocSignature, kDocPayload).ok());
+  EXPECT_EQ(verifier.Verify(kDocSignature, "Hello, World?").error_type(), "SignatureMismatch");
+  EXPECT_TRUE(copy.Verify(kDocSignature, kDocPayload).ok());
+  EXPECT_EQ(WebhookSignatureVerifier(Secret()).Verify(kDocSignature, kDocPayload).code(),
+            Code::kInvalidArgument);
+}
+
+TEST(WebhookSignatureTest, OneFlippedDigitAnywhereIsAMismatch) {
+  std::string good = kDocSignature;
+  WebhookSignatureVerifier verifier(kDocSecret);
+  for (size_t i = 7; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] = bad[i] == '0' ? '1' : '0';
+    EXPECT_EQ(verifier.Verify(bad, kDocPayload).error_type(), "SignatureMismatch") << i;
+  }
+}
+
 }  // namespace
 }  // namespace mvr::github

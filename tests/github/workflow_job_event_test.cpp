@@ -130,11 +130,11 @@ TEST(WorkflowJobEventTest, WrongTypesAndMissingFieldsAreNamed) {
   ExpectRefusedNaming(with("/workflow_job/labels/1"_json_pointer, 7), "workflow_job.labels[1]");
   ExpectRefusedNaming(with("/workflow_job/started_at"_json_pointer, "yesterday"),
                       "workflow_job.started_at");
-  ExpectRefusedNaming(with("/repository/owner"_json_pointer, nullptr), "repository.owner");
+  ExpectRefusedNaming(with("/repository/owner"_json_pointer, "octo-org"), "repository.owner");
   ExpectRefusedNaming(with("/repository/private"_json_pointer, "yes"), "repository.private");
   ExpectRefusedNaming(with("/installation/id"_json_pointer, "x"), "installation.id");
-  ExpectRefusedNaming(with("/repository/full_name"_json_pointer, "other/repo"),
-                      "repository.full_name");
+  ExpectRefusedNaming(with("/repository/full_name"_json_pointer, "no-slash"),
+                      "repository.full_name: 'no-slash' is not owner/name");
   ExpectRefusedNaming(with("/workflow_job/id"_json_pointer, 0), "workflow_job: id and run_id");
   ExpectRefusedNaming(without("", "workflow_job"), "workflow_job: missing");
   ExpectRefusedNaming(without("", "repository"), "repository: missing");
@@ -142,6 +142,30 @@ TEST(WorkflowJobEventTest, WrongTypesAndMissingFieldsAreNamed) {
   ExpectRefusedNaming(without("workflow_job", "status"), "workflow_job.status: missing");
   ExpectRefusedNaming(with("/action"_json_pointer, "requested"), "'requested' is not one of");
   ExpectRefusedNaming(nlohmann::json::array(), "expected an object, got an array");
+}
+
+// GitHub's own example payloads (octokit/webhooks) name a repository whose full_name is not
+// owner.login/name; such a delivery used to be refused with a 400 and its job never ran.
+TEST(WorkflowJobEventTest, FullNameDifferingFromOwnerAndNameIsAcceptedAndWins) {
+  nlohmann::json p = WorkflowJobJson(PayloadOptions());
+  p["repository"]["full_name"] = "Codertocat/Hello-World";
+  p["repository"]["owner"]["login"] = "Octocoders";
+  auto e = Parse(p.dump());
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->repository.full_name, "Codertocat/Hello-World");
+  EXPECT_EQ(e->repository.ref().FullName(), "Codertocat/Hello-World");
+  EXPECT_EQ(e->repository.owner_login, "Octocoders");
+}
+
+TEST(WorkflowJobEventTest, OwnerAndNameStandInForAMissingFullName) {
+  nlohmann::json p = WorkflowJobJson(PayloadOptions());
+  p["repository"].erase("full_name");
+  p["repository"].erase("id");
+  auto e = Parse(p.dump());
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->repository.full_name, "octo-org/widget-service");
+  p["repository"].erase("owner");
+  ExpectRefusedNaming(p, "repository: full_name, or owner.login and name, are required");
 }
 
 TEST(WorkflowJobEventTest, InvalidJsonIsRefused) {

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -213,6 +215,46 @@ inline nlohmann::json WorkflowJobJson(const PayloadOptions& o) {
 
 inline std::string WorkflowJobPayload(const PayloadOptions& o = {}) {
   return WorkflowJobJson(o).dump();
+}
+
+// `object` serialised with the members named in `first` first, in that order, then the rest;
+// `nested` replaces the serialisation of some members.
+inline std::string DumpInOrder(const nlohmann::json& object, const std::vector<std::string>& first,
+                               const std::map<std::string, std::string>& nested = {}) {
+  std::vector<std::string> keys;
+  for (const std::string& k : first) {
+    if (object.contains(k)) keys.push_back(k);
+  }
+  for (const auto& [k, v] : object.items()) {
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  std::string out = "{";
+  for (const std::string& k : keys) {
+    if (out.size() > 1) out += ",";
+    auto it = nested.find(k);
+    out += nlohmann::json(k).dump() + ":" + (it != nested.end() ? it->second : object[k].dump());
+  }
+  return out + "}";
+}
+
+// `event` in GitHub's member order (nlohmann sorts keys, which puts workflow_job last): the
+// event's, the job's and the repository's members as github.com sends them (the octokit/webhooks
+// examples).
+inline std::string InGitHubOrder(const nlohmann::json& event) {
+  std::string job = DumpInOrder(
+      event["workflow_job"],
+      {"id",          "run_id",          "workflow_name",    "head_branch", "run_url",
+       "run_attempt", "node_id",         "head_sha",         "url",         "html_url",
+       "status",      "conclusion",      "created_at",       "started_at",  "completed_at",
+       "name",        "steps",           "check_run_url",    "labels",      "runner_id",
+       "runner_name", "runner_group_id", "runner_group_name"});
+  std::string repo =
+      DumpInOrder(event["repository"], {"id", "node_id", "name", "full_name", "private", "owner",
+                                        "html_url", "description", "fork", "url"});
+  return DumpInOrder(event,
+                     {"action", "workflow_job", "repository", "organization", "enterprise",
+                      "sender", "installation"},
+                     {{"workflow_job", job}, {"repository", repo}});
 }
 
 }  // namespace mvr::github::testing

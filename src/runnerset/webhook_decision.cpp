@@ -1,0 +1,43 @@
+#include "runnerset/webhook_decision.h"
+
+namespace mvr::runnerset {
+
+const char* WebhookVerdictName(WebhookVerdict verdict) {
+  switch (verdict) {
+    case WebhookVerdict::kLaunch:
+      return "launch";
+    case WebhookVerdict::kTerminate:
+      return "terminate";
+    case WebhookVerdict::kIgnored:
+      return "ignored";
+    case WebhookVerdict::kRejectedSignature:
+      return "rejected_signature";
+    case WebhookVerdict::kMalformed:
+      return "malformed";
+    case WebhookVerdict::kTooLarge:
+      return "too_large";
+  }
+  return "ignored";
+}
+
+const char* IgnoreReasonName(IgnoreReason reason) {
+  switch (reason) {
+    case IgnoreReason::kNone:
+      return "none";
+    case IgnoreReason::kPing:
+      return "ping";
+    case IgnoreReason::kOtherEvent:
+      return "other_event";
+    case IgnoreReason::kOtherAction:
+      return "other_action";
+    case IgnoreReason::kNoClassLabel:
+      return "no_class_label";
+    case IgnoreReason::kNoRunner:
+      return "no_runner";
+    case IgnoreReason::kForeignRunner:
+      return "foreign_runner";
+  }
+  return "none";
+}
+
+}  // namespace mvr::runnerset

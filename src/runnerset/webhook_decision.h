@@ -1,0 +1,52 @@
+// WebhookDecision: what the runner set's webhook made of one delivery - an intent to put on the
+// job queue, an acknowledgement of something it ignores, or a refusal - with the HTTP status to
+// answer and stable names for the metrics counters.
+// Thread-safety: plain values and pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "runnerset/intent.h"
+
+namespace mvr::runnerset {
+
+// One per metrics counter; every delivery gets exactly one.
+enum class WebhookVerdict {
+  kLaunch,             // 202: a queued job with a class label; `intent` is a LaunchIntent
+  kTerminate,          // 202: a completed job of one of the set's runners; a TerminateIntent
+  kIgnored,            // 200: acknowledged, nothing to do; `ignore_reason` says why
+  kRejectedSignature,  // 401: X-Hub-Signature-256 missing, malformed or wrong
+  kMalformed,          // 400: signed, but not a readable workflow_job delivery
+  kTooLarge,           // 413: the body is over the configured limit (not even verified)
+};
+
+enum class IgnoreReason {
+  kNone,           // the verdict is not kIgnored
+  kPing,           // X-GitHub-Event: ping, sent when the hook is created
+  kOtherEvent,     // an event other than workflow_job
+  kOtherAction,    // waiting, in_progress, or an action GitHub adds later
+  kNoClassLabel,   // a queued job none of whose labels is a class label of this set
+  kNoRunner,       // a completed job no runner took (cancelled while queued)
+  kForeignRunner,  // a completed job whose runner name lacks this set's prefix
+};
+
+// Stable snake_case names, used as metric label values and in logs: "launch", "terminate",
+// "ignored", "rejected_signature", "malformed", "too_large".
+const char* WebhookVerdictName(WebhookVerdict verdict);
+// "none", "ping", "other_event", "other_action", "no_class_label", "no_runner", "foreign_runner".
+const char* IgnoreReasonName(IgnoreReason reason);
+
+struct WebhookDecision {
+  WebhookVerdict verdict = WebhookVerdict::kIgnored;
+  IgnoreReason ignore_reason = IgnoreReason::kNone;
+  int http_status = 200;
+  // One line for the answer's body and the log: what was decided and why. Never contains the
+  // secret, the expected signature or the body.
+  std::string message;
+  std::optional<Intent> intent;  // set exactly when the verdict is kLaunch or kTerminate
+
+  bool accepted() const { return http_status >= 200 && http_status < 300; }
+};
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,200 @@
+#include "runnerset/webhook_router.h"
+
+#include <mutex>
+
+#include "github/labels.h"
+#include "github/workflow_job_event.h"
+#include "runnerset/workflow_job_reader.h"
+
+namespace mvr::runnerset {
+
+namespace {
+
+constexpr size_t kMaxDeliveryIdBytes = 128;
+constexpr size_t kShownBytes = 60;  // of a header or member echoed in a message
+
+// A header or member value as a message shows it: clipped, and only printable ASCII.
+std::string Shown(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, kShownBytes)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > kShownBytes) out += "...";
+  return out;
+}
+
+WebhookDecision Ignored(IgnoreReason reason, std::string message) {
+  WebhookDecision d;
+  d.verdict = WebhookVerdict::kIgnored;
+  d.ignore_reason = reason;
+  d.http_status = 200;
+  d.message = "ignored: " + std::move(message);
+  return d;
+}
+
+WebhookDecision Refused(WebhookVerdict verdict, int http_status, std::string message) {
+  WebhookDecision d;
+  d.verdict = verdict;
+  d.http_status = http_status;
+  d.message = std::move(message);
+  return d;
+}
+
+}  // namespace
+
+// simdjson's parser keeps buffers sized to the largest document it has read; reusing parsers
+// saves their allocation on every delivery. A reader is taken out under the lock and used
+// outside it, so concurrent deliveries each get their own.
+class WebhookRouter::ReaderPool {
+ public:
+  std::unique_ptr<WorkflowJobReader> Take() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        std::unique_ptr<WorkflowJobReader> reader = std::move(idle_.back());
+        idle_.pop_back();
+        return reader;
+      }
+    }
+    return std::make_unique<WorkflowJobReader>();
+  }
+
+  void Give(std::unique_ptr<WorkflowJobReader> reader) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (idle_.size() < kMaxIdle) idle_.push_back(std::move(reader));
+  }
+
+ private:
+  static constexpr size_t kMaxIdle = 16;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<WorkflowJobReader>> idle_;
+};
+
+std::string DefaultRunnerNamePrefix(std::string_view runner_set_id) {
+  return "mvr-" + std::string(runner_set_id) + "-";
+}
+
+Result<WebhookRouter> WebhookRouter::Create(WebhookRouterConfig config) {
+  if (config.secret.empty()) {
+    return InvalidArgument(
+        "webhook secret: empty; set the same secret on the GitHub webhook (or App) and here");
+  }
+  if (config.class_labels.empty()) {
+    return InvalidArgument("classes: at least one runner class label is required");
+  }
+  for (size_t i = 0; i < config.class_labels.size(); ++i) {
+    const std::string& label = config.class_labels[i];
+    if (label.empty()) return InvalidArgument("classes[" + std::to_string(i) + "].label: empty");
+    for (size_t j = 0; j < i; ++j) {
+      if (github::LabelEquals(label, config.class_labels[j])) {
+        return InvalidArgument("classes[" + std::to_string(i) + "].label: '" + label +
+                               "' is already the label of classes[" + std::to_string(j) +
+                               "] (GitHub compares labels case-insensitively)");
+      }
+    }
+  }
+  if (config.runner_name_prefix.empty()) {
+    return InvalidArgument(
+        "runnerNamePrefix: empty; it tells the set's runners from all others, so completed jobs "
+        "of other runners never terminate anything");
+  }
+  if (config.body_limit == 0) return InvalidArgument("webhook body limit: must be positive");
+  return WebhookRouter(std::move(config), std::make_unique<ReaderPool>());
+}
+
+WebhookRouter::WebhookRouter(WebhookRouterConfig config, std::unique_ptr<ReaderPool> readers)
+    : verifier_(config.secret),
+      class_labels_(std::move(config.class_labels)),
+      runner_name_prefix_(std::move(config.runner_name_prefix)),
+      body_limit_(config.body_limit),
+      readers_(std::move(readers)) {}
+
+WebhookRouter::WebhookRouter(WebhookRouter&&) noexcept = default;
+WebhookRouter& WebhookRouter::operator=(WebhookRouter&&) noexcept = default;
+WebhookRouter::~WebhookRouter() = default;
+
+WebhookDecision WebhookRouter::Route(const http::Headers& headers, std::string_view body,
+                                     TimePoint now) const {
+  std::string event = headers.GetOr(github::kEventHeader, "");
+  std::string delivery_id = headers.GetOr(github::kDeliveryHeader, "");
+  std::string signature = headers.GetOr(github::kSignatureHeader, "");
+  return Route(WebhookDelivery{event, delivery_id, signature, body}, now);
+}
+
+WebhookDecision WebhookRouter::Route(const WebhookDelivery& delivery, TimePoint now) const {
+  // The limit comes first so that an oversized body costs nothing, not even a hash.
+  if (delivery.body.size() > body_limit_) {
+    return Refused(WebhookVerdict::kTooLarge, 413,
+                   "the body is " + std::to_string(delivery.body.size()) +
+                       " bytes, over the webhook's limit of " + std::to_string(body_limit_));
+  }
+  if (Status verified = verifier_.Verify(delivery.signature, delivery.body); !verified.ok()) {
+    return Refused(WebhookVerdict::kRejectedSignature, 401, verified.message());
+  }
+  if (delivery.event.empty()) {
+    return Refused(WebhookVerdict::kMalformed, 400,
+                   std::string(github::kEventHeader) + " is missing; is this a GitHub webhook?");
+  }
+  if (delivery.event == "ping") return Ignored(IgnoreReason::kPing, "ping");
+  if (delivery.event != "workflow_job") {
+    return Ignored(IgnoreReason::kOtherEvent, "event " + Shown(delivery.event) +
+                                                  " (subscribe the webhook to workflow jobs only)");
+  }
+  if (delivery.delivery_id.empty() || delivery.delivery_id.size() > kMaxDeliveryIdBytes) {
+    return Refused(WebhookVerdict::kMalformed, 400,
+                   std::string(github::kDeliveryHeader) + " is missing or longer than " +
+                       std::to_string(kMaxDeliveryIdBytes) + " bytes");
+  }
+
+  std::unique_ptr<WorkflowJobReader> reader = readers_->Take();
+  Result<WorkflowJobFields> read = reader->Read(delivery.body);
+  readers_->Give(std::move(reader));
+  if (!read.ok()) return Refused(WebhookVerdict::kMalformed, 400, read.status().message());
+  WorkflowJobFields& job = *read;
+  std::string what = "job " + std::to_string(job.job_id) + " of " + job.repository;
+
+  if (job.action == "queued") {
+    for (const std::string& class_label : class_labels_) {
+      for (const std::string& label : job.labels) {
+        if (!github::LabelEquals(label, class_label)) continue;
+        WebhookDecision d;
+        d.verdict = WebhookVerdict::kLaunch;
+        d.http_status = 202;
+        d.message = "launch: " + what + " on class " + class_label;
+        d.intent = LaunchIntent{.repository = std::move(job.repository),
+                                .job_id = job.job_id,
+                                .run_id = job.run_id,
+                                .run_attempt = job.run_attempt,
+                                .job_name = std::move(job.job_name),
+                                .class_label = class_label,
+                                .labels = std::move(job.labels),
+                                .queued_at = now,
+                                .delivery_id = std::string(delivery.delivery_id)};
+        return d;
+      }
+    }
+    return Ignored(IgnoreReason::kNoClassLabel, "queued " + what + " has no class label");
+  }
+  if (job.action == "completed") {
+    if (job.runner_name.empty()) {
+      return Ignored(IgnoreReason::kNoRunner,
+                     "completed " + what + " had no runner (cancelled while queued)");
+    }
+    if (job.runner_name.compare(0, runner_name_prefix_.size(), runner_name_prefix_) != 0) {
+      return Ignored(IgnoreReason::kForeignRunner, "completed " + what + " ran on runner " +
+                                                       Shown(job.runner_name) +
+                                                       ", not one of this set's");
+    }
+    WebhookDecision d;
+    d.verdict = WebhookVerdict::kTerminate;
+    d.http_status = 202;
+    d.message = "terminate: runner " + Shown(job.runner_name) + " finished " + what;
+    d.intent = TerminateIntent{.runner_name = std::move(job.runner_name),
+                               .repository = std::move(job.repository),
+                               .job_id = job.job_id,
+                               .completed_at = now,
+                               .delivery_id = std::string(delivery.delivery_id)};
+    return d;
+  }
+  return Ignored(IgnoreReason::kOtherAction, "action " + Shown(job.action) + " of " + what);
+}
+
+}  // namespace mvr::runnerset

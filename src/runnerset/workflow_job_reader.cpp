@@ -1,0 +1,262 @@
+#include "runnerset/workflow_job_reader.h"
+
+#include <simdjson.h>
+
+#include <cstring>
+
+namespace mvr::runnerset {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+Status Malformed(const std::string& what) {
+  return InvalidArgument("workflow_job payload: " + what).WithErrorType("MalformedPayload");
+}
+
+Status NotJson(simdjson::error_code error) {
+  return Malformed(std::string("the body is not valid JSON (") + simdjson::error_message(error) +
+                   ")");
+}
+
+Status WrongType(const char* member, const char* expected) {
+  return Malformed(std::string(member) + ": expected " + expected);
+}
+
+// The value's JSON type, or the parse error that stopped us reading it.
+simdjson::error_code TypeOf(od::value& value, od::json_type& type) {
+  return value.type().get(type);
+}
+
+// A string member that may also be null or absent (then empty).
+Status ReadOptionalString(od::value value, const char* member, std::string& out) {
+  od::json_type type;
+  if (auto e = TypeOf(value, type)) return NotJson(e);
+  if (type == od::json_type::null) {
+    out.clear();
+    return Status::Ok();
+  }
+  std::string_view text;
+  if (type != od::json_type::string || value.get_string().get(text)) {
+    return WrongType(member, "a string or null");
+  }
+  out.assign(text);
+  return Status::Ok();
+}
+
+Status ReadPositiveInt(od::value value, const char* member, int64_t& out) {
+  if (value.get_int64().get(out) || out <= 0) return WrongType(member, "a positive integer");
+  return Status::Ok();
+}
+
+Status ReadLabels(od::value value, std::vector<std::string>& out) {
+  od::json_type type;
+  if (auto e = TypeOf(value, type)) return NotJson(e);
+  out.clear();
+  if (type == od::json_type::null) return Status::Ok();
+  od::array array;
+  if (type != od::json_type::array || value.get_array().get(array)) {
+    return WrongType("workflow_job.labels", "an array of strings");
+  }
+  for (auto element : array) {
+    std::string_view label;
+    if (element.get_string().get(label)) {
+      return WrongType("workflow_job.labels", "an array of strings");
+    }
+    out.emplace_back(label);
+  }
+  return Status::Ok();
+}
+
+Status ReadJob(od::value value, WorkflowJobFields& out) {
+  od::object job;
+  if (value.get_object().get(job)) return WrongType("workflow_job", "an object");
+  bool have_id = false;
+  bool have_run_id = false;
+  for (auto member : job) {
+    od::field field;
+    if (auto e = std::move(member).get(field)) return NotJson(e);
+    od::raw_json_string key = field.key();
+    if (key.unsafe_is_equal("id")) {
+      MVR_RETURN_IF_ERROR(ReadPositiveInt(field.value(), "workflow_job.id", out.job_id));
+      have_id = true;
+    } else if (key.unsafe_is_equal("run_id")) {
+      MVR_RETURN_IF_ERROR(ReadPositiveInt(field.value(), "workflow_job.run_id", out.run_id));
+      have_run_id = true;
+    } else if (key.unsafe_is_equal("run_attempt")) {
+      od::value attempt = field.value();
+      od::json_type type;
+      if (auto e = TypeOf(attempt, type)) return NotJson(e);
+      out.run_attempt = 1;
+      if (type != od::json_type::null) {
+        MVR_RETURN_IF_ERROR(ReadPositiveInt(attempt, "workflow_job.run_attempt", out.run_attempt));
+      }
+    } else if (key.unsafe_is_equal("name")) {
+      MVR_RETURN_IF_ERROR(ReadOptionalString(field.value(), "workflow_job.name", out.job_name));
+    } else if (key.unsafe_is_equal("labels")) {
+      MVR_RETURN_IF_ERROR(ReadLabels(field.value(), out.labels));
+    } else if (key.unsafe_is_equal("runner_name")) {
+      MVR_RETURN_IF_ERROR(
+          ReadOptionalString(field.value(), "workflow_job.runner_name", out.runner_name));
+    } else if (key.unsafe_is_equal("status")) {
+      MVR_RETURN_IF_ERROR(ReadOptionalString(field.value(), "workflow_job.status", out.status));
+    }
+  }
+  if (!have_id) return Malformed("workflow_job.id is missing");
+  if (!have_run_id) return Malformed("workflow_job.run_id is missing");
+  return Status::Ok();
+}
+
+// repository.full_name is the name GitHub routes by; owner.login and name are only its parts and
+// are read when full_name is absent. They may disagree with it (GitHub's own example payloads
+// do, after a transfer), which is no reason to refuse the delivery.
+Status ReadRepository(od::value value, WorkflowJobFields& out, bool& from_full_name) {
+  od::object repo;
+  if (value.get_object().get(repo)) return WrongType("repository", "an object");
+  std::string_view text;
+  od::value member;
+  from_full_name =
+      !repo.find_field_unordered("full_name").get(member) && !member.get_string().get(text);
+  if (from_full_name) {
+    out.repository.assign(text);
+  } else {
+    std::string_view name;
+    std::string_view login;
+    od::value owner;
+    if (repo.find_field_unordered("name").get(member) || member.get_string().get(name) ||
+        repo.find_field_unordered("owner").get(owner) ||
+        owner.find_field_unordered("login").get(member) || member.get_string().get(login)) {
+      return Malformed("repository: neither full_name nor owner.login and name are strings");
+    }
+    out.repository.assign(login).append("/").append(name);
+  }
+  if (!IsRepositoryName(out.repository)) {
+    std::string shown = out.repository.substr(0, 100);
+    return Malformed("repository.full_name: '" + shown + "' is not owner/name");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct WorkflowJobReader::Impl {
+  od::parser parser;
+  std::unique_ptr<char[]> buffer;
+  size_t buffer_size = 0;
+
+  // simdjson reads up to SIMDJSON_PADDING bytes past the end of the input. `close` appends a '}'
+  // (simdjson checks that a document that starts with '{' ends with '}' before reading it).
+  simdjson::padded_string_view Pad(std::string_view body, bool close) {
+    size_t size = body.size() + (close ? 1 : 0);
+    size_t needed = size + simdjson::SIMDJSON_PADDING;
+    if (buffer_size < needed) {
+      buffer = std::make_unique<char[]>(needed);
+      buffer_size = needed;
+    }
+    std::memcpy(buffer.get(), body.data(), body.size());
+    if (close) buffer[body.size()] = '}';
+    std::memset(buffer.get() + size, ' ', simdjson::SIMDJSON_PADDING);
+    return simdjson::padded_string_view(buffer.get(), size, buffer_size);
+  }
+
+  // Reading stops once action, workflow_job and repository have been read: GitHub sends them
+  // first, and walking the organisation, enterprise, sender and installation objects after them
+  // would cost as much as the rest of the read. A body cut short is refused by the check that it
+  // ends with '}', or, when the cut falls right after a '}', read exactly as the whole body would
+  // be, since everything read lies before the cut.
+  Result<WorkflowJobFields> Read(std::string_view body) {
+    constexpr std::string_view kWhitespace = " \t\r\n";
+    size_t first = body.find_first_not_of(kWhitespace);
+    if (first != std::string_view::npos && body[first] == '{' &&
+        body[body.find_last_not_of(kWhitespace)] != '}') {
+      return Malformed("the body does not end with '}' (was it cut short?)");
+    }
+    if (size_t end = PrefixEnd(body); end != 0) {
+      bool in_order = false;
+      Result<WorkflowJobFields> quick = ReadMembers(body.substr(0, end), /*prefix=*/true, in_order);
+      if (quick.ok() && in_order) return quick;
+    }
+    bool in_order = false;
+    return ReadMembers(body, /*prefix=*/false, in_order);
+  }
+
+  // simdjson indexes the whole of what it is given before reading any of it, and in GitHub's
+  // order everything the reader needs ends at repository.full_name, a fifth of a queued job's
+  // body. So the start of the body, up to the ',' after the first "full_name", is read first
+  // (closed with a '}' so that simdjson takes it), and the whole body only when that read fails
+  // or is not `in_order`: action, then workflow_job, then repository with a full_name, all before
+  // the cut. Such a read is exactly the whole body's: a cut inside a string fails simdjson's check
+  // for closed strings, and workflow_job was closed before repository began, which is before the
+  // cut. Returns 0 when there is no such start, or it is most of the body anyway.
+  static size_t PrefixEnd(std::string_view body) {
+    // memmem, not string_view::find: find runs memchr from every '"', and JSON is full of them.
+    constexpr std::string_view kKey = "\"full_name\"";
+    const void* found = memmem(body.data(), body.size(), kKey.data(), kKey.size());
+    if (found == nullptr) return 0;
+    size_t key = static_cast<const char*>(found) - body.data();
+    size_t comma = body.find(',', key);
+    if (comma == std::string_view::npos || comma + 1 > body.size() / 4 * 3) return 0;
+    return comma + 1;
+  }
+
+  Result<WorkflowJobFields> ReadMembers(std::string_view body, bool prefix, bool& in_order) {
+    od::document doc;
+    if (auto e = parser.iterate(Pad(body, prefix)).get(doc)) return NotJson(e);
+    od::object top;
+    if (auto e = doc.get_object().get(top)) {
+      return e == simdjson::INCORRECT_TYPE ? Malformed("the body is not a JSON object")
+                                           : NotJson(e);
+    }
+    WorkflowJobFields out;
+    bool have_action = false;
+    bool have_job = false;
+    bool have_repository = false;
+    for (auto member : top) {
+      od::field field;
+      if (auto e = std::move(member).get(field)) return NotJson(e);
+      od::raw_json_string key = field.key();
+      if (key.unsafe_is_equal("action")) {
+        std::string_view action;
+        if (field.value().get_string().get(action)) return WrongType("action", "a string");
+        out.action.assign(action);
+        have_action = true;
+      } else if (key.unsafe_is_equal("workflow_job")) {
+        MVR_RETURN_IF_ERROR(ReadJob(field.value(), out));
+        have_job = true;
+      } else if (key.unsafe_is_equal("repository")) {
+        bool from_full_name = false;
+        MVR_RETURN_IF_ERROR(ReadRepository(field.value(), out, from_full_name));
+        in_order = have_action && have_job && from_full_name;
+        have_repository = true;
+      }
+      if (have_action && have_job && have_repository) break;
+    }
+    if (!have_action) return Malformed("action is missing");
+    if (!have_job) return Malformed("workflow_job is missing");
+    if (!have_repository) return Malformed("repository is missing");
+    return out;
+  }
+};
+
+WorkflowJobReader::WorkflowJobReader() : impl_(std::make_unique<Impl>()) {}
+WorkflowJobReader::~WorkflowJobReader() = default;
+
+Result<WorkflowJobFields> WorkflowJobReader::Read(std::string_view body) {
+  return impl_->Read(body);
+}
+
+bool IsRepositoryName(std::string_view repository) {
+  if (repository.size() > 256) return false;
+  size_t slash = repository.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == repository.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < repository.size(); ++i) {
+    char c = repository[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.' || (c == '/' && i == slash);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,106 @@
+// The GitHub emulator's signed workflow_job deliveries through the WebhookRouter: what the
+// emulator sends for a job's life (queued, in_progress, completed; and a job cancelled while
+// queued) is what the router must understand, so `mvr demo` exercises the real path.
+#include <gtest/gtest.h>
+
+#include "emulate/github/github_model.h"
+#include "emulate/github/jit_config.h"
+#include "runnerset/webhook_router.h"
+
+namespace mvr::runnerset {
+namespace {
+
+namespace emu = mvr::emulate::github;
+
+constexpr char kSecretText[] = "whsec-emulator-router-fixture";
+
+class EmulatorWebhookTest : public ::testing::Test {
+ protected:
+  EmulatorWebhookTest() : model_(Options(), clock_, random_, secure_random_, nullptr) {
+    WebhookRouterConfig c;
+    c.secret = Secret(kSecretText);
+    c.class_labels = {"mvr-small"};
+    c.runner_name_prefix = DefaultRunnerNamePrefix("demo");
+    auto router = WebhookRouter::Create(std::move(c));
+    EXPECT_TRUE(router.ok()) << router.status().ToString();
+    router_ = std::make_unique<WebhookRouter>(std::move(router).value());
+  }
+
+  static emu::ModelOptions Options() {
+    emu::ModelOptions o;
+    o.repositories = {"octo-org/widget-service"};
+    o.base_url = "http://127.0.0.1:9";
+    o.webhook_secret = Secret(kSecretText);
+    return o;
+  }
+
+  int64_t Queue() {
+    emu::JobSpec spec;
+    spec.repository = "octo-org/widget-service";
+    spec.labels = {"self-hosted", "mvr-small"};
+    spec.steps = {"true"};
+    auto job = model_.QueueJob(spec);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() ? job->id : 0;
+  }
+
+  // The router's decision on the emulator's delivery of `action` for `job_id`.
+  WebhookDecision Route(int64_t job_id, const std::string& action) {
+    for (const emu::Delivery& d : model_.ListDeliveries()) {
+      if (d.job_id == job_id && d.action == action) {
+        return router_->Route(d.headers, d.payload, clock_.Now());
+      }
+    }
+    ADD_FAILURE() << "the emulator sent no " << action << " delivery for job " << job_id;
+    return {};
+  }
+
+  ManualClock clock_;
+  SeededRandom random_{3};
+  SeededRandom secure_random_{4};
+  emu::GithubModel model_;
+  std::unique_ptr<WebhookRouter> router_;
+};
+
+TEST_F(EmulatorWebhookTest, AJobsLifeIsLaunchThenTerminate) {
+  emu::JitRequest jit;
+  jit.name = "mvr-demo-1";
+  jit.runner_group_id = 1;
+  jit.labels = {"mvr-small"};
+  auto reg = model_.GenerateJitConfig(emu::Scope::Repo("octo-org", "widget-service"), jit);
+  ASSERT_TRUE(reg.ok()) << reg.status().ToString();
+  auto contents = emu::DecodeJitConfig(reg->encoded_jit_config);
+  ASSERT_TRUE(contents.ok());
+  ASSERT_TRUE(model_.RunnerConnect(contents->credential).ok());
+
+  int64_t job_id = Queue();
+  WebhookDecision queued = Route(job_id, "queued");
+  ASSERT_EQ(queued.verdict, WebhookVerdict::kLaunch) << queued.message;
+  const auto& launch = std::get<LaunchIntent>(*queued.intent);
+  EXPECT_EQ(launch.job_id, job_id);
+  EXPECT_EQ(launch.repository, "octo-org/widget-service");
+  EXPECT_EQ(launch.class_label, "mvr-small");
+
+  model_.Tick();
+  auto assignment = model_.RunnerAcquireJob(contents->credential);
+  ASSERT_TRUE(assignment.ok() && assignment->has_value()) << assignment.status().ToString();
+  WebhookDecision started = Route(job_id, "in_progress");
+  EXPECT_EQ(started.ignore_reason, IgnoreReason::kOtherAction) << started.message;
+
+  ASSERT_TRUE(model_.RunnerCompleteJob(contents->credential, job_id, "success").ok());
+  WebhookDecision completed = Route(job_id, "completed");
+  ASSERT_EQ(completed.verdict, WebhookVerdict::kTerminate) << completed.message;
+  EXPECT_EQ(std::get<TerminateIntent>(*completed.intent).runner_name, "mvr-demo-1");
+  EXPECT_EQ(std::get<TerminateIntent>(*completed.intent).job_id, job_id);
+}
+
+TEST_F(EmulatorWebhookTest, AJobCancelledWhileQueuedTerminatesNothing) {
+  int64_t job_id = Queue();
+  ASSERT_TRUE(model_.CancelJob(job_id).ok());
+  WebhookDecision completed = Route(job_id, "completed");
+  EXPECT_EQ(completed.verdict, WebhookVerdict::kIgnored) << completed.message;
+  EXPECT_EQ(completed.ignore_reason, IgnoreReason::kNoRunner) << completed.message;
+}
+
+}  // namespace
+}  // namespace mvr::runnerset
