@@ -26,9 +26,7 @@ github::RunnerScope ScopeOf(const ServeConfig& c) {
   return github::RunnerScope::Repository(repo.ok() ? *repo : github::RepositoryRef{});
 }
 
-bool Live(aws::MicrovmState s) {
-  return s != aws::MicrovmState::kTerminating && s != aws::MicrovmState::kTerminated;
-}
+bool Live(aws::MicrovmState s) { return s != aws::MicrovmState::kTerminated; }
 
 // The runner's custom labels: the job's own (so GitHub hands the job to it), without the
 // implicit "self-hosted", or the class label when the job gave nothing else.
@@ -129,7 +127,7 @@ void Launcher::Record(const Outcome& o) {
   }
 }
 
-bool Launcher::StillQueued(const LaunchIntent& in) {
+bool Launcher::StillNeeded(const LaunchIntent& in) {
   auto repo = github::RepositoryRef::Parse(in.repository);
   if (!repo.ok()) return true;
   Result<github::Job> job = deps_.github.GetJob(*repo, in.job_id);
@@ -138,8 +136,18 @@ bool Launcher::StillQueued(const LaunchIntent& in) {
                            {{"job_id", in.job_id}, {"error", job.status().ToString()}});
     return true;  // fail open: dropping a live job is far worse than an unneeded VM
   }
-  return job->status != github::JobStatus::kInProgress &&
-         job->status != github::JobStatus::kCompleted;
+  if (job->status != github::JobStatus::kInProgress &&
+      job->status != github::JobStatus::kCompleted) {
+    return true;
+  }
+  // GitHub hands a queued job to any idle runner whose labels match, so a runner this set
+  // launched for another job may have taken this one: that job now waits for a runner, and this
+  // launch provides it. Jobs and runners stay one to one.
+  const std::string& prefix = config_.runner_name_prefix;
+  const std::string& runner = job->runner_name;
+  if (runner.rfind(prefix, 0) != 0) return false;
+  const std::string own = std::to_string(in.job_id) + "-";
+  return runner.compare(prefix.size(), own.size(), own) != 0;
 }
 
 Result<std::set<std::string>> Launcher::ListLiveVms() {
@@ -157,18 +165,27 @@ Result<std::set<std::string>> Launcher::ListLiveVms() {
   return live;
 }
 
-void Launcher::CleanUpTakenOver(const Claim& previous, TimePoint deadline) {
+bool Launcher::CleanUpTakenOver(const Claim& previous, TimePoint deadline) {
   const Seam& seam = deps_.seam;
+  // The runner first: GitHub refuses to remove a busy one, and a VM whose runner is running a
+  // job must not be killed under it (it terminates itself when the job ends).
+  if (previous.pending_runner_id > 0) {
+    action::RunnerRegistration runners(seam, deps_.github, scope_);
+    Status removed = runners.Remove(previous.pending_runner_id, deadline);
+    if (removed.code() == Code::kConflict) {
+      seam.logger.Info(
+          "the runner of a launch attempt that died is running a job; left alone",
+          {{"runner_id", previous.pending_runner_id}, {"microvm_id", previous.pending_microvm_id}});
+      return true;
+    }
+  }
   if (!previous.pending_microvm_id.empty()) {
     action::MicrovmLifecycle vms(seam, deps_.microvms);
     Status s = vms.Terminate(previous.pending_microvm_id, deadline);
     seam.logger.Info("terminated the MicroVM of a launch attempt that died",
                      {{"microvm_id", previous.pending_microvm_id}, {"ok", s.ok()}});
   }
-  if (previous.pending_runner_id > 0) {
-    action::RunnerRegistration runners(seam, deps_.github, scope_);
-    runners.Remove(previous.pending_runner_id, deadline).IgnoreError();
-  }
+  return false;
 }
 
 Outcome Launcher::Launch(const LaunchIntent& in) {
@@ -180,8 +197,8 @@ Outcome Launcher::Launch(const LaunchIntent& in) {
     out.detail = "no runner class has the label " + in.class_label;
     return out;
   }
-  // (1) Still queued? Fails open.
-  if (!StillQueued(in)) {
+  // (1) Still queued (or its runner taken by another job)? Fails open.
+  if (!StillNeeded(in)) {
     out.decision = Decision::kDroppedNotQueued;
     out.detail = "GitHub says the job is no longer queued";
     return out;
@@ -239,7 +256,13 @@ Outcome Launcher::Run(Attempt& a) {
   a.token = claim->attempt_token;
   a.times.claimed_ms = EpochMs(seam.clock.Now());
   deps_.metrics.Observe(Milestone::kClaimed, (a.times.claimed_ms - a.times.received_ms) / 1e3);
-  if (claim->taken_over) CleanUpTakenOver(*claim->taken_over, a.deadline);
+  if (claim->taken_over && CleanUpTakenOver(*claim->taken_over, a.deadline) && !StillNeeded(in)) {
+    // The dead attempt's runner took this very job.
+    deps_.table.Release(a.claim, a.token).IgnoreError();
+    out.decision = Decision::kDroppedNotQueued;
+    out.detail = "the job runs on the runner of an earlier attempt";
+    return out;
+  }
 
   // (4) Registration first: the cold path registers before the VM exists.
   a.runner_name =

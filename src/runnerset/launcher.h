@@ -1,6 +1,7 @@
 // Launcher: carries out the runner set's intents (001, duties 3 and 4).
 // Launch, step by step: (1) ask GitHub whether the job is still queued, and drop it if it
-// definitely is not (anything short of a definite answer proceeds: fail open); (2) count the
+// definitely is not (anything short of a definite answer proceeds: fail open; a job that a
+// runner launched for another job took still gets its launch, for that other job); (2) count the
 // set's live VMs by its image ARNs and defer at the cap; (3) claim job#<repo>#<jobId> with a
 // conditional write and a random attemptToken (taking over, and cleaning up after, an attempt
 // that died); (4) register a single-use JIT runner; (5) RunMicrovm in "delivered" mode with a
@@ -66,10 +67,13 @@ class Launcher {
 
  private:
   struct Attempt;
-  bool StillQueued(const LaunchIntent& intent);
-  // The set's live VMs (not TERMINATING or TERMINATED) by its image ARNs.
+  // False only when GitHub definitely says the job needs no runner from this launch: it is no
+  // longer queued and no runner this set launched for another job took it.
+  bool StillNeeded(const LaunchIntent& intent);
+  // The set's VMs that hold capacity (every state but TERMINATED) by its image ARNs.
   Result<std::set<std::string>> ListLiveVms();
-  void CleanUpTakenOver(const Claim& previous, TimePoint deadline);
+  // Removes what a dead attempt left; true when its runner is busy (so its VM was left alone).
+  bool CleanUpTakenOver(const Claim& previous, TimePoint deadline);
   Outcome Run(Attempt& attempt);
   Outcome Fail(Attempt& attempt, const Status& failure);
   void Record(const Outcome& outcome);

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -62,7 +63,7 @@ class RunnerSetEndToEnd : public ::testing::Test {
   void TearDown() override {
     StopServe(SIGTERM);
     if (stack_) stack_->Stop();
-    if (HasFailure()) {
+    if (HasFailure() || std::getenv("MVR_E2E_KEEP_LOGS")) {
       std::printf("logs kept in %s\n", dir_.c_str());
     } else {
       std::error_code ec;
