@@ -196,6 +196,14 @@ const RunnerClass* ServeConfig::FindClass(std::string_view label) const {
   return nullptr;
 }
 
+github::RunnerScope RunnerScopeOf(const ServeConfig& c) {
+  if (!c.github.organization.empty()) {
+    return github::RunnerScope::Organization(c.github.organization);
+  }
+  auto repo = github::RepositoryRef::Parse(c.github.repository);
+  return github::RunnerScope::Repository(repo.ok() ? *repo : github::RepositoryRef{});
+}
+
 Duration ServeConfig::visibility_timeout() const {
   if (queue.visibility_timeout_seconds > 0) {
     return Duration(queue.visibility_timeout_seconds * 1000LL);

@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/secret.h"
 #include "base/status.h"
+#include "github/types.h"
 
 namespace mvr::runnerset {
 
@@ -72,6 +73,9 @@ struct ServeConfig {
   Duration claim_takeover_after() const;
   Duration launch_timeout() const { return Duration(launcher.launch_timeout_seconds * 1000LL); }
 };
+
+// Where the set registers its runners: the repository or the organisation.
+github::RunnerScope RunnerScopeOf(const ServeConfig& config);
 
 // Parses and checks a configuration file's text. `origin` names the file in messages.
 Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& origin);

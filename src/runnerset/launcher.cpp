@@ -19,13 +19,6 @@ constexpr Duration kCleanupTime{60'000};
 
 int64_t EpochMs(TimePoint t) { return t.time_since_epoch().count(); }
 
-github::RunnerScope ScopeOf(const ServeConfig& c) {
-  if (!c.github.organization.empty())
-    return github::RunnerScope::Organization(c.github.organization);
-  auto repo = github::RepositoryRef::Parse(c.github.repository);
-  return github::RunnerScope::Repository(repo.ok() ? *repo : github::RepositoryRef{});
-}
-
 bool Live(aws::MicrovmState s) { return s != aws::MicrovmState::kTerminated; }
 
 // The runner's custom labels: the job's own (so GitHub hands the job to it), without the
@@ -89,7 +82,7 @@ struct Launcher::Attempt {
 Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
     : config_(config),
       deps_(deps),
-      scope_(ScopeOf(config)),
+      scope_(RunnerScopeOf(config)),
       cap_(deps.seam.clock),
       run_pacer_(deps.seam.clock, deps.seam.sleeper, config.launcher.run_microvm_per_second) {}
 
@@ -329,6 +322,7 @@ Outcome Launcher::Run(Attempt& a) {
   row.class_label = a.runner_class.label;
   row.times = a.times;
   if (Status s = deps_.table.Commit(a.claim, a.token, row); !s.ok()) return Fail(a, s);
+  if (deps_.watch) deps_.watch->Await(a.runner_name, a.times.received_ms);
   out.decision = Decision::kLaunched;
   out.microvm_id = a.microvm_id;
   out.runner_name = a.runner_name;
@@ -401,8 +395,10 @@ Outcome Launcher::Terminate(const TerminateIntent& in) {
     Result<github::Job> job =
         repo.ok() ? deps_.github.GetJob(*repo, r.job_id) : Result<github::Job>(repo.status());
     auto since = [&](TimePoint t) { return (EpochMs(t) - r.times.received_ms) / 1e3; };
-    if (job.ok() && job->started_at)
+    if (job.ok() && job->started_at) {
+      if (deps_.watch) deps_.watch->JobStarted(r.runner_name, *job->started_at);
       deps_.metrics.Observe(Milestone::kJobStarted, since(*job->started_at));
+    }
     TimePoint done = in.completed_at.time_since_epoch().count() > 0 ? in.completed_at
                      : (job.ok() && job->completed_at)              ? *job->completed_at
                                                                     : seam.clock.Now();

@@ -25,6 +25,7 @@
 #include "runnerset/intent.h"
 #include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
+#include "runnerset/runner_watch.h"
 
 namespace mvr::runnerset {
 
@@ -35,6 +36,7 @@ struct LauncherDeps {
   http::HttpClient& http;  // the VMs' ingress endpoints
   RunnerTable& table;
   Metrics& metrics;
+  RunnerWatch* watch = nullptr;  // told about each delivered runner (the timeline); optional
 };
 
 enum class Decision {
@@ -64,6 +66,8 @@ class Launcher {
   Outcome Terminate(const TerminateIntent& intent);
   // Either, counted in the metrics.
   Outcome Handle(const Intent& intent);
+
+  const github::RunnerScope& scope() const { return scope_; }
 
  private:
   struct Attempt;

@@ -19,6 +19,9 @@ Consumer::Options ConsumerOptions(const ServeConfig& c) {
   return o;
 }
 
+// How often the runner watch looks at GitHub's runners while any is awaited.
+constexpr Duration kWatchInterval{1'000};
+
 http::HttpResponse Text(int status, std::string body, std::string type = "text/plain") {
   http::HttpResponse r;
   r.status = status;
@@ -37,8 +40,9 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
     : config_(std::move(config)),
       deps_(deps),
       table_(deps.store, deps.seam, TableOptions(config_)),
-      launcher_(config_,
-                LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_, metrics_}),
+      watch_(deps.seam.clock, deps.seam.logger, deps.github, RunnerScopeOf(config_), metrics_),
+      launcher_(config_, LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_,
+                                      metrics_, &watch_}),
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)) {
   webhook_.secret = std::move(webhook_secret);
   for (const RunnerClass& c : config_.classes) webhook_.class_labels.push_back(c.label);
@@ -82,12 +86,23 @@ Result<int> Service::Start() {
   const bool v6 = listen.first.find(':') != std::string::npos;
   url_ = "http://" + (v6 ? "[" + listen.first + "]" : listen.first) + ":" + std::to_string(port);
   consumer_.Start();
+  stopping_ = false;
+  watcher_ = std::thread([this] { WatchRunners(); });
   return port;
+}
+
+void Service::WatchRunners() {
+  while (!stopping_) {
+    watch_.Poll();
+    deps_.seam.sleeper.Sleep(kWatchInterval);
+  }
 }
 
 bool Service::Stop() {
   if (server_) server_->Stop();
   server_.reset();
+  stopping_ = true;
+  if (watcher_.joinable()) watcher_.join();
   return consumer_.Stop(Duration(config_.shutdown_grace_seconds * 1000LL));
 }
 

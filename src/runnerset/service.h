@@ -5,8 +5,10 @@
 // Thread-safety: Start and Stop from one thread; the handlers and consumers run on their own.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "aws/microvms.h"
 #include "base/seam.h"
@@ -20,6 +22,7 @@
 #include "runnerset/launcher.h"
 #include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
+#include "runnerset/runner_watch.h"
 #include "runnerset/webhook_endpoint.h"
 #include "store/store.h"
 
@@ -51,17 +54,21 @@ class Service {
 
  private:
   http::HttpResponse Webhook(const http::ServerRequest& request);
+  void WatchRunners();
 
   ServeConfig config_;
   ServiceDeps deps_;
   WebhookSettings webhook_;
   Metrics metrics_;
   RunnerTable table_;
+  RunnerWatch watch_;
   Launcher launcher_;
   Consumer consumer_;
   http::Router router_;
   std::unique_ptr<http::HttpServer> server_;
   std::string url_;
+  std::atomic<bool> stopping_{false};
+  std::thread watcher_;
 };
 
 }  // namespace mvr::runnerset

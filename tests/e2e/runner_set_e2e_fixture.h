@@ -188,6 +188,18 @@ class RunnerSetEndToEnd : public ::testing::Test {
     return -1;
   }
 
+  // How many jobs reached `milestone` of the timeline histogram; -1 if absent.
+  int64_t TimelineCount(const std::string& milestone) {
+    http::HttpRequest req;
+    req.url = ServeUrl() + "/metrics";
+    auto res = http_.Send(req);
+    if (!res.ok() || res->status != 200) return -1;
+    const std::string key =
+        "mvr_runnerset_job_timeline_seconds_count{milestone=\"" + milestone + "\"} ";
+    size_t at = res->body.find(key);
+    return at == std::string::npos ? -1 : std::stoll(res->body.substr(at + key.size()));
+  }
+
   void ExpectNothingLeft() {
     Workflow::Leftovers left;
     EXPECT_TRUE(Eventually(

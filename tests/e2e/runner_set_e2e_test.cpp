@@ -26,6 +26,14 @@ TEST_F(RunnerSetEndToEnd, QueuedJobRunsOnAFreshVmThatIsThenTerminatedAndItsRunne
   EXPECT_TRUE(Eventually([&] { return Metric("terminated") == 1; }, std::chrono::seconds(15)));
   EXPECT_EQ(Metric("launched"), 1);
   EXPECT_EQ(Metric("failed"), 0);
+  for (const char* milestone :
+       {"claimed", "vm_running", "config_delivered", "runner_online", "job_started", "completed"}) {
+    EXPECT_EQ(TimelineCount(milestone), 1) << milestone;
+  }
+  // Neither the webhook secret nor the GitHub token reaches mvr serve's log.
+  const std::string log = ReadWholeFile(dir_ + "/serve.log");
+  EXPECT_EQ(log.find(kWebhookSecret), std::string::npos);
+  EXPECT_EQ(log.find(stack_->token().Reveal()), std::string::npos);
 }
 
 TEST_F(RunnerSetEndToEnd, FiveDeliveriesOfOneWebhookLaunchOneVm) {
