@@ -30,6 +30,12 @@ aws::Microvm Vm(aws::MicrovmState state) {
   return vm;
 }
 
+// GetJob's answer (through Invoke: gmock's Return(Result<Job>) trips GCC 12's
+// -Wmaybe-uninitialized).
+auto Answer(Result<github::Job> job) {
+  return Invoke([job](const github::RepositoryRef&, int64_t) { return job; });
+}
+
 class LauncherTest : public ::testing::Test {
  protected:
   LauncherTest() {
@@ -48,7 +54,7 @@ class LauncherTest : public ::testing::Test {
     // the supervisor takes the runner.
     github::Job job;
     job.status = github::JobStatus::kQueued;
-    ON_CALL(github_, GetJob(_, _)).WillByDefault(Return(Result<github::Job>(job)));
+    ON_CALL(github_, GetJob(_, _)).WillByDefault(Answer(Result<github::Job>(job)));
     ON_CALL(vms_, ListMicrovms(_)).WillByDefault(Return(aws::ListMicrovmsResponse{}));
     ON_CALL(github_, GenerateJitConfig(_, _))
         .WillByDefault(Invoke([](const github::RunnerScope&, const github::JitConfigRequest& r) {
@@ -133,7 +139,7 @@ TEST_F(LauncherTest, AJobNoLongerQueuedIsDroppedBeforeAnythingIsCreated) {
   github::Job job;
   job.status = github::JobStatus::kCompleted;
   job.conclusion = "cancelled";
-  EXPECT_CALL(github_, GetJob(_, _)).WillOnce(Return(Result<github::Job>(job)));
+  EXPECT_CALL(github_, GetJob(_, _)).WillOnce(Answer(Result<github::Job>(job)));
   EXPECT_CALL(github_, GenerateJitConfig(_, _)).Times(0);
   EXPECT_CALL(vms_, RunMicrovm(_)).Times(0);
   EXPECT_EQ(L().Handle(intent_).decision, Decision::kDroppedNotQueued);
@@ -145,13 +151,13 @@ TEST_F(LauncherTest, AJobTakenByARunnerLaunchedForAnotherJobStillGetsItsLaunch) 
   github::Job job;
   job.status = github::JobStatus::kInProgress;
   job.runner_name = "mvr-demo-41-0a1b2c3d";
-  EXPECT_CALL(github_, GetJob(_, _)).WillOnce(Return(Result<github::Job>(job)));
+  EXPECT_CALL(github_, GetJob(_, _)).WillOnce(Answer(Result<github::Job>(job)));
   EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
 }
 
 TEST_F(LauncherTest, TheStillQueuedCheckFailsOpen) {
   EXPECT_CALL(github_, GetJob(_, _))
-      .WillOnce(Return(Result<github::Job>(Transient("GitHub is having a moment"))));
+      .WillOnce(Answer(Result<github::Job>(Transient("GitHub is having a moment"))));
   EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
 }
 
