@@ -3,6 +3,8 @@
 // and every job completes (messages come back after their visibility timeout, dead attempts'
 // claims are taken over and what they left is cleaned up).
 #include <csignal>
+#include <cstdio>
+#include <sstream>
 
 #include "runner_set_e2e_fixture.h"
 
@@ -35,6 +37,39 @@ TEST_F(RunnerSetCapped, CapDefersJobsAndLaterRunsAllOfThem) {
   EXPECT_EQ(Metric("failed"), 0);
   EXPECT_EQ(Metric("launched"), 5);
   ExpectNothingLeft();
+}
+
+// The MicroVMs emulator enforces the platform's RunMicrovm rate (5/s, burst 5) with 429s; the
+// launcher paces its calls to it, so a burst is spread over the rate, not throttled.
+TEST_F(RunnerSetEndToEnd, ABurstOfTwentyLaunchesConcurrentlyAtThePlatformRate) {
+  std::vector<int64_t> jobs;
+  const TimePoint queued = clock_.Now();
+  for (int i = 0; i < 20; ++i) jobs.push_back(QueueJob({"true"}));
+  auto all_done = [&] {
+    for (int64_t job : jobs) {
+      if (!Completed(job)) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(Eventually(all_done, std::chrono::seconds(60)));
+  const double seconds = std::chrono::duration<double>(clock_.Now() - queued).count();
+  std::vector<std::string> stamps;
+  std::istringstream in(ReadWholeFile(stack_->request_log()));
+  std::string line;
+  int throttled = 0;
+  while (std::getline(in, line)) {
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || j.value("operation", "") != "RunMicrovm") continue;
+    stamps.push_back(j.value("ts", ""));
+    throttled += j.value("status", 0) == 429;
+  }
+  EXPECT_EQ(stamps.size(), 20u);
+  EXPECT_EQ(throttled, 0);
+  EXPECT_EQ(Metric("launched"), 20);
+  ExpectNothingLeft();
+  std::printf("20 jobs queued to all completed in %.1f s; RunMicrovm from %s to %s\n", seconds,
+              stamps.empty() ? "" : stamps.front().c_str(),
+              stamps.empty() ? "" : stamps.back().c_str());
 }
 
 TEST_F(RunnerSetEndToEnd, KillNineInTheMiddleOfABurstThenARestartCompletesEveryJob) {
