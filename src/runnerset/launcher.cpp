@@ -143,6 +143,13 @@ bool Launcher::StillNeeded(const LaunchIntent& in) {
   return runner.compare(prefix.size(), own.size(), own) != 0;
 }
 
+bool Launcher::InScope(const std::string& repository) const {
+  if (!scope_.is_organization()) return github::LabelEquals(repository, config_.github.repository);
+  const size_t slash = repository.find('/');
+  return slash != std::string::npos &&
+         github::LabelEquals(std::string_view(repository).substr(0, slash), scope_.owner());
+}
+
 Result<std::set<std::string>> Launcher::ListLiveVms() {
   std::set<std::string> images, live;
   for (const RunnerClass& c : config_.classes) images.insert(c.image);
@@ -188,6 +195,13 @@ Outcome Launcher::Launch(const LaunchIntent& in) {
   if (!cls) {
     out.decision = Decision::kIgnored;
     out.detail = "no runner class has the label " + in.class_label;
+    return out;
+  }
+  // Runners are registered in the configured scope: a job of another repository (a webhook
+  // configured wider than the set) could never be handed to them.
+  if (!InScope(in.repository)) {
+    out.decision = Decision::kIgnored;
+    out.detail = "the repository " + in.repository + " is outside the set's " + scope_.ToString();
     return out;
   }
   // (1) Still queued (or its runner taken by another job)? Fails open.

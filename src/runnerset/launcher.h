@@ -71,6 +71,9 @@ class Launcher {
 
  private:
   struct Attempt;
+  // Whether a job of `repository` can run on the set's runners (GitHub compares names
+  // case-insensitively).
+  bool InScope(const std::string& repository) const;
   // False only when GitHub definitely says the job needs no runner from this launch: it is no
   // longer queued and no runner this set launched for another job took it.
   bool StillNeeded(const LaunchIntent& intent);

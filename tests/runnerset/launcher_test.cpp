@@ -155,6 +155,15 @@ TEST_F(LauncherTest, AJobTakenByARunnerLaunchedForAnotherJobStillGetsItsLaunch) 
   EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
 }
 
+TEST_F(LauncherTest, AJobOfARepositoryOutsideTheSetIsIgnored) {
+  intent_.repository = "octo/other";
+  EXPECT_CALL(github_, GenerateJitConfig(_, _)).Times(0);
+  EXPECT_EQ(L().Handle(intent_).decision, Decision::kIgnored);
+  ::testing::Mock::VerifyAndClearExpectations(&github_);
+  intent_.repository = "OCTO/App";
+  EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+}
+
 TEST_F(LauncherTest, TheStillQueuedCheckFailsOpen) {
   EXPECT_CALL(github_, GetJob(_, _))
       .WillOnce(Answer(Result<github::Job>(Transient("GitHub is having a moment"))));
