@@ -95,5 +95,24 @@ TEST_F(RunnerSetEndToEnd, KillNineInTheMiddleOfABurstThenARestartCompletesEveryJ
   ExpectNothingLeft();
 }
 
+TEST_F(RunnerSetEndToEnd, SigtermInTheMiddleOfABurstStopsCleanlyAndARestartCompletesEveryJob) {
+  std::vector<int64_t> jobs;
+  for (int i = 0; i < 10; ++i) jobs.push_back(QueueJob({"sleep 1"}));
+  ASSERT_TRUE(
+      Eventually([&] { return CountOperation("RunMicrovm") >= 2; }, std::chrono::seconds(30)));
+  process::ExitStatus stopped = StopServe(SIGTERM);
+  EXPECT_TRUE(stopped.ok()) << "exit code " << stopped.code;
+  StartServe();
+  auto all_done = [&] {
+    for (int64_t job : jobs) {
+      if (!Completed(job)) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(Eventually(all_done, std::chrono::seconds(60)));
+  for (int64_t job : jobs) EXPECT_EQ(Job(job).value("conclusion", ""), "success") << job;
+  ExpectNothingLeft();
+}
+
 }  // namespace
 }  // namespace mvr::demo
