@@ -280,7 +280,9 @@ Outcome Launcher::Run(Attempt& a) {
   jit_request.labels = RunnerLabels(in);
   Result<github::JitConfig> jit = a.runners.Register(jit_request, a.deadline);
   if (!jit.ok()) return Fail(a, jit.status());
-  seam.logger.redactor().Add(jit->encoded_jit_config);
+  // Per-job secrets (this JIT config, the control token) are not added to the logger's redactor:
+  // a long-running server would keep every one forever and scan each log line for all of them.
+  // They stay in Secret, which prints ***, and no error message carries them.
   a.runner_id = jit->runner.id;
   if (Status s = deps_.table.RecordRunner(a.claim, a.token, a.runner_id); !s.ok()) {
     return Fail(a, s.Annotate("recording the runner on the claim"));
@@ -316,7 +318,6 @@ Outcome Launcher::Run(Attempt& a) {
   Result<Secret> token =
       a.vms.ControlToken(a.microvm_id, action::kControlPort, kControlTokenMinutes, a.deadline);
   if (!token.ok()) return Fail(a, token.status());
-  seam.logger.redactor().Add(*token);
   action::RunnerStartDelivery delivery{vm->endpoint, *token, action::RunnerRequestId(a.runner_id),
                                        a.microvm_id, jit->encoded_jit_config};
   if (Status s = action::DeliverRunnerStart(deps_.http, seam, delivery, a.deadline); !s.ok()) {
@@ -369,57 +370,6 @@ Outcome Launcher::Fail(Attempt& a, const Status& failure) {
   seam.logger.Warn(
       "launch failed",
       {{"job_id", a.intent.job_id}, {"runner_name", a.runner_name}, {"error", out.detail}});
-  return out;
-}
-
-Outcome Launcher::Terminate(const TerminateIntent& in) {
-  const Seam& seam = deps_.seam;
-  Outcome out;
-  out.runner_name = in.runner_name;
-  Result<std::optional<MappingRow>> row = deps_.table.GetMapping(in.runner_name);
-  if (!row.ok()) {
-    out.decision = Decision::kFailed;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
-    out.detail = row.status().ToString();
-    return out;
-  }
-  if (!*row) {
-    out.decision = Decision::kIgnored;
-    out.detail = "no mapping row for runner " + in.runner_name;
-    return out;
-  }
-  const MappingRow& r = **row;
-  action::MicrovmLifecycle vms(seam, deps_.microvms);
-  Status t = vms.Terminate(r.microvm_id, seam.clock.Now() + config_.launch_timeout());
-  if (!t.ok()) {
-    out.decision = Decision::kFailed;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
-    out.detail = t.ToString();
-    return out;
-  }
-  if (Status d = deps_.table.DeleteMapping(r.runner_name, r.microvm_id); !d.ok()) {
-    out.decision = Decision::kFailed;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
-    out.detail = d.ToString();
-    return out;
-  }
-  // The timeline's end: when GitHub says the job started and completed.
-  if (r.times.received_ms > 0) {
-    auto repo = github::RepositoryRef::Parse(r.repository);
-    Result<github::Job> job =
-        repo.ok() ? deps_.github.GetJob(*repo, r.job_id) : Result<github::Job>(repo.status());
-    auto since = [&](TimePoint t) { return (EpochMs(t) - r.times.received_ms) / 1e3; };
-    if (job.ok() && job->started_at) {
-      if (deps_.watch) deps_.watch->JobStarted(r.runner_name, *job->started_at);
-      deps_.metrics.Observe(Milestone::kJobStarted, since(*job->started_at));
-    }
-    TimePoint done = in.completed_at.time_since_epoch().count() > 0 ? in.completed_at
-                     : (job.ok() && job->completed_at)              ? *job->completed_at
-                                                                    : seam.clock.Now();
-    deps_.metrics.Observe(Milestone::kCompleted, since(done));
-  }
-  out.decision = Decision::kTerminated;
-  out.microvm_id = r.microvm_id;
   return out;
 }
 
