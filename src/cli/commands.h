@@ -17,6 +17,8 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx);
 void AddStartStopCommands(CLI::App& app, Context& ctx);
 // `mvr demo` (demo_command.cpp).
 void AddDemoCommand(CLI::App& app, Context& ctx);
+// `mvr serve` (serve_command.cpp).
+void AddServeCommand(CLI::App& app, Context& ctx);
 // `mvr supervisor` (supervisor_command.cpp).
 void AddSupervisorCommand(CLI::App& app, Context& ctx);
 

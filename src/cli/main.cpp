@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   mvr::cli::AddEmulateGithubCommands(*emulate, ctx);
   mvr::cli::AddStartStopCommands(app, ctx);
   mvr::cli::AddDemoCommand(app, ctx);
+  mvr::cli::AddServeCommand(app, ctx);
 #endif
   mvr::cli::AddSupervisorCommand(app, ctx);
   CLI11_PARSE(app, argc, argv);

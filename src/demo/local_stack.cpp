@@ -128,6 +128,7 @@ Status LocalStack::Start() {
   process::ProcessSpec github;
   github.argv = {mvr_,     "emulate",       "github",     "--listen",  "127.0.0.1:0",
                  "--repo", kDemoRepository, "--pat-file", token_file()};
+  github.argv.insert(github.argv.end(), github_args_.begin(), github_args_.end());
   github.env = BaseEnvironment(dir_);
   github.output_path = dir_ + "/github-emulator.log";
   MVR_ASSIGN_OR_RETURN(int github_pid, processes_.Spawn(github));

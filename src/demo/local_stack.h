@@ -43,6 +43,10 @@ class LocalStack {
   void AddMicrovmsArgs(const std::vector<std::string>& args) {
     microvms_args_.insert(microvms_args_.end(), args.begin(), args.end());
   }
+  // More `mvr emulate github` flags (before Start), e.g. --webhook-url and its secret file.
+  void AddGithubArgs(const std::vector<std::string>& args) {
+    github_args_.insert(github_args_.end(), args.begin(), args.end());
+  }
   // The default image's runner body: exec the stand-in runner with its work folder on the disk.
   std::string StandInRunner() const;
 
@@ -82,6 +86,7 @@ class LocalStack {
   std::string dir_;
   std::vector<Image> images_;
   std::vector<std::string> microvms_args_;
+  std::vector<std::string> github_args_;
   Secret token_;
   std::string github_url_, microvms_url_;
   std::vector<int> pids_;

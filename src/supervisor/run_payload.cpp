@@ -68,10 +68,11 @@ Status UnsupportedVersion(std::string_view version) {
   for (char& c : shown) {
     if (c < '0' || c > '9') c = '?';
   }
-  Status s = InvalidArgument("run-hook payload version " + shown +
-                             " is not supported by this supervisor (it understands 1 = ephemeral "
-                             "and 2 = warm); use an Action/runner-set release that matches the "
-                             "image, or rebuild the image with a newer mvr");
+  Status s = InvalidArgument(
+      "run-hook payload version " + shown +
+      " is not supported by this supervisor (it understands 1 = ephemeral, "
+      "2 = warm and 3 = delivered); use an Action/runner-set release that matches the "
+      "image, or rebuild the image with a newer mvr");
   s.WithErrorType(kUnsupportedVersionErrorType);
   return s;
 }
@@ -79,7 +80,15 @@ Status UnsupportedVersion(std::string_view version) {
 }  // namespace
 
 const char* LaunchModeName(LaunchMode mode) {
-  return mode == LaunchMode::kWarm ? "warm" : "ephemeral";
+  switch (mode) {
+    case LaunchMode::kWarm:
+      return "warm";
+    case LaunchMode::kDelivered:
+      return "delivered";
+    case LaunchMode::kEphemeral:
+      break;
+  }
+  return "ephemeral";
 }
 
 Result<std::string> EncodeRunPayload(const RunPayload& payload) {
@@ -99,8 +108,9 @@ Result<std::string> EncodeRunPayload(const RunPayload& payload) {
     }
   } else if (!payload.jit_config.empty()) {
     return InvalidArgument(
-        "a warm run-hook payload must not carry a JIT config; warm runners arrive through the "
-        "control endpoint");
+        std::string("a ") + LaunchModeName(payload.mode) +
+        " run-hook payload must not carry a JIT config; its runner arrives through the control "
+        "endpoint");
   }
   MVR_ASSIGN_OR_RETURN(std::string packed, Deflate(body));
   std::fill(body.begin(), body.end(), '\0');
@@ -137,16 +147,17 @@ Result<RunPayload> DecodeRunPayload(std::string_view text) {
         "mvr's payload encoder");
   }
   std::string_view version = text.substr(1, dot - 1);
-  if (version != "1" && version != "2") return UnsupportedVersion(version);
+  if (version != "1" && version != "2" && version != "3") return UnsupportedVersion(version);
   auto packed = Base64UrlDecode(text.substr(dot + 1));
   if (!packed.ok()) return InvalidArgument("run-hook payload data is not valid base64url");
   MVR_ASSIGN_OR_RETURN(std::string body, Inflate(*packed));
   RunPayload out;
-  if (version == "2") {
+  if (version == "2" || version == "3") {
+    out.mode = version == "2" ? LaunchMode::kWarm : LaunchMode::kDelivered;
     if (!body.empty()) {
-      return InvalidArgument("a version 2 (warm) run-hook payload must have an empty body");
+      return InvalidArgument("a version " + std::string(version) + " (" + LaunchModeName(out.mode) +
+                             ") run-hook payload must have an empty body");
     }
-    out.mode = LaunchMode::kWarm;
     return out;
   }
   out.mode = LaunchMode::kEphemeral;

@@ -4,6 +4,8 @@
 //   version 1 = ephemeral: the body carries the GitHub JIT runner config; one job, then the VM
 //               terminates itself.
 //   version 2 = warm: no JIT; the supervisor goes IDLE and waits for its control endpoint.
+//   version 3 = delivered: no JIT; the supervisor goes IDLE, takes exactly one runner through its
+//               control endpoint (the runner set pushes it), and terminates itself after that job.
 // Depends on mvr_base and zlib only, so the Action can link it to build payloads.
 // Thread-safety: pure functions.
 #pragma once
@@ -23,9 +25,12 @@ inline constexpr const char* kPayloadTooLargeErrorType = "RunHookPayloadTooLarge
 // Status::error_type() of the error Decode returns for a version it does not know.
 inline constexpr const char* kUnsupportedVersionErrorType = "UnsupportedRunHookPayloadVersion";
 
-enum class LaunchMode { kEphemeral = 1, kWarm = 2 };
+enum class LaunchMode { kEphemeral = 1, kWarm = 2, kDelivered = 3 };
 
-const char* LaunchModeName(LaunchMode mode);  // "ephemeral" / "warm"
+const char* LaunchModeName(LaunchMode mode);  // "ephemeral" / "warm" / "delivered"
+
+// Whether the runner arrives through the control endpoint (warm and delivered modes).
+inline bool TakesControlRunner(LaunchMode mode) { return mode != LaunchMode::kEphemeral; }
 
 struct RunPayload {
   LaunchMode mode = LaunchMode::kEphemeral;
@@ -42,11 +47,16 @@ struct RunPayload {
     p.mode = LaunchMode::kWarm;
     return p;
   }
+  static RunPayload Delivered() {
+    RunPayload p;
+    p.mode = LaunchMode::kDelivered;
+    return p;
+  }
 };
 
 // Encodes `payload`. Fails with InvalidArgument when an ephemeral payload has no JIT config or a
-// warm one has one, and with InvalidArgument + kPayloadTooLargeErrorType when the encoded text
-// would exceed kMaxRunHookPayloadBytes. Error messages never contain the JIT config.
+// warm or delivered one has one, and with InvalidArgument + kPayloadTooLargeErrorType when the
+// encoded text would exceed kMaxRunHookPayloadBytes. Error messages never contain the JIT config.
 Result<std::string> EncodeRunPayload(const RunPayload& payload);
 
 // Decodes text produced by EncodeRunPayload. Refuses unknown versions

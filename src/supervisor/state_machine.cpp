@@ -110,7 +110,7 @@ Outcome StateMachine::Run(RunPayload payload, const std::string& microvm_id) {
   }
   if (!microvm_id.empty()) microvm_id_ = microvm_id;
   mode_ = payload.mode;
-  if (payload.mode == LaunchMode::kWarm) return Move(State::kIdle, Action::kNone);
+  if (TakesControlRunner(payload.mode)) return Move(State::kIdle, Action::kNone);
   jit_ = std::move(payload.jit_config);
   current_request_.clear();
   return Move(State::kStartingDocker, Action::kStartDockerRunner);
@@ -136,7 +136,7 @@ Outcome StateMachine::StartRunner(StartRunnerRequest request) {
     }
     return AcceptDuplicate();
   }
-  if (mode_ != LaunchMode::kWarm) {
+  if (!mode_ || !TakesControlRunner(*mode_)) {
     if (!mode_) {
       return Refuse(RefusalReason::kWrongState,
                     "the supervisor has not received its /run hook yet");

@@ -5,6 +5,7 @@
 //   SNAPSHOTTED --run(warm)--> IDLE --start runner--> STARTING_DOCKER -> STARTING_RUNNER -> RUNNING
 //   SNAPSHOTTED --run(ephemeral)--> STARTING_DOCKER                 RUNNING --exit--> IDLE (warm)
 //   IDLE -> SUSPENDING -> SUSPENDED -> RESUMING -> IDLE             RUNNING --exit--> TERMINATING
+//   run(delivered) is run(warm) for one control-started runner, whose exit is TERMINATING.
 //   failure in STARTING_* / SUSPENDING / RESUMING -> FAILED        any non-terminal -> TERMINATING
 //
 // Thread-safety: none; the owner serialises every call (Supervisor holds one mutex around it).

@@ -44,6 +44,19 @@ TEST(RunPayload, WarmRoundTripsWithoutJit) {
   EXPECT_TRUE(back->jit_config.empty());
 }
 
+TEST(RunPayload, DeliveredRoundTripsWithoutJitAndRefusesOne) {
+  auto text = EncodeRunPayload(RunPayload::Delivered());
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->rfind("v3.", 0), 0u);
+  auto back = DecodeRunPayload(*text);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->mode, LaunchMode::kDelivered);
+  EXPECT_TRUE(back->jit_config.empty());
+  RunPayload with_jit = RunPayload::Delivered();
+  with_jit.jit_config = Secret("abcdefgh");
+  EXPECT_EQ(EncodeRunPayload(with_jit).status().code(), Code::kInvalidArgument);
+}
+
 TEST(RunPayload, EncodeRefusesEphemeralWithoutJitAndWarmWithJit) {
   EXPECT_EQ(EncodeRunPayload(RunPayload::Ephemeral(Secret(""))).status().code(),
             Code::kInvalidArgument);
@@ -63,7 +76,7 @@ TEST(RunPayload, TooLargeIsATypedErrorWithoutTheSecret) {
 }
 
 TEST(RunPayload, DecodeRefusesUnknownVersionsWithAClearReason) {
-  for (const char* text : {"v3.AAAA", "v0.AAAA", "v10.AAAA"}) {
+  for (const char* text : {"v4.AAAA", "v0.AAAA", "v10.AAAA"}) {
     auto r = DecodeRunPayload(text);
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_EQ(r.status().error_type(), kUnsupportedVersionErrorType) << text;

@@ -67,6 +67,22 @@ TEST(StateMachine, EphemeralRunStartsDockerAndRunnerThenSelfTerminates) {
   EXPECT_TRUE(m.jit_to_use().empty());
 }
 
+TEST(StateMachine, DeliveredTakesOneControlRunnerThenSelfTerminates) {
+  StateMachine m;
+  Accepted run = MustAccept(m.Run(RunPayload::Delivered(), kVm));
+  EXPECT_EQ(run.state, State::kIdle);
+  EXPECT_EQ(run.action, Action::kNone);
+  Accepted start = MustAccept(m.StartRunner(Request("r1")));
+  EXPECT_EQ(start.action, Action::kStartDockerRunner);
+  EXPECT_TRUE(MustAccept(m.StartRunner(Request("r1"))).duplicate);
+  MustAccept(m.DockerStarted("vfs"));
+  MustAccept(m.RunnerStarted());
+  Accepted exit = MustAccept(m.RunnerExited(0));
+  EXPECT_EQ(exit.state, State::kTerminating);
+  EXPECT_EQ(exit.action, Action::kSelfTerminate);
+  EXPECT_TRUE(m.jit_to_use().empty());
+}
+
 TEST(StateMachine, WarmRunnerExitReturnsToIdleAndClearsTheSecret) {
   StateMachine m = WarmRunning();
   Accepted a = MustAccept(m.RunnerExited(3));

@@ -1,0 +1,324 @@
+#include "runnerset/config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "github/labels.h"
+#include "github/types.h"
+
+namespace mvr::runnerset {
+namespace {
+
+using nlohmann::json;
+
+// Reads the members of one JSON object, refusing any it was not asked about.
+class Strict {
+ public:
+  Strict(const json& object, std::string path) : object_(object), path_(std::move(path)) {}
+
+  std::string Key(const std::string& name) const {
+    return path_.empty() ? name : path_ + "." + name;
+  }
+  const json* Find(const std::string& name) {
+    seen_.insert(name);
+    auto it = object_.find(name);
+    return it == object_.end() || it->is_null() ? nullptr : &*it;
+  }
+  Status String(const std::string& name, std::string& out, bool required = false) {
+    const json* v = Find(name);
+    if (!v) return required ? InvalidArgument(Key(name) + ": required") : Status::Ok();
+    if (!v->is_string()) return InvalidArgument(Key(name) + ": expected a string");
+    out = v->get<std::string>();
+    if (required && out.empty()) return InvalidArgument(Key(name) + ": must not be empty");
+    return Status::Ok();
+  }
+  template <typename Int>
+  Status Integer(const std::string& name, Int& out, int64_t min, int64_t max) {
+    const json* v = Find(name);
+    if (!v) return Status::Ok();
+    if (!v->is_number_integer()) return InvalidArgument(Key(name) + ": expected an integer");
+    int64_t n = v->get<int64_t>();
+    if (n < min || n > max) {
+      return InvalidArgument(Key(name) + ": must be " + std::to_string(min) + "-" +
+                             std::to_string(max) + ", got " + std::to_string(n));
+    }
+    out = static_cast<Int>(n);
+    return Status::Ok();
+  }
+  Status Number(const std::string& name, double& out, double min, double max) {
+    const json* v = Find(name);
+    if (!v) return Status::Ok();
+    if (!v->is_number()) return InvalidArgument(Key(name) + ": expected a number");
+    double n = v->get<double>();
+    if (!(n >= min && n <= max)) {
+      return InvalidArgument(Key(name) + ": must be between " + std::to_string(min) + " and " +
+                             std::to_string(max));
+    }
+    out = n;
+    return Status::Ok();
+  }
+  // Call last: every member not read is an unknown key.
+  Status NoOthers() const {
+    for (auto it = object_.begin(); it != object_.end(); ++it) {
+      if (!seen_.count(it.key())) {
+        return InvalidArgument(Key(it.key()) + ": unknown key (see docs/runner-set.md)");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const json& object_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+Status ObjectAt(const json* v, const std::string& key) {
+  if (!v->is_object()) return InvalidArgument(key + ": expected an object");
+  return Status::Ok();
+}
+
+Status ParseGitHub(const json& j, GitHubSettings& g) {
+  Strict s(j, "github");
+  MVR_RETURN_IF_ERROR(s.String("apiUrl", g.api_url));
+  MVR_RETURN_IF_ERROR(s.String("repository", g.repository));
+  MVR_RETURN_IF_ERROR(s.String("organization", g.organization));
+  MVR_RETURN_IF_ERROR(s.String("patFile", g.pat_file));
+  if (const json* app = s.Find("appId")) {
+    if (app->is_number_integer()) {
+      g.app_id = std::to_string(app->get<int64_t>());
+    } else if (app->is_string()) {
+      g.app_id = app->get<std::string>();
+    } else {
+      return InvalidArgument("github.appId: expected a number or a string");
+    }
+  }
+  MVR_RETURN_IF_ERROR(s.String("privateKeyFile", g.private_key_file));
+  MVR_RETURN_IF_ERROR(s.Integer("installationId", g.installation_id, 1, INT64_MAX));
+  MVR_RETURN_IF_ERROR(s.String("webhookSecretFile", g.webhook_secret_file, true));
+  MVR_RETURN_IF_ERROR(s.Integer("runnerGroupId", g.runner_group_id, 1, INT64_MAX));
+  MVR_RETURN_IF_ERROR(s.NoOthers());
+  if (g.api_url.rfind("http://", 0) != 0 && g.api_url.rfind("https://", 0) != 0) {
+    return InvalidArgument("github.apiUrl: expected an http(s) URL, got \"" + g.api_url + "\"");
+  }
+  while (!g.api_url.empty() && g.api_url.back() == '/') g.api_url.pop_back();
+  if (g.repository.empty() == g.organization.empty()) {
+    return InvalidArgument("github.repository / github.organization: give exactly one");
+  }
+  if (!g.repository.empty() && !github::RepositoryRef::Parse(g.repository).ok()) {
+    return InvalidArgument("github.repository: expected \"owner/name\", got \"" + g.repository +
+                           "\"");
+  }
+  const bool app = !g.app_id.empty() || !g.private_key_file.empty() || g.installation_id != 0;
+  if (g.pat_file.empty() == !app) {
+    return InvalidArgument(
+        "github.patFile / github.appId: give a patFile, or appId with privateKeyFile and "
+        "installationId");
+  }
+  if (app && (g.app_id.empty() || g.private_key_file.empty() || g.installation_id == 0)) {
+    return InvalidArgument(
+        "github.appId: a GitHub App needs appId, privateKeyFile and installationId together");
+  }
+  return Status::Ok();
+}
+
+Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
+  if (!j.is_object()) return InvalidArgument(key + ": expected an object");
+  Strict s(j, key);
+  MVR_RETURN_IF_ERROR(s.String("label", c.label, true));
+  MVR_RETURN_IF_ERROR(s.String("image", c.image, true));
+  MVR_RETURN_IF_ERROR(s.String("size", c.size));
+  MVR_RETURN_IF_ERROR(s.String("imageVersion", c.image_version));
+  MVR_RETURN_IF_ERROR(s.Integer("maxDurationSeconds", c.max_duration_seconds, 1, 28800));
+  return s.NoOthers();
+}
+
+Status ParseQueue(const json& j, QueueSettings& q) {
+  if (j.is_string()) {
+    q.uri = j.get<std::string>();
+  } else if (j.is_object()) {
+    Strict s(j, "queue");
+    MVR_RETURN_IF_ERROR(s.String("uri", q.uri, true));
+    MVR_RETURN_IF_ERROR(s.Integer("maxReceiveCount", q.max_receive_count, 1, 1000));
+    MVR_RETURN_IF_ERROR(
+        s.Integer("visibilityTimeoutSeconds", q.visibility_timeout_seconds, 1, 43200));
+    MVR_RETURN_IF_ERROR(s.NoOthers());
+  } else {
+    return InvalidArgument("queue: expected a queue URI or an object with \"uri\"");
+  }
+  if (q.uri.empty()) return InvalidArgument("queue: must not be empty");
+  return Status::Ok();
+}
+
+Status ParseLauncher(const json& j, LauncherSettings& l) {
+  Strict s(j, "launcher");
+  MVR_RETURN_IF_ERROR(s.Integer("concurrency", l.concurrency, 1, 256));
+  MVR_RETURN_IF_ERROR(s.Integer("launchTimeoutSeconds", l.launch_timeout_seconds, 5, 3600));
+  MVR_RETURN_IF_ERROR(s.Integer("claimTakeoverSeconds", l.claim_takeover_seconds, 1, 86400));
+  MVR_RETURN_IF_ERROR(s.Integer("deferSeconds", l.defer_seconds, 1, 900));
+  MVR_RETURN_IF_ERROR(s.Number("runMicrovmPerSecond", l.run_microvm_per_second, 0.1, 1000));
+  MVR_RETURN_IF_ERROR(s.String("executionRoleArn", l.execution_role_arn));
+  return s.NoOthers();
+}
+
+bool IsRunnerNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+}
+
+Status CheckPrefix(const ServeConfig& c) {
+  const std::string& p = c.runner_name_prefix;
+  if (p.empty()) return InvalidArgument("runnerNamePrefix: must not be empty");
+  for (char ch : p) {
+    if (!IsRunnerNameChar(ch)) {
+      return InvalidArgument("runnerNamePrefix: only letters, digits, '-', '_' and '.' (got \"" +
+                             p + "\")");
+    }
+  }
+  // <prefix><job id, up to 19 digits>-<8 hex> must fit GitHub's 64-character runner names.
+  if (p.size() > 64 - 28) {
+    return InvalidArgument(
+        "runnerNamePrefix: at most 36 characters (runner names are limited to "
+        "64 and carry the job id and an attempt suffix)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const RunnerClass* ServeConfig::FindClass(std::string_view label) const {
+  for (const RunnerClass& c : classes) {
+    if (github::LabelEquals(c.label, label)) return &c;
+  }
+  return nullptr;
+}
+
+github::RunnerScope RunnerScopeOf(const ServeConfig& c) {
+  if (!c.github.organization.empty()) {
+    return github::RunnerScope::Organization(c.github.organization);
+  }
+  auto repo = github::RepositoryRef::Parse(c.github.repository);
+  return github::RunnerScope::Repository(repo.ok() ? *repo : github::RepositoryRef{});
+}
+
+Duration ServeConfig::visibility_timeout() const {
+  if (queue.visibility_timeout_seconds > 0) {
+    return Duration(queue.visibility_timeout_seconds * 1000LL);
+  }
+  return launch_timeout() + Duration(60'000);
+}
+
+Duration ServeConfig::claim_takeover_after() const {
+  if (launcher.claim_takeover_seconds > 0) {
+    return Duration(launcher.claim_takeover_seconds * 1000LL);
+  }
+  return 2 * launch_timeout();
+}
+
+Result<std::pair<std::string, int>> ParseListen(const std::string& listen, const std::string& key) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
+    return InvalidArgument(key + ": expected HOST:PORT, got \"" + listen + "\"");
+  }
+  std::string host = listen.substr(0, colon);
+  int port = 0;
+  for (char ch : listen.substr(colon + 1)) {
+    if (ch < '0' || ch > '9' || port > 65535) {
+      return InvalidArgument(key + ": the port must be 0-65535, got \"" + listen + "\"");
+    }
+    port = port * 10 + (ch - '0');
+  }
+  if (port > 65535) return InvalidArgument(key + ": the port must be 0-65535");
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return std::make_pair(host, port);
+}
+
+Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& origin) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return InvalidArgument(origin + ": not valid JSON");
+  if (!j.is_object()) return InvalidArgument(origin + ": expected a JSON object");
+  ServeConfig c;
+  Strict s(j, "");
+  Status st = [&]() -> Status {
+    MVR_RETURN_IF_ERROR(s.String("runnerSetId", c.runner_set_id, true));
+    MVR_RETURN_IF_ERROR(s.String("listen", c.listen));
+    MVR_RETURN_IF_ERROR(s.String("region", c.region));
+    const json* gh = s.Find("github");
+    if (!gh) return InvalidArgument("github: required");
+    MVR_RETURN_IF_ERROR(ObjectAt(gh, "github"));
+    MVR_RETURN_IF_ERROR(ParseGitHub(*gh, c.github));
+    const json* classes = s.Find("classes");
+    if (!classes || !classes->is_array() || classes->empty()) {
+      return InvalidArgument("classes: required, a non-empty array of {label, image}");
+    }
+    for (size_t i = 0; i < classes->size(); ++i) {
+      RunnerClass rc;
+      const std::string key = "classes[" + std::to_string(i) + "]";
+      MVR_RETURN_IF_ERROR(ParseClass((*classes)[i], key, rc));
+      if (c.FindClass(rc.label)) {
+        return InvalidArgument(key + ".label: \"" + rc.label + "\" is used by another class");
+      }
+      c.classes.push_back(rc);
+    }
+    MVR_RETURN_IF_ERROR(s.Integer("maxConcurrentVms", c.max_concurrent_vms, 1, 100000));
+    MVR_RETURN_IF_ERROR(s.String("store", c.store, true));
+    const json* queue = s.Find("queue");
+    if (!queue) return InvalidArgument("queue: required");
+    MVR_RETURN_IF_ERROR(ParseQueue(*queue, c.queue));
+    MVR_RETURN_IF_ERROR(s.String("runnerNamePrefix", c.runner_name_prefix));
+    if (const json* l = s.Find("launcher")) {
+      MVR_RETURN_IF_ERROR(ObjectAt(l, "launcher"));
+      MVR_RETURN_IF_ERROR(ParseLauncher(*l, c.launcher));
+    }
+    MVR_RETURN_IF_ERROR(s.Integer("maxWebhookBodyBytes", c.max_webhook_body_bytes, 1024, 25 << 20));
+    MVR_RETURN_IF_ERROR(s.Integer("shutdownGraceSeconds", c.shutdown_grace_seconds, 0, 3600));
+    MVR_RETURN_IF_ERROR(s.NoOthers());
+    for (char ch : c.runner_set_id) {
+      if (!IsRunnerNameChar(ch)) {
+        return InvalidArgument("runnerSetId: only letters, digits, '-', '_' and '.' (got \"" +
+                               c.runner_set_id + "\")");
+      }
+    }
+    if (c.runner_name_prefix.empty()) c.runner_name_prefix = "mvr-" + c.runner_set_id + "-";
+    MVR_RETURN_IF_ERROR(CheckPrefix(c));
+    MVR_RETURN_IF_ERROR(ParseListen(c.listen, "listen").status());
+    return Status::Ok();
+  }();
+  if (!st.ok()) return st.Annotate(origin);
+  return c;
+}
+
+namespace {
+
+Result<Secret> ReadSecretFile(const std::string& path, const std::string& key) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return InvalidArgument(key + ": cannot read the file " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  if (s.empty()) return InvalidArgument(key + ": the file " + path + " is empty");
+  return Secret(std::move(s));
+}
+
+}  // namespace
+
+Result<ServeSecrets> LoadSecrets(const ServeConfig& config) {
+  ServeSecrets out;
+  MVR_ASSIGN_OR_RETURN(out.webhook_secret, ReadSecretFile(config.github.webhook_secret_file,
+                                                          "github.webhookSecretFile"));
+  if (!config.github.pat_file.empty()) {
+    MVR_ASSIGN_OR_RETURN(out.pat, ReadSecretFile(config.github.pat_file, "github.patFile"));
+  } else {
+    MVR_ASSIGN_OR_RETURN(out.app_private_key,
+                         ReadSecretFile(config.github.private_key_file, "github.privateKeyFile"));
+  }
+  return out;
+}
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,94 @@
+// ServeConfig: the configuration of one runner set as `mvr serve --config FILE` reads it (JSON).
+// Unknown keys are refused and every error names the key it is about ("classes[1].image: ...").
+// Secrets are never in the file itself, only the paths of files holding them; LoadSecrets reads
+// them. docs/runner-set.md is the reference.
+// Thread-safety: plain values and pure functions (LoadSecrets reads files).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/secret.h"
+#include "base/status.h"
+#include "github/types.h"
+
+namespace mvr::runnerset {
+
+// A runs-on label and the MicroVM image its jobs run on.
+struct RunnerClass {
+  std::string label;
+  std::string image;          // image id or ARN
+  std::string size;           // informational: a VM's size is fixed by its image
+  std::string image_version;  // "" = the image's latest active version
+  int max_duration_seconds = 3600;
+};
+
+struct GitHubSettings {
+  std::string api_url = "https://api.github.com";
+  std::string repository;    // "owner/name", or
+  std::string organization;  // an organisation whose repositories the set serves
+  std::string pat_file;      // a personal access token, or
+  std::string app_id;        // a GitHub App ...
+  std::string private_key_file;
+  int64_t installation_id = 0;
+  std::string webhook_secret_file;
+  int64_t runner_group_id = 1;
+};
+
+struct QueueSettings {
+  std::string uri;
+  int max_receive_count = 5;           // receives before a message is dead-lettered
+  int visibility_timeout_seconds = 0;  // 0 = launch timeout + 60 s
+};
+
+struct LauncherSettings {
+  int concurrency = 10;               // launches carried out at once
+  int launch_timeout_seconds = 300;   // one launch, from claim to a delivered runner
+  int claim_takeover_seconds = 0;     // 0 = twice the launch timeout
+  int defer_seconds = 10;             // how long a deferred launch waits before it is retried
+  double run_microvm_per_second = 5;  // RunMicrovm pace (the platform's rate is 5/s)
+  std::string execution_role_arn;     // "" = no role (the default)
+};
+
+struct ServeConfig {
+  std::string runner_set_id;
+  std::string listen = "127.0.0.1:8080";
+  std::string region;
+  GitHubSettings github;
+  std::vector<RunnerClass> classes;
+  int max_concurrent_vms = 20;
+  std::string store;
+  QueueSettings queue;
+  std::string runner_name_prefix;  // default "mvr-<runnerSetId>-"
+  LauncherSettings launcher;
+  size_t max_webhook_body_bytes = 1 << 20;
+  int shutdown_grace_seconds = 30;
+
+  // The class whose label equals `label` (case-insensitively, as GitHub compares labels).
+  const RunnerClass* FindClass(std::string_view label) const;
+  Duration visibility_timeout() const;
+  Duration claim_takeover_after() const;
+  Duration launch_timeout() const { return Duration(launcher.launch_timeout_seconds * 1000LL); }
+};
+
+// Where the set registers its runners: the repository or the organisation.
+github::RunnerScope RunnerScopeOf(const ServeConfig& config);
+
+// Parses and checks a configuration file's text. `origin` names the file in messages.
+Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& origin);
+
+// "host:port" split; InvalidArgument naming `key`.
+Result<std::pair<std::string, int>> ParseListen(const std::string& listen, const std::string& key);
+
+// The secrets the configuration points at, read from their files (trailing newlines removed).
+struct ServeSecrets {
+  Secret webhook_secret;
+  std::optional<Secret> pat;
+  std::optional<Secret> app_private_key;
+};
+Result<ServeSecrets> LoadSecrets(const ServeConfig& config);
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,149 @@
+#include "runnerset/consumer.h"
+
+#include <algorithm>
+
+namespace mvr::runnerset {
+namespace {
+
+constexpr Duration kMaxBackoff{300'000};
+constexpr Duration kWorkerPoll{20};
+
+}  // namespace
+
+Consumer::~Consumer() { Stop(Duration(0)); }
+
+void Consumer::Start() {
+  stopping_ = false;
+  for (int i = 0; i < options_.concurrency; ++i) workers_.emplace_back([this] { Work(); });
+  receiver_ = std::thread([this] { Receive(); });
+}
+
+void Consumer::Receive() {
+  while (!stopping_) {
+    int free;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      free = options_.concurrency - busy_.load() - static_cast<int>(pending_.size());
+    }
+    if (free <= 0) {
+      seam_.sleeper.Sleep(options_.idle_pause);
+      continue;
+    }
+    queue::ReceiveOptions ro;
+    ro.max_messages = std::min(free, queue::kMaxBatch);
+    ro.visibility = options_.visibility;
+    ro.wait = options_.poll_wait;
+    Result<std::vector<queue::QueueMessage>> got = queue_.Receive(ro);
+    if (!got.ok()) {
+      seam_.logger.Warn("receiving from the job queue failed",
+                        {{"error", got.status().ToString()}});
+      seam_.sleeper.Sleep(Duration(1'000));
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& m : *got) pending_.push_back(std::move(m));
+  }
+}
+
+void Consumer::Work() {
+  while (true) {
+    std::optional<queue::QueueMessage> next;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      if (!pending_.empty()) {
+        next = std::move(pending_.front());
+        pending_.pop_front();
+        ++busy_;
+      }
+    }
+    if (!next) {
+      seam_.sleeper.Sleep(kWorkerPoll);
+      continue;
+    }
+    Process(*next);
+    --busy_;
+  }
+}
+
+void Consumer::Process(const queue::QueueMessage& m) {
+  Result<Intent> intent = DecodeIntent(m.body);
+  if (!intent.ok()) {
+    // It will never decode: keeping it would only dead-letter it later.
+    seam_.logger.Error("dropping a queue message that is not an intent",
+                       {{"message_id", m.id}, {"error", intent.status().ToString()}});
+    queue_.Delete(m.receipt).IgnoreError();
+    return;
+  }
+  Outcome o = launcher_.Handle(*intent);
+  seam_.logger.Info("intent handled", {{"decision", DecisionName(o.decision)},
+                                       {"message_id", m.id},
+                                       {"receive_count", m.receive_count},
+                                       {"microvm_id", o.microvm_id},
+                                       {"runner_name", o.runner_name},
+                                       {"detail", o.detail}});
+  Status s;
+  switch (o.decision) {
+    case Decision::kDeferred:
+      Defer(m, o.retry_after);
+      return;
+    case Decision::kFailed: {
+      Duration backoff = std::min(kMaxBackoff, o.retry_after * std::max(1, m.receive_count));
+      s = queue_.ChangeVisibility(m.receipt, backoff);
+      break;
+    }
+    default:
+      s = queue_.Delete(m.receipt);
+      break;
+  }
+  if (!s.ok()) {
+    seam_.logger.Warn("settling a queue message failed",
+                      {{"message_id", m.id}, {"error", s.ToString()}});
+  }
+}
+
+void Consumer::Defer(const queue::QueueMessage& m, Duration delay) {
+  delay = std::min(delay, queue::kMaxDelay);
+  const bool near_limit =
+      options_.max_receive_count > 0 && m.receive_count + 1 >= options_.max_receive_count;
+  if (!near_limit) {
+    Status s = queue_.ChangeVisibility(m.receipt, delay);
+    if (s.ok()) return;
+    seam_.logger.Warn("deferring a message failed",
+                      {{"message_id", m.id}, {"error", s.ToString()}});
+    return;
+  }
+  // A fresh copy starts its receive count again; the claim makes a duplicate harmless.
+  Result<std::string> sent = queue_.Send(queue::OutgoingMessage{m.body, delay});
+  if (!sent.ok()) {
+    queue_.ChangeVisibility(m.receipt, delay).IgnoreError();
+    return;
+  }
+  queue_.Delete(m.receipt).IgnoreError();
+}
+
+bool Consumer::Stop(Duration grace) {
+  if (workers_.empty() && !receiver_.joinable()) return true;
+  stopping_ = true;
+  if (receiver_.joinable()) receiver_.join();
+  std::deque<queue::QueueMessage> unstarted;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    unstarted.swap(pending_);
+  }
+  for (const auto& m : unstarted) queue_.ChangeVisibility(m.receipt, Duration(0)).IgnoreError();
+  const TimePoint until = seam_.clock.Now() + grace;
+  while (busy_.load() > 0 && seam_.clock.Now() < until) seam_.sleeper.Sleep(Duration(50));
+  const bool finished = busy_.load() == 0;
+  for (auto& w : workers_) {
+    if (finished) {
+      w.join();
+    } else {
+      w.detach();
+    }
+  }
+  workers_.clear();
+  return finished;
+}
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,64 @@
+// Consumer: takes intents off the job queue and hands them to the Launcher on a pool of worker
+// threads, so a burst of launches runs concurrently (bounded by RunMicrovm's rate, not by one
+// poller). One receiver thread asks the queue for as many messages as there are idle workers
+// (at most 10 a call). Each message is deleted once handled; a deferred one is hidden until it
+// is due (or, near the dead-letter limit, sent again as a fresh copy so a deferral never
+// dead-letters it); a failed one comes back after a backoff and is dead-lettered after the
+// queue's maxReceiveCount. Stop ends receiving and lets in-flight intents finish within a
+// grace period; messages received but not started are made visible again at once.
+// Thread-safety: Start and Stop from one thread; the rest is internal.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/seam.h"
+#include "queue/queue.h"
+#include "runnerset/launcher.h"
+
+namespace mvr::runnerset {
+
+class Consumer {
+ public:
+  struct Options {
+    int concurrency = 10;
+    Duration visibility{360'000};
+    int max_receive_count = 5;  // 0 = the queue never dead-letters
+    Duration poll_wait{2'000};
+    Duration idle_pause{100};  // between polls while every worker is busy
+  };
+  Consumer(queue::Queue& queue, Launcher& launcher, const Seam& seam, Options options)
+      : queue_(queue), launcher_(launcher), seam_(seam), options_(options) {}
+  ~Consumer();
+
+  void Start();
+  // Stops receiving and waits up to `grace` for running intents. True when all finished (the
+  // threads are joined); false when some are still running (they are detached: exit the
+  // process soon).
+  bool Stop(Duration grace);
+
+  int busy() const { return busy_.load(); }
+
+ private:
+  void Receive();
+  void Work();
+  void Process(const queue::QueueMessage& message);
+  void Defer(const queue::QueueMessage& message, Duration delay);
+
+  queue::Queue& queue_;
+  Launcher& launcher_;
+  const Seam& seam_;
+  Options options_;
+
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> busy_{0};
+  std::mutex mu_;
+  std::deque<queue::QueueMessage> pending_;  // guarded by mu_
+  std::thread receiver_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,376 @@
+#include "runnerset/launcher.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "action/control_delivery.h"
+#include "action/microvm_lifecycle.h"
+#include "action/runner_registration.h"
+#include "github/labels.h"
+#include "supervisor/run_payload.h"
+
+namespace mvr::runnerset {
+namespace {
+
+// Auth tokens for the control port live as short as the service allows.
+constexpr int kControlTokenMinutes = 5;
+// Time a failing launch may spend cleaning up after its deadline.
+constexpr Duration kCleanupTime{60'000};
+
+int64_t EpochMs(TimePoint t) { return t.time_since_epoch().count(); }
+
+bool Live(aws::MicrovmState s) { return s != aws::MicrovmState::kTerminated; }
+
+// The runner's custom labels: the job's own (so GitHub hands the job to it), without the
+// implicit "self-hosted", or the class label when the job gave nothing else.
+std::vector<std::string> RunnerLabels(const LaunchIntent& in) {
+  std::vector<std::string> out;
+  for (const std::string& l : in.labels) {
+    if (github::LabelEquals(l, "self-hosted")) continue;
+    bool seen = false;
+    for (const std::string& o : out) seen = seen || github::LabelEquals(o, l);
+    if (!seen && out.size() < 100) out.push_back(l);
+  }
+  if (out.empty()) out.push_back(in.class_label);
+  return out;
+}
+
+}  // namespace
+
+const char* DecisionName(Decision decision) {
+  switch (decision) {
+    case Decision::kLaunched:
+      return "launched";
+    case Decision::kDuplicate:
+      return "duplicate";
+    case Decision::kDroppedNotQueued:
+      return "dropped_not_queued";
+    case Decision::kIgnored:
+      return "ignored";
+    case Decision::kDeferred:
+      return "deferred";
+    case Decision::kFailed:
+      return "failed";
+    case Decision::kTerminated:
+      return "terminated";
+  }
+  return "unknown";
+}
+
+// One launch in flight: what it holds and what a failure must undo.
+struct Launcher::Attempt {
+  Attempt(const Seam& seam, Launcher& l, const LaunchIntent& in, const RunnerClass& cls)
+      : intent(in),
+        runner_class(cls),
+        runners(seam, l.deps_.github, l.scope_),
+        vms(seam, l.deps_.microvms) {}
+
+  const LaunchIntent& intent;
+  const RunnerClass& runner_class;
+  action::RunnerRegistration runners;
+  action::MicrovmLifecycle vms;
+  TimePoint deadline{};
+  uint64_t reservation = 0;
+  store::Key claim;
+  std::string token;
+  std::string runner_name;
+  int64_t runner_id = 0;
+  std::string microvm_id;
+  LaunchTimes times;
+};
+
+Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
+    : config_(config),
+      deps_(deps),
+      scope_(RunnerScopeOf(config)),
+      cap_(deps.seam.clock),
+      run_pacer_(deps.seam.clock, deps.seam.sleeper, config.launcher.run_microvm_per_second) {}
+
+Outcome Launcher::Handle(const Intent& intent) {
+  Outcome o = std::holds_alternative<LaunchIntent>(intent)
+                  ? Launch(std::get<LaunchIntent>(intent))
+                  : Terminate(std::get<TerminateIntent>(intent));
+  Record(o);
+  return o;
+}
+
+void Launcher::Record(const Outcome& o) {
+  switch (o.decision) {
+    case Decision::kLaunched:
+      deps_.metrics.Add(Counter::kLaunched);
+      break;
+    case Decision::kDuplicate:
+      deps_.metrics.Add(Counter::kDuplicate);
+      break;
+    case Decision::kDroppedNotQueued:
+      deps_.metrics.Add(Counter::kDroppedNotQueued);
+      break;
+    case Decision::kIgnored:
+      deps_.metrics.Add(Counter::kIgnored);
+      break;
+    case Decision::kDeferred:
+      deps_.metrics.Add(Counter::kDeferred);
+      break;
+    case Decision::kFailed:
+      deps_.metrics.Add(Counter::kFailed);
+      break;
+    case Decision::kTerminated:
+      deps_.metrics.Add(Counter::kTerminated);
+      break;
+  }
+}
+
+bool Launcher::StillNeeded(const LaunchIntent& in) {
+  auto repo = github::RepositoryRef::Parse(in.repository);
+  if (!repo.ok()) return true;
+  Result<github::Job> job = deps_.github.GetJob(*repo, in.job_id);
+  if (!job.ok()) {
+    deps_.seam.logger.Warn("could not tell whether the job is still queued; launching anyway",
+                           {{"job_id", in.job_id}, {"error", job.status().ToString()}});
+    return true;  // fail open: dropping a live job is far worse than an unneeded VM
+  }
+  if (job->status != github::JobStatus::kInProgress &&
+      job->status != github::JobStatus::kCompleted) {
+    return true;
+  }
+  // GitHub hands a queued job to any idle runner whose labels match, so a runner this set
+  // launched for another job may have taken this one: that job now waits for a runner, and this
+  // launch provides it. Jobs and runners stay one to one.
+  const std::string& prefix = config_.runner_name_prefix;
+  const std::string& runner = job->runner_name;
+  if (runner.rfind(prefix, 0) != 0) return false;
+  const std::string own = std::to_string(in.job_id) + "-";
+  return runner.compare(prefix.size(), own.size(), own) != 0;
+}
+
+bool Launcher::InScope(const std::string& repository) const {
+  if (!scope_.is_organization()) return github::LabelEquals(repository, config_.github.repository);
+  const size_t slash = repository.find('/');
+  return slash != std::string::npos &&
+         github::LabelEquals(std::string_view(repository).substr(0, slash), scope_.owner());
+}
+
+Result<std::set<std::string>> Launcher::ListLiveVms() {
+  std::set<std::string> images, live;
+  for (const RunnerClass& c : config_.classes) images.insert(c.image);
+  for (const std::string& image : images) {
+    aws::ListMicrovmsRequest req;
+    req.image_identifier = image;
+    req.max_results = 50;
+    MVR_ASSIGN_OR_RETURN(auto items, aws::ListAllMicrovms(deps_.microvms, req));
+    for (const auto& vm : items) {
+      if (Live(vm.state)) live.insert(vm.microvm_id);
+    }
+  }
+  return live;
+}
+
+bool Launcher::CleanUpTakenOver(const Claim& previous, TimePoint deadline) {
+  const Seam& seam = deps_.seam;
+  // The runner first: GitHub refuses to remove a busy one, and a VM whose runner is running a
+  // job must not be killed under it (it terminates itself when the job ends).
+  if (previous.pending_runner_id > 0) {
+    action::RunnerRegistration runners(seam, deps_.github, scope_);
+    Status removed = runners.Remove(previous.pending_runner_id, deadline);
+    if (removed.code() == Code::kConflict) {
+      seam.logger.Info(
+          "the runner of a launch attempt that died is running a job; left alone",
+          {{"runner_id", previous.pending_runner_id}, {"microvm_id", previous.pending_microvm_id}});
+      return true;
+    }
+  }
+  if (!previous.pending_microvm_id.empty()) {
+    action::MicrovmLifecycle vms(seam, deps_.microvms);
+    Status s = vms.Terminate(previous.pending_microvm_id, deadline);
+    seam.logger.Info("terminated the MicroVM of a launch attempt that died",
+                     {{"microvm_id", previous.pending_microvm_id}, {"ok", s.ok()}});
+  }
+  return false;
+}
+
+Outcome Launcher::Launch(const LaunchIntent& in) {
+  const Seam& seam = deps_.seam;
+  Outcome out;
+  const RunnerClass* cls = config_.FindClass(in.class_label);
+  if (!cls) {
+    out.decision = Decision::kIgnored;
+    out.detail = "no runner class has the label " + in.class_label;
+    return out;
+  }
+  // Runners are registered in the configured scope: a job of another repository (a webhook
+  // configured wider than the set) could never be handed to them.
+  if (!InScope(in.repository)) {
+    out.decision = Decision::kIgnored;
+    out.detail = "the repository " + in.repository + " is outside the set's " + scope_.ToString();
+    return out;
+  }
+  // (1) Still queued (or its runner taken by another job)? Fails open.
+  if (!StillNeeded(in)) {
+    out.decision = Decision::kDroppedNotQueued;
+    out.detail = "GitHub says the job is no longer queued";
+    return out;
+  }
+  // (2) The concurrency cap defers, never fails.
+  const TimePoint listed_at = seam.clock.Now();
+  Result<std::set<std::string>> live = ListLiveVms();
+  if (!live.ok()) {
+    out.decision = Decision::kDeferred;
+    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.detail = "cannot count the set's MicroVMs: " + live.status().ToString();
+    deps_.metrics.AddDeferral("list_failed");
+    return out;
+  }
+  std::optional<uint64_t> reservation =
+      cap_.TryReserve(*live, listed_at, config_.max_concurrent_vms);
+  if (!reservation) {
+    out.decision = Decision::kDeferred;
+    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.detail = "at the concurrency cap (" + std::to_string(config_.max_concurrent_vms) + ")";
+    deps_.metrics.AddDeferral("cap");
+    return out;
+  }
+  auto attempt = std::make_unique<Attempt>(seam, *this, in, *cls);
+  attempt->reservation = *reservation;
+  attempt->deadline = seam.clock.Now() + config_.launch_timeout();
+  attempt->times.received_ms = EpochMs(in.queued_at);
+  Outcome o = Run(*attempt);
+  const bool vm_gone = o.decision != Decision::kLaunched;
+  cap_.Finish(attempt->reservation, vm_gone);
+  return o;
+}
+
+Outcome Launcher::Run(Attempt& a) {
+  const Seam& seam = deps_.seam;
+  const LaunchIntent& in = a.intent;
+  Outcome out;
+  // (3) The claim: one VM per job, whatever the duplicates.
+  Result<RunnerTable::ClaimResult> claim = deps_.table.ClaimJob(in.repository, in.job_id);
+  if (!claim.ok()) return Fail(a, claim.status());
+  if (claim->outcome == RunnerTable::ClaimOutcome::kLaunched) {
+    out.decision = Decision::kDuplicate;
+    out.microvm_id = claim->microvm_id;
+    out.detail = "the job already has MicroVM " + claim->microvm_id;
+    return out;
+  }
+  if (claim->outcome == RunnerTable::ClaimOutcome::kBusy) {
+    out.decision = Decision::kDeferred;
+    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.detail = "another attempt holds the job's claim";
+    deps_.metrics.AddDeferral("claimed_elsewhere");
+    return out;
+  }
+  a.claim = RunnerTable::ClaimKey(in.repository, in.job_id);
+  a.token = claim->attempt_token;
+  a.times.claimed_ms = EpochMs(seam.clock.Now());
+  deps_.metrics.Observe(Milestone::kClaimed, (a.times.claimed_ms - a.times.received_ms) / 1e3);
+  if (claim->taken_over && CleanUpTakenOver(*claim->taken_over, a.deadline) && !StillNeeded(in)) {
+    // The dead attempt's runner took this very job.
+    deps_.table.Release(a.claim, a.token).IgnoreError();
+    out.decision = Decision::kDroppedNotQueued;
+    out.detail = "the job runs on the runner of an earlier attempt";
+    return out;
+  }
+
+  // (4) Registration first: the cold path registers before the VM exists.
+  a.runner_name =
+      config_.runner_name_prefix + std::to_string(in.job_id) + "-" + a.token.substr(0, 8);
+  github::JitConfigRequest jit_request;
+  jit_request.name = a.runner_name;
+  jit_request.runner_group_id = config_.github.runner_group_id;
+  jit_request.labels = RunnerLabels(in);
+  Result<github::JitConfig> jit = a.runners.Register(jit_request, a.deadline);
+  if (!jit.ok()) return Fail(a, jit.status());
+  // Per-job secrets (this JIT config, the control token) are not added to the logger's redactor:
+  // a long-running server would keep every one forever and scan each log line for all of them.
+  // They stay in Secret, which prints ***, and no error message carries them.
+  a.runner_id = jit->runner.id;
+  if (Status s = deps_.table.RecordRunner(a.claim, a.token, a.runner_id); !s.ok()) {
+    return Fail(a, s.Annotate("recording the runner on the claim"));
+  }
+
+  // (5) RunMicrovm, paced to the platform's rate, idempotent per claim attempt.
+  Result<std::string> payload = supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered());
+  if (!payload.ok()) return Fail(a, payload.status());
+  aws::RunMicrovmRequest run;
+  run.image_identifier = a.runner_class.image;
+  run.image_version = a.runner_class.image_version;
+  run.execution_role_arn = config_.launcher.execution_role_arn;
+  run.run_hook_payload = Secret(*payload);
+  run.maximum_duration_in_seconds = a.runner_class.max_duration_seconds;
+  run.client_token = "mvr-launch-" + a.token;
+  run_pacer_.Wait();
+  Result<aws::Microvm> vm = a.vms.Launch(run, a.deadline);
+  if (!vm.ok()) return Fail(a, vm.status());
+  a.microvm_id = vm->microvm_id;
+  cap_.Launched(a.reservation, a.microvm_id);
+  if (Status s = deps_.table.RecordMicrovm(a.claim, a.token, a.microvm_id); !s.ok()) {
+    return Fail(a, s.Annotate("recording the MicroVM on the claim"));
+  }
+  seam.logger.Info(
+      "MicroVM launched",
+      {{"microvm_id", a.microvm_id}, {"runner_name", a.runner_name}, {"job_id", in.job_id}});
+
+  // (6) RUNNING, then the runner's config through the control port.
+  vm = a.vms.WaitRunning(a.microvm_id, a.deadline);
+  if (!vm.ok()) return Fail(a, vm.status());
+  a.times.running_ms = EpochMs(seam.clock.Now());
+  deps_.metrics.Observe(Milestone::kVmRunning, (a.times.running_ms - a.times.received_ms) / 1e3);
+  Result<Secret> token =
+      a.vms.ControlToken(a.microvm_id, action::kControlPort, kControlTokenMinutes, a.deadline);
+  if (!token.ok()) return Fail(a, token.status());
+  action::RunnerStartDelivery delivery{vm->endpoint, *token, action::RunnerRequestId(a.runner_id),
+                                       a.microvm_id, jit->encoded_jit_config};
+  if (Status s = action::DeliverRunnerStart(deps_.http, seam, delivery, a.deadline); !s.ok()) {
+    return Fail(a, s);
+  }
+  a.times.delivered_ms = EpochMs(seam.clock.Now());
+  deps_.metrics.Observe(Milestone::kConfigDelivered,
+                        (a.times.delivered_ms - a.times.received_ms) / 1e3);
+
+  // (7) The mapping row and the claim's VM id, together.
+  MappingRow row;
+  row.runner_name = a.runner_name;
+  row.runner_id = a.runner_id;
+  row.microvm_id = a.microvm_id;
+  row.repository = in.repository;
+  row.job_id = in.job_id;
+  row.class_label = a.runner_class.label;
+  row.times = a.times;
+  if (Status s = deps_.table.Commit(a.claim, a.token, row); !s.ok()) return Fail(a, s);
+  if (deps_.watch) deps_.watch->Await(a.runner_name, a.times.received_ms);
+  out.decision = Decision::kLaunched;
+  out.microvm_id = a.microvm_id;
+  out.runner_name = a.runner_name;
+  return out;
+}
+
+Outcome Launcher::Fail(Attempt& a, const Status& failure) {
+  const Seam& seam = deps_.seam;
+  const TimePoint cleanup_deadline = std::max(a.deadline, seam.clock.Now()) + kCleanupTime;
+  Outcome out;
+  out.decision = Decision::kFailed;
+  out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+  out.detail = failure.ToString();
+  bool vm_gone = true;
+  if (!a.microvm_id.empty()) {
+    Status t = a.vms.Terminate(a.microvm_id, cleanup_deadline);
+    vm_gone = t.ok();
+    if (!t.ok()) out.detail += "; terminating MicroVM " + a.microvm_id + " failed: " + t.message();
+  }
+  if (a.runner_id > 0) {
+    Status r = a.runners.Remove(a.runner_id, cleanup_deadline);
+    if (!r.ok()) out.detail += "; removing runner " + a.runner_name + " failed: " + r.message();
+  }
+  // The claim goes only once the VM is confirmed gone; otherwise a takeover cleans up later.
+  if (!a.token.empty() && vm_gone) {
+    Status r = deps_.table.Release(a.claim, a.token);
+    if (!r.ok()) out.detail += "; releasing the claim failed: " + r.message();
+  }
+  if (!vm_gone) cap_.Launched(a.reservation, a.microvm_id);
+  seam.logger.Warn(
+      "launch failed",
+      {{"job_id", a.intent.job_id}, {"runner_name", a.runner_name}, {"error", out.detail}});
+  return out;
+}
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,95 @@
+// Launcher: carries out the runner set's intents (001, duties 3 and 4).
+// Launch, step by step: (1) ask GitHub whether the job is still queued, and drop it if it
+// definitely is not (anything short of a definite answer proceeds: fail open; a job that a
+// runner launched for another job took still gets its launch, for that other job); (2) count the
+// set's live VMs by its image ARNs and defer at the cap; (3) claim job#<repo>#<jobId> with a
+// conditional write and a random attemptToken (taking over, and cleaning up after, an attempt
+// that died); (4) register a single-use JIT runner; (5) RunMicrovm in "delivered" mode with a
+// clientToken from the claim attempt and no execution role by default; (6) wait for RUNNING and
+// push the runner's JIT config to the supervisor's control port through the VM's ingress
+// endpoint with a short-lived token for that port only; (7) write the mapping row and stamp the
+// claim's VM id in one transaction. A failure after the VM exists terminates it and releases the
+// claim once it is gone; a failed launch removes its runner registration.
+// Terminate: mapping row → terminate that VM → delete the row; an unknown runner is a no-op.
+// Thread-safety: Launch and Terminate may run concurrently from many threads.
+#pragma once
+
+#include <string>
+
+#include "aws/microvms.h"
+#include "base/seam.h"
+#include "github/github.h"
+#include "http/client.h"
+#include "runnerset/cap_gate.h"
+#include "runnerset/config.h"
+#include "runnerset/intent.h"
+#include "runnerset/metrics.h"
+#include "runnerset/runner_table.h"
+#include "runnerset/runner_watch.h"
+
+namespace mvr::runnerset {
+
+struct LauncherDeps {
+  const Seam& seam;
+  aws::MicrovmService& microvms;
+  github::GitHub& github;
+  http::HttpClient& http;  // the VMs' ingress endpoints
+  RunnerTable& table;
+  Metrics& metrics;
+  RunnerWatch* watch = nullptr;  // told about each delivered runner (the timeline); optional
+};
+
+enum class Decision {
+  kLaunched,          // a VM runs the job's runner: delete the message
+  kDuplicate,         // the job already has its VM: delete
+  kDroppedNotQueued,  // GitHub says the job is no longer queued: delete
+  kIgnored,           // nothing to do (no such class, unknown runner): delete
+  kDeferred,          // try again after retry_after (not a failure)
+  kFailed,            // failed; the message comes back (and is dead-lettered after enough)
+  kTerminated,        // the runner's VM is terminated and its row deleted
+};
+const char* DecisionName(Decision decision);
+
+struct Outcome {
+  Decision decision = Decision::kFailed;
+  Duration retry_after{0};
+  std::string detail;  // for logs; never a secret
+  std::string microvm_id;
+  std::string runner_name;
+};
+
+class Launcher {
+ public:
+  Launcher(const ServeConfig& config, LauncherDeps deps);
+
+  Outcome Launch(const LaunchIntent& intent);
+  Outcome Terminate(const TerminateIntent& intent);
+  // Either, counted in the metrics.
+  Outcome Handle(const Intent& intent);
+
+  const github::RunnerScope& scope() const { return scope_; }
+
+ private:
+  struct Attempt;
+  // Whether a job of `repository` can run on the set's runners (GitHub compares names
+  // case-insensitively).
+  bool InScope(const std::string& repository) const;
+  // False only when GitHub definitely says the job needs no runner from this launch: it is no
+  // longer queued and no runner this set launched for another job took it.
+  bool StillNeeded(const LaunchIntent& intent);
+  // The set's VMs that hold capacity (every state but TERMINATED) by its image ARNs.
+  Result<std::set<std::string>> ListLiveVms();
+  // Removes what a dead attempt left; true when its runner is busy (so its VM was left alone).
+  bool CleanUpTakenOver(const Claim& previous, TimePoint deadline);
+  Outcome Run(Attempt& attempt);
+  Outcome Fail(Attempt& attempt, const Status& failure);
+  void Record(const Outcome& outcome);
+
+  const ServeConfig& config_;
+  LauncherDeps deps_;
+  github::RunnerScope scope_;
+  CapGate cap_;
+  Pacer run_pacer_;
+};
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,157 @@
+#include "runnerset/metrics.h"
+
+#include <cstdio>
+
+namespace mvr::runnerset {
+namespace {
+
+// Upper bounds in seconds: a start takes ~25 s on a quiet set, more under load.
+constexpr double kBounds[] = {0.25, 0.5, 1, 2, 5, 10, 15, 20, 25, 30, 45, 60, 90, 120, 300, 600};
+constexpr size_t kBoundCount = sizeof(kBounds) / sizeof(kBounds[0]);
+
+std::string Number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+// A label value with \, " and newline escaped, as the text format requires.
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* CounterName(Counter counter) {
+  switch (counter) {
+    case Counter::kReceived:
+      return "received";
+    case Counter::kIgnored:
+      return "ignored";
+    case Counter::kLaunched:
+      return "launched";
+    case Counter::kDeferred:
+      return "deferred";
+    case Counter::kDuplicate:
+      return "duplicate";
+    case Counter::kDroppedNotQueued:
+      return "dropped_not_queued";
+    case Counter::kFailed:
+      return "failed";
+    case Counter::kTerminated:
+      return "terminated";
+  }
+  return "unknown";
+}
+
+const char* MilestoneName(Milestone milestone) {
+  switch (milestone) {
+    case Milestone::kClaimed:
+      return "claimed";
+    case Milestone::kVmRunning:
+      return "vm_running";
+    case Milestone::kConfigDelivered:
+      return "config_delivered";
+    case Milestone::kRunnerOnline:
+      return "runner_online";
+    case Milestone::kJobStarted:
+      return "job_started";
+    case Milestone::kCompleted:
+      return "completed";
+  }
+  return "unknown";
+}
+
+Metrics::Metrics() {
+  for (Histogram& h : timeline_) h.buckets.assign(kBoundCount, 0);
+}
+
+void Metrics::Add(Counter counter, int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  counters_[static_cast<int>(counter)] += n;
+}
+
+void Metrics::AddWebhookDecision(const std::string& decision) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++webhook_decisions_[decision];
+}
+
+void Metrics::AddDeferral(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++deferrals_[reason];
+}
+
+void Metrics::Observe(Milestone milestone, double seconds) {
+  if (seconds < 0) seconds = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  Histogram& h = timeline_[static_cast<int>(milestone)];
+  for (size_t i = 0; i < kBoundCount; ++i) {
+    if (seconds <= kBounds[i]) {
+      ++h.buckets[i];
+      break;
+    }
+  }
+  ++h.count;
+  h.sum += seconds;
+}
+
+int64_t Metrics::Get(Counter counter) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counters_[static_cast<int>(counter)];
+}
+
+Metrics::Summary Metrics::GetMilestone(Milestone milestone) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Histogram& h = timeline_[static_cast<int>(milestone)];
+  return Summary{h.count, h.sum};
+}
+
+std::string Metrics::Prometheus() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  for (int i = 0; i < kCounterCount; ++i) {
+    const std::string name =
+        std::string("mvr_runnerset_") + CounterName(static_cast<Counter>(i)) + "_total";
+    out += "# TYPE " + name + " counter\n";
+    out += name + " " + std::to_string(counters_[i]) + "\n";
+  }
+  out += "# TYPE mvr_runnerset_webhook_decisions_total counter\n";
+  for (const auto& [decision, n] : webhook_decisions_) {
+    out += "mvr_runnerset_webhook_decisions_total{decision=\"" + Escape(decision) + "\"} " +
+           std::to_string(n) + "\n";
+  }
+  out += "# TYPE mvr_runnerset_deferrals_total counter\n";
+  for (const auto& [reason, n] : deferrals_) {
+    out += "mvr_runnerset_deferrals_total{reason=\"" + Escape(reason) + "\"} " + std::to_string(n) +
+           "\n";
+  }
+  const std::string name = "mvr_runnerset_job_timeline_seconds";
+  out += "# HELP " + name + " seconds from the webhook's arrival to each milestone of a job\n";
+  out += "# TYPE " + name + " histogram\n";
+  for (int m = 0; m < kMilestoneCount; ++m) {
+    const Histogram& h = timeline_[m];
+    const std::string label =
+        std::string("milestone=\"") + MilestoneName(static_cast<Milestone>(m)) + "\"";
+    int64_t cumulative = 0;
+    for (size_t i = 0; i < kBoundCount; ++i) {
+      cumulative += h.buckets[i];
+      out += name + "_bucket{" + label + ",le=\"" + Number(kBounds[i]) + "\"} " +
+             std::to_string(cumulative) + "\n";
+    }
+    out += name + "_bucket{" + label + ",le=\"+Inf\"} " + std::to_string(h.count) + "\n";
+    out += name + "_sum{" + label + "} " + Number(h.sum) + "\n";
+    out += name + "_count{" + label + "} " + std::to_string(h.count) + "\n";
+  }
+  return out;
+}
+
+}  // namespace mvr::runnerset

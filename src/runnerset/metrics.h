@@ -1,0 +1,78 @@
+// Metrics: what `mvr serve` counts and times, served as Prometheus text at GET /metrics.
+// Counters of every decision (webhooks received and ignored; launches launched, deferred,
+// duplicate, dropped because the job was no longer queued, failed; VMs terminated), the webhook
+// endpoint's decisions by name, deferrals by reason, and the per-job timeline: seconds from the
+// webhook's arrival to each milestone (claimed, VM running, config delivered, runner online, job
+// started, completed) as histograms. docs/runner-set.md says what each one means.
+// Thread-safety: safe to share; one mutex guards everything (no external call under it).
+#pragma once
+
+#include <array>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace mvr::runnerset {
+
+enum class Counter {
+  kReceived,
+  kIgnored,
+  kLaunched,
+  kDeferred,
+  kDuplicate,
+  kDroppedNotQueued,
+  kFailed,
+  kTerminated,
+};
+inline constexpr int kCounterCount = 8;
+const char* CounterName(Counter counter);  // "dropped_not_queued" ...
+
+enum class Milestone {
+  kClaimed,
+  kVmRunning,
+  kConfigDelivered,
+  kRunnerOnline,
+  kJobStarted,
+  kCompleted,
+};
+inline constexpr int kMilestoneCount = 6;
+const char* MilestoneName(Milestone milestone);  // "vm_running" ...
+
+class Metrics {
+ public:
+  Metrics();
+
+  void Add(Counter counter, int64_t n = 1);
+  // The webhook endpoint's decision for one delivery ("launch", "bad_signature", ...).
+  void AddWebhookDecision(const std::string& decision);
+  void AddDeferral(const std::string& reason);  // "cap", "claimed_elsewhere"
+  // Seconds from the webhook's arrival to `milestone` for one job.
+  void Observe(Milestone milestone, double seconds);
+
+  int64_t Get(Counter counter) const;
+  // The number of observations and their sum for one milestone.
+  struct Summary {
+    int64_t count = 0;
+    double sum = 0;
+  };
+  Summary GetMilestone(Milestone milestone) const;
+
+  // The Prometheus text exposition (version 0.0.4).
+  std::string Prometheus() const;
+
+ private:
+  struct Histogram {
+    std::vector<int64_t> buckets;  // cumulative counts are computed when printed
+    int64_t count = 0;
+    double sum = 0;
+  };
+
+  mutable std::mutex mu_;
+  std::array<int64_t, kCounterCount> counters_{};
+  std::map<std::string, int64_t> webhook_decisions_;
+  std::map<std::string, int64_t> deferrals_;
+  std::array<Histogram, kMilestoneCount> timeline_;
+};
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,195 @@
+#include "runnerset/runner_table.h"
+
+#include <chrono>
+
+namespace mvr::runnerset {
+namespace {
+
+using store::Condition;
+using store::Update;
+using store::Value;
+
+constexpr char kClaimSort[] = "claim";
+constexpr char kMappingSort[] = "runner";
+
+namespace attr {
+constexpr char kToken[] = "attemptToken";
+constexpr char kClaimedMs[] = "claimedAtMs";
+constexpr char kMicrovmId[] = "microvmId";
+constexpr char kPendingRunner[] = "pendingRunnerId";
+constexpr char kPendingMicrovm[] = "pendingMicrovmId";
+constexpr char kRunnerName[] = "runnerName";
+constexpr char kRunnerId[] = "runnerId";
+constexpr char kRepository[] = "repository";
+constexpr char kJobId[] = "jobId";
+constexpr char kClass[] = "classLabel";
+constexpr char kReceivedMs[] = "receivedAtMs";
+constexpr char kRunningMs[] = "runningAtMs";
+constexpr char kDeliveredMs[] = "deliveredAtMs";
+constexpr char kTtl[] = "ttl";
+}  // namespace attr
+
+Claim ClaimFromItem(const store::Item& item) {
+  Claim c;
+  c.attempt_token = item.GetString(attr::kToken).value_or("");
+  c.claimed_ms = item.GetNumber(attr::kClaimedMs).value_or(0);
+  c.microvm_id = item.GetString(attr::kMicrovmId).value_or("");
+  c.pending_runner_id = item.GetNumber(attr::kPendingRunner).value_or(0);
+  c.pending_microvm_id = item.GetString(attr::kPendingMicrovm).value_or("");
+  return c;
+}
+
+Condition HeldBy(const std::string& token) { return Condition::Equals(attr::kToken, token); }
+
+}  // namespace
+
+store::Key RunnerTable::ClaimKey(const std::string& repository, int64_t job_id) {
+  return store::Key{"job#" + repository + "#" + std::to_string(job_id), kClaimSort};
+}
+
+store::Key RunnerTable::MappingKey(const std::string& runner_name) {
+  return store::Key{runner_name, kMappingSort};
+}
+
+int64_t RunnerTable::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(seam_.clock.Now().time_since_epoch())
+      .count();
+}
+
+int64_t RunnerTable::Ttl(Duration ttl) const { return (NowMs() + ttl.count()) / 1000; }
+
+Result<RunnerTable::ClaimResult> RunnerTable::ClaimJob(const std::string& repository,
+                                                       int64_t job_id) {
+  const store::Key key = ClaimKey(repository, job_id);
+  const std::string token = seam_.secure_random.Hex(16);
+  ClaimResult out;
+  // Two rounds: a claim that vanished between the failed create and the read is created again.
+  for (int round = 0; round < 2; ++round) {
+    store::Item item{key, {}};
+    item.attributes[attr::kToken] = Value(token);
+    item.attributes[attr::kClaimedMs] = Value(NowMs());
+    item.attributes[attr::kRepository] = Value(repository);
+    item.attributes[attr::kJobId] = Value(job_id);
+    item.attributes[attr::kTtl] = Value(Ttl(options_.claim_ttl));
+    Status created = store_.Put(item, Condition::ItemNotExists());
+    if (created.ok()) {
+      out.outcome = ClaimOutcome::kWon;
+      out.attempt_token = token;
+      return out;
+    }
+    if (!store::IsConditionFailed(created)) return created.Annotate("claiming " + key.partition);
+
+    MVR_ASSIGN_OR_RETURN(std::optional<store::Item> existing, store_.Get(key));
+    if (!existing) continue;
+    Claim held = ClaimFromItem(*existing);
+    if (!held.microvm_id.empty()) {
+      out.outcome = ClaimOutcome::kLaunched;
+      out.microvm_id = held.microvm_id;
+      return out;
+    }
+    if (NowMs() - held.claimed_ms < options_.takeover_after.count()) {
+      out.outcome = ClaimOutcome::kBusy;
+      return out;
+    }
+    // The attempt that holds it is presumed dead: take it over, keyed on its token, so only one
+    // of several would-be successors wins. What it created stays on the claim until cleaned up.
+    Result<store::Item> taken = store_.Update(
+        key,
+        {Update::Set(attr::kToken, token), Update::Set(attr::kClaimedMs, NowMs()),
+         Update::Set(attr::kTtl, Ttl(options_.claim_ttl))},
+        HeldBy(held.attempt_token) && Condition::AttributeNotExists(attr::kMicrovmId));
+    if (taken.ok()) {
+      out.outcome = ClaimOutcome::kWon;
+      out.attempt_token = token;
+      out.taken_over = held;
+      return out;
+    }
+    if (!store::IsConditionFailed(taken.status())) {
+      return taken.status().Annotate("taking over " + key.partition);
+    }
+    out.outcome = ClaimOutcome::kBusy;  // another successor won
+    return out;
+  }
+  out.outcome = ClaimOutcome::kBusy;
+  return out;
+}
+
+Status RunnerTable::RecordRunner(const store::Key& claim, const std::string& token,
+                                 int64_t runner_id) {
+  return store_
+      .Update(claim, {Update::Set(attr::kPendingRunner, runner_id)},
+              HeldBy(token) && Condition::AttributeNotExists(attr::kMicrovmId))
+      .status();
+}
+
+Status RunnerTable::RecordMicrovm(const store::Key& claim, const std::string& token,
+                                  const std::string& microvm_id) {
+  return store_
+      .Update(claim, {Update::Set(attr::kPendingMicrovm, microvm_id)},
+              HeldBy(token) && Condition::AttributeNotExists(attr::kMicrovmId))
+      .status();
+}
+
+Status RunnerTable::Commit(const store::Key& claim, const std::string& token,
+                           const MappingRow& row) {
+  store::Item mapping{MappingKey(row.runner_name), {}};
+  store::Attributes& a = mapping.attributes;
+  a[attr::kRunnerName] = Value(row.runner_name);
+  a[attr::kRunnerId] = Value(row.runner_id);
+  a[attr::kMicrovmId] = Value(row.microvm_id);
+  a[attr::kRepository] = Value(row.repository);
+  a[attr::kJobId] = Value(row.job_id);
+  a[attr::kClass] = Value(row.class_label);
+  a[attr::kReceivedMs] = Value(row.times.received_ms);
+  a[attr::kClaimedMs] = Value(row.times.claimed_ms);
+  a[attr::kRunningMs] = Value(row.times.running_ms);
+  a[attr::kDeliveredMs] = Value(row.times.delivered_ms);
+  a[attr::kTtl] = Value(Ttl(options_.mapping_ttl));
+  store::TransactionOutcome outcome = store_.Transact({
+      store::WriteOp::Put(mapping, Condition::ItemNotExists()),
+      store::WriteOp::UpdateItem(claim,
+                                 {Update::Set(attr::kMicrovmId, row.microvm_id),
+                                  Update::Set(attr::kRunnerName, row.runner_name),
+                                  Update::Set(attr::kTtl, Ttl(options_.claim_ttl))},
+                                 HeldBy(token) && Condition::AttributeNotExists(attr::kMicrovmId)),
+  });
+  if (outcome.ok()) return Status::Ok();
+  if (store::IsConditionFailed(outcome.status)) {
+    return Conflict(outcome.failed_index == std::optional<size_t>(0)
+                        ? "runner " + row.runner_name + " already has a mapping row"
+                        : "the claim " + claim.partition + " is no longer this attempt's");
+  }
+  return outcome.status.Annotate("committing the launch of " + row.runner_name);
+}
+
+Status RunnerTable::Release(const store::Key& claim, const std::string& token) {
+  Status s = store_.Delete(claim, HeldBy(token) && Condition::AttributeNotExists(attr::kMicrovmId));
+  if (store::IsConditionFailed(s)) return Status::Ok();
+  return s;
+}
+
+Result<std::optional<MappingRow>> RunnerTable::GetMapping(const std::string& runner_name) {
+  MVR_ASSIGN_OR_RETURN(std::optional<store::Item> item, store_.Get(MappingKey(runner_name)));
+  if (!item) return std::optional<MappingRow>();
+  MappingRow r;
+  r.runner_name = runner_name;
+  r.runner_id = item->GetNumber(attr::kRunnerId).value_or(0);
+  r.microvm_id = item->GetString(attr::kMicrovmId).value_or("");
+  r.repository = item->GetString(attr::kRepository).value_or("");
+  r.job_id = item->GetNumber(attr::kJobId).value_or(0);
+  r.class_label = item->GetString(attr::kClass).value_or("");
+  r.times.received_ms = item->GetNumber(attr::kReceivedMs).value_or(0);
+  r.times.claimed_ms = item->GetNumber(attr::kClaimedMs).value_or(0);
+  r.times.running_ms = item->GetNumber(attr::kRunningMs).value_or(0);
+  r.times.delivered_ms = item->GetNumber(attr::kDeliveredMs).value_or(0);
+  return std::optional<MappingRow>(r);
+}
+
+Status RunnerTable::DeleteMapping(const std::string& runner_name, const std::string& microvm_id) {
+  Status s =
+      store_.Delete(MappingKey(runner_name), Condition::Equals(attr::kMicrovmId, microvm_id));
+  if (store::IsConditionFailed(s)) return Status::Ok();  // already gone or replaced
+  return s;
+}
+
+}  // namespace mvr::runnerset

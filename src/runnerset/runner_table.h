@@ -1,0 +1,100 @@
+// RunnerTable: the runner set's rows in the store (001, "State: the runner table").
+//   job#<repo>#<jobId> / claim   the launch idempotency claim. Created by a conditional write
+//                                that succeeds only when none exists; an attempt that died can be
+//                                taken over once the claim is old enough; every later write is
+//                                conditional on the attempt's random attemptToken, so exactly one
+//                                attempt's write succeeds. It remembers the attempt's runner and
+//                                VM while the launch is in flight, so a takeover can remove them.
+//   <runnerName> / runner        the mapping row: runner → MicroVM, plus the job's timeline.
+// A committed launch writes its mapping row and stamps the claim's VM id in ONE transaction.
+// Rows carry a TTL.
+// Thread-safety: safe to share; the store is.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/seam.h"
+#include "store/store.h"
+
+namespace mvr::runnerset {
+
+// Times of a job's launch, epoch milliseconds (0 = not reached).
+struct LaunchTimes {
+  int64_t received_ms = 0;   // the webhook reached mvr serve
+  int64_t claimed_ms = 0;    // the claim was won
+  int64_t running_ms = 0;    // the VM was RUNNING
+  int64_t delivered_ms = 0;  // the supervisor accepted the runner's config
+};
+
+struct Claim {
+  std::string attempt_token;
+  int64_t claimed_ms = 0;
+  std::string microvm_id;  // set by the committing transaction: the launch is done
+  // What the attempt holding the claim has created so far (for a takeover's cleanup).
+  int64_t pending_runner_id = 0;
+  std::string pending_microvm_id;
+};
+
+struct MappingRow {
+  std::string runner_name;
+  int64_t runner_id = 0;
+  std::string microvm_id;
+  std::string repository;
+  int64_t job_id = 0;
+  std::string class_label;
+  LaunchTimes times;
+};
+
+class RunnerTable {
+ public:
+  struct Options {
+    Duration takeover_after{600'000};  // a claim this old without a VM may be taken over
+    Duration claim_ttl{48 * 3600'000LL};
+    Duration mapping_ttl{48 * 3600'000LL};
+  };
+  RunnerTable(store::Store& store, const Seam& seam, Options options)
+      : store_(store), seam_(seam), options_(options) {}
+
+  static store::Key ClaimKey(const std::string& repository, int64_t job_id);
+  static store::Key MappingKey(const std::string& runner_name);
+
+  enum class ClaimOutcome {
+    kWon,       // this attempt holds the claim (attempt_token)
+    kLaunched,  // the job already has its VM: a duplicate
+    kBusy,      // another attempt holds a fresh claim
+  };
+  struct ClaimResult {
+    ClaimOutcome outcome = ClaimOutcome::kBusy;
+    std::string attempt_token;        // kWon
+    std::optional<Claim> taken_over;  // kWon by takeover: the previous attempt's claim
+    std::string microvm_id;           // kLaunched
+  };
+  // Claims the job: creates the claim, or takes over one older than takeover_after.
+  Result<ClaimResult> ClaimJob(const std::string& repository, int64_t job_id);
+
+  // Records the attempt's runner / VM on the claim (conditional on the token).
+  Status RecordRunner(const store::Key& claim, const std::string& token, int64_t runner_id);
+  Status RecordMicrovm(const store::Key& claim, const std::string& token,
+                       const std::string& microvm_id);
+
+  // The mapping row and the claim's VM id, together. Conflict when the token no longer holds the
+  // claim (a takeover won) or the runner already has a row.
+  Status Commit(const store::Key& claim, const std::string& token, const MappingRow& row);
+
+  // Deletes the claim if this attempt still holds it (a lost claim is not an error).
+  Status Release(const store::Key& claim, const std::string& token);
+
+  Result<std::optional<MappingRow>> GetMapping(const std::string& runner_name);
+  Status DeleteMapping(const std::string& runner_name, const std::string& microvm_id);
+
+ private:
+  int64_t NowMs() const;
+  int64_t Ttl(Duration ttl) const;
+
+  store::Store& store_;
+  const Seam& seam_;
+  Options options_;
+};
+
+}  // namespace mvr::runnerset

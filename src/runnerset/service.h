@@ -1,0 +1,74 @@
+// Service: one runner set on one machine, as `mvr serve` runs it: an HTTP server with
+// POST /webhook (→ the job queue), GET /metrics (Prometheus text) and GET /healthz, and the queue
+// consumers that carry out the intents through the Launcher. Everything outside comes in through
+// ServiceDeps, so the CLI, the demo and tests wire it alike.
+// Thread-safety: Start and Stop from one thread; the handlers and consumers run on their own.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "aws/microvms.h"
+#include "base/seam.h"
+#include "github/github.h"
+#include "http/client.h"
+#include "http/router.h"
+#include "http/server.h"
+#include "queue/queue.h"
+#include "runnerset/config.h"
+#include "runnerset/consumer.h"
+#include "runnerset/launcher.h"
+#include "runnerset/metrics.h"
+#include "runnerset/runner_table.h"
+#include "runnerset/runner_watch.h"
+#include "runnerset/webhook_endpoint.h"
+#include "store/store.h"
+
+namespace mvr::runnerset {
+
+struct ServiceDeps {
+  const Seam& seam;
+  http::HttpClient& http;  // the VMs' ingress endpoints
+  aws::MicrovmService& microvms;
+  github::GitHub& github;
+  store::Store& store;
+  queue::Queue& queue;
+};
+
+class Service {
+ public:
+  Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps);
+  ~Service();
+
+  // Serves on config.listen and starts the consumers. Returns the bound port.
+  Result<int> Start();
+  // Stops taking webhooks and messages; waits up to shutdownGraceSeconds for running intents.
+  // True when every one finished (otherwise exit the process soon: they are still running).
+  bool Stop();
+
+  // "http://HOST:PORT" once started.
+  const std::string& url() const { return url_; }
+  Metrics& metrics() { return metrics_; }
+
+ private:
+  http::HttpResponse Webhook(const http::ServerRequest& request);
+  void WatchRunners();
+
+  ServeConfig config_;
+  ServiceDeps deps_;
+  WebhookSettings webhook_;
+  Metrics metrics_;
+  RunnerTable table_;
+  RunnerWatch watch_;
+  Launcher launcher_;
+  Consumer consumer_;
+  http::Router router_;
+  std::unique_ptr<http::HttpServer> server_;
+  std::string url_;
+  std::atomic<bool> stopping_{false};
+  std::thread watcher_;
+};
+
+}  // namespace mvr::runnerset

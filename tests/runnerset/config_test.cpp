@@ -1,0 +1,140 @@
+#include "runnerset/config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+namespace mvr::runnerset {
+namespace {
+
+using nlohmann::json;
+
+json Minimal() {
+  return json{{"runnerSetId", "demo"},
+              {"github",
+               {{"repository", "octo/app"},
+                {"patFile", "/nonexistent/pat"},
+                {"webhookSecretFile", "/nonexistent/secret"}}},
+              {"classes", json::array({{{"label", "mvr-small"}, {"image", "img-1"}}})},
+              {"store", "memory:"},
+              {"queue", "memory:"}};
+}
+
+Result<ServeConfig> Parse(const json& j) { return ParseServeConfig(j.dump(), "set.json"); }
+
+void ExpectRefusedNaming(const json& j, const std::string& key) {
+  auto c = Parse(j);
+  ASSERT_FALSE(c.ok()) << j.dump();
+  EXPECT_EQ(c.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(c.status().message().find(key), std::string::npos) << c.status().message();
+  EXPECT_NE(c.status().message().find("set.json"), std::string::npos) << c.status().message();
+}
+
+TEST(ServeConfig, MinimalConfigGetsTheDocumentedDefaults) {
+  auto c = Parse(Minimal());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->runner_name_prefix, "mvr-demo-");
+  EXPECT_EQ(c->listen, "127.0.0.1:8080");
+  EXPECT_EQ(c->github.api_url, "https://api.github.com");
+  EXPECT_EQ(c->max_concurrent_vms, 20);
+  EXPECT_EQ(c->queue.uri, "memory:");
+  EXPECT_EQ(c->queue.max_receive_count, 5);
+  EXPECT_EQ(c->launcher.concurrency, 10);
+  EXPECT_EQ(c->classes[0].max_duration_seconds, 3600);
+  EXPECT_EQ(c->visibility_timeout(), c->launch_timeout() + Duration(60'000));
+  EXPECT_EQ(c->claim_takeover_after(), 2 * c->launch_timeout());
+  EXPECT_TRUE(c->launcher.execution_role_arn.empty());
+  EXPECT_NE(c->FindClass("MVR-SMALL"), nullptr);
+  EXPECT_EQ(c->FindClass("other"), nullptr);
+}
+
+TEST(ServeConfig, UnknownKeysAreRefusedWithTheirPath) {
+  json top = Minimal();
+  top["maxConcurrentVM"] = 3;
+  ExpectRefusedNaming(top, "maxConcurrentVM: unknown key");
+  json gh = Minimal();
+  gh["github"]["token"] = "x";
+  ExpectRefusedNaming(gh, "github.token: unknown key");
+  json cls = Minimal();
+  cls["classes"][0]["sizes"] = "GB1";
+  ExpectRefusedNaming(cls, "classes[0].sizes: unknown key");
+  json launcher = Minimal();
+  launcher["launcher"] = {{"threads", 3}};
+  ExpectRefusedNaming(launcher, "launcher.threads: unknown key");
+  json queue = Minimal();
+  queue["queue"] = {{"uri", "memory:"}, {"dlq", "x"}};
+  ExpectRefusedNaming(queue, "queue.dlq: unknown key");
+}
+
+TEST(ServeConfig, EveryErrorNamesItsKey) {
+  json missing = Minimal();
+  missing["classes"][0].erase("image");
+  ExpectRefusedNaming(missing, "classes[0].image: required");
+  json type = Minimal();
+  type["maxConcurrentVms"] = "20";
+  ExpectRefusedNaming(type, "maxConcurrentVms: expected an integer");
+  json range = Minimal();
+  range["classes"][0]["maxDurationSeconds"] = 30000;
+  ExpectRefusedNaming(range, "classes[0].maxDurationSeconds: must be 1-28800");
+  json dup = Minimal();
+  dup["classes"].push_back({{"label", "MVR-small"}, {"image", "img-2"}});
+  ExpectRefusedNaming(dup, "classes[1].label");
+  json listen = Minimal();
+  listen["listen"] = "localhost";
+  ExpectRefusedNaming(listen, "listen: expected HOST:PORT");
+  json prefix = Minimal();
+  prefix["runnerNamePrefix"] = "bad/prefix";
+  ExpectRefusedNaming(prefix, "runnerNamePrefix");
+  json url = Minimal();
+  url["github"]["apiUrl"] = "api.github.com";
+  ExpectRefusedNaming(url, "github.apiUrl");
+}
+
+TEST(ServeConfig, RepositoryOrOrganizationAndPatOrAppAreExclusive) {
+  json both = Minimal();
+  both["github"]["organization"] = "octo";
+  ExpectRefusedNaming(both, "github.repository / github.organization");
+  json org = Minimal();
+  org["github"].erase("repository");
+  org["github"]["organization"] = "octo";
+  EXPECT_TRUE(Parse(org).ok());
+  json app = Minimal();
+  app["github"]["appId"] = 12;
+  ExpectRefusedNaming(app, "github.patFile / github.appId");
+  app["github"].erase("patFile");
+  ExpectRefusedNaming(app, "github.appId: a GitHub App needs");
+  app["github"]["privateKeyFile"] = "/k.pem";
+  app["github"]["installationId"] = 7;
+  auto c = Parse(app);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->github.app_id, "12");
+}
+
+TEST(ServeConfig, SecretsAreReadFromTheirFilesAndAMissingOneNamesItsKey) {
+  char dir[] = "/tmp/mvr-serve-config-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string secret = std::string(dir) + "/secret", pat = std::string(dir) + "/pat";
+  std::ofstream(secret) << "hook-secret\n";
+  json j = Minimal();
+  j["github"]["webhookSecretFile"] = secret;
+  j["github"]["patFile"] = pat;
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok());
+  auto missing = LoadSecrets(*c);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("github.patFile"), std::string::npos);
+  std::ofstream(pat) << "ghp_token\r\n";
+  auto s = LoadSecrets(*c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->webhook_secret.Reveal(), "hook-secret");
+  EXPECT_EQ(s->pat->Reveal(), "ghp_token");
+  std::remove(secret.c_str());
+  std::remove(pat.c_str());
+  ::rmdir(dir);
+}
+
+}  // namespace
+}  // namespace mvr::runnerset
