@@ -24,10 +24,11 @@ done
 if [[ "${MVR_FUZZ_SKIP_BUILD:-0}" != 1 ]]; then
   bash scripts/setup.sh
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
-  # -O1: the sanitizers and libFuzzer's coverage cost more than the optimiser would win.
+  # -O1 and line tables only: reports keep file:line, and the tree compiles much faster than -g.
+  flags="-O1 -gline-tables-only"
   CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DMVR_FUZZ=ON -DMVR_BUILD_TESTS=OFF \
     -DMVR_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" >/dev/null
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$flags" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$flags" >/dev/null
   ninja -C "$dir" -j "$(nproc)" "${targets[@]/#/fuzz_}"
 fi
 
@@ -50,7 +51,8 @@ for t in "${targets[@]}"; do
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
   rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
   cov="$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)"
-  line="$(printf '%-22s execs %-10s exec/s %-7s %s' "$t" "${execs:-?}" "${rate:-?}" "${cov:-cov: ?}")"
+  line="$(printf '%-22s execs %-10s exec/s %-7s %s' "$t" "${execs:-?}" "${rate:-?}" \
+    "${cov:-cov: ?}")"
   if [[ $status -ne 0 ]]; then
     crashed=1
     reproducer="$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)"
