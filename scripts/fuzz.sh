@@ -19,6 +19,7 @@ else
 fi
 for t in "${targets[@]}"; do
   [[ -f "fuzz/$t.cpp" ]] || { echo "fuzz: no target '$t' (fuzz/$t.cpp)" >&2; exit 2; }
+  [[ -d "fuzz/corpus/$t" ]] || { echo "fuzz: target '$t' has no seeds (fuzz/corpus/$t/)" >&2; exit 2; }
 done
 
 if [[ "${MVR_FUZZ_SKIP_BUILD:-0}" != 1 ]]; then
@@ -50,7 +51,7 @@ for t in "${targets[@]}"; do
   "$dir/fuzz/fuzz_$t" "${args[@]}" "$corpus" "fuzz/corpus/$t" >"$log" 2>&1 || status=$?
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
   rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
-  cov="$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)"
+  cov="$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)"
   line="$(printf '%-22s execs %-10s exec/s %-7s %s' "$t" "${execs:-?}" "${rate:-?}" \
     "${cov:-cov: ?}")"
   if [[ $status -ne 0 ]]; then
