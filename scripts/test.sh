@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs packages, builds the normal and
-# the sanitizer (ASan + UBSan) trees, and runs ctest in both.
+# the sanitizer (ASan + UBSan) trees, runs ctest in both, then each libFuzzer target for 10 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -24,3 +24,7 @@ echo "== test (ASan + UBSan)"
 # Unit, moto and process tests run under the sanitizers; the end-to-end runs (label e2e) drive the
 # same code through whole emulated stacks and ran above, so they are left out here for time.
 (cd build-asan && ctest -j "$jobs" --output-on-failure --timeout 900 -LE "e2e|no_sanitizer")
+
+echo "== fuzz (libFuzzer, 10 s per target)"
+# Each parser of outside input, from its seeds and the corpus earlier runs grew (docs/fuzzing.md).
+bash scripts/fuzz.sh 10

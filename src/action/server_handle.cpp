@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "action/lifetime.h"
 #include "action/pool_keys.h"
 #include "base/encoding.h"
 
@@ -34,6 +35,22 @@ Status ReadInteger(const nlohmann::json& j, const char* key, int64_t& out) {
     return InvalidArgument(std::string("server handle lacks integer field '") + key + "'");
   }
   out = it->get<int64_t>();
+  return Status::Ok();
+}
+
+// The last second TimePoint arithmetic is kept to: 9999-12-31T23:59:59Z. A bigger value would
+// overflow when converted to milliseconds (undefined behaviour) long before it made any sense.
+constexpr int64_t kMaxHandleUnixSeconds = 253'402'300'799;
+
+// A time in epoch seconds, from 1970 to 9999.
+Status ReadTime(const nlohmann::json& j, const char* key, TimePoint& out) {
+  int64_t seconds = 0;
+  MVR_RETURN_IF_ERROR(ReadInteger(j, key, seconds));
+  if (seconds < 0 || seconds > kMaxHandleUnixSeconds) {
+    return InvalidArgument(std::string("server handle's time field '") + key +
+                           "' is out of range (epoch seconds from 1970 to 9999)");
+  }
+  out = FromUnixSeconds(seconds);
   return Status::Ok();
 }
 
@@ -79,7 +96,7 @@ Result<ServerHandle> DecodeServerHandle(std::string_view text) {
   MVR_ASSIGN_OR_RETURN(nlohmann::json j, DecodePayload(text, prefix));
   auto str = [&](const char* key, std::string& out) { return ReadString(j, key, out); };
   auto num = [&](const char* key, int64_t& out) { return ReadInteger(j, key, out); };
-  int64_t version = 0, started = 0, deadline = 0;
+  int64_t version = 0;
   MVR_RETURN_IF_ERROR(num("v", version));
   if (version != 1) return InvalidArgument("server handle payload version is not 1");
   ServerHandle h;
@@ -87,13 +104,15 @@ Result<ServerHandle> DecodeServerHandle(std::string_view text) {
   MVR_RETURN_IF_ERROR(str("r", h.region));
   MVR_RETURN_IF_ERROR(str("p", h.repository_id));
   MVR_RETURN_IF_ERROR(str("n", h.server_name));
-  MVR_RETURN_IF_ERROR(num("s", started));
+  MVR_RETURN_IF_ERROR(ReadTime(j, "s", h.started_at));
   MVR_RETURN_IF_ERROR(num("l", h.max_lifetime_seconds));
-  MVR_RETURN_IF_ERROR(num("d", deadline));
+  if (h.max_lifetime_seconds < 0 || h.max_lifetime_seconds > kMaxLifetimeCeilingSeconds) {
+    return InvalidArgument("server handle's max lifetime is outside 0-" +
+                           std::to_string(kMaxLifetimeCeilingSeconds) + " seconds");
+  }
+  MVR_RETURN_IF_ERROR(ReadTime(j, "d", h.reuse_deadline));
   MVR_RETURN_IF_ERROR(num("ri", h.runner_id));
   MVR_RETURN_IF_ERROR(str("rn", h.runner_name));
-  h.started_at = FromUnixSeconds(started);
-  h.reuse_deadline = FromUnixSeconds(deadline);
   return h;
 }
 
@@ -131,7 +150,7 @@ Result<PoolHandle> DecodePoolHandle(std::string_view text) {
   }
   auto str = [&](const char* key, std::string& out) { return ReadString(j, key, out); };
   auto num = [&](const char* key, int64_t& out) { return ReadInteger(j, key, out); };
-  int64_t version = 0, deadline = 0;
+  int64_t version = 0;
   MVR_RETURN_IF_ERROR(num("v", version));
   if (version != 2) return InvalidArgument("lmvm2_ server handle payload version is not 2");
   PoolHandle h;
@@ -143,7 +162,7 @@ Result<PoolHandle> DecodePoolHandle(std::string_view text) {
   MVR_RETURN_IF_ERROR(str("li", h.lease_id));
   MVR_RETURN_IF_ERROR(num("g", h.generation));
   MVR_RETURN_IF_ERROR(str("m", h.microvm_id));
-  MVR_RETURN_IF_ERROR(num("d", deadline));
+  MVR_RETURN_IF_ERROR(ReadTime(j, "d", h.reuse_deadline));
   MVR_RETURN_IF_ERROR(num("ri", h.runner_id));
   MVR_RETURN_IF_ERROR(str("rn", h.runner_name));
   if (!IsLowerHex(h.server_key_hash, 64)) {
@@ -153,7 +172,6 @@ Result<PoolHandle> DecodePoolHandle(std::string_view text) {
     return InvalidArgument("server handle's member id is malformed");
   if (!IsValidLeaseId(h.lease_id)) return InvalidArgument("server handle's lease id is malformed");
   if (h.generation < 1) return InvalidArgument("server handle's lease generation must be >= 1");
-  h.reuse_deadline = FromUnixSeconds(deadline);
   return h;
 }
 

@@ -32,11 +32,29 @@ Result<Argv> ReadArgv(const json& v, const std::string& key) {
   return out;
 }
 
+// The longest duration a config may set: a day. Checked before the conversion to milliseconds,
+// which for a huge value (1e300) would be undefined behaviour rather than an error.
+constexpr double kMaxConfigSeconds = 86'400;
+
 Result<Duration> ReadSeconds(const json& v, const std::string& key) {
-  if (!v.is_number() || v.get<double>() < 0) {
-    return InvalidArgument("supervisor config: '" + key + "' must be a number of seconds >= 0");
+  if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= kMaxConfigSeconds)) {
+    return InvalidArgument("supervisor config: '" + key +
+                           "' must be a number of seconds from 0 to 86400");
   }
   return Duration(static_cast<int64_t>(v.get<double>() * 1000));
+}
+
+// A whole number in [min, max]. json::get<int> would convert 1e300 or 8080.5 without a check.
+template <typename T>
+Result<T> ReadWhole(const json& v, const std::string& key, int64_t min, int64_t max) {
+  const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max)
+                                           : v.is_number_integer() && v.get<int64_t>() >= min &&
+                                                 v.get<int64_t>() <= max;
+  if (!fits) {
+    return InvalidArgument("supervisor config: '" + key + "' must be a whole number from " +
+                           std::to_string(min) + " to " + std::to_string(max));
+  }
+  return static_cast<T>(v.get<int64_t>());
 }
 
 template <typename T>
@@ -185,16 +203,16 @@ Result<SupervisorConfig> ParseSupervisorConfig(const std::string& json_text) {
       MVR_ASSIGN_OR_RETURN(c.hook_host, Read<std::string>(v, k));
     }
     if (k == "hookPort") {
-      MVR_ASSIGN_OR_RETURN(c.hook_port, Read<int>(v, k));
+      MVR_ASSIGN_OR_RETURN(c.hook_port, ReadWhole<int>(v, k, 0, 65535));
     }
     if (k == "controlHost") {
       MVR_ASSIGN_OR_RETURN(c.control_host, Read<std::string>(v, k));
     }
     if (k == "controlPort") {
-      MVR_ASSIGN_OR_RETURN(c.control_port, Read<int>(v, k));
+      MVR_ASSIGN_OR_RETURN(c.control_port, ReadWhole<int>(v, k, 0, 65535));
     }
     if (k == "maxControlBodyBytes") {
-      MVR_ASSIGN_OR_RETURN(c.max_control_body_bytes, Read<size_t>(v, k));
+      MVR_ASSIGN_OR_RETURN(c.max_control_body_bytes, ReadWhole<size_t>(v, k, 0, int64_t{1} << 30));
     }
     if (k == "microvmId") {
       MVR_ASSIGN_OR_RETURN(c.microvm_id, Read<std::string>(v, k));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "base/encoding.h"
 
 namespace mvr::action {
@@ -54,6 +56,54 @@ TEST(ServerHandleTest, RejectsMalformedHandlesClearly) {
   EXPECT_NE(missing.status().message().find("'r'"), std::string::npos);
   std::string text = EncodeServerHandle(Sample());
   EXPECT_FALSE(DecodeServerHandle(text.substr(0, text.size() / 2)).ok());
+}
+
+// Found by fuzz/server_handle: a handle is outside input (a job output anyone editing the workflow
+// can replace), and a huge time made the seconds-to-milliseconds conversion overflow (undefined
+// behaviour) instead of being refused.
+TEST(ServerHandleTest, TimesAndLifetimeOutsideTheirRangeAreRefused) {
+  auto with = [](const std::string& prefix, nlohmann::json j) {
+    return prefix + Base64UrlEncode(j.dump());
+  };
+  const nlohmann::json v1 =
+      nlohmann::json::parse(Base64UrlDecode(EncodeServerHandle(Sample()).substr(6)).value());
+  for (const char* key : {"s", "d"}) {
+    for (int64_t bad :
+         {int64_t{9'223'372'036'854'775'807}, int64_t{253'402'300'800}, int64_t{-1}}) {
+      nlohmann::json j = v1;
+      j[key] = bad;
+      auto r = DecodeServerHandle(with("lmvm1_", j));
+      ASSERT_FALSE(r.ok()) << key << "=" << bad;
+      EXPECT_NE(r.status().message().find(std::string("'") + key + "' is out of range"),
+                std::string::npos)
+          << r.status().message();
+    }
+  }
+  nlohmann::json long_life = v1;
+  long_life["l"] = 9'223'372'036'854'775'807;
+  EXPECT_FALSE(DecodeServerHandle(with("lmvm1_", long_life)).ok());
+  // The last second of year 9999 is still a time.
+  nlohmann::json last = v1;
+  last["d"] = 253'402'300'799;
+  EXPECT_TRUE(DecodeServerHandle(with("lmvm1_", last)).ok());
+
+  PoolHandle pool;
+  pool.repository_id = "123456";
+  pool.server_key_hash = std::string(64, 'a');
+  pool.server_name = "phase2-proof";
+  pool.region = "us-east-1";
+  pool.member_id = "m0123456789abcdef0123";
+  pool.lease_id = "0123456789abcdef0123456789abcdef";
+  pool.generation = 1;
+  pool.microvm_id = "mvm-0123456789abcdef";
+  pool.reuse_deadline = FromUnixSeconds(1'800'005'400);
+  pool.runner_id = 42;
+  pool.runner_name = "lambda-mvm-abc";
+  nlohmann::json v2 =
+      nlohmann::json::parse(Base64UrlDecode(EncodePoolHandle(pool).substr(6)).value());
+  ASSERT_TRUE(DecodePoolHandle(with("lmvm2_", v2)).ok());
+  v2["d"] = 9'223'372'036'854'775'807;
+  EXPECT_FALSE(DecodePoolHandle(with("lmvm2_", v2)).ok());
 }
 
 }  // namespace

@@ -85,9 +85,11 @@ class Emulator {
   }
   VmHost& host() { return *host_; }
 
- private:
-  // api_server.cpp
+  // The rest-json API handler the server calls (api_server.cpp); public so that the fuzz target
+  // can drive it in-process. Needs Start() first.
   http::HttpResponse HandleApi(const http::ServerRequest& request);
+
+ private:
   // ingress_proxy.cpp
   http::HttpResponse HandleIngress(const std::string& microvm_id,
                                    const http::ServerRequest& request);
