@@ -25,6 +25,3 @@ echo "== test (ASan + UBSan)"
 # same code through whole emulated stacks and ran above, so they are left out here for time.
 (cd build-asan && ctest -j "$jobs" --output-on-failure --timeout 900 -LE "e2e|no_sanitizer")
 
-echo "== fuzz (libFuzzer, 10 s per target)"
-# Each parser of outside input, from its seeds and the corpus earlier runs grew (docs/fuzzing.md).
-bash scripts/fuzz.sh 10

@@ -47,6 +47,7 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
   webhook_.secret = std::move(webhook_secret);
   for (const RunnerClass& c : config_.classes) webhook_.class_labels.push_back(c.label);
   webhook_.runner_name_prefix = config_.runner_name_prefix;
+  webhook_.body_limit = config_.max_webhook_body_bytes;
   router_.Add("POST", "/webhook",
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
   router_.Add("GET", "/metrics", [this](const http::ServerRequest&, const http::PathParams&) {
@@ -61,11 +62,14 @@ Service::~Service() { Stop(); }
 
 http::HttpResponse Service::Webhook(const http::ServerRequest& request) {
   metrics_.Add(Counter::kReceived);
-  WebhookDecision d = DecideWebhook(request, webhook_, deps_.seam.clock.Now());
-  metrics_.AddWebhookDecision(d.decision);
+  WebhookDecision d = webhook_router_->Route(request.headers, request.body, deps_.seam.clock.Now());
+  std::string decision = d.verdict == WebhookVerdict::kIgnored
+                             ? std::string("ignored_") + IgnoreReasonName(d.ignore_reason)
+                             : WebhookVerdictName(d.verdict);
+  metrics_.AddWebhookDecision(decision);
   if (!d.intent) {
-    if (d.status < 300) metrics_.Add(Counter::kIgnored);
-    return Json(d.status, {{"decision", d.decision}, {"message", d.message}});
+    if (d.accepted()) metrics_.Add(Counter::kIgnored);
+    return Json(d.http_status, {{"decision", decision}, {"message", d.message}});
   }
   Result<std::string> sent = deps_.queue.Send(queue::OutgoingMessage{EncodeIntent(*d.intent)});
   if (!sent.ok()) {
@@ -74,13 +78,18 @@ http::HttpResponse Service::Webhook(const http::ServerRequest& request) {
     metrics_.AddWebhookDecision("queue_failed");
     return Json(503, {{"decision", "queue_failed"}, {"message", "the job queue is unavailable"}});
   }
-  return Json(d.status, {{"decision", d.decision}, {"messageId", *sent}});
+  return Json(d.http_status, {{"decision", decision}, {"messageId", *sent}});
 }
 
 Result<int> Service::Start() {
   MVR_ASSIGN_OR_RETURN(auto listen, ParseListen(config_.listen, "listen"));
+  if (!webhook_router_) {
+    MVR_ASSIGN_OR_RETURN(WebhookRouter router, WebhookRouter::Create(webhook_));
+    webhook_router_.emplace(std::move(router));
+  }
   http::HttpServer::Options options;
-  options.max_body_bytes = config_.max_webhook_body_bytes;
+  // Above the router's limit, so the router (not the server) answers an oversized delivery.
+  options.max_body_bytes = config_.max_webhook_body_bytes + 1;
   server_ = std::make_unique<http::HttpServer>(router_.AsHandler(), options);
   MVR_ASSIGN_OR_RETURN(int port, server_->Start(listen.first, listen.second));
   const bool v6 = listen.first.find(':') != std::string::npos;

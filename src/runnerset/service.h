@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -23,7 +24,7 @@
 #include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/runner_watch.h"
-#include "runnerset/webhook_endpoint.h"
+#include "runnerset/webhook_router.h"
 #include "store/store.h"
 
 namespace mvr::runnerset {
@@ -58,7 +59,8 @@ class Service {
 
   ServeConfig config_;
   ServiceDeps deps_;
-  WebhookSettings webhook_;
+  WebhookRouterConfig webhook_;
+  std::optional<WebhookRouter> webhook_router_;  // made by Start; then only read
   Metrics metrics_;
   RunnerTable table_;
   RunnerWatch watch_;
