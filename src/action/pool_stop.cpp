@@ -25,11 +25,8 @@ Result<StopResult> StopFlow::Pooled(const StopCommand& c, TimePoint deadline) {
   StopResult r;
   r.microvm_id = h.microvm_id;
 
-  MVR_ASSIGN_OR_RETURN(bool idle, runners.GoneOrIdle(h.runner_id, deadline));
-  if (!idle) {
-    return Conflict("runner " + h.runner_name + " is still running a job on MicroVM " +
-                    h.microvm_id + "; stop refuses to suspend a busy runner");
-  }
+  MVR_RETURN_IF_ERROR(
+      internal::RefuseBusyRunner(runners, h.runner_id, h.runner_name, h.microvm_id, deadline));
   // The fence: nothing below happens unless this handle's lease still owns the member.
   MVR_ASSIGN_OR_RETURN(ReleasePlan plan, leases.BeginRelease(lease));
   // A runner that never took its job would otherwise stay registered.

@@ -20,6 +20,17 @@ bool RunnerProcessUp(const SupervisorStatus& s) {
 
 }  // namespace
 
+Status RefuseBusyRunner(RunnerRegistration& runners, int64_t runner_id,
+                        const std::string& runner_name, const std::string& microvm_id,
+                        TimePoint deadline) {
+  MVR_ASSIGN_OR_RETURN(bool idle, runners.GoneOrIdle(runner_id, deadline));
+  if (!idle) {
+    return Conflict("runner " + runner_name + " is still running a job on MicroVM " + microvm_id +
+                    "; stop refuses to suspend a busy runner");
+  }
+  return Status::Ok();
+}
+
 Result<SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps, MicrovmLifecycle& vms,
                                          const aws::Microvm& vm, int64_t runner_id,
                                          TimePoint deadline) {

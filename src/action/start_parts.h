@@ -61,6 +61,12 @@ Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegi
                        const aws::Microvm& vm, const github::JitConfig& jit,
                        const std::string& label, TimePoint deadline);
 
+// Conflict unless runner `runner_id` is gone from GitHub or idle: a stop never suspends a VM whose
+// runner is running a job.
+Status RefuseBusyRunner(RunnerRegistration& runners, int64_t runner_id,
+                        const std::string& runner_name, const std::string& microvm_id,
+                        TimePoint deadline);
+
 // Reads which request the VM's supervisor serves, after giving runner `runner_id`'s process (just
 // removed from GitHub, never took a job) up to 30 s to exit so that /suspend is accepted. An
 // unreadable status is an error saying the VM is left running.

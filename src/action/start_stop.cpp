@@ -108,11 +108,8 @@ Result<StopResult> StopFlow::Warm(const StopCommand& c, TimePoint deadline) {
   StopResult r;
   r.microvm_id = h.microvm_id;
 
-  MVR_ASSIGN_OR_RETURN(bool idle, runners.GoneOrIdle(h.runner_id, deadline));
-  if (!idle) {
-    return Conflict("runner " + h.runner_name + " is still running a job on MicroVM " +
-                    h.microvm_id + "; stop refuses to suspend a busy runner");
-  }
+  MVR_RETURN_IF_ERROR(
+      internal::RefuseBusyRunner(runners, h.runner_id, h.runner_name, h.microvm_id, deadline));
   // A runner that never took its job would otherwise stay registered.
   MVR_RETURN_IF_ERROR(runners.Remove(h.runner_id, deadline));
 
