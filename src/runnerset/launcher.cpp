@@ -77,6 +77,7 @@ struct Launcher::Attempt {
   int64_t runner_id = 0;
   std::string microvm_id;
   LaunchTimes times;
+  std::string job_key;  // the timeline's name of the job
 };
 
 Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
@@ -262,7 +263,8 @@ Outcome Launcher::Run(Attempt& a) {
   a.claim = RunnerTable::ClaimKey(in.repository, in.job_id);
   a.token = claim->attempt_token;
   a.times.claimed_ms = EpochMs(seam.clock.Now());
-  deps_.metrics.Observe(Milestone::kClaimed, (a.times.claimed_ms - a.times.received_ms) / 1e3);
+  a.job_key = RunnerTable::JobKey(in.repository, in.job_id);
+  deps_.metrics.Observe(a.job_key, Milestone::kClaimed, a.times.received_ms, a.times.claimed_ms);
   if (claim->taken_over && CleanUpTakenOver(*claim->taken_over, a.deadline) && !StillNeeded(in)) {
     // The dead attempt's runner took this very job.
     deps_.table.Release(a.claim, a.token).IgnoreError();
@@ -314,7 +316,7 @@ Outcome Launcher::Run(Attempt& a) {
   vm = a.vms.WaitRunning(a.microvm_id, a.deadline);
   if (!vm.ok()) return Fail(a, vm.status());
   a.times.running_ms = EpochMs(seam.clock.Now());
-  deps_.metrics.Observe(Milestone::kVmRunning, (a.times.running_ms - a.times.received_ms) / 1e3);
+  deps_.metrics.Observe(a.job_key, Milestone::kVmRunning, a.times.received_ms, a.times.running_ms);
   Result<Secret> token =
       a.vms.ControlToken(a.microvm_id, action::kControlPort, kControlTokenMinutes, a.deadline);
   if (!token.ok()) return Fail(a, token.status());
@@ -324,8 +326,8 @@ Outcome Launcher::Run(Attempt& a) {
     return Fail(a, s);
   }
   a.times.delivered_ms = EpochMs(seam.clock.Now());
-  deps_.metrics.Observe(Milestone::kConfigDelivered,
-                        (a.times.delivered_ms - a.times.received_ms) / 1e3);
+  deps_.metrics.Observe(a.job_key, Milestone::kConfigDelivered, a.times.received_ms,
+                        a.times.delivered_ms);
 
   // (7) The mapping row and the claim's VM id, together.
   MappingRow row;
@@ -337,7 +339,7 @@ Outcome Launcher::Run(Attempt& a) {
   row.class_label = a.runner_class.label;
   row.times = a.times;
   if (Status s = deps_.table.Commit(a.claim, a.token, row); !s.ok()) return Fail(a, s);
-  if (deps_.watch) deps_.watch->Await(a.runner_name, a.times.received_ms);
+  if (deps_.watch) deps_.watch->Await(a.runner_name, a.job_key, a.times.received_ms);
   out.decision = Decision::kLaunched;
   out.microvm_id = a.microvm_id;
   out.runner_name = a.runner_name;

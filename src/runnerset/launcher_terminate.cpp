@@ -47,15 +47,16 @@ Outcome Launcher::Terminate(const TerminateIntent& in) {
     auto repo = github::RepositoryRef::Parse(r.repository);
     Result<github::Job> job =
         repo.ok() ? deps_.github.GetJob(*repo, r.job_id) : Result<github::Job>(repo.status());
-    auto since = [&](TimePoint t) { return (EpochMs(t) - r.times.received_ms) / 1e3; };
+    const std::string key = RunnerTable::JobKey(r.repository, r.job_id);
     if (job.ok() && job->started_at) {
       if (deps_.watch) deps_.watch->JobStarted(r.runner_name, *job->started_at);
-      deps_.metrics.Observe(Milestone::kJobStarted, since(*job->started_at));
+      deps_.metrics.Observe(key, Milestone::kJobStarted, r.times.received_ms,
+                            EpochMs(*job->started_at));
     }
     TimePoint done = in.completed_at.time_since_epoch().count() > 0 ? in.completed_at
                      : (job.ok() && job->completed_at)              ? *job->completed_at
                                                                     : seam.clock.Now();
-    deps_.metrics.Observe(Milestone::kCompleted, since(done));
+    deps_.metrics.Observe(key, Milestone::kCompleted, r.times.received_ms, EpochMs(done));
   }
   out.decision = Decision::kTerminated;
   out.microvm_id = r.microvm_id;

@@ -1,6 +1,7 @@
 #include "runnerset/metrics.h"
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace mvr::runnerset {
 namespace {
@@ -90,9 +91,20 @@ void Metrics::AddDeferral(const std::string& reason) {
   ++deferrals_[reason];
 }
 
-void Metrics::Observe(Milestone milestone, double seconds) {
-  if (seconds < 0) seconds = 0;
+void Metrics::Observe(const std::string& job, Milestone milestone, int64_t received_ms,
+                      int64_t at_ms) {
+  double seconds = at_ms > received_ms ? static_cast<double>(at_ms - received_ms) / 1e3 : 0;
   std::lock_guard<std::mutex> lock(mu_);
+  auto [row, added] = recent_.try_emplace(job);
+  if (added) {
+    recent_order_.push_back(job);
+    if (recent_order_.size() > kRecentJobs) {
+      recent_.erase(recent_order_.front());
+      recent_order_.pop_front();
+    }
+  }
+  row->second.received_ms = received_ms;
+  row->second.at_ms[static_cast<int>(milestone)] = at_ms;
   Histogram& h = timeline_[static_cast<int>(milestone)];
   for (size_t i = 0; i < kBoundCount; ++i) {
     if (seconds <= kBounds[i]) {
@@ -152,6 +164,22 @@ std::string Metrics::Prometheus() const {
     out += name + "_count{" + label + "} " + std::to_string(h.count) + "\n";
   }
   return out;
+}
+
+std::string Metrics::RecentJobsJson() const {
+  nlohmann::json jobs = nlohmann::json::array();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& job : recent_order_) {
+    const JobMarks& marks = recent_.at(job);
+    nlohmann::json row = {{"job", job}, {"received_ms", marks.received_ms}};
+    for (int m = 0; m < kMilestoneCount; ++m) {
+      if (marks.at_ms[m] > 0) {
+        row[std::string(MilestoneName(static_cast<Milestone>(m))) + "_ms"] = marks.at_ms[m];
+      }
+    }
+    jobs.push_back(std::move(row));
+  }
+  return nlohmann::json{{"jobs", std::move(jobs)}}.dump();
 }
 
 }  // namespace mvr::runnerset

@@ -3,11 +3,13 @@
 // duplicate, dropped because the job was no longer queued, failed; VMs terminated), the webhook
 // endpoint's decisions by name, deferrals by reason, and the per-job timeline: seconds from the
 // webhook's arrival to each milestone (claimed, VM running, config delivered, runner online, job
-// started, completed) as histograms. docs/runner-set.md says what each one means.
+// started, completed) as histograms, and the same milestones of the last jobs one by one (GET
+// /timeline, what `mvr demo` tabulates). docs/runner-set.md says what each one means.
 // Thread-safety: safe to share; one mutex guards everything (no external call under it).
 #pragma once
 
 #include <array>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -47,8 +49,10 @@ class Metrics {
   // The webhook endpoint's decision for one delivery ("launch", "bad_signature", ...).
   void AddWebhookDecision(const std::string& decision);
   void AddDeferral(const std::string& reason);  // "cap", "claimed_elsewhere"
-  // Seconds from the webhook's arrival to `milestone` for one job.
-  void Observe(Milestone milestone, double seconds);
+  // Job `job` ("<owner/name>#<job id>"), whose webhook arrived at `received_ms`, reached
+  // `milestone` at `at_ms` (epoch milliseconds): one histogram observation, and a mark in that
+  // job's row of the recent-jobs table.
+  void Observe(const std::string& job, Milestone milestone, int64_t received_ms, int64_t at_ms);
 
   int64_t Get(Counter counter) const;
   // The number of observations and their sum for one milestone.
@@ -60,6 +64,10 @@ class Metrics {
 
   // The Prometheus text exposition (version 0.0.4).
   std::string Prometheus() const;
+  // The last kRecentJobs jobs, oldest first, as JSON: {"jobs": [{"job": "o/r#7", "received_ms":
+  // …, "claimed_ms": …, …}]} with a "<milestone>_ms" key for each milestone reached.
+  std::string RecentJobsJson() const;
+  static constexpr size_t kRecentJobs = 2000;
 
  private:
   struct Histogram {
@@ -73,6 +81,12 @@ class Metrics {
   std::map<std::string, int64_t> webhook_decisions_;
   std::map<std::string, int64_t> deferrals_;
   std::array<Histogram, kMilestoneCount> timeline_;
+  struct JobMarks {
+    int64_t received_ms = 0;
+    std::array<int64_t, kMilestoneCount> at_ms{};  // 0 = not reached
+  };
+  std::map<std::string, JobMarks> recent_;
+  std::deque<std::string> recent_order_;  // insertion order, for eviction
 };
 
 }  // namespace mvr::runnerset

@@ -43,8 +43,12 @@ Condition HeldBy(const std::string& token) { return Condition::Equals(attr::kTok
 
 }  // namespace
 
+std::string RunnerTable::JobKey(const std::string& repository, int64_t job_id) {
+  return repository + "#" + std::to_string(job_id);
+}
+
 store::Key RunnerTable::ClaimKey(const std::string& repository, int64_t job_id) {
-  return store::Key{"job#" + repository + "#" + std::to_string(job_id), kClaimSort};
+  return store::Key{"job#" + JobKey(repository, job_id), kClaimSort};
 }
 
 store::Key RunnerTable::MappingKey(const std::string& runner_name) {

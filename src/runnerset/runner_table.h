@@ -57,6 +57,8 @@ class RunnerTable {
       : store_(store), seam_(seam), options_(options) {}
 
   static store::Key ClaimKey(const std::string& repository, int64_t job_id);
+  // How logs and the timeline name a job: "<owner/name>#<job id>".
+  static std::string JobKey(const std::string& repository, int64_t job_id);
   static store::Key MappingKey(const std::string& runner_name);
 
   enum class ClaimOutcome {

@@ -7,17 +7,18 @@ constexpr int64_t kGiveUpMs = 600'000;
 
 }  // namespace
 
-void RunnerWatch::Await(const std::string& runner_name, int64_t received_ms) {
+void RunnerWatch::Await(const std::string& runner_name, const std::string& job,
+                        int64_t received_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  awaited_[runner_name] = received_ms;
+  awaited_[runner_name] = Awaited{job, received_ms};
 }
 
 void RunnerWatch::JobStarted(const std::string& runner_name, TimePoint started_at) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = awaited_.find(runner_name);
   if (it == awaited_.end()) return;
-  metrics_.Observe(Milestone::kRunnerOnline,
-                   (started_at.time_since_epoch().count() - it->second) / 1e3);
+  metrics_.Observe(it->second.job, Milestone::kRunnerOnline, it->second.received_ms,
+                   started_at.time_since_epoch().count());
   awaited_.erase(it);
 }
 
@@ -39,11 +40,11 @@ void RunnerWatch::Poll() {
   for (const github::Runner& r : *runners) {
     auto it = awaited_.find(r.name);
     if (it == awaited_.end() || !(r.online() || r.busy)) continue;
-    metrics_.Observe(Milestone::kRunnerOnline, (now - it->second) / 1e3);
+    metrics_.Observe(it->second.job, Milestone::kRunnerOnline, it->second.received_ms, now);
     awaited_.erase(it);
   }
   for (auto it = awaited_.begin(); it != awaited_.end();) {
-    it = now - it->second > kGiveUpMs ? awaited_.erase(it) : std::next(it);
+    it = now - it->second.received_ms > kGiveUpMs ? awaited_.erase(it) : std::next(it);
   }
 }
 

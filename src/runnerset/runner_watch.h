@@ -27,8 +27,9 @@ class RunnerWatch {
         scope_(std::move(scope)),
         metrics_(metrics) {}
 
-  // Awaits `runner_name`, whose job's webhook arrived at `received_ms` (epoch ms).
-  void Await(const std::string& runner_name, int64_t received_ms);
+  // Awaits `runner_name`, whose job `job` (the timeline's key) had its webhook arrive at
+  // `received_ms` (epoch ms).
+  void Await(const std::string& runner_name, const std::string& job, int64_t received_ms);
   // The job of `runner_name` started at `started_at`: a runner no poll saw online (a fast job
   // comes and goes between polls) was online by then at the latest.
   void JobStarted(const std::string& runner_name, TimePoint started_at);
@@ -43,7 +44,11 @@ class RunnerWatch {
   github::RunnerScope scope_;
   Metrics& metrics_;
   mutable std::mutex mu_;
-  std::map<std::string, int64_t> awaited_;  // runner name → webhook arrival (epoch ms)
+  struct Awaited {
+    std::string job;
+    int64_t received_ms = 0;  // the job's webhook arrival (epoch ms)
+  };
+  std::map<std::string, Awaited> awaited_;  // by runner name
 };
 
 }  // namespace mvr::runnerset

@@ -53,6 +53,9 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
   router_.Add("GET", "/metrics", [this](const http::ServerRequest&, const http::PathParams&) {
     return Text(200, metrics_.Prometheus(), "text/plain; version=0.0.4");
   });
+  router_.Add("GET", "/timeline", [this](const http::ServerRequest&, const http::PathParams&) {
+    return Text(200, metrics_.RecentJobsJson(), "application/json");
+  });
   router_.Add("GET", "/healthz", [this](const http::ServerRequest&, const http::PathParams&) {
     return Json(200, {{"status", "ok"}, {"runnerSetId", config_.runner_set_id}});
   });
