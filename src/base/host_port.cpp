@@ -1,5 +1,13 @@
 #include "base/host_port.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "base/numbers.h"
 
 namespace mvr {
@@ -22,6 +30,24 @@ Result<HostPort> ParseHostPort(std::string_view text, std::string_view what) {
   std::optional<int64_t> port = ParseInt64InRange(port_text, 0, 65535);
   if (!port) return invalid("the port is a number from 0 to 65535");
   return HostPort{std::string(host), static_cast<int>(*port)};
+}
+
+Result<int> PickFreeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Internal(std::string("socket: ") + strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    int err = errno;
+    close(fd);
+    return Internal(std::string("cannot pick a loopback port: ") + strerror(err));
+  }
+  close(fd);
+  return static_cast<int>(ntohs(addr.sin_port));
 }
 
 }  // namespace mvr

@@ -1,5 +1,6 @@
 // HOST:PORT as the commands' --listen flags and configuration files give it: "127.0.0.1:8080",
-// "[::1]:0", "localhost:9000". Port 0 asks the system for a free port.
+// "[::1]:0", "localhost:9000". Port 0 asks the system for a free port. PickFreeLoopbackPort is
+// for a port that must be known before its server starts (a webhook URL given to a sender first).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -18,5 +19,9 @@ struct HostPort {
 // InvalidArgument naming `what` (the flag or key) and the text for anything but HOST:PORT with a
 // non-empty host and a decimal port 0-65535.
 Result<HostPort> ParseHostPort(std::string_view text, std::string_view what);
+
+// Binds 127.0.0.1:0 and returns the port the kernel chose, then releases it: free a moment ago,
+// so another process may take it before the caller does.
+Result<int> PickFreeLoopbackPort();
 
 }  // namespace mvr

@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "demo/demo.h"
+#include "demo/runner_set_demo.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
 
@@ -16,27 +17,96 @@ std::string SelfPath() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "mvr";
 }
 
+struct DemoFlags {
+  bool action = false;
+  int jobs = 0;  // 0: the mode's default
+  bool warm_pair = true;
+  std::string work_dir;
+  bool keep = false;
+  demo::RunnerSetDemoOptions set;
+};
+
+int RunDemo(DemoFlags& f, Context& ctx) {
+  process::PosixProcessRunner processes;
+  http::CurlHttpClient http;
+  Seam seam = ctx.seam();
+  if (f.action) {
+    if (f.jobs > 20) {
+      std::fprintf(stderr, "mvr demo --action: --jobs is at most 20 (the jobs run at once)\n");
+      return 2;
+    }
+    demo::DemoOptions options;
+    options.mvr_path = SelfPath();
+    if (f.jobs > 0) options.ephemeral_jobs = f.jobs;
+    options.warm_pair = f.warm_pair;
+    options.work_dir = f.work_dir;
+    options.keep_work_dir = f.keep;
+    return demo::Demo(seam, processes, http, options).Run();
+  }
+  demo::RunnerSetDemoOptions options = f.set;
+  options.mvr_path = SelfPath();
+  if (f.jobs > 0) options.jobs = f.jobs;
+  options.work_dir = f.work_dir;
+  options.keep_work_dir = f.keep;
+  return demo::RunnerSetDemo(seam, processes, http, options).Run();
+}
+
 }  // namespace
 
 void AddDemoCommand(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand(
       "demo",
-      "Run the Action end to end on this machine: emulated GitHub and Lambda MicroVMs, "
-      "the real supervisor and start/stop commands; no account needed");
-  auto options = std::make_shared<demo::DemoOptions>();
-  cmd->add_option("--jobs", options->ephemeral_jobs, "ephemeral jobs to run at once")
-      ->check(CLI::Range(1, 20))
+      "Run the runner set end to end on this machine (emulated GitHub and Lambda MicroVMs, the "
+      "real mvr serve and supervisor; no account needed), or with --action the Action's "
+      "start/stop path");
+  auto f = std::make_shared<DemoFlags>();
+  cmd->add_flag("--action", f->action,
+                "demo the Action (mvr start / mvr stop per job, then a warm pair) instead");
+  cmd->add_option("--jobs", f->jobs,
+                  "jobs to queue at once (runner set: default 20, at most 500; --action: "
+                  "default 3, at most 20)")
+      ->check(CLI::Range(1, 500));
+  cmd->add_flag("!--no-warm", f->warm_pair, "with --action: skip the warm pair");
+  cmd->add_option("--work-dir", f->work_dir, "keep state and logs here");
+  cmd->add_flag("--keep", f->keep, "keep the work directory afterwards");
+  cmd->add_option("--run-rate", f->set.run_rate,
+                  "RunMicrovm calls per second the MicroVMs emulator allows (the platform's quota)")
+      ->check(CLI::Range(0.1, 1000.0))
       ->capture_default_str();
-  cmd->add_flag("!--no-warm", options->warm_pair, "skip the warm pair");
-  cmd->add_option("--work-dir", options->work_dir, "keep state and logs here");
-  cmd->add_flag("--keep", options->keep_work_dir, "keep the work directory afterwards");
-  cmd->callback([&ctx, options] {
-    options->mvr_path = SelfPath();
-    process::PosixProcessRunner processes;
-    http::CurlHttpClient http;
-    Seam seam = ctx.seam();
-    ctx.exit_code = demo::Demo(seam, processes, http, *options).Run();
-  });
+  cmd->add_option("--vm-boot-ms", f->set.vm_boot_ms,
+                  "median time from RunMicrovm to the VM's program starting (log-normal, p90 = "
+                  "1.7x; 0: at once)")
+      ->check(CLI::Range(0, 600'000))
+      ->capture_default_str();
+  cmd->add_option("--boot-failure", f->set.boot_failure,
+                  "probability that a launched VM never boots (the launcher must recover)")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  cmd->add_option("--webhook-delay-ms", f->set.webhook_delay_ms,
+                  "webhook deliveries are delayed uniformly between 0 and this")
+      ->check(CLI::Range(0, 600'000))
+      ->capture_default_str();
+  cmd->add_option("--webhook-duplication", f->set.webhook_duplication,
+                  "probability that a webhook is delivered twice")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--runner-startup-ms", f->set.runner_startup_ms,
+                  "the stand-in runner's start-up delay and its registration delay, each (the "
+                  "real runner: about 8200 and 9000)")
+      ->check(CLI::Range(0, 600'000))
+      ->capture_default_str();
+  cmd->add_option("--microvms-config", f->set.microvms_config,
+                  "a `mvr emulate microvms --config` file for every other knob (replaces "
+                  "--run-rate, --vm-boot-ms and --boot-failure)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--job-seconds", f->set.job_seconds, "how long each queued job runs")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
+  cmd->add_option("--timeout-seconds", f->set.timeout_seconds,
+                  "how long the burst may take to complete")
+      ->check(CLI::Range(10, 7200))
+      ->capture_default_str();
+  cmd->callback([&ctx, f] { ctx.exit_code = RunDemo(*f, ctx); });
 }
 
 }  // namespace mvr::cli

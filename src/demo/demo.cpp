@@ -165,17 +165,12 @@ class Runner {
 }  // namespace
 
 int Demo::Run() {
-  std::string dir = options_.work_dir;
-  std::optional<TemporaryDirectory> temporary;
-  if (dir.empty()) {
-    auto created = TemporaryDirectory::Create("mvr-demo");
-    if (!created.ok()) {
-      std::fprintf(stderr, "mvr demo: %s\n", created.status().message().c_str());
-      return 1;
-    }
-    temporary.emplace(std::move(*created));
-    dir = temporary->path();
+  auto work = WorkDir::Open(options_.work_dir, "mvr-demo");
+  if (!work.ok()) {
+    std::fprintf(stderr, "mvr demo: %s\n", work.status().message().c_str());
+    return 1;
   }
+  const std::string& dir = work->path;
   std::printf("mvr demo: the Action on one machine (GitHub and Lambda MicroVMs emulated)\n");
   std::printf("  work directory: %s\n", dir.c_str());
   std::fflush(stdout);
@@ -183,7 +178,7 @@ int Demo::Run() {
   LocalStack stack(seam_, processes_, options_.mvr_path, dir);
   if (Status s = stack.Start(); !s.ok()) {
     std::fprintf(stderr, "mvr demo: %s (logs kept in %s)\n", s.ToString().c_str(), dir.c_str());
-    if (temporary) temporary->Keep();
+    work->Keep();
     return 1;
   }
   std::printf("  GitHub emulator   %s\n  MicroVMs emulator %s\n", stack.github_url().c_str(),
@@ -240,8 +235,8 @@ int Demo::Run() {
               completed, failed, warm_hits, vms_left, runners_left);
   bool ok = failed == 0 && vms_left == 0 && runners_left == 0;
   std::printf("%s\n", ok ? "demo: OK" : "demo: FAILED");
-  if (!ok || !temporary || options_.keep_work_dir) {
-    if (temporary) temporary->Keep();
+  if (!ok || !work->temporary || options_.keep_work_dir) {
+    work->Keep();
     std::printf("logs kept in %s\n", dir.c_str());
   }
   return ok ? 0 : 1;

@@ -34,18 +34,27 @@ std::vector<Duration> LatencyTable::Values(const std::string& segment,
 }
 
 void LatencyTable::Print(std::FILE* out) const {
-  std::fprintf(out, "\n%-32s", "segment");
+  int name_width = 7;  // "segment"
+  for (const auto& segment : segments_) {
+    name_width = std::max(name_width, static_cast<int>(segment.name.size()));
+  }
+  int column = 8;
+  for (const auto& group : groups_) column = std::max(column, static_cast<int>(group.size()) + 4);
+  std::fprintf(out, "\n%-*s", name_width, "segment");
   for (const auto& group : groups_) {
-    std::fprintf(out, " %10s %10s", (group + " p50").c_str(), (group + " p95").c_str());
+    std::fprintf(out, "  %*s %*s", column, (group + " p50").c_str(), column,
+                 (group + " p95").c_str());
   }
   std::fprintf(out, "\n");
   for (const auto& segment : segments_) {
-    std::fprintf(out, "%-32s", segment.name.c_str());
+    std::fprintf(out, "%-*s", name_width, segment.name.c_str());
     for (const auto& group : groups_) {
       auto values = Values(segment.name, group);
+      const char* gap = "  ";
       for (double p : {0.5, 0.95}) {
-        std::fprintf(out, " %10s",
+        std::fprintf(out, "%s%*s", gap, column,
                      values.empty() ? "-" : FormatSeconds(Percentile(values, p)).c_str());
+        gap = " ";
       }
     }
     std::fprintf(out, "\n");

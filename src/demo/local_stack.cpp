@@ -1,5 +1,7 @@
 #include "demo/local_stack.h"
 
+#include <filesystem>
+
 #include <sys/stat.h>
 #include <csignal>
 #include <cstdlib>
@@ -41,6 +43,21 @@ void LocalStack::AddImage(const std::string& name, const std::string& runner_bod
   image.runner_body = runner_body;
   image.docker = docker;
   images_.push_back(image);
+}
+
+Result<WorkDir> WorkDir::Open(const std::string& requested, std::string_view prefix) {
+  WorkDir dir;
+  if (!requested.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(requested, ec);
+    if (ec) return Internal("cannot create the work directory " + requested + ": " + ec.message());
+    dir.path = requested;
+    return dir;
+  }
+  MVR_ASSIGN_OR_RETURN(TemporaryDirectory created, TemporaryDirectory::Create(prefix));
+  dir.temporary.emplace(std::move(created));
+  dir.path = dir.temporary->path();
+  return dir;
 }
 
 std::string LocalStack::StandInRunner() const {

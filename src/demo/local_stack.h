@@ -8,10 +8,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/files.h"
 #include "base/seam.h"
 #include "base/secret.h"
 #include "process/process_runner.h"
@@ -25,6 +27,17 @@ inline constexpr char kDemoRegion[] = "us-east-1";
 // Whether a local image's supervisor manages a real Docker engine (Debian's dockerd, on the VM's
 // own socket and data root, without bridge or iptables) or none.
 enum class GuestDocker { kNone, kReal };
+
+// A demo's work directory: the one asked for, or a new temporary one that is removed at the end
+// unless Keep() is called (to keep the logs of a failed run).
+struct WorkDir {
+  std::string path;
+  std::optional<TemporaryDirectory> temporary;
+  static Result<WorkDir> Open(const std::string& requested, std::string_view prefix);
+  void Keep() {
+    if (temporary) temporary->Keep();
+  }
+};
 
 class LocalStack {
  public:

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/encoding.h"
 #include "base/time_format.h"
 
 namespace mvr::demo {
@@ -258,14 +259,24 @@ Result<json> Workflow::GetMicrovm(const std::string& microvm_id) {
 
 Workflow::Leftovers Workflow::CountLeftovers() {
   Leftovers left;
-  http::HttpRequest req;
-  req.url = stack_.microvms_url() + "/2025-09-09/microvms?maxResults=50";
-  auto res = http_.Send(req);
-  if (res.ok() && res->status == 200) {
+  // Every page: TERMINATED VMs stay listed for an hour, so live ones may be pages in.
+  std::string next_token;
+  int vms = 0;
+  for (int page = 0; page < 100; ++page) {
+    http::HttpRequest req;
+    req.url = stack_.microvms_url() + "/2025-09-09/microvms?maxResults=50";
+    if (!next_token.empty()) req.url += "&nextToken=" + UriEncode(next_token);
+    auto res = http_.Send(req);
+    if (!res.ok() || res->status != 200) break;
     json j = json::parse(res->body, nullptr, false);
-    left.vms = 0;
+    if (j.is_discarded()) break;
     for (const auto& item : j.value("items", json::array())) {
-      if (item.value("state", "") != "TERMINATED") ++left.vms;
+      if (item.value("state", "") != "TERMINATED") ++vms;
+    }
+    next_token = j.value("nextToken", "");
+    if (next_token.empty()) {
+      left.vms = vms;
+      break;
     }
   }
   auto listed =

@@ -45,7 +45,7 @@ struct QueueSettings {
 };
 
 struct LauncherSettings {
-  int concurrency = 10;               // launches carried out at once
+  int concurrency = 50;               // launches in flight; each holds one through its VM's boot
   int launch_timeout_seconds = 300;   // one launch, from claim to a delivered runner
   int claim_takeover_seconds = 0;     // 0 = twice the launch timeout
   int defer_seconds = 10;             // how long a deferred launch waits before it is retried

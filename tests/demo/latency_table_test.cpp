@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <cstdio>
 #include <string>
 
@@ -44,6 +46,27 @@ TEST(LatencyTableTest, PrintShowsADashWhereNoRunReachedBothMilestones) {
   EXPECT_NE(text.find("small p50"), std::string::npos) << text;
   EXPECT_NE(text.find("3.0 s"), std::string::npos) << text;
   EXPECT_NE(text.find(" -"), std::string::npos) << text;
+}
+
+TEST(LatencyTableTest, PrintAlignsEveryRowWhateverTheNamesLengths) {
+  LatencyTable table({{"a", "queued", "running"},
+                      {"a much longer segment name than the header", "queued", "done"}},
+                     {"mvr-small", "x"});
+  table.Add("mvr-small", {{"queued", At(0)}, {"running", At(3)}, {"done", At(125)}});
+  char buffer[2048] = {};
+  std::FILE* out = fmemopen(buffer, sizeof(buffer) - 1, "w");
+  ASSERT_NE(out, nullptr);
+  table.Print(out);
+  std::fclose(out);
+  std::istringstream lines(buffer);
+  std::string line;
+  size_t width = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    if (width == 0) width = line.size();
+    EXPECT_EQ(line.size(), width) << buffer;
+  }
+  EXPECT_GT(width, 0u);
 }
 
 }  // namespace

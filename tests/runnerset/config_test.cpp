@@ -42,7 +42,7 @@ TEST(ServeConfig, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c->max_concurrent_vms, 20);
   EXPECT_EQ(c->queue.uri, "memory:");
   EXPECT_EQ(c->queue.max_receive_count, 5);
-  EXPECT_EQ(c->launcher.concurrency, 10);
+  EXPECT_EQ(c->launcher.concurrency, 50);
   EXPECT_EQ(c->classes[0].max_duration_seconds, 3600);
   EXPECT_EQ(c->visibility_timeout(), c->launch_timeout() + Duration(60'000));
   EXPECT_EQ(c->claim_takeover_after(), 2 * c->launch_timeout());

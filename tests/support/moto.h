@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/host_port.h"
 #include "base/status.h"
 #include "http/curl_client.h"
 
@@ -61,25 +62,6 @@ inline std::optional<std::string> FindMotoServer() {
   }
   ::globfree(&g);
   return found;
-}
-
-// A port that was free a moment ago (bound to 127.0.0.1:0, then released).
-inline Result<int> PickFreeLoopbackPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return Internal("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    return Internal("could not bind a loopback port");
-  }
-  int port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
 }
 
 class MotoServer {

@@ -16,7 +16,4 @@ namespace mvr::emulate::microvms {
 // with output files readable by the emulator's user only.
 process::ProcessSpec HostProcessSpec(std::vector<std::string> argv);
 
-// Binds 127.0.0.1:0 and returns the port the kernel chose (then releases it).
-Result<int> PickFreeLoopbackPort();
-
 }  // namespace mvr::emulate::microvms

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/host_port.h"
 #include "emulate/microvms/dockerfile.h"
 
 namespace mvr::emulate::microvms {

@@ -1,0 +1,52 @@
+// RunnerSetDemo: `mvr demo`, the runner set on one machine with no cloud account. It starts the
+// GitHub emulator (signing its workflow_job webhooks to `mvr serve`), the MicroVMs emulator whose
+// images run the real `mvr supervisor` with the stand-in runner, and `mvr serve` itself on SQLite;
+// queues a burst of jobs over two runner classes; shows progress while they run; then prints a
+// p50/p95 table of every segment from queued to completed (from mvr serve's GET /timeline and
+// its own polling of the emulator) and the outcome: jobs completed, VMs left, runners left. Any
+// failed job or leftover makes it fail.
+// Thread-safety: Run is called once.
+#pragma once
+
+#include <string>
+
+#include "base/seam.h"
+#include "http/client.h"
+#include "process/process_runner.h"
+
+namespace mvr::demo {
+
+struct RunnerSetDemoOptions {
+  std::string mvr_path;  // the mvr binary to run for every part
+  int jobs = 20;         // queued at once, alternating between the two classes
+  int job_seconds = 1;   // how long each job runs (a shell sleep)
+  std::string work_dir;  // "" = a new temporary directory, removed afterwards
+  bool keep_work_dir = false;
+  // The emulators' knobs.
+  double run_rate = 5;             // RunMicrovm calls per second (the platform's quota)
+  int vm_boot_ms = 0;              // median RunMicrovm → program start (log-normal); 0 = at once
+  double boot_failure = 0;         // probability a launched VM never boots
+  int webhook_delay_ms = 0;        // webhook deliveries are delayed uniformly up to this
+  double webhook_duplication = 0;  // probability a webhook is delivered twice
+  int runner_startup_ms = 0;       // the stand-in runner's start-up and registration delay each
+  std::string microvms_config;     // a `mvr emulate microvms --config` file (overrides the above)
+  int timeout_seconds = 600;       // for the whole burst to complete
+};
+
+class RunnerSetDemo {
+ public:
+  RunnerSetDemo(const Seam& seam, process::ProcessRunner& processes, http::HttpClient& http,
+                RunnerSetDemoOptions options)
+      : seam_(seam), processes_(processes), http_(http), options_(std::move(options)) {}
+
+  // 0 when every job completed successfully and nothing was left behind; 1 otherwise.
+  int Run();
+
+ private:
+  const Seam& seam_;
+  process::ProcessRunner& processes_;
+  http::HttpClient& http_;
+  RunnerSetDemoOptions options_;
+};
+
+}  // namespace mvr::demo
