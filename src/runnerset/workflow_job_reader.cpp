@@ -188,11 +188,24 @@ struct WorkflowJobReader::Impl {
   // for closed strings, and workflow_job was closed before repository began, which is before the
   // cut. Returns 0 when there is no such start, or it is most of the body anyway.
   static size_t PrefixEnd(std::string_view body) {
-    // memmem, not string_view::find: find runs memchr from every '"', and JSON is full of them.
+    // The first "full_name" key, found from its 'f': memchr skips the rest at memory speed and an
+    // 'f' is rare in what comes first, where string_view::find stops at every '"' (JSON is full
+    // of them) and memmem costs five times as much here.
     constexpr std::string_view kKey = "\"full_name\"";
-    const void* found = memmem(body.data(), body.size(), kKey.data(), kKey.size());
-    if (found == nullptr) return 0;
-    size_t key = static_cast<const char*>(found) - body.data();
+    size_t key = std::string_view::npos;
+    const char* begin = body.data();
+    const char* end = begin + body.size();
+    for (const char* f = begin + 1; f < end;) {
+      f = static_cast<const char*>(std::memchr(f, 'f', static_cast<size_t>(end - f)));
+      if (f == nullptr) break;
+      if (static_cast<size_t>(end - (f - 1)) >= kKey.size() &&
+          std::memcmp(f - 1, kKey.data(), kKey.size()) == 0) {
+        key = static_cast<size_t>(f - 1 - begin);
+        break;
+      }
+      ++f;
+    }
+    if (key == std::string_view::npos) return 0;
     size_t comma = body.find(',', key);
     if (comma == std::string_view::npos || comma + 1 > body.size() / 4 * 3) return 0;
     return comma + 1;
