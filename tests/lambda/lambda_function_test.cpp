@@ -266,6 +266,30 @@ TEST_F(LambdaFunctionTest, BadConfigurationIsAnInitErrorNamingTheKey) {
   EXPECT_NE(error->body.find("classes"), std::string::npos) << error->body;
 }
 
+TEST_F(LambdaFunctionTest, ConfigurationFromMvrConfigFileServesLikeInline) {
+  const std::string path = log_path_ + ".config.json";
+  {
+    std::ofstream f(path);
+    f << Config().dump();
+  }
+  StartFunction("webhook", Config(), {{"MVR_CONFIG", ""}, {"MVR_CONFIG_FILE", path}});
+  const std::string body = github::testing::WorkflowJobPayload();
+  const std::string id = fake_.Enqueue(UrlEvent(body, Sign(body)).dump());
+  auto answer = fake_.WaitAnswer(id, kWait);
+  ASSERT_TRUE(answer.has_value()) << Output();
+  ASSERT_EQ(answer->kind, Answer::Kind::kResponse) << answer->body;
+  EXPECT_EQ(json::parse(answer->body)["statusCode"], 202) << answer->body;
+  std::remove(path.c_str());
+}
+
+TEST_F(LambdaFunctionTest, HandlerNotInThisBuildIsAnInitErrorSayingSo) {
+  StartFunction("janitor", Config());
+  auto error = fake_.WaitInitError(kWait);
+  ASSERT_TRUE(error.has_value()) << Output();
+  EXPECT_EQ(error->error_type, "Mvr.ConfigError");
+  EXPECT_NE(error->body.find("no janitor handler yet"), std::string::npos) << error->body;
+}
+
 TEST_F(LambdaFunctionTest, LauncherDeletesWhatItIsDoneWithAndDropsWhatNeverDecodes) {
   StartFunction("launcher", Config());
   runnerset::TerminateIntent unknown;
