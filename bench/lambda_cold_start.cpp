@@ -8,7 +8,8 @@
 //
 //   lambda_cold_start [--bootstrap PATH] [--runs N] [--zip FILE.zip]
 //
-// --bootstrap: an unpacked package's bootstrap (default: this build's mvr, run as `mvr lambda`).
+// --bootstrap: an unpacked package's bootstrap (default: this build's mvr-lambda, run as
+// `mvr-lambda lambda`).
 // Prints each run, then min / median / max in milliseconds (and the zip's size when given).
 #include <nlohmann/json.hpp>
 
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--zip")) zip = argv[i + 1];
   }
   std::vector<std::string> command = {bootstrap};
-  if (bootstrap.empty()) command = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr", "lambda"};
+  if (bootstrap.empty()) command = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr-lambda", "lambda"};
 
   mvr::github::testing::PayloadOptions o;
   o.labels = {"self-hosted", "linux", "arm64", "lambda-mvm-small"};

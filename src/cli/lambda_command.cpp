@@ -15,6 +15,7 @@
 #include "aws/endpoints.h"
 #include "aws/ssm.h"
 #include "cli/commands.h"
+#include "cli/http_client_factory.h"
 #include "cli/runnerset_wiring.h"
 #include "lambda/handlers.h"
 #include "lambda/runtime_loop.h"
@@ -48,8 +49,8 @@ Result<runnerset::ServeConfig> LoadConfig(const Environment& env) {
   return runnerset::ParseServeConfig(ss.str(), path);
 }
 
-// The CA bundle for HTTPS. Debian's libcurl (bundled in the package) looks for Debian's path;
-// Amazon Linux keeps its bundle elsewhere. MVR_CA_FILE overrides both.
+// The CA bundle for HTTPS. Debian's libcurl and OpenSSL (bundled in the package) look for Debian's
+// path; Amazon Linux keeps its bundle elsewhere. MVR_CA_FILE overrides both.
 std::string CaBundle(const Environment& env) {
   std::string file = env.GetOr("MVR_CA_FILE", "");
   if (!file.empty()) return file;
@@ -98,9 +99,7 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   Result<runnerset::ServeConfig> config = LoadConfig(ctx.env);
   if (!config.ok()) return InitError{lambda::kConfigError, config.status()};
   fn.config = std::move(*config);
-  http::CurlHttpClient::Options http_options;
-  http_options.ca_file = CaBundle(ctx.env);
-  fn.wiring = NewRunnerSetWiring(ctx, fn.config, http_options);
+  fn.wiring = NewRunnerSetWiring(ctx, fn.config, NewHttpClient(CaBundle(ctx.env)));
   lambda::SecretResolver resolver(
       ctx.env, [&](const std::string& parameter) { return FetchSsm(ctx, fn, parameter); });
   const bool webhook = name == "webhook";
@@ -148,8 +147,8 @@ int RunLambda(Context& ctx, std::string handler_name, int max_invocations) {
     return 2;
   }
   if (handler_name.empty()) handler_name = ctx.env.GetOr("_HANDLER", "");
-  http::CurlHttpClient runtime_http;
-  lambda::RuntimeApi api(*endpoint, runtime_http);
+  std::unique_ptr<http::HttpClient> runtime_http = NewHttpClient("");
+  lambda::RuntimeApi api(*endpoint, *runtime_http);
   Seam seam = ctx.seam();
   Function fn;
   if (std::optional<InitError> failed = Init(ctx, seam, handler_name, fn)) {

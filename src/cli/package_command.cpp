@@ -1,6 +1,7 @@
 // `mvr package lambda --arch arm64|x86_64 --output FILE.zip [--binary PATH]`: the runner set's
 // Lambda deployment package for provided.al2023 (src/lambda/package.h says what is inside). The
-// binary defaults to this mvr when the architecture is this machine's; it is stripped (with
+// binary defaults to `mvr-lambda` beside this mvr (the bootstrap build without libcurl), else
+// this mvr, when the architecture is this machine's; it is stripped (with
 // `strip`, or `aarch64-linux-gnu-strip` for arm64) into a temporary copy first. Same inputs →
 // same zip bytes.
 #include <filesystem>
@@ -54,6 +55,9 @@ int RunPackageLambda(const PackageFlags& f) {
     std::error_code ec;
     binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
     if (ec) return fail(InvalidArgument("cannot find this mvr's executable: pass --binary"));
+    // The bootstrap build (no libcurl: a faster cold start) when it was built beside mvr.
+    const std::string bootstrap = binary.substr(0, binary.rfind('/') + 1) + "mvr-lambda";
+    if (std::filesystem::exists(bootstrap, ec)) binary = bootstrap;
   }
   Result<std::string> bytes = StrippedBinary(f, *arch, binary);
   if (!bytes.ok()) return fail(bytes.status());

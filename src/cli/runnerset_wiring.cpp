@@ -9,8 +9,8 @@ namespace mvr::cli {
 
 std::unique_ptr<RunnerSetWiring> NewRunnerSetWiring(Context& ctx,
                                                     const runnerset::ServeConfig& config,
-                                                    http::CurlHttpClient::Options http_options) {
-  auto w = std::make_unique<RunnerSetWiring>(std::move(http_options));
+                                                    std::unique_ptr<http::HttpClient> http) {
+  auto w = std::make_unique<RunnerSetWiring>(std::move(http));
   if (!config.region.empty()) w->region = config.region;
   w->credentials = std::make_unique<aws::DefaultCredentialsChain>(ctx.env, w->http, ctx.clock);
   return w;

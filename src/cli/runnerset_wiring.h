@@ -12,7 +12,7 @@
 #include "aws/microvms_client.h"
 #include "cli/context.h"
 #include "github/github_client.h"
-#include "http/curl_client.h"
+#include "http/client.h"
 #include "queue/queue.h"
 #include "runnerset/config.h"
 #include "store/store.h"
@@ -20,9 +20,11 @@
 namespace mvr::cli {
 
 struct RunnerSetWiring {
-  explicit RunnerSetWiring(http::CurlHttpClient::Options http_options) : http(http_options) {}
+  explicit RunnerSetWiring(std::unique_ptr<http::HttpClient> client)
+      : owned_http(std::move(client)), http(*owned_http) {}
 
-  http::CurlHttpClient http;
+  std::unique_ptr<http::HttpClient> owned_http;
+  http::HttpClient& http;
   std::unique_ptr<aws::DefaultCredentialsChain> credentials;
   std::optional<std::string> region;  // the configuration's, when it names one
   std::unique_ptr<aws::MicrovmsClient> microvms;
@@ -32,9 +34,9 @@ struct RunnerSetWiring {
 };
 
 // HTTP and AWS credentials only; the Wire* calls below add the rest.
-std::unique_ptr<RunnerSetWiring> NewRunnerSetWiring(
-    Context& ctx, const runnerset::ServeConfig& config,
-    http::CurlHttpClient::Options http_options = {});
+std::unique_ptr<RunnerSetWiring> NewRunnerSetWiring(Context& ctx,
+                                                    const runnerset::ServeConfig& config,
+                                                    std::unique_ptr<http::HttpClient> http);
 Status WireQueue(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
 Status WireStore(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
 Status WireMicrovms(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/runnerset_wiring.h"
+#include "http/curl_client.h"
 #include "runnerset/service.h"
 
 namespace mvr::cli {
@@ -21,7 +22,8 @@ namespace {
 
 Result<std::unique_ptr<RunnerSetWiring>> Wire(Context& ctx, const runnerset::ServeConfig& config,
                                               const runnerset::ServeSecrets& secrets) {
-  std::unique_ptr<RunnerSetWiring> w = NewRunnerSetWiring(ctx, config);
+  std::unique_ptr<RunnerSetWiring> w =
+      NewRunnerSetWiring(ctx, config, std::make_unique<http::CurlHttpClient>());
   MVR_RETURN_IF_ERROR(WireMicrovms(ctx, config, *w));
   MVR_RETURN_IF_ERROR(WireGitHub(ctx, config, secrets, *w));
   MVR_RETURN_IF_ERROR(WireStore(ctx, config, *w));

@@ -137,7 +137,7 @@ class LambdaEndToEnd : public ::testing::Test {
 
   int StartFunction(const std::string& handler, FakeRuntimeApi& api) {
     process::ProcessSpec spec;
-    spec.argv = {mvr_, "lambda"};
+    spec.argv = {mvr_ + "-lambda", "lambda"};  // the bootstrap build, as packaged
     spec.env = {{"AWS_LAMBDA_RUNTIME_API", api.endpoint()},
                 {"_HANDLER", handler},
                 {"MVR_CONFIG", Config().dump()},

@@ -99,7 +99,8 @@ class LambdaFunctionTest : public ::testing::Test {
   void StartFunction(const std::string& handler, const json& config,
                      std::map<std::string, std::string> extra_env = {}) {
     process::ProcessSpec spec;
-    spec.argv = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr", "lambda"};
+    // The bootstrap build, as packaged (mvr lambda differs only in its HTTP client).
+    spec.argv = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr-lambda", "lambda"};
     spec.env = {{"AWS_LAMBDA_RUNTIME_API", fake_.endpoint()},
                 {"_HANDLER", handler},
                 {"MVR_CONFIG", config.dump()},
