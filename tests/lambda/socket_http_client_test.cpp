@@ -4,7 +4,11 @@
 // certificate as the CA bundle, refused without it.
 #include "lambda/socket_http_client.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <memory>
@@ -12,10 +16,25 @@
 #include "base/files.h"
 #include "http/server.h"
 #include "process/process_runner.h"
-#include "support/moto.h"
 
 namespace mvr::lambda {
 namespace {
+
+// A loopback port that was free a moment ago.
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
 
 class SocketHttpClientTest : public ::testing::Test {
  protected:
@@ -65,11 +84,11 @@ TEST_F(SocketHttpClientTest, SequentialRequestsAndErrorStatusesAreAnswers) {
 }
 
 TEST_F(SocketHttpClientTest, RefusedConnectionIsTransient) {
-  auto port = mvr::testing::PickFreeLoopbackPort();
-  ASSERT_TRUE(port.ok());
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
   SocketHttpClient client({});
   http::HttpRequest req;
-  req.url = "http://127.0.0.1:" + std::to_string(*port) + "/";
+  req.url = "http://127.0.0.1:" + std::to_string(port) + "/";
   auto res = client.Send(req);
   ASSERT_FALSE(res.ok());
   EXPECT_EQ(res.status().code(), Code::kTransient);
@@ -88,10 +107,10 @@ TEST(SocketHttpClientTlsTest, VerifiesTheServerAgainstTheGivenCaBundleOnly) {
   gen.env = {{"PATH", "/usr/bin:/bin"}};
   auto made = processes.Run(gen, Duration(60'000));
   if (!made.ok() || !made->exit.ok()) GTEST_SKIP() << "the openssl command is not available";
-  auto port = mvr::testing::PickFreeLoopbackPort();
-  ASSERT_TRUE(port.ok());
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
   process::ProcessSpec serve;
-  serve.argv = {"openssl", "s_server", "-accept", "127.0.0.1:" + std::to_string(*port),
+  serve.argv = {"openssl", "s_server", "-accept", "127.0.0.1:" + std::to_string(port),
                 "-cert",   cert,       "-key",    key,
                 "-www",    "-quiet"};
   serve.env = {{"PATH", "/usr/bin:/bin"}};
@@ -99,7 +118,7 @@ TEST(SocketHttpClientTlsTest, VerifiesTheServerAgainstTheGivenCaBundleOnly) {
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();
   SocketHttpClient trusted({cert});
   http::HttpRequest req;
-  req.url = "https://localhost:" + std::to_string(*port) + "/";
+  req.url = "https://localhost:" + std::to_string(port) + "/";
   req.timeout = Duration(10'000);
   Result<http::HttpResponse> res = Transient("not tried");
   RealSleeper sleeper;
