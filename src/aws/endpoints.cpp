@@ -31,6 +31,7 @@ const ServiceInfo& InfoFor(AwsService service) {
   static const ServiceInfo kDynamo{"DYNAMODB", "dynamodb", "dynamodb", "dynamodb"};
   static const ServiceInfo kSqs{"SQS", "sqs", "sqs", "sqs"};
   static const ServiceInfo kMicrovms{"LAMBDA_MICROVMS", "lambda_microvms", "lambda", "lambda"};
+  static const ServiceInfo kSsm{"SSM", "ssm", "ssm", "ssm"};
   switch (service) {
     case AwsService::kDynamoDb:
       return kDynamo;
@@ -38,6 +39,8 @@ const ServiceInfo& InfoFor(AwsService service) {
       return kSqs;
     case AwsService::kLambdaMicrovms:
       return kMicrovms;
+    case AwsService::kSsm:
+      return kSsm;
   }
   return kDynamo;
 }

@@ -14,7 +14,7 @@
 
 namespace mvr::aws {
 
-enum class AwsService { kDynamoDb, kSqs, kLambdaMicrovms };
+enum class AwsService { kDynamoDb, kSqs, kLambdaMicrovms, kSsm };
 
 // Static facts about a service.
 struct ServiceInfo {

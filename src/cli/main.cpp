@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   mvr::cli::AddStartStopCommands(app, ctx);
   mvr::cli::AddDemoCommand(app, ctx);
   mvr::cli::AddServeCommand(app, ctx);
+  mvr::cli::AddLambdaCommand(app, ctx);
+  mvr::cli::AddPackageCommand(app, ctx);
 #endif
   mvr::cli::AddSupervisorCommand(app, ctx);
   CLI11_PARSE(app, argc, argv);

@@ -12,69 +12,22 @@
 #include <memory>
 #include <sstream>
 
-#include "aws/credentials_chain.h"
-#include "aws/credentials_profile.h"
-#include "aws/endpoints.h"
-#include "aws/microvms_client.h"
 #include "cli/commands.h"
-#include "github/github_client.h"
+#include "cli/runnerset_wiring.h"
 #include "http/curl_client.h"
-#include "queue/open_queue.h"
 #include "runnerset/service.h"
-#include "store/open_store.h"
 
 namespace mvr::cli {
 namespace {
 
-struct Wiring {
-  http::CurlHttpClient http;
-  std::unique_ptr<aws::DefaultCredentialsChain> credentials;
-  std::unique_ptr<aws::MicrovmsClient> microvms;
-  std::unique_ptr<github::GitHubClient> github;
-  std::unique_ptr<store::Store> store;
-  std::unique_ptr<queue::Queue> queue;
-};
-
-Result<std::unique_ptr<Wiring>> Wire(Context& ctx, const runnerset::ServeConfig& config,
-                                     const runnerset::ServeSecrets& secrets) {
-  auto w = std::make_unique<Wiring>();
-  aws::SharedConfig shared = aws::LoadSharedConfig(ctx.env);
-  std::optional<std::string> region;
-  if (!config.region.empty()) region = config.region;
-  w->credentials = std::make_unique<aws::DefaultCredentialsChain>(ctx.env, w->http, ctx.clock);
-  MVR_ASSIGN_OR_RETURN(
-      aws::ServiceEndpoint endpoint,
-      aws::ResolveEndpoint(aws::AwsService::kLambdaMicrovms, ctx.env, shared, region));
-  aws::MicrovmsClientOptions mo;
-  mo.endpoint = endpoint;
-  w->microvms = std::make_unique<aws::MicrovmsClient>(
-      mo, aws::MicrovmsClientDeps{w->http, *w->credentials, ctx.clock, ctx.secure_random});
-
-  github::GitHubAuth auth;
-  if (secrets.pat) {
-    auth = github::GitHubAuth::Token(*secrets.pat);
-  } else {
-    github::AppCredentials app;
-    app.app_id = config.github.app_id;
-    app.installation_id = config.github.installation_id;
-    app.private_key_pem = *secrets.app_private_key;
-    auth = github::GitHubAuth::App(std::move(app));
-  }
-  github::GitHubClientOptions go;
-  go.rest.base_url = config.github.api_url;
-  MVR_ASSIGN_OR_RETURN(w->github,
-                       github::GitHubClient::Create(w->http, ctx.clock, auth, go, &ctx.logger));
-
-  store::OpenDeps deps{ctx.clock, ctx.sleeper,     ctx.random, ctx.env,
-                       w->http,   *w->credentials, region};
-  Result<std::unique_ptr<store::Store>> st = store::OpenStore(config.store, deps);
-  if (!st.ok()) return st.status().Annotate("store");
-  w->store = std::move(*st);
-  queue::LocalQueueSettings qs;
-  qs.max_receive_count = config.queue.max_receive_count;
-  Result<std::unique_ptr<queue::Queue>> q = queue::OpenQueue(config.queue.uri, deps, qs);
-  if (!q.ok()) return q.status().Annotate("queue");
-  w->queue = std::move(*q);
+Result<std::unique_ptr<RunnerSetWiring>> Wire(Context& ctx, const runnerset::ServeConfig& config,
+                                              const runnerset::ServeSecrets& secrets) {
+  std::unique_ptr<RunnerSetWiring> w =
+      NewRunnerSetWiring(ctx, config, std::make_unique<http::CurlHttpClient>());
+  MVR_RETURN_IF_ERROR(WireMicrovms(ctx, config, *w));
+  MVR_RETURN_IF_ERROR(WireGitHub(ctx, config, secrets, *w));
+  MVR_RETURN_IF_ERROR(WireStore(ctx, config, *w));
+  MVR_RETURN_IF_ERROR(WireQueue(ctx, config, *w));
   return w;
 }
 
@@ -105,7 +58,7 @@ int RunServe(Context& ctx, const std::string& config_path) {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  Result<std::unique_ptr<Wiring>> w = Wire(ctx, *config, *secrets);
+  Result<std::unique_ptr<RunnerSetWiring>> w = Wire(ctx, *config, *secrets);
   if (!w.ok()) return fail(w.status());
   Seam seam = ctx.seam();
   runnerset::ServiceDeps deps{seam,          (*w)->http,   *(*w)->microvms,

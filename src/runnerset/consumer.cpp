@@ -82,17 +82,16 @@ void Consumer::Process(const queue::QueueMessage& m) {
                                        {"microvm_id", o.microvm_id},
                                        {"runner_name", o.runner_name},
                                        {"detail", o.detail}});
+  const Settlement next = SettlementOf(o, m.receive_count, options_.max_receive_count);
   Status s;
-  switch (o.decision) {
-    case Decision::kDeferred:
-      Defer(m, o.retry_after);
+  switch (next.kind) {
+    case Settlement::Kind::kResend:
+      Resend(m, next.delay);
       return;
-    case Decision::kFailed: {
-      Duration backoff = std::min(kMaxBackoff, o.retry_after * std::max(1, m.receive_count));
-      s = queue_.ChangeVisibility(m.receipt, backoff);
+    case Settlement::Kind::kHide:
+      s = queue_.ChangeVisibility(m.receipt, next.delay);
       break;
-    }
-    default:
+    case Settlement::Kind::kDelete:
       s = queue_.Delete(m.receipt);
       break;
   }
@@ -102,18 +101,24 @@ void Consumer::Process(const queue::QueueMessage& m) {
   }
 }
 
-void Consumer::Defer(const queue::QueueMessage& m, Duration delay) {
-  delay = std::min(delay, queue::kMaxDelay);
-  const bool near_limit =
-      options_.max_receive_count > 0 && m.receive_count + 1 >= options_.max_receive_count;
-  if (!near_limit) {
-    Status s = queue_.ChangeVisibility(m.receipt, delay);
-    if (s.ok()) return;
-    seam_.logger.Warn("deferring a message failed",
-                      {{"message_id", m.id}, {"error", s.ToString()}});
-    return;
+Settlement SettlementOf(const Outcome& o, int receive_count, int max_receive_count) {
+  switch (o.decision) {
+    case Decision::kDeferred: {
+      const Duration delay = std::min(o.retry_after, queue::kMaxDelay);
+      // A fresh copy starts its receive count again, so a deferral never dead-letters it; the
+      // claim makes a duplicate harmless.
+      const bool near_limit = max_receive_count > 0 && receive_count + 1 >= max_receive_count;
+      return {near_limit ? Settlement::Kind::kResend : Settlement::Kind::kHide, delay};
+    }
+    case Decision::kFailed:
+      return {Settlement::Kind::kHide,
+              std::min(kMaxBackoff, o.retry_after * std::max(1, receive_count))};
+    default:
+      return {Settlement::Kind::kDelete, Duration(0)};
   }
-  // A fresh copy starts its receive count again; the claim makes a duplicate harmless.
+}
+
+void Consumer::Resend(const queue::QueueMessage& m, Duration delay) {
   Result<std::string> sent = queue_.Send(queue::OutgoingMessage{m.body, delay});
   if (!sent.ok()) {
     queue_.ChangeVisibility(m.receipt, delay).IgnoreError();

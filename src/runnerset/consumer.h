@@ -21,6 +21,22 @@
 
 namespace mvr::runnerset {
 
+// What becomes of a queue message once the Launcher has handled its intent. `mvr serve`'s
+// Consumer and the `launcher` Lambda function (which reports kHide as a batch item failure) both
+// settle messages this way.
+struct Settlement {
+  enum class Kind {
+    kDelete,  // done with (launched, duplicate, dropped, ignored, terminated)
+    kHide,    // comes back after `delay` (deferred, or failed with a backoff)
+    kResend,  // deferred near the dead-letter limit: send a fresh copy delayed by `delay`
+  };
+  Kind kind = Kind::kDelete;
+  Duration delay{0};
+};
+// `receive_count` is the message's (1 on its first delivery); `max_receive_count` the queue's
+// dead-letter limit (0 = none).
+Settlement SettlementOf(const Outcome& outcome, int receive_count, int max_receive_count);
+
 class Consumer {
  public:
   struct Options {
@@ -46,7 +62,7 @@ class Consumer {
   void Receive();
   void Work();
   void Process(const queue::QueueMessage& message);
-  void Defer(const queue::QueueMessage& message, Duration delay);
+  void Resend(const queue::QueueMessage& message, Duration delay);
 
   queue::Queue& queue_;
   Launcher& launcher_;

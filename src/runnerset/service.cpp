@@ -1,5 +1,7 @@
 #include "runnerset/service.h"
 
+#include "runnerset/webhook_endpoint.h"
+
 #include <nlohmann/json.hpp>
 
 namespace mvr::runnerset {
@@ -44,10 +46,7 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
       launcher_(config_, LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_,
                                       metrics_, &watch_}),
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)) {
-  webhook_.secret = std::move(webhook_secret);
-  for (const RunnerClass& c : config_.classes) webhook_.class_labels.push_back(c.label);
-  webhook_.runner_name_prefix = config_.runner_name_prefix;
-  webhook_.body_limit = config_.max_webhook_body_bytes;
+  webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));
   router_.Add("POST", "/webhook",
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
   router_.Add("GET", "/metrics", [this](const http::ServerRequest&, const http::PathParams&) {
@@ -64,24 +63,9 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
 Service::~Service() { Stop(); }
 
 http::HttpResponse Service::Webhook(const http::ServerRequest& request) {
-  metrics_.Add(Counter::kReceived);
-  WebhookDecision d = webhook_router_->Route(request.headers, request.body, deps_.seam.clock.Now());
-  std::string decision = d.verdict == WebhookVerdict::kIgnored
-                             ? std::string("ignored_") + IgnoreReasonName(d.ignore_reason)
-                             : WebhookVerdictName(d.verdict);
-  metrics_.AddWebhookDecision(decision);
-  if (!d.intent) {
-    if (d.accepted()) metrics_.Add(Counter::kIgnored);
-    return Json(d.http_status, {{"decision", decision}, {"message", d.message}});
-  }
-  Result<std::string> sent = deps_.queue.Send(queue::OutgoingMessage{EncodeIntent(*d.intent)});
-  if (!sent.ok()) {
-    // GitHub never redelivers on its own: answer an error so the delivery shows as failed.
-    deps_.seam.logger.Error("queueing an intent failed", {{"error", sent.status().ToString()}});
-    metrics_.AddWebhookDecision("queue_failed");
-    return Json(503, {{"decision", "queue_failed"}, {"message", "the job queue is unavailable"}});
-  }
-  return Json(d.http_status, {{"decision", decision}, {"messageId", *sent}});
+  WebhookAnswer a = AnswerWebhook(*webhook_router_, deps_.queue, metrics_, deps_.seam.logger,
+                                  request.headers, request.body, deps_.seam.clock.Now());
+  return Text(a.status, std::move(a.body), "application/json");
 }
 
 Result<int> Service::Start() {

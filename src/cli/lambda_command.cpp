@@ -1,0 +1,186 @@
+// `mvr lambda`: the runner set as AWS Lambda functions (a custom runtime for provided.al2023;
+// `bootstrap` runs it). The handler comes from _HANDLER (or --handler): webhook or launcher. The
+// runner set's configuration is the JSON of `mvr serve`, from MVR_CONFIG (inline) or
+// MVR_CONFIG_FILE; its secret keys may name a file, env:NAME or ssm:/path. Initialisation builds
+// only what the handler needs and resolves its secrets once; a failure there goes to the Runtime
+// API's /init/error. docs/lambda.md is the reference.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "aws/credentials_profile.h"
+#include "aws/endpoints.h"
+#include "aws/ssm.h"
+#include "cli/commands.h"
+#include "cli/http_client_factory.h"
+#include "cli/runnerset_wiring.h"
+#include "lambda/handlers.h"
+#include "lambda/runtime_loop.h"
+#include "lambda/secret_refs.h"
+#include "runnerset/runner_table.h"
+#include "runnerset/webhook_endpoint.h"
+
+namespace mvr::cli {
+namespace {
+
+struct InitError {
+  const char* type;
+  Status status;
+};
+
+Result<runnerset::ServeConfig> LoadConfig(const Environment& env) {
+  std::optional<std::string> inline_config = env.Get("MVR_CONFIG");
+  if (inline_config && !inline_config->empty()) {
+    return runnerset::ParseServeConfig(*inline_config, "MVR_CONFIG");
+  }
+  std::string path = env.GetOr("MVR_CONFIG_FILE", "");
+  if (path.empty()) {
+    return InvalidArgument(
+        "no configuration: set MVR_CONFIG to the runner set's JSON or MVR_CONFIG_FILE to a file "
+        "holding it (docs/lambda.md)");
+  }
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return InvalidArgument("MVR_CONFIG_FILE: cannot read " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return runnerset::ParseServeConfig(ss.str(), path);
+}
+
+// The CA bundle for HTTPS. Debian's libcurl and OpenSSL (bundled in the package) look for Debian's
+// path; Amazon Linux keeps its bundle elsewhere. MVR_CA_FILE overrides both.
+std::string CaBundle(const Environment& env) {
+  std::string file = env.GetOr("MVR_CA_FILE", "");
+  if (!file.empty()) return file;
+  constexpr char kDebian[] = "/etc/ssl/certs/ca-certificates.crt";
+  constexpr char kAmazonLinux[] = "/etc/pki/tls/certs/ca-bundle.crt";
+  if (::access(kDebian, R_OK) != 0 && ::access(kAmazonLinux, R_OK) == 0) return kAmazonLinux;
+  return "";
+}
+
+// What a function keeps between invocations: the clients, the secrets and the handler.
+struct Function {
+  runnerset::ServeConfig config;
+  std::unique_ptr<RunnerSetWiring> wiring;
+  std::unique_ptr<aws::SsmClient> ssm;
+  std::optional<runnerset::WebhookRouter> router;
+  runnerset::Metrics metrics;
+  std::unique_ptr<runnerset::RunnerTable> table;
+  std::unique_ptr<runnerset::Launcher> launcher;
+  std::unique_ptr<lambda::Handler> handler;
+};
+
+Result<Secret> FetchSsm(Context& ctx, Function& fn, const std::string& name) {
+  if (!fn.ssm) {
+    aws::SharedConfig shared = aws::LoadSharedConfig(ctx.env);
+    MVR_ASSIGN_OR_RETURN(
+        aws::ServiceEndpoint endpoint,
+        aws::ResolveEndpoint(aws::AwsService::kSsm, ctx.env, shared, fn.wiring->region));
+    fn.ssm = std::make_unique<aws::SsmClient>(endpoint, fn.wiring->http, *fn.wiring->credentials,
+                                              ctx.seam().retry());
+  }
+  return fn.ssm->GetParameter(name);
+}
+
+std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string& name,
+                              Function& fn) {
+  if (name == "janitor" || name == "warm-pool") {
+    return InitError{lambda::kConfigError,
+                     InvalidArgument("_HANDLER=" + name + ": this build of mvr has no " + name +
+                                     " handler yet; the handlers are webhook and launcher")};
+  }
+  if (name != "webhook" && name != "launcher") {
+    return InitError{lambda::kConfigError,
+                     InvalidArgument("_HANDLER='" + name +
+                                     "' is not a handler of mvr lambda: use webhook or launcher")};
+  }
+  Result<runnerset::ServeConfig> config = LoadConfig(ctx.env);
+  if (!config.ok()) return InitError{lambda::kConfigError, config.status()};
+  fn.config = std::move(*config);
+  fn.wiring = NewRunnerSetWiring(ctx, fn.config, NewHttpClient(CaBundle(ctx.env)));
+  lambda::SecretResolver resolver(
+      ctx.env, [&](const std::string& parameter) { return FetchSsm(ctx, fn, parameter); });
+  const bool webhook = name == "webhook";
+  Result<runnerset::ServeSecrets> secrets = lambda::ResolveSecrets(
+      fn.config,
+      webhook ? lambda::SecretNeeds::kWebhookSecret : lambda::SecretNeeds::kGitHubCredentials,
+      resolver);
+  if (!secrets.ok()) return InitError{lambda::kSecretError, secrets.status()};
+  if (!secrets->webhook_secret.empty()) ctx.logger.redactor().Add(secrets->webhook_secret);
+  if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
+  if (secrets->app_private_key) ctx.logger.redactor().Add(*secrets->app_private_key);
+
+  if (Status s = WireQueue(ctx, fn.config, *fn.wiring); !s.ok()) {
+    return InitError{lambda::kConfigError, s};
+  }
+  if (webhook) {
+    Result<runnerset::WebhookRouter> router = runnerset::WebhookRouter::Create(
+        runnerset::WebhookRouterConfigOf(fn.config, std::move(secrets->webhook_secret)));
+    if (!router.ok()) return InitError{lambda::kConfigError, router.status()};
+    fn.router.emplace(std::move(*router));
+    fn.handler = std::make_unique<lambda::WebhookHandler>(*fn.router, *fn.wiring->queue, seam);
+    return std::nullopt;
+  }
+  Status wired = WireMicrovms(ctx, fn.config, *fn.wiring);
+  if (wired.ok()) wired = WireGitHub(ctx, fn.config, *secrets, *fn.wiring);
+  if (wired.ok()) wired = WireStore(ctx, fn.config, *fn.wiring);
+  if (!wired.ok()) return InitError{lambda::kConfigError, wired};
+  runnerset::RunnerTable::Options table_options;
+  table_options.takeover_after = fn.config.claim_takeover_after();
+  fn.table = std::make_unique<runnerset::RunnerTable>(*fn.wiring->store, seam, table_options);
+  fn.launcher = std::make_unique<runnerset::Launcher>(
+      fn.config, runnerset::LauncherDeps{seam, *fn.wiring->microvms, *fn.wiring->github,
+                                         fn.wiring->http, *fn.table, fn.metrics, nullptr});
+  fn.handler = std::make_unique<lambda::LauncherHandler>(fn.config, *fn.launcher, fn.metrics,
+                                                         *fn.wiring->queue, seam);
+  return std::nullopt;
+}
+
+int RunLambda(Context& ctx, std::string handler_name, int max_invocations) {
+  std::optional<std::string> endpoint = ctx.env.Get("AWS_LAMBDA_RUNTIME_API");
+  if (!endpoint || endpoint->empty()) {
+    std::cerr << "mvr lambda: AWS_LAMBDA_RUNTIME_API is not set: this runs as a Lambda custom "
+                 "runtime (provided.al2023), where Lambda sets it"
+              << std::endl;
+    return 2;
+  }
+  if (handler_name.empty()) handler_name = ctx.env.GetOr("_HANDLER", "");
+  std::unique_ptr<http::HttpClient> runtime_http = NewHttpClient("");
+  lambda::RuntimeApi api(*endpoint, *runtime_http);
+  Seam seam = ctx.seam();
+  Function fn;
+  if (std::optional<InitError> failed = Init(ctx, seam, handler_name, fn)) {
+    const std::string message = failed->status.message();
+    ctx.logger.Error("initialisation failed", {{"error_type", failed->type}, {"error", message}});
+    Status reported = api.ReportInitError(lambda::FunctionError{failed->type, message});
+    if (!reported.ok()) {
+      ctx.logger.Error("reporting the init error failed", {{"error", reported.ToString()}});
+    }
+    return 1;
+  }
+  StreamSink metrics_out(stdout);
+  lambda::LoopOptions options{handler_name, fn.config.runner_set_id, max_invocations};
+  Status ended = lambda::RunLoop(api, *fn.handler, seam, metrics_out, options);
+  if (!ended.ok()) {
+    ctx.logger.Error("mvr lambda stopping", {{"error", ended.ToString()}});
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddLambdaCommand(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand(
+      "lambda", "Run as an AWS Lambda function of the runner set (custom runtime; docs/lambda.md)");
+  auto handler = std::make_shared<std::string>();
+  auto max = std::make_shared<int>(-1);
+  cmd->add_option("--handler", *handler, "webhook or launcher (default: $_HANDLER)");
+  cmd->add_option("--max-invocations", *max,
+                  "stop after this many invocations (benchmarks, tests; default: never)");
+  cmd->callback([&ctx, handler, max] { ctx.exit_code = RunLambda(ctx, *handler, *max); });
+}
+
+}  // namespace mvr::cli

@@ -1,0 +1,70 @@
+#include "cli/runnerset_wiring.h"
+
+#include "aws/credentials_profile.h"
+#include "aws/endpoints.h"
+#include "queue/open_queue.h"
+#include "store/open_store.h"
+
+namespace mvr::cli {
+
+std::unique_ptr<RunnerSetWiring> NewRunnerSetWiring(Context& ctx,
+                                                    const runnerset::ServeConfig& config,
+                                                    std::unique_ptr<http::HttpClient> http) {
+  auto w = std::make_unique<RunnerSetWiring>(std::move(http));
+  if (!config.region.empty()) w->region = config.region;
+  w->credentials = std::make_unique<aws::DefaultCredentialsChain>(ctx.env, w->http, ctx.clock);
+  return w;
+}
+
+Status WireMicrovms(Context& ctx, const runnerset::ServeConfig&, RunnerSetWiring& w) {
+  aws::SharedConfig shared = aws::LoadSharedConfig(ctx.env);
+  MVR_ASSIGN_OR_RETURN(
+      aws::ServiceEndpoint endpoint,
+      aws::ResolveEndpoint(aws::AwsService::kLambdaMicrovms, ctx.env, shared, w.region));
+  aws::MicrovmsClientOptions mo;
+  mo.endpoint = endpoint;
+  w.microvms = std::make_unique<aws::MicrovmsClient>(
+      mo, aws::MicrovmsClientDeps{w.http, *w.credentials, ctx.clock, ctx.secure_random});
+  return Status::Ok();
+}
+
+Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
+                  const runnerset::ServeSecrets& secrets, RunnerSetWiring& w) {
+  github::GitHubAuth auth;
+  if (secrets.pat) {
+    auth = github::GitHubAuth::Token(*secrets.pat);
+  } else {
+    github::AppCredentials app;
+    app.app_id = config.github.app_id;
+    app.installation_id = config.github.installation_id;
+    app.private_key_pem = *secrets.app_private_key;
+    auth = github::GitHubAuth::App(std::move(app));
+  }
+  github::GitHubClientOptions go;
+  go.rest.base_url = config.github.api_url;
+  MVR_ASSIGN_OR_RETURN(w.github,
+                       github::GitHubClient::Create(w.http, ctx.clock, auth, go, &ctx.logger));
+  return Status::Ok();
+}
+
+Status WireStore(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w) {
+  store::OpenDeps deps{ctx.clock, ctx.sleeper,    ctx.random, ctx.env,
+                       w.http,    *w.credentials, w.region};
+  Result<std::unique_ptr<store::Store>> st = store::OpenStore(config.store, deps);
+  if (!st.ok()) return st.status().Annotate("store");
+  w.store = std::move(*st);
+  return Status::Ok();
+}
+
+Status WireQueue(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w) {
+  store::OpenDeps deps{ctx.clock, ctx.sleeper,    ctx.random, ctx.env,
+                       w.http,    *w.credentials, w.region};
+  queue::LocalQueueSettings qs;
+  qs.max_receive_count = config.queue.max_receive_count;
+  Result<std::unique_ptr<queue::Queue>> q = queue::OpenQueue(config.queue.uri, deps, qs);
+  if (!q.ok()) return q.status().Annotate("queue");
+  w.queue = std::move(*q);
+  return Status::Ok();
+}
+
+}  // namespace mvr::cli

@@ -1,0 +1,47 @@
+// The real clients a runner set runs on, built from its configuration: shared by `mvr serve`
+// (everything at once) and `mvr lambda` (each function only what its handler needs, so the
+// webhook function starts without a GitHub or MicroVMs client). A composition root's helper.
+// Thread-safety: build from one thread; the clients are then safe to share.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "aws/credentials_chain.h"
+#include "aws/microvms_client.h"
+#include "cli/context.h"
+#include "github/github_client.h"
+#include "http/client.h"
+#include "queue/queue.h"
+#include "runnerset/config.h"
+#include "store/store.h"
+
+namespace mvr::cli {
+
+struct RunnerSetWiring {
+  explicit RunnerSetWiring(std::unique_ptr<http::HttpClient> client)
+      : owned_http(std::move(client)), http(*owned_http) {}
+
+  std::unique_ptr<http::HttpClient> owned_http;
+  http::HttpClient& http;
+  std::unique_ptr<aws::DefaultCredentialsChain> credentials;
+  std::optional<std::string> region;  // the configuration's, when it names one
+  std::unique_ptr<aws::MicrovmsClient> microvms;
+  std::unique_ptr<github::GitHubClient> github;
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<queue::Queue> queue;
+};
+
+// HTTP and AWS credentials only; the Wire* calls below add the rest.
+std::unique_ptr<RunnerSetWiring> NewRunnerSetWiring(Context& ctx,
+                                                    const runnerset::ServeConfig& config,
+                                                    std::unique_ptr<http::HttpClient> http);
+Status WireQueue(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
+Status WireStore(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
+Status WireMicrovms(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
+// Needs the PAT or the App key in `secrets`.
+Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
+                  const runnerset::ServeSecrets& secrets, RunnerSetWiring& w);
+
+}  // namespace mvr::cli

@@ -1,0 +1,27 @@
+// Metrics of the runner set's Lambda functions as CloudWatch embedded metric format (EMF) log
+// lines: one JSON line per invocation on stdout, which CloudWatch Logs turns into metrics with
+// no API call. The counters are those of `mvr serve`'s /metrics (received, ignored, launched,
+// deferred, duplicate, dropped_not_queued, failed, terminated), as what this invocation added,
+// in namespace "mvr/runnerset" with the dimensions RunnerSetId and Function.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "base/clock.h"
+#include "runnerset/metrics.h"
+
+namespace mvr::lambda {
+
+using CounterValues = std::array<int64_t, runnerset::kCounterCount>;
+
+CounterValues ReadCounters(const runnerset::Metrics& metrics);
+
+// The EMF line (no trailing newline) for the counters that grew from `before` to `after`; ""
+// when none did.
+std::string EmfLine(const std::string& runner_set_id, const std::string& function,
+                    const CounterValues& before, const CounterValues& after, TimePoint now);
+
+}  // namespace mvr::lambda

@@ -1,0 +1,75 @@
+// The handlers of the runner set's Lambda functions, chosen by _HANDLER. Each wraps the same core
+// as `mvr serve` (WebhookRouter and AnswerWebhook; Launcher and SettlementOf) in the event and
+// answer shapes of its trigger:
+//   webhook   a Function URL request → the delivery routed, the intent queued, a Function URL
+//             response (the HTTP status GitHub sees);
+//   launcher  an SQS batch from the job queue → each intent carried out (concurrently, up to
+//             launcher.concurrency), answered with batchItemFailures naming only the messages
+//             that must come back (deferred ones hidden until due first).
+// A handler error (an event of the wrong shape) is a Status whose error_type is the Runtime API
+// errorType.
+// Thread-safety: Handle is called from the runtime loop's one thread.
+#pragma once
+
+#include <string>
+
+#include "base/seam.h"
+#include "lambda/events.h"
+#include "lambda/runtime_api.h"
+#include "queue/queue.h"
+#include "runnerset/config.h"
+#include "runnerset/launcher.h"
+#include "runnerset/metrics.h"
+#include "runnerset/webhook_router.h"
+
+namespace mvr::lambda {
+
+// Runtime API errorTypes.
+inline constexpr char kMalformedEvent[] = "Mvr.MalformedEvent";
+inline constexpr char kConfigError[] = "Mvr.ConfigError";
+inline constexpr char kSecretError[] = "Mvr.SecretError";
+
+class Handler {
+ public:
+  virtual ~Handler() = default;
+  // The answer document for Respond, or an error for ReportError.
+  virtual Result<std::string> Handle(const Invocation& invocation) = 0;
+  virtual runnerset::Metrics& metrics() = 0;
+};
+
+class WebhookHandler final : public Handler {
+ public:
+  // References must outlive the handler.
+  WebhookHandler(const runnerset::WebhookRouter& router, queue::Queue& queue, const Seam& seam)
+      : router_(router), queue_(queue), seam_(seam) {}
+  Result<std::string> Handle(const Invocation& invocation) override;
+  runnerset::Metrics& metrics() override { return metrics_; }
+
+ private:
+  const runnerset::WebhookRouter& router_;
+  queue::Queue& queue_;
+  const Seam& seam_;
+  runnerset::Metrics metrics_;
+};
+
+class LauncherHandler final : public Handler {
+ public:
+  // `metrics` is the one the launcher counts into. References must outlive the handler.
+  LauncherHandler(const runnerset::ServeConfig& config, runnerset::Launcher& launcher,
+                  runnerset::Metrics& metrics, queue::Queue& queue, const Seam& seam)
+      : config_(config), launcher_(launcher), metrics_(metrics), queue_(queue), seam_(seam) {}
+  Result<std::string> Handle(const Invocation& invocation) override;
+  runnerset::Metrics& metrics() override { return metrics_; }
+
+ private:
+  // True when the message must come back (reported in batchItemFailures).
+  bool Process(const SqsRecord& message);
+
+  const runnerset::ServeConfig& config_;
+  runnerset::Launcher& launcher_;
+  runnerset::Metrics& metrics_;
+  queue::Queue& queue_;
+  const Seam& seam_;
+};
+
+}  // namespace mvr::lambda

@@ -1,0 +1,49 @@
+// The Lambda deployment package of the runner set: a zip for the provided.al2023 runtime holding
+// `bootstrap` (a /bin/sh launcher), lib/mvr (the mvr executable for the function's
+// architecture) and every shared library mvr needs, down to glibc and its dynamic loader, which
+// `bootstrap` runs explicitly. So the package depends on nothing of the image but /bin/sh and the
+// kernel (AL2023 ships glibc 2.34; Debian 12 builds against 2.36). The same inputs give the same
+// bytes (zip_writer.h).
+// Thread-safety: pure functions over the injected file reader.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "lambda/elf_info.h"
+
+namespace mvr::lambda {
+
+enum class LambdaArch { kX86_64, kArm64 };
+// "x86_64" | "arm64" (Lambda's names); InvalidArgument otherwise.
+Result<LambdaArch> ParseLambdaArch(const std::string& name);
+const char* LambdaArchName(LambdaArch arch);
+ElfMachine MachineOf(LambdaArch arch);
+// The dynamic loader's file name: ld-linux-x86-64.so.2, ld-linux-aarch64.so.1.
+const char* LoaderName(LambdaArch arch);
+// Where Debian keeps that architecture's libraries (multiarch and cross paths).
+std::vector<std::string> DefaultLibraryDirs(LambdaArch arch);
+
+// The `bootstrap` script for `arch`.
+std::string BootstrapScript(LambdaArch arch);
+
+struct PackageInputs {
+  LambdaArch arch = LambdaArch::kX86_64;
+  std::string binary;  // the (stripped) mvr executable's bytes
+  std::vector<std::string> library_dirs;
+  // Reads a file's bytes (following symlinks); NotFound when there is none.
+  std::function<Result<std::string>(const std::string& path)> read_file;
+};
+
+struct PackageContents {
+  std::string zip;
+  std::vector<std::string> libraries;  // the file names bundled under lib/, sorted
+};
+
+// InvalidArgument when the binary is not an ELF executable for `arch`; NotFound naming a library
+// found in none of the directories.
+Result<PackageContents> BuildLambdaPackage(const PackageInputs& inputs);
+
+}  // namespace mvr::lambda

@@ -1,0 +1,68 @@
+#include "lambda/secret_refs.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace mvr::lambda {
+namespace {
+
+std::string TrimNewlines(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+Result<Secret> ReadFile(const std::string& path, const std::string& key) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound(key + ": cannot read the secret file " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return Secret(TrimNewlines(ss.str()));
+}
+
+}  // namespace
+
+Result<Secret> SecretResolver::Resolve(const std::string& reference, const std::string& key) {
+  if (auto it = cache_.find(reference); it != cache_.end()) return it->second;
+  if (reference.empty()) return InvalidArgument(key + ": no secret is configured");
+  Result<Secret> got = Internal("unreachable");
+  std::string where;
+  if (reference.rfind("ssm:", 0) == 0) {
+    const std::string name = reference.substr(4);
+    where = "the SSM parameter " + name;
+    if (name.empty()) return InvalidArgument(key + ": " + reference + " names no parameter");
+    got = ssm_(name);
+    if (!got.ok()) return Status(got.status().code(), key + ": " + got.status().message());
+  } else if (reference.rfind("env:", 0) == 0) {
+    const std::string name = reference.substr(4);
+    where = "the environment variable " + name;
+    std::optional<std::string> v = env_.Get(name);
+    if (!v) return NotFound(key + ": " + where + " is not set");
+    got = Secret(TrimNewlines(std::move(*v)));
+  } else {
+    const std::string path = reference.rfind("file:", 0) == 0 ? reference.substr(5) : reference;
+    where = "the file " + path;
+    got = ReadFile(path, key);
+    if (!got.ok()) return got.status();
+  }
+  if (got->empty()) return InvalidArgument(key + ": " + where + " is empty");
+  cache_.emplace(reference, *got);
+  return got;
+}
+
+Result<runnerset::ServeSecrets> ResolveSecrets(const runnerset::ServeConfig& config,
+                                               SecretNeeds needs, SecretResolver& resolver) {
+  runnerset::ServeSecrets out;
+  const runnerset::GitHubSettings& g = config.github;
+  if (needs == SecretNeeds::kWebhookSecret) {
+    MVR_ASSIGN_OR_RETURN(out.webhook_secret,
+                         resolver.Resolve(g.webhook_secret_file, "github.webhookSecretFile"));
+  } else if (!g.pat_file.empty()) {
+    MVR_ASSIGN_OR_RETURN(out.pat, resolver.Resolve(g.pat_file, "github.patFile"));
+  } else {
+    MVR_ASSIGN_OR_RETURN(out.app_private_key,
+                         resolver.Resolve(g.private_key_file, "github.privateKeyFile"));
+  }
+  return out;
+}
+
+}  // namespace mvr::lambda

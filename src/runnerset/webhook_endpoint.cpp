@@ -1,0 +1,49 @@
+#include "runnerset/webhook_endpoint.h"
+
+#include <nlohmann/json.hpp>
+
+namespace mvr::runnerset {
+
+WebhookRouterConfig WebhookRouterConfigOf(const ServeConfig& config, Secret webhook_secret) {
+  WebhookRouterConfig c;
+  c.secret = std::move(webhook_secret);
+  for (const RunnerClass& rc : config.classes) c.class_labels.push_back(rc.label);
+  c.runner_name_prefix = config.runner_name_prefix;
+  c.body_limit = config.max_webhook_body_bytes;
+  return c;
+}
+
+WebhookAnswer AnswerWebhook(const WebhookRouter& router, queue::Queue& queue, Metrics& metrics,
+                            const Logger& logger, const http::Headers& headers,
+                            std::string_view body, TimePoint now) {
+  metrics.Add(Counter::kReceived);
+  WebhookDecision d = router.Route(headers, body, now);
+  WebhookAnswer answer;
+  answer.decision = d.verdict == WebhookVerdict::kIgnored
+                        ? std::string("ignored_") + IgnoreReasonName(d.ignore_reason)
+                        : WebhookVerdictName(d.verdict);
+  metrics.AddWebhookDecision(answer.decision);
+  answer.status = d.http_status;
+  if (!d.intent) {
+    if (d.accepted()) metrics.Add(Counter::kIgnored);
+    answer.body =
+        nlohmann::json{{"decision", answer.decision}, {"message", d.message}}.dump() + "\n";
+    return answer;
+  }
+  Result<std::string> sent = queue.Send(queue::OutgoingMessage{EncodeIntent(*d.intent)});
+  if (!sent.ok()) {
+    logger.Error("queueing an intent failed", {{"error", sent.status().ToString()}});
+    metrics.AddWebhookDecision("queue_failed");
+    answer.status = 503;
+    answer.decision = "queue_failed";
+    answer.body =
+        nlohmann::json{{"decision", "queue_failed"}, {"message", "the job queue is unavailable"}}
+            .dump() +
+        "\n";
+    return answer;
+  }
+  answer.body = nlohmann::json{{"decision", answer.decision}, {"messageId", *sent}}.dump() + "\n";
+  return answer;
+}
+
+}  // namespace mvr::runnerset

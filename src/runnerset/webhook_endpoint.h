@@ -1,0 +1,35 @@
+// WebhookEndpoint: what both front doors of the runner set's webhook do with one delivery - `mvr
+// serve`'s POST /webhook and the `webhook` Lambda function behind a Function URL: route it, count
+// the decision, put the intent on the job queue and say what to answer. Also the router settings
+// a ServeConfig implies, so both build the same router.
+// Thread-safety: AnswerWebhook may run concurrently if the router, queue, metrics and logger may.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/logger.h"
+#include "http/types.h"
+#include "queue/queue.h"
+#include "runnerset/config.h"
+#include "runnerset/metrics.h"
+#include "runnerset/webhook_router.h"
+
+namespace mvr::runnerset {
+
+// The router settings of a runner set: its class labels, runner-name prefix and body limit.
+WebhookRouterConfig WebhookRouterConfigOf(const ServeConfig& config, Secret webhook_secret);
+
+struct WebhookAnswer {
+  int status = 200;
+  std::string body;      // a one-line JSON document ending in "\n"; never holds a secret
+  std::string decision;  // "launch", "ignored_ping", "queue_failed" ...
+};
+
+// Routes one delivery received at `now`; an intent goes on `queue` (503 when it cannot: GitHub
+// never redelivers on its own, so the delivery must show as failed).
+WebhookAnswer AnswerWebhook(const WebhookRouter& router, queue::Queue& queue, Metrics& metrics,
+                            const Logger& logger, const http::Headers& headers,
+                            std::string_view body, TimePoint now);
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,329 @@
+// `mvr lambda` as Lambda runs it: the real binary, its Runtime API the local fake, SQS, DynamoDB
+// and SSM on moto (label "moto"; skips without moto_server). Each handler's answer, the Runtime
+// API call for a malformed event, a missing secret and a store outage, and that no secret value
+// reaches the output, the answers or the queue.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "aws/dynamodb.h"
+#include "aws/endpoints.h"
+#include "aws/json_protocol.h"
+#include "aws/sqs.h"
+#include "base/encoding.h"
+#include "base/random.h"
+#include "github/workflow_job_payloads.h"
+#include "http/curl_client.h"
+#include "lambda/fake_runtime_api.h"
+#include "process/process_runner.h"
+#include "runnerset/intent.h"
+#include "support/moto.h"
+
+namespace mvr::lambda {
+namespace {
+
+using nlohmann::json;
+using Answer = FakeRuntimeApi::Answer;
+
+constexpr char kWebhookSecretValue[] = "fixture-webhook-secret-5d81e0";
+constexpr char kPatValue[] = "ghp_fixturePatValue0c9b27aa";
+constexpr char kClassLabel[] = "lambda-mvm-small";
+constexpr Duration kWait{30'000};
+
+class LambdaFunctionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto moto = mvr::testing::MotoServer::Start();
+    if (!moto.ok()) {
+      if (moto.status().code() == Code::kNotFound) GTEST_SKIP() << moto.status().message();
+      FAIL() << moto.status().ToString();
+    }
+    moto_ = std::move(*moto);
+    MapEnvironment env({{"AWS_REGION", "us-east-1"}, {"AWS_ENDPOINT_URL", moto_->url()}});
+    auto endpoint = [&](aws::AwsService s) {
+      return aws::ResolveEndpoint(s, env, aws::SharedConfig()).value();
+    };
+    aws::SqsClient sqs(endpoint(aws::AwsService::kSqs), http_, creds_, retry());
+    queue_url_ = sqs.CreateQueue("mvr-jobs").value();
+    aws::DynamoDbClient db(endpoint(aws::AwsService::kDynamoDb), http_, creds_, retry());
+    aws::CreateTableRequest table;
+    table.table = "mvr-runners";
+    table.hash_key = aws::KeyAttribute{"pk", "S"};
+    table.range_key = aws::KeyAttribute{"sk", "S"};
+    ASSERT_TRUE(db.CreateTable(table).ok());
+    aws::JsonServiceConfig c;
+    c.endpoint = endpoint(aws::AwsService::kSsm);
+    c.target_prefix = "AmazonSSM";
+    c.content_type = "application/x-amz-json-1.1";
+    aws::JsonProtocolClient ssm(c, http_, creds_, retry());
+    for (auto [name, value] : {std::pair{"/mvr/test/webhook-secret", kWebhookSecretValue},
+                               std::pair{"/mvr/test/pat", kPatValue}}) {
+      auto put =
+          ssm.Invoke("PutParameter", {{"Name", name}, {"Value", value}, {"Type", "SecureString"}});
+      ASSERT_TRUE(put.status.ok()) << put.status.ToString();
+    }
+    ASSERT_TRUE(fake_.Start().ok());
+    log_path_ = ::testing::TempDir() + "/lambda-function-" +
+                std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".log";
+    std::remove(log_path_.c_str());
+  }
+
+  void TearDown() override {
+    fake_.Stop();  // the function's /next fails and it exits
+    if (pid_ > 0) {
+      auto exited = processes_.Wait(pid_);
+      (void)exited;
+    }
+  }
+
+  RetryDeps retry() { return RetryDeps{clock_, sleeper_, random_}; }
+
+  json Config() {
+    return json{{"runnerSetId", "lambda-test"},
+                {"region", "us-east-1"},
+                {"github",
+                 {{"apiUrl", "http://127.0.0.1:9"},
+                  {"repository", "octo-org/octo-repo"},
+                  {"patFile", "ssm:/mvr/test/pat"},
+                  {"webhookSecretFile", "ssm:/mvr/test/webhook-secret"}}},
+                {"classes", json::array({{{"label", kClassLabel}, {"image", "img-test"}}})},
+                {"store", "dynamodb:mvr-runners"},
+                {"queue", {{"uri", "sqs:" + queue_url_}}}};
+  }
+
+  void StartFunction(const std::string& handler, const json& config,
+                     std::map<std::string, std::string> extra_env = {}) {
+    process::ProcessSpec spec;
+    // The bootstrap build, as packaged (mvr lambda differs only in its HTTP client).
+    spec.argv = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr-lambda", "lambda"};
+    spec.env = {{"AWS_LAMBDA_RUNTIME_API", fake_.endpoint()},
+                {"_HANDLER", handler},
+                {"MVR_CONFIG", config.dump()},
+                {"AWS_REGION", "us-east-1"},
+                {"AWS_ENDPOINT_URL", moto_->url()},
+                {"AWS_ACCESS_KEY_ID", "AKIDLAMBDATEST"},
+                {"AWS_SECRET_ACCESS_KEY", "lambda-test-aws-secret"},
+                {"PATH", "/usr/bin:/bin"}};
+    for (auto& [k, v] : extra_env) spec.env[k] = v;
+    spec.output_path = log_path_;
+    auto pid = processes_.Spawn(spec);
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+    pid_ = *pid;
+  }
+
+  static json UrlEvent(const std::string& body, const std::string& signature) {
+    return {{"version", "2.0"},
+            {"rawPath", "/"},
+            {"headers",
+             {{"x-github-event", "workflow_job"},
+              {"x-github-delivery", "d-1"},
+              {"x-hub-signature-256", signature},
+              {"content-type", "application/json"}}},
+            {"requestContext", {{"http", {{"method", "POST"}, {"path", "/"}}}}},
+            {"body", Base64Encode(body)},
+            {"isBase64Encoded", true}};
+  }
+  static std::string Sign(const std::string& body) {
+    return "sha256=" + HexEncode(HmacSha256(kWebhookSecretValue, body));
+  }
+  static json SqsEvent(const std::vector<std::pair<std::string, std::string>>& messages) {
+    json records = json::array();
+    for (const auto& [id, body] : messages) {
+      records.push_back({{"messageId", id},
+                         {"receiptHandle", "receipt-" + id},
+                         {"body", body},
+                         {"attributes", {{"ApproximateReceiveCount", "1"}}},
+                         {"eventSource", "aws:sqs"}});
+    }
+    return {{"Records", records}};
+  }
+
+  std::vector<aws::SqsMessage> QueuedMessages() {
+    MapEnvironment env({{"AWS_REGION", "us-east-1"}, {"AWS_ENDPOINT_URL", moto_->url()}});
+    aws::SqsClient sqs(
+        aws::ResolveEndpoint(aws::AwsService::kSqs, env, aws::SharedConfig()).value(), http_,
+        creds_, retry());
+    aws::ReceiveMessageRequest r;
+    r.queue_url = queue_url_;
+    r.max_messages = 10;
+    r.wait_time_seconds = 1;
+    return sqs.ReceiveMessage(r).value();
+  }
+
+  std::string Output() {
+    std::ifstream f(log_path_);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+
+  void ExpectNoSecretAnywhere() {
+    std::string everything = Output();
+    for (const Answer& a : fake_.answers()) everything += a.body + a.error_type;
+    for (const char* value : {kWebhookSecretValue, kPatValue}) {
+      EXPECT_EQ(everything.find(value), std::string::npos) << "a secret value leaked";
+    }
+  }
+
+  SystemClock clock_;
+  RealSleeper sleeper_;
+  SeededRandom random_{7};
+  aws::StaticCredentialsProvider creds_{[] {
+    aws::AwsCredentials c;
+    c.access_key_id = "AKIDLAMBDATEST";
+    c.secret_access_key = Secret("lambda-test-aws-secret");
+    return c;
+  }()};
+  http::CurlHttpClient http_;
+  std::unique_ptr<mvr::testing::MotoServer> moto_;
+  process::PosixProcessRunner processes_;
+  FakeRuntimeApi fake_;
+  std::string queue_url_;
+  std::string log_path_;
+  int pid_ = 0;
+};
+
+TEST_F(LambdaFunctionTest, WebhookQueuesALaunchIntentOnSqsAndAnswersInFunctionUrlShape) {
+  github::testing::PayloadOptions o;
+  o.job_id = 4242;
+  const std::string body = github::testing::WorkflowJobPayload(o);
+  StartFunction("webhook", Config());
+  const std::string id = fake_.Enqueue(UrlEvent(body, Sign(body)).dump());
+  auto answer = fake_.WaitAnswer(id, kWait);
+  ASSERT_TRUE(answer.has_value()) << Output();
+  ASSERT_EQ(answer->kind, Answer::Kind::kResponse) << answer->body;
+  json r = json::parse(answer->body);
+  EXPECT_EQ(r["statusCode"], 202) << answer->body;
+  EXPECT_EQ(json::parse(r["body"].get<std::string>())["decision"], "launch");
+  auto messages = QueuedMessages();
+  ASSERT_EQ(messages.size(), 1u);
+  auto intent = runnerset::DecodeIntent(messages[0].body);
+  ASSERT_TRUE(intent.ok()) << intent.status().ToString();
+  const auto& launch = std::get<runnerset::LaunchIntent>(*intent);
+  EXPECT_EQ(launch.job_id, 4242);
+  EXPECT_EQ(launch.class_label, kClassLabel);
+  // The invocation's counters as an EMF line.
+  EXPECT_NE(Output().find("\"CloudWatchMetrics\""), std::string::npos) << Output();
+  ExpectNoSecretAnywhere();
+}
+
+TEST_F(LambdaFunctionTest, WebhookAnswersAWrongSignatureWith401AndQueuesNothing) {
+  const std::string body = github::testing::WorkflowJobPayload();
+  StartFunction("webhook", Config());
+  const std::string id = fake_.Enqueue(UrlEvent(body, "sha256=" + std::string(64, '0')).dump());
+  auto answer = fake_.WaitAnswer(id, kWait);
+  ASSERT_TRUE(answer.has_value()) << Output();
+  ASSERT_EQ(answer->kind, Answer::Kind::kResponse);
+  EXPECT_EQ(json::parse(answer->body)["statusCode"], 401);
+  EXPECT_TRUE(QueuedMessages().empty());
+  ExpectNoSecretAnywhere();
+}
+
+TEST_F(LambdaFunctionTest, MalformedEventIsAnInvocationErrorAndTheFunctionGoesOn) {
+  StartFunction("webhook", Config());
+  const std::string bad = fake_.Enqueue(SqsEvent({{"m-1", "{}"}}).dump());
+  auto error = fake_.WaitAnswer(bad, kWait);
+  ASSERT_TRUE(error.has_value()) << Output();
+  EXPECT_EQ(error->kind, Answer::Kind::kError);
+  EXPECT_EQ(error->error_type, "Mvr.MalformedEvent");
+  EXPECT_NE(json::parse(error->body)["errorMessage"].get<std::string>().find("Function URL"),
+            std::string::npos)
+      << error->body;
+  const std::string body = github::testing::WorkflowJobPayload();
+  const std::string good = fake_.Enqueue(UrlEvent(body, Sign(body)).dump());
+  auto answer = fake_.WaitAnswer(good, kWait);
+  ASSERT_TRUE(answer.has_value()) << Output();
+  EXPECT_EQ(answer->kind, Answer::Kind::kResponse);
+}
+
+TEST_F(LambdaFunctionTest, MissingSecretIsAnInitErrorNamingTheParameter) {
+  json config = Config();
+  config["github"]["webhookSecretFile"] = "ssm:/mvr/test/absent";
+  StartFunction("webhook", config);
+  auto error = fake_.WaitInitError(kWait);
+  ASSERT_TRUE(error.has_value()) << Output();
+  EXPECT_EQ(error->error_type, "Mvr.SecretError");
+  const std::string message = json::parse(error->body)["errorMessage"];
+  EXPECT_NE(message.find("github.webhookSecretFile"), std::string::npos) << message;
+  EXPECT_NE(message.find("/mvr/test/absent"), std::string::npos) << message;
+  auto exited = processes_.Wait(pid_);
+  pid_ = 0;
+  ASSERT_TRUE(exited.ok());
+  EXPECT_EQ(exited->code, 1);
+}
+
+TEST_F(LambdaFunctionTest, BadConfigurationIsAnInitErrorNamingTheKey) {
+  json config = Config();
+  config.erase("classes");
+  StartFunction("launcher", config);
+  auto error = fake_.WaitInitError(kWait);
+  ASSERT_TRUE(error.has_value()) << Output();
+  EXPECT_EQ(error->error_type, "Mvr.ConfigError");
+  EXPECT_NE(error->body.find("classes"), std::string::npos) << error->body;
+}
+
+TEST_F(LambdaFunctionTest, ConfigurationFromMvrConfigFileServesLikeInline) {
+  const std::string path = log_path_ + ".config.json";
+  {
+    std::ofstream f(path);
+    f << Config().dump();
+  }
+  StartFunction("webhook", Config(), {{"MVR_CONFIG", ""}, {"MVR_CONFIG_FILE", path}});
+  const std::string body = github::testing::WorkflowJobPayload();
+  const std::string id = fake_.Enqueue(UrlEvent(body, Sign(body)).dump());
+  auto answer = fake_.WaitAnswer(id, kWait);
+  ASSERT_TRUE(answer.has_value()) << Output();
+  ASSERT_EQ(answer->kind, Answer::Kind::kResponse) << answer->body;
+  EXPECT_EQ(json::parse(answer->body)["statusCode"], 202) << answer->body;
+  std::remove(path.c_str());
+}
+
+TEST_F(LambdaFunctionTest, HandlerNotInThisBuildIsAnInitErrorSayingSo) {
+  StartFunction("janitor", Config());
+  auto error = fake_.WaitInitError(kWait);
+  ASSERT_TRUE(error.has_value()) << Output();
+  EXPECT_EQ(error->error_type, "Mvr.ConfigError");
+  EXPECT_NE(error->body.find("no janitor handler yet"), std::string::npos) << error->body;
+}
+
+TEST_F(LambdaFunctionTest, LauncherDeletesWhatItIsDoneWithAndDropsWhatNeverDecodes) {
+  StartFunction("launcher", Config());
+  runnerset::TerminateIntent unknown;
+  unknown.runner_name = "mvr-lambda-test-unknown";
+  unknown.repository = "octo-org/octo-repo";
+  unknown.job_id = 7;
+  const std::string id = fake_.Enqueue(
+      SqsEvent({{"m-1", runnerset::EncodeIntent(unknown)}, {"m-2", "not an intent"}}).dump());
+  auto answer = fake_.WaitAnswer(id, kWait);
+  ASSERT_TRUE(answer.has_value()) << Output();
+  ASSERT_EQ(answer->kind, Answer::Kind::kResponse) << answer->body;
+  EXPECT_EQ(json::parse(answer->body), json::parse(R"({"batchItemFailures":[]})"));
+  ExpectNoSecretAnywhere();
+}
+
+TEST_F(LambdaFunctionTest, StoreOutageReturnsOnlyTheAffectedMessagesWithAClearLogLine) {
+  // DynamoDB unreachable (nothing listens on port 9); SQS and SSM still on moto.
+  StartFunction("launcher", Config(), {{"AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:9"}});
+  runnerset::TerminateIntent t;
+  t.runner_name = "mvr-lambda-test-abc";
+  t.repository = "octo-org/octo-repo";
+  t.job_id = 8;
+  const std::string id = fake_.Enqueue(
+      SqsEvent({{"m-store", runnerset::EncodeIntent(t)}, {"m-junk", "not an intent"}}).dump());
+  auto answer = fake_.WaitAnswer(id, Duration(120'000));
+  ASSERT_TRUE(answer.has_value()) << Output();
+  ASSERT_EQ(answer->kind, Answer::Kind::kResponse) << answer->body;
+  EXPECT_EQ(json::parse(answer->body),
+            json::parse(R"({"batchItemFailures":[{"itemIdentifier":"m-store"}]})"));
+  const std::string out = Output();
+  EXPECT_NE(out.find("\"decision\":\"failed\""), std::string::npos) << out;
+  ExpectNoSecretAnywhere();
+}
+
+}  // namespace
+}  // namespace mvr::lambda

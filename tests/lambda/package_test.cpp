@@ -1,0 +1,207 @@
+// The Lambda deployment package: a deterministic zip, every shared library the binary needs
+// inside it (down to glibc and its loader, so AL2023's glibc 2.34 is never used), and the
+// unpacked zip serving a webhook event against the local fake Runtime API. The arm64 package is
+// checked the same way under qemu-user-static when an arm64 mvr is given (MVR_LAMBDA_ARM64_BINARY,
+// or build-lambda-arm64/src/cli/mvr beside the build tree), and skipped with a message otherwise.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "base/encoding.h"
+#include "base/files.h"
+#include "github/workflow_job_payloads.h"
+#include "lambda/elf_info.h"
+#include "lambda/fake_runtime_api.h"
+#include "lambda/package.h"
+#include "lambda/zip_writer.h"
+#include "process/process_runner.h"
+
+namespace mvr::lambda {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr char kSecret[] = "package-test-webhook-secret-3e1";
+const std::string kMvr = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+class PackageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = TemporaryDirectory::Create("mvr-package-test");
+    ASSERT_TRUE(dir.ok());
+    dir_ = std::make_unique<TemporaryDirectory>(std::move(*dir));
+  }
+
+  process::CommandResult Run(std::vector<std::string> argv) {
+    process::ProcessSpec spec;
+    spec.argv = std::move(argv);
+    spec.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
+    process::RunOptions options;
+    options.timeout = Duration(300'000);
+    options.capture_stderr = true;
+    auto r = processes_.Run(spec, options);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : process::CommandResult{};
+  }
+
+  // Builds the package and unpacks it; returns the directory.
+  std::string PackageAndUnpack(const std::string& arch, const std::string& binary,
+                               const std::string& name) {
+    const std::string zip = dir_->path() + "/" + name + ".zip";
+    std::vector<std::string> argv = {kMvr, "package", "lambda", "--arch", arch, "--output", zip};
+    if (!binary.empty()) argv.insert(argv.end(), {"--binary", binary});
+    auto r = Run(argv);
+    EXPECT_TRUE(r.exit.ok()) << r.output << r.error_output;
+    const std::string out = dir_->path() + "/" + name;
+    auto u = Run({"unzip", "-q", zip, "-d", out});
+    EXPECT_TRUE(u.exit.ok()) << u.output << u.error_output;
+    return out;
+  }
+
+  // Every ELF file under lib/ finds each library it names under lib/ as well.
+  void ExpectSelfContained(const std::string& root, ElfMachine machine) {
+    std::set<std::string> present;
+    for (const auto& e : fs::directory_iterator(root + "/lib")) {
+      present.insert(e.path().filename().string());
+    }
+    int elves = 0;
+    for (const std::string& name : present) {
+      auto info = ReadElfInfo(Slurp(root + "/lib/" + name));
+      ASSERT_TRUE(info.ok()) << name << ": " << info.status().ToString();
+      EXPECT_EQ(info->machine, machine) << name;
+      ++elves;
+      for (const std::string& needed : info->needed) {
+        EXPECT_TRUE(present.count(needed)) << name << " needs " << needed << ", not in the zip";
+      }
+    }
+    EXPECT_GT(elves, 2);
+    EXPECT_TRUE(present.count("libc.so.6")) << "glibc is bundled, so AL2023's 2.34 is not used";
+  }
+
+  // Runs the unpacked function (through `command`) against a fake Runtime API with one signed
+  // ~10 KB workflow_job delivery and expects a 202 launch answer.
+  void ExpectServesAWebhook(const std::vector<std::string>& command) {
+    FakeRuntimeApi fake;
+    ASSERT_TRUE(fake.Start().ok());
+    github::testing::PayloadOptions o;
+    o.labels = {"self-hosted", "lambda-mvm-small"};
+    const std::string body = github::testing::WorkflowJobPayload(o);
+    json event = {{"version", "2.0"},
+                  {"rawPath", "/"},
+                  {"headers",
+                   {{"x-github-event", "workflow_job"},
+                    {"x-github-delivery", "d-1"},
+                    {"x-hub-signature-256", "sha256=" + HexEncode(HmacSha256(kSecret, body))}}},
+                  {"requestContext", {{"http", {{"method", "POST"}}}}},
+                  {"body", Base64Encode(body)},
+                  {"isBase64Encoded", true}};
+    const std::string id = fake.Enqueue(event.dump());
+    json config = {{"runnerSetId", "pkg"},
+                   {"github",
+                    {{"repository", "octo-org/octo-repo"},
+                     {"patFile", "env:MVR_PAT"},
+                     {"webhookSecretFile", "env:MVR_WEBHOOK_SECRET"}}},
+                   {"classes", json::array({{{"label", "lambda-mvm-small"}, {"image", "img-1"}}})},
+                   {"store", "sqlite:" + dir_->path() + "/state.db"},
+                   {"queue", {{"uri", "sqlite:" + dir_->path() + "/state.db"}}}};
+    process::ProcessSpec spec;
+    spec.argv = command;
+    spec.env = {{"AWS_LAMBDA_RUNTIME_API", fake.endpoint()},
+                {"_HANDLER", "webhook"},
+                {"MVR_CONFIG", config.dump()},
+                {"MVR_WEBHOOK_SECRET", kSecret},
+                {"MVR_PAT", "unused-pat-value"},
+                {"AWS_REGION", "us-east-1"},
+                {"PATH", "/usr/bin:/bin"}};
+    spec.output_path = dir_->path() + "/function.log";
+    auto pid = processes_.Spawn(spec);
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+    auto answer = fake.WaitAnswer(id, Duration(120'000));
+    fake.Stop();
+    (void)processes_.Wait(*pid);
+    ASSERT_TRUE(answer.has_value()) << Slurp(spec.output_path);
+    ASSERT_EQ(answer->kind, FakeRuntimeApi::Answer::Kind::kResponse) << answer->body;
+    json r = json::parse(answer->body);
+    EXPECT_EQ(r["statusCode"], 202) << answer->body;
+    EXPECT_EQ(Slurp(spec.output_path).find(kSecret), std::string::npos);
+  }
+
+  std::unique_ptr<TemporaryDirectory> dir_;
+  process::PosixProcessRunner processes_;
+};
+
+TEST(ZipWriterTest, SameEntriesGiveTheSameBytesWhateverTheirOrder) {
+  auto a = WriteZip({{"b", "two", 0644}, {"a", "one", 0755}});
+  auto b = WriteZip({{"a", "one", 0755}, {"b", "two", 0644}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_FALSE(WriteZip({{"a", "1"}, {"a", "2"}}).ok());
+  EXPECT_FALSE(WriteZip({{"/abs", "1"}}).ok());
+}
+
+TEST(ElfInfoTest, ReadsMachineNeededLibrariesAndGlibcVersions) {
+  auto info = ReadElfInfo(Slurp(kMvr));
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->machine, ElfMachine::kX86_64);
+  EXPECT_NE(std::find(info->needed.begin(), info->needed.end(), "libc.so.6"), info->needed.end());
+  EXPECT_FALSE(info->version_needs["libc.so.6"].empty());
+  EXPECT_EQ(GlibcVersion("GLIBC_2.34"), std::make_pair(2, 34));
+  EXPECT_EQ(GlibcVersion("GLIBCXX_3.4"), std::make_pair(0, 0));
+  EXPECT_FALSE(ReadElfInfo("#!/bin/sh\n").ok());
+}
+
+TEST_F(PackageTest, PackageIsReproducible) {
+  const std::string a = dir_->path() + "/a.zip", b = dir_->path() + "/b.zip";
+  for (const std::string& out : {a, b}) {
+    auto r = Run({kMvr, "package", "lambda", "--arch", "x86_64", "--output", out});
+    ASSERT_TRUE(r.exit.ok()) << r.output << r.error_output;
+  }
+  EXPECT_EQ(Slurp(a), Slurp(b));
+}
+
+TEST_F(PackageTest, X86PackageIsSelfContainedAndServesAWebhookEvent) {
+  const std::string root = PackageAndUnpack("x86_64", "", "x86");
+  struct stat st {};
+  ASSERT_EQ(::stat((root + "/bootstrap").c_str(), &st), 0);
+  EXPECT_TRUE(st.st_mode & S_IXUSR) << "bootstrap must stay executable";
+  ExpectSelfContained(root, ElfMachine::kX86_64);
+  ExpectServesAWebhook({root + "/bootstrap"});
+}
+
+TEST_F(PackageTest, WrongArchitectureBinaryIsRefused) {
+  auto r = Run({kMvr, "package", "lambda", "--arch", "arm64", "--output", dir_->path() + "/x.zip",
+                "--binary", kMvr, "--no-strip"});
+  EXPECT_FALSE(r.exit.ok());
+  EXPECT_NE(r.error_output.find("not an arm64 executable"), std::string::npos) << r.error_output;
+}
+
+TEST_F(PackageTest, Arm64PackageIsSelfContainedAndServesAWebhookEventUnderQemu) {
+  std::string binary;
+  if (const char* b = std::getenv("MVR_LAMBDA_ARM64_BINARY")) binary = b;
+  if (binary.empty()) binary = std::string(MVR_BINARY_DIR) + "/../build-lambda-arm64/src/cli/mvr";
+  if (!fs::exists(binary)) {
+    GTEST_SKIP() << "no arm64 mvr at " << binary
+                 << " (cross-build mvr for arm64 and set MVR_LAMBDA_ARM64_BINARY)";
+  }
+  if (Run({"sh", "-c", "command -v qemu-aarch64-static"}).exit.code != 0) {
+    GTEST_SKIP() << "qemu-aarch64-static is not installed (Debian: qemu-user-static)";
+  }
+  const std::string root = PackageAndUnpack("arm64", binary, "arm64");
+  ExpectSelfContained(root, ElfMachine::kAarch64);
+  // No binfmt_misc here: run what bootstrap runs, under qemu.
+  ExpectServesAWebhook({"qemu-aarch64-static", root + "/lib/ld-linux-aarch64.so.1",
+                        "--library-path", root + "/lib", root + "/lib/mvr", "lambda"});
+}
+
+}  // namespace
+}  // namespace mvr::lambda

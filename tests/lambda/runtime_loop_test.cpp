@@ -1,0 +1,91 @@
+// The runtime loop against the local fake Runtime API: answers go to …/response, handler errors
+// to …/error with their errorType, and each invocation's counters become one EMF line.
+#include "lambda/runtime_loop.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/random.h"
+#include "http/curl_client.h"
+#include "lambda/fake_runtime_api.h"
+
+namespace mvr::lambda {
+namespace {
+
+// Answers "ok:<event>", fails an event "bad" as a malformed event, counts each as received.
+class EchoHandler final : public Handler {
+ public:
+  Result<std::string> Handle(const Invocation& inv) override {
+    metrics_.Add(runnerset::Counter::kReceived);
+    if (inv.event == "bad") return InvalidArgument("not an event").WithErrorType(kMalformedEvent);
+    return "ok:" + inv.event;
+  }
+  runnerset::Metrics& metrics() override { return metrics_; }
+
+ private:
+  runnerset::Metrics metrics_;
+};
+
+class RuntimeLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(fake_.Start().ok()); }
+
+  SystemClock clock_;
+  RealSleeper sleeper_;
+  SeededRandom random_{1};
+  MemorySink log_;
+  Logger logger_{log_, clock_};
+  Seam seam_{clock_, sleeper_, random_, random_, logger_};
+  MemorySink metrics_;
+  http::CurlHttpClient http_;
+  FakeRuntimeApi fake_;
+};
+
+TEST_F(RuntimeLoopTest, AnswersGoToResponseAndErrorsToErrorWithTheirType) {
+  const std::string good = fake_.Enqueue("one");
+  const std::string bad = fake_.Enqueue("bad");
+  RuntimeApi api(fake_.endpoint(), http_);
+  EchoHandler handler;
+  Status s = RunLoop(api, handler, seam_, metrics_, {"webhook", "set-1", 2});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+
+  auto a = fake_.WaitAnswer(good, Duration(5'000));
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->kind, FakeRuntimeApi::Answer::Kind::kResponse);
+  EXPECT_EQ(a->body, "ok:one");
+  auto e = fake_.WaitAnswer(bad, Duration(5'000));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, FakeRuntimeApi::Answer::Kind::kError);
+  EXPECT_EQ(e->error_type, "Mvr.MalformedEvent");
+  auto doc = nlohmann::json::parse(e->body);
+  EXPECT_EQ(doc["errorType"], "Mvr.MalformedEvent");
+  EXPECT_EQ(doc["errorMessage"], "not an event");
+}
+
+TEST_F(RuntimeLoopTest, EachInvocationWritesOneEmfLineOfWhatItCounted) {
+  fake_.Enqueue("one");
+  RuntimeApi api(fake_.endpoint(), http_);
+  EchoHandler handler;
+  ASSERT_TRUE(RunLoop(api, handler, seam_, metrics_, {"webhook", "set-1", 1}).ok());
+  ASSERT_EQ(metrics_.lines().size(), 1u);
+  auto emf = nlohmann::json::parse(metrics_.lines()[0]);
+  EXPECT_EQ(emf["received"], 1);
+  EXPECT_EQ(emf["RunnerSetId"], "set-1");
+  EXPECT_EQ(emf["Function"], "webhook");
+  const auto& cw = emf["_aws"]["CloudWatchMetrics"][0];
+  EXPECT_EQ(cw["Namespace"], "mvr/runnerset");
+  EXPECT_EQ(cw["Metrics"][0]["Name"], "received");
+  EXPECT_TRUE(emf["_aws"]["Timestamp"].is_number_integer());
+}
+
+TEST_F(RuntimeLoopTest, LoopEndsWithAnErrorWhenTheRuntimeApiGoesAway) {
+  RuntimeApi api(fake_.endpoint(), http_);
+  fake_.Stop();
+  EchoHandler handler;
+  Status s = RunLoop(api, handler, seam_, metrics_, {"webhook", "set-1", -1});
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("Runtime API"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mvr::lambda
