@@ -3,7 +3,8 @@
 // duplicate, dropped because the job was no longer queued, failed; VMs terminated), the webhook
 // endpoint's decisions by name, deferrals by reason, and the per-job timeline: seconds from the
 // webhook's arrival to each milestone (claimed, VM running, config delivered, runner online, job
-// started, completed) as histograms. docs/runner-set.md says what each one means.
+// started, completed) as histograms, and the janitor's sweep counters
+// (mvr_runnerset_janitor_<counter>_total). docs/runner-set.md says what each one means.
 // Thread-safety: safe to share; one mutex guards everything (no external call under it).
 #pragma once
 
@@ -47,6 +48,9 @@ class Metrics {
   // The webhook endpoint's decision for one delivery ("launch", "bad_signature", ...).
   void AddWebhookDecision(const std::string& decision);
   void AddDeferral(const std::string& reason);  // "cap", "claimed_elsewhere"
+  // A janitor counter ("sweeps", "vms_terminated", "errors" ...).
+  void AddJanitor(const std::string& counter, int64_t n = 1);
+  int64_t GetJanitor(const std::string& counter) const;
   // Seconds from the webhook's arrival to `milestone` for one job.
   void Observe(Milestone milestone, double seconds);
 
@@ -72,6 +76,7 @@ class Metrics {
   std::array<int64_t, kCounterCount> counters_{};
   std::map<std::string, int64_t> webhook_decisions_;
   std::map<std::string, int64_t> deferrals_;
+  std::map<std::string, int64_t> janitor_;
   std::array<Histogram, kMilestoneCount> timeline_;
 };
 

@@ -43,7 +43,9 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
       watch_(deps.seam.clock, deps.seam.logger, deps.github, RunnerScopeOf(config_), metrics_),
       launcher_(config_, LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_,
                                       metrics_, &watch_}),
-      consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)) {
+      consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
+      janitor_(config_,
+               JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue, metrics_}) {
   webhook_.secret = std::move(webhook_secret);
   for (const RunnerClass& c : config_.classes) webhook_.class_labels.push_back(c.label);
   webhook_.runner_name_prefix = config_.runner_name_prefix;
@@ -97,6 +99,7 @@ Result<int> Service::Start() {
   consumer_.Start();
   stopping_ = false;
   watcher_ = std::thread([this] { WatchRunners(); });
+  if (config_.janitor.interval_seconds > 0) janitor_thread_ = std::thread([this] { RunJanitor(); });
   return port;
 }
 
@@ -107,11 +110,25 @@ void Service::WatchRunners() {
   }
 }
 
+void Service::RunJanitor() {
+  const Duration interval(config_.janitor.interval_seconds * 1000LL);
+  while (!stopping_) {
+    // Sleep in short steps so that Stop is not held up by a long interval.
+    const TimePoint due = deps_.seam.clock.Now() + interval;
+    while (!stopping_ && deps_.seam.clock.Now() < due) {
+      deps_.seam.sleeper.Sleep(std::min(kWatchInterval, due - deps_.seam.clock.Now()));
+    }
+    if (stopping_) return;
+    janitor_.Sweep();
+  }
+}
+
 bool Service::Stop() {
   if (server_) server_->Stop();
   server_.reset();
   stopping_ = true;
   if (watcher_.joinable()) watcher_.join();
+  if (janitor_thread_.joinable()) janitor_thread_.join();
   return consumer_.Stop(Duration(config_.shutdown_grace_seconds * 1000LL));
 }
 
