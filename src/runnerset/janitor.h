@@ -4,14 +4,17 @@
 //             took a job ("idle") gets a strike per sweep; at `strikes` it is reaped, but only
 //             after a fresh per-runner read agrees (busy or back: strikes cleared, left alone);
 //             an idle runner is deregistered first (GitHub refuses a busy one), then its VM goes;
-//  unmapped   a RUNNING VM no row or claim names gets strikes in an orphan-vm- row; at `strikes`
-//             a strongly consistent re-scan of the table taken just before decides the kill;
+//  unmapped   a RUNNING VM no row or live claim names gets strikes in an orphan-vm- row; at
+//             `strikes` a strongly consistent re-scan of the table taken just before decides the
+//             kill; an idle runner no row or live claim names is deregistered the same way (after
+//             a fresh read);
 //  stale      mapping rows whose VM is gone (a fresh GetMicrovm agrees) and orphan rows of VMs
 //             that are gone or mapped are removed;
 //  images     image versions of the classes' images beyond the active ones, the pinned ones,
 //             those in use and the newest `keepImageVersions` are deleted;
 //  recover    jobs still queued on GitHub, older than `stuckLaunchSeconds`, that never got their
-//             VM are put on the job queue again (recoverStuckLaunches).
+//             VM, or whose VM is gone or whose runner took another job, are put on the job queue
+//             again (recoverStuckLaunches).
 // Only RUNNING VMs are ever terminated (a suspended VM is listed and left alone). Each phase and
 // each item is isolated: a failure is counted and the sweep goes on.
 // Thread-safety: Sweep from one thread at a time; LastSweep from any.
@@ -99,6 +102,13 @@ class Janitor {
   // A row whose VM the listing does not show live: removed once a fresh read agrees.
   void RemoveIfVmGone(const MappingRow& row, SweepReport& report);
   void ReapUnmapped(const Inventory& inv, SweepReport& report);
+  // Idle runners with the set's prefix that no row or live claim names; `struck` collects the
+  // orphan-row keys struck this sweep.
+  void ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
+                           std::set<std::string>& struck);
+  // Every VM id a mapping row or a claim whose launch may still be working names.
+  std::set<std::string> KnownVms(const std::vector<MappingRow>& rows,
+                                 const std::vector<Claim>& claims) const;
   void PruneImageVersions(const Inventory& inv, SweepReport& report);
   void RecoverStuckLaunches(const Inventory& inv, SweepReport& report);
 

@@ -1,5 +1,7 @@
 // Janitor: running VMs that no mapping row or claim names (001, "Correctness guards": the
-// strongly consistent re-scan taken the instant before termination), and orphan rows gone stale.
+// strongly consistent re-scan taken the instant before termination), runner registrations no
+// launch owns, and orphan rows gone stale. A claim protects what its launch created only while
+// that launch may still be working (committed, or younger than the takeover age).
 #include <set>
 
 #include "runnerset/janitor.h"
@@ -7,23 +9,80 @@
 namespace mvr::runnerset {
 namespace {
 
-// Every VM id a row or a claim (committed or in flight) names.
-std::set<std::string> KnownVms(const std::vector<MappingRow>& rows,
-                               const std::vector<Claim>& claims) {
-  std::set<std::string> known;
-  for (const MappingRow& r : rows) known.insert(r.microvm_id);
-  for (const Claim& c : claims) {
-    if (!c.microvm_id.empty()) known.insert(c.microvm_id);
-    if (!c.pending_microvm_id.empty()) known.insert(c.pending_microvm_id);
-  }
-  return known;
+// Whether a claim's launch may still be working: committed, or younger than the takeover age
+// (an older one died; what it created is no longer protected by it).
+bool InFlight(const Claim& c, int64_t now_ms, Duration takeover_after) {
+  return !c.microvm_id.empty() || now_ms - c.claimed_ms < takeover_after.count();
 }
 
 }  // namespace
 
+std::set<std::string> Janitor::KnownVms(const std::vector<MappingRow>& rows,
+                                        const std::vector<Claim>& claims) const {
+  std::set<std::string> known;
+  const int64_t now_ms = deps_.seam.clock.Now().time_since_epoch().count();
+  for (const MappingRow& r : rows) known.insert(r.microvm_id);
+  for (const Claim& c : claims) {
+    if (!c.microvm_id.empty()) known.insert(c.microvm_id);
+    if (!c.pending_microvm_id.empty() && InFlight(c, now_ms, config_.claim_takeover_after())) {
+      known.insert(c.pending_microvm_id);
+    }
+  }
+  return known;
+}
+
+void Janitor::ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
+                                  std::set<std::string>& struck) {
+  if (!inv.runners_ok) return;
+  std::set<std::string> mapped;
+  for (const MappingRow& r : inv.rows) mapped.insert(r.runner_name);
+  std::set<int64_t> pending;
+  const int64_t now_ms = deps_.seam.clock.Now().time_since_epoch().count();
+  for (const Claim& c : inv.claims) {
+    if (!c.runner_name.empty()) mapped.insert(c.runner_name);
+    if (c.pending_runner_id > 0 && InFlight(c, now_ms, config_.claim_takeover_after())) {
+      pending.insert(c.pending_runner_id);
+    }
+  }
+  for (const auto& [name, runner] : inv.runners) {
+    if (mapped.count(name) || pending.count(runner.id) || runner.busy) continue;
+    // A registration no launch owns (its attempt died): strikes, then a fresh read.
+    const std::string key = "runner-" + std::to_string(runner.id);
+    struck.insert(key);
+    Result<int> strikes = deps_.table.AddOrphanStrike(key);
+    if (!strikes.ok()) {
+      Error(report, "recording a strike on runner " + name, strikes.status());
+      continue;
+    }
+    if (*strikes < config_.janitor.strikes) {
+      report.Add(Swept::kStrikesAdded);
+      continue;
+    }
+    Result<github::Runner> fresh = deps_.github.GetRunner(scope_, runner.id);
+    Status removed =
+        fresh.ok() && !fresh->busy ? deps_.github.DeleteRunner(scope_, runner.id) : Status::Ok();
+    if (fresh.ok() && fresh->busy) report.Add(Swept::kBusySpared);
+    if (removed.code() == Code::kConflict || removed.code() == Code::kInvalidArgument) {
+      report.Add(Swept::kBusySpared);
+    } else if (!removed.ok() && removed.code() != Code::kNotFound) {
+      Error(report, "removing runner " + name, removed);
+      continue;
+    } else if (fresh.ok() && !fresh->busy) {
+      report.Add(Swept::kRunnersRemoved);
+      deps_.seam.logger.Info("janitor: removed a runner no launch owns", {{"runner_name", name}});
+    }
+    if (Status s = deps_.table.DeleteOrphan(key); !s.ok()) {
+      Error(report, "deleting the orphan row of runner " + name, s);
+    } else {
+      struck.erase(key);
+    }
+  }
+}
+
 void Janitor::ReapUnmapped(const Inventory& inv, SweepReport& report) {
   const std::set<std::string> known = KnownVms(inv.rows, inv.claims);
   std::set<std::string> struck;
+  ReapUnmappedRunners(inv, report, struck);
   for (const auto& [id, vm] : inv.vms) {
     if (known.count(id) || vm.state != aws::MicrovmState::kRunning || !OldEnough(vm)) continue;
     struck.insert(id);

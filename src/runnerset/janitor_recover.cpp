@@ -59,13 +59,17 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, SweepReport& report) {
       if (claim != claims.end()) {
         const Claim& c = *claim->second;
         if (!c.microvm_id.empty()) {
-          // Launched: leave it while its VM lives (the listing must be complete to say it does
-          // not); a VM gone before the job started means the claim is released for a new launch.
+          // Launched: leave it while its VM lives and its runner may still take the job (the
+          // listings must be complete to say otherwise). A VM gone, or a runner that took
+          // another job (busy, or finished and deregistered) while this one still waits, means
+          // the claim is released for a new launch.
           auto vm = inv.vms.find(c.microvm_id);
-          if (!inv.vms_ok ||
-              (vm != inv.vms.end() && vm->second.state != aws::MicrovmState::kTerminated)) {
-            continue;
-          }
+          const bool vm_live = !inv.vms_ok || (vm != inv.vms.end() &&
+                                               vm->second.state != aws::MicrovmState::kTerminated);
+          auto runner = inv.runners.find(c.runner_name);
+          const bool runner_elsewhere = inv.runners_ok && !c.runner_name.empty() &&
+                                        (runner == inv.runners.end() || runner->second.busy);
+          if (vm_live && !runner_elsewhere) continue;
           Status released = deps_.table.ReleaseCommitted(repository, job.id, c.attempt_token);
           if (!released.ok()) {
             Error(report, "releasing the claim of job " + std::to_string(job.id), released);

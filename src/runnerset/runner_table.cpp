@@ -23,6 +23,7 @@ Claim ClaimFromItem(const store::Item& item) {
   c.pending_microvm_id = item.GetString(attr::kPendingMicrovm).value_or("");
   c.repository = item.GetString(attr::kRepository).value_or("");
   c.job_id = item.GetNumber(attr::kJobId).value_or(0);
+  c.runner_name = item.GetString(attr::kRunnerName).value_or("");
   return c;
 }
 

@@ -39,6 +39,7 @@ struct Claim {
   std::string pending_microvm_id;
   std::string repository;
   int64_t job_id = 0;
+  std::string runner_name;  // set by the committing transaction
 };
 
 struct MappingRow {

@@ -305,6 +305,33 @@ TEST_F(JanitorTest, VmOfALaunchInFlightIsNotAnOrphan) {
   EXPECT_TRUE(terminated_.empty());
 }
 
+TEST_F(JanitorTest, VmAndRunnerOfALaunchAttemptThatDiedAreReapedAfterTheTakeoverAge) {
+  ListVm("vm-5", aws::MicrovmState::kRunning);
+  auto claim = table_.ClaimJob("octo/app", 5);
+  ASSERT_TRUE(claim.ok());
+  const store::Key key = RunnerTable::ClaimKey("octo/app", 5);
+  ASSERT_TRUE(table_.RecordRunner(key, claim->attempt_token, 55).ok());
+  ASSERT_TRUE(table_.RecordMicrovm(key, claim->attempt_token, "vm-5").ok());
+  runners_ = fresh_runners_ = {Runner(55, "mvr-demo-5-cccc", false)};
+  J().Sweep();
+  J().Sweep();
+  EXPECT_TRUE(terminated_.empty()) << "protected while the launch may still be working";
+  m_.clock.Advance(config_.claim_takeover_after());
+  J().Sweep();
+  SweepReport r = J().Sweep();
+  EXPECT_EQ(terminated_, std::vector<std::string>{"vm-5"});
+  EXPECT_EQ(deleted_runners_, std::vector<int64_t>{55});
+  EXPECT_EQ(r.Get(Swept::kOrphansTerminated), 1);
+}
+
+TEST_F(JanitorTest, BusyRunnerNoLaunchOwnsIsLeftAlone) {
+  runners_ = {Runner(66, "mvr-demo-6-dddd", false)};
+  fresh_runners_ = {Runner(66, "mvr-demo-6-dddd", true)};
+  for (int i = 0; i < 3; ++i) J().Sweep();
+  EXPECT_TRUE(deleted_runners_.empty());
+  EXPECT_GE(metrics_.GetJanitor("busy_spared"), 1);
+}
+
 TEST_F(JanitorTest, RowOfAVmThatIsGoneIsRemovedWithItsRunner) {
   Launched("mvr-demo-1-aaaa", 11, "vm-gone", 1);
   SweepReport r = J().Sweep();
@@ -354,7 +381,8 @@ TEST_F(JanitorTest, QueuedJobThatNeverGotARunnerIsLaunchedAgain) {
 TEST_F(JanitorTest, QueuedJobWhoseVmLivesOrWhoseLaunchIsInFlightIsLeftAlone) {
   ListVm("vm-1", aws::MicrovmState::kRunning, Duration(10'000));
   Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  ASSERT_TRUE(table_.ClaimJob("octo/app", 2).ok());  // in flight, fresh
+  ASSERT_TRUE(table_.ClaimJob("octo/app", 2).ok());   // in flight, fresh
+  runners_ = {Runner(11, "mvr-demo-1-aaaa", false)};  // starting: it will take job 1
   queued_jobs_ = {QueuedJob(1, m_.clock.Now() - 5 * kMinute, {"mvr-small"}),
                   QueuedJob(2, m_.clock.Now() - 5 * kMinute, {"mvr-small"})};
   EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 0);
@@ -368,6 +396,16 @@ TEST_F(JanitorTest, QueuedJobWhoseVmIsGoneGetsItsClaimReleasedAndIsLaunchedAgain
   auto claim = table_.ClaimJob("octo/app", 1);
   ASSERT_TRUE(claim.ok());
   EXPECT_EQ(claim->outcome, RunnerTable::ClaimOutcome::kWon) << "the relaunch can claim it";
+}
+
+TEST_F(JanitorTest, QueuedJobWhoseRunnerTookAnotherJobIsLaunchedAgain) {
+  ListVm("vm-1", aws::MicrovmState::kRunning, Duration(10'000));
+  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
+  runners_ = {Runner(11, "mvr-demo-1-aaaa", true)};  // busy, with another job
+  queued_jobs_ = {QueuedJob(1, m_.clock.Now() - 5 * kMinute, {"mvr-small"})};
+  EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 1);
+  EXPECT_EQ(table_.ClaimJob("octo/app", 1)->outcome, RunnerTable::ClaimOutcome::kWon);
+  EXPECT_TRUE(terminated_.empty()) << "the busy runner's VM is left to finish";
 }
 
 TEST_F(JanitorTest, RecoveryCanBeTurnedOff) {
