@@ -55,6 +55,9 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
   router_.Add("GET", "/metrics", [this](const http::ServerRequest&, const http::PathParams&) {
     return Text(200, metrics_.Prometheus(), "text/plain; version=0.0.4");
   });
+  router_.Add("GET", "/status", [this](const http::ServerRequest&, const http::PathParams&) {
+    return Json(200, Status());
+  });
   router_.Add("GET", "/healthz", [this](const http::ServerRequest&, const http::PathParams&) {
     return Json(200, {{"status", "ok"}, {"runnerSetId", config_.runner_set_id}});
   });
@@ -108,6 +111,43 @@ void Service::WatchRunners() {
     watch_.Poll();
     deps_.seam.sleeper.Sleep(kWatchInterval);
   }
+}
+
+nlohmann::json Service::Status() {
+  StatusInputs in;
+  for (const RunnerClass& c : config_.classes) {
+    if (in.vms_by_image.count(c.image)) continue;
+    aws::ListMicrovmsRequest req;
+    req.image_identifier = c.image;
+    req.max_results = 50;
+    auto vms = aws::ListAllMicrovms(deps_.microvms, req);
+    if (vms.ok()) {
+      in.vms_by_image[c.image] = std::move(*vms);
+    } else {
+      in.errors.push_back("listing the MicroVMs of " + c.image + ": " + vms.status().ToString());
+    }
+  }
+  auto runners = deps_.github.ListRunners(RunnerScopeOf(config_), {});
+  if (runners.ok()) {
+    in.runners = std::move(*runners);
+  } else {
+    in.errors.push_back("listing the runners: " + runners.status().ToString());
+  }
+  auto rows = table_.ScanMappings(config_.runner_name_prefix);
+  if (rows.ok()) {
+    in.rows = std::move(*rows);
+  } else {
+    in.errors.push_back("scanning the mapping rows: " + rows.status().ToString());
+  }
+  auto claims = table_.ScanClaims();
+  if (claims.ok()) {
+    in.claims = std::move(*claims);
+  } else {
+    in.errors.push_back("scanning the claims: " + claims.status().ToString());
+  }
+  in.last_sweep = janitor_.LastSweep();
+  in.now = deps_.seam.clock.Now();
+  return BuildStatus(config_, in);
 }
 
 void Service::RunJanitor() {

@@ -1,5 +1,6 @@
 // Service: one runner set on one machine, as `mvr serve` runs it: an HTTP server with
-// POST /webhook (→ the job queue), GET /metrics (Prometheus text) and GET /healthz, the queue
+// POST /webhook (→ the job queue), GET /metrics (Prometheus text), GET /status (status.h, JSON)
+// and GET /healthz, the queue
 // consumers that carry out the intents through the Launcher, and the janitor's sweeps on their
 // schedule (janitor.intervalSeconds). Everything outside comes in through
 // ServiceDeps, so the CLI, the demo and tests wire it alike.
@@ -26,6 +27,7 @@
 #include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/runner_watch.h"
+#include "runnerset/status.h"
 #include "runnerset/webhook_router.h"
 #include "store/store.h"
 
@@ -55,6 +57,8 @@ class Service {
   const std::string& url() const { return url_; }
   Metrics& metrics() { return metrics_; }
   Janitor& janitor() { return janitor_; }
+  // What GET /status answers: the listings are taken now.
+  nlohmann::json Status();
 
  private:
   http::HttpResponse Webhook(const http::ServerRequest& request);

@@ -107,6 +107,44 @@ TEST_F(RunnerSetJanitor, BusyRunnerIsNeverTerminatedWhenTheListingSaysItIsIdle) 
   ExpectNothingLeft();
 }
 
+TEST_F(RunnerSetJanitor, StatusShowsTheJobInItsSegmentAndTheLastSweep) {
+  const int64_t id = QueueJob({"sleep 4"});
+  json seen;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        http::HttpRequest req;
+        req.url = ServeUrl() + "/status";
+        auto res = http_.Send(req);
+        if (!res.ok() || res->status != 200) return false;
+        seen = json::parse(res->body, nullptr, false);
+        if (!seen.is_object() || seen["janitor"]["lastSweep"].is_null()) return false;
+        for (const json& j : seen["jobsInFlight"]) {
+          if (j.value("jobId", int64_t{0}) == id && j.value("segment", "") == "running") {
+            return true;
+          }
+        }
+        return false;
+      },
+      std::chrono::seconds(30)))
+      << seen.dump(2);
+  EXPECT_GE(seen["liveVms"].get<int>(), 1);
+  EXPECT_EQ(seen["classes"][0]["label"], kClassLabel);
+  // `mvr status` asks the same endpoint and prints it for a terminal.
+  process::ProcessSpec spec;
+  spec.argv = {mvr_, "status", "--config", dir_ + "/serve.json"};
+  spec.output_path = dir_ + "/status.txt";
+  auto pid = processes_.Spawn(spec);
+  ASSERT_TRUE(pid.ok());
+  auto exited = processes_.Wait(*pid);
+  ASSERT_TRUE(exited.ok() && exited->ok()) << ReadWholeFile(spec.output_path);
+  const std::string text = ReadWholeFile(spec.output_path);
+  EXPECT_NE(text.find("runner set e2e"), std::string::npos) << text;
+  EXPECT_NE(text.find("jobs in flight:"), std::string::npos) << text;
+  EXPECT_NE(text.find("janitor: last sweep"), std::string::npos) << text;
+  ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(30)));
+  ExpectNothingLeft();
+}
+
 class RunnerSetHungLaunch : public RunnerSetJanitor {
   void ConfigureStack(LocalStack& stack) override {
     RunnerSetJanitor::ConfigureStack(stack);
