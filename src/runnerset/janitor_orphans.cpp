@@ -58,6 +58,27 @@ void Janitor::ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
       report.Add(Swept::kStrikesAdded);
       continue;
     }
+    // As for a VM: a consistent re-scan just before, in case a launch has claimed it meanwhile.
+    Result<std::vector<MappingRow>> rows = deps_.table.ScanMappings(config_.runner_name_prefix);
+    Result<std::vector<Claim>> claims = deps_.table.ScanClaims();
+    if (!rows.ok() || !claims.ok()) {
+      Error(report, "re-scanning the table before removing runner " + name,
+            !rows.ok() ? rows.status() : claims.status());
+      continue;
+    }
+    bool owned = false;
+    for (const MappingRow& r : *rows) owned = owned || r.runner_name == name;
+    for (const Claim& c : *claims) {
+      owned = owned || c.runner_name == name ||
+              (c.pending_runner_id == runner.id &&
+               InFlight(c, deps_.seam.clock.Now().time_since_epoch().count(),
+                        config_.claim_takeover_after()));
+    }
+    if (owned) {
+      report.Add(Swept::kOrphansSpared);
+      if (Status s = deps_.table.DeleteOrphan(key); s.ok()) struck.erase(key);
+      continue;
+    }
     Result<github::Runner> fresh = deps_.github.GetRunner(scope_, runner.id);
     Status removed =
         fresh.ok() && !fresh->busy ? deps_.github.DeleteRunner(scope_, runner.id) : Status::Ok();

@@ -324,6 +324,23 @@ TEST_F(JanitorTest, VmAndRunnerOfALaunchAttemptThatDiedAreReapedAfterTheTakeover
   EXPECT_EQ(r.Get(Swept::kOrphansTerminated), 1);
 }
 
+TEST_F(JanitorTest, RunnerIsSparedWhenTheReScanFindsTheLaunchThatRegisteredIt) {
+  runners_ = fresh_runners_ = {Runner(77, "mvr-demo-7-eeee", false)};
+  J().Sweep();
+  int mapping_scans = 0;
+  store_.before_scan = [&](const store::ScanRequest& r) {
+    if (r.partition_prefix != "mvr-demo-" || ++mapping_scans != 2) return;
+    store_.before_scan = nullptr;
+    auto claim = table_.ClaimJob("octo/app", 7);
+    ASSERT_TRUE(claim.ok());
+    ASSERT_TRUE(
+        table_.RecordRunner(RunnerTable::ClaimKey("octo/app", 7), claim->attempt_token, 77).ok());
+  };
+  SweepReport r = J().Sweep();
+  EXPECT_TRUE(deleted_runners_.empty());
+  EXPECT_EQ(r.Get(Swept::kOrphansSpared), 1);
+}
+
 TEST_F(JanitorTest, BusyRunnerNoLaunchOwnsIsLeftAlone) {
   runners_ = {Runner(66, "mvr-demo-6-dddd", false)};
   fresh_runners_ = {Runner(66, "mvr-demo-6-dddd", true)};
