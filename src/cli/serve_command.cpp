@@ -82,6 +82,43 @@ int RunServe(Context& ctx, const std::string& config_path) {
   return 0;
 }
 
+// `mvr status`: asks the running `mvr serve` of the configuration (its listen address) for
+// GET /status and prints it, as text or (--json) as it came.
+int RunStatus(Context& ctx, const std::string& config_path, bool as_json) {
+  auto fail = [&](const Status& s) {
+    std::cerr << "mvr status: " << s.message() << std::endl;
+    return 2;
+  };
+  Result<std::string> text = ReadConfigFile(config_path);
+  if (!text.ok()) return fail(text.status());
+  Result<runnerset::ServeConfig> config = runnerset::ParseServeConfig(*text, config_path);
+  if (!config.ok()) return fail(config.status());
+  auto listen = runnerset::ParseListen(config->listen, "listen");
+  if (!listen.ok()) return fail(listen.status());
+  std::string host = listen->first;
+  if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  const bool v6 = host.find(':') != std::string::npos;
+  const std::string url =
+      "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(listen->second) + "/status";
+  http::CurlHttpClient client;
+  http::HttpRequest req;
+  req.url = url;
+  req.timeout = Duration(30'000);
+  Result<http::HttpResponse> res = client.Send(req);
+  if (!res.ok() || res->status != 200) {
+    return fail(InvalidArgument(
+        "mvr serve does not answer at " + url + " (" +
+        (res.ok() ? "HTTP " + std::to_string(res->status) : res.status().message()) +
+        "); is it running with this configuration?"));
+  }
+  nlohmann::json status = nlohmann::json::parse(res->body, nullptr, false);
+  if (status.is_discarded()) return fail(Internal("GET " + url + " answered something not JSON"));
+  (void)ctx;
+  std::cout << (as_json ? status.dump(2) + "\n" : runnerset::RenderStatusText(status));
+  return 0;
+}
+
 }  // namespace
 
 void AddServeCommand(CLI::App& app, Context& ctx) {
@@ -91,6 +128,16 @@ void AddServeCommand(CLI::App& app, Context& ctx) {
   serve->add_option("--config", *config, "the runner set's JSON configuration (docs/runner-set.md)")
       ->required();
   serve->callback([&ctx, config] { ctx.exit_code = RunServe(ctx, *config); });
+
+  auto* status = app.add_subcommand(
+      "status", "Show a running runner set: pools, VMs, jobs in flight, the last janitor sweep");
+  auto status_config = std::make_shared<std::string>();
+  auto as_json = std::make_shared<bool>(false);
+  status->add_option("--config", *status_config, "the configuration `mvr serve` runs with")
+      ->required();
+  status->add_flag("--json", *as_json, "print GET /status's JSON as it is");
+  status->callback(
+      [&ctx, status_config, as_json] { ctx.exit_code = RunStatus(ctx, *status_config, *as_json); });
 }
 
 }  // namespace mvr::cli

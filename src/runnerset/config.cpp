@@ -165,6 +165,24 @@ Status ParseLauncher(const json& j, LauncherSettings& l) {
   return s.NoOthers();
 }
 
+Status ParseJanitor(const json& j, JanitorSettings& t) {
+  Strict s(j, "janitor");
+  MVR_RETURN_IF_ERROR(s.Integer("intervalSeconds", t.interval_seconds, 0, 86400));
+  MVR_RETURN_IF_ERROR(s.Integer("strikes", t.strikes, 1, 100));
+  MVR_RETURN_IF_ERROR(s.Integer("graceSeconds", t.grace_seconds, 0, 86400));
+  MVR_RETURN_IF_ERROR(s.Integer("keepImageVersions", t.keep_image_versions, 0, 1000));
+  MVR_RETURN_IF_ERROR(s.Integer("stuckLaunchSeconds", t.stuck_launch_seconds, 0, 86400));
+  for (auto [name, flag] :
+       {std::pair<const char*, bool*>{"pruneImageVersions", &t.prune_image_versions},
+        {"recoverStuckLaunches", &t.recover_stuck_launches}}) {
+    if (const json* v = s.Find(name)) {
+      if (!v->is_boolean()) return InvalidArgument(s.Key(name) + ": expected true or false");
+      *flag = v->get<bool>();
+    }
+  }
+  return s.NoOthers();
+}
+
 bool IsRunnerNameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
 }
@@ -274,6 +292,10 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
     if (const json* l = s.Find("launcher")) {
       MVR_RETURN_IF_ERROR(ObjectAt(l, "launcher"));
       MVR_RETURN_IF_ERROR(ParseLauncher(*l, c.launcher));
+    }
+    if (const json* t = s.Find("janitor")) {
+      MVR_RETURN_IF_ERROR(ObjectAt(t, "janitor"));
+      MVR_RETURN_IF_ERROR(ParseJanitor(*t, c.janitor));
     }
     MVR_RETURN_IF_ERROR(s.Integer("maxWebhookBodyBytes", c.max_webhook_body_bytes, 1024, 25 << 20));
     MVR_RETURN_IF_ERROR(s.Integer("shutdownGraceSeconds", c.shutdown_grace_seconds, 0, 3600));

@@ -53,6 +53,17 @@ struct LauncherSettings {
   std::string execution_role_arn;     // "" = no role (the default)
 };
 
+// The janitor (001, duty 6): a sweep on a schedule inside `mvr serve`.
+struct JanitorSettings {
+  int interval_seconds = 60;           // time between sweeps; 0 turns the janitor off
+  int strikes = 2;                     // sweeps a VM must look stranded in before it is reaped
+  int grace_seconds = 300;             // a VM younger than this is never suspect
+  int keep_image_versions = 2;         // inactive image versions kept beside the active ones
+  bool prune_image_versions = true;    // delete older image versions of the classes' images
+  bool recover_stuck_launches = true;  // re-launch queued jobs that never got their runner
+  int stuck_launch_seconds = 120;      // how long a job may wait queued before it is recovered
+};
+
 struct ServeConfig {
   std::string runner_set_id;
   std::string listen = "127.0.0.1:8080";
@@ -66,6 +77,7 @@ struct ServeConfig {
   LauncherSettings launcher;
   size_t max_webhook_body_bytes = 1 << 20;
   int shutdown_grace_seconds = 30;
+  JanitorSettings janitor;
 
   // The class whose label equals `label` (case-insensitively, as GitHub compares labels).
   const RunnerClass* FindClass(std::string_view label) const;

@@ -124,24 +124,44 @@ void Launcher::Record(const Outcome& o) {
 bool Launcher::StillNeeded(const LaunchIntent& in) {
   auto repo = github::RepositoryRef::Parse(in.repository);
   if (!repo.ok()) return true;
-  Result<github::Job> job = deps_.github.GetJob(*repo, in.job_id);
-  if (!job.ok()) {
-    deps_.seam.logger.Warn("could not tell whether the job is still queued; launching anyway",
-                           {{"job_id", in.job_id}, {"error", job.status().ToString()}});
-    return true;  // fail open: dropping a live job is far worse than an unneeded VM
-  }
-  if (job->status != github::JobStatus::kInProgress &&
-      job->status != github::JobStatus::kCompleted) {
-    return true;
-  }
   // GitHub hands a queued job to any idle runner whose labels match, so a runner this set
-  // launched for another job may have taken this one: that job now waits for a runner, and this
-  // launch provides it. Jobs and runners stay one to one.
+  // launched for job K may have taken this job: K then waits for a runner, and this launch
+  // provides it. K may in turn have been taken by the runner of job L, and so on: follow that
+  // chain to a job still waiting (this launch is needed), or back to a runner launched for this
+  // very job (everyone in the chain has a runner: it is not). Jobs and runners stay one to one.
   const std::string& prefix = config_.runner_name_prefix;
-  const std::string& runner = job->runner_name;
-  if (runner.rfind(prefix, 0) != 0) return false;
-  const std::string own = std::to_string(in.job_id) + "-";
-  return runner.compare(prefix.size(), own.size(), own) != 0;
+  auto launched_for = [&](const std::string& runner) -> std::optional<int64_t> {
+    if (runner.rfind(prefix, 0) != 0) return std::nullopt;
+    const size_t dash = runner.find('-', prefix.size());
+    if (dash == std::string::npos) return std::nullopt;
+    try {
+      return std::stoll(runner.substr(prefix.size(), dash - prefix.size()));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+  constexpr int kMaxChain = 8;
+  std::set<int64_t> seen;
+  int64_t job_id = in.job_id;
+  for (int step = 0; step < kMaxChain; ++step) {
+    seen.insert(job_id);
+    Result<github::Job> job = deps_.github.GetJob(*repo, job_id);
+    if (!job.ok()) {
+      deps_.seam.logger.Warn("could not tell whether the job is still queued; launching anyway",
+                             {{"job_id", job_id}, {"error", job.status().ToString()}});
+      return true;  // fail open: dropping a live job is far worse than an unneeded VM
+    }
+    if (job->status != github::JobStatus::kInProgress &&
+        job->status != github::JobStatus::kCompleted) {
+      return true;  // still waiting for a runner
+    }
+    std::optional<int64_t> next = launched_for(job->runner_name);
+    if (!next) return false;               // run by a runner this set did not launch (or by none)
+    if (*next == in.job_id) return false;  // the chain closes: every job in it has a runner
+    if (seen.count(*next)) return false;
+    job_id = *next;
+  }
+  return true;
 }
 
 bool Launcher::InScope(const std::string& repository) const {

@@ -75,7 +75,8 @@ class Launcher {
   // case-insensitively).
   bool InScope(const std::string& repository) const;
   // False only when GitHub definitely says the job needs no runner from this launch: it is no
-  // longer queued and no runner this set launched for another job took it.
+  // longer queued, and the chain of jobs taken by runners launched for other jobs ends with no
+  // job left waiting.
   bool StillNeeded(const LaunchIntent& intent);
   // The set's VMs that hold capacity (every state but TERMINATED) by its image ARNs.
   Result<std::set<std::string>> ListLiveVms();

@@ -91,6 +91,17 @@ void Metrics::AddDeferral(const std::string& reason) {
   ++deferrals_[reason];
 }
 
+void Metrics::AddJanitor(const std::string& counter, int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  janitor_[counter] += n;
+}
+
+int64_t Metrics::GetJanitor(const std::string& counter) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = janitor_.find(counter);
+  return it == janitor_.end() ? 0 : it->second;
+}
+
 void Metrics::Observe(const std::string& job, Milestone milestone, int64_t received_ms,
                       int64_t at_ms) {
   double seconds = at_ms > received_ms ? static_cast<double>(at_ms - received_ms) / 1e3 : 0;
@@ -145,6 +156,10 @@ std::string Metrics::Prometheus() const {
   for (const auto& [reason, n] : deferrals_) {
     out += "mvr_runnerset_deferrals_total{reason=\"" + Escape(reason) + "\"} " + std::to_string(n) +
            "\n";
+  }
+  for (const auto& [counter, n] : janitor_) {
+    const std::string metric = "mvr_runnerset_janitor_" + counter + "_total";
+    out += "# TYPE " + metric + " counter\n" + metric + " " + std::to_string(n) + "\n";
   }
   const std::string name = "mvr_runnerset_job_timeline_seconds";
   out += "# HELP " + name + " seconds from the webhook's arrival to each milestone of a job\n";

@@ -3,8 +3,9 @@
 // duplicate, dropped because the job was no longer queued, failed; VMs terminated), the webhook
 // endpoint's decisions by name, deferrals by reason, and the per-job timeline: seconds from the
 // webhook's arrival to each milestone (claimed, VM running, config delivered, runner online, job
-// started, completed) as histograms, and the same milestones of the last jobs one by one (GET
-// /timeline, what `mvr demo` tabulates). docs/runner-set.md says what each one means.
+// started, completed) as histograms, the same milestones of the last jobs one by one (GET
+// /timeline, what `mvr demo` tabulates), and the janitor's sweep counters
+// (mvr_runnerset_janitor_<counter>_total). docs/runner-set.md says what each one means.
 // Thread-safety: safe to share; one mutex guards everything (no external call under it).
 #pragma once
 
@@ -49,6 +50,9 @@ class Metrics {
   // The webhook endpoint's decision for one delivery ("launch", "bad_signature", ...).
   void AddWebhookDecision(const std::string& decision);
   void AddDeferral(const std::string& reason);  // "cap", "claimed_elsewhere"
+  // A janitor counter ("sweeps", "vms_terminated", "errors" ...).
+  void AddJanitor(const std::string& counter, int64_t n = 1);
+  int64_t GetJanitor(const std::string& counter) const;
   // Job `job` ("<owner/name>#<job id>"), whose webhook arrived at `received_ms`, reached
   // `milestone` at `at_ms` (epoch milliseconds): one histogram observation, and a mark in that
   // job's row of the recent-jobs table.
@@ -80,6 +84,7 @@ class Metrics {
   std::array<int64_t, kCounterCount> counters_{};
   std::map<std::string, int64_t> webhook_decisions_;
   std::map<std::string, int64_t> deferrals_;
+  std::map<std::string, int64_t> janitor_;
   std::array<Histogram, kMilestoneCount> timeline_;
   struct JobMarks {
     int64_t received_ms = 0;

@@ -2,32 +2,17 @@
 
 #include <chrono>
 
+#include "runnerset/runner_table_attributes.h"
+
 namespace mvr::runnerset {
 namespace {
 
 using store::Condition;
 using store::Update;
 using store::Value;
+namespace attr = table_attr;
 
-constexpr char kClaimSort[] = "claim";
-constexpr char kMappingSort[] = "runner";
-
-namespace attr {
-constexpr char kToken[] = "attemptToken";
-constexpr char kClaimedMs[] = "claimedAtMs";
-constexpr char kMicrovmId[] = "microvmId";
-constexpr char kPendingRunner[] = "pendingRunnerId";
-constexpr char kPendingMicrovm[] = "pendingMicrovmId";
-constexpr char kRunnerName[] = "runnerName";
-constexpr char kRunnerId[] = "runnerId";
-constexpr char kRepository[] = "repository";
-constexpr char kJobId[] = "jobId";
-constexpr char kClass[] = "classLabel";
-constexpr char kReceivedMs[] = "receivedAtMs";
-constexpr char kRunningMs[] = "runningAtMs";
-constexpr char kDeliveredMs[] = "deliveredAtMs";
-constexpr char kTtl[] = "ttl";
-}  // namespace attr
+}  // namespace
 
 Claim ClaimFromItem(const store::Item& item) {
   Claim c;
@@ -36,8 +21,13 @@ Claim ClaimFromItem(const store::Item& item) {
   c.microvm_id = item.GetString(attr::kMicrovmId).value_or("");
   c.pending_runner_id = item.GetNumber(attr::kPendingRunner).value_or(0);
   c.pending_microvm_id = item.GetString(attr::kPendingMicrovm).value_or("");
+  c.repository = item.GetString(attr::kRepository).value_or("");
+  c.job_id = item.GetNumber(attr::kJobId).value_or(0);
+  c.runner_name = item.GetString(attr::kRunnerName).value_or("");
   return c;
 }
+
+namespace {
 
 Condition HeldBy(const std::string& token) { return Condition::Equals(attr::kToken, token); }
 
@@ -48,11 +38,11 @@ std::string RunnerTable::JobKey(const std::string& repository, int64_t job_id) {
 }
 
 store::Key RunnerTable::ClaimKey(const std::string& repository, int64_t job_id) {
-  return store::Key{"job#" + JobKey(repository, job_id), kClaimSort};
+  return store::Key{"job#" + JobKey(repository, job_id), attr::kClaimSort};
 }
 
 store::Key RunnerTable::MappingKey(const std::string& runner_name) {
-  return store::Key{runner_name, kMappingSort};
+  return store::Key{runner_name, attr::kMappingSort};
 }
 
 int64_t RunnerTable::NowMs() const {
@@ -172,21 +162,27 @@ Status RunnerTable::Release(const store::Key& claim, const std::string& token) {
   return s;
 }
 
+MappingRow MappingFromItem(const store::Item& item) {
+  MappingRow r;
+  r.runner_name = item.key.partition;
+  r.runner_id = item.GetNumber(attr::kRunnerId).value_or(0);
+  r.microvm_id = item.GetString(attr::kMicrovmId).value_or("");
+  r.repository = item.GetString(attr::kRepository).value_or("");
+  r.job_id = item.GetNumber(attr::kJobId).value_or(0);
+  r.class_label = item.GetString(attr::kClass).value_or("");
+  r.times.received_ms = item.GetNumber(attr::kReceivedMs).value_or(0);
+  r.times.claimed_ms = item.GetNumber(attr::kClaimedMs).value_or(0);
+  r.times.running_ms = item.GetNumber(attr::kRunningMs).value_or(0);
+  r.times.delivered_ms = item.GetNumber(attr::kDeliveredMs).value_or(0);
+  r.strikes = static_cast<int>(item.GetNumber(attr::kStrikes).value_or(0));
+  r.suspicion = item.GetString(attr::kSuspicion).value_or("");
+  return r;
+}
+
 Result<std::optional<MappingRow>> RunnerTable::GetMapping(const std::string& runner_name) {
   MVR_ASSIGN_OR_RETURN(std::optional<store::Item> item, store_.Get(MappingKey(runner_name)));
   if (!item) return std::optional<MappingRow>();
-  MappingRow r;
-  r.runner_name = runner_name;
-  r.runner_id = item->GetNumber(attr::kRunnerId).value_or(0);
-  r.microvm_id = item->GetString(attr::kMicrovmId).value_or("");
-  r.repository = item->GetString(attr::kRepository).value_or("");
-  r.job_id = item->GetNumber(attr::kJobId).value_or(0);
-  r.class_label = item->GetString(attr::kClass).value_or("");
-  r.times.received_ms = item->GetNumber(attr::kReceivedMs).value_or(0);
-  r.times.claimed_ms = item->GetNumber(attr::kClaimedMs).value_or(0);
-  r.times.running_ms = item->GetNumber(attr::kRunningMs).value_or(0);
-  r.times.delivered_ms = item->GetNumber(attr::kDeliveredMs).value_or(0);
-  return std::optional<MappingRow>(r);
+  return std::optional<MappingRow>(MappingFromItem(*item));
 }
 
 Status RunnerTable::DeleteMapping(const std::string& runner_name, const std::string& microvm_id) {

@@ -5,7 +5,9 @@
 //                                conditional on the attempt's random attemptToken, so exactly one
 //                                attempt's write succeeds. It remembers the attempt's runner and
 //                                VM while the launch is in flight, so a takeover can remove them.
-//   <runnerName> / runner        the mapping row: runner → MicroVM, plus the job's timeline.
+//   <runnerName> / runner        the mapping row: runner → MicroVM, plus the job's timeline and
+//                                the janitor's strike memory for it.
+//   orphan-vm-<id> / orphan      the janitor's strike memory for a VM no mapping row names.
 // A committed launch writes its mapping row and stamps the claim's VM id in ONE transaction.
 // Rows carry a TTL.
 // Thread-safety: safe to share; the store is.
@@ -13,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/seam.h"
 #include "store/store.h"
@@ -34,6 +37,9 @@ struct Claim {
   // What the attempt holding the claim has created so far (for a takeover's cleanup).
   int64_t pending_runner_id = 0;
   std::string pending_microvm_id;
+  std::string repository;
+  int64_t job_id = 0;
+  std::string runner_name;  // set by the committing transaction
 };
 
 struct MappingRow {
@@ -44,7 +50,21 @@ struct MappingRow {
   int64_t job_id = 0;
   std::string class_label;
   LaunchTimes times;
+  // The janitor's strike memory: sweeps in a row the VM looked stranded, and why ("absent": no
+  // runner in GitHub's listing; "idle": a runner that never took a job).
+  int strikes = 0;
+  std::string suspicion;
 };
+
+// An orphan row: strikes against a running VM that no mapping row or claim names.
+struct OrphanRow {
+  std::string microvm_id;
+  int strikes = 0;
+};
+
+// Row decoding, shared by the table's files.
+Claim ClaimFromItem(const store::Item& item);
+MappingRow MappingFromItem(const store::Item& item);
 
 class RunnerTable {
  public:
@@ -89,6 +109,22 @@ class RunnerTable {
 
   Result<std::optional<MappingRow>> GetMapping(const std::string& runner_name);
   Status DeleteMapping(const std::string& runner_name, const std::string& microvm_id);
+
+  // --- the janitor's reads and strike memory (runner_table_sweep.cpp) ---
+  // Every mapping row whose runner name starts with `prefix`, and every claim. Strongly
+  // consistent where the backend allows (DynamoDB: ConsistentRead).
+  Result<std::vector<MappingRow>> ScanMappings(const std::string& prefix);
+  Result<std::vector<Claim>> ScanClaims();
+  Result<std::vector<OrphanRow>> ScanOrphans();
+  // Records strikes on a mapping row that still names `microvm_id` (0 clears them).
+  Status SetStrikes(const std::string& runner_name, const std::string& microvm_id, int strikes,
+                    const std::string& suspicion);
+  // One more strike against an unmapped VM; returns the count.
+  Result<int> AddOrphanStrike(const std::string& microvm_id);
+  Status DeleteOrphan(const std::string& microvm_id);
+  // Deletes a committed claim whose VM is gone, if `token` still holds it, so the job can be
+  // launched again.
+  Status ReleaseCommitted(const std::string& repository, int64_t job_id, const std::string& token);
 
  private:
   int64_t NowMs() const;

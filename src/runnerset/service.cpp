@@ -45,7 +45,9 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
       watch_(deps.seam.clock, deps.seam.logger, deps.github, RunnerScopeOf(config_), metrics_),
       launcher_(config_, LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_,
                                       metrics_, &watch_}),
-      consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)) {
+      consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
+      janitor_(config_,
+               JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue, metrics_}) {
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));
   router_.Add("POST", "/webhook",
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
@@ -54,6 +56,9 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
   });
   router_.Add("GET", "/timeline", [this](const http::ServerRequest&, const http::PathParams&) {
     return Text(200, metrics_.RecentJobsJson(), "application/json");
+  });
+  router_.Add("GET", "/status", [this](const http::ServerRequest&, const http::PathParams&) {
+    return Json(200, Status());
   });
   router_.Add("GET", "/healthz", [this](const http::ServerRequest&, const http::PathParams&) {
     return Json(200, {{"status", "ok"}, {"runnerSetId", config_.runner_set_id}});
@@ -84,6 +89,7 @@ Result<int> Service::Start() {
   consumer_.Start();
   stopping_ = false;
   watcher_ = std::thread([this] { WatchRunners(); });
+  if (config_.janitor.interval_seconds > 0) janitor_thread_ = std::thread([this] { RunJanitor(); });
   return port;
 }
 
@@ -94,11 +100,62 @@ void Service::WatchRunners() {
   }
 }
 
+nlohmann::json Service::Status() {
+  StatusInputs in;
+  for (const RunnerClass& c : config_.classes) {
+    if (in.vms_by_image.count(c.image)) continue;
+    aws::ListMicrovmsRequest req;
+    req.image_identifier = c.image;
+    req.max_results = 50;
+    auto vms = aws::ListAllMicrovms(deps_.microvms, req);
+    if (vms.ok()) {
+      in.vms_by_image[c.image] = std::move(*vms);
+    } else {
+      in.errors.push_back("listing the MicroVMs of " + c.image + ": " + vms.status().ToString());
+    }
+  }
+  auto runners = deps_.github.ListRunners(RunnerScopeOf(config_), {});
+  if (runners.ok()) {
+    in.runners = std::move(*runners);
+  } else {
+    in.errors.push_back("listing the runners: " + runners.status().ToString());
+  }
+  auto rows = table_.ScanMappings(config_.runner_name_prefix);
+  if (rows.ok()) {
+    in.rows = std::move(*rows);
+  } else {
+    in.errors.push_back("scanning the mapping rows: " + rows.status().ToString());
+  }
+  auto claims = table_.ScanClaims();
+  if (claims.ok()) {
+    in.claims = std::move(*claims);
+  } else {
+    in.errors.push_back("scanning the claims: " + claims.status().ToString());
+  }
+  in.last_sweep = janitor_.LastSweep();
+  in.now = deps_.seam.clock.Now();
+  return BuildStatus(config_, in);
+}
+
+void Service::RunJanitor() {
+  const Duration interval(config_.janitor.interval_seconds * 1000LL);
+  while (!stopping_) {
+    // Sleep in short steps so that Stop is not held up by a long interval.
+    const TimePoint due = deps_.seam.clock.Now() + interval;
+    while (!stopping_ && deps_.seam.clock.Now() < due) {
+      deps_.seam.sleeper.Sleep(std::min(kWatchInterval, due - deps_.seam.clock.Now()));
+    }
+    if (stopping_) return;
+    janitor_.Sweep();
+  }
+}
+
 bool Service::Stop() {
   if (server_) server_->Stop();
   server_.reset();
   stopping_ = true;
   if (watcher_.joinable()) watcher_.join();
+  if (janitor_thread_.joinable()) janitor_thread_.join();
   return consumer_.Stop(Duration(config_.shutdown_grace_seconds * 1000LL));
 }
 

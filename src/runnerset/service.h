@@ -1,6 +1,8 @@
 // Service: one runner set on one machine, as `mvr serve` runs it: an HTTP server with
-// POST /webhook (→ the job queue), GET /metrics (Prometheus text) and GET /healthz, and the queue
-// consumers that carry out the intents through the Launcher. Everything outside comes in through
+// POST /webhook (→ the job queue), GET /metrics (Prometheus text), GET /status (status.h, JSON)
+// and GET /healthz, the queue
+// consumers that carry out the intents through the Launcher, and the janitor's sweeps on their
+// schedule (janitor.intervalSeconds). Everything outside comes in through
 // ServiceDeps, so the CLI, the demo and tests wire it alike.
 // Thread-safety: Start and Stop from one thread; the handlers and consumers run on their own.
 #pragma once
@@ -20,10 +22,12 @@
 #include "queue/queue.h"
 #include "runnerset/config.h"
 #include "runnerset/consumer.h"
+#include "runnerset/janitor.h"
 #include "runnerset/launcher.h"
 #include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/runner_watch.h"
+#include "runnerset/status.h"
 #include "runnerset/webhook_router.h"
 #include "store/store.h"
 
@@ -52,10 +56,14 @@ class Service {
   // "http://HOST:PORT" once started.
   const std::string& url() const { return url_; }
   Metrics& metrics() { return metrics_; }
+  Janitor& janitor() { return janitor_; }
+  // What GET /status answers: the listings are taken now.
+  nlohmann::json Status();
 
  private:
   http::HttpResponse Webhook(const http::ServerRequest& request);
   void WatchRunners();
+  void RunJanitor();
 
   ServeConfig config_;
   ServiceDeps deps_;
@@ -66,11 +74,13 @@ class Service {
   RunnerWatch watch_;
   Launcher launcher_;
   Consumer consumer_;
+  Janitor janitor_;
   http::Router router_;
   std::unique_ptr<http::HttpServer> server_;
   std::string url_;
   std::atomic<bool> stopping_{false};
   std::thread watcher_;
+  std::thread janitor_thread_;
 };
 
 }  // namespace mvr::runnerset

@@ -51,6 +51,41 @@ TEST(ServeConfig, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c->FindClass("other"), nullptr);
 }
 
+TEST(ServeConfig, JanitorDefaultsAndKeys) {
+  auto d = Parse(Minimal());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->janitor.interval_seconds, 60);
+  EXPECT_EQ(d->janitor.strikes, 2);
+  EXPECT_TRUE(d->janitor.recover_stuck_launches);
+  EXPECT_TRUE(d->janitor.prune_image_versions);
+  json j = Minimal();
+  j["janitor"] = {{"intervalSeconds", 2},
+                  {"strikes", 3},
+                  {"graceSeconds", 5},
+                  {"keepImageVersions", 0},
+                  {"recoverStuckLaunches", false},
+                  {"stuckLaunchSeconds", 1},
+                  {"pruneImageVersions", false}};
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->janitor.interval_seconds, 2);
+  EXPECT_EQ(c->janitor.strikes, 3);
+  EXPECT_EQ(c->janitor.grace_seconds, 5);
+  EXPECT_EQ(c->janitor.keep_image_versions, 0);
+  EXPECT_FALSE(c->janitor.recover_stuck_launches);
+  EXPECT_FALSE(c->janitor.prune_image_versions);
+  EXPECT_EQ(c->janitor.stuck_launch_seconds, 1);
+  json bad = Minimal();
+  bad["janitor"] = {{"strikes", 0}};
+  ExpectRefusedNaming(bad, "janitor.strikes");
+  json flag = Minimal();
+  flag["janitor"] = {{"recoverStuckLaunches", "yes"}};
+  ExpectRefusedNaming(flag, "janitor.recoverStuckLaunches");
+  json unknown = Minimal();
+  unknown["janitor"] = {{"interval", 3}};
+  ExpectRefusedNaming(unknown, "janitor.interval: unknown key");
+}
+
 TEST(ServeConfig, UnknownKeysAreRefusedWithTheirPath) {
   json top = Minimal();
   top["maxConcurrentVM"] = 3;

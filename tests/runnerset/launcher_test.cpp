@@ -151,7 +151,35 @@ TEST_F(LauncherTest, AJobTakenByARunnerLaunchedForAnotherJobStillGetsItsLaunch) 
   github::Job job;
   job.status = github::JobStatus::kInProgress;
   job.runner_name = "mvr-demo-41-0a1b2c3d";
-  EXPECT_CALL(github_, GetJob(_, _)).WillOnce(Answer(Result<github::Job>(job)));
+  github::Job waiting;  // 41, whose runner took 42
+  waiting.status = github::JobStatus::kQueued;
+  EXPECT_CALL(github_, GetJob(_, 42)).WillOnce(Answer(Result<github::Job>(job)));
+  EXPECT_CALL(github_, GetJob(_, 41)).WillOnce(Answer(Result<github::Job>(waiting)));
+  EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+}
+
+// Job 42 runs on the runner launched for 41, and 41 on the runner an earlier attempt launched for
+// 42: both have runners, so this launch would only add an idle VM.
+TEST_F(LauncherTest, AChainOfTakenJobsThatClosesOnThisJobNeedsNoLaunch) {
+  EXPECT_CALL(github_, GetJob(_, _)).WillRepeatedly(Invoke([](const auto&, int64_t id) {
+    github::Job job;
+    job.id = id;
+    job.status = github::JobStatus::kInProgress;
+    job.runner_name = id == 42 ? "mvr-demo-41-0a1b2c3d" : "mvr-demo-42-deadbeef";
+    return Result<github::Job>(job);
+  }));
+  EXPECT_CALL(vms_, RunMicrovm(_)).Times(0);
+  EXPECT_EQ(L().Handle(intent_).decision, Decision::kDroppedNotQueued);
+}
+
+TEST_F(LauncherTest, AChainOfTakenJobsThatEndsWithAWaitingJobGetsTheLaunch) {
+  EXPECT_CALL(github_, GetJob(_, _)).WillRepeatedly(Invoke([](const auto&, int64_t id) {
+    github::Job job;
+    job.id = id;
+    job.status = id == 43 ? github::JobStatus::kQueued : github::JobStatus::kCompleted;
+    job.runner_name = id == 42 ? "mvr-demo-41-0a1b2c3d" : "mvr-demo-43-0a1b2c3d";
+    return Result<github::Job>(job);
+  }));
   EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
 }
 

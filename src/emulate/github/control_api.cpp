@@ -57,6 +57,7 @@ HttpResponse ControlApi::QueueJob(const ServerRequest& req) {
       spec.timeout = Duration(body["timeout_seconds"].get<int64_t>() * 1000);
     }
     spec.wait_for_environment = body.value("wait_for_environment", false);
+    spec.drop_webhooks = body.value("drop_webhooks", false);
   } catch (const json::exception&) {
     return BadBody(
         "expected {\"repository\":\"OWNER/NAME\",\"labels\":[...],\"steps\":[\"cmd\",...]} with "
@@ -125,6 +126,19 @@ void ControlApi::AddEmulatorRoutes(http::Router& router) {
                if (!s.ok()) return ErrorResponse(s);
                return JsonResponse(202, json::object());
              });
+  // Faults that last until changed: {"runner_listing_lag_ms": N} makes the runner listing show
+  // each runner's busy flag as it was N ms ago (GET .../runners/{id} stays current).
+  router.Add("POST", "/_emulator/faults", [this](const ServerRequest& r, const PathParams&) {
+    json body = json::parse(r.body, nullptr, false);
+    if (!body.is_object() || !body.contains("runner_listing_lag_ms") ||
+        !body["runner_listing_lag_ms"].is_number_integer() ||
+        body["runner_listing_lag_ms"].get<int64_t>() < 0) {
+      return BadBody("expected {\"runner_listing_lag_ms\": N} with N >= 0");
+    }
+    const int64_t lag = body["runner_listing_lag_ms"].get<int64_t>();
+    model_.SetRunnerListingLag(Duration(lag));
+    return JsonResponse(200, json{{"runner_listing_lag_ms", lag}});
+  });
   router.Add("POST", "/_emulator/tick", [this](const ServerRequest&, const PathParams&) {
     model_.Tick();
     return NoContent();

@@ -160,9 +160,19 @@ Result<std::vector<Runner>> GithubModel::ListRunners(const Scope& scope,
     if (!SameName(r.runner.scope.Name(), scope.Name()) || r.runner.scope.kind != scope.kind)
       continue;
     if (!name.empty() && !SameName(r.runner.name, name)) continue;
-    out.push_back(SnapshotLocked(r));
+    Runner shown = SnapshotLocked(r);
+    if (runner_listing_lag_.count() > 0 && shown.busy &&
+        (!shown.busy_since || clock_.Now() - *shown.busy_since < runner_listing_lag_)) {
+      shown.busy = false;  // the lagging listing has not seen the assignment yet
+    }
+    out.push_back(shown);
   }
   return out;
+}
+
+void GithubModel::SetRunnerListingLag(Duration lag) {
+  std::lock_guard<std::mutex> lock(mu_);
+  runner_listing_lag_ = lag;
 }
 
 Result<Runner> GithubModel::GetRunner(const Scope& scope, int64_t runner_id) const {
@@ -219,6 +229,7 @@ void GithubModel::AssignLocked(Outbox& out) {
       }
       r.runner.busy = true;
       r.runner.job_id = job.id;
+      r.runner.busy_since = clock_.Now();
       job.status = "in_progress";
       job.started_at = clock_.Now();
       job.runner_id = r.runner.id;

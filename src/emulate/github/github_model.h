@@ -78,6 +78,9 @@ class GithubModel {
   Result<Job> QueueJob(const JobSpec& spec);
   Status ApproveJob(int64_t job_id);  // a waiting job becomes queued
   Status CancelJob(int64_t job_id);
+  // Fault: the runner listing shows each runner's busy flag as it was `lag` ago (a listing that
+  // lags behind the truth); GetRunner stays current. 0 turns it off.
+  void SetRunnerListingLag(Duration lag);
   Result<Job> GetJobById(int64_t job_id) const;
   std::vector<Job> ListAllJobs() const;
   std::vector<Runner> ListAllRunners() const;
@@ -138,6 +141,7 @@ class GithubModel {
   int64_t next_job_id_ = 10'000'001;
   int64_t next_run_id_ = 5'000'001;
   int64_t next_label_id_ = 1;
+  Duration runner_listing_lag_{0};
 };
 
 // Case-insensitive: every job label must be one of the runner's labels.

@@ -37,6 +37,7 @@ Result<Job> GithubModel::QueueJob(const JobSpec& spec) {
     job.labels = spec.labels;
     job.env = spec.env;
     job.timeout = spec.timeout;
+    job.drop_webhooks = spec.drop_webhooks;
     job.created_at = clock_.Now();
     int n = 1;
     for (const auto& command : spec.steps) {
@@ -306,6 +307,11 @@ void GithubModel::EmitLocked(const Job& job, const std::string& action, Outbox& 
                               options_.installation_id);
   d.created_at = clock_.Now();
   if (!sender_) d.outcome = "not_configured";
+  if (job.drop_webhooks) {
+    d.outcome = "dropped";  // recorded, never sent (a Redeliver still sends it)
+    deliveries_.push_back(d);
+    return;
+  }
   deliveries_.push_back(d);
   out.push_back(std::move(d));
 }

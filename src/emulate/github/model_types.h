@@ -65,8 +65,9 @@ struct Runner {
   bool busy = false;
   bool online = false;  // derived from last_seen when copied out of the model
   TimePoint created_at;
-  std::optional<TimePoint> last_seen;  // last contact from the runner process
-  std::optional<int64_t> job_id;       // the job it was given, if any
+  std::optional<TimePoint> last_seen;   // last contact from the runner process
+  std::optional<int64_t> job_id;        // the job it was given, if any
+  std::optional<TimePoint> busy_since;  // when it was given that job
 };
 
 // One shell command of a job, with what the runner reported about it.
@@ -113,6 +114,7 @@ struct Job {
   std::optional<Duration> timeout;  // execution limit once in progress
   std::vector<JobStep> steps;
   std::vector<TimelineEntry> timeline;
+  bool drop_webhooks = false;  // fault: its deliveries are recorded as "dropped", never sent
 };
 
 // One webhook delivery, as the emulator's deliveries log shows it.
@@ -126,7 +128,7 @@ struct Delivery {
   TimePoint created_at;
   std::optional<TimePoint> delivered_at;
   int response_status = 0;
-  std::string outcome = "pending";  // pending, delivered, failed, lost, not_configured
+  std::string outcome = "pending";  // pending, delivered, failed, lost, not_configured, dropped
   int copies_sent = 0;
   bool redelivery = false;
 };
@@ -142,6 +144,7 @@ struct JobSpec {
   int run_attempt = 1;
   std::optional<Duration> timeout;
   bool wait_for_environment = false;  // starts "waiting" until approved
+  bool drop_webhooks = false;         // fault: none of the job's webhooks is sent ("dropped")
 };
 
 // What a runner receives when it is given a job.

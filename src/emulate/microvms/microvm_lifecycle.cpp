@@ -164,6 +164,10 @@ Result<json> MicrovmModel::RunMicrovm(const json& in) {
     BeginTerminate(stored, "the MicroVM failed to boot (injected, bootFailureProbability)");
     return VmJson(stored);
   }
+  if (hung_launches_ < options_.hang_launches) {
+    ++hung_launches_;  // injected: stays PENDING until terminated (hangLaunches)
+    return VmJson(stored);
+  }
   std::deque<Step> steps = {Step{Effect::Kind::kStartProgram}};
   if (stored.hooks.ready.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kReady});
   if (stored.hooks.run.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kRun});

@@ -206,6 +206,7 @@ class MicrovmModel {
   std::vector<Effect> outbox_;
   uint64_t next_effect_id_ = 1;
   uint64_t next_vm_seq_ = 1;
+  int hung_launches_ = 0;  // launches held PENDING so far (options_.hang_launches)
 };
 
 }  // namespace mvr::emulate::microvms

@@ -120,6 +120,13 @@ Status ModelOptions::ApplyJson(const json& config) {
   MVR_RETURN_IF_ERROR(read_int("terminatedRetentionSeconds", 0, retention_s));
   terminated_retention = Duration(retention_s * 1000);
   MVR_RETURN_IF_ERROR(ReadProbability(config, "bootFailureProbability", boot_failure_probability));
+  if (config.contains("hangLaunches")) {
+    const json& v = config["hangLaunches"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1'000'000) {
+      return InvalidArgument("hangLaunches must be an integer 0-1000000");
+    }
+    hang_launches = static_cast<int>(v.get<int64_t>());
+  }
   MVR_RETURN_IF_ERROR(ReadProbability(config, "serverErrorProbability", server_error_probability));
   MVR_RETURN_IF_ERROR(ReadProbability(config, "throttleProbability", throttle_probability));
   if (config.contains("idleTimeScale")) {

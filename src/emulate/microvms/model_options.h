@@ -66,6 +66,9 @@ struct ModelOptions {
       {"RunMicrovm", {5, 5}}, {"TerminateMicrovm", {10, 10}}, {"GetMicrovm", {100, 100}}};
   TransitionLatencies latency;
   double boot_failure_probability = 0;  // a RunMicrovm whose VM never boots
+  // The first N VMs launched stay PENDING until terminated: a launch that never reaches RUNNING
+  // (the program never starts, no hook is called).
+  int hang_launches = 0;
   double server_error_probability = 0;  // any API call answers InternalServerException
   double throttle_probability = 0;      // any API call answers ThrottlingException
   // Idle policy timers run this many times faster than the durations a RunMicrovm gives (tests

@@ -278,6 +278,37 @@ TEST_F(GithubModelTest, BusyRunnerCannotBeDeletedIdleOneCan) {
   EXPECT_EQ(model_.RunnerConnect(cred2).status().code(), Code::kUnauthorized);
 }
 
+TEST_F(GithubModelTest, JobWithDroppedWebhooksIsRecordedButNeverSent) {
+  JobSpec spec;
+  spec.repository = "octo/app";
+  spec.labels = {"x"};
+  spec.steps = {"true"};
+  spec.drop_webhooks = true;
+  auto job = model_.QueueJob(spec);
+  ASSERT_TRUE(job.ok());
+  EXPECT_TRUE(sender_.Actions(job->id).empty());
+  bool dropped = false;
+  for (const Delivery& d : model_.ListDeliveries()) {
+    dropped = dropped || (d.job_id == job->id && d.outcome == "dropped");
+  }
+  EXPECT_TRUE(dropped);
+  Job other = Queue({"x"});
+  EXPECT_EQ(sender_.Actions(other.id), (std::vector<std::string>{"queued"}));
+}
+
+TEST_F(GithubModelTest, LaggingRunnerListingShowsABusyRunnerIdleUntilTheLagPasses) {
+  const Scope repo = Scope::Repo("octo", "app");
+  model_.SetRunnerListingLag(std::chrono::seconds(30));
+  auto [id, cred] = OnlineRunner("r-1", {"x"});
+  Queue({"x"});
+  EXPECT_TRUE(model_.GetRunner(repo, id)->busy) << "the per-runner read is current";
+  EXPECT_FALSE(model_.ListRunners(repo, "")->at(0).busy);
+  clock_.Advance(std::chrono::seconds(30));
+  EXPECT_TRUE(model_.ListRunners(repo, "")->at(0).busy);
+  model_.SetRunnerListingLag(Duration(0));
+  EXPECT_TRUE(model_.ListRunners(repo, "")->at(0).busy);
+}
+
 TEST_F(GithubModelTest, WaitingJobIsQueuedOnApproval) {
   JobSpec spec;
   spec.repository = "octo/app";

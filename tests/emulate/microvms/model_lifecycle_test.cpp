@@ -212,6 +212,23 @@ TEST_F(ModelLifecycleTest, LatencyDelaysEffectsUntilTheClockGetsThere) {
 
 // runningBeforeHookMs: GetMicrovm says RUNNING while the /run (boot) or /resume hook is still to
 // come, as the real service's eventually consistent state may.
+TEST_F(ModelLifecycleTest, HungLaunchStaysPendingUntilTerminatedAndOnlyTheFirstNHang) {
+  ModelOptions options;
+  ASSERT_TRUE(options.ApplyJson({{"hangLaunches", 1}}).ok());
+  Rebuild(options);
+  const std::string hung = (*Call("RunMicrovm", {{"imageIdentifier", "img"}}))["microvmId"];
+  const std::string next = (*Call("RunMicrovm", {{"imageIdentifier", "img"}}))["microvmId"];
+  Drain();
+  clock_.Advance(minutes(10));
+  Drain();
+  EXPECT_EQ(StateOf(hung), "PENDING");
+  EXPECT_EQ(StateOf(next), "RUNNING");
+  ASSERT_TRUE(Call("TerminateMicrovm", {{"microvmIdentifier", hung}}).ok());
+  Drain();
+  EXPECT_EQ(StateOf(hung), "TERMINATED");
+  EXPECT_FALSE(ModelOptions().ApplyJson({{"hangLaunches", -1}}).ok());
+}
+
 TEST_F(ModelLifecycleTest, RunningBeforeHookReportsRunningBeforeRunAndResumeHooks) {
   ModelOptions options;
   options.running_before_hook = Duration(2000);

@@ -1,0 +1,219 @@
+#include "runnerset/janitor.h"
+
+#include <chrono>
+
+#include "action/microvm_lifecycle.h"
+
+namespace mvr::runnerset {
+namespace {
+
+constexpr size_t kErrorsKept = 10;
+// A termination the janitor waits for (it polls until TERMINATED).
+constexpr Duration kTerminateTime{60'000};
+
+constexpr std::array<const char*, kSweptCount> kSweptNames = {
+    "vms_listed",         "runners_listed", "rows_listed",     "strikes_added",
+    "strikes_cleared",    "busy_spared",    "runners_removed", "vms_terminated",
+    "orphans_terminated", "orphans_spared", "rows_removed",    "image_versions_deleted",
+    "launches_recovered", "errors",
+};
+
+}  // namespace
+
+const char* SweptName(Swept counter) { return kSweptNames[static_cast<int>(counter)]; }
+
+Janitor::Janitor(const ServeConfig& config, JanitorDeps deps)
+    : config_(config), deps_(deps), scope_(RunnerScopeOf(config)) {}
+
+std::optional<SweepReport> Janitor::LastSweep() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_;
+}
+
+void Janitor::Error(SweepReport& report, const std::string& what, const Status& status) {
+  report.Add(Swept::kErrors);
+  const std::string message = what + ": " + status.ToString();
+  if (report.errors.size() < kErrorsKept) report.errors.push_back(message);
+  deps_.seam.logger.Warn("janitor: " + what, {{"error", status.ToString()}});
+}
+
+bool Janitor::OldEnough(const aws::MicrovmSummary& vm) const {
+  if (!vm.started_at) return false;
+  return deps_.seam.clock.Now() - *vm.started_at >=
+         Duration(config_.janitor.grace_seconds * 1000LL);
+}
+
+Status Janitor::TerminateVm(const std::string& microvm_id) {
+  action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  return vms.Terminate(microvm_id, deps_.seam.clock.Now() + kTerminateTime);
+}
+
+SweepReport Janitor::Sweep() {
+  SweepReport report;
+  report.started = deps_.seam.clock.Now();
+  Inventory inv = TakeInventory(report);
+  if (inv.vms_ok && inv.rows_ok) {
+    ReapMapped(inv, report);
+    ReapUnmapped(inv, report);
+  }
+  if (config_.janitor.prune_image_versions) PruneImageVersions(inv, report);
+  if (config_.janitor.recover_stuck_launches) RecoverStuckLaunches(inv, report);
+  report.finished = deps_.seam.clock.Now();
+
+  deps_.metrics.AddJanitor("sweeps");
+  LogFields fields;
+  for (int i = 0; i < kSweptCount; ++i) {
+    // Listing sizes are gauges of one sweep, not totals worth adding up.
+    const Swept c = static_cast<Swept>(i);
+    if (c != Swept::kVmsListed && c != Swept::kRunnersListed && c != Swept::kRowsListed) {
+      deps_.metrics.AddJanitor(kSweptNames[i], report.counts[i]);
+    }
+    if (report.counts[i] != 0) fields.push_back({kSweptNames[i], report.counts[i]});
+  }
+  fields.push_back(
+      {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(report.finished - report.started)
+                 .count()});
+  deps_.seam.logger.Info("janitor sweep", fields);
+  std::lock_guard<std::mutex> lock(mu_);
+  last_ = report;
+  return report;
+}
+
+Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
+  Inventory inv;
+  std::set<std::string> images;
+  for (const RunnerClass& c : config_.classes) images.insert(c.image);
+  inv.vms_ok = true;
+  for (const std::string& image : images) {
+    aws::ListMicrovmsRequest req;
+    req.image_identifier = image;
+    req.max_results = 50;
+    Result<std::vector<aws::MicrovmSummary>> vms = aws::ListAllMicrovms(deps_.microvms, req);
+    if (!vms.ok()) {
+      Error(report, "listing the MicroVMs of " + image, vms.status());
+      inv.vms_ok = false;
+      continue;
+    }
+    for (const aws::MicrovmSummary& vm : *vms) inv.vms[vm.microvm_id] = vm;
+  }
+  report.Add(Swept::kVmsListed, static_cast<int64_t>(inv.vms.size()));
+
+  Result<std::vector<github::Runner>> runners = deps_.github.ListRunners(scope_, {});
+  if (runners.ok()) {
+    inv.runners_ok = true;
+    for (github::Runner& r : *runners) {
+      if (r.name.rfind(config_.runner_name_prefix, 0) == 0) inv.runners[r.name] = std::move(r);
+    }
+    report.Add(Swept::kRunnersListed, static_cast<int64_t>(inv.runners.size()));
+  } else {
+    Error(report, "listing the runners", runners.status());
+  }
+
+  Result<std::vector<MappingRow>> rows = deps_.table.ScanMappings(config_.runner_name_prefix);
+  Result<std::vector<Claim>> claims = deps_.table.ScanClaims();
+  Result<std::vector<OrphanRow>> orphans = deps_.table.ScanOrphans();
+  if (rows.ok() && claims.ok() && orphans.ok()) {
+    inv.rows = std::move(*rows);
+    inv.claims = std::move(*claims);
+    inv.orphans = std::move(*orphans);
+    inv.rows_ok = true;
+    report.Add(Swept::kRowsListed, static_cast<int64_t>(inv.rows.size()));
+  } else {
+    Error(report, "scanning the runner table",
+          !rows.ok()     ? rows.status()
+          : !claims.ok() ? claims.status()
+                         : orphans.status());
+  }
+  return inv;
+}
+
+void Janitor::ReapMapped(const Inventory& inv, SweepReport& report) {
+  for (const MappingRow& row : inv.rows) ReapMappedOne(inv, row, report);
+}
+
+void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepReport& report) {
+  auto clear = [&] {
+    if (row.strikes == 0) return;
+    Status s = deps_.table.SetStrikes(row.runner_name, row.microvm_id, 0, "");
+    if (!s.ok()) return Error(report, "clearing the strikes of " + row.runner_name, s);
+    report.Add(Swept::kStrikesCleared);
+  };
+  auto vm = inv.vms.find(row.microvm_id);
+  if (vm == inv.vms.end() || vm->second.state == aws::MicrovmState::kTerminated) {
+    return RemoveIfVmGone(row, report);
+  }
+  // Only a RUNNING VM is ever acted on: a suspended or starting one is left alone.
+  if (vm->second.state != aws::MicrovmState::kRunning || !OldEnough(vm->second)) return clear();
+  if (!inv.runners_ok) return;  // no listing to raise a suspicion on
+  auto listed = inv.runners.find(row.runner_name);
+  if (listed != inv.runners.end() && listed->second.busy) return clear();
+  const std::string suspicion = listed == inv.runners.end() ? "absent" : "idle";
+  const int strikes = row.suspicion == suspicion ? row.strikes + 1 : 1;
+  if (strikes < config_.janitor.strikes) {
+    Status s = deps_.table.SetStrikes(row.runner_name, row.microvm_id, strikes, suspicion);
+    if (!s.ok()) return Error(report, "recording a strike on " + row.runner_name, s);
+    report.Add(Swept::kStrikesAdded);
+    return;
+  }
+
+  // Suspect since an earlier sweep: act only on a fresh per-runner read that agrees.
+  Result<github::Runner> fresh = deps_.github.GetRunner(scope_, row.runner_id);
+  if (!fresh.ok() && fresh.status().code() != Code::kNotFound) {
+    return Error(report, "reading runner " + row.runner_name, fresh.status());
+  }
+  if (fresh.ok()) {
+    if (fresh->busy) {
+      deps_.seam.logger.Info("janitor: the runner is busy after all; left alone",
+                             {{"runner_name", row.runner_name}, {"listed_as", suspicion}});
+      report.Add(Swept::kBusySpared);
+      return clear();
+    }
+    if (suspicion == "absent") return clear();  // back in GitHub's view
+    // Idle still: deregister first. GitHub refuses to remove a runner that took a job meanwhile.
+    Status removed = deps_.github.DeleteRunner(scope_, row.runner_id);
+    if (removed.code() == Code::kConflict || removed.code() == Code::kInvalidArgument) {
+      report.Add(Swept::kBusySpared);
+      return clear();
+    }
+    if (!removed.ok() && removed.code() != Code::kNotFound) {
+      return Error(report, "removing runner " + row.runner_name, removed);
+    }
+    if (removed.ok()) report.Add(Swept::kRunnersRemoved);
+  }
+  Status terminated = TerminateVm(row.microvm_id);
+  if (!terminated.ok()) return Error(report, "terminating MicroVM " + row.microvm_id, terminated);
+  report.Add(Swept::kVmsTerminated);
+  deps_.seam.logger.Info("janitor: terminated a stranded MicroVM",
+                         {{"microvm_id", row.microvm_id},
+                          {"runner_name", row.runner_name},
+                          {"reason", suspicion == "absent" ? "GitHub lost track of its runner"
+                                                           : "its runner never got a job"}});
+  Status deleted = deps_.table.DeleteMapping(row.runner_name, row.microvm_id);
+  if (!deleted.ok()) return Error(report, "deleting the row of " + row.runner_name, deleted);
+  report.Add(Swept::kRowsRemoved);
+}
+
+void Janitor::RemoveIfVmGone(const MappingRow& row, SweepReport& report) {
+  Result<aws::Microvm> vm = deps_.microvms.GetMicrovm(row.microvm_id);
+  if (vm.ok() && vm->state != aws::MicrovmState::kTerminated) return;  // the listing lagged
+  if (!vm.ok() && vm.status().code() != Code::kNotFound) {
+    return Error(report, "reading MicroVM " + row.microvm_id, vm.status());
+  }
+  // Its runner can no longer run anything: remove the registration unless GitHub says busy.
+  if (row.runner_id > 0) {
+    Status removed = deps_.github.DeleteRunner(scope_, row.runner_id);
+    if (removed.ok()) report.Add(Swept::kRunnersRemoved);
+    if (removed.code() == Code::kConflict || removed.code() == Code::kInvalidArgument) {
+      report.Add(Swept::kBusySpared);
+      return;
+    }
+    if (!removed.ok() && removed.code() != Code::kNotFound) {
+      return Error(report, "removing runner " + row.runner_name, removed);
+    }
+  }
+  Status deleted = deps_.table.DeleteMapping(row.runner_name, row.microvm_id);
+  if (!deleted.ok()) return Error(report, "deleting the row of " + row.runner_name, deleted);
+  report.Add(Swept::kRowsRemoved);
+}
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,127 @@
+// Janitor: the runner set's scheduled sweep (001, duty 6 and "Correctness guards"). One sweep:
+//  inventory  the set's VMs (by its images), its runners (by name prefix), its table rows;
+//  mapped     a RUNNING VM whose runner GitHub has lost track of ("absent") or whose runner never
+//             took a job ("idle") gets a strike per sweep; at `strikes` it is reaped, but only
+//             after a fresh per-runner read agrees (busy or back: strikes cleared, left alone);
+//             an idle runner is deregistered first (GitHub refuses a busy one), then its VM goes;
+//  unmapped   a RUNNING VM no row or live claim names gets strikes in an orphan-vm- row; at
+//             `strikes` a strongly consistent re-scan of the table taken just before decides the
+//             kill; an idle runner no row or live claim names is deregistered the same way (after
+//             a fresh read);
+//  stale      mapping rows whose VM is gone (a fresh GetMicrovm agrees) and orphan rows of VMs
+//             that are gone or mapped are removed;
+//  images     image versions of the classes' images beyond the active ones, the pinned ones,
+//             those in use and the newest `keepImageVersions` are deleted;
+//  recover    jobs still queued on GitHub, older than `stuckLaunchSeconds`, that never got their
+//             VM, or whose VM is gone or whose runner took another job, are put on the job queue
+//             again (recoverStuckLaunches).
+// Only RUNNING VMs are ever terminated (a suspended VM is listed and left alone). Each phase and
+// each item is isolated: a failure is counted and the sweep goes on.
+// Thread-safety: Sweep from one thread at a time; LastSweep from any.
+#pragma once
+
+#include <array>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "aws/microvms.h"
+#include "base/seam.h"
+#include "github/github.h"
+#include "queue/queue.h"
+#include "runnerset/config.h"
+#include "runnerset/metrics.h"
+#include "runnerset/runner_table.h"
+
+namespace mvr::runnerset {
+
+enum class Swept {
+  kVmsListed,
+  kRunnersListed,
+  kRowsListed,
+  kStrikesAdded,
+  kStrikesCleared,
+  kBusySpared,
+  kRunnersRemoved,
+  kVmsTerminated,
+  kOrphansTerminated,
+  kOrphansSpared,
+  kRowsRemoved,
+  kImageVersionsDeleted,
+  kLaunchesRecovered,
+  kErrors,
+};
+inline constexpr int kSweptCount = 14;
+const char* SweptName(Swept counter);  // "vms_terminated" ...
+
+struct SweepReport {
+  std::array<int64_t, kSweptCount> counts{};
+  std::vector<std::string> errors;  // the first few, for logs and /status
+  TimePoint started{};
+  TimePoint finished{};
+
+  int64_t Get(Swept c) const { return counts[static_cast<int>(c)]; }
+  void Add(Swept c, int64_t n = 1) { counts[static_cast<int>(c)] += n; }
+};
+
+struct JanitorDeps {
+  const Seam& seam;
+  aws::MicrovmService& microvms;
+  github::GitHub& github;
+  RunnerTable& table;
+  queue::Queue& queue;  // recovered launches go here
+  Metrics& metrics;
+};
+
+class Janitor {
+ public:
+  Janitor(const ServeConfig& config, JanitorDeps deps);
+
+  // One sweep: every phase, every item; counters returned, logged and added to the metrics.
+  SweepReport Sweep();
+  std::optional<SweepReport> LastSweep() const;
+
+ private:
+  // What one sweep starts from.
+  struct Inventory {
+    std::map<std::string, aws::MicrovmSummary> vms;  // by id; every state the listing shows
+    bool vms_ok = false;
+    std::map<std::string, github::Runner> runners;  // by name, the set's prefix only
+    bool runners_ok = false;
+    std::vector<MappingRow> rows;
+    std::vector<Claim> claims;
+    std::vector<OrphanRow> orphans;
+    bool rows_ok = false;
+  };
+  Inventory TakeInventory(SweepReport& report);
+  void ReapMapped(const Inventory& inv, SweepReport& report);
+  void ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepReport& report);
+  // A row whose VM the listing does not show live: removed once a fresh read agrees.
+  void RemoveIfVmGone(const MappingRow& row, SweepReport& report);
+  void ReapUnmapped(const Inventory& inv, SweepReport& report);
+  // Idle runners with the set's prefix that no row or live claim names; `struck` collects the
+  // orphan-row keys struck this sweep.
+  void ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
+                           std::set<std::string>& struck);
+  // Every VM id a mapping row or a claim whose launch may still be working names.
+  std::set<std::string> KnownVms(const std::vector<MappingRow>& rows,
+                                 const std::vector<Claim>& claims) const;
+  void PruneImageVersions(const Inventory& inv, SweepReport& report);
+  void RecoverStuckLaunches(const Inventory& inv, SweepReport& report);
+
+  // True when the VM has run at least graceSeconds (an unknown start counts as young).
+  bool OldEnough(const aws::MicrovmSummary& vm) const;
+  Status TerminateVm(const std::string& microvm_id);
+  void Error(SweepReport& report, const std::string& what, const Status& status);
+
+  const ServeConfig& config_;
+  JanitorDeps deps_;
+  github::RunnerScope scope_;
+  mutable std::mutex mu_;
+  std::optional<SweepReport> last_;
+};
+
+}  // namespace mvr::runnerset

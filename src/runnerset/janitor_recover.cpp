@@ -1,0 +1,156 @@
+// Janitor: re-launching jobs still queued that never got their runner (recoverStuckLaunches, the
+// floor under the whole plane: GitHub announces a job once), and pruning old image versions.
+#include <algorithm>
+#include <set>
+
+#include "github/labels.h"
+#include "runnerset/intent.h"
+#include "runnerset/janitor.h"
+
+namespace mvr::runnerset {
+namespace {
+
+int64_t EpochMs(TimePoint t) { return t.time_since_epoch().count(); }
+
+}  // namespace
+
+void Janitor::RecoverStuckLaunches(const Inventory& inv, SweepReport& report) {
+  // At the cap every launch is deferred anyway and its message waits on the queue.
+  int live = 0;
+  for (const auto& [id, vm] : inv.vms) live += vm.state != aws::MicrovmState::kTerminated;
+  if (inv.vms_ok && live >= config_.max_concurrent_vms) return;
+
+  // The repositories to ask: the set's own, or for an organisation those it has launched for.
+  std::set<std::string> repositories;
+  if (!scope_.is_organization()) {
+    repositories.insert(config_.github.repository);
+  } else {
+    for (const Claim& c : inv.claims) {
+      if (!c.repository.empty()) repositories.insert(c.repository);
+    }
+    for (const MappingRow& r : inv.rows) {
+      if (!r.repository.empty()) repositories.insert(r.repository);
+    }
+  }
+  std::map<std::string, const Claim*> claims;
+  for (const Claim& c : inv.claims) {
+    claims[c.repository + "#" + std::to_string(c.job_id)] = &c;
+  }
+  const TimePoint now = deps_.seam.clock.Now();
+  const Duration stuck_after(config_.janitor.stuck_launch_seconds * 1000LL);
+  const Duration takeover_after = config_.claim_takeover_after();
+  for (const std::string& repository : repositories) {
+    auto repo = github::RepositoryRef::Parse(repository);
+    if (!repo.ok()) continue;
+    Result<std::vector<github::Job>> queued = deps_.github.ListQueuedJobs(*repo);
+    if (!queued.ok()) {
+      Error(report, "listing the queued jobs of " + repository, queued.status());
+      continue;
+    }
+    for (const github::Job& job : *queued) {
+      if (job.status != github::JobStatus::kQueued) continue;
+      if (job.created_at && now - *job.created_at < stuck_after) continue;
+      const RunnerClass* cls = nullptr;
+      for (const std::string& label : job.labels) {
+        if ((cls = config_.FindClass(label))) break;
+      }
+      if (!cls) continue;  // not this set's job
+      auto claim = claims.find(repository + "#" + std::to_string(job.id));
+      if (claim != claims.end()) {
+        const Claim& c = *claim->second;
+        if (!c.microvm_id.empty()) {
+          // Launched: leave it while its VM lives and its runner may still take the job (the
+          // listings must be complete to say otherwise). A VM gone, or a runner that took
+          // another job (busy, or finished and deregistered) while this one still waits, means
+          // the claim is released for a new launch.
+          auto vm = inv.vms.find(c.microvm_id);
+          const bool vm_live = !inv.vms_ok || (vm != inv.vms.end() &&
+                                               vm->second.state != aws::MicrovmState::kTerminated);
+          auto runner = inv.runners.find(c.runner_name);
+          const bool runner_elsewhere = inv.runners_ok && !c.runner_name.empty() &&
+                                        (runner == inv.runners.end() || runner->second.busy);
+          if (vm_live && !runner_elsewhere) continue;
+          Status released = deps_.table.ReleaseCommitted(repository, job.id, c.attempt_token);
+          if (!released.ok()) {
+            Error(report, "releasing the claim of job " + std::to_string(job.id), released);
+            continue;
+          }
+        } else if (EpochMs(now) - c.claimed_ms < takeover_after.count()) {
+          continue;  // a launch holds it and may still be working
+        }
+      }
+      LaunchIntent intent;
+      intent.repository = repository;
+      intent.job_id = job.id;
+      intent.run_id = job.run_id;
+      intent.run_attempt = job.run_attempt;
+      intent.job_name = job.name;
+      intent.class_label = cls->label;
+      intent.labels = job.labels;
+      intent.queued_at = now;
+      intent.delivery_id = "janitor";
+      Result<std::string> sent = deps_.queue.Send(queue::OutgoingMessage{EncodeIntent(intent)});
+      if (!sent.ok()) {
+        Error(report, "queueing the launch of job " + std::to_string(job.id), sent.status());
+        continue;
+      }
+      report.Add(Swept::kLaunchesRecovered);
+      deps_.seam.logger.Info("janitor: re-launching a job still queued without its runner",
+                             {{"job_id", job.id}, {"repository", repository}});
+    }
+  }
+}
+
+void Janitor::PruneImageVersions(const Inventory& inv, SweepReport& report) {
+  std::map<std::string, std::set<std::string>> keep;  // image → versions that must stay
+  for (const RunnerClass& c : config_.classes) {
+    if (!c.image_version.empty())
+      keep[c.image].insert(c.image_version);
+    else
+      keep[c.image];
+  }
+  for (auto& [image, pinned] : keep) {
+    aws::ListMicrovmImageVersionsRequest req;
+    req.image_identifier = image;
+    Result<std::vector<aws::MicrovmImageVersion>> versions =
+        aws::ListAllMicrovmImageVersions(deps_.microvms, req);
+    if (!versions.ok()) {
+      Error(report, "listing the versions of image " + image, versions.status());
+      continue;
+    }
+    // A version a live VM runs stays; without a complete VM listing nothing is pruned.
+    if (!inv.vms_ok) continue;
+    std::set<std::string> in_use = pinned;
+    for (const auto& [id, vm] : inv.vms) {
+      if (vm.state != aws::MicrovmState::kTerminated) in_use.insert(vm.image_version);
+    }
+    std::vector<const aws::MicrovmImageVersion*> candidates;
+    for (const aws::MicrovmImageVersion& v : *versions) {
+      const bool settled = v.state == aws::ImageVersionState::kSuccessful ||
+                           v.state == aws::ImageVersionState::kFailed;
+      if (v.status == aws::ImageVersionStatus::kActive || !settled ||
+          in_use.count(v.image_version)) {
+        continue;
+      }
+      candidates.push_back(&v);
+    }
+    // Newest first; the first keepImageVersions stay.
+    std::sort(candidates.begin(), candidates.end(), [](const auto* a, const auto* b) {
+      return a->created_at.value_or(TimePoint{}) > b->created_at.value_or(TimePoint{});
+    });
+    const size_t keep_n = static_cast<size_t>(config_.janitor.keep_image_versions);
+    for (size_t i = keep_n; i < candidates.size(); ++i) {
+      const std::string& version = candidates[i]->image_version;
+      auto deleted = deps_.microvms.DeleteMicrovmImageVersion(image, version);
+      if (!deleted.ok() && deleted.status().code() != Code::kNotFound) {
+        Error(report, "deleting version " + version + " of image " + image, deleted.status());
+        continue;
+      }
+      report.Add(Swept::kImageVersionsDeleted);
+      deps_.seam.logger.Info("janitor: deleted an old image version",
+                             {{"image", image}, {"version", version}});
+    }
+  }
+}
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,193 @@
+#include "runnerset/status.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace mvr::runnerset {
+namespace {
+
+using nlohmann::json;
+
+int64_t EpochMs(TimePoint t) { return t.time_since_epoch().count(); }
+
+double Seconds(int64_t from_ms, int64_t to_ms) {
+  return from_ms > 0 ? static_cast<double>(to_ms - from_ms) / 1e3 : 0.0;
+}
+
+// `in_segment` < 0: not known.
+json JobEntry(const std::string& repository, int64_t job_id, const std::string& segment, double age,
+              double in_segment) {
+  json j = {{"repository", repository},
+            {"jobId", job_id},
+            {"segment", segment},
+            {"ageSeconds", age},
+            {"segmentSeconds", in_segment >= 0 ? json(in_segment) : json(nullptr)}};
+  return j;
+}
+
+std::string CountsText(const json& counts) {
+  std::string out;
+  for (auto it = counts.begin(); it != counts.end(); ++it) {
+    if (!out.empty()) out += ", ";
+    out += it.key() + " " + std::to_string(it.value().get<int64_t>());
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
+  const int64_t now = EpochMs(in.now);
+  json out;
+  out["runnerSetId"] = config.runner_set_id;
+  out["nowMs"] = now;
+  json classes = json::array();
+  json all = json::object();
+  int64_t live = 0;
+  for (const RunnerClass& c : config.classes) {
+    json by_state = json::object();
+    auto listed = in.vms_by_image.find(c.image);
+    if (listed != in.vms_by_image.end()) {
+      for (const aws::MicrovmSummary& vm : listed->second) {
+        by_state[aws::MicrovmStateName(vm.state)] =
+            by_state.value(aws::MicrovmStateName(vm.state), 0) + 1;
+      }
+    }
+    classes.push_back({{"label", c.label},
+                       {"image", c.image},
+                       {"size", c.size},
+                       // Warm and hot pools are not part of this build: the targets are 0.
+                       {"pool", {{"warmTarget", 0}, {"hotTarget", 0}, {"members", json::object()}}},
+                       {"vms", listed == in.vms_by_image.end() ? json(nullptr) : by_state}});
+  }
+  for (const auto& [image, vms] : in.vms_by_image) {
+    for (const aws::MicrovmSummary& vm : vms) {
+      all[aws::MicrovmStateName(vm.state)] = all.value(aws::MicrovmStateName(vm.state), 0) + 1;
+      live += vm.state != aws::MicrovmState::kTerminated;
+    }
+  }
+  out["classes"] = classes;
+  out["vms"] = all;
+  out["liveVms"] = live;
+  out["maxConcurrentVms"] = config.max_concurrent_vms;
+
+  std::map<std::string, const github::Runner*> runners;
+  if (in.runners) {
+    for (const github::Runner& r : *in.runners) runners[r.name] = &r;
+  }
+  json jobs = json::array();
+  for (const Claim& c : in.claims) {
+    if (!c.microvm_id.empty()) continue;  // committed: its mapping row says more
+    const std::string segment = c.pending_microvm_id.empty() ? "claimed" : "vm_starting";
+    json j = JobEntry(c.repository, c.job_id, segment, Seconds(c.claimed_ms, now),
+                      Seconds(c.claimed_ms, now));
+    if (!c.pending_microvm_id.empty()) j["microvmId"] = c.pending_microvm_id;
+    if (now - c.claimed_ms >= config.claim_takeover_after().count()) j["stalled"] = true;
+    jobs.push_back(j);
+  }
+  for (const MappingRow& r : in.rows) {
+    std::string segment = "runner_starting";
+    double in_segment = Seconds(r.times.delivered_ms, now);
+    if (in.runners) {
+      auto it = runners.find(r.runner_name);
+      if (it == runners.end()) {
+        segment = "finishing";
+        in_segment = -1;
+      } else if (it->second->busy) {
+        segment = "running";
+        in_segment = -1;
+      } else if (it->second->online()) {
+        segment = "runner_online";
+        in_segment = -1;
+      }
+    } else {
+      segment = "unknown";
+      in_segment = -1;
+    }
+    const int64_t start = r.times.received_ms > 0 ? r.times.received_ms : r.times.claimed_ms;
+    json j = JobEntry(r.repository, r.job_id, segment, Seconds(start, now), in_segment);
+    j["runnerName"] = r.runner_name;
+    j["microvmId"] = r.microvm_id;
+    j["class"] = r.class_label;
+    if (r.strikes > 0) j["janitorStrikes"] = r.strikes;
+    jobs.push_back(j);
+  }
+  out["jobsInFlight"] = jobs;
+
+  json janitor = {{"intervalSeconds", config.janitor.interval_seconds},
+                  {"recoverStuckLaunches", config.janitor.recover_stuck_launches}};
+  if (in.last_sweep) {
+    const SweepReport& s = *in.last_sweep;
+    json counters = json::object();
+    for (int i = 0; i < kSweptCount; ++i) {
+      counters[SweptName(static_cast<Swept>(i))] = s.counts[i];
+    }
+    janitor["lastSweep"] = {{"startedAtMs", EpochMs(s.started)},
+                            {"durationMs", EpochMs(s.finished) - EpochMs(s.started)},
+                            {"counters", counters},
+                            {"errors", s.errors}};
+  } else {
+    janitor["lastSweep"] = nullptr;
+  }
+  out["janitor"] = janitor;
+  out["errors"] = in.errors;
+  return out;
+}
+
+std::string RenderStatusText(const json& s) {
+  std::string out;
+  char line[512];
+  out += "runner set " + s.value("runnerSetId", std::string()) + "\n";
+  out += "classes:\n";
+  for (const json& c : s.value("classes", json::array())) {
+    const json& vms = c["vms"];
+    const json& pool = c["pool"];
+    out += "  " + c.value("label", std::string()) + " (image " + c.value("image", std::string()) +
+           "): VMs " + (vms.is_null() ? std::string("unknown (listing failed)") : CountsText(vms)) +
+           "; warm pool target " + std::to_string(pool.value("warmTarget", 0)) + "\n";
+  }
+  std::snprintf(line, sizeof(line), "VMs: %s (%lld live of at most %lld)\n",
+                CountsText(s.value("vms", json::object())).c_str(),
+                static_cast<long long>(s.value("liveVms", int64_t{0})),
+                static_cast<long long>(s.value("maxConcurrentVms", int64_t{0})));
+  out += line;
+  const json jobs = s.value("jobsInFlight", json::array());
+  out += "jobs in flight: " + std::to_string(jobs.size()) + "\n";
+  for (const json& j : jobs) {
+    std::string segment = j.value("segment", std::string());
+    if (j["segmentSeconds"].is_number()) {
+      std::snprintf(line, sizeof(line), " for %.0f s", j["segmentSeconds"].get<double>());
+      segment += line;
+    }
+    std::snprintf(line, sizeof(line), "  %s#%lld  %-28s age %4.0f s  %s %s\n",
+                  j.value("repository", std::string()).c_str(),
+                  static_cast<long long>(j.value("jobId", int64_t{0})), segment.c_str(),
+                  j.value("ageSeconds", 0.0), j.value("runnerName", std::string()).c_str(),
+                  j.value("microvmId", std::string()).c_str());
+    out += line;
+  }
+  const json& janitor = s["janitor"];
+  const json& last = janitor["lastSweep"];
+  if (last.is_null()) {
+    out += "janitor: no sweep yet (every " + std::to_string(janitor.value("intervalSeconds", 0)) +
+           " s)\n";
+  } else {
+    json nonzero = json::object();
+    for (auto it = last["counters"].begin(); it != last["counters"].end(); ++it) {
+      if (it.value().get<int64_t>() != 0) nonzero[it.key()] = it.value();
+    }
+    std::snprintf(line, sizeof(line), "janitor: last sweep %.0f s ago, %lld ms: ",
+                  (s.value("nowMs", int64_t{0}) - last.value("startedAtMs", int64_t{0})) / 1e3,
+                  static_cast<long long>(last.value("durationMs", int64_t{0})));
+    out += line + CountsText(nonzero) + "\n";
+    for (const json& e : last.value("errors", json::array())) {
+      out += "  error: " + e.get<std::string>() + "\n";
+    }
+  }
+  for (const json& e : s.value("errors", json::array())) {
+    out += "error: " + e.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,42 @@
+// Status: what an operator asks a runner set first (`mvr status`, GET /status): per class its
+// pool target and VMs by state; all the set's VMs by state; the jobs in flight with the segment
+// each is in and for how long; the last janitor sweep's counters. BuildStatus is pure (the Service
+// gathers the listings); RenderStatusText turns the JSON into lines for a terminal.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aws/microvms.h"
+#include "github/types.h"
+#include "runnerset/config.h"
+#include "runnerset/janitor.h"
+#include "runnerset/runner_table.h"
+
+namespace mvr::runnerset {
+
+struct StatusInputs {
+  TimePoint now{};
+  // The set's VMs as listed by each class's image (missing: that listing failed).
+  std::map<std::string, std::vector<aws::MicrovmSummary>> vms_by_image;
+  std::optional<std::vector<github::Runner>> runners;  // nullopt: the listing failed
+  std::vector<MappingRow> rows;
+  std::vector<Claim> claims;
+  std::optional<SweepReport> last_sweep;
+  std::vector<std::string> errors;  // listings that failed, for the answer
+};
+
+// Segments of a job in flight, in order: "claimed" (registering its runner), "vm_starting" (the
+// VM launched, not yet RUNNING with the runner delivered), "runner_starting" (delivered, the
+// runner not yet online), "runner_online" (online, waiting for GitHub to hand it the job),
+// "running" (busy), "finishing" (its runner is gone, the terminate is pending).
+nlohmann::json BuildStatus(const ServeConfig& config, const StatusInputs& in);
+
+std::string RenderStatusText(const nlohmann::json& status);
+
+}  // namespace mvr::runnerset

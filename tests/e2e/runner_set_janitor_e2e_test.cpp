@@ -1,0 +1,208 @@
+// The janitor end to end (001, duty 6), with a short janitor period: a job whose webhook was lost
+// (dropped by the emulator, or sent while `mvr serve` was down) is launched by the janitor and
+// completes; a VM whose runner never got a job is reaped after its strikes; a busy runner is
+// never terminated although GitHub's listing lags and says it is idle; a launch that never
+// reaches RUNNING is replaced while the janitor itself leaves the PENDING VM alone; and after `kill
+// -9` in the middle of a burst and a restart, every job completes and within three janitor periods
+// no VM or runner is left.
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+
+#include "runner_set_e2e_fixture.h"
+
+namespace mvr::demo {
+namespace {
+
+constexpr int kJanitorSeconds = 1;
+constexpr char kSlowLabel[] = "mvr-slow";
+
+class RunnerSetJanitor : public RunnerSetEndToEnd {
+ protected:
+  json Config() override {
+    json c = RunnerSetEndToEnd::Config();
+    c["janitor"] = {{"intervalSeconds", interval_},
+                    {"strikes", 2},
+                    {"graceSeconds", 2},
+                    {"stuckLaunchSeconds", 1}};
+    c["launcher"]["launchTimeoutSeconds"] = 10;
+    c["launcher"]["claimTakeoverSeconds"] = 5;
+    c["queue"]["visibilityTimeoutSeconds"] = 10;
+    // A class whose stand-in runner takes 4 s to start, so its job can be cancelled before.
+    c["classes"].push_back({{"label", kSlowLabel}, {"image", kSlowLabel}});
+    return c;
+  }
+  void ConfigureStack(LocalStack& stack) override {
+    stack.AddImage(kSlowLabel, stack.StandInRunner() + " --startup-delay-ms 4000");
+  }
+  bool AllCompleted(const std::vector<int64_t>& jobs) {
+    for (int64_t job : jobs) {
+      if (!Completed(job)) return false;
+    }
+    return true;
+  }
+  int interval_ = kJanitorSeconds;
+};
+
+TEST_F(RunnerSetJanitor, JobWhoseWebhookWasDroppedIsLaunchedByTheJanitorAndCompletes) {
+  json body = {{"repository", kDemoRepository},
+               {"labels", {"self-hosted", kClassLabel}},
+               {"steps", {"true"}},
+               {"drop_webhooks", true}};
+  auto job = workflow_->GitHub("POST", "/_emulator/jobs", body.dump());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const int64_t id = job->value("id", int64_t{0});
+  ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(40)));
+  EXPECT_EQ(Job(id).value("conclusion", ""), "success");
+  std::vector<json> queued = QueuedDeliveries(id);
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_EQ(queued[0].value("outcome", ""), "dropped") << "mvr serve never heard of the job";
+  EXPECT_GE(Metric("janitor_launches_recovered"), 1);
+  EXPECT_EQ(Metric("launched"), 1);
+  ExpectNothingLeft();
+}
+
+TEST_F(RunnerSetJanitor, JobQueuedWhileServeWasDownIsLaunchedAfterTheRestart) {
+  process::ExitStatus stopped = StopServe(SIGTERM);
+  EXPECT_TRUE(stopped.ok());
+  const int64_t id = QueueJob({"true"});
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto d = QueuedDeliveries(id);
+        return !d.empty() && d[0].value("outcome", "") != "pending";
+      },
+      std::chrono::seconds(20)));
+  EXPECT_NE(QueuedDeliveries(id)[0].value("outcome", ""), "delivered");
+  StartServe();
+  ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(40)));
+  EXPECT_EQ(Job(id).value("conclusion", ""), "success");
+  EXPECT_GE(Metric("janitor_launches_recovered"), 1);
+  ExpectNothingLeft();
+}
+
+TEST_F(RunnerSetJanitor, VmWhoseRunnerNeverGotAJobIsReapedAfterItsStrikes) {
+  const int64_t id = QueueJob({"true"}, kSlowLabel);
+  // The launch is committed (VM running, runner delivered); the runner is still starting.
+  ASSERT_TRUE(Eventually([&] { return Metric("launched") >= 1; }, std::chrono::seconds(30)));
+  auto cancelled = workflow_->GitHub("POST", "/_emulator/jobs/" + std::to_string(id) + "/cancel");
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  // Its runner comes online with nothing to do; nothing else will ever terminate its VM.
+  ASSERT_TRUE(
+      Eventually([&] { return Metric("janitor_vms_terminated") >= 1; }, std::chrono::seconds(30)));
+  EXPECT_GE(Metric("janitor_runners_removed"), 1);
+  EXPECT_EQ(Metric("terminated"), 0) << "no terminate intent: the cancelled job named no runner";
+  ExpectNothingLeft();
+}
+
+TEST_F(RunnerSetJanitor, BusyRunnerIsNeverTerminatedWhenTheListingSaysItIsIdle) {
+  auto lag = workflow_->GitHub("POST", "/_emulator/faults",
+                               json{{"runner_listing_lag_ms", 600'000}}.dump());
+  ASSERT_TRUE(lag.ok()) << lag.status().ToString();
+  const int64_t id = QueueJob({"sleep 8"});
+  ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(40)));
+  EXPECT_EQ(Job(id).value("conclusion", ""), "success");
+  EXPECT_GE(Metric("janitor_busy_spared"), 1) << "the fresh read must have found it busy";
+  EXPECT_EQ(Metric("janitor_vms_terminated"), 0);
+  EXPECT_EQ(Metric("janitor_runners_removed"), 0);
+  ExpectNothingLeft();
+}
+
+TEST_F(RunnerSetJanitor, StatusShowsTheJobInItsSegmentAndTheLastSweep) {
+  const int64_t id = QueueJob({"sleep 4"});
+  json seen;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        http::HttpRequest req;
+        req.url = ServeUrl() + "/status";
+        auto res = http_.Send(req);
+        if (!res.ok() || res->status != 200) return false;
+        seen = json::parse(res->body, nullptr, false);
+        if (!seen.is_object() || seen["janitor"]["lastSweep"].is_null()) return false;
+        for (const json& j : seen["jobsInFlight"]) {
+          if (j.value("jobId", int64_t{0}) == id && j.value("segment", "") == "running") {
+            return true;
+          }
+        }
+        return false;
+      },
+      std::chrono::seconds(30)))
+      << seen.dump(2);
+  EXPECT_GE(seen["liveVms"].get<int>(), 1);
+  EXPECT_EQ(seen["classes"][0]["label"], kClassLabel);
+  // `mvr status` asks the same endpoint and prints it for a terminal.
+  process::ProcessSpec spec;
+  spec.argv = {mvr_, "status", "--config", dir_ + "/serve.json"};
+  spec.output_path = dir_ + "/status.txt";
+  auto pid = processes_.Spawn(spec);
+  ASSERT_TRUE(pid.ok());
+  auto exited = processes_.Wait(*pid);
+  ASSERT_TRUE(exited.ok() && exited->ok()) << ReadWholeFile(spec.output_path);
+  const std::string text = ReadWholeFile(spec.output_path);
+  EXPECT_NE(text.find("runner set e2e"), std::string::npos) << text;
+  EXPECT_NE(text.find("jobs in flight:"), std::string::npos) << text;
+  EXPECT_NE(text.find("janitor: last sweep"), std::string::npos) << text;
+  ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(30)));
+  ExpectNothingLeft();
+}
+
+class RunnerSetHungLaunch : public RunnerSetJanitor {
+  void ConfigureStack(LocalStack& stack) override {
+    RunnerSetJanitor::ConfigureStack(stack);
+    std::ofstream(stack.dir() + "-microvms.json") << R"({"hangLaunches": 1})";
+    stack.AddMicrovmsArgs({"--config", stack.dir() + "-microvms.json"});
+  }
+};
+
+TEST_F(RunnerSetHungLaunch, LaunchThatNeverReachesRunningIsReplacedAndTheJanitorLeavesItAlone) {
+  const int64_t id = QueueJob({"true"});
+  ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(45)));
+  EXPECT_EQ(Job(id).value("conclusion", ""), "success");
+  // The hung launch is replaced: the janitor re-queues the still-queued job, and that launch
+  // takes the stale claim over and terminates the PENDING VM (or the first launch times out).
+  EXPECT_EQ(CountOperation("RunMicrovm"), 2);
+  EXPECT_EQ(Metric("janitor_orphans_terminated"), 0);
+  EXPECT_EQ(Metric("janitor_vms_terminated"), 0);
+  ExpectNothingLeft();
+}
+
+// A janitor period of 2 s, and a grace shorter than one period, so that a VM is struck at the
+// first sweep it is old enough for and reaped at the next.
+class RunnerSetJanitorBurst : public RunnerSetJanitor {
+ protected:
+  RunnerSetJanitorBurst() { interval_ = 2; }
+  json Config() override {
+    json c = RunnerSetJanitor::Config();
+    c["janitor"]["graceSeconds"] = 1;
+    return c;
+  }
+};
+
+TEST_F(RunnerSetJanitorBurst,
+       KillNineMidBurstThenRestartCompletesAllAndLeavesNothingInThreePeriods) {
+  std::vector<int64_t> jobs;
+  for (int i = 0; i < 12; ++i) jobs.push_back(QueueJob({"sleep 1"}));
+  ASSERT_TRUE(
+      Eventually([&] { return CountOperation("RunMicrovm") >= 4; }, std::chrono::seconds(30)));
+  process::ExitStatus killed = StopServe(SIGKILL);
+  EXPECT_TRUE(killed.signaled);
+  StartServe();
+  ASSERT_TRUE(Eventually([&] { return AllCompleted(jobs); }, std::chrono::seconds(60)));
+  int succeeded = 0;
+  for (int64_t job : jobs) succeeded += Job(job).value("conclusion", "") == "success";
+  EXPECT_EQ(succeeded, 12);
+  const TimePoint done = clock_.Now();
+  Workflow::Leftovers left;
+  const bool clean = Eventually(
+      [&] {
+        left = workflow_->CountLeftovers();
+        return left.vms == 0 && left.runners == 0;
+      },
+      std::chrono::seconds(3 * interval_));
+  EXPECT_TRUE(clean) << left.vms << " VMs and " << left.runners << " runners left after "
+                     << 3 * interval_ << " s";
+  std::printf("all 12 jobs completed; nothing left %.1f s later\n",
+              std::chrono::duration<double>(clock_.Now() - done).count());
+}
+
+}  // namespace
+}  // namespace mvr::demo

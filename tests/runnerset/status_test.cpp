@@ -1,0 +1,112 @@
+// What GET /status and `mvr status` show, from given listings.
+#include "runnerset/status.h"
+
+#include <gtest/gtest.h>
+
+namespace mvr::runnerset {
+namespace {
+
+using nlohmann::json;
+
+class StatusTest : public ::testing::Test {
+ protected:
+  StatusTest() {
+    config_.runner_set_id = "demo";
+    config_.runner_name_prefix = "mvr-demo-";
+    config_.classes.push_back(RunnerClass{"mvr-small", "img-1", "GB1", "", 600});
+    in_.now = TimePoint(Duration(1'000'000'000));
+  }
+  int64_t Ms(int64_t seconds_ago) {
+    return in_.now.time_since_epoch().count() - seconds_ago * 1000;
+  }
+  aws::MicrovmSummary Vm(const std::string& id, aws::MicrovmState state) {
+    aws::MicrovmSummary vm;
+    vm.microvm_id = id;
+    vm.state = state;
+    return vm;
+  }
+
+  ServeConfig config_;
+  StatusInputs in_;
+};
+
+TEST_F(StatusTest, ShowsVmsByStateJobsBySegmentAndTheLastSweep) {
+  in_.vms_by_image["img-1"] = {Vm("vm-1", aws::MicrovmState::kRunning),
+                               Vm("vm-2", aws::MicrovmState::kRunning),
+                               Vm("vm-3", aws::MicrovmState::kTerminated)};
+  github::Runner busy;
+  busy.name = "mvr-demo-1-aaaa";
+  busy.status = "online";
+  busy.busy = true;
+  github::Runner starting_runner;
+  starting_runner.name = "mvr-demo-2-bbbb";
+  starting_runner.status = "offline";
+  in_.runners = std::vector<github::Runner>{busy, starting_runner};
+  MappingRow row;
+  row.runner_name = "mvr-demo-1-aaaa";
+  row.microvm_id = "vm-1";
+  row.repository = "octo/app";
+  row.job_id = 1;
+  row.times.received_ms = Ms(40);
+  MappingRow starting = row;
+  starting.runner_name = "mvr-demo-2-bbbb";
+  starting.microvm_id = "vm-2";
+  starting.job_id = 2;
+  starting.times.received_ms = Ms(20);
+  starting.times.delivered_ms = Ms(5);
+  in_.rows = {row, starting};
+  Claim launching;
+  launching.repository = "octo/app";
+  launching.job_id = 3;
+  launching.claimed_ms = Ms(3);
+  launching.pending_microvm_id = "vm-4";
+  Claim committed = launching;
+  committed.job_id = 1;
+  committed.microvm_id = "vm-1";
+  in_.claims = {launching, committed};
+  SweepReport sweep;
+  sweep.started = in_.now - Duration(7'000);
+  sweep.finished = sweep.started + Duration(12);
+  sweep.Add(Swept::kVmsTerminated, 2);
+  sweep.errors.push_back("listing the queued jobs of octo/app: boom");
+  in_.last_sweep = sweep;
+
+  json s = BuildStatus(config_, in_);
+  EXPECT_EQ(s["vms"]["RUNNING"], 2);
+  EXPECT_EQ(s["vms"]["TERMINATED"], 1);
+  EXPECT_EQ(s["liveVms"], 2);
+  EXPECT_EQ(s["classes"][0]["vms"]["RUNNING"], 2);
+  EXPECT_EQ(s["classes"][0]["pool"]["warmTarget"], 0);
+  ASSERT_EQ(s["jobsInFlight"].size(), 3u) << "the committed claim is shown by its row only";
+  std::map<int64_t, json> jobs;
+  for (const json& j : s["jobsInFlight"]) jobs[j["jobId"].get<int64_t>()] = j;
+  EXPECT_EQ(jobs[1]["segment"], "running");
+  EXPECT_DOUBLE_EQ(jobs[1]["ageSeconds"].get<double>(), 40.0);
+  EXPECT_EQ(jobs[2]["segment"], "runner_starting");
+  EXPECT_DOUBLE_EQ(jobs[2]["segmentSeconds"].get<double>(), 5.0);
+  EXPECT_EQ(jobs[3]["segment"], "vm_starting");
+  EXPECT_EQ(s["janitor"]["lastSweep"]["counters"]["vms_terminated"], 2);
+  EXPECT_EQ(s["janitor"]["lastSweep"]["durationMs"], 12);
+
+  const std::string text = RenderStatusText(s);
+  EXPECT_NE(text.find("mvr-small (image img-1): VMs RUNNING 2, TERMINATED 1"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("jobs in flight: 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("runner_starting for 5 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("last sweep 7 s ago, 12 ms: vms_terminated 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("error: listing the queued jobs of octo/app: boom"), std::string::npos);
+}
+
+TEST_F(StatusTest, FailedListingsAreSaidNotHidden) {
+  in_.errors.push_back("listing the MicroVMs of img-1: throttled");
+  json s = BuildStatus(config_, in_);
+  EXPECT_TRUE(s["classes"][0]["vms"].is_null());
+  EXPECT_TRUE(s["janitor"]["lastSweep"].is_null());
+  const std::string text = RenderStatusText(s);
+  EXPECT_NE(text.find("unknown (listing failed)"), std::string::npos) << text;
+  EXPECT_NE(text.find("janitor: no sweep yet"), std::string::npos) << text;
+  EXPECT_NE(text.find("error: listing the MicroVMs of img-1: throttled"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mvr::runnerset
