@@ -11,6 +11,7 @@
 # function with its policy from deploy/iam/, the Action users' managed policies, and SSM
 # SecureString parameters for secrets (the webhook secret is generated and never printed).
 set -euo pipefail
+# shellcheck source=deploy/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }

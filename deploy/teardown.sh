@@ -8,6 +8,7 @@
 # The Action users' managed policies are detached from every user, group and role first (they
 # cannot be deleted while attached); teardown prints each detachment.
 set -euo pipefail
+# shellcheck source=deploy/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }

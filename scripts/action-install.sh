@@ -80,7 +80,7 @@ fi
 mkdir -p "$tmp/x" "$cache"
 tar -xzf "$tmp/$asset" -C "$tmp/x"
 [[ -x "$tmp/x/mvr-linux-$arch/mvr" ]] || fail "$url has no mvr-linux-$arch/mvr"
-rm -rf "$cache/$cache_arch"
+rm -rf "${cache:?}/$cache_arch"
 mv "$tmp/x" "$cache/$cache_arch"
 echo "$expected" >"$cache/$cache_arch.complete"
 echo "mvr $pinned_version ($arch): SHA-256 verified, cached in $cache/$cache_arch" >&2
