@@ -37,6 +37,13 @@ esac
 
 pinned_version="$(cat "$ACTION_PATH/release/VERSION" 2>/dev/null || true)"
 ref="${ACTION_REF:-}"
+repository="${ACTION_REPOSITORY:-}"
+# The runner leaves github.action_ref and github.action_repository empty in some composite-action
+# contexts (actions/runner#2473); it always checks an action out to .../_actions/OWNER/REPO/REF.
+if [[ -z "$ref" && "$ACTION_PATH" =~ /_actions/([^/]+)/([^/]+)/([^/]+)/?$ ]]; then
+  repository="${repository:-${BASH_REMATCH[1]}/${BASH_REMATCH[2]}}"
+  ref="${BASH_REMATCH[3]}"
+fi
 [[ -n "$pinned_version" ]] || build_from_source "this action's source pins no release"
 # The ref matches when it is the pinned tag or a moving alias of it (v1 or v1.2 for v1.2.3).
 if [[ "$ref" != "$pinned_version" && ! ( "$ref" =~ ^v[0-9]+(\.[0-9]+)?$ &&
@@ -59,8 +66,8 @@ fi
 
 base="${RELEASE_BASE_URL:-}"
 if [[ -z "$base" ]]; then
-  [[ -n "${ACTION_REPOSITORY:-}" ]] || build_from_source "the action's repository is unknown"
-  base="https://github.com/$ACTION_REPOSITORY/releases/download"
+  [[ -n "$repository" ]] || build_from_source "the action's repository is unknown"
+  base="https://github.com/$repository/releases/download"
 fi
 url="${base%/}/$pinned_version/$asset"
 tmp="$(mktemp -d "${RUNNER_TEMP:-/tmp}/mvr-download.XXXXXX")"

@@ -146,6 +146,18 @@ class ActionInstallTest(unittest.TestCase):
         self.assertEqual(code, 0, log)
         self.assertEqual(self.server.requests, ["/%s/mvr-linux-x86_64.tar.gz" % VERSION])
 
+    def test_without_github_action_ref_the_ref_comes_from_the_checkout_path(self):
+        # The runner checks actions out to _actions/OWNER/REPO/REF and may leave
+        # github.action_ref empty in a composite action (actions/runner#2473).
+        checkout = os.path.join(self.dir, "_actions", "owner", "mvr", "v9")
+        os.makedirs(os.path.dirname(checkout))
+        shutil.move(self.action, checkout)
+        self.action = checkout
+        code, log, outputs = self.run_action(ref="")
+        self.assertEqual(code, 0, log)
+        self.assertIn("label=released-x86_64-start\n", outputs)
+        self.assertEqual(self.server.requests, ["/%s/mvr-linux-x86_64.tar.gz" % VERSION])
+
     def test_a_tampered_release_file_is_refused_and_never_run(self):
         tampered = release_tarball("x86_64", "#!/bin/sh\necho label=tampered >> \"$GITHUB_OUTPUT\"\n")
         self.server.files["/%s/mvr-linux-x86_64.tar.gz" % VERSION] = tampered
