@@ -163,9 +163,13 @@ for arch in "${arches[@]}"; do
   archive "$stage_root" "$name"
   {
     echo "$arch.compiler=$("$compiler" --version | head -1)"
-    echo "$arch.libraries=$(ls "$stage_root/$name/lib" | grep -v '^mvr.bin$' | tr '\n' ' ')"
+    libs=()
+    for lib in "$stage_root/$name/lib"/*; do
+      [[ "${lib##*/}" == mvr.bin ]] || libs+=("${lib##*/}")
+    done
+    echo "$arch.libraries=${libs[*]} "
   } >>"$out/BUILDINFO"
 done
 (cd "$out" && sha256sum -- *.tar.gz BUILDINFO | sort -k2 >SHA256SUMS)
-echo "release: $(ls "$out" | tr '\n' ' ')in $out" >&2
+echo "release: files in $out:" "$out"/* >&2
 cat "$out/SHA256SUMS"
