@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""deploy/iam/*.json: well-formed IAM policies, no `*` resource where a narrower one exists, and
+every Lambda MicroVMs operation the code calls is allowed. The operations are read from the code
+(MicrovmService's methods in src/aws/microvms.h, their calls in src/action, src/runnerset and
+src/lambda), so a new call without a policy fails here."""
+import glob
+import json
+import os
+import re
+import unittest
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IAM = os.path.join(SOURCE, "deploy", "iam")
+MODEL = os.path.join(SOURCE, "models", "lambda-microvms", "service-2.json")
+PLACEHOLDERS = {"partition", "region", "account", "image", "table", "queue", "execution_role",
+                "runner_set"}
+# Actions AWS authorizes only on "*": a list with no resource to name.
+STAR_ONLY = {"lambda:ListMicrovms"}
+RUNNER_SET_FUNCTIONS = ["webhook", "launcher", "janitor", "warm-pool"]
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def policy(name):
+    return json.loads(read(os.path.join(IAM, name)))
+
+
+def allowed(doc, service="lambda"):
+    return {a for st in doc["Statement"] for a in st["Action"] if a.startswith(service + ":")}
+
+
+def service_methods():
+    """MicrovmService's operations: its pure virtual methods."""
+    header = read(os.path.join(SOURCE, "src", "aws", "microvms.h"))
+    return set(re.findall(r"virtual [^;]*?\b([A-Z]\w*Microvm\w*)\(", header))
+
+
+def called(files):
+    """The MicrovmService operations called in `files`: member calls (`x.Op(`, `x->Op(`) and the
+    ListAll… pagination helpers of src/aws/microvms.h (ListAllMicrovms calls ListMicrovms)."""
+    methods = service_methods()
+    ops = set()
+    for path in files:
+        text = read(path)
+        for name in re.findall(r"(?:\.|->)\s*([A-Z]\w*)\s*\(", text):
+            if name in methods:
+                ops.add(name)
+        for name in re.findall(r"\bListAll(\w+)\s*\(", text):
+            if "List" + name in methods:
+                ops.add("List" + name)
+    return ops
+
+
+def sources(*dirs):
+    out = []
+    for d in dirs:
+        out += glob.glob(os.path.join(SOURCE, d, "*.cpp"))
+    return out
+
+
+class IamPoliciesTest(unittest.TestCase):
+    def test_every_file_is_a_well_formed_policy(self):
+        files = sorted(glob.glob(os.path.join(IAM, "*.json")))
+        self.assertGreaterEqual(len(files), 2 + len(RUNNER_SET_FUNCTIONS))
+        operations = set(json.loads(read(MODEL))["operations"])
+        for path in files:
+            name = os.path.basename(path)
+            doc = json.loads(read(path))
+            self.assertEqual(set(doc), {"Version", "Statement"}, name)
+            self.assertEqual(doc["Version"], "2012-10-17", name)
+            sids = [st["Sid"] for st in doc["Statement"]]
+            self.assertEqual(len(sids), len(set(sids)), name + ": duplicate Sid")
+            for st in doc["Statement"]:
+                where = "%s %s" % (name, st.get("Sid"))
+                self.assertTrue(set(st) <= {"Sid", "Effect", "Action", "Resource", "Condition"},
+                                where)
+                self.assertRegex(st["Sid"], r"^[A-Za-z0-9]+$", where)
+                self.assertEqual(st["Effect"], "Allow", where)
+                self.assertTrue(st["Action"] and st["Resource"], where)
+                for action in st["Action"]:
+                    self.assertRegex(action, r"^[a-z0-9]+:[A-Z][A-Za-z]+$", where)
+                    if action.startswith("lambda:"):
+                        self.assertIn(action[len("lambda:"):], operations, where)
+                for resource in st["Resource"]:
+                    if resource == "*":
+                        self.assertTrue(set(st["Action"]) <= STAR_ONLY,
+                                        where + ": '*' for actions that have a resource")
+                        continue
+                    self.assertRegex(resource, r"^arn:\{\{partition\}\}:", where)
+                    for placeholder in re.findall(r"\{\{(\w+)\}\}", resource):
+                        self.assertIn(placeholder, PLACEHOLDERS, where)
+                    self.assertNotRegex(resource.replace("{{", "").replace("}}", ""), r"[{}]",
+                                        where)
+
+    def test_the_action_policy_allows_exactly_the_microvm_calls_the_action_makes(self):
+        calls = called(sources("src/action", "src/cli"))
+        self.assertIn("RunMicrovm", calls)  # the scan finds calls at all
+        self.assertEqual(allowed(policy("action.json")), {"lambda:" + op for op in calls})
+
+    def test_the_action_pool_policy_is_data_plane_on_one_table(self):
+        doc = policy("action-pool.json")
+        for st in doc["Statement"]:
+            self.assertTrue(all(a.startswith("dynamodb:") for a in st["Action"]))
+            self.assertEqual(st["Resource"],
+                             ["arn:{{partition}}:dynamodb:{{region}}:{{account}}:table/{{table}}"])
+            for forbidden in ("CreateTable", "UpdateTable", "DeleteTable", "Scan"):
+                self.assertNotIn("dynamodb:" + forbidden, st["Action"])
+
+    def test_the_runner_set_functions_allow_every_microvm_call_of_the_runner_set(self):
+        calls = called(sources("src/runnerset", "src/lambda") +
+                       [os.path.join(SOURCE, "src", "action", "microvm_lifecycle.cpp")])
+        self.assertIn("RunMicrovm", calls)
+        union = set()
+        for fn in RUNNER_SET_FUNCTIONS:
+            union |= allowed(policy("runner-set-%s.json" % fn))
+        for op in sorted(calls):
+            self.assertIn("lambda:" + op, union, op + " is called but no runner-set policy allows it")
+
+    def test_every_lambda_function_writes_only_its_own_log_group(self):
+        for fn in RUNNER_SET_FUNCTIONS:
+            doc = policy("runner-set-%s.json" % fn)
+            logs = [r for st in doc["Statement"] if any(a.startswith("logs:") for a in st["Action"])
+                    for r in st["Resource"]]
+            self.assertEqual(logs, ["arn:{{partition}}:logs:{{region}}:{{account}}:log-group:"
+                                    "/aws/lambda/mvr-{{runner_set}}-%s:*" % fn])
+
+    def test_docs_justify_every_action(self):
+        docs = read(os.path.join(SOURCE, "docs", "iam.md"))
+        for path in glob.glob(os.path.join(IAM, "*.json")):
+            doc = json.loads(read(path))
+            self.assertIn(os.path.basename(path), docs)
+            for st in doc["Statement"]:
+                for action in st["Action"]:
+                    self.assertIn("`%s`" % action, docs, action + " is not justified in docs/iam.md")
+
+
+if __name__ == "__main__":
+    unittest.main()
