@@ -1,5 +1,5 @@
 // `mvr lambda`: the runner set as AWS Lambda functions (a custom runtime for provided.al2023;
-// `bootstrap` runs it). The handler comes from _HANDLER (or --handler): webhook or launcher. The
+// `bootstrap` runs it). The handler comes from _HANDLER (or --handler): webhook, launcher or janitor. The
 // runner set's configuration is the JSON of `mvr serve`, from MVR_CONFIG (inline) or
 // MVR_CONFIG_FILE; its secret keys may name a file, env:NAME or ssm:/path. Initialisation builds
 // only what the handler needs and resolves its secrets once; a failure there goes to the Runtime
@@ -69,6 +69,7 @@ struct Function {
   runnerset::Metrics metrics;
   std::unique_ptr<runnerset::RunnerTable> table;
   std::unique_ptr<runnerset::Launcher> launcher;
+  std::unique_ptr<runnerset::Janitor> janitor;
   std::unique_ptr<lambda::Handler> handler;
 };
 
@@ -86,15 +87,17 @@ Result<Secret> FetchSsm(Context& ctx, Function& fn, const std::string& name) {
 
 std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string& name,
                               Function& fn) {
-  if (name == "janitor" || name == "warm-pool") {
+  if (name == "warm-pool") {
     return InitError{lambda::kConfigError,
-                     InvalidArgument("_HANDLER=" + name + ": this build of mvr has no " + name +
-                                     " handler yet; the handlers are webhook and launcher")};
+                     InvalidArgument("_HANDLER=warm-pool: this build of mvr has no warm-pool "
+                                     "handler yet (warm pools are not built); the handlers are "
+                                     "webhook, launcher and janitor")};
   }
-  if (name != "webhook" && name != "launcher") {
+  if (name != "webhook" && name != "launcher" && name != "janitor") {
     return InitError{lambda::kConfigError,
                      InvalidArgument("_HANDLER='" + name +
-                                     "' is not a handler of mvr lambda: use webhook or launcher")};
+                                     "' is not a handler of mvr lambda: use webhook, launcher or "
+                                     "janitor")};
   }
   Result<runnerset::ServeConfig> config = LoadConfig(ctx.env);
   if (!config.ok()) return InitError{lambda::kConfigError, config.status()};
@@ -130,6 +133,13 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   runnerset::RunnerTable::Options table_options;
   table_options.takeover_after = fn.config.claim_takeover_after();
   fn.table = std::make_unique<runnerset::RunnerTable>(*fn.wiring->store, seam, table_options);
+  if (name == "janitor") {
+    fn.janitor = std::make_unique<runnerset::Janitor>(
+        fn.config, runnerset::JanitorDeps{seam, *fn.wiring->microvms, *fn.wiring->github,
+                                          *fn.table, *fn.wiring->queue, fn.metrics});
+    fn.handler = std::make_unique<lambda::JanitorHandler>(*fn.janitor, fn.metrics);
+    return std::nullopt;
+  }
   fn.launcher = std::make_unique<runnerset::Launcher>(
       fn.config, runnerset::LauncherDeps{seam, *fn.wiring->microvms, *fn.wiring->github,
                                          fn.wiring->http, *fn.table, fn.metrics, nullptr});
@@ -177,7 +187,7 @@ void AddLambdaCommand(CLI::App& app, Context& ctx) {
       "lambda", "Run as an AWS Lambda function of the runner set (custom runtime; docs/lambda.md)");
   auto handler = std::make_shared<std::string>();
   auto max = std::make_shared<int>(-1);
-  cmd->add_option("--handler", *handler, "webhook or launcher (default: $_HANDLER)");
+  cmd->add_option("--handler", *handler, "webhook, launcher or janitor (default: $_HANDLER)");
   cmd->add_option("--max-invocations", *max,
                   "stop after this many invocations (benchmarks, tests; default: never)");
   cmd->callback([&ctx, handler, max] { ctx.exit_code = RunLambda(ctx, *handler, *max); });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <thread>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "runnerset/consumer.h"
@@ -88,6 +89,20 @@ Result<std::string> LauncherHandler::Handle(const Invocation& invocation) {
     if (failed[i]) ids.push_back((*records)[i].message_id);
   }
   return BatchItemFailures(ids);
+}
+
+Result<std::string> JanitorHandler::Handle(const Invocation& invocation) {
+  nlohmann::json event = nlohmann::json::parse(invocation.event, nullptr, false);
+  if (!event.is_object()) {
+    return InvalidArgument("janitor: the event is not a JSON object (expected a scheduled event)")
+        .WithErrorType(kMalformedEvent);
+  }
+  runnerset::SweepReport report = janitor_.Sweep();
+  nlohmann::json counters = nlohmann::json::object();
+  for (int i = 0; i < runnerset::kSweptCount; ++i) {
+    counters[runnerset::SweptName(static_cast<runnerset::Swept>(i))] = report.counts[i];
+  }
+  return nlohmann::json{{"counters", counters}, {"errors", report.errors}}.dump();
 }
 
 }  // namespace mvr::lambda

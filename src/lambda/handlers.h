@@ -5,7 +5,8 @@
 //             response (the HTTP status GitHub sees);
 //   launcher  an SQS batch from the job queue → each intent carried out (concurrently, up to
 //             launcher.concurrency), answered with batchItemFailures naming only the messages
-//             that must come back (deferred ones hidden until due first).
+//             that must come back (deferred ones hidden until due first);
+//   janitor   a scheduled event (EventBridge) → one janitor sweep, answered with its counters.
 // A handler error (an event of the wrong shape) is a Status whose error_type is the Runtime API
 // errorType.
 // Thread-safety: Handle is called from the runtime loop's one thread.
@@ -18,6 +19,7 @@
 #include "lambda/runtime_api.h"
 #include "queue/queue.h"
 #include "runnerset/config.h"
+#include "runnerset/janitor.h"
 #include "runnerset/launcher.h"
 #include "runnerset/metrics.h"
 #include "runnerset/webhook_router.h"
@@ -70,6 +72,21 @@ class LauncherHandler final : public Handler {
   runnerset::Metrics& metrics_;
   queue::Queue& queue_;
   const Seam& seam_;
+};
+
+class JanitorHandler final : public Handler {
+ public:
+  // `metrics` is the one the janitor counts into. References must outlive the handler.
+  JanitorHandler(runnerset::Janitor& janitor, runnerset::Metrics& metrics)
+      : janitor_(janitor), metrics_(metrics) {}
+  // Any JSON object triggers a sweep (an EventBridge schedule's event, or a Scheduler's input);
+  // the answer is {"counters": {...}, "errors": [...]}.
+  Result<std::string> Handle(const Invocation& invocation) override;
+  runnerset::Metrics& metrics() override { return metrics_; }
+
+ private:
+  runnerset::Janitor& janitor_;
+  runnerset::Metrics& metrics_;
 };
 
 }  // namespace mvr::lambda

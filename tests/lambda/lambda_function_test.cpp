@@ -21,6 +21,7 @@
 #include "lambda/fake_runtime_api.h"
 #include "process/process_runner.h"
 #include "runnerset/intent.h"
+#include "runnerset/janitor.h"
 #include "support/moto.h"
 
 namespace mvr::lambda {
@@ -284,11 +285,32 @@ TEST_F(LambdaFunctionTest, ConfigurationFromMvrConfigFileServesLikeInline) {
 }
 
 TEST_F(LambdaFunctionTest, HandlerNotInThisBuildIsAnInitErrorSayingSo) {
-  StartFunction("janitor", Config());
+  StartFunction("warm-pool", Config());
   auto error = fake_.WaitInitError(kWait);
   ASSERT_TRUE(error.has_value()) << Output();
   EXPECT_EQ(error->error_type, "Mvr.ConfigError");
-  EXPECT_NE(error->body.find("no janitor handler yet"), std::string::npos) << error->body;
+  EXPECT_NE(error->body.find("no warm-pool handler yet"), std::string::npos) << error->body;
+}
+
+TEST_F(LambdaFunctionTest, JanitorSweepsOnAScheduledEventAndAnswersItsCounters) {
+  StartFunction("janitor", Config());
+  const std::string scheduled =
+      R"({"version":"0","id":"53dc4d37","detail-type":"Scheduled Event","source":"aws.events",)"
+      R"("time":"2026-12-01T04:00:00Z","region":"us-east-1","detail":{}})";
+  const std::string id = fake_.Enqueue(scheduled);
+  auto answer = fake_.WaitAnswer(id, Duration(120'000));
+  ASSERT_TRUE(answer.has_value()) << Output();
+  ASSERT_EQ(answer->kind, Answer::Kind::kResponse) << answer->body;
+  json report = json::parse(answer->body);
+  ASSERT_TRUE(report["counters"].is_object()) << answer->body;
+  EXPECT_EQ(report["counters"].size(), static_cast<size_t>(runnerset::kSweptCount));
+  EXPECT_TRUE(report["errors"].is_array()) << answer->body;
+  // Not a JSON object: an invocation error, and the function goes on.
+  const std::string bad = fake_.Enqueue("[1, 2]");
+  auto refused = fake_.WaitAnswer(bad, kWait);
+  ASSERT_TRUE(refused.has_value()) << Output();
+  EXPECT_EQ(refused->kind, Answer::Kind::kError) << refused->body;
+  ExpectNoSecretAnywhere();
 }
 
 TEST_F(LambdaFunctionTest, LauncherDeletesWhatItIsDoneWithAndDropsWhatNeverDecodes) {
