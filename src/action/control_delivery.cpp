@@ -6,7 +6,7 @@
 
 #include "aws/microvms_ingress.h"
 #include "base/retry.h"
-#include "github/json_fields.h"
+#include "base/json_fields.h"
 #include "http/types.h"
 
 namespace mvr::action {
@@ -37,7 +37,7 @@ Answer Parse(const http::HttpResponse& res) {
   nlohmann::json j = nlohmann::json::parse(res.body, nullptr, false);
   if (j.is_object()) {
     // A member of another type reads as absent: the status code still classifies the answer.
-    github::JsonFields fields(j, "supervisor answer");
+    JsonFields fields(j, "supervisor answer");
     a.error = fields.OptionalString("error").value_or("");
     a.message = fields.OptionalString("message").value_or("");
     a.state = fields.OptionalString("state").value_or("");
@@ -120,7 +120,7 @@ Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam
     if (res->status != 200 || !j.is_object()) {
       return Internal("answered HTTP " + std::to_string(res->status) + ": " + Parse(*res).message);
     }
-    github::JsonFields fields(j, "supervisor status");
+    JsonFields fields(j, "supervisor status");
     MVR_ASSIGN_OR_RETURN(out.state, fields.OptionalString("state"));
     MVR_ASSIGN_OR_RETURN(out.current_request_id, fields.OptionalString("currentRequestId"));
     return Status::Ok();

@@ -1,7 +1,7 @@
 #include "github/auth.h"
 
 #include "github/app_jwt.h"
-#include "github/json_fields.h"
+#include "base/json_fields.h"
 #include "github/models.h"
 
 namespace mvr::github {

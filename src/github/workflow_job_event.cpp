@@ -1,6 +1,6 @@
 #include "github/workflow_job_event.h"
 
-#include "github/json_fields.h"
+#include "base/json_fields.h"
 #include "github/models.h"
 
 namespace mvr::github {

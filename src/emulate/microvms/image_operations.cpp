@@ -44,6 +44,11 @@ Result<MicrovmModel::Image*> MicrovmModel::FindImage(const std::string& identifi
   return &it->second;
 }
 
+MicrovmModel::Version& MicrovmModel::BuildVersion(const Build& build) {
+  return images_.at(build.image)
+      .versions.at(static_cast<int>(ParseInt64InRange(build.version, 1, INT32_MAX).value_or(0)));
+}
+
 Result<MicrovmModel::Version*> MicrovmModel::FindVersion(Image& image, const json& version) {
   const std::string text = version.is_string() ? version.get<std::string>() : version.dump();
   int number = static_cast<int>(ParseInt64InRange(text, 1, INT32_MAX).value_or(0));
@@ -184,7 +189,7 @@ void MicrovmModel::FinishBuild(Build& build, bool ok, const std::string& reason)
   build.state = ok ? "SUCCESSFUL" : "FAILED";
   build.reason = reason;
   Image& image = images_.at(build.image);
-  Version& v = image.versions.at(std::stoi(build.version));
+  Version& v = BuildVersion(build);
   v.state = ok ? "SUCCESSFUL" : "FAILED";
   v.status = ok ? "ACTIVE" : "INACTIVE";
   v.reason = reason;

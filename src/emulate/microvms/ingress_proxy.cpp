@@ -6,7 +6,6 @@
 // woken first.
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 
 #include "base/numbers.h"
 #include "emulate/microvms/emulator.h"
@@ -33,10 +32,7 @@ bool IsIpv4(std::string_view text) {
   while (start <= text.size()) {
     size_t dot = text.find('.', start);
     if (dot == std::string_view::npos) dot = text.size();
-    int value = 0;
-    auto [end, ec] = std::from_chars(text.data() + start, text.data() + dot, value);
-    if (ec != std::errc() || end != text.data() + dot || dot == start || dot - start > 3 ||
-        value > 255) {
+    if (dot - start > 3 || !ParseInt64InRange(text.substr(start, dot - start), 0, 255)) {
       return false;
     }
     ++parts;
@@ -95,13 +91,11 @@ Result<std::string> ForwardUrl(const std::string& guest_authority, const std::st
   const std::string_view address(guest_authority.data(), colon);
   const std::string_view port_text(guest_authority.data() + colon + 1,
                                    guest_authority.size() - colon - 1);
-  int port = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (!IsIpv4(address) || ec != std::errc() || end != port_text.data() + port_text.size() ||
-      port < 1 || port > 65535) {
+  const std::optional<int64_t> port = ParseInt64InRange(port_text, 1, 65535);
+  if (!IsIpv4(address) || !port) {
     return Internal("guest address '" + guest_authority + "' is not IPv4:port");
   }
-  return "http://" + std::string(address) + ":" + std::to_string(port) + raw_path +
+  return "http://" + std::string(address) + ":" + std::to_string(*port) + raw_path +
          (query.empty() ? "" : "?" + query);
 }
 

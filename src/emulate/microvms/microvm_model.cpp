@@ -141,7 +141,7 @@ Effect MicrovmModel::MakeEffect(const std::string& target, const Step& step) {
       e.body = Secret(body.dump());
     }
   } else if (auto b = builds_.find(target); b != builds_.end()) {
-    Version& version = images_.at(b->second.image).versions.at(std::stoi(b->second.version));
+    Version& version = BuildVersion(b->second);
     hooks = &version.hooks;
     e.program = version.program;
     e.artifact_uri = version.config["codeArtifact"].value("uri", "");
@@ -166,7 +166,7 @@ std::vector<Effect> MicrovmModel::TakeDueEffects() {
     // A build is IN_PROGRESS once its first effect actually starts.
     if (auto b = builds_.find(i->target); b != builds_.end() && b->second.state == "PENDING") {
       b->second.state = "IN_PROGRESS";
-      Version& v = images_.at(b->second.image).versions.at(std::stoi(b->second.version));
+      Version& v = BuildVersion(b->second);
       v.state = "IN_PROGRESS";
       v.updated_at = now;
     }
@@ -192,8 +192,7 @@ void MicrovmModel::Complete(uint64_t effect_id, const EffectOutcome& outcome) {
   } else if (auto b = builds_.find(target); b != builds_.end()) {
     seq = &b->second.seq;
     if (step.kind == Effect::Kind::kPrepareArtifact && outcome.ok && outcome.program) {
-      images_.at(b->second.image).versions.at(std::stoi(b->second.version)).program =
-          *outcome.program;
+      BuildVersion(b->second).program = *outcome.program;
     }
   }
   if (seq == nullptr || seq->inflight != effect_id) return;

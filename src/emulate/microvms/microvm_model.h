@@ -117,6 +117,8 @@ class MicrovmModel {
     int next_version = 1;
     nlohmann::json tags = nlohmann::json::object();
   };
+  // The image version a build makes (the model wrote build.version itself, so it is a number).
+  Version& BuildVersion(const Build& build);
   struct Vm {
     std::string id, image_name, image_arn, version, endpoint, state_reason;
     uint64_t seq_no = 0;
