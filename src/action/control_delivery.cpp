@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "aws/microvms_ingress.h"
-#include "base/retry.h"
 #include "base/json_fields.h"
+#include "base/retry.h"
 #include "http/types.h"
 
 namespace mvr::action {
@@ -74,7 +74,7 @@ Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam, const Runner
   std::fill(ingress.body.begin(), ingress.body.end(), '\0');
   if (!built.ok()) return built.status().Annotate("delivering the JIT runner");
   http::HttpRequest req = std::move(built).value();
-  Status s = RetryStatus(UntilDeadline(seam, deadline), seam.retry(), [&]() -> Status {
+  Status s = RetryStatus(UntilDeadline(seam, deadline), seam, [&]() -> Status {
     req.timeout = RequestTimeout(seam, deadline);
     Result<http::HttpResponse> res = http.Send(req);
     if (!res.ok()) return res.status();
@@ -110,7 +110,7 @@ Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam
   ingress.path = "/v1/status";
   MVR_ASSIGN_OR_RETURN(http::HttpRequest req, aws::BuildIngressRequest(ingress, token));
   SupervisorStatus out;
-  Status s = RetryStatus(UntilDeadline(seam, deadline), seam.retry(), [&]() -> Status {
+  Status s = RetryStatus(UntilDeadline(seam, deadline), seam, [&]() -> Status {
     req.timeout = RequestTimeout(seam, deadline);
     Result<http::HttpResponse> res = http.Send(req);
     if (!res.ok()) return res.status();

@@ -46,7 +46,7 @@ Result<std::unique_ptr<Wiring>> Wire(Context& ctx, const runnerset::ServeConfig&
   aws::MicrovmsClientOptions mo;
   mo.endpoint = endpoint;
   w->microvms = std::make_unique<aws::MicrovmsClient>(
-      mo, aws::MicrovmsClientDeps{w->http, *w->credentials, ctx.clock, ctx.secure_random});
+      mo, aws::MicrovmsClientDeps{w->http, *w->credentials, ctx.seam()});
 
   github::GitHubAuth auth;
   if (secrets.pat) {
@@ -63,8 +63,7 @@ Result<std::unique_ptr<Wiring>> Wire(Context& ctx, const runnerset::ServeConfig&
   MVR_ASSIGN_OR_RETURN(w->github,
                        github::GitHubClient::Create(w->http, ctx.clock, auth, go, &ctx.logger));
 
-  store::OpenDeps deps{ctx.clock, ctx.sleeper,     ctx.random, ctx.env,
-                       w->http,   *w->credentials, region};
+  store::OpenDeps deps{ctx.seam(), ctx.env, w->http, *w->credentials, region};
   Result<std::unique_ptr<store::Store>> st = store::OpenStore(config.store, deps);
   if (!st.ok()) return st.status().Annotate("store");
   w->store = std::move(*st);
@@ -93,8 +92,7 @@ int RunServe(Context& ctx, const std::string& config_path) {
   StopSignals stop;
   Result<std::unique_ptr<Wiring>> w = Wire(ctx, *config, *secrets);
   if (!w.ok()) return fail(w.status());
-  Seam seam = ctx.seam();
-  runnerset::ServiceDeps deps{seam,          (*w)->http,   *(*w)->microvms,
+  runnerset::ServiceDeps deps{ctx.seam(),    (*w)->http,   *(*w)->microvms,
                               *(*w)->github, *(*w)->store, *(*w)->queue};
   auto service = std::make_unique<runnerset::Service>(*config, secrets->webhook_secret, deps);
   Result<int> port = service->Start();

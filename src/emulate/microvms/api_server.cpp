@@ -89,7 +89,7 @@ http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
           if (it == options_.sigv4_keys.end()) return std::nullopt;
           return it->second;
         },
-        deps_.clock.Now());
+        deps_.seam.clock.Now());
     if (!verified.ok()) {
       return finish(ErrorResponse(Unauthorized("request signature rejected: " + verified.message())
                                       .WithErrorType("AccessDeniedException"),
@@ -175,7 +175,7 @@ http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
     due = model_->TakeDueEffects();
   } catch (const std::exception&) {
     // A bug, not the caller's doing; the answer must not carry the exception's text.
-    deps_.logger.Error("the model threw on a request", {{"operation", op->name}});
+    deps_.seam.logger.Error("the model threw on a request", {{"operation", op->name}});
     return finish(ErrorResponse(Internal("the emulator could not process this request"), sm));
   }
   Dispatch(std::move(due));
@@ -184,8 +184,8 @@ http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
   if (output->contains("microvmId")) log_line["microvmId"] = (*output)["microvmId"];
   Status fits = sm.ValidateOutput(op->name, *output);
   if (!fits.ok()) {
-    deps_.logger.Error("emulator output does not fit the service model",
-                       {{"operation", op->name}, {"problem", fits.message()}});
+    deps_.seam.logger.Error("emulator output does not fit the service model",
+                            {{"operation", op->name}, {"problem", fits.message()}});
   }
   http::HttpResponse r;
   r.status = op->success_code;

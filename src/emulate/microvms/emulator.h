@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/random.h"
+#include "base/seam.h"
 #include "emulate/microvms/microvm_model.h"
 #include "emulate/microvms/network_namespaces.h"
 #include "emulate/microvms/vm_host.h"
@@ -32,11 +33,7 @@ namespace mvr::emulate::microvms {
 class Emulator {
  public:
   struct Deps {
-    const Clock& clock;
-    Sleeper& sleeper;
-    Random& random;
-    Random& secure_random;
-    const Logger& logger;
+    Seam seam;
     http::HttpClient& http;  // hook calls and proxied ingress requests (loopback only)
     process::ProcessRunner& processes;
   };

@@ -151,7 +151,7 @@ Result<json> MicrovmModel::AddVersion(Image& image, const json& in) {
   v.hooks = hooks;
   v.created_at = v.updated_at = Now();
   Build build;
-  build.id = deps_.random.Hex(16);
+  build.id = seam_.random.Hex(16);
   build.image = image.name;
   build.version = std::to_string(v.number);
   build.created_at = Now();
@@ -177,7 +177,7 @@ Result<json> MicrovmModel::AddVersion(Image& image, const json& in) {
     steps.push_back(Step{Effect::Kind::kStop, Hook::kReady, false, true});
   }
   StartSequence(target, stored.seq, std::move(steps), 0,
-                options_.latency.build.Sample(deps_.random));
+                options_.latency.build.Sample(seam_.random));
 
   json out = ImageJson(image, false);
   for (const auto& [k, val] : image.versions.at(number).config.items()) out[k] = val;

@@ -66,7 +66,7 @@ Result<json> MicrovmModel::CreateAuthToken(const json& in, bool shell) {
                     "; tokens are only issued for live MicroVMs")
         .WithErrorType("ConflictException");
   }
-  Secret token("mvmtok_" + deps_.secure_random.Hex(32));
+  Secret token("mvmtok_" + seam_.secure_random.Hex(32));
   // Shell tokens are issued for API compatibility; the emulator serves no shell.
   if (!shell) {
     grants_[Sha256Hex(token.Reveal())] =

@@ -107,8 +107,8 @@ std::string Emulator::OpenIngress(const std::string& microvm_id) {
       [this, microvm_id](const http::ServerRequest& r) { return HandleIngress(microvm_id, r); }, o);
   Result<int> port = server->Start(options_.listen_host, 0);
   if (!port.ok()) {
-    deps_.logger.Error("cannot open the ingress listener",
-                       {{"microvm_id", microvm_id}, {"error", port.status().message()}});
+    deps_.seam.logger.Error("cannot open the ingress listener",
+                            {{"microvm_id", microvm_id}, {"error", port.status().message()}});
     return "http://" + options_.listen_host + ":1/";
   }
   std::lock_guard<std::mutex> lock(ingress_mu_);
@@ -201,7 +201,7 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
     }
   }
   if (grant->wait_for_resume) {
-    const TimePoint deadline = deps_.clock.Now() + kResumeWait;
+    const TimePoint deadline = deps_.seam.clock.Now() + kResumeWait;
     while (true) {
       std::optional<VmState> state;
       {
@@ -210,10 +210,10 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
       }
       if (state == VmState::kRunning) break;
       if (!state || *state == VmState::kTerminating || *state == VmState::kTerminated ||
-          deps_.clock.Now() >= deadline) {
+          deps_.seam.clock.Now() >= deadline) {
         return finish(ProxyError(503, "the MicroVM did not resume"));
       }
-      deps_.sleeper.Sleep(Duration(20));
+      deps_.seam.sleeper.Sleep(Duration(20));
     }
   }
   std::optional<std::string> authority = host_->GuestAuthority(microvm_id, port);

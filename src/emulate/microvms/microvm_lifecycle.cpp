@@ -160,14 +160,14 @@ Result<json> MicrovmModel::RunMicrovm(const json& in) {
   if (client_token) run_tokens_[*client_token] = ClientTokenRecord{fingerprint, id};
 
   if (options_.boot_failure_probability > 0 &&
-      deps_.random.UniformDouble() < options_.boot_failure_probability) {
+      seam_.random.UniformDouble() < options_.boot_failure_probability) {
     BeginTerminate(stored, "the MicroVM failed to boot (injected, bootFailureProbability)");
     return VmJson(stored);
   }
   std::deque<Step> steps = {Step{Effect::Kind::kStartProgram}};
   if (stored.hooks.ready.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kReady});
   if (stored.hooks.run.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kRun});
-  StartSequence(id, stored.seq, std::move(steps), kBoot, options_.latency.run.Sample(deps_.random));
+  StartSequence(id, stored.seq, std::move(steps), kBoot, options_.latency.run.Sample(seam_.random));
   return VmJson(stored);
 }
 
@@ -276,14 +276,14 @@ void MicrovmModel::BeginSuspend(Vm& vm) {
   }
   steps.push_back(Step{Effect::Kind::kFreeze});
   StartSequence(vm.id, vm.seq, std::move(steps), kSuspend,
-                options_.latency.suspend.Sample(deps_.random));
+                options_.latency.suspend.Sample(seam_.random));
 }
 
 void MicrovmModel::BeginResume(Vm& vm) {
   std::deque<Step> steps = {Step{Effect::Kind::kThaw}};
   if (vm.hooks.resume.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kResume});
   StartSequence(vm.id, vm.seq, std::move(steps), kResume,
-                options_.latency.resume.Sample(deps_.random));
+                options_.latency.resume.Sample(seam_.random));
 }
 
 void MicrovmModel::BeginTerminate(Vm& vm, const std::string& reason) {
@@ -299,7 +299,7 @@ void MicrovmModel::BeginTerminate(Vm& vm, const std::string& reason) {
   }
   steps.push_back(Step{Effect::Kind::kStop, Hook::kReady, false});
   StartSequence(vm.id, vm.seq, std::move(steps), kTerminate,
-                options_.latency.terminate.Sample(deps_.random));
+                options_.latency.terminate.Sample(seam_.random));
 }
 
 void MicrovmModel::FinishVmSequence(Vm& vm) {

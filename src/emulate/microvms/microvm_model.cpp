@@ -9,19 +9,19 @@ namespace mvr::emulate::microvms {
 
 using nlohmann::json;
 
-MicrovmModel::MicrovmModel(Deps deps, ModelOptions options)
-    : deps_(deps), options_(std::move(options)) {}
+MicrovmModel::MicrovmModel(Seam seam, ModelOptions options)
+    : seam_(seam), options_(std::move(options)) {}
 
 Result<json> MicrovmModel::Invoke(std::string_view operation, const json& input) {
   if (!input.is_object()) return InvalidArgument("the request must be a JSON object");
   const std::string op(operation);
   if (options_.server_error_probability > 0 &&
-      deps_.random.UniformDouble() < options_.server_error_probability) {
+      seam_.random.UniformDouble() < options_.server_error_probability) {
     return Internal("injected internal error (serverErrorProbability)")
         .WithErrorType("InternalServerException");
   }
   if (options_.throttle_probability > 0 &&
-      deps_.random.UniformDouble() < options_.throttle_probability) {
+      seam_.random.UniformDouble() < options_.throttle_probability) {
     return Throttled("Rate exceeded (injected, throttleProbability)")
         .WithErrorType("ThrottlingException")
         .WithRetryAfter(Duration(1000));
@@ -68,7 +68,7 @@ Result<json> MicrovmModel::Invoke(std::string_view operation, const json& input)
 }
 
 std::string MicrovmModel::NewId(const char* prefix, size_t hex_bytes) {
-  return std::string(prefix) + deps_.random.Hex(hex_bytes);
+  return std::string(prefix) + seam_.random.Hex(hex_bytes);
 }
 
 std::string MicrovmModel::ImageArn(const std::string& name) const {

@@ -19,6 +19,7 @@
 
 #include "base/clock.h"
 #include "base/random.h"
+#include "base/seam.h"
 #include "base/secret.h"
 #include "base/status.h"
 #include "emulate/microvms/model_options.h"
@@ -28,13 +29,8 @@ namespace mvr::emulate::microvms {
 
 class MicrovmModel {
  public:
-  struct Deps {
-    const Clock& clock;
-    Random& random;         // ids, injected faults, latency samples
-    Random& secure_random;  // auth tokens
-  };
-
-  MicrovmModel(Deps deps, ModelOptions options);
+  // seam.random: ids, injected faults, latency samples; seam.secure_random: auth tokens.
+  MicrovmModel(Seam seam, ModelOptions options);
 
   // Runs one API operation, named as in the service model, with its input as the wire carries it
   // (URI labels, query parameters and body members merged into one object). Returns the output
@@ -193,9 +189,9 @@ class MicrovmModel {
                   const std::string& reason);
   std::string NewId(const char* prefix, size_t hex_bytes);
   std::string ImageArn(const std::string& name) const;
-  TimePoint Now() const { return deps_.clock.Now(); }
+  TimePoint Now() const { return seam_.clock.Now(); }
 
-  Deps deps_;
+  Seam seam_;
   ModelOptions options_;
   std::map<std::string, Image> images_;  // by name
   std::map<std::string, Vm> vms_;        // by id

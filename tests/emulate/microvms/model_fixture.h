@@ -21,7 +21,8 @@ class ModelFixture : public ::testing::Test {
   ModelFixture() { Rebuild(ModelOptions()); }
 
   void Rebuild(ModelOptions options) {
-    model_ = std::make_unique<MicrovmModel>(MicrovmModel::Deps{clock_, random_, secure_}, options);
+    model_ =
+        std::make_unique<MicrovmModel>(Seam{clock_, sleeper_, random_, secure_, logger_}, options);
     ProgramSpec program;
     program.argv = {"/bin/guest"};
     ASSERT_TRUE(model_->RegisterImage("img", program).ok());
@@ -88,6 +89,9 @@ class ModelFixture : public ::testing::Test {
   ManualClock clock_;
   SeededRandom random_{42};
   SeededRandom secure_{7};
+  ManualSleeper sleeper_{clock_};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
   std::unique_ptr<MicrovmModel> model_;
   std::set<Hook> failing_hooks_;
   std::vector<std::string> log_;
