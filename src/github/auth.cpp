@@ -2,7 +2,7 @@
 
 #include "github/app_jwt.h"
 #include "base/json_fields.h"
-#include "github/models.h"
+#include "github/json_parsers.h"
 
 namespace mvr::github {
 
