@@ -127,7 +127,7 @@ void Emulator::CloseFinishedIngress() {
     std::lock_guard<std::mutex> lock(mu_);
     for (const std::string& id : ids) {
       auto state = model_->StateOf(id);
-      if (!state || *state == VmState::kTerminated) finished.push_back(id);
+      if (!state || *state == MicrovmState::kTerminated) finished.push_back(id);
     }
   }
   std::vector<std::unique_ptr<http::HttpServer>> closing;
@@ -203,13 +203,13 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
   if (grant->wait_for_resume) {
     const TimePoint deadline = deps_.seam.clock.Now() + kResumeWait;
     while (true) {
-      std::optional<VmState> state;
+      std::optional<MicrovmState> state;
       {
         std::lock_guard<std::mutex> lock(mu_);
         state = model_->StateOf(microvm_id);
       }
-      if (state == VmState::kRunning) break;
-      if (!state || *state == VmState::kTerminating || *state == VmState::kTerminated ||
+      if (state == MicrovmState::kRunning) break;
+      if (!state || *state == MicrovmState::kTerminating || *state == MicrovmState::kTerminated ||
           deps_.seam.clock.Now() >= deadline) {
         return finish(ProxyError(503, "the MicroVM did not resume"));
       }

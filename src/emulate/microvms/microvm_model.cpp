@@ -113,7 +113,7 @@ void MicrovmModel::Advance(const std::string& target, Sequence& seq) {
       (seq.kind == kBoot || seq.kind == kResume)) {
     // The knob's race: the API says RUNNING while the hook is still to come.
     if (auto v = vms_.find(target); v != vms_.end()) {
-      v->second.state = VmState::kRunning;
+      v->second.state = MicrovmState::kRunning;
       v->second.last_traffic = Now();
       effect.not_before += options_.running_before_hook;
     }
@@ -238,7 +238,7 @@ void MicrovmModel::ProgramExited(const std::string& target, const std::string& h
   if (v == vms_.end()) return;
   Vm& vm = v->second;
   vm.program_started = false;
-  if (vm.state == VmState::kTerminated || vm.seq.kind == kTerminate) return;
+  if (vm.state == MicrovmState::kTerminated || vm.seq.kind == kTerminate) return;
   BeginTerminate(vm, "the program exited (" + how + ")");
 }
 
@@ -246,22 +246,23 @@ void MicrovmModel::Tick() {
   const TimePoint now = Now();
   std::vector<std::string> purge;
   for (auto& [id, vm] : vms_) {
-    if (vm.state == VmState::kTerminated) {
+    if (vm.state == MicrovmState::kTerminated) {
       if (vm.terminated_at && now >= *vm.terminated_at + options_.terminated_retention) {
         purge.push_back(id);
       }
       continue;
     }
-    if (vm.state == VmState::kTerminating) continue;
+    if (vm.state == MicrovmState::kTerminating) continue;
     if (now >= vm.started_at + std::chrono::seconds(vm.max_duration_s)) {
       BeginTerminate(
           vm, "maximumDurationInSeconds (" + std::to_string(vm.max_duration_s) + ") reached");
       continue;
     }
     if (!vm.idle_policy) continue;
-    if (vm.state == VmState::kRunning && !vm.seq.active && now >= vm.last_traffic + vm.max_idle) {
+    if (vm.state == MicrovmState::kRunning && !vm.seq.active &&
+        now >= vm.last_traffic + vm.max_idle) {
       BeginSuspend(vm);
-    } else if (vm.state == VmState::kSuspended && !vm.seq.active &&
+    } else if (vm.state == MicrovmState::kSuspended && !vm.seq.active &&
                now >= vm.suspended_at + vm.suspended_for) {
       BeginTerminate(vm, "suspendedDurationSeconds (" + std::to_string(vm.suspended_s) +
                              ") elapsed while SUSPENDED");
@@ -285,15 +286,15 @@ std::optional<TimePoint> MicrovmModel::NextDeadline() const {
   };
   for (const Effect& e : outbox_) consider(e.not_before);
   for (const auto& [id, vm] : vms_) {
-    if (vm.state == VmState::kTerminated) {
+    if (vm.state == MicrovmState::kTerminated) {
       if (vm.terminated_at) consider(*vm.terminated_at + options_.terminated_retention);
       continue;
     }
-    if (vm.state == VmState::kTerminating) continue;
+    if (vm.state == MicrovmState::kTerminating) continue;
     consider(vm.started_at + std::chrono::seconds(vm.max_duration_s));
     if (!vm.idle_policy || vm.seq.active) continue;
-    if (vm.state == VmState::kRunning) consider(vm.last_traffic + vm.max_idle);
-    if (vm.state == VmState::kSuspended) {
+    if (vm.state == MicrovmState::kRunning) consider(vm.last_traffic + vm.max_idle);
+    if (vm.state == MicrovmState::kSuspended) {
       consider(vm.suspended_at + vm.suspended_for);
     }
   }

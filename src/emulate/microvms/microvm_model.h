@@ -55,7 +55,7 @@ class MicrovmModel {
                                         int port);
   // Marks traffic on the VM now (the end of a proxied exchange).
   void RecordTraffic(const std::string& microvm_id);
-  std::optional<VmState> StateOf(const std::string& microvm_id) const;
+  std::optional<MicrovmState> StateOf(const std::string& microvm_id) const;
 
   // Effects whose modelled latency has passed, in order; each must be executed and completed.
   std::vector<Effect> TakeDueEffects();
@@ -118,7 +118,7 @@ class MicrovmModel {
   struct Vm {
     std::string id, image_name, image_arn, version, endpoint, state_reason;
     uint64_t seq_no = 0;
-    VmState state = VmState::kPending;
+    MicrovmState state = MicrovmState::kPending;
     nlohmann::json echo;  // request members the output repeats
     std::optional<nlohmann::json> idle_policy;
     int suspended_s = 0, max_duration_s = 0, memory_mib = 0;

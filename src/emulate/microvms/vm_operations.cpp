@@ -13,8 +13,8 @@ Status NoSuchVm(const std::string& id) {
   return NotFound("MicroVM " + id + " not found").WithErrorType("ResourceNotFoundException");
 }
 
-Status WrongState(const std::string& id, VmState state, const std::string& what) {
-  return Conflict("MicroVM " + id + " is " + VmStateName(state) + "; " + what)
+Status WrongState(const std::string& id, MicrovmState state, const std::string& what) {
+  return Conflict("MicroVM " + id + " is " + MicrovmStateName(state) + "; " + what)
       .WithErrorType("ConflictException");
 }
 
@@ -35,7 +35,7 @@ Result<MicrovmModel::Vm*> MicrovmModel::FindVm(const json& in) {
 int64_t MicrovmModel::MemoryInUse() const {
   int64_t total = 0;
   for (const auto& [id, vm] : vms_) {
-    if (vm.state != VmState::kTerminated) total += vm.memory_mib;
+    if (vm.state != MicrovmState::kTerminated) total += vm.memory_mib;
   }
   return total;
 }
@@ -174,7 +174,7 @@ Result<json> MicrovmModel::RunMicrovm(const json& in) {
 json MicrovmModel::VmJson(const Vm& vm) const {
   json out = vm.echo.is_object() ? vm.echo : json::object();
   out["microvmId"] = vm.id;
-  out["state"] = VmStateName(vm.state);
+  out["state"] = MicrovmStateName(vm.state);
   out["endpoint"] = vm.endpoint;
   out["imageArn"] = vm.image_arn;
   out["imageVersion"] = vm.version;
@@ -215,7 +215,7 @@ Result<json> MicrovmModel::ListMicrovms(const json& in) {
   for (size_t i = 0; i < matching.size() && i < page.max_results; ++i) {
     const Vm& vm = *matching[i];
     out["items"].push_back({{"microvmId", vm.id},
-                            {"state", VmStateName(vm.state)},
+                            {"state", MicrovmStateName(vm.state)},
                             {"imageArn", vm.image_arn},
                             {"imageVersion", vm.version},
                             {"startedAt", TimestampJson(vm.started_at)}});
@@ -229,13 +229,13 @@ Result<json> MicrovmModel::ListMicrovms(const json& in) {
 Result<json> MicrovmModel::SuspendMicrovm(const json& in) {
   MVR_ASSIGN_OR_RETURN(Vm * vm, FindVm(in));
   switch (vm->state) {
-    case VmState::kRunning:
+    case MicrovmState::kRunning:
       BeginSuspend(*vm);
       return json::object();
-    case VmState::kSuspending:
+    case MicrovmState::kSuspending:
       vm->resume_after_suspend = false;
       return json::object();
-    case VmState::kSuspended:
+    case MicrovmState::kSuspended:
       if (vm->seq.active && vm->seq.kind == kResume) {
         return WrongState(vm->id, vm->state, "it is resuming; suspend it once it is RUNNING");
       }
@@ -248,13 +248,13 @@ Result<json> MicrovmModel::SuspendMicrovm(const json& in) {
 Result<json> MicrovmModel::ResumeMicrovm(const json& in) {
   MVR_ASSIGN_OR_RETURN(Vm * vm, FindVm(in));
   switch (vm->state) {
-    case VmState::kSuspended:
+    case MicrovmState::kSuspended:
       if (!vm->seq.active) BeginResume(*vm);
       return json::object();
-    case VmState::kSuspending:
+    case MicrovmState::kSuspending:
       vm->resume_after_suspend = true;
       return json::object();
-    case VmState::kRunning:
+    case MicrovmState::kRunning:
       return json::object();
     default:
       return WrongState(vm->id, vm->state, "only a SUSPENDED MicroVM can be resumed");
@@ -268,7 +268,7 @@ Result<json> MicrovmModel::TerminateMicrovm(const json& in) {
 }
 
 void MicrovmModel::BeginSuspend(Vm& vm) {
-  vm.state = VmState::kSuspending;
+  vm.state = MicrovmState::kSuspending;
   vm.resume_after_suspend = false;
   std::deque<Step> steps;
   if (vm.hooks.suspend.enabled && vm.program_started) {
@@ -287,11 +287,11 @@ void MicrovmModel::BeginResume(Vm& vm) {
 }
 
 void MicrovmModel::BeginTerminate(Vm& vm, const std::string& reason) {
-  if (vm.state == VmState::kTerminated) return;
+  if (vm.state == MicrovmState::kTerminated) return;
   if (vm.seq.active && vm.seq.kind == kTerminate) return;
   if (!reason.empty() && vm.state_reason.empty()) vm.state_reason = reason;
   const bool maybe_frozen = vm.frozen || (vm.seq.active && vm.seq.kind == kSuspend);
-  vm.state = VmState::kTerminating;
+  vm.state = MicrovmState::kTerminating;
   std::deque<Step> steps;
   if (maybe_frozen) steps.push_back(Step{Effect::Kind::kThaw, Hook::kReady, false});
   if (vm.hooks.terminate.enabled && vm.program_started) {
@@ -307,11 +307,11 @@ void MicrovmModel::FinishVmSequence(Vm& vm) {
   switch (vm.seq.kind) {
     case kBoot:
     case kResume:
-      vm.state = VmState::kRunning;
+      vm.state = MicrovmState::kRunning;
       vm.last_traffic = now;
       break;
     case kSuspend:
-      vm.state = VmState::kSuspended;
+      vm.state = MicrovmState::kSuspended;
       vm.suspended_at = now;
       if (vm.resume_after_suspend) {
         vm.resume_after_suspend = false;
@@ -321,7 +321,7 @@ void MicrovmModel::FinishVmSequence(Vm& vm) {
       }
       break;
     case kTerminate:
-      vm.state = VmState::kTerminated;
+      vm.state = MicrovmState::kTerminated;
       vm.terminated_at = now;
       vm.frozen = false;
       vm.run_payload.Clear();

@@ -71,7 +71,7 @@ class ModelFixture : public ::testing::Test {
     if (!out.ok()) return "";
     Drain();
     std::string id = (*out)["microvmId"];
-    EXPECT_EQ(model_->StateOf(id), VmState::kRunning);
+    EXPECT_EQ(model_->StateOf(id), MicrovmState::kRunning);
     return id;
   }
 
