@@ -52,7 +52,7 @@ Result<std::string> Emulator::Start() {
   host_ = std::make_unique<VmHost>(
       VmHost::Deps{deps_.seam, deps_.http, deps_.processes, namespaces_.get()}, host_options);
 
-  ModelOptions model_options = options_.model;
+  MicrovmModelOptions model_options = options_.model;
   model_options.endpoint_for = [this](const std::string& id) { return OpenIngress(id); };
   model_ = std::make_unique<MicrovmModel>(deps_.seam, model_options);
   for (const auto& [name, command] : options_.images) {

@@ -41,7 +41,7 @@ class Emulator {
     std::string listen_host = "127.0.0.1";
     int listen_port = 0;
     std::string state_dir;  // required
-    ModelOptions model;
+    MicrovmModelOptions model;
     std::vector<int> guest_ports = {8080};
     // kHost: guests share the host network on loopback ports. kNamespace (root only): each
     // instance gets its own network namespace, with a /30 from namespace_range, and the real ports.

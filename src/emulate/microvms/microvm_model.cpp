@@ -9,7 +9,7 @@ namespace mvr::emulate::microvms {
 
 using nlohmann::json;
 
-MicrovmModel::MicrovmModel(Seam seam, ModelOptions options)
+MicrovmModel::MicrovmModel(Seam seam, MicrovmModelOptions options)
     : seam_(seam), options_(std::move(options)) {}
 
 Result<json> MicrovmModel::Invoke(std::string_view operation, const json& input) {

@@ -30,7 +30,7 @@ namespace mvr::emulate::microvms {
 class MicrovmModel {
  public:
   // seam.random: ids, injected faults, latency samples; seam.secure_random: auth tokens.
-  MicrovmModel(Seam seam, ModelOptions options);
+  MicrovmModel(Seam seam, MicrovmModelOptions options);
 
   // Runs one API operation, named as in the service model, with its input as the wire carries it
   // (URI labels, query parameters and body members merged into one object). Returns the output
@@ -73,7 +73,7 @@ class MicrovmModel {
   // True when no VM or build is between states and no effect is outstanding.
   bool Settled() const;
 
-  const ModelOptions& options() const { return options_; }
+  const MicrovmModelOptions& options() const { return options_; }
 
  private:
   struct Step {
@@ -192,7 +192,7 @@ class MicrovmModel {
   TimePoint Now() const { return seam_.clock.Now(); }
 
   Seam seam_;
-  ModelOptions options_;
+  MicrovmModelOptions options_;
   std::map<std::string, Image> images_;  // by name
   std::map<std::string, Vm> vms_;        // by id
   std::map<std::string, Build> builds_;  // by "build-<id>"

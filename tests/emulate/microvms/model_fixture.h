@@ -18,9 +18,9 @@ namespace mvr::emulate::microvms {
 
 class ModelFixture : public ::testing::Test {
  protected:
-  ModelFixture() { Rebuild(ModelOptions()); }
+  ModelFixture() { Rebuild(MicrovmModelOptions()); }
 
-  void Rebuild(ModelOptions options) {
+  void Rebuild(MicrovmModelOptions options) {
     model_ =
         std::make_unique<MicrovmModel>(Seam{clock_, sleeper_, random_, secure_, logger_}, options);
     ProgramSpec program;
