@@ -16,7 +16,7 @@ void LogOutcome(const Logger& logger, const char* command, const Outcome& outcom
   if (const auto* a = std::get_if<Accepted>(&outcome)) {
     logger.Info("command accepted", {{"command", command},
                                      {"state", StateName(a->state)},
-                                     {"action", ActionName(a->action)},
+                                     {"action", FollowUpName(a->follow_up)},
                                      {"duplicate", a->duplicate}});
   } else {
     const auto& r = std::get<Refusal>(outcome);
@@ -27,9 +27,9 @@ void LogOutcome(const Logger& logger, const char* command, const Outcome& outcom
   }
 }
 
-Action ActionOf(const Outcome& o) {
+FollowUp FollowUpOf(const Outcome& o) {
   const auto* a = std::get_if<Accepted>(&o);
-  return a ? a->action : Action::kNone;
+  return a ? a->follow_up : FollowUp::kNone;
 }
 
 }  // namespace
@@ -135,7 +135,7 @@ Outcome Supervisor::Run(RunPayload payload, const std::string& microvm_id) {
   Outcome o = Apply([&](StateMachine& m) { return m.Run(std::move(payload), microvm_id); });
   deps_.seam.logger.Info("run hook", {{"mode", mode}, {"microvm_id", microvm_id}});
   LogOutcome(deps_.seam.logger, "run", o);
-  if (ActionOf(o) == Action::kStartDockerRunner) StartJobThread();
+  if (FollowUpOf(o) == FollowUp::kStartDockerRunner) StartJobThread();
   return o;
 }
 
@@ -145,7 +145,7 @@ Outcome Supervisor::StartRunner(StartRunnerRequest request) {
   Outcome o = Apply([&](StateMachine& m) { return m.StartRunner(std::move(request)); });
   deps_.seam.logger.Info("runner start request", {{"request_id", id}});
   LogOutcome(deps_.seam.logger, "start_runner", o);
-  if (ActionOf(o) == Action::kStartDockerRunner) StartJobThread();
+  if (FollowUpOf(o) == FollowUp::kStartDockerRunner) StartJobThread();
   return o;
 }
 
@@ -229,7 +229,7 @@ void Supervisor::AfterRunnerExit(int exit_code) {
   if (warm) CleanupBetweenJobs();
   Outcome o = Apply([&](StateMachine& m) { return m.RunnerExited(exit_code); });
   LogOutcome(deps_.seam.logger, "runner_exited", o);
-  if (ActionOf(o) == Action::kSelfTerminate) SelfTerminate();
+  if (FollowUpOf(o) == FollowUp::kSelfTerminate) SelfTerminate();
 }
 
 void Supervisor::CleanupBetweenJobs() {
@@ -317,7 +317,7 @@ void Supervisor::StopRunner(Duration stop) {
 Outcome Supervisor::Suspend() {
   Outcome o = Apply([](StateMachine& m) { return m.Suspend(); });
   LogOutcome(deps_.seam.logger, "suspend", o);
-  if (ActionOf(o) != Action::kSuspendDocker) return o;
+  if (FollowUpOf(o) != FollowUp::kSuspendDocker) return o;
   const SuspendPlan plan = PlanSuspend(config_.hook_budgets.suspend, config_);
   Status s = docker_.Stop(plan.daemon_stop);
   if (s.ok()) s = RunCommand(config_.sync, "sync", plan.sync);
@@ -336,7 +336,7 @@ Outcome Supervisor::Resume() {
   Reseed();  // this process was just restored from a snapshot
   Outcome o = Apply([](StateMachine& m) { return m.Resume(); });
   LogOutcome(deps_.seam.logger, "resume", o);
-  if (ActionOf(o) != Action::kResumeDocker) return o;
+  if (FollowUpOf(o) != FollowUp::kResumeDocker) return o;
   const size_t drivers = config_.docker.force_driver.empty() ? config_.docker.drivers.size() : 1;
   const ResumePlan plan = PlanResume(config_.hook_budgets.resume, config_, drivers);
   auto driver = docker_.Start(plan.per_driver, plan.daemon_stop);
@@ -354,7 +354,7 @@ Outcome Supervisor::Resume() {
 Outcome Supervisor::Terminate() {
   Outcome o = Apply([](StateMachine& m) { return m.Terminate(); });
   LogOutcome(deps_.seam.logger, "terminate", o);
-  if (ActionOf(o) != Action::kStopEverything) return o;
+  if (FollowUpOf(o) != FollowUp::kStopEverything) return o;
   const TerminatePlan plan = PlanTerminate(config_.hook_budgets.terminate, config_);
   docker_.RefuseStarts();  // a job thread's Docker start gives up now
   StopRunner(plan.runner_stop);
