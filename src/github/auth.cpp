@@ -1,7 +1,7 @@
 #include "github/auth.h"
 
-#include "github/app_jwt.h"
 #include "base/json_fields.h"
+#include "github/app_jwt.h"
 #include "github/json_parsers.h"
 
 namespace mvr::github {
