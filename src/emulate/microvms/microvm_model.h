@@ -141,8 +141,25 @@ class MicrovmModel {
     std::string fingerprint, microvm_id;
   };
 
-  // microvm_lifecycle.cpp
+  // vm_operations.cpp
+  // A RunMicrovm request once its members are checked.
+  struct RunRequest {
+    std::string image_id;
+    std::optional<std::string> version, payload, client_token;
+    std::optional<int64_t> max_duration;
+    std::optional<nlohmann::json> idle_policy;  // the three members, checked
+  };
   Result<nlohmann::json> RunMicrovm(const nlohmann::json& in);
+  static Result<RunRequest> ReadRunRequest(const nlohmann::json& in);
+  // The VM an earlier RunMicrovm with the same clientToken and parameters made (none when the
+  // token is new); Conflict when the token came with other parameters.
+  Result<const Vm*> PriorRun(const nlohmann::json& in, const RunRequest& request) const;
+  // The image version a run uses: the one asked for (it must be SUCCESSFUL), or the ACTIVE one.
+  Result<const Version*> RunnableVersion(Image& image, const RunRequest& request);
+  Status CheckMemoryQuota(const Version& version) const;
+  Vm NewVm(const Image& image, const Version& version, const RunRequest& request,
+           const nlohmann::json& in);
+  void Boot(Vm& vm);
   Result<nlohmann::json> GetMicrovm(const nlohmann::json& in);
   Result<nlohmann::json> ListMicrovms(const nlohmann::json& in);
   Result<nlohmann::json> SuspendMicrovm(const nlohmann::json& in);
@@ -174,6 +191,9 @@ class MicrovmModel {
   Result<Image*> FindImage(const std::string& identifier);
   Result<Version*> FindVersion(Image& image, const nlohmann::json& version);
   Result<nlohmann::json> AddVersion(Image& image, const nlohmann::json& in);
+  // AddVersion's steps: the request read into a new Version, and the build's effect sequence.
+  static Result<Version> ReadVersionRequest(const nlohmann::json& in, int default_memory_mib);
+  static std::deque<Step> BuildSteps(const HookSet& hooks);
   nlohmann::json ImageJson(const Image& image, bool summary) const;
   nlohmann::json VersionJson(const Image& image, const Version& v) const;
   nlohmann::json BuildJson(const Build& b) const;
