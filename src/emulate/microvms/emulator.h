@@ -88,6 +88,8 @@ class Emulator {
 
  private:
   // ingress_proxy.cpp
+  // Waits (kResumeWait at most) until an auto-resumed MicroVM runs; false if it never does.
+  bool WaitForResume(const std::string& microvm_id);
   http::HttpResponse HandleIngress(const std::string& microvm_id,
                                    const http::ServerRequest& request);
   std::string OpenIngress(const std::string& microvm_id);

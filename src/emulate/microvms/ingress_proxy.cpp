@@ -69,6 +69,58 @@ bool IsHopByHop(std::string_view name) {
   return false;
 }
 
+// The guest port a request is for: X-aws-proxy-port, 8080 without it.
+std::optional<int> ProxyPort(const http::ServerRequest& request) {
+  std::optional<std::string> text = request.headers.Get("X-aws-proxy-port");
+  if (!text) return 8080;
+  std::optional<int64_t> parsed = ParseInt64InRange(*text, 1, 65535);
+  if (!parsed) return std::nullopt;
+  return static_cast<int>(*parsed);
+}
+
+// A refused grant as the real endpoint answers it.
+http::HttpResponse RefusedGrant(const Status& status) {
+  switch (status.code()) {
+    case Code::kUnauthorized:
+      return ProxyError(403, status.message());
+    case Code::kNotFound:
+      return ProxyError(404, status.message());
+    default:
+      return ProxyError(503, status.message());
+  }
+}
+
+// The request as the guest gets it: the proxy's own headers and hop-by-hop headers dropped.
+http::HttpRequest ForwardRequest(const http::ServerRequest& request, std::string url) {
+  http::HttpRequest forward;
+  forward.method = request.method;
+  forward.url = std::move(url);
+  for (const auto& [name, value] : request.headers) {
+    if (StartsWithNoCase(name, "x-aws-proxy-") || IsHopByHop(name) ||
+        http::HeaderNameEquals(name, "Accept-Encoding")) {
+      continue;
+    }
+    forward.headers.Add(name, value);
+  }
+  forward.body = request.body;
+  forward.timeout = kForwardTimeout;
+  return forward;
+}
+
+// The guest's answer as the client gets it.
+http::HttpResponse ForwardAnswer(http::HttpResponse answer) {
+  http::HttpResponse out;
+  out.status = answer.status;
+  out.body = std::move(answer.body);
+  for (const auto& [name, value] : answer.headers) {
+    // The client library already decoded the body, so its encoding no longer applies.
+    if (!IsHopByHop(name) && !http::HeaderNameEquals(name, "Content-Encoding")) {
+      out.headers.Add(name, value);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Status CheckRequestTarget(const std::string& raw_path, const std::string& query) {
@@ -155,6 +207,25 @@ void Emulator::CloseFinishedIngress() {
   }
 }
 
+bool Emulator::WaitForResume(const std::string& microvm_id) {
+  const TimePoint deadline = deps_.seam.clock.Now() + kResumeWait;
+  while (true) {
+    std::optional<MicrovmState> state;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      state = model_->StateOf(microvm_id);
+    }
+    if (state == MicrovmState::kRunning) return true;
+    if (!state || *state == MicrovmState::kTerminating || *state == MicrovmState::kTerminated ||
+        deps_.seam.clock.Now() >= deadline) {
+      return false;
+    }
+    deps_.seam.sleeper.Sleep(Duration(20));
+  }
+}
+
+// Checks the target and the port, asks the model for a grant (the token, the VM's state; a
+// suspended VM with auto-resume is resumed and waited for), and forwards to the guest.
 http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
                                            const http::ServerRequest& request) {
   json log_line = {{"kind", "ingress"},
@@ -170,15 +241,11 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
   if (Status target = CheckRequestTarget(request.raw_path, request.query); !target.ok()) {
     return finish(ProxyError(400, target.message()));
   }
-  int port = 8080;
-  if (auto text = request.headers.Get("X-aws-proxy-port")) {
-    std::optional<int64_t> parsed = ParseInt64InRange(*text, 1, 65535);
-    if (!parsed) {
-      return finish(ProxyError(400, "X-aws-proxy-port must be a port number from 1 to 65535"));
-    }
-    port = static_cast<int>(*parsed);
+  const std::optional<int> port = ProxyPort(request);
+  if (!port) {
+    return finish(ProxyError(400, "X-aws-proxy-port must be a port number from 1 to 65535"));
   }
-  log_line["port"] = port;
+  log_line["port"] = *port;
   std::optional<Secret> token;
   if (auto value = request.headers.Get("X-aws-proxy-auth")) token.emplace(*value);
 
@@ -186,76 +253,33 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
   std::vector<Effect> due;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    grant = model_->AuthorizeIngress(microvm_id, token ? &*token : nullptr, port);
+    grant = model_->AuthorizeIngress(microvm_id, token ? &*token : nullptr, *port);
     due = model_->TakeDueEffects();
   }
   Dispatch(std::move(due));
-  if (!grant.ok()) {
-    switch (grant.status().code()) {
-      case Code::kUnauthorized:
-        return finish(ProxyError(403, grant.status().message()));
-      case Code::kNotFound:
-        return finish(ProxyError(404, grant.status().message()));
-      default:
-        return finish(ProxyError(503, grant.status().message()));
-    }
+  if (!grant.ok()) return finish(RefusedGrant(grant.status()));
+  if (grant->wait_for_resume && !WaitForResume(microvm_id)) {
+    return finish(ProxyError(503, "the MicroVM did not resume"));
   }
-  if (grant->wait_for_resume) {
-    const TimePoint deadline = deps_.seam.clock.Now() + kResumeWait;
-    while (true) {
-      std::optional<MicrovmState> state;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        state = model_->StateOf(microvm_id);
-      }
-      if (state == MicrovmState::kRunning) break;
-      if (!state || *state == MicrovmState::kTerminating || *state == MicrovmState::kTerminated ||
-          deps_.seam.clock.Now() >= deadline) {
-        return finish(ProxyError(503, "the MicroVM did not resume"));
-      }
-      deps_.seam.sleeper.Sleep(Duration(20));
-    }
-  }
-  std::optional<std::string> authority = host_->GuestAuthority(microvm_id, port);
+  std::optional<std::string> authority = host_->GuestAuthority(microvm_id, *port);
   if (!authority) {
-    return finish(ProxyError(502, "port " + std::to_string(port) +
+    return finish(ProxyError(502, "port " + std::to_string(*port) +
                                       " is not served by this MicroVM (give the emulator "
                                       "--guest-port " +
-                                      std::to_string(port) + ")"));
+                                      std::to_string(*port) + ")"));
   }
   Result<std::string> url = ForwardUrl(*authority, request.raw_path, request.query);
   if (!url.ok()) return finish(ProxyError(502, url.status().message()));
-  http::HttpRequest forward;
-  forward.method = request.method;
-  forward.url = *url;
-  for (const auto& [name, value] : request.headers) {
-    if (StartsWithNoCase(name, "x-aws-proxy-") || IsHopByHop(name) ||
-        http::HeaderNameEquals(name, "Accept-Encoding")) {
-      continue;
-    }
-    forward.headers.Add(name, value);
-  }
-  forward.body = request.body;
-  forward.timeout = kForwardTimeout;
-  Result<http::HttpResponse> answer = deps_.http.Send(forward);
+  Result<http::HttpResponse> answer = deps_.http.Send(ForwardRequest(request, *std::move(url)));
   {
     std::lock_guard<std::mutex> lock(mu_);
     model_->RecordTraffic(microvm_id);
   }
   if (!answer.ok()) {
-    return finish(ProxyError(502, "the MicroVM did not answer on port " + std::to_string(port) +
+    return finish(ProxyError(502, "the MicroVM did not answer on port " + std::to_string(*port) +
                                       ": " + answer.status().message()));
   }
-  http::HttpResponse out;
-  out.status = answer->status;
-  out.body = std::move(answer->body);
-  for (const auto& [name, value] : answer->headers) {
-    // The client library already decoded the body, so its encoding no longer applies.
-    if (!IsHopByHop(name) && !http::HeaderNameEquals(name, "Content-Encoding")) {
-      out.headers.Add(name, value);
-    }
-  }
-  return finish(out);
+  return finish(ForwardAnswer(*std::move(answer)));
 }
 
 }  // namespace mvr::emulate::microvms
