@@ -12,6 +12,8 @@ function(mvr_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  # tests/support (ManualSeam, RealSeam, the moto and process fakes) as "support/...".
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(${name} PRIVATE MVR_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                              MVR_BINARY_DIR="${PROJECT_BINARY_DIR}")
   set(labels unit)

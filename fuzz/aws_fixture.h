@@ -26,13 +26,15 @@ struct AwsFixture {
     c.source = "fuzz";
     return c;
   }
-  RetryDeps deps() { return RetryDeps{clock, sleeper, random}; }
+  Seam deps() { return Seam{clock, sleeper, random, random, logger}; }
 
   aws::ServiceEndpoint endpoint;
   aws::StaticCredentialsProvider credentials;
   ManualClock clock;
   ManualSleeper sleeper{clock};
   SeededRandom random{3};
+  DiscardSink sink;
+  Logger logger{sink, clock};
   RetryPolicy retry;
 };
 

@@ -40,7 +40,7 @@ struct World {
     options.state_dir = state_dir;
     options.model.memory_quota_mib = 8192;  // a few VMs at most, however many RunMicrovm calls
     emulator = std::make_unique<emulate::microvms::Emulator>(
-        emulate::microvms::Emulator::Deps{clock, sleeper, random, secure_random, logger, http,
+        emulate::microvms::Emulator::Deps{Seam{clock, sleeper, random, secure_random, logger}, http,
                                           processes},
         options);
     if (!emulator->Start().ok()) abort();

@@ -20,11 +20,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   StaticCredentialsProvider credentials(creds);
   ManualClock clock;
   SeededRandom random(7);
+  ManualSleeper sleeper(clock);
+  DiscardSink sink;
+  Logger logger(sink, clock);
   MicrovmsClientOptions options;
   options.endpoint.url = "https://lambda.us-east-1.amazonaws.com";
   options.endpoint.region = "us-east-1";
   options.endpoint.signing_name = "lambda";
-  MicrovmsClient client(options, MicrovmsClientDeps{http, credentials, clock, random});
+  MicrovmsClient client(
+      options, MicrovmsClientDeps{http, credentials, Seam{clock, sleeper, random, random, logger}});
   const std::string vm = "mvm-0123456789abcdef";
   switch (x.op) {
     case 0: {

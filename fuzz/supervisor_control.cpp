@@ -28,13 +28,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   ManualClock clock;
   ManualSleeper sleeper(clock);
+  SeededRandom random(1);
   DiscardSink sink;
   Logger logger(sink, clock, LogLevel::kDebug);
   process::testing::FakeProcessRunner processes;
   supervisor::NoSelfTerminator terminator;
   supervisor::Supervisor sup(
       supervisor::SupervisorConfig{},
-      supervisor::SupervisorDeps{processes, terminator, clock, sleeper, logger});
+      supervisor::SupervisorDeps{processes, terminator,
+                                 Seam{clock, sleeper, random, random, logger}});
   http::HttpResponse r = kind == "start" ? supervisor::HandleRunnerStart(sup, body, 16 * 1024)
                                          : supervisor::HandleHook(sup, "run", body);
   // Every answer is a JSON document, whatever came in.

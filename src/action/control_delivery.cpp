@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "aws/microvms_ingress.h"
+#include "base/json_fields.h"
 #include "base/retry.h"
-#include "github/json_fields.h"
 #include "http/types.h"
 
 namespace mvr::action {
@@ -37,7 +37,7 @@ Answer Parse(const http::HttpResponse& res) {
   nlohmann::json j = nlohmann::json::parse(res.body, nullptr, false);
   if (j.is_object()) {
     // A member of another type reads as absent: the status code still classifies the answer.
-    github::JsonFields fields(j, "supervisor answer");
+    JsonFields fields(j, "supervisor answer");
     a.error = fields.OptionalString("error").value_or("");
     a.message = fields.OptionalString("message").value_or("");
     a.state = fields.OptionalString("state").value_or("");
@@ -74,7 +74,7 @@ Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam, const Runner
   std::fill(ingress.body.begin(), ingress.body.end(), '\0');
   if (!built.ok()) return built.status().Annotate("delivering the JIT runner");
   http::HttpRequest req = std::move(built).value();
-  Status s = RetryStatus(UntilDeadline(seam, deadline), seam.retry(), [&]() -> Status {
+  Status s = RetryStatus(UntilDeadline(seam, deadline), seam, [&]() -> Status {
     req.timeout = RequestTimeout(seam, deadline);
     Result<http::HttpResponse> res = http.Send(req);
     if (!res.ok()) return res.status();
@@ -110,7 +110,7 @@ Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam
   ingress.path = "/v1/status";
   MVR_ASSIGN_OR_RETURN(http::HttpRequest req, aws::BuildIngressRequest(ingress, token));
   SupervisorStatus out;
-  Status s = RetryStatus(UntilDeadline(seam, deadline), seam.retry(), [&]() -> Status {
+  Status s = RetryStatus(UntilDeadline(seam, deadline), seam, [&]() -> Status {
     req.timeout = RequestTimeout(seam, deadline);
     Result<http::HttpResponse> res = http.Send(req);
     if (!res.ok()) return res.status();
@@ -120,7 +120,7 @@ Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam
     if (res->status != 200 || !j.is_object()) {
       return Internal("answered HTTP " + std::to_string(res->status) + ": " + Parse(*res).message);
     }
-    github::JsonFields fields(j, "supervisor status");
+    JsonFields fields(j, "supervisor status");
     MVR_ASSIGN_OR_RETURN(out.state, fields.OptionalString("state"));
     MVR_ASSIGN_OR_RETURN(out.current_request_id, fields.OptionalString("currentRequestId"));
     return Status::Ok();

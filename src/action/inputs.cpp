@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
+#include <optional>
 
 #include "action/server_handle.h"
+#include "base/numbers.h"
 
 namespace mvr::action {
 namespace {
@@ -98,11 +99,11 @@ Result<int64_t> InputReader::GetInt(const std::string& name, int64_t fallback, i
                                     int64_t max) const {
   std::string text = Get(name);
   if (text.empty()) return fallback;
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size()) {
+  std::optional<int64_t> parsed = ParseInt64(text);
+  if (!parsed) {
     return InvalidArgument("input '" + name + "' must be a whole number; got '" + text + "'");
   }
+  const int64_t v = *parsed;
   if (v < min || v > max) {
     return InvalidArgument("input '" + name + "' must be between " + std::to_string(min) + " and " +
                            std::to_string(max) + "; got " + text);

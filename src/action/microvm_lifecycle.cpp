@@ -31,7 +31,7 @@ Result<aws::Microvm> MicrovmLifecycle::Launch(const aws::RunMicrovmRequest& requ
                                               TimePoint deadline) {
   // The same clientToken and parameters on every attempt: a retry after a lost answer returns
   // the VM the first attempt launched instead of a second one.
-  Result<aws::Microvm> vm = Retry<aws::Microvm>(PolicyUntil(deadline), seam_.retry(),
+  Result<aws::Microvm> vm = Retry<aws::Microvm>(PolicyUntil(deadline), seam_,
                                                 [&] { return service_.RunMicrovm(request); });
   if (vm.ok()) return vm;
   if (vm.status().code() == Code::kQuotaExceeded) {
@@ -43,8 +43,8 @@ Result<aws::Microvm> MicrovmLifecycle::Launch(const aws::RunMicrovmRequest& requ
 }
 
 Result<aws::Microvm> MicrovmLifecycle::Get(const std::string& id, TimePoint deadline) {
-  Result<aws::Microvm> vm = Retry<aws::Microvm>(PolicyUntil(deadline), seam_.retry(),
-                                                [&] { return service_.GetMicrovm(id); });
+  Result<aws::Microvm> vm =
+      Retry<aws::Microvm>(PolicyUntil(deadline), seam_, [&] { return service_.GetMicrovm(id); });
   if (!vm.ok()) return vm.status().Annotate("GetMicrovm " + id);
   return vm;
 }
@@ -61,7 +61,7 @@ Result<aws::Microvm> MicrovmLifecycle::PollUntil(const std::string& id, TimePoin
     } else if (!IsRetryable(vm.status())) {
       return vm.status().Annotate("GetMicrovm " + id);
     }
-    if (!SleepBeforeNextPoll(kPoll, seam_.retry(), poll, deadline, vm.status())) {
+    if (!SleepBeforeNextPoll(kPoll, seam_, poll, deadline, vm.status())) {
       return Transient(
           "timed out waiting for MicroVM " + id + " to be " + aws::MicrovmStateName(want) +
           (vm.ok() ? " (last seen " + std::string(aws::MicrovmStateName(vm->state)) + ")" : ""));
@@ -85,8 +85,8 @@ Result<aws::Microvm> MicrovmLifecycle::Resume(const std::string& id, TimePoint d
     MVR_ASSIGN_OR_RETURN(vm, PollUntil(id, deadline, aws::MicrovmState::kSuspended));
   }
   if (vm.state == aws::MicrovmState::kSuspended) {
-    Status s = RetryStatus(PolicyUntil(deadline), seam_.retry(),
-                           [&] { return service_.ResumeMicrovm(id); });
+    Status s =
+        RetryStatus(PolicyUntil(deadline), seam_, [&] { return service_.ResumeMicrovm(id); });
     // Conflict: it is already resuming (our earlier attempt, or auto-resume); just wait.
     if (!s.ok() && s.code() != Code::kConflict) return s.Annotate("ResumeMicrovm " + id);
   }
@@ -98,16 +98,16 @@ Result<aws::Microvm> MicrovmLifecycle::Suspend(const std::string& id, TimePoint 
   if (Terminal(vm.state)) return NotFound(Describe(vm));
   if (vm.state == aws::MicrovmState::kSuspended) return vm;
   if (vm.state != aws::MicrovmState::kSuspending) {
-    Status s = RetryStatus(PolicyUntil(deadline), seam_.retry(),
-                           [&] { return service_.SuspendMicrovm(id); });
+    Status s =
+        RetryStatus(PolicyUntil(deadline), seam_, [&] { return service_.SuspendMicrovm(id); });
     if (!s.ok() && s.code() != Code::kConflict) return s.Annotate("SuspendMicrovm " + id);
   }
   return PollUntil(id, deadline, aws::MicrovmState::kSuspended);
 }
 
 Status MicrovmLifecycle::Terminate(const std::string& id, TimePoint deadline) {
-  Status s = RetryStatus(PolicyUntil(deadline), seam_.retry(),
-                         [&] { return service_.TerminateMicrovm(id); });
+  Status s =
+      RetryStatus(PolicyUntil(deadline), seam_, [&] { return service_.TerminateMicrovm(id); });
   if (s.code() == Code::kNotFound) return Status::Ok();
   if (!s.ok()) return s.Annotate("TerminateMicrovm " + id);
   Result<aws::Microvm> vm = PollUntil(id, deadline, aws::MicrovmState::kTerminated);
@@ -122,7 +122,7 @@ Result<Secret> MicrovmLifecycle::ControlToken(const std::string& id, int port, i
   req.expiration_in_minutes = minutes;
   req.allowed_ports.push_back(aws::PortSpecification::Port(port));
   Result<aws::MicrovmAuthToken> token = Retry<aws::MicrovmAuthToken>(
-      PolicyUntil(deadline), seam_.retry(), [&] { return service_.CreateMicrovmAuthToken(req); });
+      PolicyUntil(deadline), seam_, [&] { return service_.CreateMicrovmAuthToken(req); });
   if (!token.ok()) return token.status().Annotate("CreateMicrovmAuthToken " + id);
   Secret proxy = token->ProxyAuth();
   if (proxy.empty()) return Internal("CreateMicrovmAuthToken gave no X-aws-proxy-auth token");

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "aws/microvms.h"
+#include "base/retry.h"
 #include "base/seam.h"
 
 namespace mvr::action {
@@ -40,7 +41,7 @@ class MicrovmLifecycle {
   Result<aws::Microvm> PollUntil(const std::string& microvm_id, TimePoint deadline,
                                  aws::MicrovmState want);
 
-  const Seam& seam_;
+  Seam seam_;
   aws::MicrovmService& service_;
 };
 

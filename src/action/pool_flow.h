@@ -59,7 +59,7 @@ class PoolMemberOps {
   int Reconcile(const std::string& partition, const Acquisition& acquisition, TimePoint deadline);
 
  private:
-  const Seam& seam_;
+  Seam seam_;
   MicrovmLifecycle& vms_;
   PoolLeases& leases_;
 };

@@ -19,7 +19,7 @@ RetryPolicy RunnerRegistration::PolicyUntil(TimePoint deadline) const {
 Result<github::JitConfig> RunnerRegistration::Register(const github::JitConfigRequest& request,
                                                        TimePoint deadline) {
   auto generate = [&]() -> Result<github::JitConfig> {
-    return Retry<github::JitConfig>(PolicyUntil(deadline), seam_.retry(),
+    return Retry<github::JitConfig>(PolicyUntil(deadline), seam_,
                                     [&] { return github_.GenerateJitConfig(scope_, request); });
   };
   Result<github::JitConfig> jit = generate();
@@ -33,10 +33,10 @@ Result<github::JitConfig> RunnerRegistration::Register(const github::JitConfigRe
   // busy, another start with this identity succeeded or is running: never take it from it.
   github::ListRunnersOptions by_name;
   by_name.name = request.name;
-  MVR_ASSIGN_OR_RETURN(
-      auto runners, Retry<std::vector<github::Runner>>(PolicyUntil(deadline), seam_.retry(), [&] {
-        return github_.ListRunners(scope_, by_name);
-      }));
+  MVR_ASSIGN_OR_RETURN(auto runners,
+                       Retry<std::vector<github::Runner>>(PolicyUntil(deadline), seam_, [&] {
+                         return github_.ListRunners(scope_, by_name);
+                       }));
   for (const auto& r : runners) {
     if (r.name != request.name) continue;
     if (r.busy || r.online()) {
@@ -70,7 +70,7 @@ Status RunnerRegistration::WaitOnline(int64_t runner_id, const std::string& name
     } else if (!IsRetryable(r.status())) {
       return r.status().Annotate("checking runner " + name);
     }
-    if (!SleepBeforeNextPoll(kPoll, seam_.retry(), poll, deadline, r.status())) {
+    if (!SleepBeforeNextPoll(kPoll, seam_, poll, deadline, r.status())) {
       return Transient("timed out waiting for runner " + name + " (id " +
                        std::to_string(runner_id) + ") to come online");
     }
@@ -78,7 +78,7 @@ Status RunnerRegistration::WaitOnline(int64_t runner_id, const std::string& name
 }
 
 Status RunnerRegistration::Remove(int64_t runner_id, TimePoint deadline) {
-  Status s = RetryStatus(PolicyUntil(deadline), seam_.retry(),
+  Status s = RetryStatus(PolicyUntil(deadline), seam_,
                          [&] { return github_.DeleteRunner(scope_, runner_id); });
   if (s.code() == Code::kNotFound) return Status::Ok();
   return s.Annotate("removing runner " + std::to_string(runner_id));
@@ -86,7 +86,7 @@ Status RunnerRegistration::Remove(int64_t runner_id, TimePoint deadline) {
 
 Result<bool> RunnerRegistration::GoneOrIdle(int64_t runner_id, TimePoint deadline) {
   Result<github::Runner> r = Retry<github::Runner>(
-      PolicyUntil(deadline), seam_.retry(), [&] { return github_.GetRunner(scope_, runner_id); });
+      PolicyUntil(deadline), seam_, [&] { return github_.GetRunner(scope_, runner_id); });
   if (!r.ok()) {
     if (r.status().code() == Code::kNotFound) return true;
     return r.status().Annotate("checking runner " + std::to_string(runner_id));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/retry.h"
 #include "base/seam.h"
 #include "github/github.h"
 
@@ -40,7 +41,7 @@ class RunnerRegistration {
  private:
   RetryPolicy PolicyUntil(TimePoint deadline) const;
 
-  const Seam& seam_;
+  Seam seam_;
   github::GitHub& github_;
   github::RunnerScope scope_;
 };

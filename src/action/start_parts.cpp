@@ -50,7 +50,7 @@ Result<SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps, MicrovmLifecycl
   const std::string ours = RunnerRequestId(runner_id);
   const TimePoint until = std::min(deadline, seam.clock.Now() + kRunnerExitWait);
   for (int poll = 0; status->current_request_id == ours && RunnerProcessUp(*status); ++poll) {
-    if (!SleepBeforeNextPoll(kStatusPoll, seam.retry(), poll, until, Status::Ok())) break;
+    if (!SleepBeforeNextPoll(kStatusPoll, seam, poll, until, Status::Ok())) break;
     Result<SupervisorStatus> again =
         ReadSupervisorStatus(deps.http, seam, vm.endpoint, token, until);
     if (!again.ok()) break;

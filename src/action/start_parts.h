@@ -15,6 +15,7 @@
 #include "action/runner_registration.h"
 #include "action/server_handle.h"
 #include "action/start_stop.h"
+#include "base/seam.h"
 
 namespace mvr::action::internal {
 
@@ -45,7 +46,7 @@ class Cleanup {
     std::string what;
     std::function<Status()> undo;
   };
-  const Seam& seam_;
+  Seam seam_;
   std::vector<Step> steps_;
 };
 
@@ -89,7 +90,7 @@ struct StartParts {
   Result<github::JitConfig> RegisterRunner(const ActionDeps& deps, const StartCommand& c,
                                            TimePoint deadline);
 
-  const Seam& seam;
+  Seam seam;
   DerivedIdentity id;
   RunnerRegistration runners;
   MicrovmLifecycle vms;

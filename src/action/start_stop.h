@@ -21,7 +21,7 @@
 namespace mvr::action {
 
 struct ActionDeps {
-  const Seam& seam;
+  Seam seam;
   aws::MicrovmService& microvms;
   github::GitHub& github;
   http::HttpClient& http;  // the VM's ingress endpoint (warm control delivery)

@@ -73,12 +73,11 @@ Result<QueryPage> ParsePage(const nlohmann::json& body, const char* op) {
 }  // namespace
 
 DynamoDbClient::DynamoDbClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
-                               CredentialsProvider& credentials, RetryDeps retry_deps)
-    : DynamoDbClient(endpoint, http, credentials, retry_deps, Options()) {}
+                               CredentialsProvider& credentials, Seam seam)
+    : DynamoDbClient(endpoint, http, credentials, seam, Options()) {}
 
 DynamoDbClient::DynamoDbClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
-                               CredentialsProvider& credentials, RetryDeps retry_deps,
-                               Options options)
+                               CredentialsProvider& credentials, Seam seam, Options options)
     : rpc_(
           [&] {
             JsonServiceConfig config;
@@ -88,7 +87,7 @@ DynamoDbClient::DynamoDbClient(const ServiceEndpoint& endpoint, http::HttpClient
             config.retry = options.retry;
             return config;
           }(),
-          http, credentials, retry_deps) {}
+          http, credentials, seam) {}
 
 Result<std::optional<ddb::Item>> DynamoDbClient::GetItem(const GetItemRequest& request) {
   MVR_RETURN_IF_ERROR(RequireTable(request.table, "GetItem"));

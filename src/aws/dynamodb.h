@@ -118,9 +118,9 @@ class DynamoDbClient {
   };
 
   DynamoDbClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
-                 CredentialsProvider& credentials, RetryDeps retry_deps);
+                 CredentialsProvider& credentials, Seam seam);
   DynamoDbClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
-                 CredentialsProvider& credentials, RetryDeps retry_deps, Options options);
+                 CredentialsProvider& credentials, Seam seam, Options options);
 
   // The item, or nullopt when no item has that key.
   Result<std::optional<ddb::Item>> GetItem(const GetItemRequest& request);

@@ -129,8 +129,8 @@ Status MapJsonError(int http_status, const http::Headers& headers, const std::st
 }
 
 JsonProtocolClient::JsonProtocolClient(JsonServiceConfig config, http::HttpClient& http,
-                                       CredentialsProvider& credentials, RetryDeps retry_deps)
-    : config_(std::move(config)), http_(http), credentials_(credentials), retry_deps_(retry_deps) {}
+                                       CredentialsProvider& credentials, Seam seam)
+    : config_(std::move(config)), http_(http), credentials_(credentials), seam_(seam) {}
 
 JsonCallResult JsonProtocolClient::Invoke(const std::string& operation, const nlohmann::json& input,
                                           std::optional<Duration> timeout) {
@@ -148,7 +148,7 @@ JsonCallResult JsonProtocolClient::Invoke(const std::string& operation, const nl
   req.body = input.is_null() ? "{}" : input.dump();
   Status signed_ok =
       SignRequest(req, *creds, SigningScope{config_.endpoint.region, config_.endpoint.signing_name},
-                  retry_deps_.clock.Now());
+                  seam_.clock.Now());
   if (!signed_ok.ok()) return {signed_ok.Annotate(what), nullptr};
 
   auto resp = http_.Send(req);
@@ -172,7 +172,7 @@ JsonCallResult JsonProtocolClient::Call(const std::string& operation, const nloh
                                         std::optional<RetryPolicy> retry,
                                         std::optional<Duration> timeout) {
   JsonCallResult last;
-  Status final_status = RetryStatus(retry.value_or(config_.retry), retry_deps_, [&]() -> Status {
+  Status final_status = RetryStatus(retry.value_or(config_.retry), seam_, [&]() -> Status {
     last = Invoke(operation, input, timeout);
     return last.status;
   });

@@ -14,6 +14,7 @@
 #include "aws/credentials.h"
 #include "aws/endpoints.h"
 #include "base/retry.h"
+#include "base/seam.h"
 #include "base/status.h"
 #include "http/client.h"
 
@@ -53,7 +54,7 @@ class JsonProtocolClient {
  public:
   // References must outlive the client.
   JsonProtocolClient(JsonServiceConfig config, http::HttpClient& http,
-                     CredentialsProvider& credentials, RetryDeps retry_deps);
+                     CredentialsProvider& credentials, Seam seam);
 
   // One attempt: sign, send, map. Malformed 2xx bodies are Internal; transport errors stay as the
   // HttpClient reports them (Transient). `timeout` overrides the configured one (long polls).
@@ -72,7 +73,7 @@ class JsonProtocolClient {
   JsonServiceConfig config_;
   http::HttpClient& http_;
   CredentialsProvider& credentials_;
-  RetryDeps retry_deps_;
+  Seam seam_;
 };
 
 // Result<json> view of a call, for operations that need no error details.

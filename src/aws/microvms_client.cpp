@@ -89,7 +89,7 @@ MicrovmsClient::MicrovmsClient(MicrovmsClientOptions options, MicrovmsClientDeps
 }
 
 std::string MicrovmsClient::NewClientToken() {
-  std::string bytes = deps_.token_random.Bytes(16);
+  std::string bytes = deps_.seam.secure_random.Bytes(16);
   bytes[6] = static_cast<char>((bytes[6] & 0x0F) | 0x40);  // version 4
   bytes[8] = static_cast<char>((bytes[8] & 0x3F) | 0x80);  // RFC 4122 variant
   const std::string hex = HexEncode(bytes);
@@ -108,7 +108,7 @@ Result<json> MicrovmsClient::Call(const std::string& operation, const json& inpu
   auto creds = deps_.credentials.Get();
   if (!creds.ok()) return creds.status().Annotate(operation + ": AWS credentials");
   SigningScope scope{options_.endpoint.region, options_.endpoint.signing_name};
-  MVR_RETURN_IF_ERROR(SignRequest(request, *creds, scope, deps_.clock.Now()));
+  MVR_RETURN_IF_ERROR(SignRequest(request, *creds, scope, deps_.seam.clock.Now()));
   auto response = deps_.http.Send(request);
   if (!response.ok()) return response.status().Annotate(operation);
   if (response->status < 200 || response->status > 299) {

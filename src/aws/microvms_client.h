@@ -18,6 +18,7 @@
 #include "aws/service_model.h"
 #include "base/clock.h"
 #include "base/random.h"
+#include "base/seam.h"
 #include "http/client.h"
 
 namespace mvr::aws {
@@ -33,8 +34,7 @@ struct MicrovmsClientOptions {
 struct MicrovmsClientDeps {
   http::HttpClient& http;
   CredentialsProvider& credentials;
-  const Clock& clock;
-  Random& token_random;  // clientTokens when the caller gives none (use SecureRandom)
+  Seam seam;  // seam.secure_random draws the clientTokens when the caller gives none
 };
 
 class MicrovmsClient final : public MicrovmService {

@@ -66,11 +66,11 @@ Result<BatchResult> ParseBatch(const nlohmann::json& body, const char* op, bool 
 }  // namespace
 
 SqsClient::SqsClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
-                     CredentialsProvider& credentials, RetryDeps retry_deps)
-    : SqsClient(endpoint, http, credentials, retry_deps, Options()) {}
+                     CredentialsProvider& credentials, Seam seam)
+    : SqsClient(endpoint, http, credentials, seam, Options()) {}
 
 SqsClient::SqsClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
-                     CredentialsProvider& credentials, RetryDeps retry_deps, Options options)
+                     CredentialsProvider& credentials, Seam seam, Options options)
     : rpc_(
           [&] {
             JsonServiceConfig config;
@@ -80,7 +80,7 @@ SqsClient::SqsClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
             config.retry = options.retry;
             return config;
           }(),
-          http, credentials, retry_deps) {}
+          http, credentials, seam) {}
 
 Result<std::string> SqsClient::SendMessage(const SendMessageRequest& request) {
   MVR_RETURN_IF_ERROR(RequireUrl(request.queue_url, "SendMessage"));

@@ -68,9 +68,9 @@ class SqsClient {
   };
 
   SqsClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
-            CredentialsProvider& credentials, RetryDeps retry_deps);
+            CredentialsProvider& credentials, Seam seam);
   SqsClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
-            CredentialsProvider& credentials, RetryDeps retry_deps, Options options);
+            CredentialsProvider& credentials, Seam seam, Options options);
 
   // Returns the MessageId.
   Result<std::string> SendMessage(const SendMessageRequest& request);

@@ -24,7 +24,7 @@ Duration FullJitterDelay(const RetryPolicy& policy, int retry, Random& random) {
   return Duration(static_cast<int64_t>(random.Uniform(static_cast<uint64_t>(ceiling) + 1)));
 }
 
-bool SleepBeforeNextPoll(const PollPolicy& policy, RetryDeps deps, int poll, TimePoint deadline,
+bool SleepBeforeNextPoll(const PollPolicy& policy, const Seam& deps, int poll, TimePoint deadline,
                          const Status& last) {
   const TimePoint now = deps.clock.Now();
   if (now >= deadline) return false;
@@ -37,7 +37,7 @@ bool SleepBeforeNextPoll(const PollPolicy& policy, RetryDeps deps, int poll, Tim
   return true;
 }
 
-Status RetryStatus(const RetryPolicy& policy, RetryDeps deps,
+Status RetryStatus(const RetryPolicy& policy, const Seam& deps,
                    const std::function<Status()>& attempt,
                    const std::function<bool(const Status&)>& retryable) {
   const TimePoint start = deps.clock.Now();

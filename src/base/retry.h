@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "base/random.h"
+#include "base/seam.h"
 #include "base/status.h"
 
 namespace mvr {
@@ -30,15 +31,9 @@ bool IsRetryable(const Status& status);
 // Delay before retry number `retry` (0 for the first retry).
 Duration FullJitterDelay(const RetryPolicy& policy, int retry, Random& random);
 
-struct RetryDeps {
-  const Clock& clock;
-  Sleeper& sleeper;
-  Random& random;
-};
-
 // Runs `attempt` until it succeeds, fails with a final error, or the policy runs out. The error
 // returned is the last attempt's, annotated with the number of attempts when more than one ran.
-Status RetryStatus(const RetryPolicy& policy, RetryDeps deps,
+Status RetryStatus(const RetryPolicy& policy, const Seam& deps,
                    const std::function<Status()>& attempt,
                    const std::function<bool(const Status&)>& retryable = IsRetryable);
 
@@ -53,11 +48,11 @@ struct PollPolicy {
 // Sleeps before the poll after poll number `poll` (0 for the first). Returns false, without
 // sleeping, once `deadline` has passed. `last` is the last poll's outcome (an error's Retry-After
 // is honoured).
-bool SleepBeforeNextPoll(const PollPolicy& policy, RetryDeps deps, int poll, TimePoint deadline,
+bool SleepBeforeNextPoll(const PollPolicy& policy, const Seam& deps, int poll, TimePoint deadline,
                          const Status& last);
 
 template <typename T>
-Result<T> Retry(const RetryPolicy& policy, RetryDeps deps,
+Result<T> Retry(const RetryPolicy& policy, const Seam& deps,
                 const std::function<Result<T>()>& attempt,
                 const std::function<bool(const Status&)>& retryable = IsRetryable) {
   std::optional<T> value;

@@ -47,15 +47,14 @@ Result<std::unique_ptr<Clients>> BuildClients(Context& ctx, const action::Endpoi
   aws::MicrovmsClientOptions mo;
   mo.endpoint = endpoint;
   c->microvms = std::make_unique<aws::MicrovmsClient>(
-      mo, aws::MicrovmsClientDeps{c->http, *c->credentials, ctx.clock, ctx.secure_random});
+      mo, aws::MicrovmsClientDeps{c->http, *c->credentials, ctx.seam()});
   github::GitHubClientOptions go;
   go.rest.base_url = e.github_api_url;
   MVR_ASSIGN_OR_RETURN(c->github, github::GitHubClient::Create(
                                       c->http, ctx.clock, github::GitHubAuth::Token(e.github_token),
                                       go, &ctx.logger));
   if (!state_table.empty()) {
-    store::OpenDeps deps{ctx.clock, ctx.sleeper,     ctx.random, ctx.env,
-                         c->http,   *c->credentials, e.region};
+    store::OpenDeps deps{ctx.seam(), ctx.env, c->http, *c->credentials, e.region};
     Result<std::unique_ptr<store::Store>> opened = store::OpenStore(state_table, deps);
     if (!opened.ok()) return opened.status().Annotate("input 'state-table'");
     c->pool_store = std::move(*opened);
@@ -83,9 +82,9 @@ int Fail(Context& ctx, action::GitHubOutput& out, const std::string& mode, const
   return 1;
 }
 
-action::ActionDeps Deps(Context& ctx, Clients& c, const Seam& seam, action::GitHubOutput& out) {
+action::ActionDeps Deps(Context& ctx, Clients& c, action::GitHubOutput& out) {
   return action::ActionDeps{
-      seam,
+      ctx.seam(),
       *c.microvms,
       *c.github,
       c.http,
@@ -113,8 +112,7 @@ int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {
   if (!cmd.ok()) return Fail(ctx, out, "start", cmd.status());
   Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints, cmd->state_table);
   if (!clients.ok()) return Fail(ctx, out, "start", clients.status());
-  Seam seam = ctx.seam();
-  action::StartFlow flow(Deps(ctx, **clients, seam, out));
+  action::StartFlow flow(Deps(ctx, **clients, out));
   Result<action::StartResult> r = flow.Run(*cmd);
   if (!r.ok()) return Fail(ctx, out, "start", r.status());
   out.Set("label", r->label);
@@ -152,8 +150,7 @@ int RunStop(Context& ctx, FlagMap flags, const std::string& token_file) {
   }
   Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints, cmd->state_table);
   if (!clients.ok()) return Fail(ctx, out, "stop", clients.status());
-  Seam seam = ctx.seam();
-  action::StopFlow flow(Deps(ctx, **clients, seam, out));
+  action::StopFlow flow(Deps(ctx, **clients, out));
   Result<action::StopResult> r = flow.Run(*cmd);
   if (!r.ok()) return Fail(ctx, out, "stop", r.status());
   ctx.logger.Info("stopped", {{"microvm_id", r->microvm_id}, {"outcome", r->outcome}});

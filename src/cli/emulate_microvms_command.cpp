@@ -124,9 +124,7 @@ int RunMicrovmsEmulator(const MicrovmsFlags& flags, Context& ctx) {
   http::CurlHttpClient http;
   process::PosixProcessRunner processes;
   emulate::microvms::Emulator emulator(
-      emulate::microvms::Emulator::Deps{ctx.clock, ctx.sleeper, ctx.random, ctx.secure_random,
-                                        ctx.logger, http, processes},
-      *options);
+      emulate::microvms::Emulator::Deps{ctx.seam(), http, processes}, *options);
   Result<std::string> url = emulator.Start();
   if (!url.ok()) {
     std::fprintf(stderr, "mvr emulate microvms: %s\n", url.status().message().c_str());

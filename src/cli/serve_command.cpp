@@ -3,15 +3,14 @@
 // settings (AWS_ENDPOINT_URL_LAMBDA_MICROVMS, AWS_REGION, profiles), as for `mvr start`; secrets
 // only from the files the configuration names. Prints "mvr serve listening on URL" once it
 // serves; SIGTERM/SIGINT stop it cleanly (intents not finished stay on the queue).
-#include <signal.h>
-
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
+#include "base/files.h"
+#include "base/host_port.h"
+#include "base/stop_signals.h"
 #include "cli/commands.h"
 #include "cli/runnerset_wiring.h"
 #include "http/curl_client.h"
@@ -31,20 +30,12 @@ Result<std::unique_ptr<RunnerSetWiring>> Wire(Context& ctx, const runnerset::Ser
   return w;
 }
 
-Result<std::string> ReadConfigFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return InvalidArgument("--config: cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 int RunServe(Context& ctx, const std::string& config_path) {
   auto fail = [&](const Status& s) {
     std::cerr << "mvr serve: " << s.message() << std::endl;
     return 2;
   };
-  Result<std::string> text = ReadConfigFile(config_path);
+  Result<std::string> text = ReadFile(config_path, "--config");
   if (!text.ok()) return fail(text.status());
   Result<runnerset::ServeConfig> config = runnerset::ParseServeConfig(*text, config_path);
   if (!config.ok()) return fail(config.status());
@@ -52,16 +43,11 @@ int RunServe(Context& ctx, const std::string& config_path) {
   if (!secrets.ok()) return fail(secrets.status());
   ctx.logger.redactor().Add(secrets->webhook_secret);
   if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
-  // Block the stop signals before any thread starts, so that only sigwait below sees them.
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  // Before any thread starts, so that only Wait below sees the stop signals.
+  StopSignals stop;
   Result<std::unique_ptr<RunnerSetWiring>> w = Wire(ctx, *config, *secrets);
   if (!w.ok()) return fail(w.status());
-  Seam seam = ctx.seam();
-  runnerset::ServiceDeps deps{seam,          (*w)->http,   *(*w)->microvms,
+  runnerset::ServiceDeps deps{ctx.seam(),    (*w)->http,   *(*w)->microvms,
                               *(*w)->github, *(*w)->store, *(*w)->queue};
   auto service = std::make_unique<runnerset::Service>(*config, secrets->webhook_secret, deps);
   Result<int> port = service->Start();
@@ -69,8 +55,7 @@ int RunServe(Context& ctx, const std::string& config_path) {
   std::cout << "mvr serve listening on " << service->url() << std::endl;
   ctx.logger.Info("runner set serving",
                   {{"url", service->url()}, {"runner_set_id", config->runner_set_id}});
-  int sig = 0;
-  sigwait(&stop, &sig);
+  const int sig = stop.Wait();
   ctx.logger.Info("mvr serve stopping", {{"signal", sig}});
   if (!service->Stop()) {
     // Launches still running: their messages come back from the queue after the visibility
@@ -89,18 +74,18 @@ int RunStatus(Context& ctx, const std::string& config_path, bool as_json) {
     std::cerr << "mvr status: " << s.message() << std::endl;
     return 2;
   };
-  Result<std::string> text = ReadConfigFile(config_path);
+  Result<std::string> text = ReadFile(config_path, "--config");
   if (!text.ok()) return fail(text.status());
   Result<runnerset::ServeConfig> config = runnerset::ParseServeConfig(*text, config_path);
   if (!config.ok()) return fail(config.status());
-  auto listen = runnerset::ParseListen(config->listen, "listen");
+  Result<HostPort> listen = ParseHostPort(config->listen, "listen");
   if (!listen.ok()) return fail(listen.status());
-  std::string host = listen->first;
+  std::string host = listen->host;
   if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
   if (host == "::") host = "::1";
   const bool v6 = host.find(':') != std::string::npos;
   const std::string url =
-      "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(listen->second) + "/status";
+      "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(listen->port) + "/status";
   http::CurlHttpClient client;
   http::HttpRequest req;
   req.url = url;

@@ -68,10 +68,9 @@ std::unique_ptr<ApiWiring> MakeApiWiring(Context& ctx, const Logger& logger) {
   aws::MicrovmsClientOptions options;
   options.endpoint = *endpoint;
   wiring->client = std::make_unique<aws::MicrovmsClient>(
-      options,
-      aws::MicrovmsClientDeps{wiring->http, wiring->credentials, ctx.clock, ctx.secure_random});
+      options, aws::MicrovmsClientDeps{wiring->http, wiring->credentials, ctx.seam()});
   wiring->terminator = std::make_unique<supervisor::ApiSelfTerminator>(
-      *wiring->client, RetryDeps{ctx.clock, ctx.sleeper, ctx.random}, logger);
+      *wiring->client, ctx.seam().WithLogger(logger));
   logger.Info("self-termination through the MicroVMs API", {{"endpoint", endpoint->url}});
   return wiring;
 }
@@ -92,9 +91,9 @@ int RunSupervisor(const SupervisorFlags& flags, Context& ctx) {
   process::PosixProcessRunner processes;
   std::unique_ptr<ApiWiring> api = MakeApiWiring(ctx, logger);
   // ctx.random (the retry jitter) was cloned with the snapshot: /run and /resume reseed it.
-  supervisor::Supervisor sup(
-      *config, supervisor::SupervisorDeps{processes, *api->terminator, ctx.clock, ctx.sleeper,
-                                          logger, &ctx.random, &ctx.os_random});
+  supervisor::Supervisor sup(*config, supervisor::SupervisorDeps{processes, *api->terminator,
+                                                                 ctx.seam().WithLogger(logger),
+                                                                 &ctx.random, &ctx.os_random});
   supervisor::HookServer hooks(sup);
   supervisor::ControlServer control(sup, config->max_control_body_bytes);
   auto hook_port = hooks.Start(config->hook_host, config->hook_port);

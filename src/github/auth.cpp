@@ -1,8 +1,8 @@
 #include "github/auth.h"
 
+#include "base/json_fields.h"
 #include "github/app_jwt.h"
-#include "github/json_fields.h"
-#include "github/models.h"
+#include "github/json_parsers.h"
 
 namespace mvr::github {
 

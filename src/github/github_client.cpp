@@ -1,7 +1,7 @@
 #include "github/github_client.h"
 
 #include "base/encoding.h"
-#include "github/models.h"
+#include "github/json_parsers.h"
 #include "http/types.h"
 
 namespace mvr::github {

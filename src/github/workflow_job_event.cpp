@@ -1,7 +1,7 @@
 #include "github/workflow_job_event.h"
 
-#include "github/json_fields.h"
-#include "github/models.h"
+#include "base/json_fields.h"
+#include "github/json_parsers.h"
 
 namespace mvr::github {
 namespace {

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
+#include <optional>
 
 #include "base/encoding.h"
+#include "base/numbers.h"
 
 namespace mvr::http {
 
@@ -74,13 +75,9 @@ Result<Url> ParseUrl(std::string_view text) {
   }
   if (!authority.empty()) {
     std::string_view port_text = authority.substr(1);
-    int port = 0;
-    auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port <= 0 ||
-        port > 65535) {
-      return InvalidArgument("URL has a bad port: '" + std::string(text) + "'");
-    }
-    url.port = port;
+    std::optional<int64_t> port = ParseInt64InRange(port_text, 1, 65535);
+    if (!port) return InvalidArgument("URL has a bad port: '" + std::string(text) + "'");
+    url.port = static_cast<int>(*port);
     url.explicit_port = true;
   }
   if (url.host.empty()) return InvalidArgument("URL has no host: '" + std::string(text) + "'");

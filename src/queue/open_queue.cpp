@@ -44,20 +44,21 @@ Result<std::unique_ptr<Queue>> OpenQueue(const std::string& uri, const store::Op
     if (!parsed.rest.empty()) {
       return InvalidArgument("job queue '" + uri + "': memory: takes nothing after the colon");
     }
-    return std::unique_ptr<Queue>(new OwnedMemoryQueue(deps.clock, deps.sleeper, settings));
+    return std::unique_ptr<Queue>(
+        new OwnedMemoryQueue(deps.seam.clock, deps.seam.sleeper, settings));
   }
   if (parsed.scheme == "sqlite") {
     if (parsed.rest.empty()) {
       return InvalidArgument("job queue '" + uri + "': name the file, as in sqlite:PATH");
     }
     if (settings.name.empty()) return InvalidArgument("job queue '" + uri + "': empty queue name");
-    auto db = store::SqliteDb::Open(parsed.rest, deps.sleeper);
+    auto db = store::SqliteDb::Open(parsed.rest, deps.seam.sleeper);
     if (!db.ok()) return db.status().Annotate("job queue " + uri);
     QueueOptions options;
     options.max_receive_count = settings.max_receive_count;
-    return std::unique_ptr<Queue>(new SqliteQueue(std::shared_ptr<store::SqliteDb>(std::move(*db)),
-                                                  settings.name, settings.dead_letter_name,
-                                                  deps.clock, deps.sleeper, deps.random, options));
+    return std::unique_ptr<Queue>(new SqliteQueue(
+        std::shared_ptr<store::SqliteDb>(std::move(*db)), settings.name, settings.dead_letter_name,
+        deps.seam.clock, deps.seam.sleeper, deps.seam.random, options));
   }
   if (parsed.scheme == "sqs") {
     if (parsed.rest.rfind("https://", 0) != 0 && parsed.rest.rfind("http://", 0) != 0) {
@@ -69,7 +70,7 @@ Result<std::unique_ptr<Queue>> OpenQueue(const std::string& uri, const store::Op
     auto endpoint = aws::ResolveEndpoint(aws::AwsService::kSqs, deps.env, config, deps.region);
     if (!endpoint.ok()) return endpoint.status().Annotate("job queue " + uri);
     auto client =
-        std::make_unique<aws::SqsClient>(*endpoint, deps.http, deps.credentials, deps.retry());
+        std::make_unique<aws::SqsClient>(*endpoint, deps.http, deps.credentials, deps.seam);
     return std::unique_ptr<Queue>(new SqsQueue(std::move(client), parsed.rest));
   }
   return InvalidArgument("job queue '" + uri + "' has an unknown scheme '" + parsed.scheme +

@@ -3,10 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "base/files.h"
+#include "base/host_port.h"
+#include "base/json_fields.h"
 #include "github/labels.h"
 #include "github/types.h"
 
@@ -15,65 +16,50 @@ namespace {
 
 using nlohmann::json;
 
-// Reads the members of one JSON object, refusing any it was not asked about.
+// Reads the members of one JSON object through JsonFields (so errors read as everywhere else:
+// "github.installationId: expected a whole number from 1 to ..., got a string"), refusing any
+// member it was not asked about. A missing or null member leaves `out` as it was.
 class Strict {
  public:
-  Strict(const json& object, std::string path) : object_(object), path_(std::move(path)) {}
+  Strict(const json& object, std::string path) : fields_(object, std::move(path)) {}
 
-  std::string Key(const std::string& name) const {
-    return path_.empty() ? name : path_ + "." + name;
-  }
+  std::string Key(const std::string& name) const { return fields_.MemberPath(name.c_str()); }
   const json* Find(const std::string& name) {
     seen_.insert(name);
-    auto it = object_.find(name);
-    return it == object_.end() || it->is_null() ? nullptr : &*it;
+    return fields_.Has(name.c_str()) ? &object()[name] : nullptr;
   }
   Status String(const std::string& name, std::string& out, bool required = false) {
-    const json* v = Find(name);
-    if (!v) return required ? InvalidArgument(Key(name) + ": required") : Status::Ok();
-    if (!v->is_string()) return InvalidArgument(Key(name) + ": expected a string");
-    out = v->get<std::string>();
+    if (!Find(name)) return required ? InvalidArgument(Key(name) + ": required") : Status::Ok();
+    MVR_ASSIGN_OR_RETURN(out, fields_.String(name.c_str()));
     if (required && out.empty()) return InvalidArgument(Key(name) + ": must not be empty");
     return Status::Ok();
   }
   template <typename Int>
   Status Integer(const std::string& name, Int& out, int64_t min, int64_t max) {
-    const json* v = Find(name);
-    if (!v) return Status::Ok();
-    if (!v->is_number_integer()) return InvalidArgument(Key(name) + ": expected an integer");
-    int64_t n = v->get<int64_t>();
-    if (n < min || n > max) {
-      return InvalidArgument(Key(name) + ": must be " + std::to_string(min) + "-" +
-                             std::to_string(max) + ", got " + std::to_string(n));
-    }
+    if (!Find(name)) return Status::Ok();
+    MVR_ASSIGN_OR_RETURN(int64_t n, fields_.IntInRange(name.c_str(), min, max));
     out = static_cast<Int>(n);
     return Status::Ok();
   }
   Status Number(const std::string& name, double& out, double min, double max) {
-    const json* v = Find(name);
-    if (!v) return Status::Ok();
-    if (!v->is_number()) return InvalidArgument(Key(name) + ": expected a number");
-    double n = v->get<double>();
-    if (!(n >= min && n <= max)) {
-      return InvalidArgument(Key(name) + ": must be between " + std::to_string(min) + " and " +
-                             std::to_string(max));
-    }
-    out = n;
+    if (!Find(name)) return Status::Ok();
+    MVR_ASSIGN_OR_RETURN(out, fields_.NumberInRange(name.c_str(), min, max));
     return Status::Ok();
   }
   // Call last: every member not read is an unknown key.
   Status NoOthers() const {
-    for (auto it = object_.begin(); it != object_.end(); ++it) {
+    for (auto it = object().begin(); it != object().end(); ++it) {
       if (!seen_.count(it.key())) {
-        return InvalidArgument(Key(it.key()) + ": unknown key (see docs/runner-set.md)");
+        return InvalidArgument(Key(it.key()) + ": unknown member (see docs/runner-set.md)");
       }
     }
     return Status::Ok();
   }
 
  private:
-  const json& object_;
-  std::string path_;
+  const json& object() const { return fields_.object(); }
+
+  JsonFields fields_;
   std::set<std::string> seen_;
 };
 
@@ -236,26 +222,6 @@ Duration ServeConfig::claim_takeover_after() const {
   return 2 * launch_timeout();
 }
 
-Result<std::pair<std::string, int>> ParseListen(const std::string& listen, const std::string& key) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
-    return InvalidArgument(key + ": expected HOST:PORT, got \"" + listen + "\"");
-  }
-  std::string host = listen.substr(0, colon);
-  int port = 0;
-  for (char ch : listen.substr(colon + 1)) {
-    if (ch < '0' || ch > '9' || port > 65535) {
-      return InvalidArgument(key + ": the port must be 0-65535, got \"" + listen + "\"");
-    }
-    port = port * 10 + (ch - '0');
-  }
-  if (port > 65535) return InvalidArgument(key + ": the port must be 0-65535");
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  return std::make_pair(host, port);
-}
-
 Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& origin) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return InvalidArgument(origin + ": not valid JSON");
@@ -308,7 +274,7 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
     }
     if (c.runner_name_prefix.empty()) c.runner_name_prefix = "mvr-" + c.runner_set_id + "-";
     MVR_RETURN_IF_ERROR(CheckPrefix(c));
-    MVR_RETURN_IF_ERROR(ParseListen(c.listen, "listen").status());
+    MVR_RETURN_IF_ERROR(ParseHostPort(c.listen, "listen").status());
     return Status::Ok();
   }();
   if (!st.ok()) return st.Annotate(origin);
@@ -318,14 +284,9 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
 namespace {
 
 Result<Secret> ReadSecretFile(const std::string& path, const std::string& key) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return InvalidArgument(key + ": cannot read the file " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string s = ss.str();
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  if (s.empty()) return InvalidArgument(key + ": the file " + path + " is empty");
-  return Secret(std::move(s));
+  MVR_ASSIGN_OR_RETURN(std::string text, ReadTrimmedFile(path, key));
+  if (text.empty()) return InvalidArgument(key + ": the file " + path + " is empty");
+  return Secret(std::move(text));
 }
 
 }  // namespace

@@ -92,9 +92,6 @@ github::RunnerScope RunnerScopeOf(const ServeConfig& config);
 // Parses and checks a configuration file's text. `origin` names the file in messages.
 Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& origin);
 
-// "host:port" split; InvalidArgument naming `key`.
-Result<std::pair<std::string, int>> ParseListen(const std::string& listen, const std::string& key);
-
 // The secrets the configuration points at, read from their files (trailing newlines removed).
 struct ServeSecrets {
   Secret webhook_secret;

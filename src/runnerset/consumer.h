@@ -66,7 +66,7 @@ class Consumer {
 
   queue::Queue& queue_;
   Launcher& launcher_;
-  const Seam& seam_;
+  Seam seam_;
   Options options_;
 
   std::atomic<bool> stopping_{false};

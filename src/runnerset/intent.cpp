@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "github/json_fields.h"
+#include "base/json_fields.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -37,7 +37,7 @@ json EncodeTerminate(const TerminateIntent& terminate) {
               {"deliveryId", terminate.delivery_id}};
 }
 
-Result<LaunchIntent> DecodeLaunch(const github::JsonFields& fields) {
+Result<LaunchIntent> DecodeLaunch(const JsonFields& fields) {
   LaunchIntent launch;
   MVR_ASSIGN_OR_RETURN(launch.repository, fields.String("repository"));
   MVR_ASSIGN_OR_RETURN(launch.job_id, fields.Int("jobId"));
@@ -56,7 +56,7 @@ Result<LaunchIntent> DecodeLaunch(const github::JsonFields& fields) {
   return launch;
 }
 
-Result<TerminateIntent> DecodeTerminate(const github::JsonFields& fields) {
+Result<TerminateIntent> DecodeTerminate(const JsonFields& fields) {
   TerminateIntent terminate;
   MVR_ASSIGN_OR_RETURN(terminate.runner_name, fields.String("runnerName"));
   MVR_ASSIGN_OR_RETURN(terminate.repository, fields.OptionalString("repository"));
@@ -79,8 +79,8 @@ std::string EncodeIntent(const Intent& intent) {
 }
 
 Result<Intent> DecodeIntent(std::string_view body) {
-  MVR_ASSIGN_OR_RETURN(json document, github::ParseJsonDocument(body, "intent"));
-  MVR_ASSIGN_OR_RETURN(github::JsonFields fields, github::JsonFields::Of(document, "intent"));
+  MVR_ASSIGN_OR_RETURN(json document, ParseJsonDocument(body, "intent"));
+  MVR_ASSIGN_OR_RETURN(JsonFields fields, JsonFields::Of(document, "intent"));
   MVR_ASSIGN_OR_RETURN(int64_t version, fields.Int("v"));
   if (version != kVersion) {
     return InvalidArgument(

@@ -30,7 +30,7 @@
 namespace mvr::runnerset {
 
 struct LauncherDeps {
-  const Seam& seam;
+  Seam seam;
   aws::MicrovmService& microvms;
   github::GitHub& github;
   http::HttpClient& http;  // the VMs' ingress endpoints

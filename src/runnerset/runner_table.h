@@ -131,7 +131,7 @@ class RunnerTable {
   int64_t Ttl(Duration ttl) const;
 
   store::Store& store_;
-  const Seam& seam_;
+  Seam seam_;
   Options options_;
 };
 

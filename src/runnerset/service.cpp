@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/host_port.h"
+
 namespace mvr::runnerset {
 namespace {
 
@@ -74,7 +76,7 @@ http::HttpResponse Service::Webhook(const http::ServerRequest& request) {
 }
 
 Result<int> Service::Start() {
-  MVR_ASSIGN_OR_RETURN(auto listen, ParseListen(config_.listen, "listen"));
+  MVR_ASSIGN_OR_RETURN(HostPort listen, ParseHostPort(config_.listen, "listen"));
   if (!webhook_router_) {
     MVR_ASSIGN_OR_RETURN(WebhookRouter router, WebhookRouter::Create(webhook_));
     webhook_router_.emplace(std::move(router));
@@ -83,9 +85,9 @@ Result<int> Service::Start() {
   // Above the router's limit, so the router (not the server) answers an oversized delivery.
   options.max_body_bytes = config_.max_webhook_body_bytes + 1;
   server_ = std::make_unique<http::HttpServer>(router_.AsHandler(), options);
-  MVR_ASSIGN_OR_RETURN(int port, server_->Start(listen.first, listen.second));
-  const bool v6 = listen.first.find(':') != std::string::npos;
-  url_ = "http://" + (v6 ? "[" + listen.first + "]" : listen.first) + ":" + std::to_string(port);
+  MVR_ASSIGN_OR_RETURN(int port, server_->Start(listen.host, listen.port));
+  const bool v6 = listen.host.find(':') != std::string::npos;
+  url_ = "http://" + (v6 ? "[" + listen.host + "]" : listen.host) + ":" + std::to_string(port);
   consumer_.Start();
   stopping_ = false;
   watcher_ = std::thread([this] { WatchRunners(); });

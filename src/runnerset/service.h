@@ -34,7 +34,7 @@
 namespace mvr::runnerset {
 
 struct ServiceDeps {
-  const Seam& seam;
+  Seam seam;
   http::HttpClient& http;  // the VMs' ingress endpoints
   aws::MicrovmService& microvms;
   github::GitHub& github;

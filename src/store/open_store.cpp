@@ -27,16 +27,16 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& uri, const OpenDeps&
     if (!parsed.rest.empty()) {
       return InvalidArgument("state store '" + uri + "': memory: takes nothing after the colon");
     }
-    return std::unique_ptr<Store>(new MemoryStore(deps.clock, std::move(options)));
+    return std::unique_ptr<Store>(new MemoryStore(deps.seam.clock, std::move(options)));
   }
   if (parsed.scheme == "sqlite") {
     if (parsed.rest.empty()) {
       return InvalidArgument("state store '" + uri + "': name the file, as in sqlite:PATH");
     }
-    auto db = SqliteDb::Open(parsed.rest, deps.sleeper);
+    auto db = SqliteDb::Open(parsed.rest, deps.seam.sleeper);
     if (!db.ok()) return db.status().Annotate("state store " + uri);
-    return std::unique_ptr<Store>(
-        new SqliteStore(std::shared_ptr<SqliteDb>(std::move(*db)), deps.clock, std::move(options)));
+    return std::unique_ptr<Store>(new SqliteStore(std::shared_ptr<SqliteDb>(std::move(*db)),
+                                                  deps.seam.clock, std::move(options)));
   }
   if (parsed.scheme == "dynamodb") {
     if (parsed.rest.size() < 3 || parsed.rest.size() > 255) {
@@ -47,9 +47,9 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& uri, const OpenDeps&
     auto endpoint = aws::ResolveEndpoint(aws::AwsService::kDynamoDb, deps.env, config, deps.region);
     if (!endpoint.ok()) return endpoint.status().Annotate("state store " + uri);
     auto client =
-        std::make_unique<aws::DynamoDbClient>(*endpoint, deps.http, deps.credentials, deps.retry());
+        std::make_unique<aws::DynamoDbClient>(*endpoint, deps.http, deps.credentials, deps.seam);
     return std::unique_ptr<Store>(
-        new DynamoDbStore(std::move(client), parsed.rest, deps.clock, std::move(options)));
+        new DynamoDbStore(std::move(client), parsed.rest, deps.seam.clock, std::move(options)));
   }
   return InvalidArgument("state store '" + uri + "' has an unknown scheme '" + parsed.scheme +
                          ":'; use " + kAcceptedStores);

@@ -17,6 +17,7 @@
 #include "base/environment.h"
 #include "base/random.h"
 #include "base/retry.h"
+#include "base/seam.h"
 #include "http/client.h"
 #include "store/store.h"
 
@@ -24,14 +25,11 @@ namespace mvr::store {
 
 // What the backends may need. The AWS pieces are used only by dynamodb: and sqs: URIs.
 struct OpenDeps {
-  const Clock& clock;
-  Sleeper& sleeper;
-  Random& random;
+  Seam seam;
   const Environment& env;
   http::HttpClient& http;
   aws::CredentialsProvider& credentials;
   std::optional<std::string> region;  // overrides the environment's region when set
-  RetryDeps retry() const { return RetryDeps{clock, sleeper, random}; }
 };
 
 // The scheme and the rest of a URI ("sqlite", "/var/lib/mvr/state.db"); InvalidArgument naming

@@ -1,6 +1,8 @@
 #include "store/value.h"
 
-#include <charconv>
+#include <optional>
+
+#include "base/numbers.h"
 
 namespace mvr::store {
 
@@ -76,12 +78,9 @@ Result<Value> ValueFromJson(const nlohmann::json& json) {
   if (tag == "BOOL" && v.is_boolean()) return Value(v.get<bool>());
   if (tag == "N" && v.is_string()) {
     const std::string s = v.get<std::string>();
-    int64_t n = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-    if (ec != std::errc() || ptr != s.data() + s.size()) {
-      return InvalidArgument("number attribute '" + s + "' is not a 64-bit integer");
-    }
-    return Value(n);
+    std::optional<int64_t> n = ParseInt64(s);
+    if (!n) return InvalidArgument("number attribute '" + s + "' is not a 64-bit integer");
+    return Value(*n);
   }
   if (tag == "SS" && v.is_array()) {
     StringSet set;

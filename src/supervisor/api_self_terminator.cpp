@@ -7,7 +7,7 @@ namespace mvr::supervisor {
 Status ApiSelfTerminator::TerminateSelf(const std::string& microvm_id) {
   int attempts = 0;
   Status s = RetryStatus(
-      policy_, retry_,
+      policy_, seam_,
       [&] {
         ++attempts;
         Status r = service_.TerminateMicrovm(microvm_id);
@@ -15,8 +15,8 @@ Status ApiSelfTerminator::TerminateSelf(const std::string& microvm_id) {
         return r;
       },
       aws::IsRetryableMicrovmsError);
-  logger_.Info("TerminateMicrovm on self",
-               {{"microvm_id", microvm_id}, {"attempts", attempts}, {"ok", s.ok()}});
+  seam_.logger.Info("TerminateMicrovm on self",
+                    {{"microvm_id", microvm_id}, {"attempts", attempts}, {"ok", s.ok()}});
   return s;
 }
 

@@ -7,15 +7,15 @@
 #include "aws/microvms.h"
 #include "base/logger.h"
 #include "base/retry.h"
+#include "base/seam.h"
 #include "supervisor/supervisor.h"
 
 namespace mvr::supervisor {
 
 class ApiSelfTerminator final : public SelfTerminator {
  public:
-  ApiSelfTerminator(aws::MicrovmService& service, RetryDeps retry, const Logger& logger,
-                    RetryPolicy policy = DefaultPolicy())
-      : service_(service), retry_(retry), logger_(logger), policy_(policy) {}
+  ApiSelfTerminator(aws::MicrovmService& service, Seam seam, RetryPolicy policy = DefaultPolicy())
+      : service_(service), seam_(seam), policy_(policy) {}
 
   bool available() const override { return true; }
   Status TerminateSelf(const std::string& microvm_id) override;
@@ -31,8 +31,7 @@ class ApiSelfTerminator final : public SelfTerminator {
 
  private:
   aws::MicrovmService& service_;
-  RetryDeps retry_;
-  const Logger& logger_;
+  Seam seam_;
   RetryPolicy policy_;
 };
 

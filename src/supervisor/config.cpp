@@ -3,260 +3,163 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <set>
+#include <functional>
+
+#include "base/json_fields.h"
 
 namespace mvr::supervisor {
 namespace {
 
 using nlohmann::json;
 
-Status CheckKeys(const json& obj, const std::string& where, const std::set<std::string>& known) {
-  for (const auto& [k, v] : obj.items()) {
-    (void)v;
-    if (!known.count(k)) {
-      return InvalidArgument("supervisor config: unknown key '" + where + k + "'");
-    }
-  }
-  return Status::Ok();
-}
-
-Result<Argv> ReadArgv(const json& v, const std::string& key) {
-  if (!v.is_array()) return InvalidArgument("supervisor config: '" + key + "' must be an array");
-  Argv out;
-  for (const auto& a : v) {
-    if (!a.is_string()) {
-      return InvalidArgument("supervisor config: '" + key + "' must hold strings only");
-    }
-    out.push_back(a.get<std::string>());
-  }
-  return out;
-}
-
 // The longest duration a config may set: a day. Checked before the conversion to milliseconds,
 // which for a huge value (1e300) would be undefined behaviour rather than an error.
 constexpr double kMaxConfigSeconds = 86'400;
 
-Result<Duration> ReadSeconds(const json& v, const std::string& key) {
-  if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= kMaxConfigSeconds)) {
-    return InvalidArgument("supervisor config: '" + key +
-                           "' must be a number of seconds from 0 to 86400");
-  }
-  return Duration(static_cast<int64_t>(v.get<double>() * 1000));
+Result<Duration> Seconds(const JsonFields& f, const char* key) {
+  MVR_ASSIGN_OR_RETURN(double seconds, f.NumberInRange(key, 0, kMaxConfigSeconds));
+  return Duration(static_cast<int64_t>(seconds * 1000));
 }
 
-// A whole number in [min, max]. json::get<int> would convert 1e300 or 8080.5 without a check.
-template <typename T>
-Result<T> ReadWhole(const json& v, const std::string& key, int64_t min, int64_t max) {
-  const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max)
-                                           : v.is_number_integer() && v.get<int64_t>() >= min &&
-                                                 v.get<int64_t>() <= max;
-  if (!fits) {
-    return InvalidArgument("supervisor config: '" + key + "' must be a whole number from " +
-                           std::to_string(min) + " to " + std::to_string(max));
-  }
-  return static_cast<T>(v.get<int64_t>());
+Result<int> Port(const JsonFields& f, const char* key) {
+  MVR_ASSIGN_OR_RETURN(int64_t port, f.IntInRange(key, 0, 65535));
+  return static_cast<int>(port);
 }
 
-template <typename T>
-Result<T> Read(const json& v, const std::string& key) {
-  try {
-    return v.get<T>();
-  } catch (const json::exception&) {
-    return InvalidArgument("supervisor config: '" + key + "' has the wrong type");
+Result<std::vector<Argv>> Commands(const JsonFields& f, const char* key) {
+  MVR_ASSIGN_OR_RETURN(const json* array, f.Array(key));
+  std::vector<Argv> out;
+  for (size_t i = 0; i < array->size(); ++i) {
+    const std::string where = f.MemberPath(key) + "[" + std::to_string(i) + "]";
+    const json& command = (*array)[i];
+    if (!command.is_array()) {
+      return InvalidArgument(where + ": expected an array of strings, got " +
+                             JsonTypeName(command));
+    }
+    Argv argv;
+    for (const json& word : command) {
+      if (!word.is_string()) {
+        return InvalidArgument(where + ": expected an array of strings, got " + JsonTypeName(word) +
+                               " in it");
+      }
+      argv.push_back(word.get<std::string>());
+    }
+    out.push_back(std::move(argv));
   }
+  return out;
 }
 
-Status ReadDocker(const json& d, DockerConfig& c) {
-  MVR_RETURN_IF_ERROR(CheckKeys(
-      d, "docker.",
+// Sets `out` from `key` when the config has it (a missing key keeps the default). `read` is a
+// JsonFields member or a function (const JsonFields&, const char*) -> Result<T>.
+template <typename T, typename Read>
+Status Set(const JsonFields& f, const char* key, Read read, T& out) {
+  if (!f.Has(key)) return Status::Ok();
+  auto value = std::invoke(read, f, key);
+  if (!value.ok()) return value.status();
+  out = static_cast<T>(*std::move(value));
+  return Status::Ok();
+}
+
+Status ReadDocker(const JsonFields& d, DockerConfig& c) {
+  MVR_RETURN_IF_ERROR(d.OnlyKeys(
       {"enabled", "containerd", "dockerd", "storageDriverFlag", "drivers", "forceDriver", "info",
        "validate", "listContainers", "removeContainers", "cleanupVolumes", "driverTimeoutSeconds",
        "stopTimeoutSeconds", "validateTimeoutSeconds", "pollIntervalSeconds", "logFile"}));
-  for (const auto& [k, v] : d.items()) {
-    if (k == "enabled") {
-      MVR_ASSIGN_OR_RETURN(c.enabled, Read<bool>(v, "docker.enabled"));
-    }
-    if (k == "containerd") {
-      MVR_ASSIGN_OR_RETURN(c.containerd, ReadArgv(v, "docker.containerd"));
-    }
-    if (k == "dockerd") {
-      MVR_ASSIGN_OR_RETURN(c.dockerd, ReadArgv(v, "docker.dockerd"));
-    }
-    if (k == "storageDriverFlag") {
-      MVR_ASSIGN_OR_RETURN(c.storage_driver_flag, Read<std::string>(v, "docker." + k));
-    }
-    if (k == "drivers") {
-      MVR_ASSIGN_OR_RETURN(c.drivers, ReadArgv(v, "docker.drivers"));
-    }
-    if (k == "forceDriver") {
-      MVR_ASSIGN_OR_RETURN(c.force_driver, Read<std::string>(v, "docker.forceDriver"));
-    }
-    if (k == "info") {
-      MVR_ASSIGN_OR_RETURN(c.info, ReadArgv(v, "docker.info"));
-    }
-    if (k == "validate") {
-      MVR_ASSIGN_OR_RETURN(c.validate, ReadArgv(v, "docker.validate"));
-    }
-    if (k == "listContainers") {
-      MVR_ASSIGN_OR_RETURN(c.list_containers, ReadArgv(v, "docker." + k));
-    }
-    if (k == "removeContainers") {
-      MVR_ASSIGN_OR_RETURN(c.remove_containers, ReadArgv(v, "docker." + k));
-    }
-    if (k == "cleanupVolumes") {
-      MVR_ASSIGN_OR_RETURN(c.cleanup_volumes, ReadArgv(v, "docker." + k));
-    }
-    if (k == "driverTimeoutSeconds") {
-      MVR_ASSIGN_OR_RETURN(c.driver_timeout, ReadSeconds(v, "docker." + k));
-    }
-    if (k == "stopTimeoutSeconds") {
-      MVR_ASSIGN_OR_RETURN(c.stop_timeout, ReadSeconds(v, "docker." + k));
-    }
-    if (k == "validateTimeoutSeconds") {
-      MVR_ASSIGN_OR_RETURN(c.validate_timeout, ReadSeconds(v, "docker." + k));
-    }
-    if (k == "pollIntervalSeconds") {
-      MVR_ASSIGN_OR_RETURN(c.poll_interval, ReadSeconds(v, "docker." + k));
-    }
-    if (k == "logFile") {
-      MVR_ASSIGN_OR_RETURN(c.log_file, Read<std::string>(v, "docker." + k));
-    }
-  }
+  MVR_RETURN_IF_ERROR(Set(d, "enabled", &JsonFields::Bool, c.enabled));
+  MVR_RETURN_IF_ERROR(Set(d, "containerd", &JsonFields::Strings, c.containerd));
+  MVR_RETURN_IF_ERROR(Set(d, "dockerd", &JsonFields::Strings, c.dockerd));
+  MVR_RETURN_IF_ERROR(Set(d, "storageDriverFlag", &JsonFields::String, c.storage_driver_flag));
+  MVR_RETURN_IF_ERROR(Set(d, "drivers", &JsonFields::Strings, c.drivers));
+  MVR_RETURN_IF_ERROR(Set(d, "forceDriver", &JsonFields::String, c.force_driver));
+  MVR_RETURN_IF_ERROR(Set(d, "info", &JsonFields::Strings, c.info));
+  MVR_RETURN_IF_ERROR(Set(d, "validate", &JsonFields::Strings, c.validate));
+  MVR_RETURN_IF_ERROR(Set(d, "listContainers", &JsonFields::Strings, c.list_containers));
+  MVR_RETURN_IF_ERROR(Set(d, "removeContainers", &JsonFields::Strings, c.remove_containers));
+  MVR_RETURN_IF_ERROR(Set(d, "cleanupVolumes", &JsonFields::Strings, c.cleanup_volumes));
+  MVR_RETURN_IF_ERROR(Set(d, "driverTimeoutSeconds", Seconds, c.driver_timeout));
+  MVR_RETURN_IF_ERROR(Set(d, "stopTimeoutSeconds", Seconds, c.stop_timeout));
+  MVR_RETURN_IF_ERROR(Set(d, "validateTimeoutSeconds", Seconds, c.validate_timeout));
+  MVR_RETURN_IF_ERROR(Set(d, "pollIntervalSeconds", Seconds, c.poll_interval));
+  return Set(d, "logFile", &JsonFields::String, c.log_file);
+}
+
+Status ReadRunner(const JsonFields& r, RunnerConfig& c) {
+  MVR_RETURN_IF_ERROR(r.OnlyKeys({"command", "user", "workDir", "env", "logFile"}));
+  MVR_RETURN_IF_ERROR(Set(r, "command", &JsonFields::Strings, c.command));
+  MVR_RETURN_IF_ERROR(Set(r, "user", &JsonFields::String, c.user));
+  MVR_RETURN_IF_ERROR(Set(r, "workDir", &JsonFields::String, c.work_dir));
+  MVR_RETURN_IF_ERROR(Set(r, "logFile", &JsonFields::String, c.log_file));
+  return Set(r, "env", &JsonFields::StringMap, c.env);
+}
+
+Status ReadCleanup(const JsonFields& r, CleanupConfig& c) {
+  MVR_RETURN_IF_ERROR(r.OnlyKeys({"paths", "commands", "dockerPrune"}));
+  MVR_RETURN_IF_ERROR(Set(r, "paths", &JsonFields::Strings, c.paths));
+  MVR_RETURN_IF_ERROR(Set(r, "dockerPrune", &JsonFields::Bool, c.docker_prune));
+  return Set(r, "commands", Commands, c.commands);
+}
+
+Status ReadNetwork(const JsonFields& r, NetworkCheckConfig& c) {
+  MVR_RETURN_IF_ERROR(r.OnlyKeys({"routeTable", "resolvConf", "check"}));
+  MVR_RETURN_IF_ERROR(Set(r, "routeTable", &JsonFields::String, c.route_table));
+  MVR_RETURN_IF_ERROR(Set(r, "resolvConf", &JsonFields::String, c.resolv_conf));
+  return Set(r, "check", &JsonFields::Strings, c.command);
+}
+
+Status ReadReady(const JsonFields& r, SupervisorConfig& c) {
+  MVR_RETURN_IF_ERROR(r.OnlyKeys({"requiredPaths"}));
+  return Set(r, "requiredPaths", &JsonFields::Strings, c.ready_required_paths);
+}
+
+Status ReadHooks(const JsonFields& hooks, SupervisorConfig& c) {
+  MVR_ASSIGN_OR_RETURN(c.hook_budgets, ReadHookBudgets(hooks));
   return Status::Ok();
 }
 
-Status ReadRunner(const json& r, RunnerConfig& c) {
-  MVR_RETURN_IF_ERROR(CheckKeys(r, "runner.", {"command", "user", "workDir", "env", "logFile"}));
-  for (const auto& [k, v] : r.items()) {
-    if (k == "command") {
-      MVR_ASSIGN_OR_RETURN(c.command, ReadArgv(v, "runner.command"));
-    }
-    if (k == "user") {
-      MVR_ASSIGN_OR_RETURN(c.user, Read<std::string>(v, "runner.user"));
-    }
-    if (k == "workDir") {
-      MVR_ASSIGN_OR_RETURN(c.work_dir, Read<std::string>(v, "runner." + k));
-    }
-    if (k == "logFile") {
-      MVR_ASSIGN_OR_RETURN(c.log_file, Read<std::string>(v, "runner." + k));
-    }
-    if (k == "env") {
-      using EnvMap = std::map<std::string, std::string>;
-      MVR_ASSIGN_OR_RETURN(c.env, Read<EnvMap>(v, "runner.env"));
-    }
-  }
-  return Status::Ok();
+// Reads the object at `key`, when present, with `read`.
+template <typename Config>
+Status Section(const JsonFields& top, const char* key, Status (*read)(const JsonFields&, Config&),
+               Config& config) {
+  if (!top.Has(key)) return Status::Ok();
+  MVR_ASSIGN_OR_RETURN(JsonFields section, top.Object(key));
+  return read(section, config);
 }
 
-Status ReadCleanup(const json& r, CleanupConfig& c) {
-  MVR_RETURN_IF_ERROR(CheckKeys(r, "cleanup.", {"paths", "commands", "dockerPrune"}));
-  for (const auto& [k, v] : r.items()) {
-    if (k == "paths") {
-      MVR_ASSIGN_OR_RETURN(c.paths, ReadArgv(v, "cleanup.paths"));
-    }
-    if (k == "dockerPrune") {
-      MVR_ASSIGN_OR_RETURN(c.docker_prune, Read<bool>(v, "cleanup.dockerPrune"));
-    }
-    if (k == "commands") {
-      if (!v.is_array())
-        return InvalidArgument("supervisor config: 'cleanup.commands' must be an array");
-      for (const auto& cmd : v) {
-        MVR_ASSIGN_OR_RETURN(Argv argv, ReadArgv(cmd, "cleanup.commands[]"));
-        c.commands.push_back(std::move(argv));
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-Status ReadNetwork(const json& r, NetworkCheckConfig& c) {
-  MVR_RETURN_IF_ERROR(CheckKeys(r, "network.", {"routeTable", "resolvConf", "check"}));
-  for (const auto& [k, v] : r.items()) {
-    if (k == "routeTable") {
-      MVR_ASSIGN_OR_RETURN(c.route_table, Read<std::string>(v, "network." + k));
-    }
-    if (k == "resolvConf") {
-      MVR_ASSIGN_OR_RETURN(c.resolv_conf, Read<std::string>(v, "network." + k));
-    }
-    if (k == "check") {
-      MVR_ASSIGN_OR_RETURN(c.command, ReadArgv(v, "network.check"));
-    }
-  }
+Status ReadTop(const JsonFields& j, SupervisorConfig& c) {
+  MVR_RETURN_IF_ERROR(
+      j.OnlyKeys({"hookHost", "hookPort", "controlHost", "controlPort", "maxControlBodyBytes",
+                  "microvmId", "runner", "docker", "sync", "powerOff", "cleanup", "ready",
+                  "commandTimeoutSeconds", "network", "hooks"}));
+  MVR_RETURN_IF_ERROR(Set(j, "hookHost", &JsonFields::String, c.hook_host));
+  MVR_RETURN_IF_ERROR(Set(j, "hookPort", Port, c.hook_port));
+  MVR_RETURN_IF_ERROR(Set(j, "controlHost", &JsonFields::String, c.control_host));
+  MVR_RETURN_IF_ERROR(Set(j, "controlPort", Port, c.control_port));
+  MVR_RETURN_IF_ERROR(Set(
+      j, "maxControlBodyBytes",
+      [](const JsonFields& f, const char* key) { return f.IntInRange(key, 0, int64_t{1} << 30); },
+      c.max_control_body_bytes));
+  MVR_RETURN_IF_ERROR(Set(j, "microvmId", &JsonFields::String, c.microvm_id));
+  MVR_RETURN_IF_ERROR(Set(j, "sync", &JsonFields::Strings, c.sync));
+  MVR_RETURN_IF_ERROR(Set(j, "powerOff", &JsonFields::Strings, c.power_off));
+  MVR_RETURN_IF_ERROR(Set(j, "commandTimeoutSeconds", Seconds, c.command_timeout));
+  MVR_RETURN_IF_ERROR(Section(j, "runner", ReadRunner, c.runner));
+  MVR_RETURN_IF_ERROR(Section(j, "docker", ReadDocker, c.docker));
+  MVR_RETURN_IF_ERROR(Section(j, "cleanup", ReadCleanup, c.cleanup));
+  MVR_RETURN_IF_ERROR(Section(j, "network", ReadNetwork, c.network));
+  MVR_RETURN_IF_ERROR(Section(j, "ready", ReadReady, c));
+  MVR_RETURN_IF_ERROR(Section(j, "hooks", ReadHooks, c));
   return Status::Ok();
 }
 
 }  // namespace
 
 Result<SupervisorConfig> ParseSupervisorConfig(const std::string& json_text) {
-  json j = json::parse(json_text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgument("supervisor config is not a JSON object");
-  }
+  Result<json> document = ParseJsonDocument(json_text, "the document");
+  Result<JsonFields> top =
+      document.ok() ? JsonFields::Of(*document, "") : Result<JsonFields>(document.status());
   SupervisorConfig c;
-  MVR_RETURN_IF_ERROR(
-      CheckKeys(j, "",
-                {"hookHost", "hookPort", "controlHost", "controlPort", "maxControlBodyBytes",
-                 "microvmId", "runner", "docker", "sync", "powerOff", "cleanup", "ready",
-                 "commandTimeoutSeconds", "network", "hooks"}));
-  for (const auto& [k, v] : j.items()) {
-    if (k == "hookHost") {
-      MVR_ASSIGN_OR_RETURN(c.hook_host, Read<std::string>(v, k));
-    }
-    if (k == "hookPort") {
-      MVR_ASSIGN_OR_RETURN(c.hook_port, ReadWhole<int>(v, k, 0, 65535));
-    }
-    if (k == "controlHost") {
-      MVR_ASSIGN_OR_RETURN(c.control_host, Read<std::string>(v, k));
-    }
-    if (k == "controlPort") {
-      MVR_ASSIGN_OR_RETURN(c.control_port, ReadWhole<int>(v, k, 0, 65535));
-    }
-    if (k == "maxControlBodyBytes") {
-      MVR_ASSIGN_OR_RETURN(c.max_control_body_bytes, ReadWhole<size_t>(v, k, 0, int64_t{1} << 30));
-    }
-    if (k == "microvmId") {
-      MVR_ASSIGN_OR_RETURN(c.microvm_id, Read<std::string>(v, k));
-    }
-    if (k == "sync") {
-      MVR_ASSIGN_OR_RETURN(c.sync, ReadArgv(v, k));
-    }
-    if (k == "powerOff") {
-      MVR_ASSIGN_OR_RETURN(c.power_off, ReadArgv(v, k));
-    }
-    if (k == "commandTimeoutSeconds") {
-      MVR_ASSIGN_OR_RETURN(c.command_timeout, ReadSeconds(v, k));
-    }
-    if (k == "runner") {
-      if (!v.is_object()) return InvalidArgument("supervisor config: 'runner' must be an object");
-      MVR_RETURN_IF_ERROR(ReadRunner(v, c.runner));
-    }
-    if (k == "docker") {
-      if (!v.is_object()) return InvalidArgument("supervisor config: 'docker' must be an object");
-      MVR_RETURN_IF_ERROR(ReadDocker(v, c.docker));
-    }
-    if (k == "cleanup") {
-      if (!v.is_object()) return InvalidArgument("supervisor config: 'cleanup' must be an object");
-      MVR_RETURN_IF_ERROR(ReadCleanup(v, c.cleanup));
-    }
-    if (k == "network") {
-      if (!v.is_object()) return InvalidArgument("supervisor config: 'network' must be an object");
-      MVR_RETURN_IF_ERROR(ReadNetwork(v, c.network));
-    }
-    if (k == "hooks") {
-      if (!v.is_object()) return InvalidArgument("supervisor config: 'hooks' must be an object");
-      auto budgets = ParseHookBudgets(v.dump());
-      if (!budgets.ok()) return budgets.status().Annotate("supervisor config");
-      c.hook_budgets = *budgets;
-    }
-    if (k == "ready") {
-      if (!v.is_object()) return InvalidArgument("supervisor config: 'ready' must be an object");
-      MVR_RETURN_IF_ERROR(CheckKeys(v, "ready.", {"requiredPaths"}));
-      if (v.contains("requiredPaths")) {
-        MVR_ASSIGN_OR_RETURN(c.ready_required_paths,
-                             ReadArgv(v["requiredPaths"], "ready.requiredPaths"));
-      }
-    }
-  }
+  Status read = top.ok() ? ReadTop(*top, c) : top.status();
+  if (!read.ok()) return read.Annotate("supervisor config");
   return c;
 }
 

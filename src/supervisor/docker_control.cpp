@@ -84,7 +84,7 @@ Result<std::string> DockerControl::StartLocked(Duration per_driver, Duration sto
   }
   if (dockerd_pid != 0) {
     if (StillRunning(dockerd_pid)) return driver();
-    deps_.logger.Warn("dockerd exited on its own; starting it again");
+    deps_.seam.logger.Warn("dockerd exited on its own; starting it again");
     std::lock_guard<std::mutex> lock(mu_);
     dockerd_pid_ = 0;
     driver_.clear();
@@ -97,7 +97,7 @@ Result<std::string> DockerControl::StartLocked(Duration per_driver, Duration sto
   if (!config_.containerd.empty() && (containerd_pid == 0 || !StillRunning(containerd_pid))) {
     auto spawned = deps_.processes.Spawn(DaemonSpec(config_.containerd));
     if (!spawned.ok()) return spawned.status().Annotate("starting containerd");
-    deps_.sleeper.Sleep(config_.poll_interval);
+    deps_.seam.sleeper.Sleep(config_.poll_interval);
     if (!StillRunning(*spawned)) {
       return Internal("containerd (" + process::DescribeArgv(config_.containerd) +
                       ") exited right after starting; see the Docker log file");
@@ -112,11 +112,11 @@ Result<std::string> DockerControl::StartLocked(Duration per_driver, Duration sto
     if (shut_down()) break;
     Status s = TryDriver(d, per_driver);
     if (s.ok()) {
-      deps_.logger.Info("dockerd is running", {{"storage_driver", d}});
+      deps_.seam.logger.Info("dockerd is running", {{"storage_driver", d}});
       return d;
     }
-    deps_.logger.Warn("storage driver did not start",
-                      {{"storage_driver", d}, {"reason", s.message()}});
+    deps_.seam.logger.Warn("storage driver did not start",
+                           {{"storage_driver", d}, {"reason", s.message()}});
     tried += (tried.empty() ? "" : "; ") + d + ": " + s.message();
   }
   StopLocked(stop).IgnoreError();
@@ -131,7 +131,7 @@ Status DockerControl::TryDriver(const std::string& driver, Duration timeout) {
   auto spawned = deps_.processes.Spawn(DaemonSpec(argv));
   if (!spawned.ok()) return spawned.status();
   int pid = *spawned;
-  const TimePoint deadline = deps_.clock.Now() + timeout;
+  const TimePoint deadline = deps_.seam.clock.Now() + timeout;
   process::ProcessSpec info = DaemonSpec(config_.info);
   info.output_path.clear();
   std::string last = "no answer";
@@ -142,7 +142,7 @@ Status DockerControl::TryDriver(const std::string& driver, Duration timeout) {
     if (exited.ok() && exited->has_value()) {
       return Internal("dockerd exited with code " + std::to_string((*exited)->code));
     }
-    const Duration left = deadline - deps_.clock.Now();
+    const Duration left = deadline - deps_.seam.clock.Now();
     if (left <= Duration(0) || shut_down()) {
       last = shut_down() ? "cancelled: the VM terminates"
                          : "no answer from `" + process::DescribeArgv(config_.info) + "` within " +
@@ -162,8 +162,8 @@ Status DockerControl::TryDriver(const std::string& driver, Duration timeout) {
       break;
     }
     if (!r.ok()) last = r.status().message();
-    const Duration rest = deadline - deps_.clock.Now();
-    if (rest > Duration(0)) deps_.sleeper.Sleep(std::min(config_.poll_interval, rest));
+    const Duration rest = deadline - deps_.seam.clock.Now();
+    if (rest > Duration(0)) deps_.seam.sleeper.Sleep(std::min(config_.poll_interval, rest));
   }
   deps_.processes.Signal(pid, SIGKILL).IgnoreError();
   deps_.processes.Wait(pid).status().IgnoreError();
@@ -173,13 +173,13 @@ Status DockerControl::TryDriver(const std::string& driver, Duration timeout) {
 bool DockerControl::StopProcess(int pid, const char* name, Duration stop) {
   if (!StillRunning(pid)) return true;
   deps_.processes.Signal(pid, SIGTERM).IgnoreError();
-  const TimePoint deadline = deps_.clock.Now() + stop;
-  while (deps_.clock.Now() < deadline) {
+  const TimePoint deadline = deps_.seam.clock.Now() + stop;
+  while (deps_.seam.clock.Now() < deadline) {
     auto r = deps_.processes.TryWait(pid);
     if (!r.ok() || r->has_value()) return true;
-    deps_.sleeper.Sleep(std::min(config_.poll_interval, deadline - deps_.clock.Now()));
+    deps_.seam.sleeper.Sleep(std::min(config_.poll_interval, deadline - deps_.seam.clock.Now()));
   }
-  deps_.logger.Warn("daemon did not stop in time; killing it", {{"daemon", name}});
+  deps_.seam.logger.Warn("daemon did not stop in time; killing it", {{"daemon", name}});
   deps_.processes.Signal(pid, SIGKILL).IgnoreError();
   deps_.processes.Wait(pid).status().IgnoreError();
   return false;
@@ -244,7 +244,8 @@ Result<std::string> DockerControl::Validate() {
 void DockerControl::RemoveContainersBetweenJobs() {
   if (!config_.enabled || !running()) return;
   auto warn = [&](const Argv& argv) {
-    deps_.logger.Warn("docker cleanup command failed", {{"command", process::DescribeArgv(argv)}});
+    deps_.seam.logger.Warn("docker cleanup command failed",
+                           {{"command", process::DescribeArgv(argv)}});
   };
   if (!config_.list_containers.empty() && !config_.remove_containers.empty()) {
     auto listed = deps_.processes.Run(DaemonSpec(config_.list_containers), config_.stop_timeout);

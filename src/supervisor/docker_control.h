@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "base/seam.h"
 #include "process/process_runner.h"
 #include "supervisor/config.h"
 
@@ -22,9 +23,7 @@ namespace mvr::supervisor {
 
 struct DockerDeps {
   process::ProcessRunner& processes;
-  const Clock& clock;
-  Sleeper& sleeper;
-  const Logger& logger;
+  Seam seam;
 };
 
 class DockerControl {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/json_fields.h"
 #include "supervisor/config.h"
 
 namespace mvr::supervisor {
@@ -19,23 +20,24 @@ Duration Usable(Duration budget) { return AtLeastZero(budget - SafetyMargin(budg
 }  // namespace
 
 Result<HookBudgets> ParseHookBudgets(const std::string& hooks_json) {
-  json j = json::parse(hooks_json, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return InvalidArgument("hooks: not a JSON object");
+  MVR_ASSIGN_OR_RETURN(json j, ParseJsonDocument(hooks_json, "hooks"));
+  MVR_ASSIGN_OR_RETURN(JsonFields hooks, JsonFields::Of(j, ""));
+  Result<HookBudgets> budgets = ReadHookBudgets(hooks);
+  if (!budgets.ok()) return budgets.status().Annotate("hooks");
+  return budgets;
+}
+
+Result<HookBudgets> ReadHookBudgets(const JsonFields& hooks) {
   HookBudgets b;
-  if (!j.contains("microvmHooks")) return b;
-  const json& hooks = j["microvmHooks"];
-  if (!hooks.is_object()) return InvalidArgument("hooks: microvmHooks must be an object");
+  MVR_ASSIGN_OR_RETURN(std::optional<JsonFields> timeouts, hooks.OptionalObject("microvmHooks"));
+  if (!timeouts) return b;
   for (auto [name, field] :
        {std::pair{"run", &b.run}, std::pair{"resume", &b.resume}, std::pair{"suspend", &b.suspend},
         std::pair{"terminate", &b.terminate}}) {
     const std::string key = std::string(name) + "TimeoutInSeconds";
-    if (!hooks.contains(key)) continue;
-    const json& v = hooks[key];
-    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 60) {
-      return InvalidArgument("hooks: microvmHooks." + key + " must be a whole number of seconds " +
-                             "from 1 to 60");
-    }
-    *field = Duration(v.get<int64_t>() * 1000);
+    if (!timeouts->Has(key.c_str())) continue;
+    MVR_ASSIGN_OR_RETURN(int64_t seconds, timeouts->IntInRange(key.c_str(), 1, 60));
+    *field = Duration(seconds * 1000);
   }
   return b;
 }

@@ -10,6 +10,10 @@
 #include "base/clock.h"
 #include "base/status.h"
 
+namespace mvr {
+class JsonFields;
+}  // namespace mvr
+
 namespace mvr::supervisor {
 
 struct SupervisorConfig;
@@ -26,6 +30,8 @@ struct HookBudgets {
 // CreateMicrovmImage; a missing field keeps its default. InvalidArgument for malformed JSON or a
 // value outside the service's 1-60 s.
 Result<HookBudgets> ParseHookBudgets(const std::string& hooks_json);
+// The same from an already parsed `hooks` object (the supervisor config's "hooks" member).
+Result<HookBudgets> ReadHookBudgets(const JsonFields& hooks);
 
 // Time kept back from every hook for answering and for the platform's own network time:
 // a tenth of the budget, at least 0.5 s.

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/encoding.h"
+#include "base/json_fields.h"
 
 namespace mvr::supervisor {
 namespace {
@@ -75,18 +76,14 @@ HttpResponse HandleRun(Supervisor& supervisor, const std::string& body) {
                         "the /run body must be the run-hook payload or a JSON object "
                         "{microvmId, runHookPayload}");
     } else {
-      if (j.contains("microvmId")) {
-        if (!j["microvmId"].is_string()) {
-          return ErrorReply(400, "malformed", "microvmId must be a string");
-        }
-        microvm_id = j["microvmId"].get<std::string>();
-      }
-      if (j.contains("runHookPayload") && !j["runHookPayload"].is_null()) {
-        if (!j["runHookPayload"].is_string()) {
-          return ErrorReply(400, "malformed", "runHookPayload must be a string");
-        }
-        payload_text = j["runHookPayload"].get<std::string>();
-      }
+      // A missing microvmId is allowed (the emulator names the VM on the hook's path).
+      JsonFields fields(j, "");
+      Result<std::string> id = fields.OptionalString("microvmId");
+      Result<std::string> text = fields.OptionalString("runHookPayload");
+      if (!id.ok()) return ErrorReply(400, "malformed", id.status().message());
+      if (!text.ok()) return ErrorReply(400, "malformed", text.status().message());
+      microvm_id = *id;
+      if (fields.Has("runHookPayload")) payload_text = *text;
     }
   } else if (!trimmed.empty()) {
     payload_text = trimmed;
@@ -126,15 +123,20 @@ HttpResponse HandleRunnerStart(Supervisor& supervisor, const std::string& body,
     return ErrorReply(400, "malformed",
                       "the body must be a JSON object {requestId, microvmId, jit}");
   }
-  for (const char* field : {"requestId", "microvmId", "jit"}) {
-    if (!j.contains(field) || !j[field].is_string() || j[field].get<std::string>().empty()) {
-      return ErrorReply(400, "malformed",
-                        std::string("field '") + field + "' is missing or not a non-empty string");
+  JsonFields fields(j, "");
+  std::string texts[3];
+  const char* names[3] = {"requestId", "microvmId", "jit"};
+  for (int i = 0; i < 3; ++i) {
+    Result<std::string> text = fields.String(names[i]);
+    if (!text.ok()) return ErrorReply(400, "malformed", text.status().message());
+    if (text->empty()) {
+      return ErrorReply(400, "malformed", std::string(names[i]) + ": expected a non-empty string");
     }
+    texts[i] = *std::move(text);
   }
   StartRunnerRequest request;
-  request.request_id = j["requestId"].get<std::string>();
-  request.microvm_id = j["microvmId"].get<std::string>();
+  request.request_id = std::move(texts[0]);
+  request.microvm_id = std::move(texts[1]);
   if (request.request_id.size() > kMaxRequestIdBytes) {
     return ErrorReply(400, "malformed", "requestId is longer than 128 characters");
   }
@@ -143,7 +145,7 @@ HttpResponse HandleRunnerStart(Supervisor& supervisor, const std::string& body,
       return ErrorReply(400, "malformed", "requestId must be printable ASCII without spaces");
     }
   }
-  std::string jit = j["jit"].get<std::string>();
+  std::string jit = std::move(texts[2]);
   request.body_digest = Sha256Hex(request.request_id + "\n" + request.microvm_id + "\n" + jit);
   request.jit_config = Secret(std::move(jit));
   std::string request_id = request.request_id;

@@ -44,19 +44,19 @@ const char* RefusalReasonName(RefusalReason reason) {
   return "unknown";
 }
 
-const char* ActionName(Action action) {
-  switch (action) {
-    case Action::kNone:
+const char* FollowUpName(FollowUp follow_up) {
+  switch (follow_up) {
+    case FollowUp::kNone:
       return "none";
-    case Action::kStartDockerRunner:
+    case FollowUp::kStartDockerRunner:
       return "start_docker_runner";
-    case Action::kSuspendDocker:
+    case FollowUp::kSuspendDocker:
       return "suspend_docker";
-    case Action::kResumeDocker:
+    case FollowUp::kResumeDocker:
       return "resume_docker";
-    case Action::kStopEverything:
+    case FollowUp::kStopEverything:
       return "stop_everything";
-    case Action::kSelfTerminate:
+    case FollowUp::kSelfTerminate:
       return "self_terminate";
   }
   return "unknown";
@@ -74,10 +74,10 @@ Refusal StateMachine::Refuse(RefusalReason reason, std::string message) const {
   return Refusal{reason, state_, std::move(message)};
 }
 
-Outcome StateMachine::Move(State to, Action action) {
+Outcome StateMachine::Move(State to, FollowUp follow_up) {
   state_ = to;
   Accepted a;
-  a.action = action;
+  a.follow_up = follow_up;
   a.state = to;
   return a;
 }
@@ -110,10 +110,10 @@ Outcome StateMachine::Run(RunPayload payload, const std::string& microvm_id) {
   }
   if (!microvm_id.empty()) microvm_id_ = microvm_id;
   mode_ = payload.mode;
-  if (TakesControlRunner(payload.mode)) return Move(State::kIdle, Action::kNone);
+  if (TakesControlRunner(payload.mode)) return Move(State::kIdle, FollowUp::kNone);
   jit_ = std::move(payload.jit_config);
   current_request_.clear();
-  return Move(State::kStartingDocker, Action::kStartDockerRunner);
+  return Move(State::kStartingDocker, FollowUp::kStartDockerRunner);
 }
 
 Outcome StateMachine::StartRunner(StartRunnerRequest request) {
@@ -153,7 +153,7 @@ Outcome StateMachine::StartRunner(StartRunnerRequest request) {
   requests_[request.request_id] = RequestRecord{request.body_digest, "starting"};
   current_request_ = request.request_id;
   jit_ = std::move(request.jit_config);
-  return Move(State::kStartingDocker, Action::kStartDockerRunner);
+  return Move(State::kStartingDocker, FollowUp::kStartDockerRunner);
 }
 
 Outcome StateMachine::DockerStarted(const std::string& driver) {
@@ -161,7 +161,7 @@ Outcome StateMachine::DockerStarted(const std::string& driver) {
     return Refuse(RefusalReason::kWrongState, "Docker started outside STARTING_DOCKER");
   }
   storage_driver_ = driver;
-  return Move(State::kStartingRunner, Action::kNone);
+  return Move(State::kStartingRunner, FollowUp::kNone);
 }
 
 Outcome StateMachine::DockerFailed(const std::string& reason) {
@@ -171,7 +171,7 @@ Outcome StateMachine::DockerFailed(const std::string& reason) {
   failure_ = "docker: " + reason;
   jit_.Clear();
   RecordCurrent("failed: " + failure_);
-  return Move(State::kFailed, Action::kNone);
+  return Move(State::kFailed, FollowUp::kNone);
 }
 
 Outcome StateMachine::RunnerStarted() {
@@ -179,7 +179,7 @@ Outcome StateMachine::RunnerStarted() {
     return Refuse(RefusalReason::kWrongState, "runner started outside STARTING_RUNNER");
   }
   RecordCurrent("running");
-  return Move(State::kRunning, Action::kNone);
+  return Move(State::kRunning, FollowUp::kNone);
 }
 
 Outcome StateMachine::RunnerFailedToStart(const std::string& reason) {
@@ -189,7 +189,7 @@ Outcome StateMachine::RunnerFailedToStart(const std::string& reason) {
   failure_ = "runner: " + reason;
   jit_.Clear();
   RecordCurrent("failed: " + failure_);
-  return Move(State::kFailed, Action::kNone);
+  return Move(State::kFailed, FollowUp::kNone);
 }
 
 Outcome StateMachine::RunnerExited(int exit_code) {
@@ -199,8 +199,8 @@ Outcome StateMachine::RunnerExited(int exit_code) {
   jit_.Clear();
   RecordCurrent("completed (exit " + std::to_string(exit_code) + ")");
   current_request_.clear();
-  if (mode_ == LaunchMode::kWarm) return Move(State::kIdle, Action::kNone);
-  return Move(State::kTerminating, Action::kSelfTerminate);
+  if (mode_ == LaunchMode::kWarm) return Move(State::kIdle, FollowUp::kNone);
+  return Move(State::kTerminating, FollowUp::kSelfTerminate);
 }
 
 Outcome StateMachine::Suspend() {
@@ -216,14 +216,14 @@ Outcome StateMachine::Suspend() {
         RefusalReason::kWrongState,
         std::string("suspend is accepted only while IDLE; the supervisor is ") + StateName(state_));
   }
-  return Move(State::kSuspending, Action::kSuspendDocker);
+  return Move(State::kSuspending, FollowUp::kSuspendDocker);
 }
 
 Outcome StateMachine::SuspendFinished() {
   if (state_ != State::kSuspending) {
     return Refuse(RefusalReason::kWrongState, "suspend finished outside SUSPENDING");
   }
-  return Move(State::kSuspended, Action::kNone);
+  return Move(State::kSuspended, FollowUp::kNone);
 }
 
 Outcome StateMachine::SuspendFailed(const std::string& reason) {
@@ -231,7 +231,7 @@ Outcome StateMachine::SuspendFailed(const std::string& reason) {
     return Refuse(RefusalReason::kWrongState, "suspend failure outside SUSPENDING");
   }
   failure_ = "suspend: " + reason;
-  return Move(State::kFailed, Action::kNone);
+  return Move(State::kFailed, FollowUp::kNone);
 }
 
 Outcome StateMachine::Resume() {
@@ -243,7 +243,7 @@ Outcome StateMachine::Resume() {
                   std::string("resume is accepted only while SUSPENDED; the supervisor is ") +
                       StateName(state_));
   }
-  return Move(State::kResuming, Action::kResumeDocker);
+  return Move(State::kResuming, FollowUp::kResumeDocker);
 }
 
 Outcome StateMachine::ResumeFinished(const std::string& driver) {
@@ -251,7 +251,7 @@ Outcome StateMachine::ResumeFinished(const std::string& driver) {
     return Refuse(RefusalReason::kWrongState, "resume finished outside RESUMING");
   }
   storage_driver_ = driver;
-  return Move(State::kIdle, Action::kNone);
+  return Move(State::kIdle, FollowUp::kNone);
 }
 
 Outcome StateMachine::ResumeFailed(const std::string& reason) {
@@ -259,7 +259,7 @@ Outcome StateMachine::ResumeFailed(const std::string& reason) {
     return Refuse(RefusalReason::kWrongState, "resume failure outside RESUMING");
   }
   failure_ = "resume: " + reason;
-  return Move(State::kFailed, Action::kNone);
+  return Move(State::kFailed, FollowUp::kNone);
 }
 
 Outcome StateMachine::Terminate() {
@@ -268,7 +268,7 @@ Outcome StateMachine::Terminate() {
   }
   jit_.Clear();
   if (!current_request_.empty()) RecordCurrent("terminated");
-  return Move(State::kTerminating, Action::kStopEverything);
+  return Move(State::kTerminating, FollowUp::kStopEverything);
 }
 
 }  // namespace mvr::supervisor

@@ -60,7 +60,7 @@ struct StartRunnerRequest {
 };
 
 // What the caller must do after an accepted command.
-enum class Action {
+enum class FollowUp {
   kNone,               // nothing (an idempotent repeat, or a state change with no work)
   kStartDockerRunner,  // start Docker (if not running) and then the runner with jit_to_use()
   kSuspendDocker,      // stop Docker and containerd, sync, then SuspendFinished
@@ -68,10 +68,10 @@ enum class Action {
   kStopEverything,     // stop the runner, Docker, containerd, then exit
   kSelfTerminate,      // ephemeral runner exited: stop Docker and terminate this MicroVM
 };
-const char* ActionName(Action action);
+const char* FollowUpName(FollowUp follow_up);
 
 struct Accepted {
-  Action action = Action::kNone;
+  FollowUp follow_up = FollowUp::kNone;
   State state;             // the state after the command
   bool duplicate = false;  // a repeated requestId: the first outcome, no new work
 };
@@ -122,7 +122,7 @@ class StateMachine {
 
  private:
   Refusal Refuse(RefusalReason reason, std::string message) const;
-  Outcome Move(State to, Action action);
+  Outcome Move(State to, FollowUp follow_up);
   // A repeat of a request already accepted: no action, the current state.
   Outcome AcceptDuplicate() const;
   void RecordCurrent(const std::string& outcome);

@@ -16,7 +16,7 @@ void LogOutcome(const Logger& logger, const char* command, const Outcome& outcom
   if (const auto* a = std::get_if<Accepted>(&outcome)) {
     logger.Info("command accepted", {{"command", command},
                                      {"state", StateName(a->state)},
-                                     {"action", ActionName(a->action)},
+                                     {"action", FollowUpName(a->follow_up)},
                                      {"duplicate", a->duplicate}});
   } else {
     const auto& r = std::get<Refusal>(outcome);
@@ -27,9 +27,9 @@ void LogOutcome(const Logger& logger, const char* command, const Outcome& outcom
   }
 }
 
-Action ActionOf(const Outcome& o) {
+FollowUp FollowUpOf(const Outcome& o) {
   const auto* a = std::get_if<Accepted>(&o);
-  return a ? a->action : Action::kNone;
+  return a ? a->follow_up : FollowUp::kNone;
 }
 
 }  // namespace
@@ -37,8 +37,7 @@ Action ActionOf(const Outcome& o) {
 Supervisor::Supervisor(SupervisorConfig config, SupervisorDeps deps)
     : config_(std::move(config)),
       deps_(deps),
-      docker_(config_.docker, config_.command_env,
-              DockerDeps{deps.processes, deps.clock, deps.sleeper, deps.logger}),
+      docker_(config_.docker, config_.command_env, DockerDeps{deps.processes, deps.seam}),
       machine_(config_.microvm_id) {}
 
 Supervisor::~Supervisor() {
@@ -99,8 +98,8 @@ CheckReport Supervisor::Ready() {
     CheckReport report;
     report.state = problems.empty() ? CheckState::kPassed : CheckState::kFailed;
     report.detail = problems.empty() ? "ready" : problems;
-    deps_.logger.Info("ready check finished",
-                      {{"passed", problems.empty()}, {"detail", report.detail}});
+    deps_.seam.logger.Info("ready check finished",
+                           {{"passed", problems.empty()}, {"detail", report.detail}});
     std::lock_guard<std::mutex> inner(mu_);
     ready_ = report;
   });
@@ -116,7 +115,8 @@ CheckReport Supervisor::Validate() {
     CheckReport report;
     report.state = r.ok() ? CheckState::kPassed : CheckState::kFailed;
     report.detail = r.ok() ? "docker runs with storage driver " + *r : r.status().message();
-    deps_.logger.Info("validate check finished", {{"passed", r.ok()}, {"detail", report.detail}});
+    deps_.seam.logger.Info("validate check finished",
+                           {{"passed", r.ok()}, {"detail", report.detail}});
     std::lock_guard<std::mutex> inner(mu_);
     validate_ = report;
   });
@@ -130,22 +130,22 @@ void Supervisor::Reseed() {
 
 Outcome Supervisor::Run(RunPayload payload, const std::string& microvm_id) {
   Reseed();  // this process was just cloned from the snapshot
-  deps_.logger.redactor().Add(payload.jit_config);
+  deps_.seam.logger.redactor().Add(payload.jit_config);
   const char* mode = LaunchModeName(payload.mode);
   Outcome o = Apply([&](StateMachine& m) { return m.Run(std::move(payload), microvm_id); });
-  deps_.logger.Info("run hook", {{"mode", mode}, {"microvm_id", microvm_id}});
-  LogOutcome(deps_.logger, "run", o);
-  if (ActionOf(o) == Action::kStartDockerRunner) StartJobThread();
+  deps_.seam.logger.Info("run hook", {{"mode", mode}, {"microvm_id", microvm_id}});
+  LogOutcome(deps_.seam.logger, "run", o);
+  if (FollowUpOf(o) == FollowUp::kStartDockerRunner) StartJobThread();
   return o;
 }
 
 Outcome Supervisor::StartRunner(StartRunnerRequest request) {
-  deps_.logger.redactor().Add(request.jit_config);
+  deps_.seam.logger.redactor().Add(request.jit_config);
   std::string id = request.request_id;
   Outcome o = Apply([&](StateMachine& m) { return m.StartRunner(std::move(request)); });
-  deps_.logger.Info("runner start request", {{"request_id", id}});
-  LogOutcome(deps_.logger, "start_runner", o);
-  if (ActionOf(o) == Action::kStartDockerRunner) StartJobThread();
+  deps_.seam.logger.Info("runner start request", {{"request_id", id}});
+  LogOutcome(deps_.seam.logger, "start_runner", o);
+  if (FollowUpOf(o) == FollowUp::kStartDockerRunner) StartJobThread();
   return o;
 }
 
@@ -180,7 +180,7 @@ void Supervisor::RunJob() {
     std::lock_guard<std::mutex> lock(mu_);
     Outcome o = driver.ok() ? machine_.DockerStarted(*driver)
                             : machine_.DockerFailed(driver.status().message());
-    LogOutcome(deps_.logger, driver.ok() ? "docker_started" : "docker_failed", o);
+    LogOutcome(deps_.seam.logger, driver.ok() ? "docker_started" : "docker_failed", o);
     if (!driver.ok() || !IsAccepted(o)) return;
     jit = machine_.jit_to_use();
   }
@@ -191,12 +191,12 @@ void Supervisor::RunJob() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!spawned.ok()) {
       Outcome o = machine_.RunnerFailedToStart(spawned.status().message());
-      LogOutcome(deps_.logger, "runner_failed_to_start", o);
+      LogOutcome(deps_.seam.logger, "runner_failed_to_start", o);
       return;
     }
     pid = *spawned;
     Outcome o = machine_.RunnerStarted();
-    LogOutcome(deps_.logger, "runner_started", o);
+    LogOutcome(deps_.seam.logger, "runner_started", o);
     runner_pid_ = pid;
     runner_exited_ = false;
     ++runners_started_;
@@ -205,10 +205,10 @@ void Supervisor::RunJob() {
       deps_.processes.Signal(pid, SIGKILL).IgnoreError();
     }
   }
-  deps_.logger.Info("runner process started", {{"pid", pid}});
+  deps_.seam.logger.Info("runner process started", {{"pid", pid}});
   auto exited = deps_.processes.Wait(pid);
   int code = exited.ok() ? exited->code : -1;
-  deps_.logger.Info("runner process exited", {{"pid", pid}, {"exit_code", code}});
+  deps_.seam.logger.Info("runner process exited", {{"pid", pid}, {"exit_code", code}});
   AfterRunnerExit(code);
 }
 
@@ -228,8 +228,8 @@ void Supervisor::AfterRunnerExit(int exit_code) {
   // While the machine still says RUNNING no new runner can be accepted, so cleanup cannot race it.
   if (warm) CleanupBetweenJobs();
   Outcome o = Apply([&](StateMachine& m) { return m.RunnerExited(exit_code); });
-  LogOutcome(deps_.logger, "runner_exited", o);
-  if (ActionOf(o) == Action::kSelfTerminate) SelfTerminate();
+  LogOutcome(deps_.seam.logger, "runner_exited", o);
+  if (FollowUpOf(o) == FollowUp::kSelfTerminate) SelfTerminate();
 }
 
 void Supervisor::CleanupBetweenJobs() {
@@ -239,7 +239,8 @@ void Supervisor::CleanupBetweenJobs() {
       std::error_code rm;
       std::filesystem::remove_all(entry.path(), rm);
       if (rm)
-        deps_.logger.Warn("cleanup could not remove a path", {{"path", entry.path().string()}});
+        deps_.seam.logger.Warn("cleanup could not remove a path",
+                               {{"path", entry.path().string()}});
     }
   }
   for (const auto& argv : config_.cleanup.commands) RunCommand(argv, "cleanup").IgnoreError();
@@ -262,7 +263,8 @@ Status Supervisor::RunCommand(const Argv& argv, const char* what, Duration timeo
              : !r->exit.ok() ? Internal(std::string(what) + " command exited with code " +
                                         std::to_string(r->exit.code))
                              : Status::Ok();
-  if (!s.ok()) deps_.logger.Warn("command failed", {{"command", what}, {"error", s.message()}});
+  if (!s.ok())
+    deps_.seam.logger.Warn("command failed", {{"command", what}, {"error", s.message()}});
   return s;
 }
 
@@ -277,14 +279,15 @@ void Supervisor::SelfTerminate() {
   if (deps_.terminator.available() && !id.empty()) {
     Status s = deps_.terminator.TerminateSelf(id);
     if (s.ok()) {
-      deps_.logger.Info("asked the MicroVMs API to terminate this MicroVM", {{"microvm_id", id}});
+      deps_.seam.logger.Info("asked the MicroVMs API to terminate this MicroVM",
+                             {{"microvm_id", id}});
       // The platform now calls /terminate and stops the VM; if that hook is disabled, the VM
       // simply goes away. Either way the supervisor's work is done.
       MarkFinished();
       return;
     }
-    deps_.logger.Error("self-termination through the API failed; powering off",
-                       {{"error", s.ToString()}});
+    deps_.seam.logger.Error("self-termination through the API failed; powering off",
+                            {{"error", s.ToString()}});
   }
   RunCommand(config_.power_off, "power-off").IgnoreError();
   MarkFinished();
@@ -298,28 +301,29 @@ void Supervisor::StopRunner(Duration stop) {
   }
   if (pid == 0) return;
   deps_.processes.Signal(pid, SIGTERM).IgnoreError();
-  const TimePoint deadline = deps_.clock.Now() + stop;
-  while (deps_.clock.Now() < deadline) {
+  const TimePoint deadline = deps_.seam.clock.Now() + stop;
+  while (deps_.seam.clock.Now() < deadline) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (runner_exited_) return;
     }
-    deps_.sleeper.Sleep(std::min(config_.docker.poll_interval, deadline - deps_.clock.Now()));
+    deps_.seam.sleeper.Sleep(
+        std::min(config_.docker.poll_interval, deadline - deps_.seam.clock.Now()));
   }
-  deps_.logger.Warn("runner did not stop in time; killing it", {{"pid", pid}});
+  deps_.seam.logger.Warn("runner did not stop in time; killing it", {{"pid", pid}});
   deps_.processes.Signal(pid, SIGKILL).IgnoreError();
 }
 
 Outcome Supervisor::Suspend() {
   Outcome o = Apply([](StateMachine& m) { return m.Suspend(); });
-  LogOutcome(deps_.logger, "suspend", o);
-  if (ActionOf(o) != Action::kSuspendDocker) return o;
+  LogOutcome(deps_.seam.logger, "suspend", o);
+  if (FollowUpOf(o) != FollowUp::kSuspendDocker) return o;
   const SuspendPlan plan = PlanSuspend(config_.hook_budgets.suspend, config_);
   Status s = docker_.Stop(plan.daemon_stop);
   if (s.ok()) s = RunCommand(config_.sync, "sync", plan.sync);
   o = Apply(
       [&](StateMachine& m) { return s.ok() ? m.SuspendFinished() : m.SuspendFailed(s.message()); });
-  LogOutcome(deps_.logger, s.ok() ? "suspend_finished" : "suspend_failed", o);
+  LogOutcome(deps_.seam.logger, s.ok() ? "suspend_finished" : "suspend_failed", o);
   return o;
 }
 
@@ -331,8 +335,8 @@ Status Supervisor::CheckNetworking(Duration timeout) {
 Outcome Supervisor::Resume() {
   Reseed();  // this process was just restored from a snapshot
   Outcome o = Apply([](StateMachine& m) { return m.Resume(); });
-  LogOutcome(deps_.logger, "resume", o);
-  if (ActionOf(o) != Action::kResumeDocker) return o;
+  LogOutcome(deps_.seam.logger, "resume", o);
+  if (FollowUpOf(o) != FollowUp::kResumeDocker) return o;
   const size_t drivers = config_.docker.force_driver.empty() ? config_.docker.drivers.size() : 1;
   const ResumePlan plan = PlanResume(config_.hook_budgets.resume, config_, drivers);
   auto driver = docker_.Start(plan.per_driver, plan.daemon_stop);
@@ -342,14 +346,15 @@ Outcome Supervisor::Resume() {
     if (!network.ok()) return m.ResumeFailed(network.message());
     return m.ResumeFinished(*driver);
   });
-  LogOutcome(deps_.logger, driver.ok() && network.ok() ? "resume_finished" : "resume_failed", o);
+  LogOutcome(deps_.seam.logger, driver.ok() && network.ok() ? "resume_finished" : "resume_failed",
+             o);
   return o;
 }
 
 Outcome Supervisor::Terminate() {
   Outcome o = Apply([](StateMachine& m) { return m.Terminate(); });
-  LogOutcome(deps_.logger, "terminate", o);
-  if (ActionOf(o) != Action::kStopEverything) return o;
+  LogOutcome(deps_.seam.logger, "terminate", o);
+  if (FollowUpOf(o) != FollowUp::kStopEverything) return o;
   const TerminatePlan plan = PlanTerminate(config_.hook_budgets.terminate, config_);
   docker_.RefuseStarts();  // a job thread's Docker start gives up now
   StopRunner(plan.runner_stop);

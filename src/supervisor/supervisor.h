@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/random.h"
+#include "base/seam.h"
 #include "process/process_runner.h"
 #include "supervisor/config.h"
 #include "supervisor/docker_control.h"
@@ -48,9 +49,7 @@ class NoSelfTerminator final : public SelfTerminator {
 struct SupervisorDeps {
   process::ProcessRunner& processes;
   SelfTerminator& terminator;
-  const Clock& clock;
-  Sleeper& sleeper;
-  const Logger& logger;
+  Seam seam;
   // Non-cryptographic random state this process holds (retry jitter), reseeded from `entropy` on
   // /run and /resume: a VM snapshot clones it into every MicroVM (004). Both optional.
   SeededRandom* reseed_on_clone = nullptr;

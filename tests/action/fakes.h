@@ -8,6 +8,7 @@
 #include "base/seam.h"
 #include "github/github.h"
 #include "http/client.h"
+#include "support/manual_seam.h"
 
 namespace mvr::action::testing {
 
@@ -58,16 +59,7 @@ class MockGitHub : public github::GitHub {
               (const github::RunnerScope&), (override));
 };
 
-// Virtual time and seeded randomness for one test: nothing sleeps for real, and what a component
-// logs stays in `sink` for the secret searches.
-struct ManualSeam {
-  ManualClock clock;
-  ManualSleeper sleeper{clock};
-  SeededRandom random{3};
-  MemorySink sink;
-  Logger logger{sink, clock};
-  Seam seam{clock, sleeper, random, random, logger};
-};
+using mvr::testing::ManualSeam;
 
 class MockHttp : public http::HttpClient {
  public:

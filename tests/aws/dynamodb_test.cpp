@@ -21,7 +21,7 @@ class DynamoDbTest : public ::testing::Test {
   DynamoDbClient Client() {
     DynamoDbClient::Options o;
     o.retry.max_attempts = 1;
-    return DynamoDbClient(endpoint_, http_, creds_, seam_.deps(), o);
+    return DynamoDbClient(endpoint_, http_, creds_, seam_.seam, o);
   }
   nlohmann::json Sent(size_t i) const { return nlohmann::json::parse(http_.requests().at(i).body); }
   std::string Target(size_t i) const {

@@ -14,6 +14,7 @@
 #include "base/random.h"
 #include "base/retry.h"
 #include "http/client.h"
+#include "support/manual_seam.h"
 
 namespace mvr::aws::testing {
 
@@ -59,12 +60,6 @@ inline AwsCredentials TestCredentials() {
   return c;
 }
 
-// Clock, sleeper and random for RetryDeps, all manual.
-struct ManualSeam {
-  ManualClock clock;
-  ManualSleeper sleeper{clock};
-  SeededRandom random{42};
-  RetryDeps deps() { return RetryDeps{clock, sleeper, random}; }
-};
+using mvr::testing::ManualSeam;
 
 }  // namespace mvr::aws::testing

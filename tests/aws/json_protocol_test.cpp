@@ -30,7 +30,7 @@ class JsonProtocolTest : public ::testing::Test {
   FakeHttpClient http_;
   StaticCredentialsProvider creds_{testing::TestCredentials()};
   ManualSeam seam_;
-  JsonProtocolClient client_{DynamoConfig(), http_, creds_, seam_.deps()};
+  JsonProtocolClient client_{DynamoConfig(), http_, creds_, seam_.seam};
 };
 
 TEST_F(JsonProtocolTest, SendsTargetContentTypeAndSignature) {
@@ -210,7 +210,7 @@ TEST_F(JsonProtocolTest, CredentialErrorIsReportedWithTheOperation) {
    public:
     Result<AwsCredentials> Get() override { return Unauthorized("no AWS credentials found"); }
   } none;
-  JsonProtocolClient c(DynamoConfig(), http_, none, seam_.deps());
+  JsonProtocolClient c(DynamoConfig(), http_, none, seam_.seam);
   JsonCallResult r = c.Invoke("GetItem", {});
   EXPECT_EQ(r.status.code(), Code::kUnauthorized);
   EXPECT_TRUE(http_.requests().empty());
@@ -219,7 +219,7 @@ TEST_F(JsonProtocolTest, CredentialErrorIsReportedWithTheOperation) {
 TEST_F(JsonProtocolTest, RetriesThrottlingThenSucceedsWithManualSleeps) {
   JsonServiceConfig config = DynamoConfig();
   config.retry.max_attempts = 4;
-  JsonProtocolClient c(config, http_, creds_, seam_.deps());
+  JsonProtocolClient c(config, http_, creds_, seam_.seam);
   http_.PushJson(400, R"({"__type":"#ThrottlingException"})");
   http_.PushJson(503, "");
   http_.PushJson(200, "{}");
@@ -232,7 +232,7 @@ TEST_F(JsonProtocolTest, RetriesThrottlingThenSucceedsWithManualSleeps) {
 TEST_F(JsonProtocolTest, DoesNotRetryConflictsOrWhenCallerTurnsRetriesOff) {
   JsonServiceConfig config = DynamoConfig();
   config.retry.max_attempts = 4;
-  JsonProtocolClient c(config, http_, creds_, seam_.deps());
+  JsonProtocolClient c(config, http_, creds_, seam_.seam);
   http_.PushJson(400, R"({"__type":"#ConditionalCheckFailedException"})");
   EXPECT_EQ(c.Call("PutItem", {}).status.code(), Code::kConflict);
   EXPECT_EQ(http_.requests().size(), 1u);
@@ -273,7 +273,7 @@ TEST(JsonProtocolTimeout, SlowServerIsTransient) {
   JsonServiceConfig config = DynamoConfig();
   config.endpoint.url = "http://127.0.0.1:" + std::to_string(*port);
   config.timeout = Duration(300);
-  JsonProtocolClient client(config, http, creds, seam.deps());
+  JsonProtocolClient client(config, http, creds, seam.seam);
   JsonCallResult r = client.Invoke("GetItem", {});
   EXPECT_EQ(r.status.code(), Code::kTransient) << r.status.ToString();
   {

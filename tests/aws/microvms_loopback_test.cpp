@@ -82,6 +82,9 @@ class MicrovmsLoopbackTest : public ::testing::Test {
 
   ManualClock clock_;
   SeededRandom random_{3};
+  ManualSleeper sleeper_{clock_};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
   std::unique_ptr<http::CurlHttpClient> curl_ = std::make_unique<http::CurlHttpClient>();
   MicrovmsClientOptions options_;
   std::unique_ptr<http::HttpServer> server_;
@@ -91,7 +94,9 @@ class MicrovmsLoopbackTest : public ::testing::Test {
 
 TEST_F(MicrovmsLoopbackTest, SignedRequestsRouteWithTheirLabelsAndQuery) {
   StaticCredentialsProvider creds(testing::TestCredentials());
-  MicrovmsClient client(options_, MicrovmsClientDeps{*curl_, creds, clock_, random_});
+  MicrovmsClient client(
+      options_,
+      MicrovmsClientDeps{*curl_, creds, Seam{clock_, sleeper_, random_, random_, logger_}});
 
   auto vm = client.GetMicrovm("mvm/1 x");
   ASSERT_TRUE(vm.ok()) << vm.status().ToString();
@@ -121,7 +126,9 @@ TEST_F(MicrovmsLoopbackTest, WrongSecretIsUnauthorized) {
   AwsCredentials wrong = testing::TestCredentials();
   wrong.secret_access_key = Secret("not-the-secret");
   StaticCredentialsProvider creds(wrong);
-  MicrovmsClient client(options_, MicrovmsClientDeps{*curl_, creds, clock_, random_});
+  MicrovmsClient client(
+      options_,
+      MicrovmsClientDeps{*curl_, creds, Seam{clock_, sleeper_, random_, random_, logger_}});
   Status status = client.SuspendMicrovm("mvm-1");
   EXPECT_EQ(status.code(), Code::kUnauthorized) << status.ToString();
   EXPECT_EQ(status.error_type(), "AccessDeniedException");
@@ -131,7 +138,9 @@ TEST_F(MicrovmsLoopbackTest, WrongSecretIsUnauthorized) {
 TEST_F(MicrovmsLoopbackTest, RefusedConnectionIsTransient) {
   server_->Stop();
   StaticCredentialsProvider creds(testing::TestCredentials());
-  MicrovmsClient client(options_, MicrovmsClientDeps{*curl_, creds, clock_, random_});
+  MicrovmsClient client(
+      options_,
+      MicrovmsClientDeps{*curl_, creds, Seam{clock_, sleeper_, random_, random_, logger_}});
   Status status = client.GetMicrovm("mvm-1").status();
   EXPECT_EQ(status.code(), Code::kTransient) << status.ToString();
 }

@@ -22,7 +22,8 @@ class MicrovmsClientTest : public ::testing::Test {
  protected:
   MicrovmsClientTest()
       : credentials_(TestCredentials()),
-        client_(Options(), MicrovmsClientDeps{http_, credentials_, clock_, random_}) {}
+        client_(Options(), MicrovmsClientDeps{http_, credentials_,
+                                              Seam{clock_, sleeper_, random_, random_, logger_}}) {}
 
   static MicrovmsClientOptions Options() {
     MicrovmsClientOptions options;
@@ -45,6 +46,9 @@ class MicrovmsClientTest : public ::testing::Test {
   StaticCredentialsProvider credentials_;
   ManualClock clock_;
   SeededRandom random_{7};
+  ManualSleeper sleeper_{clock_};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
   MicrovmsClient client_;
 };
 

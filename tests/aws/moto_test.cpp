@@ -51,7 +51,7 @@ class MotoTest : public ::testing::Test {
 };
 
 TEST_F(MotoTest, DynamoDbItemsConditionsQueryAndTransactions) {
-  DynamoDbClient db(ddb_endpoint_, http_, creds_, seam_.deps());
+  DynamoDbClient db(ddb_endpoint_, http_, creds_, seam_.seam);
   CreateTableRequest table;
   table.table = "mvr-leases";
   table.hash_key = KeyAttribute{"pk", "S"};
@@ -145,7 +145,7 @@ TEST_F(MotoTest, DynamoDbItemsConditionsQueryAndTransactions) {
 }
 
 TEST_F(MotoTest, SqsSendReceiveVisibilityDeleteAndAttributes) {
-  SqsClient sqs(sqs_endpoint_, http_, creds_, seam_.deps());
+  SqsClient sqs(sqs_endpoint_, http_, creds_, seam_.seam);
   auto url = sqs.CreateQueue("mvr-jobs", {{"VisibilityTimeout", "30"}});
   ASSERT_TRUE(url.ok()) << url.status().ToString();
   EXPECT_EQ(sqs.GetQueueUrl("mvr-jobs").value_or(""), *url);
@@ -239,8 +239,8 @@ TEST_F(MotoSignatureTest, WrongSecretIsRefusedAndTheRightOneAccepted) {
 
   StaticCredentialsProvider right(Creds(id, secret));
   StaticCredentialsProvider wrong(Creds(id, secret + "x"));
-  DynamoDbClient good_db(ddb_endpoint_, http_, right, seam_.deps());
-  DynamoDbClient bad_db(ddb_endpoint_, http_, wrong, seam_.deps());
+  DynamoDbClient good_db(ddb_endpoint_, http_, right, seam_.seam);
+  DynamoDbClient bad_db(ddb_endpoint_, http_, wrong, seam_.seam);
   CreateTableRequest table;
   table.table = "mvr-signed";
   table.hash_key = KeyAttribute{"pk", "S"};
@@ -250,8 +250,8 @@ TEST_F(MotoSignatureTest, WrongSecretIsRefusedAndTheRightOneAccepted) {
   Status accepted = good_db.CreateTable(table);
   EXPECT_TRUE(accepted.ok()) << accepted.ToString();
 
-  SqsClient good_sqs(sqs_endpoint_, http_, right, seam_.deps());
-  SqsClient bad_sqs(sqs_endpoint_, http_, wrong, seam_.deps());
+  SqsClient good_sqs(sqs_endpoint_, http_, right, seam_.seam);
+  SqsClient bad_sqs(sqs_endpoint_, http_, wrong, seam_.seam);
   EXPECT_EQ(bad_sqs.CreateQueue("mvr-signed").status().code(), Code::kUnauthorized);
   EXPECT_TRUE(good_sqs.CreateQueue("mvr-signed").ok());
 }

@@ -27,7 +27,7 @@ class SqsTest : public ::testing::Test {
   SqsClient Client() {
     SqsClient::Options o;
     o.retry.max_attempts = 1;
-    return SqsClient(endpoint_, http_, creds_, seam_.deps(), o);
+    return SqsClient(endpoint_, http_, creds_, seam_.seam, o);
   }
   nlohmann::json Sent(size_t i) const { return nlohmann::json::parse(http_.requests().at(i).body); }
 

@@ -9,7 +9,9 @@ struct Fixture {
   ManualClock clock;
   ManualSleeper sleeper{clock};
   SeededRandom random{42};
-  RetryDeps deps() { return RetryDeps{clock, sleeper, random}; }
+  MemorySink sink;
+  Logger logger{sink, clock};
+  Seam deps() { return Seam{clock, sleeper, random, random, logger}; }
 };
 
 TEST(RetryTest, RetriesTransientUntilSuccess) {

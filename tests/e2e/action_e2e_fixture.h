@@ -19,13 +19,12 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/logger.h"
-#include "base/random.h"
 #include "base/time_format.h"
 #include "demo/local_stack.h"
 #include "demo/workflow.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
+#include "tests/support/real_seam.h"
 
 namespace mvr::demo {
 
@@ -54,7 +53,7 @@ class ActionEndToEnd : public ::testing::Test {
     dir_ = tmpl;
     fixtures_ = dir_ + "/fixtures";
     fs::create_directories(fixtures_);
-    stack_ = std::make_unique<LocalStack>(seam_, processes_, mvr_, dir_ + "/stack");
+    stack_ = std::make_unique<LocalStack>(real_.seam, processes_, mvr_, dir_ + "/stack");
     const std::string capture = "printf '%s' \"\\$ACTIONS_RUNNER_INPUT_JITCONFIG\" > '" +
                                 fixtures_ + "/jit-'\\$\\$\n" + stack_->StandInRunner();
     stack_->AddImage(kCaptureImage, capture);
@@ -63,7 +62,7 @@ class ActionEndToEnd : public ::testing::Test {
     ConfigureStack(*stack_);
     Status started = stack_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();
-    workflow_ = std::make_unique<Workflow>(seam_, processes_, http_, *stack_, mvr_);
+    workflow_ = std::make_unique<Workflow>(real_.seam, processes_, http_, *stack_, mvr_);
     // Every step runs action.yml's own steps, as the Actions runner runs a composite action.
     workflow_->UseActionYml(std::string(MVR_SOURCE_DIR) + "/tests/e2e/action_runner.py",
                             MVR_SOURCE_DIR);
@@ -179,10 +178,10 @@ class ActionEndToEnd : public ::testing::Test {
 
   // Whether `done` holds within 15 s (checked every 200 ms).
   bool Eventually(const std::function<bool()>& done) {
-    const TimePoint deadline = clock_.Now() + std::chrono::seconds(15);
+    const TimePoint deadline = real_.clock.Now() + std::chrono::seconds(15);
     while (!done()) {
-      if (clock_.Now() >= deadline) return false;
-      sleeper_.Sleep(Duration(200));
+      if (real_.clock.Now() >= deadline) return false;
+      real_.sleeper.Sleep(Duration(200));
     }
     return true;
   }
@@ -196,12 +195,7 @@ class ActionEndToEnd : public ::testing::Test {
     return found.ok() && found->exit.ok();
   }
 
-  SystemClock clock_;
-  RealSleeper sleeper_;
-  SecureRandom random_;
-  StreamSink sink_{stderr};
-  Logger logger_{sink_, clock_};
-  Seam seam_{clock_, sleeper_, random_, random_, logger_};
+  testing::RealSeam real_;
   process::PosixProcessRunner processes_;
   http::CurlHttpClient http_;
   std::string mvr_ = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";

@@ -121,7 +121,8 @@ TEST_F(ActionEndToEnd, AtTheReuseDeadlineStartTerminatesTheVmAndSaysSo) {
   ASSERT_TRUE(park.ok()) << park.Describe();
   auto deadline = ParseRfc3339(first.outputs["reuse-deadline"]);
   ASSERT_TRUE(deadline.ok()) << first.outputs["reuse-deadline"];
-  while (clock_.Now() < *deadline + std::chrono::seconds(1)) sleeper_.Sleep(Duration(200));
+  while (real_.clock.Now() < *deadline + std::chrono::seconds(1))
+    real_.sleeper.Sleep(Duration(200));
 
   const size_t before = RequestLogLines();
   StepResult late = Step("start", "warm-deadline-late", {{"SERVER", handle}});

@@ -43,7 +43,7 @@ TEST_F(RunnerSetCapped, CapDefersJobsAndLaterRunsAllOfThem) {
 // launcher paces its calls to it, so a burst is spread over the rate, not throttled.
 TEST_F(RunnerSetEndToEnd, ABurstOfTwentyLaunchesConcurrentlyAtThePlatformRate) {
   std::vector<int64_t> jobs;
-  const TimePoint queued = clock_.Now();
+  const TimePoint queued = real_.clock.Now();
   for (int i = 0; i < 20; ++i) jobs.push_back(QueueJob({"true"}));
   auto all_done = [&] {
     for (int64_t job : jobs) {
@@ -52,7 +52,7 @@ TEST_F(RunnerSetEndToEnd, ABurstOfTwentyLaunchesConcurrentlyAtThePlatformRate) {
     return true;
   };
   ASSERT_TRUE(Eventually(all_done, std::chrono::seconds(60)));
-  const double seconds = std::chrono::duration<double>(clock_.Now() - queued).count();
+  const double seconds = std::chrono::duration<double>(real_.clock.Now() - queued).count();
   std::vector<std::string> stamps;
   std::istringstream in(ReadWholeFile(stack_->request_log()));
   std::string line;

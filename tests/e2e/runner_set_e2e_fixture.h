@@ -23,12 +23,11 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/logger.h"
-#include "base/random.h"
 #include "demo/local_stack.h"
 #include "demo/workflow.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
+#include "tests/support/real_seam.h"
 
 namespace mvr::demo {
 
@@ -50,13 +49,13 @@ class RunnerSetEndToEnd : public ::testing::Test {
       std::ofstream f(dir_ + "/webhook-secret");
       f << kWebhookSecret << "\n";
     }
-    stack_ = std::make_unique<LocalStack>(seam_, processes_, mvr_, dir_ + "/stack");
+    stack_ = std::make_unique<LocalStack>(real_.seam, processes_, mvr_, dir_ + "/stack");
     stack_->AddGithubArgs({"--webhook-url", ServeUrl() + "/webhook", "--webhook-secret-file",
                            dir_ + "/webhook-secret", "--tick-ms", "100"});
     ConfigureStack(*stack_);
     Status started = stack_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();
-    workflow_ = std::make_unique<Workflow>(seam_, processes_, http_, *stack_, mvr_);
+    workflow_ = std::make_unique<Workflow>(real_.seam, processes_, http_, *stack_, mvr_);
     StartServe();
   }
 
@@ -213,10 +212,10 @@ class RunnerSetEndToEnd : public ::testing::Test {
   }
 
   bool Eventually(const std::function<bool()>& done, Duration within) {
-    const TimePoint deadline = clock_.Now() + within;
+    const TimePoint deadline = real_.clock.Now() + within;
     while (!done()) {
-      if (clock_.Now() >= deadline) return false;
-      sleeper_.Sleep(Duration(200));
+      if (real_.clock.Now() >= deadline) return false;
+      real_.sleeper.Sleep(Duration(200));
     }
     return true;
   }
@@ -237,12 +236,7 @@ class RunnerSetEndToEnd : public ::testing::Test {
     return port;
   }
 
-  SystemClock clock_;
-  RealSleeper sleeper_;
-  SecureRandom random_;
-  StreamSink sink_{stderr};
-  Logger logger_{sink_, clock_};
-  Seam seam_{clock_, sleeper_, random_, random_, logger_};
+  testing::RealSeam real_;
   process::PosixProcessRunner processes_;
   http::CurlHttpClient http_;
   std::string mvr_ = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";

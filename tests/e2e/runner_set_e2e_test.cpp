@@ -89,7 +89,7 @@ TEST_F(RunnerSetEndToEnd, BadSignatureIsRefusedWith401AndNothingIsQueued) {
   EXPECT_TRUE(stopped.ok()) << "mvr serve exit code " << stopped.code;
   aws::StaticCredentialsProvider none(aws::AwsCredentials{});
   MapEnvironment env;
-  store::OpenDeps deps{clock_, sleeper_, random_, env, http_, none, std::nullopt};
+  store::OpenDeps deps{real_.seam, env, http_, none, std::nullopt};
   auto queue = queue::OpenQueue("sqlite:" + dir_ + "/state.db", deps);
   ASSERT_TRUE(queue.ok()) << queue.status().ToString();
   auto got = (*queue)->Receive(queue::ReceiveOptions{});

@@ -10,12 +10,15 @@ namespace {
 class OpenQueueTest : public ::testing::Test {
  protected:
   store::OpenDeps Deps() {
-    return store::OpenDeps{clock_, sleeper_, random_, env_, http_, creds_, std::nullopt};
+    return store::OpenDeps{Seam{clock_, sleeper_, random_, random_, logger_}, env_, http_, creds_,
+                           std::nullopt};
   }
 
   ManualClock clock_;
   ManualSleeper sleeper_{clock_};
   SeededRandom random_{1};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
   MapEnvironment env_{{{"AWS_REGION", "eu-west-1"}, {"HOME", "/nonexistent-home"}}};
   http::CurlHttpClient http_;
   aws::StaticCredentialsProvider creds_{store::testing::MotoCredentials()};

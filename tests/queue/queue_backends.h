@@ -54,7 +54,7 @@ class QueueBackend {
       MapEnvironment env({{"AWS_REGION", "us-east-1"}, {"AWS_ENDPOINT_URL", moto_->url()}});
       auto endpoint = aws::ResolveEndpoint(aws::AwsService::kSqs, env, aws::SharedConfig());
       client_ = std::make_unique<aws::SqsClient>(*endpoint, http_, creds_,
-                                                 RetryDeps{clock_, sleeper_, random_});
+                                                 Seam{clock_, sleeper_, random_, random_, logger_});
       auto urls = CreateQueueWithDeadLetter(*client_, "mvr-jobs", kMaxReceives);
       if (!urls.ok()) {
         error_ = urls.status().ToString();
@@ -86,6 +86,8 @@ class QueueBackend {
   ManualClock clock_;
   ManualSleeper sleeper_{clock_};
   SeededRandom random_{11};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
   store::testing::TempDir dir_;
   std::unique_ptr<mvr::testing::MotoServer> moto_;
   http::CurlHttpClient http_;

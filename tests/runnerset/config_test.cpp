@@ -89,19 +89,19 @@ TEST(ServeConfig, JanitorDefaultsAndKeys) {
 TEST(ServeConfig, UnknownKeysAreRefusedWithTheirPath) {
   json top = Minimal();
   top["maxConcurrentVM"] = 3;
-  ExpectRefusedNaming(top, "maxConcurrentVM: unknown key");
+  ExpectRefusedNaming(top, "maxConcurrentVM: unknown member");
   json gh = Minimal();
   gh["github"]["token"] = "x";
-  ExpectRefusedNaming(gh, "github.token: unknown key");
+  ExpectRefusedNaming(gh, "github.token: unknown member");
   json cls = Minimal();
   cls["classes"][0]["sizes"] = "GB1";
-  ExpectRefusedNaming(cls, "classes[0].sizes: unknown key");
+  ExpectRefusedNaming(cls, "classes[0].sizes: unknown member");
   json launcher = Minimal();
   launcher["launcher"] = {{"threads", 3}};
-  ExpectRefusedNaming(launcher, "launcher.threads: unknown key");
+  ExpectRefusedNaming(launcher, "launcher.threads: unknown member");
   json queue = Minimal();
   queue["queue"] = {{"uri", "memory:"}, {"dlq", "x"}};
-  ExpectRefusedNaming(queue, "queue.dlq: unknown key");
+  ExpectRefusedNaming(queue, "queue.dlq: unknown member");
 }
 
 TEST(ServeConfig, EveryErrorNamesItsKey) {
@@ -110,16 +110,17 @@ TEST(ServeConfig, EveryErrorNamesItsKey) {
   ExpectRefusedNaming(missing, "classes[0].image: required");
   json type = Minimal();
   type["maxConcurrentVms"] = "20";
-  ExpectRefusedNaming(type, "maxConcurrentVms: expected an integer");
+  ExpectRefusedNaming(type, "maxConcurrentVms: expected a whole number");
   json range = Minimal();
   range["classes"][0]["maxDurationSeconds"] = 30000;
-  ExpectRefusedNaming(range, "classes[0].maxDurationSeconds: must be 1-28800");
+  ExpectRefusedNaming(range,
+                      "classes[0].maxDurationSeconds: expected a whole number from 1 to 28800");
   json dup = Minimal();
   dup["classes"].push_back({{"label", "MVR-small"}, {"image", "img-2"}});
   ExpectRefusedNaming(dup, "classes[1].label");
   json listen = Minimal();
   listen["listen"] = "localhost";
-  ExpectRefusedNaming(listen, "listen: expected HOST:PORT");
+  ExpectRefusedNaming(listen, "listen must be HOST:PORT");
   json prefix = Minimal();
   prefix["runnerNamePrefix"] = "bad/prefix";
   ExpectRefusedNaming(prefix, "runnerNamePrefix");

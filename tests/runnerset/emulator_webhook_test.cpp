@@ -26,8 +26,8 @@ class EmulatorWebhookTest : public ::testing::Test {
     router_ = std::make_unique<WebhookRouter>(std::move(router).value());
   }
 
-  static emu::ModelOptions Options() {
-    emu::ModelOptions o;
+  static emu::GithubModelOptions Options() {
+    emu::GithubModelOptions o;
     o.repositories = {"octo-org/widget-service"};
     o.base_url = "http://127.0.0.1:9";
     o.webhook_secret = Secret(kSecretText);

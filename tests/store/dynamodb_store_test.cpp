@@ -18,7 +18,7 @@ class DynamoDbStoreTest : public ::testing::Test {
     endpoint_.signing_name = "dynamodb";
     aws::DynamoDbClient::Options o;
     o.retry.max_attempts = 1;
-    client_ = std::make_unique<aws::DynamoDbClient>(endpoint_, http_, creds_, seam_.deps(), o);
+    client_ = std::make_unique<aws::DynamoDbClient>(endpoint_, http_, creds_, seam_.seam, o);
     store_ = std::make_unique<DynamoDbStore>(*client_, "mvr-state", seam_.clock);
   }
   void Error(const std::string& type, int status = 400, const std::string& extra = "") {

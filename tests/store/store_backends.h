@@ -77,8 +77,8 @@ class StoreBackend {
       moto_ = std::move(*moto);
       MapEnvironment env({{"AWS_REGION", "us-east-1"}, {"AWS_ENDPOINT_URL", moto_->url()}});
       auto endpoint = aws::ResolveEndpoint(aws::AwsService::kDynamoDb, env, aws::SharedConfig());
-      client_ = std::make_unique<aws::DynamoDbClient>(*endpoint, http_, creds_,
-                                                      RetryDeps{clock_, sleeper_, random_});
+      client_ = std::make_unique<aws::DynamoDbClient>(
+          *endpoint, http_, creds_, Seam{clock_, sleeper_, random_, random_, logger_});
       auto store = std::make_unique<DynamoDbStore>(*client_, "mvr-state", clock_);
       Status created = store->CreateTable();
       if (!created.ok()) {
@@ -102,6 +102,8 @@ class StoreBackend {
   ManualClock clock_;
   ManualSleeper sleeper_{clock_};
   SeededRandom random_{7};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
   TempDir dir_;
   std::string sqlite_path_;
   std::unique_ptr<mvr::testing::MotoServer> moto_;

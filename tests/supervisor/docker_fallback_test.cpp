@@ -25,8 +25,8 @@ struct DockerFixture {
   }
   std::unique_ptr<DockerControl> Make() {
     std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}};
-    return std::make_unique<DockerControl>(config, env,
-                                           DockerDeps{processes, clock, sleeper, logger});
+    return std::make_unique<DockerControl>(
+        config, env, DockerDeps{processes, Seam{clock, sleeper, random, random, logger}});
   }
 
   ScriptDir dir;
@@ -34,6 +34,7 @@ struct DockerFixture {
   process::PosixProcessRunner processes;
   SystemClock clock;
   RealSleeper sleeper;
+  SeededRandom random{1};
   MemorySink sink;
   Logger logger;
 };

@@ -72,7 +72,9 @@ struct BudgetHarness {
       : sleeper(clock),
         logger(sink, clock, LogLevel::kDebug),
         runner(processes, clock),
-        supervisor(std::move(config), SupervisorDeps{runner, terminator, clock, sleeper, logger}) {}
+        supervisor(
+            std::move(config),
+            SupervisorDeps{runner, terminator, Seam{clock, sleeper, random, random, logger}}) {}
 
   State state() const { return supervisor.Snapshot().state; }
   // How long `hook` took in virtual time, and its answer.
@@ -95,6 +97,7 @@ struct BudgetHarness {
 
   ManualClock clock;
   ManualSleeper sleeper;
+  SeededRandom random{1};
   MemorySink sink;
   Logger logger;
   FakeProcessRunner processes;

@@ -50,11 +50,13 @@ TEST(RealDocker, ImageSurvivesStopAndStartAndForcedVfsWorks) {
   process::PosixProcessRunner processes;
   SystemClock clock;
   RealSleeper sleeper;
+  SeededRandom random(1);
   MemorySink sink;
   Logger logger(sink, clock);
   std::map<std::string, std::string> env = {
       {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
-  DockerControl control(config, env, DockerDeps{processes, clock, sleeper, logger});
+  DockerControl control(config, env,
+                        DockerDeps{processes, Seam{clock, sleeper, random, random, logger}});
   auto driver = control.Start();
   ASSERT_TRUE(driver.ok()) << driver.status().ToString() << dir.Read("dockerd.log");
   RecordProperty("storage_driver", *driver);
@@ -86,7 +88,8 @@ TEST(RealDocker, ImageSurvivesStopAndStartAndForcedVfsWorks) {
   DockerConfig forced = config;
   forced.force_driver = "vfs";
   forced.dockerd[5] = dir.file("data-vfs");
-  DockerControl vfs(forced, env, DockerDeps{processes, clock, sleeper, logger});
+  DockerControl vfs(forced, env,
+                    DockerDeps{processes, Seam{clock, sleeper, random, random, logger}});
   auto v = vfs.Start();
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   EXPECT_EQ(*v, "vfs");

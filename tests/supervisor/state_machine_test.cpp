@@ -48,7 +48,7 @@ TEST(StateMachine, WarmRunGoesIdleWithoutStartingARunner) {
   StateMachine m;
   Accepted a = MustAccept(m.Run(RunPayload::Warm(), kVm));
   EXPECT_EQ(a.state, State::kIdle);
-  EXPECT_EQ(a.action, Action::kNone);
+  EXPECT_EQ(a.follow_up, FollowUp::kNone);
   EXPECT_EQ(m.microvm_id(), kVm);
 }
 
@@ -56,14 +56,14 @@ TEST(StateMachine, EphemeralRunStartsDockerAndRunnerThenSelfTerminates) {
   StateMachine m;
   Accepted a = MustAccept(m.Run(RunPayload::Ephemeral(Secret("the-jit-config")), kVm));
   EXPECT_EQ(a.state, State::kStartingDocker);
-  EXPECT_EQ(a.action, Action::kStartDockerRunner);
+  EXPECT_EQ(a.follow_up, FollowUp::kStartDockerRunner);
   EXPECT_EQ(m.jit_to_use().Reveal(), "the-jit-config");
   EXPECT_EQ(MustAccept(m.DockerStarted("vfs")).state, State::kStartingRunner);
   EXPECT_EQ(m.storage_driver(), "vfs");
   EXPECT_EQ(MustAccept(m.RunnerStarted()).state, State::kRunning);
   Accepted exit = MustAccept(m.RunnerExited(0));
   EXPECT_EQ(exit.state, State::kTerminating);
-  EXPECT_EQ(exit.action, Action::kSelfTerminate);
+  EXPECT_EQ(exit.follow_up, FollowUp::kSelfTerminate);
   EXPECT_TRUE(m.jit_to_use().empty());
 }
 
@@ -71,15 +71,15 @@ TEST(StateMachine, DeliveredTakesOneControlRunnerThenSelfTerminates) {
   StateMachine m;
   Accepted run = MustAccept(m.Run(RunPayload::Delivered(), kVm));
   EXPECT_EQ(run.state, State::kIdle);
-  EXPECT_EQ(run.action, Action::kNone);
+  EXPECT_EQ(run.follow_up, FollowUp::kNone);
   Accepted start = MustAccept(m.StartRunner(Request("r1")));
-  EXPECT_EQ(start.action, Action::kStartDockerRunner);
+  EXPECT_EQ(start.follow_up, FollowUp::kStartDockerRunner);
   EXPECT_TRUE(MustAccept(m.StartRunner(Request("r1"))).duplicate);
   MustAccept(m.DockerStarted("vfs"));
   MustAccept(m.RunnerStarted());
   Accepted exit = MustAccept(m.RunnerExited(0));
   EXPECT_EQ(exit.state, State::kTerminating);
-  EXPECT_EQ(exit.action, Action::kSelfTerminate);
+  EXPECT_EQ(exit.follow_up, FollowUp::kSelfTerminate);
   EXPECT_TRUE(m.jit_to_use().empty());
 }
 
@@ -87,7 +87,7 @@ TEST(StateMachine, WarmRunnerExitReturnsToIdleAndClearsTheSecret) {
   StateMachine m = WarmRunning();
   Accepted a = MustAccept(m.RunnerExited(3));
   EXPECT_EQ(a.state, State::kIdle);
-  EXPECT_EQ(a.action, Action::kNone);
+  EXPECT_EQ(a.follow_up, FollowUp::kNone);
   EXPECT_TRUE(m.jit_to_use().empty());
   EXPECT_EQ(m.FindRequest("r1")->outcome, "completed (exit 3)");
 }
@@ -154,12 +154,12 @@ TEST(StateMachine, RepeatedRequestIdWithSameBodyReturnsTheFirstOutcomeWithoutNew
   StateMachine m = WarmRunning("r1");
   Accepted a = MustAccept(m.StartRunner(Request("r1")));
   EXPECT_TRUE(a.duplicate);
-  EXPECT_EQ(a.action, Action::kNone);
+  EXPECT_EQ(a.follow_up, FollowUp::kNone);
   EXPECT_EQ(m.FindRequest("r1")->outcome, "running");
   MustAccept(m.RunnerExited(0));
   Accepted again = MustAccept(m.StartRunner(Request("r1")));
   EXPECT_TRUE(again.duplicate);
-  EXPECT_EQ(again.action, Action::kNone);
+  EXPECT_EQ(again.follow_up, FollowUp::kNone);
   EXPECT_EQ(m.state(), State::kIdle);
 }
 
@@ -176,7 +176,7 @@ TEST(StateMachine, RefusedRequestIsNotRecordedSoItCanBeRetried) {
   MustAccept(m.RunnerExited(0));
   Accepted a = MustAccept(m.StartRunner(Request("r2")));
   EXPECT_FALSE(a.duplicate);
-  EXPECT_EQ(a.action, Action::kStartDockerRunner);
+  EXPECT_EQ(a.follow_up, FollowUp::kStartDockerRunner);
 }
 
 TEST(StateMachine, SuspendRefusesABusyRunner) {
@@ -203,11 +203,11 @@ TEST(StateMachine, SuspendIsRefusedBeforeRunAndWhenFailedOrTerminating) {
 TEST(StateMachine, SuspendResumeCycleReturnsToIdle) {
   StateMachine m = WarmIdle();
   Accepted s = MustAccept(m.Suspend());
-  EXPECT_EQ(s.action, Action::kSuspendDocker);
+  EXPECT_EQ(s.follow_up, FollowUp::kSuspendDocker);
   EXPECT_TRUE(MustAccept(m.Suspend()).duplicate);
   EXPECT_EQ(MustAccept(m.SuspendFinished()).state, State::kSuspended);
   Accepted r = MustAccept(m.Resume());
-  EXPECT_EQ(r.action, Action::kResumeDocker);
+  EXPECT_EQ(r.follow_up, FollowUp::kResumeDocker);
   EXPECT_EQ(MustAccept(m.ResumeFinished("fuse-overlayfs")).state, State::kIdle);
   EXPECT_EQ(m.storage_driver(), "fuse-overlayfs");
 }
@@ -251,7 +251,7 @@ TEST(StateMachine, TerminateWinsOverAStartInProgress) {
   StateMachine m = WarmIdle();
   MustAccept(m.StartRunner(Request("r1")));
   Accepted t = MustAccept(m.Terminate());
-  EXPECT_EQ(t.action, Action::kStopEverything);
+  EXPECT_EQ(t.follow_up, FollowUp::kStopEverything);
   EXPECT_TRUE(m.jit_to_use().empty());
   // The worker's late report is refused, so it knows not to start the runner.
   ExpectRefused(m.DockerStarted("overlay2"), RefusalReason::kWrongState, State::kTerminating);

@@ -58,7 +58,8 @@ class SupervisorE2e : public ::testing::Test {
     creds.secret_access_key = Secret("e2e-secret");
     credentials_ = std::make_unique<aws::StaticCredentialsProvider>(creds);
     client_ = std::make_unique<aws::MicrovmsClient>(
-        options, aws::MicrovmsClientDeps{http_, *credentials_, clock_, random_});
+        options, aws::MicrovmsClientDeps{http_, *credentials_,
+                                         Seam{clock_, sleeper_, random_, random_, logger_}});
   }
 
   void TearDown() override {
@@ -183,6 +184,8 @@ class SupervisorE2e : public ::testing::Test {
   SystemClock clock_;
   RealSleeper sleeper_;
   SecureRandom random_;
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
   std::unique_ptr<aws::CredentialsProvider> credentials_;
   std::unique_ptr<aws::MicrovmsClient> client_;
   std::string github_url_;

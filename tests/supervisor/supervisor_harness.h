@@ -72,16 +72,19 @@ struct Harness {
   explicit Harness(SupervisorConfig config = FakeConfig())
       : sleeper(clock),
         logger(sink, clock, LogLevel::kDebug),
-        supervisor(std::make_unique<Supervisor>(
-            std::move(config), SupervisorDeps{processes, terminator, clock, sleeper, logger})) {}
+        supervisor(std::make_unique<Supervisor>(std::move(config),
+                                                SupervisorDeps{processes, terminator, seam()})) {}
 
   State state() const { return supervisor->Snapshot().state; }
   bool WaitForState(State s) {
     return Eventually([&] { return state() == s; });
   }
 
+  Seam seam() { return Seam{clock, sleeper, random, random, logger}; }
+
   ManualClock clock;
   ManualSleeper sleeper;
+  SeededRandom random{1};
   MemorySink sink;
   Logger logger;
   FakeProcessRunner processes;

@@ -147,8 +147,8 @@ struct ReseedFixture {
     // Rebuild the supervisor with the random sources wired in.
     h->supervisor.reset();
     h->supervisor = std::make_unique<Supervisor>(
-        testing::FakeConfig(), SupervisorDeps{h->processes, h->terminator, h->clock, h->sleeper,
-                                              h->logger, &jitter, &entropy});
+        testing::FakeConfig(),
+        SupervisorDeps{h->processes, h->terminator, h->seam(), &jitter, &entropy});
   }
   SeededRandom jitter{42};
   SeededRandom entropy{7};

@@ -1,6 +1,5 @@
 #include "emulate/github/control_api.h"
 
-#include "base/numbers.h"
 #include "emulate/github/model_json.h"
 #include "emulate/github/rest_api.h"
 
@@ -12,11 +11,6 @@ using http::ServerRequest;
 using nlohmann::json;
 
 namespace {
-
-// Ids in paths and queries are non-negative decimal numbers.
-std::optional<int64_t> ParseId(std::string_view text) {
-  return ParseInt64InRange(text, 0, INT64_MAX);
-}
 
 HttpResponse NoContent() {
   HttpResponse out;

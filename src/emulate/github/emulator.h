@@ -24,7 +24,7 @@
 namespace mvr::emulate::github {
 
 struct EmulatorOptions {
-  ModelOptions model;
+  GithubModelOptions model;
   AuthOptions auth;
   RateOptions rate;
   std::string webhook_url;  // empty: deliveries are only recorded

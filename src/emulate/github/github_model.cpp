@@ -31,7 +31,7 @@ bool LabelsMatch(const std::vector<std::string>& job_labels,
   return true;
 }
 
-GithubModel::GithubModel(ModelOptions options, const Clock& clock, Random& random,
+GithubModel::GithubModel(GithubModelOptions options, const Clock& clock, Random& random,
                          Random& secure_random, WebhookSender* sender)
     : options_(std::move(options)),
       clock_(clock),

@@ -23,7 +23,7 @@
 
 namespace mvr::emulate::github {
 
-struct ModelOptions {
+struct GithubModelOptions {
   std::vector<std::string> repositories;      // "owner/name"
   std::vector<std::string> organizations;     // orgs whose runners serve their repositories
   std::string base_url = "http://127.0.0.1";  // where runners reach the emulator
@@ -55,11 +55,11 @@ class GithubModel {
  public:
   // `random` draws delivery GUIDs; `secure_random` draws runner credentials and JIT key material.
   // `sender` may be null (deliveries are then recorded as not_configured).
-  GithubModel(ModelOptions options, const Clock& clock, Random& random, Random& secure_random,
+  GithubModel(GithubModelOptions options, const Clock& clock, Random& random, Random& secure_random,
               WebhookSender* sender);
 
   void SetBaseUrl(std::string url);
-  const ModelOptions& options() const { return options_; }
+  const GithubModelOptions& options() const { return options_; }
 
   // --- REST operations (errors: NotFound 404, Conflict 409, InvalidArgument 422) ---
   Result<Repository> GetRepository(const std::string& owner, const std::string& repo) const;
@@ -122,7 +122,7 @@ class GithubModel {
   void Dispatch(Outbox out);
   void RecordOutcome(const std::string& guid, const DeliveryOutcome& outcome);
 
-  ModelOptions options_;
+  GithubModelOptions options_;
   const Clock& clock_;
   Random& random_;
   Random& secure_random_;

@@ -1,5 +1,6 @@
 #include "emulate/github/model_json.h"
 
+#include "base/numbers.h"
 #include "base/time_format.h"
 
 namespace mvr::emulate::github {
@@ -178,6 +179,10 @@ Result<JobAssignment> ParseJobAssignment(std::string_view body) {
     return Internal("the emulator sent a job the runner cannot read");
   }
   return a;
+}
+
+std::optional<int64_t> ParseId(std::string_view text) {
+  return ParseInt64InRange(text, 0, INT64_MAX);
 }
 
 }  // namespace mvr::emulate::github

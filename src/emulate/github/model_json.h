@@ -24,4 +24,7 @@ Result<JobAssignment> ParseJobAssignment(std::string_view body);
 // RFC 3339 or null.
 nlohmann::json TimeOrNull(const std::optional<TimePoint>& t);
 
+// Ids in the REST and control APIs' paths and queries: non-negative decimal numbers.
+std::optional<int64_t> ParseId(std::string_view text);
+
 }  // namespace mvr::emulate::github

@@ -16,11 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-// Ids in paths and queries are non-negative decimal numbers.
-std::optional<int64_t> ParseId(std::string_view text) {
-  return ParseInt64InRange(text, 0, INT64_MAX);
-}
-
 int IntParam(const ServerRequest& req, const char* name, int fallback, int lo, int hi) {
   auto v = req.Param(name);
   if (!v) return fallback;
@@ -112,9 +107,19 @@ http::RouteHandler RestApi::Guard(AuthKind kind, bool mutating, Inner inner) {
   };
 }
 
+// Guard's `write` argument, by name.
+constexpr bool kRead = false;
+constexpr bool kWrite = true;
+
 void RestApi::AddRoutes(http::Router& router) {
-  const bool kRead = false;
-  const bool kWrite = true;
+  AddRepositoryRoutes(router);
+  AddTokenRoutes(router);
+  AddRunnerRoutes(router);
+  AddJobRoutes(router);
+}
+
+// The repository and the App's installation on it.
+void RestApi::AddRepositoryRoutes(http::Router& router) {
   router.Add("GET", "/repos/{owner}/{repo}",
              Guard(AuthKind::kToken, kRead, [this](const ServerRequest&, const PathParams& p) {
                auto repo = model_.GetRepository(p.at("owner"), p.at("repo"));
@@ -132,6 +137,10 @@ void RestApi::AddRoutes(http::Router& router) {
                j["repository_selection"] = "all";
                return JsonResponse(200, j);
              }));
+}
+
+// Installation tokens for the App, and the rate limit of the caller's bucket.
+void RestApi::AddTokenRoutes(http::Router& router) {
   router.Add("POST", "/app/installations/{id}/access_tokens",
              Guard(AuthKind::kApp, kWrite, [this](const ServerRequest&, const PathParams& p) {
                auto id = ParseId(p.at("id"));
@@ -161,7 +170,11 @@ void RestApi::AddRoutes(http::Router& router) {
     j["rate"] = core;
     return JsonResponse(200, j);
   });
+}
 
+// Self-hosted runners of a repository or an organization: JIT configs, registration tokens,
+// list, get, delete.
+void RestApi::AddRunnerRoutes(http::Router& router) {
   for (const char* prefix : {"/repos/{owner}/{repo}", "/orgs/{org}"}) {
     const bool org = std::string(prefix) == "/orgs/{org}";
     auto scope_of = [org](const PathParams& p) { return org ? OrgScope(p) : RepoScope(p); };
@@ -198,7 +211,10 @@ void RestApi::AddRoutes(http::Router& router) {
                        return DeleteRunner(scope_of(p), p.at("id"));
                      }));
   }
+}
 
+// Workflow jobs and runs.
+void RestApi::AddJobRoutes(http::Router& router) {
   router.Add("GET", "/repos/{owner}/{repo}/actions/jobs/{job_id}",
              Guard(AuthKind::kToken, kRead, [this](const ServerRequest&, const PathParams& p) {
                auto id = ParseId(p.at("job_id"));

@@ -27,6 +27,10 @@ class RestApi {
   void AddRoutes(http::Router& router);
 
  private:
+  void AddRepositoryRoutes(http::Router& router);
+  void AddTokenRoutes(http::Router& router);
+  void AddRunnerRoutes(http::Router& router);
+  void AddJobRoutes(http::Router& router);
   enum class AuthKind { kToken, kApp };
   using Inner =
       std::function<http::HttpResponse(const http::ServerRequest&, const http::PathParams&)>;

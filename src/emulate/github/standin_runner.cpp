@@ -57,7 +57,7 @@ Result<http::HttpResponse> StandInRunner::Call(const std::string& method, const 
   if (!retry) return once();
   RetryPolicy policy;
   policy.max_attempts = 8;
-  return Retry<http::HttpResponse>(policy, seam_.retry(), once);
+  return Retry<http::HttpResponse>(policy, seam_, once);
 }
 
 Result<RunnerOutcome> StandInRunner::Run() {

@@ -69,74 +69,66 @@ std::string MemberType(const aws::ServiceModel& sm, const std::string& input_sha
   return shapes.contains(target) ? shapes[target].value("type", "") : "";
 }
 
-}  // namespace
+Status Validation(const std::string& message) {
+  return InvalidArgument(message).WithErrorType("ValidationException");
+}
 
-http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
-  const aws::ServiceModel& sm = aws::ServiceModel::LambdaMicrovms();
-  json log_line = {{"kind", "api"}, {"method", request.method}, {"path", request.path}};
-  auto finish = [&](http::HttpResponse response) {
-    log_line["status"] = response.status;
-    if (auto type = response.headers.Get("x-amzn-ErrorType")) log_line["error"] = *type;
-    LogRequest(log_line);
-    return response;
-  };
+// SigV4 with one of `keys` (access key id -> secret), as the real service checks it.
+Status VerifySignature(const http::ServerRequest& request,
+                       const std::map<std::string, std::string>& keys, TimePoint now) {
+  Status verified = aws::VerifyRequest(
+      request,
+      [&keys](const std::string& key) -> std::optional<std::string> {
+        auto it = keys.find(key);
+        if (it == keys.end()) return std::nullopt;
+        return it->second;
+      },
+      now);
+  if (verified.ok()) return verified;
+  return Unauthorized("request signature rejected: " + verified.message())
+      .WithErrorType("AccessDeniedException");
+}
 
-  if (!options_.sigv4_keys.empty()) {
-    Status verified = aws::VerifyRequest(
-        request,
-        [this](const std::string& key) -> std::optional<std::string> {
-          auto it = options_.sigv4_keys.find(key);
-          if (it == options_.sigv4_keys.end()) return std::nullopt;
-          return it->second;
-        },
-        deps_.clock.Now());
-    if (!verified.ok()) {
-      return finish(ErrorResponse(Unauthorized("request signature rejected: " + verified.message())
-                                      .WithErrorType("AccessDeniedException"),
-                                  sm));
-    }
-  }
+http::HttpResponse UnknownOperation(const http::ServerRequest& request) {
+  http::HttpResponse r = http::HttpResponse::Json(
+      404, SafeDump(json{{"message", "no Lambda MicroVMs operation for " + request.method + " " +
+                                         request.path}}));
+  r.headers.Set("x-amzn-ErrorType", "UnknownOperationException");
+  return r;
+}
 
-  std::map<std::string, std::string> labels;
-  const aws::ServiceModel::Operation* op = sm.Route(request.method, request.path, &labels);
-  if (op == nullptr) {
-    http::HttpResponse r = http::HttpResponse::Json(
-        404, SafeDump(json{{"message", "no Lambda MicroVMs operation for " + request.method + " " +
-                                           request.path}}));
-    r.headers.Set("x-amzn-ErrorType", "UnknownOperationException");
-    return finish(r);
-  }
-  log_line["operation"] = op->name;
-
-  // Text from the path, query and headers is not checked by the JSON parser: refuse bytes that
-  // are not UTF-8 here, before they reach the model (whose JSON would throw on them).
+// Text from the path, query and headers is not checked by the JSON parser: refuse bytes that are
+// not UTF-8 here, before they reach the model (whose JSON would throw on them).
+Status CheckPathAndQuery(const http::ServerRequest& request) {
   if (!IsValidUtf8(request.path) || !IsValidUtf8(request.query)) {
-    return finish(ErrorResponse(InvalidArgument("the request path or query is not valid UTF-8")
-                                    .WithErrorType("ValidationException"),
-                                sm));
+    return Validation("the request path or query is not valid UTF-8");
   }
   for (const auto& [k, v] : request.params) {
-    if (!IsValidUtf8(k) || !IsValidUtf8(v)) {
-      return finish(ErrorResponse(InvalidArgument("a query parameter is not valid UTF-8")
-                                      .WithErrorType("ValidationException"),
-                                  sm));
-    }
+    if (!IsValidUtf8(k) || !IsValidUtf8(v))
+      return Validation("a query parameter is not valid UTF-8");
   }
+  return Status::Ok();
+}
+
+// The operation's input as the model takes it: the body's members merged with the URI labels,
+// query parameters and headers the service model binds to members.
+Result<json> ReadInput(const aws::ServiceModel& sm, const aws::ServiceModel::Operation& op,
+                       const http::ServerRequest& request,
+                       const std::map<std::string, std::string>& labels) {
+  MVR_RETURN_IF_ERROR(CheckPathAndQuery(request));
   json input = json::object();
   if (!request.body.empty()) {
     input = json::parse(request.body, nullptr, false);
     if (input.is_discarded() || !input.is_object()) {
-      return finish(ErrorResponse(InvalidArgument("the request body is not a JSON object")
-                                      .WithErrorType("ValidationException"),
-                                  sm));
+      return Validation("the request body is not a JSON object");
     }
   }
-  for (const aws::ServiceModel::Binding& b : sm.InputBindings(op->name)) {
+  for (const aws::ServiceModel::Binding& b : sm.InputBindings(op.name)) {
     if (b.location == "uri") {
       auto it = labels.find(b.location_name);
       if (it != labels.end()) input[b.member] = it->second;
     } else if (b.location == "querystring") {
-      const bool is_list = MemberType(sm, op->input_shape, b.member) == "list";
+      const bool is_list = MemberType(sm, op.input_shape, b.member) == "list";
       for (const auto& [k, v] : request.params) {
         if (k != b.location_name) continue;
         if (is_list) {
@@ -147,53 +139,74 @@ http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
       }
     } else if (b.location == "header") {
       if (auto v = request.headers.Get(b.location_name)) {
-        if (!IsValidUtf8(*v)) {
-          return finish(
-              ErrorResponse(InvalidArgument("header " + b.location_name + " is not valid UTF-8")
-                                .WithErrorType("ValidationException"),
-                            sm));
-        }
+        if (!IsValidUtf8(*v))
+          return Validation("header " + b.location_name + " is not valid UTF-8");
         input[b.member] = *v;
       }
     }
   }
-  if (input.contains("microvmIdentifier") && input["microvmIdentifier"].is_string()) {
-    log_line["microvmId"] = input["microvmIdentifier"];
-  }
+  return input;
+}
 
-  Status valid = sm.ValidateInput(op->name, input);
-  if (!valid.ok()) {
-    return finish(
-        ErrorResponse(InvalidArgument(valid.message()).WithErrorType("ValidationException"), sm));
+http::HttpResponse Success(const aws::ServiceModel::Operation& op, const json& output) {
+  http::HttpResponse r;
+  r.status = op.success_code;
+  if (op.success_code != 204) {
+    r.headers.Set("Content-Type", "application/json");
+    r.body = SafeDump(output);
   }
+  return r;
+}
+
+}  // namespace
+
+// Checks the signature, routes to an operation, reads and validates its input, runs it on the
+// model (and dispatches the effects it made due), and answers; every answer is logged.
+http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
+  const aws::ServiceModel& sm = aws::ServiceModel::LambdaMicrovms();
+  json log_line = {{"kind", "api"}, {"method", request.method}, {"path", request.path}};
+  auto finish = [&](http::HttpResponse response) {
+    log_line["status"] = response.status;
+    if (auto type = response.headers.Get("x-amzn-ErrorType")) log_line["error"] = *type;
+    LogRequest(log_line);
+    return response;
+  };
+  if (!options_.sigv4_keys.empty()) {
+    Status verified = VerifySignature(request, options_.sigv4_keys, deps_.seam.clock.Now());
+    if (!verified.ok()) return finish(ErrorResponse(verified, sm));
+  }
+  std::map<std::string, std::string> labels;
+  const aws::ServiceModel::Operation* op = sm.Route(request.method, request.path, &labels);
+  if (op == nullptr) return finish(UnknownOperation(request));
+  log_line["operation"] = op->name;
+  Result<json> input = ReadInput(sm, *op, request, labels);
+  if (!input.ok()) return finish(ErrorResponse(input.status(), sm));
+  if (input->contains("microvmIdentifier") && (*input)["microvmIdentifier"].is_string()) {
+    log_line["microvmId"] = (*input)["microvmIdentifier"];
+  }
+  Status valid = sm.ValidateInput(op->name, *input);
+  if (!valid.ok()) return finish(ErrorResponse(Validation(valid.message()), sm));
 
   Result<json> output = Status();
   std::vector<Effect> due;
   try {
     std::lock_guard<std::mutex> lock(mu_);
-    output = model_->Invoke(op->name, input);
+    output = model_->Invoke(op->name, *input);
     due = model_->TakeDueEffects();
   } catch (const std::exception&) {
     // A bug, not the caller's doing; the answer must not carry the exception's text.
-    deps_.logger.Error("the model threw on a request", {{"operation", op->name}});
+    deps_.seam.logger.Error("the model threw on a request", {{"operation", op->name}});
     return finish(ErrorResponse(Internal("the emulator could not process this request"), sm));
   }
   Dispatch(std::move(due));
   if (!output.ok()) return finish(ErrorResponse(output.status(), sm));
-
   if (output->contains("microvmId")) log_line["microvmId"] = (*output)["microvmId"];
   Status fits = sm.ValidateOutput(op->name, *output);
   if (!fits.ok()) {
-    deps_.logger.Error("emulator output does not fit the service model",
-                       {{"operation", op->name}, {"problem", fits.message()}});
+    deps_.seam.logger.Error("emulator output does not fit the service model",
+                            {{"operation", op->name}, {"problem", fits.message()}});
   }
-  http::HttpResponse r;
-  r.status = op->success_code;
-  if (op->success_code != 204) {
-    r.headers.Set("Content-Type", "application/json");
-    r.body = SafeDump(*output);
-  }
-  return finish(r);
+  return finish(Success(*op, *output));
 }
 
 }  // namespace mvr::emulate::microvms

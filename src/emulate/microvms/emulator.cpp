@@ -38,8 +38,7 @@ Result<std::string> Emulator::Start() {
     netns_options.range = options_.namespace_range;
     netns_options.scratch_dir = options_.state_dir + "/netns";
     Result<std::unique_ptr<NetworkNamespaces>> namespaces = NetworkNamespaces::Create(
-        NetworkNamespaces::Deps{deps_.clock, deps_.sleeper, deps_.processes, deps_.logger},
-        netns_options);
+        NetworkNamespaces::Deps{deps_.seam, deps_.processes}, netns_options);
     if (!namespaces.ok()) {
       api_->Stop();
       return namespaces.status();
@@ -50,14 +49,12 @@ Result<std::string> Emulator::Start() {
     };
     host_options.close_guest_api = [this](const std::string& target) { CloseGuestApi(target); };
   }
-  host_ = std::make_unique<VmHost>(VmHost::Deps{deps_.clock, deps_.sleeper, deps_.http,
-                                                deps_.processes, deps_.logger, namespaces_.get()},
-                                   host_options);
+  host_ = std::make_unique<VmHost>(
+      VmHost::Deps{deps_.seam, deps_.http, deps_.processes, namespaces_.get()}, host_options);
 
-  ModelOptions model_options = options_.model;
+  MicrovmModelOptions model_options = options_.model;
   model_options.endpoint_for = [this](const std::string& id) { return OpenIngress(id); };
-  model_ = std::make_unique<MicrovmModel>(
-      MicrovmModel::Deps{deps_.clock, deps_.random, deps_.secure_random}, model_options);
+  model_ = std::make_unique<MicrovmModel>(deps_.seam, model_options);
   for (const auto& [name, command] : options_.images) {
     ProgramSpec program;
     program.argv = {"/bin/sh", "-c", command};
@@ -68,8 +65,8 @@ Result<std::string> Emulator::Start() {
     }
   }
   ticker_ = std::thread([this] { TickLoop(); });
-  deps_.logger.Info("microvms emulator started",
-                    {{"url", url_}, {"state_dir", options_.state_dir}});
+  deps_.seam.logger.Info("microvms emulator started",
+                         {{"url", url_}, {"state_dir", options_.state_dir}});
   return url_;
 }
 
@@ -82,10 +79,10 @@ void Emulator::Dispatch(std::vector<Effect> effects) {
     std::thread([this, effect = std::move(effect)]() mutable {
       EffectOutcome outcome = host_->Execute(effect);
       if (!outcome.ok) {
-        deps_.logger.Warn("effect failed", {{"target", effect.target},
-                                            {"effect", EffectKindName(effect.kind)},
-                                            {"hook", HookName(effect.hook)},
-                                            {"reason", outcome.reason}});
+        deps_.seam.logger.Warn("effect failed", {{"target", effect.target},
+                                                 {"effect", EffectKindName(effect.kind)},
+                                                 {"hook", HookName(effect.hook)},
+                                                 {"reason", outcome.reason}});
       }
       std::vector<Effect> next;
       {
@@ -103,7 +100,7 @@ void Emulator::Dispatch(std::vector<Effect> effects) {
 
 void Emulator::TickLoop() {
   while (!stopping_.load()) {
-    deps_.sleeper.Sleep(options_.tick_interval);
+    deps_.seam.sleeper.Sleep(options_.tick_interval);
     // waitpid happens before the model lock is taken.
     auto exits = host_->ReapUnexpectedExits();
     std::vector<Effect> due;
@@ -129,13 +126,13 @@ void Emulator::Shutdown() {
       due = model_->TakeDueEffects();
     }
     Dispatch(std::move(due));
-    const TimePoint deadline = deps_.clock.Now() + options_.shutdown_timeout;
-    while (deps_.clock.Now() < deadline) {
+    const TimePoint deadline = deps_.seam.clock.Now() + options_.shutdown_timeout;
+    while (deps_.seam.clock.Now() < deadline) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (model_->Settled()) break;
       }
-      deps_.sleeper.Sleep(Duration(50));
+      deps_.seam.sleeper.Sleep(Duration(50));
     }
   }
   stopping_.store(true);
@@ -163,7 +160,7 @@ void Emulator::Shutdown() {
     stoppers.emplace_back([s = server.get()] { s->Stop(); });
   }
   for (std::thread& t : stoppers) t.join();
-  deps_.logger.Info("microvms emulator stopped", {{"url", url_}});
+  deps_.seam.logger.Info("microvms emulator stopped", {{"url", url_}});
 }
 
 Result<std::string> Emulator::OpenGuestApi(const std::string& target,
@@ -198,7 +195,7 @@ void Emulator::CloseGuestApi(const std::string& target) {
 
 void Emulator::LogRequest(nlohmann::json line) const {
   if (options_.request_log == nullptr) return;
-  line["ts"] = FormatRfc3339Millis(deps_.clock.Now());
+  line["ts"] = FormatRfc3339Millis(deps_.seam.clock.Now());
   // A request path need not be UTF-8; the log line must still be written (and not throw).
   options_.request_log->Write(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/random.h"
+#include "base/seam.h"
 #include "emulate/microvms/microvm_model.h"
 #include "emulate/microvms/network_namespaces.h"
 #include "emulate/microvms/vm_host.h"
@@ -32,11 +33,7 @@ namespace mvr::emulate::microvms {
 class Emulator {
  public:
   struct Deps {
-    const Clock& clock;
-    Sleeper& sleeper;
-    Random& random;
-    Random& secure_random;
-    const Logger& logger;
+    Seam seam;
     http::HttpClient& http;  // hook calls and proxied ingress requests (loopback only)
     process::ProcessRunner& processes;
   };
@@ -44,7 +41,7 @@ class Emulator {
     std::string listen_host = "127.0.0.1";
     int listen_port = 0;
     std::string state_dir;  // required
-    ModelOptions model;
+    MicrovmModelOptions model;
     std::vector<int> guest_ports = {8080};
     // kHost: guests share the host network on loopback ports. kNamespace (root only): each
     // instance gets its own network namespace, with a /30 from namespace_range, and the real ports.
@@ -91,6 +88,8 @@ class Emulator {
 
  private:
   // ingress_proxy.cpp
+  // Waits (kResumeWait at most) until an auto-resumed MicroVM runs; false if it never does.
+  bool WaitForResume(const std::string& microvm_id);
   http::HttpResponse HandleIngress(const std::string& microvm_id,
                                    const http::ServerRequest& request);
   std::string OpenIngress(const std::string& microvm_id);

@@ -44,6 +44,11 @@ Result<MicrovmModel::Image*> MicrovmModel::FindImage(const std::string& identifi
   return &it->second;
 }
 
+MicrovmModel::Version& MicrovmModel::BuildVersion(const Build& build) {
+  return images_.at(build.image)
+      .versions.at(static_cast<int>(ParseInt64InRange(build.version, 1, INT32_MAX).value_or(0)));
+}
+
 Result<MicrovmModel::Version*> MicrovmModel::FindVersion(Image& image, const json& version) {
   const std::string text = version.is_string() ? version.get<std::string>() : version.dump();
   int number = static_cast<int>(ParseInt64InRange(text, 1, INT32_MAX).value_or(0));
@@ -105,7 +110,10 @@ json MicrovmModel::BuildJson(const Build& b) const {
   return out;
 }
 
-Result<json> MicrovmModel::AddVersion(Image& image, const json& in) {
+// A new version's settings from a create/update request: the build's inputs are checked, and the
+// hooks, memory, environment and the members echoed back are read.
+Result<MicrovmModel::Version> MicrovmModel::ReadVersionRequest(const json& in,
+                                                               int default_memory_mib) {
   MVR_RETURN_IF_ERROR(RequiredString(in, "baseImageArn").status());
   MVR_RETURN_IF_ERROR(RequiredString(in, "buildRoleArn", 20, 2048).status());
   if (!in.contains("codeArtifact") || !in["codeArtifact"].is_object()) {
@@ -118,11 +126,11 @@ Result<json> MicrovmModel::AddVersion(Image& image, const json& in) {
         "Dockerfile at its root (the emulator builds locally; got " +
         uri + ")");
   }
-  Result<HookSet> parsed = HookSet::FromJson(in.value("hooks", json()));
-  if (!parsed.ok()) return Invalid(parsed.status().message());
-  const HookSet hooks = parsed.value();
+  Result<HookSet> hooks = HookSet::FromJson(in.value("hooks", json()));
+  if (!hooks.ok()) return Invalid(hooks.status().message());
   Version v;
-  v.memory_mib = options_.default_memory_mib;
+  v.hooks = *hooks;
+  v.memory_mib = default_memory_mib;
   if (in.contains("resources")) {
     const json& r = in["resources"];
     if (!r.is_array() || r.size() > 1) return Invalid("resources must be a list of at most 1");
@@ -142,20 +150,12 @@ Result<json> MicrovmModel::AddVersion(Image& image, const json& in) {
   for (const char* f : kVersionConfigFields) {
     if (in.contains(f) && !in[f].is_null()) v.config[f] = in[f];
   }
-  v.number = image.next_version++;
-  v.hooks = hooks;
-  v.created_at = v.updated_at = Now();
-  Build build;
-  build.id = deps_.random.Hex(16);
-  build.image = image.name;
-  build.version = std::to_string(v.number);
-  build.created_at = Now();
-  v.build_id = build.id;
-  image.updated_at = Now();
-  const int number = v.number;
-  image.versions.emplace(number, std::move(v));
-  const std::string target = "build-" + build.id;
-  Build& stored = builds_.emplace(target, std::move(build)).first->second;
+  return v;
+}
+
+// A build: prepare the artifact, start the program, /ready, snapshot (stop); then, when the image
+// has a /validate hook, the same on a test instance started from the snapshot, and /validate.
+std::deque<MicrovmModel::Step> MicrovmModel::BuildSteps(const HookSet& hooks) {
   std::deque<Step> steps = {Step{Effect::Kind::kPrepareArtifact},
                             Step{Effect::Kind::kStartProgram}};
   if (hooks.ready.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kReady});
@@ -171,8 +171,27 @@ Result<json> MicrovmModel::AddVersion(Image& image, const json& in) {
     steps.push_back(Step{Effect::Kind::kCallHook, Hook::kValidate, true, true});
     steps.push_back(Step{Effect::Kind::kStop, Hook::kReady, false, true});
   }
-  StartSequence(target, stored.seq, std::move(steps), 0,
-                options_.latency.build.Sample(deps_.random));
+  return steps;
+}
+
+Result<json> MicrovmModel::AddVersion(Image& image, const json& in) {
+  MVR_ASSIGN_OR_RETURN(Version v, ReadVersionRequest(in, options_.default_memory_mib));
+  v.number = image.next_version++;
+  v.created_at = v.updated_at = Now();
+  Build build;
+  build.id = seam_.random.Hex(16);
+  build.image = image.name;
+  build.version = std::to_string(v.number);
+  build.created_at = Now();
+  v.build_id = build.id;
+  image.updated_at = Now();
+  const int number = v.number;
+  const HookSet hooks = v.hooks;
+  image.versions.emplace(number, std::move(v));
+  const std::string target = "build-" + build.id;
+  Build& stored = builds_.emplace(target, std::move(build)).first->second;
+  StartSequence(target, stored.seq, BuildSteps(hooks), 0,
+                options_.latency.build.Sample(seam_.random));
 
   json out = ImageJson(image, false);
   for (const auto& [k, val] : image.versions.at(number).config.items()) out[k] = val;
@@ -184,7 +203,7 @@ void MicrovmModel::FinishBuild(Build& build, bool ok, const std::string& reason)
   build.state = ok ? "SUCCESSFUL" : "FAILED";
   build.reason = reason;
   Image& image = images_.at(build.image);
-  Version& v = image.versions.at(std::stoi(build.version));
+  Version& v = BuildVersion(build);
   v.state = ok ? "SUCCESSFUL" : "FAILED";
   v.status = ok ? "ACTIVE" : "INACTIVE";
   v.reason = reason;

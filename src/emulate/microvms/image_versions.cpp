@@ -143,7 +143,7 @@ Status MicrovmModel::RegisterImage(const std::string& name, ProgramSpec program)
               {"codeArtifact", {{"uri", "emulator-command:" + name}}},
               {"hooks", v.hooks.ToJson()}};
   Build build;
-  build.id = deps_.random.Hex(16);
+  build.id = seam_.random.Hex(16);
   build.image = name;
   build.version = "1";
   build.state = "SUCCESSFUL";

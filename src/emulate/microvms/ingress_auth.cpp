@@ -61,12 +61,12 @@ Result<json> MicrovmModel::CreateAuthToken(const json& in, bool shell) {
   if (!shell) {
     MVR_ASSIGN_OR_RETURN(ports, ReadPorts(in));
   }
-  if (vm->state == VmState::kTerminating || vm->state == VmState::kTerminated) {
-    return Conflict("MicroVM " + vm->id + " is " + VmStateName(vm->state) +
+  if (vm->state == MicrovmState::kTerminating || vm->state == MicrovmState::kTerminated) {
+    return Conflict("MicroVM " + vm->id + " is " + MicrovmStateName(vm->state) +
                     "; tokens are only issued for live MicroVMs")
         .WithErrorType("ConflictException");
   }
-  Secret token("mvmtok_" + deps_.secure_random.Hex(32));
+  Secret token("mvmtok_" + seam_.secure_random.Hex(32));
   // Shell tokens are issued for API compatibility; the emulator serves no shell.
   if (!shell) {
     grants_[Sha256Hex(token.Reveal())] =
@@ -98,14 +98,14 @@ Result<MicrovmModel::IngressGrant> MicrovmModel::AuthorizeIngress(const std::str
   }
   IngressGrant out;
   switch (vm.state) {
-    case VmState::kRunning:
+    case MicrovmState::kRunning:
       vm.last_traffic = Now();
       return out;
-    case VmState::kSuspended:
-    case VmState::kSuspending:
+    case MicrovmState::kSuspended:
+    case MicrovmState::kSuspending:
       if (!vm.auto_resume) break;
       vm.last_traffic = Now();
-      if (vm.state == VmState::kSuspending) {
+      if (vm.state == MicrovmState::kSuspending) {
         vm.resume_after_suspend = true;
       } else if (!vm.seq.active) {
         BeginResume(vm);
@@ -115,16 +115,17 @@ Result<MicrovmModel::IngressGrant> MicrovmModel::AuthorizeIngress(const std::str
     default:
       break;
   }
-  return Transient("MicroVM " + microvm_id + " is " + VmStateName(vm.state) +
+  return Transient("MicroVM " + microvm_id + " is " + MicrovmStateName(vm.state) +
                    " and cannot serve requests");
 }
 
 void MicrovmModel::RecordTraffic(const std::string& microvm_id) {
   auto it = vms_.find(microvm_id);
-  if (it != vms_.end() && it->second.state == VmState::kRunning) it->second.last_traffic = Now();
+  if (it != vms_.end() && it->second.state == MicrovmState::kRunning)
+    it->second.last_traffic = Now();
 }
 
-std::optional<VmState> MicrovmModel::StateOf(const std::string& microvm_id) const {
+std::optional<MicrovmState> MicrovmModel::StateOf(const std::string& microvm_id) const {
   auto it = vms_.find(microvm_id);
   if (it == vms_.end()) return std::nullopt;
   return it->second.state;

@@ -6,7 +6,6 @@
 // woken first.
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 
 #include "base/numbers.h"
 #include "emulate/microvms/emulator.h"
@@ -33,10 +32,7 @@ bool IsIpv4(std::string_view text) {
   while (start <= text.size()) {
     size_t dot = text.find('.', start);
     if (dot == std::string_view::npos) dot = text.size();
-    int value = 0;
-    auto [end, ec] = std::from_chars(text.data() + start, text.data() + dot, value);
-    if (ec != std::errc() || end != text.data() + dot || dot == start || dot - start > 3 ||
-        value > 255) {
+    if (dot - start > 3 || !ParseInt64InRange(text.substr(start, dot - start), 0, 255)) {
       return false;
     }
     ++parts;
@@ -73,6 +69,58 @@ bool IsHopByHop(std::string_view name) {
   return false;
 }
 
+// The guest port a request is for: X-aws-proxy-port, 8080 without it.
+std::optional<int> ProxyPort(const http::ServerRequest& request) {
+  std::optional<std::string> text = request.headers.Get("X-aws-proxy-port");
+  if (!text) return 8080;
+  std::optional<int64_t> parsed = ParseInt64InRange(*text, 1, 65535);
+  if (!parsed) return std::nullopt;
+  return static_cast<int>(*parsed);
+}
+
+// A refused grant as the real endpoint answers it.
+http::HttpResponse RefusedGrant(const Status& status) {
+  switch (status.code()) {
+    case Code::kUnauthorized:
+      return ProxyError(403, status.message());
+    case Code::kNotFound:
+      return ProxyError(404, status.message());
+    default:
+      return ProxyError(503, status.message());
+  }
+}
+
+// The request as the guest gets it: the proxy's own headers and hop-by-hop headers dropped.
+http::HttpRequest ForwardRequest(const http::ServerRequest& request, std::string url) {
+  http::HttpRequest forward;
+  forward.method = request.method;
+  forward.url = std::move(url);
+  for (const auto& [name, value] : request.headers) {
+    if (StartsWithNoCase(name, "x-aws-proxy-") || IsHopByHop(name) ||
+        http::HeaderNameEquals(name, "Accept-Encoding")) {
+      continue;
+    }
+    forward.headers.Add(name, value);
+  }
+  forward.body = request.body;
+  forward.timeout = kForwardTimeout;
+  return forward;
+}
+
+// The guest's answer as the client gets it.
+http::HttpResponse ForwardAnswer(http::HttpResponse answer) {
+  http::HttpResponse out;
+  out.status = answer.status;
+  out.body = std::move(answer.body);
+  for (const auto& [name, value] : answer.headers) {
+    // The client library already decoded the body, so its encoding no longer applies.
+    if (!IsHopByHop(name) && !http::HeaderNameEquals(name, "Content-Encoding")) {
+      out.headers.Add(name, value);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Status CheckRequestTarget(const std::string& raw_path, const std::string& query) {
@@ -95,13 +143,11 @@ Result<std::string> ForwardUrl(const std::string& guest_authority, const std::st
   const std::string_view address(guest_authority.data(), colon);
   const std::string_view port_text(guest_authority.data() + colon + 1,
                                    guest_authority.size() - colon - 1);
-  int port = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (!IsIpv4(address) || ec != std::errc() || end != port_text.data() + port_text.size() ||
-      port < 1 || port > 65535) {
+  const std::optional<int64_t> port = ParseInt64InRange(port_text, 1, 65535);
+  if (!IsIpv4(address) || !port) {
     return Internal("guest address '" + guest_authority + "' is not IPv4:port");
   }
-  return "http://" + std::string(address) + ":" + std::to_string(port) + raw_path +
+  return "http://" + std::string(address) + ":" + std::to_string(*port) + raw_path +
          (query.empty() ? "" : "?" + query);
 }
 
@@ -113,8 +159,8 @@ std::string Emulator::OpenIngress(const std::string& microvm_id) {
       [this, microvm_id](const http::ServerRequest& r) { return HandleIngress(microvm_id, r); }, o);
   Result<int> port = server->Start(options_.listen_host, 0);
   if (!port.ok()) {
-    deps_.logger.Error("cannot open the ingress listener",
-                       {{"microvm_id", microvm_id}, {"error", port.status().message()}});
+    deps_.seam.logger.Error("cannot open the ingress listener",
+                            {{"microvm_id", microvm_id}, {"error", port.status().message()}});
     return "http://" + options_.listen_host + ":1/";
   }
   std::lock_guard<std::mutex> lock(ingress_mu_);
@@ -133,7 +179,7 @@ void Emulator::CloseFinishedIngress() {
     std::lock_guard<std::mutex> lock(mu_);
     for (const std::string& id : ids) {
       auto state = model_->StateOf(id);
-      if (!state || *state == VmState::kTerminated) finished.push_back(id);
+      if (!state || *state == MicrovmState::kTerminated) finished.push_back(id);
     }
   }
   std::vector<std::unique_ptr<http::HttpServer>> closing;
@@ -161,6 +207,25 @@ void Emulator::CloseFinishedIngress() {
   }
 }
 
+bool Emulator::WaitForResume(const std::string& microvm_id) {
+  const TimePoint deadline = deps_.seam.clock.Now() + kResumeWait;
+  while (true) {
+    std::optional<MicrovmState> state;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      state = model_->StateOf(microvm_id);
+    }
+    if (state == MicrovmState::kRunning) return true;
+    if (!state || *state == MicrovmState::kTerminating || *state == MicrovmState::kTerminated ||
+        deps_.seam.clock.Now() >= deadline) {
+      return false;
+    }
+    deps_.seam.sleeper.Sleep(Duration(20));
+  }
+}
+
+// Checks the target and the port, asks the model for a grant (the token, the VM's state; a
+// suspended VM with auto-resume is resumed and waited for), and forwards to the guest.
 http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
                                            const http::ServerRequest& request) {
   json log_line = {{"kind", "ingress"},
@@ -176,15 +241,11 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
   if (Status target = CheckRequestTarget(request.raw_path, request.query); !target.ok()) {
     return finish(ProxyError(400, target.message()));
   }
-  int port = 8080;
-  if (auto text = request.headers.Get("X-aws-proxy-port")) {
-    std::optional<int64_t> parsed = ParseInt64InRange(*text, 1, 65535);
-    if (!parsed) {
-      return finish(ProxyError(400, "X-aws-proxy-port must be a port number from 1 to 65535"));
-    }
-    port = static_cast<int>(*parsed);
+  const std::optional<int> port = ProxyPort(request);
+  if (!port) {
+    return finish(ProxyError(400, "X-aws-proxy-port must be a port number from 1 to 65535"));
   }
-  log_line["port"] = port;
+  log_line["port"] = *port;
   std::optional<Secret> token;
   if (auto value = request.headers.Get("X-aws-proxy-auth")) token.emplace(*value);
 
@@ -192,76 +253,33 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
   std::vector<Effect> due;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    grant = model_->AuthorizeIngress(microvm_id, token ? &*token : nullptr, port);
+    grant = model_->AuthorizeIngress(microvm_id, token ? &*token : nullptr, *port);
     due = model_->TakeDueEffects();
   }
   Dispatch(std::move(due));
-  if (!grant.ok()) {
-    switch (grant.status().code()) {
-      case Code::kUnauthorized:
-        return finish(ProxyError(403, grant.status().message()));
-      case Code::kNotFound:
-        return finish(ProxyError(404, grant.status().message()));
-      default:
-        return finish(ProxyError(503, grant.status().message()));
-    }
+  if (!grant.ok()) return finish(RefusedGrant(grant.status()));
+  if (grant->wait_for_resume && !WaitForResume(microvm_id)) {
+    return finish(ProxyError(503, "the MicroVM did not resume"));
   }
-  if (grant->wait_for_resume) {
-    const TimePoint deadline = deps_.clock.Now() + kResumeWait;
-    while (true) {
-      std::optional<VmState> state;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        state = model_->StateOf(microvm_id);
-      }
-      if (state == VmState::kRunning) break;
-      if (!state || *state == VmState::kTerminating || *state == VmState::kTerminated ||
-          deps_.clock.Now() >= deadline) {
-        return finish(ProxyError(503, "the MicroVM did not resume"));
-      }
-      deps_.sleeper.Sleep(Duration(20));
-    }
-  }
-  std::optional<std::string> authority = host_->GuestAuthority(microvm_id, port);
+  std::optional<std::string> authority = host_->GuestAuthority(microvm_id, *port);
   if (!authority) {
-    return finish(ProxyError(502, "port " + std::to_string(port) +
+    return finish(ProxyError(502, "port " + std::to_string(*port) +
                                       " is not served by this MicroVM (give the emulator "
                                       "--guest-port " +
-                                      std::to_string(port) + ")"));
+                                      std::to_string(*port) + ")"));
   }
   Result<std::string> url = ForwardUrl(*authority, request.raw_path, request.query);
   if (!url.ok()) return finish(ProxyError(502, url.status().message()));
-  http::HttpRequest forward;
-  forward.method = request.method;
-  forward.url = *url;
-  for (const auto& [name, value] : request.headers) {
-    if (StartsWithNoCase(name, "x-aws-proxy-") || IsHopByHop(name) ||
-        http::HeaderNameEquals(name, "Accept-Encoding")) {
-      continue;
-    }
-    forward.headers.Add(name, value);
-  }
-  forward.body = request.body;
-  forward.timeout = kForwardTimeout;
-  Result<http::HttpResponse> answer = deps_.http.Send(forward);
+  Result<http::HttpResponse> answer = deps_.http.Send(ForwardRequest(request, *std::move(url)));
   {
     std::lock_guard<std::mutex> lock(mu_);
     model_->RecordTraffic(microvm_id);
   }
   if (!answer.ok()) {
-    return finish(ProxyError(502, "the MicroVM did not answer on port " + std::to_string(port) +
+    return finish(ProxyError(502, "the MicroVM did not answer on port " + std::to_string(*port) +
                                       ": " + answer.status().message()));
   }
-  http::HttpResponse out;
-  out.status = answer->status;
-  out.body = std::move(answer->body);
-  for (const auto& [name, value] : answer->headers) {
-    // The client library already decoded the body, so its encoding no longer applies.
-    if (!IsHopByHop(name) && !http::HeaderNameEquals(name, "Content-Encoding")) {
-      out.headers.Add(name, value);
-    }
-  }
-  return finish(out);
+  return finish(ForwardAnswer(*std::move(answer)));
 }
 
 }  // namespace mvr::emulate::microvms

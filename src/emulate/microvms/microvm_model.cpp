@@ -9,19 +9,19 @@ namespace mvr::emulate::microvms {
 
 using nlohmann::json;
 
-MicrovmModel::MicrovmModel(Deps deps, ModelOptions options)
-    : deps_(deps), options_(std::move(options)) {}
+MicrovmModel::MicrovmModel(Seam seam, MicrovmModelOptions options)
+    : seam_(seam), options_(std::move(options)) {}
 
 Result<json> MicrovmModel::Invoke(std::string_view operation, const json& input) {
   if (!input.is_object()) return InvalidArgument("the request must be a JSON object");
   const std::string op(operation);
   if (options_.server_error_probability > 0 &&
-      deps_.random.UniformDouble() < options_.server_error_probability) {
+      seam_.random.UniformDouble() < options_.server_error_probability) {
     return Internal("injected internal error (serverErrorProbability)")
         .WithErrorType("InternalServerException");
   }
   if (options_.throttle_probability > 0 &&
-      deps_.random.UniformDouble() < options_.throttle_probability) {
+      seam_.random.UniformDouble() < options_.throttle_probability) {
     return Throttled("Rate exceeded (injected, throttleProbability)")
         .WithErrorType("ThrottlingException")
         .WithRetryAfter(Duration(1000));
@@ -68,7 +68,7 @@ Result<json> MicrovmModel::Invoke(std::string_view operation, const json& input)
 }
 
 std::string MicrovmModel::NewId(const char* prefix, size_t hex_bytes) {
-  return std::string(prefix) + deps_.random.Hex(hex_bytes);
+  return std::string(prefix) + seam_.random.Hex(hex_bytes);
 }
 
 std::string MicrovmModel::ImageArn(const std::string& name) const {
@@ -113,7 +113,7 @@ void MicrovmModel::Advance(const std::string& target, Sequence& seq) {
       (seq.kind == kBoot || seq.kind == kResume)) {
     // The knob's race: the API says RUNNING while the hook is still to come.
     if (auto v = vms_.find(target); v != vms_.end()) {
-      v->second.state = VmState::kRunning;
+      v->second.state = MicrovmState::kRunning;
       v->second.last_traffic = Now();
       effect.not_before += options_.running_before_hook;
     }
@@ -141,7 +141,7 @@ Effect MicrovmModel::MakeEffect(const std::string& target, const Step& step) {
       e.body = Secret(body.dump());
     }
   } else if (auto b = builds_.find(target); b != builds_.end()) {
-    Version& version = images_.at(b->second.image).versions.at(std::stoi(b->second.version));
+    Version& version = BuildVersion(b->second);
     hooks = &version.hooks;
     e.program = version.program;
     e.artifact_uri = version.config["codeArtifact"].value("uri", "");
@@ -166,7 +166,7 @@ std::vector<Effect> MicrovmModel::TakeDueEffects() {
     // A build is IN_PROGRESS once its first effect actually starts.
     if (auto b = builds_.find(i->target); b != builds_.end() && b->second.state == "PENDING") {
       b->second.state = "IN_PROGRESS";
-      Version& v = images_.at(b->second.image).versions.at(std::stoi(b->second.version));
+      Version& v = BuildVersion(b->second);
       v.state = "IN_PROGRESS";
       v.updated_at = now;
     }
@@ -192,8 +192,7 @@ void MicrovmModel::Complete(uint64_t effect_id, const EffectOutcome& outcome) {
   } else if (auto b = builds_.find(target); b != builds_.end()) {
     seq = &b->second.seq;
     if (step.kind == Effect::Kind::kPrepareArtifact && outcome.ok && outcome.program) {
-      images_.at(b->second.image).versions.at(std::stoi(b->second.version)).program =
-          *outcome.program;
+      BuildVersion(b->second).program = *outcome.program;
     }
   }
   if (seq == nullptr || seq->inflight != effect_id) return;
@@ -239,7 +238,7 @@ void MicrovmModel::ProgramExited(const std::string& target, const std::string& h
   if (v == vms_.end()) return;
   Vm& vm = v->second;
   vm.program_started = false;
-  if (vm.state == VmState::kTerminated || vm.seq.kind == kTerminate) return;
+  if (vm.state == MicrovmState::kTerminated || vm.seq.kind == kTerminate) return;
   BeginTerminate(vm, "the program exited (" + how + ")");
 }
 
@@ -247,22 +246,23 @@ void MicrovmModel::Tick() {
   const TimePoint now = Now();
   std::vector<std::string> purge;
   for (auto& [id, vm] : vms_) {
-    if (vm.state == VmState::kTerminated) {
+    if (vm.state == MicrovmState::kTerminated) {
       if (vm.terminated_at && now >= *vm.terminated_at + options_.terminated_retention) {
         purge.push_back(id);
       }
       continue;
     }
-    if (vm.state == VmState::kTerminating) continue;
+    if (vm.state == MicrovmState::kTerminating) continue;
     if (now >= vm.started_at + std::chrono::seconds(vm.max_duration_s)) {
       BeginTerminate(
           vm, "maximumDurationInSeconds (" + std::to_string(vm.max_duration_s) + ") reached");
       continue;
     }
     if (!vm.idle_policy) continue;
-    if (vm.state == VmState::kRunning && !vm.seq.active && now >= vm.last_traffic + vm.max_idle) {
+    if (vm.state == MicrovmState::kRunning && !vm.seq.active &&
+        now >= vm.last_traffic + vm.max_idle) {
       BeginSuspend(vm);
-    } else if (vm.state == VmState::kSuspended && !vm.seq.active &&
+    } else if (vm.state == MicrovmState::kSuspended && !vm.seq.active &&
                now >= vm.suspended_at + vm.suspended_for) {
       BeginTerminate(vm, "suspendedDurationSeconds (" + std::to_string(vm.suspended_s) +
                              ") elapsed while SUSPENDED");
@@ -286,15 +286,15 @@ std::optional<TimePoint> MicrovmModel::NextDeadline() const {
   };
   for (const Effect& e : outbox_) consider(e.not_before);
   for (const auto& [id, vm] : vms_) {
-    if (vm.state == VmState::kTerminated) {
+    if (vm.state == MicrovmState::kTerminated) {
       if (vm.terminated_at) consider(*vm.terminated_at + options_.terminated_retention);
       continue;
     }
-    if (vm.state == VmState::kTerminating) continue;
+    if (vm.state == MicrovmState::kTerminating) continue;
     consider(vm.started_at + std::chrono::seconds(vm.max_duration_s));
     if (!vm.idle_policy || vm.seq.active) continue;
-    if (vm.state == VmState::kRunning) consider(vm.last_traffic + vm.max_idle);
-    if (vm.state == VmState::kSuspended) {
+    if (vm.state == MicrovmState::kRunning) consider(vm.last_traffic + vm.max_idle);
+    if (vm.state == MicrovmState::kSuspended) {
       consider(vm.suspended_at + vm.suspended_for);
     }
   }

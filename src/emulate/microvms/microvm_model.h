@@ -19,6 +19,7 @@
 
 #include "base/clock.h"
 #include "base/random.h"
+#include "base/seam.h"
 #include "base/secret.h"
 #include "base/status.h"
 #include "emulate/microvms/model_options.h"
@@ -28,13 +29,8 @@ namespace mvr::emulate::microvms {
 
 class MicrovmModel {
  public:
-  struct Deps {
-    const Clock& clock;
-    Random& random;         // ids, injected faults, latency samples
-    Random& secure_random;  // auth tokens
-  };
-
-  MicrovmModel(Deps deps, ModelOptions options);
+  // seam.random: ids, injected faults, latency samples; seam.secure_random: auth tokens.
+  MicrovmModel(Seam seam, MicrovmModelOptions options);
 
   // Runs one API operation, named as in the service model, with its input as the wire carries it
   // (URI labels, query parameters and body members merged into one object). Returns the output
@@ -59,7 +55,7 @@ class MicrovmModel {
                                         int port);
   // Marks traffic on the VM now (the end of a proxied exchange).
   void RecordTraffic(const std::string& microvm_id);
-  std::optional<VmState> StateOf(const std::string& microvm_id) const;
+  std::optional<MicrovmState> StateOf(const std::string& microvm_id) const;
 
   // Effects whose modelled latency has passed, in order; each must be executed and completed.
   std::vector<Effect> TakeDueEffects();
@@ -77,7 +73,7 @@ class MicrovmModel {
   // True when no VM or build is between states and no effect is outstanding.
   bool Settled() const;
 
-  const ModelOptions& options() const { return options_; }
+  const MicrovmModelOptions& options() const { return options_; }
 
  private:
   struct Step {
@@ -117,10 +113,12 @@ class MicrovmModel {
     int next_version = 1;
     nlohmann::json tags = nlohmann::json::object();
   };
+  // The image version a build makes (the model wrote build.version itself, so it is a number).
+  Version& BuildVersion(const Build& build);
   struct Vm {
     std::string id, image_name, image_arn, version, endpoint, state_reason;
     uint64_t seq_no = 0;
-    VmState state = VmState::kPending;
+    MicrovmState state = MicrovmState::kPending;
     nlohmann::json echo;  // request members the output repeats
     std::optional<nlohmann::json> idle_policy;
     int suspended_s = 0, max_duration_s = 0, memory_mib = 0;
@@ -143,8 +141,25 @@ class MicrovmModel {
     std::string fingerprint, microvm_id;
   };
 
-  // microvm_lifecycle.cpp
+  // vm_operations.cpp
+  // A RunMicrovm request once its members are checked.
+  struct RunRequest {
+    std::string image_id;
+    std::optional<std::string> version, payload, client_token;
+    std::optional<int64_t> max_duration;
+    std::optional<nlohmann::json> idle_policy;  // the three members, checked
+  };
   Result<nlohmann::json> RunMicrovm(const nlohmann::json& in);
+  static Result<RunRequest> ReadRunRequest(const nlohmann::json& in);
+  // The VM an earlier RunMicrovm with the same clientToken and parameters made (none when the
+  // token is new); Conflict when the token came with other parameters.
+  Result<const Vm*> PriorRun(const nlohmann::json& in, const RunRequest& request) const;
+  // The image version a run uses: the one asked for (it must be SUCCESSFUL), or the ACTIVE one.
+  Result<const Version*> RunnableVersion(Image& image, const RunRequest& request);
+  Status CheckMemoryQuota(const Version& version) const;
+  Vm NewVm(const Image& image, const Version& version, const RunRequest& request,
+           const nlohmann::json& in);
+  void Boot(Vm& vm);
   Result<nlohmann::json> GetMicrovm(const nlohmann::json& in);
   Result<nlohmann::json> ListMicrovms(const nlohmann::json& in);
   Result<nlohmann::json> SuspendMicrovm(const nlohmann::json& in);
@@ -176,6 +191,9 @@ class MicrovmModel {
   Result<Image*> FindImage(const std::string& identifier);
   Result<Version*> FindVersion(Image& image, const nlohmann::json& version);
   Result<nlohmann::json> AddVersion(Image& image, const nlohmann::json& in);
+  // AddVersion's steps: the request read into a new Version, and the build's effect sequence.
+  static Result<Version> ReadVersionRequest(const nlohmann::json& in, int default_memory_mib);
+  static std::deque<Step> BuildSteps(const HookSet& hooks);
   nlohmann::json ImageJson(const Image& image, bool summary) const;
   nlohmann::json VersionJson(const Image& image, const Version& v) const;
   nlohmann::json BuildJson(const Build& b) const;
@@ -191,10 +209,10 @@ class MicrovmModel {
                   const std::string& reason);
   std::string NewId(const char* prefix, size_t hex_bytes);
   std::string ImageArn(const std::string& name) const;
-  TimePoint Now() const { return deps_.clock.Now(); }
+  TimePoint Now() const { return seam_.clock.Now(); }
 
-  Deps deps_;
-  ModelOptions options_;
+  Seam seam_;
+  MicrovmModelOptions options_;
   std::map<std::string, Image> images_;  // by name
   std::map<std::string, Vm> vms_;        // by id
   std::map<std::string, Build> builds_;  // by "build-<id>"

@@ -54,7 +54,7 @@ class TokenBucket {
   TimePoint last_;
 };
 
-struct ModelOptions {
+struct MicrovmModelOptions {
   std::string region = "us-east-1";
   std::string account_id = "123456789012";
   int default_memory_mib = 2048;  // when the image names no resources

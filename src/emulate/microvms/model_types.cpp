@@ -4,19 +4,19 @@ namespace mvr::emulate::microvms {
 
 using nlohmann::json;
 
-const char* VmStateName(VmState state) {
+const char* MicrovmStateName(MicrovmState state) {
   switch (state) {
-    case VmState::kPending:
+    case MicrovmState::kPending:
       return "PENDING";
-    case VmState::kRunning:
+    case MicrovmState::kRunning:
       return "RUNNING";
-    case VmState::kSuspending:
+    case MicrovmState::kSuspending:
       return "SUSPENDING";
-    case VmState::kSuspended:
+    case MicrovmState::kSuspended:
       return "SUSPENDED";
-    case VmState::kTerminating:
+    case MicrovmState::kTerminating:
       return "TERMINATING";
-    case VmState::kTerminated:
+    case MicrovmState::kTerminated:
       return "TERMINATED";
   }
   return "UNKNOWN";

@@ -18,9 +18,9 @@
 
 namespace mvr::emulate::microvms {
 
-enum class VmState { kPending, kRunning, kSuspending, kSuspended, kTerminating, kTerminated };
+enum class MicrovmState { kPending, kRunning, kSuspending, kSuspended, kTerminating, kTerminated };
 // "PENDING", "RUNNING", ... as the API prints them.
-const char* VmStateName(VmState state);
+const char* MicrovmStateName(MicrovmState state);
 
 enum class Hook { kReady, kValidate, kRun, kResume, kSuspend, kTerminate };
 // "ready", "validate", ...: the last segment of /aws/lambda-microvms/runtime/v1/<name>.

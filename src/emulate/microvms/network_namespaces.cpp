@@ -127,14 +127,15 @@ Status NetworkNamespaces::RunIp(std::vector<std::string> args) {
   spec.output_path = (fs::path(options_.scratch_dir) / ("ip-" + std::to_string(run) + ".out"));
   Result<int> pid = deps_.processes.Spawn(spec);
   if (!pid.ok()) return Internal(Joined(args) + ": " + pid.status().message());
-  const TimePoint deadline = deps_.clock.Now() + options_.command_timeout;
+  const TimePoint deadline = deps_.seam.clock.Now() + options_.command_timeout;
   std::optional<process::ExitStatus> status;
-  while (!(status = process::PollExit(deps_.processes, *pid)) && deps_.clock.Now() < deadline) {
-    deps_.sleeper.Sleep(Duration(5));
+  while (!(status = process::PollExit(deps_.processes, *pid)) &&
+         deps_.seam.clock.Now() < deadline) {
+    deps_.seam.sleeper.Sleep(Duration(5));
   }
   if (!status) {
     deps_.processes.Signal(*pid, SIGKILL).IgnoreError();
-    while (!process::PollExit(deps_.processes, *pid)) deps_.sleeper.Sleep(Duration(5));
+    while (!process::PollExit(deps_.processes, *pid)) deps_.seam.sleeper.Sleep(Duration(5));
   }
   std::stringstream output;
   {
@@ -196,7 +197,7 @@ Result<NetworkLease> NetworkNamespaces::Acquire(const std::string& target) {
     }
     return s.Annotate("cannot set up network namespace " + lease.netns);
   }
-  deps_.logger.Info(
+  deps_.seam.logger.Info(
       "network namespace ready",
       {{"target", target}, {"netns", lease.netns}, {"guest_address", lease.guest_address}});
   return lease;
@@ -207,15 +208,15 @@ void NetworkNamespaces::Release(const NetworkLease& lease) {
   Status link = RunIp({"link", "del", lease.host_link});
   Status netns = RunIp({"netns", "del", lease.netns});
   if (!netns.ok()) {
-    deps_.logger.Warn("cannot remove network namespace",
-                      {{"netns", lease.netns}, {"error", netns.message()}});
+    deps_.seam.logger.Warn("cannot remove network namespace",
+                           {{"netns", lease.netns}, {"error", netns.message()}});
   }
   if (!link.ok() && netns.ok()) {
     // Gone with the namespace if it had moved there; only a link still on the host matters.
     Status again = RunIp({"link", "show", lease.host_link});
     if (again.ok()) {
-      deps_.logger.Warn("cannot remove veth",
-                        {{"link", lease.host_link}, {"error", link.message()}});
+      deps_.seam.logger.Warn("cannot remove veth",
+                             {{"link", lease.host_link}, {"error", link.message()}});
     }
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -19,6 +19,7 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "base/seam.h"
 #include "base/status.h"
 #include "emulate/microvms/host_processes.h"
 
@@ -49,10 +50,8 @@ Status CheckNamespaceModeAllowed(unsigned effective_uid);
 class NetworkNamespaces {
  public:
   struct Deps {
-    const Clock& clock;
-    Sleeper& sleeper;
+    Seam seam;
     process::ProcessRunner& processes;
-    const Logger& logger;
   };
   // (address, netmask) of every IPv4 address configured on this host, host byte order.
   using HostNetworks = std::function<std::vector<std::pair<uint32_t, uint32_t>>()>;

@@ -1,8 +1,7 @@
 #include "emulate/microvms/request_checks.h"
 
-#include <charconv>
-
 #include "base/encoding.h"
+#include "base/json_fields.h"
 #include "base/numbers.h"
 
 namespace mvr::emulate::microvms {
@@ -13,48 +12,51 @@ Status Invalid(std::string message) {
   return InvalidArgument(std::move(message)).WithErrorType("ValidationException");
 }
 
+// A type error from JsonFields ("name: expected a string, got an integer") as the service's
+// ValidationException.
+Status AsValidation(const Status& status) { return Invalid(status.message()); }
+
 Result<std::optional<std::string>> OptionalString(const json& in, const char* field, size_t min,
                                                   size_t max) {
-  if (!in.contains(field) || in[field].is_null()) return std::optional<std::string>();
-  if (!in[field].is_string()) return Invalid(std::string(field) + " must be a string");
-  std::string v = in[field].get<std::string>();
-  if (v.size() < min || v.size() > max) {
-    return Invalid(std::string(field) + " must be " + std::to_string(min) + " to " +
-                   std::to_string(max) + " bytes long (got " + std::to_string(v.size()) + ")");
+  const JsonFields fields(in, "");
+  if (!fields.Has(field)) return std::optional<std::string>();
+  Result<std::string> v = fields.String(field);
+  if (!v.ok()) return AsValidation(v.status());
+  if (v->size() < min || v->size() > max) {
+    return Invalid(fields.MemberPath(field) + ": expected " + std::to_string(min) + " to " +
+                   std::to_string(max) + " bytes, got " + std::to_string(v->size()));
   }
-  return std::optional<std::string>(std::move(v));
+  return std::optional<std::string>(*std::move(v));
 }
 
 Result<std::string> RequiredString(const json& in, const char* field, size_t min, size_t max) {
   MVR_ASSIGN_OR_RETURN(std::optional<std::string> v, OptionalString(in, field, min, max));
-  if (!v) return Invalid(std::string(field) + " is required");
+  if (!v) return Invalid(std::string(field) + ": missing (expected a string)");
   return std::move(*v);
 }
 
 Result<std::optional<int64_t>> OptionalInt(const json& in, const char* field, int64_t min,
                                            int64_t max) {
-  if (!in.contains(field) || in[field].is_null()) return std::optional<int64_t>();
+  const JsonFields fields(in, "");
+  if (!fields.Has(field)) return std::optional<int64_t>();
   const json& j = in[field];
-  int64_t v = 0;
-  if (j.is_number_integer()) {
-    v = j.get<int64_t>();
-  } else if (j.is_string()) {
-    std::optional<int64_t> parsed = ParseInt64(j.get_ref<const std::string&>());
-    if (!parsed) return Invalid(std::string(field) + " must be an integer");
-    v = *parsed;
-  } else {
-    return Invalid(std::string(field) + " must be an integer");
+  if (j.is_string()) {  // a query parameter arrives as text
+    std::optional<int64_t> parsed = ParseInt64InRange(j.get_ref<const std::string&>(), min, max);
+    if (!parsed) {
+      return Invalid(fields.MemberPath(field) + ": expected a whole number from " +
+                     std::to_string(min) + " to " + std::to_string(max) + ", got '" +
+                     j.get<std::string>() + "'");
+    }
+    return std::optional<int64_t>(*parsed);
   }
-  if (v < min || v > max) {
-    return Invalid(std::string(field) + " must be from " + std::to_string(min) + " to " +
-                   std::to_string(max) + " (got " + std::to_string(v) + ")");
-  }
-  return std::optional<int64_t>(v);
+  Result<int64_t> v = fields.IntInRange(field, min, max);
+  if (!v.ok()) return AsValidation(v.status());
+  return std::optional<int64_t>(*v);
 }
 
 Result<int64_t> RequiredInt(const json& in, const char* field, int64_t min, int64_t max) {
   MVR_ASSIGN_OR_RETURN(std::optional<int64_t> v, OptionalInt(in, field, min, max));
-  if (!v) return Invalid(std::string(field) + " is required");
+  if (!v) return Invalid(std::string(field) + ": missing (expected an integer)");
   return *v;
 }
 
@@ -65,15 +67,13 @@ Result<Page> ReadPage(const json& in) {
   MVR_ASSIGN_OR_RETURN(std::optional<std::string> token, OptionalString(in, "nextToken", 1, 512));
   if (token) {
     Result<std::string> raw = Base64UrlDecode(*token);
-    uint64_t after = 0;
-    bool good = raw.ok() && raw->rfind("after:", 0) == 0;
-    if (good) {
-      const std::string digits = raw->substr(6);
-      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), after);
-      good = ec == std::errc() && end == digits.data() + digits.size();
+    std::optional<int64_t> after;
+    if (raw.ok() && raw->rfind("after:", 0) == 0) {
+      after = ParseInt64InRange(std::string_view(*raw).substr(6), 0, INT64_MAX);
     }
+    const bool good = after.has_value();
     if (!good) return Invalid("nextToken is not a token this service returned");
-    page.after = after;
+    page.after = static_cast<uint64_t>(*after);
   }
   return page;
 }

@@ -16,6 +16,8 @@ namespace mvr::emulate::microvms {
 
 // ValidationException with `message`.
 Status Invalid(std::string message);
+// A JsonFields error ("name: expected a string, got an integer") as a ValidationException.
+Status AsValidation(const Status& status);
 
 // A required string of min..max bytes.
 Result<std::string> RequiredString(const nlohmann::json& in, const char* field, size_t min = 1,

@@ -75,10 +75,11 @@ EffectOutcome VmHost::Prepare(const Effect& effect) {
     Result<int> pid = deps_.processes.Spawn(unzip);
     if (!pid.ok())
       return EffectOutcome::Failure("cannot unzip the artifact: " + pid.status().message());
-    const TimePoint deadline = deps_.clock.Now() + Duration(120'000);
+    const TimePoint deadline = deps_.seam.clock.Now() + Duration(120'000);
     std::optional<process::ExitStatus> status;
-    while (!(status = process::PollExit(deps_.processes, *pid)) && deps_.clock.Now() < deadline) {
-      deps_.sleeper.Sleep(Duration(20));
+    while (!(status = process::PollExit(deps_.processes, *pid)) &&
+           deps_.seam.clock.Now() < deadline) {
+      deps_.seam.sleeper.Sleep(Duration(20));
     }
     if (!status || !status->ok()) {
       if (!status) deps_.processes.Signal(*pid, SIGKILL).IgnoreError();
@@ -143,10 +144,10 @@ void VmHost::ReleaseNetwork(const std::string& target, Instance& inst) {
 void VmHost::KillAndRemove(const std::string& target, Instance& inst) {
   if (inst.pid > 0) {
     deps_.processes.Signal(inst.pid, SIGKILL).IgnoreError();
-    const TimePoint deadline = deps_.clock.Now() + Duration(5000);
+    const TimePoint deadline = deps_.seam.clock.Now() + Duration(5000);
     while (!inst.exited && !process::PollExit(deps_.processes, inst.pid) &&
-           deps_.clock.Now() < deadline) {
-      deps_.sleeper.Sleep(Duration(10));
+           deps_.seam.clock.Now() < deadline) {
+      deps_.seam.sleeper.Sleep(Duration(10));
     }
     inst.exited = true;
   }
@@ -201,11 +202,11 @@ EffectOutcome VmHost::Start(const Effect& effect) {
     KillAndRemove(effect.target, *inst);
     return EffectOutcome::Failure("stopped before it finished starting");
   }
-  deps_.logger.Info("guest started", {{"target", effect.target},
-                                      {"pid", *pid},
-                                      {"address", inst->address},
-                                      {"hook_port", inst->hook_port},
-                                      {"dir", inst->dir}});
+  deps_.seam.logger.Info("guest started", {{"target", effect.target},
+                                           {"pid", *pid},
+                                           {"address", inst->address},
+                                           {"hook_port", inst->hook_port},
+                                           {"dir", inst->dir}});
   return EffectOutcome::Success();
 }
 
@@ -219,10 +220,11 @@ EffectOutcome VmHost::CallHook(const Effect& effect) {
             "/aws/lambda-microvms/runtime/v1/" + HookName(effect.hook);
   req.headers.Set("Content-Type", "application/json");
   req.body = effect.body.Reveal();
-  const TimePoint deadline = deps_.clock.Now() + effect.timeout;
+  const TimePoint deadline = deps_.seam.clock.Now() + effect.timeout;
   std::string last = "no answer";
   while (true) {
-    const Duration remaining = std::chrono::duration_cast<Duration>(deadline - deps_.clock.Now());
+    const Duration remaining =
+        std::chrono::duration_cast<Duration>(deadline - deps_.seam.clock.Now());
     if (remaining <= Duration(0)) {
       return EffectOutcome::Failure(
           "no 200 within " + std::to_string(effect.timeout.count() / 1000) + "s (" + last + ")");
@@ -240,7 +242,7 @@ EffectOutcome VmHost::CallHook(const Effect& effect) {
       if (inst->stopping) return EffectOutcome::Failure("the instance is being stopped");
       last = res.status().message();
     }
-    deps_.sleeper.Sleep(options_.poll_interval);
+    deps_.seam.sleeper.Sleep(options_.poll_interval);
   }
 }
 
@@ -270,18 +272,18 @@ EffectOutcome VmHost::Stop(const Effect& effect) {
     // A frozen group would never act on SIGTERM.
     deps_.processes.Signal(inst->pid, SIGTERM).IgnoreError();
     deps_.processes.Signal(inst->pid, SIGCONT).IgnoreError();
-    const TimePoint deadline = deps_.clock.Now() + options_.stop_grace;
+    const TimePoint deadline = deps_.seam.clock.Now() + options_.stop_grace;
     while (!(status = process::PollExit(deps_.processes, inst->pid)) &&
-           deps_.clock.Now() < deadline) {
-      deps_.sleeper.Sleep(Duration(20));
+           deps_.seam.clock.Now() < deadline) {
+      deps_.seam.sleeper.Sleep(Duration(20));
     }
   }
   // Whatever is left of the group (children of the program included) goes now.
   deps_.processes.Signal(inst->pid, SIGKILL).IgnoreError();
   if (!inst->exited && !status) {
-    const TimePoint deadline = deps_.clock.Now() + Duration(5000);
-    while (!process::PollExit(deps_.processes, inst->pid) && deps_.clock.Now() < deadline) {
-      deps_.sleeper.Sleep(Duration(10));
+    const TimePoint deadline = deps_.seam.clock.Now() + Duration(5000);
+    while (!process::PollExit(deps_.processes, inst->pid) && deps_.seam.clock.Now() < deadline) {
+      deps_.seam.sleeper.Sleep(Duration(10));
     }
   }
   inst->exited = true;  // hook calls still polling this instance give up
@@ -292,7 +294,7 @@ EffectOutcome VmHost::Stop(const Effect& effect) {
     std::lock_guard<std::mutex> lock(mu_);
     instances_.erase(effect.target);
   }
-  deps_.logger.Info("guest stopped", {{"target", effect.target}, {"pid", inst->pid}});
+  deps_.seam.logger.Info("guest stopped", {{"target", effect.target}, {"pid", inst->pid}});
   return EffectOutcome::Success();
 }
 
@@ -317,8 +319,8 @@ void VmHost::StopLeftovers() {
   }
   for (auto& [target, inst] : left) {
     inst->stopping = true;
-    deps_.logger.Warn("stopping a guest left at shutdown",
-                      {{"target", target}, {"pid", inst->pid}});
+    deps_.seam.logger.Warn("stopping a guest left at shutdown",
+                           {{"target", target}, {"pid", inst->pid}});
     KillAndRemove(target, *inst);
   }
   if (deps_.namespaces != nullptr) deps_.namespaces->ReleaseAll();

@@ -20,6 +20,7 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "base/seam.h"
 #include "emulate/microvms/host_processes.h"
 #include "emulate/microvms/model_types.h"
 #include "emulate/microvms/network_namespaces.h"
@@ -30,11 +31,9 @@ namespace mvr::emulate::microvms {
 class VmHost {
  public:
   struct Deps {
-    const Clock& clock;
-    Sleeper& sleeper;
+    Seam seam;
     http::HttpClient& http;
     process::ProcessRunner& processes;
-    const Logger& logger;
     NetworkNamespaces* namespaces;  // non-null: namespace mode
   };
   struct Options {

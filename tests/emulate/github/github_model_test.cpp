@@ -46,8 +46,8 @@ class GithubModelTest : public ::testing::Test {
  protected:
   GithubModelTest() : model_(Options(), clock_, random_, secure_random_, &sender_) {}
 
-  static ModelOptions Options() {
-    ModelOptions o;
+  static GithubModelOptions Options() {
+    GithubModelOptions o;
     o.repositories = {"octo/app", "acme/web"};
     o.organizations = {"acme"};
     o.base_url = "http://127.0.0.1:9";

@@ -29,7 +29,7 @@ class StandInRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     processes_.SetRunHandler(ScriptedStep);
-    ModelOptions o;
+    GithubModelOptions o;
     o.repositories = {"octo/app"};
     model_ = std::make_unique<GithubModel>(o, clock_, random_, random_, nullptr);
     control_ = std::make_unique<ControlApi>(*model_, logger_);

@@ -78,7 +78,8 @@ class EmulatorHarness {
     state_dir_ = options.state_dir;
     options.request_log = &requests_;
     emulator_ = std::make_unique<Emulator>(
-        Emulator::Deps{clock_, sleeper_, random_, secure_, logger_, http_, processes_}, options);
+        Emulator::Deps{Seam{clock_, sleeper_, random_, secure_, logger_}, http_, processes_},
+        options);
     Result<std::string> url = emulator_->Start();
     EXPECT_TRUE(url.ok()) << url.status().ToString();
     url_ = url.value_or("");

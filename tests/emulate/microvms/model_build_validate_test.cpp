@@ -159,7 +159,7 @@ TEST_F(ModelBuildValidateTest, ShutdownDuringValidateStopsTheTestInstance) {
 }
 
 TEST_F(ModelBuildValidateTest, IdleTimeScaleShortensIdleTimersButNotTheApiRules) {
-  ModelOptions options;
+  MicrovmModelOptions options;
   options.idle_time_scale = 60;
   Rebuild(options);
   EXPECT_EQ(Call("RunMicrovm", {{"imageIdentifier", "img"},
@@ -189,7 +189,7 @@ TEST_F(ModelBuildValidateTest, IdleTimeScaleShortensIdleTimersButNotTheApiRules)
 }
 
 TEST(ModelOptionsTest, IdleTimeScaleMustBePositive) {
-  ModelOptions options;
+  MicrovmModelOptions options;
   EXPECT_TRUE(options.ApplyJson({{"idleTimeScale", 30}}).ok());
   EXPECT_EQ(options.idle_time_scale, 30);
   Status bad = options.ApplyJson({{"idleTimeScale", 0}});
@@ -198,7 +198,7 @@ TEST(ModelOptionsTest, IdleTimeScaleMustBePositive) {
 }
 
 TEST(ModelOptionsTest, RunningBeforeHookIsMillisecondsAtLeastZero) {
-  ModelOptions options;
+  MicrovmModelOptions options;
   EXPECT_TRUE(options.ApplyJson({{"runningBeforeHookMs", 1500}}).ok());
   EXPECT_EQ(options.running_before_hook, Duration(1500));
   EXPECT_FALSE(options.ApplyJson({{"runningBeforeHookMs", -1}}).ok());

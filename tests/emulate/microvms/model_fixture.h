@@ -18,10 +18,11 @@ namespace mvr::emulate::microvms {
 
 class ModelFixture : public ::testing::Test {
  protected:
-  ModelFixture() { Rebuild(ModelOptions()); }
+  ModelFixture() { Rebuild(MicrovmModelOptions()); }
 
-  void Rebuild(ModelOptions options) {
-    model_ = std::make_unique<MicrovmModel>(MicrovmModel::Deps{clock_, random_, secure_}, options);
+  void Rebuild(MicrovmModelOptions options) {
+    model_ =
+        std::make_unique<MicrovmModel>(Seam{clock_, sleeper_, random_, secure_, logger_}, options);
     ProgramSpec program;
     program.argv = {"/bin/guest"};
     ASSERT_TRUE(model_->RegisterImage("img", program).ok());
@@ -70,7 +71,7 @@ class ModelFixture : public ::testing::Test {
     if (!out.ok()) return "";
     Drain();
     std::string id = (*out)["microvmId"];
-    EXPECT_EQ(model_->StateOf(id), VmState::kRunning);
+    EXPECT_EQ(model_->StateOf(id), MicrovmState::kRunning);
     return id;
   }
 
@@ -88,6 +89,9 @@ class ModelFixture : public ::testing::Test {
   ManualClock clock_;
   SeededRandom random_{42};
   SeededRandom secure_{7};
+  ManualSleeper sleeper_{clock_};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
   std::unique_ptr<MicrovmModel> model_;
   std::set<Hook> failing_hooks_;
   std::vector<std::string> log_;

@@ -199,7 +199,7 @@ TEST_F(ModelLifecycleTest, ProgramExitTerminatesTheVm) {
 }
 
 TEST_F(ModelLifecycleTest, LatencyDelaysEffectsUntilTheClockGetsThere) {
-  ModelOptions options;
+  MicrovmModelOptions options;
   options.latency.run.low = Duration(5000);
   Rebuild(options);
   auto out = Call("RunMicrovm", {{"imageIdentifier", "img"}});
@@ -230,7 +230,7 @@ TEST_F(ModelLifecycleTest, HungLaunchStaysPendingUntilTerminatedAndOnlyTheFirstN
 }
 
 TEST_F(ModelLifecycleTest, RunningBeforeHookReportsRunningBeforeRunAndResumeHooks) {
-  ModelOptions options;
+  MicrovmModelOptions options;
   options.running_before_hook = Duration(2000);
   Rebuild(options);
   auto out = Call("RunMicrovm", {{"imageIdentifier", "img"}});
@@ -256,7 +256,7 @@ TEST_F(ModelLifecycleTest, RunningBeforeHookReportsRunningBeforeRunAndResumeHook
 }
 
 TEST_F(ModelLifecycleTest, ListPagesAndFilters) {
-  ModelOptions options;
+  MicrovmModelOptions options;
   options.rate_limits.clear();
   Rebuild(options);
   for (int i = 0; i < 7; ++i) ASSERT_TRUE(Call("RunMicrovm", {{"imageIdentifier", "img"}}).ok());

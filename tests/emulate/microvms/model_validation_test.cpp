@@ -190,7 +190,7 @@ TEST_F(ModelValidationTest, RunAboveTheRateIsThrottledWithRetryAfter) {
 }
 
 TEST_F(ModelValidationTest, MemoryQuotaGivesServiceQuotaExceeded) {
-  ModelOptions options;
+  MicrovmModelOptions options;
   options.memory_quota_mib = 4096;
   Rebuild(options);
   const std::string a = RunningVm();
@@ -205,7 +205,7 @@ TEST_F(ModelValidationTest, MemoryQuotaGivesServiceQuotaExceeded) {
 }
 
 TEST_F(ModelValidationTest, InjectedFaultsAnswerWithTheServiceErrors) {
-  ModelOptions options;
+  MicrovmModelOptions options;
   options.server_error_probability = 1.0;
   Rebuild(options);
   auto out = Call("ListMicrovms", json::object());
@@ -219,7 +219,7 @@ TEST_F(ModelValidationTest, InjectedFaultsAnswerWithTheServiceErrors) {
 }
 
 TEST_F(ModelValidationTest, ConfigJsonSetsKnobs) {
-  ModelOptions options;
+  MicrovmModelOptions options;
   ASSERT_TRUE(options
                   .ApplyJson({{"memoryQuotaMiB", 1024},
                               {"rateLimits", {{"RunMicrovm", {{"perSecond", 1}, {"burst", 2}}}}},

@@ -37,8 +37,8 @@ class NetworkNamespacesTest : public ::testing::Test {
     o.host_networks = networks ? networks : [] {
       return std::vector<std::pair<uint32_t, uint32_t>>{{0x7F000001, 0xFF000000}};  // lo only
     };
-    auto made =
-        NetworkNamespaces::Create(NetworkNamespaces::Deps{clock_, sleeper_, runner, logger_}, o);
+    auto made = NetworkNamespaces::Create(
+        NetworkNamespaces::Deps{Seam{clock_, sleeper_, random_, random_, logger_}, runner}, o);
     EXPECT_TRUE(made.ok()) << made.status().ToString();
     return made.ok() ? std::move(made).value() : nullptr;
   }
@@ -46,6 +46,7 @@ class NetworkNamespacesTest : public ::testing::Test {
   std::string dir_;
   ManualClock clock_;
   ManualSleeper sleeper_{clock_};
+  SeededRandom random_{1};
   MemorySink sink_;
   Logger logger_{sink_, clock_};
 };

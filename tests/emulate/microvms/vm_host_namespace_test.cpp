@@ -44,7 +44,9 @@ class VmHostNamespaceTest : public ::testing::Test {
     o.scratch_dir = dir_ + "/netns";
     o.host_networks = [] { return std::vector<std::pair<uint32_t, uint32_t>>{}; };
     namespaces_ = std::move(NetworkNamespaces::Create(
-                                NetworkNamespaces::Deps{clock_, sleeper_, runner_, logger_}, o))
+                                NetworkNamespaces::Deps{
+                                    Seam{clock_, sleeper_, random_, random_, logger_}, runner_},
+                                o))
                       .value();
   }
   void TearDown() override {
@@ -63,8 +65,9 @@ class VmHostNamespaceTest : public ::testing::Test {
       return "http://" + address + ":4567";
     };
     o.close_guest_api = [this](const std::string& target) { closed_.push_back(target); };
-    return std::make_unique<VmHost>(
-        VmHost::Deps{clock_, sleeper_, http_, runner_, logger_, namespaces_.get()}, o);
+    return std::make_unique<VmHost>(VmHost::Deps{Seam{clock_, sleeper_, random_, random_, logger_},
+                                                 http_, runner_, namespaces_.get()},
+                                    o);
   }
 
   static Effect MakeEffect(Effect::Kind kind, Hook hook = Hook::kReady) {
@@ -82,6 +85,7 @@ class VmHostNamespaceTest : public ::testing::Test {
   std::string dir_;
   ManualClock clock_;
   ManualSleeper sleeper_{clock_};
+  SeededRandom random_{1};
   MemorySink sink_;
   Logger logger_{sink_, clock_};
   RecordingHttp http_;
@@ -169,7 +173,8 @@ TEST(EmulatorNamespaceModeTest, ABadRangeFailsStartAndTheEmulatorStillShutsDown)
   o.network = Emulator::Options::Network::kNamespace;
   o.namespace_range = "10.1.0.0/33";
   {
-    Emulator emulator(Emulator::Deps{clock, sleeper, random, secure, logger, http, runner}, o);
+    Emulator emulator(Emulator::Deps{Seam{clock, sleeper, random, secure, logger}, http, runner},
+                      o);
     Result<std::string> url = emulator.Start();
     ASSERT_FALSE(url.ok());
     EXPECT_EQ(url.status().code(), Code::kInvalidArgument);

@@ -1,4 +1,4 @@
-#include "github/models.h"
+#include "github/json_parsers.h"
 
 namespace mvr::github {
 

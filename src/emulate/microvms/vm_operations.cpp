@@ -1,5 +1,6 @@
 // MicroVM operations of the model: run (with clientToken idempotency and the memory quota), get,
 // list, suspend, resume, terminate, and the transitions each one starts.
+#include "base/json_fields.h"
 #include "emulate/microvms/microvm_model.h"
 #include "emulate/microvms/request_checks.h"
 
@@ -13,8 +14,8 @@ Status NoSuchVm(const std::string& id) {
   return NotFound("MicroVM " + id + " not found").WithErrorType("ResourceNotFoundException");
 }
 
-Status WrongState(const std::string& id, VmState state, const std::string& what) {
-  return Conflict("MicroVM " + id + " is " + VmStateName(state) + "; " + what)
+Status WrongState(const std::string& id, MicrovmState state, const std::string& what) {
+  return Conflict("MicroVM " + id + " is " + MicrovmStateName(state) + "; " + what)
       .WithErrorType("ConflictException");
 }
 
@@ -35,117 +36,145 @@ Result<MicrovmModel::Vm*> MicrovmModel::FindVm(const json& in) {
 int64_t MicrovmModel::MemoryInUse() const {
   int64_t total = 0;
   for (const auto& [id, vm] : vms_) {
-    if (vm.state != VmState::kTerminated) total += vm.memory_mib;
+    if (vm.state != MicrovmState::kTerminated) total += vm.memory_mib;
   }
   return total;
 }
 
-Result<json> MicrovmModel::RunMicrovm(const json& in) {
-  MVR_ASSIGN_OR_RETURN(std::string image_id, RequiredString(in, "imageIdentifier", 1, 256));
-  MVR_ASSIGN_OR_RETURN(std::optional<std::string> version_text, OptionalString(in, "imageVersion"));
-  MVR_ASSIGN_OR_RETURN(std::optional<std::string> payload,
-                       OptionalString(in, "runHookPayload", 0, 4096));
-  MVR_ASSIGN_OR_RETURN(std::optional<int64_t> max_duration,
-                       OptionalInt(in, "maximumDurationInSeconds", 1, 28'800));
-  MVR_ASSIGN_OR_RETURN(std::optional<std::string> client_token,
-                       OptionalString(in, "clientToken", 1, 128));
+namespace {
+
+// idlePolicy: all three members when given (the service refuses a partial policy).
+Result<std::optional<json>> ReadIdlePolicy(const json& in) {
+  const JsonFields request(in, "");
+  if (!request.Has("idlePolicy")) return std::optional<json>();
+  Result<JsonFields> policy = request.Object("idlePolicy");
+  if (!policy.ok()) return AsValidation(policy.status());
+  for (const char* f :
+       {"maxIdleDurationSeconds", "suspendedDurationSeconds", "autoResumeEnabled"}) {
+    if (!policy->Has(f)) {
+      return Invalid(std::string("idlePolicy.") + f +
+                     " is required when idlePolicy is given (maxIdleDurationSeconds, "
+                     "suspendedDurationSeconds and autoResumeEnabled)");
+    }
+  }
+  Result<int64_t> max_idle = policy->IntInRange("maxIdleDurationSeconds", 60, INT32_MAX);
+  if (!max_idle.ok()) return AsValidation(max_idle.status());
+  Result<int64_t> suspended = policy->IntInRange("suspendedDurationSeconds", 0, INT32_MAX);
+  if (!suspended.ok()) return AsValidation(suspended.status());
+  Result<bool> auto_resume = policy->Bool("autoResumeEnabled");
+  if (!auto_resume.ok()) return AsValidation(auto_resume.status());
+  return std::optional<json>(json{{"maxIdleDurationSeconds", *max_idle},
+                                  {"suspendedDurationSeconds", *suspended},
+                                  {"autoResumeEnabled", *auto_resume}});
+}
+
+// What the same clientToken must come with again: every other member of the request.
+std::string Fingerprint(const json& in) {
+  json rest = in;
+  rest.erase("clientToken");
+  return rest.dump();
+}
+
+}  // namespace
+
+Result<MicrovmModel::RunRequest> MicrovmModel::ReadRunRequest(const json& in) {
+  RunRequest r;
+  MVR_ASSIGN_OR_RETURN(r.image_id, RequiredString(in, "imageIdentifier", 1, 256));
+  MVR_ASSIGN_OR_RETURN(r.version, OptionalString(in, "imageVersion"));
+  MVR_ASSIGN_OR_RETURN(r.payload, OptionalString(in, "runHookPayload", 0, 4096));
+  MVR_ASSIGN_OR_RETURN(r.max_duration, OptionalInt(in, "maximumDurationInSeconds", 1, 28'800));
+  MVR_ASSIGN_OR_RETURN(r.client_token, OptionalString(in, "clientToken", 1, 128));
   MVR_RETURN_IF_ERROR(OptionalString(in, "executionRoleArn", 20, 2048).status());
-  std::optional<json> idle;
-  if (in.contains("idlePolicy") && !in["idlePolicy"].is_null()) {
-    const json& p = in["idlePolicy"];
-    if (!p.is_object()) return Invalid("idlePolicy must be an object");
-    for (const char* f :
-         {"maxIdleDurationSeconds", "suspendedDurationSeconds", "autoResumeEnabled"}) {
-      if (!p.contains(f)) {
-        return Invalid(std::string("idlePolicy.") + f +
-                       " is required when idlePolicy is given (maxIdleDurationSeconds, "
-                       "suspendedDurationSeconds and autoResumeEnabled)");
-      }
-    }
-    if (!p["maxIdleDurationSeconds"].is_number_integer() ||
-        p["maxIdleDurationSeconds"].get<int64_t>() < 60) {
-      return Invalid("idlePolicy.maxIdleDurationSeconds must be an integer >= 60");
-    }
-    if (!p["suspendedDurationSeconds"].is_number_integer() ||
-        p["suspendedDurationSeconds"].get<int64_t>() < 0) {
-      return Invalid("idlePolicy.suspendedDurationSeconds must be an integer >= 0");
-    }
-    if (!p["autoResumeEnabled"].is_boolean()) {
-      return Invalid("idlePolicy.autoResumeEnabled must be true or false");
-    }
-    idle = json{{"maxIdleDurationSeconds", p["maxIdleDurationSeconds"]},
-                {"suspendedDurationSeconds", p["suspendedDurationSeconds"]},
-                {"autoResumeEnabled", p["autoResumeEnabled"]}};
-  }
+  MVR_ASSIGN_OR_RETURN(r.idle_policy, ReadIdlePolicy(in));
+  return r;
+}
 
-  // The same clientToken with the same parameters gives back the same VM.
-  std::string fingerprint;
-  if (client_token) {
-    json rest = in;
-    rest.erase("clientToken");
-    fingerprint = rest.dump();
-    auto prior = run_tokens_.find(*client_token);
-    if (prior != run_tokens_.end()) {
-      if (prior->second.fingerprint != fingerprint) {
-        return Conflict(
-                   "clientToken was already used with different parameters; use a new "
-                   "clientToken for a different request")
-            .WithErrorType("ConflictException");
-      }
-      auto vm = vms_.find(prior->second.microvm_id);
-      if (vm != vms_.end()) return VmJson(vm->second);
-    }
+Result<json> MicrovmModel::RunMicrovm(const json& in) {
+  MVR_ASSIGN_OR_RETURN(RunRequest request, ReadRunRequest(in));
+  MVR_ASSIGN_OR_RETURN(const Vm* prior, PriorRun(in, request));
+  if (prior != nullptr) return VmJson(*prior);
+  MVR_ASSIGN_OR_RETURN(Image * image, FindImage(request.image_id));
+  MVR_ASSIGN_OR_RETURN(const Version* version, RunnableVersion(*image, request));
+  MVR_RETURN_IF_ERROR(CheckMemoryQuota(*version));
+  Vm vm = NewVm(*image, *version, request, in);
+  const std::string id = vm.id;
+  Vm& stored = vms_.emplace(id, std::move(vm)).first->second;
+  if (request.client_token) {
+    run_tokens_[*request.client_token] = ClientTokenRecord{Fingerprint(in), id};
   }
+  Boot(stored);
+  return VmJson(stored);
+}
 
-  MVR_ASSIGN_OR_RETURN(Image * image, FindImage(image_id));
-  int number = 0;
-  if (version_text) {
-    MVR_ASSIGN_OR_RETURN(Version * v, FindVersion(*image, json(*version_text)));
+Result<const MicrovmModel::Vm*> MicrovmModel::PriorRun(const json& in,
+                                                       const RunRequest& request) const {
+  if (!request.client_token) return static_cast<const Vm*>(nullptr);
+  auto prior = run_tokens_.find(*request.client_token);
+  if (prior == run_tokens_.end()) return static_cast<const Vm*>(nullptr);
+  if (prior->second.fingerprint != Fingerprint(in)) {
+    return Conflict(
+               "clientToken was already used with different parameters; use a new "
+               "clientToken for a different request")
+        .WithErrorType("ConflictException");
+  }
+  auto vm = vms_.find(prior->second.microvm_id);
+  return vm == vms_.end() ? nullptr : &vm->second;
+}
+
+Result<const MicrovmModel::Version*> MicrovmModel::RunnableVersion(Image& image,
+                                                                   const RunRequest& request) {
+  if (request.version) {
+    MVR_ASSIGN_OR_RETURN(Version * v, FindVersion(image, json(*request.version)));
     if (v->state != "SUCCESSFUL") {
-      return Conflict("image version " + *version_text + " of " + image->name + " is " + v->state +
-                      "; only a SUCCESSFUL version can run")
+      return Conflict("image version " + *request.version + " of " + image.name + " is " +
+                      v->state + "; only a SUCCESSFUL version can run")
           .WithErrorType("ConflictException");
     }
-    number = v->number;
-  } else {
-    std::optional<int> latest = LatestActive(*image);
-    if (!latest) {
-      return NotFound("image " + image->name +
-                      " has no ACTIVE version; activate one or pass "
-                      "imageVersion")
-          .WithErrorType("ResourceNotFoundException");
-    }
-    number = *latest;
+    return static_cast<const Version*>(v);
   }
-  const Version& version = image->versions.at(number);
-  if (options_.memory_quota_mib > 0 &&
-      MemoryInUse() + version.memory_mib > options_.memory_quota_mib) {
-    return QuotaExceeded("MicroVM memory quota of " + std::to_string(options_.memory_quota_mib) +
-                         " MiB would be exceeded (" + std::to_string(MemoryInUse()) +
-                         " MiB in use, this image needs " + std::to_string(version.memory_mib) +
-                         " MiB); terminate MicroVMs or raise the quota")
-        .WithErrorType("ServiceQuotaExceededException");
+  std::optional<int> latest = LatestActive(image);
+  if (!latest) {
+    return NotFound("image " + image.name +
+                    " has no ACTIVE version; activate one or pass "
+                    "imageVersion")
+        .WithErrorType("ResourceNotFoundException");
   }
+  return &image.versions.at(*latest);
+}
 
+Status MicrovmModel::CheckMemoryQuota(const Version& version) const {
+  if (options_.memory_quota_mib <= 0 ||
+      MemoryInUse() + version.memory_mib <= options_.memory_quota_mib) {
+    return Status::Ok();
+  }
+  return QuotaExceeded("MicroVM memory quota of " + std::to_string(options_.memory_quota_mib) +
+                       " MiB would be exceeded (" + std::to_string(MemoryInUse()) +
+                       " MiB in use, this image needs " + std::to_string(version.memory_mib) +
+                       " MiB); terminate MicroVMs or raise the quota")
+      .WithErrorType("ServiceQuotaExceededException");
+}
+
+MicrovmModel::Vm MicrovmModel::NewVm(const Image& image, const Version& version,
+                                     const RunRequest& request, const json& in) {
   Vm vm;
   vm.id = NewId("mvm-", 10);
   while (vms_.count(vm.id) != 0) vm.id = NewId("mvm-", 10);
   vm.seq_no = next_vm_seq_++;
-  vm.image_name = image->name;
-  vm.image_arn = image->arn;
-  vm.version = std::to_string(number);
+  vm.image_name = image.name;
+  vm.image_arn = image.arn;
+  vm.version = std::to_string(version.number);
   vm.hooks = version.hooks;
   vm.program = version.program;
   vm.memory_mib = version.memory_mib;
-  vm.run_payload = Secret(payload.value_or(""));
+  vm.run_payload = Secret(request.payload.value_or(""));
   vm.max_duration_s =
-      static_cast<int>(max_duration.value_or(options_.default_max_duration_seconds));
+      static_cast<int>(request.max_duration.value_or(options_.default_max_duration_seconds));
   vm.started_at = vm.last_traffic = Now();
   for (const char* f :
        {"executionRoleArn", "ingressNetworkConnectors", "egressNetworkConnectors"}) {
     if (in.contains(f) && !in[f].is_null()) vm.echo[f] = in[f];
   }
-  if (idle) {
+  if (const std::optional<json>& idle = request.idle_policy) {
     vm.idle_policy = idle;
     vm.suspended_s = (*idle)["suspendedDurationSeconds"].get<int>();
     vm.max_idle = ScaledSeconds((*idle)["maxIdleDurationSeconds"].get<int64_t>());
@@ -155,30 +184,31 @@ Result<json> MicrovmModel::RunMicrovm(const json& in) {
   vm.endpoint = options_.endpoint_for
                     ? options_.endpoint_for(vm.id)
                     : "https://" + vm.id + ".microvms.lambda." + options_.region + ".on.aws/";
-  const std::string id = vm.id;
-  Vm& stored = vms_.emplace(id, std::move(vm)).first->second;
-  if (client_token) run_tokens_[*client_token] = ClientTokenRecord{fingerprint, id};
+  return vm;
+}
 
+// Starts the guest program, then the ready and run hooks; or, with the injected boot failure,
+// terminates the VM at once.
+void MicrovmModel::Boot(Vm& vm) {
   if (options_.boot_failure_probability > 0 &&
-      deps_.random.UniformDouble() < options_.boot_failure_probability) {
-    BeginTerminate(stored, "the MicroVM failed to boot (injected, bootFailureProbability)");
-    return VmJson(stored);
+      seam_.random.UniformDouble() < options_.boot_failure_probability) {
+    BeginTerminate(vm, "the MicroVM failed to boot (injected, bootFailureProbability)");
+    return;
   }
   if (hung_launches_ < options_.hang_launches) {
     ++hung_launches_;  // injected: stays PENDING until terminated (hangLaunches)
     return VmJson(stored);
   }
   std::deque<Step> steps = {Step{Effect::Kind::kStartProgram}};
-  if (stored.hooks.ready.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kReady});
-  if (stored.hooks.run.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kRun});
-  StartSequence(id, stored.seq, std::move(steps), kBoot, options_.latency.run.Sample(deps_.random));
-  return VmJson(stored);
+  if (vm.hooks.ready.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kReady});
+  if (vm.hooks.run.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kRun});
+  StartSequence(vm.id, vm.seq, std::move(steps), kBoot, options_.latency.run.Sample(seam_.random));
 }
 
 json MicrovmModel::VmJson(const Vm& vm) const {
   json out = vm.echo.is_object() ? vm.echo : json::object();
   out["microvmId"] = vm.id;
-  out["state"] = VmStateName(vm.state);
+  out["state"] = MicrovmStateName(vm.state);
   out["endpoint"] = vm.endpoint;
   out["imageArn"] = vm.image_arn;
   out["imageVersion"] = vm.version;
@@ -219,7 +249,7 @@ Result<json> MicrovmModel::ListMicrovms(const json& in) {
   for (size_t i = 0; i < matching.size() && i < page.max_results; ++i) {
     const Vm& vm = *matching[i];
     out["items"].push_back({{"microvmId", vm.id},
-                            {"state", VmStateName(vm.state)},
+                            {"state", MicrovmStateName(vm.state)},
                             {"imageArn", vm.image_arn},
                             {"imageVersion", vm.version},
                             {"startedAt", TimestampJson(vm.started_at)}});
@@ -233,13 +263,13 @@ Result<json> MicrovmModel::ListMicrovms(const json& in) {
 Result<json> MicrovmModel::SuspendMicrovm(const json& in) {
   MVR_ASSIGN_OR_RETURN(Vm * vm, FindVm(in));
   switch (vm->state) {
-    case VmState::kRunning:
+    case MicrovmState::kRunning:
       BeginSuspend(*vm);
       return json::object();
-    case VmState::kSuspending:
+    case MicrovmState::kSuspending:
       vm->resume_after_suspend = false;
       return json::object();
-    case VmState::kSuspended:
+    case MicrovmState::kSuspended:
       if (vm->seq.active && vm->seq.kind == kResume) {
         return WrongState(vm->id, vm->state, "it is resuming; suspend it once it is RUNNING");
       }
@@ -252,13 +282,13 @@ Result<json> MicrovmModel::SuspendMicrovm(const json& in) {
 Result<json> MicrovmModel::ResumeMicrovm(const json& in) {
   MVR_ASSIGN_OR_RETURN(Vm * vm, FindVm(in));
   switch (vm->state) {
-    case VmState::kSuspended:
+    case MicrovmState::kSuspended:
       if (!vm->seq.active) BeginResume(*vm);
       return json::object();
-    case VmState::kSuspending:
+    case MicrovmState::kSuspending:
       vm->resume_after_suspend = true;
       return json::object();
-    case VmState::kRunning:
+    case MicrovmState::kRunning:
       return json::object();
     default:
       return WrongState(vm->id, vm->state, "only a SUSPENDED MicroVM can be resumed");
@@ -272,7 +302,7 @@ Result<json> MicrovmModel::TerminateMicrovm(const json& in) {
 }
 
 void MicrovmModel::BeginSuspend(Vm& vm) {
-  vm.state = VmState::kSuspending;
+  vm.state = MicrovmState::kSuspending;
   vm.resume_after_suspend = false;
   std::deque<Step> steps;
   if (vm.hooks.suspend.enabled && vm.program_started) {
@@ -280,22 +310,22 @@ void MicrovmModel::BeginSuspend(Vm& vm) {
   }
   steps.push_back(Step{Effect::Kind::kFreeze});
   StartSequence(vm.id, vm.seq, std::move(steps), kSuspend,
-                options_.latency.suspend.Sample(deps_.random));
+                options_.latency.suspend.Sample(seam_.random));
 }
 
 void MicrovmModel::BeginResume(Vm& vm) {
   std::deque<Step> steps = {Step{Effect::Kind::kThaw}};
   if (vm.hooks.resume.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kResume});
   StartSequence(vm.id, vm.seq, std::move(steps), kResume,
-                options_.latency.resume.Sample(deps_.random));
+                options_.latency.resume.Sample(seam_.random));
 }
 
 void MicrovmModel::BeginTerminate(Vm& vm, const std::string& reason) {
-  if (vm.state == VmState::kTerminated) return;
+  if (vm.state == MicrovmState::kTerminated) return;
   if (vm.seq.active && vm.seq.kind == kTerminate) return;
   if (!reason.empty() && vm.state_reason.empty()) vm.state_reason = reason;
   const bool maybe_frozen = vm.frozen || (vm.seq.active && vm.seq.kind == kSuspend);
-  vm.state = VmState::kTerminating;
+  vm.state = MicrovmState::kTerminating;
   std::deque<Step> steps;
   if (maybe_frozen) steps.push_back(Step{Effect::Kind::kThaw, Hook::kReady, false});
   if (vm.hooks.terminate.enabled && vm.program_started) {
@@ -303,7 +333,7 @@ void MicrovmModel::BeginTerminate(Vm& vm, const std::string& reason) {
   }
   steps.push_back(Step{Effect::Kind::kStop, Hook::kReady, false});
   StartSequence(vm.id, vm.seq, std::move(steps), kTerminate,
-                options_.latency.terminate.Sample(deps_.random));
+                options_.latency.terminate.Sample(seam_.random));
 }
 
 void MicrovmModel::FinishVmSequence(Vm& vm) {
@@ -311,11 +341,11 @@ void MicrovmModel::FinishVmSequence(Vm& vm) {
   switch (vm.seq.kind) {
     case kBoot:
     case kResume:
-      vm.state = VmState::kRunning;
+      vm.state = MicrovmState::kRunning;
       vm.last_traffic = now;
       break;
     case kSuspend:
-      vm.state = VmState::kSuspended;
+      vm.state = MicrovmState::kSuspended;
       vm.suspended_at = now;
       if (vm.resume_after_suspend) {
         vm.resume_after_suspend = false;
@@ -325,7 +355,7 @@ void MicrovmModel::FinishVmSequence(Vm& vm) {
       }
       break;
     case kTerminate:
-      vm.state = VmState::kTerminated;
+      vm.state = MicrovmState::kTerminated;
       vm.terminated_at = now;
       vm.frozen = false;
       vm.run_payload.Clear();

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "github/json_fields.h"
+#include "base/json_fields.h"
 #include "github/types.h"
 
 namespace mvr::github {

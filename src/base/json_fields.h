@@ -1,12 +1,15 @@
-// JsonFields: typed, non-throwing reads of one JSON object's members. Every error is an
-// InvalidArgument naming the member's path ("workflow_job.run_id: expected an integer, got a
-// string"), so a malformed payload is explained, never a crash.
+// JsonFields: typed, non-throwing reads of one JSON object's members, the one JSON reader of every
+// parser (GitHub payloads, supervisor config and control bodies, the emulators' requests). Every
+// error is an InvalidArgument naming the member's path ("workflow_job.run_id: expected an integer,
+// got a string"), so a malformed document is explained the same way everywhere, never a crash.
 // Thread-safety: a view over a json value; use it while that value lives.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,7 +18,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 
-namespace mvr::github {
+namespace mvr {
 
 // Parses text as JSON without exceptions; `what` names the document in the error.
 Result<nlohmann::json> ParseJsonDocument(std::string_view text, std::string_view what);
@@ -49,8 +52,22 @@ class JsonFields {
   Result<std::vector<std::string>> Labels(const char* key) const;
   // The array at `key`; error unless it is one.
   Result<const nlohmann::json*> Array(const char* key) const;
+  // A whole number in [min, max]; a fraction, a string or a number out of range is an error.
+  Result<int64_t> IntInRange(const char* key, int64_t min, int64_t max) const;
+  // Any number (integer or with a fraction) in [min, max].
+  Result<double> NumberInRange(const char* key, double min, double max) const;
+  // An array whose items are all strings.
+  Result<std::vector<std::string>> Strings(const char* key) const;
+  // An object whose members are all strings.
+  Result<std::map<std::string, std::string>> StringMap(const char* key) const;
+
+  // True when `key` is present and not null.
+  bool Has(const char* key) const;
+  // InvalidArgument naming the first member that is not one of `known`.
+  Status OnlyKeys(std::initializer_list<const char*> known) const;
 
   const std::string& path() const { return path_; }
+  const nlohmann::json& object() const { return object_; }
   std::string MemberPath(const char* key) const;
 
  private:
@@ -61,4 +78,4 @@ class JsonFields {
   std::string path_;
 };
 
-}  // namespace mvr::github
+}  // namespace mvr

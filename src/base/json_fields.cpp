@@ -1,10 +1,10 @@
-#include "github/json_fields.h"
+#include "base/json_fields.h"
 
 #include <limits>
 
 #include "base/time_format.h"
 
-namespace mvr::github {
+namespace mvr {
 
 using nlohmann::json;
 
@@ -144,6 +144,82 @@ Result<const json*> JsonFields::Array(const char* key) const {
   return v;
 }
 
+Result<int64_t> JsonFields::IntInRange(const char* key, int64_t min, int64_t max) const {
+  const json* v = Find(key);
+  const std::string range = " from " + std::to_string(min) + " to " + std::to_string(max);
+  if (v == nullptr)
+    return InvalidArgument(MemberPath(key) + ": missing (expected a whole number" + range + ")");
+  bool in_range = false;
+  if (v->is_number_unsigned()) {
+    const uint64_t u = v->get<uint64_t>();
+    in_range = max >= 0 && u <= static_cast<uint64_t>(max) &&
+               (min <= 0 || u >= static_cast<uint64_t>(min));
+  } else if (v->is_number_integer()) {
+    in_range = v->get<int64_t>() >= min && v->get<int64_t>() <= max;
+  }
+  if (!in_range) {
+    return InvalidArgument(MemberPath(key) + ": expected a whole number" + range + ", got " +
+                           (v->is_number() ? v->dump() : JsonTypeName(*v)));
+  }
+  return v->get<int64_t>();
+}
+
+Result<double> JsonFields::NumberInRange(const char* key, double min, double max) const {
+  const json* v = Find(key);
+  const std::string range = " from " + json(min).dump() + " to " + json(max).dump();
+  if (v == nullptr)
+    return InvalidArgument(MemberPath(key) + ": missing (expected a number" + range + ")");
+  // Checked as a double before any conversion: 1e300 seconds in milliseconds would overflow.
+  if (!v->is_number() || !(v->get<double>() >= min && v->get<double>() <= max)) {
+    return InvalidArgument(MemberPath(key) + ": expected a number" + range + ", got " +
+                           (v->is_number() ? v->dump() : JsonTypeName(*v)));
+  }
+  return v->get<double>();
+}
+
+Result<std::vector<std::string>> JsonFields::Strings(const char* key) const {
+  MVR_ASSIGN_OR_RETURN(const json* array, Array(key));
+  std::vector<std::string> out;
+  out.reserve(array->size());
+  for (size_t i = 0; i < array->size(); ++i) {
+    const json& item = (*array)[i];
+    if (!item.is_string()) {
+      return InvalidArgument(MemberPath(key) + "[" + std::to_string(i) +
+                             "]: expected a string, got " + JsonTypeName(item));
+    }
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> JsonFields::StringMap(const char* key) const {
+  MVR_ASSIGN_OR_RETURN(JsonFields object, Object(key));
+  std::map<std::string, std::string> out;
+  for (const auto& [name, value] : object.object_.items()) {
+    if (!value.is_string()) {
+      return InvalidArgument(object.MemberPath(name.c_str()) + ": expected a string, got " +
+                             JsonTypeName(value));
+    }
+    out.emplace(name, value.get<std::string>());
+  }
+  return out;
+}
+
+bool JsonFields::Has(const char* key) const {
+  const json* v = Find(key);
+  return v != nullptr && !v->is_null();
+}
+
+Status JsonFields::OnlyKeys(std::initializer_list<const char*> known) const {
+  for (const auto& [name, value] : object_.items()) {
+    (void)value;
+    bool found = false;
+    for (const char* k : known) found = found || name == k;
+    if (!found) return InvalidArgument(MemberPath(name.c_str()) + ": unknown member");
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<std::string>> JsonFields::Labels(const char* key) const {
   const json* v = Find(key);
   if (v == nullptr || v->is_null()) return std::vector<std::string>();
@@ -166,4 +242,4 @@ Result<std::vector<std::string>> JsonFields::Labels(const char* key) const {
   return out;
 }
 
-}  // namespace mvr::github
+}  // namespace mvr
