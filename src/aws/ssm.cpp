@@ -3,7 +3,7 @@
 namespace mvr::aws {
 
 SsmClient::SsmClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
-                     CredentialsProvider& credentials, RetryDeps retry_deps)
+                     CredentialsProvider& credentials, Seam seam)
     : rpc_(
           [&] {
             JsonServiceConfig config;
@@ -13,7 +13,7 @@ SsmClient::SsmClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
             config.timeout = Duration(10'000);
             return config;
           }(),
-          http, credentials, retry_deps) {}
+          http, credentials, seam) {}
 
 Result<Secret> SsmClient::GetParameter(const std::string& name) {
   if (name.empty()) return InvalidArgument("SSM GetParameter: the parameter name is empty");

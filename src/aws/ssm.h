@@ -15,7 +15,7 @@ namespace mvr::aws {
 class SsmClient {
  public:
   SsmClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
-            CredentialsProvider& credentials, RetryDeps retry_deps);
+            CredentialsProvider& credentials, Seam seam);
 
   // The parameter's value, decrypted (WithDecryption). NotFound when no parameter has that name
   // (ParameterNotFound); Unauthorized when the caller may not read it or its key; InvalidArgument

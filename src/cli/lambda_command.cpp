@@ -1,6 +1,6 @@
 // `mvr lambda`: the runner set as AWS Lambda functions (a custom runtime for provided.al2023;
-// `bootstrap` runs it). The handler comes from _HANDLER (or --handler): webhook, launcher or janitor. The
-// runner set's configuration is the JSON of `mvr serve`, from MVR_CONFIG (inline) or
+// `bootstrap` runs it). The handler comes from _HANDLER (or --handler): webhook, launcher or
+// janitor. The runner set's configuration is the JSON of `mvr serve`, from MVR_CONFIG (inline) or
 // MVR_CONFIG_FILE; its secret keys may name a file, env:NAME or ssm:/path. Initialisation builds
 // only what the handler needs and resolves its secrets once; a failure there goes to the Runtime
 // API's /init/error. docs/lambda.md is the reference.
@@ -80,7 +80,7 @@ Result<Secret> FetchSsm(Context& ctx, Function& fn, const std::string& name) {
         aws::ServiceEndpoint endpoint,
         aws::ResolveEndpoint(aws::AwsService::kSsm, ctx.env, shared, fn.wiring->region));
     fn.ssm = std::make_unique<aws::SsmClient>(endpoint, fn.wiring->http, *fn.wiring->credentials,
-                                              ctx.seam().retry());
+                                              ctx.seam());
   }
   return fn.ssm->GetParameter(name);
 }
@@ -135,8 +135,8 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   fn.table = std::make_unique<runnerset::RunnerTable>(*fn.wiring->store, seam, table_options);
   if (name == "janitor") {
     fn.janitor = std::make_unique<runnerset::Janitor>(
-        fn.config, runnerset::JanitorDeps{seam, *fn.wiring->microvms, *fn.wiring->github,
-                                          *fn.table, *fn.wiring->queue, fn.metrics});
+        fn.config, runnerset::JanitorDeps{seam, *fn.wiring->microvms, *fn.wiring->github, *fn.table,
+                                          *fn.wiring->queue, fn.metrics});
     fn.handler = std::make_unique<lambda::JanitorHandler>(*fn.janitor, fn.metrics);
     return std::nullopt;
   }

@@ -24,7 +24,7 @@ Status WireMicrovms(Context& ctx, const runnerset::ServeConfig&, RunnerSetWiring
   aws::MicrovmsClientOptions mo;
   mo.endpoint = endpoint;
   w.microvms = std::make_unique<aws::MicrovmsClient>(
-      mo, aws::MicrovmsClientDeps{w.http, *w.credentials, ctx.clock, ctx.secure_random});
+      mo, aws::MicrovmsClientDeps{w.http, *w.credentials, ctx.seam()});
   return Status::Ok();
 }
 
@@ -48,8 +48,7 @@ Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
 }
 
 Status WireStore(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w) {
-  store::OpenDeps deps{ctx.clock, ctx.sleeper,    ctx.random, ctx.env,
-                       w.http,    *w.credentials, w.region};
+  store::OpenDeps deps{ctx.seam(), ctx.env, w.http, *w.credentials, w.region};
   Result<std::unique_ptr<store::Store>> st = store::OpenStore(config.store, deps);
   if (!st.ok()) return st.status().Annotate("store");
   w.store = std::move(*st);
@@ -57,8 +56,7 @@ Status WireStore(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWi
 }
 
 Status WireQueue(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w) {
-  store::OpenDeps deps{ctx.clock, ctx.sleeper,    ctx.random, ctx.env,
-                       w.http,    *w.credentials, w.region};
+  store::OpenDeps deps{ctx.seam(), ctx.env, w.http, *w.credentials, w.region};
   queue::LocalQueueSettings qs;
   qs.max_receive_count = config.queue.max_receive_count;
   Result<std::unique_ptr<queue::Queue>> q = queue::OpenQueue(config.queue.uri, deps, qs);

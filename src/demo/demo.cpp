@@ -157,7 +157,7 @@ class Runner {
   }
 
  private:
-  const Seam& seam_;
+  Seam seam_;
   Workflow& workflow_;
   std::mutex print_mu_;
 };

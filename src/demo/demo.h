@@ -33,7 +33,7 @@ class Demo {
   int Run();
 
  private:
-  const Seam& seam_;
+  Seam seam_;
   process::ProcessRunner& processes_;
   http::HttpClient& http_;
   DemoOptions options_;

@@ -93,7 +93,7 @@ class LocalStack {
   };
   Result<std::string> WriteGuestScript(const Image& image);
 
-  const Seam& seam_;
+  Seam seam_;
   process::ProcessRunner& processes_;
   std::string mvr_;
   std::string dir_;

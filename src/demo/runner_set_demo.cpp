@@ -132,7 +132,7 @@ class Session {
         {"shutdownGraceSeconds", 10}};
   }
 
-  const Seam& seam_;
+  Seam seam_;
   process::ProcessRunner& processes_;
   http::HttpClient& http_;
   const RunnerSetDemoOptions& options_;

@@ -43,7 +43,7 @@ class RunnerSetDemo {
   int Run();
 
  private:
-  const Seam& seam_;
+  Seam seam_;
   process::ProcessRunner& processes_;
   http::HttpClient& http_;
   RunnerSetDemoOptions options_;

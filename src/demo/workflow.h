@@ -89,7 +89,7 @@ class Workflow {
   Leftovers CountLeftovers();
 
  private:
-  const Seam& seam_;
+  Seam seam_;
   process::ProcessRunner& processes_;
   http::HttpClient& http_;
   const LocalStack& stack_;

@@ -50,7 +50,7 @@ class WebhookHandler final : public Handler {
  private:
   const runnerset::WebhookRouter& router_;
   queue::Queue& queue_;
-  const Seam& seam_;
+  Seam seam_;
   runnerset::Metrics metrics_;
 };
 
@@ -71,7 +71,7 @@ class LauncherHandler final : public Handler {
   runnerset::Launcher& launcher_;
   runnerset::Metrics& metrics_;
   queue::Queue& queue_;
-  const Seam& seam_;
+  Seam seam_;
 };
 
 class JanitorHandler final : public Handler {

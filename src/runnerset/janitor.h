@@ -68,7 +68,7 @@ struct SweepReport {
 };
 
 struct JanitorDeps {
-  const Seam& seam;
+  Seam seam;
   aws::MicrovmService& microvms;
   github::GitHub& github;
   RunnerTable& table;

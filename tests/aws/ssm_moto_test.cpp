@@ -37,7 +37,7 @@ class SsmMotoTest : public ::testing::Test {
     c.endpoint = endpoint_;
     c.target_prefix = "AmazonSSM";
     c.content_type = "application/x-amz-json-1.1";
-    JsonProtocolClient rpc(c, http_, creds_, seam_.deps());
+    JsonProtocolClient rpc(c, http_, creds_, seam_.seam);
     JsonCallResult r =
         rpc.Invoke("PutParameter", {{"Name", name}, {"Value", value}, {"Type", type}});
     ASSERT_TRUE(r.status.ok()) << r.status.ToString();
@@ -53,14 +53,14 @@ class SsmMotoTest : public ::testing::Test {
 TEST_F(SsmMotoTest, SecureStringComesBackDecrypted) {
   ASSERT_EQ(endpoint_.signing_name, "ssm");
   Put("/mvr/test/webhook-secret", kFixtureValue, "SecureString");
-  SsmClient ssm(endpoint_, http_, creds_, seam_.deps());
+  SsmClient ssm(endpoint_, http_, creds_, seam_.seam);
   Result<Secret> got = ssm.GetParameter("/mvr/test/webhook-secret");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->Reveal(), kFixtureValue);
 }
 
 TEST_F(SsmMotoTest, MissingParameterIsNotFoundNamingIt) {
-  SsmClient ssm(endpoint_, http_, creds_, seam_.deps());
+  SsmClient ssm(endpoint_, http_, creds_, seam_.seam);
   Result<Secret> got = ssm.GetParameter("/mvr/test/absent");
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), Code::kNotFound);
@@ -69,7 +69,7 @@ TEST_F(SsmMotoTest, MissingParameterIsNotFoundNamingIt) {
 }
 
 TEST_F(SsmMotoTest, EmptyNameIsRefusedWithoutACall) {
-  SsmClient ssm(endpoint_, http_, creds_, seam_.deps());
+  SsmClient ssm(endpoint_, http_, creds_, seam_.seam);
   EXPECT_EQ(ssm.GetParameter("").status().code(), Code::kInvalidArgument);
 }
 

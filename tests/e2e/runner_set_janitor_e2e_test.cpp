@@ -190,7 +190,7 @@ TEST_F(RunnerSetJanitorBurst,
   int succeeded = 0;
   for (int64_t job : jobs) succeeded += Job(job).value("conclusion", "") == "success";
   EXPECT_EQ(succeeded, 12);
-  const TimePoint done = clock_.Now();
+  const TimePoint done = real_.clock.Now();
   Workflow::Leftovers left;
   const bool clean = Eventually(
       [&] {
@@ -201,7 +201,7 @@ TEST_F(RunnerSetJanitorBurst,
   EXPECT_TRUE(clean) << left.vms << " VMs and " << left.runners << " runners left after "
                      << 3 * interval_ << " s";
   std::printf("all 12 jobs completed; nothing left %.1f s later\n",
-              std::chrono::duration<double>(clock_.Now() - done).count());
+              std::chrono::duration<double>(real_.clock.Now() - done).count());
 }
 
 }  // namespace

@@ -98,10 +98,9 @@ class LambdaEndToEnd : public ::testing::Test {
     auto endpoint = [&](aws::AwsService s) {
       return aws::ResolveEndpoint(s, env, aws::SharedConfig()).value();
     };
-    sqs_ = std::make_unique<aws::SqsClient>(endpoint(aws::AwsService::kSqs), http_, creds_,
-                                            seam_.retry());
+    sqs_ = std::make_unique<aws::SqsClient>(endpoint(aws::AwsService::kSqs), http_, creds_, seam_);
     queue_url_ = sqs_->CreateQueue("mvr-e2e-jobs").value();
-    aws::DynamoDbClient db(endpoint(aws::AwsService::kDynamoDb), http_, creds_, seam_.retry());
+    aws::DynamoDbClient db(endpoint(aws::AwsService::kDynamoDb), http_, creds_, seam_);
     aws::CreateTableRequest table;
     table.table = "mvr-e2e-runners";
     table.hash_key = aws::KeyAttribute{"pk", "S"};
@@ -115,7 +114,7 @@ class LambdaEndToEnd : public ::testing::Test {
     c.endpoint = ssm_endpoint_;
     c.target_prefix = "AmazonSSM";
     c.content_type = "application/x-amz-json-1.1";
-    aws::JsonProtocolClient ssm(c, http_, creds_, seam_.retry());
+    aws::JsonProtocolClient ssm(c, http_, creds_, seam_);
     auto put =
         ssm.Invoke("PutParameter", {{"Name", name}, {"Value", value}, {"Type", "SecureString"}});
     ASSERT_TRUE(put.status.ok()) << put.status.ToString();

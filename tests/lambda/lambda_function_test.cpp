@@ -23,6 +23,7 @@
 #include "runnerset/intent.h"
 #include "runnerset/janitor.h"
 #include "support/moto.h"
+#include "support/real_seam.h"
 
 namespace mvr::lambda {
 namespace {
@@ -48,9 +49,9 @@ class LambdaFunctionTest : public ::testing::Test {
     auto endpoint = [&](aws::AwsService s) {
       return aws::ResolveEndpoint(s, env, aws::SharedConfig()).value();
     };
-    aws::SqsClient sqs(endpoint(aws::AwsService::kSqs), http_, creds_, retry());
+    aws::SqsClient sqs(endpoint(aws::AwsService::kSqs), http_, creds_, seam());
     queue_url_ = sqs.CreateQueue("mvr-jobs").value();
-    aws::DynamoDbClient db(endpoint(aws::AwsService::kDynamoDb), http_, creds_, retry());
+    aws::DynamoDbClient db(endpoint(aws::AwsService::kDynamoDb), http_, creds_, seam());
     aws::CreateTableRequest table;
     table.table = "mvr-runners";
     table.hash_key = aws::KeyAttribute{"pk", "S"};
@@ -60,7 +61,7 @@ class LambdaFunctionTest : public ::testing::Test {
     c.endpoint = endpoint(aws::AwsService::kSsm);
     c.target_prefix = "AmazonSSM";
     c.content_type = "application/x-amz-json-1.1";
-    aws::JsonProtocolClient ssm(c, http_, creds_, retry());
+    aws::JsonProtocolClient ssm(c, http_, creds_, seam());
     for (auto [name, value] : {std::pair{"/mvr/test/webhook-secret", kWebhookSecretValue},
                                std::pair{"/mvr/test/pat", kPatValue}}) {
       auto put =
@@ -82,7 +83,7 @@ class LambdaFunctionTest : public ::testing::Test {
     }
   }
 
-  RetryDeps retry() { return RetryDeps{clock_, sleeper_, random_}; }
+  Seam seam() { return real_.seam; }
 
   json Config() {
     return json{{"runnerSetId", "lambda-test"},
@@ -148,7 +149,7 @@ class LambdaFunctionTest : public ::testing::Test {
     MapEnvironment env({{"AWS_REGION", "us-east-1"}, {"AWS_ENDPOINT_URL", moto_->url()}});
     aws::SqsClient sqs(
         aws::ResolveEndpoint(aws::AwsService::kSqs, env, aws::SharedConfig()).value(), http_,
-        creds_, retry());
+        creds_, seam());
     aws::ReceiveMessageRequest r;
     r.queue_url = queue_url_;
     r.max_messages = 10;
@@ -171,9 +172,7 @@ class LambdaFunctionTest : public ::testing::Test {
     }
   }
 
-  SystemClock clock_;
-  RealSleeper sleeper_;
-  SeededRandom random_{7};
+  testing::RealSeam real_;
   aws::StaticCredentialsProvider creds_{[] {
     aws::AwsCredentials c;
     c.access_key_id = "AKIDLAMBDATEST";

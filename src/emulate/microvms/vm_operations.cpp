@@ -197,7 +197,7 @@ void MicrovmModel::Boot(Vm& vm) {
   }
   if (hung_launches_ < options_.hang_launches) {
     ++hung_launches_;  // injected: stays PENDING until terminated (hangLaunches)
-    return VmJson(stored);
+    return;
   }
   std::deque<Step> steps = {Step{Effect::Kind::kStartProgram}};
   if (vm.hooks.ready.enabled) steps.push_back(Step{Effect::Kind::kCallHook, Hook::kReady});

@@ -213,7 +213,7 @@ TEST_F(ModelLifecycleTest, LatencyDelaysEffectsUntilTheClockGetsThere) {
 // runningBeforeHookMs: GetMicrovm says RUNNING while the /run (boot) or /resume hook is still to
 // come, as the real service's eventually consistent state may.
 TEST_F(ModelLifecycleTest, HungLaunchStaysPendingUntilTerminatedAndOnlyTheFirstNHang) {
-  ModelOptions options;
+  MicrovmModelOptions options;
   ASSERT_TRUE(options.ApplyJson({{"hangLaunches", 1}}).ok());
   Rebuild(options);
   const std::string hung = (*Call("RunMicrovm", {{"imageIdentifier", "img"}}))["microvmId"];
@@ -226,7 +226,7 @@ TEST_F(ModelLifecycleTest, HungLaunchStaysPendingUntilTerminatedAndOnlyTheFirstN
   ASSERT_TRUE(Call("TerminateMicrovm", {{"microvmIdentifier", hung}}).ok());
   Drain();
   EXPECT_EQ(StateOf(hung), "TERMINATED");
-  EXPECT_FALSE(ModelOptions().ApplyJson({{"hangLaunches", -1}}).ok());
+  EXPECT_FALSE(MicrovmModelOptions().ApplyJson({{"hangLaunches", -1}}).ok());
 }
 
 TEST_F(ModelLifecycleTest, RunningBeforeHookReportsRunningBeforeRunAndResumeHooks) {
