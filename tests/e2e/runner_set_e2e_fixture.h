@@ -221,20 +221,7 @@ class RunnerSetEndToEnd : public ::testing::Test {
   }
 
   // A port nothing listens on now (the emulator must know the webhook URL before mvr serve runs).
-  static int FreeLoopbackPort() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    int port = -1;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-      port = ntohs(addr.sin_port);
-    }
-    ::close(fd);
-    return port;
-  }
+  static int FreeLoopbackPort() { return PickFreeLoopbackPort().value_or(-1); }
 
   testing::RealSeam real_;
   process::PosixProcessRunner processes_;

@@ -24,9 +24,11 @@
 #include "demo/workflow.h"
 #include "http/curl_client.h"
 #include "http/server.h"
+#include "support/real_seam.h"
 #include "lambda/fake_runtime_api.h"
 #include "process/process_runner.h"
 #include "support/moto.h"
+#include "support/real_seam.h"
 
 namespace mvr::lambda {
 namespace {
@@ -218,10 +220,10 @@ class LambdaEndToEnd : public ::testing::Test {
   }
 
   bool Eventually(const std::function<bool()>& done, Duration within) {
-    const TimePoint deadline = clock_.Now() + within;
+    const TimePoint deadline = real_.clock.Now() + within;
     while (!done()) {
-      if (clock_.Now() >= deadline) return false;
-      sleeper_.Sleep(Duration(200));
+      if (real_.clock.Now() >= deadline) return false;
+      real_.sleeper.Sleep(Duration(200));
     }
     return true;
   }
@@ -231,12 +233,8 @@ class LambdaEndToEnd : public ::testing::Test {
     return job.ok() ? *job : json::object();
   }
 
-  SystemClock clock_;
-  RealSleeper sleeper_;
-  SecureRandom random_;
-  StreamSink sink_{stderr};
-  Logger logger_{sink_, clock_};
-  Seam seam_{clock_, sleeper_, random_, random_, logger_};
+  testing::RealSeam real_;
+  Seam seam_ = real_.seam;
   process::PosixProcessRunner processes_;
   http::CurlHttpClient http_;
   aws::StaticCredentialsProvider creds_{[] {

@@ -4,6 +4,8 @@
 // certificate as the CA bundle, refused without it.
 #include "lambda/socket_http_client.h"
 
+#include "base/host_port.h"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -20,21 +22,8 @@
 namespace mvr::lambda {
 namespace {
 
-// A loopback port that was free a moment ago.
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
+// A loopback port that was free a moment ago (-1 if none could be had).
+int FreePort() { return PickFreeLoopbackPort().value_or(-1); }
 
 class SocketHttpClientTest : public ::testing::Test {
  protected:
