@@ -28,7 +28,6 @@
 #include "lambda/fake_runtime_api.h"
 #include "process/process_runner.h"
 #include "support/moto.h"
-#include "support/real_seam.h"
 
 namespace mvr::lambda {
 namespace {
