@@ -104,6 +104,14 @@ class Janitor {
   void ReapUnmapped(const Inventory& inv, SweepReport& report);
   // Idle runners with the set's prefix that no row or live claim names; `struck` collects the
   // orphan-row keys struck this sweep.
+  // An orphan's strike (row `key`); at the limit, the consistent re-scan of rows and claims
+  // taken just before acting on it. nullopt: not yet at the limit, or an error (counted).
+  struct Rescan {
+    std::vector<MappingRow> rows;
+    std::vector<Claim> claims;
+  };
+  std::optional<Rescan> StrikeThenRescan(const std::string& key, const std::string& what,
+                                         SweepReport& report);
   void ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
                            std::set<std::string>& struck);
   // Every VM id a mapping row or a claim whose launch may still be working names.

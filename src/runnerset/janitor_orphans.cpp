@@ -31,6 +31,28 @@ std::set<std::string> Janitor::KnownVms(const std::vector<MappingRow>& rows,
   return known;
 }
 
+std::optional<Janitor::Rescan> Janitor::StrikeThenRescan(const std::string& key,
+                                                         const std::string& what,
+                                                         SweepReport& report) {
+  Result<int> strikes = deps_.table.AddOrphanStrike(key);
+  if (!strikes.ok()) {
+    Error(report, "recording a strike on " + what, strikes.status());
+    return std::nullopt;
+  }
+  if (*strikes < config_.janitor.strikes) {
+    report.Add(Swept::kStrikesAdded);
+    return std::nullopt;
+  }
+  Result<std::vector<MappingRow>> rows = deps_.table.ScanMappings(config_.runner_name_prefix);
+  Result<std::vector<Claim>> claims = deps_.table.ScanClaims();
+  if (!rows.ok() || !claims.ok()) {
+    Error(report, "re-scanning the table before acting on " + what,
+          !rows.ok() ? rows.status() : claims.status());
+    return std::nullopt;
+  }
+  return Rescan{std::move(*rows), std::move(*claims)};
+}
+
 void Janitor::ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
                                   std::set<std::string>& struck) {
   if (!inv.runners_ok) return;
@@ -49,26 +71,12 @@ void Janitor::ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
     // A registration no launch owns (its attempt died): strikes, then a fresh read.
     const std::string key = "runner-" + std::to_string(runner.id);
     struck.insert(key);
-    Result<int> strikes = deps_.table.AddOrphanStrike(key);
-    if (!strikes.ok()) {
-      Error(report, "recording a strike on runner " + name, strikes.status());
-      continue;
-    }
-    if (*strikes < config_.janitor.strikes) {
-      report.Add(Swept::kStrikesAdded);
-      continue;
-    }
     // As for a VM: a consistent re-scan just before, in case a launch has claimed it meanwhile.
-    Result<std::vector<MappingRow>> rows = deps_.table.ScanMappings(config_.runner_name_prefix);
-    Result<std::vector<Claim>> claims = deps_.table.ScanClaims();
-    if (!rows.ok() || !claims.ok()) {
-      Error(report, "re-scanning the table before removing runner " + name,
-            !rows.ok() ? rows.status() : claims.status());
-      continue;
-    }
+    std::optional<Rescan> rescan = StrikeThenRescan(key, "runner " + name, report);
+    if (!rescan) continue;
     bool owned = false;
-    for (const MappingRow& r : *rows) owned = owned || r.runner_name == name;
-    for (const Claim& c : *claims) {
+    for (const MappingRow& r : rescan->rows) owned = owned || r.runner_name == name;
+    for (const Claim& c : rescan->claims) {
       owned = owned || c.runner_name == name ||
               (c.pending_runner_id == runner.id &&
                InFlight(c, deps_.seam.clock.Now().time_since_epoch().count(),
@@ -107,25 +115,11 @@ void Janitor::ReapUnmapped(const Inventory& inv, SweepReport& report) {
   for (const auto& [id, vm] : inv.vms) {
     if (known.count(id) || vm.state != aws::MicrovmState::kRunning || !OldEnough(vm)) continue;
     struck.insert(id);
-    Result<int> strikes = deps_.table.AddOrphanStrike(id);
-    if (!strikes.ok()) {
-      Error(report, "recording a strike on unmapped MicroVM " + id, strikes.status());
-      continue;
-    }
-    if (*strikes < config_.janitor.strikes) {
-      report.Add(Swept::kStrikesAdded);
-      continue;
-    }
     // The instant before the kill: a strongly consistent re-scan, which aborts it if a launch
     // has written a row or a claim for this VM meanwhile.
-    Result<std::vector<MappingRow>> rows = deps_.table.ScanMappings(config_.runner_name_prefix);
-    Result<std::vector<Claim>> claims = deps_.table.ScanClaims();
-    if (!rows.ok() || !claims.ok()) {
-      Error(report, "re-scanning the table before terminating " + id,
-            !rows.ok() ? rows.status() : claims.status());
-      continue;
-    }
-    if (KnownVms(*rows, *claims).count(id)) {
+    std::optional<Rescan> rescan = StrikeThenRescan(id, "unmapped MicroVM " + id, report);
+    if (!rescan) continue;
+    if (KnownVms(rescan->rows, rescan->claims).count(id)) {
       report.Add(Swept::kOrphansSpared);
       if (Status s = deps_.table.DeleteOrphan(id); !s.ok()) {
         Error(report, "deleting the orphan row of " + id, s);

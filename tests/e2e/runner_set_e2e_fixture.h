@@ -6,8 +6,6 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +21,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/host_port.h"
 #include "demo/local_stack.h"
 #include "demo/workflow.h"
 #include "http/curl_client.h"

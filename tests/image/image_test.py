@@ -84,8 +84,12 @@ class ImageTest(unittest.TestCase):
 
     def test_supervisor_json_uses_only_keys_the_parser_knows(self):
         parser = read("src", "supervisor", "config.cpp")
-        lists = re.findall(r'CheckKeys\(\s*\w+,\s*"([\w.]*)",\s*\{([^}]*)\}', parser, re.S)
-        known = {prefix: set(re.findall(r'"(\w+)"', keys)) for prefix, keys in lists}
+        # Each section's reader (ReadTop, ReadDocker, ...) starts with OnlyKeys({...}).
+        lists = re.findall(
+            r'Status Read(\w+)\(const JsonFields& \w+,[^)]*\)\s*\{\s*MVR_RETURN_IF_ERROR\(\s*'
+            r'\w+\.OnlyKeys\(\s*\{([^}]*)\}', parser, re.S)
+        prefix = lambda name: "" if name == "Top" else name[0].lower() + name[1:] + "."
+        known = {prefix(name): set(re.findall(r'"(\w+)"', keys)) for name, keys in lists}
         self.assertIn("", known)
         self.assertIn("docker.", known)
         for key, value in self.config.items():

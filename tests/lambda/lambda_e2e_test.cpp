@@ -24,10 +24,10 @@
 #include "demo/workflow.h"
 #include "http/curl_client.h"
 #include "http/server.h"
-#include "support/real_seam.h"
 #include "lambda/fake_runtime_api.h"
 #include "process/process_runner.h"
 #include "support/moto.h"
+#include "support/real_seam.h"
 
 namespace mvr::lambda {
 namespace {

@@ -83,7 +83,7 @@ TEST(ServeConfig, JanitorDefaultsAndKeys) {
   ExpectRefusedNaming(flag, "janitor.recoverStuckLaunches");
   json unknown = Minimal();
   unknown["janitor"] = {{"interval", 3}};
-  ExpectRefusedNaming(unknown, "janitor.interval: unknown key");
+  ExpectRefusedNaming(unknown, "janitor.interval: unknown member");
 }
 
 TEST(ServeConfig, UnknownKeysAreRefusedWithTheirPath) {
