@@ -21,12 +21,7 @@ constexpr char kFixtureValue[] = "ssm-fixture-value-7f3a9c";
 class SsmMotoTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto moto = mvr::testing::MotoServer::Start();
-    if (!moto.ok()) {
-      if (moto.status().code() == Code::kNotFound) GTEST_SKIP() << moto.status().message();
-      FAIL() << moto.status().ToString();
-    }
-    moto_ = std::move(*moto);
+    MVR_START_MOTO_OR_SKIP(moto_);
     MapEnvironment env(EnvMap{{"AWS_REGION", "us-east-1"}, {"AWS_ENDPOINT_URL", moto_->url()}});
     endpoint_ = ResolveEndpoint(AwsService::kSsm, env, SharedConfig()).value();
   }

@@ -41,12 +41,7 @@ constexpr char kWebhookSecret[] = "lambda-e2e-webhook-secret-44d1";
 class LambdaEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto moto = mvr::testing::MotoServer::Start();
-    if (!moto.ok()) {
-      if (moto.status().code() == Code::kNotFound) GTEST_SKIP() << moto.status().message();
-      FAIL() << moto.status().ToString();
-    }
-    moto_ = std::move(*moto);
+    MVR_START_MOTO_OR_SKIP(moto_);
     std::string tmpl = fs::temp_directory_path().string() + "/mvr-lambda-e2e-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;

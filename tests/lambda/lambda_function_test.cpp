@@ -39,12 +39,7 @@ constexpr Duration kWait{30'000};
 class LambdaFunctionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto moto = mvr::testing::MotoServer::Start();
-    if (!moto.ok()) {
-      if (moto.status().code() == Code::kNotFound) GTEST_SKIP() << moto.status().message();
-      FAIL() << moto.status().ToString();
-    }
-    moto_ = std::move(*moto);
+    MVR_START_MOTO_OR_SKIP(moto_);
     MapEnvironment env({{"AWS_REGION", "us-east-1"}, {"AWS_ENDPOINT_URL", moto_->url()}});
     auto endpoint = [&](aws::AwsService s) {
       return aws::ResolveEndpoint(s, env, aws::SharedConfig()).value();

@@ -2,9 +2,8 @@
 // and a free port for a test, waits until it answers, and stops exactly the process it started,
 // by pid. Header-only so any test binary can include it (tests/support is not a library).
 //
-//   auto moto = mvr::testing::MotoServer::Start();
-//   if (!moto.ok()) GTEST_SKIP() << moto.status().message();
-//   ... endpoint (*moto)->url() ...
+//   MVR_START_MOTO_OR_SKIP(moto_);   // in a fixture's SetUp; moto_ a unique_ptr<MotoServer>
+//   ... endpoint moto_->url() ...
 //
 // moto_server is looked up on PATH, then as /root/.pyenv/versions/*/bin/moto_server (the machine
 // image's pyenv Python, which a non-interactive shell does not put on PATH). When it is absent,
@@ -224,3 +223,18 @@ class MotoServer {
 };
 
 }  // namespace mvr::testing
+
+// In a fixture's SetUp (or a test): starts moto's server into `member`, a
+// std::unique_ptr<MotoServer>; skips the test when moto_server is not installed and fails it when
+// moto does not start.
+#define MVR_START_MOTO_OR_SKIP(member)                                  \
+  do {                                                                  \
+    auto mvr_started_moto = ::mvr::testing::MotoServer::Start();        \
+    if (!mvr_started_moto.ok()) {                                       \
+      if (mvr_started_moto.status().code() == ::mvr::Code::kNotFound) { \
+        GTEST_SKIP() << mvr_started_moto.status().message();            \
+      }                                                                 \
+      FAIL() << mvr_started_moto.status().ToString();                   \
+    }                                                                   \
+    member = std::move(*mvr_started_moto);                              \
+  } while (false)
