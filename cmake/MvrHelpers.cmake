@@ -6,10 +6,11 @@ function(mvr_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# mvr_test(NAME SOURCES ... DEPS ... [LABELS ...]): one gtest binary; each test is a ctest test,
-# discovered when ctest runs so that building stays fast.
+# mvr_test(NAME SOURCES ... DEPS ... [LABELS ...] [RESOURCE_LOCK NAME]): one gtest binary; each
+# test is a ctest test, discovered when ctest runs so that building stays fast. Tests sharing a
+# RESOURCE_LOCK never run at the same time under `ctest -j`.
 function(mvr_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "RESOURCE_LOCK" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   # tests/support (ManualSeam, RealSeam, the moto and process fakes) as "support/...".
@@ -20,6 +21,16 @@ function(mvr_test name)
   if(ARG_LABELS)
     set(labels ${ARG_LABELS})
   endif()
+  # The sanitizer tree runs no end-to-end suite (scripts/test.sh: -LE e2e), so it does not build
+  # them either; the target still exists for the add_dependencies() calls that follow.
+  if(MVR_SANITIZE AND "e2e" IN_LIST labels)
+    set_target_properties(${name} PROPERTIES EXCLUDE_FROM_ALL ON)
+    return()
+  endif()
+  set(properties LABELS "${labels}")
+  if(ARG_RESOURCE_LOCK)
+    list(APPEND properties RESOURCE_LOCK ${ARG_RESOURCE_LOCK})
+  endif()
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-                       PROPERTIES LABELS "${labels}")
+                       PROPERTIES ${properties})
 endfunction()

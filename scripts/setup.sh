@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git python3
   libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-  libsqlite3-dev
+  libsqlite3-dev mold
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev clang-format
   iproute2 procps psmisc unzip zip
 )
