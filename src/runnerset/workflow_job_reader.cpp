@@ -2,7 +2,10 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <optional>
 
 namespace mvr::runnerset {
 namespace {
@@ -143,17 +146,19 @@ struct WorkflowJobReader::Impl {
   std::unique_ptr<char[]> buffer;
   size_t buffer_size = 0;
 
-  // simdjson reads up to SIMDJSON_PADDING bytes past the end of the input. `close` appends a '}'
-  // (simdjson checks that a document that starts with '{' ends with '}' before reading it).
-  simdjson::padded_string_view Pad(std::string_view body, bool close) {
-    size_t size = body.size() + (close ? 1 : 0);
+  // simdjson reads up to SIMDJSON_PADDING bytes past the end of the input. The text read is
+  // `head` then `tail`, and `close` appends a '}' (simdjson checks that a document that starts
+  // with '{' ends with '}' before reading it).
+  simdjson::padded_string_view Pad(std::string_view head, std::string_view tail, bool close) {
+    size_t size = head.size() + tail.size() + (close ? 1 : 0);
     size_t needed = size + simdjson::SIMDJSON_PADDING;
     if (buffer_size < needed) {
       buffer = std::make_unique<char[]>(needed);
       buffer_size = needed;
     }
-    std::memcpy(buffer.get(), body.data(), body.size());
-    if (close) buffer[body.size()] = '}';
+    std::memcpy(buffer.get(), head.data(), head.size());
+    std::memcpy(buffer.get() + head.size(), tail.data(), tail.size());
+    if (close) buffer[size - 1] = '}';
     std::memset(buffer.get() + size, ' ', simdjson::SIMDJSON_PADDING);
     return simdjson::padded_string_view(buffer.get(), size, buffer_size);
   }
@@ -170,50 +175,96 @@ struct WorkflowJobReader::Impl {
         body[body.find_last_not_of(kWhitespace)] != '}') {
       return Malformed("the body does not end with '}' (was it cut short?)");
     }
-    if (size_t end = PrefixEnd(body); end != 0) {
+    if (std::optional<Shortcut> cut = PlanShortcut(body)) {
       bool in_order = false;
-      Result<WorkflowJobFields> quick = ReadMembers(body.substr(0, end), /*prefix=*/true, in_order);
+      Result<WorkflowJobFields> quick = ReadMembers(cut->head, cut->tail, /*close=*/true, in_order);
       if (quick.ok() && in_order) return quick;
     }
     bool in_order = false;
-    return ReadMembers(body, /*prefix=*/false, in_order);
+    return ReadMembers(body, {}, /*close=*/false, in_order);
   }
 
   // simdjson indexes the whole of what it is given before reading any of it, and in GitHub's
   // order everything the reader needs ends at repository.full_name, a fifth of a queued job's
-  // body. So the start of the body, up to the ',' after the first "full_name", is read first
-  // (closed with a '}' so that simdjson takes it), and the whole body only when that read fails
-  // or is not `in_order`: action, then workflow_job, then repository with a full_name, all before
-  // the cut. Such a read is exactly the whole body's: a cut inside a string fails simdjson's check
-  // for closed strings, and workflow_job was closed before repository began, which is before the
-  // cut. Returns 0 when there is no such start, or it is most of the body anyway.
-  static size_t PrefixEnd(std::string_view body) {
-    // The first "full_name" key, found from its 'f': memchr skips the rest at memory speed and an
-    // 'f' is rare in what comes first, where string_view::find stops at every '"' (JSON is full
-    // of them) and memmem costs five times as much here.
-    constexpr std::string_view kKey = "\"full_name\"";
-    size_t key = std::string_view::npos;
-    const char* begin = body.data();
-    const char* end = begin + body.size();
-    for (const char* f = begin + 1; f < end;) {
-      f = static_cast<const char*>(std::memchr(f, 'f', static_cast<size_t>(end - f)));
-      if (f == nullptr) break;
-      if (static_cast<size_t>(end - (f - 1)) >= kKey.size() &&
-          std::memcmp(f - 1, kKey.data(), kKey.size()) == 0) {
-        key = static_cast<size_t>(f - 1 - begin);
-        break;
-      }
-      ++f;
+  // body, while a completed job's steps, which it never needs, fill most of the rest. So it
+  // reads `head` + `tail` + '}' first: the body up to the ',' after the first "full_name" key,
+  // less the job's `,"steps":[...]` member, and the whole body only when that read fails or is
+  // not `in_order`: action, then workflow_job, then repository with a full_name, all before the
+  // cut. Such a read is exactly the whole body's:
+  // - a cut inside a string fails simdjson's check for closed strings, and workflow_job was
+  //   closed before repository began, which is before the cut;
+  // - the steps end at the first `],"KEY":` after `,"steps":[` whose ']' follows '}' or '[':
+  //   in valid JSON a '"' after ',' is never escaped, so that ']' is structural, and a wrong one
+  //   (an array nested in a step, which GitHub's steps do not have) leaves the job closed by a
+  //   step's '}' and the step's siblings at the top level, which fails the read.
+  // Returns nothing when there is no such start, or it is most of the body anyway.
+  struct Shortcut {
+    std::string_view head;
+    std::string_view tail;
+  };
+  static std::optional<Shortcut> PlanShortcut(std::string_view body) {
+    Shortcut cut{body.substr(0, 0), body};
+    size_t from = 0;
+    size_t steps = FindKey(body, 0, "\"steps\"");
+    while (steps != std::string_view::npos && body.substr(steps - 1, 10) != ",\"steps\":[") {
+      steps = FindKey(body, steps + 1, "\"steps\"");  // a value "steps", say a job's name
     }
-    if (key == std::string_view::npos) return 0;
+    if (steps != std::string_view::npos) {
+      if (size_t end = StepsEnd(body, steps + 9); end != std::string_view::npos) {
+        cut.head = body.substr(0, steps - 1);
+        cut.tail = body.substr(end);
+        from = end;
+      }
+    }
+    size_t key = FindKey(body, from, "\"full_name\"");
+    if (key == std::string_view::npos) return std::nullopt;
     size_t comma = body.find(',', key);
-    if (comma == std::string_view::npos || comma + 1 > body.size() / 4 * 3) return 0;
-    return comma + 1;
+    if (comma == std::string_view::npos) return std::nullopt;
+    cut.tail = cut.tail.substr(0, comma + 1 - static_cast<size_t>(cut.tail.data() - body.data()));
+    if (cut.head.size() + cut.tail.size() > body.size() / 4 * 3) return std::nullopt;
+    return cut;
   }
 
-  Result<WorkflowJobFields> ReadMembers(std::string_view body, bool prefix, bool& in_order) {
+  // The first `key` (quotes included) at or after `from`, found from its first letter: memchr
+  // skips the rest at memory speed and that letter is rare in what comes first, where
+  // string_view::find stops at every '"' (JSON is full of them) and memmem costs five times as
+  // much here.
+  static size_t FindKey(std::string_view body, size_t from, std::string_view key) {
+    const char* begin = body.data();
+    const char* end = begin + body.size();
+    for (const char* p = begin + from + 1; p < end;) {
+      p = static_cast<const char*>(std::memchr(p, key[1], static_cast<size_t>(end - p)));
+      if (p == nullptr) break;
+      if (static_cast<size_t>(end - (p - 1)) >= key.size() &&
+          std::memcmp(p - 1, key.data(), key.size()) == 0) {
+        return static_cast<size_t>(p - 1 - begin);
+      }
+      ++p;
+    }
+    return std::string_view::npos;
+  }
+
+  // Where the ',' after the steps array is, searching from just inside its '['; npos when the
+  // array's end is not of the shape described above.
+  static size_t StepsEnd(std::string_view body, size_t from) {
+    for (size_t close = body.find(']', from); close != std::string_view::npos;
+         close = body.find(']', close + 1)) {
+      if (body[close - 1] != '}' && body[close - 1] != '[') continue;
+      if (body.substr(close + 1, 2) != ",\"") continue;
+      size_t word = close + 3;
+      while (word < body.size() &&
+             (std::islower(static_cast<unsigned char>(body[word])) || body[word] == '_')) {
+        ++word;
+      }
+      if (word > close + 3 && body.substr(word, 2) == "\":") return close + 1;
+    }
+    return std::string_view::npos;
+  }
+
+  Result<WorkflowJobFields> ReadMembers(std::string_view head, std::string_view tail, bool close,
+                                        bool& in_order) {
     od::document doc;
-    if (auto e = parser.iterate(Pad(body, prefix)).get(doc)) return NotJson(e);
+    if (auto e = parser.iterate(Pad(head, tail, close)).get(doc)) return NotJson(e);
     od::object top;
     if (auto e = doc.get_object().get(top)) {
       return e == simdjson::INCORRECT_TYPE ? Malformed("the body is not a JSON object")

@@ -290,6 +290,54 @@ TEST(WorkflowJobReaderTest, TheShortcutToFullNameNeverChangesTheReading) {
   ExpectMalformed(github::testing::InGitHubOrder(comma), "is not owner/name");
 }
 
+// The shortcut also leaves out a completed job's steps, which it finds by their shape; steps of
+// every shape, and text that looks like their end, must still be read as the whole body says.
+TEST(WorkflowJobReaderTest, SkippingTheStepsNeverChangesTheReading) {
+  PayloadOptions o;
+  o.action = "completed";
+  o.runner_name = "mvr-demo-5";
+  o.runner_id = 5;
+  o.steps = 30;
+  json base = WorkflowJobJson(o);
+  auto expect_read = [](const json& event, const std::string& job_name) {
+    const std::string body = github::testing::InGitHubOrder(event);
+    WorkflowJobReader reader;
+    auto f = reader.Read(body);
+    ASSERT_TRUE(f.ok()) << f.status().ToString() << "\n" << body.substr(0, 300);
+    EXPECT_EQ(f->job_id, 29679449);
+    EXPECT_EQ(f->job_name, job_name);
+    EXPECT_EQ(f->labels,
+              (std::vector<std::string>{"self-hosted", "linux", "arm64", "lambda-mvm-small"}));
+    EXPECT_EQ(f->runner_name, "mvr-demo-5");
+    EXPECT_EQ(f->status, "completed");
+    EXPECT_EQ(f->repository, "octo-org/widget-service");
+  };
+  expect_read(base, "build (arm64)");
+  json empty = base;
+  empty["workflow_job"]["steps"] = json::array();
+  expect_read(empty, "build (arm64)");
+  // Step names that spell the end of the array, brackets and a "steps" key inside strings.
+  json lookalike = base;
+  lookalike["workflow_job"]["steps"][0]["name"] = R"(x}],"labels":["evil"],"runner_name":"y)";
+  lookalike["workflow_job"]["steps"][1]["name"] = R"(,"steps":[)";
+  lookalike["workflow_job"]["steps"][2]["name"] = "[a] ]b[ {}]";
+  expect_read(lookalike, "build (arm64)");
+  // A job named "steps": the first "steps" is a value, the member comes after it.
+  json named = base;
+  named["workflow_job"]["name"] = "steps";
+  expect_read(named, "steps");
+  // A step holding an array followed by a member (GitHub's steps have none today): its ']' is
+  // the first that looks like the array's end, and the reading must not change.
+  json nested = base;
+  nested["workflow_job"]["steps"][3] = json::object();  // keeps nlohmann's sorted key order
+  nested["workflow_job"]["steps"][3]["annotations"] = json::array({json::object({{"a", 1}})});
+  nested["workflow_job"]["steps"][3]["name"] = "annotated";
+  nested["workflow_job"]["steps"][3]["status"] = "queued";
+  expect_read(nested, "build (arm64)");
+  nested["workflow_job"]["steps"] = json::array({nested["workflow_job"]["steps"][3]});
+  expect_read(nested, "build (arm64)");
+}
+
 TEST(WorkflowJobReaderTest, AGitHubOrderedBodyCutShortIsRefusedOrReadAsTheWholeOne) {
   PayloadOptions o;
   o.full_repository = false;
