@@ -1,0 +1,232 @@
+#include "sim/scheduler.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+namespace mvr::sim {
+namespace {
+
+// The actor running on this thread, and its scheduler (a process may hold several schedulers).
+thread_local const void* tls_scheduler = nullptr;
+thread_local void* tls_actor = nullptr;
+
+}  // namespace
+
+Scheduler::Scheduler(Options options)
+    : options_(std::move(options)), now_(options_.start), random_(options_.seed) {}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, actor] : actors_) {
+      if (actor->state == State::kDone) continue;
+      actor->kill = true;
+      actor->state = State::kRunnable;
+    }
+  }
+  Run(TimePoint::max());
+  for (auto& [id, actor] : actors_) {
+    if (actor->thread.joinable()) actor->thread.join();
+  }
+}
+
+ActorId Scheduler::Spawn(std::string name, std::function<void()> body) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto actor = std::make_unique<Actor>();
+  actor->id = next_id_++;
+  actor->name = std::move(name);
+  actor->body = std::move(body);
+  Actor* raw = actor.get();
+  Actor* parent = Self();
+  Record(parent ? parent->name : "driver", "spawn " + raw->name);
+  actors_.emplace(raw->id, std::move(actor));
+  raw->thread = std::thread([this, raw] { Body(raw); });
+  return raw->id;
+}
+
+void Scheduler::Body(Actor* actor) {
+  tls_scheduler = this;
+  tls_actor = actor;
+  bool killed_before_start = false;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return running_ == actor->id; });
+    killed_before_start = actor->kill;
+    actor->unwinding = actor->kill;
+  }
+  std::string failure;
+  if (!killed_before_start) {
+    try {
+      actor->body();
+    } catch (const Killed&) {
+    } catch (const std::exception& e) {
+      failure = actor->name + ": " + e.what();
+    } catch (...) {
+      failure = actor->name + ": a non-standard exception";
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  actor->state = State::kDone;
+  actor->body = nullptr;  // what it captured goes now, while the baton is still held
+  if (!failure.empty()) failures_.push_back(failure);
+  Record(actor->name, actor->unwinding ? "crashed" : "done");
+  running_ = kDriver;
+  cv_.notify_all();
+}
+
+Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
+  std::unique_lock<std::mutex> lock(mu_);
+  RunResult result;
+  std::vector<Actor*> runnable;
+  while (true) {
+    if (result.steps >= max_steps) {
+      result.step_limit = true;
+      break;
+    }
+    runnable.clear();
+    Actor* earliest = nullptr;
+    for (auto& [id, actor] : actors_) {
+      if (actor->state == State::kRunnable) runnable.push_back(actor.get());
+      if (actor->state == State::kSleeping && (!earliest || actor->wake < earliest->wake)) {
+        earliest = actor.get();
+      }
+    }
+    if (runnable.empty()) {
+      if (earliest == nullptr) {
+        result.idle = true;
+        break;
+      }
+      if (earliest->wake > until) {
+        result.time_limit = true;
+        break;
+      }
+      now_ = std::max(now_, earliest->wake);
+      for (auto& [id, actor] : actors_) {
+        if (actor->state == State::kSleeping && actor->wake <= now_) {
+          actor->state = State::kRunnable;
+        }
+      }
+      continue;
+    }
+    Actor* pick = runnable[NextRandom() % runnable.size()];
+    ++result.steps;
+    running_ = pick->id;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return running_ == kDriver; });
+  }
+  result.end = now_;
+  result.failures = failures_;
+  return result;
+}
+
+Scheduler::Actor* Scheduler::Self() {
+  return tls_scheduler == this ? static_cast<Actor*>(tls_actor) : nullptr;
+}
+
+void Scheduler::HandBack(std::unique_lock<std::mutex>& lock, Actor* self) {
+  running_ = kDriver;
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return running_ == self->id; });
+  if (self->kill && !self->unwinding) {
+    self->unwinding = true;
+    throw Killed{};
+  }
+}
+
+void Scheduler::Yield(std::string_view event) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Actor* self = Self();
+  if (self == nullptr || self->unwinding) return;
+  Record(self->name, event);
+  self->state = State::kRunnable;
+  if (options_.yield_delay_probability > 0 &&
+      static_cast<double>(NextRandom() >> 11) * 0x1.0p-53 < options_.yield_delay_probability) {
+    const auto most = static_cast<uint64_t>(std::max<int64_t>(options_.max_yield_delay.count(), 1));
+    self->state = State::kSleeping;
+    self->wake = now_ + Duration(1 + static_cast<int64_t>(NextRandom() % most));
+  }
+  HandBack(lock, self);
+}
+
+void Scheduler::Sleep(Duration d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Actor* self = Self();
+  if (self == nullptr) {  // the driver, between runs: time is its to move
+    now_ += std::max(d, Duration(0));
+    return;
+  }
+  if (self->unwinding) return;
+  Record(self->name, "sleep " + std::to_string(d.count()));
+  self->state = State::kSleeping;
+  self->wake = now_ + std::max(d, Duration(0));
+  HandBack(lock, self);
+}
+
+uint64_t Scheduler::Draw() {
+  Yield("draw");
+  std::lock_guard<std::mutex> lock(mu_);
+  return NextRandom();
+}
+
+TimePoint Scheduler::Now() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return now_;
+}
+
+void Scheduler::Kill(ActorId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = actors_.find(id);
+  if (it == actors_.end() || it->second->state == State::kDone) return;
+  Actor* actor = it->second.get();
+  Actor* self = Self();
+  Record(self ? self->name : "driver", "kill " + actor->name);
+  actor->kill = true;
+  if (actor->state == State::kSleeping) actor->state = State::kRunnable;
+}
+
+bool Scheduler::Alive(ActorId id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = actors_.find(id);
+  return it != actors_.end() && it->second->state != State::kDone;
+}
+
+std::string Scheduler::Current() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Actor* self = tls_scheduler == this ? static_cast<const Actor*>(tls_actor) : nullptr;
+  return self ? self->name : "driver";
+}
+
+void Scheduler::Note(std::string_view event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Actor* self = Self();
+  Record(self ? self->name : "driver", event);
+}
+
+uint64_t Scheduler::TraceHash() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hash_;
+}
+
+std::vector<std::string> Scheduler::Tail() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {tail_.begin(), tail_.end()};
+}
+
+void Scheduler::Record(std::string_view actor, std::string_view event) {
+  std::string line = "+" + std::to_string((now_ - options_.start).count()) + "ms ";
+  line.append(actor).append(" ").append(event);
+  for (unsigned char c : line) {
+    hash_ ^= c;
+    hash_ *= 1099511628211ull;  // FNV-1a prime
+  }
+  hash_ ^= '\n';
+  hash_ *= 1099511628211ull;
+  if (options_.trace_tail == 0) return;
+  if (tail_.size() == options_.trace_tail) tail_.pop_front();
+  tail_.push_back(std::move(line));
+}
+
+uint64_t Scheduler::NextRandom() { return random_.Next64(); }
+
+}  // namespace mvr::sim

@@ -1,0 +1,127 @@
+// Scheduler: the simulation's core. Actors (a launcher, the janitor, an Action, the models' effect
+// drivers...) run the real, blocking code on threads of their own, but only one at a time: an
+// actor holds the baton until it reaches a seam call (clock read, sleep, random draw, external
+// call), where it hands the baton back and the scheduler picks the next actor with its seeded
+// random source. Time is virtual: it moves only when no actor can run, straight to the earliest
+// sleeper's wake-up. The same seed and the same actors give the same sequence of steps; every
+// step is folded into a trace hash, and the last steps are kept for a failure report.
+// An actor can be crashed between any two seam calls (Kill): it throws Killed from its next seam
+// call, unwinding the real code as a process crash would end it, with no further seam calls.
+// Thread-safety: every member is safe to call from actors and from the thread that calls Run;
+// code under simulation must block only through the scheduler (a real mutex held across a seam
+// call, or a real condition variable wait, would stall the run).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/random.h"
+
+namespace mvr::sim {
+
+// Thrown from a seam call of an actor the scheduler crashed. Code under simulation must not
+// swallow it (catch (...) without rethrowing); the actor's body wrapper catches it.
+struct Killed {};
+
+using ActorId = int;
+
+class Scheduler {
+ public:
+  struct Options {
+    uint64_t seed = 1;
+    TimePoint start = TimePoint(std::chrono::seconds(1'767'225'600));
+    // At a yield, the chance that the actor is put to sleep for up to `max_yield_delay` instead
+    // of staying runnable: exposes code that assumes two steps happen close together.
+    double yield_delay_probability = 0.0;
+    Duration max_yield_delay = Duration(500);
+    size_t trace_tail = 200;  // steps kept for Tail()
+  };
+
+  struct RunResult {
+    uint64_t steps = 0;
+    TimePoint end;
+    bool idle = false;                  // every actor finished
+    bool time_limit = false;            // stopped at `until` with sleepers left
+    bool step_limit = false;            // stopped at `max_steps`
+    std::vector<std::string> failures;  // actors whose body threw something other than Killed
+  };
+
+  explicit Scheduler(Options options);
+  ~Scheduler();  // crashes every actor still alive and waits for their threads
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Adds an actor; it first runs when the scheduler picks it. Callable from the driver and from
+  // actors (a spawn is a step of the spawning actor, so the order stays deterministic).
+  ActorId Spawn(std::string name, std::function<void()> body);
+
+  // Picks and runs actors until none is left, virtual time would pass `until`, or `max_steps`
+  // steps were taken. Called from one driver thread, never from an actor; may be called again.
+  RunResult Run(TimePoint until, uint64_t max_steps = UINT64_MAX);
+
+  // --- called from within an actor (by the Sim seams) ---
+  // A scheduling point: another actor may run before this one continues.
+  void Yield(std::string_view event);
+  // Blocks the calling actor for `d` of virtual time (at least one step).
+  void Sleep(Duration d);
+  // A draw from the run's seeded source; a scheduling point as well.
+  uint64_t Draw();
+
+  // Virtual time. Callable from anywhere; not a scheduling point.
+  TimePoint Now() const;
+  // Crashes `actor` at its next seam call (now, if it is sleeping: it wakes and throws).
+  void Kill(ActorId actor);
+  bool Alive(ActorId actor) const;
+  // The name of the actor calling, or "driver".
+  std::string Current() const;
+  // Adds a line to the trace (for models and checks that want their events in it).
+  void Note(std::string_view event);
+
+  uint64_t TraceHash() const;
+  std::vector<std::string> Tail() const;  // the last `trace_tail` steps, oldest first
+
+ private:
+  enum class State { kRunnable, kSleeping, kDone };
+  struct Actor {
+    ActorId id = 0;
+    std::string name;
+    State state = State::kRunnable;
+    TimePoint wake;
+    bool kill = false;
+    bool unwinding = false;  // killed: seam calls no longer yield
+    std::function<void()> body;
+    std::thread thread;
+  };
+  static constexpr ActorId kDriver = -1;
+
+  void Body(Actor* actor);
+  // Gives the baton back to the driver and waits for it; throws Killed when crashed meanwhile.
+  void HandBack(std::unique_lock<std::mutex>& lock, Actor* self);
+  Actor* Self();  // the calling actor (mu_ held), or nullptr for the driver
+  void Record(std::string_view actor, std::string_view event);  // mu_ held
+  uint64_t NextRandom();                                        // mu_ held
+
+  Options options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  ActorId running_ = kDriver;
+  TimePoint now_;
+  SeededRandom random_;
+  std::map<ActorId, std::unique_ptr<Actor>> actors_;
+  ActorId next_id_ = 0;
+  uint64_t hash_ = 1469598103934665603ull;  // FNV-1a offset basis
+  std::deque<std::string> tail_;
+  std::vector<std::string> failures_;
+};
+
+}  // namespace mvr::sim
