@@ -1,6 +1,8 @@
 #include "sim/scheduler.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <utility>
 
@@ -113,11 +115,22 @@ Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
     ++result.steps;
     running_ = pick->id;
     cv_.notify_all();
-    cv_.wait(lock, [&] { return running_ == kDriver; });
+    if (!cv_.wait_for(lock, options_.stall_timeout, [&] { return running_ == kDriver; })) {
+      Stalled(*pick);
+    }
   }
   result.end = now_;
   result.failures = failures_;
   return result;
+}
+
+void Scheduler::Stalled(const Actor& actor) {
+  std::fprintf(stderr,
+               "simulation stalled: actor '%s' reached no seam call in %lld ms of real time "
+               "(blocked on a real lock or wait?); the last steps:\n",
+               actor.name.c_str(), static_cast<long long>(options_.stall_timeout.count()));
+  for (const std::string& line : tail_) std::fprintf(stderr, "  %s\n", line.c_str());
+  std::abort();
 }
 
 Scheduler::Actor* Scheduler::Self() {

@@ -45,6 +45,10 @@ class Scheduler {
     double yield_delay_probability = 0.0;
     Duration max_yield_delay = Duration(500);
     size_t trace_tail = 200;  // steps kept for Tail()
+    // Real time a picked actor may run before reaching a seam call. Past it the actor is
+    // blocked outside the scheduler (on a real lock another actor holds across a seam call),
+    // the run cannot go on, and the process aborts naming the actor and the trace's tail.
+    std::chrono::milliseconds stall_timeout{30'000};
   };
 
   struct RunResult {
@@ -108,6 +112,7 @@ class Scheduler {
   // Gives the baton back to the driver and waits for it; throws Killed when crashed meanwhile.
   void HandBack(std::unique_lock<std::mutex>& lock, Actor* self);
   Actor* Self();  // the calling actor (mu_ held), or nullptr for the driver
+  [[noreturn]] void Stalled(const Actor& actor);                // mu_ held
   void Record(std::string_view actor, std::string_view event);  // mu_ held
   uint64_t NextRandom();                                        // mu_ held
 

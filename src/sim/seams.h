@@ -27,6 +27,18 @@ class SimClock final : public Clock {
   Duration skew_;
 };
 
+// Virtual time without a scheduling point, for the shared services (the in-memory store and
+// queue, the emulators' models) that read the clock under their own locks: a yield there would
+// stall every other actor on that lock. Their callers' external calls are the scheduling points.
+class VirtualClock final : public Clock {
+ public:
+  explicit VirtualClock(const Scheduler& scheduler) : scheduler_(scheduler) {}
+  TimePoint Now() const override { return scheduler_.Now(); }
+
+ private:
+  const Scheduler& scheduler_;
+};
+
 class SimSleeper final : public Sleeper {
  public:
   explicit SimSleeper(Scheduler& scheduler) : scheduler_(scheduler) {}

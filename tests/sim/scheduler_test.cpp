@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <set>
 #include <stdexcept>
 
@@ -200,6 +201,46 @@ TEST(SchedulerTest, SkewedClocksReadTheSameVirtualTimeOffsetAndDelaysComeFromThe
   again.Spawn("exact", [&] { exact2.clock.Now(); });
   again.Run(TimePoint::max());
   EXPECT_EQ(again.TraceHash(), hash);
+}
+
+// An actor blocked on a real lock that another holds across a seam call would stall the run
+// for ever; the scheduler aborts instead, naming the actor.
+TEST(SchedulerDeathTest, AnActorBlockedOutsideTheSchedulerAbortsTheRunNamingIt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Scheduler::Options o = WithSeed(1);
+        o.stall_timeout = std::chrono::milliseconds(200);
+        Scheduler s(o);
+        ActorSeam seam(s);
+        std::mutex shared;
+        s.Spawn("holder", [&] {
+          std::lock_guard<std::mutex> lock(shared);
+          seam.sleeper.Sleep(Duration(1'000));  // a seam call with the lock held
+        });
+        s.Spawn("waiter", [&] {
+          seam.sleeper.Sleep(Duration(10));
+          std::lock_guard<std::mutex> lock(shared);
+        });
+        s.Run(TimePoint::max());
+      },
+      "actor 'waiter' reached no seam call");
+}
+
+// The shared services' clock reads virtual time without yielding, so a model may read it under
+// its own lock.
+TEST(SchedulerTest, TheServicesClockReadsVirtualTimeWithoutAStep) {
+  Scheduler s(WithSeed(2));
+  ActorSeam seam(s);
+  VirtualClock services(s);
+  TimePoint seen;
+  s.Spawn("actor", [&] {
+    seam.sleeper.Sleep(Duration(2'500));
+    seen = services.Now();
+  });
+  Scheduler::RunResult r = s.Run(TimePoint::max());
+  EXPECT_EQ(seen, kStart + Duration(2'500));
+  EXPECT_EQ(r.steps, 2u) << "the start and the wake-up; the services' read is not a step";
 }
 
 }  // namespace
