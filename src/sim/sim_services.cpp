@@ -1,0 +1,126 @@
+#include "sim/sim_services.h"
+
+#include <utility>
+
+namespace mvr::sim {
+namespace {
+
+bool Before(Faults::Kind kind) {
+  return kind == Faults::Kind::kThrottle || kind == Faults::Kind::kFailBefore;
+}
+
+// Runs `call` unless the fault comes first; reports the fault's error instead of its result when
+// the fault is a lost response.
+template <typename Call>
+auto Apply(Faults::Kind kind, std::string_view operation, Call call) -> decltype(call()) {
+  if (Before(kind)) return Faults::ErrorFor(kind, operation);
+  auto result = call();
+  if (kind == Faults::Kind::kFailAfter) return Faults::ErrorFor(kind, operation);
+  return result;
+}
+
+}  // namespace
+
+Faults::Kind Faults::Draw(std::string_view operation) {
+  const double total = rates_.throttle + rates_.fail_before + rates_.fail_after;
+  if (total <= 0) return Kind::kNone;
+  const double x = static_cast<double>(random_.Next64() >> 11) * 0x1.0p-53;
+  Kind kind = Kind::kNone;
+  const char* what = nullptr;
+  if (x < rates_.throttle) {
+    kind = Kind::kThrottle;
+    what = " throttled";
+  } else if (x < rates_.throttle + rates_.fail_before) {
+    kind = Kind::kFailBefore;
+    what = " failed before";
+  } else if (x < total) {
+    kind = Kind::kFailAfter;
+    what = " failed after";
+  }
+  if (what != nullptr) ++counts_[std::string(operation) + what];
+  return kind;
+}
+
+Status Faults::ErrorFor(Kind kind, std::string_view operation) {
+  switch (kind) {
+    case Kind::kNone:
+      return Status::Ok();
+    case Kind::kThrottle:
+      return Throttled(std::string(operation) + ": throttled (simulated)");
+    case Kind::kFailBefore:
+    case Kind::kFailAfter:
+      return Transient(std::string(operation) + ": service error (simulated 500)");
+  }
+  return Status::Ok();
+}
+
+Faults::Kind SimStore::Enter(std::string_view operation) {
+  scheduler_.Yield(operation);
+  return faults_.Draw(operation);
+}
+
+Result<std::optional<store::Item>> SimStore::Get(const store::Key& key) {
+  return Apply(Enter("store.Get"), "store.Get", [&] { return inner_.Get(key); });
+}
+
+Status SimStore::Put(const store::Item& item, const std::optional<store::Condition>& condition) {
+  return Apply(Enter("store.Put"), "store.Put", [&] { return inner_.Put(item, condition); });
+}
+
+Result<store::Item> SimStore::Update(const store::Key& key,
+                                     const std::vector<store::Update>& updates,
+                                     const std::optional<store::Condition>& condition) {
+  return Apply(Enter("store.Update"), "store.Update",
+               [&] { return inner_.Update(key, updates, condition); });
+}
+
+Status SimStore::Delete(const store::Key& key, const std::optional<store::Condition>& condition) {
+  return Apply(Enter("store.Delete"), "store.Delete",
+               [&] { return inner_.Delete(key, condition); });
+}
+
+Result<store::Page> SimStore::Query(const store::QueryRequest& request) {
+  return Apply(Enter("store.Query"), "store.Query", [&] { return inner_.Query(request); });
+}
+
+Result<store::Page> SimStore::Scan(const store::ScanRequest& request) {
+  return Apply(Enter("store.Scan"), "store.Scan", [&] { return inner_.Scan(request); });
+}
+
+store::TransactionOutcome SimStore::Transact(const std::vector<store::WriteOp>& writes) {
+  const Faults::Kind kind = Enter("store.Transact");
+  if (Before(kind)) return {Faults::ErrorFor(kind, "store.Transact"), std::nullopt};
+  store::TransactionOutcome outcome = inner_.Transact(writes);
+  if (kind == Faults::Kind::kFailAfter) return {Faults::ErrorFor(kind, "store.Transact"), {}};
+  return outcome;
+}
+
+Faults::Kind SimQueue::Enter(std::string_view operation) {
+  scheduler_.Yield(operation);
+  return faults_.Draw(operation);
+}
+
+Result<std::string> SimQueue::Send(const queue::OutgoingMessage& message) {
+  return Apply(Enter("queue.Send"), "queue.Send", [&] { return inner_.Send(message); });
+}
+
+Result<std::vector<std::string>> SimQueue::SendBatch(
+    const std::vector<queue::OutgoingMessage>& messages) {
+  return Apply(Enter("queue.SendBatch"), "queue.SendBatch",
+               [&] { return inner_.SendBatch(messages); });
+}
+
+Result<std::vector<queue::QueueMessage>> SimQueue::Receive(const queue::ReceiveOptions& options) {
+  return Apply(Enter("queue.Receive"), "queue.Receive", [&] { return inner_.Receive(options); });
+}
+
+Status SimQueue::Delete(const std::string& receipt) {
+  return Apply(Enter("queue.Delete"), "queue.Delete", [&] { return inner_.Delete(receipt); });
+}
+
+Status SimQueue::ChangeVisibility(const std::string& receipt, Duration visibility) {
+  return Apply(Enter("queue.ChangeVisibility"), "queue.ChangeVisibility",
+               [&] { return inner_.ChangeVisibility(receipt, visibility); });
+}
+
+}  // namespace mvr::sim

@@ -1,0 +1,85 @@
+// The store and queue as the simulation's actors see them: every call is a scheduling point (an
+// external call, where another actor may run first), and may fail as DynamoDB and SQS fail:
+// throttled before anything happens, or a 5xx / lost response either before the write or AFTER
+// it was applied (the caller cannot tell which, so a retry must be safe). Faults are drawn from
+// a source seeded by the run, so a seed replays them exactly.
+// Thread-safety: as the wrapped services; calls are serialized by the scheduler's baton anyway.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "base/random.h"
+#include "queue/queue.h"
+#include "sim/scheduler.h"
+#include "store/store.h"
+
+namespace mvr::sim {
+
+// Per-call probabilities, each in [0, 1]; their sum at most 1.
+struct FaultRates {
+  double throttle = 0;     // Throttled, nothing done
+  double fail_before = 0;  // Transient (a 5xx), nothing done
+  double fail_after = 0;   // Transient, but the call took effect (its response was lost)
+};
+
+// Draws a fault per call and counts them by operation ("store.Put throttled": 3).
+class Faults {
+ public:
+  enum class Kind { kNone, kThrottle, kFailBefore, kFailAfter };
+  Faults(uint64_t seed, FaultRates rates) : random_(seed), rates_(rates) {}
+
+  Kind Draw(std::string_view operation);
+  // The error a caller sees for `kind` (kNone: Ok).
+  static Status ErrorFor(Kind kind, std::string_view operation);
+  const std::map<std::string, int>& counts() const { return counts_; }
+
+ private:
+  SeededRandom random_;
+  FaultRates rates_;
+  std::map<std::string, int> counts_;
+};
+
+class SimStore final : public store::Store {
+ public:
+  SimStore(Scheduler& scheduler, store::Store& inner, Faults& faults)
+      : scheduler_(scheduler), inner_(inner), faults_(faults) {}
+
+  Result<std::optional<store::Item>> Get(const store::Key& key) override;
+  Status Put(const store::Item& item, const std::optional<store::Condition>& condition) override;
+  Result<store::Item> Update(const store::Key& key, const std::vector<store::Update>& updates,
+                             const std::optional<store::Condition>& condition) override;
+  Status Delete(const store::Key& key, const std::optional<store::Condition>& condition) override;
+  Result<store::Page> Query(const store::QueryRequest& request) override;
+  Result<store::Page> Scan(const store::ScanRequest& request) override;
+  store::TransactionOutcome Transact(const std::vector<store::WriteOp>& writes) override;
+
+ private:
+  Faults::Kind Enter(std::string_view operation);
+  Scheduler& scheduler_;
+  store::Store& inner_;
+  Faults& faults_;
+};
+
+class SimQueue final : public queue::Queue {
+ public:
+  SimQueue(Scheduler& scheduler, queue::Queue& inner, Faults& faults)
+      : scheduler_(scheduler), inner_(inner), faults_(faults) {}
+
+  Result<std::string> Send(const queue::OutgoingMessage& message) override;
+  Result<std::vector<std::string>> SendBatch(
+      const std::vector<queue::OutgoingMessage>& messages) override;
+  Result<std::vector<queue::QueueMessage>> Receive(const queue::ReceiveOptions& options) override;
+  Status Delete(const std::string& receipt) override;
+  Status ChangeVisibility(const std::string& receipt, Duration visibility) override;
+
+ private:
+  Faults::Kind Enter(std::string_view operation);
+  Scheduler& scheduler_;
+  queue::Queue& inner_;
+  Faults& faults_;
+};
+
+}  // namespace mvr::sim
