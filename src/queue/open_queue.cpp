@@ -56,9 +56,9 @@ Result<std::unique_ptr<Queue>> OpenQueue(const std::string& uri, const store::Op
     if (!db.ok()) return db.status().Annotate("job queue " + uri);
     QueueOptions options;
     options.max_receive_count = settings.max_receive_count;
-    return std::unique_ptr<Queue>(new SqliteQueue(
-        std::shared_ptr<store::SqliteDb>(std::move(*db)), settings.name, settings.dead_letter_name,
-        deps.seam.clock, deps.seam.sleeper, deps.seam.random, options));
+    return std::unique_ptr<Queue>(new SqliteQueue(std::shared_ptr<store::SqliteDb>(std::move(*db)),
+                                                  settings.name, settings.dead_letter_name,
+                                                  deps.seam, options));
   }
   if (parsed.scheme == "sqs") {
     if (parsed.rest.rfind("https://", 0) != 0 && parsed.rest.rfind("http://", 0) != 0) {

@@ -23,14 +23,11 @@ Result<int64_t> IdOfReceipt(const std::string& receipt) {
 }  // namespace
 
 SqliteQueue::SqliteQueue(std::shared_ptr<store::SqliteDb> db, std::string name,
-                         std::string dead_letter_name, const Clock& clock, Sleeper& sleeper,
-                         Random& random, QueueOptions options)
+                         std::string dead_letter_name, const Seam& seam, QueueOptions options)
     : db_(std::move(db)),
       name_(std::move(name)),
       dead_letter_name_(std::move(dead_letter_name)),
-      clock_(clock),
-      sleeper_(sleeper),
-      random_(random),
+      seam_(seam),
       options_(options) {}
 
 Result<std::string> SqliteQueue::InsertLocked(const OutgoingMessage& message, int64_t now_ms) {
@@ -58,7 +55,7 @@ Result<std::string> SqliteQueue::Send(const OutgoingMessage& message) {
 Result<std::vector<std::string>> SqliteQueue::SendBatch(
     const std::vector<OutgoingMessage>& messages) {
   MVR_RETURN_IF_ERROR(ValidateBatch(messages));
-  const int64_t now = Ms(clock_.Now());
+  const int64_t now = Ms(seam_.clock.Now());
   std::vector<std::string> ids;
   MVR_RETURN_IF_ERROR(db_->Write([&]() -> Status {
     for (const auto& m : messages) {
@@ -71,12 +68,12 @@ Result<std::vector<std::string>> SqliteQueue::SendBatch(
 }
 
 Result<std::vector<QueueMessage>> SqliteQueue::TryReceive(const ReceiveOptions& options) {
-  const int64_t now = Ms(clock_.Now());
+  const int64_t now = Ms(seam_.clock.Now());
   const bool dead_lettering = !dead_letter_name_.empty() && options_.max_receive_count > 0;
   std::vector<QueueMessage> out;
   // Tokens are drawn before the transaction: the write lock is held for SQL only.
   std::vector<std::string> tokens;
-  for (int i = 0; i < options.max_messages; ++i) tokens.push_back(random_.Hex(8));
+  for (int i = 0; i < options.max_messages; ++i) tokens.push_back(seam_.random.Hex(8));
   MVR_RETURN_IF_ERROR(db_->Write([&]() -> Status {
     out.clear();
     MVR_ASSIGN_OR_RETURN(
@@ -132,7 +129,7 @@ Result<std::vector<QueueMessage>> SqliteQueue::TryReceive(const ReceiveOptions& 
 
 Result<std::vector<QueueMessage>> SqliteQueue::Receive(const ReceiveOptions& options) {
   MVR_RETURN_IF_ERROR(ValidateReceive(options));
-  return LongPoll(clock_, sleeper_, options.wait, options_.poll_interval,
+  return LongPoll(seam_.clock, seam_.sleeper, options.wait, options_.poll_interval,
                   [&] { return TryReceive(options); });
 }
 
@@ -148,7 +145,7 @@ Status SqliteQueue::Delete(const std::string& receipt) {
 Status SqliteQueue::ChangeVisibility(const std::string& receipt, Duration visibility) {
   MVR_RETURN_IF_ERROR(ValidateVisibility(visibility));
   MVR_ASSIGN_OR_RETURN(int64_t id, IdOfReceipt(receipt));
-  const int64_t now = Ms(clock_.Now());
+  const int64_t now = Ms(seam_.clock.Now());
   bool changed = false;
   MVR_RETURN_IF_ERROR(db_->Write([&]() -> Status {
     MVR_ASSIGN_OR_RETURN(

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "base/random.h"
+#include "base/seam.h"
 #include "queue/queue.h"
 #include "store/sqlite_db.h"
 
@@ -16,10 +16,10 @@ namespace mvr::queue {
 
 class SqliteQueue final : public Queue {
  public:
-  // `dead_letter_name` ("" = none) is another queue in the same file. Receipts draw from
-  // `random`, so deliveries in different processes never share one.
+  // `dead_letter_name` ("" = none) is another queue in the same file. Receipts draw from the
+  // seam's random source, so deliveries in different processes never share one.
   SqliteQueue(std::shared_ptr<store::SqliteDb> db, std::string name, std::string dead_letter_name,
-              const Clock& clock, Sleeper& sleeper, Random& random, QueueOptions options = {});
+              const Seam& seam, QueueOptions options = {});
 
   Result<std::string> Send(const OutgoingMessage& message) override;
   Result<std::vector<std::string>> SendBatch(const std::vector<OutgoingMessage>& messages) override;
@@ -34,9 +34,7 @@ class SqliteQueue final : public Queue {
   std::shared_ptr<store::SqliteDb> db_;
   const std::string name_;
   const std::string dead_letter_name_;
-  const Clock& clock_;
-  Sleeper& sleeper_;
-  Random& random_;
+  Seam seam_;
   const QueueOptions options_;
 };
 

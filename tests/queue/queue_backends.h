@@ -18,6 +18,8 @@
 #include "queue/sqlite_queue.h"
 #include "queue/sqs_queue.h"
 #include "store_backends.h"
+#include "support/manual_seam.h"
+#include "support/manual_seam.h"
 #include "support/moto.h"
 
 namespace mvr::queue::testing {
@@ -40,9 +42,8 @@ class QueueBackend {
         return;
       }
       std::shared_ptr<store::SqliteDb> shared(std::move(*db));
-      queue_ = std::make_unique<SqliteQueue>(shared, "jobs", "jobs-dlq", clock_, sleeper_, random_,
-                                             options);
-      dead_ = std::make_unique<SqliteQueue>(shared, "jobs-dlq", "", clock_, sleeper_, random_);
+      queue_ = std::make_unique<SqliteQueue>(shared, "jobs", "jobs-dlq", manual_.seam, options);
+      dead_ = std::make_unique<SqliteQueue>(shared, "jobs-dlq", "", manual_.seam);
     } else if (kind == "sqs") {
       auto moto = mvr::testing::MotoServer::Start();
       if (!moto.ok()) {
@@ -53,8 +54,7 @@ class QueueBackend {
       moto_ = std::move(*moto);
       MapEnvironment env({{"AWS_REGION", "us-east-1"}, {"AWS_ENDPOINT_URL", moto_->url()}});
       auto endpoint = aws::ResolveEndpoint(aws::AwsService::kSqs, env, aws::SharedConfig());
-      client_ = std::make_unique<aws::SqsClient>(*endpoint, http_, creds_,
-                                                 Seam{clock_, sleeper_, random_, random_, logger_});
+      client_ = std::make_unique<aws::SqsClient>(*endpoint, http_, creds_, manual_.seam);
       auto urls = CreateQueueWithDeadLetter(*client_, "mvr-jobs", kMaxReceives);
       if (!urls.ok()) {
         error_ = urls.status().ToString();
@@ -83,11 +83,9 @@ class QueueBackend {
 
  private:
   std::string kind_;
-  ManualClock clock_;
-  ManualSleeper sleeper_{clock_};
-  SeededRandom random_{11};
-  MemorySink sink_;
-  Logger logger_{sink_, clock_};
+  mvr::testing::ManualSeam manual_{11};
+  ManualClock& clock_ = manual_.clock;
+  ManualSleeper& sleeper_ = manual_.sleeper;
   store::testing::TempDir dir_;
   std::unique_ptr<mvr::testing::MotoServer> moto_;
   http::CurlHttpClient http_;

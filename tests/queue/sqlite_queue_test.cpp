@@ -9,19 +9,17 @@
 
 #include "queue/sqlite_queue.h"
 #include "store_backends.h"
+#include "support/real_seam.h"
 
 namespace mvr::queue {
 namespace {
 
 // In a forked child: receive and delete until the queue is empty, writing each id to `out_fd`.
 [[noreturn]] void ConsumeInChild(const std::string& path, int start_fd, int out_fd) {
-  RealSleeper sleeper;
-  SystemClock clock;
-  SecureRandom random;
-  auto db = store::SqliteDb::Open(path, sleeper);
+  mvr::testing::RealSeam real;
+  auto db = store::SqliteDb::Open(path, real.sleeper);
   if (!db.ok()) ::_exit(2);
-  SqliteQueue queue(std::shared_ptr<store::SqliteDb>(std::move(*db)), "jobs", "", clock, sleeper,
-                    random);
+  SqliteQueue queue(std::shared_ptr<store::SqliteDb>(std::move(*db)), "jobs", "", real.seam);
   char c;
   while (::read(start_fd, &c, 1) > 0) {
   }
@@ -45,13 +43,10 @@ TEST(SqliteQueueTest, FourProcessesSharingOneFileEachGetDistinctMessages) {
   store::testing::TempDir dir;
   const std::string path = dir.File("queue.db");
   {
-    RealSleeper sleeper;
-    SystemClock clock;
-    SeededRandom random(3);
-    auto db = store::SqliteDb::Open(path, sleeper);
+    mvr::testing::RealSeam real;
+    auto db = store::SqliteDb::Open(path, real.sleeper);
     ASSERT_TRUE(db.ok());
-    SqliteQueue queue(std::shared_ptr<store::SqliteDb>(std::move(*db)), "jobs", "", clock, sleeper,
-                      random);
+    SqliteQueue queue(std::shared_ptr<store::SqliteDb>(std::move(*db)), "jobs", "", real.seam);
     for (int i = 0; i < 60; ++i) ASSERT_TRUE(queue.Send({"job " + std::to_string(i)}).ok());
   }
   int start[2], out[2];
