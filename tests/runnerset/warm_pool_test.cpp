@@ -57,6 +57,20 @@ TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
   EXPECT_FALSE(*pool_.Claim(o.microvm_id, "job#other"));
 }
 
+TEST_F(WarmPoolTest, FailureAfterTheResumeTerminatesTheMemberAndReleasesTheJob) {
+  config_.classes[0].warm_pool_size = 1;
+  Sweeper().Sweep();
+  EXPECT_CALL(http_, Send(_)).WillRepeatedly(Invoke([](const http::HttpRequest&) {
+    return Result<http::HttpResponse>(http::HttpResponse::Json(400, R"({"error":"no"})"));
+  }));
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kFailed) << o.detail;
+  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+  EXPECT_TRUE(Members().empty()) << "the used member's row went with its VM";
+  EXPECT_EQ(table_.ClaimJob("octo/app", 42)->outcome, RunnerTable::ClaimOutcome::kWon)
+      << "the job's claim was released for the retry";
+}
+
 TEST_F(WarmPoolTest, TwoLaunchersOneMemberOnlyOneWinsAndTheOtherGoesCold) {
   config_.classes[0].warm_pool_size = 1;
   Sweeper().Sweep();
