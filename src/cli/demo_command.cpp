@@ -99,6 +99,11 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "a `mvr emulate microvms --config` file for every other knob (replaces "
                   "--run-rate, --vm-boot-ms and --boot-failure)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--warm-pool", f->set.warm_pool,
+                  "mvr-small keeps this many suspended VMs (its warmPoolSize), filled before the "
+                  "burst; compare its p50s with mvr-large's")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   cmd->add_option("--job-seconds", f->set.job_seconds, "how long each queued job runs")
       ->check(CLI::Range(0, 3600))
       ->capture_default_str();

@@ -70,6 +70,8 @@ struct Function {
   std::unique_ptr<runnerset::RunnerTable> table;
   std::unique_ptr<runnerset::Launcher> launcher;
   std::unique_ptr<runnerset::Janitor> janitor;
+  std::unique_ptr<runnerset::WarmPoolTable> pool;
+  std::unique_ptr<runnerset::WarmPoolSweeper> sweeper;
   std::unique_ptr<lambda::Handler> handler;
 };
 
@@ -87,17 +89,11 @@ Result<Secret> FetchSsm(Context& ctx, Function& fn, const std::string& name) {
 
 std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string& name,
                               Function& fn) {
-  if (name == "warm-pool") {
-    return InitError{lambda::kConfigError,
-                     InvalidArgument("_HANDLER=warm-pool: this build of mvr has no warm-pool "
-                                     "handler yet (warm pools are not built); the handlers are "
-                                     "webhook, launcher and janitor")};
-  }
-  if (name != "webhook" && name != "launcher" && name != "janitor") {
+  if (name != "webhook" && name != "launcher" && name != "janitor" && name != "warm-pool") {
     return InitError{lambda::kConfigError,
                      InvalidArgument("_HANDLER='" + name +
-                                     "' is not a handler of mvr lambda: use webhook, launcher or "
-                                     "janitor")};
+                                     "' is not a handler of mvr lambda: use webhook, launcher, "
+                                     "janitor or warm-pool")};
   }
   Result<runnerset::ServeConfig> config = LoadConfig(ctx.env);
   if (!config.ok()) return InitError{lambda::kConfigError, config.status()};
@@ -133,16 +129,24 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   runnerset::RunnerTable::Options table_options;
   table_options.takeover_after = fn.config.claim_takeover_after();
   fn.table = std::make_unique<runnerset::RunnerTable>(*fn.wiring->store, seam, table_options);
+  fn.pool = std::make_unique<runnerset::WarmPoolTable>(*fn.wiring->store, seam);
+  if (name == "warm-pool") {
+    fn.sweeper = std::make_unique<runnerset::WarmPoolSweeper>(
+        fn.config, runnerset::WarmPoolDeps{seam, *fn.wiring->microvms, *fn.pool});
+    fn.handler = std::make_unique<lambda::WarmPoolHandler>(*fn.sweeper, fn.metrics);
+    return std::nullopt;
+  }
   if (name == "janitor") {
     fn.janitor = std::make_unique<runnerset::Janitor>(
         fn.config, runnerset::JanitorDeps{seam, *fn.wiring->microvms, *fn.wiring->github, *fn.table,
-                                          *fn.wiring->queue, fn.metrics});
+                                          *fn.wiring->queue, fn.metrics, fn.pool.get()});
     fn.handler = std::make_unique<lambda::JanitorHandler>(*fn.janitor, fn.metrics);
     return std::nullopt;
   }
   fn.launcher = std::make_unique<runnerset::Launcher>(
-      fn.config, runnerset::LauncherDeps{seam, *fn.wiring->microvms, *fn.wiring->github,
-                                         fn.wiring->http, *fn.table, fn.metrics, nullptr});
+      fn.config,
+      runnerset::LauncherDeps{seam, *fn.wiring->microvms, *fn.wiring->github, fn.wiring->http,
+                              *fn.table, fn.metrics, nullptr, fn.pool.get()});
   fn.handler = std::make_unique<lambda::LauncherHandler>(fn.config, *fn.launcher, fn.metrics,
                                                          *fn.wiring->queue, seam);
   return std::nullopt;

@@ -4,7 +4,8 @@
 // queues a burst of jobs over two runner classes; shows progress while they run; then prints a
 // p50/p95 table of every segment from queued to completed (from mvr serve's GET /timeline and
 // its own polling of the emulator) and the outcome: jobs completed, VMs left, runners left. Any
-// failed job or leftover makes it fail.
+// failed job or leftover makes it fail. With a warm pool, mvr-small's pool is filled before the
+// burst and its members at the end are not leftovers.
 // Thread-safety: Run is called once.
 #pragma once
 
@@ -31,6 +32,7 @@ struct RunnerSetDemoOptions {
   int runner_startup_ms = 0;       // the stand-in runner's start-up and registration delay each
   std::string microvms_config;     // a `mvr emulate microvms --config` file (overrides the above)
   int timeout_seconds = 600;       // for the whole burst to complete
+  int warm_pool = 0;  // mvr-small keeps this many suspended VMs (filled before the burst)
 };
 
 class RunnerSetDemo {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <vector>
 
 #include "runnerset/consumer.h"
@@ -103,6 +103,20 @@ Result<std::string> JanitorHandler::Handle(const Invocation& invocation) {
     counters[runnerset::SweptName(static_cast<runnerset::Swept>(i))] = report.counts[i];
   }
   return nlohmann::json{{"counters", counters}, {"errors", report.errors}}.dump();
+}
+
+Result<std::string> WarmPoolHandler::Handle(const Invocation& invocation) {
+  nlohmann::json event = nlohmann::json::parse(invocation.event, nullptr, false);
+  if (!event.is_object()) {
+    return InvalidArgument("warm-pool: the event is not a JSON object (expected a scheduled event)")
+        .WithErrorType(kMalformedEvent);
+  }
+  runnerset::PoolSweepReport report = sweeper_.Sweep();
+  return nlohmann::json{{"booted", report.booted},
+                        {"retired", report.retired},
+                        {"removed", report.removed},
+                        {"errors", report.error_messages}}
+      .dump();
 }
 
 }  // namespace mvr::lambda

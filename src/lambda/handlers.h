@@ -22,6 +22,7 @@
 #include "runnerset/janitor.h"
 #include "runnerset/launcher.h"
 #include "runnerset/metrics.h"
+#include "runnerset/warm_pool_sweeper.h"
 #include "runnerset/webhook_router.h"
 
 namespace mvr::lambda {
@@ -86,6 +87,22 @@ class JanitorHandler final : public Handler {
 
  private:
   runnerset::Janitor& janitor_;
+  runnerset::Metrics& metrics_;
+};
+
+// _HANDLER=warm-pool: one warm-pool sweep per scheduled event (runnerset/warm_pool_sweeper.h).
+class WarmPoolHandler final : public Handler {
+ public:
+  // References must outlive the handler.
+  WarmPoolHandler(runnerset::WarmPoolSweeper& sweeper, runnerset::Metrics& metrics)
+      : sweeper_(sweeper), metrics_(metrics) {}
+  // Any JSON object triggers a sweep; the answer is {"booted": n, "retired": n, "removed": n,
+  // "errors": [...]}.
+  Result<std::string> Handle(const Invocation& invocation) override;
+  runnerset::Metrics& metrics() override { return metrics_; }
+
+ private:
+  runnerset::WarmPoolSweeper& sweeper_;
   runnerset::Metrics& metrics_;
 };
 

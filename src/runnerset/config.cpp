@@ -120,6 +120,7 @@ Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   MVR_RETURN_IF_ERROR(s.String("size", c.size));
   MVR_RETURN_IF_ERROR(s.String("imageVersion", c.image_version));
   MVR_RETURN_IF_ERROR(s.Integer("maxDurationSeconds", c.max_duration_seconds, 1, 28800));
+  MVR_RETURN_IF_ERROR(s.Integer("warmPoolSize", c.warm_pool_size, 0, 1000));
   return s.NoOthers();
 }
 
@@ -166,6 +167,14 @@ Status ParseJanitor(const json& j, JanitorSettings& t) {
       *flag = v->get<bool>();
     }
   }
+  return s.NoOthers();
+}
+
+Status ParseWarmPool(const json& j, WarmPoolSettings& w) {
+  Strict s(j, "warmPool");
+  MVR_RETURN_IF_ERROR(s.Integer("intervalSeconds", w.interval_seconds, 0, 86400));
+  MVR_RETURN_IF_ERROR(s.Integer("replaceBeforeSeconds", w.replace_before_seconds, 0, 28800));
+  MVR_RETURN_IF_ERROR(s.Integer("bootTimeoutSeconds", w.boot_timeout_seconds, 10, 3600));
   return s.NoOthers();
 }
 
@@ -262,6 +271,10 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
     if (const json* t = s.Find("janitor")) {
       MVR_RETURN_IF_ERROR(ObjectAt(t, "janitor"));
       MVR_RETURN_IF_ERROR(ParseJanitor(*t, c.janitor));
+    }
+    if (const json* w = s.Find("warmPool")) {
+      MVR_RETURN_IF_ERROR(ObjectAt(w, "warmPool"));
+      MVR_RETURN_IF_ERROR(ParseWarmPool(*w, c.warm_pool));
     }
     MVR_RETURN_IF_ERROR(s.Integer("maxWebhookBodyBytes", c.max_webhook_body_bytes, 1024, 25 << 20));
     MVR_RETURN_IF_ERROR(s.Integer("shutdownGraceSeconds", c.shutdown_grace_seconds, 0, 3600));

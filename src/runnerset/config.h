@@ -24,6 +24,7 @@ struct RunnerClass {
   std::string size;           // informational: a VM's size is fixed by its image
   std::string image_version;  // "" = the image's latest active version
   int max_duration_seconds = 3600;
+  int warm_pool_size = 0;  // SUSPENDED VMs kept pre-booted for this class's jobs (0 = none)
 };
 
 struct GitHubSettings {
@@ -64,6 +65,14 @@ struct JanitorSettings {
   int stuck_launch_seconds = 120;      // how long a job may wait queued before it is recovered
 };
 
+// The warm-pool sweeper (warm_pool_sweeper.h): keeps each class's pool of suspended VMs at its
+// warmPoolSize, on its own schedule inside `mvr serve`.
+struct WarmPoolSettings {
+  int interval_seconds = 30;         // time between sweeps; 0 turns the sweeper off
+  int replace_before_seconds = 900;  // a member this close to its maximum duration is replaced
+  int boot_timeout_seconds = 300;    // a pre-boot not suspended by then is abandoned
+};
+
 struct ServeConfig {
   std::string runner_set_id;
   std::string listen = "127.0.0.1:8080";
@@ -78,6 +87,7 @@ struct ServeConfig {
   size_t max_webhook_body_bytes = 1 << 20;
   int shutdown_grace_seconds = 30;
   JanitorSettings janitor;
+  WarmPoolSettings warm_pool;
 
   // The class whose label equals `label` (case-insensitively, as GitHub compares labels).
   const RunnerClass* FindClass(std::string_view label) const;

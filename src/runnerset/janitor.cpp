@@ -112,7 +112,9 @@ Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
   Result<std::vector<MappingRow>> rows = deps_.table.ScanMappings(config_.runner_name_prefix);
   Result<std::vector<Claim>> claims = deps_.table.ScanClaims();
   Result<std::vector<OrphanRow>> orphans = deps_.table.ScanOrphans();
-  if (rows.ok() && claims.ok() && orphans.ok()) {
+  Result<std::set<std::string>> pool_vms = ScanPoolVms();
+  if (rows.ok() && claims.ok() && orphans.ok() && pool_vms.ok()) {
+    inv.pool_vms = std::move(*pool_vms);
     inv.rows = std::move(*rows);
     inv.claims = std::move(*claims);
     inv.orphans = std::move(*orphans);
@@ -120,9 +122,10 @@ Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
     report.Add(Swept::kRowsListed, static_cast<int64_t>(inv.rows.size()));
   } else {
     Error(report, "scanning the runner table",
-          !rows.ok()     ? rows.status()
-          : !claims.ok() ? claims.status()
-                         : orphans.status());
+          !rows.ok()      ? rows.status()
+          : !claims.ok()  ? claims.status()
+          : !orphans.ok() ? orphans.status()
+                          : pool_vms.status());
   }
   return inv;
 }

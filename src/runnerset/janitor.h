@@ -15,9 +15,10 @@
 //  recover    jobs still queued on GitHub, older than `stuckLaunchSeconds`, that never got their
 //             VM, or whose VM is gone or whose runner took another job, are put on the job queue
 //             again (recoverStuckLaunches).
-// Only RUNNING VMs are ever terminated (a suspended VM is listed and left alone). Each phase and
-// each item is isolated: a failure is counted and the sweep goes on.
-// Thread-safety: Sweep from one thread at a time; LastSweep from any.
+// Only RUNNING VMs are ever terminated (a suspended VM is listed and left alone); a warm-pool
+// member's VM (RUNNING while it is pre-booted) is never an orphan: the warm-pool sweeper owns it.
+// Each phase and each item is isolated: a failure is counted and the sweep goes on. Thread-safety:
+// Sweep from one thread at a time; LastSweep from any.
 #pragma once
 
 #include <array>
@@ -35,6 +36,7 @@
 #include "runnerset/config.h"
 #include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
+#include "runnerset/warm_pool_table.h"
 
 namespace mvr::runnerset {
 
@@ -74,6 +76,7 @@ struct JanitorDeps {
   RunnerTable& table;
   queue::Queue& queue;  // recovered launches go here
   Metrics& metrics;
+  WarmPoolTable* pool = nullptr;  // warm-pool members are never orphans; optional
 };
 
 class Janitor {
@@ -94,6 +97,7 @@ class Janitor {
     std::vector<MappingRow> rows;
     std::vector<Claim> claims;
     std::vector<OrphanRow> orphans;
+    std::set<std::string> pool_vms;  // VMs of warm-pool member rows (the sweeper's to manage)
     bool rows_ok = false;
   };
   Inventory TakeInventory(SweepReport& report);
@@ -109,14 +113,19 @@ class Janitor {
   struct Rescan {
     std::vector<MappingRow> rows;
     std::vector<Claim> claims;
+    std::set<std::string> pool_vms;
   };
   std::optional<Rescan> StrikeThenRescan(const std::string& key, const std::string& what,
                                          SweepReport& report);
   void ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
                            std::set<std::string>& struck);
-  // Every VM id a mapping row or a claim whose launch may still be working names.
+  // Every VM id a mapping row, a claim whose launch may still be working, or a warm-pool member
+  // row names.
   std::set<std::string> KnownVms(const std::vector<MappingRow>& rows,
-                                 const std::vector<Claim>& claims) const;
+                                 const std::vector<Claim>& claims,
+                                 const std::set<std::string>& pool_vms) const;
+  // The VM ids of the warm-pool member rows (none without a pool table).
+  Result<std::set<std::string>> ScanPoolVms();
   void PruneImageVersions(const Inventory& inv, SweepReport& report);
   void RecoverStuckLaunches(const Inventory& inv, SweepReport& report);
 

@@ -17,9 +17,18 @@ bool InFlight(const Claim& c, int64_t now_ms, Duration takeover_after) {
 
 }  // namespace
 
+Result<std::set<std::string>> Janitor::ScanPoolVms() {
+  std::set<std::string> out;
+  if (!deps_.pool) return out;
+  MVR_ASSIGN_OR_RETURN(std::vector<PoolMember> members, deps_.pool->ScanMembers());
+  for (const PoolMember& m : members) out.insert(m.microvm_id);
+  return out;
+}
+
 std::set<std::string> Janitor::KnownVms(const std::vector<MappingRow>& rows,
-                                        const std::vector<Claim>& claims) const {
-  std::set<std::string> known;
+                                        const std::vector<Claim>& claims,
+                                        const std::set<std::string>& pool_vms) const {
+  std::set<std::string> known = pool_vms;
   const int64_t now_ms = deps_.seam.clock.Now().time_since_epoch().count();
   for (const MappingRow& r : rows) known.insert(r.microvm_id);
   for (const Claim& c : claims) {
@@ -45,12 +54,15 @@ std::optional<Janitor::Rescan> Janitor::StrikeThenRescan(const std::string& key,
   }
   Result<std::vector<MappingRow>> rows = deps_.table.ScanMappings(config_.runner_name_prefix);
   Result<std::vector<Claim>> claims = deps_.table.ScanClaims();
-  if (!rows.ok() || !claims.ok()) {
+  Result<std::set<std::string>> pool_vms = ScanPoolVms();
+  if (!rows.ok() || !claims.ok() || !pool_vms.ok()) {
     Error(report, "re-scanning the table before acting on " + what,
-          !rows.ok() ? rows.status() : claims.status());
+          !rows.ok()     ? rows.status()
+          : !claims.ok() ? claims.status()
+                         : pool_vms.status());
     return std::nullopt;
   }
-  return Rescan{std::move(*rows), std::move(*claims)};
+  return Rescan{std::move(*rows), std::move(*claims), std::move(*pool_vms)};
 }
 
 void Janitor::ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
@@ -109,7 +121,7 @@ void Janitor::ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
 }
 
 void Janitor::ReapUnmapped(const Inventory& inv, SweepReport& report) {
-  const std::set<std::string> known = KnownVms(inv.rows, inv.claims);
+  const std::set<std::string> known = KnownVms(inv.rows, inv.claims, inv.pool_vms);
   std::set<std::string> struck;
   ReapUnmappedRunners(inv, report, struck);
   for (const auto& [id, vm] : inv.vms) {
@@ -119,7 +131,7 @@ void Janitor::ReapUnmapped(const Inventory& inv, SweepReport& report) {
     // has written a row or a claim for this VM meanwhile.
     std::optional<Rescan> rescan = StrikeThenRescan(id, "unmapped MicroVM " + id, report);
     if (!rescan) continue;
-    if (KnownVms(rescan->rows, rescan->claims).count(id)) {
+    if (KnownVms(rescan->rows, rescan->claims, rescan->pool_vms).count(id)) {
       report.Add(Swept::kOrphansSpared);
       if (Status s = deps_.table.DeleteOrphan(id); !s.ok()) {
         Error(report, "deleting the orphan row of " + id, s);

@@ -1,5 +1,7 @@
 #include "runnerset/launcher.h"
 
+#include "runnerset/launcher_attempt.h"
+
 #include <algorithm>
 #include <memory>
 
@@ -56,29 +58,6 @@ const char* DecisionName(Decision decision) {
   }
   return "unknown";
 }
-
-// One launch in flight: what it holds and what a failure must undo.
-struct Launcher::Attempt {
-  Attempt(const Seam& seam, Launcher& l, const LaunchIntent& in, const RunnerClass& cls)
-      : intent(in),
-        runner_class(cls),
-        runners(seam, l.deps_.github, l.scope_),
-        vms(seam, l.deps_.microvms) {}
-
-  const LaunchIntent& intent;
-  const RunnerClass& runner_class;
-  action::RunnerRegistration runners;
-  action::MicrovmLifecycle vms;
-  TimePoint deadline{};
-  uint64_t reservation = 0;
-  store::Key claim;
-  std::string token;
-  std::string runner_name;
-  int64_t runner_id = 0;
-  std::string microvm_id;
-  LaunchTimes times;
-  std::string job_key;  // the timeline's name of the job
-};
 
 Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
     : config_(config),
@@ -241,6 +220,7 @@ Outcome Launcher::Launch(const LaunchIntent& in) {
     deps_.metrics.AddDeferral("list_failed");
     return out;
   }
+  LeavePoolMembersOut(*live);
   std::optional<uint64_t> reservation =
       cap_.TryReserve(*live, listed_at, config_.max_concurrent_vms);
   if (!reservation) {
@@ -293,55 +273,22 @@ Outcome Launcher::Run(Attempt& a) {
     return out;
   }
 
-  // (4) Registration first: the cold path registers before the VM exists.
-  a.runner_name =
-      config_.runner_name_prefix + std::to_string(in.job_id) + "-" + a.token.substr(0, 8);
-  github::JitConfigRequest jit_request;
-  jit_request.name = a.runner_name;
-  jit_request.runner_group_id = config_.github.runner_group_id;
-  jit_request.labels = RunnerLabels(in);
-  Result<github::JitConfig> jit = a.runners.Register(jit_request, a.deadline);
-  if (!jit.ok()) return Fail(a, jit.status());
-  // Per-job secrets (this JIT config, the control token) are not added to the logger's redactor:
-  // a long-running server would keep every one forever and scan each log line for all of them.
-  // They stay in Secret, which prints ***, and no error message carries them.
-  a.runner_id = jit->runner.id;
-  if (Status s = deps_.table.RecordRunner(a.claim, a.token, a.runner_id); !s.ok()) {
-    return Fail(a, s.Annotate("recording the runner on the claim"));
-  }
-
-  // (5) RunMicrovm, paced to the platform's rate, idempotent per claim attempt.
-  Result<std::string> payload = supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered());
-  if (!payload.ok()) return Fail(a, payload.status());
-  aws::RunMicrovmRequest run;
-  run.image_identifier = a.runner_class.image;
-  run.image_version = a.runner_class.image_version;
-  run.execution_role_arn = config_.launcher.execution_role_arn;
-  run.run_hook_payload = Secret(*payload);
-  run.maximum_duration_in_seconds = a.runner_class.max_duration_seconds;
-  run.client_token = "mvr-launch-" + a.token;
-  run_pacer_.Wait();
-  Result<aws::Microvm> vm = a.vms.Launch(run, a.deadline);
+  // (4)-(6) A VM with the runner's config delivered: a warm-pool member resumed and then
+  // registered against, or a cold launch registered before the VM exists.
+  Result<aws::Microvm> vm = TakeWarmMember(a);
   if (!vm.ok()) return Fail(a, vm.status());
-  a.microvm_id = vm->microvm_id;
-  cap_.Launched(a.reservation, a.microvm_id);
-  if (Status s = deps_.table.RecordMicrovm(a.claim, a.token, a.microvm_id); !s.ok()) {
-    return Fail(a, s.Annotate("recording the MicroVM on the claim"));
+  if (Status s = Register(a); !s.ok()) return Fail(a, s);
+  if (!a.warm) {
+    vm = LaunchCold(a);
+    if (!vm.ok()) return Fail(a, vm.status());
   }
-  seam.logger.Info(
-      "MicroVM launched",
-      {{"microvm_id", a.microvm_id}, {"runner_name", a.runner_name}, {"job_id", in.job_id}});
-
-  // (6) RUNNING, then the runner's config through the control port.
-  vm = a.vms.WaitRunning(a.microvm_id, a.deadline);
-  if (!vm.ok()) return Fail(a, vm.status());
   a.times.running_ms = EpochMs(seam.clock.Now());
   deps_.metrics.Observe(a.job_key, Milestone::kVmRunning, a.times.received_ms, a.times.running_ms);
   Result<Secret> token =
       a.vms.ControlToken(a.microvm_id, action::kControlPort, kControlTokenMinutes, a.deadline);
   if (!token.ok()) return Fail(a, token.status());
   action::RunnerStartDelivery delivery{vm->endpoint, *token, action::RunnerRequestId(a.runner_id),
-                                       a.microvm_id, jit->encoded_jit_config};
+                                       a.microvm_id, a.jit->encoded_jit_config};
   if (Status s = action::DeliverRunnerStart(deps_.http, seam, delivery, a.deadline); !s.ok()) {
     return Fail(a, s);
   }
@@ -358,12 +305,61 @@ Outcome Launcher::Run(Attempt& a) {
   row.job_id = in.job_id;
   row.class_label = a.runner_class.label;
   row.times = a.times;
-  if (Status s = deps_.table.Commit(a.claim, a.token, row); !s.ok()) return Fail(a, s);
+  std::vector<store::WriteOp> also;
+  if (a.warm) also.push_back(WarmPoolTable::RemoveMemberOp(a.microvm_id));
+  if (Status s = deps_.table.Commit(a.claim, a.token, row, also); !s.ok()) return Fail(a, s);
   if (deps_.watch) deps_.watch->Await(a.runner_name, a.job_key, a.times.received_ms);
   out.decision = Decision::kLaunched;
   out.microvm_id = a.microvm_id;
   out.runner_name = a.runner_name;
   return out;
+}
+
+Status Launcher::Register(Attempt& a) {
+  const LaunchIntent& in = a.intent;
+  a.runner_name =
+      config_.runner_name_prefix + std::to_string(in.job_id) + "-" + a.token.substr(0, 8);
+  github::JitConfigRequest jit_request;
+  jit_request.name = a.runner_name;
+  jit_request.runner_group_id = config_.github.runner_group_id;
+  jit_request.labels = RunnerLabels(in);
+  Result<github::JitConfig> jit = a.runners.Register(jit_request, a.deadline);
+  if (!jit.ok()) return jit.status();
+  // Per-job secrets (this JIT config, the control token) are not added to the logger's redactor:
+  // a long-running server would keep every one forever and scan each log line for all of them.
+  // They stay in Secret, which prints ***, and no error message carries them.
+  a.runner_id = jit->runner.id;
+  a.jit = std::move(*jit);
+  if (Status s = deps_.table.RecordRunner(a.claim, a.token, a.runner_id); !s.ok()) {
+    return s.Annotate("recording the runner on the claim");
+  }
+  return Status::Ok();
+}
+
+Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
+  const Seam& seam = deps_.seam;
+  // RunMicrovm, paced to the platform's rate, idempotent per claim attempt.
+  MVR_ASSIGN_OR_RETURN(std::string payload,
+                       supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered()));
+  aws::RunMicrovmRequest run;
+  run.image_identifier = a.runner_class.image;
+  run.image_version = a.runner_class.image_version;
+  run.execution_role_arn = config_.launcher.execution_role_arn;
+  run.run_hook_payload = Secret(payload);
+  run.maximum_duration_in_seconds = a.runner_class.max_duration_seconds;
+  run.client_token = "mvr-launch-" + a.token;
+  run_pacer_.Wait();
+  MVR_ASSIGN_OR_RETURN(aws::Microvm vm, a.vms.Launch(run, a.deadline));
+  a.microvm_id = vm.microvm_id;
+  cap_.Launched(a.reservation, a.microvm_id);
+  if (Status s = deps_.table.RecordMicrovm(a.claim, a.token, a.microvm_id); !s.ok()) {
+    return s.Annotate("recording the MicroVM on the claim");
+  }
+  seam.logger.Info(
+      "MicroVM launched",
+      {{"microvm_id", a.microvm_id}, {"runner_name", a.runner_name}, {"job_id", a.intent.job_id}});
+  // RUNNING, then the runner's config goes through the control port.
+  return a.vms.WaitRunning(a.microvm_id, a.deadline);
 }
 
 Outcome Launcher::Fail(Attempt& a, const Status& failure) {
@@ -377,6 +373,7 @@ Outcome Launcher::Fail(Attempt& a, const Status& failure) {
   if (!a.microvm_id.empty()) {
     Status t = a.vms.Terminate(a.microvm_id, cleanup_deadline);
     vm_gone = t.ok();
+    if (vm_gone && a.warm && deps_.pool) deps_.pool->RemoveMember(a.microvm_id).IgnoreError();
     if (!t.ok()) out.detail += "; terminating MicroVM " + a.microvm_id + " failed: " + t.message();
   }
   if (a.runner_id > 0) {

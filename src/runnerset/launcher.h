@@ -10,6 +10,10 @@
 // endpoint with a short-lived token for that port only; (7) write the mapping row and stamp the
 // claim's VM id in one transaction. A failure after the VM exists terminates it and releases the
 // claim once it is gone; a failed launch removes its runner registration.
+// The warm path (launcher_warm.cpp; a class with warmPoolSize): after the job's claim, claim a
+// usable pool member's warmvm#<id> first-writer-wins (losing means trying the next member, then
+// the cold path), resume it, THEN register the runner against it, deliver, and commit (which
+// also deletes the member row). A member of an old image version is never used.
 // Terminate: mapping row → terminate that VM → delete the row; an unknown runner is a no-op.
 // Thread-safety: Launch and Terminate may run concurrently from many threads.
 #pragma once
@@ -26,6 +30,7 @@
 #include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/runner_watch.h"
+#include "runnerset/warm_pool_table.h"
 
 namespace mvr::runnerset {
 
@@ -36,7 +41,8 @@ struct LauncherDeps {
   http::HttpClient& http;  // the VMs' ingress endpoints
   RunnerTable& table;
   Metrics& metrics;
-  RunnerWatch* watch = nullptr;  // told about each delivered runner (the timeline); optional
+  RunnerWatch* watch = nullptr;   // told about each delivered runner (the timeline); optional
+  WarmPoolTable* pool = nullptr;  // the warm pools' rows; optional (no warm path without)
 };
 
 enum class Decision {
@@ -83,6 +89,15 @@ class Launcher {
   // Removes what a dead attempt left; true when its runner is busy (so its VM was left alone).
   bool CleanUpTakenOver(const Claim& previous, TimePoint deadline);
   Outcome Run(Attempt& attempt);
+  // Registers the attempt's JIT runner and records it on the claim.
+  Status Register(Attempt& attempt);
+  // RunMicrovm (paced, idempotent per attempt), recorded on the claim, then RUNNING.
+  Result<aws::Microvm> LaunchCold(Attempt& attempt);
+  // The warm path's VM: a usable member of the class's pool, claimed and resumed (attempt.warm).
+  // A default Microvm with attempt.warm false means "go cold" (no pool, none usable, all lost).
+  Result<aws::Microvm> TakeWarmMember(Attempt& attempt);
+  // Removes unclaimed pool members from the VMs the cap counts: they are not jobs.
+  void LeavePoolMembersOut(std::set<std::string>& live);
   Outcome Fail(Attempt& attempt, const Status& failure);
   void Record(const Outcome& outcome);
 

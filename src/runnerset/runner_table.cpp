@@ -124,8 +124,8 @@ Status RunnerTable::RecordMicrovm(const store::Key& claim, const std::string& to
       .status();
 }
 
-Status RunnerTable::Commit(const store::Key& claim, const std::string& token,
-                           const MappingRow& row) {
+Status RunnerTable::Commit(const store::Key& claim, const std::string& token, const MappingRow& row,
+                           const std::vector<store::WriteOp>& also) {
   store::Item mapping{MappingKey(row.runner_name), {}};
   store::Attributes& a = mapping.attributes;
   a[attr::kRunnerName] = Value(row.runner_name);
@@ -139,14 +139,16 @@ Status RunnerTable::Commit(const store::Key& claim, const std::string& token,
   a[attr::kRunningMs] = Value(row.times.running_ms);
   a[attr::kDeliveredMs] = Value(row.times.delivered_ms);
   a[attr::kTtl] = Value(Ttl(options_.mapping_ttl));
-  store::TransactionOutcome outcome = store_.Transact({
+  std::vector<store::WriteOp> writes = {
       store::WriteOp::Put(mapping, Condition::ItemNotExists()),
       store::WriteOp::UpdateItem(claim,
                                  {Update::Set(attr::kMicrovmId, row.microvm_id),
                                   Update::Set(attr::kRunnerName, row.runner_name),
                                   Update::Set(attr::kTtl, Ttl(options_.claim_ttl))},
                                  HeldBy(token) && Condition::AttributeNotExists(attr::kMicrovmId)),
-  });
+  };
+  writes.insert(writes.end(), also.begin(), also.end());
+  store::TransactionOutcome outcome = store_.Transact(writes);
   if (outcome.ok()) return Status::Ok();
   if (store::IsConditionFailed(outcome.status)) {
     return Conflict(outcome.failed_index == std::optional<size_t>(0)

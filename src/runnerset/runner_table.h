@@ -102,7 +102,9 @@ class RunnerTable {
 
   // The mapping row and the claim's VM id, together. Conflict when the token no longer holds the
   // claim (a takeover won) or the runner already has a row.
-  Status Commit(const store::Key& claim, const std::string& token, const MappingRow& row);
+  // `also` joins the transaction (a warm launch deletes its pool member row).
+  Status Commit(const store::Key& claim, const std::string& token, const MappingRow& row,
+                const std::vector<store::WriteOp>& also = {});
 
   // Deletes the claim if this attempt still holds it (a lost claim is not an error).
   Status Release(const store::Key& claim, const std::string& token);

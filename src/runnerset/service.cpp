@@ -44,12 +44,14 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
     : config_(std::move(config)),
       deps_(deps),
       table_(deps.store, deps.seam, TableOptions(config_)),
+      pool_(deps.store, deps.seam),
       watch_(deps.seam.clock, deps.seam.logger, deps.github, RunnerScopeOf(config_), metrics_),
       launcher_(config_, LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_,
-                                      metrics_, &watch_}),
+                                      metrics_, &watch_, &pool_}),
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
-      janitor_(config_,
-               JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue, metrics_}) {
+      janitor_(config_, JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue,
+                                    metrics_, &pool_}),
+      sweeper_(config_, WarmPoolDeps{deps.seam, deps.microvms, pool_}) {
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));
   router_.Add("POST", "/webhook",
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
@@ -92,6 +94,11 @@ Result<int> Service::Start() {
   stopping_ = false;
   watcher_ = std::thread([this] { WatchRunners(); });
   if (config_.janitor.interval_seconds > 0) janitor_thread_ = std::thread([this] { RunJanitor(); });
+  bool pools = false;
+  for (const RunnerClass& c : config_.classes) pools = pools || c.warm_pool_size > 0;
+  if (pools && config_.warm_pool.interval_seconds > 0) {
+    pool_thread_ = std::thread([this] { RunWarmPools(); });
+  }
   return port;
 }
 
@@ -134,13 +141,18 @@ nlohmann::json Service::Status() {
   } else {
     in.errors.push_back("scanning the claims: " + claims.status().ToString());
   }
+  auto members = pool_.ScanMembers();
+  if (members.ok()) {
+    in.pool_members = std::move(*members);
+  } else {
+    in.errors.push_back("scanning the warm pools: " + members.status().ToString());
+  }
   in.last_sweep = janitor_.LastSweep();
   in.now = deps_.seam.clock.Now();
   return BuildStatus(config_, in);
 }
 
-void Service::RunJanitor() {
-  const Duration interval(config_.janitor.interval_seconds * 1000LL);
+void Service::Every(Duration interval, const std::function<void()>& sweep) {
   while (!stopping_) {
     // Sleep in short steps so that Stop is not held up by a long interval.
     const TimePoint due = deps_.seam.clock.Now() + interval;
@@ -148,8 +160,18 @@ void Service::RunJanitor() {
       deps_.seam.sleeper.Sleep(std::min(kWatchInterval, due - deps_.seam.clock.Now()));
     }
     if (stopping_) return;
-    janitor_.Sweep();
+    sweep();
   }
+}
+
+void Service::RunJanitor() {
+  Every(Duration(config_.janitor.interval_seconds * 1000LL), [this] { janitor_.Sweep(); });
+}
+
+void Service::RunWarmPools() {
+  // The first fill starts at once: a pool is no use until it has members.
+  sweeper_.Sweep();
+  Every(Duration(config_.warm_pool.interval_seconds * 1000LL), [this] { sweeper_.Sweep(); });
 }
 
 bool Service::Stop() {
@@ -158,6 +180,7 @@ bool Service::Stop() {
   stopping_ = true;
   if (watcher_.joinable()) watcher_.join();
   if (janitor_thread_.joinable()) janitor_thread_.join();
+  if (pool_thread_.joinable()) pool_thread_.join();
   return consumer_.Stop(Duration(config_.shutdown_grace_seconds * 1000LL));
 }
 

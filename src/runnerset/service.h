@@ -2,12 +2,14 @@
 // POST /webhook (→ the job queue), GET /metrics (Prometheus text), GET /status (status.h, JSON)
 // and GET /healthz, the queue
 // consumers that carry out the intents through the Launcher, and the janitor's sweeps on their
-// schedule (janitor.intervalSeconds). Everything outside comes in through
-// ServiceDeps, so the CLI, the demo and tests wire it alike.
-// Thread-safety: Start and Stop from one thread; the handlers and consumers run on their own.
+// schedule (janitor.intervalSeconds), and the warm-pool sweeper's on its own
+// (warmPool.intervalSeconds, when any class has a warmPoolSize). Everything outside comes in
+// through ServiceDeps, so the CLI, the demo and tests wire it alike. Thread-safety: Start and Stop
+// from one thread; the handlers and consumers run on their own.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +30,8 @@
 #include "runnerset/runner_table.h"
 #include "runnerset/runner_watch.h"
 #include "runnerset/status.h"
+#include "runnerset/warm_pool_sweeper.h"
+#include "runnerset/warm_pool_table.h"
 #include "runnerset/webhook_router.h"
 #include "store/store.h"
 
@@ -57,6 +61,7 @@ class Service {
   const std::string& url() const { return url_; }
   Metrics& metrics() { return metrics_; }
   Janitor& janitor() { return janitor_; }
+  WarmPoolSweeper& warm_pools() { return sweeper_; }
   // What GET /status answers: the listings are taken now.
   nlohmann::json Status();
 
@@ -64,6 +69,9 @@ class Service {
   http::HttpResponse Webhook(const http::ServerRequest& request);
   void WatchRunners();
   void RunJanitor();
+  void RunWarmPools();
+  // Runs `sweep` every `interval` until Stop.
+  void Every(Duration interval, const std::function<void()>& sweep);
 
   ServeConfig config_;
   ServiceDeps deps_;
@@ -71,16 +79,19 @@ class Service {
   std::optional<WebhookRouter> webhook_router_;  // made by Start; then only read
   Metrics metrics_;
   RunnerTable table_;
+  WarmPoolTable pool_;
   RunnerWatch watch_;
   Launcher launcher_;
   Consumer consumer_;
   Janitor janitor_;
+  WarmPoolSweeper sweeper_;
   http::Router router_;
   std::unique_ptr<http::HttpServer> server_;
   std::string url_;
   std::atomic<bool> stopping_{false};
   std::thread watcher_;
   std::thread janitor_thread_;
+  std::thread pool_thread_;
 };
 
 }  // namespace mvr::runnerset

@@ -53,11 +53,18 @@ json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
             by_state.value(aws::MicrovmStateName(vm.state), 0) + 1;
       }
     }
+    // Pool members by state: "booting", "suspended" (ready), "claimed" (taken by a launch or
+    // being replaced by the sweeper).
+    json members = json::object();
+    for (const PoolMember& m : in.pool_members) {
+      if (m.class_label != c.label) continue;
+      const std::string state = m.claimed_by ? "claimed" : PoolMemberStateName(m.state);
+      members[state] = members.value(state, 0) + 1;
+    }
     classes.push_back({{"label", c.label},
                        {"image", c.image},
                        {"size", c.size},
-                       // Warm and hot pools are not part of this build: the targets are 0.
-                       {"pool", {{"warmTarget", 0}, {"hotTarget", 0}, {"members", json::object()}}},
+                       {"pool", {{"warmTarget", c.warm_pool_size}, {"members", members}}},
                        {"vms", listed == in.vms_by_image.end() ? json(nullptr) : by_state}});
   }
   for (const auto& [image, vms] : in.vms_by_image) {
@@ -144,7 +151,11 @@ std::string RenderStatusText(const json& s) {
     const json& pool = c["pool"];
     out += "  " + c.value("label", std::string()) + " (image " + c.value("image", std::string()) +
            "): VMs " + (vms.is_null() ? std::string("unknown (listing failed)") : CountsText(vms)) +
-           "; warm pool target " + std::to_string(pool.value("warmTarget", 0)) + "\n";
+           "; warm pool target " + std::to_string(pool.value("warmTarget", 0)) +
+           (pool.value("members", json::object()).empty()
+                ? std::string()
+                : ", members " + CountsText(pool["members"])) +
+           "\n";
   }
   std::snprintf(line, sizeof(line), "VMs: %s (%lld live of at most %lld)\n",
                 CountsText(s.value("vms", json::object())).c_str(),

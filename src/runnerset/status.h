@@ -1,8 +1,8 @@
 // Status: what an operator asks a runner set first (`mvr status`, GET /status): per class its
-// pool target and VMs by state; all the set's VMs by state; the jobs in flight with the segment
-// each is in and for how long; the last janitor sweep's counters. BuildStatus is pure (the Service
-// gathers the listings); RenderStatusText turns the JSON into lines for a terminal.
-// Thread-safety: pure functions.
+// warm-pool target and members by state and its VMs by state; all the set's VMs by state; the jobs
+// in flight with the segment each is in and for how long; the last janitor sweep's counters.
+// BuildStatus is pure (the Service gathers the listings); RenderStatusText turns the JSON into
+// lines for a terminal. Thread-safety: pure functions.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,6 +17,7 @@
 #include "runnerset/config.h"
 #include "runnerset/janitor.h"
 #include "runnerset/runner_table.h"
+#include "runnerset/warm_pool_table.h"
 
 namespace mvr::runnerset {
 
@@ -27,6 +28,7 @@ struct StatusInputs {
   std::optional<std::vector<github::Runner>> runners;  // nullopt: the listing failed
   std::vector<MappingRow> rows;
   std::vector<Claim> claims;
+  std::vector<PoolMember> pool_members;
   std::optional<SweepReport> last_sweep;
   std::vector<std::string> errors;  // listings that failed, for the answer
 };

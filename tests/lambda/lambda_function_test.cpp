@@ -278,12 +278,29 @@ TEST_F(LambdaFunctionTest, ConfigurationFromMvrConfigFileServesLikeInline) {
   std::remove(path.c_str());
 }
 
-TEST_F(LambdaFunctionTest, HandlerNotInThisBuildIsAnInitErrorSayingSo) {
-  StartFunction("warm-pool", Config());
+TEST_F(LambdaFunctionTest, UnknownHandlerIsAnInitErrorNamingTheHandlers) {
+  StartFunction("hot-pool", Config());
   auto error = fake_.WaitInitError(kWait);
   ASSERT_TRUE(error.has_value()) << Output();
   EXPECT_EQ(error->error_type, "Mvr.ConfigError");
-  EXPECT_NE(error->body.find("no warm-pool handler yet"), std::string::npos) << error->body;
+  EXPECT_NE(error->body.find("janitor or warm-pool"), std::string::npos) << error->body;
+}
+
+TEST_F(LambdaFunctionTest, WarmPoolSweepsOnAScheduledEventAndAnswersItsCounts) {
+  StartFunction("warm-pool", Config());
+  const std::string id = fake_.Enqueue(R"({"source":"aws.events","detail":{}})");
+  auto answer = fake_.WaitAnswer(id, Duration(120'000));
+  ASSERT_TRUE(answer.has_value()) << Output();
+  ASSERT_EQ(answer->kind, Answer::Kind::kResponse) << answer->body;
+  json report = json::parse(answer->body);
+  EXPECT_TRUE(report["booted"].is_number()) << answer->body;
+  EXPECT_TRUE(report["retired"].is_number()) << answer->body;
+  EXPECT_TRUE(report["errors"].is_array()) << answer->body;
+  const std::string bad = fake_.Enqueue("[1, 2]");
+  auto refused = fake_.WaitAnswer(bad, kWait);
+  ASSERT_TRUE(refused.has_value()) << Output();
+  EXPECT_EQ(refused->kind, Answer::Kind::kError) << refused->body;
+  ExpectNoSecretAnywhere();
 }
 
 TEST_F(LambdaFunctionTest, JanitorSweepsOnAScheduledEventAndAnswersItsCounters) {

@@ -86,6 +86,30 @@ TEST(ServeConfig, JanitorDefaultsAndKeys) {
   ExpectRefusedNaming(unknown, "janitor.interval: unknown member");
 }
 
+TEST(ServeConfig, WarmPoolDefaultsAndKeys) {
+  auto d = Parse(Minimal());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->classes[0].warm_pool_size, 0);
+  EXPECT_EQ(d->warm_pool.interval_seconds, 30);
+  EXPECT_EQ(d->warm_pool.replace_before_seconds, 900);
+  json j = Minimal();
+  j["classes"][0]["warmPoolSize"] = 3;
+  j["warmPool"] = {
+      {"intervalSeconds", 5}, {"replaceBeforeSeconds", 60}, {"bootTimeoutSeconds", 90}};
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->classes[0].warm_pool_size, 3);
+  EXPECT_EQ(c->warm_pool.interval_seconds, 5);
+  EXPECT_EQ(c->warm_pool.replace_before_seconds, 60);
+  EXPECT_EQ(c->warm_pool.boot_timeout_seconds, 90);
+  json negative = Minimal();
+  negative["classes"][0]["warmPoolSize"] = -1;
+  ExpectRefusedNaming(negative, "classes[0].warmPoolSize");
+  json unknown = Minimal();
+  unknown["warmPool"] = {{"size", 3}};
+  ExpectRefusedNaming(unknown, "warmPool.size: unknown member");
+}
+
 TEST(ServeConfig, UnknownKeysAreRefusedWithTheirPath) {
   json top = Minimal();
   top["maxConcurrentVM"] = 3;

@@ -77,6 +77,7 @@ TEST_F(StatusTest, ShowsVmsByStateJobsBySegmentAndTheLastSweep) {
   EXPECT_EQ(s["liveVms"], 2);
   EXPECT_EQ(s["classes"][0]["vms"]["RUNNING"], 2);
   EXPECT_EQ(s["classes"][0]["pool"]["warmTarget"], 0);
+  EXPECT_TRUE(s["classes"][0]["pool"]["members"].empty());
   ASSERT_EQ(s["jobsInFlight"].size(), 3u) << "the committed claim is shown by its row only";
   std::map<int64_t, json> jobs;
   for (const json& j : s["jobsInFlight"]) jobs[j["jobId"].get<int64_t>()] = j;
@@ -95,6 +96,31 @@ TEST_F(StatusTest, ShowsVmsByStateJobsBySegmentAndTheLastSweep) {
   EXPECT_NE(text.find("runner_starting for 5 s"), std::string::npos) << text;
   EXPECT_NE(text.find("last sweep 7 s ago, 12 ms: vms_terminated 2"), std::string::npos) << text;
   EXPECT_NE(text.find("error: listing the queued jobs of octo/app: boom"), std::string::npos);
+}
+
+TEST_F(StatusTest, ShowsEachClassWarmPoolTargetAndMembersByState) {
+  config_.classes[0].warm_pool_size = 3;
+  PoolMember ready;
+  ready.microvm_id = "vm-7";
+  ready.class_label = config_.classes[0].label;
+  ready.state = PoolMember::State::kSuspended;
+  PoolMember booting = ready;
+  booting.microvm_id = "vm-8";
+  booting.state = PoolMember::State::kBooting;
+  PoolMember taken = ready;
+  taken.microvm_id = "vm-9";
+  taken.claimed_by = "job#octo/app#4";
+  in_.pool_members = {ready, booting, taken};
+  json s = BuildStatus(config_, in_);
+  const json& pool = s["classes"][0]["pool"];
+  EXPECT_EQ(pool["warmTarget"], 3);
+  EXPECT_EQ(pool["members"]["suspended"], 1);
+  EXPECT_EQ(pool["members"]["booting"], 1);
+  EXPECT_EQ(pool["members"]["claimed"], 1);
+  const std::string text = RenderStatusText(s);
+  EXPECT_NE(text.find("warm pool target 3, members booting 1, claimed 1, suspended 1"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(StatusTest, FailedListingsAreSaidNotHidden) {

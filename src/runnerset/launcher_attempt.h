@@ -1,0 +1,39 @@
+// Launcher::Attempt: one launch in flight, what it holds and what a failure must undo. Shared by
+// the launcher's files (not part of its interface).
+// Thread-safety: one per launch; not shared.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "action/microvm_lifecycle.h"
+#include "action/runner_registration.h"
+#include "runnerset/launcher.h"
+
+namespace mvr::runnerset {
+
+struct Launcher::Attempt {
+  Attempt(const Seam& seam, Launcher& l, const LaunchIntent& in, const RunnerClass& cls)
+      : intent(in),
+        runner_class(cls),
+        runners(seam, l.deps_.github, l.scope_),
+        vms(seam, l.deps_.microvms) {}
+
+  const LaunchIntent& intent;
+  const RunnerClass& runner_class;
+  action::RunnerRegistration runners;
+  action::MicrovmLifecycle vms;
+  TimePoint deadline{};
+  uint64_t reservation = 0;
+  store::Key claim;
+  std::string token;
+  std::string runner_name;
+  int64_t runner_id = 0;
+  std::string microvm_id;
+  bool warm = false;  // the VM is a warm-pool member this attempt claimed and resumed
+  std::optional<github::JitConfig> jit;
+  LaunchTimes times;
+  std::string job_key;  // the timeline's name of the job
+};
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,240 @@
+#include "runnerset/warm_pool_sweeper.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "action/microvm_lifecycle.h"
+#include "supervisor/run_payload.h"
+
+namespace mvr::runnerset {
+namespace {
+
+constexpr size_t kErrorsKept = 10;
+// A termination the sweeper waits for, and a single fresh read.
+constexpr Duration kTerminateTime{60'000};
+constexpr Duration kReadTime{30'000};
+
+bool Gone(aws::MicrovmState s) {
+  return s == aws::MicrovmState::kTerminated || s == aws::MicrovmState::kTerminating;
+}
+
+}  // namespace
+
+Result<std::string> CurrentImageVersion(aws::MicrovmService& microvms, const RunnerClass& cls) {
+  if (!cls.image_version.empty()) return cls.image_version;
+  MVR_ASSIGN_OR_RETURN(aws::MicrovmImage image, microvms.GetMicrovmImage(cls.image));
+  if (image.latest_active_image_version.empty()) {
+    return NotFound("the image " + cls.image + " has no active version");
+  }
+  return image.latest_active_image_version;
+}
+
+bool UsableMember(const PoolMember& m, const RunnerClass& cls, const std::string& version,
+                  int64_t now_ms, Duration reserve) {
+  return !m.claimed_by && m.state == PoolMember::State::kSuspended && m.class_label == cls.label &&
+         m.image == cls.image && m.image_version == version &&
+         m.expires_ms - now_ms > reserve.count();
+}
+
+WarmPoolSweeper::WarmPoolSweeper(const ServeConfig& config, WarmPoolDeps deps)
+    : config_(config), deps_(deps) {}
+
+std::optional<PoolSweepReport> WarmPoolSweeper::LastSweep() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_;
+}
+
+int64_t WarmPoolSweeper::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             deps_.seam.clock.Now().time_since_epoch())
+      .count();
+}
+
+void WarmPoolSweeper::Error(PoolSweepReport& report, const std::string& what,
+                            const Status& status) {
+  ++report.errors;
+  const std::string message = what + ": " + status.ToString();
+  if (report.error_messages.size() < kErrorsKept) report.error_messages.push_back(message);
+  deps_.seam.logger.Warn("warm pool: " + what, {{"error", status.ToString()}});
+}
+
+PoolSweepReport WarmPoolSweeper::Sweep() {
+  PoolSweepReport report;
+  report.started = deps_.seam.clock.Now();
+  Result<std::vector<PoolMember>> members = deps_.pool.ScanMembers();
+  if (!members.ok()) {
+    Error(report, "scanning the pool members", members.status());
+  } else {
+    for (const RunnerClass& cls : config_.classes) {
+      std::vector<PoolMember> mine;
+      for (const PoolMember& m : *members) {
+        if (m.class_label == cls.label) mine.push_back(m);
+      }
+      SweepClass(cls, mine, report);
+    }
+    // Members of classes no longer configured are retired too.
+    for (const PoolMember& m : *members) {
+      if (!config_.FindClass(m.class_label) && (!m.claimed_by || *m.claimed_by == kSweeperHolder)) {
+        Retire(m, "its class is no longer configured", !m.claimed_by, report);
+      }
+    }
+  }
+  report.finished = deps_.seam.clock.Now();
+  deps_.seam.logger.Info("warm pool sweep", {{"booted", report.booted},
+                                             {"retired", report.retired},
+                                             {"removed", report.removed},
+                                             {"errors", report.errors}});
+  std::lock_guard<std::mutex> lock(mu_);
+  last_ = report;
+  return report;
+}
+
+std::string WarmPoolSweeper::RetireReason(const PoolMember& m, const RunnerClass& cls,
+                                          const std::string& version,
+                                          const std::optional<aws::Microvm>& vm,
+                                          int64_t now_ms) const {
+  const Duration reserve(config_.warm_pool.replace_before_seconds * 1000LL);
+  if (m.state == PoolMember::State::kBooting) {
+    if (now_ms - m.created_ms > config_.warm_pool.boot_timeout_seconds * 1000LL) {
+      return "its pre-boot did not finish in time";
+    }
+    return "";
+  }
+  if (m.image != cls.image || (!version.empty() && m.image_version != version)) {
+    return "it runs an old image version";
+  }
+  if (m.expires_ms - now_ms <= reserve.count()) return "it is near its maximum duration";
+  if (vm && vm->state != aws::MicrovmState::kSuspended) return "its VM is not SUSPENDED";
+  return "";
+}
+
+void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolMember>& members,
+                                 PoolSweepReport& report) {
+  if (cls.warm_pool_size <= 0 && members.empty()) return;  // no pool: not even a version read
+  Result<std::string> version = CurrentImageVersion(deps_.microvms, cls);
+  if (!version.ok()) Error(report, "reading the current version of " + cls.image, version.status());
+  const std::string current = version.ok() ? *version : "";
+  action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  std::vector<const PoolMember*> usable;
+  for (const PoolMember& m : members) {
+    const int64_t now_ms = NowMs();
+    Result<aws::Microvm> vm = vms.Get(m.microvm_id, deps_.seam.clock.Now() + kReadTime);
+    if ((!vm.ok() && vm.status().code() == Code::kNotFound) || (vm.ok() && Gone(vm->state))) {
+      if (Status s = deps_.pool.RemoveMember(m.microvm_id); !s.ok()) {
+        Error(report, "removing the row of gone member " + m.microvm_id, s);
+      } else {
+        ++report.removed;
+      }
+      continue;
+    }
+    if (!vm.ok()) {
+      Error(report, "reading pool member " + m.microvm_id, vm.status());
+      continue;
+    }
+    if (m.claimed_by) {
+      // The sweeper's own retirement that did not finish, or a launch that claimed the member
+      // and died before committing (a commit deletes the member row).
+      const bool abandoned = *m.claimed_by != kSweeperHolder &&
+                             now_ms - m.claimed_ms > config_.claim_takeover_after().count();
+      if (*m.claimed_by == kSweeperHolder || abandoned) {
+        Retire(m, abandoned ? "a launch claimed it and died" : "its retirement did not finish",
+               false, report);
+      }
+      continue;
+    }
+    const std::optional<aws::Microvm> seen = *vm;
+    const std::string reason = RetireReason(m, cls, current, seen, now_ms);
+    if (!reason.empty()) {
+      Retire(m, reason, true, report);
+      continue;
+    }
+    usable.push_back(&m);
+  }
+  // A pool made smaller: the members with the least time left go first.
+  std::sort(usable.begin(), usable.end(),
+            [](const PoolMember* x, const PoolMember* y) { return x->expires_ms < y->expires_ms; });
+  while (static_cast<int>(usable.size()) > std::max(cls.warm_pool_size, 0)) {
+    Retire(*usable.front(), "the pool is over its target", true, report);
+    usable.erase(usable.begin());
+  }
+  if (!version.ok()) return;  // without the current version, new members would be guesses
+  for (int n = static_cast<int>(usable.size()); n < cls.warm_pool_size; ++n) {
+    if (Status s = Boot(cls, current); !s.ok()) {
+      Error(report, "pre-booting a pool member of " + cls.label, s);
+      return;  // the next sweep tries again
+    }
+    ++report.booted;
+  }
+}
+
+void WarmPoolSweeper::Retire(const PoolMember& m, const std::string& reason, bool claim,
+                             PoolSweepReport& report) {
+  if (claim) {
+    Result<bool> won = deps_.pool.Claim(m.microvm_id, kSweeperHolder);
+    if (!won.ok()) {
+      Error(report, "claiming pool member " + m.microvm_id + " to replace it", won.status());
+      return;
+    }
+    if (!*won) return;  // a launch took it first: it serves a job now
+  }
+  action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  if (Status s = vms.Terminate(m.microvm_id, deps_.seam.clock.Now() + kTerminateTime); !s.ok()) {
+    Error(report, "terminating pool member " + m.microvm_id, s);
+    return;  // claimed by the sweeper: the next sweep tries again
+  }
+  if (Status s = deps_.pool.RemoveMember(m.microvm_id); !s.ok()) {
+    Error(report, "removing the row of pool member " + m.microvm_id, s);
+    return;
+  }
+  ++report.retired;
+  deps_.seam.logger.Info(
+      "warm pool member replaced",
+      {{"microvm_id", m.microvm_id}, {"class", m.class_label}, {"reason", reason}});
+}
+
+Status WarmPoolSweeper::Boot(const RunnerClass& cls, const std::string& version) {
+  const Seam& seam = deps_.seam;
+  const TimePoint deadline =
+      seam.clock.Now() + Duration(config_.warm_pool.boot_timeout_seconds * 1000LL);
+  MVR_ASSIGN_OR_RETURN(std::string payload,
+                       supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered()));
+  aws::RunMicrovmRequest run;
+  run.image_identifier = cls.image;
+  run.image_version = version;
+  run.execution_role_arn = config_.launcher.execution_role_arn;
+  run.run_hook_payload = Secret(payload);
+  run.maximum_duration_in_seconds = cls.max_duration_seconds;
+  run.client_token = "mvr-pool-" + seam.secure_random.Hex(16);
+  action::MicrovmLifecycle vms(seam, deps_.microvms);
+  MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, deadline));
+  const std::string id = vm.microvm_id;
+  PoolMember m;
+  m.microvm_id = id;
+  m.class_label = cls.label;
+  m.image = cls.image;
+  m.image_version = vm.image_version.empty() ? version : vm.image_version;
+  m.created_ms = NowMs();
+  const int64_t started_ms =
+      vm.started_at
+          ? std::chrono::duration_cast<std::chrono::milliseconds>(vm.started_at->time_since_epoch())
+                .count()
+          : m.created_ms;
+  m.expires_ms = started_ms + cls.max_duration_seconds * 1000LL;
+  // The row maps the VM from now on, so the janitor never takes the pre-boot for an orphan.
+  Status s = deps_.pool.AddMember(m);
+  if (s.ok()) s = vms.WaitRunning(id, deadline).status();
+  if (s.ok()) s = vms.Suspend(id, deadline).status();
+  if (s.ok()) s = deps_.pool.MarkSuspended(id);
+  if (s.ok()) {
+    seam.logger.Info(
+        "warm pool member ready",
+        {{"microvm_id", id}, {"class", cls.label}, {"image_version", m.image_version}});
+    return s;
+  }
+  // Whatever failed, the VM goes; its row goes once it is gone (else the next sweep retires it).
+  const Status gone = vms.Terminate(id, seam.clock.Now() + kTerminateTime);
+  if (gone.ok()) deps_.pool.RemoveMember(id).IgnoreError();
+  return s.Annotate("pool member " + id);
+}
+
+}  // namespace mvr::runnerset

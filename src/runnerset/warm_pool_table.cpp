@@ -1,0 +1,138 @@
+#include "runnerset/warm_pool_table.h"
+
+#include <chrono>
+#include <map>
+
+namespace mvr::runnerset {
+namespace {
+
+using store::Condition;
+using store::Update;
+using store::Value;
+
+constexpr char kPrefix[] = "warmvm#";
+constexpr char kMemberSort[] = "member";
+constexpr char kClaimSort[] = "claim";
+constexpr char kMicrovmId[] = "microvmId";
+constexpr char kClass[] = "classLabel";
+constexpr char kImage[] = "image";
+constexpr char kImageVersion[] = "imageVersion";
+constexpr char kState[] = "state";
+constexpr char kCreatedMs[] = "createdAtMs";
+constexpr char kExpiresMs[] = "expiresAtMs";
+constexpr char kHolder[] = "holder";
+constexpr char kClaimedMs[] = "claimedAtMs";
+constexpr char kTtl[] = "ttl";
+// A member row outlives its VM by a day at most; a claim is kept as long, so that a VM id once
+// claimed is never claimed again while it could still exist.
+constexpr int64_t kAfterExpiryMs = 24 * 3600'000LL;
+
+PoolMember::State StateFromName(const std::string& name) {
+  return name == "suspended" ? PoolMember::State::kSuspended : PoolMember::State::kBooting;
+}
+
+}  // namespace
+
+const char* PoolMemberStateName(PoolMember::State state) {
+  return state == PoolMember::State::kSuspended ? "suspended" : "booting";
+}
+
+store::Key WarmPoolTable::MemberKey(const std::string& microvm_id) {
+  return store::Key{kPrefix + microvm_id, kMemberSort};
+}
+
+store::Key WarmPoolTable::ClaimKey(const std::string& microvm_id) {
+  return store::Key{kPrefix + microvm_id, kClaimSort};
+}
+
+int64_t WarmPoolTable::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(seam_.clock.Now().time_since_epoch())
+      .count();
+}
+
+Status WarmPoolTable::AddMember(const PoolMember& m) {
+  store::Item item{MemberKey(m.microvm_id), {}};
+  store::Attributes& a = item.attributes;
+  a[kMicrovmId] = Value(m.microvm_id);
+  a[kClass] = Value(m.class_label);
+  a[kImage] = Value(m.image);
+  a[kImageVersion] = Value(m.image_version);
+  a[kState] = Value(std::string(PoolMemberStateName(m.state)));
+  a[kCreatedMs] = Value(m.created_ms);
+  a[kExpiresMs] = Value(m.expires_ms);
+  a[kTtl] = Value((m.expires_ms + kAfterExpiryMs) / 1000);
+  Status s = store_.Put(item, Condition::ItemNotExists());
+  if (store::IsConditionFailed(s))
+    return Conflict("MicroVM " + m.microvm_id + " is already a pool member");
+  return s;
+}
+
+Status WarmPoolTable::MarkSuspended(const std::string& microvm_id) {
+  Result<store::Item> r =
+      store_.Update(MemberKey(microvm_id), {Update::Set(kState, std::string("suspended"))},
+                    Condition::AttributeExists(kMicrovmId));
+  if (r.ok()) return Status::Ok();
+  if (store::IsConditionFailed(r.status())) {
+    return NotFound("the pool member row of " + microvm_id + " is gone");
+  }
+  return r.status();
+}
+
+Result<std::vector<PoolMember>> WarmPoolTable::ScanMembers() {
+  std::map<std::string, PoolMember> members;
+  std::map<std::string, std::pair<std::string, int64_t>> claims;
+  store::ScanRequest req;
+  req.partition_prefix = kPrefix;
+  req.limit = 500;
+  for (int page = 0;; ++page) {
+    if (page >= 100000) return Internal("scanning warmvm#: the store never gave a last page");
+    MVR_ASSIGN_OR_RETURN(store::Page p, store_.Scan(req));
+    for (const store::Item& item : p.items) {
+      const std::string id = item.key.partition.substr(sizeof(kPrefix) - 1);
+      if (item.key.sort == kClaimSort) {
+        claims[id] = {item.GetString(kHolder).value_or(""), item.GetNumber(kClaimedMs).value_or(0)};
+      } else if (item.key.sort == kMemberSort) {
+        PoolMember& m = members[id];
+        m.microvm_id = id;
+        m.class_label = item.GetString(kClass).value_or("");
+        m.image = item.GetString(kImage).value_or("");
+        m.image_version = item.GetString(kImageVersion).value_or("");
+        m.state = StateFromName(item.GetString(kState).value_or(""));
+        m.created_ms = item.GetNumber(kCreatedMs).value_or(0);
+        m.expires_ms = item.GetNumber(kExpiresMs).value_or(0);
+      }
+    }
+    if (p.next_cursor.empty()) break;
+    req.cursor = p.next_cursor;
+  }
+  std::vector<PoolMember> out;
+  for (auto& [id, m] : members) {
+    if (auto c = claims.find(id); c != claims.end()) {
+      m.claimed_by = c->second.first;
+      m.claimed_ms = c->second.second;
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Result<bool> WarmPoolTable::Claim(const std::string& microvm_id, const std::string& holder) {
+  store::Item item{ClaimKey(microvm_id), {}};
+  item.attributes[kHolder] = Value(holder);
+  item.attributes[kClaimedMs] = Value(NowMs());
+  item.attributes[kTtl] = Value((NowMs() + 28800'000LL + kAfterExpiryMs) / 1000);
+  Status s = store_.Put(item, Condition::ItemNotExists());
+  if (s.ok()) return true;
+  if (store::IsConditionFailed(s)) return false;
+  return s.Annotate("claiming warm MicroVM " + microvm_id);
+}
+
+Status WarmPoolTable::RemoveMember(const std::string& microvm_id) {
+  return store_.Delete(MemberKey(microvm_id));
+}
+
+store::WriteOp WarmPoolTable::RemoveMemberOp(const std::string& microvm_id) {
+  return store::WriteOp::Delete(MemberKey(microvm_id));
+}
+
+}  // namespace mvr::runnerset

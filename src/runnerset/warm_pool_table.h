@@ -1,0 +1,66 @@
+// WarmPoolTable: the warm pools' rows in the runner table (001, "State: the runner table").
+//   warmvm#<id> / member   a pool member: a VM the sweeper pre-booted for a class, its image
+//                          version, whether it is still booting or SUSPENDED, and when its
+//                          maximum duration ends. It maps the VM, so the janitor leaves it alone.
+//   warmvm#<id> / claim    the warm-VM claim, resolved first-writer-wins by one conditional
+//                          write: a launch (holder "job#...") or the sweeper retiring the member
+//                          ("sweeper"). A claim is never released: a VM is claimed once.
+// A launch that commits deletes the member row in its commit transaction (RemoveMemberOp).
+// Thread-safety: safe to share; the store is.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/seam.h"
+#include "store/store.h"
+
+namespace mvr::runnerset {
+
+struct PoolMember {
+  enum class State { kBooting, kSuspended };
+  std::string microvm_id;
+  std::string class_label;
+  std::string image;          // the class's image identifier it was booted from
+  std::string image_version;  // the version it runs
+  State state = State::kBooting;
+  int64_t created_ms = 0;
+  int64_t expires_ms = 0;  // its maximum duration ends (epoch ms)
+  // Its claim, when one exists.
+  std::optional<std::string> claimed_by;
+  int64_t claimed_ms = 0;
+};
+const char* PoolMemberStateName(PoolMember::State state);  // "booting" / "suspended"
+
+// The holder name the sweeper claims members with when it retires them.
+inline constexpr char kSweeperHolder[] = "sweeper";
+
+class WarmPoolTable {
+ public:
+  WarmPoolTable(store::Store& store, const Seam& seam) : store_(store), seam_(seam) {}
+
+  static store::Key MemberKey(const std::string& microvm_id);
+  static store::Key ClaimKey(const std::string& microvm_id);
+
+  // A new member row (booting). Conflict when the VM already has one.
+  Status AddMember(const PoolMember& member);
+  // The member is SUSPENDED and ready to be claimed (NotFound when its row is gone).
+  Status MarkSuspended(const std::string& microvm_id);
+  // Every member, each with its claim if it has one.
+  Result<std::vector<PoolMember>> ScanMembers();
+  // The warm-VM claim: true when this writer won it, false when another was first.
+  Result<bool> Claim(const std::string& microvm_id, const std::string& holder);
+  // Deletes the member row (an absent row is not an error); its claim stays until its TTL.
+  Status RemoveMember(const std::string& microvm_id);
+  // The member row's delete, for a launch's commit transaction.
+  static store::WriteOp RemoveMemberOp(const std::string& microvm_id);
+
+ private:
+  int64_t NowMs() const;
+
+  store::Store& store_;
+  Seam seam_;
+};
+
+}  // namespace mvr::runnerset

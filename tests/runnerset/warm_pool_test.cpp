@@ -1,0 +1,223 @@
+// Warm pools: the sweeper keeps a class's pool of suspended VMs at target and replaces what must
+// go; the launcher's warm path claims a member first-writer-wins, resumes it, then registers;
+// the janitor leaves pool members alone.
+#include <algorithm>
+
+#include "warm_pool_fixture.h"
+
+namespace mvr::runnerset::testing {
+namespace {
+
+constexpr Duration kMinute{60'000};
+
+TEST_F(WarmPoolTest, SweepFillsThePoolWithSuspendedPreBootedVms) {
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.booted, 2);
+  EXPECT_EQ(r.errors, 0);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 2}}));
+  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kSuspended);
+  EXPECT_EQ(vms_by_id_["vm-2"].state, aws::MicrovmState::kSuspended);
+  // At target: the next sweep boots nothing.
+  EXPECT_EQ(Sweeper().Sweep().booted, 0);
+  EXPECT_EQ(Count("run "), 2u);
+}
+
+TEST_F(WarmPoolTest, AClassWithoutAPoolGetsNoMembersAndCostsNoCalls) {
+  config_.classes[0].warm_pool_size = 0;
+  EXPECT_CALL(vms_, GetMicrovmImage(_)).Times(0);
+  EXPECT_EQ(Sweeper().Sweep().booted, 0);
+  EXPECT_EQ(Count("run "), 0u);
+}
+
+TEST_F(WarmPoolTest, APoolMadeSmallerRetiresItsExtraMembers) {
+  Sweeper().Sweep();
+  config_.classes[0].warm_pool_size = 1;
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.retired, 1);
+  EXPECT_EQ(r.booted, 0);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
+}
+
+TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
+  Sweeper().Sweep();
+  calls_.clear();
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  EXPECT_EQ(Count("run "), 0u) << "a warm launch boots nothing";
+  // 001's order on the warm path: resume first, then register against it, then deliver.
+  ASSERT_EQ(calls_.size(), 3u);
+  EXPECT_EQ(calls_[0].rfind("resume vm-", 0), 0u) << calls_[0];
+  EXPECT_EQ(calls_[1].rfind("register mvr-demo-42-", 0), 0u) << calls_[1];
+  EXPECT_EQ(calls_[2], "deliver");
+  auto row = table_.GetMapping(o.runner_name);
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ((*row)->microvm_id, o.microvm_id);
+  // The commit removed the member: one suspended member is left, and the claim row stays.
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
+  EXPECT_FALSE(*pool_.Claim(o.microvm_id, "job#other"));
+}
+
+TEST_F(WarmPoolTest, FailureAfterTheResumeTerminatesTheMemberAndReleasesTheJob) {
+  config_.classes[0].warm_pool_size = 1;
+  Sweeper().Sweep();
+  EXPECT_CALL(http_, Send(_)).WillRepeatedly(Invoke([](const http::HttpRequest&) {
+    return Result<http::HttpResponse>(http::HttpResponse::Json(400, R"({"error":"no"})"));
+  }));
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kFailed) << o.detail;
+  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+  EXPECT_TRUE(Members().empty()) << "the used member's row went with its VM";
+  EXPECT_EQ(table_.ClaimJob("octo/app", 42)->outcome, RunnerTable::ClaimOutcome::kWon)
+      << "the job's claim was released for the retry";
+}
+
+TEST_F(WarmPoolTest, TwoLaunchersOneMemberOnlyOneWinsAndTheOtherGoesCold) {
+  config_.classes[0].warm_pool_size = 1;
+  Sweeper().Sweep();
+  calls_.clear();
+  Outcome first = NewLauncher().Handle(Intent(1));
+  Outcome second = NewLauncher().Handle(Intent(2));
+  ASSERT_EQ(first.decision, Decision::kLaunched) << first.detail;
+  ASSERT_EQ(second.decision, Decision::kLaunched) << second.detail;
+  EXPECT_EQ(first.microvm_id, "vm-1");
+  EXPECT_NE(second.microvm_id, "vm-1");
+  EXPECT_EQ(Count("resume "), 1u);
+  EXPECT_EQ(Count("run "), 1u) << "the loser of the member launches cold";
+}
+
+TEST_F(WarmPoolTest, ClaimIsFirstWriterWins) {
+  EXPECT_TRUE(*pool_.Claim("vm-9", "job#octo/app#1"));
+  EXPECT_FALSE(*pool_.Claim("vm-9", "job#octo/app#2"));
+  EXPECT_FALSE(*pool_.Claim("vm-9", kSweeperHolder));
+}
+
+TEST_F(WarmPoolTest, LosingAMemberClaimTriesTheNextMember) {
+  config_.max_concurrent_vms = 10;
+  Sweeper().Sweep();
+  // Another launch reached vm-1 and vm-2's claim is still open: this launch takes vm-2.
+  ASSERT_TRUE(*pool_.Claim("vm-1", "job#octo/app#7"));
+  ASSERT_TRUE(*pool_.Claim("vm-2", "job#octo/app#8"));
+  ASSERT_TRUE(pool_.RemoveMember("vm-2").ok());
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  EXPECT_EQ(o.microvm_id, "vm-3") << "both members taken: cold";
+  vms_by_id_.erase("vm-3");
+  Sweeper().Sweep();  // refills (vm-4, vm-5 ...)
+  const size_t runs = Count("run ");
+  Outcome next = NewLauncher().Handle(Intent(43));
+  ASSERT_EQ(next.decision, Decision::kLaunched) << next.detail;
+  EXPECT_EQ(Count("run "), runs) << "an unclaimed member was there";
+}
+
+TEST_F(WarmPoolTest, MemberOfAnOldImageVersionIsNotUsedAndIsReplaced) {
+  Sweeper().Sweep();
+  version_ = "4";  // a new version of the class's image becomes active
+  calls_.clear();
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  EXPECT_EQ(Count("resume "), 0u);
+  EXPECT_EQ(Count("run "), 1u);
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.retired, 2);
+  EXPECT_EQ(r.booted, 2);
+  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+  EXPECT_EQ(vms_by_id_["vm-2"].state, aws::MicrovmState::kTerminated);
+  auto members = pool_.ScanMembers();
+  ASSERT_TRUE(members.ok());
+  ASSERT_EQ(members->size(), 2u);
+  for (const PoolMember& m : *members) EXPECT_EQ(m.image_version, "4");
+}
+
+TEST_F(WarmPoolTest, MemberNearItsMaximumDurationIsReplacedAndNotUsed) {
+  Sweeper().Sweep();
+  // 3600 s maximum, replaced within 600 s of it.
+  m_.clock.Advance(Duration(3000'000 + 1'000));
+  calls_.clear();
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  EXPECT_EQ(Count("resume "), 0u) << "a member about to expire would cut the job short";
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.retired, 2);
+  EXPECT_EQ(r.booted, 2);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 2}}));
+}
+
+TEST_F(WarmPoolTest, SweeperNeverRetiresAMemberALaunchClaimedFirst) {
+  Sweeper().Sweep();
+  ASSERT_TRUE(*pool_.Claim("vm-1", "job#octo/app#5"));
+  version_ = "4";
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.retired, 1);  // vm-2 only
+  EXPECT_NE(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+}
+
+TEST_F(WarmPoolTest, AMemberALaunchClaimedAndAbandonedIsTerminated) {
+  Sweeper().Sweep();
+  ASSERT_TRUE(*pool_.Claim("vm-1", "job#octo/app#5"));
+  m_.clock.Advance(config_.claim_takeover_after() + kMinute);
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_GE(r.retired, 1);
+  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+}
+
+TEST_F(WarmPoolTest, RowOfAGoneMemberIsRemovedAndThePoolRefilled) {
+  Sweeper().Sweep();
+  vms_by_id_.erase("vm-1");  // the service lost it
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.removed, 1);
+  EXPECT_EQ(r.booted, 1);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 2}}));
+}
+
+TEST_F(WarmPoolTest, FailedSuspendTerminatesThePreBootAndLeavesNoRow) {
+  ON_CALL(vms_, SuspendMicrovm(_)).WillByDefault(Return(Internal("suspend broke")));
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.booted, 0);
+  EXPECT_GE(r.errors, 1);
+  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+  EXPECT_TRUE(Members().empty());
+}
+
+TEST_F(WarmPoolTest, PoolMembersDoNotCountAgainstTheConcurrencyCap) {
+  config_.max_concurrent_vms = 1;
+  config_.classes[0].warm_pool_size = 3;
+  Sweeper().Sweep();  // three suspended members, over the cap of 1
+  Outcome o = NewLauncher().Handle(Intent(42));
+  EXPECT_EQ(o.decision, Decision::kLaunched) << o.detail;
+}
+
+TEST_F(WarmPoolTest, JanitorLeavesAPreBootingMemberAndSuspendedMembersAlone) {
+  config_.janitor.strikes = 1;
+  Sweeper().Sweep();
+  // A member being pre-booted: RUNNING, old enough to be suspect, named only by its pool row.
+  aws::Microvm booting = Make("vm-9", aws::MicrovmState::kRunning);
+  booting.started_at = m_.clock.Now() - 10 * kMinute;
+  vms_by_id_["vm-9"] = booting;
+  PoolMember m;
+  m.microvm_id = "vm-9";
+  m.class_label = "mvr-small";
+  m.image = "img-1";
+  m.image_version = "3";
+  m.created_ms = (m_.clock.Now() - 10 * kMinute).time_since_epoch().count();
+  m.expires_ms = m.created_ms + 3600'000;
+  ASSERT_TRUE(pool_.AddMember(m).ok());
+  for (int i = 0; i < 3; ++i) {
+    SweepReport r = J().Sweep();
+    EXPECT_EQ(r.Get(Swept::kOrphansTerminated), 0);
+    EXPECT_EQ(r.Get(Swept::kVmsTerminated), 0);
+  }
+  EXPECT_EQ(Count("terminate "), 0u);
+  EXPECT_EQ(vms_by_id_["vm-9"].state, aws::MicrovmState::kRunning);
+}
+
+TEST_F(WarmPoolTest, JanitorStillReapsAnUnmappedRunningVmThatIsNoMember) {
+  config_.janitor.strikes = 1;
+  aws::Microvm stray = Make("vm-8", aws::MicrovmState::kRunning);
+  stray.started_at = m_.clock.Now() - 10 * kMinute;
+  vms_by_id_["vm-8"] = stray;
+  J().Sweep();
+  EXPECT_EQ(vms_by_id_["vm-8"].state, aws::MicrovmState::kTerminated);
+}
+
+}  // namespace
+}  // namespace mvr::runnerset::testing
