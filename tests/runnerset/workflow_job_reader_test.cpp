@@ -19,6 +19,16 @@ Result<WorkflowJobFields> Read(const std::string& body) {
   return reader.Read(body);
 }
 
+// The job completed on runner mvr-demo-5 after `steps` steps.
+json CompletedOnRunnerFive(int steps) {
+  PayloadOptions o;
+  o.action = "completed";
+  o.runner_name = "mvr-demo-5";
+  o.runner_id = 5;
+  o.steps = steps;
+  return WorkflowJobJson(o);
+}
+
 TEST(WorkflowJobReaderTest, ReadsTheMembersOfAQueuedJob) {
   auto f = Read(github::testing::WorkflowJobPayload());
   ASSERT_TRUE(f.ok()) << f.status().ToString();
@@ -245,12 +255,7 @@ TEST(WorkflowJobReaderTest, ATruncatedBodyIsRefusedOrReadAsTheWholeOne) {
 // reads only the body up to there when it can. These bodies defeat that shortcut in each way it
 // can be defeated; every one must still be read as its whole says.
 TEST(WorkflowJobReaderTest, TheShortcutToFullNameNeverChangesTheReading) {
-  PayloadOptions o;
-  o.action = "completed";
-  o.runner_name = "mvr-demo-5";
-  o.runner_id = 5;
-  o.steps = 8;
-  json base = WorkflowJobJson(o);
+  json base = CompletedOnRunnerFive(8);
   auto expect_read = [](const std::string& body, const std::string& repository) {
     WorkflowJobReader reader;
     auto f = reader.Read(body);
@@ -293,12 +298,7 @@ TEST(WorkflowJobReaderTest, TheShortcutToFullNameNeverChangesTheReading) {
 // The shortcut also leaves out a completed job's steps, which it finds by their shape; steps of
 // every shape, and text that looks like their end, must still be read as the whole body says.
 TEST(WorkflowJobReaderTest, SkippingTheStepsNeverChangesTheReading) {
-  PayloadOptions o;
-  o.action = "completed";
-  o.runner_name = "mvr-demo-5";
-  o.runner_id = 5;
-  o.steps = 30;
-  json base = WorkflowJobJson(o);
+  json base = CompletedOnRunnerFive(30);
   auto expect_read = [](const json& event, const std::string& job_name) {
     const std::string body = github::testing::InGitHubOrder(event);
     WorkflowJobReader reader;
