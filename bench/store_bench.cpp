@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/logger.h"
+#include "base/seam.h"
 #include "queue/memory_queue.h"
 #include "queue/sqlite_queue.h"
 #include "store/memory_store.h"
@@ -26,10 +28,14 @@ namespace {
 using store::Condition;
 using store::Update;
 
-struct Seam {
+// The real outside world, as `mvr serve` wires it.
+struct World {
   SystemClock clock;
   RealSleeper sleeper;
   SecureRandom random;
+  StreamSink sink{stderr};
+  Logger logger{sink, clock};
+  mvr::Seam seam{clock, sleeper, random, random, logger};
 };
 
 // Runs `op(i)` until `seconds` pass; returns the count done (ops that failed abort the bench).
@@ -113,7 +119,7 @@ Figures RunOne(store::Store& s, queue::Queue& q, int worker, double seconds) {
 }
 
 Figures SqliteInProcess(const std::string& path, int worker, double seconds) {
-  Seam seam;
+  World seam;
   auto db = store::SqliteDb::Open(path, seam.sleeper);
   if (!db.ok()) {
     std::fprintf(stderr, "store_bench: %s\n", db.status().ToString().c_str());
@@ -121,8 +127,7 @@ Figures SqliteInProcess(const std::string& path, int worker, double seconds) {
   }
   std::shared_ptr<store::SqliteDb> shared(std::move(*db));
   store::SqliteStore s(shared, seam.clock);
-  queue::SqliteQueue q(shared, "bench-" + std::to_string(worker), "", seam.clock, seam.sleeper,
-                       seam.random);
+  queue::SqliteQueue q(shared, "bench-" + std::to_string(worker), "", seam.seam);
   return RunOne(s, q, worker, seconds);
 }
 
@@ -155,7 +160,7 @@ Figures SqliteFourProcesses(const std::string& path, double seconds) {
 }
 
 Figures MemoryThreads(int threads, double seconds) {
-  Seam seam;
+  World seam;
   store::MemoryStore s(seam.clock);
   std::vector<std::unique_ptr<queue::MemoryQueue>> queues;
   for (int i = 0; i < threads; ++i) {
