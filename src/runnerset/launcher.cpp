@@ -220,7 +220,7 @@ Outcome Launcher::Launch(const LaunchIntent& in) {
     deps_.metrics.AddDeferral("list_failed");
     return out;
   }
-  LeavePoolMembersOut(*live);
+  std::optional<std::vector<PoolMember>> pool_members = LeavePoolMembersOut(*live);
   std::optional<uint64_t> reservation =
       cap_.TryReserve(*live, listed_at, config_.max_concurrent_vms);
   if (!reservation) {
@@ -232,6 +232,7 @@ Outcome Launcher::Launch(const LaunchIntent& in) {
   }
   auto attempt = std::make_unique<Attempt>(seam, *this, in, *cls);
   attempt->reservation = *reservation;
+  attempt->pool_members = std::move(pool_members);
   attempt->deadline = seam.clock.Now() + config_.launch_timeout();
   attempt->times.received_ms = EpochMs(in.queued_at);
   Outcome o = Run(*attempt);

@@ -96,8 +96,10 @@ class Launcher {
   // The warm path's VM: a usable member of the class's pool, claimed and resumed (attempt.warm).
   // A default Microvm with attempt.warm false means "go cold" (no pool, none usable, all lost).
   Result<aws::Microvm> TakeWarmMember(Attempt& attempt);
-  // Removes unclaimed pool members from the VMs the cap counts: they are not jobs.
-  void LeavePoolMembersOut(std::set<std::string>& live);
+  // Removes unclaimed pool members from the VMs the cap counts: they are not jobs. Returns the
+  // members it read (nothing when no class has a pool, or the read failed), which the warm path
+  // then picks from instead of reading the pool again: a launch scans the pool once.
+  std::optional<std::vector<PoolMember>> LeavePoolMembersOut(std::set<std::string>& live);
   Outcome Fail(Attempt& attempt, const Status& failure);
   void Record(const Outcome& outcome);
 

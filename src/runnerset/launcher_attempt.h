@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "action/microvm_lifecycle.h"
 #include "action/runner_registration.h"
@@ -34,6 +35,9 @@ struct Launcher::Attempt {
   std::optional<github::JitConfig> jit;
   LaunchTimes times;
   std::string job_key;  // the timeline's name of the job
+  // The pool's members as the cap check read them (a listing a moment old is safe: a member
+  // taken or retired since is refused by its claim).
+  std::optional<std::vector<PoolMember>> pool_members;
 };
 
 }  // namespace mvr::runnerset

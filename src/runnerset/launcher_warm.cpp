@@ -17,16 +17,17 @@ int64_t NowMs(const Seam& seam) {
 
 }  // namespace
 
-void Launcher::LeavePoolMembersOut(std::set<std::string>& live) {
-  if (!deps_.pool) return;
+std::optional<std::vector<PoolMember>> Launcher::LeavePoolMembersOut(std::set<std::string>& live) {
+  if (!deps_.pool) return std::nullopt;
   bool any = false;
   for (const RunnerClass& c : config_.classes) any = any || c.warm_pool_size > 0;
-  if (!any) return;
+  if (!any) return std::nullopt;
   Result<std::vector<PoolMember>> members = deps_.pool->ScanMembers();
-  if (!members.ok()) return;  // counting them is the safe side of the cap
+  if (!members.ok()) return std::nullopt;  // counting them is the safe side of the cap
   for (const PoolMember& m : *members) {
     if (!m.claimed_by) live.erase(m.microvm_id);
   }
+  return std::move(members).value();
 }
 
 Result<aws::Microvm> Launcher::TakeWarmMember(Attempt& a) {
@@ -35,7 +36,9 @@ Result<aws::Microvm> Launcher::TakeWarmMember(Attempt& a) {
   if (!deps_.pool || cls.warm_pool_size <= 0) return aws::Microvm{};
   Result<std::string> version = CurrentImageVersion(deps_.microvms, cls);
   Result<std::vector<PoolMember>> members =
-      version.ok() ? deps_.pool->ScanMembers() : Result<std::vector<PoolMember>>(version.status());
+      !version.ok()    ? Result<std::vector<PoolMember>>(version.status())
+      : a.pool_members ? Result<std::vector<PoolMember>>(*std::move(a.pool_members))
+                       : deps_.pool->ScanMembers();
   if (!members.ok()) {
     seam.logger.Warn("cannot read the warm pool; launching cold",
                      {{"class", cls.label}, {"error", members.status().ToString()}});

@@ -16,6 +16,7 @@
 #include "runnerset/launcher.h"
 #include "runnerset/warm_pool_sweeper.h"
 #include "store/memory_store.h"
+#include "support/hooked_store.h"
 
 namespace mvr::runnerset::testing {
 
@@ -177,7 +178,7 @@ class WarmPoolTest : public ::testing::Test {
   }
 
   ManualSeam m_;
-  store::MemoryStore store_{m_.clock};
+  mvr::testing::HookedStore store_{m_.clock};
   RunnerTable table_{store_, m_.seam, RunnerTable::Options{}};
   WarmPoolTable pool_{store_, m_.seam};
   queue::MemoryQueue queue_{m_.clock, m_.sleeper};

@@ -57,6 +57,18 @@ TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
   EXPECT_FALSE(*pool_.Claim(o.microvm_id, "job#other"));
 }
 
+// On DynamoDB a scan of the pool's rows reads the whole runner table: the cap check and the
+// warm path share one.
+TEST_F(WarmPoolTest, ALaunchReadsThePoolOnce) {
+  Sweeper().Sweep();
+  int scans = 0;
+  store_.before_scan = [&](const store::ScanRequest&) { ++scans; };
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  EXPECT_EQ(Count("resume "), 1u);
+  EXPECT_EQ(scans, 1);
+}
+
 TEST_F(WarmPoolTest, FailureAfterTheResumeTerminatesTheMemberAndReleasesTheJob) {
   config_.classes[0].warm_pool_size = 1;
   Sweeper().Sweep();
