@@ -1,5 +1,8 @@
 #include "emulate/microvms/inprocess_microvms.h"
 
+#include <cctype>
+#include <stdexcept>
+
 #include "base/numbers.h"
 #include "http/handler_client.h"
 
