@@ -34,8 +34,13 @@ http::HttpResponse StandInSupervisor::Serve(const std::string& microvm_id, int p
     }
   }
   if (request.method == "GET" && request.path == "/v1/status") {
-    return http::HttpResponse::Json(200,
-                                    json{{"state", status_state}, {"currentRequestId", ""}}.dump());
+    std::pair<std::string, std::string> answer{status_state, status_request_id};
+    if (!status_script.empty()) {
+      answer = status_script.front();
+      status_script.pop_front();
+    }
+    return http::HttpResponse::Json(
+        200, json{{"state", answer.first}, {"currentRequestId", answer.second}}.dump());
   }
   if (request.method == "POST" && request.path == "/v1/runner/start") {
     if (start_status / 100 == 2) {

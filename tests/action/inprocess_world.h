@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "action/identity.h"
@@ -45,7 +47,10 @@ class StandInSupervisor final : public emulate::microvms::InProcessGuest {
   bool runners_connect = true;  // false: runners never come online
   int start_status = 202;       // the answer to /v1/runner/start
   std::string start_body = "{}";
-  std::string status_state = "IDLE";  // GET /v1/status
+  std::string status_state = "IDLE";  // GET /v1/status, once status_script is used up
+  std::string status_request_id;
+  // Answers GET /v1/status gives first, in order: {state, currentRequestId}.
+  std::deque<std::pair<std::string, std::string>> status_script;
 
   // What the guest saw.
   std::vector<supervisor::RunPayload> payloads;  // one per /run hook
