@@ -1,28 +1,11 @@
 #include "emulate/microvms/inprocess_microvms.h"
 
-#include <cctype>
 #include <stdexcept>
 
-#include "base/numbers.h"
+#include "emulate/microvms/ingress_rules.h"
 #include "http/handler_client.h"
 
 namespace mvr::emulate::microvms {
-
-namespace {
-
-http::HttpResponse ProxyError(int status, const std::string& message) {
-  return http::HttpResponse::Json(status, nlohmann::json{{"message", message}}.dump());
-}
-
-bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 http::HttpResponse InProcessGuest::Serve(const std::string&, int port, const http::ServerRequest&) {
   return ProxyError(502, "nothing listens on port " + std::to_string(port) + " of this MicroVM");
@@ -96,11 +79,7 @@ http::HttpResponse InProcessMicrovms::ServeApi(const http::ServerRequest& reques
 http::HttpResponse InProcessMicrovms::ServeIngress(const http::ServerRequest& request) {
   const std::string host = request.headers.GetOr("Host", "");
   const std::string microvm_id = host.substr(0, host.find('.'));
-  std::optional<int> port = 8080;
-  if (auto text = request.headers.Get("X-aws-proxy-port")) {
-    std::optional<int64_t> parsed = ParseInt64InRange(*text, 1, 65535);
-    port = parsed ? std::optional<int>(static_cast<int>(*parsed)) : std::nullopt;
-  }
+  const std::optional<int> port = ProxyPort(request.headers);
   if (!port) return ProxyError(400, "X-aws-proxy-port must be a port number from 1 to 65535");
   std::optional<Secret> token;
   if (auto value = request.headers.Get("X-aws-proxy-auth")) token.emplace(*value);
@@ -110,13 +89,7 @@ http::HttpResponse InProcessMicrovms::ServeIngress(const http::ServerRequest& re
   Result<MicrovmModel::IngressGrant> grant =
       model_->AuthorizeIngress(microvm_id, token ? &*token : nullptr, *port);
   driver_->ExecuteDue();
-  if (!grant.ok()) {
-    const Code code = grant.status().code();
-    return ProxyError(code == Code::kUnauthorized ? 403
-                      : code == Code::kNotFound   ? 404
-                                                  : 503,
-                      grant.status().message());
-  }
+  if (!grant.ok()) return RefusedGrant(grant.status());
   if (grant->wait_for_resume && model_->StateOf(microvm_id) != MicrovmState::kRunning) {
     // The resume takes modelled time that only the caller's clock can let pass.
     return ProxyError(503, "the MicroVM is resuming; retry once it runs");
@@ -124,7 +97,7 @@ http::HttpResponse InProcessMicrovms::ServeIngress(const http::ServerRequest& re
   http::ServerRequest forwarded = request;
   forwarded.headers = http::Headers();
   for (const auto& [name, value] : request.headers) {
-    if (!StartsWithNoCase(name, "x-aws-proxy-")) forwarded.headers.Add(name, value);
+    if (!IsProxyHeader(name)) forwarded.headers.Add(name, value);
   }
   InProcessGuest fallback;
   http::HttpResponse answer =
