@@ -19,7 +19,31 @@
 #include "action/server_handle.h"
 #include "action/start_stop.h"
 #include "store/memory_store.h"
-#include "tests/action/start_stop_fixture.h"
+#include "tests/action/fakes.h"
+
+namespace mvr::action {
+
+using ::testing::_;
+using ::testing::Invoke;
+using testing::MockGitHub;
+using testing::MockHttp;
+using testing::MockMicrovms;
+using ::testing::NiceMock;
+
+// Values no error, log or handle may contain.
+inline const char kJitFixture[] = "JITFIXTURE-eyJydW5uZXIiOiJzZWNyZXQtcnVubmVyLWNvbmZpZyJ9";
+inline const char kTokenFixture[] = "ghp_TOKENFIXTURE0123456789";
+inline const char kProxyTokenFixture[] = "PROXYTOKENFIXTURE-abcdef";
+
+inline github::Runner OnlineRunner(const std::string& name) {
+  github::Runner r;
+  r.id = 77;
+  r.name = name;
+  r.status = "online";
+  return r;
+}
+
+}  // namespace mvr::action
 
 namespace mvr::action::testing {
 

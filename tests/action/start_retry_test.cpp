@@ -1,216 +1,186 @@
 // Start and stop in the situations real workflows create: a second start with the same identity
 // after each failure point, starts that meet a VM or runner another start holds, and stops whose
-// handle is stale or from another region or repository.
+// handle is stale or from another region or repository. Run against the in-process models.
 #include <gtest/gtest.h>
 
 #include "action/control_delivery.h"
-#include "tests/action/start_stop_fixture.h"
+#include "tests/action/inprocess_world.h"
 
 namespace mvr::action {
 namespace {
 
-class StartRetryTest : public StartStopTest {
+using nlohmann::json;
+
+class StartRetryTest : public testing::InProcessActionTest {
  protected:
-  // Every JIT registration gets a new runner id (77, 78, ...), as GitHub's do.
-  void ExpectJitRegistrations(int times) {
-    EXPECT_CALL(github_, GenerateJitConfig(_, _))
-        .Times(times)
-        .WillRepeatedly(Invoke([this](auto&, const github::JitConfigRequest& r) {
-          github::JitConfig jit;
-          jit.runner = OnlineRunner(r.name);
-          jit.runner.id = kRunnerId + registrations_++;
-          jit.runner.status = "offline";
-          jit.encoded_jit_config = Secret(kJitFixture);
-          return Result<github::JitConfig>(jit);
-        }));
+  // The clientTokens of the RunMicrovm calls the model answered, in order.
+  std::vector<std::string> RunTokens() {
+    std::vector<std::string> tokens;
+    for (const auto& call : microvms_->calls()) {
+      if (call.operation == "RunMicrovm") tokens.push_back(call.client_token);
+    }
+    return tokens;
   }
-  github::Runner Runner(int64_t id, const std::string& status, bool busy = false) {
-    github::Runner r = OnlineRunner(label_, busy);
-    r.id = id;
-    r.status = status;
+  StopCommand WarmStop(const std::string& microvm_id) {
+    StopCommand c;
+    c.server = EncodeServerHandle(Handle(microvm_id, clock_.Now() + std::chrono::hours(1)));
+    c.endpoints = command_.endpoints;
+    return c;
+  }
+};
+
+// The MicroVMs API refuses the first RunMicrovm (as for an image version that is not ACTIVE)
+// without reaching the model; it records the clientToken that request carried.
+class RefuseFirstRun final : public http::HttpClient {
+ public:
+  explicit RefuseFirstRun(http::HttpClient& inner) : inner_(inner) {}
+  Result<http::HttpResponse> Send(const http::HttpRequest& request) override {
+    const bool run =
+        request.method == "POST" && request.body.find("runHookPayload") != std::string::npos;
+    if (!run || refused) return inner_.Send(request);
+    refused = true;
+    token = json::parse(request.body).value("clientToken", "");
+    http::HttpResponse r =
+        http::HttpResponse::Json(400, R"({"message":"image version is not ACTIVE"})");
+    r.headers.Set("x-amzn-ErrorType", "ValidationException");
     return r;
   }
-  int registrations_ = 0;
+  bool refused = false;
+  std::string token;
+
+ private:
+  http::HttpClient& inner_;
 };
 
 TEST_F(StartRetryTest, RetryAfterRunMicrovmFailedLaunchesWithANewClientToken) {
-  ExpectJitRegistrations(2);
-  std::vector<std::string> tokens;
-  EXPECT_CALL(vms_, RunMicrovm(_))
-      .WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
-        tokens.push_back(r.client_token);
-        return Result<aws::Microvm>(InvalidArgument("image version is not ACTIVE"));
-      }))
-      .WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
-        tokens.push_back(r.client_token);
-        return Result<aws::Microvm>(Vm(aws::MicrovmState::kRunning));
-      }));
-  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
-  ASSERT_FALSE(StartFlow(Deps()).Run(command_).ok());
+  RefuseFirstRun refusing(microvms_->api());
+  aws::MicrovmsClientOptions o;
+  o.endpoint = {microvms_->api_url(), "us-east-1", "lambda", "test"};
+  vms_ = std::make_unique<aws::MicrovmsClient>(
+      o, aws::MicrovmsClientDeps{refusing, credentials_, seam_});
+  ASSERT_FALSE(Start().ok());
+  ASSERT_TRUE(refusing.refused);
+  EXPECT_TRUE(Runners().empty());  // its runner was removed
 
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId + 1))
-      .WillOnce(Return(Runner(kRunnerId + 1, "online")));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  Result<StartResult> r = Start();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(tokens.size(), 2u);
-  EXPECT_NE(tokens[0], tokens[1]) << "a new payload under the old clientToken is a Conflict";
+  ASSERT_EQ(RunTokens().size(), 1u);
+  EXPECT_NE(refusing.token, RunTokens()[0])
+      << "a new payload under the old clientToken is a Conflict";
   EXPECT_EQ(r->label, label_);
 }
 
 TEST_F(StartRetryTest, RetryAfterTheRunnerNeverCameOnlineSucceeds) {
   command_.startup_timeout = std::chrono::seconds(30);
-  ExpectJitRegistrations(1);
-  std::vector<std::string> tokens;
-  EXPECT_CALL(vms_, RunMicrovm(_)).WillRepeatedly(Invoke([&](const aws::RunMicrovmRequest& r) {
-    tokens.push_back(r.client_token);
-    return Result<aws::Microvm>(Vm(aws::MicrovmState::kRunning));
-  }));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kTerminated)));
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId))
-      .WillRepeatedly(Return(Runner(kRunnerId, "offline")));
-  EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
-  ASSERT_FALSE(StartFlow(Deps()).Run(command_).ok());
-  ::testing::Mock::VerifyAndClearExpectations(&vms_);
-  ::testing::Mock::VerifyAndClearExpectations(&github_);
-
-  ExpectJitRegistrations(1);
-  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
-    tokens.push_back(r.client_token);
-    return Result<aws::Microvm>(Vm(aws::MicrovmState::kRunning));
-  }));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId + 1))
-      .WillOnce(Return(Runner(kRunnerId + 1, "online")));
-  ASSERT_TRUE(StartFlow(Deps()).Run(command_).ok());
-  ASSERT_EQ(tokens.size(), 2u);
-  EXPECT_NE(tokens[0], tokens[1]);
+  guest_.runners_connect = false;
+  ASSERT_FALSE(Start().ok());
+  guest_.runners_connect = true;
+  Result<StartResult> r = Start();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(RunTokens().size(), 2u);
+  EXPECT_NE(RunTokens()[0], RunTokens()[1]);
+  EXPECT_EQ(VmState(r->microvm_id), "RUNNING");
+  ASSERT_EQ(Runners().size(), 1u);
+  EXPECT_EQ(Runners()[0].id, r->runner_id);
 }
 
 // The earlier attempt was killed before its cleanup: its runner is still registered, offline.
 TEST_F(StartRetryTest, RetryAfterAKilledAttemptReplacesItsOfflineRunner) {
-  ExpectJitRegistrations(1);
-  EXPECT_CALL(github_, GenerateJitConfig(_, _))
-      .WillOnce(Return(Conflict("Already exists")))
-      .RetiresOnSaturation();
-  EXPECT_CALL(github_, ListRunners(_, _))
-      .WillOnce(Return(std::vector<github::Runner>{Runner(5, "offline")}));
-  EXPECT_CALL(github_, DeleteRunner(_, 5)).WillOnce(Return(Status::Ok()));
-  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(Runner(kRunnerId, "online")));
-  ASSERT_TRUE(StartFlow(Deps()).Run(command_).ok());
+  emulate::github::JitRequest earlier;
+  earlier.name = label_;
+  earlier.runner_group_id = 1;
+  earlier.labels = {"self-hosted"};
+  ASSERT_TRUE(
+      github_model_->GenerateJitConfig(emulate::github::Scope::Repo("octo", "app"), earlier).ok());
+  Result<StartResult> r = Start();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(Runners().size(), 1u);
+  EXPECT_EQ(Runners()[0].id, r->runner_id);
 }
 
 TEST_F(StartRetryTest, AStartNeverTakesTheOnlineOrBusyRunnerOfAnotherStart) {
   for (bool busy : {false, true}) {
-    EXPECT_CALL(github_, GenerateJitConfig(_, _)).WillOnce(Return(Conflict("Already exists")));
-    EXPECT_CALL(github_, ListRunners(_, _))
-        .WillOnce(Return(std::vector<github::Runner>{Runner(5, "online", busy)}));
-    Result<StartResult> r = StartFlow(Deps()).Run(command_);  // no delete, no launch
+    Rebuild(Options());
+    const int64_t other = OnlineRunner(label_, busy).id;
+    Result<StartResult> r = Start();
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), Code::kConflict);
     EXPECT_NE(r.status().message().find("idempotency-key"), std::string::npos);
-    ::testing::Mock::VerifyAndClearExpectations(&github_);
+    EXPECT_TRUE(RunnerExists(other));         // not deleted
+    EXPECT_TRUE(microvms_->calls().empty());  // nothing launched
   }
 }
 
 TEST_F(StartRetryTest, WarmRetryPassesOverTheEndedVmOfAnEarlierAttempt) {
   command_.server = "proof";
-  std::vector<std::string> tokens;
-  EXPECT_CALL(vms_, RunMicrovm(_))
-      .WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
-        tokens.push_back(r.client_token);
-        aws::Microvm old = Vm(aws::MicrovmState::kTerminated);
-        old.microvm_id = "mvm-old";
-        return Result<aws::Microvm>(old);
-      }))
-      .WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
-        tokens.push_back(r.client_token);
-        return Result<aws::Microvm>(Vm(aws::MicrovmState::kPending));
-      }));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  ExpectJit();
-  ExpectControlToken();
-  EXPECT_CALL(http_, Send(_)).WillOnce(Return(http::HttpResponse::Json(202, "{}")));
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(OnlineRunner(label_)));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  guest_.fail_run_hook = "run hook returned 500";
+  ASSERT_FALSE(Start().ok());  // its VM (same warm payload, same clientToken) ended
+  guest_.fail_run_hook.clear();
+  Result<StartResult> r = Start();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->microvm_id, "mvm-1");
-  ASSERT_EQ(tokens.size(), 2u);
-  EXPECT_NE(tokens[0], tokens[1]);
+  const std::vector<std::string> tokens = RunTokens();
+  ASSERT_GE(tokens.size(), 2u);
+  EXPECT_NE(tokens.front(), tokens.back());
+  EXPECT_EQ(VmState(r->microvm_id), "RUNNING");
+  EXPECT_EQ(VmIds().size(), 2u);
 }
 
 TEST_F(StartRetryTest, ResumingAVmAnotherJobHoldsIsRefusedAsBusyWithoutTouchingIt) {
-  command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);  // nothing else: StrictMock
+  const std::string id = RunningVm();
+  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kConflict);
   EXPECT_EQ(r.status().error_type(), kServerBusy);
   EXPECT_NE(r.status().message().find("server busy"), std::string::npos);
+  EXPECT_EQ(VmState(id), "RUNNING");
+  EXPECT_TRUE(Runners().empty());
+  for (const char* op : {"ResumeMicrovm", "SuspendMicrovm", "TerminateMicrovm"}) {
+    EXPECT_EQ(Calls(op), 0) << op;
+  }
 }
 
 TEST_F(StartRetryTest, ResumeThatLosesTheRaceRemovesOnlyItsOwnRunner) {
-  command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  ExpectJit();
-  EXPECT_CALL(vms_, ResumeMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  ExpectControlToken();
-  EXPECT_CALL(http_, Send(_))
-      .WillOnce(Return(http::HttpResponse::Json(
-          409, R"j({"error":"busy","message":"a runner is busy","state":"RUNNING"})j")));
-  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);  // no suspend: StrictMock
+  const std::string id = SuspendedVm();
+  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  guest_.start_status = 409;
+  guest_.start_body = R"j({"error":"busy","message":"a runner is busy","state":"RUNNING"})j";
+  Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("server busy"), std::string::npos);
   EXPECT_EQ(r.status().message().find("suspended MicroVM"), std::string::npos);
+  EXPECT_EQ(VmState(id), "RUNNING");  // the other job keeps it
+  EXPECT_TRUE(Runners().empty());
+  EXPECT_EQ(Calls("SuspendMicrovm"), 0);
 }
 
-TEST_F(StopTest, StaleHandleStopLeavesAVmServingANewerJobRunning) {
-  StopCommand c = Stop();
-  c.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
-  EXPECT_CALL(github_, GetRunner(_, 11)).WillOnce(Return(NotFound("gone")));
-  EXPECT_CALL(github_, DeleteRunner(_, 11)).WillOnce(Return(NotFound("gone")));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  ExpectControlToken();
-  ExpectSupervisorStatus("RUNNING", RunnerRequestId(99));
-  Result<StopResult> r = StopFlow(Deps()).Run(c);  // no suspend: StrictMock
+TEST_F(StartRetryTest, StaleHandleStopLeavesAVmServingANewerJobRunning) {
+  const std::string id = RunningVm();
+  guest_.status_state = "RUNNING";
+  guest_.status_request_id = RunnerRequestId(99);
+  Result<StopResult> r = StopFlow(Deps()).Run(WarmStop(id));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_NE(r->outcome.find("newer job"), std::string::npos);
+  EXPECT_EQ(VmState(id), "RUNNING");
+  EXPECT_EQ(Calls("SuspendMicrovm"), 0);
 }
 
-TEST_F(StopTest, StopWaitsForItsOwnIdleRunnerToExitThenSuspends) {
-  StopCommand c = Stop();
-  c.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
-  EXPECT_CALL(github_, GetRunner(_, 11)).WillOnce(Return(NotFound("gone")));
-  EXPECT_CALL(github_, DeleteRunner(_, 11)).WillOnce(Return(NotFound("gone")));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)));
-  ExpectControlToken();
+TEST_F(StartRetryTest, StopWaitsForItsOwnIdleRunnerToExitThenSuspends) {
+  const std::string id = RunningVm();
   // Its runner never took a job: the stop waits for the process to exit before suspending.
-  ExpectSupervisorStatus("IDLE", "");
-  ExpectSupervisorStatus("RUNNING", RunnerRequestId(11));
-  ExpectSupervisorStatus("RUNNING", RunnerRequestId(11));
-  EXPECT_CALL(vms_, SuspendMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  Result<StopResult> r = StopFlow(Deps()).Run(c);
+  guest_.status_script = {{"RUNNING", RunnerRequestId(11)}, {"RUNNING", RunnerRequestId(11)}};
+  Result<StopResult> r = StopFlow(Deps()).Run(WarmStop(id));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->outcome, "suspended");
+  EXPECT_EQ(VmState(id), "SUSPENDED");
+  EXPECT_TRUE(guest_.status_script.empty());  // it read all three answers
 }
 
-TEST_F(StopTest, HandleOfAnotherRegionOrRepositoryIsAClearErrorNotAlreadyGone) {
-  StopCommand c = Stop();
-  c.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
+TEST_F(StartRetryTest, HandleOfAnotherRegionOrRepositoryIsAClearErrorNotAlreadyGone) {
+  const std::string id = RunningVm();
+  StopCommand c = WarmStop(id);
   c.endpoints.region = "eu-west-1";
-  Result<StopResult> r = StopFlow(Deps()).Run(c);  // no call at all: StrictMock
+  Result<StopResult> r = StopFlow(Deps()).Run(c);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
   EXPECT_NE(r.status().message().find("eu-west-1"), std::string::npos) << r.status().message();
@@ -220,6 +190,8 @@ TEST_F(StopTest, HandleOfAnotherRegionOrRepositoryIsAClearErrorNotAlreadyGone) {
   r = StopFlow(Deps()).Run(c);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("another repository"), std::string::npos);
+  EXPECT_EQ(VmState(id), "RUNNING");
+  EXPECT_TRUE(microvms_->calls().empty());  // no call at all
 }
 
 }  // namespace

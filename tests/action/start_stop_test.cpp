@@ -1,345 +1,357 @@
+// The Action's start and stop flows run for real (retries, parsing, SigV4, the handle) against the
+// in-process MicroVMs and GitHub models; each test states what the models hold afterwards.
 #include "action/start_stop.h"
 
 #include <gtest/gtest.h>
 
 #include "base/encoding.h"
-#include "supervisor/run_payload.h"
-#include "tests/action/start_stop_fixture.h"
+#include "tests/action/inprocess_world.h"
 
 namespace mvr::action {
 namespace {
 
-TEST_F(StartStopTest, EphemeralStartRegistersLaunchesAndWaitsForTheExactRunner) {
-  ExpectJit();
-  aws::RunMicrovmRequest sent;
-  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
-    sent = r;
-    return Result<aws::Microvm>(Vm(aws::MicrovmState::kPending));
-  }));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kPending)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  github::Runner offline = OnlineRunner(label_);
-  offline.status = "offline";
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId))
-      .WillOnce(Return(offline))
-      .WillOnce(Return(OnlineRunner(label_)));
+using nlohmann::json;
 
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+class StartFlowTest : public testing::InProcessActionTest {};
+class StopFlowTest : public testing::InProcessActionTest {
+ protected:
+  StopCommand Warm(const std::string& microvm_id, TimePoint reuse_deadline,
+                   int64_t runner_id = 11) {
+    ServerHandle h = Handle(microvm_id, reuse_deadline);
+    h.runner_id = runner_id;
+    StopCommand c;
+    c.server = EncodeServerHandle(h);
+    return c;
+  }
+};
+
+TEST_F(StartFlowTest, EphemeralStartRegistersLaunchesAndWaitsForTheExactRunner) {
+  const TimePoint start = clock_.Now();
+  Result<StartResult> r = Start();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->label, label_);
-  EXPECT_EQ(r->runner_id, kRunnerId);
-  EXPECT_EQ(r->microvm_id, "mvm-1");
   EXPECT_TRUE(r->server.empty());
-  EXPECT_EQ(sent.client_token,
-            LaunchClientToken(DeriveIdentity(command_.identity).value(), "runner:77"));
+  // It waited for the boot (9.9 s modelled), and the VM it reports is the one that runs.
+  EXPECT_GE(clock_.Now() - start, std::chrono::milliseconds(9'900));
+  EXPECT_EQ(VmIds(), std::vector<std::string>{r->microvm_id});
+  EXPECT_EQ(VmState(r->microvm_id), "RUNNING");
+  // The one runner GitHub knows is the one the VM's payload carried, online.
+  ASSERT_EQ(Runners().size(), 1u);
+  EXPECT_EQ(Runners()[0].id, r->runner_id);
+  EXPECT_EQ(Runners()[0].name, label_);
+  EXPECT_TRUE(Runners()[0].online);
+  const json vm = microvms_->Describe(r->microvm_id).value();
   // A job may run as long as the platform allows; max-lifetime-seconds is the warm lifetime.
-  EXPECT_EQ(sent.maximum_duration_in_seconds, 28'800);
-  EXPECT_LE(sent.run_hook_payload.size(), 4096u);
-  auto payload = supervisor::DecodeRunPayload(sent.run_hook_payload.Reveal()).value();
-  EXPECT_EQ(payload.mode, supervisor::LaunchMode::kEphemeral);
-  EXPECT_EQ(payload.jit_config.Reveal(), kJitFixture);
+  EXPECT_EQ(vm["maximumDurationInSeconds"], 28'800);
+  ASSERT_EQ(Calls("RunMicrovm"), 1);
+  EXPECT_EQ(microvms_->calls()[0].client_token,
+            LaunchClientToken(DeriveIdentity(command_.identity).value(),
+                              "runner:" + std::to_string(r->runner_id)));
+  // The model refuses a runHookPayload over 4096 bytes; this one reached the guest.
+  ASSERT_EQ(guest_.payloads.size(), 1u);
+  EXPECT_EQ(guest_.payloads[0].mode, supervisor::LaunchMode::kEphemeral);
   ASSERT_FALSE(secrets_.empty());
-  EXPECT_EQ(secrets_.front(), kJitFixture);
+  EXPECT_EQ(guest_.payloads[0].jit_config.Reveal(), secrets_.front());
+  ExpectNoSecrets(Status::Ok());
 }
 
-TEST_F(StartStopTest, QuotaExceededFailsAtOnceAndRemovesTheRunner) {
-  ExpectJit();
-  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Return(QuotaExceeded("memory quota")));
-  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+TEST_F(StartFlowTest, QuotaExceededFailsAtOnceAndRemovesTheRunner) {
+  auto options = Options();
+  options.model.memory_quota_mib = 1;
+  Rebuild(options);
+  Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kQuotaExceeded);
   EXPECT_NE(r.status().message().find("capacity exhausted"), std::string::npos);
   EXPECT_NE(r.status().message().find("removed JIT runner"), std::string::npos);
+  EXPECT_TRUE(VmIds().empty());
+  EXPECT_TRUE(Runners().empty());
+  EXPECT_EQ(Calls("RunMicrovm"), 1);  // not retried
   ExpectNoSecrets(r.status());
 }
 
-TEST_F(StartStopTest, ThrottledRunIsRetriedWithTheSameClientToken) {
-  ExpectJit();
-  std::vector<std::string> tokens;
-  EXPECT_CALL(vms_, RunMicrovm(_))
-      .WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
-        tokens.push_back(r.client_token);
-        return Result<aws::Microvm>(Throttled("slow down").WithRetryAfter(Duration(2000)));
-      }))
-      .WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
-        tokens.push_back(r.client_token);
-        return Result<aws::Microvm>(Vm(aws::MicrovmState::kRunning));
-      }));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(OnlineRunner(label_)));
-  ASSERT_TRUE(StartFlow(Deps()).Run(command_).ok());
-  ASSERT_EQ(tokens.size(), 2u);
-  EXPECT_EQ(tokens[0], tokens[1]);
-  EXPECT_GE(sleeper_.total().count(), 2000);
+TEST_F(StartFlowTest, ThrottledRunIsRetriedWithTheSameClientToken) {
+  auto options = Options();
+  options.model.rate_limits["RunMicrovm"] = {0.5, 1};  // one launch, then one every 2 s
+  Rebuild(options);
+  const std::string other = microvms_->WithModel([](emulate::microvms::MicrovmModel& model) {
+    return model.Invoke("RunMicrovm", {{"imageIdentifier", "img-1"}}).value()["microvmId"];
+  });
+  Result<StartResult> r = Start();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<emulate::microvms::ApiCall> runs;
+  for (const auto& call : microvms_->calls()) {
+    if (call.operation == "RunMicrovm") runs.push_back(call);
+  }
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].status, 429);
+  EXPECT_EQ(runs[1].status, 200);
+  EXPECT_EQ(runs[0].client_token, runs[1].client_token);
+  EXPECT_GE(sleeper_.total().count(), 2000);  // Retry-After was honoured
+  EXPECT_EQ(VmIds().size(), 2u);              // the other VM and one for this job
+  EXPECT_EQ(VmState(r->microvm_id), "RUNNING");
+  EXPECT_NE(r->microvm_id, other);
 }
 
-TEST_F(StartStopTest, VmThatDiesWhileBootingFailsWithItsReasonAndIsCleanedUp) {
-  ExpectJit();
-  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Return(Vm(aws::MicrovmState::kPending)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kTerminated, "run hook returned 500")))
-      .WillRepeatedly(Return(Vm(aws::MicrovmState::kTerminated, "run hook returned 500")));
-  EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+TEST_F(StartFlowTest, VmThatDiesWhileBootingFailsWithItsReasonAndIsCleanedUp) {
+  guest_.fail_run_hook = "run hook returned 500";
+  Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
+  ASSERT_EQ(VmIds().size(), 1u);
+  const std::string id = VmIds()[0];
   EXPECT_NE(r.status().message().find("run hook returned 500"), std::string::npos);
-  EXPECT_NE(r.status().message().find("terminated MicroVM mvm-1"), std::string::npos);
+  EXPECT_NE(r.status().message().find("terminated MicroVM " + id), std::string::npos);
   EXPECT_NE(r.status().message().find("removed JIT runner"), std::string::npos);
+  EXPECT_EQ(VmState(id), "TERMINATED");
+  EXPECT_TRUE(Runners().empty());
 }
 
-TEST_F(StartStopTest, RunnerThatNeverComesOnlineTimesOutAndEverythingIsCleaned) {
+TEST_F(StartFlowTest, RunnerThatNeverComesOnlineTimesOutAndEverythingIsCleaned) {
   command_.startup_timeout = std::chrono::seconds(60);
-  ExpectJit();
-  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
-      .WillRepeatedly(Return(Vm(aws::MicrovmState::kTerminated)));
-  github::Runner offline = OnlineRunner(label_);
-  offline.status = "offline";
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillRepeatedly(Return(offline));
-  EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
-  TimePoint start = clock_.Now();
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  guest_.runners_connect = false;
+  const TimePoint start = clock_.Now();
+  Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("timed out waiting for runner"), std::string::npos);
   EXPECT_NE(r.status().message().find("cleaned up"), std::string::npos);
   EXPECT_GE(clock_.Now() - start, std::chrono::seconds(60));
+  ASSERT_EQ(VmIds().size(), 1u);
+  EXPECT_EQ(VmState(VmIds()[0]), "TERMINATED");
+  EXPECT_TRUE(Runners().empty());
   ExpectNoSecrets(r.status());
 }
 
-TEST_F(StartStopTest, JitFailureLaunchesNothing) {
-  EXPECT_CALL(github_, GenerateJitConfig(_, _)).WillOnce(Return(Unauthorized("bad credentials")));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+TEST_F(StartFlowTest, JitFailureLaunchesNothing) {
+  command_.endpoints.github_token = Secret("ghp_NOTTHETOKEN");
+  Rebuild(Options());  // the client presents the wrong token
+  github_ = github::GitHubClient::Create(github_service_->api(), clock_,
+                                         github::GitHubAuth::Token(Secret("ghp_NOTTHETOKEN")))
+                .value();
+  Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kUnauthorized);
+  EXPECT_TRUE(VmIds().empty());
+  EXPECT_TRUE(microvms_->calls().empty());
 }
 
-TEST_F(StartStopTest, OversizedPayloadIsRefusedBeforeAnyVmExists) {
-  EXPECT_CALL(github_, GenerateJitConfig(_, _)).WillOnce(Invoke([&](auto&, auto& req) {
-    github::JitConfig jit;
-    jit.runner = OnlineRunner(req.name);
-    jit.encoded_jit_config = Secret(Base64Encode(random_.Bytes(9000)));  // incompressible
-    return Result<github::JitConfig>(jit);
-  }));
-  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+// GitHub's answer to generate-jitconfig with an encoded_jit_config too big (and random) to fit
+// a 4096-byte run-hook payload, whatever the compression.
+class OversizedJit final : public http::HttpClient {
+ public:
+  OversizedJit(http::HttpClient& inner, Random& random) : inner_(inner), random_(random) {}
+  Result<http::HttpResponse> Send(const http::HttpRequest& request) override {
+    Result<http::HttpResponse> res = inner_.Send(request);
+    if (!res.ok() || request.url.find("generate-jitconfig") == std::string::npos) return res;
+    json body = json::parse(res->body);
+    body["encoded_jit_config"] = Base64Encode(random_.Bytes(9000));
+    res->body = body.dump();
+    return res;
+  }
+
+ private:
+  http::HttpClient& inner_;
+  Random& random_;
+};
+
+TEST_F(StartFlowTest, OversizedPayloadIsRefusedBeforeAnyVmExists) {
+  OversizedJit oversized(github_service_->api(), random_);
+  github_ = github::GitHubClient::Create(oversized, clock_,
+                                         github::GitHubAuth::Token(Secret(testing::kGithubToken)))
+                .value();
+  Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
   EXPECT_NE(r.status().message().find("run-hook payload"), std::string::npos);
+  EXPECT_TRUE(microvms_->calls().empty());
+  EXPECT_TRUE(Runners().empty());  // the runner it registered was removed
 }
 
-TEST_F(StartStopTest, LeftoverRunnerFromAnEarlierAttemptIsReplaced) {
-  EXPECT_CALL(github_, GenerateJitConfig(_, _))
-      .WillOnce(Return(Conflict("Already exists")))
-      .WillOnce(Invoke([](auto&, const github::JitConfigRequest& r) {
-        github::JitConfig jit;
-        jit.runner = OnlineRunner(r.name);
-        jit.encoded_jit_config = Secret(kJitFixture);
-        return Result<github::JitConfig>(jit);
-      }));
-  github::Runner old = OnlineRunner(label_);
-  old.id = 5;
-  old.status = "offline";
-  EXPECT_CALL(github_, ListRunners(_, _)).WillOnce(Return(std::vector<github::Runner>{old}));
-  EXPECT_CALL(github_, DeleteRunner(_, 5)).WillOnce(Return(Status::Ok()));
-  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(OnlineRunner(label_)));
-  ASSERT_TRUE(StartFlow(Deps()).Run(command_).ok());
-}
-
-TEST_F(StartStopTest, WarmNewLaunchesWithTheWarmPayloadAndDeliversTheRunner) {
-  command_.server = "proof";
-  aws::RunMicrovmRequest sent;
-  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
-    sent = r;
-    return Result<aws::Microvm>(Vm(aws::MicrovmState::kPending));
-  }));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  ExpectJit();
-  EXPECT_CALL(vms_, CreateMicrovmAuthToken(_)).WillOnce(Invoke([](auto& req) {
-    EXPECT_EQ(req.allowed_ports.size(), 1u);
-    EXPECT_EQ(req.allowed_ports[0].port, 8080);
-    aws::MicrovmAuthToken t;
-    t.auth_token["X-aws-proxy-auth"] = Secret(kProxyTokenFixture);
-    return Result<aws::MicrovmAuthToken>(t);
-  }));
-  EXPECT_CALL(http_, Send(_)).WillOnce(Invoke([](const http::HttpRequest& req) {
-    EXPECT_EQ(req.headers.Get("X-aws-proxy-auth"), kProxyTokenFixture);
-    EXPECT_EQ(req.headers.Get("X-aws-proxy-port"), "8080");
-    EXPECT_NE(req.url.find("/v1/runner/start"), std::string::npos);
-    return Result<http::HttpResponse>(http::HttpResponse::Json(202, "{}"));
-  }));
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(OnlineRunner(label_)));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+TEST_F(StartFlowTest, LeftoverRunnerFromAnEarlierAttemptIsReplaced) {
+  emulate::github::JitRequest earlier;
+  earlier.name = label_;
+  earlier.runner_group_id = 1;
+  earlier.labels = {"self-hosted"};
+  const int64_t old_id =
+      github_model_->GenerateJitConfig(emulate::github::Scope::Repo("octo", "app"), earlier)
+          .value()
+          .runner.id;
+  Result<StartResult> r = Start();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(supervisor::DecodeRunPayload(sent.run_hook_payload.Reveal())->mode,
-            supervisor::LaunchMode::kWarm);
-  EXPECT_EQ(sent.maximum_duration_in_seconds, 7'200);
+  ASSERT_EQ(Runners().size(), 1u);
+  EXPECT_EQ(Runners()[0].id, r->runner_id);
+  EXPECT_NE(r->runner_id, old_id);
+  EXPECT_TRUE(Runners()[0].online);
+}
+
+TEST_F(StartFlowTest, WarmNewLaunchesWithTheWarmPayloadAndDeliversTheRunner) {
+  command_.server = "proof";
+  Result<StartResult> r = Start();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_FALSE(r->warm_hit);
+  ASSERT_EQ(guest_.payloads.size(), 1u);
+  EXPECT_EQ(guest_.payloads[0].mode, supervisor::LaunchMode::kWarm);
+  const json vm = microvms_->Describe(r->microvm_id).value();
+  EXPECT_EQ(vm["maximumDurationInSeconds"], 7'200);
+  // The runner arrived through the VM's ingress on the control port, the proxy's own headers
+  // (its auth token among them) removed on the way, and it is the runner now online.
+  EXPECT_EQ(guest_.control_paths,
+            std::vector<std::string>{"POST /v1/runner/start @" + r->microvm_id + ":8080"});
+  EXPECT_FALSE(guest_.saw_proxy_header);
+  ASSERT_EQ(Runners().size(), 1u);
+  EXPECT_EQ(Runners()[0].id, r->runner_id);
+  EXPECT_TRUE(Runners()[0].online);
   ServerHandle h = DecodeServerHandle(r->server).value();
-  EXPECT_EQ(h.microvm_id, "mvm-1");
-  EXPECT_EQ(h.reuse_deadline, FromUnixSeconds(1'767'225'600 + 7'200 - 1'800));
-  for (const char* fixture : {kJitFixture, kProxyTokenFixture, kTokenFixture}) {
-    EXPECT_EQ(r->server.find(fixture), std::string::npos);
-    EXPECT_EQ(Base64UrlDecode(r->server.substr(6)).value().find(fixture), std::string::npos);
+  EXPECT_EQ(h.microvm_id, r->microvm_id);
+  const auto started = FromUnixSeconds(static_cast<int64_t>(vm["startedAt"].get<double>()));
+  EXPECT_EQ(h.reuse_deadline, started + std::chrono::seconds(7'200 - 1'800));
+  std::vector<std::string> secrets = secrets_;
+  secrets.push_back(testing::kGithubToken);
+  for (const std::string& secret : secrets) {
+    EXPECT_EQ(r->server.find(secret), std::string::npos);
+    EXPECT_EQ(Base64UrlDecode(r->server.substr(6)).value().find(secret), std::string::npos);
   }
 }
 
-TEST_F(StartStopTest, ResumeOneSecondBeforeTheReuseDeadlineProceeds) {
-  command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::seconds(1)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  ExpectJit();
-  EXPECT_CALL(vms_, ResumeMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  ExpectControlToken();
-  EXPECT_CALL(http_, Send(_)).WillOnce(Return(http::HttpResponse::Json(202, "{}")));
-  EXPECT_CALL(github_, GetRunner(_, kRunnerId)).WillOnce(Return(OnlineRunner(label_)));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+TEST_F(StartFlowTest, ResumeOneSecondBeforeTheReuseDeadlineProceeds) {
+  const std::string id = SuspendedVm();
+  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::seconds(1)));
+  Result<StartResult> r = Start();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->warm_hit);
-  EXPECT_EQ(DecodeServerHandle(r->server)->runner_id, kRunnerId);
+  EXPECT_EQ(VmState(id), "RUNNING");
+  EXPECT_EQ(DecodeServerHandle(r->server)->runner_id, r->runner_id);
+  ASSERT_EQ(Runners().size(), 1u);
+  EXPECT_EQ(Runners()[0].id, r->runner_id);
+  EXPECT_TRUE(Runners()[0].online);
 }
 
-TEST_F(StartStopTest, ResumeAtOrAfterTheReuseDeadlineTerminatesTheVmAndSaysSo) {
+TEST_F(StartFlowTest, ResumeAtOrAfterTheReuseDeadlineTerminatesTheVmAndSaysSo) {
   for (int offset : {0, -1}) {
-    command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::seconds(offset)));
-    EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-        .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
-        .WillOnce(Return(Vm(aws::MicrovmState::kTerminated)));
-    EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-    Result<StartResult> r = StartFlow(Deps()).Run(command_);  // no JIT runner, no resume
+    const std::string id = SuspendedVm();
+    command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::seconds(offset)));
+    Result<StartResult> r = Start();
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("reuse deadline"), std::string::npos);
-    EXPECT_NE(r.status().message().find("terminated MicroVM mvm-1"), std::string::npos)
+    EXPECT_NE(r.status().message().find("terminated MicroVM " + id), std::string::npos)
         << r.status().message();
-    ::testing::Mock::VerifyAndClearExpectations(&vms_);
+    EXPECT_EQ(VmState(id), "TERMINATED");
+  }
+  EXPECT_TRUE(Runners().empty());  // no JIT runner
+  EXPECT_EQ(Calls("ResumeMicrovm"), 0);
+}
+
+TEST_F(StartFlowTest, ResumePastTheReuseDeadlineLeavesAVmAnotherJobHoldsToThatJob) {
+  const std::string id = RunningVm();
+  command_.server = EncodeServerHandle(Handle(id, clock_.Now() - std::chrono::seconds(1)));
+  Result<StartResult> r = Start();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("reuse deadline"), std::string::npos);
+  EXPECT_EQ(VmState(id), "RUNNING");
+  EXPECT_EQ(Calls("TerminateMicrovm"), 0);
+}
+
+TEST_F(StartFlowTest, StaleHandleOfATerminatedVmFailsWithoutALifecycleCall) {
+  const std::string id = RunningVm({{"maximumDurationInSeconds", 60}});
+  clock_.Advance(std::chrono::seconds(61));
+  ASSERT_EQ(VmState(id), "TERMINATED");
+  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  Result<StartResult> r = Start();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kNotFound);
+  EXPECT_NE(r.status().message().find("maximumDurationInSeconds (60) reached"), std::string::npos)
+      << r.status().message();
+  for (const char* op : {"ResumeMicrovm", "SuspendMicrovm", "TerminateMicrovm"}) {
+    EXPECT_EQ(Calls(op), 0) << op;
   }
 }
 
-TEST_F(StartStopTest, ResumePastTheReuseDeadlineLeavesAVmAnotherJobHoldsToThatJob) {
-  command_.server = EncodeServerHandle(Handle(clock_.Now() - std::chrono::seconds(1)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kRunning)));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);  // no terminate: StrictMock
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("reuse deadline"), std::string::npos);
+TEST_F(StartFlowTest, JitFailureDoesNotTouchTheCachedVm) {
+  const std::string id = SuspendedVm();
+  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  github_ = github::GitHubClient::Create(github_service_->api(), clock_,
+                                         github::GitHubAuth::Token(Secret("ghp_NOTTHETOKEN")))
+                .value();
+  ASSERT_FALSE(Start().ok());
+  EXPECT_EQ(VmState(id), "SUSPENDED");
+  EXPECT_EQ(Calls("ResumeMicrovm"), 0);
 }
 
-TEST_F(StartStopTest, StaleHandleOfATerminatedVmFailsWithoutALifecycleCall) {
-  command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kTerminated, "maximum duration reached")));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), Code::kNotFound);
-  EXPECT_NE(r.status().message().find("maximum duration reached"), std::string::npos);
-}
-
-TEST_F(StartStopTest, JitFailureDoesNotTouchTheCachedVm) {
-  command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1")).WillOnce(Return(Vm(aws::MicrovmState::kSuspended)));
-  EXPECT_CALL(github_, GenerateJitConfig(_, _)).WillOnce(Return(InvalidArgument("422")));
-  ASSERT_FALSE(StartFlow(Deps()).Run(command_).ok());  // no Resume: StrictMock
-}
-
-TEST_F(StartStopTest, ControlDeliveryFailureRemovesTheRunnerAndSuspendsTheVm) {
-  command_.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)));
-  ExpectJit();
-  EXPECT_CALL(vms_, ResumeMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  ExpectControlToken();
-  EXPECT_CALL(http_, Send(_))
-      .WillOnce(Return(http::HttpResponse::Json(409, R"({"error":"not_idle","message":"busy"})")));
-  EXPECT_CALL(github_, DeleteRunner(_, kRunnerId)).WillOnce(Return(Status::Ok()));
-  EXPECT_CALL(vms_, SuspendMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+TEST_F(StartFlowTest, ControlDeliveryFailureRemovesTheRunnerAndSuspendsTheVm) {
+  const std::string id = SuspendedVm();
+  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  guest_.start_status = 409;
+  guest_.start_body = R"({"error":"not_idle","message":"busy"})";
+  Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kConflict);
-  EXPECT_NE(r.status().message().find("suspended MicroVM mvm-1"), std::string::npos);
+  EXPECT_NE(r.status().message().find("suspended MicroVM " + id), std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(VmState(id), "SUSPENDED");
+  EXPECT_TRUE(Runners().empty());
   ExpectNoSecrets(r.status());
 }
 
-TEST_F(StartStopTest, WarmModeIsRefusedForForkPullRequests) {
+TEST_F(StartFlowTest, WarmModeIsRefusedForForkPullRequests) {
   command_.server = "proof";
   command_.event_name = "pull_request";
   command_.event_json =
       R"({"pull_request":{"head":{"repo":{"full_name":"evil/app"}},"base":{"repo":{"full_name":"octo/app"}}}})";
-  Result<StartResult> r = StartFlow(Deps()).Run(command_);
+  Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("forks"), std::string::npos);
+  EXPECT_TRUE(microvms_->calls().empty());
+  EXPECT_TRUE(Runners().empty());
 }
 
-TEST_F(StopTest, EmptyInputsTouchNothing) {
+TEST_F(StopFlowTest, EmptyInputsTouchNothing) {
   Result<StopResult> r = StopFlow(Deps()).Run(StopCommand());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->outcome, "nothing to stop");
+  EXPECT_TRUE(microvms_->calls().empty());
 }
 
-TEST_F(StopTest, EphemeralStopTerminatesAndIsIdempotent) {
-  StopCommand c = Stop();
-  c.microvm_id = "mvm-1";
-  EXPECT_CALL(vms_, TerminateMicrovm("mvm-1"))
-      .WillOnce(Return(Status::Ok()))
-      .WillOnce(Return(NotFound("gone")));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kTerminating)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kTerminated)));
-  EXPECT_TRUE(StopFlow(Deps()).Run(c).ok());
-  EXPECT_TRUE(StopFlow(Deps()).Run(c).ok());  // already gone
+TEST_F(StopFlowTest, EphemeralStopTerminatesAndIsIdempotent) {
+  const std::string id = RunningVm();
+  StopCommand c;
+  c.microvm_id = id;
+  ASSERT_TRUE(Stop(c).ok());
+  EXPECT_EQ(VmState(id), "TERMINATED");
+  EXPECT_TRUE(Stop(c).ok());  // already terminated
+  clock_.Advance(std::chrono::hours(2));
+  ASSERT_EQ(microvms_->Describe(id).status().code(), Code::kNotFound);
+  EXPECT_TRUE(Stop(c).ok());  // gone
 }
 
-TEST_F(StopTest, WarmStopBeforeTheDeadlineSuspends) {
-  StopCommand c = Stop();
-  c.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::seconds(1)));
-  EXPECT_CALL(github_, GetRunner(_, 11)).WillOnce(Return(NotFound("gone")));
-  EXPECT_CALL(github_, DeleteRunner(_, 11)).WillOnce(Return(NotFound("gone")));
-  EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kRunning)))
-      .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)));
-  ExpectControlToken();
-  ExpectSupervisorStatus("IDLE", "");
-  EXPECT_CALL(vms_, SuspendMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-  Result<StopResult> r = StopFlow(Deps()).Run(c);
+TEST_F(StopFlowTest, WarmStopBeforeTheDeadlineSuspends) {
+  const std::string id = RunningVm();
+  Result<StopResult> r = Stop(Warm(id, clock_.Now() + std::chrono::seconds(1)));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->outcome, "suspended");
+  EXPECT_EQ(VmState(id), "SUSPENDED");
+  // It asked the supervisor (idle) through the ingress before suspending.
+  EXPECT_EQ(guest_.control_paths, std::vector<std::string>{"GET /v1/status @" + id + ":8080"});
 }
 
-TEST_F(StopTest, WarmStopAtOrAfterTheDeadlineTerminates) {
+TEST_F(StopFlowTest, WarmStopAtOrAfterTheDeadlineTerminates) {
   for (int offset : {0, -1}) {
-    StopCommand c = Stop();
-    c.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::seconds(offset)));
-    EXPECT_CALL(github_, GetRunner(_, 11)).WillOnce(Return(NotFound("gone")));
-    EXPECT_CALL(github_, DeleteRunner(_, 11)).WillOnce(Return(NotFound("gone")));
-    EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Return(Status::Ok()));
-    EXPECT_CALL(vms_, GetMicrovm("mvm-1"))
-        .WillOnce(Return(Vm(aws::MicrovmState::kSuspended)))
-        .WillOnce(Return(Vm(aws::MicrovmState::kTerminated)));
-    Result<StopResult> r = StopFlow(Deps()).Run(c);
-    ASSERT_TRUE(r.ok());
+    const std::string id = SuspendedVm();
+    Result<StopResult> r = Stop(Warm(id, clock_.Now() + std::chrono::seconds(offset)));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_NE(r->outcome.find("terminated"), std::string::npos);
-    ::testing::Mock::VerifyAndClearExpectations(&vms_);
+    EXPECT_EQ(VmState(id), "TERMINATED");
   }
 }
 
-TEST_F(StopTest, WarmStopRefusesABusyRunnerWithoutALifecycleCall) {
-  StopCommand c = Stop();
-  c.server = EncodeServerHandle(Handle(clock_.Now() + std::chrono::hours(1)));
-  EXPECT_CALL(github_, GetRunner(_, 11)).WillOnce(Return(OnlineRunner("x", /*busy=*/true)));
-  Result<StopResult> r = StopFlow(Deps()).Run(c);
+TEST_F(StopFlowTest, WarmStopRefusesABusyRunnerWithoutALifecycleCall) {
+  const std::string id = RunningVm();
+  const emulate::github::Runner busy = OnlineRunner("x", /*busy=*/true);
+  ASSERT_TRUE(busy.busy);
+  Result<StopResult> r = Stop(Warm(id, clock_.Now() + std::chrono::hours(1), busy.id));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kConflict);
+  EXPECT_EQ(VmState(id), "RUNNING");
+  EXPECT_TRUE(RunnerExists(busy.id));
+  for (const char* op : {"SuspendMicrovm", "TerminateMicrovm"}) EXPECT_EQ(Calls(op), 0) << op;
 }
 
 }  // namespace

@@ -1,212 +1,34 @@
-// The rest-json edge of the emulator: route by the service model, bind URI labels, query
-// parameters, headers and body into one input, validate it against the model, run the operation
-// on the MicrovmModel, and answer with the operation's output or a model error shape
-// ({"message"} plus x-amzn-ErrorType, Retry-After for throttling).
-#include <cmath>
-
-#include "aws/service_model.h"
-#include "aws/sigv4.h"
-#include "base/utf8.h"
+// The emulator's API handler: the rest-json front (rest_json_front.h) over the model under the
+// emulator's lock, the effects each request makes due dispatched to the VM host, and one request
+// log line per answer.
 #include "emulate/microvms/emulator.h"
+#include "emulate/microvms/rest_json_front.h"
 
 namespace mvr::emulate::microvms {
 
-using nlohmann::json;
-
-namespace {
-
-// The model's error shape for a Status from the model or from validation.
-std::string ErrorShapeFor(const Status& status, const aws::ServiceModel& sm) {
-  if (!status.error_type().empty() && sm.ErrorStatus(status.error_type()) != 0) {
-    return status.error_type();
-  }
-  switch (status.code()) {
-    case Code::kInvalidArgument:
-      return "ValidationException";
-    case Code::kNotFound:
-      return "ResourceNotFoundException";
-    case Code::kConflict:
-      return "ConflictException";
-    case Code::kQuotaExceeded:
-      return "ServiceQuotaExceededException";
-    case Code::kThrottled:
-      return "ThrottlingException";
-    case Code::kUnauthorized:
-      return "AccessDeniedException";
-    default:
-      return "InternalServerException";
-  }
-}
-
-// dump() that cannot throw: bytes that are not UTF-8 become U+FFFD.
-std::string SafeDump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-http::HttpResponse ErrorResponse(const Status& status, const aws::ServiceModel& sm) {
-  const std::string shape = ErrorShapeFor(status, sm);
-  int code = sm.ErrorStatus(shape);
-  if (code == 0) code = 500;
-  http::HttpResponse r =
-      http::HttpResponse::Json(code, SafeDump(json{{"message", status.message()}}));
-  r.headers.Set("x-amzn-ErrorType", shape);
-  if (status.retry_after()) {
-    const int64_t seconds = std::max<int64_t>(
-        1, static_cast<int64_t>(std::ceil(status.retry_after()->count() / 1000.0)));
-    r.headers.Set("Retry-After", std::to_string(seconds));
-  }
-  return r;
-}
-
-// The type of `member` of the operation's input shape ("integer", "list", ...).
-std::string MemberType(const aws::ServiceModel& sm, const std::string& input_shape,
-                       const std::string& member) {
-  const json& shapes = sm.raw()["shapes"];
-  if (!shapes.contains(input_shape)) return "";
-  const json& members = shapes[input_shape].value("members", json::object());
-  if (!members.contains(member)) return "";
-  const std::string target = members[member].value("shape", "");
-  return shapes.contains(target) ? shapes[target].value("type", "") : "";
-}
-
-Status Validation(const std::string& message) {
-  return InvalidArgument(message).WithErrorType("ValidationException");
-}
-
-// SigV4 with one of `keys` (access key id -> secret), as the real service checks it.
-Status VerifySignature(const http::ServerRequest& request,
-                       const std::map<std::string, std::string>& keys, TimePoint now) {
-  Status verified = aws::VerifyRequest(
-      request,
-      [&keys](const std::string& key) -> std::optional<std::string> {
-        auto it = keys.find(key);
-        if (it == keys.end()) return std::nullopt;
-        return it->second;
-      },
-      now);
-  if (verified.ok()) return verified;
-  return Unauthorized("request signature rejected: " + verified.message())
-      .WithErrorType("AccessDeniedException");
-}
-
-http::HttpResponse UnknownOperation(const http::ServerRequest& request) {
-  http::HttpResponse r = http::HttpResponse::Json(
-      404, SafeDump(json{{"message", "no Lambda MicroVMs operation for " + request.method + " " +
-                                         request.path}}));
-  r.headers.Set("x-amzn-ErrorType", "UnknownOperationException");
-  return r;
-}
-
-// Text from the path, query and headers is not checked by the JSON parser: refuse bytes that are
-// not UTF-8 here, before they reach the model (whose JSON would throw on them).
-Status CheckPathAndQuery(const http::ServerRequest& request) {
-  if (!IsValidUtf8(request.path) || !IsValidUtf8(request.query)) {
-    return Validation("the request path or query is not valid UTF-8");
-  }
-  for (const auto& [k, v] : request.params) {
-    if (!IsValidUtf8(k) || !IsValidUtf8(v))
-      return Validation("a query parameter is not valid UTF-8");
-  }
-  return Status::Ok();
-}
-
-// The operation's input as the model takes it: the body's members merged with the URI labels,
-// query parameters and headers the service model binds to members.
-Result<json> ReadInput(const aws::ServiceModel& sm, const aws::ServiceModel::Operation& op,
-                       const http::ServerRequest& request,
-                       const std::map<std::string, std::string>& labels) {
-  MVR_RETURN_IF_ERROR(CheckPathAndQuery(request));
-  json input = json::object();
-  if (!request.body.empty()) {
-    input = json::parse(request.body, nullptr, false);
-    if (input.is_discarded() || !input.is_object()) {
-      return Validation("the request body is not a JSON object");
-    }
-  }
-  for (const aws::ServiceModel::Binding& b : sm.InputBindings(op.name)) {
-    if (b.location == "uri") {
-      auto it = labels.find(b.location_name);
-      if (it != labels.end()) input[b.member] = it->second;
-    } else if (b.location == "querystring") {
-      const bool is_list = MemberType(sm, op.input_shape, b.member) == "list";
-      for (const auto& [k, v] : request.params) {
-        if (k != b.location_name) continue;
-        if (is_list) {
-          input[b.member].push_back(v);
-        } else {
-          input[b.member] = v;
-        }
-      }
-    } else if (b.location == "header") {
-      if (auto v = request.headers.Get(b.location_name)) {
-        if (!IsValidUtf8(*v))
-          return Validation("header " + b.location_name + " is not valid UTF-8");
-        input[b.member] = *v;
-      }
-    }
-  }
-  return input;
-}
-
-http::HttpResponse Success(const aws::ServiceModel::Operation& op, const json& output) {
-  http::HttpResponse r;
-  r.status = op.success_code;
-  if (op.success_code != 204) {
-    r.headers.Set("Content-Type", "application/json");
-    r.body = SafeDump(output);
-  }
-  return r;
-}
-
-}  // namespace
-
-// Checks the signature, routes to an operation, reads and validates its input, runs it on the
-// model (and dispatches the effects it made due), and answers; every answer is logged.
 http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
-  const aws::ServiceModel& sm = aws::ServiceModel::LambdaMicrovms();
-  json log_line = {{"kind", "api"}, {"method", request.method}, {"path", request.path}};
-  auto finish = [&](http::HttpResponse response) {
-    log_line["status"] = response.status;
-    if (auto type = response.headers.Get("x-amzn-ErrorType")) log_line["error"] = *type;
-    LogRequest(log_line);
-    return response;
-  };
-  if (!options_.sigv4_keys.empty()) {
-    Status verified = VerifySignature(request, options_.sigv4_keys, deps_.seam.clock.Now());
-    if (!verified.ok()) return finish(ErrorResponse(verified, sm));
-  }
-  std::map<std::string, std::string> labels;
-  const aws::ServiceModel::Operation* op = sm.Route(request.method, request.path, &labels);
-  if (op == nullptr) return finish(UnknownOperation(request));
-  log_line["operation"] = op->name;
-  Result<json> input = ReadInput(sm, *op, request, labels);
-  if (!input.ok()) return finish(ErrorResponse(input.status(), sm));
-  if (input->contains("microvmIdentifier") && (*input)["microvmIdentifier"].is_string()) {
-    log_line["microvmId"] = (*input)["microvmIdentifier"];
-  }
-  Status valid = sm.ValidateInput(op->name, *input);
-  if (!valid.ok()) return finish(ErrorResponse(Validation(valid.message()), sm));
-
-  Result<json> output = Status();
   std::vector<Effect> due;
-  try {
-    std::lock_guard<std::mutex> lock(mu_);
-    output = model_->Invoke(op->name, *input);
-    due = model_->TakeDueEffects();
-  } catch (const std::exception&) {
-    // A bug, not the caller's doing; the answer must not carry the exception's text.
-    deps_.seam.logger.Error("the model threw on a request", {{"operation", op->name}});
-    return finish(ErrorResponse(Internal("the emulator could not process this request"), sm));
-  }
+  RestJsonFrontOptions front;
+  front.sigv4_keys = options_.sigv4_keys;
+  ApiExchange exchange = ServeRestJson(
+      request, front, deps_.seam.clock.Now(),
+      [this, &due](const std::string& operation, const nlohmann::json& input) {
+        std::lock_guard<std::mutex> lock(mu_);
+        Result<nlohmann::json> output = model_->Invoke(operation, input);
+        due = model_->TakeDueEffects();
+        return output;
+      },
+      deps_.seam.logger);
   Dispatch(std::move(due));
-  if (!output.ok()) return finish(ErrorResponse(output.status(), sm));
-  if (output->contains("microvmId")) log_line["microvmId"] = (*output)["microvmId"];
-  Status fits = sm.ValidateOutput(op->name, *output);
-  if (!fits.ok()) {
-    deps_.seam.logger.Error("emulator output does not fit the service model",
-                            {{"operation", op->name}, {"problem", fits.message()}});
-  }
-  return finish(Success(*op, *output));
+  nlohmann::json log_line = {{"kind", "api"},
+                             {"method", request.method},
+                             {"path", request.path},
+                             {"status", exchange.response.status}};
+  if (!exchange.operation.empty()) log_line["operation"] = exchange.operation;
+  if (!exchange.microvm_id.empty()) log_line["microvmId"] = exchange.microvm_id;
+  if (auto type = exchange.response.headers.Get("x-amzn-ErrorType")) log_line["error"] = *type;
+  LogRequest(log_line);
+  return exchange.response;
 }
 
 }  // namespace mvr::emulate::microvms

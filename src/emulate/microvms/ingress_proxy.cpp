@@ -10,6 +10,7 @@
 #include "base/numbers.h"
 #include "emulate/microvms/emulator.h"
 #include "emulate/microvms/ingress_proxy.h"
+#include "emulate/microvms/ingress_rules.h"
 
 namespace mvr::emulate::microvms {
 
@@ -45,22 +46,6 @@ bool IsIpv4(std::string_view text) {
 constexpr Duration kResumeWait{90'000};
 constexpr Duration kForwardTimeout{120'000};
 
-http::HttpResponse ProxyError(int status, const std::string& message) {
-  return http::HttpResponse::Json(
-      status, json{{"message", message}}.dump(-1, ' ', false, json::error_handler_t::replace));
-}
-
-bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[i])) !=
-        std::tolower(static_cast<unsigned char>(prefix[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool IsHopByHop(std::string_view name) {
   for (const char* h : {"Host", "Content-Length", "Connection", "Keep-Alive", "Transfer-Encoding",
                         "Upgrade", "Proxy-Connection", "TE", "Trailer"}) {
@@ -69,34 +54,13 @@ bool IsHopByHop(std::string_view name) {
   return false;
 }
 
-// The guest port a request is for: X-aws-proxy-port, 8080 without it.
-std::optional<int> ProxyPort(const http::ServerRequest& request) {
-  std::optional<std::string> text = request.headers.Get("X-aws-proxy-port");
-  if (!text) return 8080;
-  std::optional<int64_t> parsed = ParseInt64InRange(*text, 1, 65535);
-  if (!parsed) return std::nullopt;
-  return static_cast<int>(*parsed);
-}
-
-// A refused grant as the real endpoint answers it.
-http::HttpResponse RefusedGrant(const Status& status) {
-  switch (status.code()) {
-    case Code::kUnauthorized:
-      return ProxyError(403, status.message());
-    case Code::kNotFound:
-      return ProxyError(404, status.message());
-    default:
-      return ProxyError(503, status.message());
-  }
-}
-
 // The request as the guest gets it: the proxy's own headers and hop-by-hop headers dropped.
 http::HttpRequest ForwardRequest(const http::ServerRequest& request, std::string url) {
   http::HttpRequest forward;
   forward.method = request.method;
   forward.url = std::move(url);
   for (const auto& [name, value] : request.headers) {
-    if (StartsWithNoCase(name, "x-aws-proxy-") || IsHopByHop(name) ||
+    if (IsProxyHeader(name) || IsHopByHop(name) ||
         http::HeaderNameEquals(name, "Accept-Encoding")) {
       continue;
     }
@@ -241,7 +205,7 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
   if (Status target = CheckRequestTarget(request.raw_path, request.query); !target.ok()) {
     return finish(ProxyError(400, target.message()));
   }
-  const std::optional<int> port = ProxyPort(request);
+  const std::optional<int> port = ProxyPort(request.headers);
   if (!port) {
     return finish(ProxyError(400, "X-aws-proxy-port must be a port number from 1 to 65535"));
   }

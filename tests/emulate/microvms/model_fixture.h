@@ -1,5 +1,5 @@
-// A MicrovmModel on a manual clock with a scripted host: every due effect is recorded and
-// completed at once, successfully unless a hook is told to fail.
+// A MicrovmModel on a manual clock with a scripted host (an EffectDriver): every due effect is
+// recorded and completed at once, successfully unless a hook is told to fail.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "base/random.h"
+#include "emulate/microvms/effect_driver.h"
 #include "emulate/microvms/microvm_model.h"
 
 namespace mvr::emulate::microvms {
@@ -30,27 +31,20 @@ class ModelFixture : public ::testing::Test {
 
   // Executes due effects (and those they cause) until none is due; returns what ran.
   std::vector<Effect> Drain() {
-    std::vector<Effect> ran;
-    for (int round = 0; round < 100; ++round) {
-      std::vector<Effect> due = model_->TakeDueEffects();
-      if (due.empty()) break;
-      for (Effect& e : due) {
-        EffectOutcome outcome;
-        if (e.kind == Effect::Kind::kCallHook && failing_hooks_.count(e.hook) != 0) {
-          outcome = EffectOutcome::Failure("hook answered 500");
-        }
-        if (e.kind == Effect::Kind::kPrepareArtifact && outcome.ok) {
-          ProgramSpec p;
-          p.argv = {"/bin/built"};
-          outcome.program = p;
-        }
-        log_.push_back(Describe(e));
-        const uint64_t id = e.id;
-        ran.push_back(std::move(e));
-        model_->Complete(id, outcome);
+    EffectDriver driver(*model_, [this](const Effect& e) {
+      EffectOutcome outcome;
+      if (e.kind == Effect::Kind::kCallHook && failing_hooks_.count(e.hook) != 0) {
+        outcome = EffectOutcome::Failure("hook answered 500");
       }
-    }
-    return ran;
+      if (e.kind == Effect::Kind::kPrepareArtifact && outcome.ok) {
+        ProgramSpec p;
+        p.argv = {"/bin/built"};
+        outcome.program = p;
+      }
+      log_.push_back(Describe(e));
+      return outcome;
+    });
+    return driver.ExecuteDue();
   }
 
   static std::string Describe(const Effect& e) {
