@@ -87,13 +87,19 @@ ensure_function() {
   fi
 }
 
+# has_statement FN ID: whether FN's resource policy (fetched as policy-FN) has statement ID.
+# (jq 1.6's -e succeeds on empty input, so the ids are compared as text.)
+has_statement() {
+  fetched_or_none "policy-$1" | jq -r '.Policy // "{}" | fromjson | .Statement[]?.Sid' |
+    grep -qxF -- "$2"
+}
+
 # ensure_permission FN ID ARGS...: a statement of FN's resource policy (add-permission), kept
 # when one of that id exists (bootstrap.sh fetched the policy as policy-FN).
 ensure_permission() {
   local name
   name="$(function_of "$1")"
-  if fetched_or_none "policy-$1" | jq -e --arg id "$2" '.Policy // "{}" | fromjson
-    | .Statement[]? | select(.Sid == $id)' >/dev/null; then
+  if has_statement "$1" "$2"; then
     say exists permission "$name: $2"
   else
     aws_ lambda add-permission --function-name "$name" --statement-id "$2" "${@:3}" >/dev/null
@@ -115,6 +121,24 @@ ensure_function_url() {
   # GitHub signs its deliveries and the function verifies them: the URL itself is public.
   ensure_permission webhook function-url-public --action lambda:InvokeFunctionUrl \
     --principal '*' --function-url-auth-type NONE
+  # Function URLs created since October 2025 also need lambda:InvokeFunction, limited to calls
+  # through the URL (InvokedViaFunctionUrl), which CLIs older than that cannot send.
+  if ! has_statement webhook function-url-invoke; then
+    local out
+    if out="$(aws_ lambda add-permission --function-name "$name" \
+      --statement-id function-url-invoke --action lambda:InvokeFunction --principal '*' \
+      --invoked-via-function-url 2>&1 >/dev/null)"; then
+      say create permission "$name: function-url-invoke"
+    elif [[ "$out" == *"Unknown options"* ]]; then
+      say warn permission "$name: function-url-invoke: this AWS CLI lacks --invoked-via-function-url; run the line below with a newer one"
+      echo "        aws lambda add-permission --function-name $name --statement-id function-url-invoke --action lambda:InvokeFunction --principal '*' --invoked-via-function-url"
+    else
+      echo "$out" >&2
+      return 1
+    fi
+  else
+    say exists permission "$name: function-url-invoke"
+  fi
 }
 
 ensure_event_source() {
@@ -187,7 +211,7 @@ deploy_functions() {
 github_step() {
   local target hooks
   target="$(jq -r '.github.repository // .github.organization // empty' "$config_file")"
-  if jq -e '.github.repository' "$config_file" >/dev/null; then
+  if [[ "$(jq -r '.github.repository // empty' "$config_file")" == "$target" && -n "$target" ]]; then
     hooks="repos/$target/hooks"
   else
     hooks="orgs/$target/hooks"
