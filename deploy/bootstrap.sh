@@ -227,17 +227,24 @@ secret_exists() {
 }
 
 echo "bootstrap: runner set '$set_id' in $region (account $account)"
-in_parallel ensure_table "$table" "$pool_table"
-ensure_queue "$dlq" '{"MessageRetentionPeriod":"1209600"}'
-redrive="{\"deadLetterTargetArn\":\"arn:$partition:sqs:$region:$account:$dlq\",\"maxReceiveCount\":\"5\"}"
-ensure_queue "$queue" "$(jq -cn --arg r "$redrive" \
-  '{VisibilityTimeout: "900", MessageRetentionPeriod: "345600", RedrivePolicy: $r}')"
-in_parallel ensure_log_group "${FUNCTIONS[@]}"
-in_parallel ensure_role "${FUNCTIONS[@]}"
-in_parallel ensure_managed_policy "$action_policy" "$action_pool_policy"
-ensure_secret webhook-secret
-[[ -z "$token_file" ]] || ensure_secret github-token "$token_file"
-[[ -z "$app_key_file" ]] || ensure_secret github-app-private-key "$app_key_file"
+# Independent of one another, so side by side; the functions need all of them.
+ensure_tables() { in_parallel ensure_table "$table" "$pool_table"; }
+ensure_queues() {
+  ensure_queue "$dlq" '{"MessageRetentionPeriod":"1209600"}'
+  local redrive="{\"deadLetterTargetArn\":\"arn:$partition:sqs:$region:$account:$dlq\",\"maxReceiveCount\":\"5\"}"
+  ensure_queue "$queue" "$(jq -cn --arg r "$redrive" \
+    '{VisibilityTimeout: "900", MessageRetentionPeriod: "345600", RedrivePolicy: $r}')"
+}
+ensure_log_groups() { in_parallel ensure_log_group "${FUNCTIONS[@]}"; }
+ensure_roles() { in_parallel ensure_role "${FUNCTIONS[@]}"; }
+ensure_managed_policies() { in_parallel ensure_managed_policy "$action_policy" "$action_pool_policy"; }
+ensure_secrets() {
+  ensure_secret webhook-secret
+  [[ -z "$token_file" ]] || ensure_secret github-token "$token_file"
+  [[ -z "$app_key_file" ]] || ensure_secret github-app-private-key "$app_key_file"
+}
+in_parallel step ensure_tables ensure_queues ensure_log_groups ensure_roles ensure_managed_policies \
+  ensure_secrets
 if [[ -n "$config_file" ]]; then
   # shellcheck source=deploy/functions.sh
   source "$deploy_dir/functions.sh"

@@ -118,6 +118,7 @@ ensure_function_url() {
       --auth-type NONE --query FunctionUrl --output text)"
     say create function-url "$name"
   fi
+  echo "$webhook_url" >"$work/webhook-url"
   # GitHub signs its deliveries and the function verifies them: the URL itself is public.
   ensure_permission webhook function-url-public --action lambda:InvokeFunctionUrl \
     --principal '*' --function-url-auth-type NONE
@@ -201,15 +202,15 @@ deploy_functions() {
   config="$(function_config)"
   code_sha="$(openssl dgst -sha256 -binary "$package" | base64)"
   in_parallel ensure_function "${LAMBDA_FUNCTIONS[@]}"
-  ensure_function_url
-  ensure_event_source
-  ensure_schedule
+  # Independent of one another: side by side.
+  in_parallel step ensure_function_url ensure_event_source ensure_schedule
 }
 
 # The GitHub step: bootstrap does not hold a GitHub credential that may create webhooks (the
 # launcher's token only needs runner administration), so it prints what to set and how.
 github_step() {
-  local target hooks
+  local target hooks webhook_url
+  webhook_url="$(cat "$work/webhook-url")"
   target="$(jq -r '.github.repository // .github.organization // empty' "$config_file")"
   if [[ "$(jq -r '.github.repository // empty' "$config_file")" == "$target" && -n "$target" ]]; then
     hooks="repos/$target/hooks"

@@ -96,6 +96,9 @@ in_parallel() {
   return "$failed"
 }
 
+# step FN: runs FN; `in_parallel step FN1 FN2...` runs independent steps side by side.
+step() { "$1"; }
+
 resolve_region() {
   region="${AWS_REGION:-${AWS_DEFAULT_REGION:-}}"
   [[ -n "$region" ]] || region="$("$AWS" configure get region 2>/dev/null || true)"

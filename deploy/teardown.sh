@@ -87,20 +87,26 @@ mapfile -t vms < <(names vms '.items[]? | select(.state != "TERMINATED")
 
 # 1. Nothing launches any more: the janitor's schedule, the launcher's trigger, the functions
 # (deleting a function deletes its Function URL and permissions).
-if fetched_or_none targets | jq -r '.Targets[]?.Id' | grep -qx janitor; then
-  act target "$janitor_rule -> janitor" aws_ events remove-targets --rule "$janitor_rule" --ids janitor
-fi
-if named "$janitor_rule" "$(names rules '.Rules[]?.Name')"; then
-  act schedule "$janitor_rule" aws_ events delete-rule --name "$janitor_rule"
-fi
-for uuid in $(fetched_or_none mappings | jq -r '.EventSourceMappings[]?.UUID'); do
-  act trigger "$queue -> $(function_of launcher)" aws_ lambda delete-event-source-mapping --uuid "$uuid"
-done
+delete_schedule() {
+  if fetched_or_none targets | jq -r '.Targets[]?.Id' | grep -qx janitor; then
+    act target "$janitor_rule -> janitor" aws_ events remove-targets --rule "$janitor_rule" --ids janitor
+  fi
+  if named "$janitor_rule" "$(names rules '.Rules[]?.Name')"; then
+    act schedule "$janitor_rule" aws_ events delete-rule --name "$janitor_rule"
+  fi
+}
+delete_trigger() {
+  local uuid
+  for uuid in $(fetched_or_none mappings | jq -r '.EventSourceMappings[]?.UUID'); do
+    act trigger "$queue -> $(function_of launcher)" aws_ lambda delete-event-source-mapping --uuid "$uuid"
+  done
+}
 delete_function() {
   named "$(function_of "$1")" "$(names functions '.[]')" || return 0
   act function "$(function_of "$1")" aws_ lambda delete-function --function-name "$(function_of "$1")"
 }
-in_parallel delete_function "${LAMBDA_FUNCTIONS[@]}"
+delete_functions() { in_parallel delete_function "${LAMBDA_FUNCTIONS[@]}"; }
+in_parallel step delete_schedule delete_trigger delete_functions
 
 # 2. The set's MicroVMs: terminated, then waited for, before their images go.
 set_arns=()
@@ -135,10 +141,13 @@ for entry in "${images[@]}"; do
   act image "${entry%% *}" microvms delete-microvm-image --image-identifier "${entry#* }"
 done
 
-# 3. The rest, in parallel where independent.
-mapfile -t params < <(names params '.[]?')
-[[ ${#params[@]} -eq 0 ]] ||
-  act parameter "${params[*]}" aws_ ssm delete-parameters --names "${params[@]}"
+# 3. The rest, side by side where independent.
+delete_parameters() {
+  local params
+  mapfile -t params < <(names params '.[]?')
+  [[ ${#params[@]} -eq 0 ]] ||
+    act parameter "${params[*]}" aws_ ssm delete-parameters --names "${params[@]}"
+}
 delete_policy() {
   local policy arn
   policy="$(fetched iam | jq -c --arg n "$1" '.policies[] | select(.Arn | endswith("/" + $n))')"
@@ -160,7 +169,6 @@ delete_policy() {
   done
   act policy "$1" aws_ iam delete-policy --policy-arn "$arn"
 }
-in_parallel delete_policy "$action_policy" "$action_pool_policy"
 delete_role() {
   local role details
   role="$(role_of "$1")"
@@ -176,12 +184,16 @@ delete_role() {
   done
   act role "$role" aws_ iam delete-role --role-name "$role"
 }
-in_parallel delete_role "${FUNCTIONS[@]}"
+# The Action users' policies before the roles (one could be attached to a role).
+delete_iam() {
+  in_parallel delete_policy "$action_policy" "$action_pool_policy"
+  in_parallel delete_role "${FUNCTIONS[@]}"
+}
 delete_log_group() {
   named "$(log_group_of "$1")" "$(names logs '.logGroups[].logGroupName')" || return 0
   act log-group "$(log_group_of "$1")" aws_ logs delete-log-group --log-group-name "$(log_group_of "$1")"
 }
-in_parallel delete_log_group "${FUNCTIONS[@]}"
+delete_log_groups() { in_parallel delete_log_group "${FUNCTIONS[@]}"; }
 delete_queue() {
   local url
   url="$(names queues '.QueueUrls[]?' | grep -- "/$1\$" || true)"
@@ -191,8 +203,9 @@ delete_table() {
   named "$1" "$(names tables '.TableNames[]')" || return 0
   act table "$1" aws_ dynamodb delete-table --table-name "$1"
 }
-in_parallel delete_queue "$queue" "$dlq"
-in_parallel delete_table "$table" "$pool_table"
+delete_queues() { in_parallel delete_queue "$queue" "$dlq"; }
+delete_tables() { in_parallel delete_table "$table" "$pool_table"; }
+in_parallel step delete_parameters delete_iam delete_log_groups delete_queues delete_tables
 
 found="$(wc -l <"$work/acts" 2>/dev/null || echo 0)"
 if [[ $found -eq 0 ]]; then
