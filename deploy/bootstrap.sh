@@ -2,23 +2,31 @@
 # Creates the AWS resources of a runner set with the AWS CLI, idempotently: a second run finds
 # everything and changes nothing. Prints one line per resource: create, update or exists.
 #
-#   deploy/bootstrap.sh --runner-set-id ID [--execution-role NAME] [--action-image NAME]
-#                       [--github-token-file F] [--github-app-key-file F] [--log-retention-days N]
+#   deploy/bootstrap.sh --runner-set-id ID [--config FILE [--package ZIP] [--arch x86_64|arm64]]
+#                       [--execution-role NAME] [--action-image NAME] [--github-token-file F]
+#                       [--github-app-key-file F] [--log-retention-days N]
 #
 # Region and endpoint come from the usual AWS settings (AWS_REGION, AWS_ENDPOINT_URL, profiles).
 # What it makes (docs/operations.md): the state table and the Action's pool table (TTL on `ttl`),
 # the job queue with its dead-letter queue and redrive, one log group and one IAM role per
-# function with its policy from deploy/iam/, the Action users' managed policies, and SSM
-# SecureString parameters for secrets (the webhook secret is generated and never printed).
+# function with its policy from deploy/iam/, the Action users' managed policies, SSM SecureString
+# parameters for secrets (the webhook secret is generated and never printed) and, with --config
+# (the runner set's JSON, as for `mvr serve`), the Lambda functions: the webhook with its Function
+# URL, the launcher on the job queue, the janitor on an EventBridge schedule. The zip is --package
+# or `mvr package lambda --arch ARCH` (MVR=/path/to/mvr picks the binary).
 set -euo pipefail
 # shellcheck source=deploy/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 set_id="" execution_role="" action_image="" token_file="" app_key_file="" retention=30
+config_file="" package="" arch=x86_64
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runner-set-id) set_id="${2:-}"; shift 2 ;;
+    --config) config_file="${2:-}"; shift 2 ;;
+    --package) package="${2:-}"; shift 2 ;;
+    --arch) arch="${2:-}"; shift 2 ;;
     --execution-role) execution_role="${2:-}"; shift 2 ;;
     --action-image) action_image="${2:-}"; shift 2 ;;
     --github-token-file) token_file="${2:-}"; shift 2 ;;
@@ -30,40 +38,69 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -n "$set_id" ]] || usage
 set_names "$set_id"
-for f in "$token_file" "$app_key_file"; do
+for f in "$token_file" "$app_key_file" "$config_file" "$package"; do
   [[ -z "$f" || -r "$f" ]] || die "cannot read $f"
 done
+[[ "$arch" == x86_64 || "$arch" == arm64 ]] || die "--arch must be x86_64 or arm64 (got '$arch')"
+[[ -z "$package" || -n "$config_file" ]] || die "--package needs --config (the functions' configuration)"
+command -v jq >/dev/null || die "needs jq (Debian: apt-get install jq)"
+if [[ -n "$config_file" ]]; then
+  jq -e 'type == "object"' "$config_file" >/dev/null 2>&1 || die "$config_file: not a JSON object"
+fi
 resolve_region
+tags_kv=("Key=mvr:runner-set,Value=$set_id")
+say() { printf '%-7s %-15s %s\n' "$1" "$2" "$3"; }
+
+# Everything bootstrap compares against is read up front, side by side (lib.sh: fetch).
+fetch caller aws_ sts get-caller-identity
+fetch tables aws_ dynamodb list-tables
+fetch ttl-"$table" aws_ dynamodb describe-time-to-live --table-name "$table"
+fetch ttl-"$pool_table" aws_ dynamodb describe-time-to-live --table-name "$pool_table"
+fetch queues aws_ sqs list-queues --queue-name-prefix "$queue"
+fetch logs aws_ logs describe-log-groups --log-group-name-prefix "/aws/lambda/mvr-$set_id-"
+fetch iam aws_ iam get-account-authorization-details --filter Role LocalManagedPolicy --query \
+  "{roles: RoleDetailList[?starts_with(RoleName, 'mvr-$set_id-')], policies: Policies[?contains(Arn, ':policy/mvr-$set_id-')]}"
+fetch params aws_ ssm get-parameters --names "$ssm_prefix/webhook-secret" \
+  "$ssm_prefix/github-token" "$ssm_prefix/github-app-private-key" --query 'Parameters[].Name'
+if [[ -n "$config_file" ]]; then
+  fetch functions aws_ lambda list-functions \
+    --query "Functions[?starts_with(FunctionName, 'mvr-$set_id-')]"
+  fetch url aws_ lambda get-function-url-config --function-name "$(function_of webhook)"
+  fetch policy-webhook aws_ lambda get-policy --function-name "$(function_of webhook)"
+  fetch policy-janitor aws_ lambda get-policy --function-name "$(function_of janitor)"
+  fetch mappings aws_ lambda list-event-source-mappings --function-name "$(function_of launcher)"
+  fetch rules aws_ events list-rules --name-prefix "$janitor_rule"
+  fetch targets aws_ events list-targets-by-rule --rule "$janitor_rule"
+  if [[ -z "$package" ]]; then
+    package="$work/mvr-lambda-$arch.zip"
+    "${MVR:-mvr}" package lambda --arch "$arch" --output "$package" >/dev/null ||
+      die "cannot build the Lambda package with '${MVR:-mvr} package lambda' (give --package ZIP)"
+  fi
+fi
 resolve_account
 action_image="${action_image:-$set_id*}"
-tags_kv=(Key=mvr:runner-set,Value="$set_id")
-say() { printf '%-7s %-15s %s\n' "$1" "$2" "$3"; }
 
 # render FILE TABLE: a policy of deploy/iam/ with its placeholders filled (compact, sorted keys);
 # without an execution role, the statement that passes one is left out.
 render() {
-  python3 - "$deploy_dir/iam/$1" "$2" <<'PY'
-import json, os, sys
-doc = json.load(open(sys.argv[1]))
-values = {"partition": os.environ["P"], "region": os.environ["R"], "account": os.environ["A"],
-          "image": os.environ["IMAGE"], "table": sys.argv[2], "queue": os.environ["Q"],
-          "execution_role": os.environ["ROLE"], "runner_set": os.environ["SET"]}
-if not values["execution_role"]:
-    doc["Statement"] = [s for s in doc["Statement"] if s["Sid"] != "PassExecutionRoleToMicrovms"]
-text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
-for k, v in values.items():
-    text = text.replace("{{%s}}" % k, v)
-print(text)
-PY
+  local doc
+  doc="$(jq -cS --arg role "$execution_role" 'if $role == "" then .Statement |= map(select(.Sid !=
+    "PassExecutionRoleToMicrovms")) else . end' "$deploy_dir/iam/$1")"
+  doc="${doc//\{\{partition\}\}/$partition}" doc="${doc//\{\{region\}\}/$region}"
+  doc="${doc//\{\{account\}\}/$account}" doc="${doc//\{\{image\}\}/$action_image}"
+  doc="${doc//\{\{table\}\}/$2}" doc="${doc//\{\{queue\}\}/$queue}"
+  doc="${doc//\{\{execution_role\}\}/$execution_role}" doc="${doc//\{\{runner_set\}\}/$set_id}"
+  echo "$doc"
 }
-export P="$partition" R="$region" A="$account" IMAGE="$action_image" Q="$queue" \
-  ROLE="$execution_role" SET="$set_id"
-normalize() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin), sort_keys=True, separators=(",", ":")))'; }
+# A policy document as IAM returns it (an object, or URL-decoded text), compact with sorted keys.
+normalize='if type == "string" then fromjson else . end'
 
 ensure_table() {
-  local name="$1"
-  if exists dynamodb describe-table --table-name "$name"; then
+  local name="$1" ttl
+  if fetched tables | jq -e --arg n "$name" '.TableNames | index($n)' >/dev/null; then
     say exists table "$name"
+    ttl="$(fetched_or_none "ttl-$name" |
+      jq -r '.TimeToLiveDescription | "\(.TimeToLiveStatus) \(.AttributeName)"')"
   else
     aws_ dynamodb create-table --table-name "$name" --billing-mode PAY_PER_REQUEST \
       --attribute-definitions AttributeName=pk,AttributeType=S AttributeName=sk,AttributeType=S \
@@ -71,10 +108,9 @@ ensure_table() {
       --tags "${tags_kv[@]}" >/dev/null
     aws_ dynamodb wait table-exists --table-name "$name"
     say create table "$name"
+    ttl=""
   fi
-  if [[ "$(aws_ dynamodb describe-time-to-live --table-name "$name" \
-        --query 'TimeToLiveDescription.[TimeToLiveStatus,AttributeName]' --output text)" \
-        =~ ^(ENABLED|ENABLING)[[:space:]]+ttl$ ]]; then
+  if [[ "$ttl" =~ ^(ENABLED|ENABLING)\ ttl$ ]]; then
     say exists ttl "$name.ttl"
   else
     aws_ dynamodb update-time-to-live --table-name "$name" \
@@ -83,27 +119,31 @@ ensure_table() {
   fi
 }
 
-# ensure_queue NAME ATTRIBUTES_JSON: the queue, created with those attributes.
+# ensure_queue NAME ATTRIBUTES_JSON: the queue, created with those attributes; its URL in
+# $work/url.NAME.
 ensure_queue() {
-  if exists sqs get-queue-url --queue-name "$1"; then
+  local url
+  url="$(fetched queues | jq -r --arg n "/$1" '.QueueUrls[]? | select(endswith($n))')"
+  if [[ -n "$url" ]]; then
     say exists queue "$1"
   else
-    aws_ sqs create-queue --queue-name "$1" --attributes "$2" \
-      --tags "mvr:runner-set=$set_id" >/dev/null
+    url="$(aws_ sqs create-queue --queue-name "$1" --attributes "$2" \
+      --tags "mvr:runner-set=$set_id" --query QueueUrl --output text)"
     say create queue "$1"
   fi
+  echo "$url" >"$work/url.$1"
 }
 
 ensure_log_group() {
-  local name="$1" found=()
-  read -r -a found < <(aws_ logs describe-log-groups --log-group-name-prefix "$name" \
-    --query "logGroups[?logGroupName=='$name'] | [0].[logGroupName,retentionInDays]" \
-    --output text || true)
-  if [[ "${found[0]:-}" != "$name" ]]; then
+  local name found
+  name="$(log_group_of "$1")"
+  found="$(fetched logs | jq -r --arg n "$name" \
+    '.logGroups[] | select(.logGroupName == $n) | .retentionInDays // "none"')"
+  if [[ -z "$found" ]]; then
     aws_ logs create-log-group --log-group-name "$name" --tags "mvr:runner-set=$set_id"
     aws_ logs put-retention-policy --log-group-name "$name" --retention-in-days "$retention"
     say create log-group "$name"
-  elif [[ "${found[1]:-}" != "$retention" ]]; then
+  elif [[ "$found" != "$retention" ]]; then
     aws_ logs put-retention-policy --log-group-name "$name" --retention-in-days "$retention"
     say update log-group "$name (retention $retention days)"
   else
@@ -116,48 +156,47 @@ ensure_role() {
   local fn="$1" role doc current
   role="$(role_of "$fn")"
   doc="$(render "runner-set-$fn.json" "$table")"
-  if exists iam get-role --role-name "$role"; then
+  current="$(fetched iam | jq -cS --arg r "$role" \
+    ".roles[] | select(.RoleName == \$r) | [.RolePolicyList[]? | select(.PolicyName == \$r)
+     | .PolicyDocument | $normalize][0] // \"\"")"
+  if [[ -n "$current" ]]; then
     say exists role "$role"
   else
     aws_ iam create-role --role-name "$role" --assume-role-policy-document "$trust" \
       --description "mvr runner set $set_id: the $fn function" --tags "${tags_kv[@]}" >/dev/null
     say create role "$role"
   fi
-  current="$(aws_ iam get-role-policy --role-name "$role" --policy-name "$role" \
-    --query PolicyDocument 2>/dev/null | normalize 2>/dev/null || true)"
   if [[ "$current" == "$doc" ]]; then
     say exists policy "$role (inline)"
   else
     aws_ iam put-role-policy --role-name "$role" --policy-name "$role" --policy-document "$doc"
-    say "$([[ -z "$current" ]] && echo create || echo update)" policy "$role (inline)"
+    say "$([[ -z "$current" || "$current" == '""' ]] && echo create || echo update)" policy "$role (inline)"
   fi
 }
 
-# ensure_managed_policy NAME DOC: a customer-managed policy for the Action's users.
+# ensure_managed_policy NAME: a customer-managed policy for the Action's users.
 ensure_managed_policy() {
-  local name="$1" doc="$2" arn version current oldest
+  local name="$1" doc arn policy oldest
+  doc="$(render "$([[ "$name" == "$action_policy" ]] && echo action.json || echo action-pool.json)" \
+    "$pool_table")"
   arn="arn:$partition:iam::$account:policy/$name"
-  if ! exists iam get-policy --policy-arn "$arn"; then
+  policy="$(fetched iam | jq -c --arg n "$name" '.policies[] | select(.Arn | endswith("/" + $n))')"
+  if [[ -z "$policy" ]]; then
     aws_ iam create-policy --policy-name "$name" --policy-document "$doc" \
       --description "mvr runner set $set_id: attach to the Action's users" \
       --tags "${tags_kv[@]}" >/dev/null
     say create policy "$name"
     return
   fi
-  version="$(aws_ iam get-policy --policy-arn "$arn" --query Policy.DefaultVersionId --output text)"
-  current="$(aws_ iam get-policy-version --policy-arn "$arn" --version-id "$version" \
-    --query PolicyVersion.Document | normalize)"
-  if [[ "$current" == "$doc" ]]; then
+  if [[ "$(jq -cS ".PolicyVersionList[] | select(.IsDefaultVersion) | .Document | $normalize" \
+    <<<"$policy")" == "$doc" ]]; then
     say exists policy "$name"
     return
   fi
   # At most 5 versions: drop the oldest non-default one first.
-  oldest="$(aws_ iam list-policy-versions --policy-arn "$arn" \
-    --query 'Versions[?IsDefaultVersion==`false`].VersionId' --output text | tr '\t' '\n' |
-    sort -V | head -1)"
-  [[ -n "$oldest" && "$(aws_ iam list-policy-versions --policy-arn "$arn" \
-    --query 'length(Versions)')" -ge 5 ]] &&
-    aws_ iam delete-policy-version --policy-arn "$arn" --version-id "$oldest"
+  oldest="$(jq -r '[.PolicyVersionList[] | select(.IsDefaultVersion | not) | .VersionId]
+    | sort_by(ltrimstr("v") | tonumber) | if length >= 4 then .[0] else "" end' <<<"$policy")"
+  [[ -z "$oldest" ]] || aws_ iam delete-policy-version --policy-arn "$arn" --version-id "$oldest"
   aws_ iam create-policy-version --policy-arn "$arn" --policy-document "$doc" \
     --set-as-default >/dev/null
   say update policy "$name"
@@ -167,43 +206,52 @@ ensure_managed_policy() {
 # existing parameter is kept; rotate with `aws ssm put-parameter --overwrite`.
 ensure_secret() {
   local name="$ssm_prefix/$1" file="${2:-}"
-  if exists ssm get-parameter --name "$name"; then
+  if fetched params | jq -e --arg n "$name" 'index($n)' >/dev/null; then
     say exists parameter "$name"
     return
   fi
-  if [[ -n "$file" ]]; then
-    aws_ ssm put-parameter --name "$name" --type SecureString --value "file://$file" \
-      --tags "${tags_kv[@]}" >/dev/null
-  else
+  if [[ -z "$file" ]]; then
     # The value goes through a file the CLI reads (never argv).
-    local tmp
-    tmp="$(mktemp)"
-    openssl rand -hex 32 | tr -d '\n' >"$tmp"
-    aws_ ssm put-parameter --name "$name" --type SecureString --value "file://$tmp" \
-      --tags "${tags_kv[@]}" >/dev/null || { rm -f "$tmp"; exit 1; }
-    rm -f "$tmp"
+    file="$work/generated-secret"
+    openssl rand -hex 32 | tr -d '\n' >"$file"
   fi
+  aws_ ssm put-parameter --name "$name" --type SecureString --value "file://$file" \
+    --tags "${tags_kv[@]}" >/dev/null
+  rm -f "$work/generated-secret"
+  echo "$name" >>"$work/new-params"
   say create parameter "$name"
+}
+secret_exists() {
+  fetched params | jq -e --arg n "$ssm_prefix/$1" 'index($n)' >/dev/null ||
+    grep -qx "$ssm_prefix/$1" "$work/new-params" 2>/dev/null
 }
 
 echo "bootstrap: runner set '$set_id' in $region (account $account)"
-ensure_table "$table"
-ensure_table "$pool_table"
-ensure_queue "$dlq" '{"MessageRetentionPeriod":"1209600"}'
-dlq_arn="$(aws_ sqs get-queue-attributes --queue-url \
-  "$(aws_ sqs get-queue-url --queue-name "$dlq" --query QueueUrl --output text)" \
-  --attribute-names QueueArn --query Attributes.QueueArn --output text)"
-redrive="{\"deadLetterTargetArn\":\"$dlq_arn\",\"maxReceiveCount\":\"5\"}"
-ensure_queue "$queue" "$(python3 -c 'import json,sys; print(json.dumps({"VisibilityTimeout": "900", "MessageRetentionPeriod": "345600", "RedrivePolicy": sys.argv[1]}))' "$redrive")"
-for fn in "${FUNCTIONS[@]}"; do
-  ensure_log_group "$(log_group_of "$fn")"
-  ensure_role "$fn"
-done
-ensure_managed_policy "$action_policy" "$(render action.json "$pool_table")"
-ensure_managed_policy "$action_pool_policy" "$(render action-pool.json "$pool_table")"
-ensure_secret webhook-secret
-[[ -n "$token_file" ]] && ensure_secret github-token "$token_file"
-[[ -n "$app_key_file" ]] && ensure_secret github-app-private-key "$app_key_file"
-echo "bootstrap: done. GitHub webhook secret: SSM $ssm_prefix/webhook-secret (read it with"
-echo "  aws ssm get-parameter --with-decryption --name $ssm_prefix/webhook-secret); the Action's"
-echo "  users get the policies $action_policy and $action_pool_policy (state-table: dynamodb:$pool_table)."
+# Independent of one another, so side by side; the functions need all of them.
+ensure_tables() { in_parallel ensure_table "$table" "$pool_table"; }
+ensure_queues() {
+  ensure_queue "$dlq" '{"MessageRetentionPeriod":"1209600"}'
+  local redrive="{\"deadLetterTargetArn\":\"arn:$partition:sqs:$region:$account:$dlq\",\"maxReceiveCount\":\"5\"}"
+  ensure_queue "$queue" "$(jq -cn --arg r "$redrive" \
+    '{VisibilityTimeout: "900", MessageRetentionPeriod: "345600", RedrivePolicy: $r}')"
+}
+ensure_log_groups() { in_parallel ensure_log_group "${FUNCTIONS[@]}"; }
+ensure_roles() { in_parallel ensure_role "${FUNCTIONS[@]}"; }
+ensure_managed_policies() { in_parallel ensure_managed_policy "$action_policy" "$action_pool_policy"; }
+ensure_secrets() {
+  ensure_secret webhook-secret
+  [[ -z "$token_file" ]] || ensure_secret github-token "$token_file"
+  [[ -z "$app_key_file" ]] || ensure_secret github-app-private-key "$app_key_file"
+}
+in_parallel step ensure_tables ensure_queues ensure_log_groups ensure_roles ensure_managed_policies \
+  ensure_secrets
+if [[ -n "$config_file" ]]; then
+  # shellcheck source=deploy/functions.sh
+  source "$deploy_dir/functions.sh"
+  deploy_functions
+else
+  say skip function "the Lambda functions (no --config)"
+fi
+echo "bootstrap: done. The Action's users get the policies $action_policy and"
+echo "  $action_pool_policy (state-table: dynamodb:$pool_table)."
+[[ -z "$config_file" ]] || github_step

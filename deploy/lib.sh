@@ -1,11 +1,15 @@
+# shellcheck shell=bash
 # Shared by deploy/bootstrap.sh and deploy/teardown.sh (sourced, not run): arguments, the AWS CLI
 # call with region and endpoint from the usual settings, and the names of everything a runner set
 # owns, derived from its id so that teardown finds exactly what bootstrap made.
 
 AWS="${AWS:-aws}"
 deploy_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# The Lambda functions of a runner set; each has a role, a policy file and a log group.
+# The runner set's functions: each has a role, a policy file and a log group. The warm-pool
+# function is not built yet (its handler reports an init error), so only its role and log group
+# exist; LAMBDA_FUNCTIONS are the ones deployed.
 FUNCTIONS=(webhook launcher janitor warm-pool)
+LAMBDA_FUNCTIONS=(webhook launcher janitor)
 
 die() { echo "${0##*/}: $*" >&2; exit 1; }
 
@@ -17,8 +21,83 @@ aws_() {
   "$AWS" "${endpoint[@]}" --region "$region" --output json "$@"
 }
 
+# microvms ARGS...: `aws lambda-microvms ARGS` from the service model in models/ (the CLI does not
+# ship it; AWS_DATA_PATH adds it). The endpoint is AWS_ENDPOINT_URL_LAMBDA_MICROVMS, else
+# AWS_ENDPOINT_URL, else the CLI's default for the region.
+microvms() {
+  local endpoint=() url="${AWS_ENDPOINT_URL_LAMBDA_MICROVMS:-${AWS_ENDPOINT_URL:-}}"
+  [[ -n "$url" ]] && endpoint=(--endpoint-url "$url")
+  AWS_DATA_PATH="$(model_dir)${AWS_DATA_PATH:+:$AWS_DATA_PATH}" \
+    "$AWS" "${endpoint[@]}" --region "$region" --output json lambda-microvms "$@"
+}
+model_dir() {
+  local dir="$work/models"
+  if [[ ! -d "$dir" ]]; then
+    mkdir -p "$dir/lambda-microvms/2025-09-09"
+    cp "$deploy_dir/../models/lambda-microvms/service-2.json" "$dir/lambda-microvms/2025-09-09/"
+    # The model has no paginators; these let the CLI follow nextToken through every page.
+    local page='{"input_token":"nextToken","output_token":"nextToken","limit_key":"maxResults","result_key":"items"}'
+    printf '{"pagination":{"ListMicrovms":%s,"ListMicrovmImages":%s}}\n' "$page" "$page" \
+      >"$dir/lambda-microvms/2025-09-09/paginators-1.json"
+  fi
+  echo "$dir"
+}
+
 # Quietly: whether a read succeeds (used for "does it exist?").
 exists() { aws_ "$@" >/dev/null 2>&1; }
+
+# A scratch directory for the run, removed at exit.
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# fetch NAME COMMAND...: starts COMMAND (aws_ or microvms with arguments) in the background, its
+# output to $work/NAME and its exit status to $work/NAME.rc. The reads a script needs are
+# independent, and each CLI process spends about a second starting, so they run side by side;
+# `fetched NAME` waits for one.
+fetch() {
+  local name="$1"
+  shift
+  { rc=0
+    "$@" >"$work/$name" 2>"$work/$name.err" || rc=$?
+    echo "$rc" >"$work/$name.rc"; } &
+}
+# fetched NAME: waits for fetch NAME; fails (printing the CLI's error) when the read failed.
+fetched() {
+  while [[ ! -s "$work/$1.rc" ]]; do wait -n 2>/dev/null || sleep 0.05; done
+  if [[ "$(cat "$work/$1.rc")" != 0 ]]; then
+    sed "s/^/${0##*\/}: /" "$work/$1.err" >&2
+    return 1
+  fi
+  cat "$work/$1"
+}
+# fetched_or_none NAME: as fetched, but a resource that does not exist (ResourceNotFoundException)
+# prints nothing and succeeds.
+fetched_or_none() {
+  fetched "$1" 2>/dev/null && return 0
+  grep -q ResourceNotFoundException "$work/$1.err" && return 0
+  sed "s/^/${0##*\/}: /" "$work/$1.err" >&2
+  return 1
+}
+
+# in_parallel FN ITEM...: `FN ITEM` for every item side by side; prints their output in item
+# order and fails when one failed (its error is printed too).
+in_parallel() {
+  local fn="$1" i pids=() failed=0
+  shift
+  for i in $(seq 0 $(($# - 1))); do
+    "$fn" "${@:i+1:1}" >"$work/par.$fn.$i" 2>"$work/par.$fn.$i.err" &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed=1
+    cat "$work/par.$fn.$i"
+    cat "$work/par.$fn.$i.err" >&2
+  done
+  return "$failed"
+}
+
+# step FN: runs FN; `in_parallel step FN1 FN2...` runs independent steps side by side.
+step() { "$1"; }
 
 resolve_region() {
   region="${AWS_REGION:-${AWS_DEFAULT_REGION:-}}"
@@ -38,14 +117,18 @@ set_names() {
   ssm_prefix="/mvr/$set_id"
   action_policy="mvr-$set_id-action"
   action_pool_policy="mvr-$set_id-action-pool"
+  janitor_rule="mvr-$set_id-janitor"
+  # The set's MicroVM images: <runnerSetId><index>-<8 hex> (seed 001).
+  image_pattern="^${set_id}[0-9]+-[0-9a-f]{8}\$"
 }
 role_of() { echo "mvr-$set_id-$1"; }
+function_of() { echo "mvr-$set_id-$1"; }
 log_group_of() { echo "/aws/lambda/mvr-$set_id-$1"; }
 
-# The account and partition of the credentials in use.
+# The account and partition of the credentials in use (from fetch caller).
 resolve_account() {
   local arn
-  arn="$(aws_ sts get-caller-identity --query Arn --output text)" ||
+  arn="$(fetched caller | jq -r .Arn)" ||
     die "cannot read the caller identity (sts get-caller-identity): check the AWS credentials"
   partition="$(cut -d: -f2 <<<"$arn")"
   account="$(cut -d: -f5 <<<"$arn")"

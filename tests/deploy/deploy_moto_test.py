@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""deploy/bootstrap.sh and deploy/teardown.sh on the AWS CLI against moto's server (127.0.0.1):
-bootstrap creates every resource, a second bootstrap changes nothing, a drifted policy is put
-back, teardown without --yes deletes nothing, teardown --yes leaves nothing of the set and keeps
-what is not the set's. Exits 77 (ctest: skipped) without moto_server or Debian's aws CLI."""
+"""deploy/bootstrap.sh and deploy/teardown.sh on the AWS CLI against moto's server and the MicroVMs
+emulator (`mvr emulate microvms`), both on 127.0.0.1: bootstrap creates every resource including
+the Lambda functions and their triggers, a second bootstrap changes nothing, drift is put back,
+teardown without --yes deletes nothing, teardown --yes on a half-deployed set terminates the set's
+MicroVMs (and only those), deletes its images and leaves nothing else of the set.
+
+Usage: deploy_moto_test.py MVR_BINARY. Exits 77 (ctest: skipped) without moto_server, Debian's aws
+CLI or the mvr binary. The test's own reads use boto3 in-process (re-run under moto's Python when
+this one lacks boto3): the scripts' CLI processes are the cost, the checks should not add to it."""
 import glob
 import json
 import os
@@ -10,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 import urllib.request
@@ -17,6 +23,23 @@ import urllib.request
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AWS = os.environ.get("MVR_TEST_AWS", "/usr/bin/aws")
 SET = "ci1"
+ACCOUNT = "123456789012"
+MVR = None  # set from argv
+
+# A MicroVM guest that answers every lifecycle hook with 200 (the emulator calls /ready, /run...).
+GUEST = r'''
+import http.server, os
+class Hooks(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    do_GET = do_POST = do_PUT = answer
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(os.environ["MVR_HOOK_PORT"])), Hooks).serve_forever()
+'''
 
 
 def find_moto():
@@ -28,30 +51,88 @@ def find_moto():
     return found[0] if found else None
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url):
+    for _ in range(150):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except urllib.error.HTTPError:
+            return  # it answers
+        except Exception:
+            time.sleep(0.2)
+
+
 class DeployOnMoto(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        cls.work = tempfile.mkdtemp(prefix="mvr-deploy-test-")
+        port = free_port()
         cls.moto = subprocess.Popen([find_moto(), "-H", "127.0.0.1", "-p", str(port)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         cls.url = "http://127.0.0.1:%d" % port
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(cls.url + "/moto-api/", timeout=1)
-                break
-            except Exception:
-                time.sleep(0.2)
+        guest = os.path.join(cls.work, "guest.py")
+        with open(guest, "w") as f:
+            f.write(GUEST)
+        guest_cmd = "%s %s" % (sys.executable, guest)
+        vm_port = free_port()
+        cls.emulator_log = open(os.path.join(cls.work, "emulator.log"), "w")
+        cls.emulator = subprocess.Popen(
+            [MVR, "emulate", "microvms", "--listen", "127.0.0.1:%d" % vm_port,
+             "--state-dir", os.path.join(cls.work, "vms"),
+             "--image", "%s0-0123abcd=%s" % (SET, guest_cmd),
+             "--image", "other0-89abcdef=%s" % guest_cmd],
+            stdout=subprocess.DEVNULL, stderr=cls.emulator_log)
+        cls.microvms_url = "http://127.0.0.1:%d" % vm_port
+        wait_ready(cls.url + "/moto-api/")
+        wait_ready(cls.microvms_url + "/2025-09-09/microvms")
         cls.env = dict(os.environ, AWS=AWS, AWS_ENDPOINT_URL=cls.url, AWS_REGION="us-east-1",
+                       AWS_ENDPOINT_URL_LAMBDA_MICROVMS=cls.microvms_url,
                        AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
                        AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null")
         cls.env.pop("AWS_PROFILE", None)
+        models = os.path.join(cls.work, "models", "lambda-microvms", "2025-09-09")
+        os.makedirs(models)
+        shutil.copy(os.path.join(SOURCE, "models", "lambda-microvms", "service-2.json"), models)
+        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_CONFIG_FILE",
+                  "AWS_SHARED_CREDENTIALS_FILE"):
+            os.environ[k] = cls.env[k]
+        os.environ["AWS_DATA_PATH"] = os.path.join(cls.work, "models")
+        os.environ.pop("AWS_PROFILE", None)
+        import boto3
+        cls.session = boto3.session.Session(region_name="us-east-1")
+        # The functions' package, as a user makes it (built once; every bootstrap reuses it).
+        cls.package = os.path.join(cls.work, "mvr-lambda.zip")
+        subprocess.run([MVR, "package", "lambda", "--arch", "x86_64", "--output", cls.package],
+                       check=True, stdout=subprocess.DEVNULL)
+        cls.config = os.path.join(cls.work, "runner-set.json")
+        with open(cls.config, "w") as f:
+            json.dump({"runnerSetId": "local", "listen": "127.0.0.1:8080",
+                       "github": {"repository": "octo/hello", "patFile": "/etc/mvr/pat",
+                                  "webhookSecretFile": "/etc/mvr/webhook-secret"},
+                       "classes": [{"label": "mvr", "image": "%s0-0123abcd" % SET}],
+                       "store": "sqlite:/tmp/mvr.db", "queue": "sqlite:/tmp/mvr-queue.db",
+                       "janitor": {"intervalSeconds": 120}}, f)
+        cls.token = os.path.join(cls.work, "token")
+        with open(cls.token, "w") as f:
+            f.write("ghp_not-a-real-token-0123456789\n")
 
     @classmethod
     def tearDownClass(cls):
-        cls.moto.terminate()
-        cls.moto.wait()
+        for p in (cls.emulator, cls.moto):
+            p.terminate()
+            p.wait()
+        cls.emulator_log.close()
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def client(self, name):
+        return self.session.client(
+            name, endpoint_url=self.microvms_url if name == "lambda-microvms" else self.url)
 
     def script(self, name, *args):
         r = subprocess.run(["bash", os.path.join(SOURCE, "deploy", name), "--runner-set-id", SET]
@@ -59,90 +140,176 @@ class DeployOnMoto(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         return r.stdout
 
-    def aws(self, *args):
-        r = subprocess.run([AWS, "--endpoint-url", self.url, "--output", "json"] + list(args),
-                           env=self.env, capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        return json.loads(r.stdout or "{}")
+    def bootstrap(self):
+        return self.script("bootstrap.sh", "--execution-role", "mvr-vm", "--config", self.config,
+                           "--package", self.package, "--github-token-file", self.token)
 
     def inventory(self):
         """Every resource in the account of the kinds bootstrap makes."""
+        c = lambda name: self.client(name)
+        lam, events = c("lambda"), c("events")
+        functions = lam.list_functions()["Functions"]
         return {
-            "tables": sorted(self.aws("dynamodb", "list-tables")["TableNames"]),
+            "tables": sorted(c("dynamodb").list_tables()["TableNames"]),
             "queues": sorted(u.rsplit("/", 1)[1]
-                             for u in self.aws("sqs", "list-queues").get("QueueUrls", [])),
-            "roles": sorted(r["RoleName"] for r in self.aws("iam", "list-roles")["Roles"]),
+                             for u in c("sqs").list_queues().get("QueueUrls", [])),
+            "roles": sorted(r["RoleName"] for r in c("iam").list_roles()["Roles"]),
             "policies": sorted(p["PolicyName"] for p in
-                               self.aws("iam", "list-policies", "--scope", "Local")["Policies"]),
+                               c("iam").list_policies(Scope="Local")["Policies"]),
             "log_groups": sorted(g["logGroupName"] for g in
-                                 self.aws("logs", "describe-log-groups")["logGroups"]),
-            "parameters": sorted(p["Name"] for p in
-                                 self.aws("ssm", "describe-parameters")["Parameters"]),
+                                 c("logs").describe_log_groups()["logGroups"]),
+            "parameters": sorted(p["Name"] for p in c("ssm").describe_parameters()["Parameters"]),
+            "functions": sorted(f["FunctionName"] for f in functions),
+            "function_settings": sorted((f["FunctionName"], f["Timeout"], f["CodeSha256"])
+                                        for f in functions),
+            "triggers": sorted(m["EventSourceArn"]
+                               for m in lam.list_event_source_mappings()["EventSourceMappings"]),
+            "rules": sorted((r["Name"], r.get("ScheduleExpression"))
+                            for r in events.list_rules()["Rules"]),
+            "images": sorted(i["name"] for i in c("lambda-microvms").list_microvm_images()["items"]),
         }
 
+    def vm_states(self):
+        return {v["microvmId"]: (v["imageArn"].rsplit(":", 1)[1], v["state"])
+                for v in self.client("lambda-microvms").list_microvms()["items"]}
+
     def test_bootstrap_is_idempotent_and_teardown_leaves_nothing(self):
+        microvms = self.client("lambda-microvms")
+        ours = [microvms.run_microvm(imageIdentifier="%s0-0123abcd" % SET)["microvmId"]
+                for _ in range(2)]
+        theirs = microvms.run_microvm(imageIdentifier="other0-89abcdef")["microvmId"]
         # Not the set's: must survive teardown.
-        self.aws("sqs", "create-queue", "--queue-name", "mvr-%s-jobs-other" % SET)
+        self.client("sqs").create_queue(QueueName="mvr-%s-jobs-other" % SET)
         before = self.inventory()
 
-        first = self.script("bootstrap.sh", "--execution-role", "mvr-vm")
+        first = self.bootstrap()
         created = [l.split()[1:] for l in first.splitlines() if l.startswith("create")]
-        self.assertEqual(len(created), 21, first)
+        self.assertEqual(len(created), 31, first)
         state = self.inventory()
-        self.assertEqual(sorted(set(state["tables"]) - set(before["tables"])),
-                         ["mvr-%s" % SET, "mvr-%s-pools" % SET])
-        self.assertEqual(sorted(set(state["queues"]) - set(before["queues"])),
-                         ["mvr-%s-jobs" % SET, "mvr-%s-jobs-dlq" % SET])
-        self.assertEqual(len(set(state["roles"]) - set(before["roles"])), 4)
-        self.assertEqual(len(set(state["log_groups"]) - set(before["log_groups"])), 4)
-        self.assertEqual(state["parameters"], ["/mvr/%s/webhook-secret" % SET])
-        ttl = self.aws("dynamodb", "describe-time-to-live", "--table-name", "mvr-%s" % SET)
-        self.assertEqual(ttl["TimeToLiveDescription"]["AttributeName"], "ttl")
-        queue = self.aws("sqs", "get-queue-url", "--queue-name", "mvr-%s-jobs" % SET)["QueueUrl"]
-        attrs = self.aws("sqs", "get-queue-attributes", "--queue-url", queue,
-                         "--attribute-names", "RedrivePolicy")["Attributes"]
-        self.assertTrue(json.loads(attrs["RedrivePolicy"])["deadLetterTargetArn"]
-                        .endswith(":mvr-%s-jobs-dlq" % SET))
-        role_policy = self.aws("iam", "get-role-policy", "--role-name", "mvr-%s-janitor" % SET,
-                               "--policy-name", "mvr-%s-janitor" % SET)["PolicyDocument"]
-        text = json.dumps(role_policy)
-        self.assertNotIn("{{", text)
-        self.assertIn("arn:aws:dynamodb:us-east-1:123456789012:table/mvr-%s" % SET, text)
-        # The secret is never printed.
-        secret = self.aws("ssm", "get-parameter", "--with-decryption", "--name",
-                          "/mvr/%s/webhook-secret" % SET)["Parameter"]["Value"]
+        new = lambda kind: sorted(set(state[kind]) - set(before[kind]))
+        self.assertEqual(new("tables"), ["mvr-%s" % SET, "mvr-%s-pools" % SET])
+        self.assertEqual(new("queues"), ["mvr-%s-jobs" % SET, "mvr-%s-jobs-dlq" % SET])
+        self.assertEqual(len(new("roles")), 4)
+        self.assertEqual(len(new("log_groups")), 4)
+        self.assertEqual(state["parameters"], ["/mvr/%s/github-token" % SET,
+                                               "/mvr/%s/webhook-secret" % SET])
+        self.assertEqual(new("functions"), ["mvr-%s-%s" % (SET, f)
+                                            for f in ("janitor", "launcher", "webhook")])
+        self.check_functions(first)
+        self.check_iam_and_tables()
+        secret = self.client("ssm").get_parameter(
+            Name="/mvr/%s/webhook-secret" % SET, WithDecryption=True)["Parameter"]["Value"]
         self.assertRegex(secret, r"^[0-9a-f]{64}$")
         self.assertNotIn(secret, first)
+        self.assertNotIn("not-a-real-token", first)
+        # Debian's CLI 2.9 cannot limit lambda:InvokeFunction to the Function URL: said, not hidden.
+        self.assertIn("warn    permission      mvr-%s-webhook: function-url-invoke" % SET, first)
+        self.assertIn("--invoked-via-function-url", first)
 
-        second = self.script("bootstrap.sh", "--execution-role", "mvr-vm")
+        second = self.bootstrap()
         self.assertEqual([l for l in second.splitlines() if l.startswith(("create", "update"))],
                          [], second)
         self.assertEqual(self.inventory(), state)
 
-        # Drift: someone widened a role's policy; bootstrap puts the file's back.
-        self.aws("iam", "put-role-policy", "--role-name", "mvr-%s-webhook" % SET, "--policy-name",
-                 "mvr-%s-webhook" % SET, "--policy-document",
-                 '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}')
-        third = self.script("bootstrap.sh", "--execution-role", "mvr-vm")
+        # Drift: someone widened a role's policy and shortened the launcher's timeout.
+        self.client("iam").put_role_policy(
+            RoleName="mvr-%s-webhook" % SET, PolicyName="mvr-%s-webhook" % SET,
+            PolicyDocument='{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}')
+        self.client("lambda").update_function_configuration(
+            FunctionName="mvr-%s-launcher" % SET, Timeout=3)
+        third = self.bootstrap()
         self.assertIn("update  policy          mvr-%s-webhook (inline)" % SET, third)
-
-        self.aws("iam", "create-user", "--user-name", "ci-user")
-        self.aws("iam", "attach-user-policy", "--user-name", "ci-user", "--policy-arn",
-                 "arn:aws:iam::123456789012:policy/mvr-%s-action" % SET)
-        preview = self.script("teardown.sh")
-        self.assertIn("nothing is deleted without --yes", preview)
-        self.assertIn("would delete  attachment      mvr-%s-action from user ci-user" % SET, preview)
+        self.assertIn("update  function        mvr-%s-launcher (configuration)" % SET, third)
         self.assertEqual(self.inventory(), state)
 
+        self.client("iam").create_user(UserName="ci-user")
+        self.client("iam").attach_user_policy(
+            UserName="ci-user", PolicyArn="arn:aws:iam::%s:policy/mvr-%s-action" % (ACCOUNT, SET))
+        preview = self.script("teardown.sh")
+        self.assertIn("nothing is deleted without --yes", preview)
+        self.assertIn("would delete    attachment      mvr-%s-action from user ci-user" % SET,
+                      preview)
+        for vm in ours:
+            self.assertIn("would terminate microvm         %s" % vm, preview)
+        self.assertNotIn(theirs, preview)
+        self.assertEqual(self.inventory(), state)
+        self.assertNotIn("TERMINATED", [s for _, s in self.vm_states().values()])
+
+        # Half deployed: the launcher and the janitor's schedule are already gone.
+        self.client("lambda").delete_function(FunctionName="mvr-%s-launcher" % SET)
+        events = self.client("events")
+        events.remove_targets(Rule="mvr-%s-janitor" % SET, Ids=["janitor"])
+        events.delete_rule(Name="mvr-%s-janitor" % SET)
         done = self.script("teardown.sh", "--yes")
-        self.assertIn("deleted       table           mvr-%s" % SET, done)
-        self.assertEqual(self.inventory(), before)
-        self.assertIn("mvr-%s-jobs-other" % SET, self.inventory()["queues"])
+        self.assertIn("deleted         table           mvr-%s" % SET, done)
+        self.assertIn("terminated      microvms        2 (all TERMINATED)", done)
+        after = self.inventory()
+        self.assertEqual(after["images"], ["other0-89abcdef"])
+        self.assertEqual({k: v for k, v in after.items() if k != "images"},
+                         {k: v for k, v in before.items() if k != "images"})
+        self.assertIn("mvr-%s-jobs-other" % SET, after["queues"])
+        states = self.vm_states()
+        self.assertEqual([states[vm][1] for vm in ours], ["TERMINATED", "TERMINATED"])
+        self.assertEqual(states[theirs], ("other0-89abcdef", "RUNNING"))
         self.assertIn("nothing of runner set", self.script("teardown.sh"))
+
+    def check_functions(self, output):
+        lam = self.client("lambda")
+        queue_url = self.client("sqs").get_queue_url(QueueName="mvr-%s-jobs" % SET)["QueueUrl"]
+        for fn in ("webhook", "launcher", "janitor"):
+            conf = lam.get_function_configuration(FunctionName="mvr-%s-%s" % (SET, fn))
+            self.assertEqual((conf["Handler"], conf["Runtime"]), (fn, "provided.al2023"))
+            self.assertEqual(conf["Role"], "arn:aws:iam::%s:role/mvr-%s-%s" % (ACCOUNT, SET, fn))
+            config = json.loads(conf["Environment"]["Variables"]["MVR_CONFIG"])
+            self.assertEqual(config["runnerSetId"], SET)
+            self.assertEqual(config["store"], "dynamodb:mvr-%s" % SET)
+            self.assertEqual(config["queue"], {"uri": "sqs:" + queue_url, "maxReceiveCount": 5})
+            self.assertEqual(config["github"]["webhookSecretFile"],
+                             "ssm:/mvr/%s/webhook-secret" % SET)
+            self.assertEqual(config["github"]["patFile"], "ssm:/mvr/%s/github-token" % SET)
+            self.assertEqual(config["launcher"]["executionRoleArn"],
+                             "arn:aws:iam::%s:role/mvr-vm" % ACCOUNT)
+            self.assertNotIn("listen", config)
+        url = lam.get_function_url_config(FunctionName="mvr-%s-webhook" % SET)
+        self.assertEqual(url["AuthType"], "NONE")
+        self.assertIn("Payload URL   " + url["FunctionUrl"], output)
+        policy = json.loads(lam.get_policy(FunctionName="mvr-%s-webhook" % SET)["Policy"])
+        self.assertEqual([s["Action"] for s in policy["Statement"]], ["lambda:InvokeFunctionUrl"])
+        (mapping,) = lam.list_event_source_mappings(
+            FunctionName="mvr-%s-launcher" % SET)["EventSourceMappings"]
+        self.assertEqual(mapping["EventSourceArn"],
+                         "arn:aws:sqs:us-east-1:%s:mvr-%s-jobs" % (ACCOUNT, SET))
+        self.assertEqual(mapping["BatchSize"], 10)
+        events = self.client("events")
+        rule = events.describe_rule(Name="mvr-%s-janitor" % SET)
+        self.assertEqual((rule["ScheduleExpression"], rule["State"]), ("rate(2 minutes)", "ENABLED"))
+        (target,) = events.list_targets_by_rule(Rule="mvr-%s-janitor" % SET)["Targets"]
+        self.assertTrue(target["Arn"].endswith(":function:mvr-%s-janitor" % SET))
+
+    def check_iam_and_tables(self):
+        ttl = self.client("dynamodb").describe_time_to_live(TableName="mvr-%s" % SET)
+        self.assertEqual(ttl["TimeToLiveDescription"]["AttributeName"], "ttl")
+        sqs = self.client("sqs")
+        queue = sqs.get_queue_url(QueueName="mvr-%s-jobs" % SET)["QueueUrl"]
+        attrs = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["RedrivePolicy"])
+        self.assertTrue(json.loads(attrs["Attributes"]["RedrivePolicy"])["deadLetterTargetArn"]
+                        .endswith(":mvr-%s-jobs-dlq" % SET))
+        text = json.dumps(self.client("iam").get_role_policy(
+            RoleName="mvr-%s-janitor" % SET, PolicyName="mvr-%s-janitor" % SET)["PolicyDocument"])
+        self.assertNotIn("{{", text)
+        self.assertIn("arn:aws:dynamodb:us-east-1:%s:table/mvr-%s" % (ACCOUNT, SET), text)
 
 
 if __name__ == "__main__":
-    if not find_moto() or not os.access(AWS, os.X_OK):
-        print("skipped: needs moto_server and %s (Debian's awscli)" % AWS)
+    MVR = sys.argv.pop(1) if len(sys.argv) > 1 else os.environ.get("MVR_BINARY", "")
+    moto = find_moto()
+    if not moto or not os.access(AWS, os.X_OK) or not os.access(MVR, os.X_OK) \
+            or not shutil.which("jq"):
+        print("skipped: needs moto_server, %s (Debian's awscli), jq and the mvr binary" % AWS)
         sys.exit(77)
+    try:
+        import boto3  # noqa: F401
+    except ImportError:  # moto's own Python has it
+        python = os.path.join(os.path.dirname(moto), "python3")
+        os.execv(python, [python, os.path.abspath(__file__), MVR] + sys.argv[1:])
     unittest.main()
