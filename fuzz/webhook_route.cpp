@@ -4,7 +4,7 @@
 // first line). A signature header whose value is exactly "sign" is replaced by the body's right
 // signature, so the fuzzer reaches the reader and the routing; any other value is checked as is.
 // Properties: the status is one the endpoint documents, a queued message decodes to an intent
-// that encodes back to the same bytes, and no answer carries the secret.
+// that encodes back to the same bytes, and no answer carries the secret unless the input did.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -84,7 +84,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (a.status != 200 && a.status != 202 && a.status != 400 && a.status != 401 && a.status != 413) {
     __builtin_trap();
   }
-  if (a.body.find(kSecret) != std::string::npos) __builtin_trap();
+  // The answer may echo what was sent (an event name, say), but never the secret on its own.
+  if (a.body.find(kSecret) != std::string::npos && text.find(kSecret) == std::string::npos) {
+    __builtin_trap();
+  }
   if (!nlohmann::json::accept(a.body)) __builtin_trap();
   std::string sent = queue.TakeLast();
   if ((a.status == 202) != !sent.empty()) __builtin_trap();
