@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "base/random.h"
 #include "base/retry.h"
+#include "fuzz_support.h"
 
 namespace mvr::fuzz {
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/logger.h"
 #include "http/client.h"
 #include "http/server.h"
 #include "http/server_exchange.h"
@@ -82,6 +83,12 @@ inline int SmallNumber(const std::string& text, int fallback, int max) {
   }
   return n > max ? fallback : n;
 }
+
+// A log sink that drops every line (targets log nothing worth keeping).
+class DiscardSink final : public LogSink {
+ public:
+  void Write(std::string_view) override {}
+};
 
 // Answers every request with the same fuzzed response (the response parsers' only input).
 class FuzzedHttpClient final : public http::HttpClient {

@@ -20,11 +20,6 @@ namespace {
 
 using namespace mvr;
 
-class DiscardSink final : public LogSink {
- public:
-  void Write(std::string_view) override {}
-};
-
 class RefusingHttpClient final : public http::HttpClient {
  public:
   Result<http::HttpResponse> Send(const http::HttpRequest&) override {
@@ -56,7 +51,7 @@ struct World {
   RealSleeper sleeper;
   SeededRandom random{1};
   SeededRandom secure_random{2};
-  DiscardSink sink;
+  fuzz::DiscardSink sink;
   Logger logger{sink, clock, LogLevel::kError};
   RefusingHttpClient http;
   process::testing::FakeProcessRunner processes;

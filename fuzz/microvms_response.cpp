@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ManualClock clock;
   SeededRandom random(7);
   ManualSleeper sleeper(clock);
-  DiscardSink sink;
+  fuzz::DiscardSink sink;
   Logger logger(sink, clock);
   MicrovmsClientOptions options;
   options.endpoint.url = "https://lambda.us-east-1.amazonaws.com";

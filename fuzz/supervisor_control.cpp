@@ -7,17 +7,9 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "fuzz_support.h"
 #include "supervisor/servers.h"
 #include "support/fake_process_runner.h"
-
-namespace {
-
-class DiscardSink final : public mvr::LogSink {
- public:
-  void Write(std::string_view) override {}
-};
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mvr;
@@ -29,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ManualClock clock;
   ManualSleeper sleeper(clock);
   SeededRandom random(1);
-  DiscardSink sink;
+  fuzz::DiscardSink sink;
   Logger logger(sink, clock, LogLevel::kDebug);
   process::testing::FakeProcessRunner processes;
   supervisor::NoSelfTerminator terminator;

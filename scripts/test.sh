@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs packages, builds the normal and
-# the sanitizer (ASan + UBSan) trees, runs ctest in both, then each libFuzzer target for 10 s.
+# the sanitizer (ASan + UBSan) trees and runs ctest in both. Fuzzing is separate (scripts/fuzz.sh;
+# CI runs it as a job of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -143,6 +143,15 @@ WebhookDecision WebhookRouter::Route(const WebhookDelivery& delivery, TimePoint 
                    std::string(github::kDeliveryHeader) + " is missing or longer than " +
                        std::to_string(kMaxDeliveryIdBytes) + " bytes");
   }
+  // The signature covers only the body, so the id is whatever the sender put; GitHub's are GUIDs.
+  // It goes into the intent (JSON, which must be UTF-8) and the logs.
+  for (char c : delivery.delivery_id) {
+    if (c < 0x21 || c > 0x7e) {
+      return Refused(
+          WebhookVerdict::kMalformed, 400,
+          std::string(github::kDeliveryHeader) + " holds a character other than printable ASCII");
+    }
+  }
 
   std::unique_ptr<WorkflowJobReader> reader = readers_->Take();
   Result<WorkflowJobFields> read = reader->Read(delivery.body);

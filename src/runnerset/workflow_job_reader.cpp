@@ -117,8 +117,11 @@ Status ReadRepository(od::value value, WorkflowJobFields& out, bool& from_full_n
   if (value.get_object().get(repo)) return WrongType("repository", "an object");
   std::string_view text;
   od::value member;
-  from_full_name =
-      !repo.find_field_unordered("full_name").get(member) && !member.get_string().get(text);
+  // Only "no such field" may be followed by another lookup: after a parse error the object's
+  // iterator is spent, and simdjson does not guard a second use of it.
+  simdjson::error_code found = repo.find_field_unordered("full_name").get(member);
+  if (found && found != simdjson::NO_SUCH_FIELD) return NotJson(found);
+  from_full_name = !found && !member.get_string().get(text);
   if (from_full_name) {
     out.repository.assign(text);
   } else {

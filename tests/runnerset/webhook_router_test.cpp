@@ -249,6 +249,24 @@ TEST(WebhookRouterTest, MissingGitHubHeadersAreMalformed) {
                 WebhookVerdict::kMalformed, 400);
 }
 
+// fuzz/webhook_route (seed delivery_id_not_utf8): the signature covers the body only, so a replayed
+// delivery may carry any X-GitHub-Delivery; one that was not UTF-8 made encoding the intent throw
+// (JSON), which nothing on the Lambda path catches (mvr serve's HTTP server answered 500).
+TEST(WebhookRouterTest, DeliveryIdThatIsNotPrintableAsciiIsMalformed) {
+  WebhookRouter router = Router();
+  std::string body = Queued({"mvr-small"});
+  std::string signature = Sign(body);
+  for (std::string id : {std::string("d-\xff"), std::string("d-\xc3\xa9"), std::string("d 1"),
+                         std::string("d-\n1"), std::string(1, '\0')}) {
+    WebhookDecision d = router.Route(WebhookDelivery{"workflow_job", id, signature, body}, kNow);
+    ExpectRefused(d, WebhookVerdict::kMalformed, 400);
+    EXPECT_NE(d.message.find("X-GitHub-Delivery"), std::string::npos) << d.message;
+  }
+  EXPECT_EQ(
+      router.Route(WebhookDelivery{"workflow_job", "a-Z_0.9:~", signature, body}, kNow).verdict,
+      WebhookVerdict::kLaunch);
+}
+
 TEST(WebhookRouterTest, HeadersAreFoundWhateverTheirCase) {
   std::string body = Queued({"mvr-small"});
   http::Headers headers{{"x-github-event", "workflow_job"},

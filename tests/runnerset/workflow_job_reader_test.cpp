@@ -355,6 +355,18 @@ TEST(WorkflowJobReaderTest, AGitHubOrderedBodyCutShortIsRefusedOrReadAsTheWholeO
   }
 }
 
+// Found by fuzz/webhook_route: a repository object that stops being JSON before any full_name
+// left simdjson's iterator spent, and the fallback lookup of name/owner used it (undefined
+// behaviour, a null dereference under UBSan).
+TEST(WorkflowJobReaderTest, ARepositoryThatIsNotJsonBeforeFullNameIsRefusedAsNotJson) {
+  ExpectMalformed(R"({"repository":{"":,})", "not valid JSON");
+  ExpectMalformed(R"({"action":"queued","repository":{"id":1,"node_id":]}})", "payload: ");
+  auto f = Read(R"({"action":"queued","workflow_job":{"id":1,"run_id":2},)"
+                R"("repository":{"id":7,"name":"r","owner":{"login":"o"}}})");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->repository, "o/r");
+}
+
 TEST(WorkflowJobReaderTest, RepositoryNames) {
   EXPECT_TRUE(IsRepositoryName("octo-org/widget-service"));
   EXPECT_TRUE(IsRepositoryName("a/b.c_d-e"));
