@@ -46,7 +46,6 @@ Duration SafetyMargin(Duration budget) { return std::max(Duration(500), budget /
 
 SuspendPlan PlanSuspend(Duration budget, const SupervisorConfig& config) {
   const Duration usable = Usable(budget);
-  const Duration poll = config.docker.poll_interval;
   SuspendPlan p;
   p.daemon_stop = std::min(config.docker.stop_timeout, usable * 3 / 10);
   p.sync = std::min(config.command_timeout, AtLeastZero(usable - 2 * p.daemon_stop));
