@@ -92,7 +92,10 @@ TEST_F(RunnerSetEndToEnd, KillNineInTheMiddleOfABurstThenARestartCompletesEveryJ
   int succeeded = 0;
   for (int64_t job : jobs) succeeded += Job(job).value("conclusion", "") == "success";
   EXPECT_EQ(succeeded, 20);
-  ExpectNothingLeft();
+  // No ExpectNothingLeft here: a launch killed between RunMicrovm's answer and recording the VM
+  // on its claim leaves a VM only the janitor can find, and this suite runs none (its default
+  // period is a minute). RunnerSetJanitorBurst.KillNineMidBurstThenRestartCompletesAllAndLeaves-
+  // NothingInThreePeriods proves the same burst leaves nothing once the janitor has swept.
 }
 
 TEST_F(RunnerSetEndToEnd, SigtermInTheMiddleOfABurstStopsCleanlyAndARestartCompletesEveryJob) {
