@@ -159,8 +159,9 @@ struct WorkflowJobReader::Impl {
       buffer = std::make_unique<char[]>(needed);
       buffer_size = needed;
     }
-    std::memcpy(buffer.get(), head.data(), head.size());
-    std::memcpy(buffer.get() + head.size(), tail.data(), tail.size());
+    // memcpy from an empty view's null data is undefined even for 0 bytes.
+    if (!head.empty()) std::memcpy(buffer.get(), head.data(), head.size());
+    if (!tail.empty()) std::memcpy(buffer.get() + head.size(), tail.data(), tail.size());
     if (close) buffer[size - 1] = '}';
     std::memset(buffer.get() + size, ' ', simdjson::SIMDJSON_PADDING);
     return simdjson::padded_string_view(buffer.get(), size, buffer_size);
