@@ -27,10 +27,16 @@ function(mvr_test name)
     set_target_properties(${name} PROPERTIES EXCLUDE_FROM_ALL ON)
     return()
   endif()
-  set(properties LABELS "${labels}")
+  # Labels and locks are set by a file ctest reads after the discovered tests: PROPERTIES of
+  # gtest_discover_tests are flattened into one list, where a second label became a property
+  # name (a binary labelled "e2e moto" was labelled e2e only).
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60)
+  set(properties "LABELS \"${labels}\"")
   if(ARG_RESOURCE_LOCK)
-    list(APPEND properties RESOURCE_LOCK ${ARG_RESOURCE_LOCK})
+    string(APPEND properties " RESOURCE_LOCK \"${ARG_RESOURCE_LOCK}\"")
   endif()
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-                       PROPERTIES ${properties})
+  set(file "${CMAKE_CURRENT_BINARY_DIR}/${name}_properties.cmake")
+  file(WRITE "${file}"
+       "if(${name}_TESTS)\n  set_tests_properties(\${${name}_TESTS} PROPERTIES ${properties})\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${file}")
 endfunction()
