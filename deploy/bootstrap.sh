@@ -46,6 +46,12 @@ done
 command -v jq >/dev/null || die "needs jq (Debian: apt-get install jq)"
 if [[ -n "$config_file" ]]; then
   jq -e 'type == "object"' "$config_file" >/dev/null 2>&1 || die "$config_file: not a JSON object"
+  # The warm-pool sweeper would be a function of its own on a schedule, which bootstrap does not
+  # deploy yet: a class with a warm pool would silently never get a member.
+  if jq -e '[.classes[]?.warmPoolSize // 0] | any(. > 0)' "$config_file" >/dev/null; then
+    die "$config_file: classes[].warmPoolSize needs the warm-pool function, which bootstrap \
+does not deploy yet; remove warmPoolSize, or run the set with 'mvr serve'"
+  fi
 fi
 resolve_region
 tags_kv=("Key=mvr:runner-set,Value=$set_id")

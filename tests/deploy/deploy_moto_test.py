@@ -173,6 +173,22 @@ class DeployOnMoto(unittest.TestCase):
         return {v["microvmId"]: (v["imageArn"].rsplit(":", 1)[1], v["state"])
                 for v in self.client("lambda-microvms").list_microvms()["items"]}
 
+    def test_a_warm_pool_the_deploy_cannot_serve_is_refused_before_anything_is_made(self):
+        before = self.inventory()
+        config = os.path.join(self.work, "warm-pool.json")
+        with open(self.config) as f:
+            c = json.load(f)
+        c["classes"][0]["warmPoolSize"] = 2
+        with open(config, "w") as f:
+            json.dump(c, f)
+        r = subprocess.run(["bash", os.path.join(SOURCE, "deploy", "bootstrap.sh"),
+                            "--runner-set-id", SET, "--config", config, "--package", self.package,
+                            "--github-token-file", self.token],
+                           env=self.env, capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("warmPoolSize needs the warm-pool function", r.stderr)
+        self.assertEqual(self.inventory(), before)
+
     def test_bootstrap_is_idempotent_and_teardown_leaves_nothing(self):
         microvms = self.client("lambda-microvms")
         ours = [microvms.run_microvm(imageIdentifier="%s0-0123abcd" % SET)["microvmId"]
