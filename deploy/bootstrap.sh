@@ -12,7 +12,8 @@
 # function with its policy from deploy/iam/, the Action users' managed policies, SSM SecureString
 # parameters for secrets (the webhook secret is generated and never printed) and, with --config
 # (the runner set's JSON, as for `mvr serve`), the Lambda functions: the webhook with its Function
-# URL, the launcher on the job queue, the janitor on an EventBridge schedule. The zip is --package
+# URL, the launcher on the job queue, the janitor and the warm-pool sweeper each on an
+# EventBridge schedule (the sweeper's enabled while a class has a warm pool). The zip is --package
 # or `mvr package lambda --arch ARCH` (MVR=/path/to/mvr picks the binary).
 set -euo pipefail
 # shellcheck source=deploy/lib.sh
@@ -46,12 +47,6 @@ done
 command -v jq >/dev/null || die "needs jq (Debian: apt-get install jq)"
 if [[ -n "$config_file" ]]; then
   jq -e 'type == "object"' "$config_file" >/dev/null 2>&1 || die "$config_file: not a JSON object"
-  # The warm-pool sweeper would be a function of its own on a schedule, which bootstrap does not
-  # deploy yet: a class with a warm pool would silently never get a member.
-  if jq -e '[.classes[]?.warmPoolSize // 0] | any(. > 0)' "$config_file" >/dev/null; then
-    die "$config_file: classes[].warmPoolSize needs the warm-pool function, which bootstrap \
-does not deploy yet; remove warmPoolSize, or run the set with 'mvr serve'"
-  fi
 fi
 resolve_region
 tags_kv=("Key=mvr:runner-set,Value=$set_id")
@@ -74,9 +69,11 @@ if [[ -n "$config_file" ]]; then
   fetch url aws_ lambda get-function-url-config --function-name "$(function_of webhook)"
   fetch policy-webhook aws_ lambda get-policy --function-name "$(function_of webhook)"
   fetch policy-janitor aws_ lambda get-policy --function-name "$(function_of janitor)"
+  fetch policy-warm-pool aws_ lambda get-policy --function-name "$(function_of warm-pool)"
   fetch mappings aws_ lambda list-event-source-mappings --function-name "$(function_of launcher)"
-  fetch rules aws_ events list-rules --name-prefix "$janitor_rule"
-  fetch targets aws_ events list-targets-by-rule --rule "$janitor_rule"
+  fetch rules aws_ events list-rules --name-prefix "mvr-$set_id-"
+  fetch targets-janitor aws_ events list-targets-by-rule --rule "$janitor_rule"
+  fetch targets-warm-pool aws_ events list-targets-by-rule --rule "$warm_pool_rule"
   if [[ -z "$package" ]]; then
     package="$work/mvr-lambda-$arch.zip"
     "${MVR:-mvr}" package lambda --arch "$arch" --output "$package" >/dev/null ||

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # The Lambda half of deploy/bootstrap.sh (sourced by it after the roles, queues and secrets
-# exist): the webhook, launcher and janitor functions from one `mvr package lambda` zip, the
-# webhook's Function URL, the launcher's SQS event source mapping, the janitor's EventBridge
-# schedule, and the GitHub step. docs/lambda.md says what each handler expects.
+# exist): the webhook, launcher, janitor and warm-pool functions from one `mvr package lambda`
+# zip, the webhook's Function URL, the launcher's SQS event source mapping, the janitor's and the
+# warm-pool sweeper's EventBridge schedules, and the GitHub step. docs/lambda.md says what each handler expects.
 
 # The configuration every function gets in MVR_CONFIG: the user's runner-set JSON with what
 # bootstrap owns filled in (id, region, store, queue, secret references to SSM).
@@ -32,6 +32,9 @@ desired_function() {
     launcher) timeout=$(jq '[(.launcher.launchTimeoutSeconds // 300) + 60, 900] | min' \
       <<<"$config") memory=512 ;;
     janitor) timeout=120 ;;
+    # A sweep waits for its pre-boots up to the boot timeout.
+    warm-pool) timeout=$(jq '[(.warmPool.bootTimeoutSeconds // 300) + 60, 900] | min' \
+      <<<"$config") ;;
   esac
   jq -cS -n --arg name "$(function_of "$fn")" --arg fn "$fn" --arg config "$config" \
     --arg role "arn:$partition:iam::$account:role/$(role_of "$fn")" --arg arch "$arch" \
@@ -164,36 +167,53 @@ ensure_event_source() {
   fi
 }
 
-# The janitor's schedule: janitor.intervalSeconds rounded up to whole minutes (EventBridge's
-# finest rate); an interval of 0 (janitor off) keeps the rule, disabled.
-ensure_schedule() {
-  local name seconds minutes expr state rule_arn current
-  name="$(function_of janitor)"
-  seconds="$(jq '.janitor.intervalSeconds // 60' <<<"$config")"
+# schedule FN RULE SECONDS ENABLED WHAT: FN's EventBridge rule, every SECONDS rounded up to
+# whole minutes (EventBridge's finest rate); ENABLED=0 keeps the rule, disabled.
+schedule() {
+  local fn="$1" rule="$2" seconds="$3" enabled="$4" what="$5" name minutes expr state current
+  name="$(function_of "$fn")"
   minutes=$(((seconds + 59) / 60))
   [[ $minutes -ge 1 ]] || minutes=1
   expr="rate($minutes minute$([[ $minutes -eq 1 ]] || echo s))"
-  state="$([[ $seconds -eq 0 ]] && echo DISABLED || echo ENABLED)"
-  rule_arn="arn:$partition:events:$region:$account:rule/$janitor_rule"
-  current="$(fetched rules | jq -r --arg n "$janitor_rule" \
+  state="$([[ $enabled -eq 1 ]] && echo ENABLED || echo DISABLED)"
+  current="$(fetched rules | jq -r --arg n "$rule" \
     '.Rules[] | select(.Name == $n) | "\(.ScheduleExpression) \(.State)"')"
   if [[ "$current" != "$expr $state" ]]; then
-    aws_ events put-rule --name "$janitor_rule" --schedule-expression "$expr" --state "$state" \
-      --description "mvr runner set $set_id: janitor sweeps" --tags "${tags_kv[@]}" >/dev/null
-    say "$([[ -z "$current" ]] && echo create || echo update)" schedule "$janitor_rule ($expr)"
+    aws_ events put-rule --name "$rule" --schedule-expression "$expr" --state "$state" \
+      --description "mvr runner set $set_id: $what" --tags "${tags_kv[@]}" >/dev/null
+    say "$([[ -z "$current" ]] && echo create || echo update)" schedule "$rule ($expr $state)"
   else
-    say exists schedule "$janitor_rule ($expr)"
+    say exists schedule "$rule ($expr $state)"
   fi
-  if [[ "$(fetched_or_none targets | jq -r '.Targets[]? | select(.Id == "janitor") | .Arn')" == \
+  if [[ "$(fetched_or_none "targets-$fn" | jq -r --arg id "$fn" \
+    '.Targets[]? | select(.Id == $id) | .Arn')" == \
     "arn:$partition:lambda:$region:$account:function:$name" ]]; then
-    say exists target "$janitor_rule -> $name"
+    say exists target "$rule -> $name"
   else
-    aws_ events put-targets --rule "$janitor_rule" --targets \
-      "Id=janitor,Arn=arn:$partition:lambda:$region:$account:function:$name" >/dev/null
-    say create target "$janitor_rule -> $name"
+    aws_ events put-targets --rule "$rule" --targets \
+      "Id=$fn,Arn=arn:$partition:lambda:$region:$account:function:$name" >/dev/null
+    say create target "$rule -> $name"
   fi
-  ensure_permission janitor janitor-schedule --action lambda:InvokeFunction \
-    --principal events.amazonaws.com --source-arn "$rule_arn"
+  ensure_permission "$fn" "$fn-schedule" --action lambda:InvokeFunction \
+    --principal events.amazonaws.com --source-arn "arn:$partition:events:$region:$account:rule/$rule"
+}
+
+# The janitor's schedule, from janitor.intervalSeconds (0: the janitor is off).
+ensure_schedule() {
+  local seconds
+  seconds="$(jq '.janitor.intervalSeconds // 60' <<<"$config")"
+  schedule janitor "$janitor_rule" "$seconds" "$([[ $seconds -eq 0 ]] && echo 0 || echo 1)" \
+    "janitor sweeps"
+}
+
+# The warm-pool sweeper's schedule, from warmPool.intervalSeconds: enabled only when a class has
+# a warm pool (and the interval is not 0).
+ensure_warm_pool_schedule() {
+  local seconds pools
+  seconds="$(jq '.warmPool.intervalSeconds // 30' <<<"$config")"
+  pools="$(jq '[.classes[]?.warmPoolSize // 0] | any(. > 0)' <<<"$config")"
+  schedule warm-pool "$warm_pool_rule" "$seconds" \
+    "$([[ $seconds -ne 0 && "$pools" == true ]] && echo 1 || echo 0)" "warm-pool sweeps"
 }
 
 deploy_functions() {
@@ -203,7 +223,8 @@ deploy_functions() {
   code_sha="$(openssl dgst -sha256 -binary "$package" | base64)"
   in_parallel ensure_function "${LAMBDA_FUNCTIONS[@]}"
   # Independent of one another: side by side.
-  in_parallel step ensure_function_url ensure_event_source ensure_schedule
+  in_parallel step ensure_function_url ensure_event_source ensure_schedule \
+    ensure_warm_pool_schedule
 }
 
 # The GitHub step: bootstrap does not hold a GitHub credential that may create webhooks (the

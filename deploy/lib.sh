@@ -9,7 +9,7 @@ deploy_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # function is not built yet (its handler reports an init error), so only its role and log group
 # exist; LAMBDA_FUNCTIONS are the ones deployed.
 FUNCTIONS=(webhook launcher janitor warm-pool)
-LAMBDA_FUNCTIONS=(webhook launcher janitor)
+LAMBDA_FUNCTIONS=(webhook launcher janitor warm-pool)
 
 die() { echo "${0##*/}: $*" >&2; exit 1; }
 
@@ -118,6 +118,7 @@ set_names() {
   action_policy="mvr-$set_id-action"
   action_pool_policy="mvr-$set_id-action-pool"
   janitor_rule="mvr-$set_id-janitor"
+  warm_pool_rule="mvr-$set_id-warm-pool"
   # The set's MicroVM images: <runnerSetId><index>-<8 hex> (seed 001).
   image_pattern="^${set_id}[0-9]+-[0-9a-f]{8}\$"
 }

@@ -46,8 +46,9 @@ fetch tables aws_ dynamodb list-tables
 fetch functions aws_ lambda list-functions \
   --query "Functions[?starts_with(FunctionName, 'mvr-$set_id-')].FunctionName"
 fetch mappings aws_ lambda list-event-source-mappings --function-name "$(function_of launcher)"
-fetch targets aws_ events list-targets-by-rule --rule "$janitor_rule"
-fetch rules aws_ events list-rules --name-prefix "$janitor_rule"
+fetch targets-janitor aws_ events list-targets-by-rule --rule "$janitor_rule"
+fetch targets-warm-pool aws_ events list-targets-by-rule --rule "$warm_pool_rule"
+fetch rules aws_ events list-rules --name-prefix "mvr-$set_id-"
 fetch images microvms list-microvm-images --name-filter "$set_id"
 fetch vms microvms list-microvms
 resolve_account
@@ -75,8 +76,9 @@ echo "teardown: runner set '$set_id' in $region (account $account)$([[ $yes -eq 
 for listing in params iam logs queues tables functions rules; do
   fetched "$listing" >/dev/null || die "cannot read the account ($listing); nothing was deleted"
 done
-{ fetched_or_none mappings >/dev/null && fetched_or_none targets >/dev/null; } ||
-  die "cannot read the launcher's trigger or the janitor's schedule; nothing was deleted"
+{ fetched_or_none mappings >/dev/null && fetched_or_none targets-janitor >/dev/null &&
+  fetched_or_none targets-warm-pool >/dev/null; } ||
+  die "cannot read the launcher's trigger or the sweepers' schedules; nothing was deleted"
 for listing in images vms; do
   fetched "$listing" >/dev/null || die "cannot list MicroVMs or their images: set \
 AWS_ENDPOINT_URL_LAMBDA_MICROVMS if the MicroVMs API is elsewhere; nothing was deleted"
@@ -85,15 +87,19 @@ mapfile -t images < <(names images '.items[]? | "\(.name) \(.imageArn)"')
 mapfile -t vms < <(names vms '.items[]? | select(.state != "TERMINATED")
   | "\(.microvmId) \(.imageArn) \(.state)"')
 
-# 1. Nothing launches any more: the janitor's schedule, the launcher's trigger, the functions
+# 1. Nothing launches any more: the sweepers' schedules, the launcher's trigger, the functions
 # (deleting a function deletes its Function URL and permissions).
 delete_schedule() {
-  if fetched_or_none targets | jq -r '.Targets[]?.Id' | grep -qx janitor; then
-    act target "$janitor_rule -> janitor" aws_ events remove-targets --rule "$janitor_rule" --ids janitor
-  fi
-  if named "$janitor_rule" "$(names rules '.Rules[]?.Name')"; then
-    act schedule "$janitor_rule" aws_ events delete-rule --name "$janitor_rule"
-  fi
+  local fn rule
+  for fn in janitor warm-pool; do
+    rule="mvr-$set_id-$fn"
+    if fetched_or_none "targets-$fn" | jq -r '.Targets[]?.Id' | grep -qx "$fn"; then
+      act target "$rule -> $fn" aws_ events remove-targets --rule "$rule" --ids "$fn"
+    fi
+    if named "$rule" "$(names rules '.Rules[]?.Name')"; then
+      act schedule "$rule" aws_ events delete-rule --name "$rule"
+    fi
+  done
 }
 delete_trigger() {
   local uuid

@@ -173,22 +173,6 @@ class DeployOnMoto(unittest.TestCase):
         return {v["microvmId"]: (v["imageArn"].rsplit(":", 1)[1], v["state"])
                 for v in self.client("lambda-microvms").list_microvms()["items"]}
 
-    def test_a_warm_pool_the_deploy_cannot_serve_is_refused_before_anything_is_made(self):
-        before = self.inventory()
-        config = os.path.join(self.work, "warm-pool.json")
-        with open(self.config) as f:
-            c = json.load(f)
-        c["classes"][0]["warmPoolSize"] = 2
-        with open(config, "w") as f:
-            json.dump(c, f)
-        r = subprocess.run(["bash", os.path.join(SOURCE, "deploy", "bootstrap.sh"),
-                            "--runner-set-id", SET, "--config", config, "--package", self.package,
-                            "--github-token-file", self.token],
-                           env=self.env, capture_output=True, text=True)
-        self.assertNotEqual(r.returncode, 0, r.stdout)
-        self.assertIn("warmPoolSize needs the warm-pool function", r.stderr)
-        self.assertEqual(self.inventory(), before)
-
     def test_bootstrap_is_idempotent_and_teardown_leaves_nothing(self):
         microvms = self.client("lambda-microvms")
         ours = [microvms.run_microvm(imageIdentifier="%s0-0123abcd" % SET)["microvmId"]
@@ -200,7 +184,7 @@ class DeployOnMoto(unittest.TestCase):
 
         first = self.bootstrap()
         created = [l.split()[1:] for l in first.splitlines() if l.startswith("create")]
-        self.assertEqual(len(created), 31, first)
+        self.assertEqual(len(created), 35, first)
         state = self.inventory()
         new = lambda kind: sorted(set(state[kind]) - set(before[kind]))
         self.assertEqual(new("tables"), ["mvr-%s" % SET, "mvr-%s-pools" % SET])
@@ -210,7 +194,8 @@ class DeployOnMoto(unittest.TestCase):
         self.assertEqual(state["parameters"], ["/mvr/%s/github-token" % SET,
                                                "/mvr/%s/webhook-secret" % SET])
         self.assertEqual(new("functions"), ["mvr-%s-%s" % (SET, f)
-                                            for f in ("janitor", "launcher", "webhook")])
+                                            for f in ("janitor", "launcher", "warm-pool",
+                                                      "webhook")])
         self.check_functions(first)
         self.check_iam_and_tables()
         secret = self.client("ssm").get_parameter(
@@ -237,6 +222,26 @@ class DeployOnMoto(unittest.TestCase):
         self.assertIn("update  policy          mvr-%s-webhook (inline)" % SET, third)
         self.assertIn("update  function        mvr-%s-launcher (configuration)" % SET, third)
         self.assertEqual(self.inventory(), state)
+
+        # A class gets a warm pool: the sweeper's schedule is enabled, every function's
+        # configuration carries it, and nothing else changes.
+        with open(self.config) as f:
+            c = json.load(f)
+        c["classes"][0]["warmPoolSize"] = 2
+        warm_config = os.path.join(self.work, "warm-pool.json")
+        with open(warm_config, "w") as f:
+            json.dump(c, f)
+        warm = self.script("bootstrap.sh", "--execution-role", "mvr-vm", "--config", warm_config,
+                           "--package", self.package, "--github-token-file", self.token)
+        self.assertIn("update  schedule        mvr-%s-warm-pool (rate(1 minute) ENABLED)" % SET,
+                      warm)
+        rule = self.client("events").describe_rule(Name="mvr-%s-warm-pool" % SET)
+        self.assertEqual(rule["State"], "ENABLED")
+        conf = self.client("lambda").get_function_configuration(
+            FunctionName="mvr-%s-warm-pool" % SET)
+        self.assertEqual(
+            json.loads(conf["Environment"]["Variables"]["MVR_CONFIG"])["classes"][0]
+            ["warmPoolSize"], 2)
 
         self.client("iam").create_user(UserName="ci-user")
         self.client("iam").attach_user_policy(
@@ -272,7 +277,7 @@ class DeployOnMoto(unittest.TestCase):
     def check_functions(self, output):
         lam = self.client("lambda")
         queue_url = self.client("sqs").get_queue_url(QueueName="mvr-%s-jobs" % SET)["QueueUrl"]
-        for fn in ("webhook", "launcher", "janitor"):
+        for fn in ("webhook", "launcher", "janitor", "warm-pool"):
             conf = lam.get_function_configuration(FunctionName="mvr-%s-%s" % (SET, fn))
             self.assertEqual((conf["Handler"], conf["Runtime"]), (fn, "provided.al2023"))
             self.assertEqual(conf["Role"], "arn:aws:iam::%s:role/mvr-%s-%s" % (ACCOUNT, SET, fn))
@@ -301,6 +306,11 @@ class DeployOnMoto(unittest.TestCase):
         self.assertEqual((rule["ScheduleExpression"], rule["State"]), ("rate(2 minutes)", "ENABLED"))
         (target,) = events.list_targets_by_rule(Rule="mvr-%s-janitor" % SET)["Targets"]
         self.assertTrue(target["Arn"].endswith(":function:mvr-%s-janitor" % SET))
+        # No class has a warm pool: the sweeper's rule is there, disabled, until one does.
+        rule = events.describe_rule(Name="mvr-%s-warm-pool" % SET)
+        self.assertEqual((rule["ScheduleExpression"], rule["State"]), ("rate(1 minute)", "DISABLED"))
+        (target,) = events.list_targets_by_rule(Rule="mvr-%s-warm-pool" % SET)["Targets"]
+        self.assertTrue(target["Arn"].endswith(":function:mvr-%s-warm-pool" % SET))
 
     def check_iam_and_tables(self):
         ttl = self.client("dynamodb").describe_time_to_live(TableName="mvr-%s" % SET)
