@@ -23,6 +23,8 @@ void AddServeCommand(CLI::App& app, Context& ctx);
 void AddLambdaCommand(CLI::App& app, Context& ctx);
 // `mvr package lambda` (package_command.cpp).
 void AddPackageCommand(CLI::App& app, Context& ctx);
+// `mvr simulate` (simulate_command.cpp).
+void AddSimulateCommand(CLI::App& app, Context& ctx);
 // `mvr supervisor` (supervisor_command.cpp).
 void AddSupervisorCommand(CLI::App& app, Context& ctx);
 

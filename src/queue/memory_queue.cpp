@@ -119,4 +119,13 @@ size_t MemoryQueue::size() const {
   return messages_.size();
 }
 
+std::optional<TimePoint> MemoryQueue::NextVisible() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<TimePoint> next;
+  for (const auto& [seq, m] : messages_) {
+    if (!next || m.visible_at < *next) next = m.visible_at;
+  }
+  return next;
+}
+
 }  // namespace mvr::queue

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "queue/queue.h"
 
@@ -27,6 +28,9 @@ class MemoryQueue final : public Queue {
 
   // Messages held, visible or not (tests, the simulation's invariants).
   size_t size() const;
+  // When the next message becomes visible (now or earlier when one is; nullopt when none is held):
+  // the simulation's long polls wake then.
+  std::optional<TimePoint> NextVisible() const;
 
  private:
   struct Stored {

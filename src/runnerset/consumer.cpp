@@ -8,6 +8,16 @@ namespace {
 constexpr Duration kMaxBackoff{300'000};
 constexpr Duration kWorkerPoll{20};
 
+// A deferral near the dead-letter limit: a fresh copy, then the old one goes.
+void Resend(queue::Queue& queue, const queue::QueueMessage& m, Duration delay) {
+  Result<std::string> sent = queue.Send(queue::OutgoingMessage{m.body, delay});
+  if (!sent.ok()) {
+    queue.ChangeVisibility(m.receipt, delay).IgnoreError();
+    return;
+  }
+  queue.Delete(m.receipt).IgnoreError();
+}
+
 }  // namespace
 
 Consumer::~Consumer() { Stop(Duration(0)); }
@@ -61,43 +71,44 @@ void Consumer::Work() {
       seam_.sleeper.Sleep(kWorkerPoll);
       continue;
     }
-    Process(*next);
+    HandleMessage(queue_, launcher_, seam_, *next, options_.max_receive_count);
     --busy_;
   }
 }
 
-void Consumer::Process(const queue::QueueMessage& m) {
+void HandleMessage(queue::Queue& queue, Launcher& launcher, const Seam& seam,
+                   const queue::QueueMessage& m, int max_receive_count) {
   Result<Intent> intent = DecodeIntent(m.body);
   if (!intent.ok()) {
     // It will never decode: keeping it would only dead-letter it later.
-    seam_.logger.Error("dropping a queue message that is not an intent",
-                       {{"message_id", m.id}, {"error", intent.status().ToString()}});
-    queue_.Delete(m.receipt).IgnoreError();
+    seam.logger.Error("dropping a queue message that is not an intent",
+                      {{"message_id", m.id}, {"error", intent.status().ToString()}});
+    queue.Delete(m.receipt).IgnoreError();
     return;
   }
-  Outcome o = launcher_.Handle(*intent);
-  seam_.logger.Info("intent handled", {{"decision", DecisionName(o.decision)},
-                                       {"message_id", m.id},
-                                       {"receive_count", m.receive_count},
-                                       {"microvm_id", o.microvm_id},
-                                       {"runner_name", o.runner_name},
-                                       {"detail", o.detail}});
-  const Settlement next = SettlementOf(o, m.receive_count, options_.max_receive_count);
+  Outcome o = launcher.Handle(*intent);
+  seam.logger.Info("intent handled", {{"decision", DecisionName(o.decision)},
+                                      {"message_id", m.id},
+                                      {"receive_count", m.receive_count},
+                                      {"microvm_id", o.microvm_id},
+                                      {"runner_name", o.runner_name},
+                                      {"detail", o.detail}});
+  const Settlement next = SettlementOf(o, m.receive_count, max_receive_count);
   Status s;
   switch (next.kind) {
     case Settlement::Kind::kResend:
-      Resend(m, next.delay);
+      Resend(queue, m, next.delay);
       return;
     case Settlement::Kind::kHide:
-      s = queue_.ChangeVisibility(m.receipt, next.delay);
+      s = queue.ChangeVisibility(m.receipt, next.delay);
       break;
     case Settlement::Kind::kDelete:
-      s = queue_.Delete(m.receipt);
+      s = queue.Delete(m.receipt);
       break;
   }
   if (!s.ok()) {
-    seam_.logger.Warn("settling a queue message failed",
-                      {{"message_id", m.id}, {"error", s.ToString()}});
+    seam.logger.Warn("settling a queue message failed",
+                     {{"message_id", m.id}, {"error", s.ToString()}});
   }
 }
 
@@ -116,15 +127,6 @@ Settlement SettlementOf(const Outcome& o, int receive_count, int max_receive_cou
     default:
       return {Settlement::Kind::kDelete, Duration(0)};
   }
-}
-
-void Consumer::Resend(const queue::QueueMessage& m, Duration delay) {
-  Result<std::string> sent = queue_.Send(queue::OutgoingMessage{m.body, delay});
-  if (!sent.ok()) {
-    queue_.ChangeVisibility(m.receipt, delay).IgnoreError();
-    return;
-  }
-  queue_.Delete(m.receipt).IgnoreError();
 }
 
 bool Consumer::Stop(Duration grace) {

@@ -37,6 +37,12 @@ struct Settlement {
 // dead-letter limit (0 = none).
 Settlement SettlementOf(const Outcome& outcome, int receive_count, int max_receive_count);
 
+// One received message, start to end: decode its intent (a message that never decodes is
+// deleted), let the Launcher handle it, log the decision and settle the message on `queue`. What
+// each of the Consumer's workers does, and the simulation's launcher actors.
+void HandleMessage(queue::Queue& queue, Launcher& launcher, const Seam& seam,
+                   const queue::QueueMessage& message, int max_receive_count);
+
 class Consumer {
  public:
   struct Options {
@@ -61,8 +67,6 @@ class Consumer {
  private:
   void Receive();
   void Work();
-  void Process(const queue::QueueMessage& message);
-  void Resend(const queue::QueueMessage& message, Duration delay);
 
   queue::Queue& queue_;
   Launcher& launcher_;

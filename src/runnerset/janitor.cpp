@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "action/microvm_lifecycle.h"
+#include "base/retry.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -79,6 +80,20 @@ SweepReport Janitor::Sweep() {
   return report;
 }
 
+namespace {
+
+// The inventory's reads are retried a few times (throttling, 5xx): one failed listing otherwise
+// costs the whole reaping phase a sweep, and under a steady error rate strikes then take
+// several periods longer to reach their limit (found by the simulation: docs/simulation.md).
+const RetryPolicy kInventoryRetry{4, Duration(200), Duration(5'000), Duration(30'000)};
+
+template <typename T>
+Result<T> Read(const Seam& seam, const std::function<Result<T>()>& read) {
+  return Retry<T>(kInventoryRetry, seam, read);
+}
+
+}  // namespace
+
 Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
   Inventory inv;
   std::set<std::string> images;
@@ -88,7 +103,8 @@ Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
     aws::ListMicrovmsRequest req;
     req.image_identifier = image;
     req.max_results = 50;
-    Result<std::vector<aws::MicrovmSummary>> vms = aws::ListAllMicrovms(deps_.microvms, req);
+    Result<std::vector<aws::MicrovmSummary>> vms = Read<std::vector<aws::MicrovmSummary>>(
+        deps_.seam, [&] { return aws::ListAllMicrovms(deps_.microvms, req); });
     if (!vms.ok()) {
       Error(report, "listing the MicroVMs of " + image, vms.status());
       inv.vms_ok = false;
@@ -98,7 +114,8 @@ Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
   }
   report.Add(Swept::kVmsListed, static_cast<int64_t>(inv.vms.size()));
 
-  Result<std::vector<github::Runner>> runners = deps_.github.ListRunners(scope_, {});
+  Result<std::vector<github::Runner>> runners = Read<std::vector<github::Runner>>(
+      deps_.seam, [&] { return deps_.github.ListRunners(scope_, {}); });
   if (runners.ok()) {
     inv.runners_ok = true;
     for (github::Runner& r : *runners) {
@@ -109,10 +126,14 @@ Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
     Error(report, "listing the runners", runners.status());
   }
 
-  Result<std::vector<MappingRow>> rows = deps_.table.ScanMappings(config_.runner_name_prefix);
-  Result<std::vector<Claim>> claims = deps_.table.ScanClaims();
-  Result<std::vector<OrphanRow>> orphans = deps_.table.ScanOrphans();
-  Result<std::set<std::string>> pool_vms = ScanPoolVms();
+  Result<std::vector<MappingRow>> rows = Read<std::vector<MappingRow>>(
+      deps_.seam, [&] { return deps_.table.ScanMappings(config_.runner_name_prefix); });
+  Result<std::vector<Claim>> claims =
+      Read<std::vector<Claim>>(deps_.seam, [&] { return deps_.table.ScanClaims(); });
+  Result<std::vector<OrphanRow>> orphans =
+      Read<std::vector<OrphanRow>>(deps_.seam, [&] { return deps_.table.ScanOrphans(); });
+  Result<std::set<std::string>> pool_vms =
+      Read<std::set<std::string>>(deps_.seam, [&] { return ScanPoolVms(); });
   if (rows.ok() && claims.ok() && orphans.ok() && pool_vms.ok()) {
     inv.pool_vms = std::move(*pool_vms);
     inv.rows = std::move(*rows);

@@ -18,7 +18,9 @@ thread_local void* tls_actor = nullptr;
 Scheduler::Scheduler(Options options)
     : options_(std::move(options)), now_(options_.start), random_(options_.seed) {}
 
-Scheduler::~Scheduler() {
+Scheduler::~Scheduler() { Shutdown(); }
+
+void Scheduler::Shutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, actor] : actors_) {
@@ -53,7 +55,7 @@ void Scheduler::Body(Actor* actor) {
   bool killed_before_start = false;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return running_ == actor->id; });
+    actor->cv.wait(lock, [&] { return running_ == actor->id; });
     killed_before_start = actor->kill;
     actor->unwinding = actor->kill;
   }
@@ -74,7 +76,7 @@ void Scheduler::Body(Actor* actor) {
   if (!failure.empty()) failures_.push_back(failure);
   Record(actor->name, actor->unwinding ? "crashed" : "done");
   running_ = kDriver;
-  cv_.notify_all();
+  driver_cv_.notify_one();
 }
 
 Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
@@ -114,8 +116,8 @@ Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
     Actor* pick = runnable[NextRandom() % runnable.size()];
     ++result.steps;
     running_ = pick->id;
-    cv_.notify_all();
-    if (!cv_.wait_for(lock, options_.stall_timeout, [&] { return running_ == kDriver; })) {
+    pick->cv.notify_one();
+    if (!driver_cv_.wait_for(lock, options_.stall_timeout, [&] { return running_ == kDriver; })) {
       Stalled(*pick);
     }
   }
@@ -139,8 +141,8 @@ Scheduler::Actor* Scheduler::Self() {
 
 void Scheduler::HandBack(std::unique_lock<std::mutex>& lock, Actor* self) {
   running_ = kDriver;
-  cv_.notify_all();
-  cv_.wait(lock, [&] { return running_ == self->id; });
+  driver_cv_.notify_one();
+  self->cv.wait(lock, [&] { return running_ == self->id; });
   if (self->kill && !self->unwinding) {
     self->unwinding = true;
     throw Killed{};
@@ -174,6 +176,31 @@ void Scheduler::Sleep(Duration d) {
   self->state = State::kSleeping;
   self->wake = now_ + std::max(d, Duration(0));
   HandBack(lock, self);
+}
+
+bool Scheduler::Park(const void* channel, Duration timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Actor* self = Self();
+  if (self == nullptr || self->unwinding) return false;
+  Record(self->name, "park " + std::to_string(timeout.count()));
+  self->state = State::kSleeping;
+  self->wake = now_ + std::max(timeout, Duration(0));
+  self->parked_on = channel;
+  self->unparked = false;
+  HandBack(lock, self);
+  self->parked_on = nullptr;
+  return self->unparked;
+}
+
+void Scheduler::Unpark(const void* channel) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, actor] : actors_) {
+    if (actor->state == State::kSleeping && actor->parked_on == channel) {
+      actor->state = State::kRunnable;
+      actor->unparked = true;
+      actor->parked_on = nullptr;
+    }
+  }
 }
 
 uint64_t Scheduler::Draw() {

@@ -61,7 +61,7 @@ class Scheduler {
   };
 
   explicit Scheduler(Options options);
-  ~Scheduler();  // crashes every actor still alive and waits for their threads
+  ~Scheduler();  // Shutdown()
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -72,6 +72,9 @@ class Scheduler {
   // Picks and runs actors until none is left, virtual time would pass `until`, or `max_steps`
   // steps were taken. Called from one driver thread, never from an actor; may be called again.
   RunResult Run(TimePoint until, uint64_t max_steps = UINT64_MAX);
+  // Crashes every actor still alive and waits for their threads: call it before destroying what
+  // the actors use. Idempotent; from the driver only.
+  void Shutdown();
 
   // --- called from within an actor (by the Sim seams) ---
   // A scheduling point: another actor may run before this one continues.
@@ -80,6 +83,11 @@ class Scheduler {
   void Sleep(Duration d);
   // A draw from the run's seeded source; a scheduling point as well.
   uint64_t Draw();
+  // Blocks the calling actor until Unpark(channel) or `timeout` of virtual time has passed (a
+  // long poll). True when it was unparked.
+  bool Park(const void* channel, Duration timeout);
+  // Makes every actor parked on `channel` runnable. Not a scheduling point; callable from anywhere.
+  void Unpark(const void* channel);
 
   // Virtual time. Callable from anywhere; not a scheduling point.
   TimePoint Now() const;
@@ -103,8 +111,11 @@ class Scheduler {
     TimePoint wake;
     bool kill = false;
     bool unwinding = false;  // killed: seam calls no longer yield
+    const void* parked_on = nullptr;
+    bool unparked = false;
     std::function<void()> body;
     std::thread thread;
+    std::condition_variable cv;  // signalled when it is handed the baton
   };
   static constexpr ActorId kDriver = -1;
 
@@ -118,7 +129,7 @@ class Scheduler {
 
   Options options_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable driver_cv_;  // signalled when the baton comes back to the driver
   ActorId running_ = kDriver;
   TimePoint now_;
   SeededRandom random_;

@@ -26,6 +26,7 @@ SimHttpClient::SimHttpClient(Scheduler& scheduler, http::HttpClient& inner, Faul
 Result<http::HttpResponse> SimHttpClient::Send(const http::HttpRequest& request) {
   const std::string operation = name_ + " " + RequestName(request);
   scheduler_.Yield(operation);
+  ++requests_;
   switch (faults_.Draw(operation)) {
     case Faults::Kind::kNone:
       return inner_.Send(request);

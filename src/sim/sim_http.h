@@ -30,6 +30,8 @@ class SimHttpClient final : public http::HttpClient {
   }
 
   Result<http::HttpResponse> Send(const http::HttpRequest& request) override;
+  // Requests sent through this client (every one, faulted or not).
+  size_t requests() const { return requests_; }
 
  private:
   Scheduler& scheduler_;
@@ -37,6 +39,7 @@ class SimHttpClient final : public http::HttpClient {
   Faults& faults_;
   std::string name_;
   std::function<http::HttpResponse()> throttle_;
+  size_t requests_ = 0;  // written by the actor holding the baton only
 };
 
 // The request's method and path without its query ("POST /2025-09-09/microvms"): the trace's

@@ -1,5 +1,6 @@
 #include "sim/sim_services.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace mvr::sim {
@@ -64,7 +65,10 @@ Result<std::optional<store::Item>> SimStore::Get(const store::Key& key) {
 }
 
 Status SimStore::Put(const store::Item& item, const std::optional<store::Condition>& condition) {
-  return Apply(Enter("store.Put"), "store.Put", [&] { return inner_.Put(item, condition); });
+  const bool planted =
+      !unconditional_prefix_.empty() && item.key.partition.rfind(unconditional_prefix_, 0) == 0;
+  return Apply(Enter("store.Put"), "store.Put",
+               [&] { return inner_.Put(item, planted ? std::nullopt : condition); });
 }
 
 Result<store::Item> SimStore::Update(const store::Key& key,
@@ -101,17 +105,36 @@ Faults::Kind SimQueue::Enter(std::string_view operation) {
 }
 
 Result<std::string> SimQueue::Send(const queue::OutgoingMessage& message) {
-  return Apply(Enter("queue.Send"), "queue.Send", [&] { return inner_.Send(message); });
+  return Apply(Enter("queue.Send"), "queue.Send", [&] {
+    Result<std::string> sent = inner_.Send(message);
+    scheduler_.Unpark(this);
+    return sent;
+  });
 }
 
 Result<std::vector<std::string>> SimQueue::SendBatch(
     const std::vector<queue::OutgoingMessage>& messages) {
-  return Apply(Enter("queue.SendBatch"), "queue.SendBatch",
-               [&] { return inner_.SendBatch(messages); });
+  return Apply(Enter("queue.SendBatch"), "queue.SendBatch", [&] {
+    Result<std::vector<std::string>> sent = inner_.SendBatch(messages);
+    scheduler_.Unpark(this);
+    return sent;
+  });
 }
 
 Result<std::vector<queue::QueueMessage>> SimQueue::Receive(const queue::ReceiveOptions& options) {
-  return Apply(Enter("queue.Receive"), "queue.Receive", [&] { return inner_.Receive(options); });
+  return Apply(Enter("queue.Receive"), "queue.Receive", [&] {
+    const TimePoint until = scheduler_.Now() + options.wait;
+    queue::ReceiveOptions now = options;
+    now.wait = Duration(0);
+    while (true) {
+      Result<std::vector<queue::QueueMessage>> got = inner_.Receive(now);
+      const TimePoint t = scheduler_.Now();
+      if (!got.ok() || !got->empty() || t >= until) return got;
+      TimePoint wake = until;
+      if (std::optional<TimePoint> visible = inner_.NextVisible()) wake = std::min(wake, *visible);
+      scheduler_.Park(this, std::max(wake - t, Duration(1)));
+    }
+  });
 }
 
 Status SimQueue::Delete(const std::string& receipt) {

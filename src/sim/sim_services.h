@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "base/random.h"
-#include "queue/queue.h"
+#include "queue/memory_queue.h"
 #include "sim/scheduler.h"
 #include "store/store.h"
 
@@ -56,16 +56,23 @@ class SimStore final : public store::Store {
   Result<store::Page> Scan(const store::ScanRequest& request) override;
   store::TransactionOutcome Transact(const std::vector<store::WriteOp>& writes) override;
 
+  // A planted bug, for the test that shows the simulation finds one: Puts to partitions that
+  // start with `prefix` ignore their condition (a claim that is no longer first-writer-wins).
+  void PlantUnconditionalPuts(std::string prefix) { unconditional_prefix_ = std::move(prefix); }
+
  private:
   Faults::Kind Enter(std::string_view operation);
   Scheduler& scheduler_;
   store::Store& inner_;
   Faults& faults_;
+  std::string unconditional_prefix_;
 };
 
+// A receive with a wait is a long poll, as on SQS: the actor is parked until a message is sent
+// or becomes visible, or the wait is over.
 class SimQueue final : public queue::Queue {
  public:
-  SimQueue(Scheduler& scheduler, queue::Queue& inner, Faults& faults)
+  SimQueue(Scheduler& scheduler, queue::MemoryQueue& inner, Faults& faults)
       : scheduler_(scheduler), inner_(inner), faults_(faults) {}
 
   Result<std::string> Send(const queue::OutgoingMessage& message) override;
@@ -78,7 +85,7 @@ class SimQueue final : public queue::Queue {
  private:
   Faults::Kind Enter(std::string_view operation);
   Scheduler& scheduler_;
-  queue::Queue& inner_;
+  queue::MemoryQueue& inner_;
   Faults& faults_;
 };
 

@@ -57,9 +57,11 @@ HttpResponse TransitionReply(const Supervisor& supervisor, const Outcome& o) {
 
 bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
+}  // namespace
+
 // The /run body comes either wrapped, {"microvmId": ..., "runHookPayload": ...} (the emulator and
 // older launchers), or raw: Lambda delivers the runHookPayload text itself as the body (004).
-HttpResponse HandleRun(Supervisor& supervisor, const std::string& body) {
+HttpResponse HandleRun(RunnerCommands& supervisor, const std::string& body) {
   std::string microvm_id;
   std::optional<std::string> payload_text;
   size_t first = 0;
@@ -99,8 +101,6 @@ HttpResponse HandleRun(Supervisor& supervisor, const std::string& body) {
   return JsonReply(200, json{{"status", "ok"}, {"state", StateName(std::get<Accepted>(o).state)}});
 }
 
-}  // namespace
-
 HttpResponse HandleHook(Supervisor& supervisor, const std::string& hook, const std::string& body) {
   if (hook == "ready") return CheckReply(supervisor.Ready());
   if (hook == "validate") return CheckReply(supervisor.Validate());
@@ -111,7 +111,7 @@ HttpResponse HandleHook(Supervisor& supervisor, const std::string& hook, const s
   return ErrorReply(404, "not_found", "unknown lifecycle hook '" + hook + "'");
 }
 
-HttpResponse HandleRunnerStart(Supervisor& supervisor, const std::string& body,
+HttpResponse HandleRunnerStart(RunnerCommands& supervisor, const std::string& body,
                                size_t max_body_bytes) {
   if (body.size() > max_body_bytes) {
     return ErrorReply(413, "too_large",
@@ -161,7 +161,7 @@ HttpResponse HandleRunnerStart(Supervisor& supervisor, const std::string& body,
                         {"state", StateName(supervisor.Snapshot().state)}});
 }
 
-HttpResponse HandleStatus(const Supervisor& supervisor) {
+HttpResponse HandleStatus(const RunnerCommands& supervisor) {
   StatusView v = supervisor.Snapshot();
   return JsonReply(200, json{{"state", StateName(v.state)},
                              {"mode", v.mode},

@@ -22,9 +22,11 @@ inline constexpr const char* kHookPathPrefix = "/aws/lambda-microvms/runtime/v1/
 // Pure request → response functions, so tests can call them without sockets.
 http::HttpResponse HandleHook(Supervisor& supervisor, const std::string& hook,
                               const std::string& body);
-http::HttpResponse HandleRunnerStart(Supervisor& supervisor, const std::string& body,
+// The /run hook's body → RunnerCommands::Run.
+http::HttpResponse HandleRun(RunnerCommands& supervisor, const std::string& body);
+http::HttpResponse HandleRunnerStart(RunnerCommands& supervisor, const std::string& body,
                                      size_t max_body_bytes);
-http::HttpResponse HandleStatus(const Supervisor& supervisor);
+http::HttpResponse HandleStatus(const RunnerCommands& supervisor);
 
 class HookServer {
  public:

@@ -75,7 +75,20 @@ struct StatusView {
   bool docker_running = false;
 };
 
-class Supervisor {
+// The commands the /run hook and the control port's edges (servers.h) carry to a supervisor:
+// Supervisor in the MicroVM, and the simulation's model of one (src/sim/sim_guest.h), which
+// runs the same edges over the same StateMachine.
+class RunnerCommands {
+ public:
+  virtual ~RunnerCommands() = default;
+  virtual Outcome Run(RunPayload payload, const std::string& microvm_id) = 0;
+  virtual Outcome StartRunner(StartRunnerRequest request) = 0;
+  virtual StatusView Snapshot() const = 0;
+  virtual std::optional<StateMachine::RequestRecord> FindRequest(
+      const std::string& request_id) const = 0;
+};
+
+class Supervisor final : public RunnerCommands {
  public:
   Supervisor(SupervisorConfig config, SupervisorDeps deps);
   ~Supervisor();
@@ -87,10 +100,10 @@ class Supervisor {
   // /validate: first call starts Docker and the trivial container in the background.
   CheckReport Validate();
   // /run. Ephemeral: starts Docker and the runner in the background and returns at once.
-  Outcome Run(RunPayload payload, const std::string& microvm_id);
+  Outcome Run(RunPayload payload, const std::string& microvm_id) override;
   // POST /v1/runner/start. Returns once the request is accepted; the runner starts in the
   // background.
-  Outcome StartRunner(StartRunnerRequest request);
+  Outcome StartRunner(StartRunnerRequest request) override;
   // /suspend: returns when Docker and containerd are stopped and data is synced, within the
   // suspend budget (hook_budgets.h).
   Outcome Suspend();
@@ -101,8 +114,9 @@ class Supervisor {
   // Finished() becomes true.
   Outcome Terminate();
 
-  StatusView Snapshot() const;
-  std::optional<StateMachine::RequestRecord> FindRequest(const std::string& request_id) const;
+  StatusView Snapshot() const override;
+  std::optional<StateMachine::RequestRecord> FindRequest(
+      const std::string& request_id) const override;
   // True once the supervisor has nothing left to do (terminated, or self-terminated).
   bool Finished() const;
   // Blocks until Finished() (the CLI's main loop).

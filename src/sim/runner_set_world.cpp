@@ -1,0 +1,485 @@
+#include "sim/runner_set_world.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+
+#include "aws/credentials.h"
+#include "aws/microvms_client.h"
+#include "emulate/github/inprocess_github.h"
+#include "github/github_client.h"
+#include "queue/memory_queue.h"
+#include "runnerset/config.h"
+#include "runnerset/consumer.h"
+#include "runnerset/janitor.h"
+#include "runnerset/launcher.h"
+#include "runnerset/metrics.h"
+#include "runnerset/warm_pool_sweeper.h"
+#include "runnerset/warm_pool_table.h"
+#include "runnerset/webhook_endpoint.h"
+#include "runnerset/webhook_router.h"
+#include "sim/sim_http.h"
+#include "store/memory_store.h"
+
+namespace mvr::sim {
+namespace {
+
+using nlohmann::json;
+namespace gh = emulate::github;
+namespace vms = emulate::microvms;
+
+constexpr char kRepository[] = "octo/app";
+constexpr char kLabel[] = "mvr-small";
+constexpr char kImage[] = "img-1";
+constexpr char kPrefix[] = "mvr-sim-";
+// Fixture secrets: the check at the end looks for them in every log line.
+constexpr char kToken[] = "ghp_SIMTOKENFIXTURE0123456789";
+constexpr char kWebhookSecret[] = "sim-webhook-secret-5c1f";
+constexpr char kKeyId[] = "AKIDSIMULATION";
+constexpr char kSecretKey[] = "SIMSECRETKEYFIXTURE-0042";
+
+runnerset::ServeConfig ConfigFor(const WorldOptions& o) {
+  json config = {
+      {"runnerSetId", "sim"},
+      {"region", "us-east-1"},
+      {"runnerNamePrefix", kPrefix},
+      {"github",
+       {{"apiUrl", gh::InProcessGithub::kApiUrl},
+        {"repository", kRepository},
+        {"patFile", "/nonexistent/pat"},
+        {"webhookSecretFile", "/nonexistent/webhook-secret"}}},
+      {"classes",
+       json::array({{{"label", kLabel}, {"image", kImage}, {"warmPoolSize", o.warm_pool_size}}})},
+      {"maxConcurrentVms", o.max_concurrent_vms},
+      {"store", "memory:"},
+      {"queue", {{"uri", "memory:"}, {"visibilityTimeoutSeconds", 180}}},
+      {"launcher",
+       {{"concurrency", 1},
+        {"launchTimeoutSeconds", 120},
+        {"claimTakeoverSeconds", 240},
+        {"deferSeconds", 10}}},
+      {"janitor",
+       {{"intervalSeconds", 60},
+        {"strikes", 2},
+        {"graceSeconds", 120},
+        {"stuckLaunchSeconds", 120}}},
+      {"warmPool", {{"intervalSeconds", 30}}}};
+  Result<runnerset::ServeConfig> parsed = runnerset::ParseServeConfig(config.dump(), "simulation");
+  if (!parsed.ok())
+    throw std::logic_error("the simulation's configuration: " + parsed.status().ToString());
+  return *std::move(parsed);
+}
+
+Scheduler::Options SchedulerOptions(const WorldOptions& o) {
+  Scheduler::Options s;
+  s.seed = o.seed;
+  s.yield_delay_probability = o.yield_delay_probability;
+  s.trace_tail = o.trace_tail;
+  return s;
+}
+
+bool Draw(SeededRandom& random, double p) {
+  return p > 0 && static_cast<double>(random.Next64() >> 11) * 0x1.0p-53 < p;
+}
+
+class World {
+ public:
+  explicit World(const WorldOptions& o)
+      : options_(o),
+        scheduler_(SchedulerOptions(o)),
+        store_faults_(o.seed * 7919 + 1, o.store),
+        queue_faults_(o.seed * 7919 + 2, o.queue),
+        microvms_faults_(o.seed * 7919 + 3, o.microvms),
+        github_faults_(o.seed * 7919 + 4, o.github),
+        chance_(o.seed * 7919 + 5),
+        memory_store_(clock_),
+        store_(scheduler_, memory_store_, store_faults_),
+        memory_queue_(clock_, sleeper_, QueueOptionsOf(config_)),
+        queue_(scheduler_, memory_queue_, queue_faults_),
+        github_(MakeGithub()),
+        guest_(scheduler_, github_->model(), o.guest, kPrefix),
+        microvms_(services_, MicrovmsOptions(o), &guest_),
+        vms_http_(scheduler_, microvms_.api(), microvms_faults_, "microvms"),
+        ingress_http_(scheduler_, microvms_.ingress(), microvms_faults_, "ingress"),
+        github_http_(scheduler_, github_->api(), github_faults_, "github"),
+        router_(runnerset::WebhookRouter::Create(
+                    runnerset::WebhookRouterConfigOf(config_, Secret(kWebhookSecret)))
+                    .value()) {
+    github_http_.SetThrottleResponse([] {
+      http::HttpResponse r = http::HttpResponse::Json(
+          403, R"({"message":"You have exceeded a secondary rate limit."})");
+      r.headers.Set("retry-after", "2");
+      return r;
+    });
+    if (o.plant_unconditional_claims) store_.PlantUnconditionalPuts("job#");
+  }
+
+  ~World() { scheduler_.Shutdown(); }
+
+  WorldReport Run() {
+    scheduler_.Spawn("platform", [this] { Platform(); });
+    scheduler_.Spawn("workload", [this] { Workload(); });
+    for (int i = 0; i < options_.launchers; ++i) SpawnRole(Role::kLauncher);
+    SpawnRole(Role::kJanitor);
+    if (options_.warm_pool_size > 0) SpawnRole(Role::kSweeper);
+    if (options_.crashes_per_hour > 0) scheduler_.Spawn("chaos", [this] { Chaos(); });
+    const TimePoint end = scheduler_.Now() + options_.arrivals + options_.drain;
+    Scheduler::RunResult run = scheduler_.Run(end);
+    WorldReport report;
+    report.steps = run.steps;
+    for (const std::string& failure : run.failures) {
+      report.violations.push_back("an actor failed: " + failure);
+    }
+    CheckTheEnd(report);
+    report.trace_hash = scheduler_.TraceHash();
+    report.tail = guest_.violations().empty() ? scheduler_.Tail() : guest_.violation_tail();
+    return report;
+  }
+
+ private:
+  enum class Role { kLauncher, kJanitor, kSweeper };
+
+  // One process of the runner set (a Lambda invocation's sandbox, or one `mvr serve`): its own
+  // seam (clock, maybe skewed), clients and tables over the shared services.
+  struct Process {
+    Process(World& w, Duration skew)
+        : seam(w.scheduler_, skew),
+          vms(w.VmsClientOptions(),
+              aws::MicrovmsClientDeps{w.vms_http_, w.credentials_, seam.seam}),
+          github(github::GitHubClient::Create(w.github_http_, seam.clock,
+                                              github::GitHubAuth::Token(Secret(kToken)),
+                                              GithubClientOptions(), &seam.logger)
+                     .value()),
+          table(w.store_, seam.seam, TableOptions(w.config_)),
+          pool(w.store_, seam.seam) {
+      // As `mvr serve` and `mvr lambda` do with the secrets they read.
+      seam.logger.redactor().Add(kToken);
+      seam.logger.redactor().Add(kWebhookSecret);
+    }
+    ActorSeam seam;
+    aws::MicrovmsClient vms;
+    std::unique_ptr<github::GitHubClient> github;
+    runnerset::RunnerTable table;
+    runnerset::WarmPoolTable pool;
+  };
+
+  static runnerset::RunnerTable::Options TableOptions(const runnerset::ServeConfig& c) {
+    runnerset::RunnerTable::Options o;
+    o.takeover_after = c.claim_takeover_after();
+    return o;
+  }
+  static github::GitHubClientOptions GithubClientOptions() {
+    github::GitHubClientOptions o;
+    o.rest.base_url = gh::InProcessGithub::kApiUrl;
+    return o;
+  }
+  static queue::QueueOptions QueueOptionsOf(const runnerset::ServeConfig& c) {
+    queue::QueueOptions o;
+    o.max_receive_count = c.queue.max_receive_count;
+    return o;
+  }
+  static vms::InProcessMicrovmsOptions MicrovmsOptions(const WorldOptions& o) {
+    vms::InProcessMicrovmsOptions m;
+    m.model.latency.run.low = o.vm_boot;
+    m.model.latency.suspend.low = Duration(2'070);  // seed 000's medians
+    m.model.latency.resume.low = Duration(4'550);
+    m.model.latency.terminate.low = Duration(1'000);
+    m.front.sigv4_keys = {{kKeyId, kSecretKey}};
+    m.images = {kImage};
+    return m;
+  }
+  aws::MicrovmsClientOptions VmsClientOptions() const {
+    aws::MicrovmsClientOptions o;
+    o.endpoint = {microvms_.api_url(), "us-east-1", "lambda", "sim"};
+    return o;
+  }
+  std::unique_ptr<gh::InProcessGithub> MakeGithub() {
+    gh::InProcessGithubOptions o;
+    o.model.repositories = {kRepository};
+    o.model.webhook_secret = Secret(kWebhookSecret);
+    o.auth.pats = {Secret(kToken)};
+    return gh::InProcessGithub::Create(o, services_).value();
+  }
+
+  Process& NewProcess() {
+    Duration skew{0};
+    if (options_.max_clock_skew.count() > 0) {
+      const int64_t span = 2 * options_.max_clock_skew.count() + 1;
+      skew = Duration(static_cast<int64_t>(chance_.Next64() % static_cast<uint64_t>(span)) -
+                      options_.max_clock_skew.count());
+    }
+    processes_.push_back(std::make_unique<Process>(*this, skew));
+    return *processes_.back();
+  }
+
+  void SpawnRole(Role role) {
+    Process& p = NewProcess();
+    const int n = ++incarnations_;
+    switch (role) {
+      case Role::kLauncher:
+        crashable_.push_back({role, scheduler_.Spawn("launcher#" + std::to_string(n),
+                                                     [this, &p] { LauncherLoop(p); })});
+        break;
+      case Role::kJanitor:
+        crashable_.push_back({role, scheduler_.Spawn("janitor#" + std::to_string(n),
+                                                     [this, &p] { JanitorLoop(p); })});
+        break;
+      case Role::kSweeper:
+        crashable_.push_back({role, scheduler_.Spawn("sweeper#" + std::to_string(n),
+                                                     [this, &p] { SweeperLoop(p); })});
+        break;
+    }
+  }
+
+  // A launcher: takes one intent at a time off the queue, as a `launcher` invocation does.
+  void LauncherLoop(Process& p) {
+    runnerset::Launcher launcher(
+        config_, runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table,
+                                         metrics_, nullptr, &p.pool});
+    while (true) {
+      queue::ReceiveOptions ro;
+      ro.max_messages = 1;
+      ro.visibility = config_.visibility_timeout();
+      ro.wait = Duration(20'000);  // the event source mapping's long poll
+      Result<std::vector<queue::QueueMessage>> got = queue_.Receive(ro);
+      if (!got.ok()) p.seam.sleeper.Sleep(Duration(1'000));
+      if (!got.ok() || got->empty()) continue;
+      for (const queue::QueueMessage& m : *got) {
+        runnerset::HandleMessage(queue_, launcher, p.seam.seam, m, config_.queue.max_receive_count);
+      }
+    }
+  }
+
+  void JanitorLoop(Process& p) {
+    runnerset::Janitor janitor(config_, runnerset::JanitorDeps{p.seam.seam, p.vms, *p.github,
+                                                               p.table, queue_, metrics_, &p.pool});
+    const Duration interval(config_.janitor.interval_seconds * 1000LL);
+    while (true) {
+      p.seam.sleeper.Sleep(interval);
+      (void)janitor.Sweep();
+    }
+  }
+
+  void SweeperLoop(Process& p) {
+    runnerset::WarmPoolSweeper sweeper(config_,
+                                       runnerset::WarmPoolDeps{p.seam.seam, p.vms, p.pool});
+    const Duration interval(config_.warm_pool.interval_seconds * 1000LL);
+    while (true) {
+      (void)sweeper.Sweep();
+      p.seam.sleeper.Sleep(interval);
+    }
+  }
+
+  // The platform: the models' timers (VM boots, GitHub's scheduler) and GitHub's webhooks.
+  void Platform() {
+    TimePoint next_idle_check = scheduler_.Now();
+    while (true) {
+      std::optional<TimePoint> next = microvms_.NextDeadline();
+      const TimePoint now = scheduler_.Now();
+      Duration wait{1'000};
+      if (next) wait = std::clamp(*next - now, Duration(1), Duration(1'000));
+      platform_.sleeper.Sleep(wait);
+      microvms_.RunDue();
+      github_->RunDue();
+      for (gh::HeldDelivery& held : github_->TakeWebhooks()) Deliver(std::move(held));
+      if (scheduler_.Now() >= next_idle_check) {
+        guest_.CheckIdle(JanitorBound());
+        next_idle_check = scheduler_.Now() + Duration(30'000);
+      }
+    }
+  }
+
+  void Deliver(gh::HeldDelivery held) {
+    const WebhookFaults& f = options_.webhooks;
+    const std::string name =
+        "webhook " + held.delivery.action + " job " + std::to_string(held.delivery.job_id);
+    if (Draw(chance_, f.lost)) {
+      scheduler_.Note(name + " lost");
+      gh::DeliveryOutcome lost;
+      lost.lost = true;
+      held.done(lost);
+      return;
+    }
+    const int copies = Draw(chance_, f.duplicated) ? 2 : 1;
+    auto shared = std::make_shared<gh::HeldDelivery>(std::move(held));
+    for (int copy = 0; copy < copies; ++copy) {
+      Duration delay(50 + static_cast<int64_t>(chance_.Next64() % 1'500));
+      if (Draw(chance_, f.late)) {
+        delay += Duration(
+            static_cast<int64_t>(chance_.Next64() % static_cast<uint64_t>(f.late_by.count() + 1)));
+      }
+      scheduler_.Spawn(name, [this, shared, copy, delay] {
+        webhooks_.sleeper.Sleep(delay);
+        runnerset::WebhookAnswer answer = runnerset::AnswerWebhook(
+            *router_, queue_, metrics_, webhooks_.logger, shared->delivery.headers,
+            shared->delivery.payload, webhooks_.clock.Now());
+        if (copy == 0) {
+          gh::DeliveryOutcome outcome;
+          outcome.status = answer.status;
+          outcome.copies_sent = 1;
+          shared->done(outcome);
+        }
+      });
+    }
+  }
+
+  // Queues the jobs over the arrival window; the GitHub model announces each with a webhook.
+  void Workload() {
+    const int64_t gap =
+        std::max<int64_t>(1, options_.arrivals.count() / std::max(1, options_.jobs));
+    for (int i = 0; i < options_.jobs; ++i) {
+      workload_.sleeper.Sleep(Duration(
+          static_cast<int64_t>(workload_.random.Next64() % static_cast<uint64_t>(2 * gap))));
+      gh::JobSpec spec;
+      spec.repository = kRepository;
+      spec.labels = {"self-hosted", kLabel};
+      spec.steps = {"make test"};
+      Result<gh::Job> job = github_->model().QueueJob(spec);
+      if (job.ok()) queued_at_[job->id] = scheduler_.Now();
+    }
+  }
+
+  // Crashes a launcher, the janitor or the sweeper now and then; a new one takes its place, as
+  // Lambda starts a new sandbox (or systemd restarts `mvr serve`).
+  void Chaos() {
+    const double per_minute = options_.crashes_per_hour / 60.0;
+    while (true) {
+      chaos_.sleeper.Sleep(Duration(60'000));
+      if (!Draw(chance_, per_minute) || crashable_.empty()) continue;
+      const size_t pick = chance_.Next64() % crashable_.size();
+      const auto [role, id] = crashable_[pick];
+      crashable_.erase(crashable_.begin() + static_cast<std::ptrdiff_t>(pick));
+      scheduler_.Kill(id);
+      SpawnRole(role);
+    }
+  }
+
+  void CheckTheEnd(WorldReport& report) {
+    const std::vector<std::string> seen = guest_.violations();
+    report.violations.insert(report.violations.begin(), seen.begin(), seen.end());
+    const std::vector<gh::Job> jobs = github_->model().ListAllJobs();
+    report.jobs = static_cast<int>(jobs.size());
+    const std::map<int64_t, JobTimes> times = guest_.jobs();
+    for (const gh::Job& job : jobs) {
+      if (job.status == "completed" && job.conclusion == "success") {
+        ++report.jobs_completed;
+      } else {
+        report.violations.push_back("job " + std::to_string(job.id) + " never ran: it is " +
+                                    job.status +
+                                    (job.conclusion.empty() ? "" : " (" + job.conclusion + ")"));
+      }
+      auto started = times.find(job.id);
+      auto queued = queued_at_.find(job.id);
+      if (started != times.end() && started->second.started && queued != queued_at_.end()) {
+        report.start_seconds.push_back(
+            static_cast<double>((*started->second.started - queued->second).count()) / 1000.0);
+      }
+    }
+    // Every VM older than the janitor's bound has ended, but a warm pool's SUSPENDED members.
+    const double now_s = std::chrono::duration<double>(scheduler_.Now().time_since_epoch()).count();
+    const double bound_s = static_cast<double>(JanitorBound().count()) / 1000.0;
+    microvms_.WithModel([&](vms::MicrovmModel& model) {
+      Result<json> listed = model.Invoke("ListMicrovms", json::object());
+      if (!listed.ok()) return 0;
+      for (const json& vm : (*listed)["items"]) {
+        const std::string state = vm.value("state", "");
+        const double age_s = now_s - vm.value("startedAt", 0.0);
+        if (state == "TERMINATED" || state == "TERMINATING" || age_s < bound_s ||
+            (options_.warm_pool_size > 0 && state == "SUSPENDED")) {
+          continue;
+        }
+        report.violations.push_back("VM " + vm.value("microvmId", "") + " is still " + state +
+                                    " after " + std::to_string(static_cast<int64_t>(age_s)) +
+                                    " s, past the janitor's bound of " +
+                                    std::to_string(static_cast<int64_t>(bound_s)) + " s");
+      }
+      return 0;
+    });
+    for (const gh::Runner& runner : github_->model().ListAllRunners()) {
+      report.violations.push_back("runner " + runner.name + " is still registered at the end");
+    }
+    CheckLogs(report);
+    report.runners_started = guest_.runners_started();
+    report.microvms_calls = vms_http_.requests();
+    report.github_calls = github_http_.requests();
+    for (const Faults* f : {&store_faults_, &queue_faults_, &microvms_faults_, &github_faults_}) {
+      for (const auto& [what, n] : f->counts()) report.faults[what] += n;
+    }
+  }
+
+  // How long a VM with no job may live: a launch's time, then the janitor's grace and strikes
+  // (one more sweep for the phase, one for the terminate to finish).
+  Duration JanitorBound() const {
+    const runnerset::JanitorSettings& j = config_.janitor;
+    return config_.launch_timeout() + Duration(j.grace_seconds * 1000LL) +
+           Duration((j.strikes + 2) * j.interval_seconds * 1000LL);
+  }
+
+  // No secret in any log line of any actor or service.
+  void CheckLogs(WorldReport& report) {
+    std::vector<std::string> secrets = guest_.secrets();
+    for (const char* fixture : {kToken, kWebhookSecret, kSecretKey}) secrets.emplace_back(fixture);
+    std::vector<const MemorySink*> sinks = {&services_sink_, &platform_.sink, &webhooks_.sink,
+                                            &workload_.sink, &chaos_.sink};
+    for (const auto& p : processes_) sinks.push_back(&p->seam.sink);
+    if (options_.keep_logs) {
+      for (const MemorySink* sink : sinks) {
+        for (const std::string& line : sink->lines()) report.logs.push_back(line);
+      }
+    }
+    for (const MemorySink* sink : sinks) {
+      for (const std::string& line : sink->lines()) {
+        for (const std::string& secret : secrets) {
+          if (!secret.empty() && line.find(secret) != std::string::npos) {
+            report.violations.push_back("a secret reached a log line: " + line.substr(0, 120));
+            return;
+          }
+        }
+      }
+    }
+  }
+
+  WorldOptions options_;
+  runnerset::ServeConfig config_ = ConfigFor(options_);
+  Scheduler scheduler_;
+  // The shared services read virtual time under their own locks: no scheduling point there.
+  VirtualClock clock_{scheduler_};
+  SimSleeper sleeper_{scheduler_};
+  SeededRandom services_random_{options_.seed * 7919 + 6};
+  MemorySink services_sink_;
+  Logger services_logger_{services_sink_, clock_};
+  Seam services_{clock_, sleeper_, services_random_, services_random_, services_logger_};
+  Faults store_faults_, queue_faults_, microvms_faults_, github_faults_;
+  SeededRandom chance_;  // the world's own draws: webhook faults, crashes, skews
+  store::MemoryStore memory_store_;
+  SimStore store_;
+  queue::MemoryQueue memory_queue_;
+  SimQueue queue_;
+  std::unique_ptr<gh::InProcessGithub> github_;
+  SimGuest guest_;
+  vms::InProcessMicrovms microvms_;
+  SimHttpClient vms_http_, ingress_http_, github_http_;
+  std::optional<runnerset::WebhookRouter> router_;
+  aws::StaticCredentialsProvider credentials_{
+      aws::AwsCredentials{kKeyId, Secret(kSecretKey), Secret(), std::nullopt, "sim"}};
+  runnerset::Metrics metrics_;
+  ActorSeam platform_{scheduler_};
+  ActorSeam webhooks_{scheduler_};
+  ActorSeam workload_{scheduler_};
+  ActorSeam chaos_{scheduler_};
+  std::deque<std::unique_ptr<Process>> processes_;  // kept to the end: their logs are checked
+  std::vector<std::pair<Role, ActorId>> crashable_;
+  int incarnations_ = 0;
+  std::map<int64_t, TimePoint> queued_at_;
+};
+
+}  // namespace
+
+WorldReport RunRunnerSet(const WorldOptions& options) {
+  auto world = std::make_unique<World>(options);
+  return world->Run();
+}
+
+}  // namespace mvr::sim

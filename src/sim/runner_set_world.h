@@ -1,0 +1,68 @@
+// The runner set in simulation: the real webhook handler (AnswerWebhook), launchers (Launcher
+// through HandleMessage, as each `launcher` Lambda invocation or `mvr serve` worker runs it), the
+// janitor and the warm-pool sweeper, each an actor with its own process (seam, clients, tables),
+// against the MicroVMs and GitHub models (in-process services), the in-memory store and queue,
+// and SimGuest in every VM, all in virtual time under one seeded Scheduler. Faults come from the
+// seed: lost, late and duplicated webhooks, throttling and 5xx (before or after taking effect)
+// from every service, crashes of the set's actors between any two external calls (a crashed
+// launcher's message comes back after its visibility timeout, as on Lambda), clock skew.
+// RunRunnerSet runs one seed and checks the invariants (docs/simulation.md).
+// Thread-safety: RunRunnerSet may run on many threads at once (each run owns its world).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/sim_guest.h"
+#include "sim/sim_services.h"
+
+namespace mvr::sim {
+
+struct WebhookFaults {
+  double lost = 0;        // never delivered (GitHub does not redeliver on its own)
+  double duplicated = 0;  // delivered twice
+  double late = 0;        // delivered up to `late_by` late (so reordered)
+  Duration late_by{300'000};
+};
+
+struct WorldOptions {
+  uint64_t seed = 1;
+  int jobs = 6;
+  Duration arrivals{60'000};  // the jobs are queued over this window
+  Duration drain{2'700'000};  // then the run goes on this long (the janitor's bound and more)
+  int launchers = 3;          // launcher actors taking intents off the queue
+  int max_concurrent_vms = 20;
+  int warm_pool_size = 0;
+  FaultRates store, queue, microvms, github;
+  WebhookFaults webhooks;
+  double crashes_per_hour = 0;  // of launchers, the janitor and the sweeper (each replaced)
+  double yield_delay_probability = 0;
+  Duration max_clock_skew{0};  // each process's clock is off by up to this, either way
+  Duration vm_boot{6'800};     // RunMicrovm → RUNNING (seed 001's quiet cold start)
+  GuestTimings guest;
+  // A planted bug: the job claim is no longer first-writer-wins (its condition is ignored).
+  bool plant_unconditional_claims = false;
+  size_t trace_tail = 200;  // trace steps kept for the report
+  bool keep_logs = false;   // the report carries every actor's log lines
+};
+
+struct WorldReport {
+  std::vector<std::string> violations;
+  uint64_t trace_hash = 0;
+  std::vector<std::string> tail;  // the trace's last steps
+  uint64_t steps = 0;
+  int jobs = 0;
+  int jobs_completed = 0;
+  int runners_started = 0;
+  std::vector<double> start_seconds;  // queued → a runner took it, per job that started
+  size_t microvms_calls = 0;
+  size_t github_calls = 0;
+  std::map<std::string, int> faults;  // drawn faults by operation and kind
+  std::vector<std::string> logs;      // with keep_logs: every log line, by process
+};
+
+WorldReport RunRunnerSet(const WorldOptions& options);
+
+}  // namespace mvr::sim

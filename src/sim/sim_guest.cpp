@@ -1,0 +1,337 @@
+#include "sim/sim_guest.h"
+
+#include <nlohmann/json.hpp>
+
+#include "emulate/github/jit_config.h"
+#include "supervisor/servers.h"
+#include "supervisor/supervisor.h"
+
+namespace mvr::sim {
+
+using emulate::microvms::Effect;
+using emulate::microvms::EffectOutcome;
+using emulate::microvms::Hook;
+using supervisor::Accepted;
+using supervisor::FollowUp;
+using supervisor::Outcome;
+using supervisor::Refusal;
+
+namespace {
+
+constexpr size_t kMaxControlBody = 64 * 1024;
+constexpr int kControlPort = 8080;
+
+// The job a runner was launched for, from its name "<prefix><jobId>-<token>" (0: not one of the
+// set's launched runners).
+int64_t LaunchedFor(const std::string& runner_name, const std::string& prefix) {
+  if (runner_name.rfind(prefix, 0) != 0) return 0;
+  int64_t id = 0;
+  for (size_t i = prefix.size(); i < runner_name.size() && runner_name[i] != '-'; ++i) {
+    if (runner_name[i] < '0' || runner_name[i] > '9') return 0;
+    id = id * 10 + (runner_name[i] - '0');
+  }
+  return id;
+}
+
+}  // namespace
+
+// One VM's supervisor: the StateMachine behind the supervisor's own edges.
+class SimGuest::Vm final : public supervisor::RunnerCommands {
+ public:
+  Vm(SimGuest& guest, std::string id) : guest_(guest), machine(id), id(std::move(id)) {}
+
+  Outcome Run(supervisor::RunPayload payload, const std::string& microvm_id) override {
+    Outcome o = machine.Run(std::move(payload), microvm_id);
+    Follow(o);
+    return o;
+  }
+  Outcome StartRunner(supervisor::StartRunnerRequest request) override {
+    Outcome o = machine.StartRunner(std::move(request));
+    Follow(o);
+    return o;
+  }
+  supervisor::StatusView Snapshot() const override {
+    supervisor::StatusView v;
+    v.state = machine.state();
+    v.mode = machine.mode() ? supervisor::LaunchModeName(*machine.mode()) : "";
+    v.microvm_id = machine.microvm_id();
+    v.storage_driver = machine.storage_driver();
+    v.failure = machine.failure();
+    v.current_request_id = machine.current_request();
+    v.runners_started = runner_actor >= 0 ? 1 : 0;
+    v.docker_running = docker_running;
+    return v;
+  }
+  std::optional<supervisor::StateMachine::RequestRecord> FindRequest(
+      const std::string& request_id) const override {
+    return machine.FindRequest(request_id);
+  }
+
+  SimGuest& guest_;
+  supervisor::StateMachine machine;
+  std::string id;
+  bool frozen = false;
+  bool ended = false;  // terminated or stopped: its runner is gone
+  bool docker_running = false;
+  int64_t launched_for = 0;  // the job its runner was registered for
+  int64_t running_job = 0;   // the job its runner took, while it runs it
+  int64_t took = 0;          // the job its runner took, ever
+  TimePoint idle_since;      // booted, thawed, or its runner's job ended
+  TimePoint frozen_at;
+  Duration frozen_before{0};  // time spent frozen, but the current freeze
+  Duration FrozenFor(TimePoint now) const {
+    return frozen_before + (frozen ? now - frozen_at : Duration(0));
+  }
+  bool idle_reported = false;
+  ActorId runner_actor = -1;
+
+ private:
+  // An accepted command that starts a runner starts the runner's actor.
+  void Follow(const Outcome& o) {
+    const auto* a = std::get_if<Accepted>(&o);
+    if (a == nullptr || a->duplicate || a->follow_up != FollowUp::kStartDockerRunner) return;
+    guest_.StartRunner(*this, machine.jit_to_use());
+  }
+};
+
+SimGuest::SimGuest(Scheduler& scheduler, emulate::github::GithubModel& github, GuestTimings timings,
+                   std::string runner_prefix)
+    : scheduler_(scheduler),
+      github_(github),
+      timings_(timings),
+      runner_prefix_(std::move(runner_prefix)),
+      seam_(scheduler) {}
+
+SimGuest::~SimGuest() = default;
+
+SimGuest::Vm& SimGuest::VmFor(const std::string& microvm_id) {
+  auto& slot = vms_[microvm_id];
+  if (!slot) {
+    slot = std::make_unique<Vm>(*this, microvm_id);
+    slot->idle_since = scheduler_.Now();
+  }
+  return *slot;
+}
+
+EffectOutcome SimGuest::Execute(const Effect& effect) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (effect.target.rfind("build-", 0) == 0)
+    return emulate::microvms::EffectDriver::Succeed(effect);
+  Vm& vm = VmFor(effect.target);
+  switch (effect.kind) {
+    case Effect::Kind::kFreeze:
+      if (!vm.frozen) vm.frozen_at = scheduler_.Now();
+      vm.frozen = true;
+      return EffectOutcome::Success();
+    case Effect::Kind::kThaw:
+      if (vm.frozen) vm.frozen_before += scheduler_.Now() - vm.frozen_at;
+      vm.frozen = false;
+      vm.idle_since = scheduler_.Now();
+      return EffectOutcome::Success();
+    case Effect::Kind::kStop:
+      Ended(vm, "stopped");
+      return EffectOutcome::Success();
+    case Effect::Kind::kCallHook:
+      break;
+    default:
+      return emulate::microvms::EffectDriver::Succeed(effect);
+  }
+  Outcome o = Accepted{};
+  switch (effect.hook) {
+    case Hook::kRun: {
+      http::HttpResponse r = supervisor::HandleRun(vm, effect.body.Reveal());
+      if (r.status != 200) return EffectOutcome::Failure("/run answered " + r.body);
+      return EffectOutcome::Success();
+    }
+    case Hook::kSuspend:
+      o = vm.machine.Suspend();
+      if (supervisor::IsAccepted(o)) {
+        vm.docker_running = false;
+        o = vm.machine.SuspendFinished();
+      }
+      break;
+    case Hook::kResume:
+      o = vm.machine.Resume();
+      if (supervisor::IsAccepted(o)) {
+        vm.docker_running = true;
+        o = vm.machine.ResumeFinished("overlayfs");
+      }
+      break;
+    case Hook::kTerminate:
+      Ended(vm, "terminated");
+      o = vm.machine.Terminate();
+      break;
+    default:
+      return EffectOutcome::Success();
+  }
+  if (const auto* refused = std::get_if<Refusal>(&o)) {
+    return EffectOutcome::Failure(std::string(supervisor::RefusalReasonName(refused->reason)) +
+                                  ": " + refused->message);
+  }
+  return EffectOutcome::Success();
+}
+
+http::HttpResponse SimGuest::Serve(const std::string& microvm_id, int port,
+                                   const http::ServerRequest& request) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (port != kControlPort) return InProcessGuest::Serve(microvm_id, port, request);
+  Vm& vm = VmFor(microvm_id);
+  if (vm.ended) return InProcessGuest::Serve(microvm_id, port, request);
+  if (request.method == "POST" && request.path == "/v1/runner/start") {
+    return supervisor::HandleRunnerStart(vm, request.body, kMaxControlBody);
+  }
+  if (request.method == "GET" && request.path == "/v1/status") return supervisor::HandleStatus(vm);
+  return http::HttpResponse::Json(404, R"({"error":"not_found"})");
+}
+
+void SimGuest::StartRunner(Vm& vm, const Secret& jit_config) {
+  secrets_.insert(jit_config.Reveal());
+  Result<emulate::github::JitConfigContents> contents =
+      emulate::github::DecodeJitConfig(jit_config);
+  if (contents.ok()) {
+    secrets_.insert(contents->credential.Reveal());
+    vm.launched_for = LaunchedFor(contents->runner_name, runner_prefix_);
+  }
+  // Runners of a label are interchangeable: a VM whose runner took another job serves that job
+  // now, and the janitor rightly launches again for a job still queued. Two VMs that both still
+  // wait for (or run) the one job are the fault.
+  if (vm.launched_for != 0) {
+    for (const auto& [id, other] : vms_) {
+      if (id != vm.id && !other->ended && other->launched_for == vm.launched_for &&
+          (other->took == 0 || other->took == vm.launched_for)) {
+        Violation("job " + std::to_string(vm.launched_for) + " has two VMs: " + id + " and " +
+                  vm.id + " were both given a runner for it");
+      }
+    }
+  }
+  ++runners_started_;
+  const std::string id = vm.id;
+  vm.runner_actor =
+      scheduler_.Spawn("runner@" + id, [this, id, jit_config] { RunRunner(id, jit_config); });
+}
+
+void SimGuest::RunnerSleep(const std::string& microvm_id, Duration d) {
+  // Sleeps d, then as long again as the VM spent frozen meanwhile, until none was.
+  auto frozen_for = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return vms_.at(microvm_id)->FrozenFor(scheduler_.Now());
+  };
+  while (d > Duration(0)) {
+    const Duration before = frozen_for();
+    seam_.sleeper.Sleep(d);
+    d = frozen_for() - before;
+  }
+}
+
+void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config) {
+  auto with_vm = [&](auto f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return f(*vms_.at(microvm_id));
+  };
+  auto exited = [&](int code) {
+    with_vm([&](Vm& vm) {
+      if (vm.running_job != 0) vm.idle_since = scheduler_.Now();
+      vm.running_job = 0;
+      (void)vm.machine.RunnerExited(code);
+      return 0;
+    });
+  };
+  RunnerSleep(microvm_id, timings_.docker_start);
+  with_vm([](Vm& vm) {
+    vm.docker_running = true;
+    return vm.machine.DockerStarted("overlayfs");
+  });
+  RunnerSleep(microvm_id, timings_.runner_startup);
+  with_vm([](Vm& vm) { return vm.machine.RunnerStarted(); });
+  RunnerSleep(microvm_id, timings_.runner_connect);
+  Result<emulate::github::JitConfigContents> contents =
+      emulate::github::DecodeJitConfig(jit_config);
+  scheduler_.Yield("runner connect");
+  if (!contents.ok() || !github_.RunnerConnect(contents->credential).ok()) return exited(1);
+  int64_t job = 0;
+  while (job == 0) {
+    scheduler_.Yield("runner poll");
+    bool frozen = with_vm([](Vm& vm) { return vm.frozen; });
+    if (!frozen) {
+      auto got = github_.RunnerAcquireJob(contents->credential);
+      if (!got.ok()) return exited(1);  // removed (its registration was deleted)
+      if (*got) job = (*got)->job_id;
+    }
+    if (job == 0) seam_.sleeper.Sleep(timings_.poll);
+  }
+  with_vm([&](Vm& vm) {
+    vm.running_job = job;
+    vm.took = job;
+    jobs_[job].started = scheduler_.Now();
+    return 0;
+  });
+  const int64_t span = std::max<int64_t>(1, (timings_.job_max - timings_.job_min).count());
+  RunnerSleep(microvm_id,
+              timings_.job_min + Duration(static_cast<int64_t>(seam_.random.Next64() % span)));
+  scheduler_.Yield("runner complete");
+  Status done = github_.RunnerCompleteJob(contents->credential, job, "success");
+  with_vm([&](Vm&) {
+    if (done.ok()) jobs_[job].finished = scheduler_.Now();
+    return 0;
+  });
+  exited(0);
+}
+
+void SimGuest::Ended(Vm& vm, const std::string& how) {
+  if (vm.ended) return;
+  vm.ended = true;
+  if (vm.running_job != 0) {
+    Result<emulate::github::Job> job = github_.GetJobById(vm.running_job);
+    if (job.ok() && job->status == "in_progress") {
+      Violation("VM " + vm.id + " was " + how + " while its runner ran job " +
+                std::to_string(vm.running_job));
+    }
+  }
+  if (vm.runner_actor >= 0) scheduler_.Kill(vm.runner_actor);
+}
+
+void SimGuest::CheckIdle(Duration bound) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimePoint now = scheduler_.Now();
+  for (auto& [id, vm] : vms_) {
+    if (vm->ended || vm->frozen || vm->running_job != 0 || vm->idle_reported) continue;
+    if (now - vm->idle_since <= bound) continue;
+    vm->idle_reported = true;
+    Violation("VM " + id + " has run " + std::to_string((now - vm->idle_since).count() / 1000) +
+              " s without a job, past the janitor's bound of " +
+              std::to_string(bound.count() / 1000) + " s");
+  }
+}
+
+void SimGuest::Violation(std::string what) {
+  scheduler_.Note("VIOLATION " + what);
+  if (violations_.empty()) violation_tail_ = scheduler_.Tail();
+  violations_.push_back(std::move(what));
+}
+
+std::vector<std::string> SimGuest::violation_tail() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return violation_tail_;
+}
+
+std::vector<std::string> SimGuest::violations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return violations_;
+}
+
+std::vector<std::string> SimGuest::secrets() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {secrets_.begin(), secrets_.end()};
+}
+
+std::map<int64_t, JobTimes> SimGuest::jobs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return jobs_;
+}
+
+int SimGuest::runners_started() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return runners_started_;
+}
+
+}  // namespace mvr::sim
