@@ -114,6 +114,7 @@ class World {
       return r;
     });
     if (o.plant_unconditional_claims) store_.PlantUnconditionalPuts("job#");
+    github_->model().SetRunnerListingLag(o.runner_listing_lag);
   }
 
   ~World() { scheduler_.Shutdown(); }
@@ -125,7 +126,8 @@ class World {
     SpawnRole(Role::kJanitor);
     if (options_.warm_pool_size > 0) SpawnRole(Role::kSweeper);
     if (options_.crashes_per_hour > 0) scheduler_.Spawn("chaos", [this] { Chaos(); });
-    const TimePoint end = scheduler_.Now() + options_.arrivals + options_.drain;
+    const TimePoint end =
+        scheduler_.Now() + options_.first_job_after + options_.arrivals + options_.drain;
     Scheduler::RunResult run = scheduler_.Run(end);
     WorldReport report;
     report.steps = run.steps;
@@ -200,6 +202,7 @@ class World {
     o.model.repositories = {kRepository};
     o.model.webhook_secret = Secret(kWebhookSecret);
     o.auth.pats = {Secret(kToken)};
+    o.rate.secondary_per_minute = options_.github_mutations_per_minute;
     return gh::InProcessGithub::Create(o, services_).value();
   }
 
@@ -240,7 +243,7 @@ class World {
                                          metrics_, nullptr, &p.pool});
     while (true) {
       queue::ReceiveOptions ro;
-      ro.max_messages = 1;
+      ro.max_messages = std::max(1, options_.sequential_batch);
       ro.visibility = config_.visibility_timeout();
       ro.wait = Duration(20'000);  // the event source mapping's long poll
       Result<std::vector<queue::QueueMessage>> got = queue_.Receive(ro);
@@ -327,6 +330,7 @@ class World {
 
   // Queues the jobs over the arrival window; the GitHub model announces each with a webhook.
   void Workload() {
+    if (options_.first_job_after.count() > 0) workload_.sleeper.Sleep(options_.first_job_after);
     const int64_t gap =
         std::max<int64_t>(1, options_.arrivals.count() / std::max(1, options_.jobs));
     for (int i = 0; i < options_.jobs; ++i) {
@@ -402,6 +406,21 @@ class World {
     }
     CheckLogs(report);
     report.runners_started = guest_.runners_started();
+    for (const char* counter :
+         {"sweeps", "strikes_added", "strikes_cleared", "busy_spared", "runners_removed",
+          "vms_terminated", "orphans_terminated", "launches_recovered", "errors"}) {
+      if (int64_t n = metrics_.GetJanitor(counter)) report.janitor[counter] = n;
+    }
+    report.idle_vm_seconds = guest_.IdleVmSeconds(scheduler_.Now());
+    auto seconds = [](Duration d) { return static_cast<double>(d.count()) / 1000.0; };
+    for (const auto& [job, l] : guest_.launches()) {
+      auto queued = queued_at_.find(job);
+      if (queued == queued_at_.end()) continue;
+      report.to_vm_running.push_back(seconds(l.vm_ready - queued->second));
+      report.to_first_log.push_back(seconds(l.runner_started - l.vm_ready));
+      report.to_connected.push_back(seconds(l.connected - l.runner_started));
+      report.to_job.push_back(seconds(l.job_started - l.connected));
+    }
     report.microvms_calls = vms_http_.requests();
     report.github_calls = github_http_.requests();
     for (const Faults* f : {&store_faults_, &queue_faults_, &microvms_faults_, &github_faults_}) {
@@ -409,11 +428,13 @@ class World {
     }
   }
 
-  // How long a VM with no job may live: a launch's time, then the janitor's grace and strikes
-  // (one more sweep for the phase, one for the terminate to finish).
+  // How long a VM with no job may live. A launch that crashed after RunMicrovm leaves a VM its
+  // claim protects until the takeover age; then the intent comes back after the visibility
+  // timeout (the takeover terminates it) or the janitor strikes it out: takeover + visibility +
+  // (strikes + 2) sweeps. The launch timeout and graceSeconds are shorter than the first two.
   Duration JanitorBound() const {
     const runnerset::JanitorSettings& j = config_.janitor;
-    return config_.launch_timeout() + Duration(j.grace_seconds * 1000LL) +
+    return config_.claim_takeover_after() + config_.visibility_timeout() +
            Duration((j.strikes + 2) * j.interval_seconds * 1000LL);
   }
 

@@ -30,9 +30,13 @@ struct WebhookFaults {
 struct WorldOptions {
   uint64_t seed = 1;
   int jobs = 6;
-  Duration arrivals{60'000};  // the jobs are queued over this window
-  Duration drain{2'700'000};  // then the run goes on this long (the janitor's bound and more)
-  int launchers = 3;          // launcher actors taking intents off the queue
+  Duration first_job_after{0};  // the first job is queued this late (a warm pool fills first)
+  Duration arrivals{60'000};    // the jobs are queued over this window
+  Duration drain{2'700'000};    // then the run goes on this long (the janitor's bound and more)
+  int launchers = 3;            // launcher actors taking intents off the queue
+  // Messages a launcher takes per receive and then launches one after another (1: mvr's
+  // launcher, which works a batch's messages concurrently; 10: a launcher that does not).
+  int sequential_batch = 1;
   int max_concurrent_vms = 20;
   int warm_pool_size = 0;
   FaultRates store, queue, microvms, github;
@@ -40,9 +44,12 @@ struct WorldOptions {
   double crashes_per_hour = 0;  // of launchers, the janitor and the sweeper (each replaced)
   double yield_delay_probability = 0;
   Duration max_clock_skew{0};  // each process's clock is off by up to this, either way
-  Duration vm_boot{6'800};     // RunMicrovm → RUNNING (seed 001's quiet cold start)
+  Duration vm_boot{5'000};     // RunMicrovm → RUNNING, the platform's part of seed 001's 6.8 s
+  int github_mutations_per_minute = 0;  // GitHub's secondary limit on POST/DELETE (0: none)
   GuestTimings guest;
-  // A planted bug: the job claim is no longer first-writer-wins (its condition is ignored).
+  Duration runner_listing_lag{0};  // GitHub's runner listing shows a runner busy this late
+  // A planted bug (the simulation must find it): the job claim is no longer first-writer-wins
+  // (its condition is ignored).
   bool plant_unconditional_claims = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
@@ -57,10 +64,15 @@ struct WorldReport {
   int jobs_completed = 0;
   int runners_started = 0;
   std::vector<double> start_seconds;  // queued → a runner took it, per job that started
+  // Seed 001's segments, per launch whose runner took its own job: queued → VM running,
+  // → the runner's first log line, → connected, → the job begins.
+  std::vector<double> to_vm_running, to_first_log, to_connected, to_job;
+  double idle_vm_seconds = 0;  // billed with no job on the VM, over the run
   size_t microvms_calls = 0;
   size_t github_calls = 0;
-  std::map<std::string, int> faults;  // drawn faults by operation and kind
-  std::vector<std::string> logs;      // with keep_logs: every log line, by process
+  std::map<std::string, int> faults;       // drawn faults by operation and kind
+  std::map<std::string, int64_t> janitor;  // the janitor's counters over the run (non-zero ones)
+  std::vector<std::string> logs;           // with keep_logs: every log line, by process
 };
 
 WorldReport RunRunnerSet(const WorldOptions& options);

@@ -32,6 +32,27 @@ struct PlantedBug {
 const std::vector<PlantedBug>& PlantedBugs();
 const PlantedBug* FindPlantedBug(const std::string& name);
 
+// `mvr simulate --report latency`: cold and warm-pool classes at bursts of 1, 15 and 100 jobs,
+// with the platform's limits in force (RunMicrovm 5/s in the MicroVMs model, GitHub's secondary
+// limit at 166 mutating calls a minute).
+struct LatencyRow {
+  std::string kind;  // "cold", "warm-pool", "cold-seq" (batches launched one at a time)
+  int burst = 0;
+  int seeds = 0;
+  int jobs = 0;
+  int violations = 0;                // seeds that broke an invariant (the figures still count)
+  double p50 = 0, p95 = 0, p99 = 0;  // queued → job started, s
+  double idle_vm_seconds_per_job = 0;
+  double github_calls_per_job = 0;
+  double microvms_calls_per_job = 0;
+  // Seed 001's segments, p50 (cold rows; warm rows: "VM running" is "resumed").
+  double to_vm_running = 0, to_first_log = 0, to_connected = 0, to_job = 0;
+};
+std::vector<LatencyRow> LatencyReport(int threads);
+// One row: `kind` at a burst of `burst` jobs over seeds 1..seeds.
+LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int threads);
+double Percentile(std::vector<double> values, double p);  // p in [0, 1]; 0 for none
+
 struct SeedOutcome {
   std::string scenario;
   uint64_t seed = 0;

@@ -77,6 +77,10 @@ class SimGuest::Vm final : public supervisor::RunnerCommands {
   int64_t running_job = 0;   // the job its runner took, while it runs it
   int64_t took = 0;          // the job its runner took, ever
   TimePoint idle_since;      // booted, thawed, or its runner's job ended
+  TimePoint born;            // the /run hook: billing starts
+  std::optional<TimePoint> ended_at;
+  Duration busy{0};    // time its runner ran jobs
+  LaunchTimes launch;  // its runner's segments
   TimePoint frozen_at;
   Duration frozen_before{0};  // time spent frozen, but the current freeze
   Duration FrozenFor(TimePoint now) const {
@@ -108,7 +112,7 @@ SimGuest::Vm& SimGuest::VmFor(const std::string& microvm_id) {
   auto& slot = vms_[microvm_id];
   if (!slot) {
     slot = std::make_unique<Vm>(*this, microvm_id);
-    slot->idle_since = scheduler_.Now();
+    slot->idle_since = slot->born = scheduler_.Now();
   }
   return *slot;
 }
@@ -205,6 +209,7 @@ void SimGuest::StartRunner(Vm& vm, const Secret& jit_config) {
     }
   }
   ++runners_started_;
+  vm.launch.vm_ready = vm.idle_since;
   const std::string id = vm.id;
   vm.runner_actor =
       scheduler_.Spawn("runner@" + id, [this, id, jit_config] { RunRunner(id, jit_config); });
@@ -230,7 +235,10 @@ void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config
   };
   auto exited = [&](int code) {
     with_vm([&](Vm& vm) {
-      if (vm.running_job != 0) vm.idle_since = scheduler_.Now();
+      if (vm.running_job != 0) {
+        vm.idle_since = scheduler_.Now();
+        vm.busy += scheduler_.Now() - jobs_[vm.running_job].started.value_or(scheduler_.Now());
+      }
       vm.running_job = 0;
       (void)vm.machine.RunnerExited(code);
       return 0;
@@ -242,12 +250,16 @@ void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config
     return vm.machine.DockerStarted("overlayfs");
   });
   RunnerSleep(microvm_id, timings_.runner_startup);
-  with_vm([](Vm& vm) { return vm.machine.RunnerStarted(); });
+  with_vm([&](Vm& vm) {
+    vm.launch.runner_started = scheduler_.Now();
+    return vm.machine.RunnerStarted();
+  });
   RunnerSleep(microvm_id, timings_.runner_connect);
   Result<emulate::github::JitConfigContents> contents =
       emulate::github::DecodeJitConfig(jit_config);
   scheduler_.Yield("runner connect");
   if (!contents.ok() || !github_.RunnerConnect(contents->credential).ok()) return exited(1);
+  with_vm([&](Vm& vm) { return vm.launch.connected = scheduler_.Now(); });
   int64_t job = 0;
   while (job == 0) {
     scheduler_.Yield("runner poll");
@@ -257,11 +269,16 @@ void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config
       if (!got.ok()) return exited(1);  // removed (its registration was deleted)
       if (*got) job = (*got)->job_id;
     }
+    if (job != 0) RunnerSleep(microvm_id, timings_.assignment);
     if (job == 0) seam_.sleeper.Sleep(timings_.poll);
   }
   with_vm([&](Vm& vm) {
     vm.running_job = job;
     vm.took = job;
+    if (job == vm.launched_for) {
+      vm.launch.job_started = scheduler_.Now();
+      launches_[job] = vm.launch;
+    }
     jobs_[job].started = scheduler_.Now();
     return 0;
   });
@@ -280,6 +297,7 @@ void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config
 void SimGuest::Ended(Vm& vm, const std::string& how) {
   if (vm.ended) return;
   vm.ended = true;
+  vm.ended_at = scheduler_.Now();
   if (vm.running_job != 0) {
     Result<emulate::github::Job> job = github_.GetJobById(vm.running_job);
     if (job.ok() && job->status == "in_progress") {
@@ -327,6 +345,26 @@ std::vector<std::string> SimGuest::secrets() const {
 std::map<int64_t, JobTimes> SimGuest::jobs() const {
   std::lock_guard<std::mutex> lock(mu_);
   return jobs_;
+}
+
+std::map<int64_t, LaunchTimes> SimGuest::launches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return launches_;
+}
+
+double SimGuest::IdleVmSeconds(TimePoint now) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Duration idle{0};
+  for (const auto& [id, vm] : vms_) {
+    const TimePoint end = vm->ended_at.value_or(now);
+    Duration busy = vm->busy;
+    if (vm->running_job != 0 && !vm->ended) {
+      auto started = jobs_.find(vm->running_job);
+      if (started != jobs_.end() && started->second.started) busy += now - *started->second.started;
+    }
+    idle += std::max(Duration(0), end - vm->born - vm->FrozenFor(end) - busy);
+  }
+  return static_cast<double>(idle.count()) / 1000.0;
 }
 
 int SimGuest::runners_started() const {

@@ -28,12 +28,16 @@
 
 namespace mvr::sim {
 
-// How long the runner's steps take. Defaults: seed 001's quiet cold start (8.2 s from the
-// runner's start to its first log line, 9.0 s more to connected) and a short job.
+// How long the runner's steps take, calibrated to seed 001's quiet cold start: "VM running → the
+// runner's first log line" is 8.2 s there, which in the model is the launcher noticing RUNNING and
+// delivering the config (about 2.0 s of GetMicrovm polling, an auth token and the POST), Docker
+// (0.6 s) and the runner process (5.6 s); "→ connected" 9.0 s; "→ the job begins" 1.0 s (GitHub
+// handing the queued job to the runner's long poll). docs/simulation.md has the table.
 struct GuestTimings {
   Duration docker_start{600};
-  Duration runner_startup{8'200};
+  Duration runner_startup{5'600};
   Duration runner_connect{9'000};
+  Duration assignment{1'000};  // a job assigned to the runner reaches it this much later
   Duration poll{2'000};  // between the runner's job polls while it waits (each is a heartbeat)
   Duration job_min{20'000};
   Duration job_max{90'000};
@@ -43,6 +47,15 @@ struct GuestTimings {
 struct JobTimes {
   std::optional<TimePoint> started;  // a runner took it
   std::optional<TimePoint> finished;
+};
+
+// The segments of one cold or warm launch whose runner took the job it was launched for (seed
+// 001's table: queued → VM running → the runner's first log line → connected → the job begins).
+struct LaunchTimes {
+  TimePoint vm_ready;  // RUNNING (the /run hook) or resumed (thawed)
+  TimePoint runner_started;
+  TimePoint connected;
+  TimePoint job_started;
 };
 
 class SimGuest final : public emulate::microvms::InProcessGuest {
@@ -69,6 +82,11 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   // may hold one.
   std::vector<std::string> secrets() const;
   std::map<int64_t, JobTimes> jobs() const;
+  // By the job each launch was for.
+  std::map<int64_t, LaunchTimes> launches() const;
+  // VM-seconds billed with no job on the VM until `now`: running (not frozen) and not running a
+  // job, from the /run hook to its end.
+  double IdleVmSeconds(TimePoint now) const;
   int runners_started() const;
 
  private:
@@ -93,6 +111,7 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   std::vector<std::string> violation_tail_;
   std::set<std::string> secrets_;
   std::map<int64_t, JobTimes> jobs_;
+  std::map<int64_t, LaunchTimes> launches_;
   int runners_started_ = 0;
 };
 
