@@ -13,11 +13,6 @@
 #include "supervisor/run_payload.h"
 
 namespace mvr::action {
-namespace {
-
-using internal::CleanupDeadline;
-
-}  // namespace
 
 Result<StartResult> StartFlow::Run(const StartCommand& c) {
   TimePoint deadline = deps_.seam.clock.Now() + c.startup_timeout;
