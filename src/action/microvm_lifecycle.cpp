@@ -10,10 +10,6 @@ namespace {
 
 constexpr PollPolicy kPoll{Duration(500), Duration(5'000), Duration(100)};
 
-bool Terminal(aws::MicrovmState s) {
-  return s == aws::MicrovmState::kTerminating || s == aws::MicrovmState::kTerminated;
-}
-
 std::string Describe(const aws::Microvm& vm) {
   std::string out = "MicroVM " + vm.microvm_id + " is " + aws::MicrovmStateName(vm.state);
   if (!vm.state_reason.empty()) out += " (" + vm.state_reason + ")";
@@ -21,6 +17,10 @@ std::string Describe(const aws::Microvm& vm) {
 }
 
 }  // namespace
+
+bool Ending(aws::MicrovmState s) {
+  return s == aws::MicrovmState::kTerminating || s == aws::MicrovmState::kTerminated;
+}
 
 RetryPolicy MicrovmLifecycle::PolicyUntil(TimePoint deadline) const {
   return mvr::PolicyUntil(seam_.clock, deadline,
@@ -55,7 +55,7 @@ Result<aws::Microvm> MicrovmLifecycle::PollUntil(const std::string& id, TimePoin
     Result<aws::Microvm> vm = service_.GetMicrovm(id);
     if (vm.ok()) {
       if (vm->state == want) return vm;
-      if (Terminal(vm->state) && !Terminal(want)) {
+      if (Ending(vm->state) && !Ending(want)) {
         return Internal(Describe(*vm) + " while waiting for " + aws::MicrovmStateName(want));
       }
     } else if (!IsRetryable(vm.status())) {
@@ -75,7 +75,7 @@ Result<aws::Microvm> MicrovmLifecycle::WaitRunning(const std::string& id, TimePo
 
 Result<aws::Microvm> MicrovmLifecycle::Resume(const std::string& id, TimePoint deadline) {
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, Get(id, deadline));
-  if (Terminal(vm.state)) return NotFound(Describe(vm) + "; it cannot be resumed");
+  if (Ending(vm.state)) return NotFound(Describe(vm) + "; it cannot be resumed");
   if (vm.state == aws::MicrovmState::kRunning || vm.state == aws::MicrovmState::kPending) {
     // Nobody but the job holding it resumes a warm VM: it is not ours to take.
     return Conflict("server busy: " + Describe(vm) + ", so another job holds it")
@@ -95,7 +95,7 @@ Result<aws::Microvm> MicrovmLifecycle::Resume(const std::string& id, TimePoint d
 
 Result<aws::Microvm> MicrovmLifecycle::Suspend(const std::string& id, TimePoint deadline) {
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, Get(id, deadline));
-  if (Terminal(vm.state)) return NotFound(Describe(vm));
+  if (Ending(vm.state)) return NotFound(Describe(vm));
   if (vm.state == aws::MicrovmState::kSuspended) return vm;
   if (vm.state != aws::MicrovmState::kSuspending) {
     Status s =

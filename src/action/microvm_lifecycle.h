@@ -13,6 +13,9 @@
 
 namespace mvr::action {
 
+// TERMINATING or TERMINATED: the VM will never run again.
+bool Ending(aws::MicrovmState s);
+
 class MicrovmLifecycle {
  public:
   MicrovmLifecycle(const Seam& seam, aws::MicrovmService& service)

@@ -15,8 +15,7 @@ std::string Joined(std::vector<std::string> values, const std::string& none) {
 
 bool Gone(const Result<aws::Microvm>& vm) {
   if (!vm.ok()) return vm.status().code() == Code::kNotFound;
-  return vm->state == aws::MicrovmState::kTerminating ||
-         vm->state == aws::MicrovmState::kTerminated;
+  return Ending(vm->state);
 }
 
 }  // namespace

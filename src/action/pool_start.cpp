@@ -151,8 +151,8 @@ Result<StartResult> StartFlow::Pooled(const StartCommand& c, TimePoint deadline)
 
   const Lease lease = claimed->lease;
   const std::string microvm_id = claimed->vm.microvm_id;
-  auto give_back = [&, lease, microvm_id] {
-    return ops.GiveBack(lease, microvm_id, CleanupDeadline(seam));
+  auto give_back = [&ops, &p = *parts, lease, microvm_id] {
+    return ops.GiveBack(lease, microvm_id, CleanupDeadline(p.seam));
   };
   // This identity's own lease (a retry): if its earlier start won, the registration below fails
   // because that start's runner is online, and the member must stay with it.

@@ -142,6 +142,11 @@ Result<github::JitConfig> StartParts::RegisterRunner(const ActionDeps& deps, con
   return jit;
 }
 
+void StartParts::TerminateOnFailure(const std::string& microvm_id) {
+  cleanup.Add("terminated MicroVM " + microvm_id,
+              [this, microvm_id] { return vms.Terminate(microvm_id, CleanupDeadline(seam)); });
+}
+
 Status CheckHandleScope(const ServerHandle& h, const std::string& repository_id,
                         const std::string& region) {
   if (!repository_id.empty() && h.repository_id != repository_id) {

@@ -77,6 +77,8 @@ Result<SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps, MicrovmLifecycl
 
 // What every start flow works with for one job: its identity, the runner and MicroVM helpers and
 // the cleanup list. Kept in one place on the heap: cleanup steps hold references to the helpers.
+// A cleanup step captures the parts (or their members by init-capture), never a flow's structured
+// binding of them: capturing a structured binding is C++20 that clang 14 (the fuzz build) rejects.
 struct StartParts {
   StartParts(const ActionDeps& d, DerivedIdentity identity, github::RunnerScope scope)
       : seam(d.seam),
@@ -89,6 +91,8 @@ struct StartParts {
   // cleanup. A failure here leaves the cleanup list as it was.
   Result<github::JitConfig> RegisterRunner(const ActionDeps& deps, const StartCommand& c,
                                            TimePoint deadline);
+  // Adds "terminate MicroVM `microvm_id`" to the cleanup.
+  void TerminateOnFailure(const std::string& microvm_id);
 
   Seam seam;
   DerivedIdentity id;

@@ -13,15 +13,6 @@
 #include "supervisor/run_payload.h"
 
 namespace mvr::action {
-namespace {
-
-using internal::CleanupDeadline;
-
-bool Ending(aws::MicrovmState s) {
-  return s == aws::MicrovmState::kTerminating || s == aws::MicrovmState::kTerminated;
-}
-
-}  // namespace
 
 Result<StartResult> StartFlow::Run(const StartCommand& c) {
   TimePoint deadline = deps_.seam.clock.Now() + c.startup_timeout;
@@ -54,8 +45,7 @@ Result<StartResult> StartFlow::Ephemeral(const StartCommand& c, TimePoint deadli
       deadline);
   if (!vm.ok()) return cleanup.Fail(vm.status());
   const std::string microvm_id = vm->microvm_id;
-  cleanup.Add("terminated MicroVM " + microvm_id,
-              [&, microvm_id] { return vms.Terminate(microvm_id, CleanupDeadline(seam)); });
+  parts->TerminateOnFailure(microvm_id);
   seam.logger.Info("MicroVM launched", {{"microvm_id", microvm_id}, {"label", id.label}});
 
   vm = vms.WaitRunning(microvm_id, deadline);

@@ -15,10 +15,6 @@ using internal::CleanupDeadline;
 // ending (an earlier attempt that failed and was cleaned up) is passed over for the next.
 constexpr int kWarmLaunchesPerIdentity = 4;
 
-bool Ending(aws::MicrovmState s) {
-  return s == aws::MicrovmState::kTerminating || s == aws::MicrovmState::kTerminated;
-}
-
 bool Held(aws::MicrovmState s) {
   return s == aws::MicrovmState::kRunning || s == aws::MicrovmState::kPending;
 }
@@ -50,8 +46,7 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
   }
   if (!vm.ok()) return vm.status();
   const std::string microvm_id = vm->microvm_id;
-  cleanup.Add("terminated MicroVM " + microvm_id,
-              [&, microvm_id] { return vms.Terminate(microvm_id, CleanupDeadline(seam)); });
+  parts->TerminateOnFailure(microvm_id);
   vm = vms.WaitRunning(microvm_id, deadline);
   if (!vm.ok()) return cleanup.Fail(vm.status());
   internal::Milestone(deps_, "vm_running");
@@ -131,17 +126,16 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
     // Keep the cache if the VM is still healthy and suspended; otherwise it is of no use.
     Result<aws::Microvm> seen = vms.Get(h.microvm_id, CleanupDeadline(seam));
     if (!seen.ok() || seen->state != aws::MicrovmState::kSuspended) {
-      cleanup.Add("terminated MicroVM " + h.microvm_id,
-                  [&] { return vms.Terminate(h.microvm_id, CleanupDeadline(seam)); });
+      parts->TerminateOnFailure(h.microvm_id);
     }
     return cleanup.Fail(vm.status());
   }
   internal::Milestone(deps_, "vm_running");
   // From here a failure puts the VM back to sleep, keeping its cache.
-  cleanup.Add("suspended MicroVM " + h.microvm_id, [&] {
-    Result<aws::Microvm> s = vms.Suspend(h.microvm_id, CleanupDeadline(seam));
+  cleanup.Add("suspended MicroVM " + h.microvm_id, [&p = *parts, vm_id = h.microvm_id] {
+    Result<aws::Microvm> s = p.vms.Suspend(vm_id, CleanupDeadline(p.seam));
     if (s.ok()) return Status::Ok();
-    Status t = vms.Terminate(h.microvm_id, CleanupDeadline(seam));
+    Status t = p.vms.Terminate(vm_id, CleanupDeadline(p.seam));
     return t.ok() ? Status::Ok() : s.status();
   });
 

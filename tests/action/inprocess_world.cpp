@@ -9,6 +9,21 @@ using emulate::microvms::EffectOutcome;
 using emulate::microvms::Hook;
 using nlohmann::json;
 
+Result<http::HttpResponse> RefusingApi::Send(const http::HttpRequest& request) {
+  const std::string path = request.url.substr(0, request.url.find('?'));
+  for (const Refusal& r : refusals) {
+    const bool suffix =
+        path.size() >= r.path_suffix.size() &&
+        path.compare(path.size() - r.path_suffix.size(), std::string::npos, r.path_suffix) == 0;
+    if (request.method != r.method || !suffix) continue;
+    http::HttpResponse refused =
+        http::HttpResponse::Json(r.status, json{{"message", r.message}}.dump());
+    if (!r.error_type.empty()) refused.headers.Set("x-amzn-ErrorType", r.error_type);
+    return refused;
+  }
+  return inner->Send(request);
+}
+
 EffectOutcome StandInSupervisor::Execute(const Effect& effect) {
   if (effect.kind != Effect::Kind::kCallHook || effect.hook != Hook::kRun) {
     return emulate::microvms::EffectDriver::Succeed(effect);
@@ -87,11 +102,13 @@ void InProcessActionTest::Rebuild(emulate::microvms::InProcessMicrovmsOptions op
 
   aws::MicrovmsClientOptions vms_options;
   vms_options.endpoint = {microvms_->api_url(), "us-east-1", "lambda", "test"};
+  vms_api_.inner = &microvms_->api();
+  github_api_.inner = &github_service_->api();
   vms_ = std::make_unique<aws::MicrovmsClient>(
-      vms_options, aws::MicrovmsClientDeps{microvms_->api(), credentials_, seam_});
+      vms_options, aws::MicrovmsClientDeps{vms_api_, credentials_, seam_});
   github::GitHubClientOptions github_client_options;
   github_client_options.rest.base_url = emulate::github::InProcessGithub::kApiUrl;
-  github_ = github::GitHubClient::Create(github_service_->api(), clock_,
+  github_ = github::GitHubClient::Create(github_api_, clock_,
                                          github::GitHubAuth::Token(Secret(kGithubToken)),
                                          github_client_options, &logger_)
                 .value();

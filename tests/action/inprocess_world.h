@@ -62,6 +62,24 @@ class StandInSupervisor final : public emulate::microvms::InProcessGuest {
   emulate::github::GithubModel*& github_;
 };
 
+// An HTTP seam in front of a service: a request whose method matches a refusal and whose path
+// ends with its suffix is answered as the service refuses (status, error type, message) without
+// reaching it; every other request passes through to `inner`.
+class RefusingApi final : public http::HttpClient {
+ public:
+  struct Refusal {
+    std::string method;       // "POST"
+    std::string path_suffix;  // "/suspend", "/generate-jitconfig"
+    int status = 500;
+    std::string error_type;  // x-amzn-ErrorType; empty for GitHub
+    std::string message;
+  };
+  Result<http::HttpResponse> Send(const http::HttpRequest& request) override;
+
+  http::HttpClient* inner = nullptr;
+  std::vector<Refusal> refusals;
+};
+
 class InProcessActionTest : public ::testing::Test {
  protected:
   InProcessActionTest() {
@@ -91,7 +109,8 @@ class InProcessActionTest : public ::testing::Test {
                       *github_,
                       microvms_->ingress(),
                       [this](const Secret& s) { secrets_.push_back(s.Reveal()); },
-                      nullptr};
+                      nullptr,
+                      pool_store_};
   }
   Result<StartResult> Start() { return StartFlow(Deps()).Run(command_); }
   Result<StopResult> Stop(StopCommand c) {
@@ -133,8 +152,12 @@ class InProcessActionTest : public ::testing::Test {
   std::unique_ptr<emulate::github::InProcessGithub> github_service_;
   aws::StaticCredentialsProvider credentials_{
       aws::AwsCredentials{kAccessKeyId, Secret(kSecretKey), Secret(), std::nullopt, "test"}};
+  // The clients send through these: a test refuses an operation by adding to `refusals`.
+  RefusingApi vms_api_;
+  RefusingApi github_api_;
   std::unique_ptr<aws::MicrovmsClient> vms_;
   std::unique_ptr<github::GitHubClient> github_;
+  store::Store* pool_store_ = nullptr;  // the state-table pooled flows use
   std::vector<std::string> secrets_;
   StartCommand command_;
   std::string label_;

@@ -1,175 +1,50 @@
-// The pooled start/stop tests' world: a manual clock and seeded random, an in-memory store, and
-// the MicroVMs, GitHub and HTTP seams as NiceMocks that act on a small stateful model (VMs by
-// clientToken, runners by id, a supervisor that always answers IDLE), with every MicroVM call
-// recorded in order so a test can assert which lifecycle calls a step made.
-// Thread-safety: one owner (the test).
+// The pooled start/stop tests' world: the Action's in-process world
+// (tests/action/inprocess_world.h: the MicroVMs and GitHub models behind the real clients, a
+// stand-in supervisor in every VM, a manual clock that the clients' sleeps move) with a memory
+// store as the state table. Tests assert on what the models and the table hold afterwards: VM
+// states, runners, pool members and the pool's count. Faults are the services refusing an operation
+// (RefusingApi) or the guest refusing a delivery. Thread-safety: one owner (the test).
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <map>
-#include <set>
+#include <optional>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include "action/pool_keys.h"
 #include "action/pool_leases.h"
 #include "action/pool_records.h"
-#include "action/server_handle.h"
-#include "action/start_stop.h"
 #include "store/memory_store.h"
-#include "tests/action/fakes.h"
-
-namespace mvr::action {
-
-using ::testing::_;
-using ::testing::Invoke;
-using testing::MockGitHub;
-using testing::MockHttp;
-using testing::MockMicrovms;
-using ::testing::NiceMock;
-
-// Values no error, log or handle may contain.
-inline const char kJitFixture[] = "JITFIXTURE-eyJydW5uZXIiOiJzZWNyZXQtcnVubmVyLWNvbmZpZyJ9";
-inline const char kTokenFixture[] = "ghp_TOKENFIXTURE0123456789";
-inline const char kProxyTokenFixture[] = "PROXYTOKENFIXTURE-abcdef";
-
-inline github::Runner OnlineRunner(const std::string& name) {
-  github::Runner r;
-  r.id = 77;
-  r.name = name;
-  r.status = "online";
-  return r;
-}
-
-}  // namespace mvr::action
+#include "tests/action/inprocess_world.h"
 
 namespace mvr::action::testing {
 
-class PoolFlowTest : public ::testing::Test {
+class PoolFlowTest : public InProcessActionTest {
  protected:
   PoolFlowTest() {
-    ON_CALL(vms_, GetMicrovmImage(_)).WillByDefault(Invoke([this](const std::string& id) {
-      aws::MicrovmImage image;
-      image.name = id;
-      image.latest_active_image_version = latest_version_;
-      return Result<aws::MicrovmImage>(image);
-    }));
-    ON_CALL(vms_, GetMicrovmImageVersion(_, _))
-        .WillByDefault(Invoke([](const std::string& id, const std::string& version) {
-          aws::MicrovmImageVersion v;
-          v.image_arn = id;
-          v.image_version = version;
-          v.config.cpu_architectures = {"ARM_64"};
-          return Result<aws::MicrovmImageVersion>(v);
-        }));
-    ON_CALL(vms_, RunMicrovm(_)).WillByDefault(Invoke([this](const aws::RunMicrovmRequest& r) {
-      Log("RunMicrovm", r.client_token);
-      auto known = tokens_.find(r.client_token);
-      if (known != tokens_.end() && cloud_.count(known->second)) {
-        return Result<aws::Microvm>(cloud_[known->second]);
-      }
-      aws::Microvm vm;
-      vm.microvm_id = "mvm-" + std::to_string(++launched_);
-      vm.state = aws::MicrovmState::kRunning;
-      vm.endpoint = "http://127.0.0.1:1/";
-      vm.image_version = r.image_version;
-      vm.started_at = clock_.Now();
-      tokens_[r.client_token] = vm.microvm_id;
-      cloud_[vm.microvm_id] = vm;
-      return Result<aws::Microvm>(vm);
-    }));
-    ON_CALL(vms_, GetMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
-      if (!cloud_.count(id)) return Result<aws::Microvm>(NotFound("no MicroVM " + id));
-      return Result<aws::Microvm>(cloud_[id]);
-    }));
-    auto lifecycle = [this](const char* op, aws::MicrovmState to) {
-      return [this, op, to](const std::string& id) {
-        Log(op, id);
-        if (!cloud_.count(id)) return NotFound("no MicroVM " + id);
-        if (std::string(op) == "SuspendMicrovm" && !suspend_error_.ok()) return suspend_error_;
-        if (std::string(op) == "ResumeMicrovm" && !resume_error_.ok()) return resume_error_;
-        cloud_[id].state = to;
-        return Status::Ok();
-      };
-    };
-    ON_CALL(vms_, SuspendMicrovm(_))
-        .WillByDefault(Invoke(lifecycle("SuspendMicrovm", aws::MicrovmState::kSuspended)));
-    ON_CALL(vms_, ResumeMicrovm(_))
-        .WillByDefault(Invoke(lifecycle("ResumeMicrovm", aws::MicrovmState::kRunning)));
-    ON_CALL(vms_, TerminateMicrovm(_))
-        .WillByDefault(Invoke(lifecycle("TerminateMicrovm", aws::MicrovmState::kTerminated)));
-    ON_CALL(vms_, CreateMicrovmAuthToken(_)).WillByDefault(Invoke([](auto&) {
-      aws::MicrovmAuthToken t;
-      t.auth_token["X-aws-proxy-auth"] = Secret(kProxyTokenFixture);
-      return Result<aws::MicrovmAuthToken>(t);
-    }));
-    ON_CALL(github_, GenerateJitConfig(_, _))
-        .WillByDefault(Invoke([this](auto&, const github::JitConfigRequest& r) {
-          if (!jit_error_.ok()) return Result<github::JitConfig>(jit_error_);
-          for (const auto& [id, existing] : runners_) {
-            if (existing.name == r.name)
-              return Result<github::JitConfig>(Conflict("Already exists"));
-          }
-          github::JitConfig jit;
-          jit.runner = OnlineRunner(r.name);
-          jit.runner.id = ++runner_ids_;
-          runners_[jit.runner.id] = jit.runner;
-          jit.encoded_jit_config = Secret(kJitFixture);
-          return Result<github::JitConfig>(jit);
-        }));
-    ON_CALL(github_, ListRunners(_, _)).WillByDefault(Invoke([this](auto&, auto&) {
-      std::vector<github::Runner> all;
-      for (const auto& [id, r] : runners_) all.push_back(r);
-      return Result<std::vector<github::Runner>>(all);
-    }));
-    ON_CALL(github_, GetRunner(_, _)).WillByDefault(Invoke([this](auto&, int64_t id) {
-      if (!runners_.count(id)) return Result<github::Runner>(NotFound("no runner"));
-      return Result<github::Runner>(runners_[id]);
-    }));
-    ON_CALL(github_, DeleteRunner(_, _)).WillByDefault(Invoke([this](auto&, int64_t id) {
-      return runners_.erase(id) ? Status::Ok() : NotFound("no runner");
-    }));
-    ON_CALL(http_, Send(_)).WillByDefault(Invoke([this](const http::HttpRequest& req) {
-      if (req.url.find("/v1/status") != std::string::npos) {
-        return Result<http::HttpResponse>(
-            http::HttpResponse::Json(200, R"({"state":"IDLE","currentRequestId":""})"));
-      }
-      return Result<http::HttpResponse>(http::HttpResponse::Json(delivery_status_, "{}"));
-    }));
+    pool_store_ = &store_;
+    command_.server = "Build-Cache";
+    command_.state_table = "memory:";
+    command_.lease_timeout_seconds = command_.lifetime.max_lifetime_seconds;
   }
 
   StartCommand Command(const std::string& job, std::optional<int64_t> capacity = std::nullopt) {
-    StartCommand c;
-    c.endpoints.repository = "octo/app";
-    c.endpoints.github_api_url = "https://api.github.com";
-    c.endpoints.github_token = Secret(kTokenFixture);
-    c.endpoints.region = "us-east-1";
-    c.identity.repository_id = "123";
-    c.identity.run_id = "456";
-    c.identity.run_attempt = "1";
+    StartCommand c = command_;
     c.identity.job = job;
-    c.image_id = "img-1";
-    c.event_name = "push";
-    c.server = "Build-Cache";
-    c.state_table = "memory:";
     c.server_capacity = capacity;
-    c.lease_timeout_seconds = c.lifetime.max_lifetime_seconds;
     return c;
   }
-  ActionDeps Deps() { return ActionDeps{seam_, vms_, github_, http_, nullptr, nullptr, &store_}; }
   Result<StartResult> Start(const std::string& job, std::optional<int64_t> capacity = {}) {
-    return StartFlow(Deps()).Run(Command(job, capacity));
+    return Start(Command(job, capacity));
   }
   Result<StartResult> Start(const StartCommand& c) { return StartFlow(Deps()).Run(c); }
   Result<StopResult> Stop(const std::string& handle) {
     StopCommand c;
-    c.endpoints = Command("x").endpoints;
     c.server = handle;
     c.state_table = "memory:";
     c.repository_id = "123";
-    return StopFlow(Deps()).Run(c);
+    return InProcessActionTest::Stop(std::move(c));
   }
   // Starts `job` and expects it to succeed.
   StartResult Started(const std::string& job, std::optional<int64_t> capacity = {}) {
@@ -183,6 +58,7 @@ class PoolFlowTest : public ::testing::Test {
     EXPECT_EQ(r->outcome, outcome);
   }
 
+  // --- the state table's rows ---
   PoolHandle HandleOf(const StartResult& s) { return DecodePoolHandle(s.server).value(); }
   MemberRecord MemberOf(const StartResult& s) {
     PoolHandle h = HandleOf(s);
@@ -196,43 +72,68 @@ class PoolFlowTest : public ::testing::Test {
     auto item = store_.Get({PoolPartition(h.repository_id, h.server_key_hash), kControlSortKey});
     return item.ok() && item->has_value() ? ControlFromItem(**item).value().active_count : 0;
   }
-  aws::MicrovmState StateOf(const std::string& id) { return cloud_.at(id).state; }
-  size_t Calls() const { return calls_.size(); }
-  // The lifecycle calls made since `from` ("SuspendMicrovm mvm-1", ...).
-  std::vector<std::string> CallsSince(size_t from) const {
-    return std::vector<std::string>(calls_.begin() + static_cast<long>(from), calls_.end());
-  }
-  int CountSince(size_t from, const std::string& op) const {
-    auto since = CallsSince(from);
-    return static_cast<int>(std::count_if(since.begin(), since.end(), [&](const std::string& c) {
-      return c.rfind(op + " ", 0) == 0;
-    }));
-  }
-  void Log(const std::string& op, const std::string& arg) { calls_.push_back(op + " " + arg); }
 
-  ManualClock clock_;
-  ManualSleeper sleeper_{clock_};
-  SeededRandom random_{7};
-  SeededRandom secure_{8};
-  MemorySink sink_;
-  Logger logger_{sink_, clock_, LogLevel::kDebug};
-  Seam seam_{clock_, sleeper_, random_, secure_, logger_};
-  NiceMock<MockMicrovms> vms_;
-  NiceMock<MockGitHub> github_;
-  NiceMock<MockHttp> http_;
+  // --- faults ---
+  // The MicroVMs API refuses `suffix` ("/suspend", "/resume") with `status` until Allow().
+  void RefuseMicrovms(const std::string& suffix, int status, const std::string& error_type,
+                      const std::string& message) {
+    vms_api_.refusals.push_back({"POST", suffix, status, error_type, message});
+  }
+  // GitHub refuses every JIT registration with `status` until Allow().
+  void RefuseRegistration(int status, const std::string& message) {
+    github_api_.refusals.push_back({"POST", "/generate-jitconfig", status, "", message});
+  }
+  void Allow() {
+    vms_api_.refusals.clear();
+    github_api_.refusals.clear();
+  }
+
+  // --- the MicroVMs service changing under the pool ---
+  // The platform ends `microvm_id` (TERMINATED, still listed).
+  void EndVm(const std::string& microvm_id) {
+    Result<nlohmann::json> ended =
+        microvms_->WithModel([&](emulate::microvms::MicrovmModel& model) {
+          return model.Invoke("TerminateMicrovm", {{"microvmIdentifier", microvm_id}});
+        });
+    ASSERT_TRUE(ended.ok()) << ended.status().ToString();
+    clock_.Advance(std::chrono::seconds(5));
+    microvms_->RunDue();
+    EXPECT_EQ(VmState(microvm_id), "TERMINATED");
+  }
+  // `microvm_id` ends and the service forgets it (GetMicrovm: NotFound).
+  void ForgetVm(const std::string& microvm_id) {
+    EndVm(microvm_id);
+    clock_.Advance(emulate::microvms::MicrovmModelOptions().terminated_retention +
+                   std::chrono::seconds(1));
+    microvms_->RunDue();
+    EXPECT_EQ(microvms_->Describe(microvm_id).status().code(), Code::kNotFound);
+  }
+  // The image gets a new ACTIVE version (built in the model); returns its number.
+  std::string NewImageVersion() {
+    const nlohmann::json update = {
+        {"imageIdentifier", "img-1"},
+        {"baseImageArn", "arn:aws:lambda:us-east-1:aws:microvm-image:al2023"},
+        {"buildRoleArn", "arn:aws:iam::123456789012:role/mvr-build"},
+        {"codeArtifact", {{"uri", "file:///build/app"}}}};
+    Result<nlohmann::json> out = microvms_->WithModel([&](emulate::microvms::MicrovmModel& model) {
+      return model.Invoke("UpdateMicrovmImage", update);
+    });
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    if (!out.ok()) return "";
+    const std::string version = out->value("imageVersion", "");
+    for (int minute = 0; minute < 30; ++minute) {
+      Result<nlohmann::json> image = microvms_->WithModel([&](emulate::microvms::MicrovmModel& m) {
+        return m.Invoke("GetMicrovmImage", {{"imageIdentifier", "img-1"}});
+      });
+      if (image.ok() && image->value("latestActiveImageVersion", "") == version) return version;
+      clock_.Advance(std::chrono::minutes(1));
+      microvms_->RunDue();
+    }
+    ADD_FAILURE() << "image version " << version << " never became ACTIVE";
+    return version;
+  }
+
   store::MemoryStore store_{clock_};
-
-  std::string latest_version_ = "3";
-  std::map<std::string, aws::Microvm> cloud_;
-  std::map<std::string, std::string> tokens_;
-  std::map<int64_t, github::Runner> runners_;
-  std::vector<std::string> calls_;
-  int launched_ = 0;
-  int64_t runner_ids_ = 100;
-  Status suspend_error_ = Status::Ok();
-  Status resume_error_ = Status::Ok();
-  Status jit_error_ = Status::Ok();
-  int delivery_status_ = 202;
 };
 
 }  // namespace mvr::action::testing
