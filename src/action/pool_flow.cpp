@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/retry.h"
+
 namespace mvr::action::internal {
 namespace {
 
@@ -20,7 +22,8 @@ bool Gone(const Result<aws::Microvm>& vm) {
 
 }  // namespace
 
-Result<PoolTarget> ResolvePool(aws::MicrovmService& microvms, const StartCommand& c) {
+Result<PoolTarget> ResolvePool(aws::MicrovmService& microvms, const Seam& seam,
+                               const StartCommand& c) {
   PoolTarget t;
   MVR_ASSIGN_OR_RETURN(t.key.server_name, NormalizeServerName(c.server));
   if (c.identity.repository_id.empty()) {
@@ -30,7 +33,8 @@ Result<PoolTarget> ResolvePool(aws::MicrovmService& microvms, const StartCommand
   }
   t.image_version = c.image_version;
   if (t.image_version.empty()) {
-    Result<aws::MicrovmImage> image = microvms.GetMicrovmImage(c.image_id);
+    Result<aws::MicrovmImage> image = Retry<aws::MicrovmImage>(
+        RetryPolicy(), seam, [&] { return microvms.GetMicrovmImage(c.image_id); });
     if (!image.ok()) {
       return image.status().Annotate("reading image " + c.image_id +
                                      " to find its latest ACTIVE version for the pool key");
@@ -41,8 +45,9 @@ Result<PoolTarget> ResolvePool(aws::MicrovmService& microvms, const StartCommand
                              " has no ACTIVE version; build one or pass 'image-version'");
     }
   }
-  Result<aws::MicrovmImageVersion> version =
-      microvms.GetMicrovmImageVersion(c.image_id, t.image_version);
+  Result<aws::MicrovmImageVersion> version = Retry<aws::MicrovmImageVersion>(
+      RetryPolicy(), seam,
+      [&] { return microvms.GetMicrovmImageVersion(c.image_id, t.image_version); });
   if (!version.ok()) {
     return version.status().Annotate("reading version " + t.image_version + " of image " +
                                      c.image_id + " for the pool key");

@@ -25,7 +25,9 @@ struct PoolTarget {
 
 // Normalizes the server name and completes the key from the image: the version (the latest
 // ACTIVE one unless given), its CPU architectures and egress connectors. Errors name the input.
-Result<PoolTarget> ResolvePool(aws::MicrovmService& microvms, const StartCommand& c);
+// The image reads are retried on throttling and 5xx (a start should not fail on one 429).
+Result<PoolTarget> ResolvePool(aws::MicrovmService& microvms, const Seam& seam,
+                               const StartCommand& c);
 
 PoolPolicy PolicyFor(const StartCommand& c);
 // A stop settles members whose lifetime is already recorded; only the transition timeout matters.

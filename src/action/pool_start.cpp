@@ -55,7 +55,8 @@ Result<StartResult> StartFlow::Pooled(const StartCommand& c, TimePoint deadline)
   MVR_ASSIGN_OR_RETURN(std::unique_ptr<internal::StartParts> parts,
                        internal::MakeStartParts(deps_, c));
   auto& [seam, id, runners, vms, cleanup] = *parts;
-  MVR_ASSIGN_OR_RETURN(internal::PoolTarget target, internal::ResolvePool(deps_.microvms, c));
+  MVR_ASSIGN_OR_RETURN(internal::PoolTarget target,
+                       internal::ResolvePool(deps_.microvms, deps_.seam, c));
   PoolLeases leases(*deps_.pool_store, seam.clock, seam.random, internal::PolicyFor(c));
   internal::PoolMemberOps ops(seam, vms, leases);
   PoolRequest request;

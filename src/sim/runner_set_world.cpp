@@ -6,8 +6,13 @@
 #include <deque>
 #include <memory>
 
+#include "action/pool_keys.h"
+#include "action/pool_records.h"
+#include "action/server_handle.h"
+#include "action/start_stop.h"
 #include "aws/credentials.h"
 #include "aws/microvms_client.h"
+#include "base/retry.h"
 #include "emulate/github/inprocess_github.h"
 #include "github/github_client.h"
 #include "queue/memory_queue.h"
@@ -122,10 +127,18 @@ class World {
   WorldReport Run() {
     scheduler_.Spawn("platform", [this] { Platform(); });
     scheduler_.Spawn("workload", [this] { Workload(); });
-    for (int i = 0; i < options_.launchers; ++i) SpawnRole(Role::kLauncher);
-    SpawnRole(Role::kJanitor);
-    if (options_.warm_pool_size > 0) SpawnRole(Role::kSweeper);
+    if (options_.runner_set) {
+      for (int i = 0; i < options_.launchers; ++i) SpawnRole(Role::kLauncher);
+      SpawnRole(Role::kJanitor);
+      if (options_.warm_pool_size > 0) SpawnRole(Role::kSweeper);
+    }
     if (options_.crashes_per_hour > 0) scheduler_.Spawn("chaos", [this] { Chaos(); });
+    // A final wave after the others (the next day's runs) reconciles what they abandoned.
+    const int final_wave = options_.action_runs > 0 ? options_.action_capacity : 0;
+    for (int i = 0; i < options_.action_runs + final_wave; ++i) {
+      Process& p = NewProcess();
+      scheduler_.Spawn("action#" + std::to_string(i + 1), [this, &p, i] { ActionRun(p, i); });
+    }
     const TimePoint end =
         scheduler_.Now() + options_.first_job_after + options_.arrivals + options_.drain;
     Scheduler::RunResult run = scheduler_.Run(end);
@@ -287,7 +300,10 @@ class World {
       microvms_.RunDue();
       github_->RunDue();
       for (gh::HeldDelivery& held : github_->TakeWebhooks()) Deliver(std::move(held));
-      if (scheduler_.Now() >= next_idle_check) {
+      CheckCapacity();
+      // The Action has no janitor: a run whose stop failed leaves its VM leased until a later
+      // start reconciles it (checked at the end, after the final wave).
+      if (options_.runner_set && scheduler_.Now() >= next_idle_check) {
         guest_.CheckIdle(JanitorBound());
         next_idle_check = scheduler_.Now() + Duration(30'000);
       }
@@ -345,6 +361,147 @@ class World {
     }
   }
 
+  // One workflow run's job using the Action on the pool: start (a new member, or a suspended one
+  // resumed), run a job on the runner it registered, stop (suspend). An abandoning run never
+  // stops in time (cancelled); later it stops with its old handle, which must be refused with
+  // no lifecycle call once another run has taken the lease over.
+  void ActionRun(Process& p, int index) {
+    const int64_t window = std::max<int64_t>(1, options_.arrivals.count());
+    if (index >= options_.action_runs) {
+      p.seam.sleeper.Sleep(options_.arrivals + Duration(1'800'000));
+      // The services have recovered: whatever the faults left behind must now be reconciled.
+      for (Faults* f : {&store_faults_, &queue_faults_, &microvms_faults_, &github_faults_}) {
+        f->End();
+      }
+    } else {
+      p.seam.sleeper.Sleep(Duration(static_cast<int64_t>(p.seam.random.Next64() % window)));
+    }
+    SimHttpClient own_vms(scheduler_, microvms_.api(), microvms_faults_, "microvms");
+    aws::MicrovmsClient vms(VmsClientOptions(),
+                            aws::MicrovmsClientDeps{own_vms, credentials_, p.seam.seam});
+    action::ActionDeps deps{p.seam.seam,
+                            vms,
+                            *p.github,
+                            ingress_http_,
+                            [this](const Secret& s) { action_secrets_.push_back(s.Reveal()); },
+                            nullptr,
+                            &store_};
+    action::StartCommand start;
+    start.endpoints = {kRepository, gh::InProcessGithub::kApiUrl, Secret(kToken), "us-east-1"};
+    start.identity.repository_id = "123";
+    start.identity.run_id = std::to_string(1000 + index);
+    start.identity.run_attempt = "1";
+    start.identity.job = "build";
+    start.image_id = kImage;
+    start.event_name = "push";
+    start.server = "build-cache";
+    start.state_table = "memory:";
+    start.server_capacity = options_.action_capacity;
+    start.lease_timeout_seconds = options_.action_lease_timeout_seconds;
+    Result<action::StartResult> started = action::StartFlow(deps).Run(start);
+    if (!started.ok()) {
+      if (started.status().message().find("at capacity") != std::string::npos) {
+        ++action_at_capacity_;
+        return;
+      }
+      // A service that keeps failing (the store's own retries spent) may fail a start, with a
+      // clear error; what it leaves behind is checked by the other invariants.
+      if (IsRetryable(started.status())) {
+        ++action_gave_up_;
+        return;
+      }
+      action_failures_.push_back("start of run " + start.identity.run_id +
+                                 " failed: " + started.status().ToString());
+      return;
+    }
+    ++action_started_;
+    gh::JobSpec spec;
+    spec.repository = kRepository;
+    spec.labels = {started->label};
+    spec.steps = {"make test"};
+    Result<gh::Job> job = github_->model().QueueJob(spec);
+    if (job.ok()) queued_at_[job->id] = scheduler_.Now();
+    const bool abandon =
+        static_cast<double>(p.seam.random.Next64() >> 11) * 0x1.0p-53 < options_.action_abandon;
+    action::StopCommand stop;
+    stop.endpoints = start.endpoints;
+    stop.server = started->server;
+    stop.state_table = "memory:";
+    stop.repository_id = "123";
+    if (!abandon) {
+      for (int i = 0; i < 120 && job.ok(); ++i) {  // the job runs, then the stop step
+        Result<gh::Job> now = github_->model().GetJobById(job->id);
+        if (now.ok() && now->status == "completed") break;
+        p.seam.sleeper.Sleep(Duration(5'000));
+      }
+      Result<action::StopResult> stopped = action::StopFlow(deps).Run(stop);
+      if (!stopped.ok() && IsRetryable(stopped.status())) {
+        ++action_gave_up_;
+      } else if (!stopped.ok()) {
+        action_failures_.push_back("stop of run " + start.identity.run_id +
+                                   " failed: " + stopped.status().ToString());
+      }
+      return;
+    }
+    // Cancelled: the stop comes long after the lease expired (or never, for a real cancel).
+    p.seam.sleeper.Sleep(Duration(options_.action_lease_timeout_seconds * 3000));
+    Result<action::PoolHandle> handle = action::DecodePoolHandle(started->server);
+    if (!handle.ok()) return;
+    Result<std::optional<store::Item>> row =
+        memory_store_.Get({action::PoolPartition(handle->repository_id, handle->server_key_hash),
+                           action::MemberSortKey(handle->member_id)});
+    int64_t generation = 0;
+    if (row.ok() && *row) {
+      Result<action::MemberRecord> member = action::MemberFromItem(**row);
+      if (member.ok()) generation = member->generation;
+    }
+    if (generation <= handle->generation) {
+      // Nobody took it over: the late stop (a cancelled run's always() step) releases it.
+      Result<action::StopResult> late = action::StopFlow(deps).Run(stop);
+      if (!late.ok() && !IsRetryable(late.status())) {
+        action_failures_.push_back("the late stop of run " + start.identity.run_id +
+                                   " failed: " + late.status().ToString());
+      }
+      return;
+    }
+    const size_t calls_before = own_vms.mutations();
+    Result<action::StopResult> late = action::StopFlow(deps).Run(stop);
+    const size_t lifecycle_calls = own_vms.mutations() - calls_before;
+    if (late.ok() && late->outcome != "already released") {
+      action_failures_.push_back("run " + start.identity.run_id + "'s stale handle (generation " +
+                                 std::to_string(handle->generation) + ", member now at " +
+                                 std::to_string(generation) + ") was accepted: " + late->outcome);
+    } else if (lifecycle_calls > 0) {
+      action_failures_.push_back("run " + start.identity.run_id + "'s stale stop made " +
+                                 std::to_string(lifecycle_calls) + " MicroVMs lifecycle call(s)");
+    } else {
+      ++action_stale_stops_;
+    }
+  }
+
+  // The capacity a pooled request states bounds the members it creates: the pool never holds
+  // more live VMs than the runs' server-capacity.
+  void CheckCapacity() {
+    if (options_.action_runs == 0) return;
+    int live = 0;
+    microvms_.WithModel([&](vms::MicrovmModel& model) {
+      Result<json> listed = model.Invoke("ListMicrovms", json::object());
+      if (!listed.ok()) return 0;
+      for (const json& vm : (*listed)["items"]) {
+        const std::string state = vm.value("state", "");
+        live += state != "TERMINATED" && state != "TERMINATING";
+      }
+      return 0;
+    });
+    if (live > options_.action_capacity && !over_capacity_) {
+      over_capacity_ = true;
+      action_failures_.push_back("the pool holds " + std::to_string(live) +
+                                 " live VMs, over the runs' server-capacity of " +
+                                 std::to_string(options_.action_capacity));
+      scheduler_.Note("VIOLATION over capacity");
+    }
+  }
+
   // Crashes a launcher, the janitor or the sweeper now and then; a new one takes its place, as
   // Lambda starts a new sandbox (or systemd restarts `mvr serve`).
   void Chaos() {
@@ -363,6 +520,12 @@ class World {
   void CheckTheEnd(WorldReport& report) {
     const std::vector<std::string> seen = guest_.violations();
     report.violations.insert(report.violations.begin(), seen.begin(), seen.end());
+    report.violations.insert(report.violations.end(), action_failures_.begin(),
+                             action_failures_.end());
+    report.action_started = action_started_;
+    report.action_at_capacity = action_at_capacity_;
+    report.action_stale_stops = action_stale_stops_;
+    report.action_gave_up = action_gave_up_;
     const std::vector<gh::Job> jobs = github_->model().ListAllJobs();
     report.jobs = static_cast<int>(jobs.size());
     const std::map<int64_t, JobTimes> times = guest_.jobs();
@@ -390,8 +553,9 @@ class World {
       for (const json& vm : (*listed)["items"]) {
         const std::string state = vm.value("state", "");
         const double age_s = now_s - vm.value("startedAt", 0.0);
+        const bool pools = options_.warm_pool_size > 0 || options_.action_runs > 0;
         if (state == "TERMINATED" || state == "TERMINATING" || age_s < bound_s ||
-            (options_.warm_pool_size > 0 && state == "SUSPENDED")) {
+            (pools && state == "SUSPENDED")) {
           continue;
         }
         report.violations.push_back("VM " + vm.value("microvmId", "") + " is still " + state +
@@ -441,6 +605,7 @@ class World {
   // No secret in any log line of any actor or service.
   void CheckLogs(WorldReport& report) {
     std::vector<std::string> secrets = guest_.secrets();
+    secrets.insert(secrets.end(), action_secrets_.begin(), action_secrets_.end());
     for (const char* fixture : {kToken, kWebhookSecret, kSecretKey}) secrets.emplace_back(fixture);
     std::vector<const MemorySink*> sinks = {&services_sink_, &platform_.sink, &webhooks_.sink,
                                             &workload_.sink, &chaos_.sink};
@@ -494,6 +659,10 @@ class World {
   std::vector<std::pair<Role, ActorId>> crashable_;
   int incarnations_ = 0;
   std::map<int64_t, TimePoint> queued_at_;
+  std::vector<std::string> action_secrets_;
+  std::vector<std::string> action_failures_;
+  int action_started_ = 0, action_at_capacity_ = 0, action_stale_stops_ = 0, action_gave_up_ = 0;
+  bool over_capacity_ = false;
 };
 
 }  // namespace

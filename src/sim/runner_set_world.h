@@ -47,7 +47,16 @@ struct WorldOptions {
   Duration vm_boot{5'000};     // RunMicrovm → RUNNING, the platform's part of seed 001's 6.8 s
   int github_mutations_per_minute = 0;  // GitHub's secondary limit on POST/DELETE (0: none)
   GuestTimings guest;
-  Duration runner_listing_lag{0};  // GitHub's runner listing shows a runner busy this late
+  Duration runner_listing_lag{0};
+  // The Action (`mvr start`/`mvr stop`) on a warm pool found by name: this many runs start over
+  // the arrival window with `server-capacity` action_capacity, run one job on their runner and
+  // stop; a fraction abandon their lease (a cancelled run) and stop late with the old handle.
+  int action_runs = 0;
+  bool runner_set = true;  // false: no launchers, janitor or sweeper (the Action alone)
+  int action_capacity = 3;
+  double action_abandon = 0;
+  int64_t action_lease_timeout_seconds =
+      120;  // GitHub's runner listing shows a runner busy this late
   // A planted bug (the simulation must find it): the job claim is no longer first-writer-wins
   // (its condition is ignored).
   bool plant_unconditional_claims = false;
@@ -62,6 +71,10 @@ struct WorldReport {
   uint64_t steps = 0;
   int jobs = 0;
   int jobs_completed = 0;
+  int action_started = 0;      // runs whose start succeeded
+  int action_at_capacity = 0;  // runs refused with the pool's capacity error
+  int action_stale_stops = 0;  // late stops of taken-over leases, refused as they must be
+  int action_gave_up = 0;      // starts or stops failed by a service that kept failing
   int runners_started = 0;
   std::vector<double> start_seconds;  // queued → a runner took it, per job that started
   // Seed 001's segments, per launch whose runner took its own job: queued → VM running,

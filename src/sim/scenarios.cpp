@@ -82,6 +82,21 @@ const std::vector<Scenario>& Scenarios() {
          o.runner_listing_lag = Duration(300'000);
          return o;
        }},
+      {"action-pool",
+       "12 runs of the Action on one warm pool with server-capacity 3 over 10 minutes, a fifth "
+       "abandoning their lease and stopping late with the old handle, API faults; then a final "
+       "wave of 3 runs that must reconcile whatever was left",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.jobs = 0;
+         o.runner_set = false;  // the Action alone: its pool's VMs are no runner set's
+         o.action_runs = 12;
+         o.action_capacity = 3;
+         o.action_abandon = 0.2;
+         o.arrivals = Duration(600'000);
+         o.store = o.microvms = o.github = Flaky(0.3);
+         return o;
+       }},
       {"chaos",
        "10 jobs; everything at once: webhook faults, API faults, crashes, clock skew of up to "
        "2 s, and actors delayed at random between their steps",

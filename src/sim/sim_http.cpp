@@ -27,6 +27,7 @@ Result<http::HttpResponse> SimHttpClient::Send(const http::HttpRequest& request)
   const std::string operation = name_ + " " + RequestName(request);
   scheduler_.Yield(operation);
   ++requests_;
+  if (request.method != "GET" && request.method != "HEAD") ++mutations_;
   switch (faults_.Draw(operation)) {
     case Faults::Kind::kNone:
       return inner_.Send(request);

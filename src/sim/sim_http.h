@@ -32,6 +32,8 @@ class SimHttpClient final : public http::HttpClient {
   Result<http::HttpResponse> Send(const http::HttpRequest& request) override;
   // Requests sent through this client (every one, faulted or not).
   size_t requests() const { return requests_; }
+  // Requests that may change something (every method but GET and HEAD).
+  size_t mutations() const { return mutations_; }
 
  private:
   Scheduler& scheduler_;
@@ -40,6 +42,7 @@ class SimHttpClient final : public http::HttpClient {
   std::string name_;
   std::function<http::HttpResponse()> throttle_;
   size_t requests_ = 0;  // written by the actor holding the baton only
+  size_t mutations_ = 0;
 };
 
 // The request's method and path without its query ("POST /2025-09-09/microvms"): the trace's

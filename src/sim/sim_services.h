@@ -35,6 +35,8 @@ class Faults {
   // The error a caller sees for `kind` (kNone: Ok).
   static Status ErrorFor(Kind kind, std::string_view operation);
   const std::map<std::string, int>& counts() const { return counts_; }
+  // The outage is over: no more faults are drawn.
+  void End() { rates_ = FaultRates{}; }
 
  private:
   SeededRandom random_;

@@ -130,7 +130,7 @@ TEST_F(PoolFlowTest, StopCancelledAfterSuspendingIsFinishedByTheNextStart) {
 TEST_F(PoolFlowTest, StartKilledBeforeRecordingItsLaunchIsRecoveredWithTheSameVm) {
   // A start reserved a member and called RunMicrovm, then died before recording the VM: the
   // MicroVM exists but the table still says CREATING.
-  const internal::PoolTarget target = internal::ResolvePool(*vms_, Command("x")).value();
+  const internal::PoolTarget target = internal::ResolvePool(*vms_, seam_, Command("x")).value();
   const std::string partition = target.partition;
   PoolPolicy killed_policy;
   killed_policy.lease_timeout = std::chrono::minutes(10);

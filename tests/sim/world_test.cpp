@@ -79,6 +79,20 @@ TEST(RunnerSetWorldTest, ALaggingListingNeverCostsABusyRunnerItsVm) {
   EXPECT_GT(spared, 0);
 }
 
+// The Action's warm pool under API faults: no run's server-capacity is ever exceeded, a late stop
+// with a taken-over lease's handle is refused with no lifecycle call, and a final wave after the
+// faults end reconciles everything the others abandoned.
+TEST(RunnerSetWorldTest, ActionPoolKeepsItsCapacityAndRefusesStaleHandles) {
+  int started = 0, stale = 0;
+  RunSeeds(*FindScenario("action-pool"), 1, 8, 2, nullptr, [&](const SeedOutcome& o) {
+    EXPECT_TRUE(o.report.violations.empty()) << "seed " << o.seed << Violations(o.report);
+    started += o.report.action_started;
+    stale += o.report.action_stale_stops;
+  });
+  EXPECT_GT(started, 8 * 5);
+  EXPECT_GT(stale, 0);
+}
+
 // The claim's condition is what keeps one job to one VM when a webhook is duplicated: without it
 // the simulation finds a job with two VMs within 5 seeds (at seed 1; 17 of seeds 1..20 fail).
 TEST(RunnerSetWorldTest, APlantedUnconditionalClaimIsFound) {
