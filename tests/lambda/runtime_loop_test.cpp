@@ -37,6 +37,18 @@ class RuntimeLoopTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(fake_.Start().ok()); }
 
+  // The EMF line of one invocation of the echo handler with `event`, as function `function`.
+  nlohmann::json EmfOfOneInvocation(const std::string& event, const char* function) {
+    fake_.Enqueue(event);
+    RuntimeApi api(fake_.endpoint(), http_);
+    EchoHandler handler;
+    Status ran = RunLoop(api, handler, seam_, metrics_, {function, "set-1", 1});
+    EXPECT_TRUE(ran.ok()) << ran.ToString();
+    EXPECT_EQ(metrics_.lines().size(), 1u);
+    return metrics_.lines().empty() ? nlohmann::json::object()
+                                    : nlohmann::json::parse(metrics_.lines()[0]);
+  }
+
   SystemClock clock_;
   RealSleeper sleeper_;
   SeededRandom random_{1};
@@ -70,12 +82,7 @@ TEST_F(RuntimeLoopTest, AnswersGoToResponseAndErrorsToErrorWithTheirType) {
 }
 
 TEST_F(RuntimeLoopTest, EachInvocationWritesOneEmfLineOfWhatItCounted) {
-  fake_.Enqueue("one");
-  RuntimeApi api(fake_.endpoint(), http_);
-  EchoHandler handler;
-  ASSERT_TRUE(RunLoop(api, handler, seam_, metrics_, {"webhook", "set-1", 1}).ok());
-  ASSERT_EQ(metrics_.lines().size(), 1u);
-  auto emf = nlohmann::json::parse(metrics_.lines()[0]);
+  nlohmann::json emf = EmfOfOneInvocation("one", "webhook");
   EXPECT_EQ(emf["received"], 1);
   EXPECT_EQ(emf["RunnerSetId"], "set-1");
   EXPECT_EQ(emf["Function"], "webhook");
@@ -88,12 +95,7 @@ TEST_F(RuntimeLoopTest, EachInvocationWritesOneEmfLineOfWhatItCounted) {
 // The janitor function's counters reach CloudWatch as mvr serve's /metrics shows them (they once
 // did not: only the launch and webhook counters were read).
 TEST_F(RuntimeLoopTest, JanitorCountersAreInTheEmfLine) {
-  fake_.Enqueue("sweep");
-  RuntimeApi api(fake_.endpoint(), http_);
-  EchoHandler handler;
-  ASSERT_TRUE(RunLoop(api, handler, seam_, metrics_, {"janitor", "set-1", 1}).ok());
-  ASSERT_EQ(metrics_.lines().size(), 1u);
-  auto emf = nlohmann::json::parse(metrics_.lines()[0]);
+  nlohmann::json emf = EmfOfOneInvocation("sweep", "janitor");
   EXPECT_EQ(emf["janitor_sweeps"], 1);
   EXPECT_EQ(emf["janitor_vms_terminated"], 2);
   EXPECT_FALSE(emf.contains("janitor_runners_removed")) << "only what the invocation moved";
