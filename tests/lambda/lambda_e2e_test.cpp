@@ -345,6 +345,24 @@ TEST_F(LambdaCapped, CapDefersJobsAndLaterRunsAllOfThem) {
   ExpectCapDefersJobsAndLaterRunsAllOfThem();
 }
 
+// With the job queue's maxReceiveCount at 2, every deferral is one receive short of the
+// dead-letter limit: the launcher sends each deferred intent again as a fresh message with its
+// delay (the original deleted), and still every job runs.
+class LambdaCappedNearDeadLetter : public LambdaCapped {
+  json Config() override {
+    json c = LambdaCapped::Config();
+    c["queue"]["maxReceiveCount"] = 2;
+    return c;
+  }
+};
+
+TEST_F(LambdaCappedNearDeadLetter, DeferredIntentsAreSentAgainAndAllJobsRun) {
+  ExpectCapDefersJobsAndLaterRunsAllOfThem();
+  for (const FakeRuntimeApi::Answer& a : Api("launcher").answers()) {
+    EXPECT_EQ(a.body, R"({"batchItemFailures":[]})") << "a deferral came back instead of a copy";
+  }
+}
+
 // ---- Part 2: the janitor function on a 1 s schedule.
 
 class LambdaJanitor : public LambdaEndToEnd {
