@@ -1,9 +1,9 @@
 // `mvr lambda`: the runner set as AWS Lambda functions (a custom runtime for provided.al2023;
-// `bootstrap` runs it). The handler comes from _HANDLER (or --handler): webhook, launcher or
-// janitor. The runner set's configuration is the JSON of `mvr serve`, from MVR_CONFIG (inline) or
-// MVR_CONFIG_FILE; its secret keys may name a file, env:NAME or ssm:/path. Initialisation builds
-// only what the handler needs and resolves its secrets once; a failure there goes to the Runtime
-// API's /init/error. docs/lambda.md is the reference.
+// `bootstrap` runs it). The handler comes from _HANDLER (or --handler): webhook, launcher,
+// janitor or warm-pool. The runner set's configuration is the JSON of `mvr serve`, from MVR_CONFIG
+// (inline) or MVR_CONFIG_FILE; its secret keys may name a file, env:NAME or ssm:/path.
+// Initialisation builds only what the handler needs and resolves its secrets once; a failure there
+// goes to the Runtime API's /init/error. docs/lambda.md is the reference.
 #include <unistd.h>
 
 #include <fstream>
@@ -191,7 +191,8 @@ void AddLambdaCommand(CLI::App& app, Context& ctx) {
       "lambda", "Run as an AWS Lambda function of the runner set (custom runtime; docs/lambda.md)");
   auto handler = std::make_shared<std::string>();
   auto max = std::make_shared<int>(-1);
-  cmd->add_option("--handler", *handler, "webhook, launcher or janitor (default: $_HANDLER)");
+  cmd->add_option("--handler", *handler,
+                  "webhook, launcher, janitor or warm-pool (default: $_HANDLER)");
   cmd->add_option("--max-invocations", *max,
                   "stop after this many invocations (benchmarks, tests; default: never)");
   cmd->callback([&ctx, handler, max] { ctx.exit_code = RunLambda(ctx, *handler, *max); });

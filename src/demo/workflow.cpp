@@ -257,26 +257,32 @@ Result<json> Workflow::GetMicrovm(const std::string& microvm_id) {
   return j;
 }
 
-Workflow::Leftovers Workflow::CountLeftovers() {
-  Leftovers left;
-  // Every page: TERMINATED VMs stay listed for an hour, so live ones may be pages in.
+Result<std::map<std::string, int>> Workflow::CountVmStates() {
+  std::map<std::string, int> states;
   std::string next_token;
-  int vms = 0;
   for (int page = 0; page < 100; ++page) {
     http::HttpRequest req;
     req.url = stack_.microvms_url() + "/2025-09-09/microvms?maxResults=50";
     if (!next_token.empty()) req.url += "&nextToken=" + UriEncode(next_token);
-    auto res = http_.Send(req);
-    if (!res.ok() || res->status != 200) break;
-    json j = json::parse(res->body, nullptr, false);
-    if (j.is_discarded()) break;
-    for (const auto& item : j.value("items", json::array())) {
-      if (item.value("state", "") != "TERMINATED") ++vms;
+    MVR_ASSIGN_OR_RETURN(http::HttpResponse res, http_.Send(req));
+    if (res.status != 200) {
+      return Internal("ListMicrovms on the emulator answered " + std::to_string(res.status));
     }
+    json j = json::parse(res.body, nullptr, false);
+    if (!j.is_object()) return Internal("ListMicrovms on the emulator answered no JSON object");
+    for (const auto& item : j.value("items", json::array())) ++states[item.value("state", "")];
     next_token = j.value("nextToken", "");
-    if (next_token.empty()) {
-      left.vms = vms;
-      break;
+    if (next_token.empty()) return states;
+  }
+  return Internal("ListMicrovms on the emulator: more than 100 pages");
+}
+
+Workflow::Leftovers Workflow::CountLeftovers() {
+  Leftovers left;
+  if (auto states = CountVmStates(); states.ok()) {
+    left.vms = 0;
+    for (const auto& [state, n] : *states) {
+      if (state != "TERMINATED") left.vms += n;
     }
   }
   auto listed =

@@ -87,6 +87,9 @@ class Workflow {
     int runners = -1;
   };
   Leftovers CountLeftovers();
+  // How many of the emulator's MicroVMs are in each state, over every page (TERMINATED ones stay
+  // listed for an hour).
+  Result<std::map<std::string, int>> CountVmStates();
 
  private:
   Seam seam_;

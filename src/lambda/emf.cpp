@@ -2,12 +2,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runnerset/janitor.h"
+
 namespace mvr::lambda {
 
 CounterValues ReadCounters(const runnerset::Metrics& metrics) {
-  CounterValues v{};
+  CounterValues v;
   for (int i = 0; i < runnerset::kCounterCount; ++i) {
-    v[i] = metrics.Get(static_cast<runnerset::Counter>(i));
+    const auto c = static_cast<runnerset::Counter>(i);
+    v[runnerset::CounterName(c)] = metrics.Get(c);
+  }
+  v["janitor_sweeps"] = metrics.GetJanitor("sweeps");
+  for (int i = 0; i < runnerset::kSweptCount; ++i) {
+    const std::string name = runnerset::SweptName(static_cast<runnerset::Swept>(i));
+    v["janitor_" + name] = metrics.GetJanitor(name);
   }
   return v;
 }
@@ -16,10 +24,10 @@ std::string EmfLine(const std::string& runner_set_id, const std::string& functio
                     const CounterValues& before, const CounterValues& after, TimePoint now) {
   nlohmann::json definitions = nlohmann::json::array();
   nlohmann::json line = {{"RunnerSetId", runner_set_id}, {"Function", function}};
-  for (int i = 0; i < runnerset::kCounterCount; ++i) {
-    const int64_t delta = after[i] - before[i];
+  for (const auto& [name, value] : after) {
+    auto was = before.find(name);
+    const int64_t delta = value - (was == before.end() ? 0 : was->second);
     if (delta <= 0) continue;
-    const char* name = runnerset::CounterName(static_cast<runnerset::Counter>(i));
     definitions.push_back({{"Name", name}, {"Unit", "Count"}});
     line[name] = delta;
   }

@@ -1,13 +1,14 @@
 // Metrics of the runner set's Lambda functions as CloudWatch embedded metric format (EMF) log
 // lines: one JSON line per invocation on stdout, which CloudWatch Logs turns into metrics with
 // no API call. The counters are those of `mvr serve`'s /metrics (received, ignored, launched,
-// deferred, duplicate, dropped_not_queued, failed, terminated), as what this invocation added,
+// deferred, duplicate, dropped_not_queued, failed, terminated, and the janitor's as
+// janitor_<counter>: janitor_sweeps, janitor_vms_terminated ...), as what this invocation added,
 // in namespace "mvr/runnerset" with the dimensions RunnerSetId and Function.
 // Thread-safety: pure functions.
 #pragma once
 
-#include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "base/clock.h"
@@ -15,7 +16,8 @@
 
 namespace mvr::lambda {
 
-using CounterValues = std::array<int64_t, runnerset::kCounterCount>;
+// Metric name → value.
+using CounterValues = std::map<std::string, int64_t>;
 
 CounterValues ReadCounters(const runnerset::Metrics& metrics);
 

@@ -6,7 +6,8 @@
 //   launcher  an SQS batch from the job queue → each intent carried out (concurrently, up to
 //             launcher.concurrency), answered with batchItemFailures naming only the messages
 //             that must come back (deferred ones hidden until due first);
-//   janitor   a scheduled event (EventBridge) → one janitor sweep, answered with its counters.
+//   janitor   a scheduled event (EventBridge) → one janitor sweep, answered with its counters;
+//   warm-pool a scheduled event of its own → one warm-pool sweep, answered with what it did.
 // A handler error (an event of the wrong shape) is a Status whose error_type is the Runtime API
 // errorType.
 // Thread-safety: Handle is called from the runtime loop's one thread.

@@ -119,6 +119,14 @@ class IamPoliciesTest(unittest.TestCase):
         for op in sorted(calls):
             self.assertIn("lambda:" + op, union, op + " is called but no runner-set policy allows it")
 
+    def test_the_launcher_may_send_a_fresh_copy_of_a_deferred_intent(self):
+        # LauncherHandler re-sends an intent deferred one receive short of the dead-letter limit
+        # (src/lambda/handlers.cpp); the policy once lacked the action, so on AWS that copy was
+        # refused and the job dead-lettered after all.
+        self.assertIn("queue_.Send(", read(os.path.join(SOURCE, "src", "lambda", "handlers.cpp")))
+        actions = {a for st in policy("runner-set-launcher.json")["Statement"] for a in st["Action"]}
+        self.assertIn("sqs:SendMessage", actions)
+
     def test_every_lambda_function_writes_only_its_own_log_group(self):
         for fn in RUNNER_SET_FUNCTIONS:
             doc = policy("runner-set-%s.json" % fn)

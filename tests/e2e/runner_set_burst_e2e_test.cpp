@@ -12,31 +12,12 @@ namespace mvr::demo {
 namespace {
 
 class RunnerSetCapped : public RunnerSetEndToEnd {
-  json Config() override {
-    json c = RunnerSetEndToEnd::Config();
-    c["maxConcurrentVms"] = 2;
-    return c;
-  }
+ protected:
+  RunnerSetCapped() { max_concurrent_vms_ = 2; }
 };
 
 TEST_F(RunnerSetCapped, CapDefersJobsAndLaterRunsAllOfThem) {
-  std::vector<int64_t> jobs;
-  for (int i = 0; i < 5; ++i) jobs.push_back(QueueJob({"sleep 2"}));
-  int most = 0;
-  auto all_done = [&] {
-    most = std::max(most, workflow_->CountLeftovers().vms);
-    for (int64_t job : jobs) {
-      if (!Completed(job)) return false;
-    }
-    return true;
-  };
-  ASSERT_TRUE(Eventually(all_done, std::chrono::seconds(90)));
-  for (int64_t job : jobs) EXPECT_EQ(Job(job).value("conclusion", ""), "success") << job;
-  EXPECT_LE(most, 2) << "more MicroVMs at once than the cap";
-  EXPECT_GT(Metric("deferred"), 0);
-  EXPECT_EQ(Metric("failed"), 0);
-  EXPECT_EQ(Metric("launched"), 5);
-  ExpectNothingLeft();
+  ExpectCapDefersJobsAndLaterRunsAllOfThem();
 }
 
 // The MicroVMs emulator enforces the platform's RunMicrovm rate (5/s, burst 5) with 429s; the

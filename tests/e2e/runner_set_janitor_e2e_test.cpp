@@ -15,26 +15,16 @@ namespace mvr::demo {
 namespace {
 
 constexpr int kJanitorSeconds = 1;
-constexpr char kSlowLabel[] = "mvr-slow";
 
 class RunnerSetJanitor : public RunnerSetEndToEnd {
  protected:
   json Config() override {
     json c = RunnerSetEndToEnd::Config();
-    c["janitor"] = {{"intervalSeconds", interval_},
-                    {"strikes", 2},
-                    {"graceSeconds", 2},
-                    {"stuckLaunchSeconds", 1}};
-    c["launcher"]["launchTimeoutSeconds"] = 10;
-    c["launcher"]["claimTakeoverSeconds"] = 5;
+    UseShortJanitor(c, interval_);
     c["queue"]["visibilityTimeoutSeconds"] = 10;
-    // A class whose stand-in runner takes 4 s to start, so its job can be cancelled before.
-    c["classes"].push_back({{"label", kSlowLabel}, {"image", kSlowLabel}});
     return c;
   }
-  void ConfigureStack(LocalStack& stack) override {
-    stack.AddImage(kSlowLabel, stack.StandInRunner() + " --startup-delay-ms 4000");
-  }
+  void ConfigureStack(LocalStack& stack) override { AddSlowImage(stack); }
   bool AllCompleted(const std::vector<int64_t>& jobs) {
     for (int64_t job : jobs) {
       if (!Completed(job)) return false;
@@ -45,21 +35,7 @@ class RunnerSetJanitor : public RunnerSetEndToEnd {
 };
 
 TEST_F(RunnerSetJanitor, JobWhoseWebhookWasDroppedIsLaunchedByTheJanitorAndCompletes) {
-  json body = {{"repository", kDemoRepository},
-               {"labels", {"self-hosted", kClassLabel}},
-               {"steps", {"true"}},
-               {"drop_webhooks", true}};
-  auto job = workflow_->GitHub("POST", "/_emulator/jobs", body.dump());
-  ASSERT_TRUE(job.ok()) << job.status().ToString();
-  const int64_t id = job->value("id", int64_t{0});
-  ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(40)));
-  EXPECT_EQ(Job(id).value("conclusion", ""), "success");
-  std::vector<json> queued = QueuedDeliveries(id);
-  ASSERT_EQ(queued.size(), 1u);
-  EXPECT_EQ(queued[0].value("outcome", ""), "dropped") << "mvr serve never heard of the job";
-  EXPECT_GE(Metric("janitor_launches_recovered"), 1);
-  EXPECT_EQ(Metric("launched"), 1);
-  ExpectNothingLeft();
+  ExpectJobWhoseWebhookWasDroppedIsLaunchedByTheJanitor();
 }
 
 TEST_F(RunnerSetJanitor, JobQueuedWhileServeWasDownIsLaunchedAfterTheRestart) {
@@ -81,30 +57,11 @@ TEST_F(RunnerSetJanitor, JobQueuedWhileServeWasDownIsLaunchedAfterTheRestart) {
 }
 
 TEST_F(RunnerSetJanitor, VmWhoseRunnerNeverGotAJobIsReapedAfterItsStrikes) {
-  const int64_t id = QueueJob({"true"}, kSlowLabel);
-  // The launch is committed (VM running, runner delivered); the runner is still starting.
-  ASSERT_TRUE(Eventually([&] { return Metric("launched") >= 1; }, std::chrono::seconds(30)));
-  auto cancelled = workflow_->GitHub("POST", "/_emulator/jobs/" + std::to_string(id) + "/cancel");
-  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
-  // Its runner comes online with nothing to do; nothing else will ever terminate its VM.
-  ASSERT_TRUE(
-      Eventually([&] { return Metric("janitor_vms_terminated") >= 1; }, std::chrono::seconds(30)));
-  EXPECT_GE(Metric("janitor_runners_removed"), 1);
-  EXPECT_EQ(Metric("terminated"), 0) << "no terminate intent: the cancelled job named no runner";
-  ExpectNothingLeft();
+  ExpectVmWhoseRunnerNeverGotAJobIsReapedAfterItsStrikes();
 }
 
 TEST_F(RunnerSetJanitor, BusyRunnerIsNeverTerminatedWhenTheListingSaysItIsIdle) {
-  auto lag = workflow_->GitHub("POST", "/_emulator/faults",
-                               json{{"runner_listing_lag_ms", 600'000}}.dump());
-  ASSERT_TRUE(lag.ok()) << lag.status().ToString();
-  const int64_t id = QueueJob({"sleep 8"});
-  ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(40)));
-  EXPECT_EQ(Job(id).value("conclusion", ""), "success");
-  EXPECT_GE(Metric("janitor_busy_spared"), 1) << "the fresh read must have found it busy";
-  EXPECT_EQ(Metric("janitor_vms_terminated"), 0);
-  EXPECT_EQ(Metric("janitor_runners_removed"), 0);
-  ExpectNothingLeft();
+  ExpectBusyRunnerIsNeverTerminatedWhenTheListingSaysItIsIdle();
 }
 
 TEST_F(RunnerSetJanitor, StatusShowsTheJobInItsSegmentAndTheLastSweep) {

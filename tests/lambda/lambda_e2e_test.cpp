@@ -1,92 +1,94 @@
-// The runner set as Lambda functions, end to end: GitHub emulator → signed webhook → a loopback
-// stand-in for the Function URL → the `webhook` function (real `mvr lambda`, fake Runtime API) →
-// SQS on moto → a stand-in for the SQS event source mapping → the `launcher` function → MicroVMs
-// emulator → real supervisor → stand-in runner → job → completed webhook → terminate intent → the
-// VM is gone. The runner table is DynamoDB on moto; the secrets are SSM parameters on moto.
-// Label "e2e;moto"; skips without moto_server.
+// The runner set as Lambda functions, end to end: the core scenarios of `mvr serve`'s end-to-end
+// suites (tests/e2e/runner_set_*_e2e_test.cpp, on the same stack and fixture) against the four
+// functions. GitHub emulator → signed webhook → a loopback stand-in for the Function URL → the
+// `webhook` function → SQS on moto → a stand-in for the SQS event source mapping → the `launcher`
+// function → MicroVMs emulator → real supervisor → stand-in runner → job → completed webhook →
+// terminate intent → the VM is gone; and a stand-in for the EventBridge schedules invoking the
+// `janitor` and `warm-pool` functions with scheduled events, every janitor.intervalSeconds and
+// warmPool.intervalSeconds of the configuration (a suite without them invokes none). Each function
+// is a real `mvr lambda` process (the bootstrap build) behind its own fake Runtime API; the runner
+// table is DynamoDB on moto, the secrets SSM parameters on moto; the counters are those of the
+// functions' embedded-metric-format lines. Label "e2e;moto"; skips without moto_server.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
-#include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <thread>
+#include <utility>
 
 #include "aws/dynamodb.h"
 #include "aws/endpoints.h"
 #include "aws/json_protocol.h"
 #include "aws/sqs.h"
 #include "base/encoding.h"
-#include "base/random.h"
-#include "demo/local_stack.h"
-#include "demo/workflow.h"
-#include "http/curl_client.h"
-#include "http/server.h"
+#include "base/time_format.h"
 #include "lambda/fake_runtime_api.h"
-#include "process/process_runner.h"
 #include "support/moto.h"
-#include "support/real_seam.h"
+#include "tests/e2e/runner_set_e2e_fixture.h"
 
 namespace mvr::lambda {
 namespace {
 
-namespace fs = std::filesystem;
+using demo::kWebhookSecret;
+using demo::ReadWholeFile;
 using nlohmann::json;
 
-constexpr char kLabel[] = "mvr-small";
-constexpr char kWebhookSecret[] = "lambda-e2e-webhook-secret-44d1";
+constexpr const char* kFunctions[] = {"webhook", "launcher", "janitor", "warm-pool"};
+// The scheduled functions and the configuration section whose intervalSeconds is their period.
+constexpr std::pair<const char*, const char*> kSchedules[] = {{"janitor", "janitor"},
+                                                              {"warm-pool", "warmPool"}};
 
-class LambdaEndToEnd : public ::testing::Test {
+class LambdaEndToEnd : public demo::RunnerSetStack {
  protected:
+  // One function: its fake Runtime API and its `mvr lambda` process.
+  struct Function {
+    FakeRuntimeApi api;
+    int pid = 0;
+  };
+
   void SetUp() override {
     MVR_START_MOTO_OR_SKIP(moto_);
-    std::string tmpl = fs::temp_directory_path().string() + "/mvr-lambda-e2e-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    {
-      std::ofstream f(dir_ + "/webhook-secret");
-      f << kWebhookSecret;
-    }
-    SetUpAws();
+    ASSERT_NO_FATAL_FAILURE(MakeDir("mvr-lambda-e2e"));
+    ASSERT_NO_FATAL_FAILURE(SetUpAws());
     // The Function URL stand-in: what GitHub's webhook reaches.
     bridge_ = std::make_unique<http::HttpServer>(
         [this](const http::ServerRequest& r) { return FunctionUrl(r); });
     auto port = bridge_->Start("127.0.0.1", 0);
     ASSERT_TRUE(port.ok()) << port.status().ToString();
-    const std::string url = "http://127.0.0.1:" + std::to_string(*port) + "/";
-    stack_ = std::make_unique<demo::LocalStack>(seam_, processes_, mvr_, dir_ + "/stack");
-    stack_->AddGithubArgs({"--webhook-url", url, "--webhook-secret-file", dir_ + "/webhook-secret",
-                           "--tick-ms", "100"});
-    Status started = stack_->Start();
-    ASSERT_TRUE(started.ok()) << started.ToString();
-    workflow_ = std::make_unique<demo::Workflow>(seam_, processes_, http_, *stack_, mvr_);
-    PutSecret("/mvr/e2e/webhook-secret", kWebhookSecret);
-    PutSecret("/mvr/e2e/pat", stack_->token().Reveal());
-    ASSERT_TRUE(webhook_api_.Start().ok());
-    ASSERT_TRUE(launcher_api_.Start().ok());
-    webhook_pid_ = StartFunction("webhook", webhook_api_);
-    launcher_pid_ = StartFunction("launcher", launcher_api_);
-    mapping_ = std::thread([this] { EventSourceMapping(); });
+    function_url_ = "http://127.0.0.1:" + std::to_string(*port) + "/";
+    ASSERT_NO_FATAL_FAILURE(StartStack(function_url_));
+    ASSERT_NO_FATAL_FAILURE(PutSecret("/mvr/e2e/webhook-secret", kWebhookSecret));
+    ASSERT_NO_FATAL_FAILURE(PutSecret("/mvr/e2e/pat", stack_->token().Reveal()));
+    const json config = Config();
+    for (const char* name : kFunctions) {
+      auto fn = std::make_unique<Function>();
+      ASSERT_TRUE(fn->api.Start().ok());
+      fn->pid = StartFunction(name, fn->api, config);
+      functions_[name] = std::move(fn);
+    }
+    threads_.emplace_back([this] { EventSourceMapping(); });
+    // The EventBridge schedules, at the periods `mvr serve` would sweep at.
+    for (const auto& [function, key] : kSchedules) {
+      if (!config.contains(key)) continue;
+      const Duration every(config[key].value("intervalSeconds", 60) * 1000LL);
+      threads_.emplace_back([this, f = std::string(function), every] { Schedule(f, every); });
+    }
   }
 
   void TearDown() override {
     stopping_ = true;
-    if (mapping_.joinable()) mapping_.join();
-    webhook_api_.Stop();
-    launcher_api_.Stop();
-    for (int pid : {webhook_pid_, launcher_pid_}) {
-      if (pid > 0) (void)processes_.Wait(pid);
+    for (std::thread& t : threads_) t.join();
+    for (auto& [name, fn] : functions_) fn->api.Stop();
+    for (auto& [name, fn] : functions_) {
+      if (fn->pid > 0) (void)processes_.Wait(fn->pid);
     }
     if (bridge_) bridge_->Stop();
-    if (stack_) stack_->Stop();
-    if (!HasFailure() && !dir_.empty()) {
-      std::error_code ec;
-      fs::remove_all(dir_, ec);
-    } else if (!dir_.empty()) {
-      std::printf("logs kept in %s\n", dir_.c_str());
-    }
+    RunnerSetStack::TearDown();
   }
 
   void SetUpAws() {
@@ -94,14 +96,18 @@ class LambdaEndToEnd : public ::testing::Test {
     auto endpoint = [&](aws::AwsService s) {
       return aws::ResolveEndpoint(s, env, aws::SharedConfig()).value();
     };
-    sqs_ = std::make_unique<aws::SqsClient>(endpoint(aws::AwsService::kSqs), http_, creds_, seam_);
-    queue_url_ = sqs_->CreateQueue("mvr-e2e-jobs").value();
-    aws::DynamoDbClient db(endpoint(aws::AwsService::kDynamoDb), http_, creds_, seam_);
+    sqs_ = std::make_unique<aws::SqsClient>(endpoint(aws::AwsService::kSqs), http_, creds_,
+                                            real_.seam);
+    auto queue = sqs_->CreateQueue("mvr-e2e-jobs");
+    ASSERT_TRUE(queue.ok()) << queue.status().ToString();
+    queue_url_ = *queue;
+    aws::DynamoDbClient db(endpoint(aws::AwsService::kDynamoDb), http_, creds_, real_.seam);
     aws::CreateTableRequest table;
     table.table = "mvr-e2e-runners";
     table.hash_key = aws::KeyAttribute{"pk", "S"};
     table.range_key = aws::KeyAttribute{"sk", "S"};
-    ASSERT_TRUE(db.CreateTable(table).ok());
+    Status created = db.CreateTable(table);
+    ASSERT_TRUE(created.ok()) << created.ToString();
     ssm_endpoint_ = endpoint(aws::AwsService::kSsm);
   }
 
@@ -110,32 +116,28 @@ class LambdaEndToEnd : public ::testing::Test {
     c.endpoint = ssm_endpoint_;
     c.target_prefix = "AmazonSSM";
     c.content_type = "application/x-amz-json-1.1";
-    aws::JsonProtocolClient ssm(c, http_, creds_, seam_);
+    aws::JsonProtocolClient ssm(c, http_, creds_, real_.seam);
     auto put =
         ssm.Invoke("PutParameter", {{"Name", name}, {"Value", value}, {"Type", "SecureString"}});
     ASSERT_TRUE(put.status.ok()) << put.status.ToString();
   }
 
-  json Config() {
-    return json{{"runnerSetId", "e2e"},
-                {"region", demo::kDemoRegion},
-                {"github",
-                 {{"apiUrl", stack_->github_url()},
-                  {"repository", demo::kDemoRepository},
-                  {"patFile", "ssm:/mvr/e2e/pat"},
-                  {"webhookSecretFile", "ssm:/mvr/e2e/webhook-secret"}}},
-                {"classes", json::array({{{"label", kLabel}, {"image", demo::kDemoImage}}})},
-                {"store", "dynamodb:mvr-e2e-runners"},
-                {"queue", {{"uri", "sqs:" + queue_url_}, {"maxReceiveCount", 5}}},
-                {"launcher", {{"launchTimeoutSeconds", 60}, {"deferSeconds", 1}}}};
+  // The runner set's configuration on Lambda; suites change what they test.
+  virtual json Config() {
+    json c = SharedConfig();
+    c["github"]["patFile"] = "ssm:/mvr/e2e/pat";
+    c["github"]["webhookSecretFile"] = "ssm:/mvr/e2e/webhook-secret";
+    c["store"] = "dynamodb:mvr-e2e-runners";
+    c["queue"] = {{"uri", "sqs:" + queue_url_}, {"maxReceiveCount", 5}};
+    return c;
   }
 
-  int StartFunction(const std::string& handler, FakeRuntimeApi& api) {
+  int StartFunction(const std::string& handler, FakeRuntimeApi& api, const json& config) {
     process::ProcessSpec spec;
     spec.argv = {mvr_ + "-lambda", "lambda"};  // the bootstrap build, as packaged
     spec.env = {{"AWS_LAMBDA_RUNTIME_API", api.endpoint()},
                 {"_HANDLER", handler},
-                {"MVR_CONFIG", Config().dump()},
+                {"MVR_CONFIG", config.dump()},
                 {"AWS_REGION", demo::kDemoRegion},
                 {"AWS_ENDPOINT_URL_SQS", moto_->url()},
                 {"AWS_ENDPOINT_URL_DYNAMODB", moto_->url()},
@@ -145,11 +147,18 @@ class LambdaEndToEnd : public ::testing::Test {
                 {"AWS_SECRET_ACCESS_KEY", "lambda-e2e-not-a-secret"},
                 {"AWS_EC2_METADATA_DISABLED", "true"},
                 {"PATH", "/usr/bin:/bin"}};
-    spec.output_path = dir_ + "/" + handler + ".log";
+    spec.output_path = Log(handler);
     auto pid = processes_.Spawn(spec);
     EXPECT_TRUE(pid.ok()) << pid.status().ToString();
     return pid.ok() ? *pid : 0;
   }
+  std::string Log(const std::string& function) const { return dir_ + "/" + function + ".log"; }
+  std::string Logs() const {
+    std::string all;
+    for (const char* f : kFunctions) all += std::string(f) + ":\n" + ReadWholeFile(Log(f)) + "\n";
+    return all;
+  }
+  FakeRuntimeApi& Api(const std::string& function) { return functions_.at(function)->api; }
 
   // The Function URL: a request becomes a payload-2.0 event; the function's answer the response.
   http::HttpResponse FunctionUrl(const http::ServerRequest& r) {
@@ -165,13 +174,18 @@ class LambdaEndToEnd : public ::testing::Test {
                   {"requestContext", {{"http", {{"method", r.method}, {"path", r.path}}}}},
                   {"body", Base64Encode(r.body)},
                   {"isBase64Encoded", true}};
-    const std::string id = webhook_api_.Enqueue(event.dump());
-    auto answer = webhook_api_.WaitAnswer(id, Duration(30'000));
+    auto answer = Invoke("webhook", event.dump(), Duration(30'000));
     if (!answer || answer->kind != FakeRuntimeApi::Answer::Kind::kResponse) {
       return http::HttpResponse::Text(502, "the function failed");
     }
     json a = json::parse(answer->body);
     return http::HttpResponse::Json(a["statusCode"].get<int>(), a["body"].get<std::string>());
+  }
+
+  std::optional<FakeRuntimeApi::Answer> Invoke(const std::string& function,
+                                               const std::string& event, Duration within) {
+    FakeRuntimeApi& api = Api(function);
+    return api.WaitAnswer(api.Enqueue(event), within);
   }
 
   // The SQS event source mapping: receive a batch, invoke the launcher, delete what it did not
@@ -184,7 +198,13 @@ class LambdaEndToEnd : public ::testing::Test {
       rr.wait_time_seconds = 1;
       rr.visibility_timeout = 120;
       auto got = sqs_->ReceiveMessage(rr);
-      if (!got.ok() || got->empty()) continue;
+      if (!got.ok()) {
+        std::ofstream(dir_ + "/event-source-mapping.log", std::ios::app)
+            << "ReceiveMessage: " << got.status().ToString() << "\n";
+        real_.sleeper.Sleep(Duration(200));
+        continue;
+      }
+      if (got->empty()) continue;
       json records = json::array();
       for (const aws::SqsMessage& m : *got) {
         records.push_back(
@@ -194,17 +214,19 @@ class LambdaEndToEnd : public ::testing::Test {
              {"attributes", {{"ApproximateReceiveCount", std::to_string(m.receive_count)}}},
              {"eventSource", "aws:sqs"}});
       }
-      const std::string id = launcher_api_.Enqueue(json{{"Records", records}}.dump());
-      auto answer = launcher_api_.WaitAnswer(id, Duration(180'000));
+      auto answer = Invoke("launcher", json{{"Records", records}}.dump(), Duration(180'000));
       std::set<std::string> failed;
       if (answer && answer->kind == FakeRuntimeApi::Answer::Kind::kResponse) {
-        for (const json& f : json::parse(answer->body)["batchItemFailures"]) {
+        // Named: a range-for over a member of json::parse's temporary would read freed memory.
+        const json doc = json::parse(answer->body);
+        for (const json& f : doc["batchItemFailures"]) {
           failed.insert(f["itemIdentifier"].get<std::string>());
         }
       } else {
         for (const aws::SqsMessage& m : *got) failed.insert(m.message_id);
       }
-      ++batches_;
+      std::ofstream(dir_ + "/event-source-mapping.log", std::ios::app)
+          << records.size() << " records, " << failed.size() << " reported failed\n";
       for (const aws::SqsMessage& m : *got) {
         if (!failed.count(m.message_id)) {
           sqs_->DeleteMessage(queue_url_, m.receipt_handle).IgnoreError();
@@ -213,76 +235,173 @@ class LambdaEndToEnd : public ::testing::Test {
     }
   }
 
-  bool Eventually(const std::function<bool()>& done, Duration within) {
-    const TimePoint deadline = real_.clock.Now() + within;
-    while (!done()) {
-      if (real_.clock.Now() >= deadline) return false;
-      real_.sleeper.Sleep(Duration(200));
+  // A scheduled event as EventBridge sends it for the rule mvr-e2e-<function>, answered.
+  std::optional<FakeRuntimeApi::Answer> Sweep(const std::string& function) {
+    const std::string id = std::to_string(++events_);
+    json event = {{"version", "0"},
+                  {"id", "e2e-" + function + "-" + id},
+                  {"detail-type", "Scheduled Event"},
+                  {"source", "aws.events"},
+                  {"account", "123456789012"},
+                  {"time", FormatRfc3339(real_.clock.Now())},
+                  {"region", demo::kDemoRegion},
+                  {"resources",
+                   {"arn:aws:events:" + std::string(demo::kDemoRegion) +
+                    ":123456789012:rule/mvr-e2e-" + function}},
+                  {"detail", json::object()}};
+    auto answer = Invoke(function, event.dump(), Duration(120'000));
+    EXPECT_TRUE(answer && answer->kind == FakeRuntimeApi::Answer::Kind::kResponse)
+        << function << ": " << (answer ? answer->body : "no answer");
+    return answer;
+  }
+  void Schedule(const std::string& function, Duration every) {
+    while (!stopping_) {
+      const TimePoint next = real_.clock.Now() + every;
+      Sweep(function);
+      while (!stopping_ && real_.clock.Now() < next) real_.sleeper.Sleep(Duration(50));
     }
-    return true;
   }
 
-  json Job(int64_t id) {
-    auto job = workflow_->GitHub("GET", "/_emulator/jobs/" + std::to_string(id));
-    return job.ok() ? *job : json::object();
+  // One more sweep, invoked directly: the function's one container answers it after the sweep
+  // in flight has recorded its member.
+  void AwaitPoolRecorded() override { Sweep("warm-pool"); }
+
+  // A counter summed over every embedded-metric-format line of every function ("launched",
+  // "janitor_vms_terminated" ...): what CloudWatch would show.
+  int64_t Metric(const std::string& name) override {
+    int64_t sum = 0;
+    for (const char* f : kFunctions) {
+      std::istringstream in(ReadWholeFile(Log(f)));
+      std::string line;
+      while (std::getline(in, line)) {
+        json j = json::parse(line, nullptr, false);
+        if (j.is_object() && j.contains("_aws")) sum += j.value(name, int64_t{0});
+      }
+    }
+    return sum;
   }
 
-  testing::RealSeam real_;
-  Seam seam_ = real_.seam;
-  process::PosixProcessRunner processes_;
-  http::CurlHttpClient http_;
+  void ExpectNoSecretInAnyLog() {
+    for (const char* f : kFunctions) {
+      const std::string log = ReadWholeFile(Log(f));
+      EXPECT_EQ(log.find(kWebhookSecret), std::string::npos) << f;
+      EXPECT_EQ(log.find(stack_->token().Reveal()), std::string::npos) << f;
+    }
+  }
+
   aws::StaticCredentialsProvider creds_{[] {
     aws::AwsCredentials c;
     c.access_key_id = "AKIDLAMBDAE2E";
     c.secret_access_key = Secret("lambda-e2e-not-a-secret");
     return c;
   }()};
-  std::string mvr_ = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
   std::unique_ptr<mvr::testing::MotoServer> moto_;
   std::unique_ptr<aws::SqsClient> sqs_;
   aws::ServiceEndpoint ssm_endpoint_;
   std::string queue_url_;
-  std::string dir_;
   std::unique_ptr<http::HttpServer> bridge_;
-  std::unique_ptr<demo::LocalStack> stack_;
-  std::unique_ptr<demo::Workflow> workflow_;
-  FakeRuntimeApi webhook_api_, launcher_api_;
-  int webhook_pid_ = 0, launcher_pid_ = 0;
+  std::string function_url_;
+  std::map<std::string, std::unique_ptr<Function>> functions_;
   std::atomic<bool> stopping_{false};
-  std::atomic<int> batches_{0};
-  std::thread mapping_;
+  std::atomic<int> events_{0};
+  std::vector<std::thread> threads_;
 };
 
+// ---- Part 1: the webhook and launcher functions.
+
 TEST_F(LambdaEndToEnd, QueuedJobRunsOnAFreshVmThatIsThenTerminated) {
-  json body = {{"repository", demo::kDemoRepository},
-               {"labels", {"self-hosted", kLabel}},
-               {"steps", {"echo hello from lambda", "test -n \"$RUNNER_NAME\""}}};
-  auto job = workflow_->GitHub("POST", "/_emulator/jobs", body.dump());
-  ASSERT_TRUE(job.ok()) << job.status().ToString();
-  const int64_t id = job->value("id", int64_t{0});
-  ASSERT_TRUE(
-      Eventually([&] { return Job(id).value("status", "") == "completed"; }, Duration(90'000)))
-      << Job(id).dump() << "\nwebhook:\n"
-      << demo::ReadWholeFile(dir_ + "/webhook.log") << "\nlauncher:\n"
-      << demo::ReadWholeFile(dir_ + "/launcher.log");
-  EXPECT_EQ(Job(id).value("conclusion", ""), "success") << Job(id).dump();
-  EXPECT_EQ(Job(id).value("runner_name", "").rfind("mvr-e2e-", 0), 0u) << Job(id).dump();
-  demo::Workflow::Leftovers left;
-  EXPECT_TRUE(Eventually(
-      [&] {
-        left = workflow_->CountLeftovers();
-        return left.vms == 0 && left.runners == 0;
-      },
-      Duration(60'000)))
-      << demo::ReadWholeFile(dir_ + "/launcher.log");
-  EXPECT_EQ(left.vms, 0) << "the terminate intent did not end the VM";
-  // Neither secret reaches either function's output.
-  for (const char* f : {"/webhook.log", "/launcher.log"}) {
-    const std::string log = demo::ReadWholeFile(dir_ + f);
-    EXPECT_EQ(log.find(kWebhookSecret), std::string::npos) << f;
-    EXPECT_EQ(log.find(stack_->token().Reveal()), std::string::npos) << f;
-    EXPECT_NE(log.find("\"CloudWatchMetrics\""), std::string::npos) << f;
+  ExpectJobRunsOnAFreshVmThatIsThenTerminated();
+  ExpectNoSecretInAnyLog();
+}
+
+TEST_F(LambdaEndToEnd, FiveDeliveriesOfOneWebhookLaunchOneVm) {
+  ExpectFiveDeliveriesOfOneWebhookLaunchOneVm();
+}
+
+TEST_F(LambdaEndToEnd, BadSignatureIsRefusedWith401AndTheLauncherIsNeverInvoked) {
+  ExpectBadSignaturesRefusedWith401(function_url_);
+  // Long enough for the event source mapping to have found a message, had there been one.
+  real_.sleeper.Sleep(Duration(2'500));
+  EXPECT_TRUE(Api("launcher").answers().empty()) << Logs();
+  EXPECT_EQ(CountOperation("RunMicrovm"), 0);
+}
+
+class LambdaLateWebhook : public LambdaEndToEnd {
+  void ConfigureStack(demo::LocalStack& stack) override { demo::UseLateWebhooks(stack); }
+};
+
+TEST_F(LambdaLateWebhook, JobCancelledWhileQueuedGetsNoVm) {
+  ExpectJobCancelledWhileQueuedGetsNoVm();
+}
+
+class LambdaCapped : public LambdaEndToEnd {
+ protected:
+  LambdaCapped() { max_concurrent_vms_ = 2; }
+};
+
+// At the cap the launcher hides the message until its deferral is due and reports it failed, so
+// SQS hands it back then.
+TEST_F(LambdaCapped, CapDefersJobsAndLaterRunsAllOfThem) {
+  ExpectCapDefersJobsAndLaterRunsAllOfThem();
+}
+
+// With the job queue's maxReceiveCount at 2, every deferral is one receive short of the
+// dead-letter limit: the launcher sends each deferred intent again as a fresh message with its
+// delay (the original deleted), and still every job runs.
+class LambdaCappedNearDeadLetter : public LambdaCapped {
+  json Config() override {
+    json c = LambdaCapped::Config();
+    c["queue"]["maxReceiveCount"] = 2;
+    return c;
   }
+};
+
+TEST_F(LambdaCappedNearDeadLetter, DeferredIntentsAreSentAgainAndAllJobsRun) {
+  ExpectCapDefersJobsAndLaterRunsAllOfThem();
+  for (const FakeRuntimeApi::Answer& a : Api("launcher").answers()) {
+    EXPECT_EQ(a.body, R"({"batchItemFailures":[]})") << "a deferral came back instead of a copy";
+  }
+}
+
+// ---- Part 2: the janitor function on a 1 s schedule.
+
+class LambdaJanitor : public LambdaEndToEnd {
+ protected:
+  json Config() override {
+    json c = LambdaEndToEnd::Config();
+    demo::UseShortJanitor(c, 1);
+    return c;
+  }
+  void ConfigureStack(demo::LocalStack& stack) override { demo::AddSlowImage(stack); }
+};
+
+TEST_F(LambdaJanitor, JobWhoseWebhookWasDroppedIsLaunchedByTheJanitorAndCompletes) {
+  ExpectJobWhoseWebhookWasDroppedIsLaunchedByTheJanitor();
+}
+
+TEST_F(LambdaJanitor, VmWhoseRunnerNeverGotAJobIsReapedAfterItsStrikes) {
+  ExpectVmWhoseRunnerNeverGotAJobIsReapedAfterItsStrikes();
+}
+
+TEST_F(LambdaJanitor, BusyRunnerIsNeverTerminatedWhenTheListingSaysItIsIdle) {
+  ExpectBusyRunnerIsNeverTerminatedWhenTheListingSaysItIsIdle();
+}
+
+// ---- Part 2: a warm pool, kept by the warm-pool function on a 1 s schedule.
+
+class LambdaWarmPool : public LambdaEndToEnd {
+ protected:
+  json Config() override {
+    json c = LambdaEndToEnd::Config();
+    demo::UseWarmPoolOfOne(c);
+    return c;
+  }
+};
+
+TEST_F(LambdaWarmPool, ClassServesAJobByResumingASuspendedVmAndThePoolRefills) {
+  ExpectWarmPoolServesAJobByResumingAndRefills();
+  EXPECT_GE(Metric("janitor_sweeps"), 3) << "the janitor function swept meanwhile";
+  ExpectNoSecretInAnyLog();
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 #include "base/random.h"
 #include "http/curl_client.h"
 #include "lambda/fake_runtime_api.h"
@@ -12,11 +14,16 @@
 namespace mvr::lambda {
 namespace {
 
-// Answers "ok:<event>", fails an event "bad" as a malformed event, counts each as received.
+// Answers "ok:<event>", fails an event "bad" as a malformed event, counts each as received; an
+// event "sweep" counts as a janitor sweep that terminated two VMs.
 class EchoHandler final : public Handler {
  public:
   Result<std::string> Handle(const Invocation& inv) override {
     metrics_.Add(runnerset::Counter::kReceived);
+    if (inv.event == "sweep") {
+      metrics_.AddJanitor("sweeps");
+      metrics_.AddJanitor("vms_terminated", 2);
+    }
     if (inv.event == "bad") return InvalidArgument("not an event").WithErrorType(kMalformedEvent);
     return "ok:" + inv.event;
   }
@@ -29,6 +36,18 @@ class EchoHandler final : public Handler {
 class RuntimeLoopTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(fake_.Start().ok()); }
+
+  // The EMF line of one invocation of the echo handler with `event`, as function `function`.
+  nlohmann::json EmfOfOneInvocation(const std::string& event, const char* function) {
+    fake_.Enqueue(event);
+    RuntimeApi api(fake_.endpoint(), http_);
+    EchoHandler handler;
+    Status ran = RunLoop(api, handler, seam_, metrics_, {function, "set-1", 1});
+    EXPECT_TRUE(ran.ok()) << ran.ToString();
+    EXPECT_EQ(metrics_.lines().size(), 1u);
+    return metrics_.lines().empty() ? nlohmann::json::object()
+                                    : nlohmann::json::parse(metrics_.lines()[0]);
+  }
 
   SystemClock clock_;
   RealSleeper sleeper_;
@@ -63,12 +82,7 @@ TEST_F(RuntimeLoopTest, AnswersGoToResponseAndErrorsToErrorWithTheirType) {
 }
 
 TEST_F(RuntimeLoopTest, EachInvocationWritesOneEmfLineOfWhatItCounted) {
-  fake_.Enqueue("one");
-  RuntimeApi api(fake_.endpoint(), http_);
-  EchoHandler handler;
-  ASSERT_TRUE(RunLoop(api, handler, seam_, metrics_, {"webhook", "set-1", 1}).ok());
-  ASSERT_EQ(metrics_.lines().size(), 1u);
-  auto emf = nlohmann::json::parse(metrics_.lines()[0]);
+  nlohmann::json emf = EmfOfOneInvocation("one", "webhook");
   EXPECT_EQ(emf["received"], 1);
   EXPECT_EQ(emf["RunnerSetId"], "set-1");
   EXPECT_EQ(emf["Function"], "webhook");
@@ -76,6 +90,18 @@ TEST_F(RuntimeLoopTest, EachInvocationWritesOneEmfLineOfWhatItCounted) {
   EXPECT_EQ(cw["Namespace"], "mvr/runnerset");
   EXPECT_EQ(cw["Metrics"][0]["Name"], "received");
   EXPECT_TRUE(emf["_aws"]["Timestamp"].is_number_integer());
+}
+
+// The janitor function's counters reach CloudWatch as mvr serve's /metrics shows them (they once
+// did not: only the launch and webhook counters were read).
+TEST_F(RuntimeLoopTest, JanitorCountersAreInTheEmfLine) {
+  nlohmann::json emf = EmfOfOneInvocation("sweep", "janitor");
+  EXPECT_EQ(emf["janitor_sweeps"], 1);
+  EXPECT_EQ(emf["janitor_vms_terminated"], 2);
+  EXPECT_FALSE(emf.contains("janitor_runners_removed")) << "only what the invocation moved";
+  std::set<std::string> names;
+  for (const auto& m : emf["_aws"]["CloudWatchMetrics"][0]["Metrics"]) names.insert(m["Name"]);
+  EXPECT_EQ(names, (std::set<std::string>{"janitor_sweeps", "janitor_vms_terminated", "received"}));
 }
 
 TEST_F(RuntimeLoopTest, LoopEndsWithAnErrorWhenTheRuntimeApiGoesAway) {
