@@ -23,6 +23,8 @@ void AddServeCommand(CLI::App& app, Context& ctx);
 void AddLambdaCommand(CLI::App& app, Context& ctx);
 // `mvr package lambda` (package_command.cpp).
 void AddPackageCommand(CLI::App& app, Context& ctx);
+// `mvr image pack` and `mvr image build` (image_command.cpp).
+void AddImageCommand(CLI::App& app, Context& ctx);
 // `mvr supervisor` (supervisor_command.cpp).
 void AddSupervisorCommand(CLI::App& app, Context& ctx);
 
