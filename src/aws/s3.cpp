@@ -11,17 +11,6 @@
 namespace mvr::aws {
 namespace {
 
-// The text of the first <tag>…</tag> in a small S3 XML document, or "". S3's answers here are
-// flat and fixed (UploadId, Code, Message): no XML parser is needed for them.
-std::string XmlText(const std::string& body, const std::string& tag) {
-  size_t start = body.find("<" + tag + ">");
-  if (start == std::string::npos) return "";
-  start += tag.size() + 2;
-  size_t end = body.find("</" + tag + ">", start);
-  if (end == std::string::npos || end - start > 2048) return "";
-  return body.substr(start, end - start);
-}
-
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -119,7 +108,7 @@ Result<S3Location> ParseS3Uri(const std::string& uri) {
 }
 
 Status MapS3Error(int http_status, const http::Headers& headers, const std::string& body) {
-  const std::string code = XmlText(body, "Code");
+  const std::string code = XmlElement(body, "Code");
   // The JSON protocols' mapping knows the shared names (AccessDenied, SlowDown, InternalError…)
   // and reads <Code>/<Message>; S3's own not-found names are added here.
   Status mapped = MapJsonError(http_status, headers, body);
@@ -243,7 +232,7 @@ Result<std::string> S3Client::CreateMultipartUpload(
   AddMetadata(headers, metadata);
   MVR_ASSIGN_OR_RETURN(http::HttpResponse resp,
                        Send("CreateMultipartUpload", "POST", at, "uploads=", headers, ""));
-  std::string id = XmlText(resp.body, "UploadId");
+  std::string id = XmlElement(resp.body, "UploadId", 2048);
   if (id.empty()) {
     return Internal("S3 CreateMultipartUpload " + at.Uri() + ": the answer has no UploadId");
   }

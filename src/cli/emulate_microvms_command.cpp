@@ -62,22 +62,31 @@ struct ArtifactReader {
   }
 };
 
+// InvalidArgument for a malformed --s3-endpoint-url. Without the flag, AWS settings that do not
+// resolve (a malformed AWS_ENDPOINT_URL...) leave s3:// builds failing with a stateReason that
+// says so, rather than stopping an emulator that may never see one: null and a warning.
 Result<std::unique_ptr<ArtifactReader>> NewArtifactReader(const MicrovmsFlags& f, Context& ctx,
                                                           http::HttpClient& http) {
   aws::SharedConfig shared = aws::LoadSharedConfig(ctx.env);
   Result<aws::ServiceEndpoint> endpoint =
       aws::ResolveEndpoint(aws::AwsService::kS3, ctx.env, shared);
-  if (!endpoint.ok())
+  if (!endpoint.ok()) {
     endpoint = aws::ResolveEndpoint(aws::AwsService::kS3, ctx.env, shared, f.region);
-  if (!endpoint.ok()) return endpoint.status().Annotate("S3 endpoint for s3:// artifacts");
+  }
   if (!f.s3_endpoint_url.empty()) {
     auto parsed = http::ParseUrl(f.s3_endpoint_url);
     if (!parsed.ok() || f.s3_endpoint_url.find("://") == std::string::npos) {
       return InvalidArgument("--s3-endpoint-url is not an http(s) URL: " + f.s3_endpoint_url);
     }
+    if (!endpoint.ok()) endpoint = aws::ServiceEndpoint{"", f.region, "s3", ""};
     endpoint->url = f.s3_endpoint_url;
     while (!endpoint->url.empty() && endpoint->url.back() == '/') endpoint->url.pop_back();
     endpoint->source = "--s3-endpoint-url";
+  }
+  if (!endpoint.ok()) {
+    ctx.logger.Warn("s3:// code artifacts cannot be read; builds from them will fail",
+                    {{"error", endpoint.status().message()}});
+    return std::unique_ptr<ArtifactReader>();
   }
   auto reader = std::make_unique<ArtifactReader>();
   reader->credentials = std::make_unique<aws::DefaultCredentialsChain>(ctx.env, http, ctx.clock);
@@ -176,10 +185,12 @@ int RunMicrovmsEmulator(const MicrovmsFlags& flags, Context& ctx) {
     std::fprintf(stderr, "mvr emulate microvms: %s\n", artifacts.status().message().c_str());
     return 2;
   }
-  options->fetch_s3_artifact = [reader = artifacts->get()](const std::string& uri,
-                                                           const std::string& path) {
-    return reader->Fetch(uri, path);
-  };
+  if (*artifacts) {
+    options->fetch_s3_artifact = [reader = artifacts->get()](const std::string& uri,
+                                                             const std::string& path) {
+      return reader->Fetch(uri, path);
+    };
+  }
   process::PosixProcessRunner processes;
   emulate::microvms::Emulator emulator(
       emulate::microvms::Emulator::Deps{ctx.seam(), http, processes}, *options);

@@ -16,6 +16,9 @@ bool Settled(aws::ImageVersionState s) {
   return s == aws::ImageVersionState::kSuccessful || s == aws::ImageVersionState::kFailed;
 }
 
+// A clientToken for one Create/UpdateMicrovmImage, kept across its retries.
+std::string ClientToken(Random& random) { return "mvr-image-" + HexEncode(random.Bytes(16)); }
+
 std::string Seconds(Duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + "s";
 }
@@ -49,6 +52,7 @@ void ImageBuilder::Progress(const std::string& line) const {
 Result<ImageBuildResult> ImageBuilder::Build(const ImageBuildRequest& request,
                                              const Artifact& artifact) {
   ImageBuildResult out;
+  retry_ = request.retry;
   MVR_ASSIGN_OR_RETURN(out.name, ImageName(request.runner_set_id, request.class_index, artifact));
   if (request.keep_inactive_versions < 0) {
     return InvalidArgument("keep-inactive-versions must be 0 or more");
@@ -118,7 +122,8 @@ Status ImageBuilder::Upload(const aws::S3Location& at, const Artifact& artifact,
 Result<aws::MicrovmImageVersion> ImageBuilder::StartVersion(const std::string& name,
                                                             const aws::ImageConfiguration& config,
                                                             ImageBuildResult& out) {
-  Result<aws::MicrovmImage> image = deps_.microvms.GetMicrovmImage(name);
+  Result<aws::MicrovmImage> image =
+      Retried<aws::MicrovmImage>([&] { return deps_.microvms.GetMicrovmImage(name); });
   if (!image.ok() && image.status().code() != Code::kNotFound) {
     return image.status().Annotate("GetMicrovmImage " + name);
   }
@@ -126,7 +131,9 @@ Result<aws::MicrovmImageVersion> ImageBuilder::StartVersion(const std::string& n
     aws::CreateMicrovmImageRequest create;
     create.name = name;
     create.config = config;
-    Result<aws::MicrovmImageChange> made = deps_.microvms.CreateMicrovmImage(create);
+    create.client_token = ClientToken(deps_.seam.secure_random);
+    Result<aws::MicrovmImageChange> made =
+        Retried<aws::MicrovmImageChange>([&] { return deps_.microvms.CreateMicrovmImage(create); });
     if (made.ok()) {
       out.outcome = ImageBuildResult::Outcome::kCreated;
       Progress("created image " + name + ", version " + made->image_version + " building");
@@ -144,7 +151,8 @@ Result<aws::MicrovmImageVersion> ImageBuilder::StartVersion(const std::string& n
   aws::ListMicrovmImageVersionsRequest list;
   list.image_identifier = name;
   MVR_ASSIGN_OR_RETURN(std::vector<aws::MicrovmImageVersion> versions,
-                       aws::ListAllMicrovmImageVersions(deps_.microvms, list));
+                       Retried<std::vector<aws::MicrovmImageVersion>>(
+                           [&] { return aws::ListAllMicrovmImageVersions(deps_.microvms, list); }));
   for (const aws::MicrovmImageVersion& v : versions) {
     if (v.config.description != config.description) continue;
     if (v.state == aws::ImageVersionState::kSuccessful) {
@@ -162,7 +170,9 @@ Result<aws::MicrovmImageVersion> ImageBuilder::StartVersion(const std::string& n
   aws::UpdateMicrovmImageRequest update;
   update.image_identifier = name;
   update.config = config;
-  Result<aws::MicrovmImageChange> changed = deps_.microvms.UpdateMicrovmImage(update);
+  update.client_token = ClientToken(deps_.seam.secure_random);
+  Result<aws::MicrovmImageChange> changed =
+      Retried<aws::MicrovmImageChange>([&] { return deps_.microvms.UpdateMicrovmImage(update); });
   if (!changed.ok()) return changed.status().Annotate("UpdateMicrovmImage " + name);
   out.outcome = ImageBuildResult::Outcome::kUpdated;
   Progress("added version " + changed->image_version + " to image " + name + ", building");
@@ -210,7 +220,8 @@ std::string ImageBuilder::FailureReasons(const std::string& name,
   aws::ListMicrovmImageBuildsRequest list;
   list.image_identifier = name;
   list.image_version = v.image_version;
-  Result<aws::ListMicrovmImageBuildsResponse> builds = deps_.microvms.ListMicrovmImageBuilds(list);
+  Result<aws::ListMicrovmImageBuildsResponse> builds = Retried<aws::ListMicrovmImageBuildsResponse>(
+      [&] { return deps_.microvms.ListMicrovmImageBuilds(list); });
   if (builds.ok()) {
     for (const aws::MicrovmImageBuild& b : builds->items) {
       if (b.build_state != aws::BuildState::kFailed || b.state_reason.empty()) continue;
@@ -230,14 +241,16 @@ Status ImageBuilder::Activate(const std::string& name, const aws::MicrovmImageVe
   if (built.status != aws::ImageVersionStatus::kActive) {
     aws::UpdateMicrovmImageVersionRequest on{name, built.image_version,
                                              aws::ImageVersionStatus::kActive};
-    Result<aws::MicrovmImageVersion> done = deps_.microvms.UpdateMicrovmImageVersion(on);
+    Result<aws::MicrovmImageVersion> done = Retried<aws::MicrovmImageVersion>(
+        [&] { return deps_.microvms.UpdateMicrovmImageVersion(on); });
     if (!done.ok()) return done.status().Annotate("activating version " + built.image_version);
   }
   Progress("version " + built.image_version + " of " + name + " is ACTIVE");
   aws::ListMicrovmImageVersionsRequest list;
   list.image_identifier = name;
   Result<std::vector<aws::MicrovmImageVersion>> versions =
-      aws::ListAllMicrovmImageVersions(deps_.microvms, list);
+      Retried<std::vector<aws::MicrovmImageVersion>>(
+          [&] { return aws::ListAllMicrovmImageVersions(deps_.microvms, list); });
   if (!versions.ok()) return versions.status().Annotate("listing the versions of " + name);
   std::vector<const aws::MicrovmImageVersion*> inactive;
   for (const aws::MicrovmImageVersion& v : *versions) {
@@ -245,7 +258,8 @@ Status ImageBuilder::Activate(const std::string& name, const aws::MicrovmImageVe
     if (v.status == aws::ImageVersionStatus::kActive) {
       aws::UpdateMicrovmImageVersionRequest off{name, v.image_version,
                                                 aws::ImageVersionStatus::kInactive};
-      Result<aws::MicrovmImageVersion> done = deps_.microvms.UpdateMicrovmImageVersion(off);
+      Result<aws::MicrovmImageVersion> done = Retried<aws::MicrovmImageVersion>(
+          [&] { return deps_.microvms.UpdateMicrovmImageVersion(off); });
       if (!done.ok()) return done.status().Annotate("deactivating version " + v.image_version);
       out.deactivated.push_back(v.image_version);
       Progress("deactivated version " + v.image_version);
@@ -256,7 +270,8 @@ Status ImageBuilder::Activate(const std::string& name, const aws::MicrovmImageVe
   // A version a live VM runs stays; without a complete VM listing nothing is deleted.
   aws::ListMicrovmsRequest vms_request;
   vms_request.image_identifier = name;
-  Result<std::vector<aws::MicrovmSummary>> vms = aws::ListAllMicrovms(deps_.microvms, vms_request);
+  Result<std::vector<aws::MicrovmSummary>> vms = Retried<std::vector<aws::MicrovmSummary>>(
+      [&] { return aws::ListAllMicrovms(deps_.microvms, vms_request); });
   if (!vms.ok()) {
     Progress("kept every old version: listing the image's VMs failed (" + vms.status().message() +
              ")");
@@ -272,7 +287,8 @@ Status ImageBuilder::Activate(const std::string& name, const aws::MicrovmImageVe
   for (size_t i = static_cast<size_t>(keep_inactive); i < inactive.size(); ++i) {
     const std::string& version = inactive[i]->image_version;
     if (in_use.count(version) != 0) continue;
-    auto deleted = deps_.microvms.DeleteMicrovmImageVersion(name, version);
+    auto deleted = Retried<aws::DeleteMicrovmImageVersionResponse>(
+        [&] { return deps_.microvms.DeleteMicrovmImageVersion(name, version); });
     if (!deleted.ok() && deleted.status().code() != Code::kNotFound) {
       return deleted.status().Annotate("deleting old version " + version);
     }
@@ -285,7 +301,8 @@ Status ImageBuilder::Activate(const std::string& name, const aws::MicrovmImageVe
 void ImageBuilder::CleanUp(const std::string& name, const std::string& version,
                            const aws::S3Location& at, bool uploaded) {
   if (!version.empty()) {
-    auto deleted = deps_.microvms.DeleteMicrovmImageVersion(name, version);
+    auto deleted = Retried<aws::DeleteMicrovmImageVersionResponse>(
+        [&] { return deps_.microvms.DeleteMicrovmImageVersion(name, version); });
     if (!deleted.ok() && deleted.status().code() != Code::kNotFound) {
       Progress("could not delete the failed version " + version + ": " +
                deleted.status().message());

@@ -13,6 +13,7 @@
 
 #include "aws/microvms.h"
 #include "aws/s3.h"
+#include "base/retry.h"
 #include "base/seam.h"
 #include "imagebuild/artifact.h"
 
@@ -31,6 +32,9 @@ struct ImageBuildRequest {
   int keep_inactive_versions = 2;  // inactive versions kept beside the active one
   Duration build_timeout{3'600'000};
   Duration poll_interval{10'000};
+  // Each service call: Throttled and Transient answers are retried with full jitter (Create and
+  // Update keep one clientToken across their attempts, so a retry never makes a second version).
+  RetryPolicy retry;
 };
 
 struct ImageBuildResult {
@@ -83,7 +87,14 @@ class ImageBuilder {
   void CleanUp(const std::string& name, const std::string& version, const aws::S3Location& at,
                bool uploaded);
 
+  // `call` with the request's retry policy.
+  template <typename T, typename F>
+  Result<T> Retried(F call) {
+    return Retry<T>(retry_, deps_.seam, std::function<Result<T>()>(std::move(call)));
+  }
+
   ImageBuildDeps deps_;
+  RetryPolicy retry_;
 };
 
 }  // namespace mvr::imagebuild

@@ -121,25 +121,17 @@ class ImageBuildE2eTest : public ::testing::Test {
     std::vector<std::string> argv = {MvrBinary()};
     argv.insert(argv.end(), args.begin(), args.end());
     process::ProcessSpec spec = HostProcessSpec(argv);
-    spec.output_path = work_ + "/run-" + std::to_string(++runs_) + ".log";
     spec.env = Env();
     spec.unset_env = {"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"};
+    process::RunOptions options;
+    options.timeout = Duration(120'000);
+    options.capture_stderr = true;
     Ran ran;
-    Result<int> pid = processes_.Spawn(spec);
-    EXPECT_TRUE(pid.ok()) << pid.status().ToString();
-    if (!pid.ok()) return ran;
-    const TimePoint deadline = clock_.Now() + Duration(120'000);
-    std::optional<process::ExitStatus> status;
-    while (!(status = process::PollExit(processes_, *pid)) && clock_.Now() < deadline) {
-      sleeper_.Sleep(Duration(20));
-    }
-    if (!status) {
-      processes_.Signal(*pid, SIGKILL).IgnoreError();
-      ran.output = "timed out";
-      return ran;
-    }
-    ran.code = status->signaled ? -1 : status->code;
-    ran.output = ReadText(spec.output_path);
+    Result<process::CommandResult> done = processes_.Run(spec, options);
+    EXPECT_TRUE(done.ok()) << done.status().ToString();
+    if (!done.ok()) return ran;
+    ran.code = done->timed_out || done->exit.signaled ? -1 : done->exit.code;
+    ran.output = done->error_output + done->output;
     std::istringstream lines(ran.output);
     for (std::string line; std::getline(lines, line);) {
       if (!line.empty() && line[0] == '{') ran.result = json::parse(line, nullptr, false);
@@ -205,7 +197,6 @@ class ImageBuildE2eTest : public ::testing::Test {
   process::PosixProcessRunner processes_;
   std::string work_, url_;
   int emulator_pid_ = 0;
-  int runs_ = 0;
 };
 
 TEST_F(ImageBuildE2eTest, BuildsFromS3ActivatesAndReusesOnARerun) {

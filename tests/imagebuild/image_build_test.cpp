@@ -53,6 +53,9 @@ class ImageBuildTest : public ::testing::Test {
 
     emulate::microvms::InProcessMicrovmsOptions mo;
     mo.images.clear();
+    // One listing per second: a re-run lists twice at once and is throttled (429).
+    mo.model.rate_limits["ListMicrovmImageVersions"].per_second = 1;
+    mo.model.rate_limits["ListMicrovmImageVersions"].burst = 1;
     service_ = std::make_unique<emulate::microvms::InProcessMicrovms>(seam_.seam, mo, &guest_);
     aws::MicrovmsClientOptions co;
     co.endpoint = {service_->api_url(), "us-east-1", "lambda", "test"};
@@ -81,6 +84,7 @@ class ImageBuildTest : public ::testing::Test {
   }
 
   std::vector<aws::MicrovmImageVersion> Versions(const std::string& name) {
+    seam_.clock.Advance(Duration(2000));  // past the listing rate limit
     aws::ListMicrovmImageVersionsRequest r;
     r.image_identifier = name;
     return aws::ListAllMicrovmImageVersions(*microvms_, r).value();
@@ -127,6 +131,9 @@ TEST_F(ImageBuildTest, FirstBuildCreatesAndActivatesARerunReusesIt) {
   EXPECT_EQ(again->image_version, first->image_version);
   EXPECT_EQ(Versions(first->name).size(), 1u);
   EXPECT_EQ(progress_.find("image-test-secret"), std::string::npos);
+  int throttled = 0;
+  for (const auto& call : service_->calls()) throttled += call.status == 429 ? 1 : 0;
+  EXPECT_GT(throttled, 0) << "the re-run met throttling and got through by retrying";
 }
 
 TEST_F(ImageBuildTest, NewConfigurationAddsAVersionAndRetiresOldOnes) {
