@@ -19,6 +19,15 @@ bool Settled(aws::ImageVersionState s) {
 // A clientToken for one Create/UpdateMicrovmImage, kept across its retries.
 std::string ClientToken(Random& random) { return "mvr-image-" + HexEncode(random.Bytes(16)); }
 
+// The version a Create/UpdateMicrovmImage just started, as the first poll would see it.
+aws::MicrovmImageVersion PendingVersion(const aws::MicrovmImageChange& change) {
+  aws::MicrovmImageVersion v;
+  v.image_arn = change.image.image_arn;
+  v.image_version = change.image_version;
+  v.state = aws::ImageVersionState::kPending;
+  return v;
+}
+
 std::string Seconds(Duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + "s";
 }
@@ -137,11 +146,7 @@ Result<aws::MicrovmImageVersion> ImageBuilder::StartVersion(const std::string& n
     if (made.ok()) {
       out.outcome = ImageBuildResult::Outcome::kCreated;
       Progress("created image " + name + ", version " + made->image_version + " building");
-      aws::MicrovmImageVersion v;
-      v.image_arn = made->image.image_arn;
-      v.image_version = made->image_version;
-      v.state = aws::ImageVersionState::kPending;
-      return v;
+      return PendingVersion(*made);
     }
     // Another run created it meanwhile: continue as for an existing image.
     if (made.status().code() != Code::kConflict) {
@@ -176,11 +181,7 @@ Result<aws::MicrovmImageVersion> ImageBuilder::StartVersion(const std::string& n
   if (!changed.ok()) return changed.status().Annotate("UpdateMicrovmImage " + name);
   out.outcome = ImageBuildResult::Outcome::kUpdated;
   Progress("added version " + changed->image_version + " to image " + name + ", building");
-  aws::MicrovmImageVersion v;
-  v.image_arn = changed->image.image_arn;
-  v.image_version = changed->image_version;
-  v.state = aws::ImageVersionState::kPending;
-  return v;
+  return PendingVersion(*changed);
 }
 
 Result<aws::MicrovmImageVersion> ImageBuilder::WaitForBuild(const std::string& name,
