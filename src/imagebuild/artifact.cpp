@@ -53,7 +53,8 @@ Result<std::vector<lambda::ZipEntry>> CollectArtifactFiles(const ArtifactSources
     if (!fs::is_directory(full, ec)) {
       return InvalidArgument(full.string() +
                              " does not exist or is neither a file nor a directory (an include of "
-                             "the image artifact)");
+                             "the image artifact; for build-arm64/supervisor-bundle run "
+                             "scripts/build-supervisor-arm64.sh first)");
     }
     size_t before = out.size();
     for (auto it = fs::recursive_directory_iterator(
