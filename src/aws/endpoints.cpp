@@ -32,6 +32,7 @@ const ServiceInfo& InfoFor(AwsService service) {
   static const ServiceInfo kSqs{"SQS", "sqs", "sqs", "sqs"};
   static const ServiceInfo kMicrovms{"LAMBDA_MICROVMS", "lambda_microvms", "lambda", "lambda"};
   static const ServiceInfo kSsm{"SSM", "ssm", "ssm", "ssm"};
+  static const ServiceInfo kS3{"S3", "s3", "s3", "s3"};
   switch (service) {
     case AwsService::kDynamoDb:
       return kDynamo;
@@ -41,6 +42,8 @@ const ServiceInfo& InfoFor(AwsService service) {
       return kMicrovms;
     case AwsService::kSsm:
       return kSsm;
+    case AwsService::kS3:
+      return kS3;
   }
   return kDynamo;
 }

@@ -14,7 +14,7 @@
 
 namespace mvr::aws {
 
-enum class AwsService { kDynamoDb, kSqs, kLambdaMicrovms, kSsm };
+enum class AwsService { kDynamoDb, kSqs, kLambdaMicrovms, kSsm, kS3 };
 
 // Static facts about a service.
 struct ServiceInfo {

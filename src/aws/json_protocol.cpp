@@ -80,17 +80,16 @@ std::optional<std::string> StringField(const nlohmann::json& doc,
   return std::nullopt;
 }
 
-// The text of the first <tag>…</tag>, or "" (no XML parser needed for two error fields).
-std::string XmlElement(const std::string& body, const std::string& tag) {
+}  // namespace
+
+std::string XmlElement(const std::string& body, const std::string& tag, size_t max_length) {
   size_t start = body.find("<" + tag + ">");
   if (start == std::string::npos) return "";
   start += tag.size() + 2;
   size_t end = body.find("</" + tag + ">", start);
-  if (end == std::string::npos || end - start > 512) return "";
+  if (end == std::string::npos || end - start > max_length) return "";
   return body.substr(start, end - start);
 }
-
-}  // namespace
 
 std::string ShortErrorType(const std::string& raw) {
   std::string t = raw;

@@ -24,6 +24,10 @@ namespace mvr::aws {
 // "ValidationException:http://internal.amazon.com/..." both give the part that names the error.
 std::string ShortErrorType(const std::string& raw);
 
+// The text of the first <tag>…</tag> in a small, flat XML document (an error's Code and Message,
+// S3's UploadId), or "" when absent or longer than `max_length`. No XML parser is needed for these.
+std::string XmlElement(const std::string& body, const std::string& tag, size_t max_length = 512);
+
 // Maps a non-2xx answer to a Status with the service's error name (Status::error_type) and
 // message. Never fails itself: an unreadable body still maps by HTTP status.
 //   throttling names, 429                     → Throttled

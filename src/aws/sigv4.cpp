@@ -106,7 +106,8 @@ std::string CanonicalQuery(const std::string& raw_query) {
 
 std::string CanonicalRequest(const std::string& method, const std::string& path,
                              const std::string& raw_query, const http::Headers& headers,
-                             const std::string& signed_headers, const std::string& payload_hash) {
+                             const std::string& signed_headers, const std::string& payload_hash,
+                             bool path_as_sent) {
   std::map<std::string, std::string> canon;
   for (const auto& [name, value] : headers) {
     std::string lower = Lower(name);
@@ -118,7 +119,8 @@ std::string CanonicalRequest(const std::string& method, const std::string& path,
       it->second += "," + v;
     }
   }
-  std::string out = method + "\n" + CanonicalUri(path) + "\n" + CanonicalQuery(raw_query) + "\n";
+  std::string uri = path_as_sent ? (path.empty() ? "/" : path) : CanonicalUri(path);
+  std::string out = method + "\n" + uri + "\n" + CanonicalQuery(raw_query) + "\n";
   size_t start = 0;
   while (start < signed_headers.size()) {
     size_t semi = signed_headers.find(';', start);
@@ -174,7 +176,7 @@ Status SignRequest(http::HttpRequest& request, const AwsCredentials& creds,
   for (const auto& n : names) signed_headers += (signed_headers.empty() ? "" : ";") + n;
 
   std::string creq = CanonicalRequest(request.method, url.path, url.query, request.headers,
-                                      signed_headers, payload_hash);
+                                      signed_headers, payload_hash, scope.path_as_sent);
   std::string date = amz_date.substr(0, 8);
   std::string signature = SignatureFor(creds.secret_access_key.Reveal(), amz_date, scope, creq);
   request.headers.Set("Authorization", std::string(kAlgorithm) +

@@ -16,7 +16,10 @@ namespace mvr::aws {
 
 struct SigningScope {
   std::string region;   // "us-east-1"
-  std::string service;  // signing name: "lambda", "dynamodb", "sqs"
+  std::string service;  // signing name: "lambda", "dynamodb", "sqs", "s3"
+  // S3's rule for the canonical URI: the path exactly as sent (each key byte URI-encoded once by
+  // the caller), neither normalized nor encoded again. Every other service encodes it twice.
+  bool path_as_sent = false;
 };
 
 // Adds Host (if absent), X-Amz-Date, X-Amz-Content-Sha256 (when `add_content_sha` is set),
@@ -31,7 +34,8 @@ std::string CanonicalUri(const std::string& path);  // each segment URI-encoded 
 std::string CanonicalQuery(const std::string& raw_query);
 std::string CanonicalRequest(const std::string& method, const std::string& path,
                              const std::string& raw_query, const http::Headers& headers,
-                             const std::string& signed_headers, const std::string& payload_hash);
+                             const std::string& signed_headers, const std::string& payload_hash,
+                             bool path_as_sent = false);
 std::string StringToSign(TimePoint now, const std::string& credential_scope,
                          const std::string& canonical_request);
 std::string DerivedSigningKey(const std::string& secret, const std::string& date,

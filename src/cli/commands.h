@@ -25,6 +25,8 @@ void AddLambdaCommand(CLI::App& app, Context& ctx);
 void AddPackageCommand(CLI::App& app, Context& ctx);
 // `mvr simulate` (simulate_command.cpp).
 void AddSimulateCommand(CLI::App& app, Context& ctx);
+// `mvr image pack` and `mvr image build` (image_command.cpp).
+void AddImageCommand(CLI::App& app, Context& ctx);
 // `mvr supervisor` (supervisor_command.cpp).
 void AddSupervisorCommand(CLI::App& app, Context& ctx);
 

@@ -3,9 +3,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <optional>
 
+#include "aws/credentials_chain.h"
+#include "aws/credentials_profile.h"
+#include "aws/endpoints.h"
+#include "aws/s3.h"
 #include "base/files.h"
 #include "base/host_port.h"
 #include "base/stop_signals.h"
@@ -36,7 +41,60 @@ struct MicrovmsFlags {
   int64_t running_before_hook_ms = -1;  // -1: not given
   std::string network = "host";
   std::string netns_range;
+  std::string s3_endpoint_url;
 };
+
+// Where s3:// code artifacts are read from: --s3-endpoint-url, else the usual AWS settings
+// (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile, then AWS's regional endpoint), with the
+// default credentials chain.
+struct ArtifactReader {
+  std::unique_ptr<aws::DefaultCredentialsChain> credentials;
+  std::unique_ptr<aws::S3Client> s3;
+
+  Status Fetch(const std::string& uri, const std::string& local_path) {
+    MVR_ASSIGN_OR_RETURN(aws::S3Location at, aws::ParseS3Uri(uri));
+    MVR_ASSIGN_OR_RETURN(std::string bytes, s3->GetObject(at));
+    std::ofstream out(local_path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) return Internal("cannot write " + local_path);
+    return Status::Ok();
+  }
+};
+
+// InvalidArgument for a malformed --s3-endpoint-url. Without the flag, AWS settings that do not
+// resolve (a malformed AWS_ENDPOINT_URL...) leave s3:// builds failing with a stateReason that
+// says so, rather than stopping an emulator that may never see one: null and a warning.
+Result<std::unique_ptr<ArtifactReader>> NewArtifactReader(const MicrovmsFlags& f, Context& ctx,
+                                                          http::HttpClient& http) {
+  aws::SharedConfig shared = aws::LoadSharedConfig(ctx.env);
+  Result<aws::ServiceEndpoint> endpoint =
+      aws::ResolveEndpoint(aws::AwsService::kS3, ctx.env, shared);
+  if (!endpoint.ok()) {
+    endpoint = aws::ResolveEndpoint(aws::AwsService::kS3, ctx.env, shared, f.region);
+  }
+  if (!f.s3_endpoint_url.empty()) {
+    auto parsed = http::ParseUrl(f.s3_endpoint_url);
+    if (!parsed.ok() || f.s3_endpoint_url.find("://") == std::string::npos) {
+      return InvalidArgument("--s3-endpoint-url is not an http(s) URL: " + f.s3_endpoint_url);
+    }
+    if (!endpoint.ok()) endpoint = aws::ServiceEndpoint{"", f.region, "s3", ""};
+    endpoint->url = f.s3_endpoint_url;
+    while (!endpoint->url.empty() && endpoint->url.back() == '/') endpoint->url.pop_back();
+    endpoint->source = "--s3-endpoint-url";
+  }
+  if (!endpoint.ok()) {
+    ctx.logger.Warn("s3:// code artifacts cannot be read; builds from them will fail",
+                    {{"error", endpoint.status().message()}});
+    return std::unique_ptr<ArtifactReader>();
+  }
+  auto reader = std::make_unique<ArtifactReader>();
+  reader->credentials = std::make_unique<aws::DefaultCredentialsChain>(ctx.env, http, ctx.clock);
+  aws::S3ClientOptions so;
+  so.endpoint = *endpoint;
+  reader->s3 = std::make_unique<aws::S3Client>(so, http, *reader->credentials, ctx.seam());
+  return reader;
+}
 
 Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f) {
   emulate::microvms::Emulator::Options o;
@@ -122,6 +180,17 @@ int RunMicrovmsEmulator(const MicrovmsFlags& flags, Context& ctx) {
   StopSignals stop;
 
   http::CurlHttpClient http;
+  Result<std::unique_ptr<ArtifactReader>> artifacts = NewArtifactReader(flags, ctx, http);
+  if (!artifacts.ok()) {
+    std::fprintf(stderr, "mvr emulate microvms: %s\n", artifacts.status().message().c_str());
+    return 2;
+  }
+  if (*artifacts) {
+    options->fetch_s3_artifact = [reader = artifacts->get()](const std::string& uri,
+                                                             const std::string& path) {
+      return reader->Fetch(uri, path);
+    };
+  }
   process::PosixProcessRunner processes;
   emulate::microvms::Emulator emulator(
       emulate::microvms::Emulator::Deps{ctx.seam(), http, processes}, *options);
@@ -171,6 +240,9 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
                   "/resume hook (the eventual-consistency race; default 0)");
   cmd->add_option("--verify-sigv4-keys", flags->sigv4_keys_file,
                   "File of 'ACCESS_KEY_ID SECRET' lines: require valid SigV4 signatures");
+  cmd->add_option("--s3-endpoint-url", flags->s3_endpoint_url,
+                  "S3 endpoint for s3:// code artifacts (default: AWS_ENDPOINT_URL_S3, "
+                  "AWS_ENDPOINT_URL, then AWS)");
   cmd->add_option("--request-log", flags->request_log,
                   "Append one JSON line per API and ingress request (no secrets)");
   cmd->callback([flags, &ctx] { ctx.exit_code = RunMicrovmsEmulator(*flags, ctx); });

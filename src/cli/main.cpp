@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   mvr::cli::AddLambdaCommand(app, ctx);
   mvr::cli::AddPackageCommand(app, ctx);
   mvr::cli::AddSimulateCommand(app, ctx);
+  mvr::cli::AddImageCommand(app, ctx);
 #endif
   mvr::cli::AddSupervisorCommand(app, ctx);
   CLI11_PARSE(app, argc, argv);

@@ -13,7 +13,7 @@ SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 IAM = os.path.join(SOURCE, "deploy", "iam")
 MODEL = os.path.join(SOURCE, "models", "lambda-microvms", "service-2.json")
 PLACEHOLDERS = {"partition", "region", "account", "image", "table", "queue", "execution_role",
-                "runner_set"}
+                "runner_set", "bucket", "build_role"}
 # Actions AWS authorizes only on "*": a list with no resource to name.
 STAR_ONLY = {"lambda:ListMicrovms"}
 RUNNER_SET_FUNCTIONS = ["webhook", "launcher", "janitor", "warm-pool"]
@@ -126,6 +126,14 @@ class IamPoliciesTest(unittest.TestCase):
         self.assertIn("queue_.Send(", read(os.path.join(SOURCE, "src", "lambda", "handlers.cpp")))
         actions = {a for st in policy("runner-set-launcher.json")["Statement"] for a in st["Action"]}
         self.assertIn("sqs:SendMessage", actions)
+
+    def test_the_image_build_policy_allows_exactly_the_microvm_calls_image_build_makes(self):
+        calls = called(sources("src/imagebuild"))
+        self.assertIn("CreateMicrovmImage", calls)
+        self.assertEqual(allowed(policy("image-build.json")), {"lambda:" + op for op in calls})
+        # The service's build role reads the artifact and nothing else.
+        self.assertEqual([a for st in policy("image-build-role.json")["Statement"]
+                          for a in st["Action"]], ["s3:GetObject"])
 
     def test_every_lambda_function_writes_only_its_own_log_group(self):
         for fn in RUNNER_SET_FUNCTIONS:

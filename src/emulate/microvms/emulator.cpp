@@ -33,6 +33,7 @@ Result<std::string> Emulator::Start() {
   host_options.region = options_.model.region;
   host_options.guest_ports = options_.guest_ports;
   host_options.stop_grace = options_.stop_grace;
+  host_options.fetch_s3 = options_.fetch_s3_artifact;
   if (options_.network == Options::Network::kNamespace) {
     NetworkNamespaces::Options netns_options;
     netns_options.range = options_.namespace_range;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,6 +54,10 @@ class Emulator {
     // Access key id → secret. Non-empty: every API request must carry a valid SigV4 signature.
     std::map<std::string, std::string> sigv4_keys;
     LogSink* request_log = nullptr;  // one JSON line per API and ingress request, no secrets
+    // Copies an s3:// code artifact into a local file at build time. Unset: a build from s3://
+    // fails with a stateReason that says how to give the emulator an S3 endpoint.
+    std::function<Status(const std::string& s3_uri, const std::string& local_path)>
+        fetch_s3_artifact;
     Duration tick_interval{100};
     Duration stop_grace{5000};
     Duration shutdown_timeout{120'000};

@@ -120,10 +120,13 @@ Result<MicrovmModel::Version> MicrovmModel::ReadVersionRequest(const json& in,
     return Invalid("codeArtifact is required: {\"uri\": \"file:///path/to/dir-or.zip\"}");
   }
   MVR_ASSIGN_OR_RETURN(std::string uri, RequiredString(in["codeArtifact"], "uri"));
-  if (uri.rfind("file://", 0) != 0) {
+  // s3://BUCKET/KEY.zip is fetched at build time from the S3 endpoint the emulator was given.
+  const bool s3 = uri.rfind("s3://", 0) == 0 && uri.find('/', 5) != std::string::npos &&
+                  uri.find('/', 5) > 5 && uri.back() != '/';
+  if (uri.rfind("file://", 0) != 0 && !s3) {
     return Invalid(
-        "codeArtifact.uri must be a file:// path to a directory or .zip with a "
-        "Dockerfile at its root (the emulator builds locally; got " +
+        "codeArtifact.uri must be s3://BUCKET/KEY.zip or a file:// path to a directory or .zip "
+        "with a Dockerfile at its root (got " +
         uri + ")");
   }
   Result<HookSet> hooks = HookSet::FromJson(in.value("hooks", json()));

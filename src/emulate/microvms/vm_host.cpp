@@ -56,11 +56,28 @@ std::string VmHost::DirectoryOf(const std::string& target) const {
 
 EffectOutcome VmHost::Prepare(const Effect& effect) {
   const std::string prefix = "file://";
-  if (effect.artifact_uri.rfind(prefix, 0) != 0) {
-    return EffectOutcome::Failure("codeArtifact.uri is not a file:// URI");
-  }
-  fs::path path(effect.artifact_uri.substr(prefix.size()));
   std::error_code ec;
+  fs::path path;
+  if (effect.artifact_uri.rfind("s3://", 0) == 0) {
+    if (!options_.fetch_s3) {
+      return EffectOutcome::Failure(
+          "cannot read " + effect.artifact_uri +
+          ": the emulator has no S3 endpoint (start it with --s3-endpoint-url, or set "
+          "AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL)");
+    }
+    // The download sits beside the unpacked tree and goes the same way as the build's files.
+    path = fs::path(options_.state_dir) / "artifacts" / (effect.target + ".zip");
+    fs::create_directories(path.parent_path(), ec);
+    Status fetched = options_.fetch_s3(effect.artifact_uri, path.string());
+    if (!fetched.ok()) {
+      return EffectOutcome::Failure("cannot read " + effect.artifact_uri + ": " +
+                                    fetched.message());
+    }
+  } else if (effect.artifact_uri.rfind(prefix, 0) == 0) {
+    path = effect.artifact_uri.substr(prefix.size());
+  } else {
+    return EffectOutcome::Failure("codeArtifact.uri is neither s3:// nor file://");
+  }
   fs::path context;
   if (fs::is_directory(path, ec)) {
     context = path;

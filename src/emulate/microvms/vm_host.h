@@ -48,6 +48,8 @@ class VmHost {
     std::function<Result<std::string>(const std::string& target, const std::string& host_address)>
         open_guest_api;
     std::function<void(const std::string& target)> close_guest_api;
+    // Copies an s3:// code artifact into a local file (Emulator::Options::fetch_s3_artifact).
+    std::function<Status(const std::string& s3_uri, const std::string& local_path)> fetch_s3;
   };
 
   VmHost(Deps deps, Options options);

@@ -121,9 +121,12 @@ TEST_F(ModelValidationTest, ImageRequestsAreChecked) {
                      {"baseImageArn", "arn:aws:lambda:us-east-1:aws:microvm-image:al2023"},
                      {"buildRoleArn", "arn:aws:iam::123456789012:role/build"},
                      {"codeArtifact", {{"uri", "file:///tmp/app"}}}};
-  json s3 = good;
-  s3["codeArtifact"]["uri"] = "s3://bucket/app.zip";
-  ExpectInvalid("CreateMicrovmImage", s3, "codeArtifact.uri");
+  for (const char* uri :
+       {"https://bucket/app.zip", "s3://bucket", "s3://bucket/", "s3:///app.zip"}) {
+    json other = good;
+    other["codeArtifact"]["uri"] = uri;
+    ExpectInvalid("CreateMicrovmImage", other, "codeArtifact.uri");
+  }
   json bad_name = good;
   bad_name["name"] = "has space";
   ExpectInvalid("CreateMicrovmImage", bad_name, "name");

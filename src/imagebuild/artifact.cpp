@@ -1,0 +1,130 @@
+#include "imagebuild/artifact.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <sstream>
+
+#include "base/encoding.h"
+#include "base/files.h"
+
+namespace mvr::imagebuild {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Executable for its owner → 0755, else 0644: the only mode difference a build cares about, and
+// the same on every machine whatever its umask.
+uint32_t ModeOf(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & S_IXUSR) != 0) return 0755;
+  return 0644;
+}
+
+Status AddFile(const fs::path& path, const std::string& name, std::vector<lambda::ZipEntry>& out) {
+  MVR_ASSIGN_OR_RETURN(std::string data, ReadFile(path.string(), "image artifact"));
+  out.push_back(lambda::ZipEntry{name, std::move(data), ModeOf(path)});
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<lambda::ZipEntry>> CollectArtifactFiles(const ArtifactSources& sources) {
+  std::vector<lambda::ZipEntry> out;
+  std::error_code ec;
+  const fs::path context = fs::weakly_canonical(sources.context_dir, ec);
+  if (ec || !fs::is_directory(context)) {
+    return InvalidArgument("the build context " + sources.context_dir + " is not a directory");
+  }
+  MVR_RETURN_IF_ERROR(AddFile(sources.dockerfile, "Dockerfile", out));
+  for (const std::string& include : sources.include) {
+    fs::path rel = fs::path(include).lexically_normal();
+    if (rel.is_absolute() || rel.empty() || *rel.begin() == "..") {
+      return InvalidArgument("include '" + include + "' must be a path inside the build context " +
+                             sources.context_dir);
+    }
+    const fs::path full = context / rel;
+    if (fs::is_regular_file(full, ec)) {
+      MVR_RETURN_IF_ERROR(AddFile(full, rel.generic_string(), out));
+      continue;
+    }
+    if (!fs::is_directory(full, ec)) {
+      return InvalidArgument(full.string() +
+                             " does not exist or is neither a file nor a directory (an include of "
+                             "the image artifact; for build-arm64/supervisor-bundle run "
+                             "scripts/build-supervisor-arm64.sh first)");
+    }
+    size_t before = out.size();
+    for (auto it = fs::recursive_directory_iterator(
+             full, fs::directory_options::follow_directory_symlink, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (!it->is_regular_file(ec)) continue;  // directories come from their files' paths
+      std::string name = (rel / fs::relative(it->path(), full)).lexically_normal().generic_string();
+      MVR_RETURN_IF_ERROR(AddFile(it->path(), name, out));
+    }
+    if (ec) return InvalidArgument("cannot list " + full.string() + ": " + ec.message());
+    if (out.size() == before) {
+      return InvalidArgument(full.string() +
+                             " holds no files (for build-arm64/supervisor-bundle: run "
+                             "scripts/build-supervisor-arm64.sh first)");
+    }
+  }
+  return out;
+}
+
+std::string RunnerVersionOf(const std::string& dockerfile) {
+  std::istringstream in(dockerfile);
+  std::string line;
+  const std::string key = "RUNNER_VERSION=";
+  while (std::getline(in, line)) {
+    size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line.compare(start, 4, "ARG ") != 0) continue;
+    size_t at = line.find(key, start + 4);
+    if (at == std::string::npos || line.find_first_not_of(" \t", start + 4) != at) continue;
+    std::string value = line.substr(at + key.size());
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) {
+      value.pop_back();
+    }
+    return value;
+  }
+  return "";
+}
+
+Result<Artifact> PackArtifact(std::vector<lambda::ZipEntry> entries) {
+  auto dockerfile = std::find_if(entries.begin(), entries.end(),
+                                 [](const lambda::ZipEntry& e) { return e.name == "Dockerfile"; });
+  if (dockerfile == entries.end()) {
+    return InvalidArgument("the image artifact needs a Dockerfile at its root");
+  }
+  Artifact out;
+  out.runner_version = RunnerVersionOf(dockerfile->data);
+  out.files = entries.size();
+  MVR_ASSIGN_OR_RETURN(out.zip, lambda::WriteZip(std::move(entries)));
+  out.sha256 = Sha256Hex(out.zip);
+  return out;
+}
+
+Result<std::string> ImageName(const std::string& runner_set_id, int class_index,
+                              const Artifact& artifact) {
+  if (runner_set_id.empty()) return InvalidArgument("the runner set id is empty");
+  for (char c : runner_set_id) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) {
+      return InvalidArgument("runner set id '" + runner_set_id +
+                             "' can only hold letters, digits, '-' and '_' in an image name");
+    }
+  }
+  if (class_index < 0) return InvalidArgument("the class index must be 0 or more");
+  const std::string hash =
+      Sha256Hex("mvr-image-name-v1\n" + artifact.sha256 + "\n" + artifact.runner_version + "\n");
+  std::string name = runner_set_id + std::to_string(class_index) + "-" + hash.substr(0, 8);
+  if (name.size() > 64) {
+    return InvalidArgument("image name " + name +
+                           " is longer than the service's 64 characters: shorten the runner set "
+                           "id");
+  }
+  return name;
+}
+
+}  // namespace mvr::imagebuild

@@ -1,0 +1,126 @@
+// The runner image's artifact and name: the same files give the same bytes whatever their
+// timestamps or the order the file system lists them in; a changed file or runner version gives
+// another name; names follow 001's <runnerSetId><index>-<8 hex>; bad sources are refused naming
+// the path.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "base/files.h"
+#include "imagebuild/artifact.h"
+
+namespace mvr::imagebuild {
+namespace {
+
+namespace fs = std::filesystem;
+
+void Write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+class ArtifactTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = TemporaryDirectory::Create("mvr-artifact-test");
+    ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+    dir_.emplace(std::move(*dir));
+    root_ = dir_->path();
+    Write(root_ / "image/Dockerfile", "FROM al2023\nARG RUNNER_VERSION=2.321.0\nCMD [\"x\"]\n");
+    Write(root_ / "image/hooks.json", "{}\n");
+    Write(root_ / "bundle/lib/mvr", "ELF...");
+    ::chmod((root_ / "bundle/lib/mvr").c_str(), 0755);
+    Write(root_ / "bundle/bin/mvr", "#!/bin/sh\n");
+  }
+
+  ArtifactSources Sources() const {
+    return {root_.string(), (root_ / "image/Dockerfile").string(), {"image", "bundle"}};
+  }
+
+  Artifact Packed() const {
+    auto files = CollectArtifactFiles(Sources());
+    EXPECT_TRUE(files.ok()) << files.status().ToString();
+    auto a = PackArtifact(files.value_or(std::vector<lambda::ZipEntry>{}));
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    return a.value_or(Artifact{});
+  }
+
+  std::optional<TemporaryDirectory> dir_;
+  fs::path root_;
+};
+
+TEST_F(ArtifactTest, SameFilesGiveTheSameBytesWhateverTheirTimestamps) {
+  Artifact first = Packed();
+  EXPECT_EQ(first.files, 5u);  // Dockerfile, image/{Dockerfile,hooks.json}, bundle/{bin,lib}/mvr
+  fs::last_write_time(root_ / "image/hooks.json",
+                      fs::last_write_time(root_ / "image/hooks.json") - std::chrono::hours(48));
+  // Rewriting a file with the same bytes (a new mtime) changes nothing either.
+  Write(root_ / "bundle/bin/mvr", "#!/bin/sh\n");
+  Artifact second = Packed();
+  EXPECT_EQ(first.zip, second.zip);
+  EXPECT_EQ(first.sha256, second.sha256);
+  EXPECT_EQ(first.runner_version, "2.321.0");
+}
+
+TEST_F(ArtifactTest, ChangedContentOrRunnerVersionRenamesTheImage) {
+  Artifact base = Packed();
+  std::string name = ImageName("ci", 0, base).value();
+  EXPECT_TRUE(std::regex_match(name, std::regex("ci0-[0-9a-f]{8}"))) << name;
+  EXPECT_EQ(ImageName("ci", 0, base).value(), name);  // stable
+  EXPECT_EQ(ImageName("ci", 1, base).value().substr(0, 4), "ci1-");
+
+  Write(root_ / "bundle/lib/mvr", "ELF v2");
+  EXPECT_NE(ImageName("ci", 0, Packed()).value(), name);
+
+  Artifact other_runner = base;
+  other_runner.runner_version = "2.322.0";
+  EXPECT_NE(ImageName("ci", 0, other_runner).value(), name);
+}
+
+TEST_F(ArtifactTest, ExecutableBitSurvivesAndChangesTheBytes) {
+  Artifact before = Packed();
+  ::chmod((root_ / "bundle/lib/mvr").c_str(), 0644);
+  EXPECT_NE(Packed().sha256, before.sha256);
+}
+
+TEST_F(ArtifactTest, BadSourcesAreRefusedNamingThePath) {
+  ArtifactSources s = Sources();
+  s.include = {"build-arm64/supervisor-bundle"};
+  auto missing = CollectArtifactFiles(s);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("build-arm64/supervisor-bundle"), std::string::npos);
+
+  fs::create_directories(root_ / "empty");
+  s.include = {"empty"};
+  auto empty = CollectArtifactFiles(s);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("holds no files"), std::string::npos);
+
+  s.include = {"../etc"};
+  EXPECT_EQ(CollectArtifactFiles(s).status().code(), Code::kInvalidArgument);
+  s.include = {"/etc"};
+  EXPECT_EQ(CollectArtifactFiles(s).status().code(), Code::kInvalidArgument);
+
+  EXPECT_FALSE(PackArtifact({{"image/x", "y", 0644}}).ok());  // no Dockerfile
+}
+
+TEST(ImageNameTest, RefusesIdsAnImageNameCannotCarry) {
+  Artifact a;
+  a.sha256 = "00";
+  EXPECT_FALSE(ImageName("", 0, a).ok());
+  EXPECT_FALSE(ImageName("ci.prod", 0, a).ok());
+  EXPECT_FALSE(ImageName(std::string(60, 'a'), 0, a).ok());
+  EXPECT_TRUE(ImageName(std::string(54, 'a'), 0, a).ok());  // 54 + "0-" + 8 = 64
+}
+
+TEST(RunnerVersionTest, ReadsTheArgDefault) {
+  EXPECT_EQ(RunnerVersionOf("FROM x\n  ARG RUNNER_VERSION=2.1.0  \nARG OTHER=1\n"), "2.1.0");
+  EXPECT_EQ(RunnerVersionOf("FROM x\nARG RUNNER_SHA256=ab\n"), "");
+  EXPECT_EQ(RunnerVersionOf("FROM x\nENV RUNNER_VERSION=9\n"), "");
+}
+
+}  // namespace
+}  // namespace mvr::imagebuild

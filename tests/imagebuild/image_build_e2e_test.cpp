@@ -1,0 +1,263 @@
+// `mvr image build` end to end, every part a real process: moto's S3, `mvr emulate microvms`
+// reading s3:// artifacts from it (--s3-endpoint-url), and `mvr image build` pointed at both
+// through AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL_LAMBDA_MICROVMS. The image's program is the
+// emulator tests' guest. Checks: a first build creates, builds from the S3 object and activates;
+// a re-run with the same inputs reuses it; a build whose /validate fails exits 1 with the
+// service's stateReason and leaves neither a version nor the artifact; `mvr image pack` gives the
+// same bytes twice. Labels e2e and moto; skips without moto_server.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "aws/s3.h"
+#include "emulate/microvms/emulator_harness.h"
+#include "emulate/microvms/host_processes.h"
+#include "process/process_runner.h"
+#include "support/moto.h"
+
+namespace mvr::imagebuild {
+namespace {
+
+using emulate::microvms::GuestBinary;
+using emulate::microvms::HostProcessSpec;
+using emulate::microvms::MakeTempDir;
+using emulate::microvms::ReadText;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr char kSecretKey[] = "image-e2e-secret-key-never-printed";
+
+std::string MvrBinary() {
+  const char* binary = std::getenv("MVR_BINARY");
+  return binary != nullptr ? binary : std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
+}
+
+void Write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+class ImageBuildE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    MVR_START_MOTO_OR_SKIP(moto_);
+    work_ = MakeTempDir("mvr-image-e2e");
+    http::CurlHttpClient http;
+    http::HttpRequest bucket;
+    bucket.method = "PUT";
+    bucket.url = moto_->url() + "/artifacts";
+    ASSERT_TRUE(http.Send(bucket).ok());
+    StartEmulator();
+  }
+  void TearDown() override {
+    if (emulator_pid_ > 0) {
+      processes_.Signal(emulator_pid_, SIGTERM).IgnoreError();
+      const TimePoint deadline = clock_.Now() + Duration(30'000);
+      while (!process::PollExit(processes_, emulator_pid_)) {
+        if (clock_.Now() > deadline) processes_.Signal(emulator_pid_, SIGKILL).IgnoreError();
+        sleeper_.Sleep(Duration(20));
+      }
+    }
+    std::error_code ec;
+    if (!work_.empty()) fs::remove_all(work_, ec);
+  }
+
+  std::map<std::string, std::string> Env() const {
+    return {{"HOME", work_},
+            {"AWS_ACCESS_KEY_ID", "AKIDIMAGEE2E"},
+            {"AWS_SECRET_ACCESS_KEY", kSecretKey},
+            {"AWS_REGION", "us-east-1"},
+            {"AWS_CONFIG_FILE", work_ + "/none"},
+            {"AWS_SHARED_CREDENTIALS_FILE", work_ + "/none"},
+            {"AWS_ENDPOINT_URL_S3", moto_->url()},
+            {"AWS_ENDPOINT_URL_LAMBDA_MICROVMS", url_}};
+  }
+
+  void StartEmulator() {
+    process::ProcessSpec spec =
+        HostProcessSpec({MvrBinary(), "emulate", "microvms", "--listen", "127.0.0.1:0",
+                         "--state-dir", work_ + "/state", "--s3-endpoint-url", moto_->url()});
+    spec.output_path = work_ + "/emulator.log";
+    spec.env = {{"AWS_ACCESS_KEY_ID", "AKIDEMULATOR"}, {"AWS_SECRET_ACCESS_KEY", "x"}};
+    spec.unset_env = {"AWS_PROFILE", "AWS_ENDPOINT_URL"};
+    Result<int> pid = processes_.Spawn(spec);
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+    emulator_pid_ = *pid;
+    const std::string marker = "listening on ";
+    for (int i = 0; i < 1000 && url_.empty(); ++i) {
+      std::string log = ReadText(spec.output_path);
+      size_t at = log.find(marker);
+      if (at != std::string::npos && log.find('\n', at) != std::string::npos) {
+        url_ = log.substr(at + marker.size(), log.find('\n', at) - at - marker.size());
+      }
+      sleeper_.Sleep(Duration(20));
+    }
+    ASSERT_FALSE(url_.empty()) << ReadText(spec.output_path);
+  }
+
+  // A build context: a Dockerfile running the test guest, hooks, and a "bundle" directory.
+  std::string MakeContext(const std::string& name, const std::string& env_line) {
+    fs::path ctx = fs::path(work_) / name;
+    Write(ctx / "image/Dockerfile",
+          "FROM public.ecr.aws/amazonlinux/amazonlinux:2023\n"
+          "ARG RUNNER_VERSION=2.321.0\n" +
+              env_line + "CMD [\"" + GuestBinary() + "\"]\n");
+    Write(ctx / "image/hooks.json",
+          R"({"port": 9000, "microvmImageHooks": {"ready": "ENABLED", "readyTimeoutInSeconds": 30,
+              "validate": "ENABLED", "validateTimeoutInSeconds": 10},
+              "microvmHooks": {"run": "ENABLED", "runTimeoutInSeconds": 10}})");
+    Write(ctx / "bundle/lib/mvr", "stand-in for the ARM64 supervisor bundle\n");
+    return ctx.string();
+  }
+
+  struct Ran {
+    int code = -1;
+    std::string output;
+    json result;  // the last JSON line on stdout
+  };
+  Ran Run(std::vector<std::string> args) {
+    std::vector<std::string> argv = {MvrBinary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    process::ProcessSpec spec = HostProcessSpec(argv);
+    spec.env = Env();
+    spec.unset_env = {"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"};
+    process::RunOptions options;
+    options.timeout = Duration(120'000);
+    options.capture_stderr = true;
+    Ran ran;
+    Result<process::CommandResult> done = processes_.Run(spec, options);
+    EXPECT_TRUE(done.ok()) << done.status().ToString();
+    if (!done.ok()) return ran;
+    ran.code = done->timed_out || done->exit.signaled ? -1 : done->exit.code;
+    ran.output = done->error_output + done->output;
+    std::istringstream lines(ran.output);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty() && line[0] == '{') ran.result = json::parse(line, nullptr, false);
+    }
+    return ran;
+  }
+
+  std::vector<std::string> BuildArgs(const std::string& ctx) {
+    return {"image",
+            "build",
+            "--context",
+            ctx,
+            "--include",
+            "image",
+            "bundle",
+            "--runner-set-id",
+            "e2e",
+            "--class-index",
+            "0",
+            "--bucket",
+            "artifacts",
+            "--base-image-arn",
+            "arn:aws:lambda:us-east-1:aws:microvm-image:al2023",
+            "--build-role-arn",
+            "arn:aws:iam::123456789012:role/build",
+            "--poll-seconds",
+            "0.2",
+            "--timeout-seconds",
+            "120"};
+  }
+
+  json Api(const std::string& path) {
+    http::CurlHttpClient http;
+    http::HttpRequest req;
+    req.url = url_ + path;
+    auto resp = http.Send(req);
+    if (!resp.ok()) return json();
+    return json::parse(resp->body, nullptr, false);
+  }
+
+  bool ObjectExists(const std::string& key) {
+    aws::AwsCredentials creds;
+    creds.access_key_id = "AKIDIMAGEE2E";
+    creds.secret_access_key = Secret(kSecretKey);
+    aws::StaticCredentialsProvider provider(creds);
+    http::CurlHttpClient http;
+    aws::S3ClientOptions o;
+    o.endpoint = {moto_->url(), "us-east-1", "s3", "AWS_ENDPOINT_URL_S3"};
+    aws::S3Client s3(o, http, provider, Seam{clock_, sleeper_, random_, random_, logger_});
+    Result<aws::S3ObjectInfo> head = s3.HeadObject({"artifacts", key});
+    if (!head.ok() && head.status().code() != Code::kNotFound) {
+      ADD_FAILURE() << head.status().ToString();
+    }
+    return head.ok();
+  }
+
+  std::unique_ptr<mvr::testing::MotoServer> moto_;
+  SystemClock clock_;
+  RealSleeper sleeper_;
+  SeededRandom random_{7};
+  MemorySink log_sink_;
+  Logger logger_{log_sink_, clock_};
+  process::PosixProcessRunner processes_;
+  std::string work_, url_;
+  int emulator_pid_ = 0;
+};
+
+TEST_F(ImageBuildE2eTest, BuildsFromS3ActivatesAndReusesOnARerun) {
+  const std::string ctx = MakeContext("ok", "");
+  Ran first = Run(BuildArgs(ctx));
+  ASSERT_EQ(first.code, 0) << first.output;
+  const std::string name = first.result.value("name", "");
+  EXPECT_TRUE(std::regex_match(name, std::regex("e2e0-[0-9a-f]{8}"))) << name;
+  EXPECT_EQ(first.result.value("outcome", ""), "created");
+  EXPECT_TRUE(first.result.value("uploaded", false));
+  EXPECT_EQ(first.result.value("artifact", ""), "s3://artifacts/mvr/" + name + ".zip");
+  EXPECT_TRUE(ObjectExists("mvr/" + name + ".zip"));
+  const std::string version = first.result.value("imageVersion", "");
+  json v = Api("/2025-09-09/microvm-images/" + name + "/versions/" + version);
+  EXPECT_EQ(v.value("state", ""), "SUCCESSFUL") << v.dump();
+  EXPECT_EQ(v.value("status", ""), "ACTIVE") << v.dump();
+  EXPECT_EQ(v["codeArtifact"].value("uri", ""), "s3://artifacts/mvr/" + name + ".zip");
+
+  Ran again = Run(BuildArgs(ctx));
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_EQ(again.result.value("name", ""), name);
+  EXPECT_EQ(again.result.value("outcome", ""), "reused");
+  EXPECT_FALSE(again.result.value("uploaded", true));
+  EXPECT_EQ(again.result.value("imageVersion", ""), version);
+  for (const Ran* r : {&first, &again}) {
+    EXPECT_EQ(r->output.find(kSecretKey), std::string::npos);
+  }
+}
+
+TEST_F(ImageBuildE2eTest, FailedValidationPrintsTheReasonAndCleansUp) {
+  const std::string ctx = MakeContext("bad", "ENV MVR_TEST_VALIDATE_STATUS=500\n");
+  Ran failed = Run(BuildArgs(ctx));
+  EXPECT_EQ(failed.code, 1) << failed.output;
+  EXPECT_NE(failed.output.find("/validate"), std::string::npos) << failed.output;
+  EXPECT_NE(failed.output.find("HTTP 500"), std::string::npos) << failed.output;
+  EXPECT_EQ(failed.output.find(kSecretKey), std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(failed.output, m, std::regex("image (e2e0-[0-9a-f]{8})")))
+      << failed.output;
+  const std::string name = m[1];
+  EXPECT_FALSE(ObjectExists("mvr/" + name + ".zip"));
+  json versions = Api("/2025-09-09/microvm-images/" + name + "/versions");
+  EXPECT_TRUE(versions.value("items", json::array()).empty()) << versions.dump();
+}
+
+TEST_F(ImageBuildE2eTest, PackIsReproducible) {
+  const std::string ctx = MakeContext("pack", "");
+  std::vector<std::string> args = {"image",     "pack",  "--context", ctx,
+                                   "--include", "image", "bundle",    "--output"};
+  args.push_back(work_ + "/a.zip");
+  Ran a = Run(args);
+  ASSERT_EQ(a.code, 0) << a.output;
+  fs::last_write_time(fs::path(ctx) / "bundle/lib/mvr",
+                      fs::file_time_type::clock::now() - std::chrono::hours(24));
+  args.back() = work_ + "/b.zip";
+  Ran b = Run(args);
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_EQ(ReadText(work_ + "/a.zip"), ReadText(work_ + "/b.zip"));
+  EXPECT_EQ(a.result.value("sha256", ""), b.result.value("sha256", ""));
+  EXPECT_EQ(a.result.value("files", 0), 4);
+}
+
+}  // namespace
+}  // namespace mvr::imagebuild
