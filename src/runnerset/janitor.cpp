@@ -112,9 +112,10 @@ Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
   Result<std::vector<MappingRow>> rows = deps_.table.ScanMappings(config_.runner_name_prefix);
   Result<std::vector<Claim>> claims = deps_.table.ScanClaims();
   Result<std::vector<OrphanRow>> orphans = deps_.table.ScanOrphans();
-  Result<std::set<std::string>> pool_vms = ScanPoolVms();
-  if (rows.ok() && claims.ok() && orphans.ok() && pool_vms.ok()) {
-    inv.pool_vms = std::move(*pool_vms);
+  Result<PoolNames> pool = ScanPool();
+  if (rows.ok() && claims.ok() && orphans.ok() && pool.ok()) {
+    inv.pool_vms = std::move(pool->vms);
+    inv.pool_runners = std::move(pool->runners);
     inv.rows = std::move(*rows);
     inv.claims = std::move(*claims);
     inv.orphans = std::move(*orphans);
@@ -125,7 +126,7 @@ Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
           !rows.ok()      ? rows.status()
           : !claims.ok()  ? claims.status()
           : !orphans.ok() ? orphans.status()
-                          : pool_vms.status());
+                          : pool.status());
   }
   return inv;
 }
