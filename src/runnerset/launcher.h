@@ -108,6 +108,8 @@ class Launcher {
   // (attempt.hot). A default Microvm with attempt.hot false means "not hot".
   Result<aws::Microvm> TakeHotMember(Attempt& attempt);
   Result<aws::Microvm> TakePoolMember(Attempt& attempt, PoolMember::Kind kind);
+  // Whether the attempt's (hot) runner has taken a job: busy, or already removed after it.
+  bool RunnerTookAJob(Attempt& attempt);
   // The job's runner id, when a runner this set launched (for that job, or from a hot pool and
   // mapped to a job by a launch) runs it: nullopt for a runner the set did not launch or mapped
   // to no job.

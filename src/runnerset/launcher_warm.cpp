@@ -41,6 +41,11 @@ Result<aws::Microvm> Launcher::TakeHotMember(Attempt& a) {
   return TakePoolMember(a, PoolMember::Kind::kHot);
 }
 
+bool Launcher::RunnerTookAJob(Attempt& a) {
+  Result<github::Runner> r = deps_.github.GetRunner(scope_, a.runner_id);
+  return (r.ok() && r->busy) || (!r.ok() && r.status().code() == Code::kNotFound);
+}
+
 Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind) {
   const Seam& seam = deps_.seam;
   const RunnerClass& cls = a.runner_class;
@@ -105,6 +110,17 @@ Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind)
                                                                 {"runner_name", a.runner_name},
                                                                 {"job_id", a.intent.job_id}});
       return vm;
+    }
+    // A hot runner thaws with its VM, before the VM is seen RUNNING: a short job may already be
+    // over and the VM ended by its supervisor. If the runner took a job (busy, or removed by
+    // GitHub after it), the launch stands: the mapping row lets the still-queued check follow
+    // that runner to this job, which another launch then serves if it was not the one taken.
+    if (hot && RunnerTookAJob(a)) {
+      seam.logger.Info("the hot runner took a job before its VM was seen RUNNING",
+                       {{"microvm_id", a.microvm_id}, {"runner_name", a.runner_name}});
+      aws::Microvm taken;
+      taken.microvm_id = a.microvm_id;
+      return taken;
     }
     // A member that will not resume is of no use to anyone: it goes (a hot member's runner
     // first), and the next one is tried.

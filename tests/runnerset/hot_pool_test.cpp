@@ -128,6 +128,35 @@ TEST_F(HotPoolTest, HotLaunchResumesAMemberAndRegistersAndDeliversNothing) {
   EXPECT_EQ(Sweeper().Sweep().booted, 1);
 }
 
+// The runner thaws before the VM is seen RUNNING: a short job can be over, and the VM ended by
+// its supervisor, before the launch's wait returns.
+TEST_F(HotPoolTest, AJobOverBeforeTheResumeWasSeenStillCountsAsLaunched) {
+  MakeReady();
+  const std::string hot_runner = Runner().name;
+  ON_CALL(vms_, ResumeMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
+    runners_.clear();  // the job ran and GitHub removed its JIT runner
+    return Move(id, "resume", aws::MicrovmState::kTerminated);
+  }));
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  EXPECT_EQ(o.runner_name, hot_runner);
+  auto row = table_.GetMapping(hot_runner);
+  ASSERT_TRUE(row.ok() && *row) << "the still-queued check can follow the runner to job 42";
+  EXPECT_EQ(Count("run "), 1u) << "no cold launch for a job already served";
+}
+
+TEST_F(HotPoolTest, AHotMemberThatDoesNotResumeGivesWayToTheNextPath) {
+  MakeReady();
+  ON_CALL(vms_, ResumeMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
+    return Move(id, "resume", aws::MicrovmState::kTerminated);  // the runner never ran
+  }));
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  EXPECT_NE(o.microvm_id, "vm-1");
+  EXPECT_EQ(Count("register mvr-demo-42-"), 1u) << "cold, with its own runner";
+  EXPECT_EQ(Count("delete-runner mvr-demo-hot-"), 1u) << "the unused hot runner is removed";
+}
+
 TEST_F(HotPoolTest, AJobAskingForMoreThanTheClassLabelIsNotGivenAHotRunner) {
   MakeReady();
   LaunchIntent in = Intent(42);
