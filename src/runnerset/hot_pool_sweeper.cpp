@@ -229,14 +229,7 @@ Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember&
 
 void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport& report) {
   const Seam& seam = deps_.seam;
-  if (claim) {
-    Result<bool> won = deps_.pool.Claim(m.microvm_id, kSweeperHolder);
-    if (!won.ok()) {
-      Error(report, "claiming hot pool member " + m.microvm_id + " to adopt it", won.status());
-      return;
-    }
-    if (!*won) return;  // a launch took it first: it serves a job now
-  }
+  if (claim && !ClaimForSweeper(m, "adopt", report)) return;
   action::MicrovmLifecycle vms(seam, deps_.microvms);
   const TimePoint deadline = seam.clock.Now() + kStepTime;
   Result<aws::Microvm> vm = vms.Get(m.microvm_id, deadline);
@@ -268,14 +261,7 @@ void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport&
 
 void WarmPoolSweeper::RetireHot(const PoolMember& m, const std::string& reason, bool claim,
                                 PoolSweepReport& report) {
-  if (claim) {
-    Result<bool> won = deps_.pool.Claim(m.microvm_id, kSweeperHolder);
-    if (!won.ok()) {
-      Error(report, "claiming hot pool member " + m.microvm_id + " to replace it", won.status());
-      return;
-    }
-    if (!*won) return;  // a launch took it first: it serves a job now
-  }
+  if (claim && !ClaimForSweeper(m, "replace", report)) return;
   // The runner first: GitHub refuses to remove a busy one, and a runner that took a job must
   // keep its VM (it is adopted instead).
   if (m.runner_id > 0 && deps_.github) {

@@ -177,16 +177,20 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
   }
 }
 
+bool WarmPoolSweeper::ClaimForSweeper(const PoolMember& m, const char* purpose,
+                                      PoolSweepReport& report) {
+  Result<bool> won = deps_.pool.Claim(m.microvm_id, kSweeperHolder);
+  if (!won.ok()) {
+    Error(report, std::string("claiming pool member ") + m.microvm_id + " to " + purpose + " it",
+          won.status());
+    return false;
+  }
+  return *won;  // false: a launch took it first, and it serves a job now
+}
+
 void WarmPoolSweeper::Retire(const PoolMember& m, const std::string& reason, bool claim,
                              PoolSweepReport& report) {
-  if (claim) {
-    Result<bool> won = deps_.pool.Claim(m.microvm_id, kSweeperHolder);
-    if (!won.ok()) {
-      Error(report, "claiming pool member " + m.microvm_id + " to replace it", won.status());
-      return;
-    }
-    if (!*won) return;  // a launch took it first: it serves a job now
-  }
+  if (claim && !ClaimForSweeper(m, "replace", report)) return;
   action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
   if (Status s = vms.Terminate(m.microvm_id, deps_.seam.clock.Now() + kTerminateTime); !s.ok()) {
     Error(report, "terminating pool member " + m.microvm_id, s);

@@ -91,6 +91,9 @@ class WarmPoolSweeper {
   std::string RetireReason(const PoolMember& m, const RunnerClass& cls, const std::string& version,
                            const std::optional<aws::Microvm>& vm, int64_t now_ms) const;
   void Retire(const PoolMember& m, const std::string& reason, bool claim, PoolSweepReport& report);
+  // Claims `m` for the sweeper (first writer wins) in order to `purpose` it; false when a launch
+  // was first or the claim failed (an error, counted).
+  bool ClaimForSweeper(const PoolMember& m, const char* purpose, PoolSweepReport& report);
   Status Boot(const RunnerClass& cls, const std::string& version);
   // The row of a new member (warm; booting) of `cls` whose VM RunMicrovm just returned.
   PoolMember NewMember(const RunnerClass& cls, const std::string& version,

@@ -186,6 +186,15 @@ class RunnerSetEndToEnd : public ::testing::Test {
     return -1;
   }
 
+  // mvr serve's GET /status (an empty object when it does not answer).
+  json ServeStatus() {
+    http::HttpRequest req;
+    req.url = ServeUrl() + "/status";
+    auto res = http_.Send(req);
+    if (!res.ok() || res->status != 200) return json::object();
+    return json::parse(res->body, nullptr, false);
+  }
+
   // How many jobs reached `milestone` of the timeline histogram; -1 if absent.
   int64_t TimelineCount(const std::string& milestone) {
     http::HttpRequest req;

@@ -23,16 +23,9 @@ class RunnerSetHotPool : public RunnerSetEndToEnd {
     stack.AddGithubArgs({"--runner-offline-after-seconds", "2"});
   }
 
-  json Status() {
-    http::HttpRequest req;
-    req.url = ServeUrl() + "/status";
-    auto res = http_.Send(req);
-    if (!res.ok() || res->status != 200) return json::object();
-    return json::parse(res->body, nullptr, false);
-  }
   // The class's hot members in `state` as GET /status shows them.
   int HotMembers(const std::string& state) {
-    json s = Status();
+    json s = ServeStatus();
     if (!s.contains("classes") || s["classes"].empty()) return -1;
     return s["classes"][0]["pool"]["hotMembers"].value(state, 0);
   }
@@ -48,8 +41,8 @@ class RunnerSetHotPool : public RunnerSetEndToEnd {
 
 TEST_F(RunnerSetHotPool, ClassServesAJobByResumingAHotVmAndThePoolRefills) {
   ASSERT_TRUE(Eventually([&] { return HotMembers("suspended") == 1; }, std::chrono::seconds(45)))
-      << Status().dump();
-  EXPECT_EQ(Status()["classes"][0]["pool"]["hotTarget"], 1);
+      << ServeStatus().dump();
+  EXPECT_EQ(ServeStatus()["classes"][0]["pool"]["hotTarget"], 1);
   EXPECT_EQ(CountOperation("RunMicrovm"), 1);
   EXPECT_EQ(CountOperation("SuspendMicrovm"), 1);
   // The parked runner: registered with the class label, offline while its VM is frozen.
@@ -70,7 +63,7 @@ TEST_F(RunnerSetHotPool, ClassServesAJobByResumingAHotVmAndThePoolRefills) {
   EXPECT_TRUE(Eventually([&] { return Metric("launched") == 1; }, std::chrono::seconds(20)));
   // The pool refills with a new hot member (and the used VM is terminated on completion).
   ASSERT_TRUE(Eventually([&] { return HotMembers("suspended") == 1; }, std::chrono::seconds(45)))
-      << Status().dump();
+      << ServeStatus().dump();
   EXPECT_EQ(CountOperation("RunMicrovm"), 2) << "the job launched nothing cold";
   ASSERT_TRUE(Eventually([&] { return CountOperation("TerminateMicrovm") >= 1; },
                          std::chrono::seconds(20)));
