@@ -56,12 +56,16 @@ class HotPoolTest : public WarmPoolTest {
     EXPECT_EQ(runners_.size(), 1u);
     return runners_.begin()->second;
   }
-  // Sweeps until the one member is ready: launched, started, online → parked, offline → ready.
-  void MakeReady() {
+  // Sweeps until the one member is parked: launched, started, its runner online → suspended.
+  void MakeParking() {
     Sweeper().Sweep();  // launched (booting)
     Sweeper().Sweep();  // runner registered and delivered (starting)
     Runner().status = "online";
     Sweeper().Sweep();  // suspended (parking)
+  }
+  // ... and then ready: GitHub shows its runner offline.
+  void MakeReady() {
+    MakeParking();
     Runner().status = "offline";
     PoolSweepReport r = Sweeper().Sweep();  // ready
     ASSERT_EQ(r.hot_ready, 1) << (r.error_messages.empty() ? "" : r.error_messages[0]);
@@ -99,10 +103,7 @@ TEST_F(HotPoolTest, AMemberIsReadyOnlyOnceItsRunnerConnectedAndThenShowedOffline
 }
 
 TEST_F(HotPoolTest, AParkingMemberIsNotTakenByALaunch) {
-  Sweeper().Sweep();
-  Sweeper().Sweep();
-  Runner().status = "online";
-  Sweeper().Sweep();
+  MakeParking();
   ASSERT_EQ(Members(), (std::map<std::string, int>{{"parking", 1}}));
   Outcome o = NewLauncher().Handle(Intent(42));
   ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
@@ -169,10 +170,7 @@ TEST_F(HotPoolTest, AJobAskingForMoreThanTheClassLabelIsNotGivenAHotRunner) {
 }
 
 TEST_F(HotPoolTest, ARunnerHandedAJobWhileParkingIsResumedAndAdopted) {
-  Sweeper().Sweep();
-  Sweeper().Sweep();
-  Runner().status = "online";
-  Sweeper().Sweep();
+  MakeParking();
   // GitHub handed the frozen runner a job in the minute before it showed offline.
   Runner().busy = true;
   PoolSweepReport r = Sweeper().Sweep();
@@ -260,10 +258,7 @@ TEST_F(HotPoolTest, StillQueuedCheckFollowsAJobTakenByAHotRunner) {
 }
 
 TEST_F(HotPoolTest, AJobTakenByAParkedRunnerIsNotLaunchedFor) {
-  Sweeper().Sweep();
-  Sweeper().Sweep();
-  Runner().status = "online";
-  Sweeper().Sweep();
+  MakeParking();
   github::Job job;
   job.status = github::JobStatus::kInProgress;
   job.runner_name = Runner().name;
