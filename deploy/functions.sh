@@ -206,12 +206,13 @@ ensure_schedule() {
     "janitor sweeps"
 }
 
-# The warm-pool sweeper's schedule, from warmPool.intervalSeconds: enabled only when a class has
-# a warm pool (and the interval is not 0).
+# The pool sweeper's schedule, from warmPool.intervalSeconds: enabled only when a class has a warm
+# or a hot pool (and the interval is not 0).
 ensure_warm_pool_schedule() {
   local seconds pools
   seconds="$(jq '.warmPool.intervalSeconds // 30' <<<"$config")"
-  pools="$(jq '[.classes[]?.warmPoolSize // 0] | any(. > 0)' <<<"$config")"
+  pools="$(jq '[.classes[]? | (.warmPoolSize // 0) + (.hotPoolSize // 0)] | any(. > 0)' \
+    <<<"$config")"
   schedule warm-pool "$warm_pool_rule" "$seconds" \
     "$([[ $seconds -ne 0 && "$pools" == true ]] && echo 1 || echo 0)" "warm-pool sweeps"
 }

@@ -95,6 +95,15 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "real runner: about 8200 and 9000)")
       ->check(CLI::Range(0, 600'000))
       ->capture_default_str();
+  cmd->add_option("--runner-registration-ms", f->set.runner_registration_ms,
+                  "the stand-in runner's registration delay alone (the real runner: about 9000; "
+                  "default: the same as --runner-startup-ms)")
+      ->check(CLI::Range(0, 600'000));
+  cmd->add_option("--runner-offline-after-seconds", f->set.runner_offline_after_seconds,
+                  "the GitHub emulator shows an idle runner that stopped polling offline after "
+                  "this (GitHub: about a minute); a hot member is claimable only then")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
   cmd->add_option("--microvms-config", f->set.microvms_config,
                   "a `mvr emulate microvms --config` file for every other knob (replaces "
                   "--run-rate, --vm-boot-ms and --boot-failure)")
@@ -102,6 +111,11 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--warm-pool", f->set.warm_pool,
                   "mvr-small keeps this many suspended VMs (its warmPoolSize), filled before the "
                   "burst; compare its p50s with mvr-large's")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  cmd->add_option("--hot-pool", f->set.hot_pool,
+                  "mvr-small keeps this many suspended VMs whose runners are registered and "
+                  "connected (its hotPoolSize), filled before the burst")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--job-seconds", f->set.job_seconds, "how long each queued job runs")

@@ -132,7 +132,9 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   fn.pool = std::make_unique<runnerset::WarmPoolTable>(*fn.wiring->store, seam);
   if (name == "warm-pool") {
     fn.sweeper = std::make_unique<runnerset::WarmPoolSweeper>(
-        fn.config, runnerset::WarmPoolDeps{seam, *fn.wiring->microvms, *fn.pool});
+        fn.config,
+        runnerset::WarmPoolDeps{seam, *fn.wiring->microvms, *fn.pool, fn.wiring->github.get(),
+                                &fn.wiring->http, fn.table.get()});
     fn.handler = std::make_unique<lambda::WarmPoolHandler>(*fn.sweeper, fn.metrics);
     return std::nullopt;
   }

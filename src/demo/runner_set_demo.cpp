@@ -115,6 +115,7 @@ class Session {
     json classes = json::array();
     for (const DemoClass& c : kClasses) classes.push_back({{"label", c.label}, {"image", c.image}});
     if (options_.warm_pool > 0) classes[0]["warmPoolSize"] = options_.warm_pool;
+    if (options_.hot_pool > 0) classes[0]["hotPoolSize"] = options_.hot_pool;
     return json{
         {"runnerSetId", "demo"},
         {"listen", "127.0.0.1:" + std::to_string(port)},
@@ -158,12 +159,11 @@ json MicrovmsKnobs(const RunnerSetDemoOptions& o) {
   return knobs;
 }
 
-std::string RunnerBody(const LocalStack& stack, int startup_ms) {
+std::string RunnerBody(const LocalStack& stack, int startup_ms, int registration_ms) {
   std::string body = stack.StandInRunner();
-  if (startup_ms > 0) {
-    body += " --startup-delay-ms " + std::to_string(startup_ms) + " --registration-delay-ms " +
-            std::to_string(startup_ms);
-  }
+  if (registration_ms < 0) registration_ms = startup_ms;
+  if (startup_ms > 0) body += " --startup-delay-ms " + std::to_string(startup_ms);
+  if (registration_ms > 0) body += " --registration-delay-ms " + std::to_string(registration_ms);
   return body;
 }
 
@@ -236,11 +236,13 @@ std::map<std::string, Milestones> ParseTimeline(const std::string& body) {
   return out;
 }
 
-// The warm-pool members of every class as GET /status counts them (-1 when it cannot tell), and
-// those of the first class that are ready (suspended).
+// The pool members of every class as GET /status counts them (-1 when it cannot tell), those of
+// the first class that are ready (suspended, warm or hot), and the hot members whose runner is
+// registered (they keep it on purpose).
 struct PoolCount {
   int all = -1;
   int ready = -1;
+  int hot_runners = 0;
 };
 PoolCount CountPoolMembers(const Result<std::string>& status) {
   PoolCount out;
@@ -252,12 +254,17 @@ PoolCount CountPoolMembers(const Result<std::string>& status) {
   bool first = true;
   for (const json& c : s["classes"]) {
     const json pool = c.is_object() ? c.value("pool", json::object()) : json::object();
-    const json members = pool.is_object() ? pool.value("members", json::object()) : json::object();
-    if (!members.is_object()) continue;
-    for (const auto& [state, n] : members.items()) {
-      if (!n.is_number_integer()) continue;
-      out.all += n.get<int>();
-      if (first && state == "suspended") out.ready = n.get<int>();
+    if (!pool.is_object()) continue;
+    for (const char* kind : {"members", "hotMembers"}) {
+      const json members = pool.value(kind, json::object());
+      if (!members.is_object()) continue;
+      const bool hot = std::string(kind) == "hotMembers";
+      for (const auto& [state, n] : members.items()) {
+        if (!n.is_number_integer()) continue;
+        out.all += n.get<int>();
+        if (first && state == "suspended") out.ready += n.get<int>();
+        if (hot && state != "booting") out.hot_runners += n.get<int>();
+      }
     }
     first = false;
   }
@@ -299,26 +306,38 @@ int RunnerSetDemo::Run() {
   }
   LocalStack stack(seam_, processes_, options_.mvr_path, dir + "/stack");
   for (const DemoClass& c : kClasses) {
-    stack.AddImage(c.image, RunnerBody(stack, options_.runner_startup_ms));
+    stack.AddImage(c.image,
+                   RunnerBody(stack, options_.runner_startup_ms, options_.runner_registration_ms));
   }
   const std::string serve_url = "http://127.0.0.1:" + std::to_string(*port);
   stack.AddGithubArgs({"--webhook-url", serve_url + "/webhook", "--webhook-secret-file",
-                       dir + "/webhook-secret", "--tick-ms", "100", "--delivery-delay-max-ms",
-                       std::to_string(options_.webhook_delay_ms), "--delivery-duplication",
-                       std::to_string(options_.webhook_duplication)});
+                       dir + "/webhook-secret", "--tick-ms", "100",
+                       "--runner-offline-after-seconds",
+                       std::to_string(options_.runner_offline_after_seconds),
+                       "--delivery-delay-max-ms", std::to_string(options_.webhook_delay_ms),
+                       "--delivery-duplication", std::to_string(options_.webhook_duplication)});
   stack.AddMicrovmsArgs({"--config", knobs_file});
   if (Status s = stack.Start(); !s.ok()) return fail(s);
   Session session(seam_, processes_, http_, options_, dir);
   if (Status s = session.Start(stack, *port); !s.ok()) return fail(s);
   std::printf("  GitHub emulator   %s\n  MicroVMs emulator %s\n  mvr serve         %s\n",
               stack.github_url().c_str(), stack.microvms_url().c_str(), serve_url.c_str());
-  if (options_.warm_pool > 0) {
-    std::printf("== filling mvr-small's warm pool (%d suspended VMs)\n", options_.warm_pool);
+  const int pool_target = options_.warm_pool + options_.hot_pool;
+  if (pool_target > 0) {
+    std::printf("== filling mvr-small's pools (%d warm, %d hot suspended VMs)\n",
+                options_.warm_pool, options_.hot_pool);
     std::fflush(stdout);
-    const TimePoint until = seam_.clock.Now() + Duration(180'000);
-    while (CountPoolMembers(session.Get("/status")).ready < options_.warm_pool) {
+    // A hot member waits for its runner to start and register, and then for GitHub to show it
+    // offline once frozen.
+    const int64_t fill_ms =
+        180'000 + (options_.hot_pool > 0 ? options_.runner_offline_after_seconds * 1000LL +
+                                               4LL * std::max(0, options_.runner_startup_ms)
+                                         : 0);
+    const TimePoint until = seam_.clock.Now() + Duration(fill_ms);
+    while (CountPoolMembers(session.Get("/status")).ready < pool_target) {
       if (seam_.clock.Now() >= until) {
-        return fail(Internal("mvr-small's warm pool did not fill within 180 s"));
+        return fail(Internal("mvr-small's pools did not fill within " +
+                             std::to_string(fill_ms / 1000) + " s"));
       }
       seam_.sleeper.Sleep(Duration(500));
     }
@@ -364,11 +383,16 @@ int RunnerSetDemo::Run() {
     seam_.sleeper.Sleep(Duration(500));
   }
   Workflow::Leftovers left;
-  int pool_members = 0;  // warm-pool members are kept on purpose, not left behind
+  int pool_members = 0;  // pool members (and hot members' runners) are kept on purpose
   for (TimePoint until = seam_.clock.Now() + Duration(30'000);;) {
-    pool_members = options_.warm_pool > 0 ? CountPoolMembers(session.Get("/status")).all : 0;
+    const PoolCount pool =
+        pool_target > 0 ? CountPoolMembers(session.Get("/status")) : PoolCount{0, 0, 0};
+    pool_members = pool.all;
     left = workflow.CountLeftovers();
     if (pool_members > 0 && left.vms >= 0) left.vms = std::max(0, left.vms - pool_members);
+    if (pool.hot_runners > 0 && left.runners >= 0) {
+      left.runners = std::max(0, left.runners - pool.hot_runners);
+    }
     if ((left.vms == 0 && left.runners == 0) || seam_.clock.Now() >= until) break;
     seam_.sleeper.Sleep(Duration(500));
   }
@@ -433,11 +457,11 @@ int RunnerSetDemo::Run() {
   }
   std::printf("\njobs completed: %d/%d, failed: %d, VMs left: %d, runners left: %d\n", completed,
               options_.jobs, failed, left.vms, left.runners);
-  if (options_.warm_pool > 0) {
+  if (pool_target > 0) {
     std::printf(
-        "warm pool: mvr-small kept %d suspended VMs (%d members at the end, not counted "
-        "as left)\n",
-        options_.warm_pool, std::max(pool_members, 0));
+        "pools: mvr-small kept %d warm and %d hot suspended VMs (%d members at the end, and "
+        "the hot members' runners, not counted as left)\n",
+        options_.warm_pool, options_.hot_pool, std::max(pool_members, 0));
   }
   const bool ok = failed == 0 && left.vms == 0 && left.runners == 0;
   std::printf("%s\n", ok ? "demo: OK" : "demo: FAILED");

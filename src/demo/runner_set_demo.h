@@ -24,15 +24,18 @@ struct RunnerSetDemoOptions {
   std::string work_dir;  // "" = a new temporary directory, removed afterwards
   bool keep_work_dir = false;
   // The emulators' knobs.
-  double run_rate = 5;             // RunMicrovm calls per second (the platform's quota)
-  int vm_boot_ms = 0;              // median RunMicrovm → program start (log-normal); 0 = at once
-  double boot_failure = 0;         // probability a launched VM never boots
-  int webhook_delay_ms = 0;        // webhook deliveries are delayed uniformly up to this
-  double webhook_duplication = 0;  // probability a webhook is delivered twice
-  int runner_startup_ms = 0;       // the stand-in runner's start-up and registration delay each
-  std::string microvms_config;     // a `mvr emulate microvms --config` file (overrides the above)
-  int timeout_seconds = 600;       // for the whole burst to complete
-  int warm_pool = 0;  // mvr-small keeps this many suspended VMs (filled before the burst)
+  double run_rate = 5;              // RunMicrovm calls per second (the platform's quota)
+  int vm_boot_ms = 0;               // median RunMicrovm → program start (log-normal); 0 = at once
+  double boot_failure = 0;          // probability a launched VM never boots
+  int webhook_delay_ms = 0;         // webhook deliveries are delayed uniformly up to this
+  double webhook_duplication = 0;   // probability a webhook is delivered twice
+  int runner_startup_ms = 0;        // the stand-in runner's start-up delay (and registration's)
+  int runner_registration_ms = -1;  // its registration delay alone (-1 = runner_startup_ms)
+  int runner_offline_after_seconds = 60;  // GitHub shows a silent idle runner offline after this
+  std::string microvms_config;  // a `mvr emulate microvms --config` file (overrides the above)
+  int timeout_seconds = 600;    // for the whole burst to complete
+  int warm_pool = 0;            // mvr-small keeps this many suspended VMs (filled before the burst)
+  int hot_pool = 0;             // ... and this many suspended VMs with their runners connected
 };
 
 class RunnerSetDemo {

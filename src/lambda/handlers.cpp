@@ -112,10 +112,10 @@ Result<std::string> WarmPoolHandler::Handle(const Invocation& invocation) {
         .WithErrorType(kMalformedEvent);
   }
   runnerset::PoolSweepReport report = sweeper_.Sweep();
-  return nlohmann::json{{"booted", report.booted},
-                        {"retired", report.retired},
-                        {"removed", report.removed},
-                        {"errors", report.error_messages}}
+  return nlohmann::json{{"booted", report.booted},          {"retired", report.retired},
+                        {"removed", report.removed},        {"hotStarted", report.hot_started},
+                        {"hotParked", report.hot_parked},   {"hotReady", report.hot_ready},
+                        {"hotAdopted", report.hot_adopted}, {"errors", report.error_messages}}
       .dump();
 }
 

@@ -91,14 +91,15 @@ class JanitorHandler final : public Handler {
   runnerset::Metrics& metrics_;
 };
 
-// _HANDLER=warm-pool: one warm-pool sweep per scheduled event (runnerset/warm_pool_sweeper.h).
+// _HANDLER=warm-pool: one pool sweep (warm and hot members) per scheduled event
+// (runnerset/warm_pool_sweeper.h).
 class WarmPoolHandler final : public Handler {
  public:
   // References must outlive the handler.
   WarmPoolHandler(runnerset::WarmPoolSweeper& sweeper, runnerset::Metrics& metrics)
       : sweeper_(sweeper), metrics_(metrics) {}
   // Any JSON object triggers a sweep; the answer is {"booted": n, "retired": n, "removed": n,
-  // "errors": [...]}.
+  // "hotStarted": n, "hotParked": n, "hotReady": n, "hotAdopted": n, "errors": [...]}.
   Result<std::string> Handle(const Invocation& invocation) override;
   runnerset::Metrics& metrics() override { return metrics_; }
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -121,6 +122,7 @@ Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   MVR_RETURN_IF_ERROR(s.String("imageVersion", c.image_version));
   MVR_RETURN_IF_ERROR(s.Integer("maxDurationSeconds", c.max_duration_seconds, 1, 28800));
   MVR_RETURN_IF_ERROR(s.Integer("warmPoolSize", c.warm_pool_size, 0, 1000));
+  MVR_RETURN_IF_ERROR(s.Integer("hotPoolSize", c.hot_pool_size, 0, 1000));
   return s.NoOthers();
 }
 
@@ -178,6 +180,31 @@ Status ParseWarmPool(const json& j, WarmPoolSettings& w) {
   return s.NoOthers();
 }
 
+Status ParseHotPool(const json& j, HotPoolSettings& h) {
+  Strict s(j, "hotPool");
+  // GitHub removes an ephemeral runner that has not connected for more than a day.
+  MVR_RETURN_IF_ERROR(s.Integer("maxAgeSeconds", h.max_age_seconds, 60, 86400 - 3600));
+  return s.NoOthers();
+}
+
+// A hot member must be retired before its VM's maximum duration, less the reserve a job needs.
+Status CheckHotPools(const ServeConfig& c) {
+  for (size_t i = 0; i < c.classes.size(); ++i) {
+    const RunnerClass& rc = c.classes[i];
+    if (rc.hot_pool_size <= 0) continue;
+    const int64_t usable = rc.max_duration_seconds - c.warm_pool.replace_before_seconds;
+    if (usable < 60) {
+      return InvalidArgument(
+          "classes[" + std::to_string(i) + "].hotPoolSize: the class's maxDurationSeconds (" +
+          std::to_string(rc.max_duration_seconds) + ") less warmPool.replaceBeforeSeconds (" +
+          std::to_string(c.warm_pool.replace_before_seconds) +
+          ") leaves a hot member under a minute to wait for a job; raise "
+          "maxDurationSeconds or lower replaceBeforeSeconds");
+    }
+  }
+  return Status::Ok();
+}
+
 bool IsRunnerNameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
 }
@@ -222,6 +249,18 @@ Duration ServeConfig::visibility_timeout() const {
     return Duration(queue.visibility_timeout_seconds * 1000LL);
   }
   return launch_timeout() + Duration(60'000);
+}
+
+bool ServeConfig::any_pool() const {
+  for (const RunnerClass& c : classes) {
+    if (c.has_pool()) return true;
+  }
+  return false;
+}
+
+Duration ServeConfig::hot_member_max_age(const RunnerClass& cls) const {
+  const int64_t vm_bound = cls.max_duration_seconds - warm_pool.replace_before_seconds;
+  return Duration(std::min<int64_t>(hot_pool.max_age_seconds, vm_bound) * 1000LL);
 }
 
 Duration ServeConfig::claim_takeover_after() const {
@@ -276,6 +315,10 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
       MVR_RETURN_IF_ERROR(ObjectAt(w, "warmPool"));
       MVR_RETURN_IF_ERROR(ParseWarmPool(*w, c.warm_pool));
     }
+    if (const json* h = s.Find("hotPool")) {
+      MVR_RETURN_IF_ERROR(ObjectAt(h, "hotPool"));
+      MVR_RETURN_IF_ERROR(ParseHotPool(*h, c.hot_pool));
+    }
     MVR_RETURN_IF_ERROR(s.Integer("maxWebhookBodyBytes", c.max_webhook_body_bytes, 1024, 25 << 20));
     MVR_RETURN_IF_ERROR(s.Integer("shutdownGraceSeconds", c.shutdown_grace_seconds, 0, 3600));
     MVR_RETURN_IF_ERROR(s.NoOthers());
@@ -287,6 +330,7 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
     }
     if (c.runner_name_prefix.empty()) c.runner_name_prefix = "mvr-" + c.runner_set_id + "-";
     MVR_RETURN_IF_ERROR(CheckPrefix(c));
+    MVR_RETURN_IF_ERROR(CheckHotPools(c));
     MVR_RETURN_IF_ERROR(ParseHostPort(c.listen, "listen").status());
     return Status::Ok();
   }();

@@ -25,6 +25,10 @@ struct RunnerClass {
   std::string image_version;  // "" = the image's latest active version
   int max_duration_seconds = 3600;
   int warm_pool_size = 0;  // SUSPENDED VMs kept pre-booted for this class's jobs (0 = none)
+  // SUSPENDED VMs whose JIT runner is already registered and connected (0 = none; opt-in:
+  // docs/runner-set.md, "Hot pools").
+  int hot_pool_size = 0;
+  bool has_pool() const { return warm_pool_size > 0 || hot_pool_size > 0; }
 };
 
 struct GitHubSettings {
@@ -73,6 +77,12 @@ struct WarmPoolSettings {
   int boot_timeout_seconds = 300;    // a pre-boot not suspended by then is abandoned
 };
 
+// Hot pools (hotPoolSize): how long a parked runner may wait for a job. GitHub removes an
+// ephemeral runner that has not connected for more than a day.
+struct HotPoolSettings {
+  int max_age_seconds = 12 * 3600;  // a hot member older than this is retired
+};
+
 struct ServeConfig {
   std::string runner_set_id;
   std::string listen = "127.0.0.1:8080";
@@ -88,12 +98,18 @@ struct ServeConfig {
   int shutdown_grace_seconds = 30;
   JanitorSettings janitor;
   WarmPoolSettings warm_pool;
+  HotPoolSettings hot_pool;
 
   // The class whose label equals `label` (case-insensitively, as GitHub compares labels).
   const RunnerClass* FindClass(std::string_view label) const;
   Duration visibility_timeout() const;
   Duration claim_takeover_after() const;
   Duration launch_timeout() const { return Duration(launcher.launch_timeout_seconds * 1000LL); }
+  // Whether any class keeps a warm or hot pool (the sweeper runs only then).
+  bool any_pool() const;
+  // A hot member of `cls` is retired this long after it was created: hotPool.maxAgeSeconds, and
+  // never beyond its VM's maximum duration less warmPool.replaceBeforeSeconds.
+  Duration hot_member_max_age(const RunnerClass& cls) const;
 };
 
 // Where the set registers its runners: the repository or the organisation.

@@ -132,10 +132,10 @@ Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
       Read<std::vector<Claim>>(deps_.seam, [&] { return deps_.table.ScanClaims(); });
   Result<std::vector<OrphanRow>> orphans =
       Read<std::vector<OrphanRow>>(deps_.seam, [&] { return deps_.table.ScanOrphans(); });
-  Result<std::set<std::string>> pool_vms =
-      Read<std::set<std::string>>(deps_.seam, [&] { return ScanPoolVms(); });
-  if (rows.ok() && claims.ok() && orphans.ok() && pool_vms.ok()) {
-    inv.pool_vms = std::move(*pool_vms);
+  Result<PoolNames> pool = Read<PoolNames>(deps_.seam, [&] { return ScanPool(); });
+  if (rows.ok() && claims.ok() && orphans.ok() && pool.ok()) {
+    inv.pool_vms = std::move(pool->vms);
+    inv.pool_runners = std::move(pool->runners);
     inv.rows = std::move(*rows);
     inv.claims = std::move(*claims);
     inv.orphans = std::move(*orphans);
@@ -146,7 +146,7 @@ Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
           !rows.ok()      ? rows.status()
           : !claims.ok()  ? claims.status()
           : !orphans.ok() ? orphans.status()
-                          : pool_vms.status());
+                          : pool.status());
   }
   return inv;
 }

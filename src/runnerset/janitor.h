@@ -15,8 +15,9 @@
 //  recover    jobs still queued on GitHub, older than `stuckLaunchSeconds`, that never got their
 //             VM, or whose VM is gone or whose runner took another job, are put on the job queue
 //             again (recoverStuckLaunches).
-// Only RUNNING VMs are ever terminated (a suspended VM is listed and left alone); a warm-pool
-// member's VM (RUNNING while it is pre-booted) is never an orphan: the warm-pool sweeper owns it.
+// Only RUNNING VMs are ever terminated (a suspended VM is listed and left alone); a pool member's
+// VM (RUNNING while it is pre-booted) is never an orphan, and a hot member's runner (offline while
+// its VM is suspended: parked, not lost) never gets a strike: the pool sweeper owns both.
 // Each phase and each item is isolated: a failure is counted and the sweep goes on. Thread-safety:
 // Sweep from one thread at a time; LastSweep from any.
 #pragma once
@@ -97,7 +98,8 @@ class Janitor {
     std::vector<MappingRow> rows;
     std::vector<Claim> claims;
     std::vector<OrphanRow> orphans;
-    std::set<std::string> pool_vms;  // VMs of warm-pool member rows (the sweeper's to manage)
+    std::set<std::string> pool_vms;      // VMs of pool member rows (the sweeper's to manage)
+    std::set<std::string> pool_runners;  // runners of hot member rows (parked, not lost)
     bool rows_ok = false;
   };
   Inventory TakeInventory(SweepReport& report);
@@ -114,6 +116,7 @@ class Janitor {
     std::vector<MappingRow> rows;
     std::vector<Claim> claims;
     std::set<std::string> pool_vms;
+    std::set<std::string> pool_runners;
   };
   std::optional<Rescan> StrikeThenRescan(const std::string& key, const std::string& what,
                                          SweepReport& report);
@@ -124,8 +127,13 @@ class Janitor {
   std::set<std::string> KnownVms(const std::vector<MappingRow>& rows,
                                  const std::vector<Claim>& claims,
                                  const std::set<std::string>& pool_vms) const;
-  // The VM ids of the warm-pool member rows (none without a pool table).
-  Result<std::set<std::string>> ScanPoolVms();
+  // The VM ids of the pool member rows and the runner names of the hot ones (none without a
+  // pool table).
+  struct PoolNames {
+    std::set<std::string> vms;
+    std::set<std::string> runners;
+  };
+  Result<PoolNames> ScanPool();
   void PruneImageVersions(const Inventory& inv, SweepReport& report);
   void RecoverStuckLaunches(const Inventory& inv, SweepReport& report);
 

@@ -17,11 +17,14 @@ bool InFlight(const Claim& c, int64_t now_ms, Duration takeover_after) {
 
 }  // namespace
 
-Result<std::set<std::string>> Janitor::ScanPoolVms() {
-  std::set<std::string> out;
+Result<Janitor::PoolNames> Janitor::ScanPool() {
+  PoolNames out;
   if (!deps_.pool) return out;
   MVR_ASSIGN_OR_RETURN(std::vector<PoolMember> members, deps_.pool->ScanMembers());
-  for (const PoolMember& m : members) out.insert(m.microvm_id);
+  for (const PoolMember& m : members) {
+    out.vms.insert(m.microvm_id);
+    if (!m.runner_name.empty()) out.runners.insert(m.runner_name);
+  }
   return out;
 }
 
@@ -54,21 +57,24 @@ std::optional<Janitor::Rescan> Janitor::StrikeThenRescan(const std::string& key,
   }
   Result<std::vector<MappingRow>> rows = deps_.table.ScanMappings(config_.runner_name_prefix);
   Result<std::vector<Claim>> claims = deps_.table.ScanClaims();
-  Result<std::set<std::string>> pool_vms = ScanPoolVms();
-  if (!rows.ok() || !claims.ok() || !pool_vms.ok()) {
+  Result<PoolNames> pool = ScanPool();
+  if (!rows.ok() || !claims.ok() || !pool.ok()) {
     Error(report, "re-scanning the table before acting on " + what,
           !rows.ok()     ? rows.status()
           : !claims.ok() ? claims.status()
-                         : pool_vms.status());
+                         : pool.status());
     return std::nullopt;
   }
-  return Rescan{std::move(*rows), std::move(*claims), std::move(*pool_vms)};
+  return Rescan{std::move(*rows), std::move(*claims), std::move(pool->vms),
+                std::move(pool->runners)};
 }
 
 void Janitor::ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
                                   std::set<std::string>& struck) {
   if (!inv.runners_ok) return;
-  std::set<std::string> mapped;
+  // A hot member's runner is parked, not lost: offline while its VM is suspended, and never
+  // struck or deregistered here (the pool sweeper retires it).
+  std::set<std::string> mapped = inv.pool_runners;
   for (const MappingRow& r : inv.rows) mapped.insert(r.runner_name);
   std::set<int64_t> pending;
   const int64_t now_ms = deps_.seam.clock.Now().time_since_epoch().count();
@@ -86,7 +92,7 @@ void Janitor::ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
     // As for a VM: a consistent re-scan just before, in case a launch has claimed it meanwhile.
     std::optional<Rescan> rescan = StrikeThenRescan(key, "runner " + name, report);
     if (!rescan) continue;
-    bool owned = false;
+    bool owned = rescan->pool_runners.count(name) > 0;
     for (const MappingRow& r : rescan->rows) owned = owned || r.runner_name == name;
     for (const Claim& c : rescan->claims) {
       owned = owned || c.runner_name == name ||

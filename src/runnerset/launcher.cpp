@@ -39,6 +39,13 @@ std::vector<std::string> RunnerLabels(const LaunchIntent& in) {
 
 }  // namespace
 
+bool FitsClassLabelAlone(const LaunchIntent& in) {
+  for (const std::string& l : RunnerLabels(in)) {
+    if (!github::LabelEquals(l, in.class_label)) return false;
+  }
+  return true;
+}
+
 const char* DecisionName(Decision decision) {
   switch (decision) {
     case Decision::kLaunched:
@@ -100,6 +107,27 @@ void Launcher::Record(const Outcome& o) {
   }
 }
 
+std::optional<int64_t> Launcher::LaunchedFor(const std::string& runner) {
+  const std::string& prefix = config_.runner_name_prefix;
+  if (runner.rfind(prefix, 0) != 0) return std::nullopt;
+  const size_t dash = runner.find('-', prefix.size());
+  if (dash != std::string::npos) {
+    const std::string id = runner.substr(prefix.size(), dash - prefix.size());
+    if (!id.empty() &&
+        std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      try {
+        return std::stoll(id);
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  // A hot-pool runner carries no job id: the launch that resumed it named its job on the
+  // mapping row. No row (still parked, or a row for no job): nobody waits for it.
+  Result<std::optional<MappingRow>> row = deps_.table.GetMapping(runner);
+  if (!row.ok() || !*row || (*row)->job_id <= 0) return std::nullopt;
+  return (*row)->job_id;
+}
+
 bool Launcher::StillNeeded(const LaunchIntent& in) {
   auto repo = github::RepositoryRef::Parse(in.repository);
   if (!repo.ok()) return true;
@@ -108,17 +136,6 @@ bool Launcher::StillNeeded(const LaunchIntent& in) {
   // provides it. K may in turn have been taken by the runner of job L, and so on: follow that
   // chain to a job still waiting (this launch is needed), or back to a runner launched for this
   // very job (everyone in the chain has a runner: it is not). Jobs and runners stay one to one.
-  const std::string& prefix = config_.runner_name_prefix;
-  auto launched_for = [&](const std::string& runner) -> std::optional<int64_t> {
-    if (runner.rfind(prefix, 0) != 0) return std::nullopt;
-    const size_t dash = runner.find('-', prefix.size());
-    if (dash == std::string::npos) return std::nullopt;
-    try {
-      return std::stoll(runner.substr(prefix.size(), dash - prefix.size()));
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  };
   constexpr int kMaxChain = 8;
   std::set<int64_t> seen;
   int64_t job_id = in.job_id;
@@ -134,7 +151,7 @@ bool Launcher::StillNeeded(const LaunchIntent& in) {
         job->status != github::JobStatus::kCompleted) {
       return true;  // still waiting for a runner
     }
-    std::optional<int64_t> next = launched_for(job->runner_name);
+    std::optional<int64_t> next = LaunchedFor(job->runner_name);
     if (!next) return false;               // run by a runner this set did not launch (or by none)
     if (*next == in.job_id) return false;  // the chain closes: every job in it has a runner
     if (seen.count(*next)) return false;
@@ -274,25 +291,33 @@ Outcome Launcher::Run(Attempt& a) {
     return out;
   }
 
-  // (4)-(6) A VM with the runner's config delivered: a warm-pool member resumed and then
-  // registered against, or a cold launch registered before the VM exists.
-  Result<aws::Microvm> vm = TakeWarmMember(a);
+  // (4)-(6) A VM with a runner for the job: a hot-pool member resumed (its runner registered
+  // and connected long ago), or a warm-pool member resumed and then registered against and
+  // delivered to, or a cold launch registered before the VM exists.
+  Result<aws::Microvm> vm = TakeHotMember(a);
   if (!vm.ok()) return Fail(a, vm.status());
-  if (Status s = Register(a); !s.ok()) return Fail(a, s);
+  if (!a.hot) {
+    vm = TakeWarmMember(a);
+    if (!vm.ok()) return Fail(a, vm.status());
+    if (Status s = Register(a); !s.ok()) return Fail(a, s);
+  }
   if (!a.warm) {
     vm = LaunchCold(a);
     if (!vm.ok()) return Fail(a, vm.status());
   }
   a.times.running_ms = EpochMs(seam.clock.Now());
   deps_.metrics.Observe(a.job_key, Milestone::kVmRunning, a.times.received_ms, a.times.running_ms);
-  Result<Secret> token =
-      a.vms.ControlToken(a.microvm_id, action::kControlPort, kControlTokenMinutes, a.deadline);
-  if (!token.ok()) return Fail(a, token.status());
-  action::RunnerStartDelivery delivery{vm->endpoint, *token, action::RunnerRequestId(a.runner_id),
-                                       a.microvm_id, a.jit->encoded_jit_config};
-  if (Status s = action::DeliverRunnerStart(deps_.http, seam, delivery, a.deadline); !s.ok()) {
-    return Fail(a, s);
+  if (!a.hot) {
+    Result<Secret> token =
+        a.vms.ControlToken(a.microvm_id, action::kControlPort, kControlTokenMinutes, a.deadline);
+    if (!token.ok()) return Fail(a, token.status());
+    action::RunnerStartDelivery delivery{vm->endpoint, *token, action::RunnerRequestId(a.runner_id),
+                                         a.microvm_id, a.jit->encoded_jit_config};
+    if (Status s = action::DeliverRunnerStart(deps_.http, seam, delivery, a.deadline); !s.ok()) {
+      return Fail(a, s);
+    }
   }
+  // A hot runner's config went in when its member was made: it counts as delivered on resume.
   a.times.delivered_ms = EpochMs(seam.clock.Now());
   deps_.metrics.Observe(a.job_key, Milestone::kConfigDelivered, a.times.received_ms,
                         a.times.delivered_ms);

@@ -14,10 +14,14 @@
 // usable pool member's warmvm#<id> first-writer-wins (losing means trying the next member, then
 // the cold path), resume it, THEN register the runner against it, deliver, and commit (which
 // also deletes the member row). A member of an old image version is never used.
+// The hot path (a class with hotPoolSize, a job whose labels are the class label alone): claim a
+// ready hot member first-writer-wins, resume it, and commit a mapping row naming its runner,
+// which is registered and connected already: nothing is registered or delivered.
 // Terminate: mapping row → terminate that VM → delete the row; an unknown runner is a no-op.
 // Thread-safety: Launch and Terminate may run concurrently from many threads.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "aws/microvms.h"
@@ -55,6 +59,10 @@ enum class Decision {
   kTerminated,        // the runner's VM is terminated and its row deleted
 };
 const char* DecisionName(Decision decision);
+
+// Whether a runner labelled with the class label alone can take the job: every label the job
+// asks for but "self-hosted" is the class label.
+bool FitsClassLabelAlone(const LaunchIntent& intent);
 
 struct Outcome {
   Decision decision = Decision::kFailed;
@@ -96,6 +104,16 @@ class Launcher {
   // The warm path's VM: a usable member of the class's pool, claimed and resumed (attempt.warm).
   // A default Microvm with attempt.warm false means "go cold" (no pool, none usable, all lost).
   Result<aws::Microvm> TakeWarmMember(Attempt& attempt);
+  // The hot path's VM: a ready hot member, claimed and resumed, whose runner takes the job
+  // (attempt.hot). A default Microvm with attempt.hot false means "not hot".
+  Result<aws::Microvm> TakeHotMember(Attempt& attempt);
+  Result<aws::Microvm> TakePoolMember(Attempt& attempt, PoolMember::Kind kind);
+  // Whether the attempt's (hot) runner has taken a job: busy, or already removed after it.
+  bool RunnerTookAJob(Attempt& attempt);
+  // The job's runner id, when a runner this set launched (for that job, or from a hot pool and
+  // mapped to a job by a launch) runs it: nullopt for a runner the set did not launch or mapped
+  // to no job.
+  std::optional<int64_t> LaunchedFor(const std::string& runner_name);
   // Removes unclaimed pool members from the VMs the cap counts: they are not jobs. Returns the
   // members it read (nothing when no class has a pool, or the read failed), which the warm path
   // then picks from instead of reading the pool again: a launch scans the pool once.

@@ -31,7 +31,8 @@ struct Launcher::Attempt {
   std::string runner_name;
   int64_t runner_id = 0;
   std::string microvm_id;
-  bool warm = false;  // the VM is a warm-pool member this attempt claimed and resumed
+  bool warm = false;  // the VM is a pool member this attempt claimed and resumed
+  bool hot = false;   // ... a hot one: its runner (runner_name, runner_id) is registered already
   std::optional<github::JitConfig> jit;
   LaunchTimes times;
   std::string job_key;  // the timeline's name of the job

@@ -1,5 +1,7 @@
-// Launcher: the warm path (001, step 3 and "Correctness guards"): a launch of a class with a
-// warm pool claims a suspended member first-writer-wins and resumes it before registering.
+// Launcher: the pool paths (001, step 3 and "Correctness guards"). A launch of a class with a hot
+// pool claims a hot member first-writer-wins and resumes it: its runner is registered and
+// connected already, so nothing is registered or delivered. Otherwise a class with a warm pool
+// claims a warm member the same way and resumes it before registering.
 #include <algorithm>
 #include <chrono>
 
@@ -19,9 +21,7 @@ int64_t NowMs(const Seam& seam) {
 
 std::optional<std::vector<PoolMember>> Launcher::LeavePoolMembersOut(std::set<std::string>& live) {
   if (!deps_.pool) return std::nullopt;
-  bool any = false;
-  for (const RunnerClass& c : config_.classes) any = any || c.warm_pool_size > 0;
-  if (!any) return std::nullopt;
+  if (!config_.any_pool()) return std::nullopt;
   Result<std::vector<PoolMember>> members = deps_.pool->ScanMembers();
   if (!members.ok()) return std::nullopt;  // counting them is the safe side of the cap
   for (const PoolMember& m : *members) {
@@ -31,62 +31,113 @@ std::optional<std::vector<PoolMember>> Launcher::LeavePoolMembersOut(std::set<st
 }
 
 Result<aws::Microvm> Launcher::TakeWarmMember(Attempt& a) {
+  if (a.runner_class.warm_pool_size <= 0) return aws::Microvm{};
+  return TakePoolMember(a, PoolMember::Kind::kWarm);
+}
+
+Result<aws::Microvm> Launcher::TakeHotMember(Attempt& a) {
+  // A hot runner carries the class label alone: a job asking for more labels could not run on it.
+  if (a.runner_class.hot_pool_size <= 0 || !FitsClassLabelAlone(a.intent)) return aws::Microvm{};
+  return TakePoolMember(a, PoolMember::Kind::kHot);
+}
+
+bool Launcher::RunnerTookAJob(Attempt& a) {
+  Result<github::Runner> r = deps_.github.GetRunner(scope_, a.runner_id);
+  return (r.ok() && r->busy) || (!r.ok() && r.status().code() == Code::kNotFound);
+}
+
+Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind) {
   const Seam& seam = deps_.seam;
   const RunnerClass& cls = a.runner_class;
-  if (!deps_.pool || cls.warm_pool_size <= 0) return aws::Microvm{};
+  const bool hot = kind == PoolMember::Kind::kHot;
+  const char* what = hot ? "hot" : "warm";
+  if (!deps_.pool) return aws::Microvm{};
   Result<std::string> version = CurrentImageVersion(deps_.microvms, cls);
   Result<std::vector<PoolMember>> members =
       !version.ok()    ? Result<std::vector<PoolMember>>(version.status())
-      : a.pool_members ? Result<std::vector<PoolMember>>(*std::move(a.pool_members))
+      : a.pool_members ? Result<std::vector<PoolMember>>(*a.pool_members)
                        : deps_.pool->ScanMembers();
   if (!members.ok()) {
-    seam.logger.Warn("cannot read the warm pool; launching cold",
-                     {{"class", cls.label}, {"error", members.status().ToString()}});
+    seam.logger.Warn(
+        "cannot read the pool; launching without it",
+        {{"class", cls.label}, {"kind", what}, {"error", members.status().ToString()}});
     return aws::Microvm{};
   }
   // The member with the most of its lifetime left: a job may run up to the class's maximum.
   const Duration reserve(config_.warm_pool.replace_before_seconds * 1000LL);
+  const int64_t now_ms = NowMs(seam);
   std::vector<PoolMember> usable;
   for (const PoolMember& m : *members) {
-    if (UsableMember(m, cls, *version, NowMs(seam), reserve)) usable.push_back(m);
+    if (m.kind != kind || !UsableMember(m, cls, *version, now_ms, reserve)) continue;
+    if (hot &&
+        (m.runner_id <= 0 || now_ms - m.created_ms >= config_.hot_member_max_age(cls).count())) {
+      continue;
+    }
+    usable.push_back(m);
   }
-  std::sort(usable.begin(), usable.end(),
-            [](const PoolMember& x, const PoolMember& y) { return x.expires_ms > y.expires_ms; });
+  std::sort(usable.begin(), usable.end(), [hot](const PoolMember& x, const PoolMember& y) {
+    return hot ? x.created_ms > y.created_ms : x.expires_ms > y.expires_ms;
+  });
   const std::string holder = a.claim.partition;  // "job#<repo>#<jobId>"
   for (const PoolMember& m : usable) {
     Result<bool> won = deps_.pool->Claim(m.microvm_id, holder);
     if (!won.ok()) {
-      seam.logger.Warn("claiming a warm MicroVM failed; trying the next",
+      seam.logger.Warn("claiming a pool MicroVM failed; trying the next",
                        {{"microvm_id", m.microvm_id}, {"error", won.status().ToString()}});
       continue;
     }
     if (!*won) continue;  // another launch (or the sweeper) reached it first
-    // From here the VM is this attempt's: recorded on the claim, so a takeover cleans it up.
+    // From here the VM (and a hot member's runner) is this attempt's: recorded on the claim, so
+    // a takeover cleans it up.
     a.microvm_id = m.microvm_id;
     a.warm = true;
+    a.hot = hot;
+    if (hot) {
+      a.runner_name = m.runner_name;
+      a.runner_id = m.runner_id;
+      if (Status s = deps_.table.RecordRunner(a.claim, a.token, a.runner_id); !s.ok()) {
+        return s.Annotate("recording the hot runner on the claim");
+      }
+    }
     cap_.Launched(a.reservation, a.microvm_id);
     if (Status s = deps_.table.RecordMicrovm(a.claim, a.token, a.microvm_id); !s.ok()) {
-      return s.Annotate("recording the warm MicroVM on the claim");
+      return s.Annotate("recording the pool MicroVM on the claim");
     }
     Result<aws::Microvm> vm = a.vms.Resume(a.microvm_id, a.deadline);
     if (vm.ok()) {
-      seam.logger.Info(
-          "warm MicroVM resumed",
-          {{"microvm_id", a.microvm_id}, {"class", cls.label}, {"job_id", a.intent.job_id}});
+      seam.logger.Info(std::string(what) + " MicroVM resumed", {{"microvm_id", a.microvm_id},
+                                                                {"class", cls.label},
+                                                                {"runner_name", a.runner_name},
+                                                                {"job_id", a.intent.job_id}});
       return vm;
     }
-    // A member that will not resume is of no use to anyone: it goes, and the next one is tried.
-    seam.logger.Warn("a warm MicroVM did not resume; terminating it",
+    // A hot runner thaws with its VM, before the VM is seen RUNNING: a short job may already be
+    // over and the VM ended by its supervisor. If the runner took a job (busy, or removed by
+    // GitHub after it), the launch stands: the mapping row lets the still-queued check follow
+    // that runner to this job, which another launch then serves if it was not the one taken.
+    if (hot && RunnerTookAJob(a)) {
+      seam.logger.Info("the hot runner took a job before its VM was seen RUNNING",
+                       {{"microvm_id", a.microvm_id}, {"runner_name", a.runner_name}});
+      aws::Microvm taken;
+      taken.microvm_id = a.microvm_id;
+      return taken;
+    }
+    // A member that will not resume is of no use to anyone: it goes (a hot member's runner
+    // first), and the next one is tried.
+    seam.logger.Warn("a pool MicroVM did not resume; terminating it",
                      {{"microvm_id", a.microvm_id}, {"error", vm.status().ToString()}});
+    if (hot) a.runners.Remove(a.runner_id, a.deadline).IgnoreError();
     if (a.vms.Terminate(a.microvm_id, a.deadline).ok()) {
       deps_.pool->RemoveMember(a.microvm_id).IgnoreError();
       a.microvm_id.clear();
-      a.warm = false;
+      a.warm = a.hot = false;
+      a.runner_name.clear();
+      a.runner_id = 0;
       continue;
     }
-    return vm.status().Annotate("resuming warm MicroVM " + a.microvm_id);
+    return vm.status().Annotate("resuming pool MicroVM " + a.microvm_id);
   }
-  seam.logger.Info("no warm MicroVM to take; launching cold", {{"class", cls.label}});
+  seam.logger.Info(std::string("no ") + what + " MicroVM to take", {{"class", cls.label}});
   return aws::Microvm{};
 }
 

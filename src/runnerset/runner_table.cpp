@@ -124,8 +124,7 @@ Status RunnerTable::RecordMicrovm(const store::Key& claim, const std::string& to
       .status();
 }
 
-Status RunnerTable::Commit(const store::Key& claim, const std::string& token, const MappingRow& row,
-                           const std::vector<store::WriteOp>& also) {
+store::Item RunnerTable::MappingItem(const MappingRow& row) const {
   store::Item mapping{MappingKey(row.runner_name), {}};
   store::Attributes& a = mapping.attributes;
   a[attr::kRunnerName] = Value(row.runner_name);
@@ -139,6 +138,24 @@ Status RunnerTable::Commit(const store::Key& claim, const std::string& token, co
   a[attr::kRunningMs] = Value(row.times.running_ms);
   a[attr::kDeliveredMs] = Value(row.times.delivered_ms);
   a[attr::kTtl] = Value(Ttl(options_.mapping_ttl));
+  return mapping;
+}
+
+Status RunnerTable::Adopt(const MappingRow& row, const std::vector<store::WriteOp>& also) {
+  std::vector<store::WriteOp> writes = {
+      store::WriteOp::Put(MappingItem(row), Condition::ItemNotExists())};
+  writes.insert(writes.end(), also.begin(), also.end());
+  store::TransactionOutcome outcome = store_.Transact(writes);
+  if (outcome.ok()) return Status::Ok();
+  if (store::IsConditionFailed(outcome.status)) {
+    return Conflict("runner " + row.runner_name + " already has a mapping row");
+  }
+  return outcome.status.Annotate("adopting runner " + row.runner_name);
+}
+
+Status RunnerTable::Commit(const store::Key& claim, const std::string& token, const MappingRow& row,
+                           const std::vector<store::WriteOp>& also) {
+  store::Item mapping = MappingItem(row);
   std::vector<store::WriteOp> writes = {
       store::WriteOp::Put(mapping, Condition::ItemNotExists()),
       store::WriteOp::UpdateItem(claim,

@@ -108,6 +108,10 @@ class RunnerTable {
 
   // Deletes the claim if this attempt still holds it (a lost claim is not an error).
   Status Release(const store::Key& claim, const std::string& token);
+  // A mapping row for a runner no job's launch registered (a hot-pool runner GitHub handed a job
+  // before its member was claimed), with `also` in the same transaction. Conflict when the
+  // runner already has a row.
+  Status Adopt(const MappingRow& row, const std::vector<store::WriteOp>& also);
 
   Result<std::optional<MappingRow>> GetMapping(const std::string& runner_name);
   Status DeleteMapping(const std::string& runner_name, const std::string& microvm_id);
@@ -129,6 +133,7 @@ class RunnerTable {
   Status ReleaseCommitted(const std::string& repository, int64_t job_id, const std::string& token);
 
  private:
+  store::Item MappingItem(const MappingRow& row) const;
   int64_t NowMs() const;
   int64_t Ttl(Duration ttl) const;
 

@@ -51,7 +51,8 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
       janitor_(config_, JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue,
                                     metrics_, &pool_}),
-      sweeper_(config_, WarmPoolDeps{deps.seam, deps.microvms, pool_}) {
+      sweeper_(config_,
+               WarmPoolDeps{deps.seam, deps.microvms, pool_, &deps.github, &deps.http, &table_}) {
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));
   router_.Add("POST", "/webhook",
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
@@ -94,9 +95,7 @@ Result<int> Service::Start() {
   stopping_ = false;
   watcher_ = std::thread([this] { WatchRunners(); });
   if (config_.janitor.interval_seconds > 0) janitor_thread_ = std::thread([this] { RunJanitor(); });
-  bool pools = false;
-  for (const RunnerClass& c : config_.classes) pools = pools || c.warm_pool_size > 0;
-  if (pools && config_.warm_pool.interval_seconds > 0) {
+  if (config_.any_pool() && config_.warm_pool.interval_seconds > 0) {
     pool_thread_ = std::thread([this] { RunWarmPools(); });
   }
   return port;

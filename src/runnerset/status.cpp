@@ -34,6 +34,13 @@ std::string CountsText(const json& counts) {
   return out.empty() ? "none" : out;
 }
 
+// "; warm pool target 2, members suspended 2" (nothing for a pool the class does not have).
+std::string PoolText(const char* kind, int target, const json& members) {
+  if (target <= 0 && members.empty()) return "";
+  return std::string("; ") + kind + " pool target " + std::to_string(target) +
+         (members.empty() ? std::string() : ", members " + CountsText(members));
+}
+
 }  // namespace
 
 json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
@@ -53,18 +60,25 @@ json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
             by_state.value(aws::MicrovmStateName(vm.state), 0) + 1;
       }
     }
-    // Pool members by state: "booting", "suspended" (ready), "claimed" (taken by a launch or
-    // being replaced by the sweeper).
+    // Pool members by kind and state: "booting", "starting" and "parking" (hot: its runner
+    // starting, or frozen and not yet offline), "suspended" (ready), "claimed" (taken by a
+    // launch or being replaced by the sweeper).
     json members = json::object();
+    json hot_members = json::object();
     for (const PoolMember& m : in.pool_members) {
       if (m.class_label != c.label) continue;
+      json& by_state = m.kind == PoolMember::Kind::kHot ? hot_members : members;
       const std::string state = m.claimed_by ? "claimed" : PoolMemberStateName(m.state);
-      members[state] = members.value(state, 0) + 1;
+      by_state[state] = by_state.value(state, 0) + 1;
     }
     classes.push_back({{"label", c.label},
                        {"image", c.image},
                        {"size", c.size},
-                       {"pool", {{"warmTarget", c.warm_pool_size}, {"members", members}}},
+                       {"pool",
+                        {{"warmTarget", c.warm_pool_size},
+                         {"members", members},
+                         {"hotTarget", c.hot_pool_size},
+                         {"hotMembers", hot_members}}},
                        {"vms", listed == in.vms_by_image.end() ? json(nullptr) : by_state}});
   }
   for (const auto& [image, vms] : in.vms_by_image) {
@@ -151,10 +165,8 @@ std::string RenderStatusText(const json& s) {
     const json& pool = c["pool"];
     out += "  " + c.value("label", std::string()) + " (image " + c.value("image", std::string()) +
            "): VMs " + (vms.is_null() ? std::string("unknown (listing failed)") : CountsText(vms)) +
-           "; warm pool target " + std::to_string(pool.value("warmTarget", 0)) +
-           (pool.value("members", json::object()).empty()
-                ? std::string()
-                : ", members " + CountsText(pool["members"])) +
+           PoolText("warm", pool.value("warmTarget", 0), pool.value("members", json::object())) +
+           PoolText("hot", pool.value("hotTarget", 0), pool.value("hotMembers", json::object())) +
            "\n";
   }
   std::snprintf(line, sizeof(line), "VMs: %s (%lld live of at most %lld)\n",

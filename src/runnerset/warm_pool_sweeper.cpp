@@ -14,11 +14,11 @@ constexpr size_t kErrorsKept = 10;
 constexpr Duration kTerminateTime{60'000};
 constexpr Duration kReadTime{30'000};
 
-bool Gone(aws::MicrovmState s) {
+}  // namespace
+
+bool PoolVmGone(aws::MicrovmState s) {
   return s == aws::MicrovmState::kTerminated || s == aws::MicrovmState::kTerminating;
 }
-
-}  // namespace
 
 Result<std::string> CurrentImageVersion(aws::MicrovmService& microvms, const RunnerClass& cls) {
   if (!cls.image_version.empty()) return cls.image_version;
@@ -66,16 +66,22 @@ PoolSweepReport WarmPoolSweeper::Sweep() {
     Error(report, "scanning the pool members", members.status());
   } else {
     for (const RunnerClass& cls : config_.classes) {
-      std::vector<PoolMember> mine;
+      std::vector<PoolMember> warm, hot;
       for (const PoolMember& m : *members) {
-        if (m.class_label == cls.label) mine.push_back(m);
+        if (m.class_label != cls.label) continue;
+        (m.kind == PoolMember::Kind::kHot ? hot : warm).push_back(m);
       }
-      SweepClass(cls, mine, report);
+      SweepClass(cls, warm, report);
+      SweepHotClass(cls, hot, report);
     }
     // Members of classes no longer configured are retired too.
     for (const PoolMember& m : *members) {
       if (!config_.FindClass(m.class_label) && (!m.claimed_by || *m.claimed_by == kSweeperHolder)) {
-        Retire(m, "its class is no longer configured", !m.claimed_by, report);
+        if (m.kind == PoolMember::Kind::kHot) {
+          RetireHot(m, "its class is no longer configured", !m.claimed_by, report);
+        } else {
+          Retire(m, "its class is no longer configured", !m.claimed_by, report);
+        }
       }
     }
   }
@@ -83,6 +89,10 @@ PoolSweepReport WarmPoolSweeper::Sweep() {
   deps_.seam.logger.Info("warm pool sweep", {{"booted", report.booted},
                                              {"retired", report.retired},
                                              {"removed", report.removed},
+                                             {"hot_started", report.hot_started},
+                                             {"hot_parked", report.hot_parked},
+                                             {"hot_ready", report.hot_ready},
+                                             {"hot_adopted", report.hot_adopted},
                                              {"errors", report.errors}});
   std::lock_guard<std::mutex> lock(mu_);
   last_ = report;
@@ -119,7 +129,7 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
   for (const PoolMember& m : members) {
     const int64_t now_ms = NowMs();
     Result<aws::Microvm> vm = vms.Get(m.microvm_id, deps_.seam.clock.Now() + kReadTime);
-    if ((!vm.ok() && vm.status().code() == Code::kNotFound) || (vm.ok() && Gone(vm->state))) {
+    if ((!vm.ok() && vm.status().code() == Code::kNotFound) || (vm.ok() && PoolVmGone(vm->state))) {
       if (Status s = deps_.pool.RemoveMember(m.microvm_id); !s.ok()) {
         Error(report, "removing the row of gone member " + m.microvm_id, s);
       } else {
@@ -167,16 +177,20 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
   }
 }
 
+bool WarmPoolSweeper::ClaimForSweeper(const PoolMember& m, const char* purpose,
+                                      PoolSweepReport& report) {
+  Result<bool> won = deps_.pool.Claim(m.microvm_id, kSweeperHolder);
+  if (!won.ok()) {
+    Error(report, std::string("claiming pool member ") + m.microvm_id + " to " + purpose + " it",
+          won.status());
+    return false;
+  }
+  return *won;  // false: a launch took it first, and it serves a job now
+}
+
 void WarmPoolSweeper::Retire(const PoolMember& m, const std::string& reason, bool claim,
                              PoolSweepReport& report) {
-  if (claim) {
-    Result<bool> won = deps_.pool.Claim(m.microvm_id, kSweeperHolder);
-    if (!won.ok()) {
-      Error(report, "claiming pool member " + m.microvm_id + " to replace it", won.status());
-      return;
-    }
-    if (!*won) return;  // a launch took it first: it serves a job now
-  }
+  if (claim && !ClaimForSweeper(m, "replace", report)) return;
   action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
   if (Status s = vms.Terminate(m.microvm_id, deps_.seam.clock.Now() + kTerminateTime); !s.ok()) {
     Error(report, "terminating pool member " + m.microvm_id, s);
@@ -187,29 +201,16 @@ void WarmPoolSweeper::Retire(const PoolMember& m, const std::string& reason, boo
     return;
   }
   ++report.retired;
-  deps_.seam.logger.Info(
-      "warm pool member replaced",
-      {{"microvm_id", m.microvm_id}, {"class", m.class_label}, {"reason", reason}});
+  deps_.seam.logger.Info("pool member replaced", {{"microvm_id", m.microvm_id},
+                                                  {"kind", PoolMemberKindName(m.kind)},
+                                                  {"class", m.class_label},
+                                                  {"reason", reason}});
 }
 
-Status WarmPoolSweeper::Boot(const RunnerClass& cls, const std::string& version) {
-  const Seam& seam = deps_.seam;
-  const TimePoint deadline =
-      seam.clock.Now() + Duration(config_.warm_pool.boot_timeout_seconds * 1000LL);
-  MVR_ASSIGN_OR_RETURN(std::string payload,
-                       supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered()));
-  aws::RunMicrovmRequest run;
-  run.image_identifier = cls.image;
-  run.image_version = version;
-  run.execution_role_arn = config_.launcher.execution_role_arn;
-  run.run_hook_payload = Secret(payload);
-  run.maximum_duration_in_seconds = cls.max_duration_seconds;
-  run.client_token = "mvr-pool-" + seam.secure_random.Hex(16);
-  action::MicrovmLifecycle vms(seam, deps_.microvms);
-  MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, deadline));
-  const std::string id = vm.microvm_id;
+PoolMember WarmPoolSweeper::NewMember(const RunnerClass& cls, const std::string& version,
+                                      const aws::Microvm& vm) const {
   PoolMember m;
-  m.microvm_id = id;
+  m.microvm_id = vm.microvm_id;
   m.class_label = cls.label;
   m.image = cls.image;
   m.image_version = vm.image_version.empty() ? version : vm.image_version;
@@ -220,6 +221,32 @@ Status WarmPoolSweeper::Boot(const RunnerClass& cls, const std::string& version)
                 .count()
           : m.created_ms;
   m.expires_ms = started_ms + cls.max_duration_seconds * 1000LL;
+  return m;
+}
+
+Result<aws::RunMicrovmRequest> WarmPoolSweeper::PoolRunRequest(const RunnerClass& cls,
+                                                               const std::string& version) const {
+  MVR_ASSIGN_OR_RETURN(std::string payload,
+                       supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered()));
+  aws::RunMicrovmRequest run;
+  run.image_identifier = cls.image;
+  run.image_version = version;
+  run.execution_role_arn = config_.launcher.execution_role_arn;
+  run.run_hook_payload = Secret(payload);
+  run.maximum_duration_in_seconds = cls.max_duration_seconds;
+  run.client_token = "mvr-pool-" + deps_.seam.secure_random.Hex(16);
+  return run;
+}
+
+Status WarmPoolSweeper::Boot(const RunnerClass& cls, const std::string& version) {
+  const Seam& seam = deps_.seam;
+  const TimePoint deadline =
+      seam.clock.Now() + Duration(config_.warm_pool.boot_timeout_seconds * 1000LL);
+  MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run, PoolRunRequest(cls, version));
+  action::MicrovmLifecycle vms(seam, deps_.microvms);
+  MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, deadline));
+  const std::string id = vm.microvm_id;
+  const PoolMember m = NewMember(cls, version, vm);
   // The row maps the VM from now on, so the janitor never takes the pre-boot for an orphan.
   Status s = deps_.pool.AddMember(m);
   if (s.ok()) s = vms.WaitRunning(id, deadline).status();

@@ -12,6 +12,14 @@
 //  refill    while the usable members (suspended, or still booting) are under target: pre-boot
 //            one (RunMicrovm with the class's image at its current version, a row in state
 //            booting, wait RUNNING, suspend, mark it suspended).
+// Hot members (hotPoolSize; hot_pool_sweeper.cpp) move one step per sweep, so that a sweep never
+// waits for a runner: launch (RunMicrovm, row booting) -> once RUNNING, register a JIT runner with
+// the class label, record it on the row, deliver its config (starting) -> once GitHub lists the
+// runner online and idle, suspend (parking) -> once GitHub lists it offline, ready (suspended).
+// A runner GitHub shows busy before its member was claimed took a job while frozen or on its
+// way there: its VM is resumed and the runner adopted (a mapping row), so that job runs. A hot
+// member is retired (runner deregistered first, then the VM terminated) after
+// hotPool.maxAgeSeconds, on an image change, when its runner is gone, or when it is stuck.
 // Pool members never count against jobs (the launcher leaves them out of its cap count).
 // Thread-safety: Sweep from one thread at a time; LastSweep from any.
 #pragma once
@@ -24,15 +32,22 @@
 
 #include "aws/microvms.h"
 #include "base/seam.h"
+#include "github/github.h"
+#include "http/client.h"
 #include "runnerset/config.h"
+#include "runnerset/runner_table.h"
 #include "runnerset/warm_pool_table.h"
 
 namespace mvr::runnerset {
 
 struct PoolSweepReport {
-  int64_t booted = 0;   // new members suspended and ready
-  int64_t retired = 0;  // members replaced (old image, near expiry, stuck, abandoned)
-  int64_t removed = 0;  // rows of VMs that were already gone
+  int64_t booted = 0;       // new members suspended and ready
+  int64_t retired = 0;      // members replaced (old image, near expiry, stuck, abandoned)
+  int64_t removed = 0;      // rows of VMs that were already gone
+  int64_t hot_started = 0;  // hot members whose runner's config was delivered
+  int64_t hot_parked = 0;   // hot members suspended with their runner connected
+  int64_t hot_ready = 0;    // hot members whose runner GitHub now lists offline: claimable
+  int64_t hot_adopted = 0;  // hot members resumed because GitHub handed their runner a job
   int64_t errors = 0;
   std::vector<std::string> error_messages;  // the first few
   TimePoint started{};
@@ -43,11 +58,19 @@ struct WarmPoolDeps {
   Seam seam;
   aws::MicrovmService& microvms;
   WarmPoolTable& pool;
+  // Hot pools only (without them a class's hotPoolSize is an error in every sweep): registering
+  // and watching runners, delivering their configs, adopting a runner that took a job.
+  github::GitHub* github = nullptr;
+  http::HttpClient* http = nullptr;
+  RunnerTable* table = nullptr;
 };
 
 // The image version a class's new VMs get: its pinned imageVersion, or its image's latest
 // ACTIVE version.
 Result<std::string> CurrentImageVersion(aws::MicrovmService& microvms, const RunnerClass& cls);
+
+// A pool member's VM in one of these is gone (its row goes).
+bool PoolVmGone(aws::MicrovmState state);
 
 // Whether a pool member may serve a job of `cls` now: unclaimed, SUSPENDED, of the class's image
 // at `version`, and with more than `reserve` of its maximum duration left.
@@ -68,7 +91,30 @@ class WarmPoolSweeper {
   std::string RetireReason(const PoolMember& m, const RunnerClass& cls, const std::string& version,
                            const std::optional<aws::Microvm>& vm, int64_t now_ms) const;
   void Retire(const PoolMember& m, const std::string& reason, bool claim, PoolSweepReport& report);
+  // Claims `m` for the sweeper (first writer wins) in order to `purpose` it; false when a launch
+  // was first or the claim failed (an error, counted).
+  bool ClaimForSweeper(const PoolMember& m, const char* purpose, PoolSweepReport& report);
   Status Boot(const RunnerClass& cls, const std::string& version);
+  // The row of a new member (warm; booting) of `cls` whose VM RunMicrovm just returned.
+  PoolMember NewMember(const RunnerClass& cls, const std::string& version,
+                       const aws::Microvm& vm) const;
+  // RunMicrovm's request for a new member (the "delivered" run mode).
+  Result<aws::RunMicrovmRequest> PoolRunRequest(const RunnerClass& cls,
+                                                const std::string& version) const;
+  // Hot members (hot_pool_sweeper.cpp).
+  void SweepHotClass(const RunnerClass& cls, const std::vector<PoolMember>& members,
+                     PoolSweepReport& report);
+  // One step of a hot member's life; false when it was retired or adopted (no longer usable).
+  bool StepHot(const RunnerClass& cls, const std::string& version, const PoolMember& m,
+               const aws::Microvm& vm, const std::map<int64_t, github::Runner>& runners,
+               PoolSweepReport& report);
+  Status StartHotRunner(const RunnerClass& cls, const PoolMember& m, const aws::Microvm& vm);
+  Status LaunchHot(const RunnerClass& cls, const std::string& version);
+  // GitHub handed the member's runner a job: resume its VM and map the runner like a launch.
+  void AdoptHot(const PoolMember& m, bool claim, PoolSweepReport& report);
+  // Deregisters the runner (a busy one is adopted instead), then terminates and removes.
+  void RetireHot(const PoolMember& m, const std::string& reason, bool claim,
+                 PoolSweepReport& report);
   void Error(PoolSweepReport& report, const std::string& what, const Status& status);
   int64_t NowMs() const;
 

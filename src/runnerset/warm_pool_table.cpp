@@ -22,19 +22,43 @@ constexpr char kCreatedMs[] = "createdAtMs";
 constexpr char kExpiresMs[] = "expiresAtMs";
 constexpr char kHolder[] = "holder";
 constexpr char kClaimedMs[] = "claimedAtMs";
+constexpr char kKind[] = "kind";
+constexpr char kRunnerName[] = "runnerName";
+constexpr char kRunnerId[] = "runnerId";
 constexpr char kTtl[] = "ttl";
 // A member row outlives its VM by a day at most; a claim is kept as long, so that a VM id once
 // claimed is never claimed again while it could still exist.
 constexpr int64_t kAfterExpiryMs = 24 * 3600'000LL;
 
+constexpr PoolMember::State kStates[] = {PoolMember::State::kBooting, PoolMember::State::kStarting,
+                                         PoolMember::State::kParking,
+                                         PoolMember::State::kSuspended};
+
 PoolMember::State StateFromName(const std::string& name) {
-  return name == "suspended" ? PoolMember::State::kSuspended : PoolMember::State::kBooting;
+  for (PoolMember::State s : kStates) {
+    if (name == PoolMemberStateName(s)) return s;
+  }
+  return PoolMember::State::kBooting;
 }
 
 }  // namespace
 
 const char* PoolMemberStateName(PoolMember::State state) {
-  return state == PoolMember::State::kSuspended ? "suspended" : "booting";
+  switch (state) {
+    case PoolMember::State::kBooting:
+      return "booting";
+    case PoolMember::State::kStarting:
+      return "starting";
+    case PoolMember::State::kParking:
+      return "parking";
+    case PoolMember::State::kSuspended:
+      return "suspended";
+  }
+  return "booting";
+}
+
+const char* PoolMemberKindName(PoolMember::Kind kind) {
+  return kind == PoolMember::Kind::kHot ? "hot" : "warm";
 }
 
 store::Key WarmPoolTable::MemberKey(const std::string& microvm_id) {
@@ -58,6 +82,11 @@ Status WarmPoolTable::AddMember(const PoolMember& m) {
   a[kImage] = Value(m.image);
   a[kImageVersion] = Value(m.image_version);
   a[kState] = Value(std::string(PoolMemberStateName(m.state)));
+  a[kKind] = Value(std::string(PoolMemberKindName(m.kind)));
+  if (!m.runner_name.empty()) {
+    a[kRunnerName] = Value(m.runner_name);
+    a[kRunnerId] = Value(m.runner_id);
+  }
   a[kCreatedMs] = Value(m.created_ms);
   a[kExpiresMs] = Value(m.expires_ms);
   a[kTtl] = Value((m.expires_ms + kAfterExpiryMs) / 1000);
@@ -67,9 +96,22 @@ Status WarmPoolTable::AddMember(const PoolMember& m) {
   return s;
 }
 
-Status WarmPoolTable::MarkSuspended(const std::string& microvm_id) {
+Status WarmPoolTable::MarkState(const std::string& microvm_id, PoolMember::State state) {
+  Result<store::Item> r = store_.Update(
+      MemberKey(microvm_id), {Update::Set(kState, std::string(PoolMemberStateName(state)))},
+      Condition::AttributeExists(kMicrovmId));
+  if (r.ok()) return Status::Ok();
+  if (store::IsConditionFailed(r.status())) {
+    return NotFound("the pool member row of " + microvm_id + " is gone");
+  }
+  return r.status();
+}
+
+Status WarmPoolTable::RecordRunner(const std::string& microvm_id, const std::string& runner_name,
+                                   int64_t runner_id) {
   Result<store::Item> r =
-      store_.Update(MemberKey(microvm_id), {Update::Set(kState, std::string("suspended"))},
+      store_.Update(MemberKey(microvm_id),
+                    {Update::Set(kRunnerName, runner_name), Update::Set(kRunnerId, runner_id)},
                     Condition::AttributeExists(kMicrovmId));
   if (r.ok()) return Status::Ok();
   if (store::IsConditionFailed(r.status())) {
@@ -100,6 +142,10 @@ Result<std::vector<PoolMember>> WarmPoolTable::ScanMembers() {
         m.state = StateFromName(item.GetString(kState).value_or(""));
         m.created_ms = item.GetNumber(kCreatedMs).value_or(0);
         m.expires_ms = item.GetNumber(kExpiresMs).value_or(0);
+        m.kind = item.GetString(kKind).value_or("") == "hot" ? PoolMember::Kind::kHot
+                                                             : PoolMember::Kind::kWarm;
+        m.runner_name = item.GetString(kRunnerName).value_or("");
+        m.runner_id = item.GetNumber(kRunnerId).value_or(0);
       }
     }
     if (p.next_cursor.empty()) break;

@@ -1,7 +1,9 @@
 // WarmPoolTable: the warm pools' rows in the runner table (001, "State: the runner table").
-//   warmvm#<id> / member   a pool member: a VM the sweeper pre-booted for a class, its image
-//                          version, whether it is still booting or SUSPENDED, and when its
-//                          maximum duration ends. It maps the VM, so the janitor leaves it alone.
+//   warmvm#<id> / member   a pool member: a VM the sweeper pre-booted for a class, its kind
+//                          (warm, or hot: with a JIT runner registered and connected before the
+//                          suspend, named on the row), its image version, its state and when its
+//                          maximum duration ends. It maps the VM (and a hot member's runner), so
+//                          the janitor leaves them alone.
 //   warmvm#<id> / claim    the warm-VM claim, resolved first-writer-wins by one conditional
 //                          write: a launch (holder "job#...") or the sweeper retiring the member
 //                          ("sweeper"). A claim is never released: a VM is claimed once.
@@ -19,7 +21,12 @@
 namespace mvr::runnerset {
 
 struct PoolMember {
-  enum class State { kBooting, kSuspended };
+  enum class Kind { kWarm, kHot };
+  // Warm: booting → suspended. Hot: booting (VM launched) → starting (its runner's config
+  // delivered, waiting for GitHub to list the runner online and idle) → parking (suspended,
+  // waiting for GitHub to list the runner offline) → suspended (ready to be claimed).
+  enum class State { kBooting, kStarting, kParking, kSuspended };
+  Kind kind = Kind::kWarm;
   std::string microvm_id;
   std::string class_label;
   std::string image;          // the class's image identifier it was booted from
@@ -27,11 +34,16 @@ struct PoolMember {
   State state = State::kBooting;
   int64_t created_ms = 0;
   int64_t expires_ms = 0;  // its maximum duration ends (epoch ms)
+  // A hot member's runner ("" / 0 until it is registered).
+  std::string runner_name;
+  int64_t runner_id = 0;
   // Its claim, when one exists.
   std::optional<std::string> claimed_by;
   int64_t claimed_ms = 0;
 };
-const char* PoolMemberStateName(PoolMember::State state);  // "booting" / "suspended"
+// "booting", "starting", "parking", "suspended".
+const char* PoolMemberStateName(PoolMember::State state);
+const char* PoolMemberKindName(PoolMember::Kind kind);  // "warm" / "hot"
 
 // The holder name the sweeper claims members with when it retires them.
 inline constexpr char kSweeperHolder[] = "sweeper";
@@ -45,8 +57,15 @@ class WarmPoolTable {
 
   // A new member row (booting). Conflict when the VM already has one.
   Status AddMember(const PoolMember& member);
+  // The member moves to `state` (NotFound when its row is gone).
+  Status MarkState(const std::string& microvm_id, PoolMember::State state);
   // The member is SUSPENDED and ready to be claimed (NotFound when its row is gone).
-  Status MarkSuspended(const std::string& microvm_id);
+  Status MarkSuspended(const std::string& microvm_id) {
+    return MarkState(microvm_id, PoolMember::State::kSuspended);
+  }
+  // A hot member's runner, recorded before its config is delivered (NotFound: the row is gone).
+  Status RecordRunner(const std::string& microvm_id, const std::string& runner_name,
+                      int64_t runner_id);
   // Every member, each with its claim if it has one.
   Result<std::vector<PoolMember>> ScanMembers();
   // The warm-VM claim: true when this writer won it, false when another was first.

@@ -152,6 +152,7 @@ Outcome StateMachine::StartRunner(StartRunnerRequest request) {
   }
   requests_[request.request_id] = RequestRecord{request.body_digest, "starting"};
   current_request_ = request.request_id;
+  job_started_ = false;
   jit_ = std::move(request.jit_config);
   return Move(State::kStartingDocker, FollowUp::kStartDockerRunner);
 }
@@ -199,13 +200,35 @@ Outcome StateMachine::RunnerExited(int exit_code) {
   jit_.Clear();
   RecordCurrent("completed (exit " + std::to_string(exit_code) + ")");
   current_request_.clear();
+  job_started_ = false;
   if (mode_ == LaunchMode::kWarm) return Move(State::kIdle, FollowUp::kNone);
   return Move(State::kTerminating, FollowUp::kSelfTerminate);
+}
+
+Outcome StateMachine::JobStarted() {
+  if (state_ != State::kRunning) {
+    return Refuse(
+        RefusalReason::kWrongState,
+        std::string("a job can start only while a runner is RUNNING; the supervisor is ") +
+            StateName(state_));
+  }
+  job_started_ = true;
+  return Move(State::kRunning, FollowUp::kNone);
 }
 
 Outcome StateMachine::Suspend() {
   if (state_ == State::kSuspending || state_ == State::kSuspended) {
     return AcceptDuplicate();
+  }
+  // A hot-pool runner: started through the control port, connected, and without a job. Freezing
+  // it as it is keeps its registration; its long poll resumes with the VM.
+  // Delivered mode only: the Action's warm mode reuses the VM for another runner after a suspend.
+  if (state_ == State::kRunning && !job_started_ && mode_ == LaunchMode::kDelivered) {
+    holds_runner_ = true;
+    return Move(State::kSuspending, FollowUp::kSuspendDocker);
+  }
+  if (state_ == State::kRunning && job_started_) {
+    return Refuse(RefusalReason::kBusy, "the runner has taken a job; suspend only between jobs");
   }
   if (IsBusy(state_)) {
     return Refuse(RefusalReason::kBusy, std::string("a runner is busy (") + StateName(state_) +
@@ -231,6 +254,7 @@ Outcome StateMachine::SuspendFailed(const std::string& reason) {
     return Refuse(RefusalReason::kWrongState, "suspend failure outside SUSPENDING");
   }
   failure_ = "suspend: " + reason;
+  holds_runner_ = false;
   return Move(State::kFailed, FollowUp::kNone);
 }
 
@@ -251,6 +275,10 @@ Outcome StateMachine::ResumeFinished(const std::string& driver) {
     return Refuse(RefusalReason::kWrongState, "resume finished outside RESUMING");
   }
   storage_driver_ = driver;
+  if (holds_runner_) {
+    holds_runner_ = false;
+    return Move(State::kRunning, FollowUp::kNone);
+  }
   return Move(State::kIdle, FollowUp::kNone);
 }
 
@@ -259,6 +287,7 @@ Outcome StateMachine::ResumeFailed(const std::string& reason) {
     return Refuse(RefusalReason::kWrongState, "resume failure outside RESUMING");
   }
   failure_ = "resume: " + reason;
+  holds_runner_ = false;
   return Move(State::kFailed, FollowUp::kNone);
 }
 
@@ -267,6 +296,7 @@ Outcome StateMachine::Terminate() {
     return AcceptDuplicate();
   }
   jit_.Clear();
+  holds_runner_ = false;
   if (!current_request_.empty()) RecordCurrent("terminated");
   return Move(State::kTerminating, FollowUp::kStopEverything);
 }

@@ -5,6 +5,8 @@
 //   SNAPSHOTTED --run(warm)--> IDLE --start runner--> STARTING_DOCKER -> STARTING_RUNNER -> RUNNING
 //   SNAPSHOTTED --run(ephemeral)--> STARTING_DOCKER                 RUNNING --exit--> IDLE (warm)
 //   IDLE -> SUSPENDING -> SUSPENDED -> RESUMING -> IDLE             RUNNING --exit--> TERMINATING
+//   RUNNING (delivered mode, the runner has taken no job: a hot-pool runner) -> SUSPENDING ->
+//     SUSPENDED -> RESUMING -> RUNNING; once its job started (JobStarted) suspend is refused.
 //   run(delivered) is run(warm) for one control-started runner, whose exit is TERMINATING.
 //   failure in STARTING_* / SUSPENDING / RESUMING -> FAILED        any non-terminal -> TERMINATING
 //
@@ -105,6 +107,11 @@ class StateMachine {
   Outcome RunnerStarted();
   Outcome RunnerFailedToStart(const std::string& reason);
   Outcome RunnerExited(int exit_code);
+  // The runner's job-started hook ran: from now on the runner is busy and cannot be suspended.
+  Outcome JobStarted();
+  // True while a suspend or resume holds the started runner (it resumes to RUNNING).
+  bool holds_runner() const { return holds_runner_; }
+  bool job_started() const { return job_started_; }
   Outcome Suspend();
   Outcome SuspendFinished();
   Outcome SuspendFailed(const std::string& reason);
@@ -134,6 +141,8 @@ class StateMachine {
   std::string failure_;
   std::string storage_driver_;
   std::string current_request_;
+  bool job_started_ = false;   // the current runner has taken its job
+  bool holds_runner_ = false;  // suspended (or suspending/resuming) with a runner started
   std::map<std::string, RequestRecord> requests_;
 };
 

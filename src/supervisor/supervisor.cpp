@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "supervisor/hook_budgets.h"
 #include "supervisor/network_check.h"
@@ -51,6 +52,10 @@ Supervisor::~Supervisor() {
   JoinJobThread();
   if (ready_thread_.joinable()) ready_thread_.join();
   if (validate_thread_.joinable()) validate_thread_.join();
+  if (!job_started_marker_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(std::filesystem::path(job_started_marker_).parent_path(), ec);
+  }
 }
 
 template <typename F>
@@ -167,13 +172,56 @@ process::ProcessSpec Supervisor::RunnerSpec(const Secret& jit) const {
   spec.env = config_.command_env;
   for (const auto& [k, v] : config_.runner.env) spec.env[k] = v;
   spec.secret_env[kJitConfigEnv] = jit;
+  if (!job_started_hook_.empty()) spec.env[kJobStartedHookEnv] = job_started_hook_;
   spec.cwd = config_.runner.work_dir;
   spec.user = config_.runner.user;
   spec.output_path = config_.runner.log_file;
   return spec;
 }
 
+std::string Supervisor::PrepareJobStartedHook() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // World-writable and sticky like /tmp: the runner may run as another user than the supervisor.
+  const fs::path dir = fs::temp_directory_path(ec) / ("mvr-supervisor-" + std::to_string(getpid()));
+  fs::create_directories(dir, ec);
+  fs::permissions(dir, fs::perms::all | fs::perms::sticky_bit, ec);
+  const fs::path script = dir / "job-started.sh";
+  const fs::path marker = dir / "job-started";
+  fs::remove(marker, ec);
+  std::ofstream out(script, std::ios::trunc);
+  out << "#!/bin/sh\n: > '" << marker.string() << "'\n";
+  auto own = config_.runner.env.find(kJobStartedHookEnv);
+  if (own != config_.runner.env.end() && !own->second.empty()) {
+    out << "exec /bin/sh '" << own->second << "'\n";
+  }
+  out.close();
+  if (!out) {
+    deps_.seam.logger.Warn("cannot write the job-started hook; the runner will not be suspendable",
+                           {{"path", script.string()}});
+    return "";
+  }
+  fs::permissions(script,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec,
+                  ec);
+  std::lock_guard<std::mutex> lock(mu_);
+  job_started_marker_ = marker.string();
+  return script.string();
+}
+
+bool Supervisor::JobStartedMarked() const {
+  std::string marker;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    marker = job_started_marker_;
+  }
+  std::error_code ec;
+  return !marker.empty() && std::filesystem::exists(marker, ec);
+}
+
 void Supervisor::RunJob() {
+  job_started_hook_ = PrepareJobStartedHook();
   auto driver = docker_.Start();
   Secret jit;
   {
@@ -227,6 +275,7 @@ void Supervisor::AfterRunnerExit(int exit_code) {
   if (group > 0) deps_.processes.Signal(group, SIGKILL).IgnoreError();
   // While the machine still says RUNNING no new runner can be accepted, so cleanup cannot race it.
   if (warm) CleanupBetweenJobs();
+  WaitOutSuspendOrResume();
   Outcome o = Apply([&](StateMachine& m) { return m.RunnerExited(exit_code); });
   LogOutcome(deps_.seam.logger, "runner_exited", o);
   if (FollowUpOf(o) == FollowUp::kSelfTerminate) SelfTerminate();
@@ -314,7 +363,25 @@ void Supervisor::StopRunner(Duration stop) {
   deps_.processes.Signal(pid, SIGKILL).IgnoreError();
 }
 
+void Supervisor::WaitOutSuspendOrResume() {
+  // A hot runner's job can end while the resume hook is still restarting Docker; its exit is
+  // applied once the machine is RUNNING again (a frozen runner cannot exit at all).
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!machine_.holds_runner()) return;
+    }
+    deps_.seam.sleeper.Sleep(config_.docker.poll_interval);
+  }
+}
+
 Outcome Supervisor::Suspend() {
+  if (JobStartedMarked()) {
+    Outcome started = Apply([](StateMachine& m) {
+      return m.job_started() ? Outcome(Accepted{FollowUp::kNone, m.state(), true}) : m.JobStarted();
+    });
+    LogOutcome(deps_.seam.logger, "job_started", started);
+  }
   Outcome o = Apply([](StateMachine& m) { return m.Suspend(); });
   LogOutcome(deps_.seam.logger, "suspend", o);
   if (FollowUpOf(o) != FollowUp::kSuspendDocker) return o;

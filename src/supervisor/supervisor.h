@@ -26,6 +26,10 @@ namespace mvr::supervisor {
 
 // The environment variable through which the runner (official or stand-in) gets its JIT config.
 inline constexpr const char* kJitConfigEnv = "ACTIONS_RUNNER_INPUT_JITCONFIG";
+// The runner's job-started hook (a script it runs before a job's first step). The supervisor
+// points it at a script that marks the job begun, so that it knows when a connected runner has
+// taken a job and may no longer be suspended (a hot-pool runner before that may).
+inline constexpr const char* kJobStartedHookEnv = "ACTIONS_RUNNER_HOOK_JOB_STARTED";
 
 // Terminates this MicroVM through the MicroVMs API. The CLI adapts MicrovmService to it (with
 // retries); Unauthorized/NotFound-style failures make the supervisor fall back to power-off.
@@ -133,6 +137,14 @@ class Supervisor final : public RunnerCommands {
   void Reseed();
   Status CheckNetworking(Duration timeout);
   process::ProcessSpec RunnerSpec(const Secret& jit) const;
+  // Writes the job-started hook script (chaining the image's own hook, if runner.env sets one)
+  // and clears its marker. Returns the script's path ("" when it could not be written: then a
+  // started runner is never suspended).
+  std::string PrepareJobStartedHook();
+  // Whether the current runner's job-started hook has run.
+  bool JobStartedMarked() const;
+  // Waits while a suspend or resume holds the runner (its exit is applied after it).
+  void WaitOutSuspendOrResume();
   Status RunCommand(const Argv& argv, const char* what);
   Status RunCommand(const Argv& argv, const char* what, Duration timeout);
   template <typename F>
@@ -153,6 +165,8 @@ class Supervisor final : public RunnerCommands {
   std::thread job_thread_;
   std::thread ready_thread_;
   std::thread validate_thread_;
+  std::string job_started_hook_;    // the script's path ("" = none)
+  std::string job_started_marker_;  // the file it creates
   std::optional<CheckReport> ready_;
   std::optional<CheckReport> validate_;
 };

@@ -472,6 +472,15 @@ class RunnerSetEndToEnd : public RunnerSetStack {
     }
     return -1;
   }
+  // mvr serve's GET /status (an empty object when it does not answer).
+  json ServeStatus() {
+    http::HttpRequest req;
+    req.url = ServeUrl() + "/status";
+    auto res = http_.Send(req);
+    if (!res.ok() || res->status != 200) return json::object();
+    return json::parse(res->body, nullptr, false);
+  }
+
 
   // How many jobs reached `milestone` of the timeline histogram; -1 if absent.
   void AwaitPoolRecorded() override {}  // the warm-pool suite overrides it

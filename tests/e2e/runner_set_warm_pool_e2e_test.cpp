@@ -21,26 +21,19 @@ class RunnerSetWarmPool : public RunnerSetEndToEnd {
     stack.AddImage(kOtherImage, stack.StandInRunner());
   }
 
-  json Status() {
-    http::HttpRequest req;
-    req.url = ServeUrl() + "/status";
-    auto res = http_.Send(req);
-    if (!res.ok() || res->status != 200) return json::object();
-    return json::parse(res->body, nullptr, false);
-  }
   // The class's pool members in `state` as GET /status shows them.
   int Members(const std::string& state) {
-    json s = Status();
+    json s = ServeStatus();
     if (!s.contains("classes") || s["classes"].empty()) return -1;
     return s["classes"][0]["pool"]["members"].value(state, 0);
   }
   void AwaitPoolRecorded() override {
     EXPECT_TRUE(Eventually([&] { return Members("suspended") == 1; }, std::chrono::seconds(10)))
-        << Status().dump();
+        << ServeStatus().dump();
   }
   // The class's VMs in `state` (as listed by its image).
   int ClassVms(const std::string& state) {
-    json s = Status();
+    json s = ServeStatus();
     if (!s.contains("classes") || s["classes"].empty()) return -1;
     const json& vms = s["classes"][0]["vms"];
     return vms.is_object() ? vms.value(state, 0) : -1;
@@ -52,14 +45,14 @@ class RunnerSetWarmPool : public RunnerSetEndToEnd {
 TEST_F(RunnerSetWarmPool, ClassServesAJobByResumingASuspendedVmAndThePoolRefills) {
   ExpectWarmPoolServesAJobByResumingAndRefills();
   // GET /status shows the same pool.
-  EXPECT_EQ(Members("suspended"), 1) << Status().dump();
+  EXPECT_EQ(Members("suspended"), 1) << ServeStatus().dump();
   EXPECT_EQ(ClassVms("SUSPENDED"), 1);
-  EXPECT_EQ(Status()["classes"][0]["pool"]["warmTarget"], 1);
+  EXPECT_EQ(ServeStatus()["classes"][0]["pool"]["warmTarget"], 1);
 }
 
 TEST_F(RunnerSetWarmPool, OldImageMembersAreNotUsedAndAreReplaced) {
   ASSERT_TRUE(Eventually([&] { return Members("suspended") == 1; }, std::chrono::seconds(30)))
-      << Status().dump();
+      << ServeStatus().dump();
   const int resumed = CountOperation("ResumeMicrovm");
   // The class moves to another image: a restart with the new configuration.
   EXPECT_TRUE(StopServe(SIGTERM).ok());
@@ -68,7 +61,7 @@ TEST_F(RunnerSetWarmPool, OldImageMembersAreNotUsedAndAreReplaced) {
   // The old member is terminated and a member of the new image takes its place.
   ASSERT_TRUE(Eventually([&] { return ClassVms("SUSPENDED") == 1 && Members("suspended") == 1; },
                          std::chrono::seconds(30)))
-      << Status().dump();
+      << ServeStatus().dump();
   EXPECT_GE(CountOperation("TerminateMicrovm"), 1);
   EXPECT_EQ(CountOperation("ResumeMicrovm"), resumed) << "the old member was never resumed";
   const int64_t id = QueueJob({"true"});

@@ -47,7 +47,8 @@ def main():
         docs = documented_keys(f.read())
     # Objects whose members have their own lines: the table names them too, the parser reads them
     # with Find and then parses their members.
-    containers = {"github", "classes", "classes[]", "queue", "launcher", "janitor", "warmPool"}
+    containers = {"github", "classes", "classes[]", "queue", "launcher", "janitor", "warmPool",
+                  "hotPool"}
     code -= containers
     docs -= containers
     if len(code) < 30:

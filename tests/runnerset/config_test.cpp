@@ -110,6 +110,43 @@ TEST(ServeConfig, WarmPoolDefaultsAndKeys) {
   ExpectRefusedNaming(unknown, "warmPool.size: unknown member");
 }
 
+TEST(ServeConfig, HotPoolIsOptInWithAnAgeUnderADay) {
+  auto d = Parse(Minimal());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->classes[0].hot_pool_size, 0);
+  EXPECT_FALSE(d->any_pool());
+  EXPECT_EQ(d->hot_pool.max_age_seconds, 12 * 3600);
+  json j = Minimal();
+  j["classes"][0]["hotPoolSize"] = 2;
+  j["classes"][0]["maxDurationSeconds"] = 28800;
+  j["hotPool"] = {{"maxAgeSeconds", 3600}};
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->classes[0].hot_pool_size, 2);
+  EXPECT_TRUE(c->any_pool());
+  EXPECT_EQ(c->hot_member_max_age(c->classes[0]), Duration(3600 * 1000LL));
+  // Never beyond the VM's maximum duration less the reserve a job needs.
+  j["hotPool"] = {{"maxAgeSeconds", 20 * 3600}};
+  j["classes"][0]["maxDurationSeconds"] = 3600;
+  auto capped = Parse(j);
+  ASSERT_TRUE(capped.ok()) << capped.status().ToString();
+  EXPECT_EQ(capped->hot_member_max_age(capped->classes[0]), Duration((3600 - 900) * 1000LL));
+  // GitHub removes an ephemeral runner that has not connected for more than a day.
+  json day = Minimal();
+  day["hotPool"] = {{"maxAgeSeconds", 86400}};
+  ExpectRefusedNaming(day, "hotPool.maxAgeSeconds");
+  json negative = Minimal();
+  negative["classes"][0]["hotPoolSize"] = -1;
+  ExpectRefusedNaming(negative, "classes[0].hotPoolSize");
+  json short_vm = Minimal();
+  short_vm["classes"][0]["hotPoolSize"] = 1;
+  short_vm["classes"][0]["maxDurationSeconds"] = 600;
+  ExpectRefusedNaming(short_vm, "classes[0].hotPoolSize: the class's maxDurationSeconds");
+  json unknown = Minimal();
+  unknown["hotPool"] = {{"size", 3}};
+  ExpectRefusedNaming(unknown, "hotPool.size: unknown member");
+}
+
 TEST(ServeConfig, UnknownKeysAreRefusedWithTheirPath) {
   json top = Minimal();
   top["maxConcurrentVM"] = 3;

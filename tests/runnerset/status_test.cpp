@@ -123,6 +123,29 @@ TEST_F(StatusTest, ShowsEachClassWarmPoolTargetAndMembersByState) {
       << text;
 }
 
+TEST_F(StatusTest, ShowsTheHotPoolApartFromTheWarmPool) {
+  config_.classes[0].hot_pool_size = 2;
+  PoolMember ready;
+  ready.kind = PoolMember::Kind::kHot;
+  ready.microvm_id = "vm-7";
+  ready.class_label = config_.classes[0].label;
+  ready.state = PoolMember::State::kSuspended;
+  PoolMember parking = ready;
+  parking.microvm_id = "vm-8";
+  parking.state = PoolMember::State::kParking;
+  in_.pool_members = {ready, parking};
+  json s = BuildStatus(config_, in_);
+  const json& pool = s["classes"][0]["pool"];
+  EXPECT_EQ(pool["hotTarget"], 2);
+  EXPECT_EQ(pool["hotMembers"]["suspended"], 1);
+  EXPECT_EQ(pool["hotMembers"]["parking"], 1);
+  EXPECT_TRUE(pool["members"].empty()) << "no warm members";
+  const std::string text = RenderStatusText(s);
+  EXPECT_NE(text.find("hot pool target 2, members parking 1, suspended 1"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("warm pool"), std::string::npos) << "a class without a warm pool: " << text;
+}
+
 TEST_F(StatusTest, FailedListingsAreSaidNotHidden) {
   in_.errors.push_back("listing the MicroVMs of img-1: throttled");
   json s = BuildStatus(config_, in_);

@@ -136,7 +136,8 @@ class WarmPoolTest : public ::testing::Test {
 
   WarmPoolSweeper& Sweeper() {
     if (!sweeper_)
-      sweeper_ = std::make_unique<WarmPoolSweeper>(config_, WarmPoolDeps{m_.seam, vms_, pool_});
+      sweeper_ = std::make_unique<WarmPoolSweeper>(
+          config_, WarmPoolDeps{m_.seam, vms_, pool_, &github_, &http_, &table_});
     return *sweeper_;
   }
   Launcher& NewLauncher() {

@@ -212,6 +212,88 @@ TEST(StateMachine, SuspendResumeCycleReturnsToIdle) {
   EXPECT_EQ(m.storage_driver(), "fuse-overlayfs");
 }
 
+StateMachine DeliveredRunning() {
+  StateMachine m;
+  MustAccept(m.Run(RunPayload::Delivered(), kVm));
+  MustAccept(m.StartRunner(Request("hot")));
+  MustAccept(m.DockerStarted("overlay2"));
+  MustAccept(m.RunnerStarted());
+  return m;
+}
+
+TEST(StateMachine, HotRunnerWithoutAJobSuspendsAndResumesToRunning) {
+  StateMachine m = DeliveredRunning();
+  Accepted s = MustAccept(m.Suspend());
+  EXPECT_EQ(s.state, State::kSuspending);
+  EXPECT_EQ(s.follow_up, FollowUp::kSuspendDocker);
+  EXPECT_TRUE(m.holds_runner());
+  EXPECT_EQ(MustAccept(m.SuspendFinished()).state, State::kSuspended);
+  // A frozen runner's job cannot start, and a new runner cannot be delivered to it.
+  ExpectRefused(m.JobStarted(), RefusalReason::kWrongState, State::kSuspended);
+  ExpectRefused(m.StartRunner(Request("other")), RefusalReason::kWrongState, State::kSuspended);
+  MustAccept(m.Resume());
+  Accepted r = MustAccept(m.ResumeFinished("overlay2"));
+  EXPECT_EQ(r.state, State::kRunning);
+  EXPECT_FALSE(m.holds_runner());
+  // Its runner takes its job and ends: the VM goes, as for any delivered runner.
+  MustAccept(m.JobStarted());
+  Accepted exit = MustAccept(m.RunnerExited(0));
+  EXPECT_EQ(exit.follow_up, FollowUp::kSelfTerminate);
+}
+
+TEST(StateMachine, HotRunnerSuspendIsRefusedOnceItsJobStarted) {
+  StateMachine m = DeliveredRunning();
+  MustAccept(m.JobStarted());
+  ExpectRefused(m.Suspend(), RefusalReason::kBusy, State::kRunning);
+}
+
+TEST(StateMachine, HotRunnerSuspendIsRefusedWhileItStarts) {
+  StateMachine m;
+  MustAccept(m.Run(RunPayload::Delivered(), kVm));
+  MustAccept(m.StartRunner(Request("hot")));
+  ExpectRefused(m.Suspend(), RefusalReason::kBusy, State::kStartingDocker);
+  MustAccept(m.DockerStarted("vfs"));
+  ExpectRefused(m.Suspend(), RefusalReason::kBusy, State::kStartingRunner);
+}
+
+TEST(StateMachine, WarmModeRunnerWithoutAJobIsNotSuspended) {
+  // The Action's warm mode hands the VM to another runner after a suspend: never a live one.
+  StateMachine m = WarmRunning();
+  ExpectRefused(m.Suspend(), RefusalReason::kBusy, State::kRunning);
+}
+
+TEST(StateMachine, JobStartedIsRefusedOutsideRunning) {
+  StateMachine m;
+  ExpectRefused(m.JobStarted(), RefusalReason::kWrongState, State::kSnapshotted);
+  MustAccept(m.Run(RunPayload::Delivered(), kVm));
+  ExpectRefused(m.JobStarted(), RefusalReason::kWrongState, State::kIdle);
+}
+
+TEST(StateMachine, FailedHotSuspendOrResumeReleasesTheRunner) {
+  StateMachine a = DeliveredRunning();
+  MustAccept(a.Suspend());
+  MustAccept(a.SuspendFailed("docker would not stop"));
+  EXPECT_FALSE(a.holds_runner());
+  StateMachine b = DeliveredRunning();
+  MustAccept(b.Suspend());
+  MustAccept(b.SuspendFinished());
+  MustAccept(b.Resume());
+  MustAccept(b.ResumeFailed("no network"));
+  EXPECT_FALSE(b.holds_runner());
+  StateMachine c = DeliveredRunning();
+  MustAccept(c.Suspend());
+  MustAccept(c.Terminate());
+  EXPECT_FALSE(c.holds_runner());
+}
+
+TEST(StateMachine, ANewRunnerStartsWithoutAJob) {
+  StateMachine m = WarmRunning("r1");
+  MustAccept(m.JobStarted());
+  MustAccept(m.RunnerExited(0));
+  MustAccept(m.StartRunner(Request("r2")));
+  EXPECT_FALSE(m.job_started());
+}
+
 TEST(StateMachine, ResumeIsRefusedUnlessSuspended) {
   StateMachine m;
   ExpectRefused(m.Resume(), RefusalReason::kWrongState, State::kSnapshotted);

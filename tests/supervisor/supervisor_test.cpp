@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -191,6 +192,44 @@ TEST(Supervisor, SuspendRefusesABusyRunnerAndStopsDockerCleanlyWhenIdle) {
   EXPECT_EQ(h.processes.child(dockerd).signals, std::vector<int>{SIGTERM});
   EXPECT_EQ(h.processes.child(containerd).signals, std::vector<int>{SIGTERM});
   EXPECT_EQ(h.processes.RunCount("sync"), syncs + 1);
+}
+
+// A hot-pool runner: delivered mode, started, connected, no job yet.
+int StartDeliveredRunner(Harness& h) {
+  EXPECT_EQ(Hook(h, "run", RunBody(RunPayload::Delivered())).status, 200);
+  return StartWarmRunner(h, "hot", "jit-222222");
+}
+
+// Runs the job-started hook the supervisor gave the runner, as the runner does before a job.
+void RunJobStartedHook(Harness& h, int runner_pid) {
+  const auto& env = h.processes.child(runner_pid).spec.env;
+  auto hook = env.find(kJobStartedHookEnv);
+  ASSERT_NE(hook, env.end()) << "the runner gets a job-started hook";
+  ASSERT_EQ(std::system(("/bin/sh '" + hook->second + "'").c_str()), 0);
+}
+
+TEST(Supervisor, HotRunnerWithoutAJobIsSuspendedAsItIsAndResumesRunning) {
+  Harness h;
+  int pid = StartDeliveredRunner(h);
+  auto ok = Hook(h, "suspend");
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(h.state(), State::kSuspended);
+  EXPECT_TRUE(h.processes.child(pid).signals.empty()) << "the runner is frozen, not stopped";
+  ASSERT_EQ(Hook(h, "resume").status, 200);
+  EXPECT_EQ(h.state(), State::kRunning);
+  // Its job comes and goes: a delivered VM ends after its one runner.
+  h.processes.Exit(pid, 0);
+  ASSERT_TRUE(testing::Eventually([&] { return h.supervisor->Finished(); }));
+}
+
+TEST(Supervisor, HotRunnerIsNotSuspendedOnceItsJobStarted) {
+  Harness h;
+  int pid = StartDeliveredRunner(h);
+  RunJobStartedHook(h, pid);
+  auto busy = Hook(h, "suspend");
+  EXPECT_EQ(busy.status, 409) << busy.body;
+  EXPECT_EQ(json::parse(busy.body)["error"], "busy");
+  EXPECT_EQ(h.state(), State::kRunning);
 }
 
 TEST(Supervisor, SuspendFailsWhenDockerMustBeKilled) {

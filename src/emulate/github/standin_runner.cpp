@@ -153,7 +153,19 @@ Result<std::string> StandInRunner::RunJob(const JobAssignment& job) {
   const auto env = JobEnvironment(job, workspace);
   const std::string job_path = "/_runner/jobs/" + std::to_string(job.job_id);
   std::string conclusion = "success";
-  for (size_t i = 0; i < job.steps.size(); ++i) {
+  // The official runner runs its job-started hook before the first step; a failing hook fails
+  // the job. (The supervisor uses it to learn that its runner has taken a job.)
+  if (auto hook = options_.base_env.find("ACTIONS_RUNNER_HOOK_JOB_STARTED");
+      hook != options_.base_env.end() && !hook->second.empty()) {
+    process::ProcessSpec spec;
+    spec.argv = {options_.shell, hook->second};
+    spec.env = env;
+    spec.cwd = workspace;
+    spec.group = process::ProcessSpec::Group::kShared;
+    auto ran = processes_.Run(spec, process::RunOptions{});
+    if (!ran.ok() || ran->exit.code != 0) conclusion = "failure";
+  }
+  for (size_t i = 0; conclusion == "success" && i < job.steps.size(); ++i) {
     const std::string step_path = job_path + "/steps/" + std::to_string(i + 1);
     auto started = Call("POST", step_path, R"({"status":"in_progress"})", true);
     if (!started.ok()) {

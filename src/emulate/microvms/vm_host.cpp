@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <vector>
 
 #include "base/host_port.h"
 #include "emulate/microvms/dockerfile.h"
@@ -12,6 +14,42 @@
 namespace mvr::emulate::microvms {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// Every process descended from `root` (from /proc's parent links): a guest's programs may make
+// groups of their own (the supervisor gives its runner one), and a VM's freeze reaches them all.
+std::vector<int> Descendants(int root) {
+  std::map<int, std::vector<int>> children;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ')' ends it.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    std::string state;
+    int ppid = 0;
+    if (rest >> state >> ppid) children[ppid].push_back(std::stoi(name));
+  }
+  std::vector<int> out;
+  std::vector<int> todo = {root};
+  while (!todo.empty()) {
+    const int pid = todo.back();
+    todo.pop_back();
+    for (int child : children[pid]) {
+      out.push_back(child);
+      todo.push_back(child);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 VmHost::VmHost(Deps deps, Options options) : deps_(deps), options_(std::move(options)) {}
 
@@ -266,7 +304,12 @@ EffectOutcome VmHost::CallHook(const Effect& effect) {
 EffectOutcome VmHost::Signal(const Effect& effect, int signal) {
   auto inst = Find(effect.target);
   if (!inst) return EffectOutcome::Failure("no program is running");
-  Status s = deps_.processes.Signal(inst->pid, signal);
+  // A freeze stops the program's group first (so it starts nothing new), then every process it
+  // started in groups of their own; a thaw wakes those first. A real VM freezes everything in it:
+  // a hot-pool runner frozen with its VM stops polling GitHub.
+  Status s = signal == SIGCONT ? Status::Ok() : deps_.processes.Signal(inst->pid, signal);
+  for (int pid : Descendants(inst->pid)) deps_.processes.Signal(pid, signal).IgnoreError();
+  if (signal == SIGCONT) s = deps_.processes.Signal(inst->pid, signal);
   return s.ok() ? EffectOutcome::Success() : EffectOutcome::Failure(s.message());
 }
 

@@ -1,0 +1,282 @@
+// WarmPoolSweeper: the hot members (hotPoolSize; docs/runner-set.md, "Hot pools"). A hot member
+// moves one step per sweep (launched → runner started → parked → ready), so a sweep never waits
+// for a runner to start or for GitHub to notice a frozen one.
+#include <algorithm>
+#include <chrono>
+
+#include "action/control_delivery.h"
+#include "action/microvm_lifecycle.h"
+#include "action/runner_registration.h"
+#include "runnerset/warm_pool_sweeper.h"
+
+namespace mvr::runnerset {
+namespace {
+
+// One step of a member: a read, a suspend or resume, a registration and delivery.
+constexpr Duration kStepTime{60'000};
+constexpr int kControlTokenMinutes = 5;
+
+// GitHub refuses to remove a runner that is running a job (422, or 409 from some versions).
+bool RefusedAsBusy(const Status& s) {
+  return s.code() == Code::kConflict || s.code() == Code::kInvalidArgument;
+}
+
+}  // namespace
+
+void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<PoolMember>& members,
+                                    PoolSweepReport& report) {
+  if (cls.hot_pool_size <= 0 && members.empty()) return;
+  if (!deps_.github || !deps_.http || !deps_.table) {
+    Error(report, "keeping the hot pool of " + cls.label,
+          Internal("this sweeper was built without a GitHub client; hot pools need one"));
+    return;
+  }
+  Result<std::string> version = CurrentImageVersion(deps_.microvms, cls);
+  if (!version.ok()) Error(report, "reading the current version of " + cls.image, version.status());
+  const std::string current = version.ok() ? *version : "";
+  // One listing per class and sweep says where every member's runner is.
+  std::map<int64_t, github::Runner> runners;
+  Result<std::vector<github::Runner>> listed =
+      deps_.github->ListRunners(RunnerScopeOf(config_), {});
+  if (!listed.ok()) {
+    Error(report, "listing the runners for the hot pool of " + cls.label, listed.status());
+  } else {
+    for (const github::Runner& r : *listed) runners[r.id] = r;
+  }
+  action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  std::vector<const PoolMember*> usable;
+  for (const PoolMember& m : members) {
+    Result<aws::Microvm> vm = vms.Get(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
+    const bool gone =
+        (!vm.ok() && vm.status().code() == Code::kNotFound) || (vm.ok() && PoolVmGone(vm->state));
+    const bool ours = !m.claimed_by || *m.claimed_by == kSweeperHolder;
+    if (gone && ours) {
+      RetireHot(m, "its VM is gone", !m.claimed_by, report);
+      continue;
+    }
+    if (!vm.ok()) {
+      if (!gone) Error(report, "reading hot pool member " + m.microvm_id, vm.status());
+      continue;
+    }
+    if (m.claimed_by) {
+      const bool abandoned = *m.claimed_by != kSweeperHolder &&
+                             NowMs() - m.claimed_ms > config_.claim_takeover_after().count();
+      if (ours || abandoned) {
+        RetireHot(m, abandoned ? "a launch claimed it and died" : "its retirement did not finish",
+                  false, report);
+      }
+      continue;
+    }
+    if (!listed.ok()) {
+      usable.push_back(&m);  // no step without the listing; it still counts toward the target
+      continue;
+    }
+    if (StepHot(cls, current, m, *vm, runners, report)) usable.push_back(&m);
+  }
+  // A pool made smaller: the oldest members go first.
+  std::sort(usable.begin(), usable.end(),
+            [](const PoolMember* x, const PoolMember* y) { return x->created_ms < y->created_ms; });
+  while (static_cast<int>(usable.size()) > std::max(cls.hot_pool_size, 0)) {
+    RetireHot(*usable.front(), "the pool is over its target", true, report);
+    usable.erase(usable.begin());
+  }
+  if (!version.ok() || !listed.ok()) return;
+  for (int n = static_cast<int>(usable.size()); n < cls.hot_pool_size; ++n) {
+    if (Status s = LaunchHot(cls, current); !s.ok()) {
+      Error(report, "launching a hot pool member of " + cls.label, s);
+      return;  // the next sweep tries again
+    }
+    ++report.booted;
+  }
+}
+
+bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version,
+                              const PoolMember& m, const aws::Microvm& vm,
+                              const std::map<int64_t, github::Runner>& runners,
+                              PoolSweepReport& report) {
+  const int64_t age_ms = NowMs() - m.created_ms;
+  auto runner = m.runner_id > 0 ? runners.find(m.runner_id) : runners.end();
+  const bool listed = runner != runners.end();
+  // GitHub handed the runner a job before any launch claimed the member (while it still looked
+  // online after its suspend, or on its way there): resume it, so that the job runs.
+  if (listed && runner->second.busy) {
+    AdoptHot(m, true, report);
+    return false;
+  }
+  std::string reason;
+  if (m.state != PoolMember::State::kSuspended &&
+      age_ms > config_.warm_pool.boot_timeout_seconds * 1000LL) {
+    reason = "it was not ready within bootTimeoutSeconds";
+  } else if (m.image != cls.image || (!version.empty() && m.image_version != version)) {
+    reason = "it runs an old image version";
+  } else if (age_ms >= config_.hot_member_max_age(cls).count()) {
+    reason = "it is older than hotPool.maxAgeSeconds (or near its maximum duration)";
+  } else if (m.state != PoolMember::State::kBooting && !listed) {
+    reason = "GitHub no longer lists its runner";
+  } else if ((m.state == PoolMember::State::kParking || m.state == PoolMember::State::kSuspended) &&
+             vm.state != aws::MicrovmState::kSuspended) {
+    reason = "its VM is not SUSPENDED";
+  }
+  if (!reason.empty()) {
+    RetireHot(m, reason, true, report);
+    return false;
+  }
+  action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  switch (m.state) {
+    case PoolMember::State::kBooting: {
+      if (vm.state != aws::MicrovmState::kRunning) return true;  // still booting
+      if (Status s = StartHotRunner(cls, m, vm); !s.ok()) {
+        Error(report, "starting the runner of hot pool member " + m.microvm_id, s);
+        RetireHot(m, "its runner could not be started", true, report);
+        return false;
+      }
+      ++report.hot_started;
+      return true;
+    }
+    case PoolMember::State::kStarting: {
+      if (!runner->second.online()) return true;  // the runner is still starting
+      // Connected and idle: freeze it as it is. Its registration stays; only its poll stops.
+      Result<aws::Microvm> frozen = vms.Suspend(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
+      if (!frozen.ok()) {
+        // The supervisor refuses once the runner's job started: then the job is served.
+        Result<github::Runner> fresh = deps_.github->GetRunner(RunnerScopeOf(config_), m.runner_id);
+        if (fresh.ok() && fresh->busy) {
+          AdoptHot(m, true, report);
+        } else {
+          Error(report, "suspending hot pool member " + m.microvm_id, frozen.status());
+          RetireHot(m, "it could not be suspended", true, report);
+        }
+        return false;
+      }
+      if (Status s = deps_.pool.MarkState(m.microvm_id, PoolMember::State::kParking); !s.ok()) {
+        Error(report, "marking hot pool member " + m.microvm_id + " parking", s);
+        return true;
+      }
+      ++report.hot_parked;
+      return true;
+    }
+    case PoolMember::State::kParking: {
+      // Claimable only once GitHub shows the runner offline: until then it could hand the
+      // frozen runner a job (which the busy check above then serves).
+      if (runner->second.online()) return true;
+      if (Status s = deps_.pool.MarkSuspended(m.microvm_id); !s.ok()) {
+        Error(report, "marking hot pool member " + m.microvm_id + " ready", s);
+        return true;
+      }
+      ++report.hot_ready;
+      deps_.seam.logger.Info(
+          "hot pool member ready",
+          {{"microvm_id", m.microvm_id}, {"class", m.class_label}, {"runner_name", m.runner_name}});
+      return true;
+    }
+    case PoolMember::State::kSuspended:
+      return true;
+  }
+  return true;
+}
+
+Status WarmPoolSweeper::LaunchHot(const RunnerClass& cls, const std::string& version) {
+  const Seam& seam = deps_.seam;
+  MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run, PoolRunRequest(cls, version));
+  action::MicrovmLifecycle vms(seam, deps_.microvms);
+  MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, seam.clock.Now() + kStepTime));
+  PoolMember m = NewMember(cls, version, vm);
+  m.kind = PoolMember::Kind::kHot;
+  // The row maps the VM from now on, so the janitor never takes it for an orphan.
+  if (Status s = deps_.pool.AddMember(m); !s.ok()) {
+    vms.Terminate(vm.microvm_id, seam.clock.Now() + kStepTime).IgnoreError();
+    return s.Annotate("hot pool member " + vm.microvm_id);
+  }
+  seam.logger.Info("hot pool member launched",
+                   {{"microvm_id", m.microvm_id}, {"class", cls.label}});
+  return Status::Ok();
+}
+
+Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember& m,
+                                       const aws::Microvm& vm) {
+  const Seam& seam = deps_.seam;
+  const TimePoint deadline = seam.clock.Now() + kStepTime;
+  action::RunnerRegistration runners(seam, *deps_.github, RunnerScopeOf(config_));
+  github::JitConfigRequest request;
+  request.name = config_.runner_name_prefix + "hot-" + seam.secure_random.Hex(4);
+  request.runner_group_id = config_.github.runner_group_id;
+  // The class label only: the runner may take any queued job of the class, and no other.
+  request.labels = {cls.label};
+  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, runners.Register(request, deadline));
+  // Recorded before delivery, so that a crash from here on leaves a runner the row names.
+  Status s = deps_.pool.RecordRunner(m.microvm_id, jit.runner.name, jit.runner.id);
+  action::MicrovmLifecycle vms(seam, deps_.microvms);
+  Result<Secret> token =
+      s.ok() ? vms.ControlToken(m.microvm_id, action::kControlPort, kControlTokenMinutes, deadline)
+             : Result<Secret>(s);
+  if (token.ok()) {
+    action::RunnerStartDelivery delivery{vm.endpoint, *token,
+                                         action::RunnerRequestId(jit.runner.id), m.microvm_id,
+                                         jit.encoded_jit_config};
+    s = action::DeliverRunnerStart(*deps_.http, seam, delivery, deadline);
+  } else {
+    s = token.status();
+  }
+  if (s.ok()) s = deps_.pool.MarkState(m.microvm_id, PoolMember::State::kStarting);
+  if (!s.ok()) {
+    runners.Remove(jit.runner.id, deadline).IgnoreError();
+    return s;
+  }
+  seam.logger.Info("hot pool runner delivered",
+                   {{"microvm_id", m.microvm_id}, {"runner_name", jit.runner.name}});
+  return Status::Ok();
+}
+
+void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport& report) {
+  const Seam& seam = deps_.seam;
+  if (claim && !ClaimForSweeper(m, "adopt", report)) return;
+  action::MicrovmLifecycle vms(seam, deps_.microvms);
+  const TimePoint deadline = seam.clock.Now() + kStepTime;
+  Result<aws::Microvm> vm = vms.Get(m.microvm_id, deadline);
+  if (vm.ok() &&
+      (vm->state == aws::MicrovmState::kSuspended || vm->state == aws::MicrovmState::kSuspending)) {
+    vm = vms.Resume(m.microvm_id, deadline);
+  }
+  if (!vm.ok()) {
+    // Claimed by the sweeper: the next sweep retires it (or adopts it, if still busy).
+    Error(report, "resuming hot pool member " + m.microvm_id + " whose runner took a job",
+          vm.status());
+    return;
+  }
+  MappingRow row;
+  row.runner_name = m.runner_name;
+  row.runner_id = m.runner_id;
+  row.microvm_id = m.microvm_id;
+  row.repository = config_.github.repository;
+  row.class_label = m.class_label;
+  row.times.running_ms = NowMs();
+  if (Status s = deps_.table->Adopt(row, {WarmPoolTable::RemoveMemberOp(m.microvm_id)}); !s.ok()) {
+    Error(report, "mapping the runner of hot pool member " + m.microvm_id, s);
+    return;
+  }
+  ++report.hot_adopted;
+  seam.logger.Info("hot pool runner took a job before it was claimed; its VM resumed",
+                   {{"microvm_id", m.microvm_id}, {"runner_name", m.runner_name}});
+}
+
+void WarmPoolSweeper::RetireHot(const PoolMember& m, const std::string& reason, bool claim,
+                                PoolSweepReport& report) {
+  if (claim && !ClaimForSweeper(m, "replace", report)) return;
+  // The runner first: GitHub refuses to remove a busy one, and a runner that took a job must
+  // keep its VM (it is adopted instead).
+  if (m.runner_id > 0 && deps_.github) {
+    action::RunnerRegistration runners(deps_.seam, *deps_.github, RunnerScopeOf(config_));
+    Status removed = runners.Remove(m.runner_id, deps_.seam.clock.Now() + kStepTime);
+    if (RefusedAsBusy(removed)) {
+      AdoptHot(m, false, report);
+      return;
+    }
+    if (!removed.ok()) {
+      Error(report, "removing the runner of hot pool member " + m.microvm_id, removed);
+      return;  // claimed by the sweeper: the next sweep tries again
+    }
+  }
+  Retire(m, reason, false, report);
+}
+
+}  // namespace mvr::runnerset
