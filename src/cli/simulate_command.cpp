@@ -55,10 +55,9 @@ int ReportLatency(int threads) {
                 r.kind.c_str(), r.burst, r.jobs, r.p50, r.p95, r.p99, r.idle_vm_seconds_per_job,
                 r.github_calls_per_job, r.microvms_calls_per_job, r.to_vm_running, r.to_first_log,
                 r.to_connected, r.to_job,
-                r.violations > 0 ? "  (INVARIANT VIOLATED in some seed)" : "");
+                r.violations > 0 ? ("  (VIOLATED: " + r.first_violation + ")").c_str() : "");
     std::fflush(stdout);
   }
-  std::printf("%-10s (not built: hot pools are issue #15's last part)\n", "hot-pool");
   return 0;
 }
 
@@ -129,7 +128,12 @@ int Simulate(const SimulateFlags& f) {
       jobs += o.report.jobs;
       completed += o.report.jobs_completed;
       starts.insert(starts.end(), o.report.start_seconds.begin(), o.report.start_seconds.end());
-      if (o.report.violations.empty()) return;
+      if (o.report.violations.empty()) {
+        if (f.logs && first == last) {  // one seed asked for: its logs, pass or fail
+          for (const std::string& line : o.report.logs) std::printf("    %s\n", line.c_str());
+        }
+        return;
+      }
       ++failed;
       std::printf("FAIL %s seed %llu (trace %016llx): %s\n", o.scenario.c_str(),
                   static_cast<unsigned long long>(o.seed),
@@ -178,7 +182,8 @@ void AddSimulateCommand(CLI::App& app, Context& ctx) {
   cmd->add_flag("--list-scenarios", flags->list, "Name the scenarios, one a line");
   cmd->add_option("--report", flags->report,
                   "Print a report instead: latency (the performance model's table)");
-  cmd->add_flag("--logs", flags->logs, "Print every actor's log lines for a failing seed");
+  cmd->add_flag("--logs", flags->logs,
+                "Print every actor's log lines for a failing seed (or for the one seed asked for)");
   cmd->callback([flags, &ctx] { ctx.exit_code = Simulate(*flags); });
 }
 

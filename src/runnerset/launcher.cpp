@@ -395,16 +395,26 @@ Outcome Launcher::Fail(Attempt& a, const Status& failure) {
   out.decision = Decision::kFailed;
   out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
   out.detail = failure.ToString();
+  // The runner goes first: GitHub refuses to remove one that is running a job, and a busy
+  // runner is never terminated. A resumed hot runner takes a job within a second of its thaw,
+  // before the launch commits; if the commit then fails, that job is running on this VM (found
+  // by the simulation: docs/simulation.md). The VM ends itself after the job; the claim stays
+  // for a takeover to settle (it finds the runner busy and leaves the VM alone).
+  bool runner_busy = false;
+  if (a.runner_id > 0) {
+    Status r = a.runners.Remove(a.runner_id, cleanup_deadline);
+    runner_busy = r.code() == Code::kConflict || r.code() == Code::kInvalidArgument;
+    if (!r.ok()) out.detail += "; removing runner " + a.runner_name + " failed: " + r.message();
+  }
   bool vm_gone = true;
-  if (!a.microvm_id.empty()) {
+  if (!a.microvm_id.empty() && runner_busy) {
+    vm_gone = false;
+    out.detail += "; MicroVM " + a.microvm_id + " left running: its runner is running a job";
+  } else if (!a.microvm_id.empty()) {
     Status t = a.vms.Terminate(a.microvm_id, cleanup_deadline);
     vm_gone = t.ok();
     if (vm_gone && a.warm && deps_.pool) deps_.pool->RemoveMember(a.microvm_id).IgnoreError();
     if (!t.ok()) out.detail += "; terminating MicroVM " + a.microvm_id + " failed: " + t.message();
-  }
-  if (a.runner_id > 0) {
-    Status r = a.runners.Remove(a.runner_id, cleanup_deadline);
-    if (!r.ok()) out.detail += "; removing runner " + a.runner_name + " failed: " + r.message();
   }
   // The claim goes only once the VM is confirmed gone; otherwise a takeover cleans up later.
   if (!a.token.empty() && vm_gone) {

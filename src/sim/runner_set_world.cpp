@@ -46,31 +46,32 @@ constexpr char kKeyId[] = "AKIDSIMULATION";
 constexpr char kSecretKey[] = "SIMSECRETKEYFIXTURE-0042";
 
 runnerset::ServeConfig ConfigFor(const WorldOptions& o) {
-  json config = {
-      {"runnerSetId", "sim"},
-      {"region", "us-east-1"},
-      {"runnerNamePrefix", kPrefix},
-      {"github",
-       {{"apiUrl", gh::InProcessGithub::kApiUrl},
-        {"repository", kRepository},
-        {"patFile", "/nonexistent/pat"},
-        {"webhookSecretFile", "/nonexistent/webhook-secret"}}},
-      {"classes",
-       json::array({{{"label", kLabel}, {"image", kImage}, {"warmPoolSize", o.warm_pool_size}}})},
-      {"maxConcurrentVms", o.max_concurrent_vms},
-      {"store", "memory:"},
-      {"queue", {{"uri", "memory:"}, {"visibilityTimeoutSeconds", 180}}},
-      {"launcher",
-       {{"concurrency", 1},
-        {"launchTimeoutSeconds", 120},
-        {"claimTakeoverSeconds", 240},
-        {"deferSeconds", 10}}},
-      {"janitor",
-       {{"intervalSeconds", 60},
-        {"strikes", 2},
-        {"graceSeconds", 120},
-        {"stuckLaunchSeconds", 120}}},
-      {"warmPool", {{"intervalSeconds", 30}}}};
+  json config = {{"runnerSetId", "sim"},
+                 {"region", "us-east-1"},
+                 {"runnerNamePrefix", kPrefix},
+                 {"github",
+                  {{"apiUrl", gh::InProcessGithub::kApiUrl},
+                   {"repository", kRepository},
+                   {"patFile", "/nonexistent/pat"},
+                   {"webhookSecretFile", "/nonexistent/webhook-secret"}}},
+                 {"classes", json::array({{{"label", kLabel},
+                                           {"image", kImage},
+                                           {"warmPoolSize", o.warm_pool_size},
+                                           {"hotPoolSize", o.hot_pool_size}}})},
+                 {"maxConcurrentVms", o.max_concurrent_vms},
+                 {"store", "memory:"},
+                 {"queue", {{"uri", "memory:"}, {"visibilityTimeoutSeconds", 180}}},
+                 {"launcher",
+                  {{"concurrency", 1},
+                   {"launchTimeoutSeconds", 120},
+                   {"claimTakeoverSeconds", 240},
+                   {"deferSeconds", 10}}},
+                 {"janitor",
+                  {{"intervalSeconds", 60},
+                   {"strikes", 2},
+                   {"graceSeconds", 120},
+                   {"stuckLaunchSeconds", 120}}},
+                 {"warmPool", {{"intervalSeconds", 30}}}};
   Result<runnerset::ServeConfig> parsed = runnerset::ParseServeConfig(config.dump(), "simulation");
   if (!parsed.ok())
     throw std::logic_error("the simulation's configuration: " + parsed.status().ToString());
@@ -130,7 +131,7 @@ class World {
     if (options_.runner_set) {
       for (int i = 0; i < options_.launchers; ++i) SpawnRole(Role::kLauncher);
       SpawnRole(Role::kJanitor);
-      if (options_.warm_pool_size > 0) SpawnRole(Role::kSweeper);
+      if (options_.warm_pool_size > 0 || options_.hot_pool_size > 0) SpawnRole(Role::kSweeper);
     }
     if (options_.crashes_per_hour > 0) scheduler_.Spawn("chaos", [this] { Chaos(); });
     // A final wave after the others (the next day's runs) reconciles what they abandoned.
@@ -279,8 +280,9 @@ class World {
   }
 
   void SweeperLoop(Process& p) {
-    runnerset::WarmPoolSweeper sweeper(config_,
-                                       runnerset::WarmPoolDeps{p.seam.seam, p.vms, p.pool});
+    runnerset::WarmPoolSweeper sweeper(
+        config_, runnerset::WarmPoolDeps{p.seam.seam, p.vms, p.pool, p.github.get(), &ingress_http_,
+                                         &p.table});
     const Duration interval(config_.warm_pool.interval_seconds * 1000LL);
     while (true) {
       (void)sweeper.Sweep();
@@ -553,7 +555,8 @@ class World {
       for (const json& vm : (*listed)["items"]) {
         const std::string state = vm.value("state", "");
         const double age_s = now_s - vm.value("startedAt", 0.0);
-        const bool pools = options_.warm_pool_size > 0 || options_.action_runs > 0;
+        const bool pools =
+            options_.warm_pool_size > 0 || options_.hot_pool_size > 0 || options_.action_runs > 0;
         if (state == "TERMINATED" || state == "TERMINATING" || age_s < bound_s ||
             (pools && state == "SUSPENDED")) {
           continue;
@@ -566,6 +569,8 @@ class World {
       return 0;
     });
     for (const gh::Runner& runner : github_->model().ListAllRunners()) {
+      // A hot member's runner stays registered, parked with its suspended VM.
+      if (options_.hot_pool_size > 0 && runner.name.find("hot-") != std::string::npos) continue;
       report.violations.push_back("runner " + runner.name + " is still registered at the end");
     }
     CheckLogs(report);

@@ -39,6 +39,7 @@ struct WorldOptions {
   int sequential_batch = 1;
   int max_concurrent_vms = 20;
   int warm_pool_size = 0;
+  int hot_pool_size = 0;  // VMs kept suspended with a registered runner (hotPoolSize)
   FaultRates store, queue, microvms, github;
   WebhookFaults webhooks;
   double crashes_per_hour = 0;  // of launchers, the janitor and the sweeper (each replaced)

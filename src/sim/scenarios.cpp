@@ -72,6 +72,30 @@ const std::vector<Scenario>& Scenarios() {
          o.webhooks.duplicated = 0.3;
          return o;
        }},
+      {"hot-pool",
+       "6 jobs on a class with a hot pool of 2 (suspended VMs whose runners are registered and "
+       "parked), after the pool has filled; store and MicroVMs faults, duplicated webhooks",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.hot_pool_size = 2;
+         o.first_job_after = Duration(600'000);
+         o.store = o.microvms = Flaky(0.5);
+         o.webhooks.duplicated = 0.3;
+         return o;
+       }},
+      {"hot-burst",
+       "40 jobs within 2 s on a class with a hot pool of 20, 20 launchers: half resume parked "
+       "runners, half launch cold, and the pool refills under load",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.jobs = 40;
+         o.arrivals = Duration(2'000);
+         o.launchers = 20;
+         o.max_concurrent_vms = 100;
+         o.hot_pool_size = 20;
+         o.first_job_after = Duration(600'000);
+         return o;
+       }},
       {"lagging-listing",
        "6 long jobs (4-8 min) while GitHub's runner listing shows a runner busy 5 min late: the "
        "janitor must read each runner afresh before it acts",
@@ -146,6 +170,7 @@ double Percentile(std::vector<double> v, double p) {
 
 LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int threads) {
   const bool warm = kind == "warm-pool";
+  const bool hot = kind == "hot-pool";
   Scenario s{kind, "", [&](uint64_t seed) {
                WorldOptions o = Base(seed);
                o.jobs = burst;
@@ -160,8 +185,8 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
                  o.launchers = 5;
                  o.sequential_batch = 10;
                }
-               if (warm) {
-                 o.warm_pool_size = burst;
+               if (warm || hot) {
+                 (warm ? o.warm_pool_size : o.hot_pool_size) = burst;
                  o.first_job_after = Duration(600'000);  // the pool is full by then
                }
                return o;
@@ -177,6 +202,9 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
     ++row.seeds;
     row.jobs += r.jobs;
     row.violations += r.violations.empty() ? 0 : 1;
+    if (!r.violations.empty() && row.first_violation.empty()) {
+      row.first_violation = "seed " + std::to_string(o.seed) + ": " + r.violations.front();
+    }
     starts.insert(starts.end(), r.start_seconds.begin(), r.start_seconds.end());
     running.insert(running.end(), r.to_vm_running.begin(), r.to_vm_running.end());
     first_log.insert(first_log.end(), r.to_first_log.begin(), r.to_first_log.end());
@@ -202,7 +230,7 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
 
 std::vector<LatencyRow> LatencyReport(int threads) {
   std::vector<LatencyRow> rows;
-  for (const char* kind : {"cold", "warm-pool"}) {
+  for (const char* kind : {"cold", "warm-pool", "hot-pool"}) {
     rows.push_back(LatencyCell(kind, 1, 10, threads));
     rows.push_back(LatencyCell(kind, 15, 5, threads));
     rows.push_back(LatencyCell(kind, 100, 2, threads));

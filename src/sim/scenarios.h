@@ -41,6 +41,7 @@ struct LatencyRow {
   int seeds = 0;
   int jobs = 0;
   int violations = 0;                // seeds that broke an invariant (the figures still count)
+  std::string first_violation;       // "seed N: ..." of the first seed that did
   double p50 = 0, p95 = 0, p99 = 0;  // queued → job started, s
   double idle_vm_seconds_per_job = 0;
   double github_calls_per_job = 0;

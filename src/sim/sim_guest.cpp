@@ -33,6 +33,12 @@ int64_t LaunchedFor(const std::string& runner_name, const std::string& prefix) {
   return id;
 }
 
+// What the supervisor must do after `o` (kNone for a refusal or a repeat), as Supervisor acts.
+FollowUp FollowUpOf(const Outcome& o) {
+  const auto* a = std::get_if<Accepted>(&o);
+  return a == nullptr || a->duplicate ? FollowUp::kNone : a->follow_up;
+}
+
 }  // namespace
 
 // One VM's supervisor: the StateMachine behind the supervisor's own edges.
@@ -130,6 +136,7 @@ EffectOutcome SimGuest::Execute(const Effect& effect) {
     case Effect::Kind::kThaw:
       if (vm.frozen) vm.frozen_before += scheduler_.Now() - vm.frozen_at;
       vm.frozen = false;
+      scheduler_.Unpark(&vm);
       vm.idle_since = scheduler_.Now();
       return EffectOutcome::Success();
     case Effect::Kind::kStop:
@@ -149,14 +156,14 @@ EffectOutcome SimGuest::Execute(const Effect& effect) {
     }
     case Hook::kSuspend:
       o = vm.machine.Suspend();
-      if (supervisor::IsAccepted(o)) {
+      if (FollowUpOf(o) == FollowUp::kSuspendDocker) {
         vm.docker_running = false;
         o = vm.machine.SuspendFinished();
       }
       break;
     case Hook::kResume:
       o = vm.machine.Resume();
-      if (supervisor::IsAccepted(o)) {
+      if (FollowUpOf(o) == FollowUp::kResumeDocker) {
         vm.docker_running = true;
         o = vm.machine.ResumeFinished("overlayfs");
       }
@@ -270,11 +277,18 @@ void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config
       if (*got) job = (*got)->job_id;
     }
     if (job != 0) RunnerSleep(microvm_id, timings_.assignment);
-    if (job == 0) seam_.sleeper.Sleep(timings_.poll);
+    if (job == 0 && frozen) {
+      // Frozen with its VM: nothing runs until the thaw wakes it.
+      const void* channel = with_vm([](Vm& vm) { return static_cast<const void*>(&vm); });
+      scheduler_.Park(channel, Duration(3'600'000));
+    } else if (job == 0) {
+      seam_.sleeper.Sleep(timings_.poll);
+    }
   }
   with_vm([&](Vm& vm) {
     vm.running_job = job;
     vm.took = job;
+    (void)vm.machine.JobStarted();  // the runner's job-started hook
     if (job == vm.launched_for) {
       vm.launch.job_started = scheduler_.Now();
       launches_[job] = vm.launch;

@@ -141,8 +141,9 @@ class StateMachine {
   std::string failure_;
   std::string storage_driver_;
   std::string current_request_;
-  bool job_started_ = false;   // the current runner has taken its job
-  bool holds_runner_ = false;  // suspended (or suspending/resuming) with a runner started
+  bool job_started_ = false;      // the current runner has taken its job
+  bool holds_runner_ = false;     // suspended (or suspending/resuming) with a runner started
+  bool suspend_refused_ = false;  // refused while busy: the next resume is a no-op
   std::map<std::string, RequestRecord> requests_;
 };
 

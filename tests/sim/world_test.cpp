@@ -93,6 +93,17 @@ TEST(RunnerSetWorldTest, ActionPoolKeepsItsCapacityAndRefusesStaleHandles) {
   EXPECT_GT(stale, 0);
 }
 
+// A resumed hot runner takes a job within a second, before its launch commits. Seeds 7 and 18
+// of hot-pool failed that commit (a store fault) and the launcher's cleanup terminated the VM
+// under the running job; the cleanup now removes the runner first and leaves a busy one alone.
+TEST(RunnerSetWorldTest, AHotLaunchThatFailsToCommitNeverKillsTheJobItsRunnerTook) {
+  for (uint64_t seed : {7, 18}) {
+    WorldReport r = RunRunnerSet(FindScenario("hot-pool")->options(seed));
+    EXPECT_TRUE(r.violations.empty()) << "seed " << seed << Violations(r);
+    EXPECT_EQ(r.jobs_completed, r.jobs);
+  }
+}
+
 // The claim's condition is what keeps one job to one VM when a webhook is duplicated: without it
 // the simulation finds a job with two VMs within 5 seeds (at seed 1; 17 of seeds 1..20 fail).
 TEST(RunnerSetWorldTest, APlantedUnconditionalClaimIsFound) {

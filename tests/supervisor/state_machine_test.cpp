@@ -304,6 +304,19 @@ TEST(StateMachine, ResumeIsRefusedUnlessSuspended) {
   ExpectRefused(suspending.Resume(), RefusalReason::kWrongState, State::kSuspending);
 }
 
+// The platform freezes a VM whose /suspend hook refused (its runner had just taken a job) and
+// later resumes it: that resume finds the runner still running and changes nothing.
+TEST(StateMachine, ResumeAfterARefusedSuspendIsAcceptedAndChangesNothing) {
+  StateMachine m = WarmRunning("r1");
+  MustAccept(m.JobStarted());
+  ExpectRefused(m.Suspend(), RefusalReason::kBusy, State::kRunning);
+  Accepted r = MustAccept(m.Resume());
+  EXPECT_EQ(r.follow_up, FollowUp::kNone);
+  EXPECT_EQ(r.state, State::kRunning);
+  // Only once: a second resume with no suspend in between is refused as before.
+  ExpectRefused(m.Resume(), RefusalReason::kWrongState, State::kRunning);
+}
+
 TEST(StateMachine, FailuresMoveToFailed) {
   StateMachine a = WarmIdle();
   MustAccept(a.StartRunner(Request("r1")));
