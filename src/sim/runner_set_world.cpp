@@ -105,7 +105,7 @@ class World {
         memory_queue_(clock_, sleeper_, QueueOptionsOf(config_)),
         queue_(scheduler_, memory_queue_, queue_faults_),
         github_(MakeGithub()),
-        guest_(scheduler_, github_->model(), o.guest, kPrefix),
+        guest_(scheduler_, github_->model(), o.guest, kPrefix, o.seed * 7919 + 7),
         microvms_(services_, MicrovmsOptions(o), &guest_),
         vms_http_(scheduler_, microvms_.api(), microvms_faults_, "microvms"),
         ingress_http_(scheduler_, microvms_.ingress(), microvms_faults_, "ingress"),
@@ -120,6 +120,7 @@ class World {
       return r;
     });
     if (o.plant_unconditional_claims) store_.PlantUnconditionalPuts("job#");
+    queue_.DuplicateSends(o.queue_duplicates, chance_);
     github_->model().SetRunnerListingLag(o.runner_listing_lag);
   }
 
@@ -199,6 +200,7 @@ class World {
   static vms::InProcessMicrovmsOptions MicrovmsOptions(const WorldOptions& o) {
     vms::InProcessMicrovmsOptions m;
     m.model.latency.run.low = o.vm_boot;
+    m.model.boot_failure_probability = o.boot_failure;
     m.model.latency.suspend.low = Duration(2'070);  // seed 000's medians
     m.model.latency.resume.low = Duration(4'550);
     m.model.latency.terminate.low = Duration(1'000);

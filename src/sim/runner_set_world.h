@@ -44,8 +44,10 @@ struct WorldOptions {
   WebhookFaults webhooks;
   double crashes_per_hour = 0;  // of launchers, the janitor and the sweeper (each replaced)
   double yield_delay_probability = 0;
-  Duration max_clock_skew{0};  // each process's clock is off by up to this, either way
-  Duration vm_boot{5'000};     // RunMicrovm → RUNNING, the platform's part of seed 001's 6.8 s
+  Duration max_clock_skew{0};   // each process's clock is off by up to this, either way
+  Duration vm_boot{5'000};      // RunMicrovm → RUNNING, the platform's part of seed 001's 6.8 s
+  double boot_failure = 0;      // a RunMicrovm whose VM never boots (the MicroVMs model's knob)
+  double queue_duplicates = 0;  // a sent message delivered twice (SQS is at-least-once)
   int github_mutations_per_minute = 0;  // GitHub's secondary limit on POST/DELETE (0: none)
   GuestTimings guest;
   Duration runner_listing_lag{0};

@@ -44,12 +44,23 @@ const std::vector<Scenario>& Scenarios() {
        }},
       {"crashes",
        "8 jobs; launchers, the janitor and the sweeper crash between any two calls (about 30 an "
-       "hour) and are replaced; duplicated webhooks",
+       "hour) and are replaced; duplicated webhooks and queue messages",
        [](uint64_t seed) {
          WorldOptions o = Base(seed);
          o.jobs = 8;
          o.crashes_per_hour = 30;
          o.webhooks.duplicated = 0.3;
+         o.queue_duplicates = 0.2;
+         return o;
+       }},
+      {"vm-failures",
+       "8 jobs; a tenth of the VMs never boot and a tenth fail their /run hook: each launch "
+       "fails cleanly and the job still runs on another VM",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.jobs = 8;
+         o.boot_failure = 0.1;
+         o.guest.run_hook_failure = 0.1;
          return o;
        }},
       {"burst",
@@ -122,14 +133,18 @@ const std::vector<Scenario>& Scenarios() {
          return o;
        }},
       {"chaos",
-       "10 jobs; everything at once: webhook faults, API faults, crashes, clock skew of up to "
-       "2 s, and actors delayed at random between their steps",
+       "10 jobs; everything at once: webhook faults, API faults, duplicated queue messages, VM "
+       "boot and /run hook failures, crashes, clock skew of up to 2 s, and actors delayed at "
+       "random between their steps",
        [](uint64_t seed) {
          WorldOptions o = Base(seed);
          o.jobs = 10;
          o.webhooks = WebhookFaults{0.1, 0.2, 0.1, Duration(120'000)};
          o.store = o.queue = o.microvms = o.github = Flaky(0.5);
          o.crashes_per_hour = 20;
+         o.queue_duplicates = 0.1;
+         o.boot_failure = 0.05;
+         o.guest.run_hook_failure = 0.05;
          o.max_clock_skew = Duration(2'000);
          o.yield_delay_probability = 0.02;
          return o;

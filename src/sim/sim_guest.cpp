@@ -105,12 +105,13 @@ class SimGuest::Vm final : public supervisor::RunnerCommands {
 };
 
 SimGuest::SimGuest(Scheduler& scheduler, emulate::github::GithubModel& github, GuestTimings timings,
-                   std::string runner_prefix)
+                   std::string runner_prefix, uint64_t seed)
     : scheduler_(scheduler),
       github_(github),
       timings_(timings),
       runner_prefix_(std::move(runner_prefix)),
-      seam_(scheduler) {}
+      seam_(scheduler),
+      faults_(seed) {}
 
 SimGuest::~SimGuest() = default;
 
@@ -150,6 +151,11 @@ EffectOutcome SimGuest::Execute(const Effect& effect) {
   Outcome o = Accepted{};
   switch (effect.hook) {
     case Hook::kRun: {
+      if (timings_.run_hook_failure > 0 &&
+          static_cast<double>(faults_.Next64() >> 11) * 0x1.0p-53 < timings_.run_hook_failure) {
+        scheduler_.Note("run hook of " + vm.id + " fails");
+        return EffectOutcome::Failure("the supervisor could not start (simulated)");
+      }
       http::HttpResponse r = supervisor::HandleRun(vm, effect.body.Reveal());
       if (r.status != 200) return EffectOutcome::Failure("/run answered " + r.body);
       return EffectOutcome::Success();

@@ -37,7 +37,8 @@ struct GuestTimings {
   Duration docker_start{600};
   Duration runner_startup{5'600};
   Duration runner_connect{9'000};
-  Duration assignment{1'000};  // a job assigned to the runner reaches it this much later
+  Duration assignment{1'000};   // a job assigned to the runner reaches it this much later
+  double run_hook_failure = 0;  // a /run hook fails (the platform then ends the VM)
   Duration poll{2'000};  // between the runner's job polls while it waits (each is a heartbeat)
   Duration job_min{20'000};
   Duration job_max{90'000};
@@ -62,8 +63,9 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
  public:
   // `runner_prefix` names the set's runners: "<prefix><jobId>-<token>" says which job a VM was
   // launched for.
+  // `seed` draws the /run hook failures.
   SimGuest(Scheduler& scheduler, emulate::github::GithubModel& github, GuestTimings timings,
-           std::string runner_prefix);
+           std::string runner_prefix, uint64_t seed = 1);
   ~SimGuest() override;
 
   emulate::microvms::EffectOutcome Execute(const emulate::microvms::Effect& effect) override;
@@ -104,6 +106,7 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   GuestTimings timings_;
   std::string runner_prefix_;
   ActorSeam seam_;
+  SeededRandom faults_;  // the /run hook failures (drawn under the service's lock)
 
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Vm>> vms_;

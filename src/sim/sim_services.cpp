@@ -99,6 +99,14 @@ store::TransactionOutcome SimStore::Transact(const std::vector<store::WriteOp>& 
   return outcome;
 }
 
+bool SimQueue::Duplicate() {
+  if (duplicate_ <= 0 || duplicate_random_ == nullptr) return false;
+  if (static_cast<double>(duplicate_random_->Next64() >> 11) * 0x1.0p-53 >= duplicate_)
+    return false;
+  scheduler_.Note("queue duplicated a message");
+  return true;
+}
+
 Faults::Kind SimQueue::Enter(std::string_view operation) {
   scheduler_.Yield(operation);
   return faults_.Draw(operation);
@@ -107,6 +115,7 @@ Faults::Kind SimQueue::Enter(std::string_view operation) {
 Result<std::string> SimQueue::Send(const queue::OutgoingMessage& message) {
   return Apply(Enter("queue.Send"), "queue.Send", [&] {
     Result<std::string> sent = inner_.Send(message);
+    if (sent.ok() && Duplicate()) (void)inner_.Send(message);
     scheduler_.Unpark(this);
     return sent;
   });

@@ -77,6 +77,13 @@ class SimQueue final : public queue::Queue {
   SimQueue(Scheduler& scheduler, queue::MemoryQueue& inner, Faults& faults)
       : scheduler_(scheduler), inner_(inner), faults_(faults) {}
 
+  // SQS delivers at least once: a sent message is stored twice with this probability, drawn from
+  // `random` (the run's).
+  void DuplicateSends(double probability, Random& random) {
+    duplicate_ = probability;
+    duplicate_random_ = &random;
+  }
+
   Result<std::string> Send(const queue::OutgoingMessage& message) override;
   Result<std::vector<std::string>> SendBatch(
       const std::vector<queue::OutgoingMessage>& messages) override;
@@ -86,9 +93,12 @@ class SimQueue final : public queue::Queue {
 
  private:
   Faults::Kind Enter(std::string_view operation);
+  bool Duplicate();
   Scheduler& scheduler_;
   queue::MemoryQueue& inner_;
   Faults& faults_;
+  double duplicate_ = 0;
+  Random* duplicate_random_ = nullptr;
 };
 
 }  // namespace mvr::sim
