@@ -20,8 +20,9 @@ struct HostPort {
 // non-empty host and a decimal port 0-65535.
 Result<HostPort> ParseHostPort(std::string_view text, std::string_view what);
 
-// Binds 127.0.0.1:0 and returns the port the kernel chose, then releases it: free a moment ago,
-// so another process may take it before the caller does.
+// A loopback port free a moment ago, for a process started next to listen on (another process
+// may still take it first). Taken from 20000-32767, below the kernel's ephemeral range, so that
+// outgoing connections' source ports never take it; a port that does not bind is skipped.
 Result<int> PickFreeLoopbackPort();
 
 }  // namespace mvr
