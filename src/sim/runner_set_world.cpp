@@ -483,20 +483,25 @@ class World {
     }
   }
 
+  // Every VM the MicroVMs model holds, read without a scheduling point (the checks' view).
+  std::vector<json> ModelVms() {
+    return microvms_.WithModel([&](vms::MicrovmModel& model) {
+      Result<json> listed = model.Invoke("ListMicrovms", json::object());
+      std::vector<json> out;
+      if (listed.ok()) out = (*listed)["items"].get<std::vector<json>>();
+      return out;
+    });
+  }
+
   // The capacity a pooled request states bounds the members it creates: the pool never holds
   // more live VMs than the runs' server-capacity.
   void CheckCapacity() {
     if (options_.action_runs == 0) return;
     int live = 0;
-    microvms_.WithModel([&](vms::MicrovmModel& model) {
-      Result<json> listed = model.Invoke("ListMicrovms", json::object());
-      if (!listed.ok()) return 0;
-      for (const json& vm : (*listed)["items"]) {
-        const std::string state = vm.value("state", "");
-        live += state != "TERMINATED" && state != "TERMINATING";
-      }
-      return 0;
-    });
+    for (const json& vm : ModelVms()) {
+      const std::string state = vm.value("state", "");
+      live += state != "TERMINATED" && state != "TERMINATING";
+    }
     if (live > options_.action_capacity && !over_capacity_) {
       over_capacity_ = true;
       action_failures_.push_back("the pool holds " + std::to_string(live) +
@@ -551,25 +556,20 @@ class World {
     // Every VM older than the janitor's bound has ended, but a warm pool's SUSPENDED members.
     const double now_s = std::chrono::duration<double>(scheduler_.Now().time_since_epoch()).count();
     const double bound_s = static_cast<double>(JanitorBound().count()) / 1000.0;
-    microvms_.WithModel([&](vms::MicrovmModel& model) {
-      Result<json> listed = model.Invoke("ListMicrovms", json::object());
-      if (!listed.ok()) return 0;
-      for (const json& vm : (*listed)["items"]) {
-        const std::string state = vm.value("state", "");
-        const double age_s = now_s - vm.value("startedAt", 0.0);
-        const bool pools =
-            options_.warm_pool_size > 0 || options_.hot_pool_size > 0 || options_.action_runs > 0;
-        if (state == "TERMINATED" || state == "TERMINATING" || age_s < bound_s ||
-            (pools && state == "SUSPENDED")) {
-          continue;
-        }
-        report.violations.push_back("VM " + vm.value("microvmId", "") + " is still " + state +
-                                    " after " + std::to_string(static_cast<int64_t>(age_s)) +
-                                    " s, past the janitor's bound of " +
-                                    std::to_string(static_cast<int64_t>(bound_s)) + " s");
+    const bool pools =
+        options_.warm_pool_size > 0 || options_.hot_pool_size > 0 || options_.action_runs > 0;
+    for (const json& vm : ModelVms()) {
+      const std::string state = vm.value("state", "");
+      const double age_s = now_s - vm.value("startedAt", 0.0);
+      if (state == "TERMINATED" || state == "TERMINATING" || age_s < bound_s ||
+          (pools && state == "SUSPENDED")) {
+        continue;
       }
-      return 0;
-    });
+      report.violations.push_back("VM " + vm.value("microvmId", "") + " is still " + state +
+                                  " after " + std::to_string(static_cast<int64_t>(age_s)) +
+                                  " s, past the janitor's bound of " +
+                                  std::to_string(static_cast<int64_t>(bound_s)) + " s");
+    }
     for (const gh::Runner& runner : github_->model().ListAllRunners()) {
       // A hot member's runner stays registered, parked with its suspended VM.
       if (options_.hot_pool_size > 0 && runner.name.find("hot-") != std::string::npos) continue;
