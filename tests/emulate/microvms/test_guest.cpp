@@ -7,9 +7,12 @@
 // it) it echoes every request as JSON, except GET /v1/self and POST /v1/terminate-self, which
 // call GetMicrovm and TerminateMicrovm on its own id at $AWS_ENDPOINT_URL_LAMBDA_MICROVMS and
 // answer with the API's answer. It counts in a loop, writing the count to $MVR_VM_DIR/counter, so
-// a test can see whether it is frozen.
+// a test can see whether it is frozen. On SIGTERM it shuts down as a real server does: it stops
+// accepting, finishes the requests in flight (a /v1/terminate-self still answers its caller while
+// the emulator stops the VM it asked to stop) and exits 0.
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
 #include <unistd.h>
 #include <atomic>
 #include <cstdio>
@@ -45,6 +48,18 @@ mvr::http::HttpResponse CallApiOnSelf(mvr::http::HttpClient& client, const std::
 }
 
 int main() {
+  // SIGTERM is taken by sigwait below, so it must be blocked before any thread starts.
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, nullptr);
+  std::atomic<bool> stopping{false};
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&term, &sig);
+    stopping = true;
+  });
+  waiter.detach();
   const std::string dir = Env("MVR_VM_DIR", ".");
   const std::string hook_log = Env("MVR_TEST_HOOK_LOG", dir + "/hooks.log");
   const std::string pid_log = Env("MVR_TEST_HOOK_PIDS");
@@ -98,7 +113,7 @@ int main() {
   if (!hooks.Start(bind_host, hook_port).ok()) return 3;
   if (app_port != 0 && !app.Start(bind_host, app_port).ok()) return 4;
   mvr::RealSleeper sleeper;
-  for (long count = 0;; ++count) {
+  for (long count = 0; !stopping; ++count) {
     {
       std::ofstream out(dir + "/counter.tmp", std::ios::trunc);
       out << count;
@@ -106,4 +121,7 @@ int main() {
     std::rename((dir + "/counter.tmp").c_str(), (dir + "/counter").c_str());
     sleeper.Sleep(mvr::Duration(10));
   }
+  app.Stop();
+  hooks.Stop();
+  return 0;
 }
