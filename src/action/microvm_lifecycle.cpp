@@ -97,19 +97,32 @@ Result<aws::Microvm> MicrovmLifecycle::Suspend(const std::string& id, TimePoint 
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, Get(id, deadline));
   if (Ending(vm.state)) return NotFound(Describe(vm));
   if (vm.state == aws::MicrovmState::kSuspended) return vm;
-  if (vm.state != aws::MicrovmState::kSuspending) {
-    Status s =
-        RetryStatus(PolicyUntil(deadline), seam_, [&] { return service_.SuspendMicrovm(id); });
-    if (!s.ok() && s.code() != Code::kConflict) return s.Annotate("SuspendMicrovm " + id);
-  }
+  if (vm.state != aws::MicrovmState::kSuspending) MVR_RETURN_IF_ERROR(RequestSuspend(id, deadline));
   return PollUntil(id, deadline, aws::MicrovmState::kSuspended);
 }
 
-Status MicrovmLifecycle::Terminate(const std::string& id, TimePoint deadline) {
+Status MicrovmLifecycle::RequestSuspend(const std::string& id, TimePoint deadline) {
+  Status s = RetryStatus(PolicyUntil(deadline), seam_, [&] { return service_.SuspendMicrovm(id); });
+  if (!s.ok() && s.code() != Code::kConflict) return s.Annotate("SuspendMicrovm " + id);
+  return Status::Ok();
+}
+
+Status MicrovmLifecycle::CallTerminate(const std::string& id, TimePoint deadline) {
   Status s =
       RetryStatus(PolicyUntil(deadline), seam_, [&] { return service_.TerminateMicrovm(id); });
+  if (!s.ok() && s.code() != Code::kNotFound) return s.Annotate("TerminateMicrovm " + id);
+  return s;
+}
+
+Status MicrovmLifecycle::RequestTerminate(const std::string& id, TimePoint deadline) {
+  Status s = CallTerminate(id, deadline);
+  return s.code() == Code::kNotFound ? Status::Ok() : s;
+}
+
+Status MicrovmLifecycle::Terminate(const std::string& id, TimePoint deadline) {
+  Status s = CallTerminate(id, deadline);
   if (s.code() == Code::kNotFound) return Status::Ok();
-  if (!s.ok()) return s.Annotate("TerminateMicrovm " + id);
+  MVR_RETURN_IF_ERROR(s);
   Result<aws::Microvm> vm = PollUntil(id, deadline, aws::MicrovmState::kTerminated);
   if (vm.ok() || vm.status().code() == Code::kNotFound) return Status::Ok();
   return vm.status();

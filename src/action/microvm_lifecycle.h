@@ -30,8 +30,15 @@ class MicrovmLifecycle {
   Result<aws::Microvm> Resume(const std::string& microvm_id, TimePoint deadline);
   // SuspendMicrovm then poll until SUSPENDED.
   Result<aws::Microvm> Suspend(const std::string& microvm_id, TimePoint deadline);
+  // SuspendMicrovm without waiting: for a caller that looks again later (the hot pool's
+  // sweeper, which must not spend a sweep waiting on each of a hundred members). Conflict (it is
+  // already suspending or suspended) is success.
+  Status RequestSuspend(const std::string& microvm_id, TimePoint deadline);
   // TerminateMicrovm (NotFound = already gone) then poll until TERMINATED or gone.
   Status Terminate(const std::string& microvm_id, TimePoint deadline);
+  // TerminateMicrovm without waiting (NotFound = already gone): once the service has taken the
+  // request the VM ends on its own.
+  Status RequestTerminate(const std::string& microvm_id, TimePoint deadline);
   // GetMicrovm with retries.
   Result<aws::Microvm> Get(const std::string& microvm_id, TimePoint deadline);
   // A short-lived ingress token that allows only `port`.
@@ -40,6 +47,8 @@ class MicrovmLifecycle {
 
  private:
   RetryPolicy PolicyUntil(TimePoint deadline) const;
+  // TerminateMicrovm with retries; NotFound comes back as it is.
+  Status CallTerminate(const std::string& microvm_id, TimePoint deadline);
   // Polls GetMicrovm until the VM is in `want`; a terminal state on the way is an error.
   Result<aws::Microvm> PollUntil(const std::string& microvm_id, TimePoint deadline,
                                  aws::MicrovmState want);

@@ -113,8 +113,11 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
     reason = "it is older than hotPool.maxAgeSeconds (or near its maximum duration)";
   } else if (m.state != PoolMember::State::kBooting && !listed) {
     reason = "GitHub no longer lists its runner";
-  } else if ((m.state == PoolMember::State::kParking || m.state == PoolMember::State::kSuspended) &&
-             vm.state != aws::MicrovmState::kSuspended) {
+  } else if ((m.state == PoolMember::State::kParking &&
+              vm.state != aws::MicrovmState::kSuspending &&
+              vm.state != aws::MicrovmState::kSuspended) ||
+             (m.state == PoolMember::State::kSuspended &&
+              vm.state != aws::MicrovmState::kSuspended)) {
     reason = "its VM is not SUSPENDED";
   }
   if (!reason.empty()) {
@@ -136,14 +139,15 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
     case PoolMember::State::kStarting: {
       if (!runner->second.online()) return true;  // the runner is still starting
       // Connected and idle: freeze it as it is. Its registration stays; only its poll stops.
-      Result<aws::Microvm> frozen = vms.Suspend(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
+      // The suspend is requested, not waited for: the next sweep sees it SUSPENDED.
+      Status frozen = vms.RequestSuspend(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
       if (!frozen.ok()) {
         // The supervisor refuses once the runner's job started: then the job is served.
         Result<github::Runner> fresh = deps_.github->GetRunner(RunnerScopeOf(config_), m.runner_id);
         if (fresh.ok() && fresh->busy) {
           AdoptHot(m, true, report);
         } else {
-          Error(report, "suspending hot pool member " + m.microvm_id, frozen.status());
+          Error(report, "suspending hot pool member " + m.microvm_id, frozen);
           RetireHot(m, "it could not be suspended", true, report);
         }
         return false;
@@ -156,9 +160,9 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
       return true;
     }
     case PoolMember::State::kParking: {
-      // Claimable only once GitHub shows the runner offline: until then it could hand the
-      // frozen runner a job (which the busy check above then serves).
-      if (runner->second.online()) return true;
+      // Claimable only once the VM is SUSPENDED and GitHub shows the runner offline: until then
+      // it could hand the frozen runner a job (which the busy check above then serves).
+      if (vm.state != aws::MicrovmState::kSuspended || runner->second.online()) return true;
       if (Status s = deps_.pool.MarkSuspended(m.microvm_id); !s.ok()) {
         Error(report, "marking hot pool member " + m.microvm_id + " ready", s);
         return true;

@@ -192,7 +192,11 @@ void WarmPoolSweeper::Retire(const PoolMember& m, const std::string& reason, boo
                              PoolSweepReport& report) {
   if (claim && !ClaimForSweeper(m, "replace", report)) return;
   action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
-  if (Status s = vms.Terminate(m.microvm_id, deps_.seam.clock.Now() + kTerminateTime); !s.ok()) {
+  // Requested, not waited for: a sweep retiring many members must not wait on each in turn, and
+  // a VM whose termination the service took ends on its own (the janitor never takes an ending
+  // VM for an orphan).
+  if (Status s = vms.RequestTerminate(m.microvm_id, deps_.seam.clock.Now() + kTerminateTime);
+      !s.ok()) {
     Error(report, "terminating pool member " + m.microvm_id, s);
     return;  // claimed by the sweeper: the next sweep tries again
   }

@@ -102,6 +102,45 @@ TEST_F(HotPoolTest, AMemberIsReadyOnlyOnceItsRunnerConnectedAndThenShowedOffline
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
 }
 
+// A sweep walks a hundred members in turn, so it asks for a suspend or a termination and moves on:
+// waiting on each (seconds apiece) made members of a big pool age out before they were ready.
+TEST_F(HotPoolTest, ASweepRequestsSuspendsAndTerminationsWithoutWaitingForThem) {
+  ON_CALL(vms_, SuspendMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
+    return Move(id, "suspend", aws::MicrovmState::kSuspending);  // the service is still at it
+  }));
+  int reads = 0;
+  ON_CALL(vms_, GetMicrovm(_)).WillByDefault(Invoke([this, &reads](const std::string& id) {
+    ++reads;
+    auto it = vms_by_id_.find(id);
+    if (it == vms_by_id_.end()) return Result<aws::Microvm>(NotFound("no such MicroVM"));
+    return Result<aws::Microvm>(it->second);
+  }));
+  Sweeper().Sweep();
+  Sweeper().Sweep();
+  Runner().status = "online";
+  EXPECT_EQ(Sweeper().Sweep().hot_parked, 1);
+  const int reads_before = reads;
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"parking", 1}}));
+  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kSuspending);
+  // Still SUSPENDING when GitHub shows the runner offline: neither ready nor given up on.
+  Runner().status = "offline";
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.hot_ready, 0);
+  EXPECT_EQ(r.retired, 0);
+  EXPECT_EQ(reads - reads_before, 1) << "one read per sweep, no polling";
+  vms_by_id_["vm-1"].state = aws::MicrovmState::kSuspended;
+  EXPECT_EQ(Sweeper().Sweep().hot_ready, 1);
+  // Retiring it asks for the termination and drops the row while the VM is still TERMINATING.
+  ON_CALL(vms_, TerminateMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
+    return Move(id, "terminate", aws::MicrovmState::kTerminating);
+  }));
+  runners_.clear();
+  r = Sweeper().Sweep();
+  EXPECT_EQ(r.retired, 1);
+  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminating);
+  EXPECT_EQ(Count("terminate vm-1"), 1u);
+}
+
 TEST_F(HotPoolTest, AParkingMemberIsNotTakenByALaunch) {
   MakeParking();
   ASSERT_EQ(Members(), (std::map<std::string, int>{{"parking", 1}}));
