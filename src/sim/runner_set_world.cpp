@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <memory>
 
 #include "action/pool_keys.h"
@@ -89,6 +91,18 @@ Scheduler::Options SchedulerOptions(const WorldOptions& o) {
 bool Draw(SeededRandom& random, double p) {
   return p > 0 && static_cast<double>(random.Next64() >> 11) * 0x1.0p-53 < p;
 }
+
+// Runs `f` when the scope ends, unwinding from a crash included.
+class OnExit {
+ public:
+  explicit OnExit(std::function<void()> f) : f_(std::move(f)) {}
+  ~OnExit() { f_(); }
+  OnExit(const OnExit&) = delete;
+  OnExit& operator=(const OnExit&) = delete;
+
+ private:
+  std::function<void()> f_;
+};
 
 class World {
  public:
@@ -333,15 +347,28 @@ class World {
         delay += Duration(
             static_cast<int64_t>(chance_.Next64() % static_cast<uint64_t>(f.late_by.count() + 1)));
       }
-      scheduler_.Spawn(name, [this, shared, copy, delay] {
+      const int crash_after = Draw(chance_, f.handler_crashes) ? CrashPoint(12) : 0;
+      scheduler_.Spawn(name, [this, shared, copy, delay, crash_after] {
         webhooks_.sleeper.Sleep(delay);
+        // A handler that dies leaves GitHub waiting until its delivery times out.
+        bool answered = copy != 0;
+        OnExit timed_out([&, unwinding = std::uncaught_exceptions()] {
+          if (std::uncaught_exceptions() > unwinding) ++webhook_handler_crashes_;
+          if (answered) return;
+          gh::DeliveryOutcome outcome;
+          outcome.error = "timed out: the endpoint did not answer";
+          shared->done(outcome);
+        });
+        scheduler_.CrashAfter(crash_after);
         runnerset::WebhookAnswer answer = runnerset::AnswerWebhook(
             *router_, queue_, metrics_, webhooks_.logger, shared->delivery.headers,
             shared->delivery.payload, webhooks_.clock.Now());
+        scheduler_.CrashAfter(0);
         if (copy == 0) {
           gh::DeliveryOutcome outcome;
           outcome.status = answer.status;
           outcome.copies_sent = 1;
+          answered = true;
           shared->done(outcome);
         }
       });
@@ -390,6 +417,14 @@ class World {
                             [this](const Secret& s) { action_secrets_.push_back(s.Reveal()); },
                             nullptr,
                             &store_};
+    const bool final_wave = index >= options_.action_runs;
+    // A crashing run dies somewhere in its start, or its stop, if it gets that far.
+    const int crash_after =
+        !final_wave && Draw(chance_, options_.action_crashes) ? CrashPoint(120) : 0;
+    scheduler_.CrashAfter(crash_after);
+    OnExit counted([this, unwinding = std::uncaught_exceptions()] {
+      if (std::uncaught_exceptions() > unwinding) ++action_crashed_;  // it died (Killed)
+    });
     action::StartCommand start;
     start.endpoints = {kRepository, gh::InProcessGithub::kApiUrl, Secret(kToken), "us-east-1"};
     start.identity.repository_id = "123";
@@ -526,6 +561,11 @@ class World {
     }
   }
 
+  // Where a crashing actor dies: at one of its next `span` seam calls.
+  int CrashPoint(int span) {
+    return 1 + static_cast<int>(chance_.Next64() % static_cast<uint64_t>(span));
+  }
+
   void CheckTheEnd(WorldReport& report) {
     const std::vector<std::string> seen = guest_.violations();
     report.violations.insert(report.violations.begin(), seen.begin(), seen.end());
@@ -535,6 +575,8 @@ class World {
     report.action_at_capacity = action_at_capacity_;
     report.action_stale_stops = action_stale_stops_;
     report.action_gave_up = action_gave_up_;
+    report.action_crashed = action_crashed_;
+    report.webhook_handler_crashes = webhook_handler_crashes_;
     const std::vector<gh::Job> jobs = github_->model().ListAllJobs();
     report.jobs = static_cast<int>(jobs.size());
     const std::map<int64_t, JobTimes> times = guest_.jobs();
@@ -573,6 +615,13 @@ class World {
     for (const gh::Runner& runner : github_->model().ListAllRunners()) {
       // A hot member's runner stays registered, parked with its suspended VM.
       if (options_.hot_pool_size > 0 && runner.name.find("hot-") != std::string::npos) continue;
+      // A run that died after registering its runner leaves it unused: the Action has no janitor,
+      // and GitHub removes an ephemeral runner that has not connected for a day. At most one
+      // such runner per crashed run, and never one that was given a job.
+      if (!runner.job_id && !runner.busy && report.action_runners_left < action_crashed_) {
+        ++report.action_runners_left;
+        continue;
+      }
       report.violations.push_back("runner " + runner.name + " is still registered at the end");
     }
     CheckLogs(report);
@@ -669,6 +718,8 @@ class World {
   std::vector<std::string> action_secrets_;
   std::vector<std::string> action_failures_;
   int action_started_ = 0, action_at_capacity_ = 0, action_stale_stops_ = 0, action_gave_up_ = 0;
+  int action_crashed_ = 0;
+  int webhook_handler_crashes_ = 0;
   bool over_capacity_ = false;
 };
 

@@ -25,6 +25,9 @@ struct WebhookFaults {
   double duplicated = 0;  // delivered twice
   double late = 0;        // delivered up to `late_by` late (so reordered)
   Duration late_by{300'000};
+  // The handler dies in the middle of a delivery, between any two of its calls: GitHub records a
+  // failed delivery and does not redeliver.
+  double handler_crashes = 0;
 };
 
 struct WorldOptions {
@@ -58,6 +61,9 @@ struct WorldOptions {
   bool runner_set = true;  // false: no launchers, janitor or sweeper (the Action alone)
   int action_capacity = 3;
   double action_abandon = 0;
+  // A run's start or stop dies between any two of its calls (the runner host lost, the job
+  // cancelled hard); later runs must reconcile what it left. The final wave never crashes.
+  double action_crashes = 0;
   int64_t action_lease_timeout_seconds =
       120;  // GitHub's runner listing shows a runner busy this late
   // A planted bug (the simulation must find it): the job claim is no longer first-writer-wins
@@ -74,10 +80,13 @@ struct WorldReport {
   uint64_t steps = 0;
   int jobs = 0;
   int jobs_completed = 0;
-  int action_started = 0;      // runs whose start succeeded
-  int action_at_capacity = 0;  // runs refused with the pool's capacity error
-  int action_stale_stops = 0;  // late stops of taken-over leases, refused as they must be
-  int action_gave_up = 0;      // starts or stops failed by a service that kept failing
+  int action_started = 0;           // runs whose start succeeded
+  int action_at_capacity = 0;       // runs refused with the pool's capacity error
+  int action_stale_stops = 0;       // late stops of taken-over leases, refused as they must be
+  int action_gave_up = 0;           // starts or stops failed by a service that kept failing
+  int action_crashed = 0;           // runs that died mid-start or mid-stop (action_crashes)
+  int action_runners_left = 0;      // unused runners those runs left for GitHub to remove
+  int webhook_handler_crashes = 0;  // deliveries whose handler died (handler_crashes)
   int runners_started = 0;
   std::vector<double> start_seconds;  // queued → a runner took it, per job that started
   // Seed 001's segments, per launch whose runner took its own job: queued → VM running,

@@ -44,11 +44,13 @@ const std::vector<Scenario>& Scenarios() {
        }},
       {"crashes",
        "8 jobs; launchers, the janitor and the sweeper crash between any two calls (about 30 an "
-       "hour) and are replaced; duplicated webhooks and queue messages",
+       "hour) and are replaced, and a fifth of the webhook handlers die mid-delivery; duplicated "
+       "webhooks and queue messages",
        [](uint64_t seed) {
          WorldOptions o = Base(seed);
          o.jobs = 8;
          o.crashes_per_hour = 30;
+         o.webhooks.handler_crashes = 0.2;
          o.webhooks.duplicated = 0.3;
          o.queue_duplicates = 0.2;
          return o;
@@ -119,8 +121,8 @@ const std::vector<Scenario>& Scenarios() {
        }},
       {"action-pool",
        "12 runs of the Action on one warm pool with server-capacity 3 over 10 minutes, a fifth "
-       "abandoning their lease and stopping late with the old handle, API faults; then a final "
-       "wave of 3 runs that must reconcile whatever was left",
+       "abandoning their lease and stopping late with the old handle, a tenth dying mid-start or "
+       "mid-stop, API faults; then a final wave of 3 runs that must reconcile whatever was left",
        [](uint64_t seed) {
          WorldOptions o = Base(seed);
          o.jobs = 0;
@@ -128,6 +130,7 @@ const std::vector<Scenario>& Scenarios() {
          o.action_runs = 12;
          o.action_capacity = 3;
          o.action_abandon = 0.2;
+         o.action_crashes = 0.1;
          o.arrivals = Duration(600'000);
          o.store = o.microvms = o.github = Flaky(0.3);
          return o;
@@ -139,7 +142,7 @@ const std::vector<Scenario>& Scenarios() {
        [](uint64_t seed) {
          WorldOptions o = Base(seed);
          o.jobs = 10;
-         o.webhooks = WebhookFaults{0.1, 0.2, 0.1, Duration(120'000)};
+         o.webhooks = WebhookFaults{0.1, 0.2, 0.1, Duration(120'000), 0.1};
          o.store = o.queue = o.microvms = o.github = Flaky(0.5);
          o.crashes_per_hour = 20;
          o.queue_duplicates = 0.1;

@@ -143,6 +143,10 @@ void Scheduler::HandBack(std::unique_lock<std::mutex>& lock, Actor* self) {
   running_ = kDriver;
   driver_cv_.notify_one();
   self->cv.wait(lock, [&] { return running_ == self->id; });
+  if (self->crash_countdown > 0 && --self->crash_countdown == 0 && !self->kill) {
+    Record(self->name, "crash");
+    self->kill = true;
+  }
   if (self->kill && !self->unwinding) {
     self->unwinding = true;
     throw Killed{};
@@ -223,6 +227,12 @@ void Scheduler::Kill(ActorId id) {
   Record(self ? self->name : "driver", "kill " + actor->name);
   actor->kill = true;
   if (actor->state == State::kSleeping) actor->state = State::kRunnable;
+}
+
+void Scheduler::CrashAfter(int seam_calls) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Actor* self = Self();
+  if (self != nullptr) self->crash_countdown = std::max(seam_calls, 0);
 }
 
 bool Scheduler::Alive(ActorId id) const {

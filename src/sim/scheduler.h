@@ -93,6 +93,9 @@ class Scheduler {
   TimePoint Now() const;
   // Crashes `actor` at its next seam call (now, if it is sleeping: it wakes and throws).
   void Kill(ActorId actor);
+  // Called by an actor: it crashes at its `seam_calls`-th seam call from now, if it gets that
+  // far (a process dying in the middle of a request); 0 cancels.
+  void CrashAfter(int seam_calls);
   bool Alive(ActorId actor) const;
   // The name of the actor calling, or "driver".
   std::string Current() const;
@@ -110,7 +113,8 @@ class Scheduler {
     State state = State::kRunnable;
     TimePoint wake;
     bool kill = false;
-    bool unwinding = false;  // killed: seam calls no longer yield
+    bool unwinding = false;   // killed: seam calls no longer yield
+    int crash_countdown = 0;  // CrashAfter: seam calls left before it is killed (0: none)
     const void* parked_on = nullptr;
     bool unparked = false;
     std::function<void()> body;

@@ -93,6 +93,41 @@ TEST(RunnerSetWorldTest, ActionPoolKeepsItsCapacityAndRefusesStaleHandles) {
   EXPECT_GT(stale, 0);
 }
 
+// Every webhook handler dies somewhere in its delivery: GitHub never redelivers, so the jobs whose
+// intent was not queued yet run only because the janitor finds them still queued.
+TEST(RunnerSetWorldTest, WebhookHandlersDyingMidDeliveryLoseNoJob) {
+  WorldOptions o = FindScenario("quiet")->options(3);
+  o.webhooks.handler_crashes = 1.0;
+  WorldReport r = RunRunnerSet(o);
+  EXPECT_TRUE(r.violations.empty()) << Violations(r);
+  EXPECT_EQ(r.jobs_completed, r.jobs);
+  EXPECT_GT(r.webhook_handler_crashes, 0);
+}
+
+// Runs of the Action dying mid-start or mid-stop: later runs reconcile their members, capacity
+// holds, and what they leave is at most one unused runner each (GitHub removes it after a day).
+TEST(RunnerSetWorldTest, ActionRunsDyingMidStartOrStopLeaveNothingTheNextRunsCannotReconcile) {
+  int crashed = 0;
+  RunSeeds(
+      *FindScenario("action-pool"), 1, 6, 2, [](WorldOptions& o) { o.action_crashes = 0.5; },
+      [&](const SeedOutcome& o) {
+        EXPECT_TRUE(o.report.violations.empty()) << "seed " << o.seed << Violations(o.report);
+        EXPECT_LE(o.report.action_runners_left, o.report.action_crashed);
+        crashed += o.report.action_crashed;
+      });
+  EXPECT_GT(crashed, 6);
+}
+
+// 100 jobs at once on a hot pool of 100: every job resumes a parked runner. The sweeper used to
+// wait on each member's suspend in turn; a sweep took minutes, members aged out before they were
+// ready and most jobs launched cold (p50 22.8 s, p95 169 s).
+TEST(RunnerSetWorldTest, AHotPoolOfAHundredServesABurstOfAHundred) {
+  LatencyRow row = LatencyCell("hot-pool", 100, 1, 1);
+  EXPECT_EQ(row.violations, 0) << row.first_violation;
+  EXPECT_EQ(row.jobs, 100);
+  EXPECT_LT(row.p50, 15.0);
+}
+
 // A resumed hot runner takes a job within a second, before its launch commits. Seeds 7 and 18
 // of hot-pool failed that commit (a store fault) and the launcher's cleanup terminated the VM
 // under the running job; the cleanup now removes the runner first and leaves a busy one alone.
