@@ -121,11 +121,27 @@ std::optional<int64_t> Launcher::LaunchedFor(const std::string& runner) {
       }
     }
   }
-  // A hot-pool runner carries no job id: the launch that resumed it named its job on the
-  // mapping row. No row (still parked, or a row for no job): nobody waits for it.
+  // A hot-pool runner carries no job id: the launch that resumed it names its job on the mapping
+  // row, once the resume is done. The runner takes a job within a second of waking, before
+  // that: with no row yet, the job it was resumed for may be waiting.
   Result<std::optional<MappingRow>> row = deps_.table.GetMapping(runner);
+  if (row.ok() && !*row && runner.rfind(prefix + "hot-", 0) == 0 && HotLaunchInFlight(runner)) {
+    return kLaunchInFlight;
+  }
+  // No row (a parked runner handed a job, which the sweeper adopts), or a row for no job (one
+  // it adopted): nobody waits for it.
   if (!row.ok() || !*row || (*row)->job_id <= 0) return std::nullopt;
   return (*row)->job_id;
+}
+
+bool Launcher::HotLaunchInFlight(const std::string& runner) {
+  if (deps_.pool == nullptr) return false;
+  Result<std::vector<PoolMember>> members = deps_.pool->ScanMembers();
+  if (!members.ok()) return true;  // fail open, as StillNeeded does
+  for (const PoolMember& m : *members) {
+    if (m.runner_name == runner) return m.claimed_by && *m.claimed_by != kSweeperHolder;
+  }
+  return false;
 }
 
 bool Launcher::StillNeeded(const LaunchIntent& in) {
@@ -152,7 +168,8 @@ bool Launcher::StillNeeded(const LaunchIntent& in) {
       return true;  // still waiting for a runner
     }
     std::optional<int64_t> next = LaunchedFor(job->runner_name);
-    if (!next) return false;               // run by a runner this set did not launch (or by none)
+    if (!next) return false;  // run by a runner this set did not launch (or by none)
+    if (*next == kLaunchInFlight) return true;
     if (*next == in.job_id) return false;  // the chain closes: every job in it has a runner
     if (seen.count(*next)) return false;
     job_id = *next;

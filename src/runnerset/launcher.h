@@ -110,10 +110,13 @@ class Launcher {
   Result<aws::Microvm> TakePoolMember(Attempt& attempt, PoolMember::Kind kind);
   // Whether the attempt's (hot) runner has taken a job: busy, or already removed after it.
   bool RunnerTookAJob(Attempt& attempt);
-  // The job's runner id, when a runner this set launched (for that job, or from a hot pool and
-  // mapped to a job by a launch) runs it: nullopt for a runner the set did not launch or mapped
-  // to no job.
+  // The id of the job a runner this set launched was launched for (from its name, or for a hot
+  // runner from the mapping row its launch wrote); kLaunchInFlight for a hot runner a launch has
+  // resumed but not yet mapped; nullopt for a runner the set did not launch or mapped to no job.
   std::optional<int64_t> LaunchedFor(const std::string& runner_name);
+  static constexpr int64_t kLaunchInFlight = -1;
+  // Whether the hot member whose runner this is is claimed by a launch (not the sweeper).
+  bool HotLaunchInFlight(const std::string& runner_name);
   // Removes unclaimed pool members from the VMs the cap counts: they are not jobs. Returns the
   // members it read (nothing when no class has a pool, or the read failed), which the warm path
   // then picks from instead of reading the pool again: a launch scans the pool once.

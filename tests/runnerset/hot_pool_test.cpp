@@ -308,5 +308,31 @@ TEST_F(HotPoolTest, AJobTakenByAParkedRunnerIsNotLaunchedFor) {
   EXPECT_EQ(o.decision, Decision::kDroppedNotQueued) << "the sweeper adopts that runner";
 }
 
+// A launch resumed a hot member for job 7; its runner woke and took job 42 before that launch
+// wrote its mapping row. Job 7 now waits for a runner, and 42's intent provides it (dropping it
+// left job 7 queued until a refilled member came online, a minute or more later).
+TEST_F(HotPoolTest, AJobTakenByAHotRunnerWhoseLaunchIsInFlightIsLaunchedFor) {
+  config_.classes[0].hot_pool_size = 2;
+  Sweeper().Sweep();
+  Sweeper().Sweep();
+  for (auto& [id, r] : runners_) r.status = "online";
+  Sweeper().Sweep();
+  for (auto& [id, r] : runners_) r.status = "offline";
+  ASSERT_EQ(Sweeper().Sweep().hot_ready, 2);
+  ASSERT_TRUE(pool_.Claim("vm-1", "launch-for-job-7").value());  // resuming, not yet mapped
+  github::Job job;
+  job.status = github::JobStatus::kInProgress;
+  const std::vector<PoolMember> members = pool_.ScanMembers().value();
+  for (const PoolMember& m : members) {
+    if (m.microvm_id == "vm-1") job.runner_name = m.runner_name;
+  }
+  ON_CALL(github_, GetJob(_, _)).WillByDefault(Invoke([job](auto&, int64_t) {
+    return Result<github::Job>(job);
+  }));
+  Outcome o = NewLauncher().Handle(Intent(42));
+  EXPECT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  EXPECT_EQ(o.microvm_id, "vm-2") << "the other hot member";
+}
+
 }  // namespace
 }  // namespace mvr::runnerset::testing
