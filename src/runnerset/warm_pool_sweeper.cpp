@@ -104,9 +104,13 @@ std::string WarmPoolSweeper::RetireReason(const PoolMember& m, const RunnerClass
                                           const std::optional<aws::Microvm>& vm,
                                           int64_t now_ms) const {
   const Duration reserve(config_.warm_pool.replace_before_seconds * 1000LL);
-  if (m.state == PoolMember::State::kBooting) {
+  if (m.state == PoolMember::State::kBooting || m.state == PoolMember::State::kParking) {
     if (now_ms - m.created_ms > config_.warm_pool.boot_timeout_seconds * 1000LL) {
       return "its pre-boot did not finish in time";
+    }
+    if (m.state == PoolMember::State::kParking && vm &&
+        vm->state != aws::MicrovmState::kSuspending && vm->state != aws::MicrovmState::kSuspended) {
+      return "its VM is not SUSPENDED";
     }
     return "";
   }
@@ -158,6 +162,7 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
       Retire(m, reason, true, report);
       continue;
     }
+    StepPreBoot(m, *vm, report);
     usable.push_back(&m);
   }
   // A pool made smaller: the members with the least time left go first.
@@ -244,28 +249,38 @@ Result<aws::RunMicrovmRequest> WarmPoolSweeper::PoolRunRequest(const RunnerClass
 
 Status WarmPoolSweeper::Boot(const RunnerClass& cls, const std::string& version) {
   const Seam& seam = deps_.seam;
-  const TimePoint deadline =
-      seam.clock.Now() + Duration(config_.warm_pool.boot_timeout_seconds * 1000LL);
+  const TimePoint deadline = seam.clock.Now() + kReadTime;
   MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run, PoolRunRequest(cls, version));
   action::MicrovmLifecycle vms(seam, deps_.microvms);
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, deadline));
-  const std::string id = vm.microvm_id;
-  const PoolMember m = NewMember(cls, version, vm);
   // The row maps the VM from now on, so the janitor never takes the pre-boot for an orphan.
-  Status s = deps_.pool.AddMember(m);
-  if (s.ok()) s = vms.WaitRunning(id, deadline).status();
-  if (s.ok()) s = vms.Suspend(id, deadline).status();
-  if (s.ok()) s = deps_.pool.MarkSuspended(id);
-  if (s.ok()) {
-    seam.logger.Info(
-        "warm pool member ready",
-        {{"microvm_id", id}, {"class", cls.label}, {"image_version", m.image_version}});
-    return s;
+  if (Status s = deps_.pool.AddMember(NewMember(cls, version, vm)); !s.ok()) {
+    vms.RequestTerminate(vm.microvm_id, seam.clock.Now() + kTerminateTime).IgnoreError();
+    return s.Annotate("pool member " + vm.microvm_id);
   }
-  // Whatever failed, the VM goes; its row goes once it is gone (else the next sweep retires it).
-  const Status gone = vms.Terminate(id, seam.clock.Now() + kTerminateTime);
-  if (gone.ok()) deps_.pool.RemoveMember(id).IgnoreError();
-  return s.Annotate("pool member " + id);
+  return Status::Ok();
+}
+
+void WarmPoolSweeper::StepPreBoot(const PoolMember& m, const aws::Microvm& vm,
+                                  PoolSweepReport& report) {
+  const Seam& seam = deps_.seam;
+  if (m.state == PoolMember::State::kBooting && vm.state == aws::MicrovmState::kRunning) {
+    // Booted: freeze it. Asked for, not waited for; the next sweep sees it SUSPENDED.
+    action::MicrovmLifecycle vms(seam, deps_.microvms);
+    Status s = vms.RequestSuspend(m.microvm_id, seam.clock.Now() + kReadTime);
+    if (s.ok()) s = deps_.pool.MarkState(m.microvm_id, PoolMember::State::kParking);
+    if (!s.ok()) Error(report, "suspending pool member " + m.microvm_id, s);
+    return;  // a failure is retried next sweep, until bootTimeoutSeconds retires it
+  }
+  if (m.state == PoolMember::State::kParking && vm.state == aws::MicrovmState::kSuspended) {
+    if (Status s = deps_.pool.MarkSuspended(m.microvm_id); !s.ok()) {
+      Error(report, "marking pool member " + m.microvm_id + " ready", s);
+      return;
+    }
+    seam.logger.Info("warm pool member ready", {{"microvm_id", m.microvm_id},
+                                                {"class", m.class_label},
+                                                {"image_version", m.image_version}});
+  }
 }
 
 }  // namespace mvr::runnerset

@@ -162,6 +162,14 @@ class WarmPoolTest : public ::testing::Test {
     return in;
   }
   // Members of the pool by state ("booting", "suspended", "claimed").
+  // Sweeps until the warm pool is full: a pre-boot is launched by one sweep, suspended by the
+  // next and marked ready by the one after. The first sweep's report.
+  PoolSweepReport Fill() {
+    PoolSweepReport first = Sweeper().Sweep();
+    Sweeper().Sweep();
+    Sweeper().Sweep();
+    return first;
+  }
   std::map<std::string, int> Members() {
     std::map<std::string, int> out;
     auto members = pool_.ScanMembers();

@@ -10,10 +10,17 @@ namespace {
 
 constexpr Duration kMinute{60'000};
 
+// One step per sweep, as for hot members: a sweep never waits on one VM while the others wait.
 TEST_F(WarmPoolTest, SweepFillsThePoolWithSuspendedPreBootedVms) {
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_EQ(r.booted, 2);
   EXPECT_EQ(r.errors, 0);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"booting", 2}}));
+  EXPECT_EQ(Count("suspend "), 0u) << "launched, not waited for";
+  Sweeper().Sweep();
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"parking", 2}}));
+  EXPECT_EQ(Count("suspend "), 2u);
+  EXPECT_EQ(Sweeper().Sweep().booted, 0) << "members on their way count toward the target";
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 2}}));
   EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kSuspended);
   EXPECT_EQ(vms_by_id_["vm-2"].state, aws::MicrovmState::kSuspended);
@@ -30,7 +37,7 @@ TEST_F(WarmPoolTest, AClassWithoutAPoolGetsNoMembersAndCostsNoCalls) {
 }
 
 TEST_F(WarmPoolTest, APoolMadeSmallerRetiresItsExtraMembers) {
-  Sweeper().Sweep();
+  Fill();
   config_.classes[0].warm_pool_size = 1;
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_EQ(r.retired, 1);
@@ -39,7 +46,7 @@ TEST_F(WarmPoolTest, APoolMadeSmallerRetiresItsExtraMembers) {
 }
 
 TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
-  Sweeper().Sweep();
+  Fill();
   calls_.clear();
   Outcome o = NewLauncher().Handle(Intent(42));
   ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
@@ -60,7 +67,7 @@ TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
 // On DynamoDB a scan of the pool's rows reads the whole runner table: the cap check and the
 // warm path share one.
 TEST_F(WarmPoolTest, ALaunchReadsThePoolOnce) {
-  Sweeper().Sweep();
+  Fill();
   int scans = 0;
   store_.before_scan = [&](const store::ScanRequest&) { ++scans; };
   Outcome o = NewLauncher().Handle(Intent(42));
@@ -71,7 +78,7 @@ TEST_F(WarmPoolTest, ALaunchReadsThePoolOnce) {
 
 TEST_F(WarmPoolTest, FailureAfterTheResumeTerminatesTheMemberAndReleasesTheJob) {
   config_.classes[0].warm_pool_size = 1;
-  Sweeper().Sweep();
+  Fill();
   EXPECT_CALL(http_, Send(_)).WillRepeatedly(Invoke([](const http::HttpRequest&) {
     return Result<http::HttpResponse>(http::HttpResponse::Json(400, R"({"error":"no"})"));
   }));
@@ -85,7 +92,7 @@ TEST_F(WarmPoolTest, FailureAfterTheResumeTerminatesTheMemberAndReleasesTheJob) 
 
 TEST_F(WarmPoolTest, TwoLaunchersOneMemberOnlyOneWinsAndTheOtherGoesCold) {
   config_.classes[0].warm_pool_size = 1;
-  Sweeper().Sweep();
+  Fill();
   calls_.clear();
   Outcome first = NewLauncher().Handle(Intent(1));
   Outcome second = NewLauncher().Handle(Intent(2));
@@ -105,7 +112,7 @@ TEST_F(WarmPoolTest, ClaimIsFirstWriterWins) {
 
 TEST_F(WarmPoolTest, LosingAMemberClaimTriesTheNextMember) {
   config_.max_concurrent_vms = 10;
-  Sweeper().Sweep();
+  Fill();
   // Another launch reached vm-1 and vm-2's claim is still open: this launch takes vm-2.
   ASSERT_TRUE(*pool_.Claim("vm-1", "job#octo/app#7"));
   ASSERT_TRUE(*pool_.Claim("vm-2", "job#octo/app#8"));
@@ -114,7 +121,7 @@ TEST_F(WarmPoolTest, LosingAMemberClaimTriesTheNextMember) {
   ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
   EXPECT_EQ(o.microvm_id, "vm-3") << "both members taken: cold";
   vms_by_id_.erase("vm-3");
-  Sweeper().Sweep();  // refills (vm-4, vm-5 ...)
+  Fill();  // refills (vm-4, vm-5 ...)
   const size_t runs = Count("run ");
   Outcome next = NewLauncher().Handle(Intent(43));
   ASSERT_EQ(next.decision, Decision::kLaunched) << next.detail;
@@ -122,7 +129,7 @@ TEST_F(WarmPoolTest, LosingAMemberClaimTriesTheNextMember) {
 }
 
 TEST_F(WarmPoolTest, MemberOfAnOldImageVersionIsNotUsedAndIsReplaced) {
-  Sweeper().Sweep();
+  Fill();
   version_ = "4";  // a new version of the class's image becomes active
   calls_.clear();
   Outcome o = NewLauncher().Handle(Intent(42));
@@ -141,21 +148,21 @@ TEST_F(WarmPoolTest, MemberOfAnOldImageVersionIsNotUsedAndIsReplaced) {
 }
 
 TEST_F(WarmPoolTest, MemberNearItsMaximumDurationIsReplacedAndNotUsed) {
-  Sweeper().Sweep();
+  Fill();
   // 3600 s maximum, replaced within 600 s of it.
   m_.clock.Advance(Duration(3000'000 + 1'000));
   calls_.clear();
   Outcome o = NewLauncher().Handle(Intent(42));
   ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
   EXPECT_EQ(Count("resume "), 0u) << "a member about to expire would cut the job short";
-  PoolSweepReport r = Sweeper().Sweep();
+  PoolSweepReport r = Fill();
   EXPECT_EQ(r.retired, 2);
   EXPECT_EQ(r.booted, 2);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 2}}));
 }
 
 TEST_F(WarmPoolTest, SweeperNeverRetiresAMemberALaunchClaimedFirst) {
-  Sweeper().Sweep();
+  Fill();
   ASSERT_TRUE(*pool_.Claim("vm-1", "job#octo/app#5"));
   version_ = "4";
   PoolSweepReport r = Sweeper().Sweep();
@@ -164,7 +171,7 @@ TEST_F(WarmPoolTest, SweeperNeverRetiresAMemberALaunchClaimedFirst) {
 }
 
 TEST_F(WarmPoolTest, AMemberALaunchClaimedAndAbandonedIsTerminated) {
-  Sweeper().Sweep();
+  Fill();
   ASSERT_TRUE(*pool_.Claim("vm-1", "job#octo/app#5"));
   m_.clock.Advance(config_.claim_takeover_after() + kMinute);
   PoolSweepReport r = Sweeper().Sweep();
@@ -173,34 +180,39 @@ TEST_F(WarmPoolTest, AMemberALaunchClaimedAndAbandonedIsTerminated) {
 }
 
 TEST_F(WarmPoolTest, RowOfAGoneMemberIsRemovedAndThePoolRefilled) {
-  Sweeper().Sweep();
+  Fill();
   vms_by_id_.erase("vm-1");  // the service lost it
-  PoolSweepReport r = Sweeper().Sweep();
+  PoolSweepReport r = Fill();
   EXPECT_EQ(r.removed, 1);
   EXPECT_EQ(r.booted, 1);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 2}}));
 }
 
-TEST_F(WarmPoolTest, FailedSuspendTerminatesThePreBootAndLeavesNoRow) {
+TEST_F(WarmPoolTest, APreBootThatCannotBeSuspendedIsNeverReadyAndIsRetiredAfterBootTimeout) {
   ON_CALL(vms_, SuspendMicrovm(_)).WillByDefault(Return(Internal("suspend broke")));
+  Sweeper().Sweep();
   PoolSweepReport r = Sweeper().Sweep();
-  EXPECT_EQ(r.booted, 0);
   EXPECT_GE(r.errors, 1);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"booting", 2}})) << "tried again next sweep";
+  m_.clock.Advance(Duration(config_.warm_pool.boot_timeout_seconds * 1000LL + 1'000));
+  r = Sweeper().Sweep();
+  EXPECT_EQ(r.retired, 2);
   EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
-  EXPECT_TRUE(Members().empty());
+  EXPECT_EQ(vms_by_id_["vm-2"].state, aws::MicrovmState::kTerminated);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"booting", 2}})) << "replaced by new ones";
 }
 
 TEST_F(WarmPoolTest, PoolMembersDoNotCountAgainstTheConcurrencyCap) {
   config_.max_concurrent_vms = 1;
   config_.classes[0].warm_pool_size = 3;
-  Sweeper().Sweep();  // three suspended members, over the cap of 1
+  Fill();  // three suspended members, over the cap of 1
   Outcome o = NewLauncher().Handle(Intent(42));
   EXPECT_EQ(o.decision, Decision::kLaunched) << o.detail;
 }
 
 TEST_F(WarmPoolTest, JanitorLeavesAPreBootingMemberAndSuspendedMembersAlone) {
   config_.janitor.strikes = 1;
-  Sweeper().Sweep();
+  Fill();
   // A member being pre-booted: RUNNING, old enough to be suspect, named only by its pool row.
   aws::Microvm booting = Make("vm-9", aws::MicrovmState::kRunning);
   booting.started_at = m_.clock.Now() - 10 * kMinute;
