@@ -32,7 +32,7 @@ desired_function() {
     launcher) timeout=$(jq '[(.launcher.launchTimeoutSeconds // 300) + 60, 900] | min' \
       <<<"$config") memory=512 ;;
     janitor) timeout=120 ;;
-    # A sweep waits for its pre-boots up to the boot timeout.
+    # A sweep follows its pre-boots for up to a minute (hot members step without waiting).
     warm-pool) timeout=$(jq '[(.warmPool.bootTimeoutSeconds // 300) + 60, 900] | min' \
       <<<"$config") ;;
   esac

@@ -13,6 +13,10 @@ constexpr size_t kErrorsKept = 10;
 // A termination the sweeper waits for, and a single fresh read.
 constexpr Duration kTerminateTime{60'000};
 constexpr Duration kReadTime{30'000};
+// How long a sweep follows its pre-boots (all of them at once) before leaving the rest to the
+// next sweep, and how often it reads them meanwhile.
+constexpr Duration kSettleTime{60'000};
+constexpr Duration kSettlePoll{2'000};
 
 }  // namespace
 
@@ -130,6 +134,7 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
   const std::string current = version.ok() ? *version : "";
   action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
   std::vector<const PoolMember*> usable;
+  std::vector<PoolMember> settling;  // pre-boots not ready yet, followed after the boots below
   for (const PoolMember& m : members) {
     const int64_t now_ms = NowMs();
     Result<aws::Microvm> vm = vms.Get(m.microvm_id, deps_.seam.clock.Now() + kReadTime);
@@ -162,7 +167,12 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
       Retire(m, reason, true, report);
       continue;
     }
-    StepPreBoot(m, *vm, report);
+    const PoolMember::State now = StepPreBoot(m, *vm, report);
+    if (now == PoolMember::State::kBooting || now == PoolMember::State::kParking) {
+      PoolMember pending = m;
+      pending.state = now;
+      settling.push_back(pending);
+    }
     usable.push_back(&m);
   }
   // A pool made smaller: the members with the least time left go first.
@@ -172,13 +182,34 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
     Retire(*usable.front(), "the pool is over its target", true, report);
     usable.erase(usable.begin());
   }
-  if (!version.ok()) return;  // without the current version, new members would be guesses
-  for (int n = static_cast<int>(usable.size()); n < cls.warm_pool_size; ++n) {
-    if (Status s = Boot(cls, current); !s.ok()) {
-      Error(report, "pre-booting a pool member of " + cls.label, s);
-      return;  // the next sweep tries again
+  for (int n = static_cast<int>(usable.size()); version.ok() && n < cls.warm_pool_size; ++n) {
+    // Without the current version, new members would be guesses.
+    Result<PoolMember> booted = Boot(cls, current);
+    if (!booted.ok()) {
+      Error(report, "pre-booting a pool member of " + cls.label, booted.status());
+      break;  // the next sweep tries again
     }
+    settling.push_back(*booted);
     ++report.booted;
+  }
+  SettlePreBoots(std::move(settling), report);
+}
+
+void WarmPoolSweeper::SettlePreBoots(std::vector<PoolMember> pending, PoolSweepReport& report) {
+  const Seam& seam = deps_.seam;
+  const TimePoint until = seam.clock.Now() + kSettleTime;
+  while (!pending.empty() && seam.clock.Now() < until) {
+    seam.sleeper.Sleep(kSettlePoll);
+    for (auto it = pending.begin(); it != pending.end();) {
+      // One read each round, no retries: whatever fails here, the next sweep looks again.
+      Result<aws::Microvm> vm = deps_.microvms.GetMicrovm(it->microvm_id);
+      if (!vm.ok() || PoolVmGone(vm->state)) {
+        it = pending.erase(it);
+        continue;
+      }
+      it->state = StepPreBoot(*it, *vm, report);
+      it = it->state == PoolMember::State::kSuspended ? pending.erase(it) : it + 1;
+    }
   }
 }
 
@@ -247,40 +278,46 @@ Result<aws::RunMicrovmRequest> WarmPoolSweeper::PoolRunRequest(const RunnerClass
   return run;
 }
 
-Status WarmPoolSweeper::Boot(const RunnerClass& cls, const std::string& version) {
+Result<PoolMember> WarmPoolSweeper::Boot(const RunnerClass& cls, const std::string& version) {
   const Seam& seam = deps_.seam;
   const TimePoint deadline = seam.clock.Now() + kReadTime;
   MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run, PoolRunRequest(cls, version));
   action::MicrovmLifecycle vms(seam, deps_.microvms);
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, deadline));
   // The row maps the VM from now on, so the janitor never takes the pre-boot for an orphan.
-  if (Status s = deps_.pool.AddMember(NewMember(cls, version, vm)); !s.ok()) {
+  const PoolMember m = NewMember(cls, version, vm);
+  if (Status s = deps_.pool.AddMember(m); !s.ok()) {
     vms.RequestTerminate(vm.microvm_id, seam.clock.Now() + kTerminateTime).IgnoreError();
     return s.Annotate("pool member " + vm.microvm_id);
   }
-  return Status::Ok();
+  return m;
 }
 
-void WarmPoolSweeper::StepPreBoot(const PoolMember& m, const aws::Microvm& vm,
-                                  PoolSweepReport& report) {
+PoolMember::State WarmPoolSweeper::StepPreBoot(const PoolMember& m, const aws::Microvm& vm,
+                                               PoolSweepReport& report) {
   const Seam& seam = deps_.seam;
   if (m.state == PoolMember::State::kBooting && vm.state == aws::MicrovmState::kRunning) {
-    // Booted: freeze it. Asked for, not waited for; the next sweep sees it SUSPENDED.
+    // Booted: freeze it. Asked for, not waited for: the next read sees it SUSPENDED.
     action::MicrovmLifecycle vms(seam, deps_.microvms);
     Status s = vms.RequestSuspend(m.microvm_id, seam.clock.Now() + kReadTime);
     if (s.ok()) s = deps_.pool.MarkState(m.microvm_id, PoolMember::State::kParking);
-    if (!s.ok()) Error(report, "suspending pool member " + m.microvm_id, s);
-    return;  // a failure is retried next sweep, until bootTimeoutSeconds retires it
+    if (!s.ok()) {
+      Error(report, "suspending pool member " + m.microvm_id, s);
+      return m.state;  // tried again, until bootTimeoutSeconds retires it
+    }
+    return PoolMember::State::kParking;
   }
   if (m.state == PoolMember::State::kParking && vm.state == aws::MicrovmState::kSuspended) {
     if (Status s = deps_.pool.MarkSuspended(m.microvm_id); !s.ok()) {
       Error(report, "marking pool member " + m.microvm_id + " ready", s);
-      return;
+      return m.state;
     }
     seam.logger.Info("warm pool member ready", {{"microvm_id", m.microvm_id},
                                                 {"class", m.class_label},
                                                 {"image_version", m.image_version}});
+    return PoolMember::State::kSuspended;
   }
+  return m.state;
 }
 
 }  // namespace mvr::runnerset

@@ -94,11 +94,17 @@ class WarmPoolSweeper {
   // Claims `m` for the sweeper (first writer wins) in order to `purpose` it; false when a launch
   // was first or the claim failed (an error, counted).
   bool ClaimForSweeper(const PoolMember& m, const char* purpose, PoolSweepReport& report);
-  // Launches a pre-boot and writes its row (booting); the next sweeps suspend it and mark it
-  // ready (StepPreBoot), so that a sweep never waits on one VM while the others wait.
-  Status Boot(const RunnerClass& cls, const std::string& version);
-  // One step of a warm pre-boot: RUNNING → suspend asked for (parking); SUSPENDED → ready.
-  void StepPreBoot(const PoolMember& m, const aws::Microvm& vm, PoolSweepReport& report);
+  // Launches a pre-boot and writes its row (booting); StepPreBoot then suspends it and marks it
+  // ready, so that a sweep never waits on one VM while the others wait. The new member's row.
+  Result<PoolMember> Boot(const RunnerClass& cls, const std::string& version);
+  // One step of a warm pre-boot: RUNNING → suspend asked for (parking); SUSPENDED → ready. The
+  // member's state after it.
+  PoolMember::State StepPreBoot(const PoolMember& m, const aws::Microvm& vm,
+                                PoolSweepReport& report);
+  // Follows the sweep's pre-boots together (a read of each every 2 s, for up to a minute),
+  // stepping each as its VM gets there, so a pre-boot is RUNNING for its boot, not until the
+  // next sweep. What is not ready by then, the next sweep steps.
+  void SettlePreBoots(std::vector<PoolMember> pending, PoolSweepReport& report);
   // The row of a new member (warm; booting) of `cls` whose VM RunMicrovm just returned.
   PoolMember NewMember(const RunnerClass& cls, const std::string& version,
                        const aws::Microvm& vm) const;
