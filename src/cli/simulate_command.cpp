@@ -115,7 +115,7 @@ int Simulate(const SimulateFlags& f) {
   for (const sim::Scenario* scenario : chosen) {
     int failed = 0, seeds = 0, jobs = 0, completed = 0;
     uint64_t steps = 0;
-    std::vector<double> starts;
+    std::vector<double> starts, action_cold, action_warm;
     auto adjust = [&](sim::WorldOptions& o) {
       o.trace_tail =
           std::max<size_t>(o.trace_tail, static_cast<size_t>(std::max(0, f.trace_lines)));
@@ -128,6 +128,9 @@ int Simulate(const SimulateFlags& f) {
       jobs += o.report.jobs;
       completed += o.report.jobs_completed;
       starts.insert(starts.end(), o.report.start_seconds.begin(), o.report.start_seconds.end());
+      const sim::WorldReport& r = o.report;
+      action_cold.insert(action_cold.end(), r.action_start_cold.begin(), r.action_start_cold.end());
+      action_warm.insert(action_warm.end(), r.action_start_warm.begin(), r.action_start_warm.end());
       if (o.report.violations.empty()) {
         if (f.logs && first == last) {  // one seed asked for: its logs, pass or fail
           for (const std::string& line : o.report.logs) std::printf("    %s\n", line.c_str());
@@ -159,6 +162,13 @@ int Simulate(const SimulateFlags& f) {
         static_cast<unsigned long long>(last), seeds - failed, failed, completed, jobs,
         static_cast<unsigned long long>(seeds > 0 ? steps / static_cast<uint64_t>(seeds) : 0),
         sim::Percentile(starts, 0.5), sim::Percentile(starts, 0.95));
+    if (!action_cold.empty() || !action_warm.empty()) {
+      std::printf(
+          "  the Action's start to runner connected p50: %.1f s on a new member (%zu), %.1f s "
+          "on a suspended one (%zu)\n",
+          sim::Percentile(action_cold, 0.5), action_cold.size(), sim::Percentile(action_warm, 0.5),
+          action_warm.size());
+    }
     std::fflush(stdout);
   }
   return failed_total > 0 ? 1 : 0;

@@ -437,6 +437,7 @@ class World {
     start.state_table = "memory:";
     start.server_capacity = options_.action_capacity;
     start.lease_timeout_seconds = options_.action_lease_timeout_seconds;
+    const TimePoint began = scheduler_.Now();
     Result<action::StartResult> started = action::StartFlow(deps).Run(start);
     if (!started.ok()) {
       if (started.status().message().find("at capacity") != std::string::npos) {
@@ -454,6 +455,8 @@ class World {
       return;
     }
     ++action_started_;
+    (started->warm_hit ? action_start_warm_ : action_start_cold_)
+        .push_back(static_cast<double>((scheduler_.Now() - began).count()) / 1000.0);
     gh::JobSpec spec;
     spec.repository = kRepository;
     spec.labels = {started->label};
@@ -576,6 +579,8 @@ class World {
     report.action_stale_stops = action_stale_stops_;
     report.action_gave_up = action_gave_up_;
     report.action_crashed = action_crashed_;
+    report.action_start_cold = action_start_cold_;
+    report.action_start_warm = action_start_warm_;
     report.webhook_handler_crashes = webhook_handler_crashes_;
     const std::vector<gh::Job> jobs = github_->model().ListAllJobs();
     report.jobs = static_cast<int>(jobs.size());
@@ -719,6 +724,7 @@ class World {
   std::vector<std::string> action_failures_;
   int action_started_ = 0, action_at_capacity_ = 0, action_stale_stops_ = 0, action_gave_up_ = 0;
   int action_crashed_ = 0;
+  std::vector<double> action_start_cold_, action_start_warm_;
   int webhook_handler_crashes_ = 0;
   bool over_capacity_ = false;
 };

@@ -64,8 +64,10 @@ struct WorldOptions {
   // A run's start or stop dies between any two of its calls (the runner host lost, the job
   // cancelled hard); later runs must reconcile what it left. The final wave never crashes.
   double action_crashes = 0;
-  int64_t action_lease_timeout_seconds =
-      120;  // GitHub's runner listing shows a runner busy this late
+  // Longer than a start (about 35 s with seed 000's 9.9 s boot) and the longest job (90 s), as
+  // docs/action.md asks: at 120 s, an abandoning run's job outlived its lease at seed 11 and the
+  // next start's reconcile rightly ended the VM under it.
+  int64_t action_lease_timeout_seconds = 180;
   // A planted bug (the simulation must find it): the job claim is no longer first-writer-wins
   // (its condition is ignored).
   bool plant_unconditional_claims = false;
@@ -87,6 +89,8 @@ struct WorldReport {
   int action_crashed = 0;           // runs that died mid-start or mid-stop (action_crashes)
   int action_runners_left = 0;      // unused runners those runs left for GitHub to remove
   int webhook_handler_crashes = 0;  // deliveries whose handler died (handler_crashes)
+  // Seconds from a run's start to its runner connected: on a new member, on a suspended one.
+  std::vector<double> action_start_cold, action_start_warm;
   int runners_started = 0;
   std::vector<double> start_seconds;  // queued → a runner took it, per job that started
   // Seed 001's segments, per launch whose runner took its own job: queued → VM running,

@@ -122,11 +122,13 @@ const std::vector<Scenario>& Scenarios() {
       {"action-pool",
        "12 runs of the Action on one warm pool with server-capacity 3 over 10 minutes, a fifth "
        "abandoning their lease and stopping late with the old handle, a tenth dying mid-start or "
-       "mid-stop, API faults; then a final wave of 3 runs that must reconcile whatever was left",
+       "mid-stop, API faults, seed 000's boot (9.9 s); then a final wave of 3 runs that must "
+       "reconcile whatever was left",
        [](uint64_t seed) {
          WorldOptions o = Base(seed);
          o.jobs = 0;
-         o.runner_set = false;  // the Action alone: its pool's VMs are no runner set's
+         o.runner_set = false;         // the Action alone: its pool's VMs are no runner set's
+         o.vm_boot = Duration(9'900);  // seed 000: RunMicrovm → RUNNING p50
          o.action_runs = 12;
          o.action_capacity = 3;
          o.action_abandon = 0.2;
