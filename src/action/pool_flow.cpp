@@ -151,7 +151,16 @@ int PoolMemberOps::Reconcile(const std::string& partition, const Acquisition& ac
   int settled = 0;
   for (const MemberRecord& m : acq.to_destroy) {
     Status s = Status::Ok();
-    if (!m.microvm_id.empty()) s = vms_.Terminate(m.microvm_id, deadline);
+    // The abandoned owner's runner first: GitHub refuses to remove one running a job, and
+    // that job keeps its VM. A removed (or already gone) runner can take no job after this.
+    if (m.runner_id > 0 && runners_ != nullptr) s = runners_->Remove(m.runner_id, deadline);
+    if (s.code() == Code::kConflict || s.code() == Code::kInvalidArgument) {
+      seam_.logger.Info(
+          "pool member's runner is running a job; its VM is left for a later start",
+          {{"member_id", m.member_id}, {"microvm_id", m.microvm_id}, {"runner_id", m.runner_id}});
+      continue;
+    }
+    if (s.ok() && !m.microvm_id.empty()) s = vms_.Terminate(m.microvm_id, deadline);
     if (s.ok()) s = leases_.Retire(LeaseOf(partition, m));
     report(m, s, "retired pool member");
     if (s.ok()) ++settled;

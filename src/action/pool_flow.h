@@ -13,6 +13,7 @@
 #include "action/microvm_lifecycle.h"
 #include "action/pool_keys.h"
 #include "action/pool_leases.h"
+#include "action/runner_registration.h"
 #include "action/start_stop.h"
 
 namespace mvr::action::internal {
@@ -38,8 +39,10 @@ Lifetime LifetimeOf(const MemberRecord& member);
 
 class PoolMemberOps {
  public:
-  PoolMemberOps(const Seam& seam, MicrovmLifecycle& vms, PoolLeases& leases)
-      : seam_(seam), vms_(vms), leases_(leases) {}
+  // `runners` (optional) removes the runner an abandoned lease recorded, in Reconcile.
+  PoolMemberOps(const Seam& seam, MicrovmLifecycle& vms, PoolLeases& leases,
+                RunnerRegistration* runners = nullptr)
+      : seam_(seam), vms_(vms), leases_(leases), runners_(runners) {}
 
   // A stop's second half, after the runner was checked: LEASED -> SUSPENDING, suspend, READY; at
   // or past the reuse deadline (or when suspend fails) DESTROYING, terminate, DEAD. A stale lease
@@ -53,7 +56,9 @@ class PoolMemberOps {
   Status GiveBack(const Lease& lease, const std::string& microvm_id, TimePoint deadline);
   // Any owned state -> DESTROYING, terminate the VM (if there is one), DEAD.
   Status Destroy(const Lease& lease, const std::string& microvm_id, TimePoint deadline);
-  // The duties an Acquire left: members it took into DESTROYING are terminated and retired;
+  // The duties an Acquire left: members it took into DESTROYING are terminated and retired,
+  // after the runner their last owner recorded is removed (a runner GitHub reports busy keeps
+  // its VM: the member is left DESTROYING, for a later start once the job is over);
   // members it took over in SUSPENDING are marked READY when their VM is SUSPENDED (suspended
   // first if it is RUNNING), retired when it is gone, destroyed otherwise. Best effort: a failure
   // is logged (the next access retries it) and never fails the start. Returns how many members
@@ -64,6 +69,7 @@ class PoolMemberOps {
   Seam seam_;
   MicrovmLifecycle& vms_;
   PoolLeases& leases_;
+  RunnerRegistration* runners_;
 };
 
 }  // namespace mvr::action::internal

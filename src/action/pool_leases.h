@@ -105,6 +105,8 @@ class PoolLeases {
   // CREATING -> LEASED with the launched VM and its lifetime.
   Result<MemberRecord> RecordLaunch(const Lease& lease, const std::string& microvm_id,
                                     TimePoint created_at, int64_t reuse_margin_seconds);
+  // Names the JIT runner this LEASED lease registered on its member, before the runner starts.
+  Result<MemberRecord> RecordRunner(const Lease& lease, int64_t runner_id);
   // LEASED -> SUSPENDING, or -> DESTROYING at or after the reuse deadline. A retried stop of the
   // same lease gets the same plan. Conflict ("stale server handle") when the lease has moved on.
   Result<ReleasePlan> BeginRelease(const Lease& lease);

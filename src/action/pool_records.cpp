@@ -67,6 +67,7 @@ store::Item MemberToItem(const std::string& partition, const MemberRecord& m) {
   SetString(a, pool_attr::kLeaseId, m.lease_id);
   a[pool_attr::kGeneration] = store::Value(static_cast<int64_t>(m.generation));
   a[pool_attr::kLaunchGeneration] = store::Value(static_cast<int64_t>(m.launch_generation));
+  if (m.runner_id > 0) a[pool_attr::kRunnerId] = store::Value(static_cast<int64_t>(m.runner_id));
   SetString(a, pool_attr::kLeaseOwner, m.lease_owner);
   SetTime(a, pool_attr::kLeaseExpiresAt, m.lease_expires_at);
   SetTime(a, pool_attr::kCreatedAt, m.created_at);
@@ -110,6 +111,7 @@ Result<MemberRecord> MemberFromItem(const store::Item& item) {
   if (!generation || *generation < 1) return corrupt("lacks a positive leaseGeneration");
   m.generation = *generation;
   m.launch_generation = item.GetNumber(pool_attr::kLaunchGeneration).value_or(0);
+  m.runner_id = item.GetNumber(pool_attr::kRunnerId).value_or(0);
   m.lease_expires_at = time(pool_attr::kLeaseExpiresAt);
   m.created_at = time(pool_attr::kCreatedAt);
   m.microvm_expires_at = time(pool_attr::kMicrovmExpiresAt);

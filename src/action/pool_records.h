@@ -43,6 +43,7 @@ inline constexpr char kRegion[] = "region";
 inline constexpr char kLeaseId[] = "leaseId";
 inline constexpr char kGeneration[] = "leaseGeneration";
 inline constexpr char kLaunchGeneration[] = "launchGeneration";
+inline constexpr char kRunnerId[] = "runnerId";
 inline constexpr char kLeaseOwner[] = "leaseOwner";
 inline constexpr char kLeaseExpiresAt[] = "leaseExpiresAt";
 inline constexpr char kCreatedAt[] = "createdAt";
@@ -72,6 +73,9 @@ struct MemberRecord {
   // takeover of an abandoned CREATING member repeats the same idempotent launch.
   int64_t launch_generation = 0;
   std::string lease_owner;  // identity digest of the owning start (or reconciler)
+  // The JIT runner the current (or last) owner registered, recorded before it is started: a
+  // reconcile that takes an abandoned lease removes it first (0: none recorded).
+  int64_t runner_id = 0;
   std::optional<TimePoint> lease_expires_at;
   std::optional<TimePoint> created_at;          // launch time, once launched
   std::optional<TimePoint> microvm_expires_at;  // created_at + max lifetime

@@ -55,6 +55,13 @@ Result<MemberRecord> PoolLeases::RecordLaunch(const Lease& lease, const std::str
       "record the launch of");
 }
 
+Result<MemberRecord> PoolLeases::RecordRunner(const Lease& lease, int64_t runner_id) {
+  if (runner_id <= 0) return InvalidArgument("RecordRunner needs the registered runner's id");
+  return TransitionOwned(lease, {MemberState::kLeased},
+                         {Update::Set(a::kRunnerId, store::Value(runner_id))},
+                         "record the runner of");
+}
+
 Result<ReleasePlan> PoolLeases::BeginRelease(const Lease& lease) {
   MVR_ASSIGN_OR_RETURN(auto item, store_.Get({lease.partition, MemberSortKey(lease.member_id)}));
   if (!item) return Stale(lease, "stop");

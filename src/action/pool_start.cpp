@@ -58,7 +58,7 @@ Result<StartResult> StartFlow::Pooled(const StartCommand& c, TimePoint deadline)
   MVR_ASSIGN_OR_RETURN(internal::PoolTarget target,
                        internal::ResolvePool(deps_.microvms, deps_.seam, c));
   PoolLeases leases(*deps_.pool_store, seam.clock, seam.random, internal::PolicyFor(c));
-  internal::PoolMemberOps ops(seam, vms, leases);
+  internal::PoolMemberOps ops(seam, vms, leases, &runners);
   PoolRequest request;
   request.partition = target.partition;
   request.server_name = target.key.server_name;
@@ -161,6 +161,11 @@ Result<StartResult> StartFlow::Pooled(const StartCommand& c, TimePoint deadline)
   // Register before any lifecycle call on a cached VM: a GitHub failure leaves it untouched.
   Result<github::JitConfig> jit = parts->RegisterRunner(deps_, c, deadline);
   if (!jit.ok()) return cleanup.Fail(jit.status());
+  // Named on the member before the runner can start: if this start dies from here on, the start
+  // that reconciles its abandoned lease removes the runner (or, busy, leaves its VM alone).
+  if (Result<MemberRecord> named = leases.RecordRunner(lease, jit->runner.id); !named.ok()) {
+    return cleanup.Fail(named.status().Annotate("recording runner " + jit->runner.name));
+  }
   if (claimed->existing) {
     cleanup.Add("gave pool member " + lease.member_id + " back", give_back);
   }

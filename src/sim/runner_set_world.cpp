@@ -620,9 +620,9 @@ class World {
     for (const gh::Runner& runner : github_->model().ListAllRunners()) {
       // A hot member's runner stays registered, parked with its suspended VM.
       if (options_.hot_pool_size > 0 && runner.name.find("hot-") != std::string::npos) continue;
-      // A run that died after registering its runner leaves it unused: the Action has no janitor,
-      // and GitHub removes an ephemeral runner that has not connected for a day. At most one
-      // such runner per crashed run, and never one that was given a job.
+      // A run that died between registering its runner and naming it on its member leaves it
+      // unused: no reconcile knows it, and GitHub removes an ephemeral runner that has not
+      // connected for a day. At most one such runner per crashed run, never one given a job.
       if (!runner.job_id && !runner.busy && report.action_runners_left < action_crashed_) {
         ++report.action_runners_left;
         continue;

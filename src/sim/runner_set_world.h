@@ -65,8 +65,8 @@ struct WorldOptions {
   // cancelled hard); later runs must reconcile what it left. The final wave never crashes.
   double action_crashes = 0;
   // Longer than a start (about 35 s with seed 000's 9.9 s boot) and the longest job (90 s), as
-  // docs/action.md asks: at 120 s, an abandoning run's job outlived its lease at seed 11 and the
-  // next start's reconcile rightly ended the VM under it.
+  // docs/action.md asks (at 120 s an abandoning run's job outlives its lease: seed 11, where the
+  // reconcile now spares the busy runner's VM).
   int64_t action_lease_timeout_seconds = 180;
   // A planted bug (the simulation must find it): the job claim is no longer first-writer-wins
   // (its condition is ignored).

@@ -103,6 +103,42 @@ TEST_F(PoolFlowTest, CancelledRunsLeaseExpiresAndTheNextAccessRecoversIt) {
   Stopped(b);
 }
 
+// A run that dies after its start (or is cancelled) leaves its runner registered. The start names
+// it on the member before starting it, so the start that reconciles the abandoned lease removes
+// it with the VM: nothing of the dead run stays registered.
+TEST_F(PoolFlowTest, AReconciledLeasesRunnerIsRemovedWithItsVm) {
+  StartResult cancelled = Started("job-a", 1);  // its stop never runs, its job never came
+  EXPECT_EQ(MemberOf(cancelled).runner_id, cancelled.runner_id);
+  ASSERT_TRUE(RunnerExists(cancelled.runner_id));
+  clock_.Advance(seconds(7'200));
+  StartResult b = Started("job-b", 1);
+  EXPECT_EQ(VmState(cancelled.microvm_id), "TERMINATED");
+  EXPECT_FALSE(RunnerExists(cancelled.runner_id)) << "removed before its VM was terminated";
+  EXPECT_EQ(MemberOf(b).runner_id, b.runner_id);
+  Stopped(b);
+}
+
+// A lease shorter than its job: the job still runs when the lease expires. GitHub refuses to
+// remove its busy runner, so the reconcile leaves the VM to the job and tries again later.
+TEST_F(PoolFlowTest, AReconcileNeverEndsAVmWhoseRunnerIsRunningAJob) {
+  command_.lease_timeout_seconds = 600;
+  StartResult a = Started("job-a", 1);
+  emulate::github::JobSpec job;
+  job.repository = "octo/app";
+  job.labels = {"self-hosted", a.label};
+  job.steps = {"make test"};
+  ASSERT_TRUE(github_model_->QueueJob(job).ok());
+  github_model_->Tick();
+  ASSERT_TRUE(
+      github_model_->GetRunner(emulate::github::Scope::Repo("octo", "app"), a.runner_id)->busy);
+  clock_.Advance(seconds(601));
+  EXPECT_EQ(Start("job-b", 1).status().code(), Code::kQuotaExceeded)
+      << "the member still counts: its VM serves a job";
+  EXPECT_EQ(VmState(a.microvm_id), "RUNNING");
+  EXPECT_TRUE(RunnerExists(a.runner_id));
+  EXPECT_EQ(Calls("TerminateMicrovm"), 0);
+}
+
 TEST_F(PoolFlowTest, StopCancelledAfterSuspendingIsFinishedByTheNextStart) {
   StartResult a = Started("job-a", 1);
   // The stop wrote SUSPENDING and suspended the VM, then was cancelled before marking READY.

@@ -118,6 +118,19 @@ TEST(RunnerSetWorldTest, ActionRunsDyingMidStartOrStopLeaveNothingTheNextRunsCan
   EXPECT_GT(crashed, 6);
 }
 
+// A lease shorter than its start and job (120 s against about 35 s and up to 90 s): an abandoning
+// run's job outlives its lease, and the next start reconciles the member while the job runs
+// (seed 11). The runner the start recorded on the member is busy, GitHub refuses its removal,
+// and the VM is left to the job instead of terminated under it.
+TEST(RunnerSetWorldTest, AReconcileNeverEndsAVmWhoseRecordedRunnerIsBusy) {
+  RunSeeds(
+      *FindScenario("action-pool"), 9, 14, 2,
+      [](WorldOptions& o) { o.action_lease_timeout_seconds = 120; },
+      [&](const SeedOutcome& o) {
+        EXPECT_TRUE(o.report.violations.empty()) << "seed " << o.seed << Violations(o.report);
+      });
+}
+
 // 100 jobs at once on a hot pool of 100: every job resumes a parked runner. The sweeper used to
 // wait on each member's suspend in turn; a sweep took minutes, members aged out before they were
 // ready and most jobs launched cold (p50 22.8 s, p95 169 s).
