@@ -113,11 +113,7 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
     reason = "it is older than hotPool.maxAgeSeconds (or near its maximum duration)";
   } else if (m.state != PoolMember::State::kBooting && !listed) {
     reason = "GitHub no longer lists its runner";
-  } else if ((m.state == PoolMember::State::kParking &&
-              vm.state != aws::MicrovmState::kSuspending &&
-              vm.state != aws::MicrovmState::kSuspended) ||
-             (m.state == PoolMember::State::kSuspended &&
-              vm.state != aws::MicrovmState::kSuspended)) {
+  } else if (!PoolVmInPlace(m.state, vm.state)) {
     reason = "its VM is not SUSPENDED";
   }
   if (!reason.empty()) {

@@ -20,6 +20,19 @@ constexpr Duration kSettlePoll{2'000};
 
 }  // namespace
 
+bool PoolVmInPlace(PoolMember::State member, aws::MicrovmState vm) {
+  switch (member) {
+    case PoolMember::State::kParking:
+      return vm == aws::MicrovmState::kSuspending || vm == aws::MicrovmState::kSuspended;
+    case PoolMember::State::kSuspended:
+      return vm == aws::MicrovmState::kSuspended;
+    case PoolMember::State::kBooting:
+    case PoolMember::State::kStarting:
+      return true;
+  }
+  return true;
+}
+
 bool PoolVmGone(aws::MicrovmState s) {
   return s == aws::MicrovmState::kTerminated || s == aws::MicrovmState::kTerminating;
 }
@@ -112,17 +125,13 @@ std::string WarmPoolSweeper::RetireReason(const PoolMember& m, const RunnerClass
     if (now_ms - m.created_ms > config_.warm_pool.boot_timeout_seconds * 1000LL) {
       return "its pre-boot did not finish in time";
     }
-    if (m.state == PoolMember::State::kParking && vm &&
-        vm->state != aws::MicrovmState::kSuspending && vm->state != aws::MicrovmState::kSuspended) {
-      return "its VM is not SUSPENDED";
-    }
-    return "";
+    return vm && !PoolVmInPlace(m.state, vm->state) ? "its VM is not SUSPENDED" : "";
   }
   if (m.image != cls.image || (!version.empty() && m.image_version != version)) {
     return "it runs an old image version";
   }
   if (m.expires_ms - now_ms <= reserve.count()) return "it is near its maximum duration";
-  if (vm && vm->state != aws::MicrovmState::kSuspended) return "its VM is not SUSPENDED";
+  if (vm && !PoolVmInPlace(m.state, vm->state)) return "its VM is not SUSPENDED";
   return "";
 }
 

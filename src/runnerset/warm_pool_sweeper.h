@@ -71,6 +71,9 @@ Result<std::string> CurrentImageVersion(aws::MicrovmService& microvms, const Run
 
 // A pool member's VM in one of these is gone (its row goes).
 bool PoolVmGone(aws::MicrovmState state);
+// Whether a member's VM is where the member's state says: a parking member's SUSPENDING or
+// SUSPENDED, a ready (suspended) member's SUSPENDED; a booting or starting member's anything.
+bool PoolVmInPlace(PoolMember::State member, aws::MicrovmState vm);
 
 // Whether a pool member may serve a job of `cls` now: unclaimed, SUSPENDED, of the class's image
 // at `version`, and with more than `reserve` of its maximum duration left.
