@@ -65,6 +65,18 @@ inline void UseWarmPoolOfOne(json& config) {
   config["janitor"] = {{"intervalSeconds", 1}, {"strikes", 2}, {"graceSeconds", 2}};
 }
 
+// The hot-pool suites' configuration: one hot member of the first class, pool and janitor sweeps
+// every second.
+inline void UseHotPoolOfOne(json& config) {
+  config["classes"][0]["hotPoolSize"] = 1;
+  config["warmPool"] = {{"intervalSeconds", 1}};
+  config["janitor"] = {{"intervalSeconds", 1}, {"strikes", 2}, {"graceSeconds", 2}};
+}
+// GitHub shows a silent runner offline after about a minute; the hot-pool suites do not wait that.
+inline void UseQuicklyOfflineRunners(LocalStack& stack) {
+  stack.AddGithubArgs({"--runner-offline-after-seconds", "2"});
+}
+
 // GitHub's webhook late (as it often is, by about 2 s): 1.5 s.
 inline void UseLateWebhooks(LocalStack& stack) {
   stack.AddGithubArgs({"--delivery-delay-min-ms", "1500", "--delivery-delay-max-ms", "1500"});
@@ -384,6 +396,60 @@ class RunnerSetStack : public ::testing::Test {
     EXPECT_EQ(Metric("janitor_orphans_terminated"), 0);
   }
 
+  // The set's registered runners as the GitHub emulator lists them.
+  std::vector<json> Runners() {
+    std::vector<json> out;
+    auto listed = workflow_->GitHub("GET", "/_emulator/runners");
+    if (!listed.ok()) return out;
+    for (const json& r : listed->value("runners", json::array())) out.push_back(r);
+    return out;
+  }
+  // One VM suspended and one runner registered, offline and idle: a parked hot member as the
+  // services show it (the deployment's pool records it as ready on its next sweep).
+  bool OneHotMemberParked() {
+    if (CountVms("SUSPENDED") != 1) return false;
+    std::vector<json> runners = Runners();
+    return runners.size() == 1 && runners[0].value("status", "") == "offline" &&
+           !runners[0].value("busy", true);
+  }
+
+  // With UseHotPoolOfOne and UseQuicklyOfflineRunners: the sweeper boots a VM, registers a runner
+  // with the class label and delivers it, suspends the VM once GitHub lists the runner online and
+  // marks it ready once GitHub lists it offline; a queued job resumes it and its runner takes the
+  // job with nothing registered or delivered; the pool refills; several janitor periods later the
+  // parked runner and its VM are untouched.
+  void ExpectHotPoolServesAJobByResumingAndRefills() {
+    ASSERT_TRUE(Eventually([&] { return OneHotMemberParked(); }, std::chrono::seconds(45)));
+    AwaitPoolRecorded();
+    EXPECT_EQ(CountOperation("RunMicrovm"), 1);
+    EXPECT_EQ(CountOperation("SuspendMicrovm"), 1);
+    const std::string hot_runner = Runners().at(0).value("name", "");
+    EXPECT_EQ(hot_runner.rfind("mvr-e2e-hot-", 0), 0u) << hot_runner;
+
+    const int64_t id = QueueJob({"echo on $RUNNER_NAME"});
+    ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(40)));
+    json job = Job(id);
+    EXPECT_EQ(job.value("conclusion", ""), "success");
+    EXPECT_EQ(job.value("runner_name", ""), hot_runner) << "the hot runner took the job";
+    EXPECT_EQ(CountOperation("ResumeMicrovm"), 1) << "the job's VM is the resumed hot member";
+    // The launch may still be waiting to see its VM RUNNING when a short job is already over.
+    EXPECT_TRUE(Eventually([&] { return Metric("launched") == 1; }, std::chrono::seconds(20)));
+    // The pool refills with a new hot member, and the used VM is terminated on completion.
+    ASSERT_TRUE(Eventually([&] { return OneHotMemberParked(); }, std::chrono::seconds(45)));
+    AwaitPoolRecorded();
+    EXPECT_NE(Runners().at(0).value("name", ""), hot_runner) << "a new member's runner";
+    EXPECT_EQ(CountOperation("RunMicrovm"), 2) << "the job launched nothing cold";
+    ASSERT_TRUE(Eventually([&] { return CountOperation("TerminateMicrovm") >= 1; },
+                           std::chrono::seconds(20)));
+
+    const int terminated = CountOperation("TerminateMicrovm");
+    real_.sleeper.Sleep(Duration(5'000));
+    EXPECT_TRUE(OneHotMemberParked()) << "only the new member's parked runner, untouched";
+    EXPECT_EQ(CountOperation("TerminateMicrovm"), terminated) << "nothing of the pool was reaped";
+    EXPECT_EQ(Metric("janitor_runners_removed"), 0);
+    EXPECT_EQ(Metric("janitor_orphans_terminated"), 0);
+  }
+
   testing::RealSeam real_;
   process::PosixProcessRunner processes_;
   http::CurlHttpClient http_;
@@ -480,7 +546,6 @@ class RunnerSetEndToEnd : public RunnerSetStack {
     if (!res.ok() || res->status != 200) return json::object();
     return json::parse(res->body, nullptr, false);
   }
-
 
   // How many jobs reached `milestone` of the timeline histogram; -1 if absent.
   void AwaitPoolRecorded() override {}  // the warm-pool suite overrides it

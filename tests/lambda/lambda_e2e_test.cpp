@@ -404,5 +404,22 @@ TEST_F(LambdaWarmPool, ClassServesAJobByResumingASuspendedVmAndThePoolRefills) {
   ExpectNoSecretInAnyLog();
 }
 
+// ---- Part 2: a hot pool, kept by the same warm-pool function on a 1 s schedule.
+
+class LambdaHotPool : public LambdaEndToEnd {
+ protected:
+  json Config() override {
+    json c = LambdaEndToEnd::Config();
+    demo::UseHotPoolOfOne(c);
+    return c;
+  }
+  void ConfigureStack(demo::LocalStack& stack) override { demo::UseQuicklyOfflineRunners(stack); }
+};
+
+TEST_F(LambdaHotPool, ClassServesAJobByResumingAHotVmAndThePoolRefills) {
+  ExpectHotPoolServesAJobByResumingAndRefills();
+  ExpectNoSecretInAnyLog();
+}
+
 }  // namespace
 }  // namespace mvr::lambda
