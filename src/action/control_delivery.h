@@ -14,6 +14,8 @@
 namespace mvr::action {
 
 inline constexpr int kControlPort = 8080;
+// Auth tokens for the control port live as short as the service allows.
+inline constexpr int kControlTokenMinutes = 5;
 // The error type of a Conflict whose cause is that another job holds the warm MicroVM.
 inline constexpr char kServerBusy[] = "ServerBusy";
 

@@ -8,7 +8,7 @@
 namespace mvr::action {
 namespace {
 
-constexpr PollPolicy kPoll{Duration(500), Duration(5'000), Duration(100)};
+constexpr PollPolicy kVmStatePoll{Duration(500), Duration(5'000), Duration(100)};
 
 std::string Describe(const aws::Microvm& vm) {
   std::string out = "MicroVM " + vm.microvm_id + " is " + aws::MicrovmStateName(vm.state);
@@ -61,7 +61,7 @@ Result<aws::Microvm> MicrovmLifecycle::PollUntil(const std::string& id, TimePoin
     } else if (!IsRetryable(vm.status())) {
       return vm.status().Annotate("GetMicrovm " + id);
     }
-    if (!SleepBeforeNextPoll(kPoll, seam_, poll, deadline, vm.status())) {
+    if (!SleepBeforeNextPoll(kVmStatePoll, seam_, poll, deadline, vm.status())) {
       return Transient(
           "timed out waiting for MicroVM " + id + " to be " + aws::MicrovmStateName(want) +
           (vm.ok() ? " (last seen " + std::string(aws::MicrovmStateName(vm->state)) + ")" : ""));

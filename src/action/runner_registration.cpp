@@ -7,7 +7,7 @@
 namespace mvr::action {
 namespace {
 
-constexpr PollPolicy kPoll{Duration(1'000), Duration(5'000), Duration(200)};
+constexpr PollPolicy kRunnerListingPoll{Duration(1'000), Duration(5'000), Duration(200)};
 
 }  // namespace
 
@@ -70,7 +70,7 @@ Status RunnerRegistration::WaitOnline(int64_t runner_id, const std::string& name
     } else if (!IsRetryable(r.status())) {
       return r.status().Annotate("checking runner " + name);
     }
-    if (!SleepBeforeNextPoll(kPoll, seam_, poll, deadline, r.status())) {
+    if (!SleepBeforeNextPoll(kRunnerListingPoll, seam_, poll, deadline, r.status())) {
       return Transient("timed out waiting for runner " + name + " (id " +
                        std::to_string(runner_id) + ") to come online");
     }

@@ -35,8 +35,8 @@ Result<SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps, MicrovmLifecycl
                                          const aws::Microvm& vm, int64_t runner_id,
                                          TimePoint deadline) {
   const Seam& seam = deps.seam;
-  MVR_ASSIGN_OR_RETURN(Secret token,
-                       vms.ControlToken(vm.microvm_id, kControlPort, kAuthTokenMinutes, deadline));
+  MVR_ASSIGN_OR_RETURN(
+      Secret token, vms.ControlToken(vm.microvm_id, kControlPort, kControlTokenMinutes, deadline));
   if (deps.on_secret) deps.on_secret(token);
   Result<SupervisorStatus> status =
       ReadSupervisorStatus(deps.http, seam, vm.endpoint, token, deadline);
@@ -113,8 +113,8 @@ aws::RunMicrovmRequest RunRequest(const StartCommand& c, std::string client_toke
 Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegistration& runners,
                        const aws::Microvm& vm, const github::JitConfig& jit,
                        const std::string& label, TimePoint deadline) {
-  MVR_ASSIGN_OR_RETURN(Secret token,
-                       vms.ControlToken(vm.microvm_id, kControlPort, kAuthTokenMinutes, deadline));
+  MVR_ASSIGN_OR_RETURN(
+      Secret token, vms.ControlToken(vm.microvm_id, kControlPort, kControlTokenMinutes, deadline));
   if (deps.on_secret) deps.on_secret(token);
   RunnerStartDelivery delivery{vm.endpoint, token, RunnerRequestId(jit.runner.id), vm.microvm_id,
                                jit.encoded_jit_config};

@@ -21,8 +21,6 @@ namespace mvr::action::internal {
 
 // Time kept back from the startup deadline for cleaning up after a failure.
 inline constexpr Duration kCleanupReserve{60'000};
-// Auth tokens for the control port live as short as the service allows.
-inline constexpr int kAuthTokenMinutes = 5;
 
 inline TimePoint CleanupDeadline(const Seam& seam) { return seam.clock.Now() + kCleanupReserve; }
 

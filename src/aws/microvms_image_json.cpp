@@ -10,10 +10,6 @@ using nlohmann::json;
 
 namespace {
 
-void PutIfSet(json& out, const char* name, const std::string& value) {
-  if (!value.empty()) out[name] = value;
-}
-
 void HookSettingJson(const HookSetting& s, const char* state, const char* timeout, json& out) {
   if (s.enabled) out[state] = *s.enabled ? "ENABLED" : "DISABLED";
   if (s.timeout_in_seconds) out[timeout] = *s.timeout_in_seconds;

@@ -10,11 +10,11 @@ namespace mvr::aws {
 
 using nlohmann::json;
 
-namespace {
-
 void PutIfSet(json& out, const char* name, const std::string& value) {
   if (!value.empty()) out[name] = value;
 }
+
+namespace {
 
 void PutListIfSet(json& out, const char* name, const std::vector<std::string>& values) {
   if (!values.empty()) out[name] = values;

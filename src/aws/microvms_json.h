@@ -14,6 +14,8 @@
 namespace mvr::aws {
 
 // Inputs.
+// out[name] = value, unless value is empty (an optional string member of a request).
+void PutIfSet(nlohmann::json& out, const char* name, const std::string& value);
 nlohmann::json RunMicrovmInput(const RunMicrovmRequest& request);
 nlohmann::json ListMicrovmsInput(const ListMicrovmsRequest& request);
 nlohmann::json CreateMicrovmAuthTokenInput(const CreateMicrovmAuthTokenRequest& request);

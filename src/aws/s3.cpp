@@ -11,12 +11,6 @@
 namespace mvr::aws {
 namespace {
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 std::string Unquote(std::string s) {
   if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
   return s;
@@ -206,7 +200,7 @@ Result<S3ObjectInfo> S3Client::HeadObject(const S3Location& at) {
   info.size = *size;
   const std::string meta = "x-amz-meta-";
   for (const auto& [name, value] : resp.headers) {
-    std::string lower = Lower(name);
+    std::string lower = AsciiLower(name);
     if (lower.rfind(meta, 0) == 0) info.metadata[lower.substr(meta.size())] = value;
   }
   return info;

@@ -14,12 +14,6 @@ namespace {
 constexpr char kAlgorithm[] = "AWS4-HMAC-SHA256";
 constexpr int64_t kMaxSkewSeconds = 15 * 60;
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 // Trims and collapses runs of spaces, as SigV4's canonical header values require.
 std::string CanonicalHeaderValue(const std::string& v) {
   std::string out;
@@ -110,7 +104,7 @@ std::string CanonicalRequest(const std::string& method, const std::string& path,
                              bool path_as_sent) {
   std::map<std::string, std::string> canon;
   for (const auto& [name, value] : headers) {
-    std::string lower = Lower(name);
+    std::string lower = AsciiLower(name);
     std::string v = CanonicalHeaderValue(value);
     auto it = canon.find(lower);
     if (it == canon.end()) {
@@ -166,7 +160,7 @@ Status SignRequest(http::HttpRequest& request, const AwsCredentials& creds,
 
   std::vector<std::string> names;
   for (const auto& [name, value] : request.headers) {
-    std::string lower = Lower(name);
+    std::string lower = AsciiLower(name);
     if (!Unsigned(lower) && std::find(names.begin(), names.end(), lower) == names.end()) {
       names.push_back(lower);
     }

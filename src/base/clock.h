@@ -79,5 +79,7 @@ inline int64_t ToUnixSeconds(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 inline TimePoint FromUnixSeconds(int64_t s) { return TimePoint(std::chrono::seconds(s)); }
+// Milliseconds since the Unix epoch (the clock's own unit).
+inline int64_t ToUnixMillis(TimePoint t) { return t.time_since_epoch().count(); }
 
 }  // namespace mvr

@@ -22,6 +22,8 @@ Result<std::string> UriDecode(std::string_view text);
 std::string Sha256(std::string_view data);  // raw 32 bytes
 std::string Sha256Hex(std::string_view data);
 std::string HmacSha256(std::string_view key, std::string_view data);  // raw 32 bytes
+// ASCII lower case (header names, logins, labels); other bytes are kept as they are.
+std::string AsciiLower(std::string text);
 // Timing-safe equality (length differences return false without early exit on content).
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 

@@ -1,4 +1,5 @@
 #include "github/response_errors.h"
+#include "base/encoding.h"
 #include "base/numbers.h"
 
 #include <algorithm>
@@ -22,12 +23,6 @@ std::optional<int64_t> HeaderInt(const http::Headers& headers, std::string_view 
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   return ParseInt64(text);
-}
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 std::string Printable(std::string_view text) {
@@ -101,8 +96,8 @@ Status MapErrorResponse(const http::HttpResponse& response, TimePoint now,
   if (code == 403 || code == 429) {
     std::optional<int64_t> retry_after = HeaderInt(response.headers, "Retry-After");
     std::optional<int64_t> remaining = HeaderInt(response.headers, "X-RateLimit-Remaining");
-    bool secondary = Lower(summary).find("secondary rate limit") != std::string::npos ||
-                     Lower(summary).find("abuse detection") != std::string::npos;
+    bool secondary = AsciiLower(summary).find("secondary rate limit") != std::string::npos ||
+                     AsciiLower(summary).find("abuse detection") != std::string::npos;
     if (remaining && *remaining == 0) {
       Duration wait = UntilReset(response.headers, now);
       if (retry_after) wait = std::max(wait, Duration(*retry_after * 1000));

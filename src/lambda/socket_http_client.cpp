@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/encoding.h"
 #include "base/numbers.h"
 
 namespace mvr::lambda {
@@ -33,11 +34,6 @@ bool WaitFor(int fd, short events, Steady::time_point deadline) {
     if (r == 0) return false;
     if (errno != EINTR) return false;
   }
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 }  // namespace
@@ -260,12 +256,12 @@ Result<http::HttpResponse> SocketHttpClient::Send(const http::HttpRequest& reque
       std::string name = line.substr(0, colon);
       std::string value = line.substr(colon + 1);
       while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.erase(0, 1);
-      const std::string lname = Lower(name);
+      const std::string lname = AsciiLower(name);
       if (lname == "content-length") length = ParseInt64InRange(value, 0, 1LL << 40);
-      if (lname == "transfer-encoding" && Lower(value).find("chunked") != std::string::npos) {
+      if (lname == "transfer-encoding" && AsciiLower(value).find("chunked") != std::string::npos) {
         chunked = true;
       }
-      if (lname == "connection" && Lower(value) == "close") close = true;
+      if (lname == "connection" && AsciiLower(value) == "close") close = true;
       res.headers.Add(std::move(name), std::move(value));
     }
     const bool no_body =

@@ -5,7 +5,9 @@
 namespace mvr::queue {
 namespace {
 // A receipt is "<message id>/<delivery number>".
-std::string IdOfReceipt(const std::string& receipt) { return receipt.substr(0, receipt.find('/')); }
+std::string MessageIdOfReceipt(const std::string& receipt) {
+  return receipt.substr(0, receipt.find('/'));
+}
 }  // namespace
 
 MemoryQueue::MemoryQueue(const Clock& clock, Sleeper& sleeper, QueueOptions options,
@@ -90,7 +92,7 @@ Result<std::vector<QueueMessage>> MemoryQueue::Receive(const ReceiveOptions& opt
 Status MemoryQueue::Delete(const std::string& receipt) {
   if (receipt.empty()) return InvalidArgument("delete: the receipt is empty");
   std::lock_guard<std::mutex> lock(mu_);
-  auto seq = seq_of_.find(IdOfReceipt(receipt));
+  auto seq = seq_of_.find(MessageIdOfReceipt(receipt));
   if (seq == seq_of_.end()) return Status::Ok();
   auto it = messages_.find(seq->second);
   if (it->second.receipt != receipt) return Status::Ok();  // a stale delivery deletes nothing
@@ -103,7 +105,7 @@ Status MemoryQueue::ChangeVisibility(const std::string& receipt, Duration visibi
   MVR_RETURN_IF_ERROR(ValidateVisibility(visibility));
   std::lock_guard<std::mutex> lock(mu_);
   const TimePoint now = clock_.Now();
-  auto seq = seq_of_.find(IdOfReceipt(receipt));
+  auto seq = seq_of_.find(MessageIdOfReceipt(receipt));
   if (seq != seq_of_.end()) {
     Stored& m = messages_.at(seq->second);
     if (m.receipt == receipt && m.visible_at > now) {

@@ -9,7 +9,7 @@ namespace {
 int64_t Ms(TimePoint t) { return t.time_since_epoch().count(); }
 
 // A receipt is "<message id>.<random token>"; the row keeps the latest one.
-Result<int64_t> IdOfReceipt(const std::string& receipt) {
+Result<int64_t> RowIdOfReceipt(const std::string& receipt) {
   size_t dot = receipt.find('.');
   if (dot == std::string::npos || dot == 0) {
     return InvalidArgument("'" + receipt + "' is not a receipt this queue gave out");
@@ -134,7 +134,7 @@ Result<std::vector<QueueMessage>> SqliteQueue::Receive(const ReceiveOptions& opt
 }
 
 Status SqliteQueue::Delete(const std::string& receipt) {
-  MVR_ASSIGN_OR_RETURN(int64_t id, IdOfReceipt(receipt));
+  MVR_ASSIGN_OR_RETURN(int64_t id, RowIdOfReceipt(receipt));
   return db_->Write([&]() -> Status {
     MVR_ASSIGN_OR_RETURN(store::SqliteStatement * del,
                          db_->Prepare("DELETE FROM messages WHERE id = ?1 AND receipt = ?2"));
@@ -144,7 +144,7 @@ Status SqliteQueue::Delete(const std::string& receipt) {
 
 Status SqliteQueue::ChangeVisibility(const std::string& receipt, Duration visibility) {
   MVR_RETURN_IF_ERROR(ValidateVisibility(visibility));
-  MVR_ASSIGN_OR_RETURN(int64_t id, IdOfReceipt(receipt));
+  MVR_ASSIGN_OR_RETURN(int64_t id, RowIdOfReceipt(receipt));
   const int64_t now = Ms(seam_.clock.Now());
   bool changed = false;
   MVR_RETURN_IF_ERROR(db_->Write([&]() -> Status {

@@ -14,7 +14,6 @@ namespace {
 
 // One step of a member: a read, a suspend or resume, a registration and delivery.
 constexpr Duration kStepTime{60'000};
-constexpr int kControlTokenMinutes = 5;
 
 // GitHub refuses to remove a runner that is running a job (422, or 409 from some versions).
 bool RefusedAsBusy(const Status& s) {
@@ -206,9 +205,9 @@ Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember&
   // Recorded before delivery, so that a crash from here on leaves a runner the row names.
   Status s = deps_.pool.RecordRunner(m.microvm_id, jit.runner.name, jit.runner.id);
   action::MicrovmLifecycle vms(seam, deps_.microvms);
-  Result<Secret> token =
-      s.ok() ? vms.ControlToken(m.microvm_id, action::kControlPort, kControlTokenMinutes, deadline)
-             : Result<Secret>(s);
+  Result<Secret> token = s.ok() ? vms.ControlToken(m.microvm_id, action::kControlPort,
+                                                   action::kControlTokenMinutes, deadline)
+                                : Result<Secret>(s);
   if (token.ok()) {
     action::RunnerStartDelivery delivery{vm.endpoint, *token,
                                          action::RunnerRequestId(jit.runner.id), m.microvm_id,

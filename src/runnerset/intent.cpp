@@ -11,8 +11,6 @@ using nlohmann::json;
 
 constexpr int64_t kVersion = 1;
 
-int64_t EpochMs(TimePoint t) { return t.time_since_epoch().count(); }
-
 json EncodeLaunch(const LaunchIntent& launch) {
   return json{{"v", kVersion},
               {"kind", "launch"},
@@ -23,7 +21,7 @@ json EncodeLaunch(const LaunchIntent& launch) {
               {"jobName", launch.job_name},
               {"classLabel", launch.class_label},
               {"labels", launch.labels},
-              {"queuedAtMs", EpochMs(launch.queued_at)},
+              {"queuedAtMs", ToUnixMillis(launch.queued_at)},
               {"deliveryId", launch.delivery_id}};
 }
 
@@ -33,7 +31,7 @@ json EncodeTerminate(const TerminateIntent& terminate) {
               {"runnerName", terminate.runner_name},
               {"repository", terminate.repository},
               {"jobId", terminate.job_id},
-              {"completedAtMs", EpochMs(terminate.completed_at)},
+              {"completedAtMs", ToUnixMillis(terminate.completed_at)},
               {"deliveryId", terminate.delivery_id}};
 }
 

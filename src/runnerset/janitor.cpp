@@ -8,9 +8,9 @@
 namespace mvr::runnerset {
 namespace {
 
-constexpr size_t kErrorsKept = 10;
+constexpr size_t kJanitorErrorsKept = 10;
 // A termination the janitor waits for (it polls until TERMINATED).
-constexpr Duration kTerminateTime{60'000};
+constexpr Duration kJanitorTerminateTime{60'000};
 
 constexpr std::array<const char*, kSweptCount> kSweptNames = {
     "vms_listed",         "runners_listed", "rows_listed",     "strikes_added",
@@ -34,7 +34,7 @@ std::optional<SweepReport> Janitor::LastSweep() const {
 void Janitor::Error(SweepReport& report, const std::string& what, const Status& status) {
   report.Add(Swept::kErrors);
   const std::string message = what + ": " + status.ToString();
-  if (report.errors.size() < kErrorsKept) report.errors.push_back(message);
+  if (report.errors.size() < kJanitorErrorsKept) report.errors.push_back(message);
   deps_.seam.logger.Warn("janitor: " + what, {{"error", status.ToString()}});
 }
 
@@ -46,7 +46,7 @@ bool Janitor::OldEnough(const aws::MicrovmSummary& vm) const {
 
 Status Janitor::TerminateVm(const std::string& microvm_id) {
   action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
-  return vms.Terminate(microvm_id, deps_.seam.clock.Now() + kTerminateTime);
+  return vms.Terminate(microvm_id, deps_.seam.clock.Now() + kJanitorTerminateTime);
 }
 
 SweepReport Janitor::Sweep() {

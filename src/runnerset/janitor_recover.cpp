@@ -8,12 +8,6 @@
 #include "runnerset/janitor.h"
 
 namespace mvr::runnerset {
-namespace {
-
-int64_t EpochMs(TimePoint t) { return t.time_since_epoch().count(); }
-
-}  // namespace
-
 void Janitor::RecoverStuckLaunches(const Inventory& inv, SweepReport& report) {
   // At the cap every launch is deferred anyway and its message waits on the queue.
   int live = 0;
@@ -75,7 +69,7 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, SweepReport& report) {
             Error(report, "releasing the claim of job " + std::to_string(job.id), released);
             continue;
           }
-        } else if (EpochMs(now) - c.claimed_ms < takeover_after.count()) {
+        } else if (ToUnixMillis(now) - c.claimed_ms < takeover_after.count()) {
           continue;  // a launch holds it and may still be working
         }
       }

@@ -14,12 +14,8 @@
 namespace mvr::runnerset {
 namespace {
 
-// Auth tokens for the control port live as short as the service allows.
-constexpr int kControlTokenMinutes = 5;
 // Time a failing launch may spend cleaning up after its deadline.
 constexpr Duration kCleanupTime{60'000};
-
-int64_t EpochMs(TimePoint t) { return t.time_since_epoch().count(); }
 
 bool Live(aws::MicrovmState s) { return s != aws::MicrovmState::kTerminated; }
 
@@ -268,7 +264,7 @@ Outcome Launcher::Launch(const LaunchIntent& in) {
   attempt->reservation = *reservation;
   attempt->pool_members = std::move(pool_members);
   attempt->deadline = seam.clock.Now() + config_.launch_timeout();
-  attempt->times.received_ms = EpochMs(in.queued_at);
+  attempt->times.received_ms = ToUnixMillis(in.queued_at);
   Outcome o = Run(*attempt);
   const bool vm_gone = o.decision != Decision::kLaunched;
   cap_.Finish(attempt->reservation, vm_gone);
@@ -297,7 +293,7 @@ Outcome Launcher::Run(Attempt& a) {
   }
   a.claim = RunnerTable::ClaimKey(in.repository, in.job_id);
   a.token = claim->attempt_token;
-  a.times.claimed_ms = EpochMs(seam.clock.Now());
+  a.times.claimed_ms = ToUnixMillis(seam.clock.Now());
   a.job_key = RunnerTable::JobKey(in.repository, in.job_id);
   deps_.metrics.Observe(a.job_key, Milestone::kClaimed, a.times.received_ms, a.times.claimed_ms);
   if (claim->taken_over && CleanUpTakenOver(*claim->taken_over, a.deadline) && !StillNeeded(in)) {
@@ -322,11 +318,11 @@ Outcome Launcher::Run(Attempt& a) {
     vm = LaunchCold(a);
     if (!vm.ok()) return Fail(a, vm.status());
   }
-  a.times.running_ms = EpochMs(seam.clock.Now());
+  a.times.running_ms = ToUnixMillis(seam.clock.Now());
   deps_.metrics.Observe(a.job_key, Milestone::kVmRunning, a.times.received_ms, a.times.running_ms);
   if (!a.hot) {
-    Result<Secret> token =
-        a.vms.ControlToken(a.microvm_id, action::kControlPort, kControlTokenMinutes, a.deadline);
+    Result<Secret> token = a.vms.ControlToken(a.microvm_id, action::kControlPort,
+                                              action::kControlTokenMinutes, a.deadline);
     if (!token.ok()) return Fail(a, token.status());
     action::RunnerStartDelivery delivery{vm->endpoint, *token, action::RunnerRequestId(a.runner_id),
                                          a.microvm_id, a.jit->encoded_jit_config};
@@ -335,7 +331,7 @@ Outcome Launcher::Run(Attempt& a) {
     }
   }
   // A hot runner's config went in when its member was made: it counts as delivered on resume.
-  a.times.delivered_ms = EpochMs(seam.clock.Now());
+  a.times.delivered_ms = ToUnixMillis(seam.clock.Now());
   deps_.metrics.Observe(a.job_key, Milestone::kConfigDelivered, a.times.received_ms,
                         a.times.delivered_ms);
 

@@ -5,12 +5,6 @@
 #include "runnerset/launcher.h"
 
 namespace mvr::runnerset {
-namespace {
-
-int64_t EpochMs(TimePoint t) { return t.time_since_epoch().count(); }
-
-}  // namespace
-
 Outcome Launcher::Terminate(const TerminateIntent& in) {
   const Seam& seam = deps_.seam;
   Outcome out;
@@ -51,12 +45,12 @@ Outcome Launcher::Terminate(const TerminateIntent& in) {
     if (job.ok() && job->started_at) {
       if (deps_.watch) deps_.watch->JobStarted(r.runner_name, *job->started_at);
       deps_.metrics.Observe(key, Milestone::kJobStarted, r.times.received_ms,
-                            EpochMs(*job->started_at));
+                            ToUnixMillis(*job->started_at));
     }
     TimePoint done = in.completed_at.time_since_epoch().count() > 0 ? in.completed_at
                      : (job.ok() && job->completed_at)              ? *job->completed_at
                                                                     : seam.clock.Now();
-    deps_.metrics.Observe(key, Milestone::kCompleted, r.times.received_ms, EpochMs(done));
+    deps_.metrics.Observe(key, Milestone::kCompleted, r.times.received_ms, ToUnixMillis(done));
   }
   out.decision = Decision::kTerminated;
   out.microvm_id = r.microvm_id;

@@ -8,8 +8,6 @@ namespace {
 
 using nlohmann::json;
 
-int64_t EpochMs(TimePoint t) { return t.time_since_epoch().count(); }
-
 double Seconds(int64_t from_ms, int64_t to_ms) {
   return from_ms > 0 ? static_cast<double>(to_ms - from_ms) / 1e3 : 0.0;
 }
@@ -44,7 +42,7 @@ std::string PoolText(const char* kind, int target, const json& members) {
 }  // namespace
 
 json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
-  const int64_t now = EpochMs(in.now);
+  const int64_t now = ToUnixMillis(in.now);
   json out;
   out["runnerSetId"] = config.runner_set_id;
   out["nowMs"] = now;
@@ -143,8 +141,8 @@ json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
     for (int i = 0; i < kSweptCount; ++i) {
       counters[SweptName(static_cast<Swept>(i))] = s.counts[i];
     }
-    janitor["lastSweep"] = {{"startedAtMs", EpochMs(s.started)},
-                            {"durationMs", EpochMs(s.finished) - EpochMs(s.started)},
+    janitor["lastSweep"] = {{"startedAtMs", ToUnixMillis(s.started)},
+                            {"durationMs", ToUnixMillis(s.finished) - ToUnixMillis(s.started)},
                             {"counters", counters},
                             {"errors", s.errors}};
   } else {

@@ -8,7 +8,7 @@
 namespace mvr::supervisor {
 namespace {
 
-std::optional<std::string> ReadFile(const std::string& path) {
+std::optional<std::string> ReadIfReadable(const std::string& path) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   std::stringstream text;
@@ -50,12 +50,12 @@ Status CheckResolvConf(const std::string& text) {
 
 Status CheckNetworkFiles(const NetworkCheckConfig& config) {
   if (!config.route_table.empty()) {
-    auto text = ReadFile(config.route_table);
+    auto text = ReadIfReadable(config.route_table);
     if (!text) return Internal("cannot read the route table " + config.route_table);
     MVR_RETURN_IF_ERROR(CheckRouteTable(*text));
   }
   if (!config.resolv_conf.empty()) {
-    auto text = ReadFile(config.resolv_conf);
+    auto text = ReadIfReadable(config.resolv_conf);
     if (!text) return Internal("cannot read " + config.resolv_conf);
     MVR_RETURN_IF_ERROR(CheckResolvConf(*text));
   }

@@ -11,13 +11,7 @@
 namespace mvr::emulate::github {
 namespace {
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-bool SameName(const std::string& a, const std::string& b) { return Lower(a) == Lower(b); }
+bool SameName(const std::string& a, const std::string& b) { return AsciiLower(a) == AsciiLower(b); }
 
 }  // namespace
 
@@ -39,7 +33,7 @@ GithubModel::GithubModel(GithubModelOptions options, const Clock& clock, Random&
       secure_random_(secure_random),
       sender_(sender) {
   int64_t next_owner_id = 9'000'001;
-  for (const auto& org : options_.organizations) org_ids_[Lower(org)] = next_owner_id++;
+  for (const auto& org : options_.organizations) org_ids_[AsciiLower(org)] = next_owner_id++;
   int64_t next_repo_id = 700'000'001;
   for (const auto& full : options_.repositories) {
     size_t slash = full.find('/');
@@ -47,7 +41,7 @@ GithubModel::GithubModel(GithubModelOptions options, const Clock& clock, Random&
     r.id = next_repo_id++;
     r.owner = full.substr(0, slash);
     r.name = slash == std::string::npos ? "" : full.substr(slash + 1);
-    auto org = org_ids_.find(Lower(r.owner));
+    auto org = org_ids_.find(AsciiLower(r.owner));
     r.owner_is_org = org != org_ids_.end();
     r.owner_id = r.owner_is_org ? org->second : next_owner_id++;
     repos_.push_back(r);
@@ -70,7 +64,7 @@ const Repository* GithubModel::FindRepoLocked(const std::string& owner,
 Status GithubModel::CheckScopeLocked(const Scope& scope) const {
   if (scope.kind == Scope::Kind::kRepository) {
     if (!FindRepoLocked(scope.owner, scope.repo)) return NotFound("Not Found");
-  } else if (!org_ids_.count(Lower(scope.owner))) {
+  } else if (!org_ids_.count(AsciiLower(scope.owner))) {
     return NotFound("Not Found");
   }
   return Status::Ok();
