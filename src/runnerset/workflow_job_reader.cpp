@@ -210,7 +210,9 @@ struct WorkflowJobReader::Impl {
     Shortcut cut{body.substr(0, 0), body};
     size_t from = 0;
     size_t steps = FindKey(body, 0, "\"steps\"");
-    while (steps != std::string_view::npos && body.substr(steps - 1, 10) != ",\"steps\":[") {
+    // A member's key follows a ','; a body that begins with the key has none before it.
+    while (steps != std::string_view::npos &&
+           (steps == 0 || body.substr(steps - 1, 10) != ",\"steps\":[")) {
       steps = FindKey(body, steps + 1, "\"steps\"");  // a value "steps", say a job's name
     }
     if (steps != std::string_view::npos) {

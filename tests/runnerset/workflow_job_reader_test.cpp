@@ -367,6 +367,13 @@ TEST(WorkflowJobReaderTest, ARepositoryThatIsNotJsonBeforeFullNameIsRefusedAsNot
   EXPECT_EQ(f->repository, "o/r");
 }
 
+// Found by fuzz_webhook_route: a body beginning with the key "steps" sent the shortcut's look
+// behind the key to position -1 (std::out_of_range, which ended the process).
+TEST(WorkflowJobReaderTest, ABodyThatBeginsWithTheStepsKeyIsRefusedNotThrown) {
+  ExpectMalformed(std::string("\"steps\"-256: si_name\"te\x1f\0\0kfssta\0s", 34), "");
+  ExpectMalformed(R"("steps":[{}],"full_name":"o/r",)", "");
+}
+
 TEST(WorkflowJobReaderTest, RepositoryNames) {
   EXPECT_TRUE(IsRepositoryName("octo-org/widget-service"));
   EXPECT_TRUE(IsRepositoryName("a/b.c_d-e"));
