@@ -1,8 +1,34 @@
 #include "lambda/runtime_loop.h"
 
+#include <exception>
+#include <string>
+
 #include "lambda/emf.h"
 
 namespace mvr::lambda {
+
+namespace {
+
+// A handler that throws (a bug: a handler reports what it refuses as a Status) fails that one
+// invocation with an error type of its own, as mvr serve's HTTP server answers such a request
+// 500, instead of ending the container with the event unanswered. What the exception says goes
+// to the log only.
+Result<std::string> HandleContained(Handler& handler, const Invocation& invocation,
+                                    const Logger& logger) {
+  std::string what;
+  try {
+    return handler.Handle(invocation);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "an exception that is not a std::exception";
+  }
+  logger.Error("the handler threw", {{"request_id", invocation.request_id}, {"exception", what}});
+  return Internal("the handler failed unexpectedly (a bug in mvr: the function's log has it)")
+      .WithErrorType("Mvr.InternalError");
+}
+
+}  // namespace
 
 Status RunLoop(RuntimeApi& api, Handler& handler, const Seam& seam, LogSink& metrics_out,
                const LoopOptions& options) {
@@ -11,7 +37,7 @@ Status RunLoop(RuntimeApi& api, Handler& handler, const Seam& seam, LogSink& met
     if (!next.ok()) return next.status().Annotate("Runtime API");
     const TimePoint started = seam.clock.Now();
     const CounterValues before = ReadCounters(handler.metrics());
-    Result<std::string> answer = handler.Handle(*next);
+    Result<std::string> answer = HandleContained(handler, *next, seam.logger);
     Status sent;
     if (answer.ok()) {
       sent = api.Respond(next->request_id, *answer);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <set>
+#include <stdexcept>
 
 #include "base/random.h"
 #include "http/curl_client.h"
@@ -14,8 +15,8 @@
 namespace mvr::lambda {
 namespace {
 
-// Answers "ok:<event>", fails an event "bad" as a malformed event, counts each as received; an
-// event "sweep" counts as a janitor sweep that terminated two VMs.
+// Answers "ok:<event>", fails an event "bad" as a malformed event, throws on "throw", counts each
+// as received; an event "sweep" counts as a janitor sweep that terminated two VMs.
 class EchoHandler final : public Handler {
  public:
   Result<std::string> Handle(const Invocation& inv) override {
@@ -25,6 +26,7 @@ class EchoHandler final : public Handler {
       metrics_.AddJanitor("vms_terminated", 2);
     }
     if (inv.event == "bad") return InvalidArgument("not an event").WithErrorType(kMalformedEvent);
+    if (inv.event == "throw") throw std::out_of_range("basic_string_view::substr");
     return "ok:" + inv.event;
   }
   runnerset::Metrics& metrics() override { return metrics_; }
@@ -79,6 +81,27 @@ TEST_F(RuntimeLoopTest, AnswersGoToResponseAndErrorsToErrorWithTheirType) {
   auto doc = nlohmann::json::parse(e->body);
   EXPECT_EQ(doc["errorType"], "Mvr.MalformedEvent");
   EXPECT_EQ(doc["errorMessage"], "not an event");
+}
+
+// A handler that throws fails its invocation and the container goes on to the next event.
+TEST_F(RuntimeLoopTest, AHandlerThatThrowsFailsItsInvocationAndTheLoopGoesOn) {
+  const std::string thrown = fake_.Enqueue("throw");
+  const std::string next = fake_.Enqueue("two");
+  RuntimeApi api(fake_.endpoint(), http_);
+  EchoHandler handler;
+  Status s = RunLoop(api, handler, seam_, metrics_, {"webhook", "set-1", 2});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+
+  auto e = fake_.WaitAnswer(thrown, Duration(5'000));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, FakeRuntimeApi::Answer::Kind::kError);
+  EXPECT_EQ(e->error_type, "Mvr.InternalError");
+  EXPECT_EQ(e->body.find("substr"), std::string::npos) << "the exception stays in the log";
+  EXPECT_NE(log_.Joined().find("basic_string_view::substr"), std::string::npos);
+  auto a = fake_.WaitAnswer(next, Duration(5'000));
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->body, "ok:two");
+  EXPECT_EQ(metrics_.lines().size(), 2u);
 }
 
 TEST_F(RuntimeLoopTest, EachInvocationWritesOneEmfLineOfWhatItCounted) {
