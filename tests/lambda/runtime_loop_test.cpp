@@ -7,6 +7,8 @@
 
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "base/random.h"
 #include "http/curl_client.h"
@@ -51,6 +53,23 @@ class RuntimeLoopTest : public ::testing::Test {
                                     : nlohmann::json::parse(metrics_.lines()[0]);
   }
 
+  // The answers to `first` and `second`, events the echo handler served in one loop, in order.
+  std::vector<FakeRuntimeApi::Answer> AnswersTo(const std::string& first,
+                                                const std::string& second) {
+    const std::string ids[] = {fake_.Enqueue(first), fake_.Enqueue(second)};
+    RuntimeApi api(fake_.endpoint(), http_);
+    EchoHandler handler;
+    Status s = RunLoop(api, handler, seam_, metrics_, {"webhook", "set-1", 2});
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    std::vector<FakeRuntimeApi::Answer> answers;
+    for (const std::string& id : ids) {
+      auto a = fake_.WaitAnswer(id, Duration(5'000));
+      EXPECT_TRUE(a.has_value()) << "no answer to event " << id;
+      if (a) answers.push_back(*a);
+    }
+    return answers;
+  }
+
   SystemClock clock_;
   RealSleeper sleeper_;
   SeededRandom random_{1};
@@ -63,44 +82,28 @@ class RuntimeLoopTest : public ::testing::Test {
 };
 
 TEST_F(RuntimeLoopTest, AnswersGoToResponseAndErrorsToErrorWithTheirType) {
-  const std::string good = fake_.Enqueue("one");
-  const std::string bad = fake_.Enqueue("bad");
-  RuntimeApi api(fake_.endpoint(), http_);
-  EchoHandler handler;
-  Status s = RunLoop(api, handler, seam_, metrics_, {"webhook", "set-1", 2});
-  ASSERT_TRUE(s.ok()) << s.ToString();
-
-  auto a = fake_.WaitAnswer(good, Duration(5'000));
-  ASSERT_TRUE(a.has_value());
-  EXPECT_EQ(a->kind, FakeRuntimeApi::Answer::Kind::kResponse);
-  EXPECT_EQ(a->body, "ok:one");
-  auto e = fake_.WaitAnswer(bad, Duration(5'000));
-  ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->kind, FakeRuntimeApi::Answer::Kind::kError);
-  EXPECT_EQ(e->error_type, "Mvr.MalformedEvent");
-  auto doc = nlohmann::json::parse(e->body);
+  std::vector<FakeRuntimeApi::Answer> answers = AnswersTo("one", "bad");
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0].kind, FakeRuntimeApi::Answer::Kind::kResponse);
+  EXPECT_EQ(answers[0].body, "ok:one");
+  const FakeRuntimeApi::Answer& e = answers[1];
+  EXPECT_EQ(e.kind, FakeRuntimeApi::Answer::Kind::kError);
+  EXPECT_EQ(e.error_type, "Mvr.MalformedEvent");
+  auto doc = nlohmann::json::parse(e.body);
   EXPECT_EQ(doc["errorType"], "Mvr.MalformedEvent");
   EXPECT_EQ(doc["errorMessage"], "not an event");
 }
 
 // A handler that throws fails its invocation and the container goes on to the next event.
 TEST_F(RuntimeLoopTest, AHandlerThatThrowsFailsItsInvocationAndTheLoopGoesOn) {
-  const std::string thrown = fake_.Enqueue("throw");
-  const std::string next = fake_.Enqueue("two");
-  RuntimeApi api(fake_.endpoint(), http_);
-  EchoHandler handler;
-  Status s = RunLoop(api, handler, seam_, metrics_, {"webhook", "set-1", 2});
-  ASSERT_TRUE(s.ok()) << s.ToString();
-
-  auto e = fake_.WaitAnswer(thrown, Duration(5'000));
-  ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->kind, FakeRuntimeApi::Answer::Kind::kError);
-  EXPECT_EQ(e->error_type, "Mvr.InternalError");
-  EXPECT_EQ(e->body.find("substr"), std::string::npos) << "the exception stays in the log";
+  std::vector<FakeRuntimeApi::Answer> answers = AnswersTo("throw", "two");
+  ASSERT_EQ(answers.size(), 2u);
+  const FakeRuntimeApi::Answer& e = answers[0];
+  EXPECT_EQ(e.kind, FakeRuntimeApi::Answer::Kind::kError);
+  EXPECT_EQ(e.error_type, "Mvr.InternalError");
+  EXPECT_EQ(e.body.find("substr"), std::string::npos) << "the exception stays in the log";
   EXPECT_NE(log_.Joined().find("basic_string_view::substr"), std::string::npos);
-  auto a = fake_.WaitAnswer(next, Duration(5'000));
-  ASSERT_TRUE(a.has_value());
-  EXPECT_EQ(a->body, "ok:two");
+  EXPECT_EQ(answers[1].body, "ok:two");
   EXPECT_EQ(metrics_.lines().size(), 2u);
 }
 
