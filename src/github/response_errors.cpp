@@ -96,8 +96,9 @@ Status MapErrorResponse(const http::HttpResponse& response, TimePoint now,
   if (code == 403 || code == 429) {
     std::optional<int64_t> retry_after = HeaderInt(response.headers, "Retry-After");
     std::optional<int64_t> remaining = HeaderInt(response.headers, "X-RateLimit-Remaining");
-    bool secondary = AsciiLower(summary).find("secondary rate limit") != std::string::npos ||
-                     AsciiLower(summary).find("abuse detection") != std::string::npos;
+    const std::string lower = AsciiLower(summary);
+    bool secondary = lower.find("secondary rate limit") != std::string::npos ||
+                     lower.find("abuse detection") != std::string::npos;
     if (remaining && *remaining == 0) {
       Duration wait = UntilReset(response.headers, now);
       if (retry_after) wait = std::max(wait, Duration(*retry_after * 1000));
