@@ -5,7 +5,7 @@
 namespace mvr::action {
 namespace {
 
-JobIdentity Sample() {
+JobIdentity SampleIdentity() {
   JobIdentity id;
   id.repository_id = "123456";
   id.run_id = "987654321";
@@ -15,8 +15,8 @@ JobIdentity Sample() {
 }
 
 TEST(IdentityTest, DeterministicAndWithinLimits) {
-  DerivedIdentity a = DeriveIdentity(Sample()).value();
-  DerivedIdentity b = DeriveIdentity(Sample()).value();
+  DerivedIdentity a = DeriveIdentity(SampleIdentity()).value();
+  DerivedIdentity b = DeriveIdentity(SampleIdentity()).value();
   EXPECT_EQ(a.label, b.label);
   EXPECT_EQ(LaunchClientToken(a, "warm:0"), LaunchClientToken(b, "warm:0"));
   EXPECT_EQ(a.label.rfind("lambda-mvm-", 0), 0u);
@@ -25,20 +25,20 @@ TEST(IdentityTest, DeterministicAndWithinLimits) {
 }
 
 TEST(IdentityTest, EveryFieldChangesTheIdentity) {
-  std::string base = DeriveIdentity(Sample()).value().label;
-  JobIdentity v = Sample();
+  std::string base = DeriveIdentity(SampleIdentity()).value().label;
+  JobIdentity v = SampleIdentity();
   v.repository_id = "1234567";
   EXPECT_NE(DeriveIdentity(v).value().label, base);
-  v = Sample();
+  v = SampleIdentity();
   v.run_attempt = "2";
   EXPECT_NE(DeriveIdentity(v).value().label, base);
-  v = Sample();
+  v = SampleIdentity();
   v.job = "test";
   EXPECT_NE(DeriveIdentity(v).value().label, base);
-  v = Sample();
+  v = SampleIdentity();
   v.idempotency_key = "second";
   EXPECT_NE(DeriveIdentity(v).value().label, base);
-  v = Sample();
+  v = SampleIdentity();
   v.step = "__owner_mvr_2";
   EXPECT_NE(DeriveIdentity(v).value().label, base);
 }
@@ -46,7 +46,7 @@ TEST(IdentityTest, EveryFieldChangesTheIdentity) {
 // Two legs of one matrix job share GITHUB_JOB and the run; the strategy and matrix contexts
 // tell them apart without the user adding anything.
 TEST(IdentityTest, MatrixLegsOfOneJobGetTheirOwnIdentity) {
-  JobIdentity a = Sample(), b = Sample();
+  JobIdentity a = SampleIdentity(), b = SampleIdentity();
   MatrixLeg la = CanonicalMatrixLeg(R"({"fail-fast":true,"job-index":0,"job-total":2})",
                                     R"({"os":"linux","arch":"arm64"})")
                      .value();
@@ -71,14 +71,14 @@ TEST(IdentityTest, MatrixJsonIsCanonicalAndEmptyOutsideAMatrix) {
 }
 
 TEST(IdentityTest, EachLaunchOfAnIdentityHasItsOwnClientToken) {
-  DerivedIdentity id = DeriveIdentity(Sample()).value();
+  DerivedIdentity id = DeriveIdentity(SampleIdentity()).value();
   EXPECT_NE(LaunchClientToken(id, "runner:1"), LaunchClientToken(id, "runner:2"));
   EXPECT_NE(LaunchClientToken(id, "warm:0"), LaunchClientToken(id, "warm:1"));
   EXPECT_EQ(LaunchClientToken(id, "warm:0").rfind("mvr1-", 0), 0u);
 }
 
 TEST(IdentityTest, FieldBoundariesDoNotCollide) {
-  JobIdentity a = Sample(), b = Sample();
+  JobIdentity a = SampleIdentity(), b = SampleIdentity();
   a.repository_id = "12";
   a.run_id = "34";
   b.repository_id = "1";
@@ -87,7 +87,7 @@ TEST(IdentityTest, FieldBoundariesDoNotCollide) {
 }
 
 TEST(IdentityTest, MissingFieldsAreNamed) {
-  JobIdentity v = Sample();
+  JobIdentity v = SampleIdentity();
   v.run_id = "";
   auto r = DeriveIdentity(v);
   ASSERT_FALSE(r.ok());

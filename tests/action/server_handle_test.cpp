@@ -9,7 +9,7 @@
 namespace mvr::action {
 namespace {
 
-ServerHandle Sample() {
+ServerHandle SampleHandle() {
   ServerHandle h;
   h.microvm_id = "mvm-0123456789abcdef";
   h.region = "us-east-1";
@@ -24,7 +24,7 @@ ServerHandle Sample() {
 }
 
 TEST(ServerHandleTest, RoundTrips) {
-  std::string text = EncodeServerHandle(Sample());
+  std::string text = EncodeServerHandle(SampleHandle());
   EXPECT_EQ(text.rfind("lmvm1_", 0), 0u);
   EXPECT_TRUE(IsServerHandle(text));
   EXPECT_FALSE(IsServerHandle("phase2-proof"));
@@ -36,7 +36,7 @@ TEST(ServerHandleTest, RoundTrips) {
 }
 
 TEST(ServerHandleTest, SafeAsAJobOutput) {
-  std::string text = EncodeServerHandle(Sample());
+  std::string text = EncodeServerHandle(SampleHandle());
   for (char c : text) {
     EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') << c;
   }
@@ -54,7 +54,7 @@ TEST(ServerHandleTest, RejectsMalformedHandlesClearly) {
   auto missing = DecodeServerHandle("lmvm1_" + Base64UrlEncode(R"({"v":1,"m":"x"})"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("'r'"), std::string::npos);
-  std::string text = EncodeServerHandle(Sample());
+  std::string text = EncodeServerHandle(SampleHandle());
   EXPECT_FALSE(DecodeServerHandle(text.substr(0, text.size() / 2)).ok());
 }
 
@@ -66,7 +66,7 @@ TEST(ServerHandleTest, TimesAndLifetimeOutsideTheirRangeAreRefused) {
     return prefix + Base64UrlEncode(j.dump());
   };
   const nlohmann::json v1 =
-      nlohmann::json::parse(Base64UrlDecode(EncodeServerHandle(Sample()).substr(6)).value());
+      nlohmann::json::parse(Base64UrlDecode(EncodeServerHandle(SampleHandle()).substr(6)).value());
   for (const char* key : {"s", "d"}) {
     for (int64_t bad :
          {int64_t{9'223'372'036'854'775'807}, int64_t{253'402'300'800}, int64_t{-1}}) {

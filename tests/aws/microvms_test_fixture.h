@@ -13,10 +13,9 @@
 #include "aws/fake_http.h"
 #include "aws/microvms_client.h"
 #include "aws/service_model.h"
+#include "microvms_model.h"
 
 namespace mvr::aws::testing {
-
-inline const ServiceModel& Model() { return ServiceModel::LambdaMicrovms(); }
 
 class MicrovmsClientTest : public ::testing::Test {
  protected:

@@ -1,5 +1,6 @@
 // The embedded Lambda MicroVMs model: parsing, routing, bindings and error statuses.
 #include "aws/service_model.h"
+#include "microvms_model.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +10,7 @@
 namespace mvr::aws {
 namespace {
 
-const ServiceModel& Model() { return ServiceModel::LambdaMicrovms(); }
+using testing::Model;
 
 TEST(ServiceModelTest, EmbeddedModelIsTheCommittedFile) {
   std::ifstream in(std::string(MVR_SOURCE_DIR) + "/models/lambda-microvms/service-2.json",

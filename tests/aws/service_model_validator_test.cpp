@@ -5,13 +5,14 @@
 #include <string>
 
 #include "aws/service_model.h"
+#include "microvms_model.h"
 
 namespace mvr::aws {
 namespace {
 
 using nlohmann::json;
 
-const ServiceModel& Model() { return ServiceModel::LambdaMicrovms(); }
+using testing::Model;
 
 json ValidRun() {
   return json{{"imageIdentifier", "img-1"},

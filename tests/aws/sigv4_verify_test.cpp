@@ -15,9 +15,9 @@ namespace mvr::aws {
 namespace {
 
 constexpr char kKeyId[] = "AKIDVERIFYTEST";
-constexpr char kSecret[] = "verify-secret-0123456789abcdef";
+constexpr char kVerifySecret[] = "verify-secret-0123456789abcdef";
 
-AwsCredentials Creds(const std::string& secret = kSecret) {
+AwsCredentials Creds(const std::string& secret = kVerifySecret) {
   AwsCredentials c;
   c.access_key_id = kKeyId;
   c.secret_access_key = Secret(secret);
@@ -25,7 +25,7 @@ AwsCredentials Creds(const std::string& secret = kSecret) {
 }
 
 std::optional<std::string> Lookup(const std::string& key_id) {
-  if (key_id == kKeyId) return std::string(kSecret);
+  if (key_id == kKeyId) return std::string(kVerifySecret);
   return std::nullopt;
 }
 
@@ -65,7 +65,7 @@ TEST(SigV4Verify, WrongSecretIsRefused) {
   Status s = VerifyRequest(AsReceived(req), Lookup, T0());
   EXPECT_EQ(s.code(), Code::kUnauthorized);
   EXPECT_NE(s.message().find("signature"), std::string::npos) << s.message();
-  EXPECT_EQ(s.message().find(kSecret), std::string::npos);
+  EXPECT_EQ(s.message().find(kVerifySecret), std::string::npos);
 }
 
 TEST(SigV4Verify, UnknownKeyIsRefused) {
@@ -123,7 +123,8 @@ TEST(SigV4Verify, RequestSentByCurlVerifiesOnServer) {
   {
     // Scoped so its pooled connections close before the server stops.
     http::CurlHttpClient client;
-    for (const std::string& secret : {std::string(kSecret), std::string("wrong-secret-xxxxxxxx")}) {
+    for (const std::string& secret :
+         {std::string(kVerifySecret), std::string("wrong-secret-xxxxxxxx")}) {
       http::HttpRequest req;
       req.method = "POST";
       req.url = "http://127.0.0.1:" + std::to_string(*port) +

@@ -10,8 +10,6 @@
 namespace mvr::runnerset::testing {
 namespace {
 
-constexpr Duration kMinute{60'000};
-
 class HotPoolTest : public WarmPoolTest {
  protected:
   HotPoolTest() {

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "../action/fakes.h"
+#include "fixture_time.h"
 #include "queue/memory_queue.h"
 #include "runnerset/intent.h"
 #include "runnerset/janitor.h"
@@ -26,8 +27,6 @@ using ::testing::_;
 using ::testing::Invoke;
 using ::testing::NiceMock;
 using ::testing::Return;
-
-inline constexpr Duration kMinute{60'000};
 
 using mvr::testing::HookedStore;
 

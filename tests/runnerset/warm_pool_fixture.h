@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../action/fakes.h"
+#include "fixture_time.h"
 #include "queue/memory_queue.h"
 #include "runnerset/janitor.h"
 #include "runnerset/launcher.h"

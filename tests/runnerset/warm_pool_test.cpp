@@ -8,8 +8,6 @@
 namespace mvr::runnerset::testing {
 namespace {
 
-constexpr Duration kMinute{60'000};
-
 TEST_F(WarmPoolTest, SweepFillsThePoolWithSuspendedPreBootedVms) {
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_EQ(r.booted, 2);

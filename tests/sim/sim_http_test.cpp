@@ -18,8 +18,8 @@ namespace {
 
 constexpr char kKeyId[] = "AKIDSIM";
 
-struct World {
-  World(uint64_t seed, FaultRates rates)
+struct HttpWorld {
+  HttpWorld(uint64_t seed, FaultRates rates)
       : scheduler(Options(seed)),
         faults(seed * 31 + 7, rates),
         service(services_seam, ServiceOptions()),
@@ -80,7 +80,7 @@ struct World {
 
 // One launch, as the runner set's launcher makes it: RunMicrovm with a clientToken, then
 // polling to RUNNING. Returns the launch's result.
-Result<aws::Microvm> LaunchOne(World& w) {
+Result<aws::Microvm> LaunchOne(HttpWorld& w) {
   Result<aws::Microvm> result = Internal("not run");
   std::atomic<bool> done{false};
   w.SpawnEffects(done);
@@ -102,11 +102,11 @@ Result<aws::Microvm> LaunchOne(World& w) {
 }
 
 TEST(SimHttpTest, ALaunchWithoutFaultsRunsInVirtualTime) {
-  World w(1, FaultRates{});
+  HttpWorld w(1, FaultRates{});
   Result<aws::Microvm> vm = LaunchOne(w);
   ASSERT_TRUE(vm.ok()) << vm.status().ToString();
   EXPECT_EQ(vm->state, aws::MicrovmState::kRunning);
-  EXPECT_GE(w.scheduler.Now() - World::Options(1).start, Duration(9'900));
+  EXPECT_GE(w.scheduler.Now() - HttpWorld::Options(1).start, Duration(9'900));
   EXPECT_EQ(w.VmsInTheModel(), 1u);
 }
 
@@ -115,7 +115,7 @@ TEST(SimHttpTest, ALaunchWithoutFaultsRunsInVirtualTime) {
 TEST(SimHttpTest, LostResponsesAreRetriedAndNeverMakeASecondVm) {
   int lost_runs = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
-    World w(seed, FaultRates{.throttle = 0.15, .fail_after = 0.3});
+    HttpWorld w(seed, FaultRates{.throttle = 0.15, .fail_after = 0.3});
     Result<aws::Microvm> vm = LaunchOne(w);
     EXPECT_TRUE(vm.ok()) << "seed " << seed << ": " << vm.status().ToString();
     EXPECT_EQ(w.VmsInTheModel(), 1u) << "seed " << seed;

@@ -12,8 +12,8 @@
 namespace mvr::sim {
 namespace {
 
-struct World {
-  explicit World(uint64_t seed, FaultRates rates = {})
+struct ServicesWorld {
+  explicit ServicesWorld(uint64_t seed, FaultRates rates = {})
       : scheduler(Options(seed)), faults(seed * 7919 + 1, rates) {}
   static Scheduler::Options Options(uint64_t seed) {
     Scheduler::Options o;
@@ -40,7 +40,7 @@ store::Item ClaimBy(const std::string& who) {
 // condition, as the launcher does; otherwise each reads, sees no claim, then writes (the bug).
 // Returns how many believed they won.
 int Claimers(uint64_t seed, bool conditional) {
-  World w(seed);
+  ServicesWorld w(seed);
   int winners = 0;
   for (const char* who : {"launcher-1", "launcher-2"}) {
     w.scheduler.Spawn(who, [&w, &winners, who, conditional] {
@@ -71,7 +71,7 @@ TEST(SimServicesTest, ACheckThenWriteClaimIsCaughtWithinTenSeeds) {
 }
 
 TEST(SimServicesTest, AWriteWhoseResponseIsLostTookEffectAndTheCallerSawA5xx) {
-  World w(4, FaultRates{.fail_after = 1.0});
+  ServicesWorld w(4, FaultRates{.fail_after = 1.0});
   Status put;
   w.scheduler.Spawn("writer", [&] { put = w.store.Put(ClaimBy("a"), std::nullopt); });
   w.scheduler.Run(TimePoint::max());
@@ -83,7 +83,7 @@ TEST(SimServicesTest, AWriteWhoseResponseIsLostTookEffectAndTheCallerSawA5xx) {
 }
 
 TEST(SimServicesTest, AThrottledCallDoesNothing) {
-  World w(5, FaultRates{.throttle = 1.0});
+  ServicesWorld w(5, FaultRates{.throttle = 1.0});
   Status put;
   w.scheduler.Spawn("writer", [&] { put = w.store.Put(ClaimBy("a"), std::nullopt); });
   w.scheduler.Run(TimePoint::max());
@@ -92,7 +92,7 @@ TEST(SimServicesTest, AThrottledCallDoesNothing) {
 }
 
 TEST(SimServicesTest, AReceiveWhoseResponseIsLostBringsTheMessageBackAfterItsVisibility) {
-  World lossy(6, FaultRates{.fail_after = 1.0});
+  ServicesWorld lossy(6, FaultRates{.fail_after = 1.0});
   ASSERT_TRUE(lossy.memory_queue.Send({"intent"}).ok());
   Status first;
   int second_count = 0;
@@ -111,7 +111,7 @@ TEST(SimServicesTest, AReceiveWhoseResponseIsLostBringsTheMessageBackAfterItsVis
 
 TEST(SimServicesTest, TheSameSeedDrawsTheSameFaultsAndTrace) {
   auto run = [](uint64_t seed) {
-    World w(seed, FaultRates{.throttle = 0.2, .fail_before = 0.2, .fail_after = 0.2});
+    ServicesWorld w(seed, FaultRates{.throttle = 0.2, .fail_before = 0.2, .fail_after = 0.2});
     for (int i = 0; i < 3; ++i) {
       w.scheduler.Spawn("writer-" + std::to_string(i), [&w, i] {
         for (int n = 0; n < 10; ++n) {

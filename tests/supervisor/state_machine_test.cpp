@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "supervisor_harness.h"
+
 namespace mvr::supervisor {
 namespace {
 
-const char* kVm = "mvm-0123456789abcdef";
+using testing::kVm;
 
 StartRunnerRequest Request(const std::string& id, const std::string& vm = kVm,
                            const std::string& digest = "") {

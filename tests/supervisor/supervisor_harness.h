@@ -2,6 +2,8 @@
 // an in-memory log, with a config whose commands are plain names the fake recognises.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -11,6 +13,7 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "supervisor/servers.h"
 #include "supervisor/supervisor.h"
 #include "support/fake_process_runner.h"
 
@@ -91,5 +94,19 @@ struct Harness {
   FakeTerminator terminator;
   std::unique_ptr<Supervisor> supervisor;
 };
+
+// The VM id the tests' hook bodies name.
+inline constexpr char kVm[] = "mvm-0123456789abcdef";
+
+// A lifecycle hook (run, suspend, resume, terminate) as the platform calls it.
+inline http::HttpResponse Hook(Harness& h, const std::string& hook, const std::string& body = "") {
+  return HandleHook(*h.supervisor, hook, body);
+}
+
+// The body of POST /v1/runner/start.
+inline std::string StartBody(const std::string& request_id, const std::string& jit,
+                             const std::string& vm = kVm) {
+  return nlohmann::json{{"requestId", request_id}, {"microvmId", vm}, {"jit", jit}}.dump();
+}
 
 }  // namespace mvr::supervisor::testing

@@ -15,16 +15,9 @@ namespace {
 
 using nlohmann::json;
 using testing::Harness;
-
-const char* kVm = "mvm-0123456789abcdef";
-
-http::HttpResponse Hook(Harness& h, const std::string& hook, const std::string& body = "") {
-  return HandleHook(*h.supervisor, hook, body);
-}
-
-std::string StartBody(const std::string& request_id, const std::string& jit) {
-  return json{{"requestId", request_id}, {"microvmId", kVm}, {"jit", jit}}.dump();
-}
+using testing::Hook;
+using testing::kVm;
+using testing::StartBody;
 
 TEST(RunHookBody, RawPayloadAsTheWholeBodyStartsTheEphemeralRunner) {
   Harness h;

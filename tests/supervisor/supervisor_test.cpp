@@ -20,17 +20,9 @@ namespace {
 
 using nlohmann::json;
 using testing::Harness;
-
-const char* kVm = "mvm-0123456789abcdef";
-
-std::string StartBody(const std::string& request_id, const std::string& jit,
-                      const std::string& vm = kVm) {
-  return json{{"requestId", request_id}, {"microvmId", vm}, {"jit", jit}}.dump();
-}
-
-http::HttpResponse Hook(Harness& h, const std::string& hook, const std::string& body = "") {
-  return HandleHook(*h.supervisor, hook, body);
-}
+using testing::Hook;
+using testing::kVm;
+using testing::StartBody;
 
 std::string RunBody(const RunPayload& payload) {
   return json{{"microvmId", kVm}, {"runHookPayload", *EncodeRunPayload(payload)}}.dump();

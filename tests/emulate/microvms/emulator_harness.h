@@ -56,6 +56,13 @@ inline std::string ReadText(const std::string& path) {
 
 // Writes into `dir` a Dockerfile whose program is the test guest (with `env`, "K=V ...", as its
 // ENV line when not empty) and returns the CreateMicrovmImage request for it with `hooks`.
+// The test guest's counter (it writes a rising number to DIR/counter while it runs); -1 before
+// the first write.
+inline long GuestCounter(const std::string& dir) {
+  std::string text = ReadText(dir + "/counter");
+  return text.empty() ? -1 : std::stol(text);
+}
+
 inline nlohmann::json GuestImageRequest(const std::string& name, const std::string& dir,
                                         const std::string& env, nlohmann::json hooks) {
   std::filesystem::create_directories(dir);

@@ -15,11 +15,6 @@ using nlohmann::json;
 
 const aws::ServiceModel& Model() { return aws::ServiceModel::LambdaMicrovms(); }
 
-long Counter(const std::string& dir) {
-  std::string text = ReadText(dir + "/counter");
-  return text.empty() ? -1 : std::stol(text);
-}
-
 class EmulatorProcessTest : public ::testing::Test {
  protected:
   static Emulator::Options Options(const std::string& hook_log, bool fail_run = false) {
@@ -34,10 +29,10 @@ class EmulatorProcessTest : public ::testing::Test {
   // Waits (real time, bounded) until the guest's counter passes `above`.
   long CounterAbove(EmulatorHarness& h, const std::string& dir, long above) {
     const TimePoint deadline = h.clock().Now() + Duration(20'000);
-    long c = Counter(dir);
+    long c = GuestCounter(dir);
     while (c <= above && h.clock().Now() < deadline) {
       h.sleeper().Sleep(Duration(20));
-      c = Counter(dir);
+      c = GuestCounter(dir);
     }
     return c;
   }
@@ -62,9 +57,9 @@ TEST_F(EmulatorProcessTest, GuestSeesHooksInOrderAndSuspendFreezesItKeepingItsDi
 
   ASSERT_EQ(h.Call("POST", "/2025-09-09/microvms/" + id + "/suspend").status, 200);
   h.WaitForState(id, "SUSPENDED");
-  const long frozen = Counter(dir);
+  const long frozen = GuestCounter(dir);
   h.sleeper().Sleep(Duration(300));  // a running guest would count ~30 times meanwhile
-  EXPECT_EQ(Counter(dir), frozen) << "the guest kept counting while SUSPENDED";
+  EXPECT_EQ(GuestCounter(dir), frozen) << "the guest kept counting while SUSPENDED";
 
   ASSERT_EQ(h.Call("POST", "/2025-09-09/microvms/" + id + "/resume").status, 200);
   h.WaitForState(id, "RUNNING");

@@ -9,11 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-long Counter(const std::string& dir) {
-  std::string text = ReadText(dir + "/counter");
-  return text.empty() ? -1 : std::stol(text);
-}
-
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -57,9 +52,9 @@ TEST(IdlePolicyProcessTest, IdleGuestFreezesIngressWakesItAndTrafficKeepsItRunni
   json suspended = h.WaitForState(id, "SUSPENDED");
   EXPECT_EQ(suspended["idlePolicy"]["maxIdleDurationSeconds"], 60);
   EXPECT_EQ(Count(ReadText(hook_log), "suspend "), 1u);
-  const long frozen = Counter(dir);
+  const long frozen = GuestCounter(dir);
   h.sleeper().Sleep(Duration(300));  // a running guest counts ~30 times meanwhile
-  EXPECT_EQ(Counter(dir), frozen) << "the guest kept counting while SUSPENDED";
+  EXPECT_EQ(GuestCounter(dir), frozen) << "the guest kept counting while SUSPENDED";
 
   // A request through the proxy resumes it and the guest itself answers.
   http::HttpResponse woke = request("v1/echo?wake=1");
@@ -69,10 +64,10 @@ TEST(IdlePolicyProcessTest, IdleGuestFreezesIngressWakesItAndTrafficKeepsItRunni
   const std::string hooks = ReadText(hook_log);
   EXPECT_LT(hooks.find("suspend "), hooks.find("resume ")) << hooks;
   const TimePoint count_deadline = h.clock().Now() + Duration(10'000);
-  while (Counter(dir) <= frozen && h.clock().Now() < count_deadline) {
+  while (GuestCounter(dir) <= frozen && h.clock().Now() < count_deadline) {
     h.sleeper().Sleep(Duration(20));
   }
-  EXPECT_GT(Counter(dir), frozen) << "the guest did not run again after the wake-up request";
+  EXPECT_GT(GuestCounter(dir), frozen) << "the guest did not run again after the wake-up request";
 
   // Traffic every 200 ms for 1.8 s keeps it RUNNING past the 1 s idle threshold.
   const TimePoint busy_until = h.clock().Now() + Duration(1'800);
