@@ -154,6 +154,13 @@ std::string AsciiLower(std::string text) {
   return text;
 }
 
+std::string PrintableExcerpt(std::string_view text, size_t max_bytes) {
+  std::string out;
+  for (char c : text.substr(0, max_bytes)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > max_bytes) out += "...";
+  return out;
+}
+
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   if (a.empty()) return true;

@@ -24,6 +24,10 @@ std::string Sha256Hex(std::string_view data);
 std::string HmacSha256(std::string_view key, std::string_view data);  // raw 32 bytes
 // ASCII lower case (header names, logins, labels); other bytes are kept as they are.
 std::string AsciiLower(std::string text);
+// A value from outside as an error message may quote it: its first max_bytes bytes, each one
+// outside printable ASCII shown as '?', and "..." when it was longer. Always valid UTF-8 (a JSON
+// answer can carry it) and one line (a log can).
+std::string PrintableExcerpt(std::string_view text, size_t max_bytes);
 // Timing-safe equality (length differences return false without early exit on content).
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 

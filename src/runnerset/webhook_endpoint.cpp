@@ -3,6 +3,15 @@
 #include <nlohmann/json.hpp>
 
 namespace mvr::runnerset {
+namespace {
+
+// An answer's body. Invalid UTF-8 from the sender is replaced (U+FFFD), never thrown over: the
+// messages quote header and member values.
+std::string AnswerBody(const nlohmann::json& answer) {
+  return answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
 
 WebhookRouterConfig WebhookRouterConfigOf(const ServeConfig& config, Secret webhook_secret) {
   WebhookRouterConfig c;
@@ -26,8 +35,7 @@ WebhookAnswer AnswerWebhook(const WebhookRouter& router, queue::Queue& queue, Me
   answer.status = d.http_status;
   if (!d.intent) {
     if (d.accepted()) metrics.Add(Counter::kIgnored);
-    answer.body =
-        nlohmann::json{{"decision", answer.decision}, {"message", d.message}}.dump() + "\n";
+    answer.body = AnswerBody({{"decision", answer.decision}, {"message", d.message}});
     return answer;
   }
   Result<std::string> sent = queue.Send(queue::OutgoingMessage{EncodeIntent(*d.intent)});
@@ -37,12 +45,10 @@ WebhookAnswer AnswerWebhook(const WebhookRouter& router, queue::Queue& queue, Me
     answer.status = 503;
     answer.decision = "queue_failed";
     answer.body =
-        nlohmann::json{{"decision", "queue_failed"}, {"message", "the job queue is unavailable"}}
-            .dump() +
-        "\n";
+        AnswerBody({{"decision", "queue_failed"}, {"message", "the job queue is unavailable"}});
     return answer;
   }
-  answer.body = nlohmann::json{{"decision", answer.decision}, {"messageId", *sent}}.dump() + "\n";
+  answer.body = AnswerBody({{"decision", answer.decision}, {"messageId", *sent}});
   return answer;
 }
 

@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "base/encoding.h"
 #include "github/labels.h"
 #include "github/workflow_job_event.h"
 #include "runnerset/workflow_job_reader.h"
@@ -14,12 +15,7 @@ constexpr size_t kMaxDeliveryIdBytes = 128;
 constexpr size_t kShownBytes = 60;  // of a header or member echoed in a message
 
 // A header or member value as a message shows it: clipped, and only printable ASCII.
-std::string Shown(std::string_view text) {
-  std::string out;
-  for (char c : text.substr(0, kShownBytes)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
-  if (text.size() > kShownBytes) out += "...";
-  return out;
-}
+std::string Shown(std::string_view text) { return PrintableExcerpt(text, kShownBytes); }
 
 WebhookDecision Ignored(IgnoreReason reason, std::string message) {
   WebhookDecision d;

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <optional>
 
+#include "base/encoding.h"
+
 namespace mvr::runnerset {
 namespace {
 
@@ -136,8 +138,10 @@ Status ReadRepository(od::value value, WorkflowJobFields& out, bool& from_full_n
     out.repository.assign(login).append("/").append(name);
   }
   if (!IsRepositoryName(out.repository)) {
-    std::string shown = out.repository.substr(0, 100);
-    return Malformed("repository.full_name: '" + shown + "' is not owner/name");
+    // Quoted as printable ASCII: cut at a byte count, a multi-byte character would leave
+    // invalid UTF-8 in the JSON answer, which cannot be written.
+    return Malformed("repository.full_name: '" + PrintableExcerpt(out.repository, 100) +
+                     "' is not owner/name");
   }
   return Status::Ok();
 }

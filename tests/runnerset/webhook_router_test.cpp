@@ -7,8 +7,11 @@
 
 #include <thread>
 
+#include "base/logger.h"
 #include "github/webhook_signature.h"
 #include "github/workflow_job_payloads.h"  // tests/github: realistic payload builder
+#include "queue/memory_queue.h"
+#include "runnerset/webhook_endpoint.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -265,6 +268,35 @@ TEST(WebhookRouterTest, DeliveryIdThatIsNotPrintableAsciiIsMalformed) {
   EXPECT_EQ(
       router.Route(WebhookDelivery{"workflow_job", "a-Z_0.9:~", signature, body}, kNow).verdict,
       WebhookVerdict::kLaunch);
+}
+
+// Found by fuzz_webhook_route: a signed body whose repository.full_name is not owner/name and has
+// a two-byte character across the message's 100-byte cut. The message quoted half the character,
+// and writing the JSON answer threw (nlohmann type_error 316) out of AnswerWebhook: `mvr serve`
+// answered 500 and the webhook function failed the invocation, instead of a 400 naming the member.
+TEST(WebhookRouterTest, ANameThatIsNotOwnerSlashNameIsQuotedAsPrintableAsciiInA400) {
+  nlohmann::json payload = github::testing::WorkflowJobJson(PayloadOptions{});
+  for (std::string name : {std::string(99, 'a') + "\xc9\xbe" + "b", std::string("\xc3\xa9/b/c"),
+                           std::string("owner/\xe2\x80\xa8name")}) {
+    payload["repository"]["full_name"] = name;
+    const std::string body = payload.dump();
+    http::Headers headers{{"X-GitHub-Event", "workflow_job"},
+                          {"X-GitHub-Delivery", "d-1"},
+                          {"X-Hub-Signature-256", Sign(body)}};
+    ManualClock clock;
+    ManualSleeper sleeper(clock);
+    queue::MemoryQueue queue(clock, sleeper);
+    Metrics metrics;
+    MemorySink sink;
+    Logger logger(sink, clock);
+    WebhookAnswer a;
+    ASSERT_NO_THROW(a = AnswerWebhook(Router(), queue, metrics, logger, headers, body, kNow));
+    EXPECT_EQ(a.status, 400) << a.body;
+    nlohmann::json answer = nlohmann::json::parse(a.body);
+    const std::string message = answer["message"];
+    EXPECT_NE(message.find("repository.full_name"), std::string::npos) << message;
+    for (char c : message) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << message;
+  }
 }
 
 TEST(WebhookRouterTest, HeadersAreFoundWhateverTheirCase) {
