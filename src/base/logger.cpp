@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/json_text.h"
 #include "base/time_format.h"
 
 namespace mvr {
@@ -105,8 +106,7 @@ void Logger::Log(LogLevel level, std::string_view msg, const LogFields& fields) 
   };
   for (const auto& f : context_) add(f);
   for (const auto& f : fields) add(f);
-  sink_->Write(
-      redactor_->Redact(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  sink_->Write(redactor_->Redact(JsonText(line)));
 }
 
 }  // namespace mvr

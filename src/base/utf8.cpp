@@ -40,4 +40,14 @@ bool IsValidUtf8(std::string_view text) {
   return true;
 }
 
+std::string_view Utf8Prefix(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  // A character is at most 4 bytes: look back over at most 3 continuation bytes for its lead.
+  size_t cut = max_bytes;
+  for (int back = 0; back < 3 && cut > 0 && (byte(cut) & 0xc0) == 0x80; ++back) --cut;
+  const bool splits_a_character = cut < max_bytes && byte(cut) >= 0xc0;
+  return text.substr(0, splits_a_character ? cut : max_bytes);
+}
+
 }  // namespace mvr

@@ -10,6 +10,7 @@
 
 #include "base/files.h"
 #include "base/host_port.h"
+#include "base/json_text.h"
 #include "base/stop_signals.h"
 #include "cli/commands.h"
 #include "cli/runnerset_wiring.h"
@@ -100,7 +101,7 @@ int RunStatus(Context& ctx, const std::string& config_path, bool as_json) {
   nlohmann::json status = nlohmann::json::parse(res->body, nullptr, false);
   if (status.is_discarded()) return fail(Internal("GET " + url + " answered something not JSON"));
   (void)ctx;
-  std::cout << (as_json ? status.dump(2) + "\n" : runnerset::RenderStatusText(status));
+  std::cout << (as_json ? JsonText(status, 2) + "\n" : runnerset::RenderStatusText(status));
   return 0;
 }
 

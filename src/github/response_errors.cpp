@@ -1,6 +1,7 @@
 #include "github/response_errors.h"
 #include "base/encoding.h"
 #include "base/numbers.h"
+#include "base/utf8.h"
 
 #include <algorithm>
 #include <cctype>
@@ -25,9 +26,10 @@ std::optional<int64_t> HeaderInt(const http::Headers& headers, std::string_view 
   return ParseInt64(text);
 }
 
+// Up to kMaxSummary bytes, cut between characters, with control bytes as spaces.
 std::string Printable(std::string_view text) {
   std::string out;
-  for (unsigned char c : text.substr(0, kMaxSummary)) {
+  for (unsigned char c : Utf8Prefix(text, kMaxSummary)) {
     out.push_back(c >= 0x20 && c != 0x7f ? static_cast<char>(c) : ' ');
   }
   if (text.size() > kMaxSummary) out += "...";

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/encoding.h"
+#include "base/json_text.h"
 #include "base/numbers.h"
 
 namespace mvr::lambda {
@@ -64,11 +65,10 @@ Result<FunctionUrlRequest> ParseFunctionUrlEvent(std::string_view event) {
 }
 
 std::string FunctionUrlResponse(int status, std::string_view body, std::string_view content_type) {
-  return json{{"statusCode", status},
-              {"headers", {{"content-type", content_type}}},
-              {"body", body},
-              {"isBase64Encoded", false}}
-      .dump();
+  return JsonText(json{{"statusCode", status},
+                       {"headers", {{"content-type", content_type}}},
+                       {"body", body},
+                       {"isBase64Encoded", false}});
 }
 
 Result<std::vector<SqsRecord>> ParseSqsEvent(std::string_view event) {

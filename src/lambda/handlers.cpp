@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/json_text.h"
 #include "runnerset/consumer.h"
 #include "runnerset/intent.h"
 #include "runnerset/webhook_endpoint.h"
@@ -102,7 +103,7 @@ Result<std::string> JanitorHandler::Handle(const Invocation& invocation) {
   for (int i = 0; i < runnerset::kSweptCount; ++i) {
     counters[runnerset::SweptName(static_cast<runnerset::Swept>(i))] = report.counts[i];
   }
-  return nlohmann::json{{"counters", counters}, {"errors", report.errors}}.dump();
+  return JsonText(nlohmann::json{{"counters", counters}, {"errors", report.errors}});
 }
 
 Result<std::string> WarmPoolHandler::Handle(const Invocation& invocation) {
@@ -112,11 +113,14 @@ Result<std::string> WarmPoolHandler::Handle(const Invocation& invocation) {
         .WithErrorType(kMalformedEvent);
   }
   runnerset::PoolSweepReport report = sweeper_.Sweep();
-  return nlohmann::json{{"booted", report.booted},          {"retired", report.retired},
-                        {"removed", report.removed},        {"hotStarted", report.hot_started},
-                        {"hotParked", report.hot_parked},   {"hotReady", report.hot_ready},
-                        {"hotAdopted", report.hot_adopted}, {"errors", report.error_messages}}
-      .dump();
+  return JsonText(nlohmann::json{{"booted", report.booted},
+                                 {"retired", report.retired},
+                                 {"removed", report.removed},
+                                 {"hotStarted", report.hot_started},
+                                 {"hotParked", report.hot_parked},
+                                 {"hotReady", report.hot_ready},
+                                 {"hotAdopted", report.hot_adopted},
+                                 {"errors", report.error_messages}});
 }
 
 }  // namespace mvr::lambda

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/numbers.h"
 
 namespace mvr::lambda {
@@ -14,10 +15,9 @@ constexpr Duration kPostTimeout{30'000};
 }  // namespace
 
 std::string ErrorDocument(const FunctionError& error) {
-  return nlohmann::json{{"errorMessage", error.message},
-                        {"errorType", error.type},
-                        {"stackTrace", nlohmann::json::array()}}
-      .dump();
+  return JsonText(nlohmann::json{{"errorMessage", error.message},
+                                 {"errorType", error.type},
+                                 {"stackTrace", nlohmann::json::array()}});
 }
 
 RuntimeApi::RuntimeApi(std::string endpoint, http::HttpClient& http)

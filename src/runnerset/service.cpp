@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/host_port.h"
+#include "base/json_text.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -35,7 +36,7 @@ http::HttpResponse Text(int status, std::string body, std::string type = "text/p
 }
 
 http::HttpResponse Json(int status, const nlohmann::json& body) {
-  return Text(status, body.dump() + "\n", "application/json");
+  return Text(status, JsonText(body) + "\n", "application/json");
 }
 
 }  // namespace

@@ -2,14 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
+
 namespace mvr::runnerset {
 namespace {
 
 // An answer's body. Invalid UTF-8 from the sender is replaced (U+FFFD), never thrown over: the
 // messages quote header and member values.
-std::string AnswerBody(const nlohmann::json& answer) {
-  return answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
+std::string AnswerBody(const nlohmann::json& answer) { return JsonText(answer) + "\n"; }
 
 }  // namespace
 

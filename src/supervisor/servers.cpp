@@ -4,6 +4,7 @@
 
 #include "base/encoding.h"
 #include "base/json_fields.h"
+#include "base/json_text.h"
 
 namespace mvr::supervisor {
 namespace {
@@ -14,10 +15,9 @@ using nlohmann::json;
 constexpr size_t kMaxHookBodyBytes = 64 * 1024;
 constexpr size_t kMaxRequestIdBytes = 128;
 
-// Never throws: a string that is not valid UTF-8 (a path segment, say) is written with U+FFFD
-// in place of the bad bytes instead of making dump() throw.
+// Never throws: a string that is not valid UTF-8 (a path segment, say) is written with U+FFFD.
 HttpResponse JsonReply(int status, const json& body) {
-  return HttpResponse::Json(status, body.dump(-1, ' ', false, json::error_handler_t::replace));
+  return HttpResponse::Json(status, JsonText(body));
 }
 
 HttpResponse ErrorReply(int status, const std::string& error, const std::string& message) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/utf8.h"
+#include "github/response_errors.h"
 #include "http/curl_client.h"
 #include "test_support.h"
 
@@ -239,6 +241,19 @@ TEST_F(GitHubClientTest, MalformedAnswersAreInternalAndExplain) {
   auto jit = client->GenerateJitConfig(repo_, req);
   EXPECT_EQ(jit.status().code(), Code::kInternal);
   EXPECT_NE(jit.status().message().find("encoded_jit_config"), std::string::npos);
+}
+
+TEST(ErrorBodySummaryTest, ALongBodyIsCutBetweenCharacters) {
+  // 399 bytes then a two-byte character across the 400-byte cut: it is left out whole, so the
+  // message stays UTF-8 for every JSON document it reaches (a Lambda error, a janitor report).
+  const std::string body = std::string(399, 'x') + "\xc3\xa9" + std::string(50, 'y');
+  const std::string summary = ErrorBodySummary(body);
+  EXPECT_EQ(summary, std::string(399, 'x') + "...");
+  EXPECT_TRUE(IsValidUtf8(summary));
+  // Characters that fit stay as they are; control bytes become spaces.
+  EXPECT_EQ(ErrorBodySummary("caf\xc3\xa9\n\x01"
+                             "down"),
+            "caf\xc3\xa9  down");
 }
 
 TEST_F(GitHubClientTest, TransportTimeoutIsTransient) {

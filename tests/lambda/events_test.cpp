@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/encoding.h"
+#include "lambda/runtime_api.h"
 
 namespace mvr::lambda {
 namespace {
@@ -51,6 +52,17 @@ TEST(FunctionUrlEventTest, ResponseHasTheFunctionUrlShape) {
   EXPECT_EQ(r["headers"]["content-type"], "application/json");
   EXPECT_EQ(r["body"], R"({"decision":"launch"})");
   EXPECT_EQ(r["isBase64Encoded"], false);
+}
+
+TEST(FunctionUrlEventTest, AnswersAndErrorDocumentsAreWrittenWhateverTheirBytes) {
+  // A message may quote a peer's bytes that are not UTF-8; writing the answer must not throw (an
+  // exception here would fail the invocation instead of answering it).
+  const std::string bad = "no such repo 'o/r\xc3'";
+  json r = json::parse(FunctionUrlResponse(400, bad));
+  EXPECT_EQ(r["body"], "no such repo 'o/r\xef\xbf\xbd'");
+  json e = json::parse(ErrorDocument({"Mvr.ConfigError", bad}));
+  EXPECT_EQ(e["errorType"], "Mvr.ConfigError");
+  EXPECT_EQ(e["errorMessage"], "no such repo 'o/r\xef\xbf\xbd'");
 }
 
 TEST(SqsEventTest, RecordsCarryIdReceiptBodyAndReceiveCount) {

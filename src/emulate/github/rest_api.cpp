@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/json_text.h"
 #include "base/numbers.h"
 #include "base/time_format.h"
 #include "emulate/github/model_json.h"
@@ -31,7 +32,7 @@ Scope OrgScope(const PathParams& p) { return Scope::Org(p.at("org")); }
 
 HttpResponse JsonResponse(int status, const json& body) {
   // Never throws: text that is not UTF-8 (a path segment echoed in a message) becomes U+FFFD.
-  return HttpResponse::Json(status, body.dump(-1, ' ', false, json::error_handler_t::replace));
+  return HttpResponse::Json(status, JsonText(body));
 }
 
 HttpResponse ErrorResponse(const Status& status) {

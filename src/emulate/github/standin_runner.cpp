@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "base/json_text.h"
 #include "base/retry.h"
 #include "emulate/github/model_json.h"
 
@@ -195,7 +196,7 @@ Result<std::string> StandInRunner::RunJob(const JobAssignment& job) {
       report["stderr"] = result.status().message();
       report["conclusion"] = "failure";
     }
-    const std::string body = report.dump(-1, ' ', false, json::error_handler_t::replace);
+    const std::string body = JsonText(report);
     auto reported = Call("POST", step_path, body, true);
     if (!reported.ok()) {
       if (reported.status().code() == Code::kConflict) return std::string("cancelled");

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "base/json_text.h"
 #include "base/time_format.h"
 
 namespace mvr::emulate::microvms {
@@ -198,7 +199,7 @@ void Emulator::LogRequest(nlohmann::json line) const {
   if (options_.request_log == nullptr) return;
   line["ts"] = FormatRfc3339Millis(deps_.seam.clock.Now());
   // A request path need not be UTF-8; the log line must still be written (and not throw).
-  options_.request_log->Write(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  options_.request_log->Write(JsonText(line));
 }
 
 }  // namespace mvr::emulate::microvms

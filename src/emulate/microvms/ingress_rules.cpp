@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "base/json_text.h"
 #include "base/numbers.h"
 
 namespace mvr::emulate::microvms {
@@ -27,8 +28,7 @@ bool IsProxyHeader(std::string_view name) {
 
 http::HttpResponse ProxyError(int status, const std::string& message) {
   using nlohmann::json;
-  return http::HttpResponse::Json(
-      status, json{{"message", message}}.dump(-1, ' ', false, json::error_handler_t::replace));
+  return http::HttpResponse::Json(status, JsonText(json{{"message", message}}));
 }
 
 http::HttpResponse RefusedGrant(const Status& status) {

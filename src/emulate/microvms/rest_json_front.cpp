@@ -4,6 +4,7 @@
 
 #include "aws/service_model.h"
 #include "aws/sigv4.h"
+#include "base/json_text.h"
 #include "base/utf8.h"
 
 namespace mvr::emulate::microvms {
@@ -35,17 +36,12 @@ std::string ErrorShapeFor(const Status& status, const aws::ServiceModel& sm) {
   }
 }
 
-// dump() that cannot throw: bytes that are not UTF-8 become U+FFFD.
-std::string SafeDump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 http::HttpResponse ErrorResponse(const Status& status, const aws::ServiceModel& sm) {
   const std::string shape = ErrorShapeFor(status, sm);
   int code = sm.ErrorStatus(shape);
   if (code == 0) code = 500;
   http::HttpResponse r =
-      http::HttpResponse::Json(code, SafeDump(json{{"message", status.message()}}));
+      http::HttpResponse::Json(code, JsonText(json{{"message", status.message()}}));
   r.headers.Set("x-amzn-ErrorType", shape);
   if (status.retry_after()) {
     const int64_t seconds = std::max<int64_t>(
@@ -88,7 +84,7 @@ Status VerifySignature(const http::ServerRequest& request,
 
 http::HttpResponse UnknownOperation(const http::ServerRequest& request) {
   http::HttpResponse r = http::HttpResponse::Json(
-      404, SafeDump(json{{"message", "no Lambda MicroVMs operation for " + request.method + " " +
+      404, JsonText(json{{"message", "no Lambda MicroVMs operation for " + request.method + " " +
                                          request.path}}));
   r.headers.Set("x-amzn-ErrorType", "UnknownOperationException");
   return r;
@@ -150,7 +146,7 @@ http::HttpResponse Success(const aws::ServiceModel::Operation& op, const json& o
   r.status = op.success_code;
   if (op.success_code != 204) {
     r.headers.Set("Content-Type", "application/json");
-    r.body = SafeDump(output);
+    r.body = JsonText(output);
   }
   return r;
 }
