@@ -1,6 +1,7 @@
 #include "action/pool_records.h"
 
 #include "action/pool_keys.h"
+#include "base/time_format.h"
 
 namespace mvr::action {
 namespace {
@@ -96,10 +97,13 @@ Result<MemberRecord> MemberFromItem(const store::Item& item) {
   if (!state.ok()) return corrupt("has " + state.status().message());
   m.state = *state;
   auto str = [&](const char* name) { return item.GetString(name).value_or(""); };
+  std::string time_out_of_range;  // the first time attribute that is not from 1970 to 9999
   auto time = [&](const char* name) -> std::optional<TimePoint> {
     auto n = item.GetNumber(name);
     if (!n) return std::nullopt;
-    return FromUnixSeconds(*n);
+    std::optional<TimePoint> t = UnixSecondsTime(*n);
+    if (!t && time_out_of_range.empty()) time_out_of_range = name;
+    return t;
   };
   m.microvm_id = str(pool_attr::kMicrovmId);
   m.image_id = str(pool_attr::kImageId);
@@ -118,6 +122,9 @@ Result<MemberRecord> MemberFromItem(const store::Item& item) {
   m.reuse_deadline = time(pool_attr::kReuseDeadline);
   m.last_used_at = time(pool_attr::kLastUsedAt);
   m.ttl = time(pool_attr::kTtl);
+  if (!time_out_of_range.empty()) {
+    return corrupt("has " + time_out_of_range + " out of range (epoch seconds from 1970 to 9999)");
+  }
   if (IsOwned(m.state) && (m.lease_id.empty() || !m.lease_expires_at)) {
     return corrupt(std::string("is ") + MemberStateName(m.state) +
                    " without a lease id and expiry");

@@ -7,6 +7,7 @@
 #include "action/lifetime.h"
 #include "action/pool_keys.h"
 #include "base/encoding.h"
+#include "base/time_format.h"
 
 namespace mvr::action {
 namespace {
@@ -38,19 +39,16 @@ Status ReadInteger(const nlohmann::json& j, const char* key, int64_t& out) {
   return Status::Ok();
 }
 
-// The last second TimePoint arithmetic is kept to: 9999-12-31T23:59:59Z. A bigger value would
-// overflow when converted to milliseconds (undefined behaviour) long before it made any sense.
-constexpr int64_t kMaxHandleUnixSeconds = 253'402'300'799;
-
 // A time in epoch seconds, from 1970 to 9999.
 Status ReadTime(const nlohmann::json& j, const char* key, TimePoint& out) {
   int64_t seconds = 0;
   MVR_RETURN_IF_ERROR(ReadInteger(j, key, seconds));
-  if (seconds < 0 || seconds > kMaxHandleUnixSeconds) {
+  std::optional<TimePoint> time = UnixSecondsTime(seconds);
+  if (!time) {
     return InvalidArgument(std::string("server handle's time field '") + key +
                            "' is out of range (epoch seconds from 1970 to 9999)");
   }
-  out = FromUnixSeconds(seconds);
+  out = *time;
   return Status::Ok();
 }
 

@@ -102,4 +102,9 @@ Result<TimePoint> ParseRfc3339(std::string_view s) {
   return TimePoint(Duration(secs * 1000 + millis));
 }
 
+std::optional<TimePoint> UnixSecondsTime(int64_t seconds) {
+  if (seconds < 0 || seconds > kMaxUnixSeconds) return std::nullopt;
+  return FromUnixSeconds(seconds);
+}
+
 }  // namespace mvr

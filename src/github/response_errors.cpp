@@ -1,11 +1,13 @@
 #include "github/response_errors.h"
 #include "base/encoding.h"
 #include "base/numbers.h"
+#include "base/time_format.h"
 #include "base/utf8.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -16,14 +18,28 @@ using nlohmann::json;
 
 constexpr Duration kSecondaryLimitDefaultWait{60'000};
 constexpr size_t kMaxSummary = 400;
+// Past this a Retry-After (seconds) is not GitHub's and is ignored: about 31 years, far below where
+// counting it in milliseconds would overflow.
+constexpr int64_t kMaxRetryAfterSeconds = 1'000'000'000;
 
-std::optional<int64_t> HeaderInt(const http::Headers& headers, std::string_view name) {
+// A whole number in [min, max]; none when the header is missing or its value is not one. Headers
+// come from the peer: a count out of range must not reach the arithmetic on it.
+std::optional<int64_t> HeaderInt(const http::Headers& headers, std::string_view name,
+                                 int64_t min = 0,
+                                 int64_t max = std::numeric_limits<int64_t>::max()) {
   std::optional<std::string> v = headers.Get(name);
   if (!v) return std::nullopt;
   std::string_view text(*v);
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  return ParseInt64(text);
+  return ParseInt64InRange(text, min, max);
+}
+
+// X-RateLimit-Reset as a time; none when missing or not from 1970 to 9999.
+std::optional<TimePoint> ResetTime(const http::Headers& headers) {
+  std::optional<int64_t> reset = HeaderInt(headers, "X-RateLimit-Reset", 0, kMaxUnixSeconds);
+  if (!reset) return std::nullopt;
+  return UnixSecondsTime(*reset);
 }
 
 // Up to kMaxSummary bytes, cut between characters, with control bytes as spaces.
@@ -51,9 +67,9 @@ std::string DescribeError(const json& e) {
 }
 
 Duration UntilReset(const http::Headers& headers, TimePoint now) {
-  std::optional<int64_t> reset = HeaderInt(headers, "X-RateLimit-Reset");
+  std::optional<TimePoint> reset = ResetTime(headers);
   if (!reset) return kSecondaryLimitDefaultWait;
-  Duration wait = std::chrono::duration_cast<Duration>(FromUnixSeconds(*reset) - now);
+  Duration wait = std::chrono::duration_cast<Duration>(*reset - now);
   return std::max(wait, Duration(1'000));
 }
 
@@ -62,12 +78,12 @@ Duration UntilReset(const http::Headers& headers, TimePoint now) {
 std::optional<RateLimit> ParseRateLimit(const http::Headers& headers) {
   std::optional<int64_t> limit = HeaderInt(headers, "X-RateLimit-Limit");
   std::optional<int64_t> remaining = HeaderInt(headers, "X-RateLimit-Remaining");
-  std::optional<int64_t> reset = HeaderInt(headers, "X-RateLimit-Reset");
+  std::optional<TimePoint> reset = ResetTime(headers);
   if (!limit || !remaining || !reset) return std::nullopt;
   RateLimit out;
   out.limit = *limit;
   out.remaining = *remaining;
-  out.reset = FromUnixSeconds(*reset);
+  out.reset = *reset;
   out.used = HeaderInt(headers, "X-RateLimit-Used").value_or(*limit - *remaining);
   out.resource = headers.GetOr("X-RateLimit-Resource", "");
   return out;
@@ -96,7 +112,8 @@ Status MapErrorResponse(const http::HttpResponse& response, TimePoint now,
                         (summary.empty() ? std::string() : ": " + summary);
 
   if (code == 403 || code == 429) {
-    std::optional<int64_t> retry_after = HeaderInt(response.headers, "Retry-After");
+    std::optional<int64_t> retry_after =
+        HeaderInt(response.headers, "Retry-After", 0, kMaxRetryAfterSeconds);
     std::optional<int64_t> remaining = HeaderInt(response.headers, "X-RateLimit-Remaining");
     const std::string lower = AsciiLower(summary);
     bool secondary = lower.find("secondary rate limit") != std::string::npos ||
@@ -110,8 +127,7 @@ Status MapErrorResponse(const http::HttpResponse& response, TimePoint now,
           .WithRetryAfter(wait);
     }
     if (retry_after || secondary || code == 429) {
-      Duration wait = retry_after ? Duration(std::max<int64_t>(*retry_after, 0) * 1000)
-                                  : kSecondaryLimitDefaultWait;
+      Duration wait = retry_after ? Duration(*retry_after * 1000) : kSecondaryLimitDefaultWait;
       return Throttled(message + " (secondary rate limit; retry after " +
                        std::to_string(wait.count() / 1000) + " s)")
           .WithErrorType("SecondaryRateLimit")

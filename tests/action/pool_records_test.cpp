@@ -88,6 +88,12 @@ TEST(PoolRecordsTest, MalformedMembersAreRefusedByName) {
   item.attributes.erase("microvmId");
   EXPECT_NE(MemberFromItem(item).status().message().find("microvmId"), std::string::npos);
 
+  // A time out of range is corrupt, not a time: it would overflow when counted in milliseconds.
+  item = MemberToItem(kPartition, Leased());
+  item.attributes["leaseExpiresAt"] = store::Value(int64_t{18'000'000'000'000'000});
+  const std::string out_of_range = MemberFromItem(item).status().message();
+  EXPECT_NE(out_of_range.find("leaseExpiresAt out of range"), std::string::npos) << out_of_range;
+
   // A reservation has no VM yet.
   MemberRecord creating = Leased();
   creating.state = MemberState::kCreating;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace mvr {
 namespace {
 
@@ -19,6 +21,16 @@ TEST(TimeFormatTest, RejectsMalformed) {
                           "2023-11-14T22:13:20Zjunk", "2023-11-14T22:13:20.Z"}) {
     EXPECT_FALSE(ParseRfc3339(bad).ok()) << bad;
   }
+}
+
+TEST(TimeFormatTest, UnixSecondsTimeKeepsToTheYears1970To9999) {
+  EXPECT_EQ(UnixSecondsTime(0), FromUnixSeconds(0));
+  EXPECT_EQ(FormatRfc3339(*UnixSecondsTime(kMaxUnixSeconds)), "9999-12-31T23:59:59Z");
+  EXPECT_FALSE(UnixSecondsTime(kMaxUnixSeconds + 1).has_value());
+  EXPECT_FALSE(UnixSecondsTime(-1).has_value());
+  // In milliseconds this would overflow int64 (undefined behaviour), as a header's reset once did.
+  EXPECT_FALSE(UnixSecondsTime(18'000'000'000'000'000).has_value());
+  EXPECT_FALSE(UnixSecondsTime(std::numeric_limits<int64_t>::max()).has_value());
 }
 
 TEST(TimeFormatTest, AmzDates) {

@@ -206,6 +206,33 @@ TEST_F(GitHubClientTest, SecondaryRateLimitByMessageWaitsAMinute) {
   EXPECT_EQ(Client()->GetRunner(repo_, 1).status().code(), Code::kThrottled);
 }
 
+TEST_F(GitHubClientTest, RateLimitHeadersOutOfRangeAreIgnored) {
+  // Found by fuzz_github_response: a reset this far out overflowed when counted in milliseconds.
+  auto client = Client();
+  Answer(204, "",
+         {{"X-RateLimit-Limit", "5000"},
+          {"X-RateLimit-Remaining", "4999"},
+          {"X-RateLimit-Reset", "18000000000000000"}});
+  EXPECT_TRUE(client->DeleteRunner(repo_, 1).ok());
+  EXPECT_FALSE(client->last_rate_limit().has_value());
+  // Negative counts are not GitHub's either (and limit - remaining could overflow).
+  Answer(204, "",
+         {{"X-RateLimit-Limit", "-9223372036854775807"},
+          {"X-RateLimit-Remaining", "9223372036854775807"},
+          {"X-RateLimit-Reset", "1700000000"}});
+  EXPECT_TRUE(client->DeleteRunner(repo_, 1).ok());
+  EXPECT_FALSE(client->last_rate_limit().has_value());
+  // A primary limit with an unreadable reset waits the default minute; a Retry-After past any
+  // sense is ignored rather than multiplied.
+  Answer(403, R"({"message": "API rate limit exceeded"})",
+         {{"X-RateLimit-Remaining", "0"},
+          {"X-RateLimit-Reset", "253402300800"},
+          {"Retry-After", "9223372036854775807"}});
+  auto r = client->GetRunner(repo_, 1);
+  EXPECT_EQ(r.status().code(), Code::kThrottled);
+  EXPECT_EQ(r.status().retry_after(), Duration(60'000));
+}
+
 TEST_F(GitHubClientTest, RateLimitHeadersAreTrackedOnSuccess) {
   auto client = Client();
   EXPECT_FALSE(client->last_rate_limit().has_value());
