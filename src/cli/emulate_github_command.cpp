@@ -24,6 +24,9 @@ namespace {
 
 namespace gh = mvr::emulate::github;
 
+constexpr int64_t kHourMs = 3600LL * 1000;
+constexpr int64_t kMonthSeconds = 30LL * 24 * 3600;
+
 struct GithubFlags {
   std::string listen = "127.0.0.1:0";
   std::vector<std::string> repos;
@@ -203,9 +206,11 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
   g->add_option("--secondary-limit", gflags->secondary_limit,
                 "content-creating requests per minute per caller before 429 (0: off)")
       ->capture_default_str();
-  g->add_option("--delivery-delay-min-ms", gflags->delay_min_ms, "minimum webhook delivery delay");
+  g->add_option("--delivery-delay-min-ms", gflags->delay_min_ms, "minimum webhook delivery delay")
+      ->check(CLI::Range(int64_t{0}, kHourMs));
   g->add_option("--delivery-delay-max-ms", gflags->delay_max_ms,
-                "maximum webhook delivery delay (uniform in between)");
+                "maximum webhook delivery delay (uniform in between)")
+      ->check(CLI::Range(int64_t{0}, kHourMs));
   g->add_option("--delivery-loss", gflags->loss, "probability a webhook is never delivered")
       ->check(CLI::Range(0.0, 1.0));
   g->add_option("--delivery-duplication", gflags->duplication,
@@ -216,14 +221,19 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
       ->check(CLI::Range(0.0, 1.0));
   g->add_option("--reorder-delay-ms", gflags->reorder_delay_ms,
                 "how long a held-back webhook waits")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, kHourMs));
   g->add_option("--queue-timeout-seconds", gflags->queue_timeout_s,
                 "jobs queued this long are cancelled")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, kMonthSeconds));
   g->add_option("--runner-offline-after-seconds", gflags->offline_after_s,
                 "an idle runner silent this long shows offline")
-      ->capture_default_str();
-  g->add_option("--tick-ms", gflags->tick_ms, "scheduler period")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, kMonthSeconds));
+  g->add_option("--tick-ms", gflags->tick_ms, "scheduler period")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{10}, kHourMs));
   g->add_option("--runner-arch", gflags->arch, "architecture label JIT runners get (X64, ARM64)")
       ->capture_default_str();
   g->callback([gflags, &ctx] { ctx.exit_code = RunGithub(*gflags, ctx); });

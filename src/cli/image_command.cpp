@@ -209,9 +209,12 @@ void AddImageCommand(CLI::App& app, Context& ctx) {
   build->add_option("--hooks", f->hooks_file, "hooks JSON (default CONTEXT/image/hooks.json)");
   build->add_option("--keep-inactive-versions", f->keep_inactive_versions,
                     "inactive versions kept beside the active one (default 2)");
-  build->add_option("--timeout-seconds", f->timeout_seconds,
-                    "how long to wait for the build (default 3600)");
-  build->add_option("--poll-seconds", f->poll_seconds, "between build polls (default 10)");
+  build
+      ->add_option("--timeout-seconds", f->timeout_seconds,
+                   "how long to wait for the build (default 3600)")
+      ->check(CLI::Range(1, 7 * 24 * 3600));
+  build->add_option("--poll-seconds", f->poll_seconds, "between build polls (default 10)")
+      ->check(CLI::Range(0.1, 3600.0));
   build->add_option("--region", f->region, "AWS region (default: AWS_REGION, the profile)");
   build->callback([&ctx, f] { ctx.exit_code = RunBuild(ctx, *f); });
 }

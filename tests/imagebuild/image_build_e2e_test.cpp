@@ -7,6 +7,7 @@
 // same bytes twice. Labels e2e and moto; skips without moto_server.
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -240,6 +241,27 @@ TEST_F(ImageBuildE2eTest, FailedValidationPrintsTheReasonAndCleansUp) {
   EXPECT_FALSE(ObjectExists("mvr/" + name + ".zip"));
   json versions = Api("/2025-09-09/microvm-images/" + name + "/versions");
   EXPECT_TRUE(versions.value("items", json::array()).empty()) << versions.dump();
+}
+
+TEST_F(ImageBuildE2eTest, WaitTimesOutOfRangeAreRefusedBeforeAnyCall) {
+  const std::string ctx = MakeContext("times", "");
+  // 1e30 seconds once reached a conversion to milliseconds that overflowed.
+  for (const auto& [flag, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--poll-seconds", "1e30"},
+                                                        {"--poll-seconds", "0"},
+                                                        {"--timeout-seconds", "0"},
+                                                        {"--timeout-seconds", "604801"}}) {
+    std::vector<std::string> args = BuildArgs(ctx);
+    auto at = std::find(args.begin(), args.end(), flag);
+    ASSERT_NE(at, args.end());
+    *std::next(at) = value;
+    Ran refused = Run(args);
+    EXPECT_NE(refused.code, 0) << flag << " " << value << ": " << refused.output;
+    EXPECT_NE(refused.output.find(flag), std::string::npos) << refused.output;
+    EXPECT_TRUE(refused.result.is_null()) << refused.output;
+  }
+  json images = Api("/2025-09-09/microvm-images");
+  EXPECT_TRUE(images.value("items", json::array()).empty()) << images.dump();
 }
 
 TEST_F(ImageBuildE2eTest, PackIsReproducible) {

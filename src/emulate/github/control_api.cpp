@@ -12,6 +12,27 @@ using nlohmann::json;
 
 namespace {
 
+// A self-hosted runner's job may run for up to 5 days; a longer timeout is a mistake in the
+// request.
+constexpr int64_t kMaxJobTimeoutSeconds = 5LL * 24 * 3600;
+
+// Reads the optional whole number `key` into *out; false when it is there but not a whole number
+// in [min, max] (a float such as 1e30 is refused rather than converted).
+bool NumberIn(const json& body, const char* key, int64_t min, int64_t max, int64_t* out) {
+  auto it = body.find(key);
+  if (it == body.end()) return true;
+  if (it->is_number_unsigned()) {
+    const uint64_t v = it->get<uint64_t>();
+    if (v > static_cast<uint64_t>(max)) return false;
+    *out = static_cast<int64_t>(v);
+  } else if (it->is_number_integer()) {
+    *out = it->get<int64_t>();
+  } else {
+    return false;
+  }
+  return *out >= min && *out <= max;
+}
+
 HttpResponse NoContent() {
   HttpResponse out;
   out.status = 204;
@@ -45,11 +66,22 @@ HttpResponse ControlApi::QueueJob(const ServerRequest& req) {
     spec.steps = body.at("steps").get<std::vector<std::string>>();
     spec.name = body.value("name", spec.name);
     if (body.contains("env")) spec.env = body["env"].get<std::map<std::string, std::string>>();
-    if (body.contains("run_id")) spec.run_id = body["run_id"].get<int64_t>();
-    spec.run_attempt = body.value("run_attempt", 1);
-    if (body.contains("timeout_seconds")) {
-      spec.timeout = Duration(body["timeout_seconds"].get<int64_t>() * 1000);
+    int64_t run_id = 0;
+    if (!NumberIn(body, "run_id", 1, INT64_MAX, &run_id)) {
+      return BadBody("run_id must be a whole number from 1");
     }
+    if (run_id > 0) spec.run_id = run_id;
+    int64_t attempt = spec.run_attempt;
+    if (!NumberIn(body, "run_attempt", 1, INT32_MAX, &attempt)) {
+      return BadBody("run_attempt must be a whole number from 1");
+    }
+    spec.run_attempt = static_cast<int>(attempt);
+    int64_t seconds = -1;
+    if (!NumberIn(body, "timeout_seconds", 1, kMaxJobTimeoutSeconds, &seconds)) {
+      return BadBody("timeout_seconds must be a whole number from 1 to " +
+                     std::to_string(kMaxJobTimeoutSeconds) + " (5 days)");
+    }
+    if (seconds > 0) spec.timeout = Duration(seconds * 1000);
     spec.wait_for_environment = body.value("wait_for_environment", false);
     spec.drop_webhooks = body.value("drop_webhooks", false);
   } catch (const json::exception&) {

@@ -323,6 +323,24 @@ TEST_F(EmulatorE2eTest, InvalidUtf8AndMistypedInputGetJsonErrorsNotExceptions) {
                   "{\"name\":\"r\xff\",\"labels\":[\"x\"]}");
   EXPECT_EQ(jit.status, 400) << jit.body;
   EXPECT_TRUE(is_json(jit)) << jit.body;
+  // Numbers out of range or not whole (a timeout once overflowed when counted in milliseconds).
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, std::string>>{{"timeout_seconds", "0"},
+                                                        {"timeout_seconds", "432001"},
+                                                        {"timeout_seconds", "9223372036854775807"},
+                                                        {"timeout_seconds", "1e30"},
+                                                        {"run_id", "-5"},
+                                                        {"run_id", "18446744073709551615"},
+                                                        {"run_attempt", "2147483648"},
+                                                        {"run_attempt", "1.5"}}) {
+    auto queued = Call("POST", "/_emulator/jobs",
+                       R"({"repository":"octo/app","labels":["x"],"steps":["true"],")" + field +
+                           "\":" + value + "}",
+                       "");
+    EXPECT_EQ(queued.status, 400) << field << "=" << value << ": " << queued.body;
+    EXPECT_NE(queued.body.find(field + " must be a whole number from 1"), std::string::npos)
+        << queued.body;
+  }
   // Still serving.
   EXPECT_EQ(Call("GET", "/repos/octo/app/actions/runners").status, 200);
 }
@@ -384,6 +402,39 @@ TEST(EmulateGithubCommandTest, PrintsItsUrlServesAndExitsCleanlyOnSigterm) {
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+
+TEST(EmulateGithubCommandTest, TimesOutOfRangeAreRefusedByName) {
+  process::PosixProcessRunner runner;
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--tick-ms", "5"},
+           {"--queue-timeout-seconds", "9223372036854775807"},
+           {"--runner-offline-after-seconds", "0"},
+           {"--delivery-delay-max-ms", "-1"},
+           {"--reorder-delay-ms", "3600001"}}) {
+    process::ProcessSpec spec;
+    spec.argv = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr",
+                 "emulate",
+                 "github",
+                 "--listen",
+                 "127.0.0.1:0",
+                 "--repo",
+                 "octo/app",
+                 "--pat",
+                 kPat,
+                 flag,
+                 value};
+    process::RunOptions options;
+    options.timeout = Duration(30'000);
+    options.capture_stderr = true;
+    Result<process::CommandResult> ran = runner.Run(spec, options);
+    ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+    EXPECT_FALSE(ran->timed_out) << flag << " " << value << " was accepted and served";
+    EXPECT_NE(ran->exit.code, 0) << flag << " " << value;
+    EXPECT_NE((ran->error_output + ran->output).find(flag), std::string::npos)
+        << ran->error_output << ran->output;
+  }
 }
 
 }  // namespace
