@@ -126,7 +126,6 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
   } else if (!f.netns_range.empty()) {
     return InvalidArgument("--netns-range only applies with --network namespace");
   }
-  if (f.idle_time_scale < 0) return InvalidArgument("--idle-time-scale must be a number > 0");
   if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
   if (f.running_before_hook_ms >= 0)
     o.model.running_before_hook = Duration(f.running_before_hook_ms);
@@ -234,10 +233,13 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
   cmd->add_option("--netns-range", flags->netns_range,
                   "IPv4 range the per-VM /30s come from in namespace mode (default 10.213.0.0/16)");
   cmd->add_option("--idle-time-scale", flags->idle_time_scale,
-                  "Run idle policy timers F times faster than requested (tests, demos; default 1)");
+                  "Run idle policy timers F times faster than requested (tests, demos; default 1)")
+      ->check(
+          CLI::Range(emulate::microvms::kMinIdleTimeScale, emulate::microvms::kMaxIdleTimeScale));
   cmd->add_option("--running-before-hook-ms", flags->running_before_hook_ms,
                   "Report a booting or resuming VM RUNNING this many ms before its /run or "
-                  "/resume hook (the eventual-consistency race; default 0)");
+                  "/resume hook (the eventual-consistency race; default 0)")
+      ->check(CLI::Range(int64_t{0}, emulate::microvms::kMaxLatencyMs));
   cmd->add_option("--verify-sigv4-keys", flags->sigv4_keys_file,
                   "File of 'ACCESS_KEY_ID SECRET' lines: require valid SigV4 signatures");
   cmd->add_option("--s3-endpoint-url", flags->s3_endpoint_url,

@@ -7,6 +7,12 @@ namespace mvr::emulate::microvms {
 
 using nlohmann::json;
 
+namespace {
+
+constexpr double kDayMs = 24.0 * 3600 * 1000;
+
+}  // namespace
+
 Duration LatencyDistribution::Sample(Random& random) const {
   switch (kind) {
     case Kind::kFixed:
@@ -25,7 +31,8 @@ Duration LatencyDistribution::Sample(Random& random) const {
       const double u1 = 1.0 - random.UniformDouble();
       const double u2 = random.UniformDouble();
       const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-      return Duration(static_cast<int64_t>(std::exp(mu + sigma * z)));
+      // The far tail is cut at a day, so the count of milliseconds stays in range.
+      return Duration(static_cast<int64_t>(std::min(std::exp(mu + sigma * z), kDayMs)));
     }
   }
   return Duration(0);
@@ -34,8 +41,9 @@ Duration LatencyDistribution::Sample(Random& random) const {
 Result<LatencyDistribution> LatencyDistribution::FromJson(const json& j, const std::string& where) {
   LatencyDistribution d;
   auto ms = [&](const json& v, const std::string& field) -> Result<Duration> {
-    if (!v.is_number() || v.get<double>() < 0) {
-      return InvalidArgument(where + "." + field + " must be a number of milliseconds >= 0");
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= kMaxLatencyMs)) {
+      return InvalidArgument(where + "." + field + " must be a number of milliseconds from 0 to " +
+                             std::to_string(kMaxLatencyMs));
     }
     return Duration(static_cast<int64_t>(v.get<double>()));
   };
@@ -104,20 +112,29 @@ Status MicrovmModelOptions::ApplyJson(const json& config) {
     if (!config["region"].is_string()) return InvalidArgument("region must be a string");
     region = config["region"].get<std::string>();
   }
-  auto read_int = [&](const char* key, int64_t min, auto& out) -> Status {
+  // A whole number in [min, max]; the unsigned form is checked before it is read as signed.
+  auto read_int = [&](const char* key, int64_t min, int64_t max, auto& out) -> Status {
     if (!config.contains(key)) return Status::Ok();
     const json& v = config[key];
-    if (!v.is_number_integer() || v.get<int64_t>() < min) {
-      return InvalidArgument(std::string(key) + " must be an integer >= " + std::to_string(min));
+    const bool in_range =
+        v.is_number_unsigned()
+            ? v.get<uint64_t>() <= static_cast<uint64_t>(max) &&
+                  static_cast<int64_t>(v.get<uint64_t>()) >= min
+            : v.is_number_integer() && v.get<int64_t>() >= min && v.get<int64_t>() <= max;
+    if (!in_range) {
+      return InvalidArgument(std::string(key) + " must be a whole number from " +
+                             std::to_string(min) + " to " + std::to_string(max));
     }
     out = static_cast<std::remove_reference_t<decltype(out)>>(v.get<int64_t>());
     return Status::Ok();
   };
-  MVR_RETURN_IF_ERROR(read_int("defaultMemoryMiB", 1, default_memory_mib));
-  MVR_RETURN_IF_ERROR(read_int("memoryQuotaMiB", 0, memory_quota_mib));
-  MVR_RETURN_IF_ERROR(read_int("defaultMaximumDurationInSeconds", 1, default_max_duration_seconds));
+  constexpr int64_t kMaxMiB = 1LL << 30;  // a petabyte of memory
+  MVR_RETURN_IF_ERROR(read_int("defaultMemoryMiB", 1, kMaxMiB, default_memory_mib));
+  MVR_RETURN_IF_ERROR(read_int("memoryQuotaMiB", 0, kMaxMiB, memory_quota_mib));
+  MVR_RETURN_IF_ERROR(
+      read_int("defaultMaximumDurationInSeconds", 1, 28800, default_max_duration_seconds));
   int64_t retention_s = terminated_retention.count() / 1000;
-  MVR_RETURN_IF_ERROR(read_int("terminatedRetentionSeconds", 0, retention_s));
+  MVR_RETURN_IF_ERROR(read_int("terminatedRetentionSeconds", 0, 30LL * 24 * 3600, retention_s));
   terminated_retention = Duration(retention_s * 1000);
   MVR_RETURN_IF_ERROR(ReadProbability(config, "bootFailureProbability", boot_failure_probability));
   if (config.contains("hangLaunches")) {
@@ -131,29 +148,37 @@ Status MicrovmModelOptions::ApplyJson(const json& config) {
   MVR_RETURN_IF_ERROR(ReadProbability(config, "throttleProbability", throttle_probability));
   if (config.contains("idleTimeScale")) {
     const json& v = config["idleTimeScale"];
-    if (!v.is_number() || v.get<double>() <= 0) {
-      return InvalidArgument("idleTimeScale must be a number > 0 (1 = real time)");
+    if (!v.is_number() ||
+        !(v.get<double>() >= kMinIdleTimeScale && v.get<double>() <= kMaxIdleTimeScale)) {
+      return InvalidArgument(
+          "idleTimeScale must be a number from 0.001 to 1000000 (1 = real time)");
     }
     idle_time_scale = v.get<double>();
   }
   if (config.contains("runningBeforeHookMs")) {
-    const json& v = config["runningBeforeHookMs"];
-    if (!v.is_number_integer() || v.get<int64_t>() < 0) {
-      return InvalidArgument("runningBeforeHookMs must be a whole number of milliseconds >= 0");
-    }
-    running_before_hook = Duration(v.get<int64_t>());
+    int64_t ms = 0;
+    MVR_RETURN_IF_ERROR(read_int("runningBeforeHookMs", 0, kMaxLatencyMs, ms));
+    running_before_hook = Duration(ms);
   }
   if (config.contains("rateLimits")) {
     const json& limits = config["rateLimits"];
     if (!limits.is_object()) return InvalidArgument("rateLimits must map operation names");
     for (const auto& [op, v] : limits.items()) {
-      if (!v.is_object() || !v.value("perSecond", json(0)).is_number() ||
-          !v.value("burst", json(0)).is_number()) {
-        return InvalidArgument("rateLimits." + op + " must be {\"perSecond\": N, \"burst\": N}");
+      // perSecond 0 is no limit; below 0.001 is a mistake, and near 0 the wait would overflow.
+      auto in = [](const json& n, double min, double max) {
+        return n.is_number() && n.get<double>() >= min && n.get<double>() <= max;
+      };
+      const json per_second = v.is_object() ? v.value("perSecond", json(0)) : json();
+      const json burst = v.is_object() ? v.value("burst", per_second) : json();
+      if (!(in(per_second, 0.001, 1e6) || (per_second.is_number() && per_second == 0)) ||
+          !in(burst, 0, 1e6)) {
+        return InvalidArgument("rateLimits." + op +
+                               " must be {\"perSecond\": N, \"burst\": N}, perSecond 0 (no "
+                               "limit) or from 0.001 to 1000000, burst from 0 to 1000000");
       }
       RateLimit limit;
-      limit.per_second = v.value("perSecond", 0.0);
-      limit.burst = v.value("burst", limit.per_second);
+      limit.per_second = per_second.get<double>();
+      limit.burst = burst.get<double>();
       rate_limits[op] = limit;
     }
   }

@@ -28,6 +28,12 @@ struct LatencyDistribution {
   static Result<LatencyDistribution> FromJson(const nlohmann::json& j, const std::string& where);
 };
 
+// Bounds on the emulator's knobs: beyond them a setting is a mistake, and a count of milliseconds
+// would overflow.
+inline constexpr int64_t kMaxLatencyMs = 3600LL * 1000;  // any one configured latency
+inline constexpr double kMinIdleTimeScale = 0.001;
+inline constexpr double kMaxIdleTimeScale = 1e6;
+
 struct TransitionLatencies {
   LatencyDistribution run;        // RunMicrovm until the program starts
   LatencyDistribution suspend;    // before the /suspend hook

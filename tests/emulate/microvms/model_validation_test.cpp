@@ -236,5 +236,56 @@ TEST_F(ModelValidationTest, ConfigJsonSetsKnobs) {
   EXPECT_NE(bad.message().find("latency.run"), std::string::npos);
 }
 
+// Knobs whose counts of milliseconds once overflowed (1e30 ms, a rate of 1e-300 per second, a
+// scale of 1e-300) are refused with the field and its range named.
+TEST_F(ModelValidationTest, ConfigKnobsOutOfRangeAreRefusedByName) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"latency", {{"run", {{"fixedMs", 1e30}}}}}},
+       "latency.run.fixedMs must be a number of milliseconds from 0 to 3600000"},
+      {{{"latency", {{"build", {{"p50Ms", 10}, {"p90Ms", 3600001}}}}}}, "latency.build.p90Ms"},
+      {{{"idleTimeScale", 1e-300}}, "idleTimeScale must be a number from 0.001 to 1000000"},
+      {{{"idleTimeScale", 1e7}}, "idleTimeScale"},
+      {{{"rateLimits", {{"RunMicrovm", {{"perSecond", 1e-300}}}}}},
+       "rateLimits.RunMicrovm must be"},
+      {{{"rateLimits", {{"GetMicrovm", {{"perSecond", 5}, {"burst", -1}}}}}},
+       "rateLimits.GetMicrovm"},
+      {{{"terminatedRetentionSeconds", 9223372036854775807LL}},
+       "terminatedRetentionSeconds must be a whole number from 0 to 2592000"},
+      {{{"runningBeforeHookMs", 18446744073709551615ULL}},
+       "runningBeforeHookMs must be a whole number from 0 to 3600000"},
+      {{{"defaultMaximumDurationInSeconds", 28801}},
+       "defaultMaximumDurationInSeconds must be a whole number from 1 to 28800"},
+      {{{"defaultMemoryMiB", 1.5}}, "defaultMemoryMiB must be a whole number"}};
+  for (const auto& [config, message] : cases) {
+    MicrovmModelOptions options;
+    Status refused = options.ApplyJson(config);
+    EXPECT_EQ(refused.code(), Code::kInvalidArgument) << config.dump();
+    EXPECT_NE(refused.message().find(message), std::string::npos) << refused.message();
+  }
+  // The edges are kept, and perSecond 0 still means no limit.
+  MicrovmModelOptions options;
+  ASSERT_TRUE(options
+                  .ApplyJson({{"latency", {{"run", {{"fixedMs", 3600000}}}}},
+                              {"idleTimeScale", 0.001},
+                              {"rateLimits", {{"RunMicrovm", {{"perSecond", 0}}}}},
+                              {"terminatedRetentionSeconds", 2592000}})
+                  .ok());
+  EXPECT_EQ(options.latency.run.low, Duration(3600000));
+  EXPECT_EQ(options.rate_limits["RunMicrovm"].per_second, 0);
+}
+
+// The log-normal's far tail is cut at a day, so a draw never overflows.
+TEST(LatencyDistributionTest, LogNormalDrawsStayWithinADay) {
+  LatencyDistribution d;
+  d.kind = LatencyDistribution::Kind::kLogNormal;
+  d.low = Duration(1);
+  d.high = Duration(kMaxLatencyMs);
+  SeededRandom random(11);
+  Duration longest{0};
+  for (int i = 0; i < 100000; ++i) longest = std::max(longest, d.Sample(random));
+  EXPECT_GT(longest, Duration(kMaxLatencyMs));
+  EXPECT_LE(longest, Duration(24LL * 3600 * 1000));
+}
+
 }  // namespace
 }  // namespace mvr::emulate::microvms
