@@ -97,7 +97,7 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   o.faults.duplication = f.duplication;
   o.faults.reorder = f.reorder;
   o.faults.reorder_delay = Duration(f.reorder_delay_ms);
-  o.tick_interval = Duration(std::max<int64_t>(10, f.tick_ms));
+  o.tick_interval = Duration(f.tick_ms);
   return o;
 }
 
@@ -150,7 +150,7 @@ int RunRunner(RunnerFlags& flags, Context& ctx) {
   o.jit_config = std::move(config);
   o.startup_delay = Duration(flags.startup_delay_ms);
   o.registration_delay = Duration(flags.registration_delay_ms);
-  o.poll_interval = Duration(std::max<int64_t>(10, flags.poll_interval_ms));
+  o.poll_interval = Duration(flags.poll_interval_ms);
   for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);
     size_t eq = kv.find('=');
@@ -246,11 +246,14 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
   r->add_option("--work-folder", rflags->work_folder,
                 "where jobs run (default: a new temporary folder)");
   r->add_option("--startup-delay-ms", rflags->startup_delay_ms,
-                "simulated runner start-up time (8200 on a MicroVM)");
+                "simulated runner start-up time (8200 on a MicroVM)")
+      ->check(CLI::Range(int64_t{0}, kHourMs));
   r->add_option("--registration-delay-ms", rflags->registration_delay_ms,
-                "simulated session creation time (9000 on a MicroVM)");
+                "simulated session creation time (9000 on a MicroVM)")
+      ->check(CLI::Range(int64_t{0}, kHourMs));
   r->add_option("--poll-interval-ms", rflags->poll_interval_ms, "how often to ask for the job")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{10}, kHourMs));
   r->callback([rflags, &ctx] { ctx.exit_code = RunRunner(*rflags, ctx); });
 }
 

@@ -109,6 +109,9 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
     MVR_RETURN_IF_ERROR(o.model.ApplyJson(config).Annotate(f.config_file));
   }
   if (f.memory_quota_mib >= 0) o.model.memory_quota_mib = f.memory_quota_mib;
+  if (f.run_rate > 0 && f.run_rate < 0.001) {
+    return InvalidArgument("--run-rate must be 0 (no limit) or from 0.001 to 1000000");
+  }
   if (f.run_rate >= 0) {
     o.model.rate_limits["RunMicrovm"].per_second = f.run_rate;
     o.model.rate_limits["RunMicrovm"].burst = f.run_burst >= 0 ? f.run_burst : f.run_rate;
@@ -224,9 +227,13 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
   cmd->add_option("--config", flags->config_file,
                   "JSON knobs: latency, failure probabilities, quotas, rate limits");
   cmd->add_option("--memory-quota-mib", flags->memory_quota_mib,
-                  "Memory of live VMs beyond which RunMicrovm answers 402 (0: none)");
-  cmd->add_option("--run-rate", flags->run_rate, "RunMicrovm requests per second (default 5)");
-  cmd->add_option("--run-burst", flags->run_burst, "RunMicrovm burst (default 5)");
+                  "Memory of live VMs beyond which RunMicrovm answers 402 (0: none)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  cmd->add_option("--run-rate", flags->run_rate,
+                  "RunMicrovm requests per second (default 5; 0: no limit)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--run-burst", flags->run_burst, "RunMicrovm burst (default 5)")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--network", flags->network,
                   "host (default): guests share the host network on loopback ports; namespace "
                   "(root only): each VM gets its own network namespace and the real ports");

@@ -404,36 +404,45 @@ TEST(EmulateGithubCommandTest, PrintsItsUrlServesAndExitsCleanlyOnSigterm) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
-
-TEST(EmulateGithubCommandTest, TimesOutOfRangeAreRefusedByName) {
-  process::PosixProcessRunner runner;
-  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
-           {"--tick-ms", "5"},
-           {"--queue-timeout-seconds", "9223372036854775807"},
-           {"--runner-offline-after-seconds", "0"},
-           {"--delivery-delay-max-ms", "-1"},
-           {"--reorder-delay-ms", "3600001"}}) {
+// Numbers that once overflowed when turned into milliseconds (or, for the runner's poll interval,
+// were quietly raised) are refused at parse time with the flag named, before anything is served.
+TEST(EmulateCommandsTest, NumbersOutOfRangeAreRefusedByName) {
+  const std::string mvr = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
+  const std::vector<std::string> github = {
+      mvr, "emulate", "github", "--listen", "127.0.0.1:0", "--repo", "octo/app", "--pat", kPat};
+  const std::vector<std::string> runner = {mvr, "emulate", "runner"};
+  const std::vector<std::string> microvms = {mvr, "emulate", "microvms", "--listen", "127.0.0.1:0"};
+  struct Case {
+    const std::vector<std::string>* command;
+    std::string flag, value;
+  };
+  const std::vector<Case> cases = {{&github, "--tick-ms", "5"},
+                                   {&github, "--queue-timeout-seconds", "9223372036854775807"},
+                                   {&github, "--runner-offline-after-seconds", "0"},
+                                   {&github, "--delivery-delay-max-ms", "-1"},
+                                   {&github, "--reorder-delay-ms", "3600001"},
+                                   {&runner, "--poll-interval-ms", "5"},
+                                   {&runner, "--startup-delay-ms", "9223372036854775807"},
+                                   {&microvms, "--run-rate", "1e-300"},
+                                   {&microvms, "--run-burst", "1e300"},
+                                   {&microvms, "--idle-time-scale", "0.0001"},
+                                   {&microvms, "--running-before-hook-ms", "3600001"},
+                                   {&microvms, "--memory-quota-mib", "-5"}};
+  process::PosixProcessRunner processes;
+  for (const Case& c : cases) {
     process::ProcessSpec spec;
-    spec.argv = {std::string(MVR_BINARY_DIR) + "/src/cli/mvr",
-                 "emulate",
-                 "github",
-                 "--listen",
-                 "127.0.0.1:0",
-                 "--repo",
-                 "octo/app",
-                 "--pat",
-                 kPat,
-                 flag,
-                 value};
+    spec.argv = *c.command;
+    spec.argv.push_back(c.flag);
+    spec.argv.push_back(c.value);
     process::RunOptions options;
     options.timeout = Duration(30'000);
     options.capture_stderr = true;
-    Result<process::CommandResult> ran = runner.Run(spec, options);
+    Result<process::CommandResult> ran = processes.Run(spec, options);
     ASSERT_TRUE(ran.ok()) << ran.status().ToString();
-    EXPECT_FALSE(ran->timed_out) << flag << " " << value << " was accepted and served";
-    EXPECT_NE(ran->exit.code, 0) << flag << " " << value;
-    EXPECT_NE((ran->error_output + ran->output).find(flag), std::string::npos)
-        << ran->error_output << ran->output;
+    const std::string said = ran->error_output + ran->output;
+    EXPECT_FALSE(ran->timed_out) << c.flag << " " << c.value << " was accepted: " << said;
+    EXPECT_NE(ran->exit.code, 0) << c.flag << " " << c.value;
+    EXPECT_NE(said.find(c.flag), std::string::npos) << c.flag << " " << c.value << ": " << said;
   }
 }
 
