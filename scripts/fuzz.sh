@@ -2,8 +2,9 @@
 # Builds the libFuzzer targets (clang, ASan + UBSan, build-fuzz/) and runs each for SECONDS with its
 # seed corpus and dictionary. Usage: scripts/fuzz.sh SECONDS [TARGET...]   (default: every target)
 # Prints per target: executions, executions per second, coverage (cov/ft) and any crash with its
-# reproducer; exits non-zero when a target crashed. The corpus each run grows is kept in
-# build-fuzz/corpus/<target>/ (the committed seeds in fuzz/corpus/ are only read).
+# reproducer; exits 1 when a target crashed (130 when interrupted by SIGINT without a crash). The
+# corpus each run grows is kept in build-fuzz/corpus/<target>/ (the committed seeds in
+# fuzz/corpus/ are only read).
 # MVR_FUZZ_DIR overrides the build tree; MVR_FUZZ_SKIP_BUILD=1 runs the targets already built;
 # MVR_FUZZ_RUNS=N also stops each target after N executions. See docs/fuzzing.md.
 set -euo pipefail
@@ -36,6 +37,7 @@ fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 crashed=0
+interrupted=0
 summary=()
 for t in "${targets[@]}"; do
   corpus="$dir/corpus/$t"
@@ -54,7 +56,11 @@ for t in "${targets[@]}"; do
   cov="$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)"
   line="$(printf '%-22s execs %-10s exec/s %-7s %s' "$t" "${execs:-?}" "${rate:-?}" \
     "${cov:-cov: ?}")"
-  if [[ $status -ne 0 ]]; then
+  if [[ $status -ne 0 ]] && grep -q 'libFuzzer: run interrupted' "$log"; then
+    # SIGINT (Ctrl-C, or `kill -INT` to stop a long run): the counts above hold, nothing crashed.
+    interrupted=1
+    line+="  interrupted (exit $status), not a crash; log: $log"
+  elif [[ $status -ne 0 ]]; then
     crashed=1
     reproducer="$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)"
     line+="  CRASH (exit $status) reproducer: ${reproducer:-none written} log: $log"
@@ -68,4 +74,8 @@ printf '%s\n' "${summary[@]}"
 if [[ $crashed -ne 0 ]]; then
   echo "fuzz: a target crashed; reproduce with $dir/fuzz/fuzz_TARGET REPRODUCER (docs/fuzzing.md)"
   exit 1
+fi
+if [[ $interrupted -ne 0 ]]; then
+  echo "fuzz: interrupted before the time or run limit"
+  exit 130
 fi
