@@ -1,5 +1,7 @@
 #include "emulate/github/control_api.h"
 
+#include "base/json_fields.h"
+
 #include "emulate/github/model_json.h"
 #include "emulate/github/rest_api.h"
 
@@ -19,18 +21,10 @@ constexpr int64_t kMaxJobTimeoutSeconds = 5LL * 24 * 3600;
 // Reads the optional whole number `key` into *out; false when it is there but not a whole number
 // in [min, max] (a float such as 1e30 is refused rather than converted).
 bool NumberIn(const json& body, const char* key, int64_t min, int64_t max, int64_t* out) {
-  auto it = body.find(key);
-  if (it == body.end()) return true;
-  if (it->is_number_unsigned()) {
-    const uint64_t v = it->get<uint64_t>();
-    if (v > static_cast<uint64_t>(max)) return false;
-    *out = static_cast<int64_t>(v);
-  } else if (it->is_number_integer()) {
-    *out = it->get<int64_t>();
-  } else {
-    return false;
-  }
-  return *out >= min && *out <= max;
+  if (!body.contains(key)) return true;
+  Result<int64_t> v = JsonFields(body, "").IntInRange(key, min, max);
+  if (v.ok()) *out = *v;
+  return v.ok();
 }
 
 HttpResponse NoContent() {

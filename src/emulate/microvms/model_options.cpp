@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/json_fields.h"
+
 namespace mvr::emulate::microvms {
 
 using nlohmann::json;
@@ -112,20 +114,15 @@ Status MicrovmModelOptions::ApplyJson(const json& config) {
     if (!config["region"].is_string()) return InvalidArgument("region must be a string");
     region = config["region"].get<std::string>();
   }
-  // A whole number in [min, max]; the unsigned form is checked before it is read as signed.
+  // A whole number in [min, max] (JsonFields checks the range before any conversion).
   auto read_int = [&](const char* key, int64_t min, int64_t max, auto& out) -> Status {
     if (!config.contains(key)) return Status::Ok();
-    const json& v = config[key];
-    const bool in_range =
-        v.is_number_unsigned()
-            ? v.get<uint64_t>() <= static_cast<uint64_t>(max) &&
-                  static_cast<int64_t>(v.get<uint64_t>()) >= min
-            : v.is_number_integer() && v.get<int64_t>() >= min && v.get<int64_t>() <= max;
-    if (!in_range) {
+    Result<int64_t> v = JsonFields(config, "").IntInRange(key, min, max);
+    if (!v.ok()) {
       return InvalidArgument(std::string(key) + " must be a whole number from " +
                              std::to_string(min) + " to " + std::to_string(max));
     }
-    out = static_cast<std::remove_reference_t<decltype(out)>>(v.get<int64_t>());
+    out = static_cast<std::remove_reference_t<decltype(out)>>(*v);
     return Status::Ok();
   };
   constexpr int64_t kMaxMiB = 1LL << 30;  // a petabyte of memory
