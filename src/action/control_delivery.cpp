@@ -6,6 +6,7 @@
 
 #include "aws/microvms_ingress.h"
 #include "base/json_fields.h"
+#include "base/json_text.h"
 #include "base/retry.h"
 #include "http/types.h"
 
@@ -66,10 +67,8 @@ Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam, const Runner
   ingress.method = "POST";
   ingress.path = "/v1/runner/start";
   ingress.content_type = "application/json";
-  ingress.body =
-      nlohmann::json{
-          {"requestId", d.request_id}, {"microvmId", d.microvm_id}, {"jit", d.jit_config.Reveal()}}
-          .dump();
+  ingress.body = JsonText(nlohmann::json{
+      {"requestId", d.request_id}, {"microvmId", d.microvm_id}, {"jit", d.jit_config.Reveal()}});
   Result<http::HttpRequest> built = aws::BuildIngressRequest(ingress, d.auth_token);
   std::fill(ingress.body.begin(), ingress.body.end(), '\0');
   if (!built.ok()) return built.status().Annotate("delivering the JIT runner");

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/encoding.h"
+#include "base/json_text.h"
 
 namespace mvr::action {
 
@@ -52,10 +53,10 @@ Result<MatrixLeg> CanonicalMatrixLeg(const std::string& strategy_json,
   MatrixLeg leg;
   if (strategy.is_object() && strategy.contains("job-index")) {
     const nlohmann::json& index = strategy["job-index"];
-    leg.job_index = index.is_string() ? index.get<std::string>() : index.dump();
+    leg.job_index = index.is_string() ? index.get<std::string>() : JsonText(index);
   }
   // nlohmann's objects keep keys sorted, so dump() is canonical whatever order toJSON used.
-  if (!matrix.is_null() && !(matrix.is_object() && matrix.empty())) leg.matrix = matrix.dump();
+  if (!matrix.is_null() && !(matrix.is_object() && matrix.empty())) leg.matrix = JsonText(matrix);
   return leg;
 }
 

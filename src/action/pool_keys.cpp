@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/encoding.h"
+#include "base/json_text.h"
 
 namespace mvr::action {
 
@@ -57,7 +58,7 @@ std::string ServerKeyHash(const EffectiveServerKey& k) {
   nlohmann::json j = nlohmann::json::array({"mvr-pool-key-v1", k.repository_id, k.server_name,
                                             k.region, k.architecture, k.image_id, k.image_version,
                                             k.execution_role, k.network_fingerprint});
-  return Sha256Hex(j.dump());
+  return Sha256Hex(JsonText(j));
 }
 
 std::string PoolPartition(std::string_view repository_id, std::string_view server_key_hash) {

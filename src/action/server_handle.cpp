@@ -7,6 +7,7 @@
 #include "action/lifetime.h"
 #include "action/pool_keys.h"
 #include "base/encoding.h"
+#include "base/json_text.h"
 #include "base/time_format.h"
 
 namespace mvr::action {
@@ -67,7 +68,7 @@ std::string EncodeServerHandle(const ServerHandle& h) {
       {"ri", h.runner_id},
       {"rn", h.runner_name},
   };
-  return std::string(kHandlePrefixV1) + Base64UrlEncode(j.dump());
+  return std::string(kHandlePrefixV1) + Base64UrlEncode(JsonText(j));
 }
 
 bool IsServerHandle(std::string_view server) {
@@ -129,7 +130,7 @@ std::string EncodePoolHandle(const PoolHandle& h) {
       {"ri", h.runner_id},
       {"rn", h.runner_name},
   };
-  return std::string(kHandlePrefixV2) + Base64UrlEncode(j.dump());
+  return std::string(kHandlePrefixV2) + Base64UrlEncode(JsonText(j));
 }
 
 Result<PoolHandle> DecodePoolHandle(std::string_view text) {

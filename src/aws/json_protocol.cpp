@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "aws/sigv4.h"
+#include "base/json_text.h"
 #include "base/numbers.h"
 
 namespace mvr::aws {
@@ -144,7 +145,7 @@ JsonCallResult JsonProtocolClient::Invoke(const std::string& operation, const nl
   req.headers.Set("Content-Type", config_.content_type);
   req.headers.Set("X-Amz-Target", what);
   req.headers.Set("Accept", "application/json");
-  req.body = input.is_null() ? "{}" : input.dump();
+  req.body = input.is_null() ? "{}" : JsonText(input);
   Status signed_ok =
       SignRequest(req, *creds, SigningScope{config_.endpoint.region, config_.endpoint.signing_name},
                   seam_.clock.Now());

@@ -6,6 +6,7 @@
 #include "aws/microvms_json.h"
 #include "aws/sigv4.h"
 #include "base/encoding.h"
+#include "base/json_text.h"
 
 namespace mvr::aws {
 namespace {
@@ -21,7 +22,7 @@ std::optional<std::string> ScalarText(const json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
   if (value.is_number_integer()) return std::to_string(value.get<int64_t>());
-  if (value.is_number()) return value.dump();
+  if (value.is_number()) return JsonText(value);
   return std::nullopt;
 }
 
@@ -77,7 +78,7 @@ Result<http::HttpRequest> BindMicrovmsRequest(const ServiceModel& model,
   request.method = op->method;
   request.url = base + path + (query.empty() ? "" : "?" + http::BuildQuery(query));
   if (has_body_members) {
-    request.body = body.dump();
+    request.body = JsonText(body);
     request.headers.Set("Content-Type", "application/json");
   }
   return request;

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "base/json_text.h"
 #include "base/time_format.h"
 
 namespace mvr {
@@ -166,7 +167,7 @@ Result<int64_t> JsonFields::IntInRange(const char* key, int64_t min, int64_t max
 
 Result<double> JsonFields::NumberInRange(const char* key, double min, double max) const {
   const json* v = Find(key);
-  const std::string range = " from " + json(min).dump() + " to " + json(max).dump();
+  const std::string range = " from " + JsonText(json(min)) + " to " + JsonText(json(max));
   if (v == nullptr)
     return InvalidArgument(MemberPath(key) + ": missing (expected a number" + range + ")");
   // Checked as a double before any conversion: 1e300 seconds in milliseconds would overflow.

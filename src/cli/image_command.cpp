@@ -17,6 +17,7 @@
 #include "aws/microvms_json.h"
 #include "aws/s3.h"
 #include "base/files.h"
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "http/curl_client.h"
 #include "imagebuild/artifact.h"
@@ -86,7 +87,7 @@ int RunPack(const PackFlags& f) {
                         {"files", artifact->files},
                         {"sha256", artifact->sha256},
                         {"runnerVersion", artifact->runner_version}};
-  std::cout << doc.dump() << std::endl;
+  std::cout << JsonText(doc) << std::endl;
   return 0;
 }
 
@@ -167,7 +168,7 @@ int RunBuild(Context& ctx, const BuildFlags& f) {
                         {"outcome", imagebuild::OutcomeName(r->outcome)},
                         {"deactivated", r->deactivated},
                         {"deleted", r->deleted}};
-  std::cout << doc.dump() << std::endl;
+  std::cout << JsonText(doc) << std::endl;
   return 0;
 }
 

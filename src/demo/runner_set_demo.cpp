@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/host_port.h"
+#include "base/json_text.h"
 #include "demo/latency_table.h"
 #include "demo/local_stack.h"
 #include "demo/workflow.h"
@@ -71,7 +72,8 @@ class Session {
 
   Status Start(LocalStack& stack, int port) {
     serve_url_ = "http://127.0.0.1:" + std::to_string(port);
-    MVR_RETURN_IF_ERROR(WriteFile(dir_ + "/serve.json", ServeConfig(stack, port).dump(2) + "\n"));
+    MVR_RETURN_IF_ERROR(
+        WriteFile(dir_ + "/serve.json", JsonText(ServeConfig(stack, port), 2) + "\n"));
     process::ProcessSpec spec;
     spec.argv = {options_.mvr_path, "serve", "--config", dir_ + "/serve.json"};
     spec.env = stack.StepEnvironment("1", "serve");
@@ -300,7 +302,7 @@ int RunnerSetDemo::Run() {
   std::string knobs_file = options_.microvms_config;
   if (knobs_file.empty()) {
     knobs_file = dir + "/microvms.json";
-    if (Status s = WriteFile(knobs_file, MicrovmsKnobs(options_).dump(2) + "\n"); !s.ok()) {
+    if (Status s = WriteFile(knobs_file, JsonText(MicrovmsKnobs(options_), 2) + "\n"); !s.ok()) {
       return fail(s);
     }
   }
@@ -362,7 +364,7 @@ int RunnerSetDemo::Run() {
                   {"echo \"job " + std::to_string(i + 1) + " on $RUNNER_NAME\"",
                    "sleep " + std::to_string(options_.job_seconds)}}};
     job.queued = seam_.clock.Now();
-    auto queued = workflow.GitHub("POST", "/_emulator/jobs", body.dump());
+    auto queued = workflow.GitHub("POST", "/_emulator/jobs", JsonText(body));
     if (!queued.ok()) return fail(queued.status().Annotate("queueing a job"));
     job.id = queued->value("id", int64_t{0});
     jobs[job.id] = job;

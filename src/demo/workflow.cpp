@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/encoding.h"
+#include "base/json_text.h"
 #include "base/time_format.h"
 
 namespace mvr::demo {
@@ -124,7 +125,7 @@ Result<StepResult> Workflow::Step(const std::string& mode, const std::string& jo
   if (!context.step_id.empty()) name += "-" + context.step_id;
   if (!context.strategy_json.empty()) {
     json strategy = json::parse(context.strategy_json, nullptr, false);
-    if (strategy.is_object()) name += "-leg" + strategy.value("job-index", json(0)).dump();
+    if (strategy.is_object()) name += "-leg" + JsonText(strategy.value("job-index", json(0)));
   }
   name += "-" + mode;
   const std::string output_file = name + ".out";
@@ -176,7 +177,7 @@ Result<StepResult> Workflow::Step(const std::string& mode, const std::string& jo
                        {"outputs_file", output_file},
                        {"work_dir", work_dir}};
     const std::string invocation_file = name + ".invocation.json";
-    std::ofstream(invocation_file) << invocation.dump(2);
+    std::ofstream(invocation_file) << JsonText(invocation, 2);
     MVR_ASSIGN_OR_RETURN(std::string python, process::FindProgram("python3", spec.env));
     spec.argv = {python, action_runner_, invocation_file};
     spec.secret_env["MVR_E2E_GITHUB_TOKEN"] = stack_.token();
@@ -204,7 +205,7 @@ Result<StepResult> Workflow::Step(const std::string& mode, const std::string& jo
 Result<JobResult> Workflow::RunJob(const std::string& label, const std::vector<std::string>& steps,
                                    Duration timeout) {
   json body = {{"repository", kDemoRepository}, {"labels", {label}}, {"steps", steps}};
-  MVR_ASSIGN_OR_RETURN(json queued, GitHub("POST", "/_emulator/jobs", body.dump()));
+  MVR_ASSIGN_OR_RETURN(json queued, GitHub("POST", "/_emulator/jobs", JsonText(body)));
   JobResult result;
   result.id = queued.value("id", int64_t{0});
   const TimePoint deadline = seam_.clock.Now() + timeout;

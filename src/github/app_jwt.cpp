@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/encoding.h"
+#include "base/json_text.h"
 #include "base/numbers.h"
 
 namespace mvr::github {
@@ -61,7 +62,8 @@ Result<Secret> MakeAppJwt(const std::string& app_id, const Secret& private_key_p
   } else {
     claims["iss"] = app_id;
   }
-  std::string signing_input = Base64UrlEncode(header.dump()) + "." + Base64UrlEncode(claims.dump());
+  std::string signing_input =
+      Base64UrlEncode(JsonText(header)) + "." + Base64UrlEncode(JsonText(claims));
 
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
   if (!ctx) return Internal("cannot allocate an OpenSSL digest context");

@@ -1,4 +1,5 @@
 #include "github/json_parsers.h"
+#include "base/json_text.h"
 
 namespace mvr::github {
 
@@ -77,7 +78,7 @@ Result<std::string> JitConfigRequestBody(const JitConfigRequest& request) {
                {"runner_group_id", request.runner_group_id},
                {"labels", request.labels},
                {"work_folder", request.work_folder.empty() ? "_work" : request.work_folder}};
-  return body.dump();
+  return JsonText(body);
 }
 
 }  // namespace mvr::github

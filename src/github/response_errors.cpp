@@ -1,5 +1,6 @@
 #include "github/response_errors.h"
 #include "base/encoding.h"
+#include "base/json_text.h"
 #include "base/numbers.h"
 #include "base/time_format.h"
 #include "base/utf8.h"
@@ -54,7 +55,7 @@ std::string Printable(std::string_view text) {
 
 std::string DescribeError(const json& e) {
   if (e.is_string()) return e.get<std::string>();
-  if (!e.is_object()) return e.dump();
+  if (!e.is_object()) return JsonText(e);
   auto str = [&](const char* k) {
     auto it = e.find(k);
     return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();

@@ -5,6 +5,7 @@
 
 #include "aws/microvms_json.h"
 #include "base/encoding.h"
+#include "base/json_text.h"
 #include "base/retry.h"
 
 namespace mvr::imagebuild {
@@ -51,7 +52,7 @@ std::string ImageBuilder::Fingerprint(const aws::ImageConfiguration& config) {
   c.description.clear();
   nlohmann::json doc = nlohmann::json::object();
   aws::AddImageConfiguration(c, doc);
-  return Sha256Hex(doc.dump()).substr(0, 16);
+  return Sha256Hex(JsonText(doc)).substr(0, 16);
 }
 
 void ImageBuilder::Progress(const std::string& line) const {

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "runnerset/janitor.h"
 
 namespace mvr::lambda {
@@ -37,7 +38,7 @@ std::string EmfLine(const std::string& runner_set_id, const std::string& functio
                    {{{"Namespace", "mvr/runnerset"},
                      {"Dimensions", {{"RunnerSetId", "Function"}}},
                      {"Metrics", std::move(definitions)}}}}};
-  return line.dump();
+  return JsonText(line);
 }
 
 }  // namespace mvr::lambda

@@ -111,7 +111,7 @@ Result<std::vector<SqsRecord>> ParseSqsEvent(std::string_view event) {
 std::string BatchItemFailures(const std::vector<std::string>& failed_message_ids) {
   json failures = json::array();
   for (const std::string& id : failed_message_ids) failures.push_back({{"itemIdentifier", id}});
-  return json{{"batchItemFailures", std::move(failures)}}.dump();
+  return JsonText(json{{"batchItemFailures", std::move(failures)}});
 }
 
 }  // namespace mvr::lambda

@@ -1,4 +1,5 @@
 #include "queue/sqs_queue.h"
+#include "base/json_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -84,7 +85,7 @@ Result<QueueUrls> CreateQueueWithDeadLetter(aws::SqsClient& client, const std::s
   if (status.ok()) {
     nlohmann::json redrive = {{"deadLetterTargetArn", attrs->at("QueueArn")},
                               {"maxReceiveCount", std::to_string(max_receive_count)}};
-    auto created = client.CreateQueue(name, {{"RedrivePolicy", redrive.dump()}});
+    auto created = client.CreateQueue(name, {{"RedrivePolicy", JsonText(redrive)}});
     if (created.ok()) {
       urls.queue = *created;
       return urls;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_fields.h"
+#include "base/json_text.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -72,8 +73,9 @@ Result<TerminateIntent> DecodeTerminate(const JsonFields& fields) {
 }  // namespace
 
 std::string EncodeIntent(const Intent& intent) {
-  if (const auto* launch = std::get_if<LaunchIntent>(&intent)) return EncodeLaunch(*launch).dump();
-  return EncodeTerminate(std::get<TerminateIntent>(intent)).dump();
+  if (const auto* launch = std::get_if<LaunchIntent>(&intent))
+    return JsonText(EncodeLaunch(*launch));
+  return JsonText(EncodeTerminate(std::get<TerminateIntent>(intent)));
 }
 
 Result<Intent> DecodeIntent(std::string_view body) {

@@ -1,4 +1,5 @@
 #include "runnerset/metrics.h"
+#include "base/json_text.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -194,7 +195,7 @@ std::string Metrics::RecentJobsJson() const {
     }
     jobs.push_back(std::move(row));
   }
-  return nlohmann::json{{"jobs", std::move(jobs)}}.dump();
+  return JsonText(nlohmann::json{{"jobs", std::move(jobs)}});
 }
 
 }  // namespace mvr::runnerset

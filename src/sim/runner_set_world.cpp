@@ -14,6 +14,7 @@
 #include "action/start_stop.h"
 #include "aws/credentials.h"
 #include "aws/microvms_client.h"
+#include "base/json_text.h"
 #include "base/retry.h"
 #include "emulate/github/inprocess_github.h"
 #include "github/github_client.h"
@@ -74,7 +75,8 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o) {
                    {"graceSeconds", 120},
                    {"stuckLaunchSeconds", 120}}},
                  {"warmPool", {{"intervalSeconds", 30}}}};
-  Result<runnerset::ServeConfig> parsed = runnerset::ParseServeConfig(config.dump(), "simulation");
+  Result<runnerset::ServeConfig> parsed =
+      runnerset::ParseServeConfig(JsonText(config), "simulation");
   if (!parsed.ok())
     throw std::logic_error("the simulation's configuration: " + parsed.status().ToString());
   return *std::move(parsed);

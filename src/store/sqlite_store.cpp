@@ -1,4 +1,5 @@
 #include "store/sqlite_store.h"
+#include "base/json_text.h"
 
 namespace mvr::store {
 namespace {
@@ -46,7 +47,9 @@ Status SqliteStore::WriteRow(const Key& key, const WritePlan& plan) {
       SqliteStatement * put,
       db_->Prepare(
           "INSERT OR REPLACE INTO items (pk, sk, attrs, expires_at) VALUES (?1, ?2, ?3, ?4)"));
-  put->Bind(1, key.partition).Bind(2, key.sort).Bind(3, AttributesToJson(plan.attributes).dump());
+  put->Bind(1, key.partition)
+      .Bind(2, key.sort)
+      .Bind(3, JsonText(AttributesToJson(plan.attributes)));
   auto ttl = options_.ttl_attribute.empty() ? plan.attributes.end()
                                             : plan.attributes.find(options_.ttl_attribute);
   if (ttl != plan.attributes.end() && ttl->second.is_number()) {

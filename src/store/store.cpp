@@ -1,4 +1,5 @@
 #include "store/store.h"
+#include "base/json_text.h"
 
 #include <set>
 
@@ -123,7 +124,7 @@ bool IsExpired(const StoreOptions& options, const Attributes& attributes, TimePo
 }
 
 std::string EncodeKeyCursor(const Key& key) {
-  return nlohmann::json::array({key.partition, key.sort}).dump();
+  return JsonText(nlohmann::json::array({key.partition, key.sort}));
 }
 
 Result<Key> DecodeKeyCursor(const std::string& cursor) {

@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "base/encoding.h"
+#include "base/json_text.h"
 
 namespace mvr::emulate::github {
 
@@ -103,7 +104,7 @@ Status Authenticator::VerifyJwt(const std::string& jwt) const {
   if (!ok) return undecodable;
 
   std::string iss = c.contains("iss")
-                        ? (c["iss"].is_string() ? c["iss"].get<std::string>() : c["iss"].dump())
+                        ? (c["iss"].is_string() ? c["iss"].get<std::string>() : JsonText(c["iss"]))
                         : "";
   if (iss != std::to_string(*options_.app_id)) {
     return Unauthorized("'Issuer' claim ('iss') must be an Integer");

@@ -1,6 +1,7 @@
 #include "emulate/github/emulator.h"
 #include "base/utf8.h"
 
+#include "base/json_text.h"
 #include "emulate/github/model_json.h"
 
 namespace mvr::emulate::github {
@@ -37,7 +38,7 @@ Result<std::unique_ptr<GithubEmulator>> GithubEmulator::Create(EmulatorOptions o
   e->rest_->AddRoutes(e->router_);
   e->control_->AddRoutes(e->router_);
   e->router_.SetNotFound([](const http::ServerRequest&) {
-    return http::HttpResponse::Json(404, ErrorJson("Not Found").dump());
+    return http::HttpResponse::Json(404, JsonText(ErrorJson("Not Found")));
   });
   return e;
 }
@@ -56,7 +57,7 @@ Result<std::string> GithubEmulator::Start(const std::string& host, int port) {
         for (const auto& [k, v] : req.params) text_ok = text_ok && IsValidUtf8(k) && IsValidUtf8(v);
         if (!text_ok) {
           return http::HttpResponse::Json(
-              400, ErrorJson("The request path or query is not valid UTF-8.").dump());
+              400, JsonText(ErrorJson("The request path or query is not valid UTF-8.")));
         }
         return handler(req);
       },

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/encoding.h"
+#include "base/json_text.h"
 #include "emulate/github/github_model.h"
 #include "emulate/github/model_json.h"
 
@@ -292,7 +293,7 @@ std::string GithubModel::PayloadLocked(const Job& job, const std::string& action
   p["sender"]["login"] = "mvr-emulator";
   p["sender"]["id"] = 1;
   p["sender"]["type"] = "User";
-  return p.dump();
+  return JsonText(p);
 }
 
 void GithubModel::EmitLocked(const Job& job, const std::string& action, Outbox& out) {

@@ -1,5 +1,6 @@
 #include "emulate/github/inprocess_github.h"
 
+#include "base/json_text.h"
 #include "emulate/github/model_json.h"
 #include "http/handler_client.h"
 
@@ -41,7 +42,7 @@ Result<std::unique_ptr<InProcessGithub>> InProcessGithub::Create(InProcessGithub
   g->rest_ = std::make_unique<RestApi>(*g->model_, *g->auth_, *g->rate_, seam.logger);
   g->rest_->AddRoutes(g->router_);
   g->router_.SetNotFound([](const http::ServerRequest&) {
-    return http::HttpResponse::Json(404, ErrorJson("Not Found").dump());
+    return http::HttpResponse::Json(404, JsonText(ErrorJson("Not Found")));
   });
   InProcessGithub* self = g.get();
   g->api_ = std::make_unique<http::HandlerClient>([self](const http::ServerRequest& request) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/encoding.h"
+#include "base/json_text.h"
 
 namespace mvr::emulate::github {
 namespace {
@@ -50,10 +51,10 @@ Secret EncodeJitConfig(const JitConfigContents& c, Random& secure_random) {
   credentials["data"]["requireFipsCryptography"] = "False";
   credentials["data"]["accessToken"] = c.credential.Reveal();
   json files;
-  files[".runner"] = Base64Encode(runner.dump());
-  files[".credentials"] = Base64Encode(credentials.dump());
-  files[".credentials_rsaparams"] = Base64Encode(RsaParams(secure_random).dump());
-  return Secret(Base64Encode(files.dump()));
+  files[".runner"] = Base64Encode(JsonText(runner));
+  files[".credentials"] = Base64Encode(JsonText(credentials));
+  files[".credentials_rsaparams"] = Base64Encode(JsonText(RsaParams(secure_random)));
+  return Secret(Base64Encode(JsonText(files)));
 }
 
 Result<JitConfigContents> DecodeJitConfig(const Secret& encoded) {

@@ -209,7 +209,7 @@ Result<std::string> StandInRunner::RunJob(const JobAssignment& job) {
   }
   json done;
   done["conclusion"] = conclusion;
-  auto completed = Call("POST", job_path + "/complete", done.dump(), true);
+  auto completed = Call("POST", job_path + "/complete", JsonText(done), true);
   if (!completed.ok()) {
     if (completed.status().code() == Code::kConflict) return std::string("cancelled");
     return completed.status().Annotate("completing the job");

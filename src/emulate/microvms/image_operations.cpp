@@ -2,6 +2,7 @@
 // SUCCESSFUL | FAILED, status ACTIVE | INACTIVE), one build per version, and tags.
 #include <regex>
 
+#include "base/json_text.h"
 #include "base/numbers.h"
 #include "emulate/microvms/microvm_model.h"
 #include "emulate/microvms/request_checks.h"
@@ -50,7 +51,7 @@ MicrovmModel::Version& MicrovmModel::BuildVersion(const Build& build) {
 }
 
 Result<MicrovmModel::Version*> MicrovmModel::FindVersion(Image& image, const json& version) {
-  const std::string text = version.is_string() ? version.get<std::string>() : version.dump();
+  const std::string text = version.is_string() ? version.get<std::string>() : JsonText(version);
   int number = static_cast<int>(ParseInt64InRange(text, 1, INT32_MAX).value_or(0));
   auto it = image.versions.find(number);
   if (it == image.versions.end()) {

@@ -1,6 +1,7 @@
 // The model's dispatcher, clock-driven timers and the sequence engine that turns a transition
 // (boot, suspend, resume, terminate, image build) into one effect at a time.
 #include "emulate/microvms/microvm_model.h"
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -138,7 +139,7 @@ Effect MicrovmModel::MakeEffect(const std::string& target, const Step& step) {
     if (step.kind == Effect::Kind::kCallHook) {
       json body = {{"microvmId", v->second.id}};
       if (step.hook == Hook::kRun) body["runHookPayload"] = v->second.run_payload.Reveal();
-      e.body = Secret(body.dump());
+      e.body = Secret(JsonText(body));
     }
   } else if (auto b = builds_.find(target); b != builds_.end()) {
     Version& version = BuildVersion(b->second);

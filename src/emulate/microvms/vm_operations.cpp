@@ -1,6 +1,7 @@
 // MicroVM operations of the model: run (with clientToken idempotency and the memory quota), get,
 // list, suspend, resume, terminate, and the transitions each one starts.
 #include "base/json_fields.h"
+#include "base/json_text.h"
 #include "emulate/microvms/microvm_model.h"
 #include "emulate/microvms/request_checks.h"
 
@@ -72,7 +73,7 @@ Result<std::optional<json>> ReadIdlePolicy(const json& in) {
 std::string Fingerprint(const json& in) {
   json rest = in;
   rest.erase("clientToken");
-  return rest.dump();
+  return JsonText(rest);
 }
 
 }  // namespace
