@@ -24,7 +24,27 @@ build_from_source() {
   exit 0
 }
 
-if [[ -n "${MVR_PATH:-}" ]]; then output "$MVR_PATH"; exit 0; fi
+# The two inputs this step reads itself are checked before use, as mvr checks the others: a value
+# with a line break would write a second line into GITHUB_OUTPUT. Values are never echoed.
+check_input() { # NAME VALUE
+  local name="$1" value="$2"
+  (( ${#value} <= 4096 )) || fail "input '$name' is ${#value} bytes long, over its limit of 4096"
+  printf '%s' "$value" | iconv -f UTF-8 -t UTF-8 >/dev/null 2>&1 ||
+    fail "input '$name' is not valid UTF-8"
+  [[ "$value" =~ [[:cntrl:]] ]] && fail "input '$name' holds a control character"
+  return 0
+}
+LC_ALL=C check_input mvr-path "${MVR_PATH:-}"
+LC_ALL=C check_input release-base-url "${RELEASE_BASE_URL:-}"
+if [[ -n "${RELEASE_BASE_URL:-}" && ! "$RELEASE_BASE_URL" =~ ^https?://[^[:space:]]+$ ]]; then
+  fail "input 'release-base-url' must be an http:// or https:// URL without spaces"
+fi
+if [[ -n "${MVR_PATH:-}" ]]; then
+  [[ -f "$MVR_PATH" && -x "$MVR_PATH" ]] ||
+    fail "input 'mvr-path' is not an executable file; give the path of an mvr binary, or leave it empty"
+  output "$MVR_PATH"
+  exit 0
+fi
 if [[ -x "$ACTION_PATH/dist/mvr" ]]; then output "$ACTION_PATH/dist/mvr"; exit 0; fi
 
 os="${RUNNER_OS:-$(uname -s)}"

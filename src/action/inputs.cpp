@@ -4,6 +4,8 @@
 #include <cctype>
 #include <optional>
 
+#include "action/flags.h"
+#include "action/input_rules.h"
 #include "action/server_handle.h"
 #include "base/numbers.h"
 
@@ -21,6 +23,13 @@ std::string Upper(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   return s;
+}
+
+// The names of a mode's flags, and the token every mode reads.
+std::vector<std::string> NamesOf(const std::vector<FlagDoc>& flags) {
+  std::vector<std::string> names = {"github-token"};
+  for (const FlagDoc& f : flags) names.push_back(f.name);
+  return names;
 }
 
 // The pool inputs of start: state-table needs a human server name; capacity and lease timeout
@@ -127,6 +136,7 @@ std::vector<std::string> InputReader::GetList(const std::string& name) const {
 }
 
 Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_json) {
+  MVR_RETURN_IF_ERROR(CheckInputs(in, NamesOf(StartFlags())));
   if (in.Has("microvm-id")) {
     return InvalidArgument(
         "input 'microvm-id' is for mode 'stop'; a start creates its own "
@@ -186,6 +196,7 @@ Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_
 }
 
 Result<StopCommand> ParseStop(const InputReader& in) {
+  MVR_RETURN_IF_ERROR(CheckInputs(in, NamesOf(StopFlags())));
   StopCommand c;
   // server-capacity and lease-timeout-seconds mean nothing to a stop and are ignored.
   c.state_table = in.Get("state-table");

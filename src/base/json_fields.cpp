@@ -1,6 +1,7 @@
 #include "base/json_fields.h"
 
 #include <limits>
+#include <vector>
 
 #include "base/json_text.h"
 #include "base/time_format.h"
@@ -16,6 +17,61 @@ Result<json> ParseJsonDocument(std::string_view text, std::string_view what) {
                            std::to_string(text.size()) + " bytes)");
   }
   return doc;
+}
+
+namespace {
+
+// The offset of the first control character of `text` other than tab, CR and LF, or npos.
+size_t FindConfigControl(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return i;
+  }
+  return std::string::npos;
+}
+
+Status CheckConfigString(const std::string& text, const std::string& path, std::string_view what,
+                         size_t max_bytes) {
+  const std::string where = std::string(what) + ": " + (path.empty() ? "(the document)" : path);
+  if (text.size() > max_bytes) {
+    return InvalidArgument(where + ": a string of " + std::to_string(text.size()) +
+                           " bytes, over the limit of " + std::to_string(max_bytes));
+  }
+  if (size_t at = FindConfigControl(text); at != std::string::npos) {
+    return InvalidArgument(where + ": holds control character " +
+                           std::to_string(static_cast<unsigned char>(text[at])) + " at byte " +
+                           std::to_string(at) + "; write it without");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckConfigStrings(const json& document, std::string_view what, size_t max_bytes) {
+  struct Item {
+    const json* value;
+    std::string path;
+  };
+  std::vector<Item> todo = {{&document, ""}};
+  while (!todo.empty()) {
+    Item item = std::move(todo.back());
+    todo.pop_back();
+    if (item.value->is_string()) {
+      MVR_RETURN_IF_ERROR(
+          CheckConfigString(item.value->get_ref<const std::string&>(), item.path, what, max_bytes));
+    } else if (item.value->is_object()) {
+      for (auto it = item.value->begin(); it != item.value->end(); ++it) {
+        const std::string path = item.path.empty() ? it.key() : item.path + "." + it.key();
+        MVR_RETURN_IF_ERROR(CheckConfigString(it.key(), item.path, what, max_bytes));
+        todo.push_back({&it.value(), path});
+      }
+    } else if (item.value->is_array()) {
+      for (size_t i = 0; i < item.value->size(); ++i) {
+        todo.push_back({&(*item.value)[i], item.path + "[" + std::to_string(i) + "]"});
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 const char* JsonTypeName(const json& value) {

@@ -23,6 +23,13 @@ namespace mvr {
 // Parses text as JSON without exceptions; `what` names the document in the error.
 Result<nlohmann::json> ParseJsonDocument(std::string_view text, std::string_view what);
 
+// Every string of a configuration document (member names too) is at most `max_bytes` and holds no
+// control character but tab, CR and LF: a NUL would cut a path or an argument short where the
+// kernel reads it, and an escape would rewrite a terminal. InvalidArgument naming `what` and the
+// member's path ("classes[2].label"); the string itself is not quoted.
+Status CheckConfigStrings(const nlohmann::json& document, std::string_view what,
+                          size_t max_bytes = 65536);
+
 // "a string", "an integer", "null" ... for messages.
 const char* JsonTypeName(const nlohmann::json& value);
 

@@ -17,6 +17,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr size_t kMaxSettingBytes = 4096;
+
 // Reads the members of one JSON object through JsonFields (so errors read as everywhere else:
 // "github.installationId: expected a whole number from 1 to ..., got a string"), refusing any
 // member it was not asked about. A missing or null member leaves `out` as it was.
@@ -33,6 +35,14 @@ class Strict {
     if (!Find(name)) return required ? InvalidArgument(Key(name) + ": required") : Status::Ok();
     MVR_ASSIGN_OR_RETURN(out, fields_.String(name.c_str()));
     if (required && out.empty()) return InvalidArgument(Key(name) + ": must not be empty");
+    // Every string of this file is one line: a name, label, path, URL or ARN.
+    if (out.size() > kMaxSettingBytes) {
+      return InvalidArgument(Key(name) + ": " + std::to_string(out.size()) +
+                             " bytes, over the limit of " + std::to_string(kMaxSettingBytes));
+    }
+    if (out.find_first_of("\t\n\r") != std::string::npos) {
+      return InvalidArgument(Key(name) + ": must be one line, without tabs or line breaks");
+    }
     return Status::Ok();
   }
   template <typename Int>
@@ -274,6 +284,7 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return InvalidArgument(origin + ": not valid JSON");
   if (!j.is_object()) return InvalidArgument(origin + ": expected a JSON object");
+  MVR_RETURN_IF_ERROR(CheckConfigStrings(j, origin));
   ServeConfig c;
   Strict s(j, "");
   Status st = [&]() -> Status {

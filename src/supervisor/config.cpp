@@ -155,6 +155,9 @@ Status ReadTop(const JsonFields& j, SupervisorConfig& c) {
 
 Result<SupervisorConfig> ParseSupervisorConfig(const std::string& json_text) {
   Result<json> document = ParseJsonDocument(json_text, "the document");
+  if (document.ok()) {
+    if (Status s = CheckConfigStrings(*document, "supervisor config"); !s.ok()) return s;
+  }
   Result<JsonFields> top =
       document.ok() ? JsonFields::Of(*document, "") : Result<JsonFields>(document.status());
   SupervisorConfig c;

@@ -21,6 +21,7 @@ Duration Usable(Duration budget) { return AtLeastZero(budget - SafetyMargin(budg
 
 Result<HookBudgets> ParseHookBudgets(const std::string& hooks_json) {
   MVR_ASSIGN_OR_RETURN(json j, ParseJsonDocument(hooks_json, "hooks"));
+  MVR_RETURN_IF_ERROR(CheckConfigStrings(j, "hooks"));
   MVR_ASSIGN_OR_RETURN(JsonFields hooks, JsonFields::Of(j, ""));
   Result<HookBudgets> budgets = ReadHookBudgets(hooks);
   if (!budgets.ok()) return budgets.status().Annotate("hooks");

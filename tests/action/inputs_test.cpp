@@ -80,18 +80,19 @@ TEST(InputsTest, PoolInputsTakeAServerNameAndDefaultTheLeaseTimeoutToTheLifetime
     ASSERT_FALSE(r.ok()) << needle;
     EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
   };
-  refused({{"state-table", "t"}}, "needs 'server'");
-  refused({{"server", "lmvm2_abc"}, {"state-table", "t"}}, "not a handle");
-  refused({{"server", "x"}, {"state-table", "t"}, {"server-capacity", "0"}}, "server-capacity");
+  refused({{"state-table", "sqlite:t.db"}}, "needs 'server'");
+  refused({{"server", "lmvm2_abc"}, {"state-table", "sqlite:t.db"}}, "not a handle");
+  refused({{"server", "x"}, {"state-table", "sqlite:t.db"}, {"server-capacity", "0"}},
+          "server-capacity");
   refused({{"server", "x"}, {"lease-timeout-seconds", "600"}}, "lease-timeout-seconds");
   // stop: an lmvm2_ handle needs its state table; server-capacity is ignored there.
   auto stop = ParseStop(InputReader(env, {{"server", "lmvm2_abc"}}));
   ASSERT_FALSE(stop.ok());
   EXPECT_NE(stop.status().message().find("state-table"), std::string::npos);
-  auto pooled = ParseStop(
-      InputReader(env, {{"server", "lmvm2_abc"}, {"state-table", "t"}, {"server-capacity", "5"}}));
+  auto pooled = ParseStop(InputReader(
+      env, {{"server", "lmvm2_abc"}, {"state-table", "sqlite:t.db"}, {"server-capacity", "5"}}));
   ASSERT_TRUE(pooled.ok()) << pooled.status().ToString();
-  EXPECT_EQ(pooled->state_table, "t");
+  EXPECT_EQ(pooled->state_table, "sqlite:t.db");
 }
 
 // The flags `mvr start --help` and `mvr stop --help` list work as documented.
@@ -114,7 +115,8 @@ TEST(InputsTest, AdvertisedIdentityAndStopFlagsWork) {
           .value();
   EXPECT_EQ(s.stop_timeout, std::chrono::seconds(42));
   EXPECT_EQ(s.repository_id, "123");
-  auto pool = ParseStop(InputReader(env, {{"microvm-id", "mvm-1"}, {"state-table", "t"}}));
+  auto pool =
+      ParseStop(InputReader(env, {{"microvm-id", "mvm-1"}, {"state-table", "sqlite:t.db"}}));
   ASSERT_FALSE(pool.ok());
   EXPECT_NE(pool.status().message().find("state-table"), std::string::npos);
 }

@@ -81,5 +81,23 @@ TEST(JsonFields, ParseJsonDocumentRefusesWithoutThrowing) {
   EXPECT_NE(Message(bad.status()).find("the body is not valid JSON"), std::string::npos);
 }
 
+TEST(JsonFields, ConfigStringsRefuseControlsAndOversizeByPathWithoutQuoting) {
+  json ok = {{"argv", {"sh", "-c", "echo a\tb\nc"}}, {"name", "caf\u00e9"}};
+  EXPECT_TRUE(CheckConfigStrings(ok, "config").ok());
+  json nul = {
+      {"docker", {{"dockerd", json::array({"dockerd", std::string("--data-root\0/x", 14)})}}}};
+  Status s = CheckConfigStrings(nul, "supervisor config");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("docker.dockerd[1]"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("control character 0"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().find("data-root"), std::string::npos) << s.message();
+  EXPECT_FALSE(CheckConfigStrings(json{{"a", "x\x1b[2J"}}, "config").ok());
+  EXPECT_FALSE(CheckConfigStrings(json{{"a\x01", 1}}, "config").ok());
+  Status big = CheckConfigStrings(json{{"label", std::string(70'000, 'x')}}, "config");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.message().find("label"), std::string::npos) << big.message();
+  EXPECT_TRUE(CheckConfigStrings(json{{"label", std::string(100, 'x')}}, "config", 100).ok());
+}
+
 }  // namespace
 }  // namespace mvr

@@ -233,5 +233,17 @@ TEST(ServeConfig, SecretsAreReadFromTheirFilesAndAMissingOneNamesItsKey) {
   ::rmdir(dir);
 }
 
+TEST(ServeConfig, EveryStringIsOneLineWithoutControlsAndBounded) {
+  json label = Minimal();
+  label["classes"][0]["label"] = "mvr-small\nrm -rf";
+  ExpectRefusedNaming(label, "classes[0].label");
+  json image = Minimal();
+  image["classes"][0]["image"] = std::string(5000, 'i');
+  ExpectRefusedNaming(image, "image");
+  json escape = Minimal();
+  escape["runnerSetId"] = "demo\x1b[31m";
+  ExpectRefusedNaming(escape, "runnerSetId");
+}
+
 }  // namespace
 }  // namespace mvr::runnerset

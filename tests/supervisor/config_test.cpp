@@ -48,5 +48,12 @@ TEST(SupervisorConfig, PortsAndSizesMustBeWholeNumbersInRange) {
   EXPECT_EQ(ok->max_control_body_bytes, 4096u);
 }
 
+TEST(SupervisorConfig, ANulInAPathOrArgumentIsRefusedNotCutShort) {
+  auto c = ParseSupervisorConfig(R"({"runner":{"command":["/opt/run.sh","--x\u0000y"]}})");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("runner.command[1]"), std::string::npos)
+      << c.status().message();
+}
+
 }  // namespace
 }  // namespace mvr::supervisor

@@ -109,6 +109,7 @@ Status ReadProbability(const json& config, const char* key, double& out) {
 }  // namespace
 
 Status MicrovmModelOptions::ApplyJson(const json& config) {
+  MVR_RETURN_IF_ERROR(CheckConfigStrings(config, "config"));
   if (!config.is_object()) return InvalidArgument("the emulator config must be a JSON object");
   if (config.contains("region")) {
     if (!config["region"].is_string()) return InvalidArgument("region must be a string");
