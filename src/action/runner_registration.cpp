@@ -22,25 +22,35 @@ Result<github::JitConfig> RunnerRegistration::Register(const github::JitConfigRe
     return Retry<github::JitConfig>(PolicyUntil(deadline), seam_,
                                     [&] { return github_.GenerateJitConfig(scope_, request); });
   };
+  // A registration GitHub carried out but whose answer was lost leaves a runner of this name, and
+  // the retry of it is refused with 409; so can the registration after a removal. Each round
+  // removes what earlier rounds (or an earlier attempt of this start) left and registers again.
+  constexpr int kRounds = 4;
   Result<github::JitConfig> jit = generate();
-  if (jit.ok() || jit.status().code() != Code::kConflict) {
-    if (!jit.ok()) return jit.status().Annotate("registering JIT runner " + request.name);
-    return jit;
+  for (int round = 1; round < kRounds && !jit.ok() && jit.status().code() == Code::kConflict;
+       ++round) {
+    MVR_RETURN_IF_ERROR(RemoveLeftRunners(request.name, deadline));
+    jit = generate();
   }
-  // A runner with this name exists. Offline and idle, it is what an earlier attempt of this same
-  // start left (it can never be handed to us again): replace it. Its VM, if any, cannot connect
-  // a removed runner, and an ephemeral VM terminates itself when its runner exits. Online or
-  // busy, another start with this identity succeeded or is running: never take it from it.
+  if (!jit.ok()) return jit.status().Annotate("registering JIT runner " + request.name);
+  return jit;
+}
+
+Status RunnerRegistration::RemoveLeftRunners(const std::string& name, TimePoint deadline) {
+  // Offline and idle, a runner of this name is what an earlier attempt of this same start left
+  // (it can never be handed to us again): remove it. Its VM, if any, cannot connect a removed
+  // runner, and an ephemeral VM terminates itself when its runner exits. Online or busy, another
+  // start with this identity succeeded or is running: never take it from it.
   github::ListRunnersOptions by_name;
-  by_name.name = request.name;
+  by_name.name = name;
   MVR_ASSIGN_OR_RETURN(auto runners,
                        Retry<std::vector<github::Runner>>(PolicyUntil(deadline), seam_, [&] {
                          return github_.ListRunners(scope_, by_name);
                        }));
   for (const auto& r : runners) {
-    if (r.name != request.name) continue;
+    if (r.name != name) continue;
     if (r.busy || r.online()) {
-      return Conflict("runner " + request.name + " (id " + std::to_string(r.id) + ") is " +
+      return Conflict("runner " + name + " (id " + std::to_string(r.id) + ") is " +
                       (r.busy ? "running a job" : "online") +
                       ": another start with the same identity succeeded or is still running. "
                       "Use that start's outputs, or give this start its own idempotency-key");
@@ -49,9 +59,7 @@ Result<github::JitConfig> RunnerRegistration::Register(const github::JitConfigRe
                       {{"runner_id", r.id}, {"runner_name", r.name}});
     MVR_RETURN_IF_ERROR(Remove(r.id, deadline));
   }
-  jit = generate();
-  if (!jit.ok()) return jit.status().Annotate("registering JIT runner " + request.name);
-  return jit;
+  return Status::Ok();
 }
 
 Status RunnerRegistration::WaitOnline(int64_t runner_id, const std::string& name,

@@ -22,7 +22,8 @@ class RunnerRegistration {
       : seam_(seam), github_(github), scope_(std::move(scope)) {}
 
   // Registers `request.name`. A runner of that name that is offline and idle (left by an earlier
-  // attempt of the same start) is deleted first; an online or busy one belongs to another start
+  // attempt of the same start, or by a registration whose answer was lost) is deleted and the
+  // registration made again, a few rounds at most; an online or busy one belongs to another start
   // with the same identity: Conflict, and it is left alone.
   Result<github::JitConfig> Register(const github::JitConfigRequest& request, TimePoint deadline);
 
@@ -40,6 +41,8 @@ class RunnerRegistration {
 
  private:
   RetryPolicy PolicyUntil(TimePoint deadline) const;
+  // Removes the offline, idle runners named `name`; Conflict when one is online or busy.
+  Status RemoveLeftRunners(const std::string& name, TimePoint deadline);
 
   Seam seam_;
   github::GitHub& github_;

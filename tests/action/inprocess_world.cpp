@@ -11,11 +11,17 @@ using nlohmann::json;
 
 Result<http::HttpResponse> RefusingApi::Send(const http::HttpRequest& request) {
   const std::string path = request.url.substr(0, request.url.find('?'));
-  for (const Refusal& r : refusals) {
+  for (Refusal& r : refusals) {
     const bool suffix =
         path.size() >= r.path_suffix.size() &&
         path.compare(path.size() - r.path_suffix.size(), std::string::npos, r.path_suffix) == 0;
-    if (request.method != r.method || !suffix) continue;
+    if (request.method != r.method || !suffix || r.times == 0) continue;
+    if (r.carried_out) {
+      // Only the answer of a request the service carried out is lost; a refusal comes through.
+      Result<http::HttpResponse> answer = inner->Send(request);
+      if (!answer.ok() || answer->status / 100 != 2) return answer;
+    }
+    if (r.times > 0) --r.times;
     http::HttpResponse refused =
         http::HttpResponse::Json(r.status, json{{"message", r.message}}.dump());
     if (!r.error_type.empty()) refused.headers.Set("x-amzn-ErrorType", r.error_type);

@@ -73,6 +73,11 @@ class RefusingApi final : public http::HttpClient {
     int status = 500;
     std::string error_type;  // x-amzn-ErrorType; empty for GitHub
     std::string message;
+    // The service carries the request out and only its answer is lost (the refusal stands in for
+    // it), as after a timeout; an answer that is not 2xx comes through. times: how many requests
+    // are refused (-1: all), then they pass through.
+    bool carried_out = false;
+    int times = -1;
   };
   Result<http::HttpResponse> Send(const http::HttpRequest& request) override;
 

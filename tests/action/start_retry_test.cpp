@@ -98,6 +98,18 @@ TEST_F(StartRetryTest, RetryAfterAKilledAttemptReplacesItsOfflineRunner) {
   EXPECT_EQ(Runners()[0].id, r->runner_id);
 }
 
+// GitHub registered the runner each time but its answer was lost, twice: the retry of each
+// registration meets the runner it made (409), which is removed and registered again (found by
+// the simulation, action-pool seed 132, where a second lost answer failed the start).
+TEST_F(StartRetryTest, RegistrationsWhoseAnswersWereLostAreReplacedRoundAfterRound) {
+  github_api_.refusals.push_back({"POST", "/generate-jitconfig", 502, "", "answer lost", true, 2});
+  Result<StartResult> r = Start();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(Runners().size(), 1u);
+  EXPECT_EQ(Runners()[0].id, r->runner_id);
+  EXPECT_EQ(Runners()[0].name, label_);
+}
+
 TEST_F(StartRetryTest, AStartNeverTakesTheOnlineOrBusyRunnerOfAnotherStart) {
   for (bool busy : {false, true}) {
     Rebuild(Options());
