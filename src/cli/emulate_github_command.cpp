@@ -119,7 +119,10 @@ int RunGithub(const GithubFlags& flags, Context& ctx) {
   std::unique_ptr<StreamSink> record_sink;
   if (!flags.record.empty()) {
     record_file.reset(std::fopen(flags.record.c_str(), "a"));
-    if (!record_file) return fail(InvalidArgument("--record: cannot open " + flags.record));
+    if (!record_file) {
+      return fail(InvalidArgument("--record: cannot open " + flags.record +
+                                  " for appending; does its directory exist?"));
+    }
     std::setvbuf(record_file.get(), nullptr, _IOFBF, 8 << 20);
     record_sink = std::make_unique<StreamSink>(record_file.get());
     options->record = record_sink.get();

@@ -459,6 +459,7 @@ TEST(EmulateGithubCommandTest, PrintsItsUrlServesAndExitsCleanlyOnSigterm) {
 
 // Numbers that once overflowed when turned into milliseconds (or, for the runner's poll interval,
 // were quietly raised) are refused at parse time with the flag named, before anything is served.
+// (and a record file that cannot be opened)
 TEST(EmulateCommandsTest, NumbersOutOfRangeAreRefusedByName) {
   const std::string mvr = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
   const std::vector<std::string> github = {
@@ -474,6 +475,7 @@ TEST(EmulateCommandsTest, NumbersOutOfRangeAreRefusedByName) {
                                    {&github, "--runner-offline-after-seconds", "0"},
                                    {&github, "--delivery-delay-max-ms", "-1"},
                                    {&github, "--reorder-delay-ms", "3600001"},
+                                   {&github, "--record", "/nonexistent-mvr-dir/record.jsonl"},
                                    {&runner, "--poll-interval-ms", "5"},
                                    {&runner, "--startup-delay-ms", "9223372036854775807"},
                                    {&microvms, "--run-rate", "1e-300"},
