@@ -1,7 +1,31 @@
 #!/usr/bin/env bash
-# Installs the Debian packages mvr needs to build and test. Idempotent: when everything is
-# already installed it says so in one line and touches nothing.
+# Installs the Debian packages mvr needs to build and test, and the pinned npm packages of the
+# GitHub contract tests (tests/contracts/github: GitHub's OpenAPI and webhooks descriptions and
+# a JSON Schema validator, `npm ci` from the committed lock file). Idempotent: when everything
+# is already installed it says so in one line each and touches nothing.
 set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+
+# The npm packages, installed exactly as package-lock.json pins them; a stamp of the lock file's
+# hash tells "already installed" without asking the registry.
+install_npm_packages() {
+  local dir="$ROOT/tests/contracts/github"
+  local stamp="$dir/node_modules/.mvr-lock-sha256"
+  local want
+  want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    echo "setup: GitHub contract npm packages already installed"
+    return 0
+  fi
+  if ! command -v npm >/dev/null; then
+    echo "setup: npm not found; install Node.js 18+ for the GitHub contract tests (they skip without it)" >&2
+    return 0
+  fi
+  echo "setup: installing the GitHub contract npm packages (npm ci in tests/contracts/github)"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  echo "$want" >"$stamp"
+}
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git python3
@@ -26,6 +50,7 @@ done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "setup: all ${#PACKAGES[@]} Debian packages already installed"
+  install_npm_packages
   exit 0
 fi
 
@@ -38,4 +63,5 @@ echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_npm_packages
 echo "setup: done"

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -50,6 +52,7 @@ struct GithubFlags {
   int64_t offline_after_s = 60;
   int64_t tick_ms = 200;
   std::string arch = "X64";
+  std::string record;
 };
 
 Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
@@ -110,6 +113,20 @@ int RunGithub(const GithubFlags& flags, Context& ctx) {
   if (!options.ok()) return fail(options.status());
   auto listen = ParseHostPort(flags.listen, "--listen");
   if (!listen.ok()) return fail(listen.status());
+  // The traffic record (for tests/contracts/github): appended to, one line per write() with a
+  // buffer larger than any line, so that emulators sharing a file do not interleave lines.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> record_file(nullptr, &std::fclose);
+  std::unique_ptr<StreamSink> record_sink;
+  if (!flags.record.empty()) {
+    record_file.reset(std::fopen(flags.record.c_str(), "a"));
+    if (!record_file) {
+      return fail(InvalidArgument("--record: cannot open " + flags.record +
+                                  " for appending; does its directory exist?"));
+    }
+    std::setvbuf(record_file.get(), nullptr, _IOFBF, 8 << 20);
+    record_sink = std::make_unique<StreamSink>(record_file.get());
+    options->record = record_sink.get();
+  }
   StopSignals stop;  // before any thread starts
   http::CurlHttpClient client;
   auto emulator = gh::GithubEmulator::Create(std::move(*options), ctx.seam(), client);
@@ -234,6 +251,9 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
   g->add_option("--tick-ms", gflags->tick_ms, "scheduler period")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{10}, kHourMs));
+  g->add_option("--record", gflags->record,
+                "append each REST exchange and webhook delivery to FILE as JSON lines (for "
+                "tests/contracts/github; holds tokens: a test artefact, never a log)");
   g->add_option("--runner-arch", gflags->arch, "architecture label JIT runners get (X64, ARM64)")
       ->capture_default_str();
   g->callback([gflags, &ctx] { ctx.exit_code = RunGithub(*gflags, ctx); });

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -59,6 +60,10 @@ class ActionEndToEnd : public ::testing::Test {
     stack_->AddImage(kCaptureImage, capture);
     stack_->AddImage(kSilentImage, "exec sleep 600");
     stack_->AddImage(kDockerImage, capture, GuestDocker::kReal);
+    // The contract test (tests/contracts/github) records the GitHub emulator's traffic.
+    if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
+      stack_->AddGithubArgs({"--record", record});
+    }
     ConfigureStack(*stack_);
     Status started = stack_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();

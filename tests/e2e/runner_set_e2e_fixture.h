@@ -98,6 +98,10 @@ class RunnerSetStack : public ::testing::Test {
     stack_ = std::make_unique<LocalStack>(real_.seam, processes_, mvr_, dir_ + "/stack");
     stack_->AddGithubArgs({"--webhook-url", webhook_url, "--webhook-secret-file",
                            dir_ + "/webhook-secret", "--tick-ms", "100"});
+    // The contract test (tests/contracts/github) records the GitHub emulator's traffic.
+    if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
+      stack_->AddGithubArgs({"--record", record});
+    }
     ConfigureStack(*stack_);
     Status started = stack_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "emulate/github/emulator.h"
 #include "github/github_client.h"
@@ -33,11 +35,20 @@ class EmulatorCompatTest : public ::testing::Test {
   void SetUp() override {
     emu::EmulatorOptions o;
     o.model.repositories = {"octo-org/widget-service"};
+    o.model.organizations = {"octo-org"};
     o.model.webhook_secret = Secret(kWebhookSecret);
     o.auth.pats.emplace_back(kPat);
     o.auth.app_id = kAppId;
     o.auth.app_private_key_pem = AppKey().private_pem;
     o.tick_interval = Duration(50);
+    // The contract test (tests/contracts/github) records this traffic and checks it against
+    // GitHub's own descriptions: every request the client sends and every answer it reads.
+    if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
+      record_file_.reset(std::fopen(record, "a"));
+      ASSERT_NE(record_file_, nullptr) << record;
+      record_sink_ = std::make_unique<StreamSink>(record_file_.get());
+      o.record = record_sink_.get();
+    }
     auto e = emu::GithubEmulator::Create(std::move(o), seam_, curl_);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     emulator_ = std::move(*e);
@@ -78,6 +89,8 @@ class EmulatorCompatTest : public ::testing::Test {
   Logger logger_{sink_, clock_, LogLevel::kDebug};
   Seam seam_{clock_, sleeper_, random_, random_, logger_};
   http::CurlHttpClient curl_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> record_file_{nullptr, &std::fclose};
+  std::unique_ptr<StreamSink> record_sink_;
   std::unique_ptr<emu::GithubEmulator> emulator_;
   std::string url_;
   std::unique_ptr<http::CurlHttpClient> api_http_ = std::make_unique<http::CurlHttpClient>();
@@ -112,6 +125,22 @@ TEST_F(EmulatorCompatTest, RunnerLifecycleWithAPersonalAccessToken) {
   EXPECT_TRUE(client->last_rate_limit().has_value());
   EXPECT_EQ(sink_.Joined().find(kPat), std::string::npos);
   EXPECT_EQ(sink_.Joined().find(jit->encoded_jit_config.Reveal()), std::string::npos);
+}
+
+TEST_F(EmulatorCompatTest, OrganizationRunnerLifecycle) {
+  auto client = PatClient();
+  const RunnerScope org = RunnerScope::Organization("octo-org");
+  auto jit = client->GenerateJitConfig(org, Jit("lambda-mvm-compat-org"));
+  ASSERT_TRUE(jit.ok()) << jit.status().ToString();
+  auto listed = client->ListRunners(org, {});
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u);
+  auto got = client->GetRunner(org, jit->runner.id);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->name, "lambda-mvm-compat-org");
+  EXPECT_TRUE(client->DeleteRunner(org, jit->runner.id).ok());
+  EXPECT_EQ(client->GetRunner(org, jit->runner.id).status().code(), Code::kNotFound);
+  EXPECT_EQ(client->DeleteRunner(org, jit->runner.id).code(), Code::kNotFound);
 }
 
 TEST_F(EmulatorCompatTest, ListingFollowsTheEmulatorsLinkHeaders) {
@@ -178,6 +207,26 @@ TEST_F(EmulatorCompatTest, QueuedJobsAndTheirWebhooksParse) {
     EXPECT_TRUE(JobLabelsMatch(event->workflow_job.labels, {"lambda-mvm-small"}));
   }
   EXPECT_TRUE(seen) << "the emulator recorded no queued delivery for job " << job_id;
+}
+
+TEST_F(EmulatorCompatTest, AWaitingJobsWebhookParses) {
+  emu::JobSpec spec;
+  spec.repository = "octo-org/widget-service";
+  spec.labels = {"self-hosted", "lambda-mvm-small"};
+  spec.steps = {"true"};
+  spec.wait_for_environment = true;
+  auto waiting = emulator_->model().QueueJob(spec);
+  ASSERT_TRUE(waiting.ok()) << waiting.status().ToString();
+  int seen = 0;
+  for (const auto& d : emulator_->model().ListDeliveries()) {
+    if (d.job_id != waiting->id) continue;
+    ++seen;
+    auto event = ParseWorkflowJobEvent(d.headers, d.payload);
+    ASSERT_TRUE(event.ok()) << event.status().ToString();
+    EXPECT_EQ(event->action, WorkflowJobAction::kWaiting);
+    EXPECT_EQ(event->workflow_job.id, waiting->id);
+  }
+  EXPECT_EQ(seen, 1);
 }
 
 }  // namespace

@@ -54,6 +54,7 @@ class Authenticator {
   // A self-hosted runner registration token (1 hour); nothing in the emulator consumes it.
   InstallationToken CreateRegistrationToken();
   int64_t installation_id() const { return options_.installation_id; }
+  int64_t app_id() const { return options_.app_id.value_or(0); }
 
  private:
   Authenticator(AuthOptions options, const Clock& clock, Random& secure_random, void* public_key);

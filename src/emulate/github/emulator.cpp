@@ -3,6 +3,7 @@
 
 #include "base/json_text.h"
 #include "emulate/github/model_json.h"
+#include "emulate/github/traffic_record.h"
 
 namespace mvr::emulate::github {
 
@@ -52,14 +53,16 @@ Result<std::string> GithubEmulator::Start(const std::string& host, int port) {
   // Path segments and query values reach the model and its JSON, which throws on bytes that are
   // not UTF-8: such a request is refused at the door, as GitHub does.
   server_ = std::make_unique<http::HttpServer>(
-      [handler = router_.AsHandler()](const http::ServerRequest& req) {
+      [handler = router_.AsHandler(), record = options_.record](const http::ServerRequest& req) {
         bool text_ok = IsValidUtf8(req.path) && IsValidUtf8(req.query);
         for (const auto& [k, v] : req.params) text_ok = text_ok && IsValidUtf8(k) && IsValidUtf8(v);
         if (!text_ok) {
           return http::HttpResponse::Json(
               400, JsonText(ErrorJson("The request path or query is not valid UTF-8.")));
         }
-        return handler(req);
+        http::HttpResponse out = handler(req);
+        if (record) record->Write(RestExchangeLine(req, out));
+        return out;
       },
       so);
   MVR_ASSIGN_OR_RETURN(int bound, server_->Start(host, port));
@@ -80,6 +83,10 @@ void GithubEmulator::Stop() {
   stopping_.store(true);
   if (ticker_.joinable()) ticker_.join();
   if (sender_) sender_->Stop();
+  if (options_.record && model_ && !deliveries_recorded_) {
+    deliveries_recorded_ = true;
+    for (const Delivery& d : model_->ListDeliveries()) options_.record->Write(DeliveryLine(d));
+  }
 }
 
 }  // namespace mvr::emulate::github

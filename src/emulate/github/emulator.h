@@ -31,6 +31,9 @@ struct EmulatorOptions {
   DeliveryFaults faults;
   Duration tick_interval{200};
   int server_threads = 16;
+  // Where the traffic record goes (traffic_record.h): each REST exchange as it is answered, each
+  // webhook delivery when the emulator stops. Holds secrets; null: no record.
+  LogSink* record = nullptr;
 };
 
 class GithubEmulator {
@@ -63,6 +66,7 @@ class GithubEmulator {
   http::Router router_;
   std::unique_ptr<http::HttpServer> server_;
   std::atomic<bool> stopping_{false};
+  bool deliveries_recorded_ = false;
   std::thread ticker_;
   std::string url_;
 };

@@ -44,6 +44,7 @@ GithubModel::GithubModel(GithubModelOptions options, const Clock& clock, Random&
     auto org = org_ids_.find(AsciiLower(r.owner));
     r.owner_is_org = org != org_ids_.end();
     r.owner_id = r.owner_is_org ? org->second : next_owner_id++;
+    r.created_at = clock_.Now();
     repos_.push_back(r);
   }
 }

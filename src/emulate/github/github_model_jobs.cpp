@@ -282,17 +282,13 @@ std::string GithubModel::PayloadLocked(const Job& job, const std::string& action
     if (repo.id != job.repository_id) continue;
     p["repository"] = RepositoryJson(repo, options_.base_url);
     if (repo.owner_is_org) {
-      json org;
-      org["login"] = repo.owner;
-      org["id"] = repo.owner_id;
-      p["organization"] = org;
+      p["organization"] = OrganizationJson(repo.owner, repo.owner_id, options_.base_url);
     }
   }
   p["installation"]["id"] = options_.installation_id;
   p["installation"]["node_id"] = "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u";
-  p["sender"]["login"] = "mvr-emulator";
-  p["sender"]["id"] = 1;
-  p["sender"]["type"] = "User";
+  // The user whose push started the run.
+  p["sender"] = SimpleUserJson("mvr-emulator", 1, false, options_.base_url);
   return JsonText(p);
 }
 

@@ -18,24 +18,6 @@ json TimeOrNull(const std::optional<TimePoint>& t) {
   return t ? json(FormatRfc3339(*t)) : json(nullptr);
 }
 
-json RepositoryJson(const Repository& repo, const std::string& base_url) {
-  json owner;
-  owner["login"] = repo.owner;
-  owner["id"] = repo.owner_id;
-  owner["type"] = repo.owner_is_org ? "Organization" : "User";
-  json j;
-  j["id"] = repo.id;
-  j["node_id"] = "R_emu" + std::to_string(repo.id);
-  j["name"] = repo.name;
-  j["full_name"] = repo.FullName();
-  j["private"] = true;
-  j["owner"] = owner;
-  j["html_url"] = base_url + "/" + repo.FullName();
-  j["url"] = base_url + "/repos/" + repo.FullName();
-  j["default_branch"] = "main";
-  return j;
-}
-
 json RunnerJson(const Runner& runner) {
   json labels = json::array();
   for (const auto& l : runner.labels) {
@@ -113,6 +95,90 @@ json JobJsonImpl(const Job& job, const std::string& base_url, bool detail) {
 }
 
 }  // namespace
+
+namespace {
+
+// A run's progress from its jobs': as far along as its least advanced job, failed if any job
+// failed, last updated when any job last changed.
+struct RunProgress {
+  std::string status;
+  std::string conclusion = "success";
+  TimePoint updated;
+};
+
+RunProgress ProgressOf(const std::vector<const Job*>& jobs) {
+  auto rank = [](const std::string& s) {
+    return s == "waiting" ? 0 : s == "queued" ? 1 : s == "in_progress" ? 2 : 3;
+  };
+  RunProgress p{jobs.front()->status, "success", jobs.front()->created_at};
+  for (const Job* job : jobs) {
+    if (rank(job->status) < rank(p.status)) p.status = job->status;
+    if (job->conclusion == "failure" || job->conclusion == "cancelled") {
+      if (p.conclusion != "failure") p.conclusion = job->conclusion;
+    }
+    for (const auto& t : {std::optional(job->created_at), job->started_at, job->completed_at}) {
+      if (t && *t > p.updated) p.updated = *t;
+    }
+  }
+  return p;
+}
+
+// The commit a run is for (simple-commit); the emulator's commits are all by one author.
+json HeadCommitJson(const Job& job) {
+  json person = {{"name", "mvr emulator"}, {"email", "mvr-emulator@users.noreply.github.com"}};
+  return {{"id", job.head_sha},
+          {"tree_id", job.head_sha},
+          {"message", job.workflow_name + " run " + std::to_string(job.run_id)},
+          {"timestamp", FormatRfc3339(job.created_at)},
+          {"author", person},
+          {"committer", person}};
+}
+
+}  // namespace
+
+json WorkflowRunJson(const std::vector<const Job*>& jobs, const Repository& repo,
+                     const std::string& base_url) {
+  const Job& first = *jobs.front();
+  const RunProgress progress = ProgressOf(jobs);
+  const std::string id = std::to_string(first.run_id);
+  const std::string api = base_url + "/repos/" + repo.FullName();
+  const std::string url = api + "/actions/runs/" + id;
+  const std::string workflow_path = ".github/workflows/ci.yml";
+  json r;
+  r["id"] = first.run_id;
+  r["name"] = first.workflow_name;
+  r["node_id"] = "WFR_emu" + id;
+  r["check_suite_id"] = first.run_id;
+  r["check_suite_node_id"] = "CS_emu" + id;
+  r["head_branch"] = first.head_branch;
+  r["head_sha"] = first.head_sha;
+  r["path"] = workflow_path;
+  r["display_title"] = first.workflow_name;
+  r["run_number"] = first.run_id;
+  r["run_attempt"] = first.run_attempt;
+  r["event"] = "push";
+  r["status"] = progress.status;
+  r["conclusion"] = progress.status == "completed" ? json(progress.conclusion) : json(nullptr);
+  r["workflow_id"] = 1;  // the emulator's repositories have one workflow each
+  r["url"] = url;
+  r["html_url"] = base_url + "/" + repo.FullName() + "/actions/runs/" + id;
+  r["pull_requests"] = json::array();
+  r["created_at"] = FormatRfc3339(first.created_at);
+  r["updated_at"] = FormatRfc3339(progress.updated);
+  r["run_started_at"] = FormatRfc3339(first.created_at);
+  r["jobs_url"] = url + "/jobs";
+  r["logs_url"] = url + "/logs";
+  r["check_suite_url"] = api + "/check-suites/" + id;
+  r["artifacts_url"] = url + "/artifacts";
+  r["cancel_url"] = url + "/cancel";
+  r["rerun_url"] = url + "/rerun";
+  r["previous_attempt_url"] = nullptr;
+  r["workflow_url"] = api + "/actions/workflows/1";
+  r["head_commit"] = HeadCommitJson(first);
+  r["repository"] = RepositoryJson(repo, base_url);
+  r["head_repository"] = r["repository"];
+  return r;
+}
 
 json JobJson(const Job& job, const std::string& base_url) {
   return JobJsonImpl(job, base_url, false);

@@ -5,16 +5,19 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "emulate/github/account_json.h"
 #include "emulate/github/model_types.h"
 
 namespace mvr::emulate::github {
 
 // GitHub's error body: {"message": ..., "documentation_url": ...}.
 nlohmann::json ErrorJson(const std::string& message, const std::string& doc_path = "/rest");
-nlohmann::json RepositoryJson(const Repository& repo, const std::string& base_url);
 nlohmann::json RunnerJson(const Runner& runner);
 // The job as GET /repos/{o}/{r}/actions/jobs/{id} and workflow_job payloads show it.
 nlohmann::json JobJson(const Job& job, const std::string& base_url);
+// A workflow run as GET /repos/{o}/{r}/actions/runs lists it, from its jobs (at least one).
+nlohmann::json WorkflowRunJson(const std::vector<const Job*>& jobs, const Repository& repo,
+                               const std::string& base_url);
 // JobJson plus the emulator's extras: per-step command, exit code and output, and the timeline.
 nlohmann::json JobDetailJson(const Job& job, const std::string& base_url);
 nlohmann::json DeliveryJson(const Delivery& delivery);

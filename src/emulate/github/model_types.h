@@ -44,6 +44,7 @@ struct Repository {
   std::string name;
   int64_t owner_id = 0;
   bool owner_is_org = false;
+  TimePoint created_at;  // when the emulator started serving it
   std::string FullName() const { return owner + "/" + name; }
 };
 

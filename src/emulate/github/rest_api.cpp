@@ -131,12 +131,9 @@ void RestApi::AddRepositoryRoutes(http::Router& router) {
              Guard(AuthKind::kApp, kRead, [this](const ServerRequest&, const PathParams& p) {
                auto repo = model_.GetRepository(p.at("owner"), p.at("repo"));
                if (!repo.ok()) return ErrorResponse(repo.status());
-               json j;
-               j["id"] = auth_.installation_id();
-               j["account"]["login"] = repo->owner;
-               j["account"]["id"] = repo->owner_id;
-               j["repository_selection"] = "all";
-               return JsonResponse(200, j);
+               return JsonResponse(200,
+                                   InstallationJson(auth_.installation_id(), auth_.app_id(), *repo,
+                                                    model_.options().base_url, repo->created_at));
              }));
 }
 
@@ -151,9 +148,7 @@ void RestApi::AddTokenRoutes(http::Router& router) {
                json j;
                j["token"] = token->token.Reveal();
                j["expires_at"] = FormatRfc3339(token->expires_at);
-               j["permissions"]["administration"] = "write";
-               j["permissions"]["organization_self_hosted_runners"] = "write";
-               j["permissions"]["actions"] = "read";
+               j["permissions"] = InstallationPermissionsJson();
                j["repository_selection"] = "all";
                return JsonResponse(201, j);
              }));
@@ -168,6 +163,9 @@ void RestApi::AddTokenRoutes(http::Router& router) {
     core["reset"] = rs.reset_epoch_seconds;
     json j;
     j["resources"]["core"] = core;
+    // Search is not served; GitHub's description requires its budget all the same (30 a minute).
+    j["resources"]["search"] = {
+        {"limit", 30}, {"remaining", 30}, {"used", 0}, {"reset", rs.reset_epoch_seconds}};
     j["rate"] = core;
     return JsonResponse(200, j);
   });
@@ -330,33 +328,17 @@ HttpResponse RestApi::DeleteRunner(const Scope& scope, const std::string& id_tex
 
 HttpResponse RestApi::ListRuns(const PathParams& p, const ServerRequest& req) {
   const std::string status = req.Param("status").value_or("");
+  auto repo = model_.GetRepository(p.at("owner"), p.at("repo"));
+  if (!repo.ok()) return ErrorResponse(repo.status());
   auto jobs = model_.ListJobs(p.at("owner"), p.at("repo"), std::nullopt, "");
   if (!jobs.ok()) return ErrorResponse(jobs.status());
-  // A run's status is its jobs' furthest-behind status.
-  std::map<int64_t, std::pair<std::string, const Job*>> runs;
-  auto rank = [](const std::string& s) {
-    return s == "waiting" ? 0 : s == "queued" ? 1 : s == "in_progress" ? 2 : 3;
-  };
-  for (const auto& job : *jobs) {
-    auto [it, inserted] = runs.try_emplace(job.run_id, job.status, &job);
-    if (!inserted && rank(job.status) < rank(it->second.first)) it->second.first = job.status;
-  }
+  std::map<int64_t, std::vector<const Job*>> runs;
+  for (const auto& job : *jobs) runs[job.run_id].push_back(&job);
   json list = json::array();
-  for (const auto& [run_id, run] : runs) {
-    if (!status.empty() && run.first != status) continue;
-    const Job& job = *run.second;
-    json r;
-    r["id"] = run_id;
-    r["run_attempt"] = job.run_attempt;
-    r["name"] = job.workflow_name;
-    r["status"] = run.first;
-    r["head_sha"] = job.head_sha;
-    r["head_branch"] = job.head_branch;
-    r["created_at"] = FormatRfc3339(job.created_at);
-    r["url"] = model_.options().base_url + "/repos/" + job.repository + "/actions/runs/" +
-               std::to_string(run_id);
-    r["jobs_url"] = r["url"].get<std::string>() + "/jobs";
-    list.push_back(r);
+  for (const auto& [run_id, run_jobs] : runs) {
+    json run = WorkflowRunJson(run_jobs, *repo, model_.options().base_url);
+    if (!status.empty() && run["status"] != status) continue;
+    list.push_back(std::move(run));
   }
   json j;
   j["total_count"] = list.size();

@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "base/encoding.h"
@@ -73,6 +75,14 @@ class EmulatorE2eTest : public ::testing::Test {
     o.rate.limit_per_hour = rate_limit;
     o.webhook_url = receiver_.url();
     o.tick_interval = Duration(50);
+    // The contract test (tests/contracts/github) records this traffic and checks it against
+    // GitHub's own descriptions.
+    if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
+      record_file_.reset(std::fopen(record, "a"));
+      ASSERT_NE(record_file_, nullptr) << record;
+      record_sink_ = std::make_unique<StreamSink>(record_file_.get());
+      o.record = record_sink_.get();
+    }
     auto e = GithubEmulator::Create(std::move(o), seam_, *hooks_client_);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     emulator_ = std::move(*e);
@@ -177,6 +187,8 @@ class EmulatorE2eTest : public ::testing::Test {
   Receiver receiver_;
   std::unique_ptr<http::CurlHttpClient> client_ = std::make_unique<http::CurlHttpClient>();
   std::unique_ptr<http::CurlHttpClient> hooks_client_ = std::make_unique<http::CurlHttpClient>();
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> record_file_{nullptr, &std::fclose};
+  std::unique_ptr<StreamSink> record_sink_;
   std::unique_ptr<GithubEmulator> emulator_;
   std::string url_;
   std::vector<std::string> secrets_{kPat, kWebhookSecret};
@@ -273,6 +285,47 @@ TEST_F(EmulatorE2eTest, BusyRunnerCannotBeDeleted) {
   EXPECT_EQ(del.status, 422);
   EXPECT_TRUE(json::parse(del.body).contains("documentation_url"));
   EXPECT_EQ(Call("GET", path).status, 200);
+}
+
+// The endpoints the project's client does not call, with the fields GitHub's description
+// requires (tests/contracts/github checks all of them when this runs recorded).
+TEST_F(EmulatorE2eTest, RepositoryInstallationRunsAndRateLimitAnswerInGitHubsShapes) {
+  Start();
+  json repo = json::parse(Call("GET", "/repos/octo/app").body);
+  EXPECT_EQ(repo["full_name"], "octo/app");
+  EXPECT_EQ(repo["owner"]["login"], "octo");
+  EXPECT_EQ(repo["owner"]["url"], url_ + "/users/octo");
+  EXPECT_EQ(repo["clone_url"], url_ + "/octo/app.git");
+  EXPECT_EQ(repo["created_at"], repo["pushed_at"]);
+
+  const int64_t now = ToUnixSeconds(clock_.Now());
+  http::HttpRequest r;
+  r.url = url_ + "/repos/octo/app/installation";
+  r.headers.Set(
+      "Authorization",
+      "Bearer " + testing::SignJwt(*app_key_, testing::Claims(now - 30, now + 540, "31337")));
+  auto installation = client_->Send(r);
+  ASSERT_TRUE(installation.ok());
+  ASSERT_EQ(installation->status, 200) << installation->body;
+  json inst = json::parse(installation->body);
+  EXPECT_EQ(inst["id"], 1);
+  EXPECT_EQ(inst["app_id"], 31337);
+  EXPECT_EQ(inst["account"]["login"], "octo");
+  EXPECT_EQ(inst["access_tokens_url"], url_ + "/app/installations/1/access_tokens");
+
+  QueueJob({"self-hosted", "nobody-has-this"}, {"true"});
+  json runs = json::parse(Call("GET", "/repos/octo/app/actions/runs?status=queued").body);
+  ASSERT_EQ(runs["total_count"], 1);
+  const json& run = runs["workflow_runs"][0];
+  EXPECT_EQ(run["status"], "queued");
+  EXPECT_TRUE(run["conclusion"].is_null());
+  EXPECT_EQ(run["repository"]["full_name"], "octo/app");
+  EXPECT_EQ(run["jobs_url"], run["url"].get<std::string>() + "/jobs");
+
+  json limit = json::parse(Call("GET", "/rate_limit").body);
+  EXPECT_EQ(limit["resources"]["core"]["limit"], 5000);
+  EXPECT_TRUE(limit["resources"].contains("search"));
+  EXPECT_EQ(limit["rate"], limit["resources"]["core"]);
 }
 
 TEST_F(EmulatorE2eTest, AppAuthWithWrongKeyIsRefusedRightKeyGetsAToken) {
@@ -406,6 +459,7 @@ TEST(EmulateGithubCommandTest, PrintsItsUrlServesAndExitsCleanlyOnSigterm) {
 
 // Numbers that once overflowed when turned into milliseconds (or, for the runner's poll interval,
 // were quietly raised) are refused at parse time with the flag named, before anything is served.
+// (and a record file that cannot be opened)
 TEST(EmulateCommandsTest, NumbersOutOfRangeAreRefusedByName) {
   const std::string mvr = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
   const std::vector<std::string> github = {
@@ -421,6 +475,7 @@ TEST(EmulateCommandsTest, NumbersOutOfRangeAreRefusedByName) {
                                    {&github, "--runner-offline-after-seconds", "0"},
                                    {&github, "--delivery-delay-max-ms", "-1"},
                                    {&github, "--reorder-delay-ms", "3600001"},
+                                   {&github, "--record", "/nonexistent-mvr-dir/record.jsonl"},
                                    {&runner, "--poll-interval-ms", "5"},
                                    {&runner, "--startup-delay-ms", "9223372036854775807"},
                                    {&microvms, "--run-rate", "1e-300"},

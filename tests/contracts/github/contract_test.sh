@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# The GitHub contract tests (docs/contracts-github.md), run by ctest:
+#   contract_test.sh run OPERATIONS DELIVERIES BINARY[@GTEST_FILTER]...
+#     runs each test binary with the GitHub emulator's traffic record on (MVR_GITHUB_RECORD),
+#     then validate.mjs over the record, which must also have seen every operation id in
+#     OPERATIONS and every event.action in DELIVERIES (comma-separated).
+#   contract_test.sh selftest
+#     feeds validate.mjs known-bad and known-good records and checks its verdicts.
+# Exits 77 (ctest's SKIP_RETURN_CODE) when Node.js or the npm packages are missing.
+set -uo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+VALIDATE="$HERE/validate.mjs"
+
+if ! command -v node >/dev/null; then
+  echo "SKIP: node is not installed; the GitHub contract tests need Node.js 18+ (then scripts/setup.sh)"
+  exit 77
+fi
+for pkg in @octokit/openapi @octokit/openapi-webhooks ajv ajv-formats; do
+  if [[ ! -f "$HERE/node_modules/$pkg/package.json" ]]; then
+    echo "SKIP: npm package $pkg is not installed in tests/contracts/github; run scripts/setup.sh"
+    exit 77
+  fi
+done
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/mvr-github-contracts-XXXXXX")"
+cleanup() { rm -rf "$WORK"; }
+trap cleanup EXIT
+
+run() {
+  local operations="$1" deliveries="$2"
+  shift 2
+  local record="$WORK/record.jsonl"
+  : >"$record"
+  : >"$WORK/test.log"
+  chmod 600 "$record"  # it holds the emulator's tokens and JIT configs
+  for spec in "$@"; do
+    local binary="${spec%%@*}" filter="*"
+    [[ "$spec" == *@* ]] && filter="${spec#*@}"
+    echo "== $(basename "$binary") --gtest_filter=$filter (recording GitHub traffic)"
+    # The record stays in the temporary directory; the tests' own output goes to a log shown
+    # only when they fail.
+    if ! MVR_GITHUB_RECORD="$record" "$binary" --gtest_filter="$filter" >>"$WORK/test.log" 2>&1; then
+      tail -n 60 "$WORK/test.log"
+      echo "FAIL: $(basename "$binary") failed before its traffic could be checked"
+      return 1
+    fi
+  done
+  # The record holds the JIT configs and tokens the emulator handed out; none may have reached
+  # the tests' output (the record is never logged).
+  node -e 'const fs=require("fs");
+    for (const l of fs.readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean)) {
+      const j=JSON.parse(l); if (j.kind!=="rest") continue;
+      let b; try { b=JSON.parse(j.response_body); } catch { continue; }
+      for (const k of ["encoded_jit_config","token"]) if (typeof b?.[k]==="string") console.log(b[k]); }' \
+    "$record" >"$WORK/secrets.txt"
+  if [[ -s "$WORK/secrets.txt" ]] && grep -qF -f "$WORK/secrets.txt" "$WORK/test.log"; then
+    echo "FAIL: a JIT config or token from the record appears in the tests' output"
+    return 1
+  fi
+  echo "== validate.mjs over $(wc -l <"$record") recorded lines ($(wc -l <"$WORK/secrets.txt") secrets, none in the output)"
+  node "$VALIDATE" "$record" --expect-operations "$operations" --expect-deliveries "$deliveries"
+}
+
+# A record of one exchange or delivery, as the emulator writes it.
+rest_line() {  # METHOD PATH STATUS RESPONSE_BODY [REQUEST_BODY]
+  node -e 'const [m,p,s,res,req]=process.argv.slice(1);
+    console.log(JSON.stringify({kind:"rest",method:m,path:p,query:"",status:Number(s),
+      request_body:req??"",response_body:res}))' "$@"
+}
+
+# Expects validate.mjs to exit with WANT over RECORD and, if given, to print PATTERN.
+expect() {  # NAME WANT RECORD [PATTERN]
+  local name="$1" want="$2" record="$3" pattern="${4:-}"
+  local out status
+  out="$(node "$VALIDATE" "$record" 2>&1)"
+  status=$?
+  if [[ $status -ne $want ]] || [[ -n "$pattern" && "$out" != *"$pattern"* ]]; then
+    echo "FAIL: $name: exit $status (want $want)${pattern:+, output should contain: $pattern}"
+    echo "$out"
+    return 1
+  fi
+  echo "ok: $name"
+}
+
+selftest() {
+  local failed=0
+  # A good delivery and answer, taken from the emulator itself, are the base for broken ones.
+  local good="$HERE/testdata/good_record.jsonl"
+  expect "the emulator's own sample record is valid" 0 "$good" || failed=1
+
+  node -e 'const fs=require("fs");
+    for (const l of fs.readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean)) {
+      const j=JSON.parse(l); if (j.kind!=="delivery") continue;
+      const b=JSON.parse(j.body); delete b.repository.full_name; j.body=JSON.stringify(b);
+      console.log(JSON.stringify(j)); break; }' "$good" >"$WORK/no_full_name.jsonl"
+  expect "a delivery whose repository lacks full_name fails" 1 "$WORK/no_full_name.jsonl" \
+    "/repository must have required property 'full_name'" || failed=1
+
+  node -e 'const fs=require("fs");
+    for (const l of fs.readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean)) {
+      const j=JSON.parse(l); if (j.kind!=="rest"||!j.path.endsWith("/actions/runs")) continue;
+      const b=JSON.parse(j.response_body); b.workflow_runs[0].status=7; j.response_body=JSON.stringify(b);
+      console.log(JSON.stringify(j)); break; }' "$good" >"$WORK/bad_run.jsonl"
+  expect "a workflow run whose status is a number fails" 1 "$WORK/bad_run.jsonl" \
+    "/workflow_runs/0/status must be string" || failed=1
+
+  rest_line POST /repos/o/r/actions/runners/generate-jitconfig 201 '{}' \
+    '{"name":"x","runner_group_id":"one","labels":["a"]}' >"$WORK/bad_request.jsonl"
+  expect "a JIT request whose runner_group_id is a string fails" 1 "$WORK/bad_request.jsonl" \
+    "request: /runner_group_id must be integer" || failed=1
+
+  rest_line GET /repos/o/r/actions/runs 418 '{"message":"teapot"}' >"$WORK/undocumented.jsonl"
+  expect "an undocumented status fails" 1 "$WORK/undocumented.jsonl" \
+    "status not documented for this operation" || failed=1
+
+  rest_line GET /repos/o/r/actions/runs 403 \
+    '{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest"}' \
+    >"$WORK/forbidden.jsonl"
+  expect "a 403 that is not a rate limit is not allow-listed" 1 "$WORK/forbidden.jsonl" \
+    "status not documented for this operation" || failed=1
+
+  rest_line DELETE /repos/o/r/actions/runners/5 404 \
+    '{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}' >"$WORK/gone.jsonl"
+  expect "the allow-listed 404 of a runner already gone passes" 0 "$WORK/gone.jsonl" || failed=1
+
+  rest_line DELETE /repos/o/r/actions/runners/5 404 '{"error":"gone"}' >"$WORK/gone_bad.jsonl"
+  expect "an allow-listed 404 still needs GitHub's error body" 1 "$WORK/gone_bad.jsonl" \
+    "must have required property 'message'" || failed=1
+
+  rest_line GET /repos/o/r/no/such/endpoint 200 '{}' >"$WORK/unknown.jsonl"
+  expect "a path GitHub does not serve fails" 1 "$WORK/unknown.jsonl" \
+    "no such operation in GitHub's REST description" || failed=1
+
+  printf '%s\n' '{"kind":"rest","method":"GET","path":"/_emulator/jobs","query":"","status":200,"request_body":"","response_body":"[]"}' \
+    >"$WORK/exempt.jsonl"
+  expect "the emulator's own endpoints are exempt" 0 "$WORK/exempt.jsonl" \
+    "emulator-only exchanges skipped: 1" || failed=1
+  return $failed
+}
+
+case "${1:-}" in
+  run)
+    [[ $# -ge 4 ]] || { echo "usage: $0 run OPERATIONS DELIVERIES BINARY[@FILTER]..." >&2; exit 2; }
+    shift
+    run "$@"
+    ;;
+  selftest) selftest ;;
+  *)
+    echo "usage: $0 run OPERATIONS DELIVERIES BINARY[@FILTER]... | $0 selftest" >&2
+    exit 2
+    ;;
+esac
