@@ -19,8 +19,11 @@ install_npm_packages() {
     return 0
   fi
   if ! command -v npm >/dev/null; then
-    echo "setup: npm not found; install Node.js 18+ for the GitHub contract tests (they skip without it)" >&2
-    return 0
+    # A fresh Debian 12 has no Node.js: Debian's own (18) runs the validator. A machine whose
+    # Node.js came from elsewhere has its npm, and is left alone.
+    echo "setup: installing Debian's nodejs and npm for the GitHub contract tests"
+    ${SUDO:-} apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive ${SUDO:-} apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
   fi
   echo "setup: installing the GitHub contract npm packages (npm ci in tests/contracts/github)"
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
