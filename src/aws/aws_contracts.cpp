@@ -146,18 +146,34 @@ const std::vector<ContractService>& CheckedServices() {
   return kServices;
 }
 
+namespace {
+
+std::string ModelPath(const std::string& data_dir, const std::string& service,
+                      const std::string& api_version) {
+  return data_dir + "/" + service + "/" + api_version + "/service-2.json";
+}
+
+Status NoModel(const std::string& service, const std::string& api_version,
+               const std::string& path) {
+  return NotFound("no botocore model of " + service + " " + api_version + " at " + path +
+                  "[.gz]; install awscli (apt-get install awscli) or point at a botocore data "
+                  "directory");
+}
+
+bool Readable(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
+
+}  // namespace
+
 Result<ServiceModel> LoadBotocoreModel(const std::string& data_dir, const std::string& service,
                                        const std::string& api_version) {
-  const std::string path = data_dir + "/" + service + "/" + api_version + "/service-2.json";
+  const std::string path = ModelPath(data_dir, service, api_version);
   Result<std::string> text = NotFound("");
-  if (::access(path.c_str(), R_OK) == 0) {
+  if (Readable(path)) {
     text = ReadFile(path, "botocore model");
-  } else if (::access((path + ".gz").c_str(), R_OK) == 0) {
+  } else if (Readable(path + ".gz")) {
     text = ReadGzipFile(path + ".gz");
   } else {
-    return NotFound("no botocore model of " + service + " " + api_version + " at " + path +
-                    "[.gz]; install awscli (apt-get install awscli) or point at a botocore data "
-                    "directory");
+    return NoModel(service, api_version, path);
   }
   if (!text.ok()) return text.status();
   auto model = ServiceModel::Parse(*text);
@@ -168,9 +184,12 @@ Result<ServiceModel> LoadBotocoreModel(const std::string& data_dir, const std::s
 AwsContracts::AwsContracts(std::string data_dir) : data_dir_(std::move(data_dir)) {}
 
 Result<const ServiceModel*> AwsContracts::Model(const ContractService& service) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = models_.find(service.name);
-  if (it != models_.end()) return it->second.get();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(service.name);
+    if (it != models_.end()) return it->second.get();
+  }
+  // Read without the lock; two first requests at once may both read, and the first one kept wins.
   MVR_ASSIGN_OR_RETURN(ServiceModel model,
                        LoadBotocoreModel(data_dir_, service.name, service.api_version));
   const std::string& protocol = model.protocol();
@@ -179,15 +198,24 @@ Result<const ServiceModel*> AwsContracts::Model(const ContractService& service) 
     return InvalidArgument("the botocore model of " + service.name + " speaks " + protocol +
                            ", not " + service.protocol + " as mvr does");
   }
-  auto owned = std::make_unique<ServiceModel>(std::move(model));
-  const ServiceModel* raw = owned.get();
-  models_.emplace(service.name, std::move(owned));
-  return raw;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = models_.emplace(service.name, std::make_unique<ServiceModel>(std::move(model))).first;
+  return it->second.get();
 }
 
 Status AwsContracts::LoadAll() const {
   for (const ContractService& service : CheckedServices()) {
     MVR_RETURN_IF_ERROR(Model(service).status());
+  }
+  return Status::Ok();
+}
+
+Status AwsContracts::ModelsPresent() const {
+  for (const ContractService& service : CheckedServices()) {
+    const std::string path = ModelPath(data_dir_, service.name, service.api_version);
+    if (!Readable(path) && !Readable(path + ".gz")) {
+      return NoModel(service.name, service.api_version, path);
+    }
   }
   return Status::Ok();
 }

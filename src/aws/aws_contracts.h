@@ -65,6 +65,9 @@ class AwsContracts {
   // model's metadata.protocol is not the one mvr speaks to the service (SQS's query model is
   // accepted for its JSON form: the two models share every shape and member name).
   Status LoadAll() const;
+  // Only that every model file exists (cheap; the models load on first use). NotFound naming the
+  // first one missing.
+  Status ModelsPresent() const;
   ContractVerdict Check(const WireRequest& request) const;
 
  private:

@@ -55,12 +55,14 @@ void ExpectBreach(const WireRequest& request, const std::string& message) {
 }
 
 TEST(AwsContractsTest, EveryModelLoadsWithTheProtocolMvrSpeaks) {
+  ASSERT_TRUE(Contracts().ModelsPresent().ok());
   Status loaded = Contracts().LoadAll();
   ASSERT_TRUE(loaded.ok()) << loaded.ToString();
 }
 
 TEST(AwsContractsTest, MissingModelDirectoryIsNamed) {
   AwsContracts none("/nonexistent/botocore/data");
+  EXPECT_EQ(none.ModelsPresent().code(), Code::kNotFound);
   Status loaded = none.LoadAll();
   EXPECT_EQ(loaded.code(), Code::kNotFound);
   EXPECT_NE(loaded.message().find("/nonexistent/botocore/data/dynamodb/2012-08-10"),
