@@ -83,8 +83,8 @@ TEST_F(SqsTest, ReceiveMessageLongPollsWithVisibilityAndReceiveCount) {
   EXPECT_EQ(sent["MaxNumberOfMessages"], 10);
   // The receive count is asked for as a message system attribute; botocore's model types the
   // deprecated AttributeNames as queue attribute names, which it is not.
-  EXPECT_EQ(sent["MessageSystemAttributeNames"],
-            nlohmann::json::array({"ApproximateReceiveCount"}));
+  const nlohmann::json& names = sent["MessageSystemAttributeNames"];
+  EXPECT_NE(std::find(names.begin(), names.end(), "ApproximateReceiveCount"), names.end());
   EXPECT_FALSE(sent.contains("AttributeNames"));
   // The HTTP timeout covers the long poll.
   EXPECT_GT(http_.requests().at(0).timeout, Duration(20'000));
