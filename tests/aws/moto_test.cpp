@@ -260,7 +260,17 @@ TEST_F(MotoSignatureTest, WrongSecretIsRefusedAndTheRightOneAccepted) {
 // The contract proxy in front of moto: a request that breaks DynamoDB's model is recorded with its
 // operation and field path (and would fail the test at the MotoServer's destruction), while moto
 // still answers it; a request that fits is counted as checked; an IAM request passes unchecked.
-TEST_F(MotoTest, ContractProxyReportsARequestThatBreaksTheModel) {
+class MotoContractTest : public MotoTest {
+ protected:
+  // On even when MVR_MOTO_CHECK_CONTRACTS=0 times the other suites without it.
+  void SetUp() override {
+    mvr::testing::MotoServer::Options options;
+    options.check_contracts = true;
+    StartMoto(options);
+  }
+};
+
+TEST_F(MotoContractTest, ProxyReportsARequestThatBreaksTheModel) {
   auto send = [&](const std::string& target, const std::string& body, const std::string& scope) {
     http::HttpRequest req;
     req.method = "POST";
