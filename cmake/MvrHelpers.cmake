@@ -21,6 +21,10 @@ function(mvr_test name)
   if(ARG_LABELS)
     set(labels ${ARG_LABELS})
   endif()
+  # support/moto.h checks every request against botocore's models (src/aws/aws_contracts.h).
+  if("moto" IN_LIST labels)
+    target_link_libraries(${name} PRIVATE mvr_aws_contracts)
+  endif()
   # The sanitizer tree runs no end-to-end suite (scripts/test.sh: -LE e2e), so it does not build
   # them either; the target still exists for the add_dependencies() calls that follow.
   if(MVR_SANITIZE AND "e2e" IN_LIST labels)

@@ -15,3 +15,10 @@ mvr_library(mvr_microvms
           microvms.cpp microvms_json_reader.cpp microvms_json.cpp microvms_image_json.cpp
           microvms_errors.cpp microvms_ingress.cpp microvms_client.cpp
   DEPS mvr_aws mvr_http_core nlohmann_json::nlohmann_json)
+
+# botocore's models of the other services mvr calls, read at run time, and the check of a wire
+# request against them (tests/support/moto.h puts it in front of moto).
+find_package(ZLIB REQUIRED)
+mvr_library(mvr_aws_contracts
+  SOURCES aws_contracts.cpp xml_payload.cpp
+  DEPS mvr_microvms ZLIB::ZLIB)

@@ -2,7 +2,9 @@
 // service_model_validator.cpp.
 #include "aws/service_model.h"
 
+#include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include "aws/service_model_impl.h"
@@ -102,6 +104,65 @@ void CompilePatterns(const json& shapes,
   }
 }
 
+// "/{Bucket}?list-type=2&x" -> {"list-type", "2"}, {"x", nullopt}.
+std::vector<std::pair<std::string, std::optional<std::string>>> QueryLiterals(
+    std::string_view uri) {
+  std::vector<std::pair<std::string, std::optional<std::string>>> literals;
+  size_t question = uri.find('?');
+  if (question == std::string_view::npos) return literals;
+  std::string_view query = uri.substr(question + 1);
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view part = query.substr(0, amp);
+    size_t eq = part.find('=');
+    if (!part.empty()) {
+      if (eq == std::string_view::npos) {
+        literals.emplace_back(std::string(part), std::nullopt);
+      } else {
+        literals.emplace_back(std::string(part.substr(0, eq)), std::string(part.substr(eq + 1)));
+      }
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return literals;
+}
+
+bool HasParam(const std::vector<std::pair<std::string, std::string>>& params,
+              const std::string& name, const std::optional<std::string>& value) {
+  for (const auto& [k, v] : params) {
+    if (k == name && (!value || v == *value)) return true;
+  }
+  return false;
+}
+
+// Of the operation's required querystring and header members, how many `params`/`headers` carry
+// (first) and how many they lack (second).
+std::pair<int, int> RequiredLocationMembers(
+    const json* input, const std::vector<std::pair<std::string, std::string>>& params,
+    const std::vector<std::string>& header_names) {
+  std::pair<int, int> counts{0, 0};
+  if (input == nullptr) return counts;
+  const json members = input->value("members", json::object());
+  for (const json& required : input->value("required", json::array())) {
+    auto it = members.find(required.get<std::string>());
+    if (it == members.end()) continue;
+    const std::string location = it->value("location", "");
+    const std::string name = it->value("locationName", it.key());
+    bool present = false;
+    if (location == "querystring") {
+      present = HasParam(params, name, std::nullopt);
+    } else if (location == "header") {
+      for (const std::string& h : header_names)
+        present = present || AsciiLower(h) == AsciiLower(name);
+    } else {
+      continue;
+    }
+    ++(present ? counts.first : counts.second);
+  }
+  return counts;
+}
+
 }  // namespace
 
 const json* ServiceModel::Impl::Shape(std::string_view name) const {
@@ -145,6 +206,7 @@ Result<ServiceModel> ServiceModel::Parse(std::string_view text) {
     operation.method = http.value("method", "");
     std::string uri = http.value("requestUri", "");
     operation.request_uri = uri.substr(0, uri.find('?'));
+    operation.query_literals = QueryLiterals(uri);
     operation.success_code = http.value("responseCode", 200);
     if (op.contains("input")) operation.input_shape = op["input"].value("shape", "");
     if (op.contains("output")) operation.output_shape = op["output"].value("shape", "");
@@ -169,6 +231,11 @@ Result<ServiceModel> ServiceModel::Parse(std::string_view text) {
     impl->routes.push_back(std::move(route));
   }
   CompilePatterns(shapes, impl->patterns);
+  const json metadata = impl->raw.value("metadata", json::object());
+  impl->protocol = metadata.is_object() ? metadata.value("protocol", "") : "";
+  if (impl->protocol == "rest-xml" || impl->protocol == "query" || impl->protocol == "ec2") {
+    impl->body_timestamp_format = "iso8601";
+  }
   return ServiceModel(std::move(impl));
 }
 
@@ -196,6 +263,42 @@ const ServiceModel::Operation* ServiceModel::Route(
   if (labels != nullptr) *labels = std::move(best_labels);
   return best->operation;
 }
+
+const ServiceModel::Operation* ServiceModel::RouteWithQuery(
+    std::string_view method, std::string_view path,
+    const std::vector<std::pair<std::string, std::string>>& params,
+    const std::vector<std::string>& header_names,
+    std::map<std::string, std::string>* labels) const {
+  const auto parts = SplitPath(path.substr(0, path.find('?')));
+  const Impl::RouteEntry* best = nullptr;
+  std::tuple<size_t, int, int, int> best_score{0, 0, 0, 0};
+  std::map<std::string, std::string> best_labels;
+  for (const auto& route : impl_->routes) {
+    const Operation& op = *route.operation;
+    if (op.method != method) continue;
+    bool literals_present = true;
+    for (const auto& [name, value] : op.query_literals) {
+      literals_present = literals_present && HasParam(params, name, value);
+    }
+    if (!literals_present) continue;
+    std::map<std::string, std::string> found;
+    if (!MatchRoute(route, parts, found)) continue;
+    const auto [present, missing] =
+        RequiredLocationMembers(impl_->Shape(op.input_shape), params, header_names);
+    std::tuple<size_t, int, int, int> score{op.query_literals.size(), present, -missing,
+                                            route.literal_count};
+    if (best == nullptr || score > best_score) {
+      best = &route;
+      best_score = score;
+      best_labels = std::move(found);
+    }
+  }
+  if (best == nullptr) return nullptr;
+  if (labels != nullptr) *labels = std::move(best_labels);
+  return best->operation;
+}
+
+const std::string& ServiceModel::protocol() const { return impl_->protocol; }
 
 std::vector<ServiceModel::Binding> ServiceModel::InputBindings(std::string_view operation) const {
   std::vector<Binding> bindings;

@@ -1,14 +1,17 @@
-// ServiceModel: an AWS service model (botocore service-2.json, rest-json) read at run time, used
-// to route, bind and validate requests and responses exactly as the model says. The Lambda
-// MicroVMs model is embedded in the binary at build time (models/lambda-microvms/service-2.json).
-// Thread-safety: immutable after Parse; const methods are safe from many threads at once.
+// ServiceModel: an AWS service model (botocore service-2.json: rest-json, json, rest-xml or query)
+// read at run time, used to route, bind and validate requests and responses as the model says. The
+// Lambda MicroVMs model is embedded in the binary at build time
+// (models/lambda-microvms/service-2.json). Thread-safety: immutable after Parse; const methods are
+// safe from many threads at once.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -31,6 +34,9 @@ class ServiceModel {
     std::string name;
     std::string method;       // "POST"
     std::string request_uri;  // "/2025-09-09/microvms/{microvmIdentifier}" (no query part)
+    // The requestUri's query part: "?uploads" -> {"uploads", nullopt}, "?list-type=2" ->
+    // {"list-type", "2"}. A request names this operation only when it carries each of them.
+    std::vector<std::pair<std::string, std::optional<std::string>>> query_literals;
     int success_code = 200;   // "responseCode", 200 when the model gives none
     std::string input_shape;  // empty when the operation takes no input
     std::string output_shape;
@@ -45,6 +51,18 @@ class ServiceModel {
   // "mvm-123"). nullptr when nothing matches.
   const Operation* Route(std::string_view method, std::string_view path,
                          std::map<std::string, std::string>* labels) const;
+  // Route for REST models whose operations share a path and differ by query or header (S3): only
+  // operations whose query literals `params` all carry are candidates; among them the one with
+  // the most query literals wins, then the one with the most required querystring/header members
+  // present (UploadPart's partNumber/uploadId over PutObject), then the one lacking the fewest
+  // (PutObject over CopyObject without x-amz-copy-source), then the most literal path segments.
+  const Operation* RouteWithQuery(std::string_view method, std::string_view path,
+                                  const std::vector<std::pair<std::string, std::string>>& params,
+                                  const std::vector<std::string>& header_names,
+                                  std::map<std::string, std::string>* labels) const;
+
+  // metadata.protocol: "rest-json", "json", "rest-xml" or "query".
+  const std::string& protocol() const;
 
   // Checks a request's full input against the operation's input shape: the JSON body members plus
   // the uri/querystring/header members merged in under their member names (their values may be
@@ -52,7 +70,8 @@ class ServiceModel {
   // types, string length (Unicode code points, as Smithy counts), patterns (where the regex
   // dialect allows; unanchored search, as Smithy), integer ranges, enums, list and map lengths,
   // unions (exactly one member), nested structures, lists and maps. Timestamps in the body are
-  // epoch seconds (a JSON number), rest-json's default; this model sets no timestampFormat.
+  // epoch seconds (a JSON number) in the JSON protocols (the MicroVMs model sets no
+  // timestampFormat) and ISO 8601 text in rest-xml and query, their defaults.
   // Unknown members are ignored, as rest-json services do. Values of sensitive shapes never
   // appear in messages.
   // Errors: InvalidArgument naming the field path, e.g.

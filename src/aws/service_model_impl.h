@@ -31,6 +31,9 @@ struct ServiceModel::Impl {
     int literal_count = 0;
   };
   std::vector<RouteEntry> routes;
+  std::string protocol;  // metadata.protocol
+  // Default timestampFormat of body members: "unixTimestamp" (JSON protocols) or "iso8601".
+  std::string body_timestamp_format = "unixTimestamp";
 
   // The shape definition named `name`, or nullptr.
   const nlohmann::json* Shape(std::string_view name) const;

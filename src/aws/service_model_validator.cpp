@@ -250,7 +250,7 @@ class Validator {
     std::string format = member_def.value("timestampFormat", shape.value("timestampFormat", ""));
     if (format.empty()) {
       format = origin == Origin::kHeader ? "rfc822"
-               : origin == Origin::kBody ? "unixTimestamp"
+               : origin == Origin::kBody ? model_.body_timestamp_format
                                          : "iso8601";
     }
     if (format == "unixTimestamp") {

@@ -129,8 +129,9 @@ Result<std::vector<SqsMessage>> SqsClient::ReceiveMessage(const ReceiveMessageRe
       std::find(names.begin(), names.end(), "All") == names.end()) {
     names.push_back("ApproximateReceiveCount");
   }
+  // Only here: botocore's model types the deprecated AttributeNames as queue attribute names
+  // (Policy, QueueArn, ...), which ApproximateReceiveCount is not.
   req["MessageSystemAttributeNames"] = names;
-  req["AttributeNames"] = names;  // the older name, still honoured by SQS and emulators
   Duration timeout = rpc_.config().timeout + Duration(request.wait_time_seconds * 1000);
   MVR_ASSIGN_OR_RETURN(nlohmann::json body,
                        BodyOrStatus(rpc_.Call("ReceiveMessage", req, std::nullopt, timeout)));

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fake_http.h"
 
 namespace mvr::aws {
@@ -79,6 +81,11 @@ TEST_F(SqsTest, ReceiveMessageLongPollsWithVisibilityAndReceiveCount) {
   EXPECT_EQ(sent["WaitTimeSeconds"], 20);
   EXPECT_EQ(sent["VisibilityTimeout"], 60);
   EXPECT_EQ(sent["MaxNumberOfMessages"], 10);
+  // The receive count is asked for as a message system attribute; botocore's model types the
+  // deprecated AttributeNames as queue attribute names, which it is not.
+  const nlohmann::json& names = sent["MessageSystemAttributeNames"];
+  EXPECT_NE(std::find(names.begin(), names.end(), "ApproximateReceiveCount"), names.end());
+  EXPECT_FALSE(sent.contains("AttributeNames"));
   // The HTTP timeout covers the long poll.
   EXPECT_GT(http_.requests().at(0).timeout, Duration(20'000));
 }

@@ -5,6 +5,11 @@
 //   MVR_START_MOTO_OR_SKIP(moto_);   // in a fixture's SetUp; moto_ a unique_ptr<MotoServer>
 //   ... endpoint moto_->url() ...
 //
+// Every request that reaches moto through url() is first held to botocore's model of its service
+// (DynamoDB, SQS, SSM, S3; support/aws_contract_proxy.h): a breach fails the owning test when the
+// MotoServer is destroyed (or at ExpectNoContractViolations()), naming the operation and field.
+// Requests to services with no model here (IAM, STS) pass unchecked and are counted.
+//
 // moto_server is looked up on PATH, then as /root/.pyenv/versions/*/bin/moto_server (the machine
 // image's pyenv Python, which a non-interactive shell does not put on PATH). When it is absent,
 // Start() returns NotFound with a message fit for GTEST_SKIP.
@@ -29,10 +34,14 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "aws/aws_contracts.h"
 #include "base/clock.h"
 #include "base/host_port.h"
 #include "base/status.h"
 #include "http/curl_client.h"
+#include "support/aws_contract_proxy.h"
 
 extern char** environ;
 
@@ -63,6 +72,11 @@ inline std::optional<std::string> FindMotoServer() {
   return found;
 }
 
+inline bool ContractsWanted() {
+  const char* v = std::getenv("MVR_MOTO_CHECK_CONTRACTS");
+  return v == nullptr || std::string(v) != "0";
+}
+
 class MotoServer {
  public:
   struct Options {
@@ -72,6 +86,11 @@ class MotoServer {
     // backend holds no lock, so two concurrent conditional writes can both pass there; DynamoDB
     // checks and writes each item atomically). Races then test the client, not moto.
     bool one_request_at_a_time = false;
+    // Put the contract-checking proxy in front of moto (url() is then the proxy's address). On
+    // unless MVR_MOTO_CHECK_CONTRACTS=0 is set (to time the suites without it).
+    bool check_contracts = ContractsWanted();
+    // Where botocore's service models are read from (awscli's copy; plain or .gz files).
+    std::string botocore_data = std::string(aws::kAwscliBotocoreData);
   };
 
   static Result<std::unique_ptr<MotoServer>> Start() { return Start(Options()); }
@@ -92,25 +111,51 @@ class MotoServer {
       last = server->Spawn(*binary, options);
       if (!last.ok()) continue;
       last = server->WaitReady(options.startup_timeout, clock, sleeper);
-      if (last.ok()) return server;
+      if (!last.ok()) continue;
+      if (options.check_contracts) MVR_RETURN_IF_ERROR(server->StartProxy(options.botocore_data));
+      return server;
     }
     return last;
   }
 
   ~MotoServer() {
     Stop();
+    ExpectNoContractViolations();
     if (!log_path_.empty()) ::unlink(log_path_.c_str());
   }
   MotoServer(const MotoServer&) = delete;
   MotoServer& operator=(const MotoServer&) = delete;
 
-  int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // Where clients connect: the contract proxy's port, or moto's own when it is off.
+  int port() const { return proxy_ ? proxy_->port() : port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port()); }
+  // moto itself, bypassing the contract check (for requests meant to break the contract).
+  std::string moto_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  // Fails the current test once per recorded contract breach, and forgets them.
+  void ExpectNoContractViolations() {
+    if (!proxy_) return;
+    for (const std::string& v : proxy_->TakeViolations()) {
+      ADD_FAILURE() << "request breaks botocore's model: " << v;
+    }
+  }
+  // The breaches recorded so far (kept; the destructor still reports them).
+  std::vector<std::string> ContractViolations() const {
+    return proxy_ ? proxy_->Violations() : std::vector<std::string>();
+  }
+  std::vector<std::string> TakeContractViolations() {
+    return proxy_ ? proxy_->TakeViolations() : std::vector<std::string>();
+  }
+  AwsContractProxy::Counts ContractCounts() const {
+    return proxy_ ? proxy_->counts() : AwsContractProxy::Counts();
+  }
   pid_t pid() const { return pid_; }
   const std::string& log_path() const { return log_path_; }
 
-  // SIGTERM, then SIGKILL if it has not exited within a few seconds. Idempotent.
+  // Stops the proxy (its violations are kept), then moto: SIGTERM, then SIGKILL if it has not
+  // exited within a few seconds. Idempotent.
   void Stop() {
+    if (proxy_) proxy_->Stop();
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
     RealSleeper sleeper;
@@ -128,6 +173,19 @@ class MotoServer {
 
  private:
   explicit MotoServer(int port) : port_(port) {}
+
+  Status StartProxy(const std::string& botocore_data) {
+    proxy_ = std::make_unique<AwsContractProxy>(port_, botocore_data);
+    Status started = proxy_->Start();
+    if (!started.ok()) {
+      proxy_.reset();
+      Stop();
+      // Not NotFound: a missing model must fail the moto tests, not skip them.
+      return Internal("cannot check requests against botocore's models: " + started.message() +
+                      " (or set MotoServer::Options::check_contracts = false)");
+    }
+    return Status::Ok();
+  }
 
   Status Spawn(const std::string& binary, const Options& options) {
     log_path_ =
@@ -207,7 +265,7 @@ class MotoServer {
         return Transient("moto_server exited during start-up; see " + log_path_);
       }
       http::HttpRequest req;
-      req.url = url() + "/moto-api/";
+      req.url = moto_url() + "/moto-api/";
       req.timeout = Duration(2'000);
       auto resp = http.Send(req);
       if (resp.ok() && resp->status == 200) return Status::Ok();
@@ -219,6 +277,7 @@ class MotoServer {
 
   int port_ = 0;
   pid_t pid_ = -1;
+  std::unique_ptr<AwsContractProxy> proxy_;
   std::string log_path_;
 };
 
