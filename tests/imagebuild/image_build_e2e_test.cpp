@@ -62,14 +62,7 @@ class ImageBuildE2eTest : public ::testing::Test {
     StartEmulator();
   }
   void TearDown() override {
-    if (emulator_pid_ > 0) {
-      processes_.Signal(emulator_pid_, SIGTERM).IgnoreError();
-      const TimePoint deadline = clock_.Now() + Duration(30'000);
-      while (!process::PollExit(processes_, emulator_pid_)) {
-        if (clock_.Now() > deadline) processes_.Signal(emulator_pid_, SIGKILL).IgnoreError();
-        sleeper_.Sleep(Duration(20));
-      }
-    }
+    StopEmulator();
     std::error_code ec;
     if (!work_.empty()) fs::remove_all(work_, ec);
   }
@@ -88,6 +81,10 @@ class ImageBuildE2eTest : public ::testing::Test {
     auto role_key = iam.CreateUser("mvr-build-role", *role);
     ASSERT_TRUE(builder_key.ok() && role_key.ok());
     builder_ = *builder_key;
+    auto role_without = iam.CreateUser("mvr-build-role-without-ReadArtifacts",
+                                       mvr::testing::WithoutStatement(*role, 0));
+    ASSERT_TRUE(role_without.ok()) << role_without.status().ToString();
+    build_role_without_ = *role_without;
     as_ = builder_;
     build_role_ = *role_key;
     // The test's own unsigned look-ups (Api) may read anything.
@@ -115,6 +112,20 @@ class ImageBuildE2eTest : public ::testing::Test {
             {"AWS_SHARED_CREDENTIALS_FILE", work_ + "/none"},
             {"AWS_ENDPOINT_URL_S3", moto_->url()},
             {"AWS_ENDPOINT_URL_LAMBDA_MICROVMS", url_}};
+  }
+
+  void StopEmulator() {
+    if (emulator_pid_ <= 0) return;
+    processes_.Signal(emulator_pid_, SIGTERM).IgnoreError();
+    const TimePoint deadline = clock_.Now() + Duration(30'000);
+    while (!process::PollExit(processes_, emulator_pid_)) {
+      if (clock_.Now() > deadline) processes_.Signal(emulator_pid_, SIGKILL).IgnoreError();
+      sleeper_.Sleep(Duration(20));
+    }
+    emulator_pid_ = 0;
+    url_.clear();
+    std::error_code ec;
+    fs::remove(work_ + "/emulator.log", ec);  // a next StartEmulator reads its own URL there
   }
 
   void StartEmulator() {
@@ -238,8 +249,9 @@ class ImageBuildE2eTest : public ::testing::Test {
   process::PosixProcessRunner processes_;
   std::string work_, url_;
   int emulator_pid_ = 0;
-  aws::AwsCredentials builder_, build_role_;            // moto users of image-build(-role).json
-  aws::AwsCredentials as_;                              // whom `mvr image build` runs as
+  aws::AwsCredentials builder_, build_role_;  // moto users of image-build(-role).json
+  aws::AwsCredentials build_role_without_;    // image-build-role.json without its statement
+  aws::AwsCredentials as_;                    // whom `mvr image build` runs as
   std::map<std::string, aws::AwsCredentials> without_;  // Sid → a user without that statement
 };
 
@@ -293,6 +305,20 @@ TEST_F(ImageBuildE2eTest, WithoutAnyOneStatementABuildIsDenied) {
     std::printf("without %s: build exit %d, rebuild exit %d, denied: %s\n", sid.c_str(), first.code,
                 second.code, denied ? "yes" : "no");
   }
+}
+
+// image-build-role.json's one statement: without it the service (the emulator, reading as the
+// role) cannot fetch the artifact and the build fails with that reason.
+TEST_F(ImageBuildE2eTest, WithoutReadArtifactsTheBuildRoleCannotFetchTheArtifact) {
+  StopEmulator();
+  build_role_ = build_role_without_;
+  ASSERT_NO_FATAL_FAILURE(StartEmulator());
+  Ran build = Run(BuildArgs(MakeContext("no-read", "")));
+  EXPECT_EQ(build.code, 1) << build.output;
+  EXPECT_NE(build.output.find("GetObject s3://artifacts/mvr/e2e0-"), std::string::npos)
+      << build.output;
+  EXPECT_NE(build.output.find("HTTP 403 AccessDenied"), std::string::npos) << build.output;
+  std::printf("without ReadArtifacts: %s\n", build.output.c_str());
 }
 
 TEST_F(ImageBuildE2eTest, FailedValidationPrintsTheReasonAndCleansUp) {

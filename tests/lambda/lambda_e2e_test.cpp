@@ -143,12 +143,8 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
       auto policy = mvr::testing::LoadIamPolicy(
           MVR_SOURCE_DIR, "runner-set-" + std::string(function) + ".json", values);
       ASSERT_TRUE(policy.ok()) << policy.status().ToString();
-      std::string text = JsonText(*policy);
-      for (size_t at = text.find("microvm-image:e2e*"); at != std::string::npos;
-           at = text.find("microvm-image:e2e*", at)) {
-        text.replace(at, std::string("microvm-image:e2e*").size(), "microvm-image:mvr-*");
-      }
-      const json narrowed = json::parse(text);
+      const json narrowed =
+          mvr::testing::ReplaceInResources(*policy, "microvm-image:e2e*", "microvm-image:mvr-*");
       auto key = iam.CreateUser("mvr-e2e-" + std::string(function), narrowed);
       ASSERT_TRUE(key.ok()) << key.status().ToString();
       keys_[function] = *key;

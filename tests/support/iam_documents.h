@@ -55,6 +55,23 @@ inline nlohmann::json WithoutStatement(nlohmann::json policy, size_t index) {
   return policy;
 }
 
+// `policy` with `from` replaced by `to` in every Resource (a test whose resources are named
+// otherwise than a deployment names them).
+inline nlohmann::json ReplaceInResources(nlohmann::json policy, const std::string& from,
+                                         const std::string& to) {
+  for (auto& st : policy["Statement"]) {
+    for (auto& r : st["Resource"]) {
+      std::string text = r.get<std::string>();
+      for (size_t at = text.find(from); at != std::string::npos;
+           at = text.find(from, at + to.size())) {
+        text.replace(at, from.size(), to);
+      }
+      r = text;
+    }
+  }
+  return policy;
+}
+
 // The Sid of each statement, in order (every statement in deploy/iam has one).
 inline std::vector<std::string> StatementSids(const nlohmann::json& policy) {
   std::vector<std::string> sids;
