@@ -53,8 +53,10 @@ class LambdaIamAblation : public demo::RunnerSetStack {
 
   // Starts moto (IAM enforced after set-up) and the emulators for `function`'s variants: the
   // whole policy ("whole") and the policy without each statement (its Sid).
-  void StartFor(const std::string& function) {
+  // `extra`, when given, is appended to the policy as one more statement.
+  void StartFor(const std::string& function, const json& extra = nullptr) {
     function_ = function;
+    extra_ = extra;
     auto moto = mvr::testing::MotoServer::Start(mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
     if (!moto.ok() && moto.status().code() == Code::kNotFound)
       GTEST_SKIP() << moto.status().message();
@@ -116,6 +118,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     policy_ =
         mvr::testing::ReplaceInResources(*loaded, "microvm-image:e2e*", "microvm-image:mvr-*");
+    if (!extra_.is_null()) policy_["Statement"].push_back(extra_);
     mvr::testing::MotoIam iam(moto_->url());
     json emulator = {{"", json::array({mvr::testing::AllowAll()})}};
     auto add = [&](const std::string& variant, const json& policy) {
@@ -232,23 +235,52 @@ class LambdaIamAblation : public demo::RunnerSetStack {
 
   // The whole policy passes `scenario` with nothing denied; without each statement but
   // WriteOwnLogs some call of the scenario is denied, naming one of that statement's actions.
+  // The actions of statement `index` that `out` says were denied, each after a space.
+  std::string DeniedActions(const std::string& out, size_t index) const {
+    std::string named;
+    for (const json& action : policy_["Statement"][index]["Action"]) {
+      if (out.find(kDenied + action.get<std::string>()) != std::string::npos) {
+        named += " " + action.get<std::string>();
+      }
+    }
+    return named;
+  }
+  static json FirstAnswer(const std::string& out) {
+    return json::parse(out.substr(0, out.find('\n')), nullptr, false);
+  }
+
+  // The warm pool's scenario: two sweeps that boot a member of a one-member pool (the image's
+  // version read, the pool scanned and recorded, the VM run with the execution role, then found
+  // up and suspended). Each run has a class of its own, so that no member of an earlier one fills
+  // its pool; earlier classes' members are retired as no longer configured.
+  std::string WarmPoolScenario(const std::string& variant) {
+    json config = Config();
+    config["classes"][0]["label"] = "pool-" + std::to_string(++pool_classes_);
+    config["classes"][0]["warmPoolSize"] = 1;
+    config["warmPool"] = {{"intervalSeconds", 1}};
+    // The first sweep runs the member's VM; the next finds it up and suspends it.
+    auto sweep = [&] { return JsonText(Scheduled()); };
+    auto later = [&] {
+      real_.sleeper.Sleep(Duration(1'000));
+      return JsonText(Scheduled());
+    };
+    return RunFunction(variant, config, {sweep, later});
+  }
+  static bool WarmPoolBooted(const json& answer) {
+    return answer.value("booted", 0) == 1 && answer.value("errors", json::array()).empty();
+  }
+
   // `did_its_work` checks the whole policy's first answer: the scenario really made the calls.
   void ExpectEachStatementNeeded(const std::function<std::string(const std::string&)>& scenario,
                                  const std::function<bool(const json&)>& did_its_work) {
     const std::string whole = scenario("whole");
     EXPECT_EQ(whole.find(kDenied), std::string::npos) << "whole policy:\n" << whole;
-    const json first = json::parse(whole.substr(0, whole.find('\n')), nullptr, false);
-    EXPECT_TRUE(did_its_work(first)) << "whole policy:\n" << whole;
+    EXPECT_TRUE(did_its_work(FirstAnswer(whole))) << "whole policy:\n" << whole;
     const std::vector<std::string> sids = mvr::testing::StatementSids(policy_);
     for (size_t i = 0; i < sids.size(); ++i) {
       if (sids[i] == "WriteOwnLogs") continue;  // no stand-in for CloudWatch Logs
       const std::string out = scenario(sids[i]);
-      std::string named;
-      for (const json& action : policy_["Statement"][i]["Action"]) {
-        if (out.find(kDenied + action.get<std::string>()) != std::string::npos) {
-          named += " " + action.get<std::string>();
-        }
-      }
+      const std::string named = DeniedActions(out, i);
       EXPECT_FALSE(named.empty()) << function_ << " without " << sids[i]
                                   << ": nothing was denied:\n"
                                   << out;
@@ -262,11 +294,12 @@ class LambdaIamAblation : public demo::RunnerSetStack {
   std::unique_ptr<aws::StaticCredentialsProvider> admin_;
   aws::ServiceEndpoint sqs_endpoint_;
   std::string function_, queue_url_, iam_policies_file_;
-  json policy_;
+  json policy_, extra_;
   std::map<std::string, aws::AwsCredentials> keys_;  // variant → its moto user's key
   std::function<std::string(const FakeRuntimeApi::Answer&)> after_answer_;
   std::string harness_;  // what the harness's own steps (the event source mapping) were told
   int events_ = 0;
+  int pool_classes_ = 0;
 };
 
 // The webhook: a signed workflow_job delivery is verified with the secret read from SSM at cold
@@ -417,31 +450,25 @@ TEST_F(LambdaIamAblation, JanitorNeedsEachStatement) {
       did_its_work);
 }
 
-// The warm pool: two sweeps that boot a member of a one-member pool (the image's version read,
-// the pool scanned and recorded, the VM run with the execution role, then found up and
-// suspended). Each variant has a class of its own, so that no member of an earlier one fills its
-// pool; earlier classes' members are retired as no longer configured. The policy has no
-// ListMicrovms: this scenario showed that no sweep lists VMs (issue 29).
+// The warm pool: WarmPoolScenario under each variant of its policy.
 TEST_F(LambdaIamAblation, WarmPoolNeedsEachStatement) {
   ASSERT_NO_FATAL_FAILURE(StartFor("warm-pool"));
-  int variants = 0;
-  ExpectEachStatementNeeded(
-      [&](const std::string& variant) {
-        json config = Config();
-        config["classes"][0]["label"] = "pool-" + std::to_string(++variants);
-        config["classes"][0]["warmPoolSize"] = 1;
-        config["warmPool"] = {{"intervalSeconds", 1}};
-        // The first sweep runs the member's VM; the next finds it up and suspends it.
-        auto sweep = [&] { return JsonText(Scheduled()); };
-        auto later = [&] {
-          real_.sleeper.Sleep(Duration(1'000));
-          return JsonText(Scheduled());
-        };
-        return RunFunction(variant, config, {sweep, later});
-      },
-      [](const json& answer) {
-        return answer.value("booted", 0) == 1 && answer.value("errors", json::array()).empty();
-      });
+  ExpectEachStatementNeeded([&](const std::string& variant) { return WarmPoolScenario(variant); },
+                            WarmPoolBooted);
+}
+
+// The statement runner-set-warm-pool.json had before issue 29 (lambda:ListMicrovms on "*"), added
+// back: without it the scenario still does its work and nothing is denied, which is how the test
+// above told it apart as over-privilege (no warm-pool sweep lists VMs), and the policy lost it.
+TEST_F(LambdaIamAblation, WarmPoolNeverListsMicrovms) {
+  ASSERT_NO_FATAL_FAILURE(StartFor("warm-pool", json{{"Sid", "ListMicrovms"},
+                                                     {"Effect", "Allow"},
+                                                     {"Action", {"lambda:ListMicrovms"}},
+                                                     {"Resource", {"*"}}}));
+  const std::string out = WarmPoolScenario("ListMicrovms");
+  EXPECT_EQ(DeniedActions(out, policy_["Statement"].size() - 1), "") << out;
+  EXPECT_EQ(out.find(kDenied), std::string::npos) << out;
+  EXPECT_TRUE(WarmPoolBooted(FirstAnswer(out))) << out;
 }
 
 }  // namespace
