@@ -36,6 +36,7 @@ struct MicrovmsFlags {
   double run_rate = -1;
   double run_burst = -1;
   std::string sigv4_keys_file;
+  std::string iam_policies_file;
   std::string request_log;
   double idle_time_scale = 0;           // 0: not given
   int64_t running_before_hook_ms = -1;  // -1: not given
@@ -144,6 +145,14 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
     MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.sigv4_keys_file, "--verify-sigv4-keys"));
     MVR_ASSIGN_OR_RETURN(o.sigv4_keys, emulate::microvms::ParseSigv4Keys(text, f.sigv4_keys_file));
   }
+  if (!f.iam_policies_file.empty()) {
+    MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.iam_policies_file, "--iam-policies"));
+    MVR_ASSIGN_OR_RETURN(emulate::microvms::MicrovmsIamPolicies policies,
+                         emulate::microvms::MicrovmsIamPolicies::Parse(
+                             text, f.iam_policies_file, o.model.region, o.model.account_id));
+    o.iam_policies =
+        std::make_shared<const emulate::microvms::MicrovmsIamPolicies>(std::move(policies));
+  }
   return o;
 }
 
@@ -249,6 +258,9 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
       ->check(CLI::Range(int64_t{0}, emulate::microvms::kMaxLatencyMs));
   cmd->add_option("--verify-sigv4-keys", flags->sigv4_keys_file,
                   "File of 'ACCESS_KEY_ID SECRET' lines: require valid SigV4 signatures");
+  cmd->add_option("--iam-policies", flags->iam_policies_file,
+                  "JSON file, access key id -> IAM policy documents: refuse with "
+                  "AccessDeniedException what the caller's policies do not allow");
   cmd->add_option("--s3-endpoint-url", flags->s3_endpoint_url,
                   "S3 endpoint for s3:// code artifacts (default: AWS_ENDPOINT_URL_S3, "
                   "AWS_ENDPOINT_URL, then AWS)");

@@ -4,7 +4,10 @@
 // emulator tests' guest. Checks: a first build creates, builds from the S3 object and activates;
 // a re-run with the same inputs reuses it; a build whose /validate fails exits 1 with the
 // service's stateReason and leaves neither a version nor the artifact; `mvr image pack` gives the
-// same bytes twice. Labels e2e and moto; skips without moto_server.
+// same bytes twice. IAM is enforced: `mvr image build` runs as a moto user holding only
+// deploy/iam/image-build.json (moto checks S3, the emulator --iam-policies the MicroVMs calls and
+// iam:PassRole), and the emulator reads the artifact as a user holding image-build-role.json (on
+// AWS the service assumes that role). Labels e2e and moto; skips without moto_server.
 #include <signal.h>
 
 #include <algorithm>
@@ -13,10 +16,13 @@
 #include <regex>
 
 #include "aws/s3.h"
+#include "base/json_text.h"
 #include "emulate/microvms/emulator_harness.h"
 #include "emulate/microvms/host_processes.h"
 #include "process/process_runner.h"
+#include "support/iam_documents.h"
 #include "support/moto.h"
+#include "support/moto_iam.h"
 
 namespace mvr::imagebuild {
 namespace {
@@ -27,8 +33,6 @@ using emulate::microvms::MakeTempDir;
 using emulate::microvms::ReadText;
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-constexpr char kSecretKey[] = "image-e2e-secret-key-never-printed";
 
 std::string MvrBinary() {
   const char* binary = std::getenv("MVR_BINARY");
@@ -43,32 +47,66 @@ void Write(const fs::path& path, const std::string& text) {
 class ImageBuildE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    MVR_START_MOTO_OR_SKIP(moto_);
+    auto moto = mvr::testing::MotoServer::Start(mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
+    if (!moto.ok() && moto.status().code() == Code::kNotFound)
+      GTEST_SKIP() << moto.status().message();
+    ASSERT_TRUE(moto.ok()) << moto.status().ToString();
+    moto_ = std::move(*moto);
     work_ = MakeTempDir("mvr-image-e2e");
     http::CurlHttpClient http;
     http::HttpRequest bucket;
     bucket.method = "PUT";
     bucket.url = moto_->url() + "/artifacts";
     ASSERT_TRUE(http.Send(bucket).ok());
+    ASSERT_NO_FATAL_FAILURE(CreateUsers());
     StartEmulator();
   }
   void TearDown() override {
-    if (emulator_pid_ > 0) {
-      processes_.Signal(emulator_pid_, SIGTERM).IgnoreError();
-      const TimePoint deadline = clock_.Now() + Duration(30'000);
-      while (!process::PollExit(processes_, emulator_pid_)) {
-        if (clock_.Now() > deadline) processes_.Signal(emulator_pid_, SIGKILL).IgnoreError();
-        sleeper_.Sleep(Duration(20));
-      }
-    }
+    StopEmulator();
     std::error_code ec;
     if (!work_.empty()) fs::remove_all(work_, ec);
   }
 
+  // The builder's and the build role's moto users, the emulator's policies file, then IAM on.
+  void CreateUsers() {
+    std::map<std::string, std::string> values = mvr::testing::DefaultIamValues();
+    values["runner_set"] = "e2e";
+    values["bucket"] = "artifacts";
+    values["build_role"] = "build";
+    mvr::testing::MotoIam iam(moto_->url());
+    auto builder = mvr::testing::LoadIamPolicy(MVR_SOURCE_DIR, "image-build.json", values);
+    auto role = mvr::testing::LoadIamPolicy(MVR_SOURCE_DIR, "image-build-role.json", values);
+    ASSERT_TRUE(builder.ok() && role.ok());
+    auto builder_key = iam.CreateUser("mvr-image-build", *builder);
+    auto role_key = iam.CreateUser("mvr-build-role", *role);
+    ASSERT_TRUE(builder_key.ok() && role_key.ok());
+    builder_ = *builder_key;
+    auto role_without = iam.CreateUser("mvr-build-role-without-ReadArtifacts",
+                                       mvr::testing::WithoutStatement(*role, 0));
+    ASSERT_TRUE(role_without.ok()) << role_without.status().ToString();
+    build_role_without_ = *role_without;
+    as_ = builder_;
+    build_role_ = *role_key;
+    // The test's own unsigned look-ups (Api) may read anything.
+    json policies = {{builder_.access_key_id, json::array({*builder})},
+                     {"", json::array({mvr::testing::AllowAll()})}};
+    // One more user per statement, holding the policy without it (the least-privilege test).
+    const std::vector<std::string> sids = mvr::testing::StatementSids(*builder);
+    for (size_t i = 0; i < sids.size(); ++i) {
+      const json without = mvr::testing::WithoutStatement(*builder, i);
+      auto key = iam.CreateUser("mvr-image-build-without-" + sids[i], without);
+      ASSERT_TRUE(key.ok()) << key.status().ToString();
+      without_[sids[i]] = *key;
+      policies[key->access_key_id] = json::array({without});
+    }
+    Write(fs::path(work_) / "iam-policies.json", JsonText(policies));
+    ASSERT_TRUE(iam.Enforce().ok());
+  }
+
   std::map<std::string, std::string> Env() const {
     return {{"HOME", work_},
-            {"AWS_ACCESS_KEY_ID", "AKIDIMAGEE2E"},
-            {"AWS_SECRET_ACCESS_KEY", kSecretKey},
+            {"AWS_ACCESS_KEY_ID", as_.access_key_id},
+            {"AWS_SECRET_ACCESS_KEY", as_.secret_access_key.Reveal()},
             {"AWS_REGION", "us-east-1"},
             {"AWS_CONFIG_FILE", work_ + "/none"},
             {"AWS_SHARED_CREDENTIALS_FILE", work_ + "/none"},
@@ -76,12 +114,28 @@ class ImageBuildE2eTest : public ::testing::Test {
             {"AWS_ENDPOINT_URL_LAMBDA_MICROVMS", url_}};
   }
 
+  void StopEmulator() {
+    if (emulator_pid_ <= 0) return;
+    processes_.Signal(emulator_pid_, SIGTERM).IgnoreError();
+    const TimePoint deadline = clock_.Now() + Duration(30'000);
+    while (!process::PollExit(processes_, emulator_pid_)) {
+      if (clock_.Now() > deadline) processes_.Signal(emulator_pid_, SIGKILL).IgnoreError();
+      sleeper_.Sleep(Duration(20));
+    }
+    emulator_pid_ = 0;
+    url_.clear();
+    std::error_code ec;
+    fs::remove(work_ + "/emulator.log", ec);  // a next StartEmulator reads its own URL there
+  }
+
   void StartEmulator() {
     process::ProcessSpec spec =
         HostProcessSpec({MvrBinary(), "emulate", "microvms", "--listen", "127.0.0.1:0",
-                         "--state-dir", work_ + "/state", "--s3-endpoint-url", moto_->url()});
+                         "--state-dir", work_ + "/state", "--s3-endpoint-url", moto_->url(),
+                         "--iam-policies", work_ + "/iam-policies.json"});
     spec.output_path = work_ + "/emulator.log";
-    spec.env = {{"AWS_ACCESS_KEY_ID", "AKIDEMULATOR"}, {"AWS_SECRET_ACCESS_KEY", "x"}};
+    spec.env = {{"AWS_ACCESS_KEY_ID", build_role_.access_key_id},
+                {"AWS_SECRET_ACCESS_KEY", build_role_.secret_access_key.Reveal()}};
     spec.unset_env = {"AWS_PROFILE", "AWS_ENDPOINT_URL"};
     Result<int> pid = processes_.Spawn(spec);
     ASSERT_TRUE(pid.ok()) << pid.status().ToString();
@@ -174,10 +228,7 @@ class ImageBuildE2eTest : public ::testing::Test {
   }
 
   bool ObjectExists(const std::string& key) {
-    aws::AwsCredentials creds;
-    creds.access_key_id = "AKIDIMAGEE2E";
-    creds.secret_access_key = Secret(kSecretKey);
-    aws::StaticCredentialsProvider provider(creds);
+    aws::StaticCredentialsProvider provider(builder_);
     http::CurlHttpClient http;
     aws::S3ClientOptions o;
     o.endpoint = {moto_->url(), "us-east-1", "s3", "AWS_ENDPOINT_URL_S3"};
@@ -198,6 +249,10 @@ class ImageBuildE2eTest : public ::testing::Test {
   process::PosixProcessRunner processes_;
   std::string work_, url_;
   int emulator_pid_ = 0;
+  aws::AwsCredentials builder_, build_role_;  // moto users of image-build(-role).json
+  aws::AwsCredentials build_role_without_;    // image-build-role.json without its statement
+  aws::AwsCredentials as_;                    // whom `mvr image build` runs as
+  std::map<std::string, aws::AwsCredentials> without_;  // Sid → a user without that statement
 };
 
 TEST_F(ImageBuildE2eTest, BuildsFromS3ActivatesAndReusesOnARerun) {
@@ -223,8 +278,47 @@ TEST_F(ImageBuildE2eTest, BuildsFromS3ActivatesAndReusesOnARerun) {
   EXPECT_FALSE(again.result.value("uploaded", true));
   EXPECT_EQ(again.result.value("imageVersion", ""), version);
   for (const Ran* r : {&first, &again}) {
-    EXPECT_EQ(r->output.find(kSecretKey), std::string::npos);
+    EXPECT_EQ(r->output.find(builder_.secret_access_key.Reveal()), std::string::npos);
   }
+}
+
+// Least privilege shown: without any one statement of image-build.json a first build (or, for
+// retiring versions, a rebuild with new inputs) is denied. FindArtifacts (s3:ListBucket) stays
+// for a reason moto cannot show: without it S3 answers HeadObject of a missing key 403, not 404.
+TEST_F(ImageBuildE2eTest, WithoutAnyOneStatementABuildIsDenied) {
+  ASSERT_EQ(without_.size(), 5u);
+  for (const auto& [sid, key] : without_) {
+    if (sid == "FindArtifacts") continue;
+    as_ = key;
+    const std::string ctx = MakeContext("without-" + sid, "ENV MVR_VARIANT=" + sid + "\n");
+    Ran first = Run(BuildArgs(ctx));
+    std::vector<std::string> args = BuildArgs(ctx);
+    args.insert(args.end(), {"--memory-mib", "4096", "--keep-inactive-versions", "0"});
+    Ran second = first.code == 0 ? Run(args) : Ran{};
+    const std::string output = first.output + second.output;
+    // A denied HeadObject is a bare 403 (a HEAD answer has no body to name the error).
+    const bool head_refused =
+        output.find("HeadObject s3://artifacts/mvr/e2e0-") != std::string::npos &&
+        output.find(": HTTP 403") != std::string::npos;
+    const bool denied = output.find("AccessDenied") != std::string::npos || head_refused;
+    EXPECT_TRUE(denied) << "nothing needs " << sid << ":\n" << output;
+    std::printf("without %s: build exit %d, rebuild exit %d, denied: %s\n", sid.c_str(), first.code,
+                second.code, denied ? "yes" : "no");
+  }
+}
+
+// image-build-role.json's one statement: without it the service (the emulator, reading as the
+// role) cannot fetch the artifact and the build fails with that reason.
+TEST_F(ImageBuildE2eTest, WithoutReadArtifactsTheBuildRoleCannotFetchTheArtifact) {
+  StopEmulator();
+  build_role_ = build_role_without_;
+  ASSERT_NO_FATAL_FAILURE(StartEmulator());
+  Ran build = Run(BuildArgs(MakeContext("no-read", "")));
+  EXPECT_EQ(build.code, 1) << build.output;
+  EXPECT_NE(build.output.find("GetObject s3://artifacts/mvr/e2e0-"), std::string::npos)
+      << build.output;
+  EXPECT_NE(build.output.find("HTTP 403 AccessDenied"), std::string::npos) << build.output;
+  std::printf("without ReadArtifacts: %s\n", build.output.c_str());
 }
 
 TEST_F(ImageBuildE2eTest, FailedValidationPrintsTheReasonAndCleansUp) {
@@ -233,7 +327,7 @@ TEST_F(ImageBuildE2eTest, FailedValidationPrintsTheReasonAndCleansUp) {
   EXPECT_EQ(failed.code, 1) << failed.output;
   EXPECT_NE(failed.output.find("/validate"), std::string::npos) << failed.output;
   EXPECT_NE(failed.output.find("HTTP 500"), std::string::npos) << failed.output;
-  EXPECT_EQ(failed.output.find(kSecretKey), std::string::npos);
+  EXPECT_EQ(failed.output.find(builder_.secret_access_key.Reveal()), std::string::npos);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(failed.output, m, std::regex("image (e2e0-[0-9a-f]{8})")))
       << failed.output;

@@ -8,7 +8,11 @@
 // warmPool.intervalSeconds of the configuration (a suite without them invokes none). Each function
 // is a real `mvr lambda` process (the bootstrap build) behind its own fake Runtime API; the runner
 // table is DynamoDB on moto, the secrets SSM parameters on moto; the counters are those of the
-// functions' embedded-metric-format lines. Label "e2e;moto"; skips without moto_server.
+// functions' embedded-metric-format lines. IAM is enforced: moto checks every request after the
+// set-up (tests/support/moto_iam.h), each function runs with the access key of a user holding
+// only its own deploy/iam/runner-set-<function>.json, the event source mapping with the
+// launcher's, and the MicroVMs emulator evaluates the same policies (--iam-policies).
+// Label "e2e;moto"; skips without moto_server.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -26,9 +30,12 @@
 #include "aws/json_protocol.h"
 #include "aws/sqs.h"
 #include "base/encoding.h"
+#include "base/json_text.h"
 #include "base/time_format.h"
 #include "lambda/fake_runtime_api.h"
+#include "support/iam_documents.h"
 #include "support/moto.h"
+#include "support/moto_iam.h"
 #include "tests/e2e/runner_set_e2e_fixture.h"
 
 namespace mvr::lambda {
@@ -52,7 +59,11 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
   };
 
   void SetUp() override {
-    MVR_START_MOTO_OR_SKIP(moto_);
+    auto moto = mvr::testing::MotoServer::Start(mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
+    if (!moto.ok() && moto.status().code() == Code::kNotFound)
+      GTEST_SKIP() << moto.status().message();
+    ASSERT_TRUE(moto.ok()) << moto.status().ToString();
+    moto_ = std::move(*moto);
     ASSERT_NO_FATAL_FAILURE(MakeDir("mvr-lambda-e2e"));
     ASSERT_NO_FATAL_FAILURE(SetUpAws());
     // The Function URL stand-in: what GitHub's webhook reaches.
@@ -64,6 +75,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
     ASSERT_NO_FATAL_FAILURE(StartStack(function_url_));
     ASSERT_NO_FATAL_FAILURE(PutSecret("/mvr/e2e/webhook-secret", kWebhookSecret));
     ASSERT_NO_FATAL_FAILURE(PutSecret("/mvr/e2e/pat", stack_->token().Reveal()));
+    ASSERT_TRUE(mvr::testing::MotoIam(moto_->url()).Enforce().ok());
     const json config = Config();
     for (const char* name : kFunctions) {
       auto fn = std::make_unique<Function>();
@@ -109,6 +121,53 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
     Status created = db.CreateTable(table);
     ASSERT_TRUE(created.ok()) << created.ToString();
     ssm_endpoint_ = endpoint(aws::AwsService::kSsm);
+    ASSERT_NO_FATAL_FAILURE(CreateFunctionUsers());
+    sqs_endpoint_ = endpoint(aws::AwsService::kSqs);
+    esm_creds_ = std::make_unique<aws::StaticCredentialsProvider>(keys_.at("launcher"));
+    esm_sqs_ = std::make_unique<aws::SqsClient>(endpoint(aws::AwsService::kSqs), http_, *esm_creds_,
+                                                real_.seam);
+  }
+
+  // One moto user per function with its own policy, and the same policies for the MicroVMs
+  // emulator; the test's own unsigned MicroVMs calls may do anything. The e2e images are
+  // named mvr-*, not <runnerSetId>*: the image resources are narrowed to those instead.
+  void CreateFunctionUsers() {
+    std::map<std::string, std::string> values = mvr::testing::DefaultIamValues();
+    values["runner_set"] = "e2e";
+    values["table"] = "mvr-e2e-runners";
+    values["queue"] = "mvr-e2e-jobs";
+    mvr::testing::MotoIam iam(moto_->url());
+    // The harness inspects the emulator unsigned (Workflow::GetMicrovm, CountLeftovers).
+    json emulator = {{"", json::array({mvr::testing::AllowAll()})}};
+    for (const char* function : kFunctions) {
+      auto policy = mvr::testing::LoadIamPolicy(
+          MVR_SOURCE_DIR, "runner-set-" + std::string(function) + ".json", values);
+      ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+      const json narrowed =
+          mvr::testing::ReplaceInResources(*policy, "microvm-image:e2e*", "microvm-image:mvr-*");
+      auto key = iam.CreateUser("mvr-e2e-" + std::string(function), narrowed);
+      ASSERT_TRUE(key.ok()) << key.status().ToString();
+      keys_[function] = *key;
+      emulator[key->access_key_id] = json::array({narrowed});
+    }
+    iam_policies_file_ = dir_ + "/iam-policies.json";
+    std::ofstream(iam_policies_file_) << JsonText(emulator);
+  }
+  void ConfigureStack(demo::LocalStack& stack) override {
+    stack.AddMicrovmsArgs({"--iam-policies", iam_policies_file_});
+  }
+
+  // IAM is on: the webhook's key may queue a job but not take one off the queue.
+  void ExpectEnforced() {
+    aws::StaticCredentialsProvider webhook(keys_.at("webhook"));
+    aws::SqsClient sqs(sqs_endpoint_, http_, webhook, real_.seam);
+    aws::ReceiveMessageRequest rr;
+    rr.queue_url = queue_url_;
+    rr.max_messages = 1;
+    auto got = sqs.ReceiveMessage(rr);
+    ASSERT_FALSE(got.ok());
+    EXPECT_NE(got.status().message().find("AccessDenied"), std::string::npos)
+        << got.status().ToString();
   }
 
   void PutSecret(const std::string& name, const std::string& value) {
@@ -143,8 +202,8 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
                 {"AWS_ENDPOINT_URL_DYNAMODB", moto_->url()},
                 {"AWS_ENDPOINT_URL_SSM", moto_->url()},
                 {"AWS_ENDPOINT_URL_LAMBDA_MICROVMS", stack_->microvms_url()},
-                {"AWS_ACCESS_KEY_ID", "AKIDLAMBDAE2E"},
-                {"AWS_SECRET_ACCESS_KEY", "lambda-e2e-not-a-secret"},
+                {"AWS_ACCESS_KEY_ID", keys_.at(handler).access_key_id},
+                {"AWS_SECRET_ACCESS_KEY", keys_.at(handler).secret_access_key.Reveal()},
                 {"AWS_EC2_METADATA_DISABLED", "true"},
                 {"PATH", "/usr/bin:/bin"}};
     spec.output_path = Log(handler);
@@ -197,7 +256,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
       rr.max_messages = 10;
       rr.wait_time_seconds = 1;
       rr.visibility_timeout = 120;
-      auto got = sqs_->ReceiveMessage(rr);
+      auto got = esm_sqs_->ReceiveMessage(rr);
       if (!got.ok()) {
         std::ofstream(dir_ + "/event-source-mapping.log", std::ios::app)
             << "ReceiveMessage: " << got.status().ToString() << "\n";
@@ -229,7 +288,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
           << records.size() << " records, " << failed.size() << " reported failed\n";
       for (const aws::SqsMessage& m : *got) {
         if (!failed.count(m.message_id)) {
-          sqs_->DeleteMessage(queue_url_, m.receipt_handle).IgnoreError();
+          esm_sqs_->DeleteMessage(queue_url_, m.receipt_handle).IgnoreError();
         }
       }
     }
@@ -297,7 +356,11 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
   }()};
   std::unique_ptr<mvr::testing::MotoServer> moto_;
   std::unique_ptr<aws::SqsClient> sqs_;
-  aws::ServiceEndpoint ssm_endpoint_;
+  std::map<std::string, aws::AwsCredentials> keys_;  // function → its moto user's key
+  std::string iam_policies_file_;
+  std::unique_ptr<aws::StaticCredentialsProvider> esm_creds_;
+  std::unique_ptr<aws::SqsClient> esm_sqs_;  // the event source mapping, as the launcher's role
+  aws::ServiceEndpoint ssm_endpoint_, sqs_endpoint_;
   std::string queue_url_;
   std::unique_ptr<http::HttpServer> bridge_;
   std::string function_url_;
@@ -312,6 +375,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
 TEST_F(LambdaEndToEnd, QueuedJobRunsOnAFreshVmThatIsThenTerminated) {
   ExpectJobRunsOnAFreshVmThatIsThenTerminated();
   ExpectNoSecretInAnyLog();
+  ExpectEnforced();
 }
 
 TEST_F(LambdaEndToEnd, FiveDeliveriesOfOneWebhookLaunchOneVm) {
@@ -327,7 +391,10 @@ TEST_F(LambdaEndToEnd, BadSignatureIsRefusedWith401AndTheLauncherIsNeverInvoked)
 }
 
 class LambdaLateWebhook : public LambdaEndToEnd {
-  void ConfigureStack(demo::LocalStack& stack) override { demo::UseLateWebhooks(stack); }
+  void ConfigureStack(demo::LocalStack& stack) override {
+    LambdaEndToEnd::ConfigureStack(stack);
+    demo::UseLateWebhooks(stack);
+  }
 };
 
 TEST_F(LambdaLateWebhook, JobCancelledWhileQueuedGetsNoVm) {
@@ -372,7 +439,10 @@ class LambdaJanitor : public LambdaEndToEnd {
     demo::UseShortJanitor(c, 1);
     return c;
   }
-  void ConfigureStack(demo::LocalStack& stack) override { demo::AddSlowImage(stack); }
+  void ConfigureStack(demo::LocalStack& stack) override {
+    LambdaEndToEnd::ConfigureStack(stack);
+    demo::AddSlowImage(stack);
+  }
 };
 
 TEST_F(LambdaJanitor, JobWhoseWebhookWasDroppedIsLaunchedByTheJanitorAndCompletes) {
@@ -413,7 +483,10 @@ class LambdaHotPool : public LambdaEndToEnd {
     demo::UseHotPoolOfOne(c);
     return c;
   }
-  void ConfigureStack(demo::LocalStack& stack) override { demo::UseQuicklyOfflineRunners(stack); }
+  void ConfigureStack(demo::LocalStack& stack) override {
+    LambdaEndToEnd::ConfigureStack(stack);
+    demo::UseQuicklyOfflineRunners(stack);
+  }
 };
 
 TEST_F(LambdaHotPool, ClassServesAJobByResumingAHotVmAndThePoolRefills) {

@@ -10,6 +10,7 @@ http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
   std::vector<Effect> due;
   RestJsonFrontOptions front;
   front.sigv4_keys = options_.sigv4_keys;
+  front.iam_policies = options_.iam_policies.get();
   ApiExchange exchange = ServeRestJson(
       request, front, deps_.seam.clock.Now(),
       [this, &due](const std::string& operation, const nlohmann::json& input) {

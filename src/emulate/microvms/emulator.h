@@ -22,6 +22,7 @@
 #include "base/logger.h"
 #include "base/random.h"
 #include "base/seam.h"
+#include "emulate/microvms/iam_authorization.h"
 #include "emulate/microvms/microvm_model.h"
 #include "emulate/microvms/network_namespaces.h"
 #include "emulate/microvms/vm_host.h"
@@ -53,6 +54,8 @@ class Emulator {
     std::vector<std::pair<std::string, std::string>> images;
     // Access key id → secret. Non-empty: every API request must carry a valid SigV4 signature.
     std::map<std::string, std::string> sigv4_keys;
+    // --iam-policies: set, every API request is authorised against its access key's policies.
+    std::shared_ptr<const MicrovmsIamPolicies> iam_policies;
     LogSink* request_log = nullptr;  // one JSON line per API and ingress request, no secrets
     // Copies an s3:// code artifact into a local file at build time. Unset: a build from s3://
     // fails with a stateReason that says how to give the emulator an S3 endpoint.

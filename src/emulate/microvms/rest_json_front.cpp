@@ -184,6 +184,13 @@ ApiExchange ServeRestJson(const http::ServerRequest& request, const RestJsonFron
     exchange.response = ErrorResponse(Validation(valid.message()), sm);
     return exchange;
   }
+  if (options.iam_policies != nullptr) {
+    Status allowed = options.iam_policies->Authorize(request, op->name, *input);
+    if (!allowed.ok()) {
+      exchange.response = ErrorResponse(allowed, sm);
+      return exchange;
+    }
+  }
 
   Result<json> output = Status();
   try {

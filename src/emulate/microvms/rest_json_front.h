@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/status.h"
+#include "emulate/microvms/iam_authorization.h"
 #include "http/server.h"
 
 namespace mvr::emulate::microvms {
@@ -28,6 +29,8 @@ using ModelInvoker = std::function<Result<nlohmann::json>(const std::string& ope
 struct RestJsonFrontOptions {
   // Access key id → secret. Non-empty: every request must carry a valid SigV4 signature.
   std::map<std::string, std::string> sigv4_keys;
+  // Set: the caller's access key must hold IAM policies that allow the operation.
+  const MicrovmsIamPolicies* iam_policies = nullptr;
 };
 
 // One request's answer and what the request log records about it.

@@ -1,0 +1,102 @@
+// deploy/iam/action-pool.json enforced by moto: the Action's pooled start and stop flows on a
+// DynamoDB state table served by moto with IAM enforced (tests/support/moto_iam.h), as a user
+// that holds only action-pool.json, while the in-process MicroVMs service enforces action.json.
+// The whole policy passes; without its statement the pooled start is denied; and the policy as
+// it was before issue 29 (no dynamodb:Query) is denied at the first call of every pooled start.
+#include <gtest/gtest.h>
+
+#include "aws/dynamodb.h"
+#include "aws/endpoints.h"
+#include "base/environment.h"
+#include "store/dynamodb_store.h"
+#include "support/moto_iam.h"
+#include "tests/action/iam_policy_fixture.h"
+
+namespace mvr::action {
+namespace {
+
+using nlohmann::json;
+
+class ActionPoolMotoPolicyTest : public testing::ActionPolicyTest {
+ protected:
+  void SetUp() override {
+    auto moto = mvr::testing::MotoServer::Start(mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
+    if (!moto.ok() && moto.status().code() == Code::kNotFound)
+      GTEST_SKIP() << moto.status().message();
+    ASSERT_TRUE(moto.ok()) << moto.status().ToString();
+    moto_ = std::move(*moto);
+    mvr::testing::MotoIam iam(moto_->url());
+    // The table is made by whoever deploys (bootstrap), not by the Action.
+    ASSERT_TRUE(Table(admin_).CreateTable().ok());
+    auto pool = mvr::testing::LoadIamPolicy(MVR_SOURCE_DIR, "action-pool.json",
+                                            mvr::testing::DefaultIamValues());
+    ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+    pool_policy_ = *pool;
+    // One user per variant of the policy: whole, without its statement, without Query.
+    json no_query = pool_policy_;
+    auto& actions = no_query["Statement"][0]["Action"];
+    actions.erase(std::find(actions.begin(), actions.end(), "dynamodb:Query"));
+    for (const auto& [name, policy] : std::vector<std::pair<std::string, json>>{
+             {"whole", pool_policy_},
+             {"without-statement", mvr::testing::WithoutStatement(pool_policy_, 0)},
+             {"without-query", no_query}}) {
+      auto key = iam.CreateUser("action-pool-" + name, policy);
+      ASSERT_TRUE(key.ok()) << key.status().ToString();
+      keys_[name] = *key;
+    }
+    ASSERT_TRUE(iam.Enforce().ok());
+  }
+
+  store::DynamoDbStore& Table(const aws::AwsCredentials& creds) {
+    MapEnvironment env({{"AWS_REGION", "us-east-1"}, {"AWS_ENDPOINT_URL", moto_->url()}});
+    auto endpoint = aws::ResolveEndpoint(aws::AwsService::kDynamoDb, env, aws::SharedConfig());
+    creds_.push_back(std::make_unique<aws::StaticCredentialsProvider>(creds));
+    clients_.push_back(
+        std::make_unique<aws::DynamoDbClient>(*endpoint, moto_http_, *creds_.back(), seam_));
+    tables_.push_back(
+        std::make_unique<store::DynamoDbStore>(*clients_.back(), "mvr-state", clock_));
+    return *tables_.back();
+  }
+
+  // The pooled scenario as the user `name`, on a pool of its own in the one table.
+  Status PooledAs(const std::string& name) {
+    pool_store_ = &Table(keys_.at(name));
+    Enforce(Policy());
+    command_.server = "pool-" + name;
+    return Pooled();
+  }
+
+  std::unique_ptr<mvr::testing::MotoServer> moto_;
+  http::CurlHttpClient moto_http_;
+  aws::AwsCredentials admin_{"AKIDADMIN", Secret("admin-secret"), Secret(), {}, "test"};
+  std::map<std::string, aws::AwsCredentials> keys_;
+  json pool_policy_;
+  std::vector<std::unique_ptr<aws::StaticCredentialsProvider>> creds_;
+  std::vector<std::unique_ptr<aws::DynamoDbClient>> clients_;
+  std::vector<std::unique_ptr<store::DynamoDbStore>> tables_;
+};
+
+TEST_F(ActionPoolMotoPolicyTest, PooledStartsAndStopsPassUnderTheWholePolicy) {
+  Status s = PooledAs("whole");
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+TEST_F(ActionPoolMotoPolicyTest, WithoutItsStatementThePooledStartIsDenied) {
+  ASSERT_EQ(mvr::testing::StatementSids(pool_policy_), std::vector<std::string>{"PoolTableItems"});
+  Status s = PooledAs("without-statement");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("AccessDenied"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(VmIds().empty());  // denied before anything was launched
+}
+
+// Regression (issue 29): action-pool.json lacked dynamodb:Query, the first call of every pooled
+// start (PoolLeases lists the pool with QueryAll), so on AWS every pooled start failed.
+TEST_F(ActionPoolMotoPolicyTest, ThePolicyWithoutQueryDeniesEveryPooledStart) {
+  Status s = PooledAs("without-query");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("dynamodb:Query"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(VmIds().empty());
+}
+
+}  // namespace
+}  // namespace mvr::action
