@@ -30,6 +30,7 @@
 #include "http/curl_client.h"
 #include "process/process_runner.h"
 #include "tests/support/real_seam.h"
+#include "tests/support/run_body_env.h"
 
 namespace mvr::demo {
 
@@ -98,6 +99,7 @@ class RunnerSetStack : public ::testing::Test {
     stack_ = std::make_unique<LocalStack>(real_.seam, processes_, mvr_, dir_ + "/stack");
     stack_->AddGithubArgs({"--webhook-url", webhook_url, "--webhook-secret-file",
                            dir_ + "/webhook-secret", "--tick-ms", "100"});
+    stack_->SetRunBody(testing_support::E2eRunBody());
     ConfigureStack(*stack_);
     Status started = stack_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();
