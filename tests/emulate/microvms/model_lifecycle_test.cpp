@@ -67,7 +67,9 @@ TEST_F(ModelLifecycleTest, HookBodiesTakeTheConfiguredForm) {
     ASSERT_EQ(suspend.hook, Hook::kSuspend);
     const json other = json::parse(suspend.body.Reveal());
     EXPECT_EQ(other.contains("microvmId"), form == RunBody::kEnvelopeWithId) << other.dump();
-    if (form == RunBody::kEnvelopeWithId) EXPECT_EQ(other["microvmId"], id);
+    if (form == RunBody::kEnvelopeWithId) {
+      EXPECT_EQ(other["microvmId"], id);
+    }
   }
   for (const auto& [text, form] :
        {std::pair{"raw", RunBody::kRaw}, std::pair{"envelope", RunBody::kEnvelope},
