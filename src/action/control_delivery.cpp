@@ -67,8 +67,11 @@ Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam, const Runner
   ingress.method = "POST";
   ingress.path = "/v1/runner/start";
   ingress.content_type = "application/json";
-  ingress.body = JsonText(nlohmann::json{
-      {"requestId", d.request_id}, {"microvmId", d.microvm_id}, {"jit", d.jit_config.Reveal()}});
+  nlohmann::json body{
+      {"requestId", d.request_id}, {"microvmId", d.microvm_id}, {"jit", d.jit_config.Reveal()}};
+  if (!d.nonce.empty()) body["nonce"] = d.nonce.Reveal();
+  ingress.body = JsonText(body);
+  body = nullptr;
   Result<http::HttpRequest> built = aws::BuildIngressRequest(ingress, d.auth_token);
   std::fill(ingress.body.begin(), ingress.body.end(), '\0');
   if (!built.ok()) return built.status().Annotate("delivering the JIT runner");

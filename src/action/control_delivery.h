@@ -23,8 +23,11 @@ struct RunnerStartDelivery {
   std::string endpoint;    // the VM's endpoint (a bare host means https://host)
   Secret auth_token;       // X-aws-proxy-auth
   std::string request_id;  // idempotency identity of this delivery
-  std::string microvm_id;  // the supervisor refuses a request for another VM
+  std::string microvm_id;  // checked by a supervisor that knows its own id
   Secret jit_config;
+  // The control nonce the VM was launched with (run-hook payload versions 4 and 5); empty for a
+  // VM launched without one. Sent in the body, never in a log or an error.
+  Secret nonce{};
 };
 
 // The requestId of the delivery of runner `runner_id`: a stop can tell its own runner's request
@@ -34,9 +37,10 @@ std::string RunnerRequestId(int64_t runner_id);
 // 200/202 → Ok. GetMicrovm's RUNNING is eventually consistent (the /run or /resume hook may not
 // have finished yet), so the supervisor's "not yet" answers are retried with full jitter until
 // `deadline` like transport errors, 429 and 5xx: 403 wrong_microvm and 409 wrong_state while it
-// is SNAPSHOTTED, SUSPENDED or RESUMING. Definite refusals are final: 409 busy → Conflict with
-// error type kServerBusy; other 409s → Conflict; 400/413 → InvalidArgument; other 403/401 →
-// Unauthorized. Messages never contain the JIT config or the token.
+// is SNAPSHOTTED, SUSPENDED or RESUMING. 403 wrong_nonce is final (Unauthorized). Definite refusals
+// are final: 409 busy → Conflict with error type kServerBusy; other 409s → Conflict; 400/413 →
+// InvalidArgument; other 403/401 → Unauthorized. Messages never contain the JIT config or the
+// token.
 Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam,
                           const RunnerStartDelivery& delivery, TimePoint deadline);
 

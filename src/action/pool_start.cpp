@@ -67,8 +67,6 @@ Result<StartResult> StartFlow::Pooled(const StartCommand& c, TimePoint deadline)
   request.region = c.endpoints.region;
   request.owner = id.digest_hex;
   request.capacity = c.server_capacity;
-  MVR_ASSIGN_OR_RETURN(std::string payload,
-                       supervisor::EncodeRunPayload(supervisor::RunPayload::Warm()));
 
   std::optional<Claimed> claimed;
   for (int round = 0; round < kPoolRounds && !claimed; ++round) {
@@ -85,9 +83,13 @@ Result<StartResult> StartFlow::Pooled(const StartCommand& c, TimePoint deadline)
     if (launch) {
       // Recorded before RunMicrovm: without a service startedAt the member expires early.
       const TimePoint launch_time = seam.clock.Now();
+      // The member's token is fixed for its life: so is its nonce, derived again at delivery.
+      const std::string token = MemberLaunchToken(target.partition, acq.member);
+      MVR_ASSIGN_OR_RETURN(Secret nonce, internal::ControlNonce(deps_, token));
+      MVR_ASSIGN_OR_RETURN(std::string payload,
+                           supervisor::EncodeRunPayload(supervisor::RunPayload::Warm(nonce)));
       aws::RunMicrovmRequest run =
-          internal::RunRequest(c, MemberLaunchToken(target.partition, acq.member), payload,
-                               c.lifetime.max_lifetime_seconds);
+          internal::RunRequest(c, token, std::move(payload), c.lifetime.max_lifetime_seconds);
       run.image_version = target.image_version;
       Result<aws::Microvm> vm = vms.Launch(run, deadline);
       if (!vm.ok()) {
@@ -174,7 +176,11 @@ Result<StartResult> StartFlow::Pooled(const StartCommand& c, TimePoint deadline)
                                 : vms.WaitRunning(microvm_id, deadline);
   if (!vm.ok()) return cleanup.Fail(vm.status());
   internal::Milestone(deps_, "vm_running");
-  Status ready = internal::DeliverAndAwait(deps_, vms, runners, *vm, *jit, id.label, deadline);
+  Result<Secret> nonce =
+      internal::ControlNonce(deps_, MemberLaunchToken(target.partition, claimed->member));
+  if (!nonce.ok()) return cleanup.Fail(nonce.status());
+  Status ready =
+      internal::DeliverAndAwait(deps_, vms, runners, *vm, *jit, *nonce, id.label, deadline);
   if (!ready.ok()) return cleanup.Fail(ready);
   cleanup.Forget();
 

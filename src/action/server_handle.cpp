@@ -68,6 +68,7 @@ std::string EncodeServerHandle(const ServerHandle& h) {
       {"ri", h.runner_id},
       {"rn", h.runner_name},
   };
+  if (!h.launch_token.empty()) j["lt"] = h.launch_token;
   return std::string(kHandlePrefixV1) + Base64UrlEncode(JsonText(j));
 }
 
@@ -112,6 +113,12 @@ Result<ServerHandle> DecodeServerHandle(std::string_view text) {
   MVR_RETURN_IF_ERROR(ReadTime(j, "d", h.reuse_deadline));
   MVR_RETURN_IF_ERROR(num("ri", h.runner_id));
   MVR_RETURN_IF_ERROR(str("rn", h.runner_name));
+  if (j.contains("lt")) {
+    MVR_RETURN_IF_ERROR(str("lt", h.launch_token));
+    if (h.launch_token.size() > 128) {
+      return InvalidArgument("server handle's launch token is longer than 128 characters");
+    }
+  }
   return h;
 }
 

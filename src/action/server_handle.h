@@ -27,6 +27,9 @@ struct ServerHandle {
   TimePoint reuse_deadline;
   int64_t runner_id = 0;  // the runner the last start registered on this VM
   std::string runner_name;
+  // The VM's RunMicrovm clientToken. Not a secret: the VM's control nonce is derived from it
+  // under MVR_CONTROL_KEY, which only the workflow holds. "" in a handle from before nonces.
+  std::string launch_token;
 };
 
 std::string EncodeServerHandle(const ServerHandle& handle);

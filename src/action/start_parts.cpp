@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/retry.h"
+#include "supervisor/run_payload.h"
 
 namespace mvr::action::internal {
 namespace {
@@ -110,14 +111,33 @@ aws::RunMicrovmRequest RunRequest(const StartCommand& c, std::string client_toke
   return r;
 }
 
+Status RequireControlKey(const ActionDeps& deps) {
+  if (!deps.control_key.empty()) return Status::Ok();
+  return InvalidArgument(
+      "warm and pooled starts need the environment variable MVR_CONTROL_KEY: a secret (32 or more "
+      "random characters) from which each warm MicroVM's control nonce is derived, the same for "
+      "every job that uses the server; set it on this step from a repository secret (env: "
+      "MVR_CONTROL_KEY: ${{ secrets.MVR_CONTROL_KEY }})");
+}
+
+Result<Secret> ControlNonce(const ActionDeps& deps, const std::string& launch_token) {
+  if (launch_token.empty()) return Secret();
+  MVR_RETURN_IF_ERROR(RequireControlKey(deps));
+  MVR_ASSIGN_OR_RETURN(Secret nonce,
+                       supervisor::DeriveControlNonce(deps.control_key, launch_token));
+  if (deps.on_secret) deps.on_secret(nonce);
+  return nonce;
+}
+
 Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegistration& runners,
-                       const aws::Microvm& vm, const github::JitConfig& jit,
+                       const aws::Microvm& vm, const github::JitConfig& jit, const Secret& nonce,
                        const std::string& label, TimePoint deadline) {
   MVR_ASSIGN_OR_RETURN(
       Secret token, vms.ControlToken(vm.microvm_id, kControlPort, kControlTokenMinutes, deadline));
   if (deps.on_secret) deps.on_secret(token);
-  RunnerStartDelivery delivery{vm.endpoint, token, RunnerRequestId(jit.runner.id), vm.microvm_id,
-                               jit.encoded_jit_config};
+  RunnerStartDelivery delivery{
+      vm.endpoint, token, RunnerRequestId(jit.runner.id), vm.microvm_id, jit.encoded_jit_config,
+      nonce};
   MVR_RETURN_IF_ERROR(DeliverRunnerStart(deps.http, deps.seam, delivery, deadline));
   MVR_RETURN_IF_ERROR(runners.WaitOnline(jit.runner.id, label, deadline));
   Milestone(deps, "runner_online");

@@ -54,10 +54,16 @@ StartResult Outputs(const std::string& label, const github::Runner& runner, cons
 aws::RunMicrovmRequest RunRequest(const StartCommand& c, std::string client_token,
                                   std::string payload, int64_t max_duration_seconds);
 
+// Warm and pooled starts need MVR_CONTROL_KEY: InvalidArgument saying how to set it otherwise.
+Status RequireControlKey(const ActionDeps& deps);
+// The control nonce of the launch with clientToken `launch_token` (empty token: none, for a VM
+// launched before nonces), derived under deps.control_key and handed to deps.on_secret.
+Result<Secret> ControlNonce(const ActionDeps& deps, const std::string& launch_token);
+
 // Warm: a short-lived token for the control port only, the JIT config delivered to the
-// supervisor, then the exact runner awaited online.
+// supervisor with the VM's control `nonce`, then the exact runner awaited online.
 Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegistration& runners,
-                       const aws::Microvm& vm, const github::JitConfig& jit,
+                       const aws::Microvm& vm, const github::JitConfig& jit, const Secret& nonce,
                        const std::string& label, TimePoint deadline);
 
 // Conflict unless runner `runner_id` is gone from GitHub or idle: a stop never suspends a VM whose

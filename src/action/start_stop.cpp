@@ -18,6 +18,7 @@ Result<StartResult> StartFlow::Run(const StartCommand& c) {
   TimePoint deadline = deps_.seam.clock.Now() + c.startup_timeout;
   if (!c.warm()) return Ephemeral(c, deadline);
   MVR_RETURN_IF_ERROR(CheckWarmTrust(c.event_name, c.event_json, c.endpoints.repository));
+  MVR_RETURN_IF_ERROR(internal::RequireControlKey(deps_));
   if (c.pooled()) return Pooled(c, deadline);
   if (IsServerHandle(c.server)) return WarmResume(c, deadline);
   return WarmNew(c, deadline);

@@ -31,6 +31,10 @@ struct ActionDeps {
   std::function<void(const std::string&, TimePoint)> on_milestone;
   // The warm pools' state store (the state-table input); null when none was given.
   store::Store* pool_store = nullptr;
+  // MVR_CONTROL_KEY: the secret warm and pooled starts derive each VM's control nonce from (with
+  // the VM's launch token), so that a later job's start can deliver to it. Required by warm and
+  // pooled starts; the same for every job that uses a server.
+  Secret control_key{};
 };
 
 struct StartResult {

@@ -26,18 +26,23 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
                        internal::MakeStartParts(deps_, c));
   auto& [seam, id, runners, vms, cleanup] = *parts;
 
-  // The warm payload carries no JIT, so a launch's parameters follow from the identity alone: a
-  // retried start finds the VM an earlier attempt launched (and reuses it) through the token.
-  MVR_ASSIGN_OR_RETURN(std::string payload,
-                       supervisor::EncodeRunPayload(supervisor::RunPayload::Warm()));
+  // The warm payload carries no JIT, and its nonce is derived from the launch token: a launch's
+  // parameters follow from the identity alone, so a retried start finds the VM an earlier
+  // attempt launched (and reuses it) through the token.
   // Recorded before RunMicrovm: if the service gives no startedAt, the cache expires early
   // rather than late.
   const TimePoint launch_time = seam.clock.Now();
   Result<aws::Microvm> vm = Internal("no launch tried");
+  std::string launch_token;
+  Secret nonce;
   for (int n = 0; n < kWarmLaunchesPerIdentity; ++n) {
-    vm = vms.Launch(internal::RunRequest(c, LaunchClientToken(id, "warm:" + std::to_string(n)),
-                                         payload, c.lifetime.max_lifetime_seconds),
-                    deadline);
+    launch_token = LaunchClientToken(id, "warm:" + std::to_string(n));
+    MVR_ASSIGN_OR_RETURN(nonce, internal::ControlNonce(deps_, launch_token));
+    MVR_ASSIGN_OR_RETURN(std::string payload,
+                         supervisor::EncodeRunPayload(supervisor::RunPayload::Warm(nonce)));
+    vm = vms.Launch(
+        internal::RunRequest(c, launch_token, std::move(payload), c.lifetime.max_lifetime_seconds),
+        deadline);
     if (!vm.ok()) return vm.status();
     if (!Ending(vm->state)) break;
     vm = Conflict("every MicroVM launched for this start's identity has ended (last: " +
@@ -55,7 +60,8 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
   if (!jit.ok()) return cleanup.Fail(jit.status());
   const int64_t runner_id = jit->runner.id;
 
-  Status ready = internal::DeliverAndAwait(deps_, vms, runners, *vm, *jit, id.label, deadline);
+  Status ready =
+      internal::DeliverAndAwait(deps_, vms, runners, *vm, *jit, nonce, id.label, deadline);
   if (!ready.ok()) return cleanup.Fail(ready);
   cleanup.Forget();
 
@@ -70,6 +76,7 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
   h.reuse_deadline = life.reuse_deadline;
   h.runner_id = runner_id;
   h.runner_name = jit->runner.name;
+  h.launch_token = launch_token;
 
   StartResult out = internal::Outputs(id.label, jit->runner, *vm);
   out.server = EncodeServerHandle(h);
@@ -115,6 +122,8 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
         .WithErrorType(kServerBusy);
   }
 
+  // A handle from before nonces has no launch token: its VM takes no nonce.
+  MVR_ASSIGN_OR_RETURN(Secret nonce, internal::ControlNonce(deps_, h.launch_token));
   // Register first: if GitHub fails, the cached VM is not touched.
   MVR_ASSIGN_OR_RETURN(github::JitConfig jit, parts->RegisterRunner(deps_, c, deadline));
   const int64_t runner_id = jit.runner.id;
@@ -139,7 +148,8 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
     return t.ok() ? Status::Ok() : s.status();
   });
 
-  Status ready = internal::DeliverAndAwait(deps_, vms, runners, *vm, jit, id.label, deadline);
+  Status ready =
+      internal::DeliverAndAwait(deps_, vms, runners, *vm, jit, nonce, id.label, deadline);
   if (!ready.ok()) {
     // A concurrent start resumed it too and its runner won: leave the VM to that job.
     if (ready.error_type() == kServerBusy) cleanup.DropLast();

@@ -82,6 +82,16 @@ int Fail(Context& ctx, action::GitHubOutput& out, const std::string& mode, const
   return 1;
 }
 
+// MVR_CONTROL_KEY (warm and pooled starts derive their VMs' control nonces from it), masked.
+Secret ControlKey(Context& ctx, action::GitHubOutput& out) {
+  Secret key(ctx.env.GetOr("MVR_CONTROL_KEY", ""));
+  if (!key.empty()) {
+    out.Mask(key);
+    ctx.logger.redactor().Add(key);
+  }
+  return key;
+}
+
 action::ActionDeps Deps(Context& ctx, Clients& c, action::GitHubOutput& out) {
   return action::ActionDeps{
       ctx.seam(),
@@ -95,7 +105,8 @@ action::ActionDeps Deps(Context& ctx, Clients& c, action::GitHubOutput& out) {
       [&ctx](const std::string& milestone, TimePoint at) {
         ctx.logger.Info("milestone", {{"milestone", milestone}, {"at", FormatRfc3339Millis(at)}});
       },
-      c.pool_store.get()};
+      c.pool_store.get(),
+      ControlKey(ctx, out)};
 }
 
 int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {

@@ -23,6 +23,7 @@ struct DemoFlags {
   bool warm_pair = true;
   std::string work_dir;
   bool keep = false;
+  std::string run_body = "raw";
   demo::RunnerSetDemoOptions set;
 };
 
@@ -41,6 +42,7 @@ int RunDemo(DemoFlags& f, Context& ctx) {
     options.warm_pair = f.warm_pair;
     options.work_dir = f.work_dir;
     options.keep_work_dir = f.keep;
+    options.run_body = f.run_body;
     return demo::Demo(seam, processes, http, options).Run();
   }
   demo::RunnerSetDemoOptions options = f.set;
@@ -48,6 +50,7 @@ int RunDemo(DemoFlags& f, Context& ctx) {
   if (f.jobs > 0) options.jobs = f.jobs;
   options.work_dir = f.work_dir;
   options.keep_work_dir = f.keep;
+  options.run_body = f.run_body;
   return demo::RunnerSetDemo(seam, processes, http, options).Run();
 }
 
@@ -68,6 +71,10 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
       ->check(CLI::Range(1, 500));
   cmd->add_flag("!--no-warm", f->warm_pair, "with --action: skip the warm pair");
   cmd->add_option("--work-dir", f->work_dir, "keep state and logs here");
+  cmd->add_option("--run-body", f->run_body,
+                  "the /run hook body the emulated platform sends: raw (default), envelope or "
+                  "envelope-with-id")
+      ->check(CLI::IsMember({"raw", "envelope", "envelope-with-id"}));
   cmd->add_flag("--keep", f->keep, "keep the work directory afterwards");
   cmd->add_option("--run-rate", f->set.run_rate,
                   "RunMicrovm calls per second the MicroVMs emulator allows (the platform's quota)")

@@ -40,6 +40,7 @@ struct MicrovmsFlags {
   std::string request_log;
   double idle_time_scale = 0;           // 0: not given
   int64_t running_before_hook_ms = -1;  // -1: not given
+  std::string run_body = "raw";
   std::string network = "host";
   std::string netns_range;
   std::string s3_endpoint_url;
@@ -133,6 +134,9 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
   if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
   if (f.running_before_hook_ms >= 0)
     o.model.running_before_hook = Duration(f.running_before_hook_ms);
+  Result<emulate::microvms::RunBody> run_body = emulate::microvms::ParseRunBody(f.run_body);
+  if (!run_body.ok()) return run_body.status().Annotate("--run-body");
+  o.model.run_body = *run_body;
   if (!f.guest_ports.empty()) o.guest_ports = f.guest_ports;
   for (const std::string& image : f.images) {
     size_t eq = image.find('=');
@@ -256,6 +260,9 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
                   "Report a booting or resuming VM RUNNING this many ms before its /run or "
                   "/resume hook (the eventual-consistency race; default 0)")
       ->check(CLI::Range(int64_t{0}, emulate::microvms::kMaxLatencyMs));
+  cmd->add_option("--run-body", flags->run_body,
+                  "Body of the /run hook: raw (the runHookPayload itself; default), envelope "
+                  "({\"runHookPayload\"}) or envelope-with-id (also \"microvmId\")");
   cmd->add_option("--verify-sigv4-keys", flags->sigv4_keys_file,
                   "File of 'ACCESS_KEY_ID SECRET' lines: require valid SigV4 signatures");
   cmd->add_option("--iam-policies", flags->iam_policies_file,

@@ -132,9 +132,9 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   fn.pool = std::make_unique<runnerset::WarmPoolTable>(*fn.wiring->store, seam);
   if (name == "warm-pool") {
     fn.sweeper = std::make_unique<runnerset::WarmPoolSweeper>(
-        fn.config,
-        runnerset::WarmPoolDeps{seam, *fn.wiring->microvms, *fn.pool, fn.wiring->github.get(),
-                                &fn.wiring->http, fn.table.get()});
+        fn.config, runnerset::WarmPoolDeps{seam, *fn.wiring->microvms, *fn.pool,
+                                           fn.wiring->github.get(), &fn.wiring->http,
+                                           fn.table.get(), runnerset::ControlKeyOf(*secrets)});
     fn.handler = std::make_unique<lambda::WarmPoolHandler>(*fn.sweeper, fn.metrics);
     return std::nullopt;
   }
@@ -146,9 +146,9 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
     return std::nullopt;
   }
   fn.launcher = std::make_unique<runnerset::Launcher>(
-      fn.config,
-      runnerset::LauncherDeps{seam, *fn.wiring->microvms, *fn.wiring->github, fn.wiring->http,
-                              *fn.table, fn.metrics, nullptr, fn.pool.get()});
+      fn.config, runnerset::LauncherDeps{seam, *fn.wiring->microvms, *fn.wiring->github,
+                                         fn.wiring->http, *fn.table, fn.metrics, nullptr,
+                                         fn.pool.get(), runnerset::ControlKeyOf(*secrets)});
   fn.handler = std::make_unique<lambda::LauncherHandler>(fn.config, *fn.launcher, fn.metrics,
                                                          *fn.wiring->queue, seam);
   return std::nullopt;

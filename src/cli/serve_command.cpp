@@ -48,8 +48,13 @@ int RunServe(Context& ctx, const std::string& config_path) {
   StopSignals stop;
   Result<std::unique_ptr<RunnerSetWiring>> w = Wire(ctx, *config, *secrets);
   if (!w.ok()) return fail(w.status());
-  runnerset::ServiceDeps deps{ctx.seam(),    (*w)->http,   *(*w)->microvms,
-                              *(*w)->github, *(*w)->store, *(*w)->queue};
+  runnerset::ServiceDeps deps{ctx.seam(),
+                              (*w)->http,
+                              *(*w)->microvms,
+                              *(*w)->github,
+                              *(*w)->store,
+                              *(*w)->queue,
+                              runnerset::ControlKeyOf(*secrets)};
   auto service = std::make_unique<runnerset::Service>(*config, secrets->webhook_secret, deps);
   Result<int> port = service->Start();
   if (!port.ok()) return fail(port.status().Annotate("listen"));

@@ -176,6 +176,7 @@ int Demo::Run() {
   std::fflush(stdout);
 
   LocalStack stack(seam_, processes_, options_.mvr_path, dir);
+  stack.SetRunBody(options_.run_body);
   if (Status s = stack.Start(); !s.ok()) {
     std::fprintf(stderr, "mvr demo: %s (logs kept in %s)\n", s.ToString().c_str(), dir.c_str());
     work->Keep();

@@ -21,6 +21,7 @@ struct DemoOptions {
   bool warm_pair = true;
   std::string work_dir;  // "" = a new temporary directory, removed afterwards
   bool keep_work_dir = false;
+  std::string run_body = "raw";  // the /run hook body form (`mvr emulate microvms --run-body`)
 };
 
 class Demo {

@@ -71,7 +71,8 @@ std::string LocalStack::StandInRunner() const {
 // fails just exit: its default would power off the machine the stack runs on.
 // With real Docker, the supervisor runs containerd and dockerd as in the image (so it stops both
 // and waits for each), with their data on the VM's disk and their sockets under a short
-// /run/mvr-<id> (a socket path must fit 108 bytes), which the program removes when the
+// /run/mvr-<id> (a socket path must fit 108 bytes; the id is the disk directory's name, as the
+// platform tells a VM no id of its own), which the program removes when the
 // supervisor has finished. SIGTERM is caught while the supervisor runs and ignored while that
 // removal runs (the emulator signals the whole VM when the supervisor may already be done); the
 // script is exec'd, so it is the VM's main process that the emulator waits for.
@@ -83,7 +84,7 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
     << "# MicroVM program of the local image " << image.name << " (written by mvr's LocalStack).\n"
     << "set -e\n"
     << "mkdir -p \"$MVR_VM_DIR/var/lib/docker\" \"$MVR_VM_DIR/work\"\n"
-    << "DOCKER_EXEC=\"/run/mvr-$MVR_MICROVM_ID\"\n"
+    << "DOCKER_EXEC=\"/run/mvr-$(basename \"$MVR_VM_DIR\")\"\n"
     << "DOCKER_SOCK=\"unix://$DOCKER_EXEC/docker.sock\"\n"
     << "cat > \"$MVR_VM_DIR/runner.sh\" <<MVR_RUNNER_SCRIPT\n"
     << "#!/bin/sh\n"
@@ -136,6 +137,7 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
 Status LocalStack::Start() {
   ::mkdir(dir_.c_str(), 0700);
   token_ = Secret("mvr_demo_" + seam_.secure_random.Hex(20));
+  control_key_ = Secret(seam_.secure_random.Hex(24));
   {
     std::ofstream f(token_file());
     f << token_.Reveal() << "\n";
@@ -153,9 +155,9 @@ Status LocalStack::Start() {
   MVR_ASSIGN_OR_RETURN(github_url_, WaitForUrl(github.output_path, "GitHub emulator", github_pid));
 
   process::ProcessSpec microvms;
-  microvms.argv = {mvr_,         "emulate",   "microvms",    "--listen",         "127.0.0.1:0",
-                   "--region",   kDemoRegion, "--state-dir", dir_ + "/microvms", "--request-log",
-                   request_log()};
+  microvms.argv = {mvr_,          "emulate",    "microvms",    "--listen",         "127.0.0.1:0",
+                   "--region",    kDemoRegion,  "--state-dir", dir_ + "/microvms", "--request-log",
+                   request_log(), "--run-body", run_body_};
   Image standard;
   standard.name = kDemoImage;
   standard.runner_body = StandInRunner();

@@ -56,6 +56,9 @@ class LocalStack {
   void AddMicrovmsArgs(const std::vector<std::string>& args) {
     microvms_args_.insert(microvms_args_.end(), args.begin(), args.end());
   }
+  // The form of the /run hook's body the emulator sends (before Start): raw (the default),
+  // envelope or envelope-with-id (`mvr emulate microvms --run-body`).
+  void SetRunBody(std::string form) { run_body_ = std::move(form); }
   // More `mvr emulate github` flags (before Start), e.g. --webhook-url and its secret file.
   void AddGithubArgs(const std::vector<std::string>& args) {
     github_args_.insert(github_args_.end(), args.begin(), args.end());
@@ -71,6 +74,8 @@ class LocalStack {
   const std::string& github_url() const { return github_url_; }
   const std::string& microvms_url() const { return microvms_url_; }
   const Secret& token() const { return token_; }
+  // The Action's MVR_CONTROL_KEY for the steps of this stack (warm and pooled starts need one).
+  const Secret& control_key() const { return control_key_; }
   const std::string& dir() const { return dir_; }
   // The file holding the token (0600); the only file under dir() that may contain it.
   std::string token_file() const { return dir_ + "/github-token"; }
@@ -99,8 +104,10 @@ class LocalStack {
   std::string dir_;
   std::vector<Image> images_;
   std::vector<std::string> microvms_args_;
+  std::string run_body_ = "raw";
   std::vector<std::string> github_args_;
   Secret token_;
+  Secret control_key_;
   std::string github_url_, microvms_url_;
   std::vector<int> pids_;
 };

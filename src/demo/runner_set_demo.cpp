@@ -307,6 +307,7 @@ int RunnerSetDemo::Run() {
     }
   }
   LocalStack stack(seam_, processes_, options_.mvr_path, dir + "/stack");
+  stack.SetRunBody(options_.run_body);
   for (const DemoClass& c : kClasses) {
     stack.AddImage(c.image,
                    RunnerBody(stack, options_.runner_startup_ms, options_.runner_registration_ms));

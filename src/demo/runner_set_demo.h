@@ -32,10 +32,11 @@ struct RunnerSetDemoOptions {
   int runner_startup_ms = 0;        // the stand-in runner's start-up delay (and registration's)
   int runner_registration_ms = -1;  // its registration delay alone (-1 = runner_startup_ms)
   int runner_offline_after_seconds = 60;  // GitHub shows a silent idle runner offline after this
-  std::string microvms_config;  // a `mvr emulate microvms --config` file (overrides the above)
-  int timeout_seconds = 600;    // for the whole burst to complete
-  int warm_pool = 0;            // mvr-small keeps this many suspended VMs (filled before the burst)
-  int hot_pool = 0;             // ... and this many suspended VMs with their runners connected
+  std::string microvms_config;   // a `mvr emulate microvms --config` file (overrides the above)
+  std::string run_body = "raw";  // the /run hook body form (`mvr emulate microvms --run-body`)
+  int timeout_seconds = 600;     // for the whole burst to complete
+  int warm_pool = 0;  // mvr-small keeps this many suspended VMs (filled before the burst)
+  int hot_pool = 0;   // ... and this many suspended VMs with their runners connected
 };
 
 class RunnerSetDemo {

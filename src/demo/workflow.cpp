@@ -182,6 +182,8 @@ Result<StepResult> Workflow::Step(const std::string& mode, const std::string& jo
     spec.argv = {python, action_runner_, invocation_file};
     spec.secret_env["MVR_E2E_GITHUB_TOKEN"] = stack_.token();
   }
+  // As a workflow passes a repository secret to the step (env: MVR_CONTROL_KEY: ${{ secrets.X }}).
+  spec.secret_env["MVR_CONTROL_KEY"] = stack_.control_key();
   for (const auto& [k, v] : env) spec.env[k] = v;
   spec.output_path = name + ".log";
   std::remove(output_file.c_str());

@@ -372,4 +372,10 @@ Result<ServeSecrets> LoadSecrets(const ServeConfig& config) {
   return out;
 }
 
+Secret ControlKeyOf(const ServeSecrets& secrets) {
+  if (secrets.pat) return *secrets.pat;
+  if (secrets.app_private_key) return *secrets.app_private_key;
+  return Secret();
+}
+
 }  // namespace mvr::runnerset

@@ -125,5 +125,9 @@ struct ServeSecrets {
   std::optional<Secret> app_private_key;
 };
 Result<ServeSecrets> LoadSecrets(const ServeConfig& config);
+// The key the set derives its pool members' control nonces from: its GitHub credential (the PAT,
+// else the App's private key), the one secret every process that launches or delivers holds.
+// Rotating it leaves existing pool members' nonces underivable: they are refused and replaced.
+Secret ControlKeyOf(const ServeSecrets& secrets);
 
 }  // namespace mvr::runnerset

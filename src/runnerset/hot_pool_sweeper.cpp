@@ -181,6 +181,7 @@ Status WarmPoolSweeper::LaunchHot(const RunnerClass& cls, const std::string& ver
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, seam.clock.Now() + kStepTime));
   PoolMember m = NewMember(cls, version, vm);
   m.kind = PoolMember::Kind::kHot;
+  if (!deps_.control_key.empty()) m.launch_token = run.client_token;
   // The row maps the VM from now on, so the janitor never takes it for an orphan.
   if (Status s = deps_.pool.AddMember(m); !s.ok()) {
     vms.Terminate(vm.microvm_id, seam.clock.Now() + kStepTime).IgnoreError();
@@ -208,10 +209,15 @@ Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember&
   Result<Secret> token = s.ok() ? vms.ControlToken(m.microvm_id, action::kControlPort,
                                                    action::kControlTokenMinutes, deadline)
                                 : Result<Secret>(s);
+  Result<Secret> nonce = MemberNonce(deps_.control_key, m);
+  if (token.ok() && !nonce.ok()) token = nonce.status();
   if (token.ok()) {
-    action::RunnerStartDelivery delivery{vm.endpoint, *token,
-                                         action::RunnerRequestId(jit.runner.id), m.microvm_id,
-                                         jit.encoded_jit_config};
+    action::RunnerStartDelivery delivery{vm.endpoint,
+                                         *token,
+                                         action::RunnerRequestId(jit.runner.id),
+                                         m.microvm_id,
+                                         jit.encoded_jit_config,
+                                         *std::move(nonce)};
     s = action::DeliverRunnerStart(*deps_.http, seam, delivery, deadline);
   } else {
     s = token.status();

@@ -324,8 +324,12 @@ Outcome Launcher::Run(Attempt& a) {
     Result<Secret> token = a.vms.ControlToken(a.microvm_id, action::kControlPort,
                                               action::kControlTokenMinutes, a.deadline);
     if (!token.ok()) return Fail(a, token.status());
-    action::RunnerStartDelivery delivery{vm->endpoint, *token, action::RunnerRequestId(a.runner_id),
-                                         a.microvm_id, a.jit->encoded_jit_config};
+    action::RunnerStartDelivery delivery{vm->endpoint,
+                                         *token,
+                                         action::RunnerRequestId(a.runner_id),
+                                         a.microvm_id,
+                                         a.jit->encoded_jit_config,
+                                         a.nonce};
     if (Status s = action::DeliverRunnerStart(deps_.http, seam, delivery, a.deadline); !s.ok()) {
       return Fail(a, s);
     }
@@ -377,9 +381,11 @@ Status Launcher::Register(Attempt& a) {
 
 Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
   const Seam& seam = deps_.seam;
-  // RunMicrovm, paced to the platform's rate, idempotent per claim attempt.
+  // RunMicrovm, paced to the platform's rate, idempotent per claim attempt. The nonce is this
+  // launch's, for its one delivery below; it is never stored.
+  a.nonce = supervisor::NewControlNonce(seam.secure_random);
   MVR_ASSIGN_OR_RETURN(std::string payload,
-                       supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered()));
+                       supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered(a.nonce)));
   aws::RunMicrovmRequest run;
   run.image_identifier = a.runner_class.image;
   run.image_version = a.runner_class.image_version;

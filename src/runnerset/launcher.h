@@ -47,6 +47,9 @@ struct LauncherDeps {
   Metrics& metrics;
   RunnerWatch* watch = nullptr;   // told about each delivered runner (the timeline); optional
   WarmPoolTable* pool = nullptr;  // the warm pools' rows; optional (no warm path without)
+  // The set's control key (ControlKeyOf, config.h), from which a pool member's control nonce is
+  // derived again at delivery (warm_pool_sweeper.h); a cold launch's nonce is random.
+  Secret control_key{};
 };
 
 enum class Decision {

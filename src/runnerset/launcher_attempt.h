@@ -34,6 +34,9 @@ struct Launcher::Attempt {
   bool warm = false;  // the VM is a pool member this attempt claimed and resumed
   bool hot = false;   // ... a hot one: its runner (runner_name, runner_id) is registered already
   std::optional<github::JitConfig> jit;
+  // The control nonce the VM was launched with (a cold launch's, kept in memory only until its
+  // delivery); empty for a pool member launched without one.
+  Secret nonce;
   LaunchTimes times;
   std::string job_key;  // the timeline's name of the job
   // The pool's members as the cap check read them (a listing a moment old is safe: a member

@@ -92,6 +92,9 @@ Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind)
     a.microvm_id = m.microvm_id;
     a.warm = true;
     a.hot = hot;
+    Result<Secret> nonce = MemberNonce(deps_.control_key, m);
+    if (!nonce.ok()) return nonce.status().Annotate("the pool MicroVM's control nonce");
+    a.nonce = *std::move(nonce);
     if (hot) {
       a.runner_name = m.runner_name;
       a.runner_id = m.runner_id;
@@ -131,6 +134,7 @@ Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind)
       deps_.pool->RemoveMember(a.microvm_id).IgnoreError();
       a.microvm_id.clear();
       a.warm = a.hot = false;
+      a.nonce.Clear();
       a.runner_name.clear();
       a.runner_id = 0;
       continue;

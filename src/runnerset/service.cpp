@@ -48,12 +48,12 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
       pool_(deps.store, deps.seam),
       watch_(deps.seam.clock, deps.seam.logger, deps.github, RunnerScopeOf(config_), metrics_),
       launcher_(config_, LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_,
-                                      metrics_, &watch_, &pool_}),
+                                      metrics_, &watch_, &pool_, deps.control_key}),
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
       janitor_(config_, JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue,
                                     metrics_, &pool_}),
-      sweeper_(config_,
-               WarmPoolDeps{deps.seam, deps.microvms, pool_, &deps.github, &deps.http, &table_}) {
+      sweeper_(config_, WarmPoolDeps{deps.seam, deps.microvms, pool_, &deps.github, &deps.http,
+                                     &table_, deps.control_key}) {
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));
   router_.Add("POST", "/webhook",
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });

@@ -44,6 +44,8 @@ struct ServiceDeps {
   github::GitHub& github;
   store::Store& store;
   queue::Queue& queue;
+  // The key pool members' control nonces are derived from (ControlKeyOf, config.h).
+  Secret control_key{};
 };
 
 class Service {

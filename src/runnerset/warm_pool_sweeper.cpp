@@ -275,15 +275,22 @@ PoolMember WarmPoolSweeper::NewMember(const RunnerClass& cls, const std::string&
 
 Result<aws::RunMicrovmRequest> WarmPoolSweeper::PoolRunRequest(const RunnerClass& cls,
                                                                const std::string& version) const {
+  const std::string client_token = "mvr-pool-" + deps_.seam.secure_random.Hex(16);
+  // The nonce is derived again at delivery from the token on the member's row: nothing secret is
+  // stored.
+  Secret nonce;
+  if (!deps_.control_key.empty()) {
+    MVR_ASSIGN_OR_RETURN(nonce, supervisor::DeriveControlNonce(deps_.control_key, client_token));
+  }
   MVR_ASSIGN_OR_RETURN(std::string payload,
-                       supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered()));
+                       supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered(nonce)));
   aws::RunMicrovmRequest run;
   run.image_identifier = cls.image;
   run.image_version = version;
   run.execution_role_arn = config_.launcher.execution_role_arn;
   run.run_hook_payload = Secret(payload);
   run.maximum_duration_in_seconds = cls.max_duration_seconds;
-  run.client_token = "mvr-pool-" + deps_.seam.secure_random.Hex(16);
+  run.client_token = client_token;
   return run;
 }
 
@@ -294,7 +301,8 @@ Result<PoolMember> WarmPoolSweeper::Boot(const RunnerClass& cls, const std::stri
   action::MicrovmLifecycle vms(seam, deps_.microvms);
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, deadline));
   // The row maps the VM from now on, so the janitor never takes the pre-boot for an orphan.
-  const PoolMember m = NewMember(cls, version, vm);
+  PoolMember m = NewMember(cls, version, vm);
+  if (!deps_.control_key.empty()) m.launch_token = run.client_token;
   if (Status s = deps_.pool.AddMember(m); !s.ok()) {
     vms.RequestTerminate(vm.microvm_id, seam.clock.Now() + kTerminateTime).IgnoreError();
     return s.Annotate("pool member " + vm.microvm_id);

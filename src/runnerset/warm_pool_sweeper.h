@@ -63,6 +63,9 @@ struct WarmPoolDeps {
   github::GitHub* github = nullptr;
   http::HttpClient* http = nullptr;
   RunnerTable* table = nullptr;
+  // The set's control key (ControlKeyOf, config.h): each member's control nonce is derived from it
+  // and the member's launch token. Empty: members are launched without a nonce (tests only).
+  Secret control_key{};
 };
 
 // The image version a class's new VMs get: its pinned imageVersion, or its image's latest

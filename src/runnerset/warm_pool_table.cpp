@@ -3,6 +3,8 @@
 #include <chrono>
 #include <map>
 
+#include "supervisor/run_payload.h"
+
 namespace mvr::runnerset {
 namespace {
 
@@ -25,6 +27,7 @@ constexpr char kClaimedMs[] = "claimedAtMs";
 constexpr char kKind[] = "kind";
 constexpr char kRunnerName[] = "runnerName";
 constexpr char kRunnerId[] = "runnerId";
+constexpr char kLaunchToken[] = "launchToken";
 constexpr char kTtl[] = "ttl";
 // A member row outlives its VM by a day at most; a claim is kept as long, so that a VM id once
 // claimed is never claimed again while it could still exist.
@@ -57,6 +60,11 @@ const char* PoolMemberStateName(PoolMember::State state) {
   return "booting";
 }
 
+Result<Secret> MemberNonce(const Secret& control_key, const PoolMember& member) {
+  if (control_key.empty() || member.launch_token.empty()) return Secret();
+  return supervisor::DeriveControlNonce(control_key, member.launch_token);
+}
+
 const char* PoolMemberKindName(PoolMember::Kind kind) {
   return kind == PoolMember::Kind::kHot ? "hot" : "warm";
 }
@@ -87,6 +95,7 @@ Status WarmPoolTable::AddMember(const PoolMember& m) {
     a[kRunnerName] = Value(m.runner_name);
     a[kRunnerId] = Value(m.runner_id);
   }
+  if (!m.launch_token.empty()) a[kLaunchToken] = Value(m.launch_token);
   a[kCreatedMs] = Value(m.created_ms);
   a[kExpiresMs] = Value(m.expires_ms);
   a[kTtl] = Value((m.expires_ms + kAfterExpiryMs) / 1000);
@@ -146,6 +155,7 @@ Result<std::vector<PoolMember>> WarmPoolTable::ScanMembers() {
                                                              : PoolMember::Kind::kWarm;
         m.runner_name = item.GetString(kRunnerName).value_or("");
         m.runner_id = item.GetNumber(kRunnerId).value_or(0);
+        m.launch_token = item.GetString(kLaunchToken).value_or("");
       }
     }
     if (p.next_cursor.empty()) break;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/seam.h"
+#include "base/secret.h"
 #include "store/store.h"
 
 namespace mvr::runnerset {
@@ -34,6 +35,9 @@ struct PoolMember {
   State state = State::kBooting;
   int64_t created_ms = 0;
   int64_t expires_ms = 0;  // its maximum duration ends (epoch ms)
+  // Its RunMicrovm clientToken: not a secret, but what its control nonce is derived from under
+  // the set's key ("" for a member an older release launched without a nonce).
+  std::string launch_token;
   // A hot member's runner ("" / 0 until it is registered).
   std::string runner_name;
   int64_t runner_id = 0;
@@ -41,6 +45,10 @@ struct PoolMember {
   std::optional<std::string> claimed_by;
   int64_t claimed_ms = 0;
 };
+// The control nonce `member` was launched with, derived under the set's `control_key`; empty
+// for a member launched without one (no launch token on its row, or no key).
+Result<Secret> MemberNonce(const Secret& control_key, const PoolMember& member);
+
 // "booting", "starting", "parking", "suspended".
 const char* PoolMemberStateName(PoolMember::State state);
 const char* PoolMemberKindName(PoolMember::Kind kind);  // "warm" / "hot"

@@ -45,6 +45,10 @@ constexpr char kPrefix[] = "mvr-sim-";
 // Fixture secrets: the check at the end looks for them in every log line.
 constexpr char kToken[] = "ghp_SIMTOKENFIXTURE0123456789";
 constexpr char kWebhookSecret[] = "sim-webhook-secret-5c1f";
+// The runner set's GitHub credential stands in as its control key (ControlKeyOf); the Action's
+// MVR_CONTROL_KEY.
+constexpr char kSetControlKey[] = "sim-set-control-key-0b7e";
+constexpr char kActionControlKey[] = "sim-action-control-key-91d2";
 constexpr char kKeyId[] = "AKIDSIMULATION";
 constexpr char kSecretKey[] = "SIMSECRETKEYFIXTURE-0042";
 
@@ -272,7 +276,7 @@ class World {
   void LauncherLoop(Process& p) {
     runnerset::Launcher launcher(
         config_, runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table,
-                                         metrics_, nullptr, &p.pool});
+                                         metrics_, nullptr, &p.pool, Secret(kSetControlKey)});
     while (true) {
       queue::ReceiveOptions ro;
       ro.max_messages = std::max(1, options_.sequential_batch);
@@ -300,7 +304,7 @@ class World {
   void SweeperLoop(Process& p) {
     runnerset::WarmPoolSweeper sweeper(
         config_, runnerset::WarmPoolDeps{p.seam.seam, p.vms, p.pool, p.github.get(), &ingress_http_,
-                                         &p.table});
+                                         &p.table, Secret(kSetControlKey)});
     const Duration interval(config_.warm_pool.interval_seconds * 1000LL);
     while (true) {
       (void)sweeper.Sweep();
@@ -418,7 +422,8 @@ class World {
                             ingress_http_,
                             [this](const Secret& s) { action_secrets_.push_back(s.Reveal()); },
                             nullptr,
-                            &store_};
+                            &store_,
+                            Secret(kActionControlKey)};
     const bool final_wave = index >= options_.action_runs;
     // A crashing run dies somewhere in its start, or its stop, if it gets that far.
     const int crash_after =

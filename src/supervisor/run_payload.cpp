@@ -71,13 +71,75 @@ Status UnsupportedVersion(std::string_view version) {
   Status s = InvalidArgument(
       "run-hook payload version " + shown +
       " is not supported by this supervisor (it understands 1 = ephemeral, "
-      "2 = warm and 3 = delivered); use an Action/runner-set release that matches the "
+      "2 and 4 = warm, 3 and 5 = delivered); use an Action/runner-set release that matches the "
       "image, or rebuild the image with a newer mvr");
   s.WithErrorType(kUnsupportedVersionErrorType);
   return s;
 }
 
+// The version a payload is written with: 2/3 without a nonce, 4/5 with one.
+int VersionOf(const RunPayload& p) {
+  if (p.mode == LaunchMode::kEphemeral) return 1;
+  const bool nonce = !p.control_nonce.empty();
+  if (p.mode == LaunchMode::kWarm) return nonce ? 4 : 2;
+  return nonce ? 5 : 3;
+}
+
+bool IsLowerHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+// Versions 2-5: an empty body, or (4 and 5) exactly the 16 nonce bytes.
+Result<RunPayload> DecodeControlBody(std::string_view version, std::string body) {
+  RunPayload out;
+  out.mode = version == "2" || version == "4" ? LaunchMode::kWarm : LaunchMode::kDelivered;
+  const std::string what =
+      "a version " + std::string(version) + " (" + LaunchModeName(out.mode) + ") run-hook payload";
+  if (version == "2" || version == "3") {
+    if (!body.empty()) return InvalidArgument(what + " must have an empty body");
+    return out;
+  }
+  if (body.size() != kControlNonceBytes) {
+    std::fill(body.begin(), body.end(), '\0');
+    return InvalidArgument(what + " carries a control nonce of " + std::to_string(body.size()) +
+                           " bytes; it must be " + std::to_string(kControlNonceBytes) +
+                           " (the payload was not written by mvr's encoder)");
+  }
+  out.control_nonce = Secret(HexEncode(body));
+  std::fill(body.begin(), body.end(), '\0');
+  return out;
+}
+
 }  // namespace
+
+Status CheckControlNonce(const Secret& nonce) {
+  const std::string& text = nonce.Reveal();
+  if (text.size() != kControlNonceHexChars) {
+    return InvalidArgument("a control nonce must be " + std::to_string(kControlNonceHexChars) +
+                           " hex characters; this one has " + std::to_string(text.size()));
+  }
+  for (char c : text) {
+    if (!IsLowerHex(c)) {
+      return InvalidArgument("a control nonce must be lowercase hex characters only");
+    }
+  }
+  return Status::Ok();
+}
+
+Secret NewControlNonce(Random& secure_random) {
+  return Secret(secure_random.Hex(kControlNonceBytes));
+}
+
+Result<Secret> DeriveControlNonce(const Secret& control_key, std::string_view launch_token) {
+  if (control_key.empty()) return InvalidArgument("no control key to derive a control nonce from");
+  if (launch_token.empty()) {
+    return InvalidArgument("no launch token to derive a control nonce from");
+  }
+  std::string data = "mvr-control-nonce-v1\n";
+  data += launch_token;
+  std::string mac = HmacSha256(control_key.Reveal(), data);
+  Secret nonce(HexEncode(std::string_view(mac).substr(0, kControlNonceBytes)));
+  std::fill(mac.begin(), mac.end(), '\0');
+  return nonce;
+}
 
 const char* LaunchModeName(LaunchMode mode) {
   switch (mode) {
@@ -106,17 +168,24 @@ Result<std::string> EncodeRunPayload(const RunPayload& payload) {
       body.push_back('\0');
       body += jit;
     }
+    if (!payload.control_nonce.empty()) {
+      return InvalidArgument(
+          "an ephemeral run-hook payload takes no control nonce: nothing is ever delivered to it");
+    }
   } else if (!payload.jit_config.empty()) {
     return InvalidArgument(
         std::string("a ") + LaunchModeName(payload.mode) +
         " run-hook payload must not carry a JIT config; its runner arrives through the control "
         "endpoint");
+  } else if (!payload.control_nonce.empty()) {
+    MVR_RETURN_IF_ERROR(CheckControlNonce(payload.control_nonce));
+    MVR_ASSIGN_OR_RETURN(body, HexDecode(payload.control_nonce.Reveal()));
   }
   MVR_ASSIGN_OR_RETURN(std::string packed, Deflate(body));
   std::fill(body.begin(), body.end(), '\0');
   // Appended piece by piece: GCC 12 at -O3 warns (-Wrestrict, a false positive) on "v" + ... .
   std::string text(1, 'v');
-  text += std::to_string(static_cast<int>(payload.mode));
+  text += std::to_string(VersionOf(payload));
   text += '.';
   text += Base64UrlEncode(packed);
   if (text.size() > kMaxRunHookPayloadBytes) {
@@ -147,19 +216,14 @@ Result<RunPayload> DecodeRunPayload(std::string_view text) {
         "mvr's payload encoder");
   }
   std::string_view version = text.substr(1, dot - 1);
-  if (version != "1" && version != "2" && version != "3") return UnsupportedVersion(version);
+  if (version.size() != 1 || version[0] < '1' || version[0] > '5') {
+    return UnsupportedVersion(version);
+  }
   auto packed = Base64UrlDecode(text.substr(dot + 1));
   if (!packed.ok()) return InvalidArgument("run-hook payload data is not valid base64url");
   MVR_ASSIGN_OR_RETURN(std::string body, Inflate(*packed));
+  if (version != "1") return DecodeControlBody(version, std::move(body));
   RunPayload out;
-  if (version == "2" || version == "3") {
-    out.mode = version == "2" ? LaunchMode::kWarm : LaunchMode::kDelivered;
-    if (!body.empty()) {
-      return InvalidArgument("a version " + std::string(version) + " (" + LaunchModeName(out.mode) +
-                             ") run-hook payload must have an empty body");
-    }
-    return out;
-  }
   out.mode = LaunchMode::kEphemeral;
   if (body.size() < 2) {
     return InvalidArgument("a version 1 (ephemeral) run-hook payload has no JIT config");

@@ -6,6 +6,11 @@
 //   version 2 = warm: no JIT; the supervisor goes IDLE and waits for its control endpoint.
 //   version 3 = delivered: no JIT; the supervisor goes IDLE, takes exactly one runner through its
 //               control endpoint (the runner set pushes it), and terminates itself after that job.
+//   version 4 = warm with a control nonce; version 5 = delivered with a control nonce: the body is
+//               the launch's 16-byte secret nonce, which every control request must carry (the
+//               platform does not tell a VM its id, so the nonce is what makes a request this
+//               launch's). New versions rather than a body in 2 and 3: a supervisor built before
+//               them refuses the payload as an unknown version instead of misreading it.
 // Depends on mvr_base and zlib only, so the Action can link it to build payloads.
 // Thread-safety: pure functions.
 #pragma once
@@ -13,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/random.h"
 #include "base/secret.h"
 #include "base/status.h"
 
@@ -32,9 +38,29 @@ const char* LaunchModeName(LaunchMode mode);  // "ephemeral" / "warm" / "deliver
 // Whether the runner arrives through the control endpoint (warm and delivered modes).
 inline bool TakesControlRunner(LaunchMode mode) { return mode != LaunchMode::kEphemeral; }
 
+// A control nonce as launchers and the supervisor handle it: 32 lowercase hex characters (16
+// bytes, 128 bits). Wrapped in Secret wherever it is held.
+inline constexpr size_t kControlNonceBytes = 16;
+inline constexpr size_t kControlNonceHexChars = 2 * kControlNonceBytes;
+// Ok when `nonce` has that form; InvalidArgument naming what is wrong (never echoing it).
+Status CheckControlNonce(const Secret& nonce);
+// A new nonce for one launch, drawn from `secure_random` (the Seam's secure_random), for a
+// launcher that delivers to the VM before it forgets the nonce (a runner set's cold launch).
+Secret NewControlNonce(Random& secure_random);
+// The nonce of the launch whose RunMicrovm clientToken is `launch_token`, under `control_key` (a
+// secret the launcher keeps: the runner set's webhook secret, the Action's MVR_CONTROL_KEY):
+// the first 16 bytes of HMAC-SHA256(key, "mvr-control-nonce-v1\n" + token), hex. A launcher that
+// delivers minutes later (a pool member, a warm server's next job) derives it again from the
+// token, which is not secret, so nothing secret is stored anywhere. InvalidArgument for an empty
+// key or token.
+Result<Secret> DeriveControlNonce(const Secret& control_key, std::string_view launch_token);
+
 struct RunPayload {
   LaunchMode mode = LaunchMode::kEphemeral;
   Secret jit_config;  // the encoded_jit_config from GitHub; set for kEphemeral only
+  // Warm and delivered: the launch's control nonce (versions 4 and 5); empty = none (versions 2
+  // and 3, whose control requests only a VM that knows its own id can check).
+  Secret control_nonce;
 
   static RunPayload Ephemeral(Secret jit) {
     RunPayload p;
@@ -42,26 +68,29 @@ struct RunPayload {
     p.jit_config = std::move(jit);
     return p;
   }
-  static RunPayload Warm() {
+  static RunPayload Warm(Secret nonce = Secret()) {
     RunPayload p;
     p.mode = LaunchMode::kWarm;
+    p.control_nonce = std::move(nonce);
     return p;
   }
-  static RunPayload Delivered() {
+  static RunPayload Delivered(Secret nonce = Secret()) {
     RunPayload p;
     p.mode = LaunchMode::kDelivered;
+    p.control_nonce = std::move(nonce);
     return p;
   }
 };
 
 // Encodes `payload`. Fails with InvalidArgument when an ephemeral payload has no JIT config or a
-// warm or delivered one has one, and with InvalidArgument + kPayloadTooLargeErrorType when the
-// encoded text would exceed kMaxRunHookPayloadBytes. Error messages never contain the JIT config.
+// control nonce, a warm or delivered one has a JIT config, or a nonce is not 32 hex characters, and
+// with InvalidArgument + kPayloadTooLargeErrorType when the encoded text would exceed
+// kMaxRunHookPayloadBytes. Error messages never contain the JIT config.
 Result<std::string> EncodeRunPayload(const RunPayload& payload);
 
 // Decodes text produced by EncodeRunPayload. Refuses unknown versions
-// (kUnsupportedVersionErrorType), malformed text and oversized input with InvalidArgument and a
-// reason; never echoes the input.
+// (kUnsupportedVersionErrorType), malformed text, a nonce that is not 16 bytes and oversized
+// input with InvalidArgument and a reason; never echoes the input.
 Result<RunPayload> DecodeRunPayload(std::string_view text);
 
 }  // namespace mvr::supervisor

@@ -25,7 +25,9 @@ HttpResponse ErrorReply(int status, const std::string& error, const std::string&
 }
 
 HttpResponse RefusalReply(const Refusal& r) {
-  int status = r.reason == RefusalReason::kWrongMicrovm ? 403 : 409;
+  const bool forbidden =
+      r.reason == RefusalReason::kWrongMicrovm || r.reason == RefusalReason::kWrongNonce;
+  int status = forbidden ? 403 : 409;
   return JsonReply(status, json{{"error", RefusalReasonName(r.reason)},
                                 {"message", r.message},
                                 {"state", StateName(r.state)}});
@@ -59,8 +61,10 @@ bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n
 
 }  // namespace
 
-// The /run body comes either wrapped, {"microvmId": ..., "runHookPayload": ...} (the emulator and
-// older launchers), or raw: Lambda delivers the runHookPayload text itself as the body (004).
+// The platform documents only that the runHookPayload "is delivered as the request body of /run",
+// so every form is read: the payload text itself (raw), the payload as a JSON string, or an
+// envelope {"runHookPayload": ...} with or without "microvmId" (other keys are ignored). Only an
+// envelope with an id tells the VM its id; nothing depends on it (the nonce authenticates).
 HttpResponse HandleRun(RunnerCommands& supervisor, const std::string& body) {
   std::string microvm_id;
   std::optional<std::string> payload_text;
@@ -121,7 +125,7 @@ HttpResponse HandleRunnerStart(RunnerCommands& supervisor, const std::string& bo
   json j = json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return ErrorReply(400, "malformed",
-                      "the body must be a JSON object {requestId, microvmId, jit}");
+                      "the body must be a JSON object {requestId, microvmId, nonce, jit}");
   }
   JsonFields fields(j, "");
   std::string texts[3];
@@ -137,6 +141,10 @@ HttpResponse HandleRunnerStart(RunnerCommands& supervisor, const std::string& bo
   StartRunnerRequest request;
   request.request_id = std::move(texts[0]);
   request.microvm_id = std::move(texts[1]);
+  // Optional at the edge: a VM launched without a nonce checks the id alone.
+  Result<std::string> nonce = fields.OptionalString("nonce");
+  if (!nonce.ok()) return ErrorReply(400, "malformed", nonce.status().message());
+  request.nonce = Secret(*std::move(nonce));
   if (request.request_id.size() > kMaxRequestIdBytes) {
     return ErrorReply(400, "malformed", "requestId is longer than 128 characters");
   }

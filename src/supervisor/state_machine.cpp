@@ -1,5 +1,7 @@
 #include "supervisor/state_machine.h"
 
+#include "base/encoding.h"
+
 namespace mvr::supervisor {
 
 const char* StateName(State state) {
@@ -36,6 +38,8 @@ const char* RefusalReasonName(RefusalReason reason) {
       return "busy";
     case RefusalReason::kWrongMicrovm:
       return "wrong_microvm";
+    case RefusalReason::kWrongNonce:
+      return "wrong_nonce";
     case RefusalReason::kConflictingDuplicate:
       return "conflicting_duplicate";
     case RefusalReason::kWrongMode:
@@ -110,22 +114,46 @@ Outcome StateMachine::Run(RunPayload payload, const std::string& microvm_id) {
   }
   if (!microvm_id.empty()) microvm_id_ = microvm_id;
   mode_ = payload.mode;
+  control_nonce_ = std::move(payload.control_nonce);
   if (TakesControlRunner(payload.mode)) return Move(State::kIdle, FollowUp::kNone);
   jit_ = std::move(payload.jit_config);
   current_request_.clear();
   return Move(State::kStartingDocker, FollowUp::kStartDockerRunner);
 }
 
-Outcome StateMachine::StartRunner(StartRunnerRequest request) {
-  if (microvm_id_.empty()) {
-    return Refuse(RefusalReason::kWrongMicrovm,
-                  "this supervisor does not know its MicroVM id yet (no /run hook with a "
-                  "microvmId); it accepts no control request");
+std::optional<Refusal> StateMachine::CheckCaller(const StartRunnerRequest& request) const {
+  if (!mode_) {
+    return Refuse(RefusalReason::kWrongState,
+                  "the supervisor has not received its /run hook yet, so it cannot check a "
+                  "control request");
   }
-  if (request.microvm_id != microvm_id_) {
+  if (control_nonce_.empty() && microvm_id_.empty()) {
+    return Refuse(RefusalReason::kWrongNonce,
+                  "this MicroVM's run-hook payload carried no control nonce and the supervisor "
+                  "knows no MicroVM id, so it accepts no control request; launch it with a "
+                  "warm or delivered payload from an mvr release that adds the nonce");
+  }
+  if (!control_nonce_.empty()) {
+    if (request.nonce.empty()) {
+      return Refuse(RefusalReason::kWrongNonce,
+                    "the request carries no nonce; this MicroVM accepts only requests with the "
+                    "nonce of its launch");
+    }
+    if (!ConstantTimeEquals(request.nonce.Reveal(), control_nonce_.Reveal())) {
+      return Refuse(RefusalReason::kWrongNonce,
+                    "the request's nonce is not this MicroVM's launch nonce (a request meant "
+                    "for another MicroVM?)");
+    }
+  }
+  if (!microvm_id_.empty() && request.microvm_id != microvm_id_) {
     return Refuse(RefusalReason::kWrongMicrovm, "the request names MicroVM '" + request.microvm_id +
                                                     "', but this is '" + microvm_id_ + "'");
   }
+  return std::nullopt;
+}
+
+Outcome StateMachine::StartRunner(StartRunnerRequest request) {
+  if (std::optional<Refusal> refused = CheckCaller(request)) return *refused;
   auto seen = requests_.find(request.request_id);
   if (seen != requests_.end()) {
     if (seen->second.body_digest != request.body_digest) {
@@ -136,11 +164,7 @@ Outcome StateMachine::StartRunner(StartRunnerRequest request) {
     }
     return AcceptDuplicate();
   }
-  if (!mode_ || !TakesControlRunner(*mode_)) {
-    if (!mode_) {
-      return Refuse(RefusalReason::kWrongState,
-                    "the supervisor has not received its /run hook yet");
-    }
+  if (!TakesControlRunner(*mode_)) {
     return Refuse(RefusalReason::kWrongMode,
                   "this MicroVM was launched in ephemeral mode; it runs only the runner from its "
                   "run-hook payload");

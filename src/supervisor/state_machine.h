@@ -41,7 +41,8 @@ const char* StateName(State state);  // "SNAPSHOTTED", "IDLE", ...
 enum class RefusalReason {
   kWrongState,            // the command is not valid in the current state
   kBusy,                  // a runner is starting or running (suspend while busy)
-  kWrongMicrovm,          // control request names another MicroVM (or ours is unknown)
+  kWrongMicrovm,          // control request names another MicroVM than the one we know we are
+  kWrongNonce,            // control request without this launch's nonce (or we have no way to tell)
   kConflictingDuplicate,  // requestId seen before with a different body
   kWrongMode,             // control request to an ephemeral supervisor
 };
@@ -57,6 +58,7 @@ struct Refusal {
 struct StartRunnerRequest {
   std::string request_id;
   std::string microvm_id;
+  Secret nonce;  // the launch's control nonce from the run-hook payload; empty when not sent
   Secret jit_config;
   std::string body_digest;  // hex SHA-256 of the canonical request; identifies "the same body"
 };
@@ -100,7 +102,9 @@ class StateMachine {
 
   // /run hook. `microvm_id` from the hook body ("" when the body had none).
   Outcome Run(RunPayload payload, const std::string& microvm_id);
-  // Control endpoint: POST /v1/runner/start.
+  // Control endpoint: POST /v1/runner/start. Accepted only with the launch's control nonce
+  // (compared in constant time) when the payload carried one, and only naming this VM when the
+  // VM knows its id; a VM with neither (no nonce, no id) refuses every request.
   Outcome StartRunner(StartRunnerRequest request);
   Outcome DockerStarted(const std::string& driver);
   Outcome DockerFailed(const std::string& reason);
@@ -130,6 +134,8 @@ class StateMachine {
  private:
   Refusal Refuse(RefusalReason reason, std::string message) const;
   Outcome Move(State to, FollowUp follow_up);
+  // nullopt when `request` carries what this launch asks of a control request.
+  std::optional<Refusal> CheckCaller(const StartRunnerRequest& request) const;
   // A repeat of a request already accepted: no action, the current state.
   Outcome AcceptDuplicate() const;
   void RecordCurrent(const std::string& outcome);
@@ -137,6 +143,7 @@ class StateMachine {
   State state_ = State::kSnapshotted;
   std::optional<LaunchMode> mode_;
   std::string microvm_id_;
+  Secret control_nonce_;  // from the run-hook payload (versions 4 and 5)
   Secret jit_;
   std::string failure_;
   std::string storage_driver_;

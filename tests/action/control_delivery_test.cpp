@@ -19,6 +19,7 @@ using testing::MockHttp;
 
 const char kJit[] = "JITFIXTURE-delivery-0123456789abcdef";
 const char kProxyToken[] = "PROXYTOKENFIXTURE-delivery";
+const char kNonce[] = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
 
 http::HttpResponse Answer(int status, const std::string& message = "") {
   http::HttpResponse res;
@@ -41,14 +42,21 @@ class ControlDeliveryTest : public ::testing::Test {
         }));
   }
   Status Deliver() {
-    RunnerStartDelivery d{"https://mvm-1.example.test", Secret(kProxyToken), "req-1", "mvm-1",
-                          Secret(kJit)};
+    RunnerStartDelivery d{"https://mvm-1.example.test",
+                          Secret(kProxyToken),
+                          "req-1",
+                          "mvm-1",
+                          Secret(kJit),
+                          Secret(nonce_)};
     return DeliverRunnerStart(http_, seam_, d, clock_.Now() + std::chrono::seconds(120));
   }
   void ExpectNoSecret(const Status& s) {
     EXPECT_EQ(s.message().find(kJit), std::string::npos) << s.message();
     EXPECT_EQ(s.message().find(kProxyToken), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().find(kNonce), std::string::npos) << s.message();
   }
+
+  std::string nonce_ = kNonce;
 
   testing::ManualSeam manual_;
   ManualClock& clock_ = manual_.clock;
@@ -70,7 +78,17 @@ TEST_F(ControlDeliveryTest, PostsTheRunnerStartToTheControlPortThroughIngress) {
   EXPECT_EQ(body["requestId"], "req-1");
   EXPECT_EQ(body["microvmId"], "mvm-1");
   EXPECT_EQ(body["jit"], kJit);
+  EXPECT_EQ(body["nonce"], kNonce);
   EXPECT_EQ(req.url.find(kJit), std::string::npos);
+  EXPECT_EQ(req.url.find(kNonce), std::string::npos);
+}
+
+// A VM launched without a nonce (by an older launcher) gets a body without one.
+TEST_F(ControlDeliveryTest, SendsNoNonceMemberWhenTheVmHasNone) {
+  nonce_.clear();
+  Script({Answer(202)});
+  ASSERT_TRUE(Deliver().ok());
+  EXPECT_FALSE(nlohmann::json::parse(sent_.at(0).body).contains("nonce"));
 }
 
 TEST_F(ControlDeliveryTest, RetriesTransportErrors5xxAnd429WithTheSameRequest) {
@@ -157,12 +175,14 @@ TEST_F(ControlDeliveryTest, DefiniteRefusalsAreNotRetried) {
   for (Case c : {Case{409, "busy", "RUNNING", Code::kConflict},
                  Case{409, "wrong_state", "FAILED", Code::kConflict},
                  Case{403, "wrong_microvm", "IDLE", Code::kUnauthorized},
+                 Case{403, "wrong_nonce", "IDLE", Code::kUnauthorized},
                  Case{409, "wrong_mode", "RUNNING", Code::kConflict}}) {
     sent_.clear();
     ::testing::Mock::VerifyAndClearExpectations(&http_);
     Script({Refusal(c.status, c.error, c.state)});
     Status s = Deliver();
     EXPECT_EQ(s.code(), c.code) << c.error;
+    ExpectNoSecret(s);
     EXPECT_EQ(s.error_type() == kServerBusy, std::string(c.error) == "busy") << c.error;
   }
 }

@@ -35,9 +35,10 @@ EffectOutcome StandInSupervisor::Execute(const Effect& effect) {
     return emulate::microvms::EffectDriver::Succeed(effect);
   }
   if (!fail_run_hook.empty()) return EffectOutcome::Failure(fail_run_hook);
+  // The emulator's default /run body is the payload itself; an envelope holds it in a member.
   const json body = json::parse(effect.body.Reveal(), nullptr, false);
-  Result<supervisor::RunPayload> payload =
-      supervisor::DecodeRunPayload(body.value("runHookPayload", ""));
+  Result<supervisor::RunPayload> payload = supervisor::DecodeRunPayload(
+      body.is_object() ? body.value("runHookPayload", "") : effect.body.Reveal());
   if (!payload.ok()) return EffectOutcome::Failure(payload.status().message());
   if (payload->mode == supervisor::LaunchMode::kEphemeral) Connect(payload->jit_config);
   payloads.push_back(*std::move(payload));
@@ -64,10 +65,9 @@ http::HttpResponse StandInSupervisor::Serve(const std::string& microvm_id, int p
         200, json{{"state", answer.first}, {"currentRequestId", answer.second}}.dump());
   }
   if (request.method == "POST" && request.path == "/v1/runner/start") {
-    if (start_status / 100 == 2) {
-      const json body = json::parse(request.body, nullptr, false);
-      Connect(Secret(body.value("jit", "")));
-    }
+    const json body = json::parse(request.body, nullptr, false);
+    control_nonces.push_back(body.is_object() ? body.value("nonce", "") : "");
+    if (start_status / 100 == 2) Connect(Secret(body.value("jit", "")));
     return http::HttpResponse::Json(start_status, start_body);
   }
   return http::HttpResponse::Json(404, R"({"error":"not_found"})");

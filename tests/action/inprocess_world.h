@@ -55,6 +55,7 @@ class StandInSupervisor final : public emulate::microvms::InProcessGuest {
   // What the guest saw.
   std::vector<supervisor::RunPayload> payloads;  // one per /run hook
   std::vector<std::string> control_paths;        // "POST /v1/runner/start @mvm-..:8080"
+  std::vector<std::string> control_nonces;       // each runner start's "nonce" ("" when none)
   bool saw_proxy_header = false;                 // an x-aws-proxy-* header reached the guest
 
  private:
@@ -115,7 +116,8 @@ class InProcessActionTest : public ::testing::Test {
                       microvms_->ingress(),
                       [this](const Secret& s) { secrets_.push_back(s.Reveal()); },
                       nullptr,
-                      pool_store_};
+                      pool_store_,
+                      control_key_};
   }
   Result<StartResult> Start() { return StartFlow(Deps()).Run(command_); }
   Result<StopResult> Stop(StopCommand c) {
@@ -163,6 +165,8 @@ class InProcessActionTest : public ::testing::Test {
   std::unique_ptr<aws::MicrovmsClient> vms_;
   std::unique_ptr<github::GitHubClient> github_;
   store::Store* pool_store_ = nullptr;  // the state-table pooled flows use
+  // MVR_CONTROL_KEY; a test clears it to see warm starts refuse to run without one.
+  Secret control_key_{"inprocess-action-control-key-5e0c"};
   std::vector<std::string> secrets_;
   StartCommand command_;
   std::string label_;

@@ -8,6 +8,8 @@
 
 #include "action/pool_keys.h"
 #include "base/encoding.h"
+#include "supervisor/run_payload.h"
+#include "support/store_text.h"
 #include "tests/action/pool_flow_fixture.h"
 
 namespace mvr::action {
@@ -58,6 +60,24 @@ TEST_F(PoolFlowTest, LaterRunReusesTheSuspendedMemberWithANewRunnerAndGeneration
   ASSERT_EQ(Runners().size(), 1u);
   EXPECT_EQ(Runners()[0].id, b.runner_id);
   EXPECT_TRUE(Runners()[0].online);
+  Stopped(b);
+}
+
+// A later run delivers to the member with the nonce it was launched with, derived again from the
+// member's launch token; no nonce is in the table or the handles.
+TEST_F(PoolFlowTest, EveryRunDeliversTheMembersLaunchNonceWhichNoTableItemOrHandleHolds) {
+  StartResult a = Started("job-a");
+  ASSERT_EQ(guest_.payloads.size(), 1u);
+  const std::string nonce = guest_.payloads[0].control_nonce.Reveal();
+  ASSERT_TRUE(supervisor::CheckControlNonce(guest_.payloads[0].control_nonce).ok());
+  Stopped(a);
+  StartResult b = Started("job-b");
+  ASSERT_EQ(b.microvm_id, a.microvm_id);
+  EXPECT_EQ(guest_.control_nonces, (std::vector<std::string>{nonce, nonce}));
+  EXPECT_EQ(testing_support::StoreText(store_).find(nonce), std::string::npos);
+  for (const StartResult* r : {&a, &b}) {
+    EXPECT_EQ(Base64UrlDecode(r->server.substr(6)).value().find(nonce), std::string::npos);
+  }
   Stopped(b);
 }
 

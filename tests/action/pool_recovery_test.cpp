@@ -181,11 +181,14 @@ TEST_F(PoolFlowTest, StartKilledBeforeRecordingItsLaunchIsRecoveredWithTheSameVm
   r.capacity = 2;
   Acquisition killed = leases.Acquire(r).value();
   ASSERT_EQ(killed.kind, Acquisition::Kind::kReserved);
-  // The launch the pool start makes for that member: the same request under the same token.
-  aws::RunMicrovmRequest run =
-      internal::RunRequest(Command("x"), MemberLaunchToken(r.partition, killed.member),
-                           supervisor::EncodeRunPayload(supervisor::RunPayload::Warm()).value(),
-                           command_.lifetime.max_lifetime_seconds);
+  // The launch the pool start makes for that member: the same request under the same token (its
+  // nonce derived from the token, so a retried launch sends the very same payload).
+  const std::string token = MemberLaunchToken(r.partition, killed.member);
+  const Secret nonce = supervisor::DeriveControlNonce(control_key_, token).value();
+  aws::RunMicrovmRequest run = internal::RunRequest(
+      Command("x"), token,
+      supervisor::EncodeRunPayload(supervisor::RunPayload::Warm(nonce)).value(),
+      command_.lifetime.max_lifetime_seconds);
   run.image_version = target.image_version;
   const std::string orphan = vms_->RunMicrovm(run).value().microvm_id;
 

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "base/encoding.h"
+#include "supervisor/run_payload.h"
 #include "tests/action/inprocess_world.h"
 
 namespace mvr::action {
@@ -210,6 +213,57 @@ TEST_F(StartFlowTest, WarmNewLaunchesWithTheWarmPayloadAndDeliversTheRunner) {
     EXPECT_EQ(r->server.find(secret), std::string::npos);
     EXPECT_EQ(Base64UrlDecode(r->server.substr(6)).value().find(secret), std::string::npos);
   }
+}
+
+// The VM's nonce is derived from its launch token under MVR_CONTROL_KEY: the token goes in the
+// handle, the nonce only into the payload and the delivery, masked like every secret.
+TEST_F(StartFlowTest, WarmNewDeliversTheNonceItLaunchedWithAndTheHandleKeepsOnlyTheToken) {
+  command_.server = "proof";
+  Result<StartResult> r = Start();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(guest_.payloads.size(), 1u);
+  const std::string nonce = guest_.payloads[0].control_nonce.Reveal();
+  ASSERT_TRUE(supervisor::CheckControlNonce(guest_.payloads[0].control_nonce).ok());
+  EXPECT_EQ(guest_.control_nonces, std::vector<std::string>{nonce});
+  const ServerHandle h = DecodeServerHandle(r->server).value();
+  ASSERT_FALSE(h.launch_token.empty());
+  EXPECT_EQ(supervisor::DeriveControlNonce(control_key_, h.launch_token)->Reveal(), nonce);
+  EXPECT_EQ(Base64UrlDecode(r->server.substr(6)).value().find(nonce), std::string::npos);
+  EXPECT_NE(std::find(secrets_.begin(), secrets_.end(), nonce), secrets_.end()) << "not masked";
+}
+
+TEST_F(StartFlowTest, ResumeDeliversTheNonceDerivedFromTheHandlesLaunchToken) {
+  const std::string id = SuspendedVm();
+  ServerHandle h = Handle(id, clock_.Now() + std::chrono::hours(1));
+  h.launch_token = "mvr-warm-launch-token-1";
+  command_.server = EncodeServerHandle(h);
+  Result<StartResult> r = Start();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string nonce = supervisor::DeriveControlNonce(control_key_, h.launch_token)->Reveal();
+  EXPECT_EQ(guest_.control_nonces, std::vector<std::string>{nonce});
+  EXPECT_EQ(DecodeServerHandle(r->server)->launch_token, h.launch_token);
+}
+
+// A handle from before nonces: its VM took none, and none is sent.
+TEST_F(StartFlowTest, ResumeOfAHandleWithoutALaunchTokenSendsNoNonce) {
+  const std::string id = SuspendedVm();
+  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  ASSERT_TRUE(Start().ok());
+  EXPECT_EQ(guest_.control_nonces, std::vector<std::string>{""});
+}
+
+TEST_F(StartFlowTest, WarmAndPooledStartsRefuseToRunWithoutAControlKey) {
+  control_key_ = Secret();
+  command_.server = "proof";
+  Result<StartResult> r = Start();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("MVR_CONTROL_KEY"), std::string::npos);
+  EXPECT_TRUE(VmIds().empty()) << "nothing is launched";
+  EXPECT_TRUE(Runners().empty()) << "nothing is registered";
+  // Ephemeral starts deliver nothing and need no key.
+  command_.server.clear();
+  EXPECT_TRUE(Start().ok());
 }
 
 TEST_F(StartFlowTest, ResumeOneSecondBeforeTheReuseDeadlineProceeds) {

@@ -26,6 +26,7 @@
 #include "http/curl_client.h"
 #include "process/process_runner.h"
 #include "tests/support/real_seam.h"
+#include "tests/support/run_body_env.h"
 
 namespace mvr::demo {
 
@@ -64,6 +65,7 @@ class ActionEndToEnd : public ::testing::Test {
     if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
       stack_->AddGithubArgs({"--record", record});
     }
+    stack_->SetRunBody(testing_support::E2eRunBody());
     ConfigureStack(*stack_);
     Status started = stack_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();
@@ -158,7 +160,9 @@ class ActionEndToEnd : public ::testing::Test {
   // guest's supervisor and runner logs) except the token's own file.
   void ExpectNoSecretInAnyOutput() {
     std::vector<std::pair<std::string, std::string>> secrets = {
-        {"the GitHub token", stack_->token().Reveal()}, {"the AWS secret key", kAwsSecretKey}};
+        {"the GitHub token", stack_->token().Reveal()},
+        {"the AWS secret key", kAwsSecretKey},
+        {"MVR_CONTROL_KEY", stack_->control_key().Reveal()}};
     for (const std::string& jit : JitFixtures()) {
       secrets.emplace_back("a JIT config", jit);
       secrets.emplace_back("the start of a JIT config", jit.substr(0, 40));

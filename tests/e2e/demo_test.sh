@@ -38,7 +38,9 @@ run_demo() {
   local name="$1"
   shift
   local out="$work/$name.out"
-  if ! "$mvr" demo "$@" --work-dir "$work/$name" >"$out" 2>&1; then
+  # The /run body form of the whole e2e run (MVR_E2E_RUN_BODY), as every other suite.
+  if ! "$mvr" demo "$@" --run-body "${MVR_E2E_RUN_BODY:-raw}" --work-dir "$work/$name" \
+    >"$out" 2>&1; then
     cat "$out"
     echo "FAIL: mvr demo $* failed"
     exit 1

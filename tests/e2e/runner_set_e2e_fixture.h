@@ -30,6 +30,7 @@
 #include "http/curl_client.h"
 #include "process/process_runner.h"
 #include "tests/support/real_seam.h"
+#include "tests/support/run_body_env.h"
 
 namespace mvr::demo {
 
@@ -102,6 +103,7 @@ class RunnerSetStack : public ::testing::Test {
     if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
       stack_->AddGithubArgs({"--record", record});
     }
+    stack_->SetRunBody(testing_support::E2eRunBody());
     ConfigureStack(*stack_);
     Status started = stack_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();
@@ -443,8 +445,9 @@ class RunnerSetStack : public ::testing::Test {
     AwaitPoolRecorded();
     EXPECT_NE(Runners().at(0).value("name", ""), hot_runner) << "a new member's runner";
     EXPECT_EQ(CountOperation("RunMicrovm"), 2) << "the job launched nothing cold";
-    ASSERT_TRUE(Eventually([&] { return CountOperation("TerminateMicrovm") >= 1; },
-                           std::chrono::seconds(20)));
+    // The used VM ends after its job: through TerminateMicrovm on itself where its supervisor was
+    // told its id (an envelope with microvmId), by powering off where it was not.
+    ASSERT_TRUE(Eventually([&] { return CountVms("TERMINATED") >= 1; }, std::chrono::seconds(20)));
 
     const int terminated = CountOperation("TerminateMicrovm");
     real_.sleeper.Sleep(Duration(5'000));

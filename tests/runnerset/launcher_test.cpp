@@ -3,10 +3,12 @@
 #include "runnerset/launcher.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "../action/fakes.h"
 #include "store/memory_store.h"
 #include "supervisor/run_payload.h"
+#include "support/store_text.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -84,8 +86,9 @@ class LauncherTest : public ::testing::Test {
 
   Launcher& L() {
     if (!launcher_) {
-      launcher_ = std::make_unique<Launcher>(
-          config_, LauncherDeps{m_.seam, vms_, github_, http_, table_, metrics_, nullptr});
+      launcher_ =
+          std::make_unique<Launcher>(config_, LauncherDeps{m_.seam, vms_, github_, http_, table_,
+                                                           metrics_, nullptr, nullptr, Secret()});
     }
     return *launcher_;
   }
@@ -125,6 +128,13 @@ TEST_F(LauncherTest, LaunchRegistersRunsDeliversAndCommits) {
   auto payload = supervisor::DecodeRunPayload(run.run_hook_payload.Reveal());
   ASSERT_TRUE(payload.ok());
   EXPECT_EQ(payload->mode, supervisor::LaunchMode::kDelivered);
+  // A nonce of the launch's own, delivered with the runner and kept nowhere.
+  const std::string nonce = payload->control_nonce.Reveal();
+  EXPECT_TRUE(supervisor::CheckControlNonce(payload->control_nonce).ok()) << "no nonce";
+  EXPECT_EQ(nlohmann::json::parse(delivered.body).value("nonce", ""), nonce);
+  EXPECT_EQ(testing_support::StoreText(store_).find(nonce), std::string::npos);
+  EXPECT_EQ(m_.sink.Joined().find(nonce), std::string::npos);
+  EXPECT_EQ(o.detail.find(nonce), std::string::npos);
   EXPECT_NE(delivered.url.find("/v1/runner/start"), std::string::npos);
   EXPECT_EQ(delivered.headers.GetOr("X-aws-proxy-port", ""), "8080");
   auto row = table_.GetMapping(o.runner_name);

@@ -46,6 +46,7 @@ class WarmPoolTest : public ::testing::Test {
       aws::Microvm vm = Make(id, aws::MicrovmState::kRunning);
       vm.image_version = r.image_version.empty() ? version_ : r.image_version;
       vms_by_id_[id] = vm;
+      runs_[id] = r;
       calls_.push_back("run " + id);
       return Result<aws::Microvm>(vm);
     }));
@@ -112,8 +113,9 @@ class WarmPoolTest : public ::testing::Test {
     ON_CALL(github_, ListQueuedJobs(_)).WillByDefault(Invoke([](auto&) {
       return Result<std::vector<github::Job>>(std::vector<github::Job>{});
     }));
-    ON_CALL(http_, Send(_)).WillByDefault(Invoke([this](const http::HttpRequest&) {
+    ON_CALL(http_, Send(_)).WillByDefault(Invoke([this](const http::HttpRequest& r) {
       calls_.push_back("deliver");
+      delivered_.push_back(r.body);
       return Result<http::HttpResponse>(http::HttpResponse::Json(202, "{}"));
     }));
   }
@@ -138,12 +140,13 @@ class WarmPoolTest : public ::testing::Test {
   WarmPoolSweeper& Sweeper() {
     if (!sweeper_)
       sweeper_ = std::make_unique<WarmPoolSweeper>(
-          config_, WarmPoolDeps{m_.seam, vms_, pool_, &github_, &http_, &table_});
+          config_, WarmPoolDeps{m_.seam, vms_, pool_, &github_, &http_, &table_, control_key_});
     return *sweeper_;
   }
   Launcher& NewLauncher() {
-    launchers_.push_back(std::make_unique<Launcher>(
-        config_, LauncherDeps{m_.seam, vms_, github_, http_, table_, metrics_, nullptr, &pool_}));
+    launchers_.push_back(
+        std::make_unique<Launcher>(config_, LauncherDeps{m_.seam, vms_, github_, http_, table_,
+                                                         metrics_, nullptr, &pool_, control_key_}));
     return *launchers_.back();
   }
   Janitor& J() {
@@ -202,6 +205,10 @@ class WarmPoolTest : public ::testing::Test {
   int next_id_ = 0;
   std::map<std::string, aws::Microvm> vms_by_id_;
   std::vector<std::string> calls_;  // "run vm-1", "suspend vm-1", "register NAME", "deliver"...
+  std::map<std::string, aws::RunMicrovmRequest> runs_;  // the RunMicrovm request of each VM
+  std::vector<std::string> delivered_;                  // each control request's body
+  // The set's control key (its GitHub credential in production).
+  Secret control_key_{"warm-pool-test-control-key"};
   std::unique_ptr<WarmPoolSweeper> sweeper_;
   std::vector<std::unique_ptr<Launcher>> launchers_;
   std::unique_ptr<Janitor> janitor_;

@@ -1,8 +1,12 @@
 // Warm pools: the sweeper keeps a class's pool of suspended VMs at target and replaces what must
 // go; the launcher's warm path claims a member first-writer-wins, resumes it, then registers;
 // the janitor leaves pool members alone.
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 
+#include "supervisor/run_payload.h"
+#include "support/store_text.h"
 #include "warm_pool_fixture.h"
 
 namespace mvr::runnerset::testing {
@@ -73,6 +77,48 @@ TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
   // The commit removed the member: one suspended member is left, and the claim row stays.
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
   EXPECT_FALSE(*pool_.Claim(o.microvm_id, "job#other"));
+}
+
+// A member minutes old is delivered to by another process: its nonce is derived again from the
+// launch token on its row under the set's key, and is stored nowhere.
+TEST_F(WarmPoolTest, AMemberIsLaunchedWithADerivedNonceThatTheLaunchDeliversAndNothingStores) {
+  Fill();
+  ASSERT_FALSE(runs_.empty());
+  std::map<std::string, std::string> nonces;  // by VM id
+  for (const auto& [id, run] : runs_) {
+    auto payload = supervisor::DecodeRunPayload(run.run_hook_payload.Reveal());
+    ASSERT_TRUE(payload.ok()) << payload.status().ToString();
+    auto derived = supervisor::DeriveControlNonce(control_key_, run.client_token);
+    ASSERT_TRUE(derived.ok());
+    EXPECT_EQ(payload->control_nonce.Reveal(), derived->Reveal()) << id;
+    nonces[id] = derived->Reveal();
+  }
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  ASSERT_EQ(delivered_.size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(delivered_[0]).value("nonce", ""), nonces.at(o.microvm_id));
+  const std::string stored = testing_support::StoreText(store_);
+  EXPECT_NE(stored.find("launchToken=\"mvr-pool-"), std::string::npos)
+      << "the other member's row keeps its launch token";
+  for (const auto& [id, nonce] : nonces) {
+    EXPECT_EQ(stored.find(nonce), std::string::npos) << "a nonce in the table";
+    EXPECT_EQ(m_.sink.Joined().find(nonce), std::string::npos) << "a nonce in the log";
+  }
+}
+
+// A member launched by a release before nonces (no launch token on its row) is delivered to
+// without one, as before.
+TEST_F(WarmPoolTest, AMemberWithoutALaunchTokenIsDeliveredToWithoutANonce) {
+  control_key_ = Secret();
+  Fill();
+  for (const auto& [id, run] : runs_) {
+    EXPECT_TRUE(supervisor::DecodeRunPayload(run.run_hook_payload.Reveal())->control_nonce.empty());
+  }
+  control_key_ = Secret("a-key-that-arrived-later");
+  Outcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  ASSERT_EQ(delivered_.size(), 1u);
+  EXPECT_FALSE(nlohmann::json::parse(delivered_[0]).contains("nonce"));
 }
 
 // On DynamoDB a scan of the pool's rows reads the whole runner table: the cap check and the

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "base/encoding.h"
+#include "base/random.h"
+
+#include <tuple>
 #include "jit_fixture.h"
 
 namespace mvr::supervisor {
@@ -76,7 +79,7 @@ TEST(RunPayload, TooLargeIsATypedErrorWithoutTheSecret) {
 }
 
 TEST(RunPayload, DecodeRefusesUnknownVersionsWithAClearReason) {
-  for (const char* text : {"v4.AAAA", "v0.AAAA", "v10.AAAA"}) {
+  for (const char* text : {"v6.AAAA", "v0.AAAA", "v10.AAAA", "v44.AAAA"}) {
     auto r = DecodeRunPayload(text);
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_EQ(r.status().error_type(), kUnsupportedVersionErrorType) << text;
@@ -120,6 +123,81 @@ TEST(RunPayload, DecodeErrorsNeverEchoTheInput) {
   auto r = DecodeRunPayload(corrupted);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message().find(text->substr(3, 16)), std::string::npos);
+}
+
+constexpr char kNonce[] = "00112233445566778899aabbccddeeff";
+
+// Versions 4 and 5 carry the nonce; a supervisor from before them (which knows 1-3) refuses their
+// "v4."/"v5." prefix as an unsupported version rather than misreading the payload.
+TEST(RunPayload, WarmAndDeliveredWithANonceRoundTripAsVersions4And5) {
+  for (auto [payload, prefix, mode] :
+       {std::tuple{RunPayload::Warm(Secret(kNonce)), "v4.", LaunchMode::kWarm},
+        std::tuple{RunPayload::Delivered(Secret(kNonce)), "v5.", LaunchMode::kDelivered}}) {
+    auto text = EncodeRunPayload(payload);
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
+    EXPECT_EQ(text->rfind(prefix, 0), 0u) << *text;
+    EXPECT_LE(text->size(), 40u) << "the nonce costs a few dozen of the 4096 bytes";
+    EXPECT_EQ(text->find(kNonce), std::string::npos) << "stored as bytes, not as its hex";
+    auto back = DecodeRunPayload(*text);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(back->mode, mode);
+    EXPECT_EQ(back->control_nonce.Reveal(), kNonce);
+    EXPECT_TRUE(back->jit_config.empty());
+  }
+  // Without a nonce, versions 2 and 3 as before, decoded without one.
+  auto legacy = DecodeRunPayload(*EncodeRunPayload(RunPayload::Warm()));
+  ASSERT_TRUE(legacy.ok());
+  EXPECT_TRUE(legacy->control_nonce.empty());
+}
+
+TEST(RunPayload, EncodeRefusesANonceThatIsNot32LowercaseHexOrOnAnEphemeralPayload) {
+  for (const char* bad :
+       {"0011", "00112233445566778899AABBCCDDEEFF", "00112233445566778899aabbccddeefg",
+        "00112233445566778899aabbccddeeff00"}) {
+    auto r = EncodeRunPayload(RunPayload::Warm(Secret(bad)));
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(r.status().message().find(bad), std::string::npos) << "echoed the nonce";
+  }
+  RunPayload ephemeral = RunPayload::Ephemeral(Secret("jit-config-1"));
+  ephemeral.control_nonce = Secret(kNonce);
+  EXPECT_EQ(EncodeRunPayload(ephemeral).status().code(), Code::kInvalidArgument);
+}
+
+// A version-4 payload whose body is 15 bytes (made from a version-1 one of that size).
+TEST(RunPayload, DecodeRefusesAControlNonceOfTheWrongSize) {
+  auto v1 = EncodeRunPayload(RunPayload::Ephemeral(Secret("~not~base64~~")));  // 1 + 14 bytes
+  ASSERT_TRUE(v1.ok());
+  for (const char* version : {"v4", "v5"}) {
+    auto r = DecodeRunPayload(version + v1->substr(2));
+    ASSERT_FALSE(r.ok()) << version;
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("control nonce of 14 bytes; it must be 16"),
+              std::string::npos)
+        << r.status().message();
+  }
+}
+
+TEST(ControlNonce, NewNoncesAre128RandomBitsInHex) {
+  SeededRandom random(7);
+  Secret a = NewControlNonce(random), b = NewControlNonce(random);
+  EXPECT_TRUE(CheckControlNonce(a).ok());
+  EXPECT_EQ(a.Reveal().size(), kControlNonceHexChars);
+  EXPECT_NE(a.Reveal(), b.Reveal());
+}
+
+TEST(ControlNonce, DerivedNoncesDependOnKeyAndTokenAndNeedBoth) {
+  auto a = DeriveControlNonce(Secret("key-one"), "mvr-pool-0001");
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(CheckControlNonce(*a).ok());
+  EXPECT_EQ(a->Reveal(), DeriveControlNonce(Secret("key-one"), "mvr-pool-0001")->Reveal());
+  EXPECT_NE(a->Reveal(), DeriveControlNonce(Secret("key-two"), "mvr-pool-0001")->Reveal());
+  EXPECT_NE(a->Reveal(), DeriveControlNonce(Secret("key-one"), "mvr-pool-0002")->Reveal());
+  // HMAC-SHA256(key, "mvr-control-nonce-v1\n" + token), first 16 bytes.
+  EXPECT_EQ(a->Reveal(),
+            HexEncode(HmacSha256("key-one", "mvr-control-nonce-v1\nmvr-pool-0001").substr(0, 16)));
+  EXPECT_EQ(DeriveControlNonce(Secret(), "t").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(DeriveControlNonce(Secret("k"), "").status().code(), Code::kInvalidArgument);
 }
 
 }  // namespace

@@ -105,10 +105,11 @@ TEST(StateMachine, StartRunnerIsRefusedForAnotherMicrovm) {
                 State::kIdle);
 }
 
-TEST(StateMachine, StartRunnerIsRefusedWhenTheMicrovmIdIsUnknown) {
+// No nonce in the payload and no id: nothing tells this launch's requests from any other's.
+TEST(StateMachine, StartRunnerIsRefusedWithoutANonceWhenTheMicrovmIdIsUnknown) {
   StateMachine m;
   MustAccept(m.Run(RunPayload::Warm(), ""));
-  ExpectRefused(m.StartRunner(Request("r1")), RefusalReason::kWrongMicrovm, State::kIdle);
+  ExpectRefused(m.StartRunner(Request("r1")), RefusalReason::kWrongNonce, State::kIdle);
 }
 
 TEST(StateMachine, ConfiguredMicrovmIdIsUsedWhenRunHasNone) {

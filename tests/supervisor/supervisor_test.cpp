@@ -72,8 +72,12 @@ TEST(Supervisor, RunRefusesUnknownPayloadVersionsAndMalformedBodies) {
 TEST(Supervisor, ControlEndpointRejectsMalformedOversizedWrongVmAndNonIdle) {
   Harness h;
   Supervisor& s = *h.supervisor;
-  // Before /run the VM is not known: nothing is accepted.
-  EXPECT_EQ(HandleRunnerStart(s, StartBody("r0", "jit-000000"), 1024).status, 403);
+  // Before /run there is no nonce or id to check a request against: nothing is accepted, and the
+  // answer (409 wrong_state in SNAPSHOTTED) is one a delivery waits out.
+  auto early = HandleRunnerStart(s, StartBody("r0", "jit-000000"), 1024);
+  EXPECT_EQ(early.status, 409);
+  EXPECT_EQ(json::parse(early.body)["error"], "wrong_state");
+  EXPECT_EQ(json::parse(early.body)["state"], "SNAPSHOTTED");
   GoWarmIdle(h);
   EXPECT_EQ(HandleRunnerStart(s, "{", 1024).status, 400);
   EXPECT_EQ(HandleRunnerStart(s, "[]", 1024).status, 400);

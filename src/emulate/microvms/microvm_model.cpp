@@ -10,6 +10,20 @@ namespace mvr::emulate::microvms {
 
 using nlohmann::json;
 
+namespace {
+
+// A lifecycle hook's body in the configured form (model_options.h): the /run hook's carries the
+// runHookPayload, the other hooks' carry nothing but, in the envelope-with-id form, the id.
+Secret HookBody(RunBody form, const std::string& id, Hook hook, const Secret& payload) {
+  if (hook == Hook::kRun && form == RunBody::kRaw) return payload;
+  json body = json::object();
+  if (form == RunBody::kEnvelopeWithId) body["microvmId"] = id;
+  if (hook == Hook::kRun) body["runHookPayload"] = payload.Reveal();
+  return Secret(JsonText(body));
+}
+
+}  // namespace
+
 MicrovmModel::MicrovmModel(Seam seam, MicrovmModelOptions options)
     : seam_(seam), options_(std::move(options)) {}
 
@@ -136,11 +150,8 @@ Effect MicrovmModel::MakeEffect(const std::string& target, const Step& step) {
   if (auto v = vms_.find(target); v != vms_.end()) {
     hooks = &v->second.hooks;
     e.program = v->second.program;
-    if (step.kind == Effect::Kind::kCallHook) {
-      json body = {{"microvmId", v->second.id}};
-      if (step.hook == Hook::kRun) body["runHookPayload"] = v->second.run_payload.Reveal();
-      e.body = Secret(JsonText(body));
-    }
+    if (step.kind == Effect::Kind::kCallHook)
+      e.body = HookBody(options_.run_body, v->second.id, step.hook, v->second.run_payload);
   } else if (auto b = builds_.find(target); b != builds_.end()) {
     Version& version = BuildVersion(b->second);
     hooks = &version.hooks;

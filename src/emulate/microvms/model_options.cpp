@@ -108,6 +108,26 @@ Status ReadProbability(const json& config, const char* key, double& out) {
 
 }  // namespace
 
+const char* RunBodyName(RunBody body) {
+  switch (body) {
+    case RunBody::kEnvelope:
+      return "envelope";
+    case RunBody::kEnvelopeWithId:
+      return "envelope-with-id";
+    case RunBody::kRaw:
+      break;
+  }
+  return "raw";
+}
+
+Result<RunBody> ParseRunBody(std::string_view text) {
+  for (RunBody b : {RunBody::kRaw, RunBody::kEnvelope, RunBody::kEnvelopeWithId}) {
+    if (text == RunBodyName(b)) return b;
+  }
+  return InvalidArgument("the /run body form must be raw, envelope or envelope-with-id (got '" +
+                         std::string(text.substr(0, 40)) + "')");
+}
+
 Status MicrovmModelOptions::ApplyJson(const json& config) {
   MVR_RETURN_IF_ERROR(CheckConfigStrings(config, "config"));
   if (!config.is_object()) return InvalidArgument("the emulator config must be a JSON object");

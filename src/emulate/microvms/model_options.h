@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/random.h"
@@ -60,6 +61,18 @@ class TokenBucket {
   TimePoint last_;
 };
 
+// What the /run hook's body is. The platform documents only that the runHookPayload "is delivered
+// as the request body of /run"; servers others wrote read it raw or as an envelope, so the
+// emulator can send each form and the supervisor must work with all three.
+enum class RunBody {
+  kRaw,             // the payload text itself (the default)
+  kEnvelope,        // {"runHookPayload": "<text>"}
+  kEnvelopeWithId,  // {"microvmId": "<id>", "runHookPayload": "<text>"}
+};
+const char* RunBodyName(RunBody body);  // "raw" / "envelope" / "envelope-with-id"
+// InvalidArgument naming the three forms for anything else.
+Result<RunBody> ParseRunBody(std::string_view text);
+
 struct MicrovmModelOptions {
   std::string region = "us-east-1";
   std::string account_id = "123456789012";
@@ -85,6 +98,7 @@ struct MicrovmModelOptions {
   // reported RUNNING this long before its /run or /resume hook is called, so clients that take
   // RUNNING for "the hook has run" meet the race (0 = the hook finishes first, as before).
   Duration running_before_hook{0};
+  RunBody run_body = RunBody::kRaw;
   // The ingress endpoint of a new VM. Unset: "https://<id>.microvms.lambda.<region>.on.aws/".
   std::function<std::string(const std::string& microvm_id)> endpoint_for;
 

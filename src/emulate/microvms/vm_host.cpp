@@ -235,7 +235,6 @@ EffectOutcome VmHost::Start(const Effect& effect) {
   spec.output_path = (log_dir / (effect.target + ".log")).string();
   spec.env = effect.program.env;
   spec.env["MVR_VM_DIR"] = inst->dir;
-  spec.env["MVR_MICROVM_ID"] = effect.target;
   spec.env["AWS_REGION"] = options_.region;
   spec.env["AWS_DEFAULT_REGION"] = options_.region;
   // Dummy credentials: the emulator accepts any signature unless told to verify.

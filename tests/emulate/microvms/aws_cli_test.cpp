@@ -191,8 +191,9 @@ TEST_F(AwsCliTest, CliDrivesTheWholeLifecycle) {
   WaitFor(get, "state", "TERMINATED");
 
   std::string seen = ReadText(hook_log);
-  std::vector<size_t> at = {seen.find("run {"), seen.find("suspend "), seen.find("resume "),
-                            seen.find("terminate ")};
+  // The /run body is the payload itself (the emulator's default form).
+  std::vector<size_t> at = {seen.find("run hello-from-the-cli"), seen.find("suspend "),
+                            seen.find("resume "), seen.find("terminate ")};
   for (size_t i = 0; i < at.size(); ++i) ASSERT_NE(at[i], std::string::npos) << seen;
   EXPECT_TRUE(at[0] < at[1] && at[1] < at[2] && at[2] < at[3]) << seen;
   EXPECT_NE(seen.find("hello-from-the-cli"), std::string::npos) << seen;

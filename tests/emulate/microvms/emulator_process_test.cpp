@@ -17,8 +17,10 @@ const aws::ServiceModel& Model() { return aws::ServiceModel::LambdaMicrovms(); }
 
 class EmulatorProcessTest : public ::testing::Test {
  protected:
-  static Emulator::Options Options(const std::string& hook_log, bool fail_run = false) {
+  static Emulator::Options Options(const std::string& hook_log, bool fail_run = false,
+                                   RunBody run_body = RunBody::kEnvelopeWithId) {
     Emulator::Options o;
+    o.model.run_body = run_body;
     std::string command = "MVR_TEST_HOOK_LOG=" + hook_log + " ";
     if (fail_run) command += "MVR_TEST_FAIL_RUN=1 ";
     o.images = {{"guest", command + "exec " + GuestBinary()}};
@@ -87,6 +89,36 @@ TEST_F(EmulatorProcessTest, GuestSeesHooksInOrderAndSuspendFreezesItKeepingItsDi
   EXPECT_EQ(run_body["runHookPayload"], "payload-123");
   EXPECT_EQ(run_body["microvmId"], id);
   EXPECT_EQ(h.RequestLog().find("payload-123"), std::string::npos) << "payload in request log";
+}
+
+// The /run body in each form --run-body offers; the default is the payload text itself.
+TEST_F(EmulatorProcessTest, RunHookBodyTakesEachConfiguredForm) {
+  EXPECT_EQ(emulate::microvms::MicrovmModelOptions().run_body, RunBody::kRaw);
+  for (RunBody form : {RunBody::kRaw, RunBody::kEnvelope}) {
+    ScopedTempDir hook_dir("mvr-hooks");
+    const std::string hook_log = hook_dir.path() + "/hooks.log";
+    EmulatorHarness h(Options(hook_log, false, form));
+    auto run = h.Call("POST", "/2025-09-09/microvms",
+                      {{"imageIdentifier", "guest"}, {"runHookPayload", "payload-456"}});
+    ASSERT_EQ(run.status, 200) << run.body.dump();
+    const std::string id = run.body["microvmId"];
+    h.WaitForState(id, "RUNNING");
+    const TimePoint deadline = h.clock().Now() + Duration(10'000);
+    while (ReadText(hook_log).find("run ") == std::string::npos && h.clock().Now() < deadline) {
+      h.sleeper().Sleep(Duration(20));
+    }
+    const std::string hooks = ReadText(hook_log);
+    const size_t at = hooks.find("run ");
+    ASSERT_NE(at, std::string::npos) << hooks;
+    const std::string body = hooks.substr(at + 4, hooks.find('\n', at) - at - 4);
+    if (form == RunBody::kRaw) {
+      EXPECT_EQ(body, "payload-456");
+    } else {
+      EXPECT_EQ(json::parse(body), (json{{"runHookPayload", "payload-456"}}));
+    }
+    ASSERT_EQ(h.Call("DELETE", "/2025-09-09/microvms/" + id).status, 200);
+    h.WaitForState(id, "TERMINATED");
+  }
 }
 
 TEST_F(EmulatorProcessTest, IngressProxyEnforcesTokensAndStripsProxyHeaders) {
@@ -240,7 +272,8 @@ TEST_F(EmulatorProcessTest, ImageBuiltFromADockerfileDirectoryRuns) {
   auto run = h.Call("POST", "/2025-09-09/microvms", {{"imageIdentifier", "fromdir"}});
   ASSERT_EQ(run.status, 200);
   h.WaitForState(run.body["microvmId"], "RUNNING");
-  EXPECT_NE(ReadText(h.work() + "/hooks.log").find("run {"), std::string::npos);
+  // The /run hook was called (with an empty body: the payload, raw, is empty).
+  EXPECT_NE(ReadText(h.work() + "/hooks.log").find("run "), std::string::npos);
 }
 
 }  // namespace

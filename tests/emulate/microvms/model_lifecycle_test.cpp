@@ -35,10 +35,51 @@ TEST_F(ModelLifecycleTest, RunStartsProgramWaitsForReadyThenCallsRunWithPayload)
   EXPECT_EQ(ran[1].hook, Hook::kReady);
   EXPECT_EQ(ran[2].hook, Hook::kRun);
   EXPECT_EQ(ran[2].timeout, Duration(10'000));
-  json body = json::parse(ran[2].body.Reveal());
-  EXPECT_EQ(body["microvmId"], (*out)["microvmId"]);
-  EXPECT_EQ(body["runHookPayload"], "hello");
+  EXPECT_EQ(ran[2].body.Reveal(), "hello") << "by default the body is the payload itself";
   EXPECT_EQ(StateOf((*out)["microvmId"]), "RUNNING");
+}
+
+// --run-body: the payload raw, in an envelope, or in an envelope that also names the VM (the
+// only form that tells a guest its id; the other hooks then name it too).
+TEST_F(ModelLifecycleTest, HookBodiesTakeTheConfiguredForm) {
+  for (RunBody form : {RunBody::kRaw, RunBody::kEnvelope, RunBody::kEnvelopeWithId}) {
+    MicrovmModelOptions options;
+    options.run_body = form;
+    Rebuild(options);
+    auto out = Call("RunMicrovm", {{"imageIdentifier", "img"}, {"runHookPayload", "v5.payload"}});
+    ASSERT_TRUE(out.ok());
+    const std::string id = (*out)["microvmId"];
+    std::vector<Effect> ran = Drain();
+    ASSERT_EQ(ran.size(), 3u);
+    ASSERT_EQ(ran[2].hook, Hook::kRun);
+    const std::string run_body = ran[2].body.Reveal();
+    if (form == RunBody::kRaw) {
+      EXPECT_EQ(run_body, "v5.payload");
+    } else if (form == RunBody::kEnvelope) {
+      EXPECT_EQ(json::parse(run_body), (json{{"runHookPayload", "v5.payload"}}));
+    } else {
+      EXPECT_EQ(json::parse(run_body), (json{{"microvmId", id}, {"runHookPayload", "v5.payload"}}));
+    }
+    ASSERT_TRUE(Call("SuspendMicrovm", {{"microvmIdentifier", id}}).ok());
+    ran = Drain();
+    ASSERT_FALSE(ran.empty());
+    const Effect& suspend = ran[0];
+    ASSERT_EQ(suspend.hook, Hook::kSuspend);
+    const json other = json::parse(suspend.body.Reveal());
+    EXPECT_EQ(other.contains("microvmId"), form == RunBody::kEnvelopeWithId) << other.dump();
+    if (form == RunBody::kEnvelopeWithId) {
+      EXPECT_EQ(other["microvmId"], id);
+    }
+  }
+  for (const auto& [text, form] :
+       {std::pair{"raw", RunBody::kRaw}, std::pair{"envelope", RunBody::kEnvelope},
+        std::pair{"envelope-with-id", RunBody::kEnvelopeWithId}}) {
+    EXPECT_EQ(ParseRunBody(text).value(), form);
+    EXPECT_STREQ(RunBodyName(form), text);
+  }
+  Result<RunBody> bad = ParseRunBody("json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("raw, envelope or envelope-with-id"), std::string::npos);
 }
 
 TEST_F(ModelLifecycleTest, GuestFailingRunIsTerminatedWithStateReason) {

@@ -5,7 +5,8 @@
 // /ready with 503 twice before 200, fails /run when MVR_TEST_FAIL_RUN is set and answers /validate
 // with $MVR_TEST_VALIDATE_STATUS (default 200). On 127.0.0.1:$MVR_PORT_8080 (0.0.0.0:8080 without
 // it) it echoes every request as JSON, except GET /v1/self and POST /v1/terminate-self, which
-// call GetMicrovm and TerminateMicrovm on its own id at $AWS_ENDPOINT_URL_LAMBDA_MICROVMS and
+// call GetMicrovm and TerminateMicrovm on its own id at $AWS_ENDPOINT_URL_LAMBDA_MICROVMS (the
+// emulator tells a guest no id, as the platform does not: the id is its directory's name) and
 // answer with the API's answer. It counts in a loop, writing the count to $MVR_VM_DIR/counter, so
 // a test can see whether it is frozen. On SIGTERM it shuts down as a real server does: it stops
 // accepting, finishes the requests in flight (a /v1/terminate-self still answers its caller while
@@ -33,14 +34,19 @@ std::string Env(const char* name, const std::string& fallback = "") {
   return v != nullptr ? v : fallback;
 }
 
+// The emulator names each VM's directory after the VM.
+std::string SelfId() {
+  const std::string dir = Env("MVR_VM_DIR");
+  return dir.substr(dir.find_last_of('/') + 1);
+}
+
 }  // namespace
 
 // The emulator's answer to `method` on this guest's own MicroVM, relayed.
 mvr::http::HttpResponse CallApiOnSelf(mvr::http::HttpClient& client, const std::string& method) {
   mvr::http::HttpRequest req;
   req.method = method;
-  req.url =
-      Env("AWS_ENDPOINT_URL_LAMBDA_MICROVMS") + "/2025-09-09/microvms/" + Env("MVR_MICROVM_ID");
+  req.url = Env("AWS_ENDPOINT_URL_LAMBDA_MICROVMS") + "/2025-09-09/microvms/" + SelfId();
   req.timeout = mvr::Duration(10'000);
   mvr::Result<mvr::http::HttpResponse> res = client.Send(req);
   if (!res.ok()) return mvr::http::HttpResponse::Text(599, res.status().ToString());
