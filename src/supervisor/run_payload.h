@@ -48,7 +48,7 @@ Status CheckControlNonce(const Secret& nonce);
 // launcher that delivers to the VM before it forgets the nonce (a runner set's cold launch).
 Secret NewControlNonce(Random& secure_random);
 // The nonce of the launch whose RunMicrovm clientToken is `launch_token`, under `control_key` (a
-// secret the launcher keeps: the runner set's webhook secret, the Action's MVR_CONTROL_KEY):
+// secret the launcher keeps: the runner set's GitHub credential, the Action's MVR_CONTROL_KEY):
 // the first 16 bytes of HMAC-SHA256(key, "mvr-control-nonce-v1\n" + token), hex. A launcher that
 // delivers minutes later (a pool member, a warm server's next job) derives it again from the
 // token, which is not secret, so nothing secret is stored anywhere. InvalidArgument for an empty
