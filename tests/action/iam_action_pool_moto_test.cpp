@@ -20,11 +20,7 @@ using nlohmann::json;
 class ActionPoolMotoPolicyTest : public testing::ActionPolicyTest {
  protected:
   void SetUp() override {
-    auto moto = mvr::testing::MotoServer::Start(mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
-    if (!moto.ok() && moto.status().code() == Code::kNotFound)
-      GTEST_SKIP() << moto.status().message();
-    ASSERT_TRUE(moto.ok()) << moto.status().ToString();
-    moto_ = std::move(*moto);
+    MVR_START_MOTO_WITH_OR_SKIP(moto_, mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
     mvr::testing::MotoIam iam(moto_->url());
     // The table is made by whoever deploys (bootstrap), not by the Action.
     ASSERT_TRUE(Table(admin_).CreateTable().ok());

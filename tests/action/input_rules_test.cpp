@@ -8,21 +8,12 @@
 #include "action/inputs.h"
 #include "base/utf8.h"
 
+#include "tests/action/actions_env.h"
+
 namespace mvr::action {
 namespace {
 
-MapEnvironment GoodEnv() {
-  MapEnvironment env;
-  env.Set("GITHUB_REPOSITORY", "octo/app");
-  env.Set("GITHUB_REPOSITORY_ID", "123");
-  env.Set("GITHUB_RUN_ID", "456");
-  env.Set("GITHUB_RUN_ATTEMPT", "2");
-  env.Set("GITHUB_JOB", "build");
-  env.Set("INPUT_GITHUB-TOKEN", "ghp_fixture_token_value");
-  env.Set("INPUT_IMAGE-ID", "img-1");
-  env.Set("INPUT_REGION", "us-east-1");
-  return env;
-}
+using testing::ActionsEnv;
 
 // A message may be shown in a log or a JSON answer: one line of printable text.
 void ExpectPrintableOneLine(const std::string& message) {
@@ -56,7 +47,7 @@ TEST(InputRulesTest, EveryInputRefusesBytesThatAreNotUtf8ControlsAndOversizeValu
   };
   for (const InputRule& rule : InputRules()) {
     for (const auto& [what, value] : bad) {
-      MapEnvironment env = GoodEnv();
+      MapEnvironment env = ActionsEnv();
       InputReader in(env, {{rule.name, value}});
       Status s = CheckInputs(in, {});
       ASSERT_FALSE(s.ok()) << rule.name << ": " << what;
@@ -130,7 +121,7 @@ TEST(InputRulesTest, ATokenIsNeverQuoted) {
 }
 
 TEST(InputRulesTest, RuntimeVariablesAreCheckedWhereTheModeReadsThemAndNamedAsVariables) {
-  MapEnvironment env = GoodEnv();
+  MapEnvironment env = ActionsEnv();
   env.Set("GITHUB_JOB", "x\xff");
   auto start = ParseStart(InputReader(env, {}), "");
   ASSERT_FALSE(start.ok());
@@ -140,11 +131,11 @@ TEST(InputRulesTest, RuntimeVariablesAreCheckedWhereTheModeReadsThemAndNamedAsVa
   env.Set("INPUT_MICROVM-ID", "mvm-1");
   EXPECT_TRUE(ParseStop(InputReader(env, {})).ok());
   // An input given wins over the variable, and only it is read.
-  EXPECT_TRUE(ParseStart(InputReader(GoodEnv(), {{"job", "deploy"}}), "").ok());
+  EXPECT_TRUE(ParseStart(InputReader(ActionsEnv(), {{"job", "deploy"}}), "").ok());
 }
 
 TEST(InputRulesTest, TheIssuesServerOfTwoBytesIsRefusedBeforeAnyCall) {
-  MapEnvironment env = GoodEnv();
+  MapEnvironment env = ActionsEnv();
   env.Set("GITHUB_JOB", "x");
   env.Set("INPUT_SERVER", "\xff\xfe");
   auto r = ParseStart(InputReader(env, {}), "");

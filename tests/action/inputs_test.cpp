@@ -2,21 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/action/actions_env.h"
+
 namespace mvr::action {
 namespace {
 
-MapEnvironment ActionsEnv() {
-  MapEnvironment env;
-  env.Set("GITHUB_REPOSITORY", "octo/app");
-  env.Set("GITHUB_REPOSITORY_ID", "123");
-  env.Set("GITHUB_RUN_ID", "456");
-  env.Set("GITHUB_RUN_ATTEMPT", "2");
-  env.Set("GITHUB_JOB", "build");
-  env.Set("INPUT_GITHUB-TOKEN", "ghp_fixture_token_value");
-  env.Set("INPUT_IMAGE-ID", "img-1");
-  env.Set("INPUT_REGION", "us-east-1");
-  return env;
-}
+using testing::ActionsEnv;
 
 TEST(InputsTest, ReadsActionsRuntimeInputsBothSpellings) {
   MapEnvironment env = ActionsEnv();

@@ -47,11 +47,7 @@ void Write(const fs::path& path, const std::string& text) {
 class ImageBuildE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto moto = mvr::testing::MotoServer::Start(mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
-    if (!moto.ok() && moto.status().code() == Code::kNotFound)
-      GTEST_SKIP() << moto.status().message();
-    ASSERT_TRUE(moto.ok()) << moto.status().ToString();
-    moto_ = std::move(*moto);
+    MVR_START_MOTO_WITH_OR_SKIP(moto_, mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
     work_ = MakeTempDir("mvr-image-e2e");
     http::CurlHttpClient http;
     http::HttpRequest bucket;

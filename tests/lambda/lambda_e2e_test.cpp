@@ -59,11 +59,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
   };
 
   void SetUp() override {
-    auto moto = mvr::testing::MotoServer::Start(mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
-    if (!moto.ok() && moto.status().code() == Code::kNotFound)
-      GTEST_SKIP() << moto.status().message();
-    ASSERT_TRUE(moto.ok()) << moto.status().ToString();
-    moto_ = std::move(*moto);
+    MVR_START_MOTO_WITH_OR_SKIP(moto_, mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
     ASSERT_NO_FATAL_FAILURE(MakeDir("mvr-lambda-e2e"));
     ASSERT_NO_FATAL_FAILURE(SetUpAws());
     // The Function URL stand-in: what GitHub's webhook reaches.

@@ -57,11 +57,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
   void StartFor(const std::string& function, const json& extra = nullptr) {
     function_ = function;
     extra_ = extra;
-    auto moto = mvr::testing::MotoServer::Start(mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
-    if (!moto.ok() && moto.status().code() == Code::kNotFound)
-      GTEST_SKIP() << moto.status().message();
-    ASSERT_TRUE(moto.ok()) << moto.status().ToString();
-    moto_ = std::move(*moto);
+    MVR_START_MOTO_WITH_OR_SKIP(moto_, mvr::testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
     ASSERT_NO_FATAL_FAILURE(MakeDir("mvr-lambda-iam"));
     MapEnvironment env({{"AWS_REGION", "us-east-1"}, {"AWS_ENDPOINT_URL", moto_->url()}});
     auto endpoint = [&](aws::AwsService s) {

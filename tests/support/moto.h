@@ -286,9 +286,12 @@ class MotoServer {
 // In a fixture's SetUp (or a test): starts moto's server into `member`, a
 // std::unique_ptr<MotoServer>; skips the test when moto_server is not installed and fails it when
 // moto does not start.
-#define MVR_START_MOTO_OR_SKIP(member)                                  \
+#define MVR_START_MOTO_OR_SKIP(member) \
+  MVR_START_MOTO_WITH_OR_SKIP(member, ::mvr::testing::MotoServer::Options())
+// The same with MotoServer::Options (e.g. EnforcingMotoOptions, for IAM).
+#define MVR_START_MOTO_WITH_OR_SKIP(member, options)                    \
   do {                                                                  \
-    auto mvr_started_moto = ::mvr::testing::MotoServer::Start();        \
+    auto mvr_started_moto = ::mvr::testing::MotoServer::Start(options); \
     if (!mvr_started_moto.ok()) {                                       \
       if (mvr_started_moto.status().code() == ::mvr::Code::kNotFound) { \
         GTEST_SKIP() << mvr_started_moto.status().message();            \
