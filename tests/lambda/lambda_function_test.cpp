@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "aws/dynamodb.h"
 #include "aws/endpoints.h"
@@ -159,6 +161,17 @@ class LambdaFunctionTest : public ::testing::Test {
     return ss.str();
   }
 
+  // The function writes its EMF line after it has answered the Runtime API, so a test that
+  // looks for it right after the answer races the function: wait for it instead.
+  bool OutputEventuallyContains(const std::string& needle) {
+    const auto deadline = std::chrono::steady_clock::now() + kWait;
+    while (Output().find(needle) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+  }
+
   // A scheduled handler (janitor, warm-pool) sweeps once per event and answers its report; an
   // event that is not a JSON object is an invocation error, and the function goes on.
   json SweepOnScheduledEvent(const std::string& event) {
@@ -222,7 +235,7 @@ TEST_F(LambdaFunctionTest, WebhookQueuesALaunchIntentOnSqsAndAnswersInFunctionUr
   EXPECT_EQ(launch.job_id, 4242);
   EXPECT_EQ(launch.class_label, kClassLabel);
   // The invocation's counters as an EMF line.
-  EXPECT_NE(Output().find("\"CloudWatchMetrics\""), std::string::npos) << Output();
+  EXPECT_TRUE(OutputEventuallyContains("\"CloudWatchMetrics\"")) << Output();
   ExpectNoSecretAnywhere();
 }
 
