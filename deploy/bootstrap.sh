@@ -81,6 +81,17 @@ if [[ -n "$config_file" ]]; then
   fi
 fi
 resolve_account
+# Every listing must have worked before anything is created (a function or rule that does not
+# exist yet is fine): a read that was denied would look like "nothing there", and bootstrap would
+# try to create what may exist, failing half-way with an error about something else. (A table's
+# TTL is read only when the table is listed; re-enabling it is harmless.)
+for listing in tables queues logs iam params ${config_file:+functions rules}; do
+  fetched "$listing" >/dev/null || die "cannot read the account ($listing); nothing was changed"
+done
+for listing in ${config_file:+url policy-webhook policy-janitor policy-warm-pool mappings \
+  targets-janitor targets-warm-pool}; do
+  fetched_or_none "$listing" >/dev/null || die "cannot read the account ($listing); nothing was changed"
+done
 action_image="${action_image:-$set_id*}"
 
 # render FILE TABLE: a policy of deploy/iam/ with its placeholders filled (compact, sorted keys);

@@ -23,6 +23,7 @@ import urllib.request
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AWS = os.environ.get("MVR_TEST_AWS", "/usr/bin/aws")
 SET = "ci1"
+REGION = "us-east-1"
 ACCOUNT = "123456789012"
 MVR = None  # set from argv
 
@@ -58,7 +59,9 @@ def free_port():
 
 
 def wait_ready(url):
-    for _ in range(150):
+    # moto_server takes tens of seconds to start on a loaded machine.
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
         try:
             urllib.request.urlopen(url, timeout=1)
             return
@@ -68,44 +71,107 @@ def wait_ready(url):
             time.sleep(0.2)
 
 
-class DeployOnMoto(unittest.TestCase):
+def filled(doc, set_id):
+    """A deploy/iam document with its placeholders filled as bootstrap fills them."""
+    text = json.dumps(doc)
+    for k, v in (("partition", "aws"), ("region", REGION), ("account", ACCOUNT),
+                 ("runner_set", set_id)):
+        text = text.replace("{{%s}}" % k, v)
+    return json.loads(text)
+
+
+def deployer_policy():
+    with open(os.path.join(SOURCE, "deploy", "iam", "deployer.json")) as f:
+        return json.load(f)
+
+
+ALLOW_ALL = {"Version": "2012-10-17",
+             "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+DENIED = "is not authorized to perform: "
+
+
+class DeployFixture(unittest.TestCase):
+    """moto (IAM enforced, with tests/support/moto_iam's shim, as the C++ suites start it) and the
+    MicroVMs emulator (--iam-policies) on 127.0.0.1. Before enforcement, as moto's unauthenticated
+    set-up: an `admin` user (everything: the test's own reads and the drift it injects) and one
+    user per entry of users() with its policy inline and an access key. The scripts run with the
+    `deployer` user's key: deploy/iam/deployer.json filled for the set, nothing else."""
+
+    @classmethod
+    def users(cls):
+        """name -> (runner set id, policy document) of the users the scripts run as."""
+        return {"deployer": (SET, filled(deployer_policy(), SET))}
+
     @classmethod
     def setUpClass(cls):
+        try:
+            cls.start()
+        except BaseException:
+            cls.tearDownClass()  # unittest does not when setUpClass fails: no server left behind
+            raise
+
+    @classmethod
+    def start(cls):
+        cls.moto = cls.emulator = cls.emulator_log = None
         cls.work = tempfile.mkdtemp(prefix="mvr-deploy-test-")
         port = free_port()
+        moto_env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="inf",
+                        PYTHONPATH=os.path.join(SOURCE, "tests", "support", "moto_iam"))
         cls.moto = subprocess.Popen([find_moto(), "-H", "127.0.0.1", "-p", str(port)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                    env=moto_env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
         cls.url = "http://127.0.0.1:%d" % port
+        wait_ready(cls.url + "/moto-api/")
+        for k, v in (("AWS_ACCESS_KEY_ID", "setup"), ("AWS_SECRET_ACCESS_KEY", "setup"),
+                     ("AWS_CONFIG_FILE", "/dev/null"), ("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")):
+            os.environ[k] = v
+        os.environ.pop("AWS_PROFILE", None)
+        import boto3
+        setup_iam = boto3.session.Session(region_name=REGION).client("iam", endpoint_url=cls.url)
+        cls.keys = {}
+        emulator_policies = {}
+        for name, (set_id, doc) in dict(cls.users(), admin=(None, ALLOW_ALL)).items():
+            setup_iam.create_user(UserName=name)
+            if doc["Statement"]:
+                setup_iam.put_user_policy(UserName=name, PolicyName=name,
+                                          PolicyDocument=json.dumps(doc))
+            key = setup_iam.create_access_key(UserName=name)["AccessKey"]
+            cls.keys[name] = (key["AccessKeyId"], key["SecretAccessKey"])
+            emulator_policies[key["AccessKeyId"]] = {
+                "principal": "arn:aws:iam::%s:user/%s" % (ACCOUNT, name), "policies": [doc]}
+        policies_file = os.path.join(cls.work, "microvms-iam.json")
+        with open(policies_file, "w") as f:
+            json.dump(emulator_policies, f)
         guest = os.path.join(cls.work, "guest.py")
         with open(guest, "w") as f:
             f.write(GUEST)
         guest_cmd = "%s %s" % (sys.executable, guest)
+        images = ["other0-89abcdef"] + ["%s0-0123abcd" % s for s, _ in cls.users().values()]
         vm_port = free_port()
         cls.emulator_log = open(os.path.join(cls.work, "emulator.log"), "w")
         cls.emulator = subprocess.Popen(
             [MVR, "emulate", "microvms", "--listen", "127.0.0.1:%d" % vm_port,
-             "--state-dir", os.path.join(cls.work, "vms"),
-             "--image", "%s0-0123abcd=%s" % (SET, guest_cmd),
-             "--image", "other0-89abcdef=%s" % guest_cmd],
+             "--state-dir", os.path.join(cls.work, "vms"), "--iam-policies", policies_file]
+            + [a for image in sorted(set(images)) for a in ("--image", "%s=%s" % (image, guest_cmd))],
             stdout=subprocess.DEVNULL, stderr=cls.emulator_log)
         cls.microvms_url = "http://127.0.0.1:%d" % vm_port
-        wait_ready(cls.url + "/moto-api/")
         wait_ready(cls.microvms_url + "/2025-09-09/microvms")
-        cls.env = dict(os.environ, AWS=AWS, AWS_ENDPOINT_URL=cls.url, AWS_REGION="us-east-1",
+        # From here moto checks every request's signature and the signer's policies.
+        # (not form-encoded: moto reads the raw body)
+        urllib.request.urlopen(urllib.request.Request(
+            cls.url + "/moto-api/reset-auth", data=b"0", method="POST",
+            headers={"Content-Type": "text/plain"}), timeout=10)
+        cls.env = dict(os.environ, AWS=AWS, AWS_ENDPOINT_URL=cls.url, AWS_REGION=REGION,
                        AWS_ENDPOINT_URL_LAMBDA_MICROVMS=cls.microvms_url,
-                       AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
                        AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null")
         cls.env.pop("AWS_PROFILE", None)
         models = os.path.join(cls.work, "models", "lambda-microvms", "2025-09-09")
         os.makedirs(models)
         shutil.copy(os.path.join(SOURCE, "models", "lambda-microvms", "service-2.json"), models)
-        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_CONFIG_FILE",
-                  "AWS_SHARED_CREDENTIALS_FILE"):
-            os.environ[k] = cls.env[k]
         os.environ["AWS_DATA_PATH"] = os.path.join(cls.work, "models")
-        os.environ.pop("AWS_PROFILE", None)
-        import boto3
-        cls.session = boto3.session.Session(region_name="us-east-1")
+        admin_key, admin_secret = cls.keys["admin"]
+        cls.session = boto3.session.Session(region_name=REGION, aws_access_key_id=admin_key,
+                                            aws_secret_access_key=admin_secret)
         # The functions' package, as a user makes it (built once; every bootstrap reuses it).
         cls.package = os.path.join(cls.work, "mvr-lambda.zip")
         subprocess.run([MVR, "package", "lambda", "--arch", "x86_64", "--output", cls.package],
@@ -125,24 +191,36 @@ class DeployOnMoto(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         for p in (cls.emulator, cls.moto):
-            p.terminate()
-            p.wait()
-        cls.emulator_log.close()
+            if p:
+                p.terminate()
+                p.wait()
+        if cls.emulator_log:
+            cls.emulator_log.close()
         shutil.rmtree(cls.work, ignore_errors=True)
+
+    def run_script(self, name, *args, user="deployer", set_id=SET):
+        """deploy/NAME for runner set SET_ID with USER's key: the CompletedProcess."""
+        key, secret = self.keys[user]
+        env = dict(self.env, AWS_ACCESS_KEY_ID=key, AWS_SECRET_ACCESS_KEY=secret)
+        return subprocess.run(["bash", os.path.join(SOURCE, "deploy", name), "--runner-set-id",
+                               set_id] + list(args), env=env, capture_output=True, text=True)
+
+    def script(self, name, *args):
+        r = self.run_script(name, *args)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn(DENIED, r.stdout + r.stderr)
+        return r.stdout
+
+    def bootstrap_args(self):
+        return ["--execution-role", "mvr-vm", "--config", self.config, "--package", self.package,
+                "--github-token-file", self.token]
 
     def client(self, name):
         return self.session.client(
             name, endpoint_url=self.microvms_url if name == "lambda-microvms" else self.url)
 
-    def script(self, name, *args):
-        r = subprocess.run(["bash", os.path.join(SOURCE, "deploy", name), "--runner-set-id", SET]
-                           + list(args), env=self.env, capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        return r.stdout
-
     def bootstrap(self):
-        return self.script("bootstrap.sh", "--execution-role", "mvr-vm", "--config", self.config,
-                           "--package", self.package, "--github-token-file", self.token)
+        return self.script("bootstrap.sh", *self.bootstrap_args())
 
     def inventory(self):
         """Every resource in the account of the kinds bootstrap makes."""
@@ -172,6 +250,11 @@ class DeployOnMoto(unittest.TestCase):
     def vm_states(self):
         return {v["microvmId"]: (v["imageArn"].rsplit(":", 1)[1], v["state"])
                 for v in self.client("lambda-microvms").list_microvms()["items"]}
+
+
+
+class DeployOnMoto(DeployFixture):
+    """bootstrap and teardown as the deployer: deploy/iam/deployer.json is enough for all of it."""
 
     def test_bootstrap_is_idempotent_and_teardown_leaves_nothing(self):
         microvms = self.client("lambda-microvms")
@@ -324,6 +407,85 @@ class DeployOnMoto(unittest.TestCase):
             RoleName="mvr-%s-janitor" % SET, PolicyName="mvr-%s-janitor" % SET)["PolicyDocument"])
         self.assertNotIn("{{", text)
         self.assertIn("arn:aws:dynamodb:us-east-1:%s:table/mvr-%s" % (ACCOUNT, SET), text)
+
+
+# Statements of deploy/iam/deployer.json that no scenario here can show needed, with the reason
+# (docs/iam.md says the same). Empty: every statement is shown.
+NOT_SHOWN = {}
+
+
+def ablation_set(index):
+    """The runner set id of ablation variant INDEX: "ab" and a letter, so that no set's name
+    filter or image pattern (<id><digits>-<8 hex>) matches another set's images."""
+    return "ab" + chr(ord("a") + index)
+
+
+def needs_functions(statement):
+    """Whether STATEMENT is about what bootstrap makes only with --config: the functions (and the
+    roles passed to them), the launcher's trigger, the schedules."""
+    resources = json.dumps(statement["Resource"]) + json.dumps(statement.get("Condition", {}))
+    return any(k in resources for k in (":function:", ":rule/", "event-source-mapping")) or \
+        "iam:PassRole" in statement["Action"]
+
+
+class DeployerIamAblation(DeployFixture):
+    """Least privilege shown, not claimed (issue 29): for each statement of deployer.json, a user
+    holding the policy without it runs bootstrap and, if bootstrap gets through, teardown --yes of
+    a set of its own (a fresh id per variant, with a running MicroVM of the set's image and the
+    Action's policy attached to a user, so that every teardown step has work). One of the two
+    must fail with moto's or the emulator's denial of one of the statement's actions.
+
+    The smallest path that reaches each statement: bootstrap with --config (the Lambda functions,
+    their URL, trigger and schedules; the slow part) only for a statement about functions,
+    triggers, schedules or passing their roles; the others run bootstrap without --config (its
+    tables, queues, log groups, roles, policies and secrets) and teardown of that."""
+
+    @classmethod
+    def users(cls):
+        users = {}
+        for i, st in enumerate(deployer_policy()["Statement"]):
+            doc = deployer_policy()
+            doc["Statement"] = [s for s in doc["Statement"] if s["Sid"] != st["Sid"]]
+            users["without-" + st["Sid"]] = (ablation_set(i), filled(doc, ablation_set(i)))
+        return users
+
+    def denial(self, output, actions):
+        """The first of ACTIONS that OUTPUT says was denied, or None."""
+        for action in actions:
+            if DENIED + action in output:
+                return action
+        return None
+
+    def test_without_any_one_statement_bootstrap_or_teardown_is_denied(self):
+        shown = {}
+        for i, st in enumerate(deployer_policy()["Statement"]):
+            sid, set_id = st["Sid"], ablation_set(i)
+            with self.subTest(statement=sid):
+                started = time.monotonic()
+                user = "without-" + sid
+                args = self.bootstrap_args() if needs_functions(st) else [
+                    "--execution-role", "mvr-vm", "--github-token-file", self.token]
+                r = self.run_script("bootstrap.sh", *args, user=user, set_id=set_id)
+                step = "bootstrap"
+                if r.returncode == 0:
+                    self.client("lambda-microvms").run_microvm(
+                        imageIdentifier="%s0-0123abcd" % set_id)
+                    self.client("iam").create_user(UserName="ci-" + set_id)
+                    self.client("iam").attach_user_policy(
+                        UserName="ci-" + set_id,
+                        PolicyArn="arn:aws:iam::%s:policy/mvr-%s-action" % (ACCOUNT, set_id))
+                    r = self.run_script("teardown.sh", "--yes", user=user, set_id=set_id)
+                    step = "teardown"
+                output = r.stdout + r.stderr
+                if sid in NOT_SHOWN:
+                    continue
+                self.assertNotEqual(r.returncode, 0, "%s not needed: %s" % (sid, output))
+                action = self.denial(output, st["Action"])
+                self.assertIsNotNone(action, "%s: %s failed, but not denied one of %s:\n%s"
+                                     % (sid, step, st["Action"], output))
+                shown[sid] = "%s: %s denied (%.0f s)" % (step, action, time.monotonic() - started)
+        for sid, what in shown.items():
+            print("%-26s %s" % (sid, what), file=sys.stderr)
 
 
 if __name__ == "__main__":

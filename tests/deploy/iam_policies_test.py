@@ -14,8 +14,16 @@ IAM = os.path.join(SOURCE, "deploy", "iam")
 MODEL = os.path.join(SOURCE, "models", "lambda-microvms", "service-2.json")
 PLACEHOLDERS = {"partition", "region", "account", "image", "table", "queue", "execution_role",
                 "runner_set", "bucket", "build_role"}
-# Actions AWS authorizes only on "*": a list with no resource to name.
-STAR_ONLY = {"lambda:ListMicrovms"}
+# Actions AWS authorizes only on "*": a list with no resource to name (and an event source
+# mapping not yet created, narrowed by its lambda:FunctionArn condition).
+STAR_ONLY = {"lambda:ListMicrovms", "lambda:ListMicrovmImages", "dynamodb:ListTables",
+             "sqs:ListQueues", "logs:DescribeLogGroups", "iam:GetAccountAuthorizationDetails",
+             "lambda:ListFunctions", "lambda:ListEventSourceMappings", "events:ListRules",
+             "lambda:CreateEventSourceMapping"}
+# The CLI calls of deploy/*.sh whose IAM action is not the command's name in CamelCase.
+CLI_ACTIONS = {"sts get-caller-identity": None,  # needs no permission
+               "dynamodb wait": "dynamodb:DescribeTable",  # wait table-exists
+               "lambda wait": "lambda:GetFunctionConfiguration"}  # wait function-updated
 RUNNER_SET_FUNCTIONS = ["webhook", "launcher", "janitor", "warm-pool"]
 
 
@@ -82,7 +90,7 @@ class IamPoliciesTest(unittest.TestCase):
                 self.assertTrue(st["Action"] and st["Resource"], where)
                 for action in st["Action"]:
                     self.assertRegex(action, r"^[a-z0-9]+:[A-Z][A-Za-z]+$", where)
-                    if action.startswith("lambda:"):
+                    if action.startswith("lambda:") and "Microvm" in action:
                         self.assertIn(action[len("lambda:"):], operations, where)
                 for resource in st["Resource"]:
                     if resource == "*":
@@ -142,6 +150,32 @@ class IamPoliciesTest(unittest.TestCase):
                     for r in st["Resource"]]
             self.assertEqual(logs, ["arn:{{partition}}:logs:{{region}}:{{account}}:log-group:"
                                     "/aws/lambda/mvr-{{runner_set}}-%s:*" % fn])
+
+    def test_the_deployer_policy_allows_every_call_of_bootstrap_and_teardown(self):
+        """Every `aws_ SERVICE COMMAND` and `microvms COMMAND` of deploy/*.sh is an action of
+        deployer.json (`iam detach-$kind-policy`: the three kinds); a new call without it fails."""
+        actions = {a for st in policy("deployer.json")["Statement"] for a in st["Action"]}
+        calls = set()
+        for path in glob.glob(os.path.join(SOURCE, "deploy", "*.sh")):
+            text = read(path)
+            for service, command in re.findall(r"\baws_ ([a-z0-9-]+) \"?([a-z$]+(?:-[a-z$]+)+|wait)\b", text):
+                calls.add("%s %s" % (service, command))
+            for command in re.findall(r"\bmicrovms ([a-z]+(?:-[a-z]+)+)", text):
+                calls.add("lambda-microvms " + command)
+        self.assertIn("lambda create-function", calls)  # the scan finds calls at all
+        self.assertIn("lambda-microvms terminate-microvm", calls)
+        needed = set()
+        for call in calls:
+            service, command = call.split(" ")
+            if call in CLI_ACTIONS:
+                if CLI_ACTIONS[call]:
+                    needed.add(CLI_ACTIONS[call])
+            elif "$kind" in command:
+                needed |= {"iam:Detach%sPolicy" % k for k in ("User", "Group", "Role")}
+            else:
+                prefix = "lambda" if service == "lambda-microvms" else service
+                needed.add(prefix + ":" + "".join(w.capitalize() for w in command.split("-")))
+        self.assertEqual(sorted(needed - actions), [], "called by deploy/*.sh, not in deployer.json")
 
     def test_docs_justify_every_action(self):
         docs = read(os.path.join(SOURCE, "docs", "iam.md"))

@@ -6,10 +6,24 @@ policy in deploy/iam does, is denied everything. This names the resource as AWS 
   - DynamoDB: table/NAME, or table/NAME/index/INDEX for a Query or Scan of an index;
     TransactWriteItems and TransactGetItems are authorized per item, with the item's own action
     (PutItem, UpdateItem, DeleteItem, ConditionCheckItem, GetItem) on its table, as AWS does.
-  - SSM: parameter/NAME for the operations that take a Name.
+  - SSM: parameter/NAME for the operations that take a Name; GetParameters and DeleteParameters
+    are authorized once per name, as AWS does.
+The deployer's policy (deploy/iam/deployer.json, tests/deploy/deploy_moto_test.py) names the
+resources of more services, which moto 5.2.1 also evaluates against "*" or not at all:
+  - Lambda: function:NAME (from the path, or CreateFunction's FunctionName), event-source-mapping:
+    UUID, the ARN of a tags path; lists and CreateEventSourceMapping stay "*" (AWS names none).
+    CreateFunction and UpdateFunctionConfiguration with a Role are also authorized as iam:PassRole
+    on that role, as AWS does (moto runs no check of its own). A request with no body is signed
+    as one (moto would sign Lambda's parsed headers as its body: SignatureDoesNotMatch).
+  - CloudWatch Logs: log-group:NAME:*; EventBridge: rule/NAME.
+  - IAM: role/NAME, policy/NAME (CreatePolicy) or the PolicyArn, and for Detach{User,Group,Role}
+    Policy the user, group or role (AWS's resource; the policy is its iam:PolicyARN condition).
+  - SQS: CreateQueue names the queue it creates (moto names only queues that exist).
 Only the resource and the action checked change; moto's own evaluation does the rest.
 """
 import json
+import re
+from urllib.parse import unquote
 
 
 def _install():
@@ -66,9 +80,131 @@ def _install():
         name = name if name.startswith("/") else "/" + name
         return f"arn:aws:ssm:{self.region}:{self.current_account}:parameter{name}"
 
+    def authorize_each(plain_of_class, arns):
+        def authorize(self, resource="*"):
+            names = arns(self)
+            if names is None:
+                return plain_of_class(self, resource)
+            for arn in names:
+                plain_of_class(self, arn)
+            return None
+        return authorize
+
+    def ssm_names(self):
+        if self._get_action() not in ("GetParameters", "DeleteParameters"):
+            return None
+        names = body_of(self).get("Names") or []
+        return [f"arn:aws:ssm:{self.region}:{self.current_account}:parameter"
+                + (n if n.startswith("/") else "/" + n) for n in names] or ["*"]
+
     DynamoHandler._determine_resource = dynamodb_resource
     DynamoHandler._authenticate_and_authorize_normal_action = dynamodb_authorize
     SimpleSystemManagerResponse._determine_resource = ssm_resource
+    SimpleSystemManagerResponse._authenticate_and_authorize_normal_action = authorize_each(
+        SimpleSystemManagerResponse._authenticate_and_authorize_normal_action, ssm_names)
+    _install_deployer_services(body_of)
+
+
+def _check_as(handler, action, resource):
+    """Authorizes the signed request `handler` serves as IAM action `action` on `resource` (once
+    enforcement is on), the way moto checks the request's own action."""
+    from moto import settings
+    from moto.core.authorization import ActionAuthenticatorMixin
+    from moto.iam.access_control import IAMRequest
+    if ActionAuthenticatorMixin.request_count < settings.INITIAL_NO_AUTH_ACTION_COUNT:
+        return
+    request = IAMRequest(account_id=handler.current_account, method=handler.method,
+                         path=handler.raw_path, data={}, body=handler.raw_body,
+                         headers=handler.headers, action=handler._get_action())
+    request._action = action
+    request.check_action_permitted(resource)
+
+
+def _install_deployer_services(body_of):
+    try:
+        from moto.awslambda.responses import LambdaResponse
+        from moto.events.responses import EventsHandler
+        from moto.iam.responses import IamResponse
+        from moto.logs.responses import LogsResponse
+        from moto.sqs.responses import SQSResponse
+    except Exception:
+        return
+
+    def arn(handler, service, rest):
+        return f"arn:aws:{service}:{handler.region}:{handler.current_account}:{rest}"
+
+    def lambda_resource(self):
+        path = unquote(self.raw_path.split("?", 1)[0])
+        m = re.match(r"^/[^/]+/tags/(.+)$", path)
+        if m:
+            return m.group(1)
+        m = re.match(r"^/[^/]+/event-source-mappings/([\w-]+)/?$", path)
+        if m:
+            return arn(self, "lambda", "event-source-mapping:" + m.group(1))
+        m = re.match(r"^/[^/]+/functions/([^/]+)", path)
+        if m:
+            name = m.group(1)
+        elif re.match(r"^/[^/]+/functions/?$", path) and self.method == "POST":
+            name = body_of(self).get("FunctionName", "")
+        else:
+            return "*"
+        if name.startswith("arn:"):
+            name = name.split(":")[6]
+        return arn(self, "lambda", "function:" + name.split(":")[0])
+
+    plain_lambda = LambdaResponse._authenticate_and_authorize_normal_action
+
+    def lambda_authorize(self, resource="*"):
+        # moto's Lambda handler keeps the request's headers in `data`, which the signature check
+        # signs as the body of a request that has none (SignatureDoesNotMatch for every GET and
+        # DELETE): the check gets the empty body the client signed.
+        data = self.data
+        if not self.raw_body:
+            self.data = {}
+        try:
+            plain_lambda(self, resource)
+        finally:
+            self.data = data
+        if self._get_action() in ("CreateFunction", "UpdateFunctionConfiguration"):
+            role = body_of(self).get("Role")
+            if role:
+                _check_as(self, "iam:PassRole", role)
+
+    def logs_resource(self):
+        name = body_of(self).get("logGroupName")
+        return arn(self, "logs", f"log-group:{name}:*") if name else "*"
+
+    def events_resource(self):
+        body = body_of(self)
+        name = body.get("Rule") or (body.get("Name") if self._get_action() != "ListRules" else None)
+        return arn(self, "events", "rule/" + name) if name else "*"
+
+    def iam_resource(self):
+        action = self._get_action()
+        account = self.current_account
+        get = lambda key: self._get_param(key)
+        for kind, key in (("user", "UserName"), ("group", "GroupName"), ("role", "RoleName")):
+            if get(key):
+                return f"arn:aws:iam::{account}:{kind}/{get(key)}"
+        if get("PolicyArn"):
+            return get("PolicyArn")
+        if action == "CreatePolicy" and get("PolicyName"):
+            return f"arn:aws:iam::{account}:policy/{get('PolicyName')}"
+        return "*"
+
+    plain_sqs_resource = SQSResponse._determine_resource
+
+    def sqs_resource(self):
+        if self._get_action() == "CreateQueue" and self._get_param("QueueName"):
+            return arn(self, "sqs", self._get_param("QueueName"))
+        return plain_sqs_resource(self)
+
+    LambdaResponse._determine_resource = lambda_resource
+    LambdaResponse._authenticate_and_authorize_normal_action = lambda_authorize
+    LogsResponse._determine_resource = logs_resource
+    EventsHandler._determine_resource = events_resource
+    IamResponse._determine_resource = iam_resource
+    SQSResponse._determine_resource = sqs_resource
 
 
 _install()
