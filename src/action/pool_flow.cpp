@@ -17,7 +17,7 @@ std::string Joined(std::vector<std::string> values, const std::string& none) {
 
 bool Gone(const Result<aws::Microvm>& vm) {
   if (!vm.ok()) return vm.status().code() == Code::kNotFound;
-  return Ending(vm->state);
+  return fleet::Ending(vm->state);
 }
 
 }  // namespace

@@ -10,11 +10,11 @@
 
 #include "action/inputs.h"
 #include "action/lifetime.h"
-#include "action/microvm_lifecycle.h"
 #include "action/pool_keys.h"
 #include "action/pool_leases.h"
-#include "action/runner_registration.h"
 #include "action/start_stop.h"
+#include "fleet/microvm_lifecycle.h"
+#include "fleet/runner_registration.h"
 
 namespace mvr::action::internal {
 
@@ -40,8 +40,8 @@ Lifetime LifetimeOf(const MemberRecord& member);
 class PoolMemberOps {
  public:
   // `runners` (optional) removes the runner an abandoned lease recorded, in Reconcile.
-  PoolMemberOps(const Seam& seam, MicrovmLifecycle& vms, PoolLeases& leases,
-                RunnerRegistration* runners = nullptr)
+  PoolMemberOps(const Seam& seam, fleet::MicrovmLifecycle& vms, PoolLeases& leases,
+                fleet::RunnerRegistration* runners = nullptr)
       : seam_(seam), vms_(vms), leases_(leases), runners_(runners) {}
 
   // A stop's second half, after the runner was checked: LEASED -> SUSPENDING, suspend, READY; at
@@ -67,9 +67,9 @@ class PoolMemberOps {
 
  private:
   Seam seam_;
-  MicrovmLifecycle& vms_;
+  fleet::MicrovmLifecycle& vms_;
   PoolLeases& leases_;
-  RunnerRegistration* runners_;
+  fleet::RunnerRegistration* runners_;
 };
 
 }  // namespace mvr::action::internal

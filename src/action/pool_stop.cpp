@@ -18,8 +18,8 @@ Result<StopResult> StopFlow::Pooled(const StopCommand& c, TimePoint deadline) {
   MVR_ASSIGN_OR_RETURN(PoolHandle h, DecodePoolHandle(c.server));
   MVR_ASSIGN_OR_RETURN(Lease lease, LeaseFromHandle(h, c.repository_id, c.endpoints.region));
   MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, internal::ScopeOf(c.endpoints));
-  RunnerRegistration runners(seam, deps_.github, scope);
-  MicrovmLifecycle vms(seam, deps_.microvms);
+  fleet::RunnerRegistration runners(seam, deps_.github, scope);
+  fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   PoolLeases leases(*deps_.pool_store, seam.clock, seam.random, internal::StopPolicy());
   internal::PoolMemberOps ops(seam, vms, leases);
   StopResult r;
@@ -36,7 +36,7 @@ Result<StopResult> StopFlow::Pooled(const StopCommand& c, TimePoint deadline) {
     if (vm.ok() && vm->state == aws::MicrovmState::kRunning) {
       // Our runner's process may still be up; the supervisor refuses /suspend until it exits.
       // This lease owns the VM, so no newer job can be on it.
-      Result<SupervisorStatus> status =
+      Result<fleet::SupervisorStatus> status =
           internal::AwaitRunnerExit(deps_, vms, *vm, h.runner_id, deadline);
       if (!status.ok()) {
         seam.logger.Warn("could not read the supervisor's status before suspending",

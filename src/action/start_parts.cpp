@@ -1,6 +1,6 @@
 #include "action/start_parts.h"
 
-#include "action/control_delivery.h"
+#include "fleet/control_delivery.h"
 
 #include <algorithm>
 
@@ -15,13 +15,13 @@ namespace {
 constexpr Duration kRunnerExitWait{30'000};
 constexpr PollPolicy kStatusPoll{Duration(500), Duration(3'000), Duration(200)};
 
-bool RunnerProcessUp(const SupervisorStatus& s) {
+bool RunnerProcessUp(const fleet::SupervisorStatus& s) {
   return s.state == "STARTING_DOCKER" || s.state == "STARTING_RUNNER" || s.state == "RUNNING";
 }
 
 }  // namespace
 
-Status RefuseBusyRunner(RunnerRegistration& runners, int64_t runner_id,
+Status RefuseBusyRunner(fleet::RunnerRegistration& runners, int64_t runner_id,
                         const std::string& runner_name, const std::string& microvm_id,
                         TimePoint deadline) {
   MVR_ASSIGN_OR_RETURN(bool idle, runners.GoneOrIdle(runner_id, deadline));
@@ -32,15 +32,16 @@ Status RefuseBusyRunner(RunnerRegistration& runners, int64_t runner_id,
   return Status::Ok();
 }
 
-Result<SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps, MicrovmLifecycle& vms,
-                                         const aws::Microvm& vm, int64_t runner_id,
-                                         TimePoint deadline) {
+Result<fleet::SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps,
+                                                fleet::MicrovmLifecycle& vms,
+                                                const aws::Microvm& vm, int64_t runner_id,
+                                                TimePoint deadline) {
   const Seam& seam = deps.seam;
-  MVR_ASSIGN_OR_RETURN(
-      Secret token, vms.ControlToken(vm.microvm_id, kControlPort, kControlTokenMinutes, deadline));
+  MVR_ASSIGN_OR_RETURN(Secret token, vms.ControlToken(vm.microvm_id, fleet::kControlPort,
+                                                      fleet::kControlTokenMinutes, deadline));
   if (deps.on_secret) deps.on_secret(token);
-  Result<SupervisorStatus> status =
-      ReadSupervisorStatus(deps.http, seam, vm.endpoint, token, deadline);
+  Result<fleet::SupervisorStatus> status =
+      fleet::ReadSupervisorStatus(deps.http, seam, vm.endpoint, token, deadline);
   if (!status.ok()) {
     return Status(status.status().code(),
                   "cannot tell which job MicroVM " + vm.microvm_id +
@@ -48,12 +49,12 @@ Result<SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps, MicrovmLifecycl
   }
   // The runner never took a job and was just removed: give its process time to exit, or the
   // supervisor refuses /suspend and the VM is frozen with a runner mid-flight.
-  const std::string ours = RunnerRequestId(runner_id);
+  const std::string ours = fleet::RunnerRequestId(runner_id);
   const TimePoint until = std::min(deadline, seam.clock.Now() + kRunnerExitWait);
   for (int poll = 0; status->current_request_id == ours && RunnerProcessUp(*status); ++poll) {
     if (!SleepBeforeNextPoll(kStatusPoll, seam, poll, until, Status::Ok())) break;
-    Result<SupervisorStatus> again =
-        ReadSupervisorStatus(deps.http, seam, vm.endpoint, token, until);
+    Result<fleet::SupervisorStatus> again =
+        fleet::ReadSupervisorStatus(deps.http, seam, vm.endpoint, token, until);
     if (!again.ok()) break;
     status = std::move(again);
   }
@@ -129,16 +130,20 @@ Result<Secret> ControlNonce(const ActionDeps& deps, const std::string& launch_to
   return nonce;
 }
 
-Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegistration& runners,
-                       const aws::Microvm& vm, const github::JitConfig& jit, const Secret& nonce,
-                       const std::string& label, TimePoint deadline) {
-  MVR_ASSIGN_OR_RETURN(
-      Secret token, vms.ControlToken(vm.microvm_id, kControlPort, kControlTokenMinutes, deadline));
+Status DeliverAndAwait(const ActionDeps& deps, fleet::MicrovmLifecycle& vms,
+                       fleet::RunnerRegistration& runners, const aws::Microvm& vm,
+                       const github::JitConfig& jit, const Secret& nonce, const std::string& label,
+                       TimePoint deadline) {
+  MVR_ASSIGN_OR_RETURN(Secret token, vms.ControlToken(vm.microvm_id, fleet::kControlPort,
+                                                      fleet::kControlTokenMinutes, deadline));
   if (deps.on_secret) deps.on_secret(token);
-  RunnerStartDelivery delivery{
-      vm.endpoint, token, RunnerRequestId(jit.runner.id), vm.microvm_id, jit.encoded_jit_config,
-      nonce};
-  MVR_RETURN_IF_ERROR(DeliverRunnerStart(deps.http, deps.seam, delivery, deadline));
+  fleet::RunnerStartDelivery delivery{vm.endpoint,
+                                      token,
+                                      fleet::RunnerRequestId(jit.runner.id),
+                                      vm.microvm_id,
+                                      jit.encoded_jit_config,
+                                      nonce};
+  MVR_RETURN_IF_ERROR(fleet::DeliverRunnerStart(deps.http, deps.seam, delivery, deadline));
   MVR_RETURN_IF_ERROR(runners.WaitOnline(jit.runner.id, label, deadline));
   Milestone(deps, "runner_online");
   return Status::Ok();

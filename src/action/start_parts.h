@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "action/control_delivery.h"
 #include "action/identity.h"
 #include "action/inputs.h"
-#include "action/microvm_lifecycle.h"
-#include "action/runner_registration.h"
 #include "action/server_handle.h"
 #include "action/start_stop.h"
 #include "base/seam.h"
+#include "fleet/control_delivery.h"
+#include "fleet/microvm_lifecycle.h"
+#include "fleet/runner_registration.h"
 
 namespace mvr::action::internal {
 
@@ -62,22 +62,24 @@ Result<Secret> ControlNonce(const ActionDeps& deps, const std::string& launch_to
 
 // Warm: a short-lived token for the control port only, the JIT config delivered to the
 // supervisor with the VM's control `nonce`, then the exact runner awaited online.
-Status DeliverAndAwait(const ActionDeps& deps, MicrovmLifecycle& vms, RunnerRegistration& runners,
-                       const aws::Microvm& vm, const github::JitConfig& jit, const Secret& nonce,
-                       const std::string& label, TimePoint deadline);
+Status DeliverAndAwait(const ActionDeps& deps, fleet::MicrovmLifecycle& vms,
+                       fleet::RunnerRegistration& runners, const aws::Microvm& vm,
+                       const github::JitConfig& jit, const Secret& nonce, const std::string& label,
+                       TimePoint deadline);
 
 // Conflict unless runner `runner_id` is gone from GitHub or idle: a stop never suspends a VM whose
 // runner is running a job.
-Status RefuseBusyRunner(RunnerRegistration& runners, int64_t runner_id,
+Status RefuseBusyRunner(fleet::RunnerRegistration& runners, int64_t runner_id,
                         const std::string& runner_name, const std::string& microvm_id,
                         TimePoint deadline);
 
 // Reads which request the VM's supervisor serves, after giving runner `runner_id`'s process (just
 // removed from GitHub, never took a job) up to 30 s to exit so that /suspend is accepted. An
 // unreadable status is an error saying the VM is left running.
-Result<SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps, MicrovmLifecycle& vms,
-                                         const aws::Microvm& vm, int64_t runner_id,
-                                         TimePoint deadline);
+Result<fleet::SupervisorStatus> AwaitRunnerExit(const ActionDeps& deps,
+                                                fleet::MicrovmLifecycle& vms,
+                                                const aws::Microvm& vm, int64_t runner_id,
+                                                TimePoint deadline);
 
 // What every start flow works with for one job: its identity, the runner and MicroVM helpers and
 // the cleanup list. Kept in one place on the heap: cleanup steps hold references to the helpers.
@@ -100,8 +102,8 @@ struct StartParts {
 
   Seam seam;
   DerivedIdentity id;
-  RunnerRegistration runners;
-  MicrovmLifecycle vms;
+  fleet::RunnerRegistration runners;
+  fleet::MicrovmLifecycle vms;
   Cleanup cleanup;
 };
 

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <memory>
 
-#include "action/control_delivery.h"
 #include "action/identity.h"
 #include "action/start_parts.h"
 #include "action/trust.h"
 #include "base/retry.h"
+#include "fleet/control_delivery.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::action {
@@ -75,11 +75,11 @@ Result<StopResult> StopFlow::Run(const StopCommand& c) {
 
 Result<StopResult> StopFlow::Ephemeral(const StopCommand& c, TimePoint deadline) {
   const Seam& seam = deps_.seam;
-  MicrovmLifecycle vms(seam, deps_.microvms);
+  fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   MVR_RETURN_IF_ERROR(vms.Terminate(c.microvm_id, deadline));
   if (c.runner_id > 0) {
     MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, internal::ScopeOf(c.endpoints));
-    RunnerRegistration runners(seam, deps_.github, scope);
+    fleet::RunnerRegistration runners(seam, deps_.github, scope);
     Status removed = runners.Remove(c.runner_id, deadline);
     if (!removed.ok() && removed.code() != Code::kConflict) return removed;
   }
@@ -94,8 +94,8 @@ Result<StopResult> StopFlow::Warm(const StopCommand& c, TimePoint deadline) {
   MVR_ASSIGN_OR_RETURN(ServerHandle h, DecodeServerHandle(c.server));
   MVR_RETURN_IF_ERROR(internal::CheckHandleScope(h, c.repository_id, c.endpoints.region));
   MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, internal::ScopeOf(c.endpoints));
-  RunnerRegistration runners(seam, deps_.github, scope);
-  MicrovmLifecycle vms(seam, deps_.microvms);
+  fleet::RunnerRegistration runners(seam, deps_.github, scope);
+  fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   StopResult r;
   r.microvm_id = h.microvm_id;
 
@@ -106,17 +106,17 @@ Result<StopResult> StopFlow::Warm(const StopCommand& c, TimePoint deadline) {
 
   Result<aws::Microvm> vm = vms.Get(h.microvm_id, deadline);
   if (!vm.ok() && vm.status().code() != Code::kNotFound) return vm.status();
-  if (!vm.ok() || Ending(vm->state)) {
+  if (!vm.ok() || fleet::Ending(vm->state)) {
     r.outcome = "already gone";
     return r;
   }
   if (vm->state == aws::MicrovmState::kRunning) {
     // A stale handle: its runner is done, but a newer start may have resumed the VM for another
     // job. Only the supervisor knows which runner it serves now.
-    MVR_ASSIGN_OR_RETURN(SupervisorStatus status,
+    MVR_ASSIGN_OR_RETURN(fleet::SupervisorStatus status,
                          internal::AwaitRunnerExit(deps_, vms, *vm, h.runner_id, deadline));
     if (!status.current_request_id.empty() &&
-        status.current_request_id != RunnerRequestId(h.runner_id)) {
+        status.current_request_id != fleet::RunnerRequestId(h.runner_id)) {
       r.outcome = "left running: it serves a newer job than this handle's";
       return r;
     }

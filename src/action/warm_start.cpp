@@ -1,9 +1,9 @@
 // The warm start flows: a new warm MicroVM by server name, and the resume of an lmvm1_ handle.
 #include <memory>
 
-#include "action/control_delivery.h"
 #include "action/start_parts.h"
 #include "action/start_stop.h"
+#include "fleet/control_delivery.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::action {
@@ -44,7 +44,7 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
         internal::RunRequest(c, launch_token, std::move(payload), c.lifetime.max_lifetime_seconds),
         deadline);
     if (!vm.ok()) return vm.status();
-    if (!Ending(vm->state)) break;
+    if (!fleet::Ending(vm->state)) break;
     vm = Conflict("every MicroVM launched for this start's identity has ended (last: " +
                   vm->microvm_id + " is " + aws::MicrovmStateName(vm->state) +
                   "); re-run the job or give it its own idempotency-key");
@@ -99,7 +99,8 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
   const std::string described =
       "the warm MicroVM " + h.microvm_id + " is " + aws::MicrovmStateName(current.state) +
       (current.state_reason.empty() ? "" : " (" + current.state_reason + ")");
-  if (Ending(current.state)) return NotFound(described + "; start a new warm server by name");
+  if (fleet::Ending(current.state))
+    return NotFound(described + "; start a new warm server by name");
 
   if (!life.ReusableAt(seam.clock.Now())) {
     // 000, "Lifetime": a VM at or past its reuse deadline never takes another job, and whoever
@@ -119,7 +120,7 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
     return Conflict("server busy: " + described +
                     ", so another job holds it; nothing was changed. Wait for that job's stop, "
                     "or start a new warm server by name")
-        .WithErrorType(kServerBusy);
+        .WithErrorType(fleet::kServerBusy);
   }
 
   // A handle from before nonces has no launch token: its VM takes no nonce.
@@ -131,7 +132,7 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
   Result<aws::Microvm> vm = vms.Resume(h.microvm_id, deadline);
   if (!vm.ok()) {
     // Another job got there first: its VM is not ours to suspend or terminate.
-    if (vm.status().error_type() == kServerBusy) return cleanup.Fail(vm.status());
+    if (vm.status().error_type() == fleet::kServerBusy) return cleanup.Fail(vm.status());
     // Keep the cache if the VM is still healthy and suspended; otherwise it is of no use.
     Result<aws::Microvm> seen = vms.Get(h.microvm_id, CleanupDeadline(seam));
     if (!seen.ok() || seen->state != aws::MicrovmState::kSuspended) {
@@ -152,7 +153,7 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
       internal::DeliverAndAwait(deps_, vms, runners, *vm, jit, nonce, id.label, deadline);
   if (!ready.ok()) {
     // A concurrent start resumed it too and its runner won: leave the VM to that job.
-    if (ready.error_type() == kServerBusy) cleanup.DropLast();
+    if (ready.error_type() == fleet::kServerBusy) cleanup.DropLast();
     return cleanup.Fail(ready);
   }
   cleanup.Forget();

@@ -65,8 +65,7 @@ Result<imagebuild::Artifact> Pack(const PackFlags& f) {
   sources.context_dir = f.context;
   sources.dockerfile = f.dockerfile.empty() ? f.context + "/image/Dockerfile" : f.dockerfile;
   sources.include = f.include;
-  MVR_ASSIGN_OR_RETURN(std::vector<lambda::ZipEntry> files,
-                       imagebuild::CollectArtifactFiles(sources));
+  MVR_ASSIGN_OR_RETURN(std::vector<ZipEntry> files, imagebuild::CollectArtifactFiles(sources));
   return imagebuild::PackArtifact(std::move(files));
 }
 

@@ -23,16 +23,16 @@ uint32_t ModeOf(const fs::path& path) {
   return 0644;
 }
 
-Status AddFile(const fs::path& path, const std::string& name, std::vector<lambda::ZipEntry>& out) {
+Status AddFile(const fs::path& path, const std::string& name, std::vector<ZipEntry>& out) {
   MVR_ASSIGN_OR_RETURN(std::string data, ReadFile(path.string(), "image artifact"));
-  out.push_back(lambda::ZipEntry{name, std::move(data), ModeOf(path)});
+  out.push_back(ZipEntry{name, std::move(data), ModeOf(path)});
   return Status::Ok();
 }
 
 }  // namespace
 
-Result<std::vector<lambda::ZipEntry>> CollectArtifactFiles(const ArtifactSources& sources) {
-  std::vector<lambda::ZipEntry> out;
+Result<std::vector<ZipEntry>> CollectArtifactFiles(const ArtifactSources& sources) {
+  std::vector<ZipEntry> out;
   std::error_code ec;
   const fs::path context = fs::weakly_canonical(sources.context_dir, ec);
   if (ec || !fs::is_directory(context)) {
@@ -92,16 +92,16 @@ std::string RunnerVersionOf(const std::string& dockerfile) {
   return "";
 }
 
-Result<Artifact> PackArtifact(std::vector<lambda::ZipEntry> entries) {
+Result<Artifact> PackArtifact(std::vector<ZipEntry> entries) {
   auto dockerfile = std::find_if(entries.begin(), entries.end(),
-                                 [](const lambda::ZipEntry& e) { return e.name == "Dockerfile"; });
+                                 [](const ZipEntry& e) { return e.name == "Dockerfile"; });
   if (dockerfile == entries.end()) {
     return InvalidArgument("the image artifact needs a Dockerfile at its root");
   }
   Artifact out;
   out.runner_version = RunnerVersionOf(dockerfile->data);
   out.files = entries.size();
-  MVR_ASSIGN_OR_RETURN(out.zip, lambda::WriteZip(std::move(entries)));
+  MVR_ASSIGN_OR_RETURN(out.zip, WriteZip(std::move(entries)));
   out.sha256 = Sha256Hex(out.zip);
   return out;
 }

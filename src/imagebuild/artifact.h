@@ -1,6 +1,6 @@
 // The code artifact of a runner image and the image's name. The artifact is a zip holding the
 // Dockerfile at its root and the files it COPYs (image/ and the ARM64 supervisor bundle), laid out
-// as in the repository, so the same inputs always give the same bytes (lambda/zip_writer.h: fixed
+// as in the repository, so the same inputs always give the same bytes (base/zip_writer.h: fixed
 // order, fixed timestamps, only the mode kept). The name is 001's
 // `<runnerSetId><index>-<8 hex>`, hashed over those bytes and the runner version, so a change to
 // either is a new image and the launcher and janitor can pick the set's VMs by image ARN.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "lambda/zip_writer.h"
+#include "base/zip_writer.h"
 
 namespace mvr::imagebuild {
 
@@ -26,7 +26,7 @@ struct ArtifactSources {
 // Reads the sources. InvalidArgument naming the path for a missing file, an include outside the
 // context, or an entry that is neither a file nor a directory; an empty directory is refused too
 // (an unbuilt supervisor bundle is the usual cause).
-Result<std::vector<lambda::ZipEntry>> CollectArtifactFiles(const ArtifactSources& sources);
+Result<std::vector<ZipEntry>> CollectArtifactFiles(const ArtifactSources& sources);
 
 struct Artifact {
   std::string zip;
@@ -36,7 +36,7 @@ struct Artifact {
 };
 
 // Packs the entries (one of them "Dockerfile"). InvalidArgument when there is no Dockerfile.
-Result<Artifact> PackArtifact(std::vector<lambda::ZipEntry> entries);
+Result<Artifact> PackArtifact(std::vector<ZipEntry> entries);
 
 // `ARG RUNNER_VERSION=<v>` in a Dockerfile, or "".
 std::string RunnerVersionOf(const std::string& dockerfile);

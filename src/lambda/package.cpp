@@ -4,7 +4,7 @@
 #include <deque>
 #include <map>
 
-#include "lambda/zip_writer.h"
+#include "base/zip_writer.h"
 
 namespace mvr::lambda {
 

@@ -3,7 +3,7 @@
 // architecture) and every shared library mvr needs, down to glibc and its dynamic loader, which
 // `bootstrap` runs explicitly. So the package depends on nothing of the image but /bin/sh and the
 // kernel (AL2023 ships glibc 2.34; Debian 12 builds against 2.36). The same inputs give the same
-// bytes (zip_writer.h).
+// bytes (base/zip_writer.h).
 // Thread-safety: pure functions over the injected file reader.
 #pragma once
 

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <chrono>
 
-#include "action/control_delivery.h"
-#include "action/microvm_lifecycle.h"
-#include "action/runner_registration.h"
+#include "fleet/control_delivery.h"
+#include "fleet/microvm_lifecycle.h"
+#include "fleet/runner_registration.h"
 #include "runnerset/warm_pool_sweeper.h"
 
 namespace mvr::runnerset {
@@ -42,7 +42,7 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
   } else {
     for (const github::Runner& r : *listed) runners[r.id] = r;
   }
-  action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
   std::vector<const PoolMember*> usable;
   for (const PoolMember& m : members) {
     Result<aws::Microvm> vm = vms.Get(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
@@ -119,7 +119,7 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
     RetireHot(m, reason, true, report);
     return false;
   }
-  action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
   switch (m.state) {
     case PoolMember::State::kBooting: {
       if (vm.state != aws::MicrovmState::kRunning) return true;  // still booting
@@ -177,7 +177,7 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
 Status WarmPoolSweeper::LaunchHot(const RunnerClass& cls, const std::string& version) {
   const Seam& seam = deps_.seam;
   MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run, PoolRunRequest(cls, version));
-  action::MicrovmLifecycle vms(seam, deps_.microvms);
+  fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, seam.clock.Now() + kStepTime));
   PoolMember m = NewMember(cls, version, vm);
   m.kind = PoolMember::Kind::kHot;
@@ -196,7 +196,7 @@ Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember&
                                        const aws::Microvm& vm) {
   const Seam& seam = deps_.seam;
   const TimePoint deadline = seam.clock.Now() + kStepTime;
-  action::RunnerRegistration runners(seam, *deps_.github, RunnerScopeOf(config_));
+  fleet::RunnerRegistration runners(seam, *deps_.github, RunnerScopeOf(config_));
   github::JitConfigRequest request;
   request.name = config_.runner_name_prefix + "hot-" + seam.secure_random.Hex(4);
   request.runner_group_id = config_.github.runner_group_id;
@@ -205,20 +205,20 @@ Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember&
   MVR_ASSIGN_OR_RETURN(github::JitConfig jit, runners.Register(request, deadline));
   // Recorded before delivery, so that a crash from here on leaves a runner the row names.
   Status s = deps_.pool.RecordRunner(m.microvm_id, jit.runner.name, jit.runner.id);
-  action::MicrovmLifecycle vms(seam, deps_.microvms);
-  Result<Secret> token = s.ok() ? vms.ControlToken(m.microvm_id, action::kControlPort,
-                                                   action::kControlTokenMinutes, deadline)
+  fleet::MicrovmLifecycle vms(seam, deps_.microvms);
+  Result<Secret> token = s.ok() ? vms.ControlToken(m.microvm_id, fleet::kControlPort,
+                                                   fleet::kControlTokenMinutes, deadline)
                                 : Result<Secret>(s);
   Result<Secret> nonce = MemberNonce(deps_.control_key, m);
   if (token.ok() && !nonce.ok()) token = nonce.status();
   if (token.ok()) {
-    action::RunnerStartDelivery delivery{vm.endpoint,
-                                         *token,
-                                         action::RunnerRequestId(jit.runner.id),
-                                         m.microvm_id,
-                                         jit.encoded_jit_config,
-                                         *std::move(nonce)};
-    s = action::DeliverRunnerStart(*deps_.http, seam, delivery, deadline);
+    fleet::RunnerStartDelivery delivery{vm.endpoint,
+                                        *token,
+                                        fleet::RunnerRequestId(jit.runner.id),
+                                        m.microvm_id,
+                                        jit.encoded_jit_config,
+                                        *std::move(nonce)};
+    s = fleet::DeliverRunnerStart(*deps_.http, seam, delivery, deadline);
   } else {
     s = token.status();
   }
@@ -235,7 +235,7 @@ Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember&
 void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport& report) {
   const Seam& seam = deps_.seam;
   if (claim && !ClaimForSweeper(m, "adopt", report)) return;
-  action::MicrovmLifecycle vms(seam, deps_.microvms);
+  fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   const TimePoint deadline = seam.clock.Now() + kStepTime;
   Result<aws::Microvm> vm = vms.Get(m.microvm_id, deadline);
   if (vm.ok() &&
@@ -270,7 +270,7 @@ void WarmPoolSweeper::RetireHot(const PoolMember& m, const std::string& reason, 
   // The runner first: GitHub refuses to remove a busy one, and a runner that took a job must
   // keep its VM (it is adopted instead).
   if (m.runner_id > 0 && deps_.github) {
-    action::RunnerRegistration runners(deps_.seam, *deps_.github, RunnerScopeOf(config_));
+    fleet::RunnerRegistration runners(deps_.seam, *deps_.github, RunnerScopeOf(config_));
     Status removed = runners.Remove(m.runner_id, deps_.seam.clock.Now() + kStepTime);
     if (RefusedAsBusy(removed)) {
       AdoptHot(m, false, report);

@@ -2,8 +2,8 @@
 
 #include <chrono>
 
-#include "action/microvm_lifecycle.h"
 #include "base/retry.h"
+#include "fleet/microvm_lifecycle.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -45,7 +45,7 @@ bool Janitor::OldEnough(const aws::MicrovmSummary& vm) const {
 }
 
 Status Janitor::TerminateVm(const std::string& microvm_id) {
-  action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
   return vms.Terminate(microvm_id, deps_.seam.clock.Now() + kJanitorTerminateTime);
 }
 

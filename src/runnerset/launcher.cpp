@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <memory>
 
-#include "action/control_delivery.h"
-#include "action/microvm_lifecycle.h"
-#include "action/runner_registration.h"
+#include "fleet/control_delivery.h"
+#include "fleet/microvm_lifecycle.h"
+#include "fleet/runner_registration.h"
 #include "github/labels.h"
 #include "supervisor/run_payload.h"
 
@@ -200,7 +200,7 @@ bool Launcher::CleanUpTakenOver(const Claim& previous, TimePoint deadline) {
   // The runner first: GitHub refuses to remove a busy one, and a VM whose runner is running a
   // job must not be killed under it (it terminates itself when the job ends).
   if (previous.pending_runner_id > 0) {
-    action::RunnerRegistration runners(seam, deps_.github, scope_);
+    fleet::RunnerRegistration runners(seam, deps_.github, scope_);
     Status removed = runners.Remove(previous.pending_runner_id, deadline);
     if (removed.code() == Code::kConflict) {
       seam.logger.Info(
@@ -210,7 +210,7 @@ bool Launcher::CleanUpTakenOver(const Claim& previous, TimePoint deadline) {
     }
   }
   if (!previous.pending_microvm_id.empty()) {
-    action::MicrovmLifecycle vms(seam, deps_.microvms);
+    fleet::MicrovmLifecycle vms(seam, deps_.microvms);
     Status s = vms.Terminate(previous.pending_microvm_id, deadline);
     seam.logger.Info("terminated the MicroVM of a launch attempt that died",
                      {{"microvm_id", previous.pending_microvm_id}, {"ok", s.ok()}});
@@ -321,16 +321,16 @@ Outcome Launcher::Run(Attempt& a) {
   a.times.running_ms = ToUnixMillis(seam.clock.Now());
   deps_.metrics.Observe(a.job_key, Milestone::kVmRunning, a.times.received_ms, a.times.running_ms);
   if (!a.hot) {
-    Result<Secret> token = a.vms.ControlToken(a.microvm_id, action::kControlPort,
-                                              action::kControlTokenMinutes, a.deadline);
+    Result<Secret> token = a.vms.ControlToken(a.microvm_id, fleet::kControlPort,
+                                              fleet::kControlTokenMinutes, a.deadline);
     if (!token.ok()) return Fail(a, token.status());
-    action::RunnerStartDelivery delivery{vm->endpoint,
-                                         *token,
-                                         action::RunnerRequestId(a.runner_id),
-                                         a.microvm_id,
-                                         a.jit->encoded_jit_config,
-                                         a.nonce};
-    if (Status s = action::DeliverRunnerStart(deps_.http, seam, delivery, a.deadline); !s.ok()) {
+    fleet::RunnerStartDelivery delivery{vm->endpoint,
+                                        *token,
+                                        fleet::RunnerRequestId(a.runner_id),
+                                        a.microvm_id,
+                                        a.jit->encoded_jit_config,
+                                        a.nonce};
+    if (Status s = fleet::DeliverRunnerStart(deps_.http, seam, delivery, a.deadline); !s.ok()) {
       return Fail(a, s);
     }
   }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "action/microvm_lifecycle.h"
-#include "action/runner_registration.h"
+#include "fleet/microvm_lifecycle.h"
+#include "fleet/runner_registration.h"
 #include "runnerset/launcher.h"
 
 namespace mvr::runnerset {
@@ -22,8 +22,8 @@ struct Launcher::Attempt {
 
   const LaunchIntent& intent;
   const RunnerClass& runner_class;
-  action::RunnerRegistration runners;
-  action::MicrovmLifecycle vms;
+  fleet::RunnerRegistration runners;
+  fleet::MicrovmLifecycle vms;
   TimePoint deadline{};
   uint64_t reservation = 0;
   store::Key claim;

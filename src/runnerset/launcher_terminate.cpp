@@ -1,7 +1,7 @@
 // Launcher::Terminate: the terminate intent (001, duty 4) and the end of the job's timeline.
 #include <string>
 
-#include "action/microvm_lifecycle.h"
+#include "fleet/microvm_lifecycle.h"
 #include "runnerset/launcher.h"
 
 namespace mvr::runnerset {
@@ -22,7 +22,7 @@ Outcome Launcher::Terminate(const TerminateIntent& in) {
     return out;
   }
   const MappingRow& r = **row;
-  action::MicrovmLifecycle vms(seam, deps_.microvms);
+  fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   Status t = vms.Terminate(r.microvm_id, seam.clock.Now() + config_.launch_timeout());
   if (!t.ok()) {
     out.decision = Decision::kFailed;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "action/microvm_lifecycle.h"
+#include "fleet/microvm_lifecycle.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::runnerset {
@@ -141,7 +141,7 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
   Result<std::string> version = CurrentImageVersion(deps_.microvms, cls);
   if (!version.ok()) Error(report, "reading the current version of " + cls.image, version.status());
   const std::string current = version.ok() ? *version : "";
-  action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
   std::vector<const PoolMember*> usable;
   std::vector<PoolMember> settling;  // pre-boots not ready yet, followed after the boots below
   for (const PoolMember& m : members) {
@@ -236,7 +236,7 @@ bool WarmPoolSweeper::ClaimForSweeper(const PoolMember& m, const char* purpose,
 void WarmPoolSweeper::Retire(const PoolMember& m, const std::string& reason, bool claim,
                              PoolSweepReport& report) {
   if (claim && !ClaimForSweeper(m, "replace", report)) return;
-  action::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
   // Requested, not waited for: a sweep retiring many members must not wait on each in turn, and
   // a VM whose termination the service took ends on its own (the janitor never takes an ending
   // VM for an orphan).
@@ -298,7 +298,7 @@ Result<PoolMember> WarmPoolSweeper::Boot(const RunnerClass& cls, const std::stri
   const Seam& seam = deps_.seam;
   const TimePoint deadline = seam.clock.Now() + kReadTime;
   MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run, PoolRunRequest(cls, version));
-  action::MicrovmLifecycle vms(seam, deps_.microvms);
+  fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, deadline));
   // The row maps the VM from now on, so the janitor never takes the pre-boot for an orphan.
   PoolMember m = NewMember(cls, version, vm);
@@ -315,7 +315,7 @@ PoolMember::State WarmPoolSweeper::StepPreBoot(const PoolMember& m, const aws::M
   const Seam& seam = deps_.seam;
   if (m.state == PoolMember::State::kBooting && vm.state == aws::MicrovmState::kRunning) {
     // Booted: freeze it. Asked for, not waited for: the next read sees it SUSPENDED.
-    action::MicrovmLifecycle vms(seam, deps_.microvms);
+    fleet::MicrovmLifecycle vms(seam, deps_.microvms);
     Status s = vms.RequestSuspend(m.microvm_id, seam.clock.Now() + kReadTime);
     if (s.ok()) s = deps_.pool.MarkState(m.microvm_id, PoolMember::State::kParking);
     if (!s.ok()) {

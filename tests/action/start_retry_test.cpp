@@ -3,7 +3,7 @@
 // handle is stale or from another region or repository. Run against the in-process models.
 #include <gtest/gtest.h>
 
-#include "action/control_delivery.h"
+#include "fleet/control_delivery.h"
 #include "tests/action/inprocess_world.h"
 
 namespace mvr::action {
@@ -143,7 +143,7 @@ TEST_F(StartRetryTest, ResumingAVmAnotherJobHoldsIsRefusedAsBusyWithoutTouchingI
   Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kConflict);
-  EXPECT_EQ(r.status().error_type(), kServerBusy);
+  EXPECT_EQ(r.status().error_type(), fleet::kServerBusy);
   EXPECT_NE(r.status().message().find("server busy"), std::string::npos);
   EXPECT_EQ(VmState(id), "RUNNING");
   EXPECT_TRUE(Runners().empty());
@@ -169,7 +169,7 @@ TEST_F(StartRetryTest, ResumeThatLosesTheRaceRemovesOnlyItsOwnRunner) {
 TEST_F(StartRetryTest, StaleHandleStopLeavesAVmServingANewerJobRunning) {
   const std::string id = RunningVm();
   guest_.status_state = "RUNNING";
-  guest_.status_request_id = RunnerRequestId(99);
+  guest_.status_request_id = fleet::RunnerRequestId(99);
   Result<StopResult> r = StopFlow(Deps()).Run(WarmStop(id));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_NE(r->outcome.find("newer job"), std::string::npos);
@@ -180,7 +180,8 @@ TEST_F(StartRetryTest, StaleHandleStopLeavesAVmServingANewerJobRunning) {
 TEST_F(StartRetryTest, StopWaitsForItsOwnIdleRunnerToExitThenSuspends) {
   const std::string id = RunningVm();
   // Its runner never took a job: the stop waits for the process to exit before suspending.
-  guest_.status_script = {{"RUNNING", RunnerRequestId(11)}, {"RUNNING", RunnerRequestId(11)}};
+  guest_.status_script = {{"RUNNING", fleet::RunnerRequestId(11)},
+                          {"RUNNING", fleet::RunnerRequestId(11)}};
   Result<StopResult> r = StopFlow(Deps()).Run(WarmStop(id));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->outcome, "suspended");

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """deploy/iam/*.json: well-formed IAM policies, no `*` resource where a narrower one exists, and
 every Lambda MicroVMs operation the code calls is allowed. The operations are read from the code
-(MicrovmService's methods in src/aws/microvms.h, their calls in src/action, src/runnerset and
-src/lambda), so a new call without a policy fails here."""
+(MicrovmService's methods in src/aws/microvms.h, their calls in src/action, src/runnerset,
+src/lambda and src/fleet, the MicroVM lifecycle both products share), so a new call without a
+policy fails here."""
 import glob
 import json
 import os
@@ -104,7 +105,7 @@ class IamPoliciesTest(unittest.TestCase):
                                         where)
 
     def test_the_action_policy_allows_exactly_the_microvm_calls_the_action_makes(self):
-        calls = called(sources("src/action", "src/cli"))
+        calls = called(sources("src/action", "src/fleet", "src/cli"))
         self.assertIn("RunMicrovm", calls)  # the scan finds calls at all
         self.assertEqual(allowed(policy("action.json")), {"lambda:" + op for op in calls})
 
@@ -118,8 +119,7 @@ class IamPoliciesTest(unittest.TestCase):
                 self.assertNotIn("dynamodb:" + forbidden, st["Action"])
 
     def test_the_runner_set_functions_allow_every_microvm_call_of_the_runner_set(self):
-        calls = called(sources("src/runnerset", "src/lambda") +
-                       [os.path.join(SOURCE, "src", "action", "microvm_lifecycle.cpp")])
+        calls = called(sources("src/runnerset", "src/lambda", "src/fleet"))
         self.assertIn("RunMicrovm", calls)
         union = set()
         for fn in RUNNER_SET_FUNCTIONS:

@@ -43,7 +43,7 @@ class ArtifactTest : public ::testing::Test {
   Artifact Packed() const {
     auto files = CollectArtifactFiles(Sources());
     EXPECT_TRUE(files.ok()) << files.status().ToString();
-    auto a = PackArtifact(files.value_or(std::vector<lambda::ZipEntry>{}));
+    auto a = PackArtifact(files.value_or(std::vector<ZipEntry>{}));
     EXPECT_TRUE(a.ok()) << a.status().ToString();
     return a.value_or(Artifact{});
   }

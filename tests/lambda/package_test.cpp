@@ -17,7 +17,6 @@
 #include "lambda/elf_info.h"
 #include "lambda/fake_runtime_api.h"
 #include "lambda/package.h"
-#include "lambda/zip_writer.h"
 #include "process/process_runner.h"
 
 namespace mvr::lambda {
@@ -139,15 +138,6 @@ class PackageTest : public ::testing::Test {
   std::unique_ptr<TemporaryDirectory> dir_;
   process::PosixProcessRunner processes_;
 };
-
-TEST(ZipWriterTest, SameEntriesGiveTheSameBytesWhateverTheirOrder) {
-  auto a = WriteZip({{"b", "two", 0644}, {"a", "one", 0755}});
-  auto b = WriteZip({{"a", "one", 0755}, {"b", "two", 0644}});
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(*a, *b);
-  EXPECT_FALSE(WriteZip({{"a", "1"}, {"a", "2"}}).ok());
-  EXPECT_FALSE(WriteZip({{"/abs", "1"}}).ok());
-}
 
 TEST(ElfInfoTest, ReadsMachineNeededLibrariesAndGlibcVersions) {
   auto info = ReadElfInfo(Slurp(kMvr));

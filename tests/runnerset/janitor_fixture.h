@@ -10,7 +10,7 @@
 #include <map>
 #include <memory>
 
-#include "../action/fakes.h"
+#include "../fleet/fakes.h"
 #include "fixture_time.h"
 #include "queue/memory_queue.h"
 #include "runnerset/intent.h"
@@ -20,9 +20,9 @@
 
 namespace mvr::runnerset::testing {
 
-using action::testing::ManualSeam;
-using action::testing::MockGitHub;
-using action::testing::MockMicrovms;
+using fleet::testing::ManualSeam;
+using fleet::testing::MockGitHub;
+using fleet::testing::MockMicrovms;
 using ::testing::_;
 using ::testing::Invoke;
 using ::testing::NiceMock;

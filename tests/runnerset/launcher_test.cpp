@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "../action/fakes.h"
+#include "../fleet/fakes.h"
 #include "store/memory_store.h"
 #include "supervisor/run_payload.h"
 #include "support/store_text.h"
@@ -13,10 +13,10 @@
 namespace mvr::runnerset {
 namespace {
 
-using action::testing::ManualSeam;
-using action::testing::MockGitHub;
-using action::testing::MockHttp;
-using action::testing::MockMicrovms;
+using fleet::testing::ManualSeam;
+using fleet::testing::MockGitHub;
+using fleet::testing::MockHttp;
+using fleet::testing::MockMicrovms;
 using ::testing::_;
 using ::testing::Invoke;
 using ::testing::NiceMock;

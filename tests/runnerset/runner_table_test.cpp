@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../action/fakes.h"
+#include "../fleet/fakes.h"
 #include "store/memory_store.h"
 
 namespace mvr::runnerset {
@@ -29,7 +29,7 @@ class RunnerTableTest : public ::testing::Test {
     return r;
   }
 
-  action::testing::ManualSeam m_;
+  fleet::testing::ManualSeam m_;
   store::MemoryStore store_{m_.clock};
   RunnerTable table_{store_, m_.seam, Opts()};
   store::Key key_ = RunnerTable::ClaimKey("octo/app", 42);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../action/fakes.h"
+#include "../fleet/fakes.h"
 #include "fixture_time.h"
 #include "queue/memory_queue.h"
 #include "runnerset/janitor.h"
@@ -21,10 +21,10 @@
 
 namespace mvr::runnerset::testing {
 
-using action::testing::ManualSeam;
-using action::testing::MockGitHub;
-using action::testing::MockHttp;
-using action::testing::MockMicrovms;
+using fleet::testing::ManualSeam;
+using fleet::testing::MockGitHub;
+using fleet::testing::MockHttp;
+using fleet::testing::MockMicrovms;
 using ::testing::_;
 using ::testing::Invoke;
 using ::testing::NiceMock;

@@ -7,10 +7,10 @@
 
 #include <atomic>
 
-#include "action/microvm_lifecycle.h"
 #include "aws/credentials.h"
 #include "aws/microvms_client.h"
 #include "emulate/microvms/inprocess_microvms.h"
+#include "fleet/microvm_lifecycle.h"
 #include "sim/seams.h"
 
 namespace mvr::sim {
@@ -86,7 +86,7 @@ Result<aws::Microvm> LaunchOne(HttpWorld& w) {
   w.SpawnEffects(done);
   w.scheduler.Spawn("launcher", [&] {
     aws::MicrovmsClient client = w.Client(w.http, w.launcher_seam.seam);
-    action::MicrovmLifecycle vms(w.launcher_seam.seam, client);
+    fleet::MicrovmLifecycle vms(w.launcher_seam.seam, client);
     aws::RunMicrovmRequest run;
     run.image_identifier = "img-1";
     run.client_token = "mvr-launch-attempt-1";

@@ -15,9 +15,9 @@
 
 #include "http/client.h"
 
-namespace mvr::lambda {
+namespace mvr::http {
 
-class SocketHttpClient final : public http::HttpClient {
+class SocketHttpClient final : public HttpClient {
  public:
   struct Options {
     std::string ca_file;  // "" = OpenSSL's default paths
@@ -26,12 +26,12 @@ class SocketHttpClient final : public http::HttpClient {
   explicit SocketHttpClient(Options options);
   ~SocketHttpClient() override;
 
-  Result<http::HttpResponse> Send(const http::HttpRequest& request) override;
+  Result<HttpResponse> Send(const HttpRequest& request) override;
 
   struct Connection;  // a socket and, for https, its TLS session
 
  private:
-  Result<std::unique_ptr<Connection>> Connect(const http::Url& url,
+  Result<std::unique_ptr<Connection>> Connect(const Url& url,
                                               std::chrono::steady_clock::time_point deadline);
   std::unique_ptr<Connection> TakeIdle(const std::string& origin);
   void PutIdle(const std::string& origin, std::unique_ptr<Connection> connection);
@@ -43,4 +43,4 @@ class SocketHttpClient final : public http::HttpClient {
   std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;  // guarded by mu_
 };
 
-}  // namespace mvr::lambda
+}  // namespace mvr::http

@@ -1,7 +1,7 @@
-// ZipWriter: a deterministic ZIP archive (deflate, zlib) for Lambda deployment packages. The same
-// entries in give the same bytes out: entries are written in name order, every timestamp is
-// 1980-01-01 00:00 (the format's epoch), and only the Unix mode is kept (so `bootstrap` stays
-// executable after Lambda unpacks it).
+// ZipWriter: a deterministic ZIP archive (deflate, zlib), for Lambda deployment packages and runner
+// image artifacts. The same entries in give the same bytes out: entries are written in name order,
+// every timestamp is 1980-01-01 00:00 (the format's epoch), and only the Unix mode is kept (so
+// `bootstrap` stays executable after Lambda unpacks it).
 // Thread-safety: one owner.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 #include "base/status.h"
 
-namespace mvr::lambda {
+namespace mvr {
 
 struct ZipEntry {
   std::string name;  // a relative path with '/' separators
@@ -23,4 +23,4 @@ struct ZipEntry {
 // over 4 GiB (no ZIP64).
 Result<std::string> WriteZip(std::vector<ZipEntry> entries);
 
-}  // namespace mvr::lambda
+}  // namespace mvr

@@ -1,4 +1,4 @@
-#include "lambda/socket_http_client.h"
+#include "http/socket_client.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -16,7 +16,7 @@
 #include "base/encoding.h"
 #include "base/numbers.h"
 
-namespace mvr::lambda {
+namespace mvr::http {
 namespace {
 
 using Steady = std::chrono::steady_clock;
@@ -139,7 +139,7 @@ Result<void*> SocketHttpClient::TlsContext() {
 }
 
 Result<std::unique_ptr<SocketHttpClient::Connection>> SocketHttpClient::Connect(
-    const http::Url& url, Steady::time_point deadline) {
+    const Url& url, Steady::time_point deadline) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -210,15 +210,15 @@ void SocketHttpClient::PutIdle(const std::string& origin, std::unique_ptr<Connec
   if (list.size() < 4) list.push_back(std::move(c));
 }
 
-Result<http::HttpResponse> SocketHttpClient::Send(const http::HttpRequest& request) {
-  MVR_ASSIGN_OR_RETURN(http::Url url, http::ParseUrl(request.url));
+Result<HttpResponse> SocketHttpClient::Send(const HttpRequest& request) {
+  MVR_ASSIGN_OR_RETURN(Url url, ParseUrl(request.url));
   const Steady::time_point deadline = Steady::now() + request.timeout;
   const std::string what = request.method + " " + request.url + ": ";
   std::string head = request.method + " " + url.path + (url.query.empty() ? "" : "?" + url.query) +
                      " HTTP/1.1\r\n";
   if (!request.headers.Has("Host")) head += "Host: " + url.Authority() + "\r\n";
   for (const auto& [name, value] : request.headers) {
-    if (http::HeaderNameEquals(name, "Content-Length")) continue;
+    if (HeaderNameEquals(name, "Content-Length")) continue;
     head += name + ": " + value + "\r\n";
   }
   if (!request.body.empty() || request.method == "POST" || request.method == "PUT") {
@@ -238,7 +238,7 @@ Result<http::HttpResponse> SocketHttpClient::Send(const http::HttpRequest& reque
       if (reused) continue;
       return Transient(what + "the connection failed or timed out before an answer");
     }
-    http::HttpResponse res;
+    HttpResponse res;
     // "HTTP/1.1 200 OK"
     const size_t sp = status_line.find(' ');
     auto code = sp == std::string::npos
@@ -312,4 +312,4 @@ Result<http::HttpResponse> SocketHttpClient::Send(const http::HttpRequest& reque
   return Transient(what + "the connection failed");
 }
 
-}  // namespace mvr::lambda
+}  // namespace mvr::http

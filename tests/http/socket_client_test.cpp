@@ -2,7 +2,7 @@
 // (bodies both ways, headers, kept-alive connections, a refused connection), and HTTPS against
 // `openssl s_server` on loopback with a throw-away certificate for localhost: verified with that
 // certificate as the CA bundle, refused without it.
-#include "lambda/socket_http_client.h"
+#include "http/socket_client.h"
 
 #include "base/host_port.h"
 
@@ -19,7 +19,7 @@
 #include "http/server.h"
 #include "process/process_runner.h"
 
-namespace mvr::lambda {
+namespace mvr::http {
 namespace {
 
 // A loopback port that was free a moment ago (-1 if none could be had).
@@ -126,4 +126,4 @@ TEST(SocketHttpClientTlsTest, VerifiesTheServerAgainstTheGivenCaBundleOnly) {
 }
 
 }  // namespace
-}  // namespace mvr::lambda
+}  // namespace mvr::http

@@ -1,16 +1,16 @@
 // DeliverRunnerStart over a scripted HTTP seam: what reaches the VM's ingress (control port,
 // proxy token, requestId, microvmId, the JIT in the body only), retries that resend the very same
 // request, final errors mapped from the supervisor's answers, and no secret in any error.
-#include "action/control_delivery.h"
+#include "fleet/control_delivery.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <vector>
 
-#include "tests/action/fakes.h"
+#include "tests/fleet/fakes.h"
 
-namespace mvr::action {
+namespace mvr::fleet {
 namespace {
 
 using ::testing::_;
@@ -188,4 +188,4 @@ TEST_F(ControlDeliveryTest, DefiniteRefusalsAreNotRetried) {
 }
 
 }  // namespace
-}  // namespace mvr::action
+}  // namespace mvr::fleet

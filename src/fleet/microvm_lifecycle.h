@@ -11,7 +11,7 @@
 #include "base/retry.h"
 #include "base/seam.h"
 
-namespace mvr::action {
+namespace mvr::fleet {
 
 // TERMINATING or TERMINATED: the VM will never run again.
 bool Ending(aws::MicrovmState s);
@@ -57,4 +57,4 @@ class MicrovmLifecycle {
   aws::MicrovmService& service_;
 };
 
-}  // namespace mvr::action
+}  // namespace mvr::fleet

@@ -1,10 +1,10 @@
-#include "action/runner_registration.h"
+#include "fleet/runner_registration.h"
 
 #include <algorithm>
 
 #include "base/retry.h"
 
-namespace mvr::action {
+namespace mvr::fleet {
 namespace {
 
 constexpr PollPolicy kRunnerListingPoll{Duration(1'000), Duration(5'000), Duration(200)};
@@ -102,4 +102,4 @@ Result<bool> RunnerRegistration::GoneOrIdle(int64_t runner_id, TimePoint deadlin
   return !r->busy;
 }
 
-}  // namespace mvr::action
+}  // namespace mvr::fleet

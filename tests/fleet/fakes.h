@@ -1,5 +1,6 @@
-// GMock stand-ins for the MicroVMs, GitHub and HTTP seams, so the start/stop flows can be driven
-// through every failure point of the failure table with a manual clock.
+// GMock stand-ins for the MicroVMs, GitHub and HTTP seams the fleet floor is built on, so its
+// lifecycle and delivery, and the runner set's launcher, janitor and pools over them, can be driven
+// through every failure point with a manual clock.
 #pragma once
 
 #include <gmock/gmock.h>
@@ -10,7 +11,7 @@
 #include "http/client.h"
 #include "support/manual_seam.h"
 
-namespace mvr::action::testing {
+namespace mvr::fleet::testing {
 
 class MockMicrovms : public aws::MicrovmService {
  public:
@@ -66,4 +67,4 @@ class MockHttp : public http::HttpClient {
   MOCK_METHOD(Result<http::HttpResponse>, Send, (const http::HttpRequest&), (override));
 };
 
-}  // namespace mvr::action::testing
+}  // namespace mvr::fleet::testing

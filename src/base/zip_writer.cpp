@@ -1,11 +1,11 @@
-#include "lambda/zip_writer.h"
+#include "base/zip_writer.h"
 
 #include <zlib.h>
 
 #include <algorithm>
 #include <limits>
 
-namespace mvr::lambda {
+namespace mvr {
 namespace {
 
 constexpr uint16_t kDosDate1980 = (0 << 9) | (1 << 5) | 1;  // 1980-01-01
@@ -107,4 +107,4 @@ Result<std::string> WriteZip(std::vector<ZipEntry> entries) {
   return out;
 }
 
-}  // namespace mvr::lambda
+}  // namespace mvr

@@ -1,11 +1,11 @@
-#include "action/microvm_lifecycle.h"
+#include "fleet/microvm_lifecycle.h"
 
 #include <algorithm>
 
-#include "action/control_delivery.h"
 #include "base/retry.h"
+#include "fleet/control_delivery.h"
 
-namespace mvr::action {
+namespace mvr::fleet {
 namespace {
 
 constexpr PollPolicy kVmStatePoll{Duration(500), Duration(5'000), Duration(100)};
@@ -142,4 +142,4 @@ Result<Secret> MicrovmLifecycle::ControlToken(const std::string& id, int port, i
   return proxy;
 }
 
-}  // namespace mvr::action
+}  // namespace mvr::fleet

@@ -14,7 +14,7 @@
 #include "base/seam.h"
 #include "github/github.h"
 
-namespace mvr::action {
+namespace mvr::fleet {
 
 class RunnerRegistration {
  public:
@@ -49,4 +49,4 @@ class RunnerRegistration {
   github::RunnerScope scope_;
 };
 
-}  // namespace mvr::action
+}  // namespace mvr::fleet

@@ -11,7 +11,7 @@
 #include "base/secret.h"
 #include "http/client.h"
 
-namespace mvr::action {
+namespace mvr::fleet {
 
 inline constexpr int kControlPort = 8080;
 // Auth tokens for the control port live as short as the service allows.
@@ -54,4 +54,4 @@ Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam
                                               const std::string& endpoint, const Secret& token,
                                               TimePoint deadline);
 
-}  // namespace mvr::action
+}  // namespace mvr::fleet

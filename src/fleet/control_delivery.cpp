@@ -1,4 +1,4 @@
-#include "action/control_delivery.h"
+#include "fleet/control_delivery.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +10,7 @@
 #include "base/retry.h"
 #include "http/types.h"
 
-namespace mvr::action {
+namespace mvr::fleet {
 namespace {
 
 // Tried until the deadline, not a number of times: the jittered delays bound the rate.
@@ -131,4 +131,4 @@ Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam
   return out;
 }
 
-}  // namespace mvr::action
+}  // namespace mvr::fleet

@@ -1,17 +1,17 @@
 // MicrovmLifecycle over a scripted MicroVMs seam: polling to RUNNING, SUSPENDED and TERMINATED
 // through every state the service can report (transient ones waited through, terminal ones
 // failing with their reason), the retry classification of each call, and the deadline.
-#include "action/microvm_lifecycle.h"
+#include "fleet/microvm_lifecycle.h"
 
-#include "action/control_delivery.h"
+#include "fleet/control_delivery.h"
 
 #include <gtest/gtest.h>
 
 #include <deque>
 
-#include "tests/action/fakes.h"
+#include "tests/fleet/fakes.h"
 
-namespace mvr::action {
+namespace mvr::fleet {
 namespace {
 
 using aws::MicrovmState;
@@ -191,4 +191,4 @@ TEST_F(MicrovmLifecycleTest, DeadlineEndsThePollNamingTheLastState) {
 }
 
 }  // namespace
-}  // namespace mvr::action
+}  // namespace mvr::fleet
