@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include "sim/world.h"
+
 namespace mvr::sim {
 namespace {
 
@@ -273,7 +275,7 @@ void RunSeeds(const Scenario& scenario, uint64_t first, uint64_t last, int threa
       if (seed > last || seed < first) return;
       WorldOptions options = scenario.options(seed);
       if (adjust) adjust(options);
-      SeedOutcome outcome{scenario.name, seed, RunRunnerSet(options)};
+      SeedOutcome outcome{scenario.name, seed, RunWorld(options)};
       std::lock_guard<std::mutex> lock(mu);
       done.emplace(seed, std::move(outcome));
       cv.notify_all();

@@ -1,13 +1,6 @@
-// The runner set in simulation: the real webhook handler (AnswerWebhook), launchers (Launcher
-// through HandleMessage, as each `launcher` Lambda invocation or `mvr serve` worker runs it), the
-// janitor and the warm-pool sweeper, each an actor with its own process (seam, clients, tables),
-// against the MicroVMs and GitHub models (in-process services), the in-memory store and queue,
-// and SimGuest in every VM, all in virtual time under one seeded Scheduler. Faults come from the
-// seed: lost, late and duplicated webhooks, throttling and 5xx (before or after taking effect)
-// from every service, crashes of the set's actors between any two external calls (a crashed
-// launcher's message comes back after its visibility timeout, as on Lambda), clock skew.
-// RunRunnerSet runs one seed and checks the invariants (docs/simulation.md).
-// Thread-safety: RunRunnerSet may run on many threads at once (each run owns its world).
+// What a run of the simulated world (world.h) is asked to do and what it reports: the scenario's
+// size, the faults it turns on, and the figures and invariant violations of one seed.
+// Thread-safety: plain values.
 #pragma once
 
 #include <cstdint>
@@ -103,7 +96,5 @@ struct WorldReport {
   std::map<std::string, int64_t> janitor;  // the janitor's counters over the run (non-zero ones)
   std::vector<std::string> logs;           // with keep_logs: every log line, by process
 };
-
-WorldReport RunRunnerSet(const WorldOptions& options);
 
 }  // namespace mvr::sim
