@@ -21,8 +21,30 @@ struct SimulateFlags {
   int trace_lines = 40;
   bool list = false;
   bool logs = false;
+  bool default_knobs = false;
   std::string report;
 };
+
+// A failing seed: its first violation, the others, the knobs it drew, the trace's last steps and
+// (with --logs) every actor's log lines.
+void PrintFailure(const SimulateFlags& f, const sim::SeedOutcome& o) {
+  const sim::WorldReport& r = o.report;
+  std::printf("FAIL %s seed %llu (trace %016llx): %s\n", o.scenario.c_str(),
+              static_cast<unsigned long long>(o.seed),
+              static_cast<unsigned long long>(r.trace_hash), r.violations.front().c_str());
+  for (size_t i = 1; i < r.violations.size() && i < 10; ++i) {
+    std::printf("  also: %s\n", r.violations[i].c_str());
+  }
+  std::printf("  knobs: %s\n", sim::DescribeKnobs(r.knobs).c_str());
+  const size_t n = std::min(r.tail.size(), static_cast<size_t>(f.trace_lines));
+  if (n > 0) std::printf("  the last %zu steps:\n", n);
+  for (size_t i = r.tail.size() - n; i < r.tail.size(); ++i) {
+    std::printf("    %s\n", r.tail[i].c_str());
+  }
+  if (f.logs) std::printf("  the log lines, by process:\n");
+  for (const std::string& line : r.logs) std::printf("    %s\n", line.c_str());
+  std::fflush(stdout);
+}
 
 // "A..B" or "A" → [A, B].
 bool ParseSeeds(const std::string& text, uint64_t& first, uint64_t& last) {
@@ -120,6 +142,7 @@ int Simulate(const SimulateFlags& f) {
       o.trace_tail =
           std::max<size_t>(o.trace_tail, static_cast<size_t>(std::max(0, f.trace_lines)));
       o.keep_logs = f.logs;
+      if (f.default_knobs) o.knobs = sim::ConfigKnobs{};
       if (bug) bug->plant(o);
     };
     sim::RunSeeds(*scenario, first, last, threads, adjust, [&](const sim::SeedOutcome& o) {
@@ -138,21 +161,7 @@ int Simulate(const SimulateFlags& f) {
         return;
       }
       ++failed;
-      std::printf("FAIL %s seed %llu (trace %016llx): %s\n", o.scenario.c_str(),
-                  static_cast<unsigned long long>(o.seed),
-                  static_cast<unsigned long long>(o.report.trace_hash),
-                  o.report.violations.front().c_str());
-      for (size_t i = 1; i < o.report.violations.size() && i < 10; ++i) {
-        std::printf("  also: %s\n", o.report.violations[i].c_str());
-      }
-      const size_t n = std::min(o.report.tail.size(), static_cast<size_t>(f.trace_lines));
-      if (n > 0) std::printf("  the last %zu steps:\n", n);
-      for (size_t i = o.report.tail.size() - n; i < o.report.tail.size(); ++i) {
-        std::printf("    %s\n", o.report.tail[i].c_str());
-      }
-      if (f.logs) std::printf("  the log lines, by process:\n");
-      for (const std::string& line : o.report.logs) std::printf("    %s\n", line.c_str());
-      std::fflush(stdout);
+      PrintFailure(f, o);
     });
     failed_total += failed;
     std::printf(
@@ -190,6 +199,8 @@ void AddSimulateCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--trace-lines", flags->trace_lines,
                   "Trace steps printed for a failing seed (default 40)");
   cmd->add_flag("--list-scenarios", flags->list, "Name the scenarios, one a line");
+  cmd->add_flag("--default-knobs", flags->default_knobs,
+                "Run every seed with the default configuration knobs instead of drawing them");
   cmd->add_option("--report", flags->report,
                   "Print a report instead: latency (the performance model's table)");
   cmd->add_flag("--logs", flags->logs,

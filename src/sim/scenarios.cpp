@@ -195,6 +195,7 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
   const bool hot = kind == "hot-pool";
   Scenario s{kind, "", [&](uint64_t seed) {
                WorldOptions o = Base(seed);
+               o.knobs = ConfigKnobs{};  // the figures are for the defaults
                o.jobs = burst;
                o.arrivals = Duration(burst == 1 ? 1 : 2'000);
                o.launchers = 50;  // the launcher's default concurrency

@@ -14,34 +14,35 @@ using nlohmann::json;
 namespace gh = emulate::github;
 namespace vms = emulate::microvms;
 
-runnerset::ServeConfig ConfigFor(const WorldOptions& o, const char* prefix, const char* repository,
-                                 const char* label, const char* image) {
-  json config = {{"runnerSetId", "sim"},
-                 {"region", "us-east-1"},
-                 {"runnerNamePrefix", prefix},
-                 {"github",
-                  {{"apiUrl", gh::InProcessGithub::kApiUrl},
-                   {"repository", repository},
-                   {"patFile", "/nonexistent/pat"},
-                   {"webhookSecretFile", "/nonexistent/webhook-secret"}}},
-                 {"classes", json::array({{{"label", label},
-                                           {"image", image},
-                                           {"warmPoolSize", o.warm_pool_size},
-                                           {"hotPoolSize", o.hot_pool_size}}})},
-                 {"maxConcurrentVms", o.max_concurrent_vms},
-                 {"store", "memory:"},
-                 {"queue", {{"uri", "memory:"}, {"visibilityTimeoutSeconds", 180}}},
-                 {"launcher",
-                  {{"concurrency", 1},
-                   {"launchTimeoutSeconds", 120},
-                   {"claimTakeoverSeconds", 240},
-                   {"deferSeconds", 10}}},
-                 {"janitor",
-                  {{"intervalSeconds", 60},
-                   {"strikes", 2},
-                   {"graceSeconds", 120},
-                   {"stuckLaunchSeconds", 120}}},
-                 {"warmPool", {{"intervalSeconds", 30}}}};
+runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, const char* prefix,
+                                 const char* repository, const char* label, const char* image) {
+  json config = {
+      {"runnerSetId", "sim"},
+      {"region", "us-east-1"},
+      {"runnerNamePrefix", prefix},
+      {"github",
+       {{"apiUrl", gh::InProcessGithub::kApiUrl},
+        {"repository", repository},
+        {"patFile", "/nonexistent/pat"},
+        {"webhookSecretFile", "/nonexistent/webhook-secret"}}},
+      {"classes", json::array({{{"label", label},
+                                {"image", image},
+                                {"warmPoolSize", o.warm_pool_size},
+                                {"hotPoolSize", o.hot_pool_size}}})},
+      {"maxConcurrentVms", o.max_concurrent_vms},
+      {"store", "memory:"},
+      {"queue", {{"uri", "memory:"}, {"visibilityTimeoutSeconds", k.visibility_timeout_seconds}}},
+      {"launcher",
+       {{"concurrency", 1},
+        {"launchTimeoutSeconds", k.launch_timeout_seconds},
+        {"claimTakeoverSeconds", k.claim_takeover_seconds},
+        {"deferSeconds", k.defer_seconds}}},
+      {"janitor",
+       {{"intervalSeconds", k.janitor_interval_seconds},
+        {"strikes", k.janitor_strikes},
+        {"graceSeconds", k.janitor_grace_seconds},
+        {"stuckLaunchSeconds", k.stuck_launch_seconds}}},
+      {"warmPool", {{"intervalSeconds", k.warm_pool_interval_seconds}}}};
   Result<runnerset::ServeConfig> parsed =
       runnerset::ParseServeConfig(JsonText(config), "simulation");
   if (!parsed.ok())
@@ -92,7 +93,8 @@ vms::InProcessMicrovmsOptions MicrovmsOptions(const WorldOptions& o, const char*
 
 World::World(const WorldOptions& o)
     : options_(o),
-      config_(ConfigFor(o, kPrefix, kRepository, kLabel, kImage)),
+      knobs_(o.knobs ? *o.knobs : DrawConfigKnobs(o.seed)),
+      config_(ConfigFor(o, knobs_, kPrefix, kRepository, kLabel, kImage)),
       scheduler_(SchedulerOptions(o)),
       services_random_(o.seed * 7919 + 6),
       store_faults_(o.seed * 7919 + 1, o.store),
@@ -127,11 +129,13 @@ World::World(const WorldOptions& o)
 World::~World() { scheduler_.Shutdown(); }
 
 WorldReport World::Run() {
+  scheduler_.Note("knobs " + DescribeKnobs(knobs_));
   SpawnActors();
   const TimePoint end =
       scheduler_.Now() + options_.first_job_after + options_.arrivals + options_.drain;
   Scheduler::RunResult run = scheduler_.Run(end);
   WorldReport report;
+  report.knobs = knobs_;
   report.steps = run.steps;
   for (const std::string& failure : run.failures) {
     report.violations.push_back("an actor failed: " + failure);

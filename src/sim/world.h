@@ -145,6 +145,7 @@ class World {
   Duration JanitorBound() const;
 
   WorldOptions options_;
+  ConfigKnobs knobs_;
   runnerset::ServeConfig config_;
   Scheduler scheduler_;
   // The shared services read virtual time under their own locks: no scheduling point there.

@@ -1,6 +1,7 @@
 // sim::World's invariants (docs/simulation.md, "Invariants"): the pool's capacity, watched as the
 // run goes, and at the end every job run, no VM past the janitor's bound, no runner left, no
 // secret in a log line; then the run's figures for the report.
+#include <algorithm>
 #include <chrono>
 
 #include "sim/world.h"
@@ -111,11 +112,14 @@ void World::CheckRunners(WorldReport& report) {
 // How long a VM with no job may live. A launch that crashed after RunMicrovm leaves a VM its
 // claim protects until the takeover age; then the intent comes back after the visibility
 // timeout (the takeover terminates it) or the janitor strikes it out: takeover + visibility +
-// (strikes + 2) sweeps. The launch timeout and graceSeconds are shorter than the first two.
+// (strikes + 2) sweeps. The janitor suspects no VM younger than graceSeconds nor one whose
+// launch may still be running (the launch timeout), so with a short takeover age that wait
+// bounds it instead.
 Duration World::JanitorBound() const {
   const runnerset::JanitorSettings& j = config_.janitor;
-  return config_.claim_takeover_after() + config_.visibility_timeout() +
-         Duration((j.strikes + 2) * j.interval_seconds * 1000LL);
+  const Duration takeover = config_.claim_takeover_after() + config_.visibility_timeout();
+  const Duration unsuspected = Duration(j.grace_seconds * 1000LL) + config_.launch_timeout();
+  return std::max(takeover, unsuspected) + Duration((j.strikes + 2) * j.interval_seconds * 1000LL);
 }
 
 // No secret in any log line of any actor or service.

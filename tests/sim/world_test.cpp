@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "sim/scenarios.h"
 
 namespace mvr::sim {
@@ -56,6 +59,31 @@ TEST(WorldTest, EveryScenarioKeepsItsInvariants) {
       EXPECT_EQ(o.report.jobs_completed, o.report.jobs) << s.name << " seed " << o.seed;
     });
   }
+}
+
+// Each seed draws the runner set's configuration knobs within the ranges its validation accepts
+// (the world parses the configuration it builds, and would throw on one it refuses); one seed
+// draws the same knobs every time, and the report names them.
+TEST(WorldTest, ASeedDrawsItsKnobsWithinTheRangesTheConfigurationAccepts) {
+  std::set<std::string> seen;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    const ConfigKnobs knobs = DrawConfigKnobs(seed);
+    for (const KnobRange& r : KnobRanges()) {
+      EXPECT_LE(r.valid_low, r.low) << r.key;
+      EXPECT_LE(r.high, r.valid_high) << r.key;
+      EXPECT_GE(knobs.*r.field, r.low) << r.key << " seed " << seed;
+      EXPECT_LE(knobs.*r.field, r.high) << r.key << " seed " << seed;
+    }
+    EXPECT_EQ(DescribeKnobs(knobs), DescribeKnobs(DrawConfigKnobs(seed)));
+    seen.insert(DescribeKnobs(knobs));
+  }
+  EXPECT_GT(seen.size(), 190u);
+  WorldReport r = RunWorld(FindScenario("quiet")->options(3));
+  EXPECT_TRUE(r.violations.empty()) << Violations(r);
+  EXPECT_EQ(DescribeKnobs(r.knobs), DescribeKnobs(DrawConfigKnobs(3)));
+  WorldOptions fixed = FindScenario("quiet")->options(3);
+  fixed.knobs = ConfigKnobs{};
+  EXPECT_EQ(DescribeKnobs(RunWorld(fixed).knobs), DescribeKnobs(ConfigKnobs{}));
 }
 
 TEST(WorldTest, FaultsAreActuallyDrawn) {
