@@ -1,6 +1,7 @@
 // The runner set's configuration knobs a seed draws (world_options.h): each within the range the
-// configuration's validation accepts (runnerset/config.cpp), narrowed where the ends would turn a
-// part off or outlast what one run can judge. A seed draws the same knobs every time.
+// configuration's validation accepts (runnerset/config.cpp), from its lowest accepted value (but
+// the 0 that turns a part off), up to what one run can judge. A seed draws the same knobs every
+// time.
 #include <stdexcept>
 
 #include "base/random.h"
@@ -11,24 +12,25 @@ namespace mvr::sim {
 const std::vector<KnobRange>& KnobRanges() {
   // key, field, drawn low..high, accepted low..high, why narrowed
   static const std::vector<KnobRange> ranges = {
-      {"janitor.intervalSeconds", &ConfigKnobs::janitor_interval_seconds, 10, 180, 0, 86400,
-       "0 turns the janitor off; the invariants rely on it; below 10 s a seed takes too long"},
+      {"janitor.intervalSeconds", &ConfigKnobs::janitor_interval_seconds, 1, 180, 0, 86400,
+       "0 turns the janitor off, and the invariants rely on it; past 3 min the bound outlasts the "
+       "run"},
       {"janitor.strikes", &ConfigKnobs::janitor_strikes, 1, 4, 1, 100,
        "more strikes only lengthen the bound past the run"},
       {"janitor.graceSeconds", &ConfigKnobs::janitor_grace_seconds, 0, 300, 0, 86400,
-       "the janitor's bound assumes grace under the claim takeover age"},
+       "longer outlasts the run"},
       {"janitor.stuckLaunchSeconds", &ConfigKnobs::stuck_launch_seconds, 0, 300, 0, 86400,
        "a longer wait only delays recovering lost webhooks past the run"},
-      {"queue.visibilityTimeoutSeconds", &ConfigKnobs::visibility_timeout_seconds, 30, 600, 1,
-       43200, "past 10 min a crashed launch's intent comes back after the run"},
-      {"launcher.launchTimeoutSeconds", &ConfigKnobs::launch_timeout_seconds, 30, 300, 5, 3600,
-       "under 30 s a launch under faults times out before its VM can run"},
-      {"launcher.claimTakeoverSeconds", &ConfigKnobs::claim_takeover_seconds, 60, 600, 1, 86400,
+      {"queue.visibilityTimeoutSeconds", &ConfigKnobs::visibility_timeout_seconds, 1, 600, 1, 43200,
+       "past 10 min a crashed launch's intent comes back after the run"},
+      {"launcher.launchTimeoutSeconds", &ConfigKnobs::launch_timeout_seconds, 5, 300, 5, 3600,
+       "past 5 min a hung launch is given up after the run"},
+      {"launcher.claimTakeoverSeconds", &ConfigKnobs::claim_takeover_seconds, 1, 600, 1, 86400,
        "past 10 min a crashed launch's claim is taken over after the run"},
       {"launcher.deferSeconds", &ConfigKnobs::defer_seconds, 1, 60, 1, 900,
        "a longer defer only delays launches at the cap past the run"},
       {"warmPool.intervalSeconds", &ConfigKnobs::warm_pool_interval_seconds, 10, 120, 0, 86400,
-       "0 turns the sweeper off; below 10 s a seed takes too long"},
+       "0 turns the sweeper off; below 10 s a pool's seed takes too long"},
   };
   return ranges;
 }
