@@ -21,8 +21,30 @@ struct SimulateFlags {
   int trace_lines = 40;
   bool list = false;
   bool logs = false;
+  bool default_knobs = false;
   std::string report;
 };
+
+// A failing seed: its first violation, the others, the knobs it drew, the trace's last steps and
+// (with --logs) every actor's log lines.
+void PrintFailure(const SimulateFlags& f, const sim::SeedOutcome& o) {
+  const sim::WorldReport& r = o.report;
+  std::printf("FAIL %s seed %llu (trace %016llx): %s\n", o.scenario.c_str(),
+              static_cast<unsigned long long>(o.seed),
+              static_cast<unsigned long long>(r.trace_hash), r.violations.front().c_str());
+  for (size_t i = 1; i < r.violations.size() && i < 10; ++i) {
+    std::printf("  also: %s\n", r.violations[i].c_str());
+  }
+  std::printf("  knobs: %s\n", sim::DescribeKnobs(r.knobs).c_str());
+  const size_t n = std::min(r.tail.size(), static_cast<size_t>(f.trace_lines));
+  if (n > 0) std::printf("  the last %zu steps:\n", n);
+  for (size_t i = r.tail.size() - n; i < r.tail.size(); ++i) {
+    std::printf("    %s\n", r.tail[i].c_str());
+  }
+  if (f.logs) std::printf("  the log lines, by process:\n");
+  for (const std::string& line : r.logs) std::printf("    %s\n", line.c_str());
+  std::fflush(stdout);
+}
 
 // "A..B" or "A" → [A, B].
 bool ParseSeeds(const std::string& text, uint64_t& first, uint64_t& last) {
@@ -59,6 +81,55 @@ int ReportLatency(int threads) {
     std::fflush(stdout);
   }
   return 0;
+}
+
+// Runs one scenario over the seeds: a FAIL report per failing seed, then its summary line.
+// Returns the seeds that failed.
+int RunScenario(const SimulateFlags& f, const sim::Scenario& scenario, uint64_t first,
+                uint64_t last, int threads, const sim::PlantedBug* bug) {
+  int failed = 0, seeds = 0, jobs = 0, completed = 0;
+  uint64_t steps = 0;
+  std::vector<double> starts, action_cold, action_warm;
+  auto adjust = [&](sim::WorldOptions& o) {
+    o.trace_tail = std::max<size_t>(o.trace_tail, static_cast<size_t>(std::max(0, f.trace_lines)));
+    o.keep_logs = f.logs;
+    if (f.default_knobs) o.knobs = sim::ConfigKnobs{};
+    if (bug) bug->plant(o);
+  };
+  sim::RunSeeds(scenario, first, last, threads, adjust, [&](const sim::SeedOutcome& o) {
+    ++seeds;
+    steps += o.report.steps;
+    jobs += o.report.jobs;
+    completed += o.report.jobs_completed;
+    starts.insert(starts.end(), o.report.start_seconds.begin(), o.report.start_seconds.end());
+    const sim::WorldReport& r = o.report;
+    action_cold.insert(action_cold.end(), r.action_start_cold.begin(), r.action_start_cold.end());
+    action_warm.insert(action_warm.end(), r.action_start_warm.begin(), r.action_start_warm.end());
+    if (o.report.violations.empty()) {
+      if (f.logs && first == last) {  // one seed asked for: its logs, pass or fail
+        for (const std::string& line : o.report.logs) std::printf("    %s\n", line.c_str());
+      }
+      return;
+    }
+    ++failed;
+    PrintFailure(f, o);
+  });
+  std::printf(
+      "scenario %s: seeds %llu..%llu: %d passed, %d failed; jobs %d/%d completed; %llu steps a "
+      "seed; queued -> job started p50 %.1f s, p95 %.1f s\n",
+      scenario.name.c_str(), static_cast<unsigned long long>(first),
+      static_cast<unsigned long long>(last), seeds - failed, failed, completed, jobs,
+      static_cast<unsigned long long>(seeds > 0 ? steps / static_cast<uint64_t>(seeds) : 0),
+      sim::Percentile(starts, 0.5), sim::Percentile(starts, 0.95));
+  if (!action_cold.empty() || !action_warm.empty()) {
+    std::printf(
+        "  the Action's start to runner connected p50: %.1f s on a new member (%zu), %.1f s "
+        "on a suspended one (%zu)\n",
+        sim::Percentile(action_cold, 0.5), action_cold.size(), sim::Percentile(action_warm, 0.5),
+        action_warm.size());
+  }
+  std::fflush(stdout);
+  return failed;
 }
 
 int Simulate(const SimulateFlags& f) {
@@ -113,63 +184,7 @@ int Simulate(const SimulateFlags& f) {
   }
   int failed_total = 0;
   for (const sim::Scenario* scenario : chosen) {
-    int failed = 0, seeds = 0, jobs = 0, completed = 0;
-    uint64_t steps = 0;
-    std::vector<double> starts, action_cold, action_warm;
-    auto adjust = [&](sim::WorldOptions& o) {
-      o.trace_tail =
-          std::max<size_t>(o.trace_tail, static_cast<size_t>(std::max(0, f.trace_lines)));
-      o.keep_logs = f.logs;
-      if (bug) bug->plant(o);
-    };
-    sim::RunSeeds(*scenario, first, last, threads, adjust, [&](const sim::SeedOutcome& o) {
-      ++seeds;
-      steps += o.report.steps;
-      jobs += o.report.jobs;
-      completed += o.report.jobs_completed;
-      starts.insert(starts.end(), o.report.start_seconds.begin(), o.report.start_seconds.end());
-      const sim::WorldReport& r = o.report;
-      action_cold.insert(action_cold.end(), r.action_start_cold.begin(), r.action_start_cold.end());
-      action_warm.insert(action_warm.end(), r.action_start_warm.begin(), r.action_start_warm.end());
-      if (o.report.violations.empty()) {
-        if (f.logs && first == last) {  // one seed asked for: its logs, pass or fail
-          for (const std::string& line : o.report.logs) std::printf("    %s\n", line.c_str());
-        }
-        return;
-      }
-      ++failed;
-      std::printf("FAIL %s seed %llu (trace %016llx): %s\n", o.scenario.c_str(),
-                  static_cast<unsigned long long>(o.seed),
-                  static_cast<unsigned long long>(o.report.trace_hash),
-                  o.report.violations.front().c_str());
-      for (size_t i = 1; i < o.report.violations.size() && i < 10; ++i) {
-        std::printf("  also: %s\n", o.report.violations[i].c_str());
-      }
-      const size_t n = std::min(o.report.tail.size(), static_cast<size_t>(f.trace_lines));
-      if (n > 0) std::printf("  the last %zu steps:\n", n);
-      for (size_t i = o.report.tail.size() - n; i < o.report.tail.size(); ++i) {
-        std::printf("    %s\n", o.report.tail[i].c_str());
-      }
-      if (f.logs) std::printf("  the log lines, by process:\n");
-      for (const std::string& line : o.report.logs) std::printf("    %s\n", line.c_str());
-      std::fflush(stdout);
-    });
-    failed_total += failed;
-    std::printf(
-        "scenario %s: seeds %llu..%llu: %d passed, %d failed; jobs %d/%d completed; %llu steps a "
-        "seed; queued -> job started p50 %.1f s, p95 %.1f s\n",
-        scenario->name.c_str(), static_cast<unsigned long long>(first),
-        static_cast<unsigned long long>(last), seeds - failed, failed, completed, jobs,
-        static_cast<unsigned long long>(seeds > 0 ? steps / static_cast<uint64_t>(seeds) : 0),
-        sim::Percentile(starts, 0.5), sim::Percentile(starts, 0.95));
-    if (!action_cold.empty() || !action_warm.empty()) {
-      std::printf(
-          "  the Action's start to runner connected p50: %.1f s on a new member (%zu), %.1f s "
-          "on a suspended one (%zu)\n",
-          sim::Percentile(action_cold, 0.5), action_cold.size(), sim::Percentile(action_warm, 0.5),
-          action_warm.size());
-    }
-    std::fflush(stdout);
+    failed_total += RunScenario(f, *scenario, first, last, threads, bug);
   }
   return failed_total > 0 ? 1 : 0;
 }
@@ -190,6 +205,8 @@ void AddSimulateCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--trace-lines", flags->trace_lines,
                   "Trace steps printed for a failing seed (default 40)");
   cmd->add_flag("--list-scenarios", flags->list, "Name the scenarios, one a line");
+  cmd->add_flag("--default-knobs", flags->default_knobs,
+                "Run every seed with the default configuration knobs instead of drawing them");
   cmd->add_option("--report", flags->report,
                   "Print a report instead: latency (the performance model's table)");
   cmd->add_flag("--logs", flags->logs,

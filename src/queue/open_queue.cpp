@@ -2,6 +2,7 @@
 
 #include "aws/endpoints.h"
 #include "aws/sqs.h"
+#include "queue/forwarding_queue.h"
 #include "queue/memory_queue.h"
 #include "queue/sqlite_queue.h"
 #include "queue/sqs_queue.h"
@@ -11,24 +12,14 @@ namespace {
 
 const char kAcceptedQueues[] = "sqlite:PATH, sqs:QUEUE_URL or memory:";
 
-// A MemoryQueue that owns its dead-letter queue.
-class OwnedMemoryQueue final : public Queue {
+// A MemoryQueue that owns its dead-letter queue; every call goes to the main queue.
+class OwnedMemoryQueue final : public ForwardingQueue {
  public:
   OwnedMemoryQueue(const Clock& clock, Sleeper& sleeper, const LocalQueueSettings& settings)
-      : dead_(clock, sleeper),
+      : ForwardingQueue(main_),
+        dead_(clock, sleeper),
         main_(clock, sleeper, QueueOptions{settings.max_receive_count},
               settings.dead_letter_name.empty() ? nullptr : &dead_) {}
-  Result<std::string> Send(const OutgoingMessage& m) override { return main_.Send(m); }
-  Result<std::vector<std::string>> SendBatch(const std::vector<OutgoingMessage>& m) override {
-    return main_.SendBatch(m);
-  }
-  Result<std::vector<QueueMessage>> Receive(const ReceiveOptions& o) override {
-    return main_.Receive(o);
-  }
-  Status Delete(const std::string& r) override { return main_.Delete(r); }
-  Status ChangeVisibility(const std::string& r, Duration v) override {
-    return main_.ChangeVisibility(r, v);
-  }
 
  private:
   MemoryQueue dead_;

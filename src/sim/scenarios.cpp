@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include "sim/world.h"
+
 namespace mvr::sim {
 namespace {
 
@@ -193,6 +195,7 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
   const bool hot = kind == "hot-pool";
   Scenario s{kind, "", [&](uint64_t seed) {
                WorldOptions o = Base(seed);
+               o.knobs = ConfigKnobs{};  // the figures are for the defaults
                o.jobs = burst;
                o.arrivals = Duration(burst == 1 ? 1 : 2'000);
                o.launchers = 50;  // the launcher's default concurrency
@@ -273,7 +276,7 @@ void RunSeeds(const Scenario& scenario, uint64_t first, uint64_t last, int threa
       if (seed > last || seed < first) return;
       WorldOptions options = scenario.options(seed);
       if (adjust) adjust(options);
-      SeedOutcome outcome{scenario.name, seed, RunRunnerSet(options)};
+      SeedOutcome outcome{scenario.name, seed, RunWorld(options)};
       std::lock_guard<std::mutex> lock(mu);
       done.emplace(seed, std::move(outcome));
       cv.notify_all();

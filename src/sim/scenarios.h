@@ -1,4 +1,4 @@
-// The simulation's scenarios: named worlds (runner_set_world.h) with the faults each turns on,
+// The simulation's scenarios: named worlds (world.h) with the faults each turns on,
 // and the runner of a seed range that `mvr simulate` and the tests share.
 // Thread-safety: RunSeeds runs seeds on worker threads and calls `report` from the caller's
 // thread only, in seed order.
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/runner_set_world.h"
+#include "sim/world_options.h"
 
 namespace mvr::sim {
 

@@ -61,40 +61,40 @@ Faults::Kind SimStore::Enter(std::string_view operation) {
 }
 
 Result<std::optional<store::Item>> SimStore::Get(const store::Key& key) {
-  return Apply(Enter("store.Get"), "store.Get", [&] { return inner_.Get(key); });
+  return Apply(Enter("store.Get"), "store.Get", [&] { return inner().Get(key); });
 }
 
 Status SimStore::Put(const store::Item& item, const std::optional<store::Condition>& condition) {
   const bool planted =
       !unconditional_prefix_.empty() && item.key.partition.rfind(unconditional_prefix_, 0) == 0;
   return Apply(Enter("store.Put"), "store.Put",
-               [&] { return inner_.Put(item, planted ? std::nullopt : condition); });
+               [&] { return inner().Put(item, planted ? std::nullopt : condition); });
 }
 
 Result<store::Item> SimStore::Update(const store::Key& key,
                                      const std::vector<store::Update>& updates,
                                      const std::optional<store::Condition>& condition) {
   return Apply(Enter("store.Update"), "store.Update",
-               [&] { return inner_.Update(key, updates, condition); });
+               [&] { return inner().Update(key, updates, condition); });
 }
 
 Status SimStore::Delete(const store::Key& key, const std::optional<store::Condition>& condition) {
   return Apply(Enter("store.Delete"), "store.Delete",
-               [&] { return inner_.Delete(key, condition); });
+               [&] { return inner().Delete(key, condition); });
 }
 
 Result<store::Page> SimStore::Query(const store::QueryRequest& request) {
-  return Apply(Enter("store.Query"), "store.Query", [&] { return inner_.Query(request); });
+  return Apply(Enter("store.Query"), "store.Query", [&] { return inner().Query(request); });
 }
 
 Result<store::Page> SimStore::Scan(const store::ScanRequest& request) {
-  return Apply(Enter("store.Scan"), "store.Scan", [&] { return inner_.Scan(request); });
+  return Apply(Enter("store.Scan"), "store.Scan", [&] { return inner().Scan(request); });
 }
 
 store::TransactionOutcome SimStore::Transact(const std::vector<store::WriteOp>& writes) {
   const Faults::Kind kind = Enter("store.Transact");
   if (Before(kind)) return {Faults::ErrorFor(kind, "store.Transact"), std::nullopt};
-  store::TransactionOutcome outcome = inner_.Transact(writes);
+  store::TransactionOutcome outcome = inner().Transact(writes);
   if (kind == Faults::Kind::kFailAfter) return {Faults::ErrorFor(kind, "store.Transact"), {}};
   return outcome;
 }
@@ -114,8 +114,8 @@ Faults::Kind SimQueue::Enter(std::string_view operation) {
 
 Result<std::string> SimQueue::Send(const queue::OutgoingMessage& message) {
   return Apply(Enter("queue.Send"), "queue.Send", [&] {
-    Result<std::string> sent = inner_.Send(message);
-    if (sent.ok() && Duplicate()) (void)inner_.Send(message);
+    Result<std::string> sent = inner().Send(message);
+    if (sent.ok() && Duplicate()) (void)inner().Send(message);
     scheduler_.Unpark(this);
     return sent;
   });
@@ -124,7 +124,7 @@ Result<std::string> SimQueue::Send(const queue::OutgoingMessage& message) {
 Result<std::vector<std::string>> SimQueue::SendBatch(
     const std::vector<queue::OutgoingMessage>& messages) {
   return Apply(Enter("queue.SendBatch"), "queue.SendBatch", [&] {
-    Result<std::vector<std::string>> sent = inner_.SendBatch(messages);
+    Result<std::vector<std::string>> sent = inner().SendBatch(messages);
     scheduler_.Unpark(this);
     return sent;
   });
@@ -136,23 +136,23 @@ Result<std::vector<queue::QueueMessage>> SimQueue::Receive(const queue::ReceiveO
     queue::ReceiveOptions now = options;
     now.wait = Duration(0);
     while (true) {
-      Result<std::vector<queue::QueueMessage>> got = inner_.Receive(now);
+      Result<std::vector<queue::QueueMessage>> got = inner().Receive(now);
       const TimePoint t = scheduler_.Now();
       if (!got.ok() || !got->empty() || t >= until) return got;
       TimePoint wake = until;
-      if (std::optional<TimePoint> visible = inner_.NextVisible()) wake = std::min(wake, *visible);
+      if (std::optional<TimePoint> visible = memory_.NextVisible()) wake = std::min(wake, *visible);
       scheduler_.Park(this, std::max(wake - t, Duration(1)));
     }
   });
 }
 
 Status SimQueue::Delete(const std::string& receipt) {
-  return Apply(Enter("queue.Delete"), "queue.Delete", [&] { return inner_.Delete(receipt); });
+  return Apply(Enter("queue.Delete"), "queue.Delete", [&] { return inner().Delete(receipt); });
 }
 
 Status SimQueue::ChangeVisibility(const std::string& receipt, Duration visibility) {
   return Apply(Enter("queue.ChangeVisibility"), "queue.ChangeVisibility",
-               [&] { return inner_.ChangeVisibility(receipt, visibility); });
+               [&] { return inner().ChangeVisibility(receipt, visibility); });
 }
 
 }  // namespace mvr::sim

@@ -12,9 +12,10 @@
 #include <string_view>
 
 #include "base/random.h"
+#include "queue/forwarding_queue.h"
 #include "queue/memory_queue.h"
 #include "sim/scheduler.h"
-#include "store/store.h"
+#include "store/forwarding_store.h"
 
 namespace mvr::sim {
 
@@ -44,10 +45,11 @@ class Faults {
   std::map<std::string, int> counts_;
 };
 
-class SimStore final : public store::Store {
+// Every call is changed (a scheduling point that may fail), so every call is overridden.
+class SimStore final : public store::ForwardingStore {
  public:
   SimStore(Scheduler& scheduler, store::Store& inner, Faults& faults)
-      : scheduler_(scheduler), inner_(inner), faults_(faults) {}
+      : ForwardingStore(inner), scheduler_(scheduler), faults_(faults) {}
 
   Result<std::optional<store::Item>> Get(const store::Key& key) override;
   Status Put(const store::Item& item, const std::optional<store::Condition>& condition) override;
@@ -65,17 +67,16 @@ class SimStore final : public store::Store {
  private:
   Faults::Kind Enter(std::string_view operation);
   Scheduler& scheduler_;
-  store::Store& inner_;
   Faults& faults_;
   std::string unconditional_prefix_;
 };
 
 // A receive with a wait is a long poll, as on SQS: the actor is parked until a message is sent
 // or becomes visible, or the wait is over.
-class SimQueue final : public queue::Queue {
+class SimQueue final : public queue::ForwardingQueue {
  public:
   SimQueue(Scheduler& scheduler, queue::MemoryQueue& inner, Faults& faults)
-      : scheduler_(scheduler), inner_(inner), faults_(faults) {}
+      : ForwardingQueue(inner), scheduler_(scheduler), memory_(inner), faults_(faults) {}
 
   // SQS delivers at least once: a sent message is stored twice with this probability, drawn from
   // `random` (the run's).
@@ -95,7 +96,7 @@ class SimQueue final : public queue::Queue {
   Faults::Kind Enter(std::string_view operation);
   bool Duplicate();
   Scheduler& scheduler_;
-  queue::MemoryQueue& inner_;
+  queue::MemoryQueue& memory_;  // inner(), for when its next message becomes visible
   Faults& faults_;
   double duplicate_ = 0;
   Random* duplicate_random_ = nullptr;

@@ -14,37 +14,35 @@
 #include "action/pool_leases.h"
 #include "base/clock.h"
 #include "base/random.h"
+#include "store/forwarding_store.h"
 #include "store/store_backends.h"
 
 namespace mvr::action::testing {
 
 // Forwards to `inner`; before each write runs `before_write` (if set), with the hook cleared
 // while it runs unless `nested` is true.
-class InterleavingStore final : public store::Store {
+class InterleavingStore final : public store::ForwardingStore {
  public:
-  explicit InterleavingStore(store::Store& inner) : inner_(inner) {}
+  using ForwardingStore::ForwardingStore;
   std::function<void()> before_write;
   bool nested = false;
 
-  Result<std::optional<store::Item>> Get(const store::Key& key) override { return inner_.Get(key); }
   Status Put(const store::Item& item, const std::optional<store::Condition>& c) override {
     Hook();
-    return inner_.Put(item, c);
+    return ForwardingStore::Put(item, c);
   }
   Result<store::Item> Update(const store::Key& key, const std::vector<store::Update>& u,
                              const std::optional<store::Condition>& c) override {
     Hook();
-    return inner_.Update(key, u, c);
+    return ForwardingStore::Update(key, u, c);
   }
   Status Delete(const store::Key& key, const std::optional<store::Condition>& c) override {
     Hook();
-    return inner_.Delete(key, c);
+    return ForwardingStore::Delete(key, c);
   }
-  Result<store::Page> Query(const store::QueryRequest& r) override { return inner_.Query(r); }
-  Result<store::Page> Scan(const store::ScanRequest& r) override { return inner_.Scan(r); }
   store::TransactionOutcome Transact(const std::vector<store::WriteOp>& w) override {
     Hook();
-    return inner_.Transact(w);
+    return ForwardingStore::Transact(w);
   }
 
  private:
@@ -59,7 +57,6 @@ class InterleavingStore final : public store::Store {
     before_write = nullptr;
     hook();
   }
-  store::Store& inner_;
 };
 
 class PoolWorld {

@@ -16,7 +16,7 @@ constexpr char kSecretText[] = "whsec-emulator-router-fixture";
 
 class EmulatorWebhookTest : public ::testing::Test {
  protected:
-  EmulatorWebhookTest() : model_(Options(), clock_, random_, secure_random_, nullptr) {
+  EmulatorWebhookTest() : model_(Options(), seam_, nullptr) {
     WebhookRouterConfig c;
     c.secret = Secret(kSecretText);
     c.class_labels = {"mvr-small"};
@@ -56,8 +56,12 @@ class EmulatorWebhookTest : public ::testing::Test {
   }
 
   ManualClock clock_;
+  ManualSleeper sleeper_{clock_};
   SeededRandom random_{3};
   SeededRandom secure_random_{4};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
+  Seam seam_{clock_, sleeper_, random_, secure_random_, logger_};
   emu::GithubModel model_;
   std::unique_ptr<WebhookRouter> router_;
 };

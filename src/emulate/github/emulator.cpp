@@ -27,12 +27,10 @@ Result<std::unique_ptr<GithubEmulator>> GithubEmulator::Create(EmulatorOptions o
   MVR_ASSIGN_OR_RETURN(e->auth_,
                        Authenticator::Create(e->options_.auth, seam.clock, seam.secure_random));
   if (!e->options_.webhook_url.empty()) {
-    e->sender_ =
-        std::make_unique<HttpWebhookSender>(e->options_.webhook_url, e->options_.faults, client,
-                                            seam.clock, seam.sleeper, seam.random, seam.logger);
+    e->sender_ = std::make_unique<HttpWebhookSender>(e->options_.webhook_url, e->options_.faults,
+                                                     client, seam);
   }
-  e->model_ = std::make_unique<GithubModel>(e->options_.model, seam.clock, seam.random,
-                                            seam.secure_random, e->sender_.get());
+  e->model_ = std::make_unique<GithubModel>(e->options_.model, seam, e->sender_.get());
   e->rate_ = std::make_unique<RateLimiter>(e->options_.rate, seam.clock);
   e->rest_ = std::make_unique<RestApi>(*e->model_, *e->auth_, *e->rate_, seam.logger);
   e->control_ = std::make_unique<ControlApi>(*e->model_, seam.logger);

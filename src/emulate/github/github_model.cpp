@@ -25,13 +25,8 @@ bool LabelsMatch(const std::vector<std::string>& job_labels,
   return true;
 }
 
-GithubModel::GithubModel(GithubModelOptions options, const Clock& clock, Random& random,
-                         Random& secure_random, WebhookSender* sender)
-    : options_(std::move(options)),
-      clock_(clock),
-      random_(random),
-      secure_random_(secure_random),
-      sender_(sender) {
+GithubModel::GithubModel(GithubModelOptions options, Seam seam, WebhookSender* sender)
+    : options_(std::move(options)), seam_(seam), sender_(sender) {
   int64_t next_owner_id = 9'000'001;
   for (const auto& org : options_.organizations) org_ids_[AsciiLower(org)] = next_owner_id++;
   int64_t next_repo_id = 700'000'001;
@@ -44,7 +39,7 @@ GithubModel::GithubModel(GithubModelOptions options, const Clock& clock, Random&
     auto org = org_ids_.find(AsciiLower(r.owner));
     r.owner_is_org = org != org_ids_.end();
     r.owner_id = r.owner_is_org ? org->second : next_owner_id++;
-    r.created_at = clock_.Now();
+    r.created_at = seam_.clock.Now();
     repos_.push_back(r);
   }
 }
@@ -83,7 +78,7 @@ bool GithubModel::OnlineLocked(const RunnerState& r) const {
   if (!r.runner.last_seen) return false;
   // A runner running a job stays online: it is talking to the service through its job.
   if (r.runner.busy) return true;
-  return clock_.Now() - *r.runner.last_seen <= options_.runner_offline_after;
+  return seam_.clock.Now() - *r.runner.last_seen <= options_.runner_offline_after;
 }
 
 Runner GithubModel::SnapshotLocked(const RunnerState& r) const {
@@ -123,7 +118,7 @@ Result<JitRegistration> GithubModel::GenerateJitConfig(const Scope& scope,
   runner.scope = scope;
   runner.group_id = *request.runner_group_id;
   runner.work_folder = request.work_folder.empty() ? "_work" : request.work_folder;
-  runner.created_at = clock_.Now();
+  runner.created_at = seam_.clock.Now();
   for (const char* fixed : {"self-hosted", runner.os.c_str(), options_.runner_arch.c_str()}) {
     runner.labels.push_back(RunnerLabel{next_label_id_++, fixed, "read-only"});
   }
@@ -137,11 +132,11 @@ Result<JitRegistration> GithubModel::GenerateJitConfig(const Scope& scope,
   contents.server_url = options_.base_url;
   contents.github_url = options_.base_url + "/" + scope.Name();
   contents.work_folder = runner.work_folder;
-  contents.credential = Secret("emurunner_" + secure_random_.Hex(24));
+  contents.credential = Secret("emurunner_" + seam_.secure_random.Hex(24));
   state.credential_hash = Sha256Hex(contents.credential.Reveal());
   JitRegistration reg;
   reg.runner = SnapshotLocked(state);
-  reg.encoded_jit_config = EncodeJitConfig(contents, secure_random_);
+  reg.encoded_jit_config = EncodeJitConfig(contents, seam_.secure_random);
   runners_[runner.id] = std::move(state);
   return reg;
 }
@@ -157,7 +152,7 @@ Result<std::vector<Runner>> GithubModel::ListRunners(const Scope& scope,
     if (!name.empty() && !SameName(r.runner.name, name)) continue;
     Runner shown = SnapshotLocked(r);
     if (runner_listing_lag_.count() > 0 && shown.busy &&
-        (!shown.busy_since || clock_.Now() - *shown.busy_since < runner_listing_lag_)) {
+        (!shown.busy_since || seam_.clock.Now() - *shown.busy_since < runner_listing_lag_)) {
       shown.busy = false;  // the lagging listing has not seen the assignment yet
     }
     out.push_back(shown);
@@ -224,14 +219,14 @@ void GithubModel::AssignLocked(Outbox& out) {
       }
       r.runner.busy = true;
       r.runner.job_id = job.id;
-      r.runner.busy_since = clock_.Now();
+      r.runner.busy_since = seam_.clock.Now();
       job.status = "in_progress";
-      job.started_at = clock_.Now();
+      job.started_at = seam_.clock.Now();
       job.runner_id = r.runner.id;
       job.runner_name = r.runner.name;
       job.runner_group_id = r.runner.group_id;
       job.runner_group_name = "Default";
-      job.timeline.push_back(TimelineEntry{clock_.Now(), "assigned", r.runner.name});
+      job.timeline.push_back(TimelineEntry{seam_.clock.Now(), "assigned", r.runner.name});
       EmitLocked(job, "in_progress", out);
       break;
     }
@@ -242,7 +237,7 @@ void GithubModel::Tick() {
   Outbox out;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const TimePoint now = clock_.Now();
+    const TimePoint now = seam_.clock.Now();
     for (auto& [id, job] : jobs_) {
       if (job.status == "queued" && now - job.created_at >= options_.queue_timeout) {
         job.timeline.push_back(TimelineEntry{now, "queue_timeout", ""});

@@ -1,10 +1,10 @@
 // GithubModel: the GitHub emulator's state machine - repositories, JIT runners, jobs, the
 // scheduler that hands queued jobs to idle online runners, and workflow_job webhooks. Pure: it
-// reads time only from the Clock, draws only from the injected Random sources, and sends webhooks
-// only through the WebhookSender, so the simulation can drive it in virtual time. The HTTP layer
-// (rest_api.h, control_api.h) calls one method per operation.
-// Thread-safety: every method is safe from many threads; one mutex guards the state and is never
-// held while the WebhookSender runs.
+// reads time only from its Seam's clock, draws only from the Seam's random sources, and sends
+// webhooks only through the WebhookSender, so the simulation can drive it in virtual time. The HTTP
+// layer (rest_api.h, control_api.h) calls one method per operation. Thread-safety: every method is
+// safe from many threads; one mutex guards the state and is never held while the WebhookSender
+// runs.
 #pragma once
 
 #include <map>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/random.h"
+#include "base/seam.h"
 #include "base/secret.h"
 #include "base/status.h"
 #include "emulate/github/model_types.h"
@@ -53,10 +53,10 @@ struct RunnerSession {
 
 class GithubModel {
  public:
-  // `random` draws delivery GUIDs; `secure_random` draws runner credentials and JIT key material.
-  // `sender` may be null (deliveries are then recorded as not_configured).
-  GithubModel(GithubModelOptions options, const Clock& clock, Random& random, Random& secure_random,
-              WebhookSender* sender);
+  // The seam's `random` draws delivery GUIDs and head SHAs; its `secure_random` draws runner
+  // credentials and JIT key material. `sender` may be null (deliveries are then recorded as
+  // not_configured).
+  GithubModel(GithubModelOptions options, Seam seam, WebhookSender* sender);
 
   void SetBaseUrl(std::string url);
   const GithubModelOptions& options() const { return options_; }
@@ -123,9 +123,7 @@ class GithubModel {
   void RecordOutcome(const std::string& guid, const DeliveryOutcome& outcome);
 
   GithubModelOptions options_;
-  const Clock& clock_;
-  Random& random_;
-  Random& secure_random_;
+  Seam seam_;
   WebhookSender* sender_;
 
   mutable std::mutex mu_;

@@ -34,12 +34,12 @@ Result<Job> GithubModel::QueueJob(const JobSpec& spec) {
     job.repository_id = repo->id;
     job.repository = repo->FullName();
     job.name = spec.name;
-    job.head_sha = random_.Hex(20);
+    job.head_sha = seam_.random.Hex(20);
     job.labels = spec.labels;
     job.env = spec.env;
     job.timeout = spec.timeout;
     job.drop_webhooks = spec.drop_webhooks;
-    job.created_at = clock_.Now();
+    job.created_at = seam_.clock.Now();
     int n = 1;
     for (const auto& command : spec.steps) {
       JobStep step;
@@ -70,7 +70,7 @@ Status GithubModel::ApproveJob(int64_t job_id) {
       return Conflict("job " + std::to_string(job_id) + " is " + job.status + ", not waiting");
     }
     job.status = "queued";
-    job.timeline.push_back(TimelineEntry{clock_.Now(), "queued", "approved"});
+    job.timeline.push_back(TimelineEntry{seam_.clock.Now(), "queued", "approved"});
     EmitLocked(job, "queued", out);
     AssignLocked(out);
   }
@@ -88,7 +88,7 @@ Status GithubModel::CancelJob(int64_t job_id) {
     if (job.status == "completed") {
       return Conflict("job " + std::to_string(job_id) + " has already completed");
     }
-    job.timeline.push_back(TimelineEntry{clock_.Now(), "cancel_requested", ""});
+    job.timeline.push_back(TimelineEntry{seam_.clock.Now(), "cancel_requested", ""});
     CompleteLocked(job, "cancelled", out);
   }
   Dispatch(std::move(out));
@@ -96,7 +96,7 @@ Status GithubModel::CancelJob(int64_t job_id) {
 }
 
 void GithubModel::CompleteLocked(Job& job, const std::string& conclusion, Outbox& out) {
-  const TimePoint now = clock_.Now();
+  const TimePoint now = seam_.clock.Now();
   job.status = "completed";
   job.conclusion = conclusion;
   job.completed_at = now;
@@ -174,7 +174,7 @@ Result<RunnerSession> GithubModel::RunnerConnect(const Secret& credential) {
     if (!r)
       return Unauthorized(
           "runner credential is not valid (the runner was removed or its job ended)");
-    r->runner.last_seen = clock_.Now();
+    r->runner.last_seen = seam_.clock.Now();
     session.runner_id = r->runner.id;
     session.runner_name = r->runner.name;
     AssignLocked(out);
@@ -195,7 +195,7 @@ Result<std::optional<JobAssignment>> GithubModel::RunnerAcquireJob(const Secret&
       }
       return Unauthorized("runner credential is not valid (the runner was removed)");
     }
-    r->runner.last_seen = clock_.Now();
+    r->runner.last_seen = seam_.clock.Now();
     AssignLocked(out);
     if (r->runner.job_id) {
       const Job& job = jobs_.at(*r->runner.job_id);
@@ -231,9 +231,9 @@ Status GithubModel::RunnerReportStep(const Secret& credential, int64_t job_id,
   if (report.number < 1 || report.number > static_cast<int>(job.steps.size())) {
     return InvalidArgument("step number " + std::to_string(report.number) + " is out of range");
   }
-  r->runner.last_seen = clock_.Now();
+  r->runner.last_seen = seam_.clock.Now();
   JobStep& step = job.steps[report.number - 1];
-  const TimePoint now = clock_.Now();
+  const TimePoint now = seam_.clock.Now();
   step.status = report.status;
   if (report.status == "in_progress") {
     step.started_at = now;
@@ -294,7 +294,7 @@ std::string GithubModel::PayloadLocked(const Job& job, const std::string& action
 
 void GithubModel::EmitLocked(const Job& job, const std::string& action, Outbox& out) {
   Delivery d;
-  std::string h = random_.Hex(16);
+  std::string h = seam_.random.Hex(16);
   d.guid = h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
            "-" + h.substr(20);
   d.action = action;
@@ -302,7 +302,7 @@ void GithubModel::EmitLocked(const Job& job, const std::string& action, Outbox& 
   d.payload = PayloadLocked(job, action);
   d.headers = DeliveryHeaders(d.guid, d.event, options_.webhook_secret, d.payload, 1,
                               options_.installation_id);
-  d.created_at = clock_.Now();
+  d.created_at = seam_.clock.Now();
   if (!sender_) d.outcome = "not_configured";
   if (job.drop_webhooks) {
     d.outcome = "dropped";  // recorded, never sent (a Redeliver still sends it)
@@ -331,7 +331,7 @@ void GithubModel::RecordOutcome(const std::string& guid, const DeliveryOutcome& 
       continue;
     }
     d.response_status = o.status;
-    d.delivered_at = clock_.Now();
+    d.delivered_at = seam_.clock.Now();
     d.outcome = o.status >= 200 && o.status < 300 ? "delivered" : "failed";
   }
 }

@@ -5,15 +5,8 @@
 namespace mvr::emulate::github {
 
 HttpWebhookSender::HttpWebhookSender(std::string url, DeliveryFaults faults,
-                                     http::HttpClient& client, const Clock& clock, Sleeper& sleeper,
-                                     Random& random, const Logger& logger, int workers)
-    : url_(std::move(url)),
-      faults_(faults),
-      client_(client),
-      clock_(clock),
-      sleeper_(sleeper),
-      random_(random),
-      logger_(logger) {
+                                     http::HttpClient& client, Seam seam, int workers)
+    : url_(std::move(url)), faults_(faults), client_(client), seam_(seam) {
   for (int i = 0; i < std::max(1, workers); ++i) workers_.emplace_back([this] { Work(); });
 }
 
@@ -29,22 +22,24 @@ void HttpWebhookSender::Stop() {
 Duration HttpWebhookSender::DrawDelay() {
   const int64_t lo = faults_.delay_min.count();
   const int64_t hi = std::max(lo, faults_.delay_max.count());
-  Duration d(lo + static_cast<int64_t>(random_.Uniform(static_cast<uint64_t>(hi - lo + 1))));
-  if (faults_.reorder > 0 && random_.UniformDouble() < faults_.reorder) d += faults_.reorder_delay;
+  Duration d(lo + static_cast<int64_t>(seam_.random.Uniform(static_cast<uint64_t>(hi - lo + 1))));
+  if (faults_.reorder > 0 && seam_.random.UniformDouble() < faults_.reorder)
+    d += faults_.reorder_delay;
   return d;
 }
 
 void HttpWebhookSender::Send(const Delivery& delivery, DeliveryCallback done) {
-  if (faults_.loss > 0 && random_.UniformDouble() < faults_.loss) {
-    logger_.Info("webhook delivery dropped (loss knob)",
-                 {{"delivery", delivery.guid}, {"action", delivery.action}});
+  if (faults_.loss > 0 && seam_.random.UniformDouble() < faults_.loss) {
+    seam_.logger.Info("webhook delivery dropped (loss knob)",
+                      {{"delivery", delivery.guid}, {"action", delivery.action}});
     DeliveryOutcome lost;
     lost.lost = true;
     done(lost);
     return;
   }
-  const bool duplicate = faults_.duplication > 0 && random_.UniformDouble() < faults_.duplication;
-  const TimePoint now = clock_.Now();
+  const bool duplicate =
+      faults_.duplication > 0 && seam_.random.UniformDouble() < faults_.duplication;
+  const TimePoint now = seam_.clock.Now();
   std::lock_guard<std::mutex> lock(mu_);
   due_.emplace(now + DrawDelay(), Item{delivery, done});
   if (duplicate) due_.emplace(now + DrawDelay(), Item{delivery, done});
@@ -56,7 +51,7 @@ void HttpWebhookSender::Work() {
     Duration wait{20};
     {
       std::lock_guard<std::mutex> lock(mu_);
-      const TimePoint now = clock_.Now();
+      const TimePoint now = seam_.clock.Now();
       if (!due_.empty()) {
         auto first = due_.begin();
         if (first->first <= now) {
@@ -68,7 +63,7 @@ void HttpWebhookSender::Work() {
       }
     }
     if (!item) {
-      sleeper_.Sleep(wait);
+      seam_.sleeper.Sleep(wait);
       continue;
     }
     http::HttpRequest req;
@@ -85,10 +80,10 @@ void HttpWebhookSender::Work() {
     } else {
       outcome.error = res.status().message();
     }
-    logger_.Info("webhook delivered", {{"delivery", item->delivery.guid},
-                                       {"action", item->delivery.action},
-                                       {"job_id", item->delivery.job_id},
-                                       {"status", outcome.status}});
+    seam_.logger.Info("webhook delivered", {{"delivery", item->delivery.guid},
+                                            {"action", item->delivery.action},
+                                            {"job_id", item->delivery.job_id},
+                                            {"status", outcome.status}});
     item->done(outcome);
   }
 }

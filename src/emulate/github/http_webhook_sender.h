@@ -3,7 +3,8 @@
 // configured probabilities it drops a delivery, sends a second copy, or holds one back by an
 // extra `reorder_delay` so that later events overtake it. Like GitHub, it never retries. With
 // one worker (the emulator's choice) deliveries leave in due-time order, so that without the
-// delay and reorder knobs they arrive in the order the events happened.
+// delay and reorder knobs they arrive in the order the events happened. Its clock reads, waits
+// and draws go through its Seam.
 // Thread-safety: Send may be called from any thread; `workers` threads do the posting.
 #pragma once
 
@@ -15,8 +16,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/logger.h"
-#include "base/random.h"
+#include "base/seam.h"
 #include "emulate/github/webhook.h"
 #include "http/client.h"
 
@@ -33,8 +33,8 @@ struct DeliveryFaults {
 
 class HttpWebhookSender final : public WebhookSender {
  public:
-  HttpWebhookSender(std::string url, DeliveryFaults faults, http::HttpClient& client,
-                    const Clock& clock, Sleeper& sleeper, Random& random, const Logger& logger,
+  // `seam`'s random source must be safe to share with the caller's threads (Send draws on them).
+  HttpWebhookSender(std::string url, DeliveryFaults faults, http::HttpClient& client, Seam seam,
                     int workers = 1);
   ~HttpWebhookSender() override;
 
@@ -53,10 +53,7 @@ class HttpWebhookSender final : public WebhookSender {
   std::string url_;
   DeliveryFaults faults_;
   http::HttpClient& client_;
-  const Clock& clock_;
-  Sleeper& sleeper_;
-  Random& random_;
-  const Logger& logger_;
+  Seam seam_;
 
   std::mutex mu_;
   std::multimap<TimePoint, Item> due_;  // by due time; equal times keep insertion order

@@ -36,8 +36,7 @@ Result<std::unique_ptr<InProcessGithub>> InProcessGithub::Create(InProcessGithub
   MVR_ASSIGN_OR_RETURN(g->auth_,
                        Authenticator::Create(options.auth, seam.clock, seam.secure_random));
   g->sender_ = std::make_unique<HeldSender>();
-  g->model_ = std::make_unique<GithubModel>(options.model, seam.clock, seam.random,
-                                            seam.secure_random, g->sender_.get());
+  g->model_ = std::make_unique<GithubModel>(options.model, seam, g->sender_.get());
   g->rate_ = std::make_unique<RateLimiter>(options.rate, seam.clock);
   g->rest_ = std::make_unique<RestApi>(*g->model_, *g->auth_, *g->rate_, seam.logger);
   g->rest_->AddRoutes(g->router_);

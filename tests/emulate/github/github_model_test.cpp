@@ -44,7 +44,7 @@ class RecordingSender final : public WebhookSender {
 
 class GithubModelTest : public ::testing::Test {
  protected:
-  GithubModelTest() : model_(Options(), clock_, random_, secure_random_, &sender_) {}
+  GithubModelTest() : model_(Options(), seam_, &sender_) {}
 
   static GithubModelOptions Options() {
     GithubModelOptions o;
@@ -87,8 +87,12 @@ class GithubModelTest : public ::testing::Test {
   }
 
   ManualClock clock_;
+  ManualSleeper sleeper_{clock_};
   SeededRandom random_{1};
   SeededRandom secure_random_{2};
+  MemorySink sink_;
+  Logger logger_{sink_, clock_};
+  Seam seam_{clock_, sleeper_, random_, secure_random_, logger_};
   RecordingSender sender_;
   GithubModel model_;
 };

@@ -40,14 +40,14 @@ class HttpWebhookSenderTest : public ::testing::Test {
   SeededRandom random_{11};
   MemorySink sink_;
   Logger logger_{sink_, clock_};
+  Seam seam_{clock_, sleeper_, random_, random_, logger_};
   RecordingClient client_;
 };
 
 TEST_F(HttpWebhookSenderTest, LostDeliveryIsReportedAndNeverSent) {
   DeliveryFaults f;
   f.loss = 1.0;
-  HttpWebhookSender sender("http://127.0.0.1:9/hook", f, client_, clock_, sleeper_, random_,
-                           logger_);
+  HttpWebhookSender sender("http://127.0.0.1:9/hook", f, client_, seam_);
   DeliveryOutcome seen;
   sender.Send(MakeDelivery("g-1"), [&](const DeliveryOutcome& o) { seen = o; });
   sender.Stop();
@@ -58,8 +58,7 @@ TEST_F(HttpWebhookSenderTest, LostDeliveryIsReportedAndNeverSent) {
 TEST_F(HttpWebhookSenderTest, DuplicatedDeliverySendsTheSameBytesTwice) {
   DeliveryFaults f;
   f.duplication = 1.0;
-  HttpWebhookSender sender("http://127.0.0.1:9/hook", f, client_, clock_, sleeper_, random_,
-                           logger_);
+  HttpWebhookSender sender("http://127.0.0.1:9/hook", f, client_, seam_);
   std::atomic<int> done{0};
   sender.Send(MakeDelivery("g-2"), [&](const DeliveryOutcome& o) {
     EXPECT_EQ(o.status, 200);
@@ -79,8 +78,7 @@ TEST_F(HttpWebhookSenderTest, DelayedDeliveryWaitsForItsTimeOnTheClock) {
   f.delay_min = Duration(2000);
   f.delay_max = Duration(2000);
   const TimePoint start = clock_.Now();
-  HttpWebhookSender sender("http://127.0.0.1:9/hook", f, client_, clock_, sleeper_, random_,
-                           logger_);
+  HttpWebhookSender sender("http://127.0.0.1:9/hook", f, client_, seam_);
   std::atomic<bool> done{false};
   TimePoint sent_at;
   sender.Send(MakeDelivery("g-3"), [&](const DeliveryOutcome&) {

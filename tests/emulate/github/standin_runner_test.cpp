@@ -31,7 +31,7 @@ class StandInRunnerTest : public ::testing::Test {
     processes_.SetRunHandler(ScriptedStep);
     GithubModelOptions o;
     o.repositories = {"octo/app"};
-    model_ = std::make_unique<GithubModel>(o, clock_, random_, random_, nullptr);
+    model_ = std::make_unique<GithubModel>(o, MakeSeam(), nullptr);
     control_ = std::make_unique<ControlApi>(*model_, logger_);
     control_->AddRoutes(router_);
     server_ = std::make_unique<http::HttpServer>(router_.AsHandler());

@@ -1,17 +1,12 @@
-// The runner set in simulation: the real webhook handler (AnswerWebhook), launchers (Launcher
-// through HandleMessage, as each `launcher` Lambda invocation or `mvr serve` worker runs it), the
-// janitor and the warm-pool sweeper, each an actor with its own process (seam, clients, tables),
-// against the MicroVMs and GitHub models (in-process services), the in-memory store and queue,
-// and SimGuest in every VM, all in virtual time under one seeded Scheduler. Faults come from the
-// seed: lost, late and duplicated webhooks, throttling and 5xx (before or after taking effect)
-// from every service, crashes of the set's actors between any two external calls (a crashed
-// launcher's message comes back after its visibility timeout, as on Lambda), clock skew.
-// RunRunnerSet runs one seed and checks the invariants (docs/simulation.md).
-// Thread-safety: RunRunnerSet may run on many threads at once (each run owns its world).
+// What a run of the simulated world (world.h) is asked to do and what it reports: the scenario's
+// size, the faults it turns on, the runner set's configuration knobs the seed drew, and the
+// figures and invariant violations of one seed.
+// Thread-safety: plain values.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,8 +25,39 @@ struct WebhookFaults {
   double handler_crashes = 0;
 };
 
+// The runner set's configuration knobs that bound its recovery: each seed draws them (as it
+// draws faults) within KnobRanges(), so a bug that only one setting exposes is found, and the
+// report names them so a failing seed replays with the same. The defaults are the values the
+// simulation used before it drew them (and the latency report keeps).
+struct ConfigKnobs {
+  int janitor_interval_seconds = 60;
+  int janitor_strikes = 2;
+  int janitor_grace_seconds = 120;
+  int stuck_launch_seconds = 120;
+  int visibility_timeout_seconds = 180;
+  int launch_timeout_seconds = 120;
+  int claim_takeover_seconds = 240;
+  int defer_seconds = 10;
+  int warm_pool_interval_seconds = 30;
+};
+
+// One knob: its configuration key, the range a seed draws from and the range the configuration's
+// validation accepts (the first within the second), and why the drawn one is narrower.
+struct KnobRange {
+  const char* key;
+  int ConfigKnobs::*field;
+  int low, high;
+  int valid_low, valid_high;
+  const char* narrowed;
+};
+const std::vector<KnobRange>& KnobRanges();
+ConfigKnobs DrawConfigKnobs(uint64_t seed);
+// "janitor.intervalSeconds=60 janitor.strikes=2 ...", in KnobRanges() order.
+std::string DescribeKnobs(const ConfigKnobs& knobs);
+
 struct WorldOptions {
   uint64_t seed = 1;
+  std::optional<ConfigKnobs> knobs;  // nullopt: drawn from the seed
   int jobs = 6;
   Duration first_job_after{0};  // the first job is queued this late (a warm pool fills first)
   Duration arrivals{60'000};    // the jobs are queued over this window
@@ -77,6 +103,7 @@ struct WorldOptions {
 
 struct WorldReport {
   std::vector<std::string> violations;
+  ConfigKnobs knobs;  // the configuration the seed ran with
   uint64_t trace_hash = 0;
   std::vector<std::string> tail;  // the trace's last steps
   uint64_t steps = 0;
@@ -103,7 +130,5 @@ struct WorldReport {
   std::map<std::string, int64_t> janitor;  // the janitor's counters over the run (non-zero ones)
   std::vector<std::string> logs;           // with keep_logs: every log line, by process
 };
-
-WorldReport RunRunnerSet(const WorldOptions& options);
 
 }  // namespace mvr::sim

@@ -1,0 +1,234 @@
+// The wiring of sim::World: the runner set's configuration, the shared services and their faults,
+// the processes of the runner set, and the actors a run starts.
+#include "sim/world.h"
+
+#include <stdexcept>
+
+#include "base/json_text.h"
+#include "runnerset/webhook_endpoint.h"
+
+namespace mvr::sim {
+namespace {
+
+using nlohmann::json;
+namespace gh = emulate::github;
+namespace vms = emulate::microvms;
+
+runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, const char* prefix,
+                                 const char* repository, const char* label, const char* image) {
+  json config = {
+      {"runnerSetId", "sim"},
+      {"region", "us-east-1"},
+      {"runnerNamePrefix", prefix},
+      {"github",
+       {{"apiUrl", gh::InProcessGithub::kApiUrl},
+        {"repository", repository},
+        {"patFile", "/nonexistent/pat"},
+        {"webhookSecretFile", "/nonexistent/webhook-secret"}}},
+      {"classes", json::array({{{"label", label},
+                                {"image", image},
+                                {"warmPoolSize", o.warm_pool_size},
+                                {"hotPoolSize", o.hot_pool_size}}})},
+      {"maxConcurrentVms", o.max_concurrent_vms},
+      {"store", "memory:"},
+      {"queue", {{"uri", "memory:"}, {"visibilityTimeoutSeconds", k.visibility_timeout_seconds}}},
+      {"launcher",
+       {{"concurrency", 1},
+        {"launchTimeoutSeconds", k.launch_timeout_seconds},
+        {"claimTakeoverSeconds", k.claim_takeover_seconds},
+        {"deferSeconds", k.defer_seconds}}},
+      {"janitor",
+       {{"intervalSeconds", k.janitor_interval_seconds},
+        {"strikes", k.janitor_strikes},
+        {"graceSeconds", k.janitor_grace_seconds},
+        {"stuckLaunchSeconds", k.stuck_launch_seconds}}},
+      {"warmPool", {{"intervalSeconds", k.warm_pool_interval_seconds}}}};
+  Result<runnerset::ServeConfig> parsed =
+      runnerset::ParseServeConfig(JsonText(config), "simulation");
+  if (!parsed.ok())
+    throw std::logic_error("the simulation's configuration: " + parsed.status().ToString());
+  return *std::move(parsed);
+}
+
+Scheduler::Options SchedulerOptions(const WorldOptions& o) {
+  Scheduler::Options s;
+  s.seed = o.seed;
+  s.yield_delay_probability = o.yield_delay_probability;
+  s.trace_tail = o.trace_tail;
+  return s;
+}
+
+runnerset::RunnerTable::Options TableOptions(const runnerset::ServeConfig& c) {
+  runnerset::RunnerTable::Options o;
+  o.takeover_after = c.claim_takeover_after();
+  return o;
+}
+
+github::GitHubClientOptions GithubClientOptions() {
+  github::GitHubClientOptions o;
+  o.rest.base_url = gh::InProcessGithub::kApiUrl;
+  return o;
+}
+
+queue::QueueOptions QueueOptionsOf(const runnerset::ServeConfig& c) {
+  queue::QueueOptions o;
+  o.max_receive_count = c.queue.max_receive_count;
+  return o;
+}
+
+vms::InProcessMicrovmsOptions MicrovmsOptions(const WorldOptions& o, const char* image,
+                                              const char* key_id, const char* secret_key) {
+  vms::InProcessMicrovmsOptions m;
+  m.model.latency.run.low = o.vm_boot;
+  m.model.boot_failure_probability = o.boot_failure;
+  m.model.latency.suspend.low = Duration(2'070);  // seed 000's medians
+  m.model.latency.resume.low = Duration(4'550);
+  m.model.latency.terminate.low = Duration(1'000);
+  m.front.sigv4_keys = {{key_id, secret_key}};
+  m.images = {image};
+  return m;
+}
+
+}  // namespace
+
+World::World(const WorldOptions& o)
+    : options_(o),
+      knobs_(o.knobs ? *o.knobs : DrawConfigKnobs(o.seed)),
+      config_(ConfigFor(o, knobs_, kPrefix, kRepository, kLabel, kImage)),
+      scheduler_(SchedulerOptions(o)),
+      services_random_(o.seed * 7919 + 6),
+      store_faults_(o.seed * 7919 + 1, o.store),
+      queue_faults_(o.seed * 7919 + 2, o.queue),
+      microvms_faults_(o.seed * 7919 + 3, o.microvms),
+      github_faults_(o.seed * 7919 + 4, o.github),
+      chance_(o.seed * 7919 + 5),
+      memory_store_(clock_),
+      store_(scheduler_, memory_store_, store_faults_),
+      memory_queue_(clock_, sleeper_, QueueOptionsOf(config_)),
+      queue_(scheduler_, memory_queue_, queue_faults_),
+      github_(MakeGithub()),
+      guest_(scheduler_, github_->model(), o.guest, kPrefix, o.seed * 7919 + 7),
+      microvms_(services_, MicrovmsOptions(o, kImage, kKeyId, kSecretKey), &guest_),
+      vms_http_(scheduler_, microvms_.api(), microvms_faults_, "microvms"),
+      ingress_http_(scheduler_, microvms_.ingress(), microvms_faults_, "ingress"),
+      github_http_(scheduler_, github_->api(), github_faults_, "github"),
+      router_(runnerset::WebhookRouter::Create(
+                  runnerset::WebhookRouterConfigOf(config_, Secret(kWebhookSecret)))
+                  .value()) {
+  github_http_.SetThrottleResponse([] {
+    http::HttpResponse r =
+        http::HttpResponse::Json(403, R"({"message":"You have exceeded a secondary rate limit."})");
+    r.headers.Set("retry-after", "2");
+    return r;
+  });
+  if (o.plant_unconditional_claims) store_.PlantUnconditionalPuts("job#");
+  queue_.DuplicateSends(o.queue_duplicates, chance_);
+  github_->model().SetRunnerListingLag(o.runner_listing_lag);
+}
+
+World::~World() { scheduler_.Shutdown(); }
+
+WorldReport World::Run() {
+  scheduler_.Note("knobs " + DescribeKnobs(knobs_));
+  SpawnActors();
+  const TimePoint end =
+      scheduler_.Now() + options_.first_job_after + options_.arrivals + options_.drain;
+  Scheduler::RunResult run = scheduler_.Run(end);
+  WorldReport report;
+  report.knobs = knobs_;
+  report.steps = run.steps;
+  for (const std::string& failure : run.failures) {
+    report.violations.push_back("an actor failed: " + failure);
+  }
+  CheckTheEnd(report);
+  report.trace_hash = scheduler_.TraceHash();
+  report.tail = guest_.violations().empty() ? scheduler_.Tail() : guest_.violation_tail();
+  return report;
+}
+
+void World::SpawnActors() {
+  scheduler_.Spawn("platform", [this] { Platform(); });
+  scheduler_.Spawn("workload", [this] { Workload(); });
+  if (options_.runner_set) {
+    for (int i = 0; i < options_.launchers; ++i) SpawnRole(Role::kLauncher);
+    SpawnRole(Role::kJanitor);
+    if (options_.warm_pool_size > 0 || options_.hot_pool_size > 0) SpawnRole(Role::kSweeper);
+  }
+  if (options_.crashes_per_hour > 0) scheduler_.Spawn("chaos", [this] { Chaos(); });
+  // A final wave after the others (the next day's runs) reconciles what they abandoned.
+  const int final_wave = options_.action_runs > 0 ? options_.action_capacity : 0;
+  for (int i = 0; i < options_.action_runs + final_wave; ++i) {
+    Process& p = NewProcess();
+    scheduler_.Spawn("action#" + std::to_string(i + 1), [this, &p, i] { ActionRun(p, i); });
+  }
+}
+
+World::Process::Process(World& w, Duration skew)
+    : seam(w.scheduler_, skew),
+      vms(w.VmsClientOptions(), aws::MicrovmsClientDeps{w.vms_http_, w.credentials_, seam.seam}),
+      github(github::GitHubClient::Create(w.github_http_, seam.clock,
+                                          github::GitHubAuth::Token(Secret(kToken)),
+                                          GithubClientOptions(), &seam.logger)
+                 .value()),
+      table(w.store_, seam.seam, TableOptions(w.config_)),
+      pool(w.store_, seam.seam) {
+  // As `mvr serve` and `mvr lambda` do with the secrets they read.
+  seam.logger.redactor().Add(kToken);
+  seam.logger.redactor().Add(kWebhookSecret);
+}
+
+bool World::Chance(Random& random, double p) {
+  return p > 0 && static_cast<double>(random.Next64() >> 11) * 0x1.0p-53 < p;
+}
+
+aws::MicrovmsClientOptions World::VmsClientOptions() const {
+  aws::MicrovmsClientOptions o;
+  o.endpoint = {microvms_.api_url(), "us-east-1", "lambda", "sim"};
+  return o;
+}
+
+std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
+  gh::InProcessGithubOptions o;
+  o.model.repositories = {kRepository};
+  o.model.webhook_secret = Secret(kWebhookSecret);
+  o.auth.pats = {Secret(kToken)};
+  o.rate.secondary_per_minute = options_.github_mutations_per_minute;
+  return gh::InProcessGithub::Create(o, services_).value();
+}
+
+World::Process& World::NewProcess() {
+  Duration skew{0};
+  if (options_.max_clock_skew.count() > 0) {
+    const int64_t span = 2 * options_.max_clock_skew.count() + 1;
+    skew = Duration(static_cast<int64_t>(chance_.Next64() % static_cast<uint64_t>(span)) -
+                    options_.max_clock_skew.count());
+  }
+  processes_.push_back(std::make_unique<Process>(*this, skew));
+  return *processes_.back();
+}
+
+void World::SpawnRole(Role role) {
+  Process& p = NewProcess();
+  const std::string n = std::to_string(++incarnations_);
+  switch (role) {
+    case Role::kLauncher:
+      crashable_.push_back(
+          {role, scheduler_.Spawn("launcher#" + n, [this, &p] { LauncherLoop(p); })});
+      break;
+    case Role::kJanitor:
+      crashable_.push_back(
+          {role, scheduler_.Spawn("janitor#" + n, [this, &p] { JanitorLoop(p); })});
+      break;
+    case Role::kSweeper:
+      crashable_.push_back(
+          {role, scheduler_.Spawn("sweeper#" + n, [this, &p] { SweeperLoop(p); })});
+      break;
+  }
+}
+
+WorldReport RunWorld(const WorldOptions& options) {
+  auto world = std::make_unique<World>(options);
+  return world->Run();
+}
+
+}  // namespace mvr::sim

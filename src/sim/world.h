@@ -1,0 +1,192 @@
+// sim::World: the runner set and the Action in simulation. The real webhook handler
+// (AnswerWebhook), launchers (Launcher through HandleMessage, as each `launcher` Lambda invocation
+// or `mvr serve` worker runs it), the janitor, the warm-pool sweeper and runs of the Action are
+// actors, each process with its own seam, clients and tables, against the MicroVMs and GitHub
+// models (in-process services), the in-memory store and queue, and SimGuest in every VM, all in
+// virtual time under one seeded Scheduler. Faults come from the seed (world_options.h); Run
+// checks the invariants of docs/simulation.md.
+//
+// The class is split by concern: world.cpp wires it, world_actors.cpp holds the runner set's and
+// the platform's actors, world_workloads.cpp the jobs and the Action's runs, and
+// world_invariants.cpp the checks.
+// Thread-safety: one World per run, driven by one Run; RunWorld may run on many threads at once
+// (each run owns its world).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aws/credentials.h"
+#include "aws/microvms_client.h"
+#include "emulate/github/inprocess_github.h"
+#include "emulate/microvms/inprocess_microvms.h"
+#include "github/github_client.h"
+#include "queue/memory_queue.h"
+#include "runnerset/config.h"
+#include "runnerset/metrics.h"
+#include "runnerset/runner_table.h"
+#include "runnerset/warm_pool_table.h"
+#include "runnerset/webhook_router.h"
+#include "sim/scheduler.h"
+#include "sim/seams.h"
+#include "sim/sim_guest.h"
+#include "sim/sim_http.h"
+#include "sim/sim_services.h"
+#include "sim/world_options.h"
+#include "store/memory_store.h"
+
+namespace mvr::action {
+struct ActionDeps;
+struct StartCommand;
+struct StartResult;
+struct StopCommand;
+}  // namespace mvr::action
+
+namespace mvr::sim {
+
+class World {
+ public:
+  explicit World(const WorldOptions& options);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  // Runs the seed to its end and checks the invariants. Call once.
+  WorldReport Run();
+
+ private:
+  enum class Role { kLauncher, kJanitor, kSweeper };
+
+  // The world's fixture names and secrets; the end checks look for the secrets in every log line.
+  static constexpr char kRepository[] = "octo/app";
+  static constexpr char kLabel[] = "mvr-small";
+  static constexpr char kImage[] = "img-1";
+  static constexpr char kPrefix[] = "mvr-sim-";
+  static constexpr char kToken[] = "ghp_SIMTOKENFIXTURE0123456789";
+  static constexpr char kWebhookSecret[] = "sim-webhook-secret-5c1f";
+  // The runner set's GitHub credential stands in as its control key (ControlKeyOf); the Action's
+  // MVR_CONTROL_KEY.
+  static constexpr char kSetControlKey[] = "sim-set-control-key-0b7e";
+  static constexpr char kActionControlKey[] = "sim-action-control-key-91d2";
+  static constexpr char kKeyId[] = "AKIDSIMULATION";
+  static constexpr char kSecretKey[] = "SIMSECRETKEYFIXTURE-0042";
+
+  // One process of the runner set (a Lambda invocation's sandbox, or one `mvr serve`): its own
+  // seam (clock, maybe skewed), clients and tables over the shared services.
+  struct Process {
+    Process(World& w, Duration skew);
+    ActorSeam seam;
+    aws::MicrovmsClient vms;
+    std::unique_ptr<github::GitHubClient> github;
+    runnerset::RunnerTable table;
+    runnerset::WarmPoolTable pool;
+  };
+
+  // Runs `f` when the scope ends, unwinding from a crash included.
+  class OnExit {
+   public:
+    explicit OnExit(std::function<void()> f) : f_(std::move(f)) {}
+    ~OnExit() { f_(); }
+    OnExit(const OnExit&) = delete;
+    OnExit& operator=(const OnExit&) = delete;
+
+   private:
+    std::function<void()> f_;
+  };
+
+  // --- wiring (world.cpp) ---
+  static bool Chance(Random& random, double p);  // true with probability p
+  aws::MicrovmsClientOptions VmsClientOptions() const;
+  std::unique_ptr<emulate::github::InProcessGithub> MakeGithub();
+  Process& NewProcess();
+  void SpawnRole(Role role);
+  void SpawnActors();
+
+  // --- the runner set's and the platform's actors (world_actors.cpp) ---
+  void LauncherLoop(Process& p);
+  void JanitorLoop(Process& p);
+  void SweeperLoop(Process& p);
+  void Platform();
+  void Deliver(emulate::github::HeldDelivery held);
+  void HandleDelivery(const std::shared_ptr<emulate::github::HeldDelivery>& held, int copy,
+                      Duration delay, int crash_after);
+  void Chaos();
+  int CrashPoint(int span);  // where a crashing actor dies: at one of its next `span` seam calls
+
+  // --- the workloads: jobs and the Action's runs (world_workloads.cpp) ---
+  void Workload();
+  void ActionRun(Process& p, int index);
+  void WaitForActionRun(Process& p, int index);
+  action::StartCommand ActionStart(int index) const;
+  bool CountStart(const action::StartCommand& start, const Result<action::StartResult>& started,
+                  TimePoint began);
+  void StopAfterTheJob(Process& p, const action::ActionDeps& deps, const action::StopCommand& stop,
+                       const Result<emulate::github::Job>& job, const std::string& run_id);
+  void StopLate(Process& p, const action::ActionDeps& deps, const action::StopCommand& stop,
+                const std::string& server, const SimHttpClient& own_vms, const std::string& run_id);
+
+  // --- the invariants (world_invariants.cpp) ---
+  std::vector<nlohmann::json> ModelVms();
+  void CheckCapacity();
+  void CheckTheEnd(WorldReport& report);
+  void CheckJobs(WorldReport& report);
+  void CheckVms(WorldReport& report);
+  void CheckRunners(WorldReport& report);
+  void CheckLogs(WorldReport& report);
+  void ReportFigures(WorldReport& report);
+  Duration JanitorBound() const;
+
+  WorldOptions options_;
+  ConfigKnobs knobs_;
+  runnerset::ServeConfig config_;
+  Scheduler scheduler_;
+  // The shared services read virtual time under their own locks: no scheduling point there.
+  VirtualClock clock_{scheduler_};
+  SimSleeper sleeper_{scheduler_};
+  SeededRandom services_random_;
+  MemorySink services_sink_;
+  Logger services_logger_{services_sink_, clock_};
+  Seam services_{clock_, sleeper_, services_random_, services_random_, services_logger_};
+  Faults store_faults_, queue_faults_, microvms_faults_, github_faults_;
+  SeededRandom chance_;  // the world's own draws: webhook faults, crashes, skews
+  store::MemoryStore memory_store_;
+  SimStore store_;
+  queue::MemoryQueue memory_queue_;
+  SimQueue queue_;
+  std::unique_ptr<emulate::github::InProcessGithub> github_;
+  SimGuest guest_;
+  emulate::microvms::InProcessMicrovms microvms_;
+  SimHttpClient vms_http_, ingress_http_, github_http_;
+  std::optional<runnerset::WebhookRouter> router_;
+  aws::StaticCredentialsProvider credentials_{
+      aws::AwsCredentials{kKeyId, Secret(kSecretKey), Secret(), std::nullopt, "sim"}};
+  runnerset::Metrics metrics_;
+  ActorSeam platform_{scheduler_};
+  ActorSeam webhooks_{scheduler_};
+  ActorSeam workload_{scheduler_};
+  ActorSeam chaos_{scheduler_};
+  std::deque<std::unique_ptr<Process>> processes_;  // kept to the end: their logs are checked
+  std::vector<std::pair<Role, ActorId>> crashable_;
+  int incarnations_ = 0;
+  std::map<int64_t, TimePoint> queued_at_;
+  std::vector<std::string> action_secrets_;
+  std::vector<std::string> action_failures_;
+  int action_started_ = 0, action_at_capacity_ = 0, action_stale_stops_ = 0, action_gave_up_ = 0;
+  int action_crashed_ = 0;
+  std::vector<double> action_start_cold_, action_start_warm_;
+  int webhook_handler_crashes_ = 0;
+  bool over_capacity_ = false;
+};
+
+// Runs one seed (the world on the heap: it is large).
+WorldReport RunWorld(const WorldOptions& options);
+
+}  // namespace mvr::sim

@@ -1,0 +1,154 @@
+// sim::World's actors of the runner set and the platform: launchers, the janitor, the warm-pool
+// sweeper, the platform's timers and webhooks, each webhook delivery's handler, and the chaos
+// that crashes the set's processes.
+#include <algorithm>
+#include <exception>
+
+#include "runnerset/consumer.h"
+#include "runnerset/janitor.h"
+#include "runnerset/launcher.h"
+#include "runnerset/warm_pool_sweeper.h"
+#include "runnerset/webhook_endpoint.h"
+#include "sim/world.h"
+
+namespace mvr::sim {
+
+namespace gh = emulate::github;
+
+// A launcher: takes one intent at a time off the queue, as a `launcher` invocation does.
+void World::LauncherLoop(Process& p) {
+  runnerset::Launcher launcher(
+      config_, runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table,
+                                       metrics_, nullptr, &p.pool, Secret(kSetControlKey)});
+  while (true) {
+    queue::ReceiveOptions ro;
+    ro.max_messages = std::max(1, options_.sequential_batch);
+    ro.visibility = config_.visibility_timeout();
+    ro.wait = Duration(20'000);  // the event source mapping's long poll
+    Result<std::vector<queue::QueueMessage>> got = queue_.Receive(ro);
+    if (!got.ok()) p.seam.sleeper.Sleep(Duration(1'000));
+    if (!got.ok() || got->empty()) continue;
+    for (const queue::QueueMessage& m : *got) {
+      runnerset::HandleMessage(queue_, launcher, p.seam.seam, m, config_.queue.max_receive_count);
+    }
+  }
+}
+
+void World::JanitorLoop(Process& p) {
+  runnerset::Janitor janitor(config_, runnerset::JanitorDeps{p.seam.seam, p.vms, *p.github, p.table,
+                                                             queue_, metrics_, &p.pool});
+  const Duration interval(config_.janitor.interval_seconds * 1000LL);
+  while (true) {
+    p.seam.sleeper.Sleep(interval);
+    (void)janitor.Sweep();
+  }
+}
+
+void World::SweeperLoop(Process& p) {
+  runnerset::WarmPoolSweeper sweeper(
+      config_, runnerset::WarmPoolDeps{p.seam.seam, p.vms, p.pool, p.github.get(), &ingress_http_,
+                                       &p.table, Secret(kSetControlKey)});
+  const Duration interval(config_.warm_pool.interval_seconds * 1000LL);
+  while (true) {
+    (void)sweeper.Sweep();
+    p.seam.sleeper.Sleep(interval);
+  }
+}
+
+// The platform: the models' timers (VM boots, GitHub's scheduler) and GitHub's webhooks.
+void World::Platform() {
+  TimePoint next_idle_check = scheduler_.Now();
+  while (true) {
+    std::optional<TimePoint> next = microvms_.NextDeadline();
+    const TimePoint now = scheduler_.Now();
+    Duration wait{1'000};
+    if (next) wait = std::clamp(*next - now, Duration(1), Duration(1'000));
+    platform_.sleeper.Sleep(wait);
+    microvms_.RunDue();
+    github_->RunDue();
+    for (gh::HeldDelivery& held : github_->TakeWebhooks()) Deliver(std::move(held));
+    CheckCapacity();
+    // The Action has no janitor: a run whose stop failed leaves its VM leased until a later
+    // start reconciles it (checked at the end, after the final wave).
+    if (options_.runner_set && scheduler_.Now() >= next_idle_check) {
+      guest_.CheckIdle(JanitorBound());
+      next_idle_check = scheduler_.Now() + Duration(30'000);
+    }
+  }
+}
+
+// A delivery GitHub sends: lost, or handled once or twice (duplicated), each copy by an actor of
+// its own after its network delay (late ones reordered), and maybe crashing mid-way.
+void World::Deliver(gh::HeldDelivery held) {
+  const WebhookFaults& f = options_.webhooks;
+  const std::string name =
+      "webhook " + held.delivery.action + " job " + std::to_string(held.delivery.job_id);
+  if (Chance(chance_, f.lost)) {
+    scheduler_.Note(name + " lost");
+    gh::DeliveryOutcome lost;
+    lost.lost = true;
+    held.done(lost);
+    return;
+  }
+  const int copies = Chance(chance_, f.duplicated) ? 2 : 1;
+  auto shared = std::make_shared<gh::HeldDelivery>(std::move(held));
+  for (int copy = 0; copy < copies; ++copy) {
+    Duration delay(50 + static_cast<int64_t>(chance_.Next64() % 1'500));
+    if (Chance(chance_, f.late)) {
+      delay += Duration(
+          static_cast<int64_t>(chance_.Next64() % static_cast<uint64_t>(f.late_by.count() + 1)));
+    }
+    const int crash_after = Chance(chance_, f.handler_crashes) ? CrashPoint(12) : 0;
+    scheduler_.Spawn(name, [this, shared, copy, delay, crash_after] {
+      HandleDelivery(shared, copy, delay, crash_after);
+    });
+  }
+}
+
+// One copy of a delivery reaching the real webhook handler; GitHub hears the first copy's answer.
+void World::HandleDelivery(const std::shared_ptr<gh::HeldDelivery>& held, int copy, Duration delay,
+                           int crash_after) {
+  webhooks_.sleeper.Sleep(delay);
+  // A handler that dies leaves GitHub waiting until its delivery times out.
+  bool answered = copy != 0;
+  OnExit timed_out([&, unwinding = std::uncaught_exceptions()] {
+    if (std::uncaught_exceptions() > unwinding) ++webhook_handler_crashes_;
+    if (answered) return;
+    gh::DeliveryOutcome outcome;
+    outcome.error = "timed out: the endpoint did not answer";
+    held->done(outcome);
+  });
+  scheduler_.CrashAfter(crash_after);
+  runnerset::WebhookAnswer answer =
+      runnerset::AnswerWebhook(*router_, queue_, metrics_, webhooks_.logger, held->delivery.headers,
+                               held->delivery.payload, webhooks_.clock.Now());
+  scheduler_.CrashAfter(0);
+  if (copy == 0) {
+    gh::DeliveryOutcome outcome;
+    outcome.status = answer.status;
+    outcome.copies_sent = 1;
+    answered = true;
+    held->done(outcome);
+  }
+}
+
+// Crashes a launcher, the janitor or the sweeper now and then; a new one takes its place, as
+// Lambda starts a new sandbox (or systemd restarts `mvr serve`).
+void World::Chaos() {
+  const double per_minute = options_.crashes_per_hour / 60.0;
+  while (true) {
+    chaos_.sleeper.Sleep(Duration(60'000));
+    if (!Chance(chance_, per_minute) || crashable_.empty()) continue;
+    const size_t pick = chance_.Next64() % crashable_.size();
+    const auto [role, id] = crashable_[pick];
+    crashable_.erase(crashable_.begin() + static_cast<std::ptrdiff_t>(pick));
+    scheduler_.Kill(id);
+    SpawnRole(role);
+  }
+}
+
+int World::CrashPoint(int span) {
+  return 1 + static_cast<int>(chance_.Next64() % static_cast<uint64_t>(span));
+}
+
+}  // namespace mvr::sim

@@ -1,0 +1,183 @@
+// sim::World's invariants (docs/simulation.md, "Invariants"): the pool's capacity, watched as the
+// run goes, and at the end every job run, no VM past the janitor's bound, no runner left, no
+// secret in a log line; then the run's figures for the report.
+#include <algorithm>
+#include <chrono>
+
+#include "sim/world.h"
+
+namespace mvr::sim {
+
+using nlohmann::json;
+namespace gh = emulate::github;
+
+// Every VM the MicroVMs model holds, read without a scheduling point (the checks' view).
+std::vector<json> World::ModelVms() {
+  return microvms_.WithModel([&](emulate::microvms::MicrovmModel& model) {
+    Result<json> listed = model.Invoke("ListMicrovms", json::object());
+    std::vector<json> out;
+    if (listed.ok()) out = (*listed)["items"].get<std::vector<json>>();
+    return out;
+  });
+}
+
+// The capacity a pooled request states bounds the members it creates: the pool never holds
+// more live VMs than the runs' server-capacity.
+void World::CheckCapacity() {
+  if (options_.action_runs == 0) return;
+  int live = 0;
+  for (const json& vm : ModelVms()) {
+    const std::string state = vm.value("state", "");
+    live += state != "TERMINATED" && state != "TERMINATING";
+  }
+  if (live > options_.action_capacity && !over_capacity_) {
+    over_capacity_ = true;
+    action_failures_.push_back("the pool holds " + std::to_string(live) +
+                               " live VMs, over the runs' server-capacity of " +
+                               std::to_string(options_.action_capacity));
+    scheduler_.Note("VIOLATION over capacity");
+  }
+}
+
+void World::CheckTheEnd(WorldReport& report) {
+  const std::vector<std::string> seen = guest_.violations();
+  report.violations.insert(report.violations.begin(), seen.begin(), seen.end());
+  report.violations.insert(report.violations.end(), action_failures_.begin(),
+                           action_failures_.end());
+  CheckJobs(report);
+  CheckVms(report);
+  CheckRunners(report);
+  CheckLogs(report);
+  ReportFigures(report);
+}
+
+// Every job completed successfully.
+void World::CheckJobs(WorldReport& report) {
+  const std::vector<gh::Job> jobs = github_->model().ListAllJobs();
+  report.jobs = static_cast<int>(jobs.size());
+  const std::map<int64_t, JobTimes> times = guest_.jobs();
+  for (const gh::Job& job : jobs) {
+    if (job.status == "completed" && job.conclusion == "success") {
+      ++report.jobs_completed;
+    } else {
+      report.violations.push_back("job " + std::to_string(job.id) + " never ran: it is " +
+                                  job.status +
+                                  (job.conclusion.empty() ? "" : " (" + job.conclusion + ")"));
+    }
+    auto started = times.find(job.id);
+    auto queued = queued_at_.find(job.id);
+    if (started != times.end() && started->second.started && queued != queued_at_.end()) {
+      report.start_seconds.push_back(
+          static_cast<double>((*started->second.started - queued->second).count()) / 1000.0);
+    }
+  }
+}
+
+// Every VM older than the janitor's bound has ended, but a warm pool's SUSPENDED members.
+void World::CheckVms(WorldReport& report) {
+  const double now_s = std::chrono::duration<double>(scheduler_.Now().time_since_epoch()).count();
+  const double bound_s = static_cast<double>(JanitorBound().count()) / 1000.0;
+  const bool pools =
+      options_.warm_pool_size > 0 || options_.hot_pool_size > 0 || options_.action_runs > 0;
+  for (const json& vm : ModelVms()) {
+    const std::string state = vm.value("state", "");
+    const double age_s = now_s - vm.value("startedAt", 0.0);
+    if (state == "TERMINATED" || state == "TERMINATING" || age_s < bound_s ||
+        (pools && state == "SUSPENDED")) {
+      continue;
+    }
+    report.violations.push_back("VM " + vm.value("microvmId", "") + " is still " + state +
+                                " after " + std::to_string(static_cast<int64_t>(age_s)) +
+                                " s, past the janitor's bound of " +
+                                std::to_string(static_cast<int64_t>(bound_s)) + " s");
+  }
+}
+
+// No runner is left registered, but parked hot runners and those crashed Action runs left.
+void World::CheckRunners(WorldReport& report) {
+  for (const gh::Runner& runner : github_->model().ListAllRunners()) {
+    // A hot member's runner stays registered, parked with its suspended VM.
+    if (options_.hot_pool_size > 0 && runner.name.find("hot-") != std::string::npos) continue;
+    // A run that died between registering its runner and naming it on its member leaves it
+    // unused: no reconcile knows it, and GitHub removes an ephemeral runner that has not
+    // connected for a day. At most one such runner per crashed run, never one given a job.
+    if (!runner.job_id && !runner.busy && report.action_runners_left < action_crashed_) {
+      ++report.action_runners_left;
+      continue;
+    }
+    report.violations.push_back("runner " + runner.name + " is still registered at the end");
+  }
+}
+
+// How long a VM with no job may live. A launch that crashed after RunMicrovm leaves a VM its
+// claim protects until the takeover age; then the intent comes back after the visibility
+// timeout (the takeover terminates it) or the janitor strikes it out: takeover + visibility +
+// (strikes + 2) sweeps. The janitor suspects no VM younger than graceSeconds nor one whose
+// launch may still be running (the launch timeout), so with a short takeover age that wait
+// bounds it instead.
+Duration World::JanitorBound() const {
+  const runnerset::JanitorSettings& j = config_.janitor;
+  const Duration takeover = config_.claim_takeover_after() + config_.visibility_timeout();
+  const Duration unsuspected = Duration(j.grace_seconds * 1000LL) + config_.launch_timeout();
+  return std::max(takeover, unsuspected) + Duration((j.strikes + 2) * j.interval_seconds * 1000LL);
+}
+
+// No secret in any log line of any actor or service.
+void World::CheckLogs(WorldReport& report) {
+  std::vector<std::string> secrets = guest_.secrets();
+  secrets.insert(secrets.end(), action_secrets_.begin(), action_secrets_.end());
+  for (const char* fixture : {kToken, kWebhookSecret, kSecretKey}) secrets.emplace_back(fixture);
+  std::vector<const MemorySink*> sinks = {&services_sink_, &platform_.sink, &webhooks_.sink,
+                                          &workload_.sink, &chaos_.sink};
+  for (const auto& p : processes_) sinks.push_back(&p->seam.sink);
+  if (options_.keep_logs) {
+    for (const MemorySink* sink : sinks) {
+      for (const std::string& line : sink->lines()) report.logs.push_back(line);
+    }
+  }
+  for (const MemorySink* sink : sinks) {
+    for (const std::string& line : sink->lines()) {
+      for (const std::string& secret : secrets) {
+        if (!secret.empty() && line.find(secret) != std::string::npos) {
+          report.violations.push_back("a secret reached a log line: " + line.substr(0, 120));
+          return;
+        }
+      }
+    }
+  }
+}
+
+// The run's figures: the Action's counts, the janitor's counters, latencies, calls, faults.
+void World::ReportFigures(WorldReport& report) {
+  report.action_started = action_started_;
+  report.action_at_capacity = action_at_capacity_;
+  report.action_stale_stops = action_stale_stops_;
+  report.action_gave_up = action_gave_up_;
+  report.action_crashed = action_crashed_;
+  report.action_start_cold = action_start_cold_;
+  report.action_start_warm = action_start_warm_;
+  report.webhook_handler_crashes = webhook_handler_crashes_;
+  report.runners_started = guest_.runners_started();
+  for (const char* counter :
+       {"sweeps", "strikes_added", "strikes_cleared", "busy_spared", "runners_removed",
+        "vms_terminated", "orphans_terminated", "launches_recovered", "errors"}) {
+    if (int64_t n = metrics_.GetJanitor(counter)) report.janitor[counter] = n;
+  }
+  report.idle_vm_seconds = guest_.IdleVmSeconds(scheduler_.Now());
+  auto seconds = [](Duration d) { return static_cast<double>(d.count()) / 1000.0; };
+  for (const auto& [job, l] : guest_.launches()) {
+    auto queued = queued_at_.find(job);
+    if (queued == queued_at_.end()) continue;
+    report.to_vm_running.push_back(seconds(l.vm_ready - queued->second));
+    report.to_first_log.push_back(seconds(l.runner_started - l.vm_ready));
+    report.to_connected.push_back(seconds(l.connected - l.runner_started));
+    report.to_job.push_back(seconds(l.job_started - l.connected));
+  }
+  report.microvms_calls = vms_http_.requests();
+  report.github_calls = github_http_.requests();
+  for (const Faults* f : {&store_faults_, &queue_faults_, &microvms_faults_, &github_faults_}) {
+    for (const auto& [what, n] : f->counts()) report.faults[what] += n;
+  }
+}
+
+}  // namespace mvr::sim
