@@ -142,8 +142,8 @@ TEST_F(HotPoolTest, ASweepRequestsSuspendsAndTerminationsWithoutWaitingForThem) 
 TEST_F(HotPoolTest, AParkingMemberIsNotTakenByALaunch) {
   MakeParking();
   ASSERT_EQ(Members(), (std::map<std::string, int>{{"parking", 1}}));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_NE(o.microvm_id, "vm-1") << "a runner GitHub may still hand a job is not claimable";
   EXPECT_EQ(Count("resume "), 0u);
 }
@@ -152,8 +152,8 @@ TEST_F(HotPoolTest, HotLaunchResumesAMemberAndRegistersAndDeliversNothing) {
   MakeReady();
   const std::string hot_runner = Runner().name;
   calls_.clear();
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(o.microvm_id, "vm-1");
   EXPECT_EQ(o.runner_name, hot_runner);
   EXPECT_EQ(calls_, (std::vector<std::string>{"resume vm-1"}));
@@ -175,8 +175,8 @@ TEST_F(HotPoolTest, AJobOverBeforeTheResumeWasSeenStillCountsAsLaunched) {
     runners_.clear();  // the job ran and GitHub removed its JIT runner
     return Move(id, "resume", aws::MicrovmState::kTerminated);
   }));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(o.runner_name, hot_runner);
   auto row = table_.GetMapping(hot_runner);
   ASSERT_TRUE(row.ok() && *row) << "the still-queued check can follow the runner to job 42";
@@ -188,8 +188,8 @@ TEST_F(HotPoolTest, AHotMemberThatDoesNotResumeGivesWayToTheNextPath) {
   ON_CALL(vms_, ResumeMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
     return Move(id, "resume", aws::MicrovmState::kTerminated);  // the runner never ran
   }));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_NE(o.microvm_id, "vm-1");
   EXPECT_EQ(Count("register mvr-demo-42-"), 1u) << "cold, with its own runner";
   EXPECT_EQ(Count("delete-runner mvr-demo-hot-"), 1u) << "the unused hot runner is removed";
@@ -199,8 +199,8 @@ TEST_F(HotPoolTest, AJobAskingForMoreThanTheClassLabelIsNotGivenAHotRunner) {
   MakeReady();
   LaunchIntent in = Intent(42);
   in.labels = {"self-hosted", "mvr-small", "gpu"};
-  Outcome o = NewLauncher().Handle(in);
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(in);
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_NE(o.microvm_id, "vm-1");
   EXPECT_EQ(Count("register mvr-demo-42-"), 1u);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
@@ -273,7 +273,7 @@ TEST_F(HotPoolTest, JanitorNeverStrikesOrRemovesAParkedRunner) {
 TEST_F(HotPoolTest, StillQueuedCheckFollowsAJobTakenByAHotRunner) {
   MakeReady();
   const std::string hot_runner = Runner().name;
-  ASSERT_EQ(NewLauncher().Handle(Intent(42)).decision, Decision::kLaunched);
+  ASSERT_EQ(NewLauncher().Handle(Intent(42)).decision, LaunchDecision::kLaunched);
   // The resumed runner took job 43 (the oldest queued job of its label), not 42.
   std::map<int64_t, github::Job> jobs;
   jobs[42].status = github::JobStatus::kQueued;
@@ -282,16 +282,16 @@ TEST_F(HotPoolTest, StillQueuedCheckFollowsAJobTakenByAHotRunner) {
   ON_CALL(github_, GetJob(_, _)).WillByDefault(Invoke([&jobs](auto&, int64_t id) {
     return Result<github::Job>(jobs[id]);
   }));
-  Outcome o = NewLauncher().Handle(Intent(43));
-  EXPECT_EQ(o.decision, Decision::kLaunched) << "job 42 still waits: 43's launch serves it";
+  LaunchOutcome o = NewLauncher().Handle(Intent(43));
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << "job 42 still waits: 43's launch serves it";
   // Once 42 has a runner too (43's), a launch for a job 44 the hot runner holds is not needed:
   // 44 → the hot runner (row: 42) → 43's runner → 43 → the hot runner again, every job served.
   jobs[42].status = github::JobStatus::kInProgress;
   jobs[42].runner_name = o.runner_name;
   jobs[44].status = github::JobStatus::kInProgress;
   jobs[44].runner_name = hot_runner;
-  Outcome dropped = NewLauncher().Handle(Intent(44));
-  EXPECT_EQ(dropped.decision, Decision::kDroppedNotQueued) << dropped.detail;
+  LaunchOutcome dropped = NewLauncher().Handle(Intent(44));
+  EXPECT_EQ(dropped.decision, LaunchDecision::kDroppedNotQueued) << dropped.detail;
 }
 
 TEST_F(HotPoolTest, AJobTakenByAParkedRunnerIsNotLaunchedFor) {
@@ -302,8 +302,8 @@ TEST_F(HotPoolTest, AJobTakenByAParkedRunnerIsNotLaunchedFor) {
   ON_CALL(github_, GetJob(_, _)).WillByDefault(Invoke([job](auto&, int64_t) {
     return Result<github::Job>(job);
   }));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  EXPECT_EQ(o.decision, Decision::kDroppedNotQueued) << "the sweeper adopts that runner";
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  EXPECT_EQ(o.decision, LaunchDecision::kDroppedNotQueued) << "the sweeper adopts that runner";
 }
 
 // A launch resumed a hot member for job 7; its runner woke and took job 42 before that launch
@@ -327,8 +327,8 @@ TEST_F(HotPoolTest, AJobTakenByAHotRunnerWhoseLaunchIsInFlightIsLaunchedFor) {
   ON_CALL(github_, GetJob(_, _)).WillByDefault(Invoke([job](auto&, int64_t) {
     return Result<github::Job>(job);
   }));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  EXPECT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(o.microvm_id, "vm-2") << "the other hot member";
 }
 

@@ -118,8 +118,8 @@ TEST_F(LauncherTest, LaunchRegistersRunsDeliversAndCommits) {
     delivered = r;
     return Result<http::HttpResponse>(http::HttpResponse::Json(202, "{}"));
   }));
-  Outcome o = L().Handle(intent_);
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = L().Handle(intent_);
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(o.runner_name.rfind("mvr-demo-42-", 0), 0u);
   EXPECT_EQ(run.image_identifier, "img-1");
   EXPECT_TRUE(run.execution_role_arn.empty());
@@ -152,7 +152,7 @@ TEST_F(LauncherTest, AJobNoLongerQueuedIsDroppedBeforeAnythingIsCreated) {
   EXPECT_CALL(github_, GetJob(_, _)).WillOnce(Answer(Result<github::Job>(job)));
   EXPECT_CALL(github_, GenerateJitConfig(_, _)).Times(0);
   EXPECT_CALL(vms_, RunMicrovm(_)).Times(0);
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kDroppedNotQueued);
+  EXPECT_EQ(L().Handle(intent_).decision, LaunchDecision::kDroppedNotQueued);
   EXPECT_EQ(metrics_.Get(Counter::kDroppedNotQueued), 1);
   EXPECT_EQ(ClaimNow(), RunnerTable::ClaimOutcome::kWon);  // no claim was taken
 }
@@ -165,7 +165,7 @@ TEST_F(LauncherTest, AJobTakenByARunnerLaunchedForAnotherJobStillGetsItsLaunch) 
   waiting.status = github::JobStatus::kQueued;
   EXPECT_CALL(github_, GetJob(_, 42)).WillOnce(Answer(Result<github::Job>(job)));
   EXPECT_CALL(github_, GetJob(_, 41)).WillOnce(Answer(Result<github::Job>(waiting)));
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+  EXPECT_EQ(L().Handle(intent_).decision, LaunchDecision::kLaunched);
 }
 
 // Job 42 runs on the runner launched for 41, and 41 on the runner an earlier attempt launched for
@@ -179,7 +179,7 @@ TEST_F(LauncherTest, AChainOfTakenJobsThatClosesOnThisJobNeedsNoLaunch) {
     return Result<github::Job>(job);
   }));
   EXPECT_CALL(vms_, RunMicrovm(_)).Times(0);
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kDroppedNotQueued);
+  EXPECT_EQ(L().Handle(intent_).decision, LaunchDecision::kDroppedNotQueued);
 }
 
 TEST_F(LauncherTest, AChainOfTakenJobsThatEndsWithAWaitingJobGetsTheLaunch) {
@@ -190,22 +190,22 @@ TEST_F(LauncherTest, AChainOfTakenJobsThatEndsWithAWaitingJobGetsTheLaunch) {
     job.runner_name = id == 42 ? "mvr-demo-41-0a1b2c3d" : "mvr-demo-43-0a1b2c3d";
     return Result<github::Job>(job);
   }));
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+  EXPECT_EQ(L().Handle(intent_).decision, LaunchDecision::kLaunched);
 }
 
 TEST_F(LauncherTest, AJobOfARepositoryOutsideTheSetIsIgnored) {
   intent_.repository = "octo/other";
   EXPECT_CALL(github_, GenerateJitConfig(_, _)).Times(0);
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kIgnored);
+  EXPECT_EQ(L().Handle(intent_).decision, LaunchDecision::kIgnored);
   ::testing::Mock::VerifyAndClearExpectations(&github_);
   intent_.repository = "OCTO/App";
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+  EXPECT_EQ(L().Handle(intent_).decision, LaunchDecision::kLaunched);
 }
 
 TEST_F(LauncherTest, TheStillQueuedCheckFailsOpen) {
   EXPECT_CALL(github_, GetJob(_, _))
       .WillOnce(Answer(Result<github::Job>(Transient("GitHub is having a moment"))));
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+  EXPECT_EQ(L().Handle(intent_).decision, LaunchDecision::kLaunched);
 }
 
 TEST_F(LauncherTest, AtTheCapTheLaunchIsDeferredNotFailed) {
@@ -218,8 +218,8 @@ TEST_F(LauncherTest, AtTheCapTheLaunchIsDeferredNotFailed) {
   }
   EXPECT_CALL(vms_, ListMicrovms(_)).WillOnce(Return(full));
   EXPECT_CALL(github_, GenerateJitConfig(_, _)).Times(0);
-  Outcome o = L().Handle(intent_);
-  EXPECT_EQ(o.decision, Decision::kDeferred);
+  LaunchOutcome o = L().Handle(intent_);
+  EXPECT_EQ(o.decision, LaunchDecision::kDeferred);
   EXPECT_GT(o.retry_after, Duration(0));
   EXPECT_EQ(metrics_.Get(Counter::kDeferred), 1);
   EXPECT_EQ(metrics_.Get(Counter::kFailed), 0);
@@ -231,8 +231,8 @@ TEST_F(LauncherTest, AFailureAfterTheVmExistsTerminatesItRemovesTheRunnerAndRele
           400, R"({"error":"malformed","message":"bad request","state":"IDLE"})")));
   EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).Times(1);
   EXPECT_CALL(github_, DeleteRunner(_, 77)).Times(1);
-  Outcome o = L().Handle(intent_);
-  EXPECT_EQ(o.decision, Decision::kFailed);
+  LaunchOutcome o = L().Handle(intent_);
+  EXPECT_EQ(o.decision, LaunchDecision::kFailed);
   EXPECT_EQ(o.detail.find(kJit), std::string::npos);
   EXPECT_EQ(ClaimNow(), RunnerTable::ClaimOutcome::kWon);  // released: a retry can claim it
   EXPECT_EQ(metrics_.Get(Counter::kFailed), 1);
@@ -243,7 +243,7 @@ TEST_F(LauncherTest, AClaimIsKeptWhileItsVmCannotBeConfirmedGone) {
       .WillRepeatedly(Return(http::HttpResponse::Json(400, R"({"error":"malformed"})")));
   EXPECT_CALL(vms_, TerminateMicrovm(_))
       .WillRepeatedly(Return(Status(Code::kUnauthorized, "denied")));
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kFailed);
+  EXPECT_EQ(L().Handle(intent_).decision, LaunchDecision::kFailed);
   EXPECT_EQ(ClaimNow(), RunnerTable::ClaimOutcome::kBusy);
 }
 
@@ -252,24 +252,24 @@ TEST_F(LauncherTest, AFailedLaunchRemovesItsRegistration) {
       .WillRepeatedly(Return(Result<aws::Microvm>(InvalidArgument("no such image"))));
   EXPECT_CALL(github_, DeleteRunner(_, 77)).Times(1);
   EXPECT_CALL(vms_, TerminateMicrovm(_)).Times(0);
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kFailed);
+  EXPECT_EQ(L().Handle(intent_).decision, LaunchDecision::kFailed);
   EXPECT_EQ(ClaimNow(), RunnerTable::ClaimOutcome::kWon);
 }
 
 TEST_F(LauncherTest, ADuplicateOfALaunchedJobCreatesNothing) {
-  ASSERT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+  ASSERT_EQ(L().Handle(intent_).decision, LaunchDecision::kLaunched);
   EXPECT_CALL(github_, GenerateJitConfig(_, _)).Times(0);
   EXPECT_CALL(vms_, RunMicrovm(_)).Times(0);
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kDuplicate);
+  EXPECT_EQ(L().Handle(intent_).decision, LaunchDecision::kDuplicate);
 }
 
 TEST_F(LauncherTest, TerminateEndsTheMappedVmAndAnUnknownRunnerIsANoOp) {
-  Outcome launched = L().Handle(intent_);
-  ASSERT_EQ(launched.decision, Decision::kLaunched);
+  LaunchOutcome launched = L().Handle(intent_);
+  ASSERT_EQ(launched.decision, LaunchDecision::kLaunched);
   TerminateIntent unknown;
   unknown.runner_name = "mvr-demo-9-ffffffff";
   EXPECT_CALL(vms_, TerminateMicrovm(_)).Times(0);
-  EXPECT_EQ(L().Handle(unknown).decision, Decision::kIgnored);
+  EXPECT_EQ(L().Handle(unknown).decision, LaunchDecision::kIgnored);
   ::testing::Mock::VerifyAndClearExpectations(&vms_);
   TerminateIntent done;
   done.runner_name = launched.runner_name;
@@ -279,7 +279,7 @@ TEST_F(LauncherTest, TerminateEndsTheMappedVmAndAnUnknownRunnerIsANoOp) {
     terminated_ = true;
     return Status::Ok();
   }));
-  EXPECT_EQ(L().Handle(done).decision, Decision::kTerminated);
+  EXPECT_EQ(L().Handle(done).decision, LaunchDecision::kTerminated);
   EXPECT_FALSE(*table_.GetMapping(launched.runner_name));
   EXPECT_EQ(metrics_.Get(Counter::kTerminated), 1);
 }

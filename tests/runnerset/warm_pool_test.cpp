@@ -63,8 +63,8 @@ TEST_F(WarmPoolTest, APoolMadeSmallerRetiresItsExtraMembers) {
 TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
   Fill();
   calls_.clear();
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(Count("run "), 0u) << "a warm launch boots nothing";
   // 001's order on the warm path: resume first, then register against it, then deliver.
   ASSERT_EQ(calls_.size(), 3u);
@@ -93,8 +93,8 @@ TEST_F(WarmPoolTest, AMemberIsLaunchedWithADerivedNonceThatTheLaunchDeliversAndN
     EXPECT_EQ(payload->control_nonce.Reveal(), derived->Reveal()) << id;
     nonces[id] = derived->Reveal();
   }
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   ASSERT_EQ(delivered_.size(), 1u);
   EXPECT_EQ(nlohmann::json::parse(delivered_[0]).value("nonce", ""), nonces.at(o.microvm_id));
   const std::string stored = testing_support::StoreText(store_);
@@ -115,8 +115,8 @@ TEST_F(WarmPoolTest, AMemberWithoutALaunchTokenIsDeliveredToWithoutANonce) {
     EXPECT_TRUE(supervisor::DecodeRunPayload(run.run_hook_payload.Reveal())->control_nonce.empty());
   }
   control_key_ = Secret("a-key-that-arrived-later");
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   ASSERT_EQ(delivered_.size(), 1u);
   EXPECT_FALSE(nlohmann::json::parse(delivered_[0]).contains("nonce"));
 }
@@ -127,8 +127,8 @@ TEST_F(WarmPoolTest, ALaunchReadsThePoolOnce) {
   Fill();
   int scans = 0;
   store_.before_scan = [&](const store::ScanRequest&) { ++scans; };
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(Count("resume "), 1u);
   EXPECT_EQ(scans, 1);
 }
@@ -139,8 +139,8 @@ TEST_F(WarmPoolTest, FailureAfterTheResumeTerminatesTheMemberAndReleasesTheJob) 
   EXPECT_CALL(http_, Send(_)).WillRepeatedly(Invoke([](const http::HttpRequest&) {
     return Result<http::HttpResponse>(http::HttpResponse::Json(400, R"({"error":"no"})"));
   }));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kFailed) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kFailed) << o.detail;
   EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
   EXPECT_TRUE(Members().empty()) << "the used member's row went with its VM";
   EXPECT_EQ(table_.ClaimJob("octo/app", 42)->outcome, RunnerTable::ClaimOutcome::kWon)
@@ -151,10 +151,10 @@ TEST_F(WarmPoolTest, TwoLaunchersOneMemberOnlyOneWinsAndTheOtherGoesCold) {
   config_.classes[0].warm_pool_size = 1;
   Fill();
   calls_.clear();
-  Outcome first = NewLauncher().Handle(Intent(1));
-  Outcome second = NewLauncher().Handle(Intent(2));
-  ASSERT_EQ(first.decision, Decision::kLaunched) << first.detail;
-  ASSERT_EQ(second.decision, Decision::kLaunched) << second.detail;
+  LaunchOutcome first = NewLauncher().Handle(Intent(1));
+  LaunchOutcome second = NewLauncher().Handle(Intent(2));
+  ASSERT_EQ(first.decision, LaunchDecision::kLaunched) << first.detail;
+  ASSERT_EQ(second.decision, LaunchDecision::kLaunched) << second.detail;
   EXPECT_EQ(first.microvm_id, "vm-1");
   EXPECT_NE(second.microvm_id, "vm-1");
   EXPECT_EQ(Count("resume "), 1u);
@@ -174,14 +174,14 @@ TEST_F(WarmPoolTest, LosingAMemberClaimTriesTheNextMember) {
   ASSERT_TRUE(*pool_.Claim("vm-1", "job#octo/app#7"));
   ASSERT_TRUE(*pool_.Claim("vm-2", "job#octo/app#8"));
   ASSERT_TRUE(pool_.RemoveMember("vm-2").ok());
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(o.microvm_id, "vm-3") << "both members taken: cold";
   vms_by_id_.erase("vm-3");
   Fill();  // refills (vm-4, vm-5 ...)
   const size_t runs = Count("run ");
-  Outcome next = NewLauncher().Handle(Intent(43));
-  ASSERT_EQ(next.decision, Decision::kLaunched) << next.detail;
+  LaunchOutcome next = NewLauncher().Handle(Intent(43));
+  ASSERT_EQ(next.decision, LaunchDecision::kLaunched) << next.detail;
   EXPECT_EQ(Count("run "), runs) << "an unclaimed member was there";
 }
 
@@ -189,8 +189,8 @@ TEST_F(WarmPoolTest, MemberOfAnOldImageVersionIsNotUsedAndIsReplaced) {
   Fill();
   version_ = "4";  // a new version of the class's image becomes active
   calls_.clear();
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(Count("resume "), 0u);
   EXPECT_EQ(Count("run "), 1u);
   PoolSweepReport r = Sweeper().Sweep();
@@ -209,8 +209,8 @@ TEST_F(WarmPoolTest, MemberNearItsMaximumDurationIsReplacedAndNotUsed) {
   // 3600 s maximum, replaced within 600 s of it.
   m_.clock.Advance(Duration(3000'000 + 1'000));
   calls_.clear();
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(Count("resume "), 0u) << "a member about to expire would cut the job short";
   PoolSweepReport r = Fill();
   EXPECT_EQ(r.retired, 2);
@@ -263,8 +263,8 @@ TEST_F(WarmPoolTest, PoolMembersDoNotCountAgainstTheConcurrencyCap) {
   config_.max_concurrent_vms = 1;
   config_.classes[0].warm_pool_size = 3;
   Fill();  // three suspended members, over the cap of 1
-  Outcome o = NewLauncher().Handle(Intent(42));
-  EXPECT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  LaunchOutcome o = NewLauncher().Handle(Intent(42));
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
 }
 
 TEST_F(WarmPoolTest, JanitorLeavesAPreBootingMemberAndSuspendedMembersAlone) {
