@@ -347,6 +347,9 @@ TEST_F(HotPoolTest, AJobTakenByAHotRunnerWhoseLaunchIsInFlightIsLaunchedFor) {
   ASSERT_EQ(JobOf(job).runner_name, resuming.runner_name);
   LaunchOutcome o = NewLauncher().Handle(Intent(job));
   EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(m_.sink.Joined().find("could not tell whether the job is still queued"),
+            std::string::npos)
+      << "launched because the chain ends at the launch in flight, not by failing open";
   EXPECT_EQ(o.microvm_id, members[1].microvm_id) << "the other hot member";
 }
 

@@ -39,6 +39,8 @@ TEST_F(JanitorTest, BusyRunnerIsNeverTerminatedEvenWhenTheListingSaysIdle) {
   for (int i = 0; i < 5; ++i) J().Sweep();
   EXPECT_EQ(State(vm), "RUNNING");
   EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_EQ(Traced("DELETE /repos/octo/app/actions/runners/"), 0u)
+      << "the fresh read spares it; no removal is even tried (GitHub would refuse it)";
   EXPECT_GE(metrics_.GetJanitor("busy_spared"), 2);
   auto row = table_.GetMapping(runner.name);
   ASSERT_TRUE(row.ok() && *row);
@@ -183,6 +185,7 @@ TEST_F(JanitorTest, BusyRunnerNoLaunchOwnsIsLeftAlone) {
   ListingLags();
   for (int i = 0; i < 3; ++i) J().Sweep();
   EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_EQ(Traced("DELETE /repos/octo/app/actions/runners/"), 0u) << "spared on the fresh read";
   EXPECT_GE(metrics_.GetJanitor("busy_spared"), 1);
 }
 

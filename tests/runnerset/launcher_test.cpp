@@ -15,6 +15,11 @@ namespace {
 
 class LauncherTest : public RunnerSetTest {
  protected:
+  // The still-queued check decided from what GitHub said, not by failing open.
+  bool FailedOpen() {
+    return m_.sink.Joined().find("could not tell whether the job is still queued") !=
+           std::string::npos;
+  }
   // The name a runner launched for `job_id` by an attempt whose token starts with `token8`.
   std::string RunnerFor(int64_t job_id, const std::string& token8 = "0a1b2c3d") {
     return "mvr-demo-" + std::to_string(job_id) + "-" + token8;
@@ -82,6 +87,7 @@ TEST_F(LauncherTest, AJobTakenByARunnerLaunchedForAnotherJobStillGetsItsLaunch) 
   LaunchOutcome o = L().Handle(Intent(job));
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(JobOf(waiting).runner_name, o.runner_name) << "the new runner serves the waiting job";
+  EXPECT_FALSE(FailedOpen());
 }
 
 // Job X runs on the runner launched for Y, and Y on the runner an earlier attempt launched for
@@ -111,6 +117,7 @@ TEST_F(LauncherTest, AChainOfTakenJobsThatEndsWithAWaitingJobGetsTheLaunch) {
   LaunchOutcome o = L().Handle(Intent(x));
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(JobOf(z).runner_name, o.runner_name);
+  EXPECT_FALSE(FailedOpen());
 }
 
 TEST_F(LauncherTest, AJobOfARepositoryOutsideTheSetIsIgnored) {
@@ -132,6 +139,7 @@ TEST_F(LauncherTest, TheStillQueuedCheckFailsOpen) {
       {"GET", "/actions/jobs/" + std::to_string(job), 502, "", "GitHub is having a moment"});
   EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kLaunched);
   EXPECT_EQ(LiveVms(), 1u);
+  EXPECT_TRUE(FailedOpen());
 }
 
 TEST_F(LauncherTest, AtTheCapTheLaunchIsDeferredNotFailed) {
