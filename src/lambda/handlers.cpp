@@ -35,8 +35,8 @@ bool LauncherHandler::Process(const SqsRecord& m) {
                        {{"message_id", m.message_id}, {"error", intent.status().ToString()}});
     return false;
   }
-  runnerset::Outcome o = launcher_.Handle(*intent);
-  seam_.logger.Info("intent handled", {{"decision", runnerset::DecisionName(o.decision)},
+  runnerset::LaunchOutcome o = launcher_.Handle(*intent);
+  seam_.logger.Info("intent handled", {{"decision", runnerset::LaunchDecisionName(o.decision)},
                                        {"message_id", m.message_id},
                                        {"receive_count", m.receive_count},
                                        {"microvm_id", o.microvm_id},

@@ -86,8 +86,8 @@ void HandleMessage(queue::Queue& queue, Launcher& launcher, const Seam& seam,
     queue.Delete(m.receipt).IgnoreError();
     return;
   }
-  Outcome o = launcher.Handle(*intent);
-  seam.logger.Info("intent handled", {{"decision", DecisionName(o.decision)},
+  LaunchOutcome o = launcher.Handle(*intent);
+  seam.logger.Info("intent handled", {{"decision", LaunchDecisionName(o.decision)},
                                       {"message_id", m.id},
                                       {"receive_count", m.receive_count},
                                       {"microvm_id", o.microvm_id},
@@ -112,16 +112,16 @@ void HandleMessage(queue::Queue& queue, Launcher& launcher, const Seam& seam,
   }
 }
 
-Settlement SettlementOf(const Outcome& o, int receive_count, int max_receive_count) {
+Settlement SettlementOf(const LaunchOutcome& o, int receive_count, int max_receive_count) {
   switch (o.decision) {
-    case Decision::kDeferred: {
+    case LaunchDecision::kDeferred: {
       const Duration delay = std::min(o.retry_after, queue::kMaxDelay);
       // A fresh copy starts its receive count again, so a deferral never dead-letters it; the
       // claim makes a duplicate harmless.
       const bool near_limit = max_receive_count > 0 && receive_count + 1 >= max_receive_count;
       return {near_limit ? Settlement::Kind::kResend : Settlement::Kind::kHide, delay};
     }
-    case Decision::kFailed:
+    case LaunchDecision::kFailed:
       return {Settlement::Kind::kHide,
               std::min(kMaxBackoff, o.retry_after * std::max(1, receive_count))};
     default:

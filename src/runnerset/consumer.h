@@ -35,7 +35,7 @@ struct Settlement {
 };
 // `receive_count` is the message's (1 on its first delivery); `max_receive_count` the queue's
 // dead-letter limit (0 = none).
-Settlement SettlementOf(const Outcome& outcome, int receive_count, int max_receive_count);
+Settlement SettlementOf(const LaunchOutcome& outcome, int receive_count, int max_receive_count);
 
 // One received message, start to end: decode its intent (a message that never decodes is
 // deleted), let the Launcher handle it, log the decision and settle the message on `queue`. What

@@ -42,21 +42,21 @@ bool FitsClassLabelAlone(const LaunchIntent& in) {
   return true;
 }
 
-const char* DecisionName(Decision decision) {
+const char* LaunchDecisionName(LaunchDecision decision) {
   switch (decision) {
-    case Decision::kLaunched:
+    case LaunchDecision::kLaunched:
       return "launched";
-    case Decision::kDuplicate:
+    case LaunchDecision::kDuplicate:
       return "duplicate";
-    case Decision::kDroppedNotQueued:
+    case LaunchDecision::kDroppedNotQueued:
       return "dropped_not_queued";
-    case Decision::kIgnored:
+    case LaunchDecision::kIgnored:
       return "ignored";
-    case Decision::kDeferred:
+    case LaunchDecision::kDeferred:
       return "deferred";
-    case Decision::kFailed:
+    case LaunchDecision::kFailed:
       return "failed";
-    case Decision::kTerminated:
+    case LaunchDecision::kTerminated:
       return "terminated";
   }
   return "unknown";
@@ -69,35 +69,35 @@ Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
       cap_(deps.seam.clock),
       run_pacer_(deps.seam.clock, deps.seam.sleeper, config.launcher.run_microvm_per_second) {}
 
-Outcome Launcher::Handle(const Intent& intent) {
-  Outcome o = std::holds_alternative<LaunchIntent>(intent)
-                  ? Launch(std::get<LaunchIntent>(intent))
-                  : Terminate(std::get<TerminateIntent>(intent));
+LaunchOutcome Launcher::Handle(const Intent& intent) {
+  LaunchOutcome o = std::holds_alternative<LaunchIntent>(intent)
+                        ? Launch(std::get<LaunchIntent>(intent))
+                        : Terminate(std::get<TerminateIntent>(intent));
   Record(o);
   return o;
 }
 
-void Launcher::Record(const Outcome& o) {
+void Launcher::Record(const LaunchOutcome& o) {
   switch (o.decision) {
-    case Decision::kLaunched:
+    case LaunchDecision::kLaunched:
       deps_.metrics.Add(Counter::kLaunched);
       break;
-    case Decision::kDuplicate:
+    case LaunchDecision::kDuplicate:
       deps_.metrics.Add(Counter::kDuplicate);
       break;
-    case Decision::kDroppedNotQueued:
+    case LaunchDecision::kDroppedNotQueued:
       deps_.metrics.Add(Counter::kDroppedNotQueued);
       break;
-    case Decision::kIgnored:
+    case LaunchDecision::kIgnored:
       deps_.metrics.Add(Counter::kIgnored);
       break;
-    case Decision::kDeferred:
+    case LaunchDecision::kDeferred:
       deps_.metrics.Add(Counter::kDeferred);
       break;
-    case Decision::kFailed:
+    case LaunchDecision::kFailed:
       deps_.metrics.Add(Counter::kFailed);
       break;
-    case Decision::kTerminated:
+    case LaunchDecision::kTerminated:
       deps_.metrics.Add(Counter::kTerminated);
       break;
   }
@@ -218,25 +218,25 @@ bool Launcher::CleanUpTakenOver(const Claim& previous, TimePoint deadline) {
   return false;
 }
 
-Outcome Launcher::Launch(const LaunchIntent& in) {
+LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
   const Seam& seam = deps_.seam;
-  Outcome out;
+  LaunchOutcome out;
   const RunnerClass* cls = config_.FindClass(in.class_label);
   if (!cls) {
-    out.decision = Decision::kIgnored;
+    out.decision = LaunchDecision::kIgnored;
     out.detail = "no runner class has the label " + in.class_label;
     return out;
   }
   // Runners are registered in the configured scope: a job of another repository (a webhook
   // configured wider than the set) could never be handed to them.
   if (!InScope(in.repository)) {
-    out.decision = Decision::kIgnored;
+    out.decision = LaunchDecision::kIgnored;
     out.detail = "the repository " + in.repository + " is outside the set's " + scope_.ToString();
     return out;
   }
   // (1) Still queued (or its runner taken by another job)? Fails open.
   if (!StillNeeded(in)) {
-    out.decision = Decision::kDroppedNotQueued;
+    out.decision = LaunchDecision::kDroppedNotQueued;
     out.detail = "GitHub says the job is no longer queued";
     return out;
   }
@@ -244,7 +244,7 @@ Outcome Launcher::Launch(const LaunchIntent& in) {
   const TimePoint listed_at = seam.clock.Now();
   Result<std::set<std::string>> live = ListLiveVms();
   if (!live.ok()) {
-    out.decision = Decision::kDeferred;
+    out.decision = LaunchDecision::kDeferred;
     out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
     out.detail = "cannot count the set's MicroVMs: " + live.status().ToString();
     deps_.metrics.AddDeferral("list_failed");
@@ -254,7 +254,7 @@ Outcome Launcher::Launch(const LaunchIntent& in) {
   std::optional<uint64_t> reservation =
       cap_.TryReserve(*live, listed_at, config_.max_concurrent_vms);
   if (!reservation) {
-    out.decision = Decision::kDeferred;
+    out.decision = LaunchDecision::kDeferred;
     out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
     out.detail = "at the concurrency cap (" + std::to_string(config_.max_concurrent_vms) + ")";
     deps_.metrics.AddDeferral("cap");
@@ -265,27 +265,27 @@ Outcome Launcher::Launch(const LaunchIntent& in) {
   attempt->pool_members = std::move(pool_members);
   attempt->deadline = seam.clock.Now() + config_.launch_timeout();
   attempt->times.received_ms = ToUnixMillis(in.queued_at);
-  Outcome o = Run(*attempt);
-  const bool vm_gone = o.decision != Decision::kLaunched;
+  LaunchOutcome o = Run(*attempt);
+  const bool vm_gone = o.decision != LaunchDecision::kLaunched;
   cap_.Finish(attempt->reservation, vm_gone);
   return o;
 }
 
-Outcome Launcher::Run(Attempt& a) {
+LaunchOutcome Launcher::Run(Attempt& a) {
   const Seam& seam = deps_.seam;
   const LaunchIntent& in = a.intent;
-  Outcome out;
+  LaunchOutcome out;
   // (3) The claim: one VM per job, whatever the duplicates.
   Result<RunnerTable::ClaimResult> claim = deps_.table.ClaimJob(in.repository, in.job_id);
   if (!claim.ok()) return Fail(a, claim.status());
   if (claim->outcome == RunnerTable::ClaimOutcome::kLaunched) {
-    out.decision = Decision::kDuplicate;
+    out.decision = LaunchDecision::kDuplicate;
     out.microvm_id = claim->microvm_id;
     out.detail = "the job already has MicroVM " + claim->microvm_id;
     return out;
   }
   if (claim->outcome == RunnerTable::ClaimOutcome::kBusy) {
-    out.decision = Decision::kDeferred;
+    out.decision = LaunchDecision::kDeferred;
     out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
     out.detail = "another attempt holds the job's claim";
     deps_.metrics.AddDeferral("claimed_elsewhere");
@@ -299,7 +299,7 @@ Outcome Launcher::Run(Attempt& a) {
   if (claim->taken_over && CleanUpTakenOver(*claim->taken_over, a.deadline) && !StillNeeded(in)) {
     // The dead attempt's runner took this very job.
     deps_.table.Release(a.claim, a.token).IgnoreError();
-    out.decision = Decision::kDroppedNotQueued;
+    out.decision = LaunchDecision::kDroppedNotQueued;
     out.detail = "the job runs on the runner of an earlier attempt";
     return out;
   }
@@ -352,7 +352,7 @@ Outcome Launcher::Run(Attempt& a) {
   if (a.warm) also.push_back(WarmPoolTable::RemoveMemberOp(a.microvm_id));
   if (Status s = deps_.table.Commit(a.claim, a.token, row, also); !s.ok()) return Fail(a, s);
   if (deps_.watch) deps_.watch->Await(a.runner_name, a.job_key, a.times.received_ms);
-  out.decision = Decision::kLaunched;
+  out.decision = LaunchDecision::kLaunched;
   out.microvm_id = a.microvm_id;
   out.runner_name = a.runner_name;
   return out;
@@ -407,11 +407,11 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
   return a.vms.WaitRunning(a.microvm_id, a.deadline);
 }
 
-Outcome Launcher::Fail(Attempt& a, const Status& failure) {
+LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
   const Seam& seam = deps_.seam;
   const TimePoint cleanup_deadline = std::max(a.deadline, seam.clock.Now()) + kCleanupTime;
-  Outcome out;
-  out.decision = Decision::kFailed;
+  LaunchOutcome out;
+  out.decision = LaunchDecision::kFailed;
   out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
   out.detail = failure.ToString();
   // The runner goes first: GitHub refuses to remove one that is running a job, and a busy

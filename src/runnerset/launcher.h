@@ -52,7 +52,7 @@ struct LauncherDeps {
   Secret control_key{};
 };
 
-enum class Decision {
+enum class LaunchDecision {
   kLaunched,          // a VM runs the job's runner: delete the message
   kDuplicate,         // the job already has its VM: delete
   kDroppedNotQueued,  // GitHub says the job is no longer queued: delete
@@ -61,14 +61,14 @@ enum class Decision {
   kFailed,            // failed; the message comes back (and is dead-lettered after enough)
   kTerminated,        // the runner's VM is terminated and its row deleted
 };
-const char* DecisionName(Decision decision);
+const char* LaunchDecisionName(LaunchDecision decision);
 
 // Whether a runner labelled with the class label alone can take the job: every label the job
 // asks for but "self-hosted" is the class label.
 bool FitsClassLabelAlone(const LaunchIntent& intent);
 
-struct Outcome {
-  Decision decision = Decision::kFailed;
+struct LaunchOutcome {
+  LaunchDecision decision = LaunchDecision::kFailed;
   Duration retry_after{0};
   std::string detail;  // for logs; never a secret
   std::string microvm_id;
@@ -79,10 +79,10 @@ class Launcher {
  public:
   Launcher(const ServeConfig& config, LauncherDeps deps);
 
-  Outcome Launch(const LaunchIntent& intent);
-  Outcome Terminate(const TerminateIntent& intent);
+  LaunchOutcome Launch(const LaunchIntent& intent);
+  LaunchOutcome Terminate(const TerminateIntent& intent);
   // Either, counted in the metrics.
-  Outcome Handle(const Intent& intent);
+  LaunchOutcome Handle(const Intent& intent);
 
   const github::RunnerScope& scope() const { return scope_; }
 
@@ -99,7 +99,7 @@ class Launcher {
   Result<std::set<std::string>> ListLiveVms();
   // Removes what a dead attempt left; true when its runner is busy (so its VM was left alone).
   bool CleanUpTakenOver(const Claim& previous, TimePoint deadline);
-  Outcome Run(Attempt& attempt);
+  LaunchOutcome Run(Attempt& attempt);
   // Registers the attempt's JIT runner and records it on the claim.
   Status Register(Attempt& attempt);
   // RunMicrovm (paced, idempotent per attempt), recorded on the claim, then RUNNING.
@@ -124,8 +124,8 @@ class Launcher {
   // members it read (nothing when no class has a pool, or the read failed), which the warm path
   // then picks from instead of reading the pool again: a launch scans the pool once.
   std::optional<std::vector<PoolMember>> LeavePoolMembersOut(std::set<std::string>& live);
-  Outcome Fail(Attempt& attempt, const Status& failure);
-  void Record(const Outcome& outcome);
+  LaunchOutcome Fail(Attempt& attempt, const Status& failure);
+  void Record(const LaunchOutcome& outcome);
 
   const ServeConfig& config_;
   LauncherDeps deps_;

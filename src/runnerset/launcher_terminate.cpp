@@ -5,19 +5,19 @@
 #include "runnerset/launcher.h"
 
 namespace mvr::runnerset {
-Outcome Launcher::Terminate(const TerminateIntent& in) {
+LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
   const Seam& seam = deps_.seam;
-  Outcome out;
+  LaunchOutcome out;
   out.runner_name = in.runner_name;
   Result<std::optional<MappingRow>> row = deps_.table.GetMapping(in.runner_name);
   if (!row.ok()) {
-    out.decision = Decision::kFailed;
+    out.decision = LaunchDecision::kFailed;
     out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
     out.detail = row.status().ToString();
     return out;
   }
   if (!*row) {
-    out.decision = Decision::kIgnored;
+    out.decision = LaunchDecision::kIgnored;
     out.detail = "no mapping row for runner " + in.runner_name;
     return out;
   }
@@ -25,13 +25,13 @@ Outcome Launcher::Terminate(const TerminateIntent& in) {
   fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   Status t = vms.Terminate(r.microvm_id, seam.clock.Now() + config_.launch_timeout());
   if (!t.ok()) {
-    out.decision = Decision::kFailed;
+    out.decision = LaunchDecision::kFailed;
     out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
     out.detail = t.ToString();
     return out;
   }
   if (Status d = deps_.table.DeleteMapping(r.runner_name, r.microvm_id); !d.ok()) {
-    out.decision = Decision::kFailed;
+    out.decision = LaunchDecision::kFailed;
     out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
     out.detail = d.ToString();
     return out;
@@ -52,7 +52,7 @@ Outcome Launcher::Terminate(const TerminateIntent& in) {
                                                                     : seam.clock.Now();
     deps_.metrics.Observe(key, Milestone::kCompleted, r.times.received_ms, ToUnixMillis(done));
   }
-  out.decision = Decision::kTerminated;
+  out.decision = LaunchDecision::kTerminated;
   out.microvm_id = r.microvm_id;
   return out;
 }

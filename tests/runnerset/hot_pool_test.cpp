@@ -2,7 +2,9 @@
 // registered with the class label, delivered, seen online, suspended, seen offline), adopts a
 // runner GitHub hands a job before any launch claimed it, retires old members runner first; the
 // launcher's hot path resumes a member and registers nothing; the still-queued check follows a job
-// a hot runner took; the janitor leaves a parked runner alone.
+// a hot runner took; the janitor leaves a parked runner alone. Runners go online when their VM's
+// supervisor starts them (or a resumed VM's runner polls again) and show offline a minute after
+// they fall silent, as on GitHub.
 #include <algorithm>
 
 #include "warm_pool_fixture.h"
@@ -10,212 +12,225 @@
 namespace mvr::runnerset::testing {
 namespace {
 
+// GitHub shows an idle runner offline this long after it fell silent.
+constexpr Duration kOfflineAfter{61'000};
+// Between two sweeps: longer than a boot (~10 s), shorter than a runner takes to show offline.
+constexpr Duration kSweepGap{15'000};
+
 class HotPoolTest : public WarmPoolTest {
  protected:
   HotPoolTest() {
     config_.classes[0].warm_pool_size = 0;
     config_.classes[0].hot_pool_size = 1;
     config_.max_concurrent_vms = 10;
-    // GitHub's runners: registered by GenerateJitConfig, offline until the test says otherwise.
-    ON_CALL(github_, GenerateJitConfig(_, _))
-        .WillByDefault(
-            Invoke([this](const github::RunnerScope&, const github::JitConfigRequest& r) {
-              calls_.push_back("register " + r.name);
-              github::JitConfig jit;
-              jit.runner.id = ++next_runner_;
-              jit.runner.name = r.name;
-              jit.runner.status = "offline";
-              jit.runner.labels = r.labels;
-              runners_[jit.runner.id] = jit.runner;
-              jit.encoded_jit_config = Secret("JIT-SECRET");
-              return Result<github::JitConfig>(jit);
-            }));
-    ON_CALL(github_, ListRunners(_, _)).WillByDefault(Invoke([this](auto&, auto&) {
-      std::vector<github::Runner> out;
-      for (const auto& [id, r] : runners_) out.push_back(r);
-      return Result<std::vector<github::Runner>>(out);
-    }));
-    ON_CALL(github_, GetRunner(_, _)).WillByDefault(Invoke([this](auto&, int64_t id) {
-      auto it = runners_.find(id);
-      if (it == runners_.end()) return Result<github::Runner>(NotFound("no runner"));
-      return Result<github::Runner>(it->second);
-    }));
-    ON_CALL(github_, DeleteRunner(_, _)).WillByDefault(Invoke([this](auto&, int64_t id) {
-      auto it = runners_.find(id);
-      if (it == runners_.end()) return NotFound("no runner");
-      if (it->second.busy) return InvalidArgument("the runner is running a job");
-      calls_.push_back("delete-runner " + it->second.name);
-      runners_.erase(it);
-      return Status::Ok();
-    }));
+    fleet_.guest.reconnect_on_resume = true;
   }
 
-  github::Runner& Runner() {
-    EXPECT_EQ(runners_.size(), 1u);
-    return runners_.begin()->second;
+  // The one hot member's VM and its runner as GitHub shows it.
+  std::string Member() {
+    std::vector<std::string> vms = MemberVms();
+    EXPECT_EQ(vms.size(), 1u);
+    return vms.empty() ? "" : vms[0];
   }
-  // Sweeps until the one member is parked: launched, started, its runner online → suspended.
+  std::string HotRunnerName() {
+    std::vector<PoolMember> rows = MemberRows();
+    EXPECT_EQ(rows.size(), 1u);
+    return rows.empty() ? "" : rows[0].runner_name;
+  }
+  Runner HotRunner() { return fleet_.RunnerNamed(HotRunnerName()).value(); }
+  // The sweeper's next run, kSweepGap after whatever came before.
+  PoolSweepReport Sweep() {
+    Settle(kSweepGap);
+    return Sweeper().Sweep();
+  }
+  // Lets the model finish what it was asked (a suspend takes ~2 s).
+  void Settle(Duration d = Duration(5'000)) {
+    m_.clock.Advance(d);
+    fleet_.microvms->RunDue();
+  }
+  // Sweeps until the one member is parked: launched, started (its runner connects at once),
+  // its runner seen online → suspended.
   void MakeParking() {
-    Sweeper().Sweep();  // launched (booting)
-    Sweeper().Sweep();  // runner registered and delivered (starting)
-    Runner().status = "online";
-    Sweeper().Sweep();  // suspended (parking)
+    Sweep();  // launched (booting)
+    Sweep();  // runner registered and delivered (starting)
+    Sweep();  // suspended (parking)
+    Settle();
+    ASSERT_EQ(Members(), (std::map<std::string, int>{{"parking", 1}}));
   }
   // ... and then ready: GitHub shows its runner offline.
   void MakeReady() {
     MakeParking();
-    Runner().status = "offline";
-    PoolSweepReport r = Sweeper().Sweep();  // ready
+    Settle(kOfflineAfter);
+    PoolSweepReport r = Sweep();  // ready
     ASSERT_EQ(r.hot_ready, 1) << (r.error_messages.empty() ? "" : r.error_messages[0]);
     ASSERT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
   }
-
-  std::map<int64_t, github::Runner> runners_;
-  int64_t next_runner_ = 500;
 };
 
 TEST_F(HotPoolTest, AMemberIsReadyOnlyOnceItsRunnerConnectedAndThenShowedOffline) {
-  PoolSweepReport first = Sweeper().Sweep();
+  fleet_.guest.runners_connect = false;  // its supervisor has not started it yet
+  PoolSweepReport first = Sweep();
   EXPECT_EQ(first.booted, 1);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"booting", 1}}));
-  PoolSweepReport second = Sweeper().Sweep();
+  PoolSweepReport second = Sweep();
   EXPECT_EQ(second.hot_started, 1);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"starting", 1}}));
-  EXPECT_EQ(Count("register mvr-demo-hot-"), 1u);
-  EXPECT_EQ(Count("deliver"), 1u);
-  EXPECT_EQ(Runner().labels, (std::vector<std::string>{"mvr-small"})) << "the class label alone";
+  const std::string vm = Member();
+  ASSERT_EQ(fleet_.Runners().size(), 1u);
+  EXPECT_EQ(fleet_.Runners()[0].name.rfind("mvr-demo-hot-", 0), 0u);
+  EXPECT_EQ(fleet_.guest.jit_configs_of[vm].size(), 1u) << "delivered to its VM";
+  std::vector<std::string> labels;
+  for (const auto& l : HotRunner().labels) {
+    if (l.type == "custom") labels.push_back(l.name);
+  }
+  EXPECT_EQ(labels, (std::vector<std::string>{"mvr-small"})) << "the class label alone";
   // Not online yet: not suspended, and nothing new is launched (it counts toward the target).
-  Sweeper().Sweep();
-  EXPECT_EQ(Count("suspend "), 0u);
-  EXPECT_EQ(Count("run "), 1u);
-  Runner().status = "online";
-  EXPECT_EQ(Sweeper().Sweep().hot_parked, 1);
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kSuspended);
+  Sweep();
+  EXPECT_EQ(fleet_.Calls("SuspendMicrovm"), 0);
+  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 1);
+  fleet_.ConnectRunnersOf(vm);
+  EXPECT_EQ(Sweep().hot_parked, 1);
+  Settle();
+  EXPECT_EQ(State(vm), "SUSPENDED");
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"parking", 1}}));
   // GitHub still shows the frozen runner online: not claimable yet.
-  Sweeper().Sweep();
+  Sweep();
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"parking", 1}}));
-  Runner().status = "offline";
-  EXPECT_EQ(Sweeper().Sweep().hot_ready, 1);
+  Settle(kOfflineAfter);
+  EXPECT_EQ(Sweep().hot_ready, 1);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
 }
 
 // A sweep walks a hundred members in turn, so it asks for a suspend or a termination and moves on:
 // waiting on each (seconds apiece) made members of a big pool age out before they were ready.
 TEST_F(HotPoolTest, ASweepRequestsSuspendsAndTerminationsWithoutWaitingForThem) {
-  ON_CALL(vms_, SuspendMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
-    return Move(id, "suspend", aws::MicrovmState::kSuspending);  // the service is still at it
-  }));
-  int reads = 0;
-  ON_CALL(vms_, GetMicrovm(_)).WillByDefault(Invoke([this, &reads](const std::string& id) {
-    ++reads;
-    auto it = vms_by_id_.find(id);
-    if (it == vms_by_id_.end()) return Result<aws::Microvm>(NotFound("no such MicroVM"));
-    return Result<aws::Microvm>(it->second);
-  }));
-  Sweeper().Sweep();
-  Sweeper().Sweep();
-  Runner().status = "online";
-  EXPECT_EQ(Sweeper().Sweep().hot_parked, 1);
-  const int reads_before = reads;
+  auto options = mvr::testing::InProcessFleet::DefaultOptions();
+  options.model.latency.suspend.low = Duration(90'000);    // the service is still at it
+  options.model.latency.terminate.low = Duration(90'000);  // likewise
+  fleet_.Rebuild(options);
+  Sweep();
+  Sweep();
+  EXPECT_EQ(Sweep().hot_parked, 1);
+  const std::string vm = Member();
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"parking", 1}}));
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kSuspending);
+  EXPECT_EQ(State(vm), "SUSPENDING");
   // Still SUSPENDING when GitHub shows the runner offline: neither ready nor given up on.
-  Runner().status = "offline";
-  PoolSweepReport r = Sweeper().Sweep();
+  Settle(kOfflineAfter);
+  const int reads_before = fleet_.Calls("GetMicrovm");
+  PoolSweepReport r = Sweep();
   EXPECT_EQ(r.hot_ready, 0);
   EXPECT_EQ(r.retired, 0);
-  EXPECT_EQ(reads - reads_before, 1) << "one read per sweep, no polling";
-  vms_by_id_["vm-1"].state = aws::MicrovmState::kSuspended;
-  EXPECT_EQ(Sweeper().Sweep().hot_ready, 1);
+  EXPECT_EQ(fleet_.Calls("GetMicrovm") - reads_before, 1) << "one read per sweep, no polling";
+  Settle(Duration(90'000));
+  ASSERT_EQ(State(vm), "SUSPENDED");
+  EXPECT_EQ(Sweep().hot_ready, 1);
   // Retiring it asks for the termination and drops the row while the VM is still TERMINATING.
-  ON_CALL(vms_, TerminateMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
-    return Move(id, "terminate", aws::MicrovmState::kTerminating);
-  }));
-  runners_.clear();
-  r = Sweeper().Sweep();
+  ASSERT_TRUE(
+      fleet_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
+          .ok());
+  r = Sweep();
   EXPECT_EQ(r.retired, 1);
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminating);
-  EXPECT_EQ(Count("terminate vm-1"), 1u);
+  EXPECT_EQ(State(vm), "TERMINATING");
+  EXPECT_EQ(fleet_.Calls("TerminateMicrovm", vm), 1);
 }
 
 TEST_F(HotPoolTest, AParkingMemberIsNotTakenByALaunch) {
   MakeParking();
-  ASSERT_EQ(Members(), (std::map<std::string, int>{{"parking", 1}}));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_NE(o.microvm_id, "vm-1") << "a runner GitHub may still hand a job is not claimable";
-  EXPECT_EQ(Count("resume "), 0u);
+  const std::string vm = Member();
+  Settle(kOfflineAfter);  // GitHub shows it offline, but no sweep has seen that yet
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_NE(o.microvm_id, vm) << "a runner GitHub may still hand a job is not claimable";
+  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 0);
 }
 
 TEST_F(HotPoolTest, HotLaunchResumesAMemberAndRegistersAndDeliversNothing) {
   MakeReady();
-  const std::string hot_runner = Runner().name;
-  calls_.clear();
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_EQ(o.microvm_id, "vm-1");
+  const std::string vm = Member();
+  const std::string hot_runner = HotRunnerName();
+  const size_t before = fleet_.trace.size();
+  const LaunchIntent in = NewJob();
+  LaunchOutcome o = NewLauncher().Handle(in);
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(o.microvm_id, vm);
   EXPECT_EQ(o.runner_name, hot_runner);
-  EXPECT_EQ(calls_, (std::vector<std::string>{"resume vm-1"}));
+  EXPECT_EQ(Changes(before),
+            (std::vector<std::string>{"POST /2025-09-09/microvms/" + vm + "/resume"}));
+  EXPECT_EQ(State(vm), "RUNNING");
+  fleet_.Tick();
+  EXPECT_EQ(JobOf(in.job_id).runner_name, hot_runner) << "the resumed runner takes the job";
   auto row = table_.GetMapping(hot_runner);
   ASSERT_TRUE(row.ok() && *row);
-  EXPECT_EQ((*row)->job_id, 42);
-  EXPECT_EQ((*row)->microvm_id, "vm-1");
+  EXPECT_EQ((*row)->job_id, in.job_id);
+  EXPECT_EQ((*row)->microvm_id, vm);
   EXPECT_TRUE(Members().empty()) << "the commit removed the member row";
   // The next sweep refills the pool.
-  EXPECT_EQ(Sweeper().Sweep().booted, 1);
+  EXPECT_EQ(Sweep().booted, 1);
 }
 
 // The runner thaws before the VM is seen RUNNING: a short job can be over, and the VM ended by
 // its supervisor, before the launch's wait returns.
 TEST_F(HotPoolTest, AJobOverBeforeTheResumeWasSeenStillCountsAsLaunched) {
   MakeReady();
-  const std::string hot_runner = Runner().name;
-  ON_CALL(vms_, ResumeMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
-    runners_.clear();  // the job ran and GitHub removed its JIT runner
-    return Move(id, "resume", aws::MicrovmState::kTerminated);
-  }));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  const std::string hot_runner = HotRunnerName();
+  // The job ran and GitHub removed its JIT runner; the VM ended itself.
+  ASSERT_TRUE(
+      fleet_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
+          .ok());
+  fleet_.guest.fail_resume_hook = "the runner finished its job and the VM ended itself";
+  const int runs = fleet_.Calls("RunMicrovm");
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(o.runner_name, hot_runner);
   auto row = table_.GetMapping(hot_runner);
-  ASSERT_TRUE(row.ok() && *row) << "the still-queued check can follow the runner to job 42";
-  EXPECT_EQ(Count("run "), 1u) << "no cold launch for a job already served";
+  ASSERT_TRUE(row.ok() && *row) << "the still-queued check can follow the runner to its job";
+  EXPECT_EQ(fleet_.Calls("RunMicrovm"), runs) << "no cold launch for a job already served";
 }
 
 TEST_F(HotPoolTest, AHotMemberThatDoesNotResumeGivesWayToTheNextPath) {
   MakeReady();
-  ON_CALL(vms_, ResumeMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
-    return Move(id, "resume", aws::MicrovmState::kTerminated);  // the runner never ran
-  }));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_NE(o.microvm_id, "vm-1");
-  EXPECT_EQ(Count("register mvr-demo-42-"), 1u) << "cold, with its own runner";
-  EXPECT_EQ(Count("delete-runner mvr-demo-hot-"), 1u) << "the unused hot runner is removed";
+  const std::string vm = Member();
+  const std::string hot_runner = HotRunnerName();
+  fleet_.guest.fail_resume_hook = "the VM did not come back";  // the runner never ran
+  const LaunchIntent in = NewJob();
+  LaunchOutcome o = NewLauncher().Handle(in);
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_NE(o.microvm_id, vm);
+  EXPECT_EQ(o.runner_name.rfind("mvr-demo-" + std::to_string(in.job_id) + "-", 0), 0u)
+      << "cold, with its own runner";
+  EXPECT_TRUE(fleet_.RunnerNamed(o.runner_name).ok());
+  EXPECT_FALSE(fleet_.RunnerNamed(hot_runner).ok()) << "the unused hot runner is removed";
 }
 
 TEST_F(HotPoolTest, AJobAskingForMoreThanTheClassLabelIsNotGivenAHotRunner) {
   MakeReady();
-  LaunchIntent in = Intent(42);
+  const std::string vm = Member();
+  LaunchIntent in = Intent(QueueJob({"self-hosted", "mvr-small", "gpu"}));
   in.labels = {"self-hosted", "mvr-small", "gpu"};
-  Outcome o = NewLauncher().Handle(in);
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_NE(o.microvm_id, "vm-1");
-  EXPECT_EQ(Count("register mvr-demo-42-"), 1u);
+  LaunchOutcome o = NewLauncher().Handle(in);
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_NE(o.microvm_id, vm);
+  EXPECT_EQ(o.runner_name.rfind("mvr-demo-" + std::to_string(in.job_id) + "-", 0), 0u);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
+  EXPECT_EQ(State(vm), "SUSPENDED");
 }
 
 TEST_F(HotPoolTest, ARunnerHandedAJobWhileParkingIsResumedAndAdopted) {
   MakeParking();
-  // GitHub handed the frozen runner a job in the minute before it showed offline.
-  Runner().busy = true;
-  PoolSweepReport r = Sweeper().Sweep();
+  const std::string vm = Member();
+  const std::string hot_runner = HotRunnerName();
+  // GitHub hands the frozen runner a job in the minute before it shows offline.
+  const int64_t job = QueueJob();
+  fleet_.Tick();
+  ASSERT_TRUE(HotRunner().busy);
+  PoolSweepReport r = Sweep();
   EXPECT_EQ(r.hot_adopted, 1);
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kRunning);
-  auto row = table_.GetMapping(Runner().name);
+  Settle();
+  EXPECT_EQ(State(vm), "RUNNING");
+  EXPECT_EQ(JobOf(job).runner_name, hot_runner);
+  auto row = table_.GetMapping(hot_runner);
   ASSERT_TRUE(row.ok() && *row) << "the runner is mapped, so its completed job ends the VM";
-  EXPECT_EQ((*row)->microvm_id, "vm-1");
+  EXPECT_EQ((*row)->microvm_id, vm);
   EXPECT_EQ((*row)->job_id, 0);
   EXPECT_FALSE(Members().count("parking"));
 }
@@ -223,42 +238,55 @@ TEST_F(HotPoolTest, ARunnerHandedAJobWhileParkingIsResumedAndAdopted) {
 TEST_F(HotPoolTest, AnOldMemberIsRetiredRunnerFirstAndReplaced) {
   config_.hot_pool.max_age_seconds = 600;
   MakeReady();
-  const std::string hot_runner = Runner().name;
-  calls_.clear();
+  const std::string vm = Member();
+  const Runner hot = HotRunner();
+  const size_t before = fleet_.trace.size();
   m_.clock.Advance(11 * kMinute);
-  PoolSweepReport r = Sweeper().Sweep();
+  PoolSweepReport r = Sweep();
   EXPECT_EQ(r.retired, 1);
   EXPECT_EQ(r.booted, 1);
-  const auto deleted = std::find(calls_.begin(), calls_.end(), "delete-runner " + hot_runner);
-  const auto terminated = std::find(calls_.begin(), calls_.end(), "terminate vm-1");
-  ASSERT_NE(deleted, calls_.end());
-  ASSERT_NE(terminated, calls_.end());
+  EXPECT_FALSE(fleet_.RunnerExists(hot.id));
+  EXPECT_EQ(State(vm), "TERMINATED");
+  const std::vector<std::string> changes = Changes(before);
+  const auto deleted =
+      std::find(changes.begin(), changes.end(),
+                "DELETE /repos/octo/app/actions/runners/" + std::to_string(hot.id));
+  const auto terminated =
+      std::find(changes.begin(), changes.end(), "DELETE /2025-09-09/microvms/" + vm);
+  ASSERT_NE(deleted, changes.end());
+  ASSERT_NE(terminated, changes.end());
   EXPECT_LT(deleted, terminated) << "the registration goes before its VM";
 }
 
 TEST_F(HotPoolTest, AMemberWhoseRunnerGitHubNoLongerListsIsRetired) {
   MakeReady();
-  runners_.clear();  // GitHub removed it (an ephemeral runner away for more than a day)
-  PoolSweepReport r = Sweeper().Sweep();
+  const std::string vm = Member();
+  // GitHub removed it (an ephemeral runner away for more than a day).
+  ASSERT_TRUE(
+      fleet_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
+          .ok());
+  PoolSweepReport r = Sweep();
   EXPECT_EQ(r.retired, 1);
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+  EXPECT_EQ(State(vm), "TERMINATED");
 }
 
 TEST_F(HotPoolTest, ARunnerThatCannotBeDeliveredIsRemovedWithItsVm) {
-  EXPECT_CALL(http_, Send(_)).WillRepeatedly(Invoke([](const http::HttpRequest&) {
-    return Result<http::HttpResponse>(http::HttpResponse::Json(400, R"({"error":"no"})"));
-  }));
-  Sweeper().Sweep();
-  PoolSweepReport r = Sweeper().Sweep();
+  fleet_.guest.start_status = 400;
+  fleet_.guest.start_body = R"({"error":"no"})";
+  Sweep();
+  const std::string vm = Member();
+  PoolSweepReport r = Sweep();
   EXPECT_EQ(r.errors, 1);
   EXPECT_EQ(r.retired, 1);
-  EXPECT_TRUE(runners_.empty()) << "the registration was removed";
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+  EXPECT_TRUE(fleet_.Runners().empty()) << "the registration was removed";
+  EXPECT_EQ(State(vm), "TERMINATED");
 }
 
 TEST_F(HotPoolTest, JanitorNeverStrikesOrRemovesAParkedRunner) {
   config_.janitor.strikes = 1;
   MakeReady();
+  const std::string vm = Member();
+  const Runner hot = HotRunner();
   for (int i = 0; i < 3; ++i) {
     m_.clock.Advance(10 * kMinute);
     SweepReport s = J().Sweep();
@@ -266,70 +294,63 @@ TEST_F(HotPoolTest, JanitorNeverStrikesOrRemovesAParkedRunner) {
     EXPECT_EQ(s.Get(Swept::kRunnersRemoved), 0);
     EXPECT_EQ(s.Get(Swept::kOrphansTerminated), 0);
   }
-  EXPECT_EQ(runners_.size(), 1u);
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kSuspended);
+  EXPECT_TRUE(fleet_.RunnerExists(hot.id));
+  EXPECT_EQ(State(vm), "SUSPENDED");
 }
 
 TEST_F(HotPoolTest, StillQueuedCheckFollowsAJobTakenByAHotRunner) {
   MakeReady();
-  const std::string hot_runner = Runner().name;
-  ASSERT_EQ(NewLauncher().Handle(Intent(42)).decision, Decision::kLaunched);
-  // The resumed runner took job 43 (the oldest queued job of its label), not 42.
-  std::map<int64_t, github::Job> jobs;
-  jobs[42].status = github::JobStatus::kQueued;
-  jobs[43].status = github::JobStatus::kInProgress;
-  jobs[43].runner_name = hot_runner;
-  ON_CALL(github_, GetJob(_, _)).WillByDefault(Invoke([&jobs](auto&, int64_t id) {
-    return Result<github::Job>(jobs[id]);
-  }));
-  Outcome o = NewLauncher().Handle(Intent(43));
-  EXPECT_EQ(o.decision, Decision::kLaunched) << "job 42 still waits: 43's launch serves it";
-  // Once 42 has a runner too (43's), a launch for a job 44 the hot runner holds is not needed:
-  // 44 → the hot runner (row: 42) → 43's runner → 43 → the hot runner again, every job served.
-  jobs[42].status = github::JobStatus::kInProgress;
-  jobs[42].runner_name = o.runner_name;
-  jobs[44].status = github::JobStatus::kInProgress;
-  jobs[44].runner_name = hot_runner;
-  Outcome dropped = NewLauncher().Handle(Intent(44));
-  EXPECT_EQ(dropped.decision, Decision::kDroppedNotQueued) << dropped.detail;
+  const std::string hot_runner = HotRunnerName();
+  const int64_t taken = QueueJob();    // older: the resumed runner takes it
+  const int64_t waiting = QueueJob();  // the job the hot launch was for
+  ASSERT_EQ(NewLauncher().Handle(Intent(waiting)).decision, LaunchDecision::kLaunched);
+  fleet_.Tick();
+  ASSERT_EQ(JobOf(taken).runner_name, hot_runner);
+  ASSERT_EQ(JobOf(waiting).status, "queued");
+  LaunchOutcome o = NewLauncher().Handle(Intent(taken));
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << "the waiting job's launch is this one";
+  fleet_.Tick();
+  ASSERT_EQ(JobOf(waiting).runner_name, o.runner_name);
+  // Every job in the chain has a runner now: `taken` → the hot runner (row: `waiting`) → the
+  // runner launched for `taken` → `taken` again. Another intent for it is not needed.
+  LaunchOutcome dropped = NewLauncher().Handle(Intent(taken));
+  EXPECT_EQ(dropped.decision, LaunchDecision::kDroppedNotQueued) << dropped.detail;
 }
 
 TEST_F(HotPoolTest, AJobTakenByAParkedRunnerIsNotLaunchedFor) {
   MakeParking();
-  github::Job job;
-  job.status = github::JobStatus::kInProgress;
-  job.runner_name = Runner().name;
-  ON_CALL(github_, GetJob(_, _)).WillByDefault(Invoke([job](auto&, int64_t) {
-    return Result<github::Job>(job);
-  }));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  EXPECT_EQ(o.decision, Decision::kDroppedNotQueued) << "the sweeper adopts that runner";
+  const int64_t job = QueueJob();
+  fleet_.Tick();  // GitHub hands it to the parked runner, still online
+  ASSERT_EQ(JobOf(job).runner_name, HotRunnerName());
+  LaunchOutcome o = NewLauncher().Handle(Intent(job));
+  EXPECT_EQ(o.decision, LaunchDecision::kDroppedNotQueued) << "the sweeper adopts that runner";
+  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 1) << "no VM but the member";
 }
 
-// A launch resumed a hot member for job 7; its runner woke and took job 42 before that launch
-// wrote its mapping row. Job 7 now waits for a runner, and 42's intent provides it (dropping it
+// A launch resumed a hot member for job 7; its runner woke and took job J before that launch
+// wrote its mapping row. Job 7 now waits for a runner, and J's intent provides it (dropping it
 // left job 7 queued until a refilled member came online, a minute or more later).
 TEST_F(HotPoolTest, AJobTakenByAHotRunnerWhoseLaunchIsInFlightIsLaunchedFor) {
   config_.classes[0].hot_pool_size = 2;
-  Sweeper().Sweep();
-  Sweeper().Sweep();
-  for (auto& [id, r] : runners_) r.status = "online";
-  Sweeper().Sweep();
-  for (auto& [id, r] : runners_) r.status = "offline";
-  ASSERT_EQ(Sweeper().Sweep().hot_ready, 2);
-  ASSERT_TRUE(pool_.Claim("vm-1", "launch-for-job-7").value());  // resuming, not yet mapped
-  github::Job job;
-  job.status = github::JobStatus::kInProgress;
-  const std::vector<PoolMember> members = pool_.ScanMembers().value();
-  for (const PoolMember& m : members) {
-    if (m.microvm_id == "vm-1") job.runner_name = m.runner_name;
-  }
-  ON_CALL(github_, GetJob(_, _)).WillByDefault(Invoke([job](auto&, int64_t) {
-    return Result<github::Job>(job);
-  }));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  EXPECT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_EQ(o.microvm_id, "vm-2") << "the other hot member";
+  Sweep();
+  Sweep();
+  Sweep();
+  Settle(kOfflineAfter);
+  ASSERT_EQ(Sweep().hot_ready, 2);
+  const std::vector<PoolMember> members = MemberRows();
+  ASSERT_EQ(members.size(), 2u);
+  const PoolMember& resuming = members[0];
+  ASSERT_TRUE(pool_.Claim(resuming.microvm_id, "launch-for-job-7").value());  // not yet mapped
+  fleet_.ConnectRunnersOf(resuming.microvm_id);                               // its runner woke
+  const int64_t job = QueueJob();
+  fleet_.Tick();
+  ASSERT_EQ(JobOf(job).runner_name, resuming.runner_name);
+  LaunchOutcome o = NewLauncher().Handle(Intent(job));
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(m_.sink.Joined().find("could not tell whether the job is still queued"),
+            std::string::npos)
+      << "launched because the chain ends at the launch in flight, not by failing open";
+  EXPECT_EQ(o.microvm_id, members[1].microvm_id) << "the other hot member";
 }
 
 }  // namespace

@@ -1,158 +1,169 @@
 // The janitor's reaping decisions: strikes before any kill, the fresh per-runner read, the
-// re-scan before an unmapped VM or runner is removed, RUNNING VMs only, stale rows.
+// re-scan before an unmapped VM or runner is removed, RUNNING VMs only, stale rows. Asserted on
+// the MicroVMs model (VM states), the GitHub model (runners) and the runner table.
 #include "janitor_fixture.h"
 
-namespace mvr::runnerset {
+namespace mvr::runnerset::testing {
 namespace {
 
-using namespace testing;  // NOLINT: the fixture's names
-
 TEST_F(JanitorTest, VmWhoseRunnerGitHubLostIsReapedOnlyAfterItsStrikes) {
-  ListVm("vm-1", aws::MicrovmState::kRunning);
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
+  const std::string vm = OldVm();
+  Launched("mvr-demo-1-aaaa", 11, vm, 1);  // GitHub has no runner 11
   SweepReport first = J().Sweep();
   EXPECT_EQ(first.Get(Swept::kStrikesAdded), 1);
-  EXPECT_TRUE(terminated_.empty()) << "one sweep is not enough to act";
+  EXPECT_EQ(State(vm), "RUNNING") << "one sweep is not enough to act";
   SweepReport second = J().Sweep();
-  EXPECT_EQ(terminated_, std::vector<std::string>{"vm-1"});
+  EXPECT_EQ(State(vm), "TERMINATED");
   EXPECT_EQ(second.Get(Swept::kVmsTerminated), 1);
   EXPECT_FALSE(HasRow("mvr-demo-1-aaaa"));
 }
 
 TEST_F(JanitorTest, IdleRunnerThatNeverGotAJobIsDeregisteredThenItsVmTerminated) {
-  ListVm("vm-1", aws::MicrovmState::kRunning);
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  runners_ = fresh_runners_ = {Runner(11, "mvr-demo-1-aaaa", false)};
+  const std::string vm = OldVm();
+  const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
+  Launched(runner.name, runner.id, vm, 1);
   J().Sweep();
-  EXPECT_TRUE(deleted_runners_.empty());
+  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
   SweepReport r = J().Sweep();
-  EXPECT_EQ(deleted_runners_, std::vector<int64_t>{11});
-  EXPECT_EQ(terminated_, std::vector<std::string>{"vm-1"});
+  EXPECT_FALSE(fleet_.RunnerExists(runner.id));
+  EXPECT_EQ(State(vm), "TERMINATED");
   EXPECT_EQ(r.Get(Swept::kRunnersRemoved), 1);
 }
 
 TEST_F(JanitorTest, BusyRunnerIsNeverTerminatedEvenWhenTheListingSaysIdle) {
-  ListVm("vm-1", aws::MicrovmState::kRunning);
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  runners_ = {Runner(11, "mvr-demo-1-aaaa", false)};       // the listing lags
-  fresh_runners_ = {Runner(11, "mvr-demo-1-aaaa", true)};  // the truth
+  const std::string vm = OldVm();
+  const Runner runner = OnlineRunner("mvr-demo-1-aaaa", /*busy=*/true);
+  ASSERT_TRUE(runner.busy);
+  ListingLags();
+  Launched(runner.name, runner.id, vm, 1);
   for (int i = 0; i < 5; ++i) J().Sweep();
-  EXPECT_TRUE(terminated_.empty());
-  EXPECT_TRUE(deleted_runners_.empty());
+  EXPECT_EQ(State(vm), "RUNNING");
+  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_EQ(Traced("DELETE /repos/octo/app/actions/runners/"), 0u)
+      << "the fresh read spares it; no removal is even tried (GitHub would refuse it)";
   EXPECT_GE(metrics_.GetJanitor("busy_spared"), 2);
-  auto row = table_.GetMapping("mvr-demo-1-aaaa");
+  auto row = table_.GetMapping(runner.name);
   ASSERT_TRUE(row.ok() && *row);
   EXPECT_LT((*row)->strikes, 2) << "the contradicting read clears the strike memory";
 }
 
 TEST_F(JanitorTest, RunnerThatTakesAJobBetweenTheReadAndTheRemovalKeepsItsVm) {
-  ListVm("vm-1", aws::MicrovmState::kRunning);
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  runners_ = fresh_runners_ = {Runner(11, "mvr-demo-1-aaaa", false)};
-  EXPECT_CALL(github_, DeleteRunner(_, 11)).WillRepeatedly(Return(Conflict("runner is busy")));
+  const std::string vm = OldVm();
+  const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
+  Launched(runner.name, runner.id, vm, 1);
+  // GitHub refuses to remove a runner that is running a job (422).
+  fleet_.github_api.refusals.push_back(
+      {"DELETE", "/runners/" + std::to_string(runner.id), 422, "", "runner is busy"});
   J().Sweep();
   J().Sweep();
-  EXPECT_TRUE(terminated_.empty());
-  EXPECT_TRUE(HasRow("mvr-demo-1-aaaa"));
+  EXPECT_EQ(State(vm), "RUNNING");
+  EXPECT_TRUE(HasRow(runner.name));
+  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
 }
 
 TEST_F(JanitorTest, RunnerBackInTheFreshReadClearsTheStrikes) {
-  ListVm("vm-1", aws::MicrovmState::kRunning);
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  fresh_runners_ = {Runner(11, "mvr-demo-1-aaaa", false)};  // absent from the listing only
+  const std::string vm = OldVm();
+  // The listing does not show the row's runner by its name (GitHub lists it under another), so
+  // the janitor suspects it absent; the fresh read by id finds it.
+  const Runner runner = OnlineRunner("listed-under-another-name");
+  Launched("mvr-demo-1-aaaa", runner.id, vm, 1);
   J().Sweep();
   SweepReport r = J().Sweep();
-  EXPECT_TRUE(terminated_.empty());
+  EXPECT_EQ(State(vm), "RUNNING");
   EXPECT_EQ(r.Get(Swept::kStrikesCleared), 1);
   EXPECT_EQ((*table_.GetMapping("mvr-demo-1-aaaa"))->strikes, 0);
 }
 
 TEST_F(JanitorTest, StrikesOfDifferentSuspicionsDoNotAddUp) {
-  ListVm("vm-1", aws::MicrovmState::kRunning);
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
+  const std::string vm = OldVm();
+  Launched("mvr-demo-1-aaaa", 1, vm, 1);
   J().Sweep();  // absent
-  runners_ = fresh_runners_ = {Runner(11, "mvr-demo-1-aaaa", false)};
+  const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
+  ASSERT_EQ(runner.id, 1);
   J().Sweep();  // idle: a first strike of its own kind
-  EXPECT_TRUE(terminated_.empty());
+  EXPECT_EQ(State(vm), "RUNNING");
   J().Sweep();
-  EXPECT_EQ(terminated_.size(), 1u);
+  EXPECT_EQ(State(vm), "TERMINATED");
 }
 
 TEST_F(JanitorTest, YoungVmIsNeverSuspect) {
-  ListVm("vm-1", aws::MicrovmState::kRunning, Duration(10'000));
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  ListVm("vm-2", aws::MicrovmState::kRunning, Duration(10'000));
+  const std::string mapped = fleet_.RunningVm();
+  Launched("mvr-demo-1-aaaa", 11, mapped, 1);
+  const std::string unmapped = fleet_.RunningVm();
   for (int i = 0; i < 4; ++i) J().Sweep();
-  EXPECT_TRUE(terminated_.empty());
+  EXPECT_TRUE(Terminated().empty());
+  EXPECT_EQ(State(mapped), "RUNNING");
+  EXPECT_EQ(State(unmapped), "RUNNING");
 }
 
 TEST_F(JanitorTest, OnlyRunningVmsAreActedOnSuspendedOnesAreLeftAlone) {
-  ListVm("vm-1", aws::MicrovmState::kSuspended);
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  ListVm("vm-2", aws::MicrovmState::kSuspended);  // unmapped: a warm-pool member
-  ListVm("vm-3", aws::MicrovmState::kPending);
+  const std::string mapped = fleet_.SuspendedVm();
+  Launched("mvr-demo-1-aaaa", 11, mapped, 1);
+  fleet_.SuspendedVm();  // unmapped: a warm-pool member
+  m_.clock.Advance(10 * kMinute);
+  const std::string pending = fleet_.PendingVm();
   for (int i = 0; i < 4; ++i) J().Sweep();
-  EXPECT_TRUE(terminated_.empty());
+  EXPECT_EQ(State(pending), "PENDING");
+  EXPECT_TRUE(Terminated().empty());
   EXPECT_TRUE(HasRow("mvr-demo-1-aaaa"));
 }
 
 TEST_F(JanitorTest, UnmappedRunningVmIsTerminatedAfterItsStrikes) {
-  ListVm("vm-9", aws::MicrovmState::kRunning);
+  const std::string vm = OldVm();
   J().Sweep();
-  EXPECT_TRUE(terminated_.empty());
+  EXPECT_EQ(State(vm), "RUNNING");
   SweepReport r = J().Sweep();
-  EXPECT_EQ(terminated_, std::vector<std::string>{"vm-9"});
+  EXPECT_EQ(State(vm), "TERMINATED");
   EXPECT_EQ(r.Get(Swept::kOrphansTerminated), 1);
   EXPECT_TRUE(table_.ScanOrphans()->empty());
 }
 
 TEST_F(JanitorTest, UnmappedVmIsSparedWhenTheReScanFindsAMappingRowWrittenMeanwhile) {
-  ListVm("vm-9", aws::MicrovmState::kRunning);
+  const std::string vm = OldVm();
   J().Sweep();
   // The second sweep's inventory sees no row; the launch commits just before the re-scan.
   int mapping_scans = 0;
   store_.before_scan = [&](const store::ScanRequest& r) {
     if (r.partition_prefix != "mvr-demo-" || ++mapping_scans != 2) return;
     store_.before_scan = nullptr;
-    Launched("mvr-demo-7-bbbb", 17, "vm-9", 7);
+    Launched("mvr-demo-7-bbbb", 17, vm, 7);
   };
   SweepReport r = J().Sweep();
-  EXPECT_TRUE(terminated_.empty());
+  EXPECT_EQ(State(vm), "RUNNING");
   EXPECT_EQ(r.Get(Swept::kOrphansSpared), 1);
 }
 
 TEST_F(JanitorTest, VmOfALaunchInFlightIsNotAnOrphan) {
-  ListVm("vm-5", aws::MicrovmState::kRunning);
+  const std::string vm = OldVm();
   auto claim = table_.ClaimJob("octo/app", 5);
   ASSERT_TRUE(claim.ok());
   ASSERT_TRUE(
-      table_.RecordMicrovm(RunnerTable::ClaimKey("octo/app", 5), claim->attempt_token, "vm-5")
-          .ok());
+      table_.RecordMicrovm(RunnerTable::ClaimKey("octo/app", 5), claim->attempt_token, vm).ok());
   for (int i = 0; i < 3; ++i) J().Sweep();
-  EXPECT_TRUE(terminated_.empty());
+  EXPECT_EQ(State(vm), "RUNNING");
 }
 
 TEST_F(JanitorTest, VmAndRunnerOfALaunchAttemptThatDiedAreReapedAfterTheTakeoverAge) {
-  ListVm("vm-5", aws::MicrovmState::kRunning);
+  const std::string vm = OldVm();
+  const Runner runner = OnlineRunner("mvr-demo-5-cccc");
   auto claim = table_.ClaimJob("octo/app", 5);
   ASSERT_TRUE(claim.ok());
   const store::Key key = RunnerTable::ClaimKey("octo/app", 5);
-  ASSERT_TRUE(table_.RecordRunner(key, claim->attempt_token, 55).ok());
-  ASSERT_TRUE(table_.RecordMicrovm(key, claim->attempt_token, "vm-5").ok());
-  runners_ = fresh_runners_ = {Runner(55, "mvr-demo-5-cccc", false)};
+  ASSERT_TRUE(table_.RecordRunner(key, claim->attempt_token, runner.id).ok());
+  ASSERT_TRUE(table_.RecordMicrovm(key, claim->attempt_token, vm).ok());
   J().Sweep();
   J().Sweep();
-  EXPECT_TRUE(terminated_.empty()) << "protected while the launch may still be working";
+  EXPECT_EQ(State(vm), "RUNNING") << "protected while the launch may still be working";
   m_.clock.Advance(config_.claim_takeover_after());
   J().Sweep();
   SweepReport r = J().Sweep();
-  EXPECT_EQ(terminated_, std::vector<std::string>{"vm-5"});
-  EXPECT_EQ(deleted_runners_, std::vector<int64_t>{55});
+  EXPECT_EQ(State(vm), "TERMINATED");
+  EXPECT_FALSE(fleet_.RunnerExists(runner.id));
   EXPECT_EQ(r.Get(Swept::kOrphansTerminated), 1);
 }
 
 TEST_F(JanitorTest, RunnerIsSparedWhenTheReScanFindsTheLaunchThatRegisteredIt) {
-  runners_ = fresh_runners_ = {Runner(77, "mvr-demo-7-eeee", false)};
+  const Runner runner = OnlineRunner("mvr-demo-7-eeee");
   J().Sweep();
   int mapping_scans = 0;
   store_.before_scan = [&](const store::ScanRequest& r) {
@@ -161,42 +172,54 @@ TEST_F(JanitorTest, RunnerIsSparedWhenTheReScanFindsTheLaunchThatRegisteredIt) {
     auto claim = table_.ClaimJob("octo/app", 7);
     ASSERT_TRUE(claim.ok());
     ASSERT_TRUE(
-        table_.RecordRunner(RunnerTable::ClaimKey("octo/app", 7), claim->attempt_token, 77).ok());
+        table_.RecordRunner(RunnerTable::ClaimKey("octo/app", 7), claim->attempt_token, runner.id)
+            .ok());
   };
   SweepReport r = J().Sweep();
-  EXPECT_TRUE(deleted_runners_.empty());
+  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
   EXPECT_EQ(r.Get(Swept::kOrphansSpared), 1);
 }
 
 TEST_F(JanitorTest, BusyRunnerNoLaunchOwnsIsLeftAlone) {
-  runners_ = {Runner(66, "mvr-demo-6-dddd", false)};
-  fresh_runners_ = {Runner(66, "mvr-demo-6-dddd", true)};
+  const Runner runner = OnlineRunner("mvr-demo-6-dddd", /*busy=*/true);
+  ListingLags();
   for (int i = 0; i < 3; ++i) J().Sweep();
-  EXPECT_TRUE(deleted_runners_.empty());
+  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_EQ(Traced("DELETE /repos/octo/app/actions/runners/"), 0u) << "spared on the fresh read";
   EXPECT_GE(metrics_.GetJanitor("busy_spared"), 1);
 }
 
 TEST_F(JanitorTest, RowOfAVmThatIsGoneIsRemovedWithItsRunner) {
-  Launched("mvr-demo-1-aaaa", 11, "vm-gone", 1);
+  const std::string vm = OldVm();
+  fleet_.TerminateVm(vm);
+  const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
+  Launched(runner.name, runner.id, vm, 1);
   SweepReport r = J().Sweep();
-  EXPECT_FALSE(HasRow("mvr-demo-1-aaaa"));
-  EXPECT_EQ(deleted_runners_, std::vector<int64_t>{11});
+  EXPECT_FALSE(HasRow(runner.name));
+  EXPECT_FALSE(fleet_.RunnerExists(runner.id));
   EXPECT_EQ(r.Get(Swept::kRowsRemoved), 1);
-  EXPECT_TRUE(terminated_.empty());
+  EXPECT_EQ(fleet_.Calls("TerminateMicrovm"), 0) << "nothing left to terminate";
 }
 
 TEST_F(JanitorTest, RowIsKeptWhenTheFreshReadShowsItsVmAlive) {
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  // The listing lags: it does not show vm-1 yet, GetMicrovm does.
-  EXPECT_CALL(vms_, GetMicrovm("vm-1")).WillRepeatedly(Invoke([](const std::string&) {
-    aws::Microvm vm;
-    vm.microvm_id = "vm-1";
-    vm.state = aws::MicrovmState::kRunning;
-    return Result<aws::Microvm>(vm);
-  }));
+  // The listing (by the class's image) does not show the VM; GetMicrovm does.
+  Result<int> registered = fleet_.microvms->WithModel([](emulate::microvms::MicrovmModel& model) {
+    emulate::microvms::ProgramSpec program;
+    program.argv = {"true"};
+    return model.RegisterImage("img-2", program).ok()
+               ? Result<int>(0)
+               : Result<int>(Internal("cannot register img-2"));
+  });
+  ASSERT_TRUE(registered.ok());
+  const std::string vm = fleet_.RunningVm({{"imageIdentifier", "img-2"}});
+  const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
+  Launched(runner.name, runner.id, vm, 1);
+  m_.clock.Advance(10 * kMinute);
   J().Sweep();
-  EXPECT_TRUE(HasRow("mvr-demo-1-aaaa"));
-  EXPECT_TRUE(deleted_runners_.empty());
+  EXPECT_TRUE(HasRow(runner.name));
+  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_EQ(State(vm), "RUNNING");
 }
+
 }  // namespace
-}  // namespace mvr::runnerset
+}  // namespace mvr::runnerset::testing

@@ -1,117 +1,114 @@
 // The janitor's other duties and its isolation: stuck launches re-queued, old image versions
 // pruned, one failing item or listing never stopping the sweep, counters in the metrics.
+#include <algorithm>
+
 #include "janitor_fixture.h"
 
-namespace mvr::runnerset {
+namespace mvr::runnerset::testing {
 namespace {
 
-using namespace testing;  // NOLINT: the fixture's names
-
 TEST_F(JanitorTest, QueuedJobThatNeverGotARunnerIsLaunchedAgain) {
-  queued_jobs_ = {QueuedJob(1, m_.clock.Now() - 5 * kMinute, {"self-hosted", "MVR-SMALL"}),
-                  QueuedJob(2, m_.clock.Now() - Duration(5'000), {"self-hosted", "mvr-small"}),
-                  QueuedJob(3, m_.clock.Now() - 5 * kMinute, {"ubuntu-latest"})};
+  const int64_t stuck = QueueJob({"self-hosted", "MVR-SMALL"});
+  QueueJob({"ubuntu-latest"});  // another set's job
+  m_.clock.Advance(5 * kMinute);
+  QueueJob({"self-hosted", "mvr-small"});  // young
+  m_.clock.Advance(Duration(5'000));
   SweepReport r = J().Sweep();
   EXPECT_EQ(r.Get(Swept::kLaunchesRecovered), 1);
   std::vector<LaunchIntent> launches = QueuedLaunches();
   ASSERT_EQ(launches.size(), 1u) << "a young job and another set's job are left alone";
-  EXPECT_EQ(launches[0].job_id, 1);
+  EXPECT_EQ(launches[0].job_id, stuck);
   EXPECT_EQ(launches[0].repository, "octo/app");
   EXPECT_EQ(launches[0].class_label, "mvr-small");
 }
 
 TEST_F(JanitorTest, QueuedJobWhoseVmLivesOrWhoseLaunchIsInFlightIsLeftAlone) {
-  ListVm("vm-1", aws::MicrovmState::kRunning, Duration(10'000));
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  ASSERT_TRUE(table_.ClaimJob("octo/app", 2).ok());   // in flight, fresh
-  runners_ = {Runner(11, "mvr-demo-1-aaaa", false)};  // starting: it will take job 1
-  queued_jobs_ = {QueuedJob(1, m_.clock.Now() - 5 * kMinute, {"mvr-small"}),
-                  QueuedJob(2, m_.clock.Now() - 5 * kMinute, {"mvr-small"})};
+  const int64_t mapped = QueueJob({"mvr-small"});
+  const int64_t in_flight = QueueJob({"mvr-small"});
+  m_.clock.Advance(5 * kMinute);
+  const std::string vm = fleet_.RunningVm();
+  // Its runner is registered and starting: it will take the job.
+  const Runner starting = fleet_.RegisteredRunner("mvr-demo-1-aaaa", {"mvr-small"});
+  Launched(starting.name, starting.id, vm, mapped);
+  ASSERT_TRUE(table_.ClaimJob("octo/app", in_flight).ok());  // in flight, fresh
   EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 0);
   EXPECT_TRUE(QueuedLaunches().empty());
+  EXPECT_EQ(JobOf(mapped).status, "queued");
 }
 
 TEST_F(JanitorTest, QueuedJobWhoseVmIsGoneGetsItsClaimReleasedAndIsLaunchedAgain) {
-  Launched("mvr-demo-1-aaaa", 11, "vm-gone", 1);
-  queued_jobs_ = {QueuedJob(1, m_.clock.Now() - 5 * kMinute, {"mvr-small"})};
+  const int64_t job = QueueJob({"mvr-small"});
+  const std::string vm = fleet_.RunningVm();
+  fleet_.TerminateVm(vm);
+  Launched("mvr-demo-1-aaaa", 11, vm, job);
+  m_.clock.Advance(5 * kMinute);
   EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 1);
-  auto claim = table_.ClaimJob("octo/app", 1);
+  auto claim = table_.ClaimJob("octo/app", job);
   ASSERT_TRUE(claim.ok());
   EXPECT_EQ(claim->outcome, RunnerTable::ClaimOutcome::kWon) << "the relaunch can claim it";
 }
 
 TEST_F(JanitorTest, QueuedJobWhoseRunnerTookAnotherJobIsLaunchedAgain) {
-  ListVm("vm-1", aws::MicrovmState::kRunning, Duration(10'000));
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  runners_ = {Runner(11, "mvr-demo-1-aaaa", true)};  // busy, with another job
-  queued_jobs_ = {QueuedJob(1, m_.clock.Now() - 5 * kMinute, {"mvr-small"})};
+  const Runner runner = OnlineRunner("mvr-demo-1-aaaa", /*busy=*/true);  // with another job
+  const int64_t job = JobQueuedAgo(5 * kMinute, {"mvr-small"});
+  const std::string vm = fleet_.RunningVm();
+  Launched(runner.name, runner.id, vm, job);
   EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 1);
-  EXPECT_EQ(table_.ClaimJob("octo/app", 1)->outcome, RunnerTable::ClaimOutcome::kWon);
-  EXPECT_TRUE(terminated_.empty()) << "the busy runner's VM is left to finish";
+  EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kWon);
+  EXPECT_EQ(State(vm), "RUNNING") << "the busy runner's VM is left to finish";
 }
 
 TEST_F(JanitorTest, RecoveryCanBeTurnedOff) {
   config_.janitor.recover_stuck_launches = false;
-  queued_jobs_ = {QueuedJob(1, m_.clock.Now() - 5 * kMinute, {"mvr-small"})};
-  EXPECT_CALL(github_, ListQueuedJobs(_)).Times(0);
+  JobQueuedAgo(5 * kMinute, {"mvr-small"});
   J().Sweep();
   EXPECT_TRUE(QueuedLaunches().empty());
-}
-
-aws::MicrovmImageVersion Version(const std::string& v, aws::ImageVersionStatus status,
-                                 int64_t created_s) {
-  aws::MicrovmImageVersion out;
-  out.image_version = v;
-  out.state = aws::ImageVersionState::kSuccessful;
-  out.status = status;
-  out.created_at = TimePoint(Duration(created_s * 1000));
-  return out;
+  EXPECT_EQ(Traced("GET /repos/octo/app/actions/runs"), 0u) << "GitHub's queue is not even read";
 }
 
 TEST_F(JanitorTest, OldImageVersionsArePrunedKeepingTheActiveInUseAndNewestOnes) {
   config_.janitor.keep_image_versions = 1;
-  ListVm("vm-1", aws::MicrovmState::kSuspended);  // runs version "3"
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  EXPECT_CALL(vms_, ListMicrovmImageVersions(_)).WillRepeatedly(Invoke([](auto&) {
-    aws::ListMicrovmImageVersionsResponse r;
-    r.items = {Version("1", aws::ImageVersionStatus::kInactive, 100),
-               Version("2", aws::ImageVersionStatus::kInactive, 200),
-               Version("3", aws::ImageVersionStatus::kInactive, 300),
-               Version("4", aws::ImageVersionStatus::kInactive, 400),
-               Version("5", aws::ImageVersionStatus::kInactive, 500),
-               Version("6", aws::ImageVersionStatus::kActive, 600)};
-    return Result<aws::ListMicrovmImageVersionsResponse>(r);
-  }));
-  std::vector<std::string> deleted;
-  EXPECT_CALL(vms_, DeleteMicrovmImageVersion("img-1", _))
-      .WillRepeatedly(Invoke([&](const std::string&, const std::string& v) {
-        deleted.push_back(v);
-        return Result<aws::DeleteMicrovmImageVersionResponse>(
-            aws::DeleteMicrovmImageVersionResponse{});
-      }));
+  for (int v = 2; v <= 6; ++v) ASSERT_EQ(fleet_.NewImageVersion(), std::to_string(v));
+  // Only the newest is ACTIVE; a suspended VM runs version 3.
+  fleet_.microvms->WithModel([](emulate::microvms::MicrovmModel& model) {
+    for (int v = 1; v <= 5; ++v) {
+      EXPECT_TRUE(model
+                      .Invoke("UpdateMicrovmImageVersion", {{"imageIdentifier", "img-1"},
+                                                            {"imageVersion", std::to_string(v)},
+                                                            {"status", "INACTIVE"}})
+                      .ok());
+    }
+    return 0;
+  });
+  const std::string vm = fleet_.RunningVm({{"imageVersion", "3"}});
+  fleet_.SuspendVm(vm);
+  Launched("mvr-demo-1-aaaa", 11, vm, 1);
   SweepReport r = J().Sweep();
-  std::sort(deleted.begin(), deleted.end());
-  EXPECT_EQ(deleted, (std::vector<std::string>{"1", "2", "4"}));
+  aws::ListMicrovmImageVersionsRequest versions;
+  versions.image_identifier = "img-1";
+  Result<aws::ListMicrovmImageVersionsResponse> listed =
+      fleet_.vms().ListMicrovmImageVersions(versions);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  std::vector<std::string> left;
+  for (const aws::MicrovmImageVersion& v : listed->items) left.push_back(v.image_version);
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"3", "5", "6"}));
   EXPECT_EQ(r.Get(Swept::kImageVersionsDeleted), 3);
 }
 
 TEST_F(JanitorTest, OneFailingItemDoesNotStopTheSweepAndIsCounted) {
-  ListVm("vm-1", aws::MicrovmState::kRunning);
-  ListVm("vm-2", aws::MicrovmState::kRunning);
-  Launched("mvr-demo-1-aaaa", 11, "vm-1", 1);
-  Launched("mvr-demo-2-aaaa", 12, "vm-2", 2);
-  EXPECT_CALL(vms_, TerminateMicrovm(_)).WillRepeatedly(Invoke([this](const std::string& id) {
-    if (id == "vm-1") return Status(Internal("the service failed"));
-    terminated_.push_back(id);
-    listed_[id].state = aws::MicrovmState::kTerminated;
-    return Status::Ok();
-  }));
-  EXPECT_CALL(github_, ListQueuedJobs(_)).WillRepeatedly(Invoke([](auto&) {
-    return Result<std::vector<github::Job>>(Internal("GitHub is down"));
-  }));
+  const std::string failing = fleet_.RunningVm();
+  const std::string vm = fleet_.RunningVm();
+  m_.clock.Advance(10 * kMinute);
+  Launched("mvr-demo-1-aaaa", 11, failing, 1);
+  Launched("mvr-demo-2-aaaa", 12, vm, 2);
+  fleet_.vms_api.refusals.push_back(
+      {"DELETE", "/" + failing, 500, "InternalServerException", "the service failed"});
+  fleet_.github_api.refusals.push_back({"GET", "/actions/runs", 500, "", "GitHub is down"});
   J().Sweep();
   SweepReport r = J().Sweep();
-  EXPECT_EQ(terminated_, std::vector<std::string>{"vm-2"});
+  EXPECT_EQ(State(vm), "TERMINATED");
+  EXPECT_EQ(State(failing), "RUNNING");
   EXPECT_GE(r.Get(Swept::kErrors), 2);
   EXPECT_FALSE(r.errors.empty());
   EXPECT_EQ(J().LastSweep()->Get(Swept::kVmsTerminated), 1);
@@ -122,15 +119,14 @@ TEST_F(JanitorTest, OneFailingItemDoesNotStopTheSweepAndIsCounted) {
 }
 
 TEST_F(JanitorTest, NothingIsTerminatedWhenTheVmListingFails) {
-  ListVm("vm-9", aws::MicrovmState::kRunning);
+  const std::string vm = OldVm();
   J().Sweep();
-  EXPECT_CALL(vms_, ListMicrovms(_)).WillRepeatedly(Invoke([](auto&) {
-    return Result<aws::ListMicrovmsResponse>(Transient("throttled"));
-  }));
+  fleet_.vms_api.refusals.push_back(
+      {"GET", "/microvms", 500, "InternalServerException", "the listing failed"});
   SweepReport r = J().Sweep();
-  EXPECT_TRUE(terminated_.empty());
+  EXPECT_EQ(State(vm), "RUNNING");
   EXPECT_EQ(r.Get(Swept::kErrors), 1);
 }
 
 }  // namespace
-}  // namespace mvr::runnerset
+}  // namespace mvr::runnerset::testing

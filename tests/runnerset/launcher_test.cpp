@@ -1,288 +1,224 @@
-// The launcher's steps and failure handling over mocked MicroVMs, GitHub and HTTP seams, an
-// in-memory store and a manual clock.
+// The launcher's steps and failure handling over the in-process fleet: the MicroVMs and GitHub
+// models behind the real clients, a stand-in supervisor in every VM, an in-memory store and a
+// manual clock. Each test asserts on what the models and the table hold afterwards.
 #include "runnerset/launcher.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "../fleet/fakes.h"
-#include "store/memory_store.h"
+#include "fleet_fixture.h"
 #include "supervisor/run_payload.h"
 #include "support/store_text.h"
 
-namespace mvr::runnerset {
+namespace mvr::runnerset::testing {
 namespace {
 
-using fleet::testing::ManualSeam;
-using fleet::testing::MockGitHub;
-using fleet::testing::MockHttp;
-using fleet::testing::MockMicrovms;
-using ::testing::_;
-using ::testing::Invoke;
-using ::testing::NiceMock;
-using ::testing::Return;
-
-constexpr char kJit[] = "JITFIXTURE-runner-set-secret";
-
-aws::Microvm Vm(aws::MicrovmState state) {
-  aws::Microvm vm;
-  vm.microvm_id = "mvm-1";
-  vm.state = state;
-  vm.endpoint = "http://127.0.0.1:1/";
-  return vm;
-}
-
-// GetJob's answer (through Invoke: gmock's Return(Result<Job>) trips GCC 12's
-// -Wmaybe-uninitialized).
-auto Answer(Result<github::Job> job) {
-  return Invoke([job](const github::RepositoryRef&, int64_t) { return job; });
-}
-
-class LauncherTest : public ::testing::Test {
+class LauncherTest : public RunnerSetTest {
  protected:
-  LauncherTest() {
-    config_.runner_set_id = "demo";
-    config_.runner_name_prefix = "mvr-demo-";
-    config_.github.repository = "octo/app";
-    config_.classes.push_back(RunnerClass{"mvr-small", "img-1", "", "", 600});
-    config_.max_concurrent_vms = 2;
-    config_.launcher.launch_timeout_seconds = 60;
-    intent_.repository = "octo/app";
-    intent_.job_id = 42;
-    intent_.class_label = "mvr-small";
-    intent_.labels = {"self-hosted", "mvr-small"};
-    intent_.queued_at = m_.clock.Now();
-    // By default: the job is queued, the set has no VMs, registration works, the VM runs and
-    // the supervisor takes the runner.
-    github::Job job;
-    job.status = github::JobStatus::kQueued;
-    ON_CALL(github_, GetJob(_, _)).WillByDefault(Answer(Result<github::Job>(job)));
-    ON_CALL(vms_, ListMicrovms(_)).WillByDefault(Return(aws::ListMicrovmsResponse{}));
-    ON_CALL(github_, GenerateJitConfig(_, _))
-        .WillByDefault(Invoke([](const github::RunnerScope&, const github::JitConfigRequest& r) {
-          github::JitConfig jit;
-          jit.runner.id = 77;
-          jit.runner.name = r.name;
-          jit.encoded_jit_config = Secret(kJit);
-          return Result<github::JitConfig>(jit);
-        }));
-    ON_CALL(github_, DeleteRunner(_, _)).WillByDefault(Return(Status::Ok()));
-    ON_CALL(vms_, RunMicrovm(_)).WillByDefault(Return(Vm(aws::MicrovmState::kPending)));
-    ON_CALL(vms_, GetMicrovm(_)).WillByDefault(Invoke([this](const std::string&) {
-      return Result<aws::Microvm>(
-          Vm(terminated_ ? aws::MicrovmState::kTerminated : aws::MicrovmState::kRunning));
-    }));
-    ON_CALL(vms_, TerminateMicrovm(_)).WillByDefault(Invoke([this](const std::string&) {
-      terminated_ = true;
-      return Status::Ok();
-    }));
-    ON_CALL(vms_, CreateMicrovmAuthToken(_)).WillByDefault(Invoke([](auto&) {
-      aws::MicrovmAuthToken t;
-      t.auth_token["X-aws-proxy-auth"] = Secret("PROXYTOKEN");
-      return Result<aws::MicrovmAuthToken>(t);
-    }));
-    ON_CALL(http_, Send(_)).WillByDefault(Return(http::HttpResponse::Json(202, "{}")));
+  // The still-queued check decided from what GitHub said, not by failing open.
+  bool FailedOpen() {
+    return m_.sink.Joined().find("could not tell whether the job is still queued") !=
+           std::string::npos;
   }
-
-  Launcher& L() {
-    if (!launcher_) {
-      launcher_ =
-          std::make_unique<Launcher>(config_, LauncherDeps{m_.seam, vms_, github_, http_, table_,
-                                                           metrics_, nullptr, nullptr, Secret()});
-    }
-    return *launcher_;
+  // The name a runner launched for `job_id` by an attempt whose token starts with `token8`.
+  std::string RunnerFor(int64_t job_id, const std::string& token8 = "0a1b2c3d") {
+    return "mvr-demo-" + std::to_string(job_id) + "-" + token8;
   }
-  RunnerTable::ClaimOutcome ClaimNow() { return table_.ClaimJob("octo/app", 42)->outcome; }
-
-  ManualSeam m_;
-  store::MemoryStore store_{m_.clock};
-  RunnerTable table_{store_, m_.seam, RunnerTable::Options{}};
-  Metrics metrics_;
-  NiceMock<MockMicrovms> vms_;
-  NiceMock<MockGitHub> github_;
-  NiceMock<MockHttp> http_;
-  ServeConfig config_;
-  LaunchIntent intent_;
-  bool terminated_ = false;
-  std::unique_ptr<Launcher> launcher_;
 };
 
 TEST_F(LauncherTest, LaunchRegistersRunsDeliversAndCommits) {
-  aws::RunMicrovmRequest run;
-  EXPECT_CALL(vms_, RunMicrovm(_)).WillOnce(Invoke([&](const aws::RunMicrovmRequest& r) {
-    run = r;
-    return Result<aws::Microvm>(Vm(aws::MicrovmState::kPending));
-  }));
-  http::HttpRequest delivered;
-  EXPECT_CALL(http_, Send(_)).WillOnce(Invoke([&](const http::HttpRequest& r) {
-    delivered = r;
-    return Result<http::HttpResponse>(http::HttpResponse::Json(202, "{}"));
-  }));
-  Outcome o = L().Handle(intent_);
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_EQ(o.runner_name.rfind("mvr-demo-42-", 0), 0u);
-  EXPECT_EQ(run.image_identifier, "img-1");
-  EXPECT_TRUE(run.execution_role_arn.empty());
-  EXPECT_EQ(run.maximum_duration_in_seconds, 600);
-  EXPECT_EQ(run.client_token.rfind("mvr-launch-", 0), 0u);
-  auto payload = supervisor::DecodeRunPayload(run.run_hook_payload.Reveal());
-  ASSERT_TRUE(payload.ok());
+  const int64_t job = QueueJob();
+  LaunchOutcome o = L().Handle(Intent(job));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(o.runner_name.rfind("mvr-demo-" + std::to_string(job) + "-", 0), 0u);
+  // The VM: RUNNING, of the class's image, with its maximum duration and no execution role.
+  const nlohmann::json vm = fleet_.microvms->Describe(o.microvm_id).value();
+  EXPECT_EQ(vm.value("state", ""), "RUNNING");
+  EXPECT_EQ(vm.value("imageArn", "").find("img-1") != std::string::npos, true) << vm.dump();
+  EXPECT_EQ(vm.value("maximumDurationInSeconds", 0), 600) << vm.dump();
+  EXPECT_FALSE(vm.contains("executionRoleArn")) << vm.dump();
+  EXPECT_EQ(fleet_.ClientTokenOf(o.microvm_id).rfind("mvr-launch-", 0), 0u);
+  auto payload = fleet_.PayloadOf(o.microvm_id);
+  ASSERT_TRUE(payload.ok()) << payload.status().ToString();
   EXPECT_EQ(payload->mode, supervisor::LaunchMode::kDelivered);
-  // A nonce of the launch's own, delivered with the runner and kept nowhere.
+  // A nonce of the launch's own, delivered with the runner through the control port and kept
+  // nowhere.
   const std::string nonce = payload->control_nonce.Reveal();
   EXPECT_TRUE(supervisor::CheckControlNonce(payload->control_nonce).ok()) << "no nonce";
-  EXPECT_EQ(nlohmann::json::parse(delivered.body).value("nonce", ""), nonce);
+  ASSERT_EQ(fleet_.guest.control_nonces.size(), 1u);
+  EXPECT_EQ(fleet_.guest.control_nonces[0], nonce);
+  EXPECT_EQ(fleet_.guest.control_paths[0], "POST /v1/runner/start @" + o.microvm_id + ":8080");
   EXPECT_EQ(testing_support::StoreText(store_).find(nonce), std::string::npos);
   EXPECT_EQ(m_.sink.Joined().find(nonce), std::string::npos);
   EXPECT_EQ(o.detail.find(nonce), std::string::npos);
-  EXPECT_NE(delivered.url.find("/v1/runner/start"), std::string::npos);
-  EXPECT_EQ(delivered.headers.GetOr("X-aws-proxy-port", ""), "8080");
+  // The runner: registered with the job's labels, connected, and handed the job.
+  auto runner = fleet_.RunnerNamed(o.runner_name);
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  EXPECT_TRUE(runner->online);
+  EXPECT_EQ(JobOf(job).runner_name, o.runner_name);
+  EXPECT_EQ(JobOf(job).status, "in_progress");
   auto row = table_.GetMapping(o.runner_name);
   ASSERT_TRUE(row.ok() && *row);
-  EXPECT_EQ((*row)->microvm_id, "mvm-1");
-  EXPECT_EQ(ClaimNow(), RunnerTable::ClaimOutcome::kLaunched);
+  EXPECT_EQ((*row)->microvm_id, o.microvm_id);
+  EXPECT_EQ((*row)->runner_id, runner->id);
+  EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kLaunched);
   EXPECT_EQ(metrics_.Get(Counter::kLaunched), 1);
-  EXPECT_EQ(m_.sink.Joined().find(kJit), std::string::npos);
+  ASSERT_EQ(fleet_.guest.jit_configs.size(), 1u);
+  EXPECT_EQ(m_.sink.Joined().find(fleet_.guest.jit_configs[0]), std::string::npos);
 }
 
 TEST_F(LauncherTest, AJobNoLongerQueuedIsDroppedBeforeAnythingIsCreated) {
-  github::Job job;
-  job.status = github::JobStatus::kCompleted;
-  job.conclusion = "cancelled";
-  EXPECT_CALL(github_, GetJob(_, _)).WillOnce(Answer(Result<github::Job>(job)));
-  EXPECT_CALL(github_, GenerateJitConfig(_, _)).Times(0);
-  EXPECT_CALL(vms_, RunMicrovm(_)).Times(0);
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kDroppedNotQueued);
+  const int64_t job = QueueJob();
+  ASSERT_TRUE(fleet_.github_model->CancelJob(job).ok());
+  EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDroppedNotQueued);
   EXPECT_EQ(metrics_.Get(Counter::kDroppedNotQueued), 1);
-  EXPECT_EQ(ClaimNow(), RunnerTable::ClaimOutcome::kWon);  // no claim was taken
+  EXPECT_TRUE(fleet_.Runners().empty()) << "no runner was registered";
+  EXPECT_TRUE(fleet_.VmIds().empty()) << "no VM was launched";
+  EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kWon);  // no claim was taken
 }
 
 TEST_F(LauncherTest, AJobTakenByARunnerLaunchedForAnotherJobStillGetsItsLaunch) {
-  github::Job job;
-  job.status = github::JobStatus::kInProgress;
-  job.runner_name = "mvr-demo-41-0a1b2c3d";
-  github::Job waiting;  // 41, whose runner took 42
-  waiting.status = github::JobStatus::kQueued;
-  EXPECT_CALL(github_, GetJob(_, 42)).WillOnce(Answer(Result<github::Job>(job)));
-  EXPECT_CALL(github_, GetJob(_, 41)).WillOnce(Answer(Result<github::Job>(waiting)));
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+  const int64_t job = QueueJob();
+  const int64_t waiting = QueueJob();
+  // The runner launched for `waiting` took `job` (the older), so `waiting` has no runner.
+  const Runner other = OnlineRunner(RunnerFor(waiting));
+  fleet_.Tick();
+  ASSERT_EQ(JobOf(job).runner_name, other.name);
+  LaunchOutcome o = L().Handle(Intent(job));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(JobOf(waiting).runner_name, o.runner_name) << "the new runner serves the waiting job";
+  EXPECT_FALSE(FailedOpen());
 }
 
-// Job 42 runs on the runner launched for 41, and 41 on the runner an earlier attempt launched for
-// 42: both have runners, so this launch would only add an idle VM.
+// Job X runs on the runner launched for Y, and Y on the runner an earlier attempt launched for
+// X: both have runners, so this launch would only add an idle VM.
 TEST_F(LauncherTest, AChainOfTakenJobsThatClosesOnThisJobNeedsNoLaunch) {
-  EXPECT_CALL(github_, GetJob(_, _)).WillRepeatedly(Invoke([](const auto&, int64_t id) {
-    github::Job job;
-    job.id = id;
-    job.status = github::JobStatus::kInProgress;
-    job.runner_name = id == 42 ? "mvr-demo-41-0a1b2c3d" : "mvr-demo-42-deadbeef";
-    return Result<github::Job>(job);
-  }));
-  EXPECT_CALL(vms_, RunMicrovm(_)).Times(0);
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kDroppedNotQueued);
+  const int64_t x = QueueJob();
+  const int64_t y = QueueJob();
+  OnlineRunner(RunnerFor(y));
+  fleet_.Tick();  // takes x
+  OnlineRunner(RunnerFor(x, "deadbeef"));
+  fleet_.Tick();  // takes y
+  ASSERT_EQ(JobOf(x).status, "in_progress");
+  ASSERT_EQ(JobOf(y).status, "in_progress");
+  EXPECT_EQ(L().Handle(Intent(x)).decision, LaunchDecision::kDroppedNotQueued);
+  EXPECT_TRUE(fleet_.VmIds().empty());
 }
 
 TEST_F(LauncherTest, AChainOfTakenJobsThatEndsWithAWaitingJobGetsTheLaunch) {
-  EXPECT_CALL(github_, GetJob(_, _)).WillRepeatedly(Invoke([](const auto&, int64_t id) {
-    github::Job job;
-    job.id = id;
-    job.status = id == 43 ? github::JobStatus::kQueued : github::JobStatus::kCompleted;
-    job.runner_name = id == 42 ? "mvr-demo-41-0a1b2c3d" : "mvr-demo-43-0a1b2c3d";
-    return Result<github::Job>(job);
-  }));
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+  const int64_t x = QueueJob();
+  const int64_t y = QueueJob();
+  const int64_t z = QueueJob();
+  OnlineRunner(RunnerFor(y));
+  fleet_.Tick();  // x runs on y's runner
+  OnlineRunner(RunnerFor(z));
+  fleet_.Tick();  // y runs on z's runner; z waits
+  ASSERT_EQ(JobOf(z).status, "queued");
+  LaunchOutcome o = L().Handle(Intent(x));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(JobOf(z).runner_name, o.runner_name);
+  EXPECT_FALSE(FailedOpen());
 }
 
 TEST_F(LauncherTest, AJobOfARepositoryOutsideTheSetIsIgnored) {
-  intent_.repository = "octo/other";
-  EXPECT_CALL(github_, GenerateJitConfig(_, _)).Times(0);
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kIgnored);
-  ::testing::Mock::VerifyAndClearExpectations(&github_);
-  intent_.repository = "OCTO/App";
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+  const int64_t job = QueueJob();
+  LaunchIntent in = Intent(job);
+  in.repository = "octo/other";
+  EXPECT_EQ(L().Handle(in).decision, LaunchDecision::kIgnored);
+  EXPECT_TRUE(fleet_.Runners().empty());
+  EXPECT_TRUE(fleet_.VmIds().empty());
+  in.repository = "OCTO/App";
+  EXPECT_EQ(L().Handle(in).decision, LaunchDecision::kLaunched);
+  EXPECT_EQ(fleet_.Runners().size(), 1u);
 }
 
 TEST_F(LauncherTest, TheStillQueuedCheckFailsOpen) {
-  EXPECT_CALL(github_, GetJob(_, _))
-      .WillOnce(Answer(Result<github::Job>(Transient("GitHub is having a moment"))));
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
+  const int64_t job = QueueJob();
+  ASSERT_TRUE(fleet_.github_model->CancelJob(job).ok());  // GitHub would say: not queued
+  fleet_.github_api.refusals.push_back(
+      {"GET", "/actions/jobs/" + std::to_string(job), 502, "", "GitHub is having a moment"});
+  EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kLaunched);
+  EXPECT_EQ(LiveVms(), 1u);
+  EXPECT_TRUE(FailedOpen());
 }
 
 TEST_F(LauncherTest, AtTheCapTheLaunchIsDeferredNotFailed) {
-  aws::ListMicrovmsResponse full;
-  for (const char* id : {"mvm-a", "mvm-b"}) {
-    aws::MicrovmSummary s;
-    s.microvm_id = id;
-    s.state = aws::MicrovmState::kRunning;
-    full.items.push_back(s);
-  }
-  EXPECT_CALL(vms_, ListMicrovms(_)).WillOnce(Return(full));
-  EXPECT_CALL(github_, GenerateJitConfig(_, _)).Times(0);
-  Outcome o = L().Handle(intent_);
-  EXPECT_EQ(o.decision, Decision::kDeferred);
+  fleet_.RunningVm();
+  fleet_.RunningVm();
+  LaunchOutcome o = L().Handle(Intent(QueueJob()));
+  EXPECT_EQ(o.decision, LaunchDecision::kDeferred);
   EXPECT_GT(o.retry_after, Duration(0));
   EXPECT_EQ(metrics_.Get(Counter::kDeferred), 1);
   EXPECT_EQ(metrics_.Get(Counter::kFailed), 0);
+  EXPECT_TRUE(fleet_.Runners().empty()) << "nothing registered at the cap";
+  EXPECT_EQ(fleet_.VmIds().size(), 2u);
 }
 
 TEST_F(LauncherTest, AFailureAfterTheVmExistsTerminatesItRemovesTheRunnerAndReleasesTheClaim) {
-  EXPECT_CALL(http_, Send(_))
-      .WillRepeatedly(Return(http::HttpResponse::Json(
-          400, R"({"error":"malformed","message":"bad request","state":"IDLE"})")));
-  EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).Times(1);
-  EXPECT_CALL(github_, DeleteRunner(_, 77)).Times(1);
-  Outcome o = L().Handle(intent_);
-  EXPECT_EQ(o.decision, Decision::kFailed);
-  EXPECT_EQ(o.detail.find(kJit), std::string::npos);
-  EXPECT_EQ(ClaimNow(), RunnerTable::ClaimOutcome::kWon);  // released: a retry can claim it
+  fleet_.guest.start_status = 400;
+  fleet_.guest.start_body = R"({"error":"malformed","message":"bad request","state":"IDLE"})";
+  const int64_t job = QueueJob();
+  LaunchOutcome o = L().Handle(Intent(job));
+  EXPECT_EQ(o.decision, LaunchDecision::kFailed);
+  ASSERT_EQ(fleet_.VmIds().size(), 1u);
+  EXPECT_EQ(State(fleet_.VmIds()[0]), "TERMINATED");
+  EXPECT_TRUE(fleet_.Runners().empty()) << "the registration was removed";
+  EXPECT_EQ(JobOf(job).status, "queued");
+  EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kWon);  // released: a retry can claim it
   EXPECT_EQ(metrics_.Get(Counter::kFailed), 1);
+  EXPECT_EQ(o.detail.find("eyJ"), std::string::npos) << "no JIT config in the detail";
 }
 
 TEST_F(LauncherTest, AClaimIsKeptWhileItsVmCannotBeConfirmedGone) {
-  EXPECT_CALL(http_, Send(_))
-      .WillRepeatedly(Return(http::HttpResponse::Json(400, R"({"error":"malformed"})")));
-  EXPECT_CALL(vms_, TerminateMicrovm(_))
-      .WillRepeatedly(Return(Status(Code::kUnauthorized, "denied")));
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kFailed);
-  EXPECT_EQ(ClaimNow(), RunnerTable::ClaimOutcome::kBusy);
+  fleet_.guest.start_status = 400;
+  fleet_.guest.start_body = R"({"error":"malformed"})";
+  fleet_.vms_api.refusals.push_back({"DELETE", "", 403, "AccessDeniedException", "denied"});
+  const int64_t job = QueueJob();
+  EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kFailed);
+  ASSERT_EQ(fleet_.VmIds().size(), 1u);
+  EXPECT_EQ(State(fleet_.VmIds()[0]), "RUNNING");
+  EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kBusy);
 }
 
 TEST_F(LauncherTest, AFailedLaunchRemovesItsRegistration) {
-  EXPECT_CALL(vms_, RunMicrovm(_))
-      .WillRepeatedly(Return(Result<aws::Microvm>(InvalidArgument("no such image"))));
-  EXPECT_CALL(github_, DeleteRunner(_, 77)).Times(1);
-  EXPECT_CALL(vms_, TerminateMicrovm(_)).Times(0);
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kFailed);
-  EXPECT_EQ(ClaimNow(), RunnerTable::ClaimOutcome::kWon);
+  fleet_.vms_api.refusals.push_back(
+      {"POST", "/microvms", 400, "ValidationException", "no such image"});
+  const int64_t job = QueueJob();
+  EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kFailed);
+  EXPECT_TRUE(fleet_.Runners().empty()) << "the registration was removed";
+  EXPECT_TRUE(fleet_.VmIds().empty());
+  EXPECT_EQ(fleet_.Calls("TerminateMicrovm"), 0) << "no VM, nothing to terminate";
+  EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kWon);
 }
 
 TEST_F(LauncherTest, ADuplicateOfALaunchedJobCreatesNothing) {
-  ASSERT_EQ(L().Handle(intent_).decision, Decision::kLaunched);
-  EXPECT_CALL(github_, GenerateJitConfig(_, _)).Times(0);
-  EXPECT_CALL(vms_, RunMicrovm(_)).Times(0);
-  EXPECT_EQ(L().Handle(intent_).decision, Decision::kDuplicate);
+  // The duplicate comes before the runner has started: the job is still queued on GitHub.
+  fleet_.guest.runners_connect = false;
+  const int64_t job = QueueJob();
+  ASSERT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kLaunched);
+  EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDuplicate);
+  EXPECT_EQ(fleet_.VmIds().size(), 1u);
+  EXPECT_EQ(fleet_.Runners().size(), 1u);
 }
 
 TEST_F(LauncherTest, TerminateEndsTheMappedVmAndAnUnknownRunnerIsANoOp) {
-  Outcome launched = L().Handle(intent_);
-  ASSERT_EQ(launched.decision, Decision::kLaunched);
+  const int64_t job = QueueJob();
+  LaunchOutcome launched = L().Handle(Intent(job));
+  ASSERT_EQ(launched.decision, LaunchDecision::kLaunched);
   TerminateIntent unknown;
   unknown.runner_name = "mvr-demo-9-ffffffff";
-  EXPECT_CALL(vms_, TerminateMicrovm(_)).Times(0);
-  EXPECT_EQ(L().Handle(unknown).decision, Decision::kIgnored);
-  ::testing::Mock::VerifyAndClearExpectations(&vms_);
+  EXPECT_EQ(L().Handle(unknown).decision, LaunchDecision::kIgnored);
+  EXPECT_EQ(fleet_.Calls("TerminateMicrovm"), 0);
+  EXPECT_EQ(State(launched.microvm_id), "RUNNING");
   TerminateIntent done;
   done.runner_name = launched.runner_name;
   done.repository = "octo/app";
-  done.job_id = 42;
-  EXPECT_CALL(vms_, TerminateMicrovm("mvm-1")).WillOnce(Invoke([this](const std::string&) {
-    terminated_ = true;
-    return Status::Ok();
-  }));
-  EXPECT_EQ(L().Handle(done).decision, Decision::kTerminated);
+  done.job_id = job;
+  EXPECT_EQ(L().Handle(done).decision, LaunchDecision::kTerminated);
+  EXPECT_EQ(State(launched.microvm_id), "TERMINATED");
   EXPECT_FALSE(*table_.GetMapping(launched.runner_name));
   EXPECT_EQ(metrics_.Get(Counter::kTerminated), 1);
 }
 
 }  // namespace
-}  // namespace mvr::runnerset
+}  // namespace mvr::runnerset::testing

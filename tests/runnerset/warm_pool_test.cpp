@@ -1,8 +1,7 @@
 // Warm pools: the sweeper keeps a class's pool of suspended VMs at target and replaces what must
 // go; the launcher's warm path claims a member first-writer-wins, resumes it, then registers;
-// the janitor leaves pool members alone.
-#include <nlohmann/json.hpp>
-
+// the janitor leaves pool members alone. Asserted on the MicroVMs model's VMs, GitHub's runners
+// and the pool's rows.
 #include <algorithm>
 
 #include "supervisor/run_payload.h"
@@ -17,28 +16,29 @@ TEST_F(WarmPoolTest, SweepFillsThePoolWithSuspendedPreBootedVms) {
   EXPECT_EQ(r.booted, 2);
   EXPECT_EQ(r.errors, 0);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 2}}));
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kSuspended);
-  EXPECT_EQ(vms_by_id_["vm-2"].state, aws::MicrovmState::kSuspended);
+  for (const std::string& vm : MemberVms()) EXPECT_EQ(State(vm), "SUSPENDED") << vm;
   // At target: the next sweep boots nothing.
   EXPECT_EQ(Sweeper().Sweep().booted, 0);
-  EXPECT_EQ(Count("run "), 2u);
+  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 2);
+  EXPECT_EQ(fleet_.VmIds().size(), 2u);
 }
 
 // A sweep launches all its pre-boots, then follows them together for a minute; one slower than
 // that is stepped by the next sweep. It never waits on one VM while the others wait (in turn,
 // a pool of 100 took over 11 minutes to fill).
 TEST_F(WarmPoolTest, PreBootsAreFollowedTogetherAndASlowOneIsSteppedByTheNextSweep) {
-  ON_CALL(vms_, SuspendMicrovm(_)).WillByDefault(Invoke([this](const std::string& id) {
-    return Move(id, "suspend", aws::MicrovmState::kSuspending);  // the service is still at it
-  }));
+  auto options = mvr::testing::InProcessFleet::DefaultOptions();
+  options.model.latency.suspend.low = 2 * kMinute;  // the service is still at it after a minute
+  fleet_.Rebuild(options);
   const TimePoint start = m_.clock.Now();
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_EQ(r.booted, 2);
-  EXPECT_EQ(Count("suspend "), 2u) << "each asked for once, as soon as its VM was RUNNING";
+  EXPECT_EQ(fleet_.Calls("SuspendMicrovm"), 2) << "each asked for once, as soon as it RAN";
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"parking", 2}}));
   EXPECT_LE(m_.clock.Now() - start, Duration(65'000)) << "a minute for the lot, not per VM";
-  vms_by_id_["vm-1"].state = aws::MicrovmState::kSuspended;
-  vms_by_id_["vm-2"].state = aws::MicrovmState::kSuspended;
+  m_.clock.Advance(2 * kMinute);
+  fleet_.microvms->RunDue();
+  for (const std::string& vm : MemberVms()) ASSERT_EQ(State(vm), "SUSPENDED") << vm;
   r = Sweeper().Sweep();
   EXPECT_EQ(r.booted, 0) << "members on their way count toward the target";
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 2}}));
@@ -46,9 +46,9 @@ TEST_F(WarmPoolTest, PreBootsAreFollowedTogetherAndASlowOneIsSteppedByTheNextSwe
 
 TEST_F(WarmPoolTest, AClassWithoutAPoolGetsNoMembersAndCostsNoCalls) {
   config_.classes[0].warm_pool_size = 0;
-  EXPECT_CALL(vms_, GetMicrovmImage(_)).Times(0);
   EXPECT_EQ(Sweeper().Sweep().booted, 0);
-  EXPECT_EQ(Count("run "), 0u);
+  EXPECT_TRUE(fleet_.trace.empty()) << fleet_.trace.front();
+  EXPECT_TRUE(fleet_.VmIds().empty());
 }
 
 TEST_F(WarmPoolTest, APoolMadeSmallerRetiresItsExtraMembers) {
@@ -58,19 +58,25 @@ TEST_F(WarmPoolTest, APoolMadeSmallerRetiresItsExtraMembers) {
   EXPECT_EQ(r.retired, 1);
   EXPECT_EQ(r.booted, 0);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
+  EXPECT_EQ(Terminated().size(), 1u);
 }
 
 TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
   Fill();
-  calls_.clear();
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_EQ(Count("run "), 0u) << "a warm launch boots nothing";
-  // 001's order on the warm path: resume first, then register against it, then deliver.
-  ASSERT_EQ(calls_.size(), 3u);
-  EXPECT_EQ(calls_[0].rfind("resume vm-", 0), 0u) << calls_[0];
-  EXPECT_EQ(calls_[1].rfind("register mvr-demo-42-", 0), 0u) << calls_[1];
-  EXPECT_EQ(calls_[2], "deliver");
+  const size_t before = fleet_.trace.size();
+  const int runs = fleet_.Calls("RunMicrovm");
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(fleet_.Calls("RunMicrovm"), runs) << "a warm launch boots nothing";
+  // 001's order on the warm path: resume first, then register against it, then deliver (with a
+  // token for the control port).
+  const std::string vm = "POST /2025-09-09/microvms/" + o.microvm_id;
+  EXPECT_EQ(Changes(before),
+            (std::vector<std::string>{vm + "/resume",
+                                      "POST /repos/octo/app/actions/runners/generate-jitconfig",
+                                      vm + "/auth-token", "POST /v1/runner/start"}));
+  EXPECT_EQ(State(o.microvm_id), "RUNNING");
+  EXPECT_TRUE(fleet_.RunnerNamed(o.runner_name).ok());
   auto row = table_.GetMapping(o.runner_name);
   ASSERT_TRUE(row.ok() && *row);
   EXPECT_EQ((*row)->microvm_id, o.microvm_id);
@@ -83,20 +89,20 @@ TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
 // launch token on its row under the set's key, and is stored nowhere.
 TEST_F(WarmPoolTest, AMemberIsLaunchedWithADerivedNonceThatTheLaunchDeliversAndNothingStores) {
   Fill();
-  ASSERT_FALSE(runs_.empty());
   std::map<std::string, std::string> nonces;  // by VM id
-  for (const auto& [id, run] : runs_) {
-    auto payload = supervisor::DecodeRunPayload(run.run_hook_payload.Reveal());
+  for (const std::string& vm : MemberVms()) {
+    auto payload = fleet_.PayloadOf(vm);
     ASSERT_TRUE(payload.ok()) << payload.status().ToString();
-    auto derived = supervisor::DeriveControlNonce(control_key_, run.client_token);
+    auto derived = supervisor::DeriveControlNonce(control_key_, fleet_.ClientTokenOf(vm));
     ASSERT_TRUE(derived.ok());
-    EXPECT_EQ(payload->control_nonce.Reveal(), derived->Reveal()) << id;
-    nonces[id] = derived->Reveal();
+    EXPECT_EQ(payload->control_nonce.Reveal(), derived->Reveal()) << vm;
+    nonces[vm] = derived->Reveal();
   }
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  ASSERT_EQ(delivered_.size(), 1u);
-  EXPECT_EQ(nlohmann::json::parse(delivered_[0]).value("nonce", ""), nonces.at(o.microvm_id));
+  ASSERT_EQ(nonces.size(), 2u);
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  ASSERT_EQ(fleet_.guest.control_nonces.size(), 1u);
+  EXPECT_EQ(fleet_.guest.control_nonces[0], nonces.at(o.microvm_id));
   const std::string stored = testing_support::StoreText(store_);
   EXPECT_NE(stored.find("launchToken=\"mvr-pool-"), std::string::npos)
       << "the other member's row keeps its launch token";
@@ -111,14 +117,14 @@ TEST_F(WarmPoolTest, AMemberIsLaunchedWithADerivedNonceThatTheLaunchDeliversAndN
 TEST_F(WarmPoolTest, AMemberWithoutALaunchTokenIsDeliveredToWithoutANonce) {
   control_key_ = Secret();
   Fill();
-  for (const auto& [id, run] : runs_) {
-    EXPECT_TRUE(supervisor::DecodeRunPayload(run.run_hook_payload.Reveal())->control_nonce.empty());
+  for (const std::string& vm : MemberVms()) {
+    EXPECT_TRUE(fleet_.PayloadOf(vm)->control_nonce.empty()) << vm;
   }
   control_key_ = Secret("a-key-that-arrived-later");
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  ASSERT_EQ(delivered_.size(), 1u);
-  EXPECT_FALSE(nlohmann::json::parse(delivered_[0]).contains("nonce"));
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  ASSERT_EQ(fleet_.guest.control_nonces.size(), 1u);
+  EXPECT_EQ(fleet_.guest.control_nonces[0], "");
 }
 
 // On DynamoDB a scan of the pool's rows reads the whole runner table: the cap check and the
@@ -127,38 +133,41 @@ TEST_F(WarmPoolTest, ALaunchReadsThePoolOnce) {
   Fill();
   int scans = 0;
   store_.before_scan = [&](const store::ScanRequest&) { ++scans; };
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_EQ(Count("resume "), 1u);
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 1);
   EXPECT_EQ(scans, 1);
 }
 
 TEST_F(WarmPoolTest, FailureAfterTheResumeTerminatesTheMemberAndReleasesTheJob) {
   config_.classes[0].warm_pool_size = 1;
   Fill();
-  EXPECT_CALL(http_, Send(_)).WillRepeatedly(Invoke([](const http::HttpRequest&) {
-    return Result<http::HttpResponse>(http::HttpResponse::Json(400, R"({"error":"no"})"));
-  }));
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kFailed) << o.detail;
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+  const std::string member = MemberVms().at(0);
+  fleet_.guest.start_status = 400;
+  fleet_.guest.start_body = R"({"error":"no"})";
+  const LaunchIntent in = NewJob();
+  LaunchOutcome o = NewLauncher().Handle(in);
+  ASSERT_EQ(o.decision, LaunchDecision::kFailed) << o.detail;
+  EXPECT_EQ(State(member), "TERMINATED");
   EXPECT_TRUE(Members().empty()) << "the used member's row went with its VM";
-  EXPECT_EQ(table_.ClaimJob("octo/app", 42)->outcome, RunnerTable::ClaimOutcome::kWon)
+  EXPECT_TRUE(fleet_.Runners().empty()) << "the runner registered against it was removed";
+  EXPECT_EQ(ClaimNow(in.job_id), RunnerTable::ClaimOutcome::kWon)
       << "the job's claim was released for the retry";
 }
 
 TEST_F(WarmPoolTest, TwoLaunchersOneMemberOnlyOneWinsAndTheOtherGoesCold) {
   config_.classes[0].warm_pool_size = 1;
   Fill();
-  calls_.clear();
-  Outcome first = NewLauncher().Handle(Intent(1));
-  Outcome second = NewLauncher().Handle(Intent(2));
-  ASSERT_EQ(first.decision, Decision::kLaunched) << first.detail;
-  ASSERT_EQ(second.decision, Decision::kLaunched) << second.detail;
-  EXPECT_EQ(first.microvm_id, "vm-1");
-  EXPECT_NE(second.microvm_id, "vm-1");
-  EXPECT_EQ(Count("resume "), 1u);
-  EXPECT_EQ(Count("run "), 1u) << "the loser of the member launches cold";
+  const std::string member = MemberVms().at(0);
+  const int runs = fleet_.Calls("RunMicrovm");
+  LaunchOutcome first = NewLauncher().Handle(NewJob());
+  LaunchOutcome second = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(first.decision, LaunchDecision::kLaunched) << first.detail;
+  ASSERT_EQ(second.decision, LaunchDecision::kLaunched) << second.detail;
+  EXPECT_EQ(first.microvm_id, member);
+  EXPECT_NE(second.microvm_id, member);
+  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 1);
+  EXPECT_EQ(fleet_.Calls("RunMicrovm"), runs + 1) << "the loser of the member launches cold";
 }
 
 TEST_F(WarmPoolTest, ClaimIsFirstWriterWins) {
@@ -170,48 +179,48 @@ TEST_F(WarmPoolTest, ClaimIsFirstWriterWins) {
 TEST_F(WarmPoolTest, LosingAMemberClaimTriesTheNextMember) {
   config_.max_concurrent_vms = 10;
   Fill();
-  // Another launch reached vm-1 and vm-2's claim is still open: this launch takes vm-2.
-  ASSERT_TRUE(*pool_.Claim("vm-1", "job#octo/app#7"));
-  ASSERT_TRUE(*pool_.Claim("vm-2", "job#octo/app#8"));
-  ASSERT_TRUE(pool_.RemoveMember("vm-2").ok());
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_EQ(o.microvm_id, "vm-3") << "both members taken: cold";
-  vms_by_id_.erase("vm-3");
-  Fill();  // refills (vm-4, vm-5 ...)
-  const size_t runs = Count("run ");
-  Outcome next = NewLauncher().Handle(Intent(43));
-  ASSERT_EQ(next.decision, Decision::kLaunched) << next.detail;
-  EXPECT_EQ(Count("run "), runs) << "an unclaimed member was there";
+  const std::vector<std::string> members = MemberVms();
+  ASSERT_EQ(members.size(), 2u);
+  // Another launch reached the first and the second's claim is still open: this launch goes cold.
+  ASSERT_TRUE(*pool_.Claim(members[0], "job#octo/app#7"));
+  ASSERT_TRUE(*pool_.Claim(members[1], "job#octo/app#8"));
+  ASSERT_TRUE(pool_.RemoveMember(members[1]).ok());
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_TRUE(o.microvm_id != members[0] && o.microvm_id != members[1]) << "both taken: cold";
+  fleet_.TerminateVm(o.microvm_id);
+  Fill();  // refills
+  const int runs = fleet_.Calls("RunMicrovm");
+  LaunchOutcome next = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(next.decision, LaunchDecision::kLaunched) << next.detail;
+  EXPECT_EQ(fleet_.Calls("RunMicrovm"), runs) << "an unclaimed member was there";
 }
 
 TEST_F(WarmPoolTest, MemberOfAnOldImageVersionIsNotUsedAndIsReplaced) {
   Fill();
-  version_ = "4";  // a new version of the class's image becomes active
-  calls_.clear();
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_EQ(Count("resume "), 0u);
-  EXPECT_EQ(Count("run "), 1u);
+  const std::vector<std::string> old_members = MemberVms();
+  const std::string version = fleet_.NewImageVersion();  // becomes the active one
+  const int runs = fleet_.Calls("RunMicrovm");
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 0);
+  EXPECT_EQ(fleet_.Calls("RunMicrovm"), runs + 1);
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_EQ(r.retired, 2);
   EXPECT_EQ(r.booted, 2);
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
-  EXPECT_EQ(vms_by_id_["vm-2"].state, aws::MicrovmState::kTerminated);
-  auto members = pool_.ScanMembers();
-  ASSERT_TRUE(members.ok());
-  ASSERT_EQ(members->size(), 2u);
-  for (const PoolMember& m : *members) EXPECT_EQ(m.image_version, "4");
+  for (const std::string& vm : old_members) EXPECT_EQ(State(vm), "TERMINATED") << vm;
+  const std::vector<PoolMember> members = MemberRows();
+  ASSERT_EQ(members.size(), 2u);
+  for (const PoolMember& m : members) EXPECT_EQ(m.image_version, version);
 }
 
 TEST_F(WarmPoolTest, MemberNearItsMaximumDurationIsReplacedAndNotUsed) {
   Fill();
   // 3600 s maximum, replaced within 600 s of it.
   m_.clock.Advance(Duration(3000'000 + 1'000));
-  calls_.clear();
-  Outcome o = NewLauncher().Handle(Intent(42));
-  ASSERT_EQ(o.decision, Decision::kLaunched) << o.detail;
-  EXPECT_EQ(Count("resume "), 0u) << "a member about to expire would cut the job short";
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 0) << "a member about to expire would cut the job short";
   PoolSweepReport r = Fill();
   EXPECT_EQ(r.retired, 2);
   EXPECT_EQ(r.booted, 2);
@@ -220,25 +229,27 @@ TEST_F(WarmPoolTest, MemberNearItsMaximumDurationIsReplacedAndNotUsed) {
 
 TEST_F(WarmPoolTest, SweeperNeverRetiresAMemberALaunchClaimedFirst) {
   Fill();
-  ASSERT_TRUE(*pool_.Claim("vm-1", "job#octo/app#5"));
-  version_ = "4";
+  const std::string claimed = MemberVms().at(0);
+  ASSERT_TRUE(*pool_.Claim(claimed, "job#octo/app#5"));
+  fleet_.NewImageVersion();
   PoolSweepReport r = Sweeper().Sweep();
-  EXPECT_EQ(r.retired, 1);  // vm-2 only
-  EXPECT_NE(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+  EXPECT_EQ(r.retired, 1);  // the other one only
+  EXPECT_EQ(State(claimed), "SUSPENDED");
 }
 
 TEST_F(WarmPoolTest, AMemberALaunchClaimedAndAbandonedIsTerminated) {
   Fill();
-  ASSERT_TRUE(*pool_.Claim("vm-1", "job#octo/app#5"));
+  const std::string claimed = MemberVms().at(0);
+  ASSERT_TRUE(*pool_.Claim(claimed, "job#octo/app#5"));
   m_.clock.Advance(config_.claim_takeover_after() + kMinute);
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_GE(r.retired, 1);
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
+  EXPECT_EQ(State(claimed), "TERMINATED");
 }
 
 TEST_F(WarmPoolTest, RowOfAGoneMemberIsRemovedAndThePoolRefilled) {
   Fill();
-  vms_by_id_.erase("vm-1");  // the service lost it
+  fleet_.TerminateVm(MemberVms().at(0));  // the service ended it
   PoolSweepReport r = Fill();
   EXPECT_EQ(r.removed, 1);
   EXPECT_EQ(r.booted, 1);
@@ -246,16 +257,17 @@ TEST_F(WarmPoolTest, RowOfAGoneMemberIsRemovedAndThePoolRefilled) {
 }
 
 TEST_F(WarmPoolTest, APreBootThatCannotBeSuspendedIsNeverReadyAndIsRetiredAfterBootTimeout) {
-  ON_CALL(vms_, SuspendMicrovm(_)).WillByDefault(Return(Internal("suspend broke")));
+  fleet_.vms_api.refusals.push_back(
+      {"POST", "/suspend", 500, "InternalServerException", "suspend broke"});
   Sweeper().Sweep();
+  const std::vector<std::string> first = MemberVms();
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_GE(r.errors, 1);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"booting", 2}})) << "tried again next sweep";
   m_.clock.Advance(Duration(config_.warm_pool.boot_timeout_seconds * 1000LL + 1'000));
   r = Sweeper().Sweep();
   EXPECT_EQ(r.retired, 2);
-  EXPECT_EQ(vms_by_id_["vm-1"].state, aws::MicrovmState::kTerminated);
-  EXPECT_EQ(vms_by_id_["vm-2"].state, aws::MicrovmState::kTerminated);
+  for (const std::string& vm : first) EXPECT_EQ(State(vm), "TERMINATED") << vm;
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"booting", 2}})) << "replaced by new ones";
 }
 
@@ -263,22 +275,21 @@ TEST_F(WarmPoolTest, PoolMembersDoNotCountAgainstTheConcurrencyCap) {
   config_.max_concurrent_vms = 1;
   config_.classes[0].warm_pool_size = 3;
   Fill();  // three suspended members, over the cap of 1
-  Outcome o = NewLauncher().Handle(Intent(42));
-  EXPECT_EQ(o.decision, Decision::kLaunched) << o.detail;
+  ASSERT_EQ(Members(), (std::map<std::string, int>{{"suspended", 3}}));
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
 }
 
 TEST_F(WarmPoolTest, JanitorLeavesAPreBootingMemberAndSuspendedMembersAlone) {
   config_.janitor.strikes = 1;
   Fill();
   // A member being pre-booted: RUNNING, old enough to be suspect, named only by its pool row.
-  aws::Microvm booting = Make("vm-9", aws::MicrovmState::kRunning);
-  booting.started_at = m_.clock.Now() - 10 * kMinute;
-  vms_by_id_["vm-9"] = booting;
+  const std::string booting = VmAged(10 * kMinute);
   PoolMember m;
-  m.microvm_id = "vm-9";
+  m.microvm_id = booting;
   m.class_label = "mvr-small";
   m.image = "img-1";
-  m.image_version = "3";
+  m.image_version = "1";
   m.created_ms = (m_.clock.Now() - 10 * kMinute).time_since_epoch().count();
   m.expires_ms = m.created_ms + 3600'000;
   ASSERT_TRUE(pool_.AddMember(m).ok());
@@ -287,17 +298,16 @@ TEST_F(WarmPoolTest, JanitorLeavesAPreBootingMemberAndSuspendedMembersAlone) {
     EXPECT_EQ(r.Get(Swept::kOrphansTerminated), 0);
     EXPECT_EQ(r.Get(Swept::kVmsTerminated), 0);
   }
-  EXPECT_EQ(Count("terminate "), 0u);
-  EXPECT_EQ(vms_by_id_["vm-9"].state, aws::MicrovmState::kRunning);
+  EXPECT_EQ(fleet_.Calls("TerminateMicrovm"), 0);
+  EXPECT_EQ(State(booting), "RUNNING");
+  EXPECT_EQ(fleet_.VmIdsIn("SUSPENDED").size(), 2u);
 }
 
 TEST_F(WarmPoolTest, JanitorStillReapsAnUnmappedRunningVmThatIsNoMember) {
   config_.janitor.strikes = 1;
-  aws::Microvm stray = Make("vm-8", aws::MicrovmState::kRunning);
-  stray.started_at = m_.clock.Now() - 10 * kMinute;
-  vms_by_id_["vm-8"] = stray;
+  const std::string stray = VmAged(10 * kMinute);
   J().Sweep();
-  EXPECT_EQ(vms_by_id_["vm-8"].state, aws::MicrovmState::kTerminated);
+  EXPECT_EQ(State(stray), "TERMINATED");
 }
 
 }  // namespace

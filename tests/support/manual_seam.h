@@ -14,7 +14,8 @@
 namespace mvr::testing {
 
 struct ManualSeam {
-  explicit ManualSeam(uint64_t seed = 42) : random(seed) {}
+  explicit ManualSeam(uint64_t seed = 42, LogLevel level = LogLevel::kInfo)
+      : random(seed), logger(sink, clock, level) {}
   ManualSeam(const ManualSeam&) = delete;
   ManualSeam& operator=(const ManualSeam&) = delete;
 
@@ -22,7 +23,7 @@ struct ManualSeam {
   ManualSleeper sleeper{clock};
   SeededRandom random;
   MemorySink sink;
-  Logger logger{sink, clock};
+  Logger logger;
   Seam seam{clock, sleeper, random, random, logger};
 };
 
