@@ -1,4 +1,4 @@
-// PoolLeases: the lease core of a warm pool over the conditional store (seed 000, Phases 3-4).
+// PoolLeases: the lease core of a server pool over the conditional store (seed 000, Phases 3-4).
 // Acquire reconciles the pool partition, leases the most recently used healthy READY member
 // (new lease id, generation + 1, conditional on the generation read), or reserves a new CREATING
 // member when the request's own server-capacity allows (count check, reservation and increment
