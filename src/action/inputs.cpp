@@ -40,7 +40,7 @@ Status ParsePoolInputs(const InputReader& in, StartCommand& c) {
     for (const char* name : {"server-capacity", "lease-timeout-seconds"}) {
       if (in.Has(name)) {
         return InvalidArgument(std::string("input '") + name +
-                               "' applies to warm pools only: give 'state-table' (and a server "
+                               "' applies to server pools only: give 'state-table' (and a server "
                                "name) too, or remove it");
       }
     }
@@ -48,7 +48,7 @@ Status ParsePoolInputs(const InputReader& in, StartCommand& c) {
   }
   if (c.server.empty()) {
     return InvalidArgument(
-        "input 'state-table' needs 'server': the name of the warm pool to start a job in");
+        "input 'state-table' needs 'server': the name of the server pool to start a job in");
   }
   if (c.server.rfind("lmvm", 0) == 0) {
     return InvalidArgument(
@@ -210,13 +210,13 @@ Result<StopCommand> ParseStop(const InputReader& in) {
   }
   if (!c.microvm_id.empty() && !c.state_table.empty()) {
     return InvalidArgument(
-        "input 'state-table' is for stopping a warm pool handle (server: lmvm2_...); an "
+        "input 'state-table' is for stopping a server pool handle (server: lmvm2_...); an "
         "ephemeral stop (microvm-id) uses no state table");
   }
   if (c.empty()) return c;  // nothing to stop; the caller says so and exits 0
   if (c.server.rfind(kHandlePrefixV2, 0) == 0 && c.state_table.empty()) {
     return InvalidArgument(
-        "the server handle is a warm pool lease (lmvm2_): give 'state-table', the same one its "
+        "the server handle is a server pool lease (lmvm2_): give 'state-table', the same one its "
         "start used");
   }
   MVR_ASSIGN_OR_RETURN(c.endpoints, ParseEndpoints(in));

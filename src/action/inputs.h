@@ -65,7 +65,7 @@ struct StartCommand {
   std::string event_name;  // GITHUB_EVENT_NAME, for the warm trust check
   std::string event_json;  // the payload at GITHUB_EVENT_PATH ("" if none)
   std::string work_folder = "_work";
-  // Warm pools (with a server name): the store URI, this request's capacity (nullopt: no bound)
+  // Server pools (with a server name): the store URI, this request's capacity (nullopt: no bound)
   // and the abandoned-lease deadline.
   std::string state_table;
   std::optional<int64_t> server_capacity;

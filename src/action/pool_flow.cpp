@@ -28,7 +28,7 @@ Result<PoolTarget> ResolvePool(aws::MicrovmService& microvms, const Seam& seam,
   MVR_ASSIGN_OR_RETURN(t.key.server_name, NormalizeServerName(c.server));
   if (c.identity.repository_id.empty()) {
     return InvalidArgument(
-        "warm pools are per repository, and the repository id is unknown: run inside GitHub "
+        "server pools are per repository, and the repository id is unknown: run inside GitHub "
         "Actions (GITHUB_REPOSITORY_ID) or pass --repository-id");
   }
   t.image_version = c.image_version;

@@ -1,4 +1,4 @@
-// Pool keys: where a warm pool lives in the store. A pool is one partition per repository and
+// Pool keys: where a server pool lives in the store. A pool is one partition per repository and
 // effective server key (the human server name plus everything that makes two VMs
 // interchangeable: Region, architecture, image id and version, execution role, network), holding
 // one CONTROL item (the active member count) and one MEMBER#<id> item per MicroVM.

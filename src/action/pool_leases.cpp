@@ -1,6 +1,7 @@
 #include "action/pool_leases.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "action/pool_conditions.h"
 #include "action/pool_keys.h"
@@ -20,6 +21,62 @@ using internal::Expired;
 using internal::Seconds;
 
 std::string NewMemberId(Random& random) { return "m" + random.Hex(10); }
+
+// What an acquisition does with each member it reads (the reconciliation of 000).
+enum class Fate {
+  kKeep,      // leave it: someone holds it, or it is settled
+  kReady,     // a READY member this request may lease
+  kRelaunch,  // an abandoned reservation (expired CREATING) this request may launch again
+  kRepair,    // a stop that never finished (expired SUSPENDING): look at its VM
+  kDestroy,   // an expired owner, or a member no start may reuse: into DESTROYING
+};
+
+Fate FateOf(const MemberRecord& m, const PoolRequest& r, TimePoint now) {
+  const bool incompatible =
+      m.image_id != r.image_id || m.image_version != r.image_version || m.region != r.region;
+  const bool lease_expired = Expired(m.lease_expires_at, now);
+  if (m.state == MemberState::kCreating && lease_expired) {
+    return incompatible ? Fate::kDestroy : Fate::kRelaunch;
+  }
+  if (m.state == MemberState::kSuspending && lease_expired && !incompatible &&
+      !Expired(m.reuse_deadline, now)) {
+    // Its VM may well be SUSPENDED: the caller looks and either finishes the suspend (READY) or
+    // destroys the member.
+    return Fate::kRepair;
+  }
+  // Never an unexpired owner.
+  if (IsOwned(m.state) && m.state != MemberState::kCreating && lease_expired) {
+    return Fate::kDestroy;
+  }
+  if (m.state == MemberState::kReady) {
+    return incompatible || Expired(m.reuse_deadline, now) ? Fate::kDestroy : Fate::kReady;
+  }
+  return Fate::kKeep;
+}
+
+// The member `owner` holds an unexpired lease on (LEASED, or CREATING while it launches).
+const MemberRecord* OwnLease(const std::vector<MemberRecord>& members, const std::string& owner,
+                             TimePoint now) {
+  for (const MemberRecord& m : members) {
+    if ((m.state == MemberState::kLeased || m.state == MemberState::kCreating) &&
+        m.lease_owner == owner && !Expired(m.lease_expires_at, now)) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
+Acquisition Granted(Acquisition a, Acquisition::Kind kind, const std::string& partition,
+                    const MemberRecord& m) {
+  a.kind = kind;
+  a.member = m;
+  a.lease = LeaseOf(partition, m);
+  return a;
+}
+
+void Append(std::vector<MemberRecord>& to, std::vector<MemberRecord> more) {
+  to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+}
 
 }  // namespace
 
@@ -41,6 +98,15 @@ Lease LeaseOf(const std::string& partition, const MemberRecord& m) {
 struct PoolLeases::Snapshot {
   std::optional<ControlRecord> control;  // nullopt: no CONTROL item yet
   std::vector<MemberRecord> members;
+};
+
+// What reconciling one snapshot found and did. The pointers point into the snapshot.
+struct PoolLeases::Triage {
+  std::vector<const MemberRecord*> ready;  // most recently used first
+  std::vector<const MemberRecord*> abandoned_creating;
+  std::vector<MemberRecord> to_destroy;  // taken into DESTROYING
+  std::vector<MemberRecord> to_repair;   // taken over, still SUSPENDING
+  bool lost_race = false;                // a member moved under this caller
 };
 
 PoolLeases::PoolLeases(store::Store& store, const Clock& clock, Random& random, PoolPolicy policy)
@@ -143,96 +209,28 @@ Result<Acquisition> PoolLeases::Acquire(const PoolRequest& r) {
   for (int attempt = 0; attempt < policy_.max_attempts; ++attempt) {
     MVR_ASSIGN_OR_RETURN(Snapshot snap, Read(r.partition));
     const TimePoint now = clock_.Now();
-
     // The same identity gets its own unexpired lease back instead of a second member.
-    for (const MemberRecord& m : snap.members) {
-      if ((m.state == MemberState::kLeased || m.state == MemberState::kCreating) &&
-          m.lease_owner == r.owner && !Expired(m.lease_expires_at, now)) {
-        result.kind = Acquisition::Kind::kExisting;
-        result.member = m;
-        result.lease = LeaseOf(r.partition, m);
-        return result;
-      }
+    if (const MemberRecord* own = OwnLease(snap.members, r.owner, now)) {
+      return Granted(std::move(result), Acquisition::Kind::kExisting, r.partition, *own);
     }
+    MVR_ASSIGN_OR_RETURN(Triage triage, Reconcile(r, snap, now));
+    Append(result.to_destroy, std::move(triage.to_destroy));
+    Append(result.to_repair, std::move(triage.to_repair));
 
-    // Reconcile: expired owners (never an unexpired one) and members no start may reuse go to
-    // DESTROYING under this caller; abandoned reservations are relaunched below.
-    bool lost_race = false;
-    std::vector<const MemberRecord*> ready, abandoned_creating;
-    for (const MemberRecord& m : snap.members) {
-      bool incompatible =
-          m.image_id != r.image_id || m.image_version != r.image_version || m.region != r.region;
-      bool destroy = false;
-      if (m.state == MemberState::kCreating && Expired(m.lease_expires_at, now)) {
-        if (incompatible) {
-          destroy = true;
-        } else {
-          abandoned_creating.push_back(&m);
-        }
-      } else if (m.state == MemberState::kSuspending && Expired(m.lease_expires_at, now) &&
-                 !incompatible && !Expired(m.reuse_deadline, now)) {
-        // A stop that never finished: its VM may well be SUSPENDED. The caller looks and either
-        // finishes the suspend (READY) or destroys the member.
-        auto taken =
-            TakeOver(r.partition, m, MemberState::kSuspending, r.owner, policy_.transition_timeout);
-        if (store::IsConditionFailed(taken.status())) {
-          lost_race = true;
-          continue;
-        }
-        if (!taken.ok()) return taken.status();
-        result.to_repair.push_back(*taken);
-        continue;
-      } else if (IsOwned(m.state) && m.state != MemberState::kCreating &&
-                 Expired(m.lease_expires_at, now)) {
-        destroy = true;
-      } else if (m.state == MemberState::kReady) {
-        if (incompatible || Expired(m.reuse_deadline, now)) {
-          destroy = true;
-        } else {
-          ready.push_back(&m);
-        }
-      }
-      if (!destroy) continue;
-      auto taken =
-          TakeOver(r.partition, m, MemberState::kDestroying, r.owner, policy_.transition_timeout);
-      if (store::IsConditionFailed(taken.status())) {
-        lost_race = true;
-        continue;
-      }
-      if (!taken.ok()) return taken.status();
-      result.to_destroy.push_back(*taken);
+    MVR_ASSIGN_OR_RETURN(std::optional<MemberRecord> leased,
+                         TakeFirst(r, triage.ready, MemberState::kLeased));
+    if (leased) {
+      return Granted(std::move(result), Acquisition::Kind::kLeasedReady, r.partition, *leased);
     }
-
-    // Most recently used first; ties by member id so the choice is deterministic.
-    std::sort(ready.begin(), ready.end(), [](const MemberRecord* x, const MemberRecord* y) {
-      TimePoint tx = x->last_used_at.value_or(TimePoint()),
-                ty = y->last_used_at.value_or(TimePoint());
-      return tx != ty ? tx > ty : x->member_id < y->member_id;
-    });
-    auto take = [&](const std::vector<const MemberRecord*>& candidates, MemberState state,
-                    Acquisition::Kind kind) -> Result<bool> {
-      for (const MemberRecord* m : candidates) {
-        auto taken = TakeOver(r.partition, *m, state, r.owner, policy_.lease_timeout);
-        if (store::IsConditionFailed(taken.status())) {
-          lost_race = true;
-          continue;
-        }
-        if (!taken.ok()) return taken.status();
-        result.kind = kind;
-        result.member = *taken;
-        result.lease = LeaseOf(r.partition, *taken);
-        return true;
-      }
-      return false;
-    };
-    MVR_ASSIGN_OR_RETURN(bool leased,
-                         take(ready, MemberState::kLeased, Acquisition::Kind::kLeasedReady));
-    if (leased) return result;
     // An abandoned reservation stays CREATING under a new generation; its launch token is kept.
-    MVR_ASSIGN_OR_RETURN(bool relaunched, take(abandoned_creating, MemberState::kCreating,
-                                               Acquisition::Kind::kRelaunch));
-    if (relaunched) return result;
-    if (lost_race) continue;  // someone else moved a member: read again before creating
+    MVR_ASSIGN_OR_RETURN(std::optional<MemberRecord> relaunched,
+                         TakeFirst(r, triage.abandoned_creating, MemberState::kCreating));
+    if (relaunched) {
+      return Granted(std::move(result), Acquisition::Kind::kRelaunch, r.partition, *relaunched);
+    }
+    // Someone else moved a member (every candidate above, too, was taken by another caller):
+    // read again before creating one.
+    if (triage.lost_race || !triage.ready.empty() || !triage.abandoned_creating.empty()) continue;
 
     auto reserved = Reserve(r, snap);
     if (reserved.status().code() == Code::kQuotaExceeded) {
@@ -242,10 +240,7 @@ Result<Acquisition> PoolLeases::Acquire(const PoolRequest& r) {
     }
     if (!reserved.ok()) return reserved.status();
     if (*reserved) {
-      result.kind = Acquisition::Kind::kReserved;
-      result.member = **reserved;
-      result.lease = LeaseOf(r.partition, **reserved);
-      return result;
+      return Granted(std::move(result), Acquisition::Kind::kReserved, r.partition, **reserved);
     }
   }
   result.kind = Acquisition::Kind::kRefused;
@@ -253,6 +248,44 @@ Result<Acquisition> PoolLeases::Acquire(const PoolRequest& r) {
                             std::to_string(policy_.max_attempts) +
                             " consecutive attempts to acquire a member; retry the start");
   return result;
+}
+
+Result<PoolLeases::Triage> PoolLeases::Reconcile(const PoolRequest& r, const Snapshot& snap,
+                                                 TimePoint now) {
+  Triage t;
+  for (const MemberRecord& m : snap.members) {
+    const Fate fate = FateOf(m, r, now);
+    if (fate == Fate::kReady) t.ready.push_back(&m);
+    if (fate == Fate::kRelaunch) t.abandoned_creating.push_back(&m);
+    if (fate != Fate::kRepair && fate != Fate::kDestroy) continue;
+    const MemberState into =
+        fate == Fate::kRepair ? MemberState::kSuspending : MemberState::kDestroying;
+    auto taken = TakeOver(r.partition, m, into, r.owner, policy_.transition_timeout);
+    if (store::IsConditionFailed(taken.status())) {
+      t.lost_race = true;
+      continue;
+    }
+    if (!taken.ok()) return taken.status();
+    (fate == Fate::kRepair ? t.to_repair : t.to_destroy).push_back(*taken);
+  }
+  // Most recently used first; ties by member id so the choice is deterministic.
+  std::sort(t.ready.begin(), t.ready.end(), [](const MemberRecord* x, const MemberRecord* y) {
+    TimePoint tx = x->last_used_at.value_or(TimePoint()),
+              ty = y->last_used_at.value_or(TimePoint());
+    return tx != ty ? tx > ty : x->member_id < y->member_id;
+  });
+  return t;
+}
+
+Result<std::optional<MemberRecord>> PoolLeases::TakeFirst(
+    const PoolRequest& r, const std::vector<const MemberRecord*>& candidates, MemberState state) {
+  for (const MemberRecord* m : candidates) {
+    auto taken = TakeOver(r.partition, *m, state, r.owner, policy_.lease_timeout);
+    if (store::IsConditionFailed(taken.status())) continue;
+    if (!taken.ok()) return taken.status();
+    return std::optional<MemberRecord>(*taken);
+  }
+  return std::optional<MemberRecord>();
 }
 
 Result<Lease> LeaseFromHandle(const PoolHandle& h, const std::string& repository_id,

@@ -1,4 +1,4 @@
-// PoolLeases: the lease core of a warm pool over the conditional store (seed 000, Phases 3-4).
+// PoolLeases: the lease core of a server pool over the conditional store (seed 000, Phases 3-4).
 // Acquire reconciles the pool partition, leases the most recently used healthy READY member
 // (new lease id, generation + 1, conditional on the generation read), or reserves a new CREATING
 // member when the request's own server-capacity allows (count check, reservation and increment
@@ -127,6 +127,15 @@ class PoolLeases {
   Result<MemberRecord> TakeOver(const std::string& partition, const MemberRecord& member,
                                 MemberState state, const std::string& owner, Duration hold);
   Result<std::optional<MemberRecord>> Reserve(const PoolRequest& request, const Snapshot& snap);
+  struct Triage;
+  // Takes the members no start may reuse into DESTROYING and the unfinished stops over (never an
+  // unexpired owner), and lists the READY members and abandoned reservations left to lease.
+  Result<Triage> Reconcile(const PoolRequest& request, const Snapshot& snap, TimePoint now);
+  // Takes the first of `candidates` another caller does not take first into `state` under a
+  // new lease; nothing when every one was taken first.
+  Result<std::optional<MemberRecord>> TakeFirst(const PoolRequest& request,
+                                                const std::vector<const MemberRecord*>& candidates,
+                                                MemberState state);
   Result<MemberRecord> TransitionOwned(const Lease& lease, std::vector<MemberState> from,
                                        std::vector<store::Update> updates, const char* what);
   Status Stale(const Lease& lease, const char* what);

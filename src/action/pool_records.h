@@ -1,4 +1,4 @@
-// Pool records: the CONTROL and MEMBER items of a warm pool (pool_keys.h) as typed values, and
+// Pool records: the CONTROL and MEMBER items of a server pool (pool_keys.h) as typed values, and
 // their conversion to and from store::Item. CONTROL holds only the active member count and a
 // revision; each MEMBER describes one MicroVM and its current lease. No secret is ever stored:
 // lease ids are fencing values, leaseOwner is the caller's identity digest.

@@ -12,7 +12,7 @@ Result<StopResult> StopFlow::Pooled(const StopCommand& c, TimePoint deadline) {
   const Seam& seam = deps_.seam;
   if (deps_.pool_store == nullptr) {
     return InvalidArgument(
-        "the server handle is a warm pool lease (lmvm2_): give 'state-table', the same one its "
+        "the server handle is a server pool lease (lmvm2_): give 'state-table', the same one its "
         "start used");
   }
   MVR_ASSIGN_OR_RETURN(PoolHandle h, DecodePoolHandle(c.server));

@@ -82,7 +82,7 @@ Result<ServerHandle> DecodeServerHandle(std::string_view text) {
   if (text.substr(0, prefix.size()) != prefix) {
     if (text.substr(0, 6) == kHandlePrefixV2) {
       return InvalidArgument(
-          "the server handle is a warm pool lease (lmvm2_): stop it with the pool's "
+          "the server handle is a server pool lease (lmvm2_): stop it with the pool's "
           "'state-table'; to start a job in the pool, pass its server name and 'state-table', "
           "not a handle");
     }

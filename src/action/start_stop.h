@@ -29,7 +29,7 @@ struct ActionDeps {
   std::function<void(const Secret&)> on_secret;
   // Progress milestones ("vm_running", "runner_online" ...) with the time they happened.
   std::function<void(const std::string&, TimePoint)> on_milestone;
-  // The warm pools' state store (the state-table input); null when none was given.
+  // The server pools' state store (the state-table input); null when none was given.
   store::Store* pool_store = nullptr;
   // MVR_CONTROL_KEY: the secret warm and pooled starts derive each VM's control nonce from (with
   // the VM's launch token), so that a later job's start can deliver to it. Required by warm and

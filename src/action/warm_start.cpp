@@ -1,5 +1,6 @@
 // The warm start flows: a new warm MicroVM by server name, and the resume of an lmvm1_ handle.
 #include <memory>
+#include <string>
 
 #include "action/start_parts.h"
 #include "action/start_stop.h"
@@ -17,6 +18,38 @@ constexpr int kWarmLaunchesPerIdentity = 4;
 
 bool Held(aws::MicrovmState s) {
   return s == aws::MicrovmState::kRunning || s == aws::MicrovmState::kPending;
+}
+
+// Why the VM of handle `h`, seen as `current`, cannot take this job (Ok when it can): it is
+// ending (NotFound), at or past its reuse deadline (InvalidArgument; a free one is terminated on
+// the way, as 000 "Lifetime" asks of whoever meets it), or held by another job (server busy).
+Status RefuseUnusable(internal::StartParts& parts, const ServerHandle& h,
+                      const aws::Microvm& current, const Lifetime& life, TimePoint deadline) {
+  const std::string described =
+      "the warm MicroVM " + h.microvm_id + " is " + aws::MicrovmStateName(current.state) +
+      (current.state_reason.empty() ? "" : " (" + current.state_reason + ")");
+  if (Ending(current.state)) return NotFound(described + "; start a new warm server by name");
+
+  if (!life.ReusableAt(parts.seam.clock.Now())) {
+    // A VM at or past its reuse deadline never takes another job. One still RUNNING serves the
+    // job that took it before the deadline; that job's stop terminates it.
+    const std::string past = "server handle for MicroVM " + h.microvm_id +
+                             " is at or past its reuse deadline; start a new warm server by name";
+    if (Held(current.state)) {
+      return InvalidArgument(past + " (" + described +
+                             ": the job holding it terminates it when it stops)");
+    }
+    Status t = parts.vms.Terminate(h.microvm_id, deadline);
+    if (!t.ok()) return Status(t.code(), past + "; terminating it failed: " + t.message());
+    return InvalidArgument(past + " (terminated MicroVM " + h.microvm_id + ")");
+  }
+  if (Held(current.state)) {
+    return Conflict("server busy: " + described +
+                    ", so another job holds it; nothing was changed. Wait for that job's stop, "
+                    "or start a new warm server by name")
+        .WithErrorType(kServerBusy);
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -96,32 +129,7 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
 
   // Is the VM still there, and free? A read, not a lifecycle call.
   MVR_ASSIGN_OR_RETURN(aws::Microvm current, vms.Get(h.microvm_id, deadline));
-  const std::string described =
-      "the warm MicroVM " + h.microvm_id + " is " + aws::MicrovmStateName(current.state) +
-      (current.state_reason.empty() ? "" : " (" + current.state_reason + ")");
-  if (fleet::Ending(current.state))
-    return NotFound(described + "; start a new warm server by name");
-
-  if (!life.ReusableAt(seam.clock.Now())) {
-    // 000, "Lifetime": a VM at or past its reuse deadline never takes another job, and whoever
-    // meets it terminates it. One still RUNNING serves the job that took it before the
-    // deadline; that job's stop terminates it.
-    const std::string past = "server handle for MicroVM " + h.microvm_id +
-                             " is at or past its reuse deadline; start a new warm server by name";
-    if (Held(current.state)) {
-      return InvalidArgument(past + " (" + described +
-                             ": the job holding it terminates it when it stops)");
-    }
-    Status t = vms.Terminate(h.microvm_id, deadline);
-    if (!t.ok()) return Status(t.code(), past + "; terminating it failed: " + t.message());
-    return InvalidArgument(past + " (terminated MicroVM " + h.microvm_id + ")");
-  }
-  if (Held(current.state)) {
-    return Conflict("server busy: " + described +
-                    ", so another job holds it; nothing was changed. Wait for that job's stop, "
-                    "or start a new warm server by name")
-        .WithErrorType(fleet::kServerBusy);
-  }
+  MVR_RETURN_IF_ERROR(RefuseUnusable(*parts, h, current, life, deadline));
 
   // A handle from before nonces has no launch token: its VM takes no nonce.
   MVR_ASSIGN_OR_RETURN(Secret nonce, internal::ControlNonce(deps_, h.launch_token));

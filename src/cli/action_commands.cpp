@@ -32,10 +32,10 @@ struct Clients {
   std::unique_ptr<aws::DefaultCredentialsChain> credentials;
   std::unique_ptr<aws::MicrovmsClient> microvms;
   std::unique_ptr<github::GitHubClient> github;
-  std::unique_ptr<store::Store> pool_store;  // warm pools (state-table) only
+  std::unique_ptr<store::Store> pool_store;  // server pools (state-table) only
 };
 
-// `state_table`: the warm pools' store URI, or "" for none.
+// `state_table`: the server pools' store URI, or "" for none.
 Result<std::unique_ptr<Clients>> BuildClients(Context& ctx, const action::Endpoints& e,
                                               const std::string& state_table) {
   auto c = std::make_unique<Clients>();

@@ -15,7 +15,7 @@
 #include "cli/commands.h"
 #include "cli/runnerset_wiring.h"
 #include "http/curl_client.h"
-#include "runnerset/service.h"
+#include "runnerset/server.h"
 
 namespace mvr::cli {
 namespace {
@@ -48,22 +48,22 @@ int RunServe(Context& ctx, const std::string& config_path) {
   StopSignals stop;
   Result<std::unique_ptr<RunnerSetWiring>> w = Wire(ctx, *config, *secrets);
   if (!w.ok()) return fail(w.status());
-  runnerset::ServiceDeps deps{ctx.seam(),
-                              (*w)->http,
-                              *(*w)->microvms,
-                              *(*w)->github,
-                              *(*w)->store,
-                              *(*w)->queue,
-                              runnerset::ControlKeyOf(*secrets)};
-  auto service = std::make_unique<runnerset::Service>(*config, secrets->webhook_secret, deps);
-  Result<int> port = service->Start();
+  runnerset::ServerDeps deps{ctx.seam(),
+                             (*w)->http,
+                             *(*w)->microvms,
+                             *(*w)->github,
+                             *(*w)->store,
+                             *(*w)->queue,
+                             runnerset::ControlKeyOf(*secrets)};
+  auto server = std::make_unique<runnerset::Server>(*config, secrets->webhook_secret, deps);
+  Result<int> port = server->Start();
   if (!port.ok()) return fail(port.status().Annotate("listen"));
-  std::cout << "mvr serve listening on " << service->url() << std::endl;
+  std::cout << "mvr serve listening on " << server->url() << std::endl;
   ctx.logger.Info("runner set serving",
-                  {{"url", service->url()}, {"runner_set_id", config->runner_set_id}});
+                  {{"url", server->url()}, {"runner_set_id", config->runner_set_id}});
   const int sig = stop.Wait();
   ctx.logger.Info("mvr serve stopping", {{"signal", sig}});
-  if (!service->Stop()) {
+  if (!server->Stop()) {
     // Launches still running: their messages come back from the queue after the visibility
     // timeout, and their claims are taken over once old enough. Leave without unwinding them.
     ctx.logger.Warn("stopping with launches still running; the queue will redeliver them");

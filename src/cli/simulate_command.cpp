@@ -3,6 +3,7 @@
 // a summary per scenario, and exits 1 on any violation.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -83,13 +84,65 @@ int ReportLatency(int threads) {
   return 0;
 }
 
-// Runs one scenario over the seeds: a FAIL report per failing seed, then its summary line.
-// Returns the seeds that failed.
-int RunScenario(const SimulateFlags& f, const sim::Scenario& scenario, uint64_t first,
-                uint64_t last, int threads, const sim::PlantedBug* bug) {
+// The scenarios named (all for none, or "all"); nothing, having said why, for an unknown name.
+std::optional<std::vector<const sim::Scenario*>> ChooseScenarios(
+    const std::vector<std::string>& names) {
+  std::vector<const sim::Scenario*> chosen;
+  if (names.empty() || (names.size() == 1 && names[0] == "all")) {
+    for (const sim::Scenario& s : sim::Scenarios()) chosen.push_back(&s);
+    return chosen;
+  }
+  for (const std::string& name : names) {
+    const sim::Scenario* s = sim::FindScenario(name);
+    if (s == nullptr) {
+      std::fprintf(stderr,
+                   "mvr simulate: no scenario '%s'; `mvr simulate --list-scenarios` names them\n",
+                   name.c_str());
+      return std::nullopt;
+    }
+    chosen.push_back(s);
+  }
+  return chosen;
+}
+
+// The planted bug named (null for none); nothing, having said why, for an unknown name.
+std::optional<const sim::PlantedBug*> ChooseBug(const std::string& name) {
+  if (name.empty()) return std::optional<const sim::PlantedBug*>(nullptr);
+  const sim::PlantedBug* bug = sim::FindPlantedBug(name);
+  if (bug == nullptr) {
+    std::string names;
+    for (const sim::PlantedBug& b : sim::PlantedBugs()) names += " " + b.name;
+    std::fprintf(stderr, "mvr simulate: no planted bug '%s'; there are:%s\n", name.c_str(),
+                 names.c_str());
+    return std::nullopt;
+  }
+  std::printf("planted bug: %s (%s)\n", bug->name.c_str(), bug->summary.c_str());
+  return bug;
+}
+
+// What one scenario's seeds added up to.
+struct ScenarioTally {
   int failed = 0, seeds = 0, jobs = 0, completed = 0;
   uint64_t steps = 0;
   std::vector<double> starts, action_cold, action_warm;
+
+  void Add(const sim::WorldReport& r) {
+    ++seeds;
+    steps += r.steps;
+    jobs += r.jobs;
+    completed += r.jobs_completed;
+    starts.insert(starts.end(), r.start_seconds.begin(), r.start_seconds.end());
+    action_cold.insert(action_cold.end(), r.action_start_cold.begin(), r.action_start_cold.end());
+    action_warm.insert(action_warm.end(), r.action_start_warm.begin(), r.action_start_warm.end());
+    if (!r.violations.empty()) ++failed;
+  }
+};
+
+// Runs `scenario` over the seeds, printing each failing seed and then the summary; the number of
+// seeds that failed.
+int RunScenario(const sim::Scenario& scenario, const SimulateFlags& f, uint64_t first,
+                uint64_t last, int threads, const sim::PlantedBug* bug) {
+  ScenarioTally t;
   auto adjust = [&](sim::WorldOptions& o) {
     o.trace_tail = std::max<size_t>(o.trace_tail, static_cast<size_t>(std::max(0, f.trace_lines)));
     o.keep_logs = f.logs;
@@ -97,39 +150,29 @@ int RunScenario(const SimulateFlags& f, const sim::Scenario& scenario, uint64_t 
     if (bug) bug->plant(o);
   };
   sim::RunSeeds(scenario, first, last, threads, adjust, [&](const sim::SeedOutcome& o) {
-    ++seeds;
-    steps += o.report.steps;
-    jobs += o.report.jobs;
-    completed += o.report.jobs_completed;
-    starts.insert(starts.end(), o.report.start_seconds.begin(), o.report.start_seconds.end());
-    const sim::WorldReport& r = o.report;
-    action_cold.insert(action_cold.end(), r.action_start_cold.begin(), r.action_start_cold.end());
-    action_warm.insert(action_warm.end(), r.action_start_warm.begin(), r.action_start_warm.end());
-    if (o.report.violations.empty()) {
-      if (f.logs && first == last) {  // one seed asked for: its logs, pass or fail
-        for (const std::string& line : o.report.logs) std::printf("    %s\n", line.c_str());
-      }
-      return;
+    t.Add(o.report);
+    if (!o.report.violations.empty()) {
+      PrintFailure(f, o);
+    } else if (f.logs && first == last) {  // one seed asked for: its logs, pass or fail
+      for (const std::string& line : o.report.logs) std::printf("    %s\n", line.c_str());
     }
-    ++failed;
-    PrintFailure(f, o);
   });
   std::printf(
       "scenario %s: seeds %llu..%llu: %d passed, %d failed; jobs %d/%d completed; %llu steps a "
       "seed; queued -> job started p50 %.1f s, p95 %.1f s\n",
       scenario.name.c_str(), static_cast<unsigned long long>(first),
-      static_cast<unsigned long long>(last), seeds - failed, failed, completed, jobs,
-      static_cast<unsigned long long>(seeds > 0 ? steps / static_cast<uint64_t>(seeds) : 0),
-      sim::Percentile(starts, 0.5), sim::Percentile(starts, 0.95));
-  if (!action_cold.empty() || !action_warm.empty()) {
+      static_cast<unsigned long long>(last), t.seeds - t.failed, t.failed, t.completed, t.jobs,
+      static_cast<unsigned long long>(t.seeds > 0 ? t.steps / static_cast<uint64_t>(t.seeds) : 0),
+      sim::Percentile(t.starts, 0.5), sim::Percentile(t.starts, 0.95));
+  if (!t.action_cold.empty() || !t.action_warm.empty()) {
     std::printf(
         "  the Action's start to runner connected p50: %.1f s on a new member (%zu), %.1f s "
         "on a suspended one (%zu)\n",
-        sim::Percentile(action_cold, 0.5), action_cold.size(), sim::Percentile(action_warm, 0.5),
-        action_warm.size());
+        sim::Percentile(t.action_cold, 0.5), t.action_cold.size(),
+        sim::Percentile(t.action_warm, 0.5), t.action_warm.size());
   }
   std::fflush(stdout);
-  return failed;
+  return t.failed;
 }
 
 int Simulate(const SimulateFlags& f) {
@@ -155,36 +198,13 @@ int Simulate(const SimulateFlags& f) {
                  f.seeds.c_str());
     return 2;
   }
-  std::vector<const sim::Scenario*> chosen;
-  if (f.scenarios.empty() || (f.scenarios.size() == 1 && f.scenarios[0] == "all")) {
-    for (const sim::Scenario& s : sim::Scenarios()) chosen.push_back(&s);
-  } else {
-    for (const std::string& name : f.scenarios) {
-      const sim::Scenario* s = sim::FindScenario(name);
-      if (s == nullptr) {
-        std::fprintf(stderr,
-                     "mvr simulate: no scenario '%s'; `mvr simulate --list-scenarios` names them\n",
-                     name.c_str());
-        return 2;
-      }
-      chosen.push_back(s);
-    }
-  }
-  const sim::PlantedBug* bug = nullptr;
-  if (!f.plant.empty()) {
-    bug = sim::FindPlantedBug(f.plant);
-    if (bug == nullptr) {
-      std::string names;
-      for (const sim::PlantedBug& b : sim::PlantedBugs()) names += " " + b.name;
-      std::fprintf(stderr, "mvr simulate: no planted bug '%s'; there are:%s\n", f.plant.c_str(),
-                   names.c_str());
-      return 2;
-    }
-    std::printf("planted bug: %s (%s)\n", bug->name.c_str(), bug->summary.c_str());
-  }
+  const std::optional<std::vector<const sim::Scenario*>> chosen = ChooseScenarios(f.scenarios);
+  if (!chosen) return 2;
+  const std::optional<const sim::PlantedBug*> bug = ChooseBug(f.plant);
+  if (!bug) return 2;
   int failed_total = 0;
-  for (const sim::Scenario* scenario : chosen) {
-    failed_total += RunScenario(f, *scenario, first, last, threads, bug);
+  for (const sim::Scenario* scenario : *chosen) {
+    failed_total += RunScenario(*scenario, f, first, last, threads, *bug);
   }
   return failed_total > 0 ? 1 : 0;
 }

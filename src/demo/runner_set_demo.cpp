@@ -14,6 +14,7 @@
 
 #include "base/host_port.h"
 #include "base/json_text.h"
+#include "demo/burst.h"
 #include "demo/latency_table.h"
 #include "demo/local_stack.h"
 #include "demo/workflow.h"
@@ -30,22 +31,6 @@ struct DemoClass {
 };
 constexpr DemoClass kClasses[] = {{"mvr-small", "mvr-demo-small"}, {"mvr-large", "mvr-demo-large"}};
 
-// One queued job and what the demo saw of it.
-struct JobTrack {
-  int64_t id = 0;
-  std::string label;
-  TimePoint queued{};
-  std::optional<TimePoint> started, completed;  // first poll that showed it
-  std::string conclusion;
-  std::string runner_name;  // the runner GitHub gave it
-};
-
-// What the demo's polling saw: each job, and when each runner was first online (by name).
-struct Observed {
-  std::map<int64_t, JobTrack> jobs;
-  std::map<std::string, TimePoint> runner_online;
-};
-
 Status WriteFile(const std::string& path, const std::string& text, mode_t mode = 0644) {
   std::ofstream f(path, std::ios::trunc);
   if (!f) return Internal("cannot write " + path);
@@ -55,14 +40,8 @@ Status WriteFile(const std::string& path, const std::string& text, mode_t mode =
   return Status::Ok();
 }
 
-// The counter `name` of mvr serve's /metrics text; -1 if absent.
-int64_t CounterOf(const std::string& metrics, const std::string& name) {
-  const std::string key = "\nmvr_runnerset_" + name + "_total ";
-  size_t at = ("\n" + metrics).find(key);
-  if (at == std::string::npos) return -1;
-  return std::atoll(metrics.c_str() + at + key.size() - 1);
-}
-
+// mvr serve as the demo runs it: started on the demo's config, watched over HTTP (GET /status,
+// /timeline and /metrics) while the pools fill and the burst settles, and stopped.
 class Session {
  public:
   Session(const Seam& seam, process::ProcessRunner& processes, http::HttpClient& http,
@@ -110,6 +89,73 @@ class Session {
       return Internal("mvr serve answered " + std::to_string(res.status) + " to GET " + path);
     }
     return res.body;
+  }
+
+  // Waits until GET /status shows mvr-small's pools filled (warm and hot members suspended).
+  Status FillPools() {
+    const int target = options_.warm_pool + options_.hot_pool;
+    if (target <= 0) return Status::Ok();
+    std::printf("== filling mvr-small's pools (%d warm, %d hot suspended VMs)\n",
+                options_.warm_pool, options_.hot_pool);
+    std::fflush(stdout);
+    // A hot member waits for its runner to start and register, and then for GitHub to show it
+    // offline once frozen.
+    const int64_t fill_ms =
+        180'000 + (options_.hot_pool > 0 ? options_.runner_offline_after_seconds * 1000LL +
+                                               4LL * std::max(0, options_.runner_startup_ms)
+                                         : 0);
+    const TimePoint until = seam_.clock.Now() + Duration(fill_ms);
+    while (CountPoolMembers(Get("/status")).ready < target) {
+      if (seam_.clock.Now() >= until) {
+        return Internal("mvr-small's pools did not fill within " + std::to_string(fill_ms / 1000) +
+                        " s");
+      }
+      seam_.sleeper.Sleep(Duration(500));
+    }
+    return Status::Ok();
+  }
+
+  // mvr serve terminates each VM when the job's completed webhook arrives: waits (up to 60 s)
+  // until its timeline has every completed job's "completed", and answers the timeline.
+  std::map<std::string, Milestones> AwaitTimeline(const std::map<int64_t, JobTrack>& jobs) {
+    std::map<std::string, Milestones> timeline;
+    for (TimePoint until = seam_.clock.Now() + Duration(60'000); seam_.clock.Now() < until;) {
+      auto body = Get("/timeline");
+      if (body.ok()) timeline = ParseTimeline(*body);
+      bool all = std::all_of(jobs.begin(), jobs.end(), [&](const auto& j) {
+        auto served = timeline.find(JobKey(j.first));
+        return !j.second.completed ||
+               (served != timeline.end() && served->second.count("completed") > 0);
+      });
+      if (all) break;
+      seam_.sleeper.Sleep(Duration(500));
+    }
+    return timeline;
+  }
+
+  // What was left once the burst was over: the VMs and runners beyond the pools' (which are kept
+  // on purpose, as are the hot members' runners), waited for up to 30 s to reach nothing.
+  struct Remains {
+    Workflow::Leftovers left;
+    int pool_members = 0;
+  };
+  Remains AwaitCleanUp(Workflow& workflow) {
+    const bool pools = options_.warm_pool + options_.hot_pool > 0;
+    Remains r;
+    for (TimePoint until = seam_.clock.Now() + Duration(30'000);;) {
+      const PoolCount pool = pools ? CountPoolMembers(Get("/status")) : PoolCount{0, 0, 0};
+      r.pool_members = pool.all;
+      r.left = workflow.CountLeftovers();
+      if (r.pool_members > 0 && r.left.vms >= 0) {
+        r.left.vms = std::max(0, r.left.vms - r.pool_members);
+      }
+      if (pool.hot_runners > 0 && r.left.runners >= 0) {
+        r.left.runners = std::max(0, r.left.runners - pool.hot_runners);
+      }
+      if ((r.left.vms == 0 && r.left.runners == 0) || seam_.clock.Now() >= until) break;
+      seam_.sleeper.Sleep(Duration(500));
+    }
+    return r;
   }
 
  private:
@@ -169,111 +215,86 @@ std::string RunnerBody(const LocalStack& stack, int startup_ms, int registration
   return body;
 }
 
-// Polls the emulator's jobs until every tracked one has completed (or the deadline), printing
-// progress as the counts change.
-void Watch(const Seam& seam, Workflow& workflow, Observed& seen, TimePoint began,
-           TimePoint deadline) {
-  std::map<int64_t, JobTrack>& jobs = seen.jobs;
-  std::string last_line;
-  TimePoint last_print = began;
-  while (true) {
-    auto runners = workflow.GitHub("GET", "/_emulator/runners");
-    auto listed = workflow.GitHub("GET", "/_emulator/jobs");
-    const TimePoint now = seam.clock.Now();
-    int queued = 0, running = 0, done = 0;
-    if (runners.ok()) {
-      for (const json& r : runners->value("runners", json::array())) {
-        if (r.value("status", "") == "online" || r.value("busy", false)) {
-          seen.runner_online.try_emplace(r.value("name", ""), now);
-        }
-      }
-    }
-    if (listed.ok()) {
-      for (const json& j : listed->value("jobs", json::array())) {
-        auto it = jobs.find(j.value("id", int64_t{0}));
-        if (it == jobs.end()) continue;
-        const std::string status = j.value("status", "");
-        if (j["runner_name"].is_string()) it->second.runner_name = j["runner_name"];
-        if ((status == "in_progress" || status == "completed") && !it->second.started) {
-          it->second.started = now;
-        }
-        if (status == "completed" && !it->second.completed) {
-          it->second.completed = now;
-          it->second.conclusion = j["conclusion"].is_string() ? j["conclusion"].get<std::string>()
-                                                              : std::string("unknown");
-        }
-      }
-    }
-    for (const auto& [id, job] : jobs) {
-      (job.completed ? done : job.started ? running : queued)++;
-    }
-    char line[160];
-    std::snprintf(line, sizeof(line), "queued %d  running %d  completed %d/%zu", queued, running,
-                  done, jobs.size());
-    if ((line != last_line && now - last_print >= Duration(1000)) ||
-        now - last_print >= Duration(5000) || done == static_cast<int>(jobs.size())) {
-      std::printf("  [%6.1f s] %s\n", static_cast<double>((now - began).count()) / 1e3, line);
-      std::fflush(stdout);
-      last_line = line;
-      last_print = now;
-    }
-    if (done == static_cast<int>(jobs.size()) || now >= deadline) return;
-    seam.sleeper.Sleep(Duration(250));
+// Writes the webhook secret and the MicroVMs emulator's knobs, gives each class its image (the
+// stand-in runner under the real supervisor), points GitHub's webhooks at mvr serve's `port`,
+// and starts both emulators.
+Status StartStack(LocalStack& stack, const RunnerSetDemoOptions& o, const Seam& seam,
+                  const std::string& dir, int port) {
+  MVR_RETURN_IF_ERROR(WriteFile(dir + "/webhook-secret", seam.secure_random.Hex(32) + "\n", 0600));
+  std::string knobs_file = o.microvms_config;
+  if (knobs_file.empty()) {
+    knobs_file = dir + "/microvms.json";
+    MVR_RETURN_IF_ERROR(WriteFile(knobs_file, JsonText(MicrovmsKnobs(o), 2) + "\n"));
   }
+  stack.SetRunBody(o.run_body);
+  for (const DemoClass& c : kClasses) {
+    stack.AddImage(c.image, RunnerBody(stack, o.runner_startup_ms, o.runner_registration_ms));
+  }
+  stack.AddGithubArgs({"--webhook-url", "http://127.0.0.1:" + std::to_string(port) + "/webhook",
+                       "--webhook-secret-file", dir + "/webhook-secret", "--tick-ms", "100",
+                       "--runner-offline-after-seconds",
+                       std::to_string(o.runner_offline_after_seconds), "--delivery-delay-max-ms",
+                       std::to_string(o.webhook_delay_ms), "--delivery-duplication",
+                       std::to_string(o.webhook_duplication)});
+  stack.AddMicrovmsArgs({"--config", knobs_file});
+  return stack.Start();
 }
 
-// mvr serve's milestones of each job ("demo/app#7" → milestone → time).
-std::map<std::string, Milestones> ParseTimeline(const std::string& body) {
-  std::map<std::string, Milestones> out;
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return out;
-  for (const json& row : j.value("jobs", json::array())) {
-    Milestones& m = out[row.value("job", "")];
-    for (const auto& [key, value] : row.items()) {
-      if (key.size() > 3 && key.compare(key.size() - 3, 3, "_ms") == 0 && value.is_number()) {
-        m[key.substr(0, key.size() - 3)] = TimePoint(Duration(value.get<int64_t>()));
-      }
-    }
+// The burst: every job queued at once, alternating between the classes.
+Result<std::map<int64_t, JobTrack>> QueueBurst(const Seam& seam, Workflow& workflow,
+                                               const RunnerSetDemoOptions& o) {
+  std::map<int64_t, JobTrack> jobs;
+  for (int i = 0; i < o.jobs; ++i) {
+    JobTrack job;
+    job.label = kClasses[i % 2].label;
+    json body = {{"repository", kDemoRepository},
+                 {"labels", {"self-hosted", job.label}},
+                 {"steps",
+                  {"echo \"job " + std::to_string(i + 1) + " on $RUNNER_NAME\"",
+                   "sleep " + std::to_string(o.job_seconds)}}};
+    job.queued = seam.clock.Now();
+    auto queued = workflow.GitHub("POST", "/_emulator/jobs", JsonText(body));
+    if (!queued.ok()) return queued.status().Annotate("queueing a job");
+    job.id = queued->value("id", int64_t{0});
+    jobs[job.id] = job;
   }
-  return out;
+  return jobs;
 }
 
-// The pool members of every class as GET /status counts them (-1 when it cannot tell), those of
-// the first class that are ready (suspended, warm or hot), and the hot members whose runner is
-// registered (they keep it on purpose).
-struct PoolCount {
-  int all = -1;
-  int ready = -1;
-  int hot_runners = 0;
-};
-PoolCount CountPoolMembers(const Result<std::string>& status) {
-  PoolCount out;
-  if (!status.ok()) return out;
-  const json s = json::parse(*status, nullptr, false);
-  if (!s.is_object() || !s.contains("classes") || !s["classes"].is_array()) return out;
-  out.all = 0;
-  out.ready = 0;
-  bool first = true;
-  for (const json& c : s["classes"]) {
-    const json pool = c.is_object() ? c.value("pool", json::object()) : json::object();
-    if (!pool.is_object()) continue;
-    for (const char* kind : {"members", "hotMembers"}) {
-      const json members = pool.value(kind, json::object());
-      if (!members.is_object()) continue;
-      const bool hot = std::string(kind) == "hotMembers";
-      for (const auto& [state, n] : members.items()) {
-        if (!n.is_number_integer()) continue;
-        out.all += n.get<int>();
-        if (first && state == "suspended") out.ready += n.get<int>();
-        if (hot && state != "booting") out.hot_runners += n.get<int>();
-      }
-    }
-    first = false;
+// Prints the latency table, mvr serve's counters and the outcome; true when every job succeeded
+// and nothing was left behind.
+bool Report(const RunnerSetDemoOptions& o, const Observed& seen,
+            const std::map<std::string, Milestones>& timeline, const Result<std::string>& metrics,
+            const Session::Remains& remains) {
+  std::vector<std::string> groups;
+  for (const DemoClass& c : kClasses) groups.push_back(c.label);
+  LatencyTable table = BurstLatencyTable(groups);
+  const BurstTally tally = TabulateJobs(seen, timeline, table);
+  std::printf("\n");
+  table.Print(stdout);
+  if (metrics.ok()) {
+    std::printf(
+        "\nmvr serve: launched %lld, duplicate %lld, deferred %lld, failed %lld, "
+        "terminated %lld\n",
+        static_cast<long long>(CounterOf(*metrics, "launched")),
+        static_cast<long long>(CounterOf(*metrics, "duplicate")),
+        static_cast<long long>(CounterOf(*metrics, "deferred")),
+        static_cast<long long>(CounterOf(*metrics, "failed")),
+        static_cast<long long>(CounterOf(*metrics, "terminated")));
   }
-  return out;
+  const Workflow::Leftovers& left = remains.left;
+  std::printf("\njobs completed: %d/%d, failed: %d, VMs left: %d, runners left: %d\n",
+              tally.completed, o.jobs, tally.failed, left.vms, left.runners);
+  if (o.warm_pool + o.hot_pool > 0) {
+    std::printf(
+        "pools: mvr-small kept %d warm and %d hot suspended VMs (%d members at the end, and "
+        "the hot members' runners, not counted as left)\n",
+        o.warm_pool, o.hot_pool, std::max(remains.pool_members, 0));
+  }
+  const bool ok = tally.failed == 0 && left.vms == 0 && left.runners == 0;
+  std::printf("%s\n", ok ? "demo: OK" : "demo: FAILED");
+  return ok;
 }
-
-std::string JobKey(int64_t id) { return std::string(kDemoRepository) + "#" + std::to_string(id); }
 
 }  // namespace
 
@@ -295,179 +316,35 @@ int RunnerSetDemo::Run() {
 
   Result<int> port = PickFreeLoopbackPort();
   if (!port.ok()) return fail(port.status());
-  if (Status s = WriteFile(dir + "/webhook-secret", seam_.secure_random.Hex(32) + "\n", 0600);
-      !s.ok()) {
-    return fail(s);
-  }
-  std::string knobs_file = options_.microvms_config;
-  if (knobs_file.empty()) {
-    knobs_file = dir + "/microvms.json";
-    if (Status s = WriteFile(knobs_file, JsonText(MicrovmsKnobs(options_), 2) + "\n"); !s.ok()) {
-      return fail(s);
-    }
-  }
   LocalStack stack(seam_, processes_, options_.mvr_path, dir + "/stack");
-  stack.SetRunBody(options_.run_body);
-  for (const DemoClass& c : kClasses) {
-    stack.AddImage(c.image,
-                   RunnerBody(stack, options_.runner_startup_ms, options_.runner_registration_ms));
-  }
-  const std::string serve_url = "http://127.0.0.1:" + std::to_string(*port);
-  stack.AddGithubArgs({"--webhook-url", serve_url + "/webhook", "--webhook-secret-file",
-                       dir + "/webhook-secret", "--tick-ms", "100",
-                       "--runner-offline-after-seconds",
-                       std::to_string(options_.runner_offline_after_seconds),
-                       "--delivery-delay-max-ms", std::to_string(options_.webhook_delay_ms),
-                       "--delivery-duplication", std::to_string(options_.webhook_duplication)});
-  stack.AddMicrovmsArgs({"--config", knobs_file});
-  if (Status s = stack.Start(); !s.ok()) return fail(s);
+  if (Status s = StartStack(stack, options_, seam_, dir, *port); !s.ok()) return fail(s);
   Session session(seam_, processes_, http_, options_, dir);
   if (Status s = session.Start(stack, *port); !s.ok()) return fail(s);
   std::printf("  GitHub emulator   %s\n  MicroVMs emulator %s\n  mvr serve         %s\n",
-              stack.github_url().c_str(), stack.microvms_url().c_str(), serve_url.c_str());
-  const int pool_target = options_.warm_pool + options_.hot_pool;
-  if (pool_target > 0) {
-    std::printf("== filling mvr-small's pools (%d warm, %d hot suspended VMs)\n",
-                options_.warm_pool, options_.hot_pool);
-    std::fflush(stdout);
-    // A hot member waits for its runner to start and register, and then for GitHub to show it
-    // offline once frozen.
-    const int64_t fill_ms =
-        180'000 + (options_.hot_pool > 0 ? options_.runner_offline_after_seconds * 1000LL +
-                                               4LL * std::max(0, options_.runner_startup_ms)
-                                         : 0);
-    const TimePoint until = seam_.clock.Now() + Duration(fill_ms);
-    while (CountPoolMembers(session.Get("/status")).ready < pool_target) {
-      if (seam_.clock.Now() >= until) {
-        return fail(Internal("mvr-small's pools did not fill within " +
-                             std::to_string(fill_ms / 1000) + " s"));
-      }
-      seam_.sleeper.Sleep(Duration(500));
-    }
-  }
+              stack.github_url().c_str(), stack.microvms_url().c_str(),
+              ("http://127.0.0.1:" + std::to_string(*port)).c_str());
+  if (Status s = session.FillPools(); !s.ok()) return fail(s);
   std::printf(
       "== %d jobs queued at once over classes mvr-small and mvr-large "
       "(RunMicrovm limited to %g/s)\n",
       options_.jobs, options_.run_rate);
   std::fflush(stdout);
 
-  // The burst: every job queued at once, each needing one class.
   Workflow workflow(seam_, processes_, http_, stack, options_.mvr_path);
   Observed seen;
-  std::map<int64_t, JobTrack>& jobs = seen.jobs;
   const TimePoint began = seam_.clock.Now();
-  for (int i = 0; i < options_.jobs; ++i) {
-    JobTrack job;
-    job.label = kClasses[i % 2].label;
-    json body = {{"repository", kDemoRepository},
-                 {"labels", {"self-hosted", job.label}},
-                 {"steps",
-                  {"echo \"job " + std::to_string(i + 1) + " on $RUNNER_NAME\"",
-                   "sleep " + std::to_string(options_.job_seconds)}}};
-    job.queued = seam_.clock.Now();
-    auto queued = workflow.GitHub("POST", "/_emulator/jobs", JsonText(body));
-    if (!queued.ok()) return fail(queued.status().Annotate("queueing a job"));
-    job.id = queued->value("id", int64_t{0});
-    jobs[job.id] = job;
-  }
+  Result<std::map<int64_t, JobTrack>> jobs = QueueBurst(seam_, workflow, options_);
+  if (!jobs.ok()) return fail(jobs.status());
+  seen.jobs = *std::move(jobs);
   Watch(seam_, workflow, seen, began,
         began + Duration(static_cast<int64_t>(options_.timeout_seconds) * 1000));
-
-  // mvr serve terminates each VM when the job's completed webhook arrives; wait for that, then
-  // for nothing to be left.
-  std::map<std::string, Milestones> timeline;
-  for (TimePoint until = seam_.clock.Now() + Duration(60'000); seam_.clock.Now() < until;) {
-    auto body = session.Get("/timeline");
-    if (body.ok()) timeline = ParseTimeline(*body);
-    bool all = std::all_of(jobs.begin(), jobs.end(), [&](const auto& j) {
-      return !j.second.completed || timeline[JobKey(j.first)].count("completed") > 0;
-    });
-    if (all) break;
-    seam_.sleeper.Sleep(Duration(500));
-  }
-  Workflow::Leftovers left;
-  int pool_members = 0;  // pool members (and hot members' runners) are kept on purpose
-  for (TimePoint until = seam_.clock.Now() + Duration(30'000);;) {
-    const PoolCount pool =
-        pool_target > 0 ? CountPoolMembers(session.Get("/status")) : PoolCount{0, 0, 0};
-    pool_members = pool.all;
-    left = workflow.CountLeftovers();
-    if (pool_members > 0 && left.vms >= 0) left.vms = std::max(0, left.vms - pool_members);
-    if (pool.hot_runners > 0 && left.runners >= 0) {
-      left.runners = std::max(0, left.runners - pool.hot_runners);
-    }
-    if ((left.vms == 0 && left.runners == 0) || seam_.clock.Now() >= until) break;
-    seam_.sleeper.Sleep(Duration(500));
-  }
+  const std::map<std::string, Milestones> timeline = session.AwaitTimeline(seen.jobs);
+  const Session::Remains remains = session.AwaitCleanUp(workflow);
   auto metrics = session.Get("/metrics");
   session.StopServe();
   stack.Stop();
 
-  std::vector<std::string> groups;
-  for (const DemoClass& c : kClasses) groups.push_back(c.label);
-  LatencyTable table({{"queued -> webhook received", "queued", "received"},
-                      {"webhook -> claimed", "received", "claimed"},
-                      {"claimed -> VM running", "claimed", "vm_running"},
-                      {"VM running -> config delivered", "vm_running", "config_delivered"},
-                      {"config delivered -> runner online", "config_delivered", "runner_online"},
-                      {"runner online -> job started", "runner_online", "job_started"},
-                      {"job started -> completed", "job_started", "job_completed"},
-                      {"queued -> VM running", "queued", "vm_running"},
-                      {"queued -> job started", "queued", "job_started"},
-                      {"total: queued -> completed", "queued", "job_completed"}},
-                     groups);
-  int completed = 0, failed = 0;
-  for (const auto& [id, job] : jobs) {
-    Milestones m = timeline[JobKey(id)];
-    m["queued"] = job.queued;
-    // The demo's own polling times the runner and the job (GitHub reports a job's times to the
-    // second); a runner no poll saw online was online by its job's start at the latest.
-    m.erase("job_started");
-    m.erase("completed");
-    m.erase("runner_online");
-    if (job.started) m["job_started"] = *job.started;
-    if (job.completed) m["job_completed"] = *job.completed;
-    if (auto r = seen.runner_online.find(job.runner_name); r != seen.runner_online.end()) {
-      m["runner_online"] = job.started ? std::min(r->second, *job.started) : r->second;
-    } else if (job.started) {
-      m["runner_online"] = *job.started;
-    }
-    // The supervisor starts the runner before its answer reaches mvr serve, so a fast runner may
-    // be seen online a moment before "config delivered" is recorded.
-    if (m.count("runner_online") && m.count("config_delivered")) {
-      m["runner_online"] = std::max(m["runner_online"], m["config_delivered"]);
-    }
-    table.Add(job.label, m);
-    if (job.completed && job.conclusion == "success") {
-      ++completed;
-    } else {
-      ++failed;
-      std::printf("FAILED job %lld (%s): %s\n", static_cast<long long>(id), job.label.c_str(),
-                  job.completed ? ("concluded " + job.conclusion).c_str() : "did not complete");
-    }
-  }
-  std::printf("\n");
-  table.Print(stdout);
-  if (metrics.ok()) {
-    std::printf(
-        "\nmvr serve: launched %lld, duplicate %lld, deferred %lld, failed %lld, "
-        "terminated %lld\n",
-        static_cast<long long>(CounterOf(*metrics, "launched")),
-        static_cast<long long>(CounterOf(*metrics, "duplicate")),
-        static_cast<long long>(CounterOf(*metrics, "deferred")),
-        static_cast<long long>(CounterOf(*metrics, "failed")),
-        static_cast<long long>(CounterOf(*metrics, "terminated")));
-  }
-  std::printf("\njobs completed: %d/%d, failed: %d, VMs left: %d, runners left: %d\n", completed,
-              options_.jobs, failed, left.vms, left.runners);
-  if (pool_target > 0) {
-    std::printf(
-        "pools: mvr-small kept %d warm and %d hot suspended VMs (%d members at the end, and "
-        "the hot members' runners, not counted as left)\n",
-        options_.warm_pool, options_.hot_pool, std::max(pool_members, 0));
-  }
-  const bool ok = failed == 0 && left.vms == 0 && left.runners == 0;
-  std::printf("%s\n", ok ? "demo: OK" : "demo: FAILED");
+  const bool ok = Report(options_, seen, timeline, metrics, remains);
   if (!ok || !work->temporary || options_.keep_work_dir) {
     work->Keep();
     std::printf("logs kept in %s\n", dir.c_str());

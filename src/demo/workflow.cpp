@@ -112,6 +112,40 @@ std::string StepResult::Describe() const {
   return "exit " + std::to_string(exit.code) + (error.empty() ? "" : ": " + error);
 }
 
+namespace {
+
+// The stem of a step's files: the job's, the calling step's and the matrix leg's names tell apart
+// steps that run at the same time.
+std::string StepFiles(const std::string& dir, const std::string& job, const std::string& mode,
+                      const StepContext& context) {
+  std::string name = dir + "/" + job;
+  if (!context.step_id.empty()) name += "-" + context.step_id;
+  if (!context.strategy_json.empty()) {
+    json strategy = json::parse(context.strategy_json, nullptr, false);
+    if (strategy.is_object()) name += "-leg" + JsonText(strategy.value("job-index", json(0)));
+  }
+  return name + "-" + mode;
+}
+
+// What a finished step left: its exit, outputs, error annotation and milestones, and its stdout
+// kept (as `<name>.stdout`) as the job's log would show it, for the secret searches.
+StepResult ResultOf(const process::CommandResult& run, const std::string& name,
+                    const std::string& output_file) {
+  StepResult result;
+  result.exit = run.exit;
+  result.log_path = name + ".log";
+  const std::string log = run.output + ReadWholeFile(result.log_path);
+  result.error = ErrorAnnotation(log);
+  result.milestones = ReadMilestones(log);
+  result.outputs = ReadOutputs(output_file);
+  ShownOutput shown = AsTheRunnerShows(run.output);
+  result.printed_before_masked = shown.printed_before_masked;
+  std::ofstream(name + ".stdout") << shown.text;
+  return result;
+}
+
+}  // namespace
+
 Result<StepResult> Workflow::Step(const std::string& mode, const std::string& job,
                                   const std::string& run_id,
                                   const std::map<std::string, std::string>& inputs,
@@ -119,15 +153,7 @@ Result<StepResult> Workflow::Step(const std::string& mode, const std::string& jo
                                   const StepContext& context) {
   process::ProcessSpec spec;
   spec.env = stack_.StepEnvironment(run_id, job);
-  // Files of this step: the job's, the calling step's and the matrix leg's names tell apart
-  // steps that run at the same time.
-  std::string name = stack_.dir() + "/" + job;
-  if (!context.step_id.empty()) name += "-" + context.step_id;
-  if (!context.strategy_json.empty()) {
-    json strategy = json::parse(context.strategy_json, nullptr, false);
-    if (strategy.is_object()) name += "-leg" + JsonText(strategy.value("job-index", json(0)));
-  }
-  name += "-" + mode;
+  const std::string name = StepFiles(stack_.dir(), job, mode, context);
   const std::string output_file = name + ".out";
   if (action_runner_.empty()) {
     spec.argv = {mvr_, mode};
@@ -189,17 +215,7 @@ Result<StepResult> Workflow::Step(const std::string& mode, const std::string& jo
   std::remove(output_file.c_str());
   std::remove(spec.output_path.c_str());
   MVR_ASSIGN_OR_RETURN(auto run, processes_.Run(spec, std::chrono::seconds(300)));
-  StepResult result;
-  result.exit = run.exit;
-  result.log_path = spec.output_path;
-  const std::string log = run.output + ReadWholeFile(spec.output_path);
-  result.error = ErrorAnnotation(log);
-  result.milestones = ReadMilestones(log);
-  result.outputs = ReadOutputs(output_file);
-  // Kept as the job's log would show it, for the secret searches.
-  ShownOutput shown = AsTheRunnerShows(run.output);
-  result.printed_before_masked = shown.printed_before_masked;
-  std::ofstream(name + ".stdout") << shown.text;
+  StepResult result = ResultOf(run, name, output_file);
   if (run.timed_out) return Transient("mvr " + mode + " did not finish within 300 s");
   return result;
 }

@@ -2,30 +2,61 @@
 // floor under the whole plane: GitHub announces a job once), and pruning old image versions.
 #include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "github/labels.h"
 #include "runnerset/intent.h"
 #include "runnerset/janitor.h"
 
 namespace mvr::runnerset {
+namespace {
+
+// The repositories to ask: the set's own, or for an organisation those it has launched for.
+std::set<std::string> RepositoriesToAsk(const github::RunnerScope& scope,
+                                        const std::string& own_repository,
+                                        const std::vector<Claim>& claims,
+                                        const std::vector<MappingRow>& rows) {
+  std::set<std::string> repositories;
+  if (!scope.is_organization()) {
+    repositories.insert(own_repository);
+    return repositories;
+  }
+  for (const Claim& c : claims) {
+    if (!c.repository.empty()) repositories.insert(c.repository);
+  }
+  for (const MappingRow& r : rows) {
+    if (!r.repository.empty()) repositories.insert(r.repository);
+  }
+  return repositories;
+}
+
+// The launch the janitor queues for a job still waiting, as a webhook would have.
+LaunchIntent RecoveryIntent(const std::string& repository, const github::Job& job,
+                            const std::string& class_label, TimePoint now) {
+  LaunchIntent intent;
+  intent.repository = repository;
+  intent.job_id = job.id;
+  intent.run_id = job.run_id;
+  intent.run_attempt = job.run_attempt;
+  intent.job_name = job.name;
+  intent.class_label = class_label;
+  intent.labels = job.labels;
+  intent.queued_at = now;
+  intent.delivery_id = "janitor";
+  return intent;
+}
+
+}  // namespace
+
 void Janitor::RecoverStuckLaunches(const Inventory& inv, SweepReport& report) {
   // At the cap every launch is deferred anyway and its message waits on the queue.
   int live = 0;
   for (const auto& [id, vm] : inv.vms) live += vm.state != aws::MicrovmState::kTerminated;
   if (inv.vms_ok && live >= config_.max_concurrent_vms) return;
 
-  // The repositories to ask: the set's own, or for an organisation those it has launched for.
-  std::set<std::string> repositories;
-  if (!scope_.is_organization()) {
-    repositories.insert(config_.github.repository);
-  } else {
-    for (const Claim& c : inv.claims) {
-      if (!c.repository.empty()) repositories.insert(c.repository);
-    }
-    for (const MappingRow& r : inv.rows) {
-      if (!r.repository.empty()) repositories.insert(r.repository);
-    }
-  }
+  const std::set<std::string> repositories =
+      RepositoriesToAsk(scope_, config_.github.repository, inv.claims, inv.rows);
   std::map<std::string, const Claim*> claims;
   for (const Claim& c : inv.claims) {
     claims[c.repository + "#" + std::to_string(c.job_id)] = &c;
@@ -73,16 +104,7 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, SweepReport& report) {
           continue;  // a launch holds it and may still be working
         }
       }
-      LaunchIntent intent;
-      intent.repository = repository;
-      intent.job_id = job.id;
-      intent.run_id = job.run_id;
-      intent.run_attempt = job.run_attempt;
-      intent.job_name = job.name;
-      intent.class_label = cls->label;
-      intent.labels = job.labels;
-      intent.queued_at = now;
-      intent.delivery_id = "janitor";
+      const LaunchIntent intent = RecoveryIntent(repository, job, cls->label, now);
       Result<std::string> sent = deps_.queue.Send(queue::OutgoingMessage{EncodeIntent(intent)});
       if (!sent.ok()) {
         Error(report, "queueing the launch of job " + std::to_string(job.id), sent.status());

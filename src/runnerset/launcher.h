@@ -10,6 +10,7 @@
 // endpoint with a short-lived token for that port only; (7) write the mapping row and stamp the
 // claim's VM id in one transaction. A failure after the VM exists terminates it and releases the
 // claim once it is gone; a failed launch removes its runner registration.
+// Step (1) is launcher_needed.cpp.
 // The warm path (launcher_warm.cpp; a class with warmPoolSize): after the job's claim, claim a
 // usable pool member's warmvm#<id> first-writer-wins (losing means trying the next member, then
 // the cold path), resume it, THEN register the runner against it, deliver, and commit (which

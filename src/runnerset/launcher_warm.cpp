@@ -17,6 +17,28 @@ int64_t NowMs(const Seam& seam) {
       .count();
 }
 
+// The members of `kind` a launch may take, best first: a warm one with the most of its lifetime
+// left (a job may run up to the class's maximum), the newest hot one (its runner the freshest).
+std::vector<PoolMember> Candidates(const std::vector<PoolMember>& members, PoolMember::Kind kind,
+                                   const RunnerClass& cls, const std::string& version,
+                                   const ServeConfig& config, int64_t now_ms) {
+  const bool hot = kind == PoolMember::Kind::kHot;
+  const Duration reserve(config.warm_pool.replace_before_seconds * 1000LL);
+  std::vector<PoolMember> usable;
+  for (const PoolMember& m : members) {
+    if (m.kind != kind || !UsableMember(m, cls, version, now_ms, reserve)) continue;
+    if (hot &&
+        (m.runner_id <= 0 || now_ms - m.created_ms >= config.hot_member_max_age(cls).count())) {
+      continue;
+    }
+    usable.push_back(m);
+  }
+  std::sort(usable.begin(), usable.end(), [hot](const PoolMember& x, const PoolMember& y) {
+    return hot ? x.created_ms > y.created_ms : x.expires_ms > y.expires_ms;
+  });
+  return usable;
+}
+
 }  // namespace
 
 std::optional<std::vector<PoolMember>> Launcher::LeavePoolMembersOut(std::set<std::string>& live) {
@@ -63,21 +85,8 @@ Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind)
         {{"class", cls.label}, {"kind", what}, {"error", members.status().ToString()}});
     return aws::Microvm{};
   }
-  // The member with the most of its lifetime left: a job may run up to the class's maximum.
-  const Duration reserve(config_.warm_pool.replace_before_seconds * 1000LL);
-  const int64_t now_ms = NowMs(seam);
-  std::vector<PoolMember> usable;
-  for (const PoolMember& m : *members) {
-    if (m.kind != kind || !UsableMember(m, cls, *version, now_ms, reserve)) continue;
-    if (hot &&
-        (m.runner_id <= 0 || now_ms - m.created_ms >= config_.hot_member_max_age(cls).count())) {
-      continue;
-    }
-    usable.push_back(m);
-  }
-  std::sort(usable.begin(), usable.end(), [hot](const PoolMember& x, const PoolMember& y) {
-    return hot ? x.created_ms > y.created_ms : x.expires_ms > y.expires_ms;
-  });
+  const std::vector<PoolMember> usable =
+      Candidates(*members, kind, cls, *version, config_, NowMs(seam));
   const std::string holder = a.claim.partition;  // "job#<repo>#<jobId>"
   for (const PoolMember& m : usable) {
     Result<bool> won = deps_.pool->Claim(m.microvm_id, holder);

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <string>
 
 namespace mvr::runnerset {
 namespace {
@@ -39,6 +41,111 @@ std::string PoolText(const char* kind, int target, const json& members) {
          (members.empty() ? std::string() : ", members " + CountsText(members));
 }
 
+// One class: its pool targets and members, and its VMs by state (null when its image's listing
+// failed).
+json ClassEntry(const RunnerClass& c, const StatusInputs& in) {
+  json by_state = json::object();
+  auto listed = in.vms_by_image.find(c.image);
+  if (listed != in.vms_by_image.end()) {
+    for (const aws::MicrovmSummary& vm : listed->second) {
+      by_state[aws::MicrovmStateName(vm.state)] =
+          by_state.value(aws::MicrovmStateName(vm.state), 0) + 1;
+    }
+  }
+  // Pool members by kind and state: "booting", "starting" and "parking" (hot: its runner
+  // starting, or frozen and not yet offline), "suspended" (ready), "claimed" (taken by a
+  // launch or being replaced by the sweeper).
+  json members = json::object();
+  json hot_members = json::object();
+  for (const PoolMember& m : in.pool_members) {
+    if (m.class_label != c.label) continue;
+    json& by_member_state = m.kind == PoolMember::Kind::kHot ? hot_members : members;
+    const std::string state = m.claimed_by ? "claimed" : PoolMemberStateName(m.state);
+    by_member_state[state] = by_member_state.value(state, 0) + 1;
+  }
+  return {{"label", c.label},
+          {"image", c.image},
+          {"size", c.size},
+          {"pool",
+           {{"warmTarget", c.warm_pool_size},
+            {"members", members},
+            {"hotTarget", c.hot_pool_size},
+            {"hotMembers", hot_members}}},
+          {"vms", listed == in.vms_by_image.end() ? json(nullptr) : by_state}};
+}
+
+// A launch that has its claim but no mapping row yet.
+json ClaimEntry(const ServeConfig& config, const Claim& c, int64_t now) {
+  const std::string segment = c.pending_microvm_id.empty() ? "claimed" : "vm_starting";
+  json j = JobEntry(c.repository, c.job_id, segment, Seconds(c.claimed_ms, now),
+                    Seconds(c.claimed_ms, now));
+  if (!c.pending_microvm_id.empty()) j["microvmId"] = c.pending_microvm_id;
+  if (now - c.claimed_ms >= config.claim_takeover_after().count()) j["stalled"] = true;
+  return j;
+}
+
+// A committed launch, in the segment its runner's GitHub state says (`runners` null: unknown).
+json RowEntry(const MappingRow& r, const std::map<std::string, const github::Runner*>* runners,
+              int64_t now) {
+  std::string segment = "runner_starting";
+  double in_segment = Seconds(r.times.delivered_ms, now);
+  if (runners) {
+    auto it = runners->find(r.runner_name);
+    if (it == runners->end()) {
+      segment = "finishing";
+      in_segment = -1;
+    } else if (it->second->busy) {
+      segment = "running";
+      in_segment = -1;
+    } else if (it->second->online()) {
+      segment = "runner_online";
+      in_segment = -1;
+    }
+  } else {
+    segment = "unknown";
+    in_segment = -1;
+  }
+  const int64_t start = r.times.received_ms > 0 ? r.times.received_ms : r.times.claimed_ms;
+  json j = JobEntry(r.repository, r.job_id, segment, Seconds(start, now), in_segment);
+  j["runnerName"] = r.runner_name;
+  j["microvmId"] = r.microvm_id;
+  j["class"] = r.class_label;
+  if (r.strikes > 0) j["janitorStrikes"] = r.strikes;
+  return j;
+}
+
+json JobsInFlight(const ServeConfig& config, const StatusInputs& in, int64_t now) {
+  std::map<std::string, const github::Runner*> runners;
+  if (in.runners) {
+    for (const github::Runner& r : *in.runners) runners[r.name] = &r;
+  }
+  json jobs = json::array();
+  for (const Claim& c : in.claims) {
+    if (!c.microvm_id.empty()) continue;  // committed: its mapping row says more
+    jobs.push_back(ClaimEntry(config, c, now));
+  }
+  for (const MappingRow& r : in.rows)
+    jobs.push_back(RowEntry(r, in.runners ? &runners : nullptr, now));
+  return jobs;
+}
+
+json JanitorEntry(const ServeConfig& config, const StatusInputs& in) {
+  json janitor = {{"intervalSeconds", config.janitor.interval_seconds},
+                  {"recoverStuckLaunches", config.janitor.recover_stuck_launches}};
+  if (!in.last_sweep) {
+    janitor["lastSweep"] = nullptr;
+    return janitor;
+  }
+  const SweepReport& s = *in.last_sweep;
+  json counters = json::object();
+  for (int i = 0; i < kSweptCount; ++i) counters[SweptName(static_cast<Swept>(i))] = s.counts[i];
+  janitor["lastSweep"] = {{"startedAtMs", ToUnixMillis(s.started)},
+                          {"durationMs", ToUnixMillis(s.finished) - ToUnixMillis(s.started)},
+                          {"counters", counters},
+                          {"errors", s.errors}};
+  return janitor;
+}
+
 }  // namespace
 
 json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
@@ -47,38 +154,9 @@ json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
   out["runnerSetId"] = config.runner_set_id;
   out["nowMs"] = now;
   json classes = json::array();
+  for (const RunnerClass& c : config.classes) classes.push_back(ClassEntry(c, in));
   json all = json::object();
   int64_t live = 0;
-  for (const RunnerClass& c : config.classes) {
-    json by_state = json::object();
-    auto listed = in.vms_by_image.find(c.image);
-    if (listed != in.vms_by_image.end()) {
-      for (const aws::MicrovmSummary& vm : listed->second) {
-        by_state[aws::MicrovmStateName(vm.state)] =
-            by_state.value(aws::MicrovmStateName(vm.state), 0) + 1;
-      }
-    }
-    // Pool members by kind and state: "booting", "starting" and "parking" (hot: its runner
-    // starting, or frozen and not yet offline), "suspended" (ready), "claimed" (taken by a
-    // launch or being replaced by the sweeper).
-    json members = json::object();
-    json hot_members = json::object();
-    for (const PoolMember& m : in.pool_members) {
-      if (m.class_label != c.label) continue;
-      json& by_state = m.kind == PoolMember::Kind::kHot ? hot_members : members;
-      const std::string state = m.claimed_by ? "claimed" : PoolMemberStateName(m.state);
-      by_state[state] = by_state.value(state, 0) + 1;
-    }
-    classes.push_back({{"label", c.label},
-                       {"image", c.image},
-                       {"size", c.size},
-                       {"pool",
-                        {{"warmTarget", c.warm_pool_size},
-                         {"members", members},
-                         {"hotTarget", c.hot_pool_size},
-                         {"hotMembers", hot_members}}},
-                       {"vms", listed == in.vms_by_image.end() ? json(nullptr) : by_state}});
-  }
   for (const auto& [image, vms] : in.vms_by_image) {
     for (const aws::MicrovmSummary& vm : vms) {
       all[aws::MicrovmStateName(vm.state)] = all.value(aws::MicrovmStateName(vm.state), 0) + 1;
@@ -89,66 +167,8 @@ json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
   out["vms"] = all;
   out["liveVms"] = live;
   out["maxConcurrentVms"] = config.max_concurrent_vms;
-
-  std::map<std::string, const github::Runner*> runners;
-  if (in.runners) {
-    for (const github::Runner& r : *in.runners) runners[r.name] = &r;
-  }
-  json jobs = json::array();
-  for (const Claim& c : in.claims) {
-    if (!c.microvm_id.empty()) continue;  // committed: its mapping row says more
-    const std::string segment = c.pending_microvm_id.empty() ? "claimed" : "vm_starting";
-    json j = JobEntry(c.repository, c.job_id, segment, Seconds(c.claimed_ms, now),
-                      Seconds(c.claimed_ms, now));
-    if (!c.pending_microvm_id.empty()) j["microvmId"] = c.pending_microvm_id;
-    if (now - c.claimed_ms >= config.claim_takeover_after().count()) j["stalled"] = true;
-    jobs.push_back(j);
-  }
-  for (const MappingRow& r : in.rows) {
-    std::string segment = "runner_starting";
-    double in_segment = Seconds(r.times.delivered_ms, now);
-    if (in.runners) {
-      auto it = runners.find(r.runner_name);
-      if (it == runners.end()) {
-        segment = "finishing";
-        in_segment = -1;
-      } else if (it->second->busy) {
-        segment = "running";
-        in_segment = -1;
-      } else if (it->second->online()) {
-        segment = "runner_online";
-        in_segment = -1;
-      }
-    } else {
-      segment = "unknown";
-      in_segment = -1;
-    }
-    const int64_t start = r.times.received_ms > 0 ? r.times.received_ms : r.times.claimed_ms;
-    json j = JobEntry(r.repository, r.job_id, segment, Seconds(start, now), in_segment);
-    j["runnerName"] = r.runner_name;
-    j["microvmId"] = r.microvm_id;
-    j["class"] = r.class_label;
-    if (r.strikes > 0) j["janitorStrikes"] = r.strikes;
-    jobs.push_back(j);
-  }
-  out["jobsInFlight"] = jobs;
-
-  json janitor = {{"intervalSeconds", config.janitor.interval_seconds},
-                  {"recoverStuckLaunches", config.janitor.recover_stuck_launches}};
-  if (in.last_sweep) {
-    const SweepReport& s = *in.last_sweep;
-    json counters = json::object();
-    for (int i = 0; i < kSweptCount; ++i) {
-      counters[SweptName(static_cast<Swept>(i))] = s.counts[i];
-    }
-    janitor["lastSweep"] = {{"startedAtMs", ToUnixMillis(s.started)},
-                            {"durationMs", ToUnixMillis(s.finished) - ToUnixMillis(s.started)},
-                            {"counters", counters},
-                            {"errors", s.errors}};
-  } else {
-    janitor["lastSweep"] = nullptr;
-  }
-  out["janitor"] = janitor;
+  out["jobsInFlight"] = JobsInFlight(config, in, now);
+  out["janitor"] = JanitorEntry(config, in);
   out["errors"] = in.errors;
   return out;
 }

@@ -1,7 +1,7 @@
 // Status: what an operator asks a runner set first (`mvr status`, GET /status): per class its
 // warm- and hot-pool targets and members by state and its VMs by state; all the set's VMs by state;
 // the jobs in flight with the segment each is in and for how long; the last janitor sweep's
-// counters. BuildStatus is pure (the Service gathers the listings); RenderStatusText turns the JSON
+// counters. BuildStatus is pure (the Server gathers the listings); RenderStatusText turns the JSON
 // into lines for a terminal. Thread-safety: pure functions.
 #pragma once
 

@@ -1,6 +1,9 @@
 #include "runnerset/webhook_router.h"
 
 #include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "base/encoding.h"
 #include "github/labels.h"
@@ -31,6 +34,73 @@ WebhookDecision Refused(WebhookVerdict verdict, int http_status, std::string mes
   d.verdict = verdict;
   d.http_status = http_status;
   d.message = std::move(message);
+  return d;
+}
+
+// The delivery id, checked: the signature covers only the body, so the id is whatever the sender
+// put (GitHub's are GUIDs). It goes into the intent (JSON, which must be UTF-8) and the logs.
+std::optional<WebhookDecision> RefuseDeliveryId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxDeliveryIdBytes) {
+    return Refused(WebhookVerdict::kMalformed, 400,
+                   std::string(github::kDeliveryHeader) + " is missing or longer than " +
+                       std::to_string(kMaxDeliveryIdBytes) + " bytes");
+  }
+  for (char c : id) {
+    if (c < 0x21 || c > 0x7e) {
+      return Refused(
+          WebhookVerdict::kMalformed, 400,
+          std::string(github::kDeliveryHeader) + " holds a character other than printable ASCII");
+    }
+  }
+  return std::nullopt;
+}
+
+// A queued job: launched on the first class whose label it asks for, else ignored.
+WebhookDecision OnQueued(WorkflowJobFields& job, const std::vector<std::string>& class_labels,
+                         const std::string& what, std::string_view delivery_id, TimePoint now) {
+  for (const std::string& class_label : class_labels) {
+    for (const std::string& label : job.labels) {
+      if (!github::LabelEquals(label, class_label)) continue;
+      WebhookDecision d;
+      d.verdict = WebhookVerdict::kLaunch;
+      d.http_status = 202;
+      d.message = "launch: " + what + " on class " + class_label;
+      d.intent = LaunchIntent{.repository = std::move(job.repository),
+                              .job_id = job.job_id,
+                              .run_id = job.run_id,
+                              .run_attempt = job.run_attempt,
+                              .job_name = std::move(job.job_name),
+                              .class_label = class_label,
+                              .labels = std::move(job.labels),
+                              .queued_at = now,
+                              .delivery_id = std::string(delivery_id)};
+      return d;
+    }
+  }
+  return Ignored(IgnoreReason::kNoClassLabel, "queued " + what + " has no class label");
+}
+
+// A completed job: its runner terminated when the set launched it (by the runner name's prefix).
+WebhookDecision OnCompleted(WorkflowJobFields& job, const std::string& runner_name_prefix,
+                            const std::string& what, std::string_view delivery_id, TimePoint now) {
+  if (job.runner_name.empty()) {
+    return Ignored(IgnoreReason::kNoRunner,
+                   "completed " + what + " had no runner (cancelled while queued)");
+  }
+  if (job.runner_name.compare(0, runner_name_prefix.size(), runner_name_prefix) != 0) {
+    return Ignored(IgnoreReason::kForeignRunner, "completed " + what + " ran on runner " +
+                                                     Shown(job.runner_name) +
+                                                     ", not one of this set's");
+  }
+  WebhookDecision d;
+  d.verdict = WebhookVerdict::kTerminate;
+  d.http_status = 202;
+  d.message = "terminate: runner " + Shown(job.runner_name) + " finished " + what;
+  d.intent = TerminateIntent{.runner_name = std::move(job.runner_name),
+                             .repository = std::move(job.repository),
+                             .job_id = job.job_id,
+                             .completed_at = now,
+                             .delivery_id = std::string(delivery_id)};
   return d;
 }
 
@@ -134,19 +204,8 @@ WebhookDecision WebhookRouter::Route(const WebhookDelivery& delivery, TimePoint 
     return Ignored(IgnoreReason::kOtherEvent, "event " + Shown(delivery.event) +
                                                   " (subscribe the webhook to workflow jobs only)");
   }
-  if (delivery.delivery_id.empty() || delivery.delivery_id.size() > kMaxDeliveryIdBytes) {
-    return Refused(WebhookVerdict::kMalformed, 400,
-                   std::string(github::kDeliveryHeader) + " is missing or longer than " +
-                       std::to_string(kMaxDeliveryIdBytes) + " bytes");
-  }
-  // The signature covers only the body, so the id is whatever the sender put; GitHub's are GUIDs.
-  // It goes into the intent (JSON, which must be UTF-8) and the logs.
-  for (char c : delivery.delivery_id) {
-    if (c < 0x21 || c > 0x7e) {
-      return Refused(
-          WebhookVerdict::kMalformed, 400,
-          std::string(github::kDeliveryHeader) + " holds a character other than printable ASCII");
-    }
+  if (std::optional<WebhookDecision> refused = RefuseDeliveryId(delivery.delivery_id)) {
+    return *std::move(refused);
   }
 
   std::unique_ptr<WorkflowJobReader> reader = readers_->Take();
@@ -156,48 +215,9 @@ WebhookDecision WebhookRouter::Route(const WebhookDelivery& delivery, TimePoint 
   WorkflowJobFields& job = *read;
   std::string what = "job " + std::to_string(job.job_id) + " of " + job.repository;
 
-  if (job.action == "queued") {
-    for (const std::string& class_label : class_labels_) {
-      for (const std::string& label : job.labels) {
-        if (!github::LabelEquals(label, class_label)) continue;
-        WebhookDecision d;
-        d.verdict = WebhookVerdict::kLaunch;
-        d.http_status = 202;
-        d.message = "launch: " + what + " on class " + class_label;
-        d.intent = LaunchIntent{.repository = std::move(job.repository),
-                                .job_id = job.job_id,
-                                .run_id = job.run_id,
-                                .run_attempt = job.run_attempt,
-                                .job_name = std::move(job.job_name),
-                                .class_label = class_label,
-                                .labels = std::move(job.labels),
-                                .queued_at = now,
-                                .delivery_id = std::string(delivery.delivery_id)};
-        return d;
-      }
-    }
-    return Ignored(IgnoreReason::kNoClassLabel, "queued " + what + " has no class label");
-  }
+  if (job.action == "queued") return OnQueued(job, class_labels_, what, delivery.delivery_id, now);
   if (job.action == "completed") {
-    if (job.runner_name.empty()) {
-      return Ignored(IgnoreReason::kNoRunner,
-                     "completed " + what + " had no runner (cancelled while queued)");
-    }
-    if (job.runner_name.compare(0, runner_name_prefix_.size(), runner_name_prefix_) != 0) {
-      return Ignored(IgnoreReason::kForeignRunner, "completed " + what + " ran on runner " +
-                                                       Shown(job.runner_name) +
-                                                       ", not one of this set's");
-    }
-    WebhookDecision d;
-    d.verdict = WebhookVerdict::kTerminate;
-    d.http_status = 202;
-    d.message = "terminate: runner " + Shown(job.runner_name) + " finished " + what;
-    d.intent = TerminateIntent{.runner_name = std::move(job.runner_name),
-                               .repository = std::move(job.repository),
-                               .job_id = job.job_id,
-                               .completed_at = now,
-                               .delivery_id = std::string(delivery.delivery_id)};
-    return d;
+    return OnCompleted(job, runner_name_prefix_, what, delivery.delivery_id, now);
   }
   return Ignored(IgnoreReason::kOtherAction, "action " + Shown(job.action) + " of " + what);
 }

@@ -2,7 +2,8 @@
 // parse requests and call it; it asks the machine, then acts (Docker, the runner process,
 // cleanup, self-termination) outside its lock, and reports results back to the machine. Because
 // every command goes through the machine under one mutex, two concurrent control requests can
-// never start two runners.
+// never start two runners. The hooks are in supervisor.cpp; the runner's process and what follows
+// its exit, in runner_job.cpp.
 // Thread-safety: every public method may be called from any thread.
 #pragma once
 

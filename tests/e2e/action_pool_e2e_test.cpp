@@ -1,4 +1,4 @@
-// End to end, warm pools found by name through action.yml's own steps: 20 starts at once with
+// End to end, server pools found by name through action.yml's own steps: 20 starts at once with
 // server-capacity 5 create at most five members (each success a different member, the rest fail
 // with the capacity error); every member is stopped (SUSPENDED); a second wave reuses them
 // (warm-hit=true) with no RunMicrovm; a stale stop after a newer generation was acquired is

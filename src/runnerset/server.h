@@ -1,10 +1,10 @@
-// Service: one runner set on one machine, as `mvr serve` runs it: an HTTP server with
+// Server: one runner set on one machine, as `mvr serve` runs it: an HTTP server with
 // POST /webhook (→ the job queue), GET /metrics (Prometheus text), GET /status (status.h, JSON)
 // and GET /healthz, the queue
 // consumers that carry out the intents through the Launcher, and the janitor's sweeps on their
 // schedule (janitor.intervalSeconds), and the warm-pool sweeper's on its own
 // (warmPool.intervalSeconds, when any class has a warmPoolSize). Everything outside comes in
-// through ServiceDeps, so the CLI, the demo and tests wire it alike. Thread-safety: Start and Stop
+// through ServerDeps, so the CLI, the demo and tests wire it alike. Thread-safety: Start and Stop
 // from one thread; the handlers and consumers run on their own.
 #pragma once
 
@@ -37,7 +37,7 @@
 
 namespace mvr::runnerset {
 
-struct ServiceDeps {
+struct ServerDeps {
   Seam seam;
   http::HttpClient& http;  // the VMs' ingress endpoints
   aws::MicrovmService& microvms;
@@ -48,10 +48,10 @@ struct ServiceDeps {
   Secret control_key{};
 };
 
-class Service {
+class Server {
  public:
-  Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps);
-  ~Service();
+  Server(ServeConfig config, Secret webhook_secret, ServerDeps deps);
+  ~Server();
 
   // Serves on config.listen and starts the consumers. Returns the bound port.
   Result<int> Start();
@@ -76,7 +76,7 @@ class Service {
   void Every(Duration interval, const std::function<void()>& sweep);
 
   ServeConfig config_;
-  ServiceDeps deps_;
+  ServerDeps deps_;
   WebhookRouterConfig webhook_;
   std::optional<WebhookRouter> webhook_router_;  // made by Start; then only read
   Metrics metrics_;

@@ -1,4 +1,4 @@
-#include "runnerset/service.h"
+#include "runnerset/server.h"
 
 #include "runnerset/webhook_endpoint.h"
 
@@ -41,7 +41,7 @@ http::HttpResponse Json(int status, const nlohmann::json& body) {
 
 }  // namespace
 
-Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
+Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
     : config_(std::move(config)),
       deps_(deps),
       table_(deps.store, deps.seam, TableOptions(config_)),
@@ -71,15 +71,15 @@ Service::Service(ServeConfig config, Secret webhook_secret, ServiceDeps deps)
   });
 }
 
-Service::~Service() { Stop(); }
+Server::~Server() { Stop(); }
 
-http::HttpResponse Service::Webhook(const http::ServerRequest& request) {
+http::HttpResponse Server::Webhook(const http::ServerRequest& request) {
   WebhookAnswer a = AnswerWebhook(*webhook_router_, deps_.queue, metrics_, deps_.seam.logger,
                                   request.headers, request.body, deps_.seam.clock.Now());
   return Text(a.status, std::move(a.body), "application/json");
 }
 
-Result<int> Service::Start() {
+Result<int> Server::Start() {
   MVR_ASSIGN_OR_RETURN(HostPort listen, ParseHostPort(config_.listen, "listen"));
   if (!webhook_router_) {
     MVR_ASSIGN_OR_RETURN(WebhookRouter router, WebhookRouter::Create(webhook_));
@@ -102,14 +102,14 @@ Result<int> Service::Start() {
   return port;
 }
 
-void Service::WatchRunners() {
+void Server::WatchRunners() {
   while (!stopping_) {
     watch_.Poll();
     deps_.seam.sleeper.Sleep(kWatchInterval);
   }
 }
 
-nlohmann::json Service::Status() {
+nlohmann::json Server::Status() {
   StatusInputs in;
   for (const RunnerClass& c : config_.classes) {
     if (in.vms_by_image.count(c.image)) continue;
@@ -152,7 +152,7 @@ nlohmann::json Service::Status() {
   return BuildStatus(config_, in);
 }
 
-void Service::Every(Duration interval, const std::function<void()>& sweep) {
+void Server::Every(Duration interval, const std::function<void()>& sweep) {
   while (!stopping_) {
     // Sleep in short steps so that Stop is not held up by a long interval.
     const TimePoint due = deps_.seam.clock.Now() + interval;
@@ -164,17 +164,17 @@ void Service::Every(Duration interval, const std::function<void()>& sweep) {
   }
 }
 
-void Service::RunJanitor() {
+void Server::RunJanitor() {
   Every(Duration(config_.janitor.interval_seconds * 1000LL), [this] { janitor_.Sweep(); });
 }
 
-void Service::RunWarmPools() {
+void Server::RunWarmPools() {
   // The first fill starts at once: a pool is no use until it has members.
   sweeper_.Sweep();
   Every(Duration(config_.warm_pool.interval_seconds * 1000LL), [this] { sweeper_.Sweep(); });
 }
 
-bool Service::Stop() {
+bool Server::Stop() {
   if (server_) server_->Stop();
   server_.reset();
   stopping_ = true;

@@ -1,0 +1,83 @@
+// Launcher: step (1) of a launch, whether the job still needs a runner. GitHub hands a queued job
+// to any idle runner whose labels match, so the answer follows the chain of jobs taken by
+// runners this set launched for other jobs (by their names, or a hot runner's mapping row).
+#include <algorithm>
+#include <exception>
+#include <set>
+#include <string>
+
+#include "runnerset/launcher.h"
+
+namespace mvr::runnerset {
+
+std::optional<int64_t> Launcher::LaunchedFor(const std::string& runner) {
+  const std::string& prefix = config_.runner_name_prefix;
+  if (runner.rfind(prefix, 0) != 0) return std::nullopt;
+  const size_t dash = runner.find('-', prefix.size());
+  if (dash != std::string::npos) {
+    const std::string id = runner.substr(prefix.size(), dash - prefix.size());
+    if (!id.empty() &&
+        std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      try {
+        return std::stoll(id);
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  // A hot-pool runner carries no job id: the launch that resumed it names its job on the mapping
+  // row, once the resume is done. The runner takes a job within a second of waking, before
+  // that: with no row yet, the job it was resumed for may be waiting.
+  Result<std::optional<MappingRow>> row = deps_.table.GetMapping(runner);
+  if (row.ok() && !*row && runner.rfind(prefix + "hot-", 0) == 0 && HotLaunchInFlight(runner)) {
+    return kLaunchInFlight;
+  }
+  // No row (a parked runner handed a job, which the sweeper adopts), or a row for no job (one
+  // it adopted): nobody waits for it.
+  if (!row.ok() || !*row || (*row)->job_id <= 0) return std::nullopt;
+  return (*row)->job_id;
+}
+
+bool Launcher::HotLaunchInFlight(const std::string& runner) {
+  if (deps_.pool == nullptr) return false;
+  Result<std::vector<PoolMember>> members = deps_.pool->ScanMembers();
+  if (!members.ok()) return true;  // fail open, as StillNeeded does
+  for (const PoolMember& m : *members) {
+    if (m.runner_name == runner) return m.claimed_by && *m.claimed_by != kSweeperHolder;
+  }
+  return false;
+}
+
+bool Launcher::StillNeeded(const LaunchIntent& in) {
+  auto repo = github::RepositoryRef::Parse(in.repository);
+  if (!repo.ok()) return true;
+  // GitHub hands a queued job to any idle runner whose labels match, so a runner this set
+  // launched for job K may have taken this job: K then waits for a runner, and this launch
+  // provides it. K may in turn have been taken by the runner of job L, and so on: follow that
+  // chain to a job still waiting (this launch is needed), or back to a runner launched for this
+  // very job (everyone in the chain has a runner: it is not). Jobs and runners stay one to one.
+  constexpr int kMaxChain = 8;
+  std::set<int64_t> seen;
+  int64_t job_id = in.job_id;
+  for (int step = 0; step < kMaxChain; ++step) {
+    seen.insert(job_id);
+    Result<github::Job> job = deps_.github.GetJob(*repo, job_id);
+    if (!job.ok()) {
+      deps_.seam.logger.Warn("could not tell whether the job is still queued; launching anyway",
+                             {{"job_id", job_id}, {"error", job.status().ToString()}});
+      return true;  // fail open: dropping a live job is far worse than an unneeded VM
+    }
+    if (job->status != github::JobStatus::kInProgress &&
+        job->status != github::JobStatus::kCompleted) {
+      return true;  // still waiting for a runner
+    }
+    std::optional<int64_t> next = LaunchedFor(job->runner_name);
+    if (!next) return false;  // run by a runner this set did not launch (or by none)
+    if (*next == kLaunchInFlight) return true;
+    if (*next == in.job_id) return false;  // the chain closes: every job in it has a runner
+    if (seen.count(*next)) return false;
+    job_id = *next;
+  }
+  return true;
+}
+
+}  // namespace mvr::runnerset
