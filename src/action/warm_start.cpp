@@ -28,7 +28,8 @@ Status RefuseUnusable(internal::StartParts& parts, const ServerHandle& h,
   const std::string described =
       "the warm MicroVM " + h.microvm_id + " is " + aws::MicrovmStateName(current.state) +
       (current.state_reason.empty() ? "" : " (" + current.state_reason + ")");
-  if (Ending(current.state)) return NotFound(described + "; start a new warm server by name");
+  if (fleet::Ending(current.state))
+    return NotFound(described + "; start a new warm server by name");
 
   if (!life.ReusableAt(parts.seam.clock.Now())) {
     // A VM at or past its reuse deadline never takes another job. One still RUNNING serves the
@@ -47,7 +48,7 @@ Status RefuseUnusable(internal::StartParts& parts, const ServerHandle& h,
     return Conflict("server busy: " + described +
                     ", so another job holds it; nothing was changed. Wait for that job's stop, "
                     "or start a new warm server by name")
-        .WithErrorType(kServerBusy);
+        .WithErrorType(fleet::kServerBusy);
   }
   return Status::Ok();
 }

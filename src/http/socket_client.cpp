@@ -210,10 +210,10 @@ void SocketHttpClient::PutIdle(const std::string& origin, std::unique_ptr<Connec
   if (list.size() < 4) list.push_back(std::move(c));
 }
 
-Result<HttpResponse> SocketHttpClient::Send(const HttpRequest& request) {
-  MVR_ASSIGN_OR_RETURN(Url url, ParseUrl(request.url));
-  const Steady::time_point deadline = Steady::now() + request.timeout;
-  const std::string what = request.method + " " + request.url + ": ";
+namespace {
+
+// The request line and headers, with Host and Content-Length as HTTP/1.1 wants them.
+std::string RequestHead(const HttpRequest& request, const Url& url) {
   std::string head = request.method + " " + url.path + (url.query.empty() ? "" : "?" + url.query) +
                      " HTTP/1.1\r\n";
   if (!request.headers.Has("Host")) head += "Host: " + url.Authority() + "\r\n";
@@ -224,7 +224,93 @@ Result<HttpResponse> SocketHttpClient::Send(const HttpRequest& request) {
   if (!request.body.empty() || request.method == "POST" || request.method == "PUT") {
     head += "Content-Length: " + std::to_string(request.body.size()) + "\r\n";
   }
-  head += "\r\n";
+  return head + "\r\n";
+}
+
+// Sets `why` and returns false: how the readers below say what went wrong.
+bool Fail(std::string& why, const char* what) {
+  why = what;
+  return false;
+}
+
+// How the answer's body is framed, and whether the connection ends with it.
+struct Framing {
+  bool chunked = false;
+  bool close = false;
+  std::optional<int64_t> length;
+};
+
+// Reads the header lines into res.headers; what they say about the body.
+Framing ReadHeaders(SocketHttpClient::Connection& c, Steady::time_point deadline,
+                    HttpResponse& res) {
+  Framing f;
+  for (std::string line; c.Line(line, deadline) && !line.empty();) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    std::string value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.erase(0, 1);
+    const std::string lname = AsciiLower(name);
+    if (lname == "content-length") f.length = ParseInt64InRange(value, 0, 1LL << 40);
+    if (lname == "transfer-encoding" && AsciiLower(value).find("chunked") != std::string::npos) {
+      f.chunked = true;
+    }
+    if (lname == "connection" && AsciiLower(value) == "close") f.close = true;
+    res.headers.Add(std::move(name), std::move(value));
+  }
+  return f;
+}
+
+// Reads a chunked body into `body`; false with `why` set when it is cut or too large.
+bool ReadChunked(SocketHttpClient::Connection& c, size_t max, Steady::time_point deadline,
+                 std::string& body, std::string& why) {
+  while (true) {
+    std::string size_line;
+    if (!c.Line(size_line, deadline)) return Fail(why, "the chunked body was cut");
+    const size_t n = std::strtoull(size_line.c_str(), nullptr, 16);
+    if (body.size() + n > max) return Fail(why, "the answer is over the size limit");
+    if (n == 0) {
+      for (std::string trailer; c.Line(trailer, deadline) && !trailer.empty();) {
+      }
+      return true;
+    }
+    if (!c.Fill(n + 2, deadline)) return Fail(why, "the chunked body was cut");
+    body.append(c.buffer, 0, n);
+    c.buffer.erase(0, n + 2);
+  }
+}
+
+// Reads the body as `f` frames it into `body`; false with `why` set when it is cut or too large.
+// A body that runs to the end of the connection sets f.close.
+bool ReadBody(SocketHttpClient::Connection& c, Framing& f, size_t max, Steady::time_point deadline,
+              std::string& body, std::string& why) {
+  if (f.chunked) return ReadChunked(c, max, deadline, body, why);
+  if (f.length) {
+    const size_t n = static_cast<size_t>(*f.length);
+    if (n > max) return Fail(why, "the answer is over the size limit");
+    if (!c.Fill(n, deadline)) return Fail(why, "the body was cut short");
+    body = c.buffer.substr(0, n);
+    c.buffer.erase(0, n);
+    return true;
+  }
+  char chunk[16384];
+  body = std::move(c.buffer);
+  c.buffer.clear();
+  for (long r; (r = c.Read(chunk, sizeof(chunk), deadline)) > 0;) {
+    body.append(chunk, static_cast<size_t>(r));
+    if (body.size() > max) return Fail(why, "the answer is over the size limit");
+  }
+  f.close = true;
+  return true;
+}
+
+}  // namespace
+
+Result<HttpResponse> SocketHttpClient::Send(const HttpRequest& request) {
+  MVR_ASSIGN_OR_RETURN(Url url, ParseUrl(request.url));
+  const Steady::time_point deadline = Steady::now() + request.timeout;
+  const std::string what = request.method + " " + request.url + ": ";
+  const std::string head = RequestHead(request, url);
   const std::string origin = url.Origin();
   // A kept-alive connection the server has closed fails before any answer: try a fresh one.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -248,65 +334,15 @@ Result<HttpResponse> SocketHttpClient::Send(const HttpRequest& request) {
       return Transient(what + "not an HTTP/1.x answer");
     }
     res.status = static_cast<int>(*code);
-    bool chunked = false, close = status_line.rfind("HTTP/1.0", 0) == 0;
-    std::optional<int64_t> length;
-    for (std::string line; c->Line(line, deadline) && !line.empty();) {
-      const size_t colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      std::string name = line.substr(0, colon);
-      std::string value = line.substr(colon + 1);
-      while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.erase(0, 1);
-      const std::string lname = AsciiLower(name);
-      if (lname == "content-length") length = ParseInt64InRange(value, 0, 1LL << 40);
-      if (lname == "transfer-encoding" && AsciiLower(value).find("chunked") != std::string::npos) {
-        chunked = true;
-      }
-      if (lname == "connection" && AsciiLower(value) == "close") close = true;
-      res.headers.Add(std::move(name), std::move(value));
-    }
+    Framing f = ReadHeaders(*c, deadline, res);
+    if (status_line.rfind("HTTP/1.0", 0) == 0) f.close = true;
     const bool no_body =
         request.method == "HEAD" || res.status == 204 || res.status == 304 || res.status / 100 == 1;
-    if (no_body) {
-      // Nothing to read.
-    } else if (chunked) {
-      while (true) {
-        std::string size_line;
-        if (!c->Line(size_line, deadline)) return Transient(what + "the chunked body was cut");
-        const size_t n = std::strtoull(size_line.c_str(), nullptr, 16);
-        if (res.body.size() + n > options_.max_response_bytes) {
-          return Transient(what + "the answer is over the size limit");
-        }
-        if (n == 0) {
-          for (std::string trailer; c->Line(trailer, deadline) && !trailer.empty();) {
-          }
-          break;
-        }
-        if (!c->Fill(n + 2, deadline)) return Transient(what + "the chunked body was cut");
-        res.body.append(c->buffer, 0, n);
-        c->buffer.erase(0, n + 2);
-      }
-    } else if (length) {
-      if (static_cast<size_t>(*length) > options_.max_response_bytes) {
-        return Transient(what + "the answer is over the size limit");
-      }
-      if (!c->Fill(static_cast<size_t>(*length), deadline)) {
-        return Transient(what + "the body was cut short");
-      }
-      res.body = c->buffer.substr(0, static_cast<size_t>(*length));
-      c->buffer.erase(0, static_cast<size_t>(*length));
-    } else {
-      char chunk[16384];
-      res.body = std::move(c->buffer);
-      c->buffer.clear();
-      for (long r; (r = c->Read(chunk, sizeof(chunk), deadline)) > 0;) {
-        res.body.append(chunk, static_cast<size_t>(r));
-        if (res.body.size() > options_.max_response_bytes) {
-          return Transient(what + "the answer is over the size limit");
-        }
-      }
-      close = true;
+    std::string why;
+    if (!no_body && !ReadBody(*c, f, options_.max_response_bytes, deadline, res.body, why)) {
+      return Transient(what + why);
     }
-    if (!close && c->buffer.empty()) PutIdle(origin, std::move(c));
+    if (!f.close && c->buffer.empty()) PutIdle(origin, std::move(c));
     return res;
   }
   return Transient(what + "the connection failed");

@@ -20,10 +20,9 @@ WorldOptions Base(uint64_t seed) {
   return o;
 }
 
-}  // namespace
-
-const std::vector<Scenario>& Scenarios() {
-  static const std::vector<Scenario> scenarios = {
+// The baseline and the faults of the services, the queue and the VMs, on a steady workload.
+std::vector<Scenario> FaultScenarios() {
+  return {
       {"quiet", "6 jobs, 3 launchers, no faults: the baseline every other scenario adds to",
        [](uint64_t seed) { return Base(seed); }},
       {"webhooks",
@@ -67,6 +66,12 @@ const std::vector<Scenario>& Scenarios() {
          o.guest.run_hook_failure = 0.1;
          return o;
        }},
+  };
+}
+
+// Bursts, the warm and hot pools, a lagging runner listing, the Action's pool, and all at once.
+std::vector<Scenario> PoolScenarios() {
+  return {
       {"burst",
        "30 jobs within 30 s, 5 launchers, a cap of 10 VMs: launches defer at the cap and all run",
        [](uint64_t seed) {
@@ -157,6 +162,16 @@ const std::vector<Scenario>& Scenarios() {
          return o;
        }},
   };
+}
+
+}  // namespace
+
+const std::vector<Scenario>& Scenarios() {
+  static const std::vector<Scenario> scenarios = [] {
+    std::vector<Scenario> all = FaultScenarios();
+    for (Scenario& s : PoolScenarios()) all.push_back(std::move(s));
+    return all;
+  }();
   return scenarios;
 }
 

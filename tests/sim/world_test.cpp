@@ -107,7 +107,7 @@ TEST(WorldTest, ALaggingListingNeverCostsABusyRunnerItsVm) {
   EXPECT_GT(spared, 0);
 }
 
-// The Action's warm pool under API faults: no run's server-capacity is ever exceeded, a late stop
+// The Action's server pool under API faults: no run's server-capacity is ever exceeded, a late stop
 // with a taken-over lease's handle is refused with no lifecycle call, and a final wave after the
 // faults end reconciles everything the others abandoned.
 TEST(WorldTest, ActionPoolKeepsItsCapacityAndRefusesStaleHandles) {
