@@ -111,6 +111,11 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "this (GitHub: about a minute); a hot member is claimable only then")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  cmd->add_option("--runner-busy-lies", f->set.runner_busy_lies,
+                  "probability that the GitHub emulator's runner listing or GET says busy:false "
+                  "for a runner running a job (actions/runner #4422); no job may be lost to it")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--microvms-config", f->set.microvms_config,
                   "a `mvr emulate microvms --config` file for every other knob (replaces "
                   "--run-rate, --vm-boot-ms and --boot-failure)")

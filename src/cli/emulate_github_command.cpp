@@ -53,6 +53,7 @@ struct GithubFlags {
   int64_t tick_ms = 200;
   std::string arch = "X64";
   std::string record;
+  double busy_lies = 0;
 };
 
 Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
@@ -62,6 +63,7 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   o.model.queue_timeout = Duration(f.queue_timeout_s * 1000);
   o.model.runner_offline_after = Duration(f.offline_after_s * 1000);
   o.model.runner_arch = f.arch;
+  o.model.runner_busy_lies = f.busy_lies;
   for (const auto& p : f.pats) o.auth.pats.emplace_back(p);
   if (!f.pat_file.empty()) {
     MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.pat_file, "--pat-file"));
@@ -254,6 +256,10 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
   g->add_option("--record", gflags->record,
                 "append each REST exchange and webhook delivery to FILE as JSON lines (for "
                 "tests/contracts/github; holds tokens: a test artefact, never a log)");
+  g->add_option("--runner-busy-lies", gflags->busy_lies,
+                "probability that a runner listing or GET says busy:false for a runner running a "
+                "job (actions/runner #4422); a DELETE believes the same lie")
+      ->check(CLI::Range(0.0, 1.0));
   g->add_option("--runner-arch", gflags->arch, "architecture label JIT runners get (X64, ARM64)")
       ->capture_default_str();
   g->callback([gflags, &ctx] { ctx.exit_code = RunGithub(*gflags, ctx); });

@@ -147,17 +147,39 @@ void ControlApi::AddEmulatorRoutes(http::Router& router) {
                return JsonResponse(202, json::object());
              });
   // Faults that last until changed: {"runner_listing_lag_ms": N} makes the runner listing show
-  // each runner's busy flag as it was N ms ago (GET .../runners/{id} stays current).
+  // each runner's busy flag as it was N ms ago (GET .../runners/{id} stays current);
+  // {"runner_busy_lies": P} makes a listing or GET say busy:false for a runner running a job with
+  // probability P (and a DELETE believe it). Either key or both.
   router.Add("POST", "/_emulator/faults", [this](const ServerRequest& r, const PathParams&) {
     json body = json::parse(r.body, nullptr, false);
-    if (!body.is_object() || !body.contains("runner_listing_lag_ms") ||
-        !body["runner_listing_lag_ms"].is_number_integer() ||
-        body["runner_listing_lag_ms"].get<int64_t>() < 0) {
-      return BadBody("expected {\"runner_listing_lag_ms\": N} with N >= 0");
+    const bool lag_ok = body.is_object() && body.contains("runner_listing_lag_ms") &&
+                        body["runner_listing_lag_ms"].is_number_integer() &&
+                        body["runner_listing_lag_ms"].get<int64_t>() >= 0;
+    const bool lies_ok = body.is_object() && body.contains("runner_busy_lies") &&
+                         body["runner_busy_lies"].is_number() &&
+                         body["runner_busy_lies"].get<double>() >= 0 &&
+                         body["runner_busy_lies"].get<double>() <= 1;
+    const bool bad = !body.is_object() || (!lag_ok && !lies_ok) ||
+                     (body.contains("runner_listing_lag_ms") && !lag_ok) ||
+                     (body.contains("runner_busy_lies") && !lies_ok);
+    if (bad) {
+      return BadBody(
+          "expected {\"runner_listing_lag_ms\": N} with N >= 0 and/or {\"runner_busy_lies\": P} "
+          "with 0 <= P <= 1");
     }
-    const int64_t lag = body["runner_listing_lag_ms"].get<int64_t>();
-    model_.SetRunnerListingLag(Duration(lag));
-    return JsonResponse(200, json{{"runner_listing_lag_ms", lag}});
+    json answer = json::object();
+    if (lag_ok) {
+      const int64_t lag = body["runner_listing_lag_ms"].get<int64_t>();
+      model_.SetRunnerListingLag(Duration(lag));
+      answer["runner_listing_lag_ms"] = lag;
+    }
+    if (lies_ok) {
+      const double p = body["runner_busy_lies"].get<double>();
+      Status s = model_.SetRunnerBusyLies(p);
+      if (!s.ok()) return ErrorResponse(s);
+      answer["runner_busy_lies"] = p;
+    }
+    return JsonResponse(200, answer);
   });
   router.Add("POST", "/_emulator/tick", [this](const ServerRequest&, const PathParams&) {
     model_.Tick();

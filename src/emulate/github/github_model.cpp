@@ -27,6 +27,7 @@ bool LabelsMatch(const std::vector<std::string>& job_labels,
 
 GithubModel::GithubModel(GithubModelOptions options, Seam seam, WebhookSender* sender)
     : options_(std::move(options)), seam_(seam), sender_(sender) {
+  runner_busy_lies_ = std::clamp(options_.runner_busy_lies, 0.0, 1.0);
   int64_t next_owner_id = 9'000'001;
   for (const auto& org : options_.organizations) org_ids_[AsciiLower(org)] = next_owner_id++;
   int64_t next_repo_id = 700'000'001;
@@ -150,7 +151,7 @@ Result<std::vector<Runner>> GithubModel::ListRunners(const Scope& scope,
     if (!SameName(r.runner.scope.Name(), scope.Name()) || r.runner.scope.kind != scope.kind)
       continue;
     if (!name.empty() && !SameName(r.runner.name, name)) continue;
-    Runner shown = SnapshotLocked(r);
+    Runner shown = ShownLocked(r);
     if (runner_listing_lag_.count() > 0 && shown.busy &&
         (!shown.busy_since || seam_.clock.Now() - *shown.busy_since < runner_listing_lag_)) {
       shown.busy = false;  // the lagging listing has not seen the assignment yet
@@ -165,6 +166,21 @@ void GithubModel::SetRunnerListingLag(Duration lag) {
   runner_listing_lag_ = lag;
 }
 
+Status GithubModel::SetRunnerBusyLies(double p) {
+  if (!(p >= 0 && p <= 1)) return InvalidArgument("runner busy lies must be within [0, 1]");
+  std::lock_guard<std::mutex> lock(mu_);
+  runner_busy_lies_ = p;
+  return Status::Ok();
+}
+
+Runner GithubModel::ShownLocked(const RunnerState& r) const {
+  Runner shown = SnapshotLocked(r);
+  if (shown.busy && runner_busy_lies_ > 0 && seam_.random.UniformDouble() < runner_busy_lies_) {
+    shown.busy = false;  // REST's view lost the broker's "busy" (actions/runner #4422)
+  }
+  return shown;
+}
+
 Result<Runner> GithubModel::GetRunner(const Scope& scope, int64_t runner_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   MVR_RETURN_IF_ERROR(CheckScopeLocked(scope));
@@ -172,21 +188,35 @@ Result<Runner> GithubModel::GetRunner(const Scope& scope, int64_t runner_id) con
   if (it == runners_.end() || !SameName(it->second.runner.scope.Name(), scope.Name())) {
     return NotFound("Not Found");
   }
-  return SnapshotLocked(it->second);
+  return ShownLocked(it->second);
 }
 
 Status GithubModel::DeleteRunner(const Scope& scope, int64_t runner_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   MVR_RETURN_IF_ERROR(CheckScopeLocked(scope));
   auto it = runners_.find(runner_id);
   if (it == runners_.end() || !SameName(it->second.runner.scope.Name(), scope.Name())) {
     return NotFound("Not Found");
   }
+  Outbox out;
   if (it->second.runner.busy) {
-    return InvalidArgument("Bad request - Runner \"" + it->second.runner.name +
-                           "\" is still running a job\"");
+    if (!(runner_busy_lies_ > 0 && seam_.random.UniformDouble() < runner_busy_lies_)) {
+      return InvalidArgument("Bad request - Runner \"" + it->second.runner.name +
+                             "\" is still running a job\"");
+    }
+    // The lie reaches the delete too (the stricter reading): the registration goes, and the job
+    // it was running loses its runner and fails.
+    auto job = it->second.runner.job_id ? jobs_.find(*it->second.runner.job_id) : jobs_.end();
+    if (job != jobs_.end() && job->second.status != "completed") {
+      job->second.timeline.push_back(
+          TimelineEntry{seam_.clock.Now(), "runner_removed_while_busy", it->second.runner.name});
+      CompleteLocked(job->second, "failure", out);
+    }
+    it = runners_.find(runner_id);  // CompleteLocked retires a JIT runner itself
   }
-  runners_.erase(it);
+  if (it != runners_.end()) runners_.erase(it);
+  lock.unlock();
+  Dispatch(std::move(out));
   return Status::Ok();
 }
 

@@ -32,6 +32,7 @@ struct GithubModelOptions {
   Duration queue_timeout{24LL * 3600 * 1000};  // GitHub cancels jobs queued this long
   Duration runner_offline_after{60'000};       // idle runner silent this long shows offline
   std::string runner_arch = "X64";
+  double runner_busy_lies = 0;  // initial SetRunnerBusyLies; within [0, 1]
 };
 
 struct JitRequest {
@@ -81,6 +82,11 @@ class GithubModel {
   // Fault: the runner listing shows each runner's busy flag as it was `lag` ago (a listing that
   // lags behind the truth); GetRunner stays current. 0 turns it off.
   void SetRunnerListingLag(Duration lag);
+  // Fault (actions/runner #4422): each time the runner listing or GetRunner shows a runner that
+  // is running a job, it says busy:false with probability `p`. Undocumented, so the stricter
+  // reading: a DELETE of that runner believes the same lie with probability `p`, removes the
+  // registration, and the job it was running fails. 0 turns it off. InvalidArgument outside [0, 1].
+  Status SetRunnerBusyLies(double p);
   Result<Job> GetJobById(int64_t job_id) const;
   std::vector<Job> ListAllJobs() const;
   std::vector<Runner> ListAllRunners() const;
@@ -113,6 +119,8 @@ class GithubModel {
   Status CheckScopeLocked(const Scope& scope) const;
   RunnerState* FindRunnerByCredentialLocked(const Secret& credential);
   Runner SnapshotLocked(const RunnerState& r) const;
+  // What a REST read shows of `r`: the snapshot, with the busy flag lying as the faults say.
+  Runner ShownLocked(const RunnerState& r) const;
   bool OnlineLocked(const RunnerState& r) const;
   bool RunnerServesLocked(const RunnerState& r, const Job& job) const;
   void AssignLocked(Outbox& out);
@@ -140,6 +148,7 @@ class GithubModel {
   int64_t next_run_id_ = 5'000'001;
   int64_t next_label_id_ = 1;
   Duration runner_listing_lag_{0};
+  double runner_busy_lies_ = 0;
 };
 
 // Case-insensitive: every job label must be one of the runner's labels.
