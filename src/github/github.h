@@ -42,6 +42,10 @@ class GitHub {
   // Jobs with status queued in the repository's queued workflow runs (latest attempt of each).
   virtual Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo) = 0;
 
+  // Jobs with status in_progress in the repository's in-progress workflow runs: which runner
+  // runs what, from the jobs API rather than a runner's `busy` flag.
+  virtual Result<std::vector<Job>> ListInProgressJobs(const RepositoryRef& repo) = 0;
+
   // POST .../actions/runners/registration-token (a token for config.sh, valid one hour).
   virtual Result<RegistrationToken> CreateRegistrationToken(const RunnerScope& scope) = 0;
 };

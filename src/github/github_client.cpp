@@ -173,13 +173,24 @@ Result<Job> GitHubClient::GetJob(const RepositoryRef& repo, int64_t job_id) {
 }
 
 Result<std::vector<Job>> GitHubClient::ListQueuedJobs(const RepositoryRef& repo) {
+  return ListJobsOfRuns(repo, "queued", JobStatus::kQueued);
+}
+
+Result<std::vector<Job>> GitHubClient::ListInProgressJobs(const RepositoryRef& repo) {
+  return ListJobsOfRuns(repo, "in_progress", JobStatus::kInProgress);
+}
+
+Result<std::vector<Job>> GitHubClient::ListJobsOfRuns(const RepositoryRef& repo,
+                                                      const std::string& run_status,
+                                                      JobStatus job_status) {
   MVR_RETURN_IF_ERROR(CheckRepo(repo));
   std::string per_page = std::to_string(options_.per_page);
   MVR_ASSIGN_OR_RETURN(
       std::vector<int64_t> run_ids,
-      ListAll<int64_t>(RepoPath(repo) + "/actions/runs?status=queued&per_page=" + per_page,
-                       "workflow_runs", [](const JsonFields& run) { return run.Int("id"); }));
-  std::vector<Job> queued;
+      ListAll<int64_t>(
+          RepoPath(repo) + "/actions/runs?status=" + run_status + "&per_page=" + per_page,
+          "workflow_runs", [](const JsonFields& run) { return run.Int("id"); }));
+  std::vector<Job> kept;
   for (int64_t run_id : run_ids) {
     Result<std::vector<Job>> jobs = ListAll<Job>(
         RepoPath(repo) + "/actions/runs/" + std::to_string(run_id) + "/jobs?per_page=" + per_page,
@@ -188,10 +199,10 @@ Result<std::vector<Job>> GitHubClient::ListQueuedJobs(const RepositoryRef& repo)
     if (!jobs.ok() && jobs.status().code() == Code::kNotFound) continue;
     if (!jobs.ok()) return jobs.status();
     for (Job& job : *jobs) {
-      if (job.status == JobStatus::kQueued) queued.push_back(std::move(job));
+      if (job.status == job_status) kept.push_back(std::move(job));
     }
   }
-  return queued;
+  return kept;
 }
 
 Result<RegistrationToken> GitHubClient::CreateRegistrationToken(const RunnerScope& scope) {

@@ -41,6 +41,7 @@ class GitHubClient final : public GitHub {
   Status DeleteRunner(const RunnerScope& scope, int64_t runner_id) override;
   Result<Job> GetJob(const RepositoryRef& repo, int64_t job_id) override;
   Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo) override;
+  Result<std::vector<Job>> ListInProgressJobs(const RepositoryRef& repo) override;
   Result<RegistrationToken> CreateRegistrationToken(const RunnerScope& scope) override;
 
   // The X-RateLimit-* values of the last answer that carried them.
@@ -52,6 +53,9 @@ class GitHubClient final : public GitHub {
   GitHubClient(http::HttpClient& http, const Clock& clock, std::string base_url, GitHubAuth auth,
                GitHubClientOptions options, const Logger* logger);
 
+  // The jobs with `job_status` of the repository's runs with `run_status`.
+  Result<std::vector<Job>> ListJobsOfRuns(const RepositoryRef& repo, const std::string& run_status,
+                                          JobStatus job_status);
   // One authenticated exchange; a 401 forgets the cached installation token.
   Result<http::HttpResponse> Call(const std::string& method, const std::string& target,
                                   const std::string& body = "");

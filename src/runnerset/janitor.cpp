@@ -171,6 +171,15 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
   if (!inv.runners_ok) return;  // no listing to raise a suspicion on
   auto listed = inv.runners.find(row.runner_name);
   if (listed != inv.runners.end() && listed->second.busy) return clear();
+  // A runner not yet online on a VM its launch may still be bringing up is starting, not
+  // stranded: a launch the janitor itself queued is otherwise reaped at its next sweep whenever
+  // the period falls between graceSeconds and the runner's start-up (simulation, busy-lies seed
+  // 882, a relaunch loop that never ran its job).
+  if (listed != inv.runners.end() && !listed->second.online() && vm->second.started_at &&
+      deps_.seam.clock.Now() - *vm->second.started_at <
+          Duration(config_.janitor.grace_seconds * 1000LL) + config_.launch_timeout()) {
+    return clear();
+  }
   const std::string suspicion = listed == inv.runners.end() ? "absent" : "idle";
   const int strikes = row.suspicion == suspicion ? row.strikes + 1 : 1;
   if (strikes < config_.janitor.strikes) {
@@ -193,6 +202,18 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
       return clear();
     }
     if (suspicion == "absent") return clear();  // back in GitHub's view
+  }
+  // Idle or gone by its flag, which can lie: the jobs API must not name it on a job in progress.
+  Result<bool> working = RunsAJob(inv, row.runner_name);
+  if (!working.ok())
+    return Error(report, "reading the jobs of " + row.runner_name, working.status());
+  if (*working) {
+    deps_.seam.logger.Info("janitor: the jobs API shows the runner on a job; left alone",
+                           {{"runner_name", row.runner_name}, {"listed_as", suspicion}});
+    report.Add(Swept::kBusySpared);
+    return clear();
+  }
+  if (fresh.ok()) {
     // Idle still: deregister first. GitHub refuses to remove a runner that took a job meanwhile.
     Status removed = deps_.github.DeleteRunner(scope_, row.runner_id);
     if (removed.code() == Code::kConflict || removed.code() == Code::kInvalidArgument) {

@@ -137,6 +137,11 @@ class Janitor {
   void PruneImageVersions(const Inventory& inv, SweepReport& report);
   void RecoverStuckLaunches(const Inventory& inv, SweepReport& report);
 
+  // Whether the jobs API shows `runner_name` running a job (janitor_evidence.cpp): a runner's
+  // `busy` flag can say false while it runs one (actions/runner #4422). The in-progress jobs of
+  // the set's repositories are listed just before acting. An error means "cannot tell".
+  Result<bool> RunsAJob(const Inventory& inv, const std::string& runner_name);
+
   // True when the VM has run at least graceSeconds (an unknown start counts as young).
   bool OldEnough(const aws::MicrovmSummary& vm) const;
   Status TerminateVm(const std::string& microvm_id);

@@ -106,6 +106,18 @@ void Janitor::ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
       continue;
     }
     Result<github::Runner> fresh = deps_.github.GetRunner(scope_, runner.id);
+    if (fresh.ok() && !fresh->busy) {
+      // Its busy flag can lie (actions/runner #4422): the jobs API must not name it on a job.
+      Result<bool> working = RunsAJob(inv, name);
+      if (!working.ok()) {
+        Error(report, "reading the jobs of " + name, working.status());
+        continue;
+      }
+      if (*working) {
+        report.Add(Swept::kBusySpared);
+        continue;  // its strike stays; a later sweep sees it done
+      }
+    }
     Status removed =
         fresh.ok() && !fresh->busy ? deps_.github.DeleteRunner(scope_, runner.id) : Status::Ok();
     if (fresh.ok() && fresh->busy) report.Add(Swept::kBusySpared);

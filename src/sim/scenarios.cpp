@@ -126,6 +126,17 @@ std::vector<Scenario> PoolScenarios() {
          o.runner_listing_lag = Duration(300'000);
          return o;
        }},
+      {"busy-lies",
+       "6 long jobs (4-8 min) while GitHub's runner listing and GET say busy:false for a runner "
+       "running a job 90% of the time and a DELETE believes it (actions/runner #4422): the "
+       "janitor asks the jobs API before it deregisters a runner or terminates its VM",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.guest.job_min = Duration(240'000);
+         o.guest.job_max = Duration(480'000);
+         o.runner_busy_lies = 0.9;
+         return o;
+       }},
       {"action-pool",
        "12 runs of the Action on one warm pool with server-capacity 3 over 10 minutes, a fifth "
        "abandoning their lease and stopping late with the old handle, a tenth dying mid-start or "

@@ -124,6 +124,9 @@ World::World(const WorldOptions& o)
   if (o.plant_unconditional_claims) store_.PlantUnconditionalPuts("job#");
   queue_.DuplicateSends(o.queue_duplicates, chance_);
   github_->model().SetRunnerListingLag(o.runner_listing_lag);
+  if (Status s = github_->model().SetRunnerBusyLies(o.runner_busy_lies); !s.ok()) {
+    throw std::invalid_argument("runner_busy_lies: " + s.message());
+  }
 }
 
 World::~World() { scheduler_.Shutdown(); }

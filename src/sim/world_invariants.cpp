@@ -57,6 +57,13 @@ void World::CheckJobs(WorldReport& report) {
   report.jobs = static_cast<int>(jobs.size());
   const std::map<int64_t, JobTimes> times = guest_.jobs();
   for (const gh::Job& job : jobs) {
+    // A busy runner is never deregistered (its job would fail with it, actions/runner #4422).
+    for (const gh::TimelineEntry& e : job.timeline) {
+      if (e.event == "runner_removed_while_busy") {
+        report.violations.push_back("runner " + e.detail + " was deregistered while it ran job " +
+                                    std::to_string(job.id));
+      }
+    }
     if (job.status == "completed" && job.conclusion == "success") {
       ++report.jobs_completed;
     } else {

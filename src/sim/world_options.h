@@ -80,6 +80,9 @@ struct WorldOptions {
   int github_mutations_per_minute = 0;  // GitHub's secondary limit on POST/DELETE (0: none)
   GuestTimings guest;
   Duration runner_listing_lag{0};
+  // GitHub's runner listing and GET say busy:false for a runner running a job with this
+  // probability, and a DELETE believes it (actions/runner #4422; GithubModel::SetRunnerBusyLies).
+  double runner_busy_lies = 0;
   // The Action (`mvr start`/`mvr stop`) on a warm pool found by name: this many runs start over
   // the arrival window with `server-capacity` action_capacity, run one job on their runner and
   // stop; a fraction abandon their lease (a cancelled run) and stop late with the old handle.

@@ -375,6 +375,22 @@ class RunnerSetStack : public ::testing::Test {
     ExpectNothingLeft();
   }
 
+  // With UseShortJanitor: a runner running its job is never deregistered nor its VM terminated
+  // although GitHub's listing and GET always say busy:false and a DELETE believes them
+  // (actions/runner #4422): the janitor asks the jobs API first.
+  void ExpectBusyRunnerIsNeverKilledWhenItsBusyFlagLies() {
+    auto lies =
+        workflow_->GitHub("POST", "/_emulator/faults", json{{"runner_busy_lies", 1.0}}.dump());
+    ASSERT_TRUE(lies.ok()) << lies.status().ToString();
+    const int64_t id = QueueJob({"sleep 8"});
+    ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(40)));
+    EXPECT_EQ(Job(id).value("conclusion", ""), "success");
+    EXPECT_GE(Metric("janitor_busy_spared"), 1) << "the jobs API must have named the runner";
+    EXPECT_EQ(Metric("janitor_vms_terminated"), 0);
+    EXPECT_EQ(Metric("janitor_runners_removed"), 0);
+    ExpectNothingLeft();
+  }
+
   // Returns once the deployment's pool records the member the emulator shows suspended (the
   // sweeper suspends the VM, then marks its row ready).
   virtual void AwaitPoolRecorded() = 0;

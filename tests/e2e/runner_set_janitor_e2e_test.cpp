@@ -1,7 +1,8 @@
 // The janitor end to end (001, duty 6), with a short janitor period: a job whose webhook was lost
 // (dropped by the emulator, or sent while `mvr serve` was down) is launched by the janitor and
 // completes; a VM whose runner never got a job is reaped after its strikes; a busy runner is
-// never terminated although GitHub's listing lags and says it is idle; a launch that never
+// never terminated although GitHub's listing lags and says it is idle, nor when its busy flag lies
+// (actions/runner #4422); a launch that never
 // reaches RUNNING is replaced while the janitor itself leaves the PENDING VM alone; and after `kill
 // -9` in the middle of a burst and a restart, every job completes and within three janitor periods
 // no VM or runner is left.
@@ -62,6 +63,10 @@ TEST_F(RunnerSetJanitor, VmWhoseRunnerNeverGotAJobIsReapedAfterItsStrikes) {
 
 TEST_F(RunnerSetJanitor, BusyRunnerIsNeverTerminatedWhenTheListingSaysItIsIdle) {
   ExpectBusyRunnerIsNeverTerminatedWhenTheListingSaysItIsIdle();
+}
+
+TEST_F(RunnerSetJanitor, BusyRunnerIsNeverKilledWhenItsBusyFlagLies) {
+  ExpectBusyRunnerIsNeverKilledWhenItsBusyFlagLies();
 }
 
 TEST_F(RunnerSetJanitor, StatusShowsTheJobInItsSegmentAndTheLastSweep) {

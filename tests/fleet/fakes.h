@@ -56,6 +56,8 @@ class MockGitHub : public github::GitHub {
   MOCK_METHOD(Result<github::Job>, GetJob, (const github::RepositoryRef&, int64_t), (override));
   MOCK_METHOD(Result<std::vector<github::Job>>, ListQueuedJobs, (const github::RepositoryRef&),
               (override));
+  MOCK_METHOD(Result<std::vector<github::Job>>, ListInProgressJobs, (const github::RepositoryRef&),
+              (override));
   MOCK_METHOD(Result<github::RegistrationToken>, CreateRegistrationToken,
               (const github::RunnerScope&), (override));
 };

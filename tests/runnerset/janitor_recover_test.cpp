@@ -97,17 +97,24 @@ TEST_F(JanitorTest, OldImageVersionsArePrunedKeepingTheActiveInUseAndNewestOnes)
 }
 
 TEST_F(JanitorTest, OneFailingItemDoesNotStopTheSweepAndIsCounted) {
+  const std::string unread = fleet_.RunningVm();
   const std::string failing = fleet_.RunningVm();
   const std::string vm = fleet_.RunningVm();
   m_.clock.Advance(10 * kMinute);
-  Launched("mvr-demo-1-aaaa", 11, failing, 1);
-  Launched("mvr-demo-2-aaaa", 12, vm, 2);
+  Launched("mvr-demo-0-aaaa", 10, unread, 1);
+  Launched("mvr-demo-1-aaaa", 11, failing, 2);
+  Launched("mvr-demo-2-aaaa", 12, vm, 3);
   fleet_.vms_api.refusals.push_back(
       {"DELETE", "/" + failing, 500, "InternalServerException", "the service failed"});
-  fleet_.github_api.refusals.push_back({"GET", "/actions/runs", 500, "", "GitHub is down"});
+  // The first item's jobs API read fails: the janitor cannot tell whether its runner works, so
+  // it leaves that VM alone and goes on.
+  mvr::testing::RefusingApi::Refusal down{"GET", "/actions/runs", 500, "", "GitHub is down"};
+  down.times = 1;
   J().Sweep();
+  fleet_.github_api.refusals.push_back(down);
   SweepReport r = J().Sweep();
   EXPECT_EQ(State(vm), "TERMINATED");
+  EXPECT_EQ(State(unread), "RUNNING");
   EXPECT_EQ(State(failing), "RUNNING");
   EXPECT_GE(r.Get(Swept::kErrors), 2);
   EXPECT_FALSE(r.errors.empty());
