@@ -313,6 +313,30 @@ TEST_F(GithubModelTest, LaggingRunnerListingShowsABusyRunnerIdleUntilTheLagPasse
   EXPECT_TRUE(model_.ListRunners(repo, "")->at(0).busy);
 }
 
+TEST_F(GithubModelTest, LyingBusyFlagHidesTheJobAndADeleteBelievingItFailsTheJob) {
+  const Scope repo = Scope::Repo("octo", "app");
+  auto [id, cred] = OnlineRunner("r-1", {"x"});
+  Job job = Queue({"x"});
+  EXPECT_TRUE(model_.GetRunner(repo, id)->busy);
+  EXPECT_FALSE(model_.DeleteRunner(repo, id).ok()) << "an honest GitHub refuses a busy runner";
+  EXPECT_FALSE(model_.SetRunnerBusyLies(1.5).ok());
+  ASSERT_TRUE(model_.SetRunnerBusyLies(1).ok());
+  EXPECT_FALSE(model_.GetRunner(repo, id)->busy);
+  EXPECT_FALSE(model_.ListRunners(repo, "")->at(0).busy);
+  EXPECT_EQ(model_.GetJobById(job.id)->status, "in_progress") << "the jobs API stays truthful";
+  ASSERT_TRUE(model_.DeleteRunner(repo, id).ok()) << "the delete believes the lie";
+  Result<Job> after = model_.GetJobById(job.id);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->status, "completed");
+  EXPECT_EQ(after->conclusion, "failure");
+  EXPECT_EQ(after->timeline.back().event, "completed");
+  bool marked = false;
+  for (const TimelineEntry& e : after->timeline)
+    marked = marked || e.event == "runner_removed_while_busy";
+  EXPECT_TRUE(marked);
+  EXPECT_TRUE(model_.ListAllRunners().empty());
+}
+
 TEST_F(GithubModelTest, WaitingJobIsQueuedOnApproval) {
   JobSpec spec;
   spec.repository = "octo/app";
