@@ -162,6 +162,27 @@ TEST_F(PaginationTest, ListQueuedJobsWalksQueuedRunsAndKeepsQueuedJobs) {
   EXPECT_EQ(stub_.request_count(), 5u);
 }
 
+TEST_F(PaginationTest, ListInProgressJobsWalksInProgressRunsAndKeepsTheirRunners) {
+  stub_.SetScript([](const http::ServerRequest& r) {
+    const std::string repo = "/repos/octo-org/widget-service/actions";
+    if (r.path == repo + "/runs") {
+      EXPECT_EQ(r.Param("status"), "in_progress");
+      return JsonAnswer(200, R"({"total_count": 1, "workflow_runs": [{"id": 100}]})");
+    }
+    if (r.path == repo + "/runs/100/jobs") {
+      return JsonAnswer(200, R"({"total_count": 2, "jobs": [
+          {"id": 1, "run_id": 100, "status": "in_progress", "runner_name": "lambda-mvm-a"},
+          {"id": 2, "run_id": 100, "status": "queued", "runner_name": null}]})");
+    }
+    return JsonAnswer(500, R"({"message": "unexpected"})");
+  });
+  auto jobs = Client()->ListInProgressJobs(RepositoryRef{"octo-org", "widget-service"});
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].id, 1);
+  EXPECT_EQ((*jobs)[0].runner_name, "lambda-mvm-a");
+}
+
 TEST_F(PaginationTest, ListQueuedJobsPassesOnOtherErrors) {
   stub_.SetScript([](const http::ServerRequest& r) {
     if (r.path.find("/jobs") == std::string::npos) {
