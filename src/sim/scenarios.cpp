@@ -69,7 +69,34 @@ std::vector<Scenario> FaultScenarios() {
   };
 }
 
-// Bursts, the warm and hot pools, a lagging runner listing, the Action's pool, and all at once.
+// What GitHub's runner API gets wrong: a listing that lags, a busy flag that lies.
+std::vector<Scenario> RunnerApiScenarios() {
+  return {
+      {"lagging-listing",
+       "6 long jobs (4-8 min) while GitHub's runner listing shows a runner busy 5 min late: the "
+       "janitor must read each runner afresh before it acts",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.guest.job_min = Duration(240'000);
+         o.guest.job_max = Duration(480'000);
+         o.runner_listing_lag = Duration(300'000);
+         return o;
+       }},
+      {"busy-lies",
+       "6 long jobs (4-8 min) while GitHub's runner listing and GET say busy:false for a runner "
+       "running a job 90% of the time and a DELETE believes it (actions/runner #4422): the "
+       "janitor asks the jobs API before it deregisters a runner or terminates its VM",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.guest.job_min = Duration(240'000);
+         o.guest.job_max = Duration(480'000);
+         o.runner_busy_lies = 0.9;
+         return o;
+       }},
+  };
+}
+
+// Bursts, the warm and hot pools, the Action's pool, and all at once.
 std::vector<Scenario> PoolScenarios() {
   return {
       {"burst",
@@ -116,27 +143,6 @@ std::vector<Scenario> PoolScenarios() {
          o.first_job_after = Duration(600'000);
          return o;
        }},
-      {"lagging-listing",
-       "6 long jobs (4-8 min) while GitHub's runner listing shows a runner busy 5 min late: the "
-       "janitor must read each runner afresh before it acts",
-       [](uint64_t seed) {
-         WorldOptions o = Base(seed);
-         o.guest.job_min = Duration(240'000);
-         o.guest.job_max = Duration(480'000);
-         o.runner_listing_lag = Duration(300'000);
-         return o;
-       }},
-      {"busy-lies",
-       "6 long jobs (4-8 min) while GitHub's runner listing and GET say busy:false for a runner "
-       "running a job 90% of the time and a DELETE believes it (actions/runner #4422): the "
-       "janitor asks the jobs API before it deregisters a runner or terminates its VM",
-       [](uint64_t seed) {
-         WorldOptions o = Base(seed);
-         o.guest.job_min = Duration(240'000);
-         o.guest.job_max = Duration(480'000);
-         o.runner_busy_lies = 0.9;
-         return o;
-       }},
       {"action-pool",
        "12 runs of the Action on one warm pool with server-capacity 3 over 10 minutes, a fifth "
        "abandoning their lease and stopping late with the old handle, a tenth dying mid-start or "
@@ -180,6 +186,7 @@ std::vector<Scenario> PoolScenarios() {
 const std::vector<Scenario>& Scenarios() {
   static const std::vector<Scenario> scenarios = [] {
     std::vector<Scenario> all = FaultScenarios();
+    for (Scenario& s : RunnerApiScenarios()) all.push_back(std::move(s));
     for (Scenario& s : PoolScenarios()) all.push_back(std::move(s));
     return all;
   }();
