@@ -106,10 +106,10 @@ TEST_F(JanitorTest, OneFailingItemDoesNotStopTheSweepAndIsCounted) {
   Launched("mvr-demo-2-aaaa", 12, vm, 3);
   fleet_.vms_api.refusals.push_back(
       {"DELETE", "/" + failing, 500, "InternalServerException", "the service failed"});
-  // The first item's jobs API read fails: the janitor cannot tell whether its runner works, so
-  // it leaves that VM alone and goes on.
+  // The first item's jobs API read fails through all its retries (4 attempts): the janitor
+  // cannot tell whether its runner works, so it leaves that VM alone and goes on.
   mvr::testing::RefusingApi::Refusal down{"GET", "/actions/runs", 500, "", "GitHub is down"};
-  down.times = 1;
+  down.times = 4;
   J().Sweep();
   fleet_.github_api.refusals.push_back(down);
   SweepReport r = J().Sweep();
