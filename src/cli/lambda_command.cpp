@@ -123,7 +123,18 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
     return std::nullopt;
   }
   Status wired = WireMicrovms(ctx, fn.config, *fn.wiring);
-  if (wired.ok()) wired = WireGitHub(ctx, fn.config, *secrets, *fn.wiring);
+  if (wired.ok()) {
+    // While GitHub refuses the credential, each probe reads it again (a fresh resolver: no
+    // cache), so a rotated SSM parameter or file is picked up by a warm container.
+    auto reload = [&ctx, &fn]() -> Result<Secret> {
+      lambda::SecretResolver fresh(
+          ctx.env, [&](const std::string& parameter) { return FetchSsm(ctx, fn, parameter); });
+      const runnerset::GitHubSettings& g = fn.config.github;
+      if (!g.pat_file.empty()) return fresh.Resolve(g.pat_file, "github.patFile");
+      return fresh.Resolve(g.private_key_file, "github.privateKeyFile");
+    };
+    wired = WireGitHub(ctx, fn.config, *secrets, *fn.wiring, reload);
+  }
   if (wired.ok()) wired = WireStore(ctx, fn.config, *fn.wiring);
   if (!wired.ok()) return InitError{lambda::kConfigError, wired};
   runnerset::RunnerTable::Options table_options;

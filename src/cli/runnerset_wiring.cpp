@@ -29,7 +29,8 @@ Status WireMicrovms(Context& ctx, const runnerset::ServeConfig&, RunnerSetWiring
 }
 
 Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
-                  const runnerset::ServeSecrets& secrets, RunnerSetWiring& w) {
+                  const runnerset::ServeSecrets& secrets, RunnerSetWiring& w,
+                  std::function<Result<Secret>()> reload) {
   github::GitHubAuth auth;
   if (secrets.pat) {
     auth = github::GitHubAuth::Token(*secrets.pat);
@@ -40,8 +41,10 @@ Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
     app.private_key_pem = *secrets.app_private_key;
     auth = github::GitHubAuth::App(std::move(app));
   }
+  auth.reload = std::move(reload);
   github::GitHubClientOptions go;
   go.rest.base_url = config.github.api_url;
+  go.jitter = &ctx.seam().random;
   MVR_ASSIGN_OR_RETURN(w.github,
                        github::GitHubClient::Create(w.http, ctx.clock, auth, go, &ctx.logger));
   return Status::Ok();

@@ -4,6 +4,7 @@
 // Thread-safety: build from one thread; the clients are then safe to share.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,8 +41,10 @@ std::unique_ptr<RunnerSetWiring> NewRunnerSetWiring(Context& ctx,
 Status WireQueue(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
 Status WireStore(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
 Status WireMicrovms(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
-// Needs the PAT or the App key in `secrets`.
+// Needs the PAT or the App key in `secrets`; `reload` reads it again from its source while
+// GitHub refuses it (github/auth.h).
 Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
-                  const runnerset::ServeSecrets& secrets, RunnerSetWiring& w);
+                  const runnerset::ServeSecrets& secrets, RunnerSetWiring& w,
+                  std::function<Result<Secret>()> reload);
 
 }  // namespace mvr::cli

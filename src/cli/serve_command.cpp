@@ -25,7 +25,8 @@ Result<std::unique_ptr<RunnerSetWiring>> Wire(Context& ctx, const runnerset::Ser
   std::unique_ptr<RunnerSetWiring> w =
       NewRunnerSetWiring(ctx, config, std::make_unique<http::CurlHttpClient>());
   MVR_RETURN_IF_ERROR(WireMicrovms(ctx, config, *w));
-  MVR_RETURN_IF_ERROR(WireGitHub(ctx, config, secrets, *w));
+  MVR_RETURN_IF_ERROR(WireGitHub(ctx, config, secrets, *w,
+                                 [&config] { return runnerset::ReadGitHubCredential(config); }));
   MVR_RETURN_IF_ERROR(WireStore(ctx, config, *w));
   MVR_RETURN_IF_ERROR(WireQueue(ctx, config, *w));
   return w;

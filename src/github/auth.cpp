@@ -60,16 +60,16 @@ void RegisterPem(Redactor& redactor, const Secret& pem) {
 }  // namespace
 
 Authenticator::Authenticator(GitHubAuth auth, const Logger* logger)
-    : auth_(std::move(auth)), logger_(logger) {
+    : logger_(logger), auth_(std::move(auth)) {
   if (logger_ == nullptr) return;
   if (auth_.token) logger_->redactor().Add(*auth_.token);
   if (auth_.app) RegisterPem(logger_->redactor(), auth_.app->private_key_pem);
 }
 
 Result<Secret> Authenticator::BearerToken(RestTransport& rest) {
-  if (auth_.token) return *auth_.token;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (auth_.token) return *auth_.token;
     if (installation_token_ &&
         rest.clock().Now() < installation_token_->expires_at - auth_.refresh_margin) {
       return installation_token_->token;
@@ -83,7 +83,11 @@ Result<Secret> Authenticator::BearerToken(RestTransport& rest) {
 }
 
 Result<RegistrationToken> Authenticator::Exchange(RestTransport& rest) {
-  const AppCredentials& app = *auth_.app;
+  AppCredentials app;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    app = *auth_.app;
+  }
   MVR_ASSIGN_OR_RETURN(Secret jwt, MakeAppJwt(app.app_id, app.private_key_pem, rest.clock().Now()));
   if (logger_ != nullptr) logger_->redactor().Add(jwt);
   std::string path = "/app/installations/" + std::to_string(app.installation_id) + "/access_tokens";
@@ -113,6 +117,31 @@ Result<RegistrationToken> Authenticator::Exchange(RestTransport& rest) {
 void Authenticator::Invalidate() {
   std::lock_guard<std::mutex> lock(mu_);
   installation_token_.reset();
+}
+
+Result<bool> Authenticator::Reload() {
+  std::function<Result<Secret>()> reload;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reload = auth_.reload;
+  }
+  if (!reload) return false;
+  // Read outside the lock: it may be an SSM call.
+  MVR_ASSIGN_OR_RETURN(Secret fresh, reload());
+  if (fresh.empty()) return InvalidArgument("the re-read GitHub credential is empty");
+  std::lock_guard<std::mutex> lock(mu_);
+  Secret& current = auth_.token ? *auth_.token : auth_.app->private_key_pem;
+  if (fresh.Reveal() == current.Reveal()) return false;
+  if (logger_ != nullptr) {
+    if (auth_.token) {
+      logger_->redactor().Add(fresh);
+    } else {
+      RegisterPem(logger_->redactor(), fresh);
+    }
+  }
+  current = std::move(fresh);
+  installation_token_.reset();
+  return true;
 }
 
 int Authenticator::exchanges() const {

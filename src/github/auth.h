@@ -6,6 +6,7 @@
 // exchange (two threads may both refresh at once; the later answer wins, both tokens are valid).
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -30,6 +31,10 @@ struct GitHubAuth {
   std::optional<AppCredentials> app;
   // Refresh an installation token this long before GitHub says it expires.
   Duration refresh_margin{300'000};
+  // Reads the token (or the App's private key) again from where it came from (its file, its SSM
+  // parameter), so a secret fixed while GitHub refuses the old one is picked up without a
+  // restart. Optional.
+  std::function<Result<Secret>()> reload;
 
   static GitHubAuth Token(Secret token);
   static GitHubAuth App(AppCredentials app);
@@ -51,6 +56,11 @@ class Authenticator {
   // Forget a cached installation token (after GitHub answered 401 with it).
   void Invalidate();
 
+  // Reads the secret again through auth.reload (when set); a changed one replaces the token or
+  // the App key (and drops the cached installation token). True when it changed. A failed read
+  // keeps the old secret and is returned.
+  Result<bool> Reload();
+
   bool is_app() const { return auth_.app.has_value(); }
   // Number of installation-token exchanges made (tests, metrics).
   int exchanges() const;
@@ -58,10 +68,10 @@ class Authenticator {
  private:
   Result<RegistrationToken> Exchange(RestTransport& rest);
 
-  GitHubAuth auth_;
   const Logger* logger_;
 
   mutable std::mutex mu_;
+  GitHubAuth auth_;                                      // the secrets guarded by mu_
   std::optional<RegistrationToken> installation_token_;  // guarded by mu_
   int exchanges_ = 0;                                    // guarded by mu_
 };

@@ -7,7 +7,10 @@
 // Thread-safety: implementations must be safe to call from many threads at once.
 #pragma once
 
+#include <optional>
 #include <vector>
+
+#include "base/clock.h"
 
 #include "base/status.h"
 #include "github/types.h"
@@ -48,6 +51,10 @@ class GitHub {
 
   // POST .../actions/runners/registration-token (a token for config.sh, valid one hour).
   virtual Result<RegistrationToken> CreateRegistrationToken(const RunnerScope& scope) = 0;
+
+  // When GitHub began refusing the credentials (401 Bad credentials), while it still does;
+  // nullopt when it accepts them, or when the implementation does not track it.
+  virtual std::optional<TimePoint> AuthFailingSince() const { return std::nullopt; }
 };
 
 }  // namespace mvr::github

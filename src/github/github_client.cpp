@@ -1,6 +1,7 @@
 #include "github/github_client.h"
 
 #include "base/encoding.h"
+#include "base/time_format.h"
 #include "github/json_parsers.h"
 #include "http/types.h"
 
@@ -65,10 +66,54 @@ GitHubClient::GitHubClient(http::HttpClient& http, const Clock& clock, std::stri
     : rest_(http, clock, std::move(base_url), options.rest),
       auth_(std::move(auth), logger),
       options_(std::move(options)),
+      health_(options_.auth_backoff, options_.jitter),
       logger_(logger) {}
 
 Result<http::HttpResponse> GitHubClient::Call(const std::string& method, const std::string& target,
                                               const std::string& body) {
+  MVR_ASSIGN_OR_RETURN(const bool probe, health_.Admit(rest_.clock().Now()));
+  if (probe) {
+    // This call is the probe: the secret may have been fixed since the last one.
+    Result<bool> reloaded = auth_.Reload();
+    if (logger_ != nullptr) {
+      logger_->Debug("github credentials re-read",
+                     {{"changed", reloaded.ok() && *reloaded},
+                      {"error", reloaded.ok() ? "" : reloaded.status().message()}});
+    }
+  }
+  Result<http::HttpResponse> response = Exchange(method, target, body);
+  Observe(response.status(), probe);
+  return response;
+}
+
+void GitHubClient::Observe(const Status& outcome, bool probe) {
+  const TimePoint now = rest_.clock().Now();
+  AuthHealth::Change change = AuthHealth::Change::kNone;
+  if (outcome.code() == Code::kUnauthorized) {
+    change = health_.OnRefused(now);
+    if (change == AuthHealth::Change::kFailing && logger_ != nullptr) {
+      logger_->Warn("github auth failing", {{"since", FormatRfc3339(now)},
+                                            {"error", outcome.message()},
+                                            {"next_try_in_ms", health_.DelayAfter(1).count()}});
+    }
+  } else if (outcome.code() == Code::kTransient) {
+    health_.OnInconclusive(now, probe);
+  } else {
+    // 2xx, 404, 409, 422, a rate limit: GitHub knew who was asking.
+    const std::optional<TimePoint> since = health_.failing_since();
+    change = health_.OnAccepted(now, probe);
+    if (change == AuthHealth::Change::kRecovered && logger_ != nullptr && since) {
+      logger_->Info(
+          "github auth recovered",
+          {{"failing_since", FormatRfc3339(*since)},
+           {"failed_for_ms", std::chrono::duration_cast<Duration>(now - *since).count()}});
+    }
+  }
+}
+
+Result<http::HttpResponse> GitHubClient::Exchange(const std::string& method,
+                                                  const std::string& target,
+                                                  const std::string& body) {
   MVR_ASSIGN_OR_RETURN(Secret token, auth_.BearerToken(rest_));
   Result<http::HttpResponse> response = rest_.Send(method, target, body, &token);
   if (!response.ok() && response.status().code() == Code::kUnauthorized &&

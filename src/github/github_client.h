@@ -2,7 +2,10 @@
 // (base https://HOST/api/v3) and mvr's emulator alike. Lists follow the Link header's rel="next"
 // page by page; rate-limit headers are tracked (last_rate_limit) and limit answers become
 // Throttled with the wait GitHub asked for. A 401 with an App installation token drops the cached
-// token, so the next call fetches a new one. No call retries by itself.
+// token, so the next call fetches a new one. No call retries by itself. A 401 starts an auth
+// outage (auth_health.h): calls are refused without reaching GitHub until the next probe, which
+// first re-reads the secret (GitHubAuth::reload); one log line when the outage begins, one when
+// it ends.
 // Thread-safety: safe to share between threads; no lock is held across an HTTP call.
 #pragma once
 
@@ -12,6 +15,7 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "github/auth.h"
+#include "github/auth_health.h"
 #include "github/github.h"
 #include "github/rest_transport.h"
 #include "http/client.h"
@@ -20,8 +24,10 @@ namespace mvr::github {
 
 struct GitHubClientOptions {
   RestOptions rest;
-  int per_page = 100;   // 1..100, GitHub's maximum
-  int max_pages = 100;  // a listing longer than this is refused rather than followed forever
+  int per_page = 100;        // 1..100, GitHub's maximum
+  int max_pages = 100;       // a listing longer than this is refused rather than followed forever
+  AuthBackoff auth_backoff;  // the waits between probes while GitHub refuses the credentials
+  Random* jitter = nullptr;  // the seam's random, for those waits' jitter (none: no jitter)
 };
 
 class GitHubClient final : public GitHub {
@@ -43,6 +49,7 @@ class GitHubClient final : public GitHub {
   Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo) override;
   Result<std::vector<Job>> ListInProgressJobs(const RepositoryRef& repo) override;
   Result<RegistrationToken> CreateRegistrationToken(const RunnerScope& scope) override;
+  std::optional<TimePoint> AuthFailingSince() const override { return health_.failing_since(); }
 
   // The X-RateLimit-* values of the last answer that carried them.
   std::optional<RateLimit> last_rate_limit() const { return rest_.last_rate_limit(); }
@@ -56,9 +63,14 @@ class GitHubClient final : public GitHub {
   // The jobs with `job_status` of the repository's runs with `run_status`.
   Result<std::vector<Job>> ListJobsOfRuns(const RepositoryRef& repo, const std::string& run_status,
                                           JobStatus job_status);
-  // One authenticated exchange; a 401 forgets the cached installation token.
+  // One authenticated exchange, admitted by health_; a 401 forgets the cached installation
+  // token and counts against the credentials.
   Result<http::HttpResponse> Call(const std::string& method, const std::string& target,
                                   const std::string& body = "");
+  Result<http::HttpResponse> Exchange(const std::string& method, const std::string& target,
+                                      const std::string& body);
+  // Tells health_ how an admitted call went, and logs a change of state.
+  void Observe(const Status& outcome, bool probe);
 
   // GETs `target` and every rel="next" page after it, parsing each element of the array member
   // `key` with `parse`.
@@ -68,6 +80,7 @@ class GitHubClient final : public GitHub {
   RestTransport rest_;
   Authenticator auth_;
   GitHubClientOptions options_;
+  AuthHealth health_;
   const Logger* logger_;
 };
 

@@ -2,7 +2,9 @@
 // (github.webhookSecretFile, github.patFile, github.privateKeyFile) hold a reference: a file path
 // (as for `mvr serve`), `env:NAME` (an environment variable) or `ssm:/path` (an SSM Parameter
 // Store parameter, SecureString decrypted). Each function resolves only the secrets its handler
-// needs, once per container, at initialisation; the values are then kept for every invocation.
+// needs, once per container, at initialisation; the values are then kept for every invocation
+// (the launcher's GitHub credential is read again with a fresh resolver while GitHub refuses it:
+// cli/lambda_command.cpp).
 // Errors name the configuration key and the reference (a path, a variable or a parameter name),
 // never a value.
 // Thread-safety: SecretResolver is used from the initialising thread only.

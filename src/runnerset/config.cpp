@@ -372,6 +372,12 @@ Result<ServeSecrets> LoadSecrets(const ServeConfig& config) {
   return out;
 }
 
+Result<Secret> ReadGitHubCredential(const ServeConfig& config) {
+  if (!config.github.pat_file.empty())
+    return ReadSecretFile(config.github.pat_file, "github.patFile");
+  return ReadSecretFile(config.github.private_key_file, "github.privateKeyFile");
+}
+
 Secret ControlKeyOf(const ServeSecrets& secrets) {
   if (secrets.pat) return *secrets.pat;
   if (secrets.app_private_key) return *secrets.app_private_key;

@@ -125,6 +125,9 @@ struct ServeSecrets {
   std::optional<Secret> app_private_key;
 };
 Result<ServeSecrets> LoadSecrets(const ServeConfig& config);
+// The GitHub credential alone (the PAT, else the App's private key), read again from its file:
+// how `mvr serve` picks up a secret fixed while GitHub refuses the old one, without a restart.
+Result<Secret> ReadGitHubCredential(const ServeConfig& config);
 // The key the set derives its pool members' control nonces from: its GitHub credential (the PAT,
 // else the App's private key), the one secret every process that launches or delivers holds.
 // Rotating it leaves existing pool members' nonces underivable: they are refused and replaced.

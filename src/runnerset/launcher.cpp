@@ -371,6 +371,18 @@ LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
     if (!r.ok()) out.detail += "; releasing the claim failed: " + r.message();
   }
   if (!vm_gone) cap_.Launched(a.reservation, a.microvm_id);
+  if (failure.code() == Code::kUnauthorized &&
+      (failure.error_type() == "AuthFailing" || failure.error_type() == "BadCredentials")) {
+    // GitHub refuses the set's credentials: no launch can succeed until the secret is fixed, and
+    // the GitHub client logs the outage once. Wait for its next probe; a deferral never
+    // dead-letters the job, so it runs once the credentials work again.
+    out.decision = LaunchDecision::kDeferred;
+    out.retry_after = std::max(out.retry_after, failure.retry_after().value_or(Duration(0)));
+    deps_.metrics.AddDeferral("github_auth");
+    seam.logger.Debug("launch deferred: GitHub refuses the credentials",
+                      {{"job_id", a.intent.job_id}, {"error", out.detail}});
+    return out;
+  }
   seam.logger.Warn(
       "launch failed",
       {{"job_id", a.intent.job_id}, {"runner_name", a.runner_name}, {"error", out.detail}});

@@ -62,8 +62,12 @@ bool Launcher::StillNeeded(const LaunchIntent& in) {
     seen.insert(job_id);
     Result<github::Job> job = deps_.github.GetJob(*repo, job_id);
     if (!job.ok()) {
-      deps_.seam.logger.Warn("could not tell whether the job is still queued; launching anyway",
-                             {{"job_id", job_id}, {"error", job.status().ToString()}});
+      // While GitHub refuses the credentials the client has logged the outage once; a line per
+      // launch attempt would bury it.
+      const bool auth = job.status().code() == Code::kUnauthorized;
+      deps_.seam.logger.Log(auth ? LogLevel::kDebug : LogLevel::kWarn,
+                            "could not tell whether the job is still queued; launching anyway",
+                            {{"job_id", job_id}, {"error", job.status().ToString()}});
       return true;  // fail open: dropping a live job is far worse than an unneeded VM
     }
     if (job->status != github::JobStatus::kInProgress &&

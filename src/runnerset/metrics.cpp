@@ -139,6 +139,19 @@ Metrics::Summary Metrics::GetMilestone(Milestone milestone) const {
   return Summary{h.count, h.sum};
 }
 
+std::string Metrics::AuthPrometheus(std::optional<TimePoint> failing_since) {
+  std::string out;
+  out += "# HELP mvr_runnerset_github_auth_failing 1 while GitHub refuses the set's credentials\n";
+  out += "# TYPE mvr_runnerset_github_auth_failing gauge\n";
+  out += std::string("mvr_runnerset_github_auth_failing ") + (failing_since ? "1" : "0") + "\n";
+  out +=
+      "# HELP mvr_runnerset_github_auth_failing_since_seconds when the GitHub auth outage began\n";
+  out += "# TYPE mvr_runnerset_github_auth_failing_since_seconds gauge\n";
+  out += "mvr_runnerset_github_auth_failing_since_seconds " +
+         std::to_string(failing_since ? ToUnixMillis(*failing_since) / 1000 : 0) + "\n";
+  return out;
+}
+
 std::string Metrics::Prometheus() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;

@@ -13,8 +13,11 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "base/clock.h"
 
 namespace mvr::runnerset {
 
@@ -68,6 +71,9 @@ class Metrics {
 
   // The Prometheus text exposition (version 0.0.4).
   std::string Prometheus() const;
+  // The GitHub auth gauges, to append to it: mvr_runnerset_github_auth_failing (0 or 1) and
+  // mvr_runnerset_github_auth_failing_since_seconds (the Unix time the outage began; 0 when none).
+  static std::string AuthPrometheus(std::optional<TimePoint> failing_since);
   // The last kRecentJobs jobs, oldest first, as JSON: {"jobs": [{"job": "o/r#7", "received_ms":
   // …, "claimed_ms": …, …}]} with a "<milestone>_ms" key for each milestone reached.
   std::string RecentJobsJson() const;

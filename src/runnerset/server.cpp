@@ -58,7 +58,9 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
   router_.Add("POST", "/webhook",
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
   router_.Add("GET", "/metrics", [this](const http::ServerRequest&, const http::PathParams&) {
-    return Text(200, metrics_.Prometheus(), "text/plain; version=0.0.4");
+    return Text(200,
+                metrics_.Prometheus() + Metrics::AuthPrometheus(deps_.github.AuthFailingSince()),
+                "text/plain; version=0.0.4");
   });
   router_.Add("GET", "/timeline", [this](const http::ServerRequest&, const http::PathParams&) {
     return Text(200, metrics_.RecentJobsJson(), "application/json");
@@ -148,6 +150,7 @@ nlohmann::json Server::Status() {
     in.errors.push_back("scanning the warm pools: " + members.status().ToString());
   }
   in.last_sweep = janitor_.LastSweep();
+  in.github_auth_failing_since = deps_.github.AuthFailingSince();
   in.now = deps_.seam.clock.Now();
   return BuildStatus(config_, in);
 }

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "base/time_format.h"
+
 namespace mvr::runnerset {
 namespace {
 
@@ -153,6 +155,12 @@ json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
   json out;
   out["runnerSetId"] = config.runner_set_id;
   out["nowMs"] = now;
+  json auth = {{"ok", !in.github_auth_failing_since}};
+  if (in.github_auth_failing_since) {
+    auth["failingSince"] = FormatRfc3339(*in.github_auth_failing_since);
+    auth["failingSinceMs"] = ToUnixMillis(*in.github_auth_failing_since);
+  }
+  out["githubAuth"] = auth;
   json classes = json::array();
   for (const RunnerClass& c : config.classes) classes.push_back(ClassEntry(c, in));
   json all = json::object();
@@ -177,6 +185,17 @@ std::string RenderStatusText(const json& s) {
   std::string out;
   char line[512];
   out += "runner set " + s.value("runnerSetId", std::string()) + "\n";
+  const json auth = s.value("githubAuth", json::object());
+  if (auth.contains("failingSince")) {
+    std::snprintf(
+        line, sizeof(line),
+        "GitHub auth failing since %s (%.0f s): fix the secret; it is re-read without a restart\n",
+        auth.value("failingSince", std::string()).c_str(),
+        (s.value("nowMs", int64_t{0}) - auth.value("failingSinceMs", int64_t{0})) / 1000.0);
+    out += line;
+  } else if (auth.value("ok", false)) {
+    out += "GitHub auth: ok\n";
+  }
   out += "classes:\n";
   for (const json& c : s.value("classes", json::array())) {
     const json& vms = c["vms"];

@@ -31,6 +31,8 @@ struct StatusInputs {
   std::vector<PoolMember> pool_members;
   std::optional<SweepReport> last_sweep;
   std::vector<std::string> errors;  // listings that failed, for the answer
+  // When GitHub began refusing the set's credentials (nullopt: it accepts them).
+  std::optional<TimePoint> github_auth_failing_since;
 };
 
 // Segments of a job in flight, in order: "claimed" (registering its runner), "vm_starting" (the

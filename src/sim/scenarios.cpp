@@ -181,6 +181,24 @@ std::vector<Scenario> PoolScenarios() {
   };
 }
 
+// What breaks runner fleets in the field (issue 30).
+std::vector<Scenario> FieldScenarios() {
+  return {
+      {"revoked-credentials",
+       "8 jobs queued while GitHub refuses the set's PAT (revoked 30 s in; a new one written to "
+       "the secret's file 5 to 20 min later): no request storm, one failing and one recovered log "
+       "line per process, every job runs after the fix with no restart",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.jobs = 8;
+         o.first_job_after = Duration(60'000);
+         o.credentials_revoked_at = Duration(30'000);
+         o.credentials_outage = Duration(300'000 + static_cast<int64_t>((seed * 7919) % 900'001));
+         return o;
+       }},
+  };
+}
+
 }  // namespace
 
 const std::vector<Scenario>& Scenarios() {
@@ -188,6 +206,7 @@ const std::vector<Scenario>& Scenarios() {
     std::vector<Scenario> all = FaultScenarios();
     for (Scenario& s : RunnerApiScenarios()) all.push_back(std::move(s));
     for (Scenario& s : PoolScenarios()) all.push_back(std::move(s));
+    for (Scenario& s : FieldScenarios()) all.push_back(std::move(s));
     return all;
   }();
   return scenarios;
@@ -205,6 +224,10 @@ const std::vector<PlantedBug>& PlantedBugs() {
       {"unconditional-claim",
        "the job claim's write ignores its condition, so two launchers can both win one job",
        [](WorldOptions& o) { o.plant_unconditional_claims = true; }},
+      {"auth-spin",
+       "the GitHub client's auth backoff is off: every call goes to GitHub while it refuses the "
+       "credentials",
+       [](WorldOptions& o) { o.plant_auth_spin = true; }},
   };
   return bugs;
 }

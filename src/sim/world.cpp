@@ -158,6 +158,9 @@ void World::SpawnActors() {
     if (options_.warm_pool_size > 0 || options_.hot_pool_size > 0) SpawnRole(Role::kSweeper);
   }
   if (options_.crashes_per_hour > 0) scheduler_.Spawn("chaos", [this] { Chaos(); });
+  if (options_.credentials_outage.count() > 0) {
+    scheduler_.Spawn("credentials", [this] { CredentialsOutage(); });
+  }
   // A final wave after the others (the next day's runs) reconciles what they abandoned.
   const int final_wave = options_.action_runs > 0 ? options_.action_capacity : 0;
   for (int i = 0; i < options_.action_runs + final_wave; ++i) {
@@ -169,15 +172,28 @@ void World::SpawnActors() {
 World::Process::Process(World& w, Duration skew)
     : seam(w.scheduler_, skew),
       vms(w.VmsClientOptions(), aws::MicrovmsClientDeps{w.vms_http_, w.credentials_, seam.seam}),
-      github(github::GitHubClient::Create(w.github_http_, seam.clock,
-                                          github::GitHubAuth::Token(Secret(kToken)),
-                                          GithubClientOptions(), &seam.logger)
+      github(github::GitHubClient::Create(w.github_http_, seam.clock, w.GithubAuth(),
+                                          w.GithubOptions(seam), &seam.logger)
                  .value()),
       table(w.store_, seam.seam, TableOptions(w.config_)),
       pool(w.store_, seam.seam) {
   // As `mvr serve` and `mvr lambda` do with the secrets they read.
   seam.logger.redactor().Add(kToken);
+  seam.logger.redactor().Add(kFixedToken);
   seam.logger.redactor().Add(kWebhookSecret);
+}
+
+github::GitHubAuth World::GithubAuth() {
+  github::GitHubAuth auth = github::GitHubAuth::Token(Secret(kToken));
+  auth.reload = [this]() -> Result<Secret> { return Secret(github_secret_); };
+  return auth;
+}
+
+github::GitHubClientOptions World::GithubOptions(ActorSeam& seam) const {
+  github::GitHubClientOptions o = GithubClientOptions();
+  o.jitter = &seam.random;
+  if (options_.plant_auth_spin) o.auth_backoff = {Duration(0), Duration(0)};
+  return o;
 }
 
 bool World::Chance(Random& random, double p) {
@@ -212,6 +228,7 @@ World::Process& World::NewProcess() {
 
 void World::SpawnRole(Role role) {
   Process& p = NewProcess();
+  p.role = role;
   const std::string n = std::to_string(++incarnations_);
   switch (role) {
     case Role::kLauncher:

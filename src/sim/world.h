@@ -71,6 +71,8 @@ class World {
   static constexpr char kImage[] = "img-1";
   static constexpr char kPrefix[] = "mvr-sim-";
   static constexpr char kToken[] = "ghp_SIMTOKENFIXTURE0123456789";
+  // The PAT that replaces kToken in the revoked-credentials scenario.
+  static constexpr char kFixedToken[] = "ghp_SIMFIXEDTOKENFIXTURE98765";
   static constexpr char kWebhookSecret[] = "sim-webhook-secret-5c1f";
   // The runner set's GitHub credential stands in as its control key (ControlKeyOf); the Action's
   // MVR_CONTROL_KEY.
@@ -84,6 +86,7 @@ class World {
   struct Process {
     Process(World& w, Duration skew);
     ActorSeam seam;
+    Role role = Role::kLauncher;  // or the Action's run
     aws::MicrovmsClient vms;
     std::unique_ptr<github::GitHubClient> github;
     runnerset::RunnerTable table;
@@ -107,6 +110,9 @@ class World {
   aws::MicrovmsClientOptions VmsClientOptions() const;
   std::unique_ptr<emulate::github::InProcessGithub> MakeGithub();
   Process& NewProcess();
+  // The set's GitHub credential, re-read from github_secret_ while GitHub refuses it.
+  github::GitHubAuth GithubAuth();
+  github::GitHubClientOptions GithubOptions(ActorSeam& seam) const;
   void SpawnRole(Role role);
   void SpawnActors();
 
@@ -119,6 +125,8 @@ class World {
   void HandleDelivery(const std::shared_ptr<emulate::github::HeldDelivery>& held, int copy,
                       Duration delay, int crash_after);
   void Chaos();
+  // Revokes the set's PAT, then fixes the secret (options_.credentials_*).
+  void CredentialsOutage();
   int CrashPoint(int span);  // where a crashing actor dies: at one of its next `span` seam calls
 
   // --- the workloads: jobs and the Action's runs (world_workloads.cpp) ---
@@ -141,6 +149,7 @@ class World {
   void CheckVms(WorldReport& report);
   void CheckRunners(WorldReport& report);
   void CheckLogs(WorldReport& report);
+  void CheckAuthOutage(WorldReport& report);
   void ReportFigures(WorldReport& report);
   Duration JanitorBound() const;
 
@@ -173,6 +182,10 @@ class World {
   ActorSeam webhooks_{scheduler_};
   ActorSeam workload_{scheduler_};
   ActorSeam chaos_{scheduler_};
+  ActorSeam outage_{scheduler_};
+  // The set's GitHub credential as its secret file holds it (what a re-read finds).
+  std::string github_secret_ = kToken;
+  std::optional<TimePoint> revoked_at_, fixed_at_;
   std::deque<std::unique_ptr<Process>> processes_;  // kept to the end: their logs are checked
   std::vector<std::pair<Role, ActorId>> crashable_;
   int incarnations_ = 0;

@@ -147,6 +147,20 @@ void World::Chaos() {
   }
 }
 
+// An App key revoked or a PAT expired: GitHub answers 401 to the set's calls until an operator
+// writes a new PAT where the set reads its secret; the set must notice that without a restart.
+void World::CredentialsOutage() {
+  outage_.sleeper.Sleep(options_.credentials_revoked_at);
+  github_->auth().RevokePat(kToken).IgnoreError();
+  revoked_at_ = scheduler_.Now();
+  scheduler_.Note("credentials revoked");
+  outage_.sleeper.Sleep(options_.credentials_outage);
+  github_->auth().AddPat(Secret(kFixedToken));
+  github_secret_ = kFixedToken;
+  fixed_at_ = scheduler_.Now();
+  scheduler_.Note("credentials fixed");
+}
+
 int World::CrashPoint(int span) {
   return 1 + static_cast<int>(chance_.Next64() % static_cast<uint64_t>(span));
 }

@@ -48,6 +48,7 @@ void World::CheckTheEnd(WorldReport& report) {
   CheckVms(report);
   CheckRunners(report);
   CheckLogs(report);
+  CheckAuthOutage(report);
   ReportFigures(report);
 }
 
@@ -133,7 +134,9 @@ Duration World::JanitorBound() const {
 void World::CheckLogs(WorldReport& report) {
   std::vector<std::string> secrets = guest_.secrets();
   secrets.insert(secrets.end(), action_secrets_.begin(), action_secrets_.end());
-  for (const char* fixture : {kToken, kWebhookSecret, kSecretKey}) secrets.emplace_back(fixture);
+  for (const char* fixture : {kToken, kFixedToken, kWebhookSecret, kSecretKey}) {
+    secrets.emplace_back(fixture);
+  }
   std::vector<const MemorySink*> sinks = {&services_sink_, &platform_.sink, &webhooks_.sink,
                                           &workload_.sink, &chaos_.sink};
   for (const auto& p : processes_) sinks.push_back(&p->seam.sink);
@@ -152,6 +155,59 @@ void World::CheckLogs(WorldReport& report) {
       }
     }
   }
+}
+
+// While GitHub refused the credentials, the set sent no request storm: each process probes on
+// its backoff (waits of 2 s doubling, jittered down to half at most: at most 7 refusals a process
+// in any minute, one counted for a call already on its way, and one per 64 s once the waits have
+// grown), no 401 after the fix; each process logged at most one "failing" and one "recovered"
+// line, the janitor (which calls GitHub every sweep) both, and it ended healthy.
+void World::CheckAuthOutage(WorldReport& report) {
+  if (options_.credentials_outage.count() == 0) return;
+  if (!revoked_at_ || !fixed_at_) {
+    report.violations.push_back("the credentials outage did not run to its end");
+    return;
+  }
+  const std::vector<TimePoint> refused = github_->auth().refusals();
+  const int64_t processes = static_cast<int64_t>(processes_.size());
+  const int64_t per_minute = 7 * processes;
+  const int64_t outage_s = options_.credentials_outage.count() / 1000;
+  const int64_t total = processes * (8 + outage_s / 64);
+  if (static_cast<int64_t>(refused.size()) > total) {
+    report.violations.push_back("GitHub answered " + std::to_string(refused.size()) +
+                                " requests 401 in a " + std::to_string(outage_s) +
+                                " s outage, over the backoff's bound of " + std::to_string(total));
+  }
+  for (size_t i = 0, j = 0; i < refused.size(); ++i) {
+    while (j < refused.size() && refused[j] < refused[i] + Duration(60'000)) ++j;
+    if (static_cast<int64_t>(j - i) > per_minute) {
+      report.violations.push_back("a request storm: " + std::to_string(j - i) +
+                                  " requests answered 401 within a minute (bound " +
+                                  std::to_string(per_minute) + ")");
+      break;
+    }
+  }
+  if (!refused.empty() && refused.back() > *fixed_at_) {
+    report.violations.push_back("GitHub answered 401 after the secret was fixed");
+  }
+  int failing_total = 0;
+  for (const auto& p : processes_) {
+    int failing = 0, recovered = 0;
+    for (const std::string& line : p->seam.sink.lines()) {
+      failing += line.find("\"github auth failing\"") != std::string::npos;
+      recovered += line.find("\"github auth recovered\"") != std::string::npos;
+    }
+    failing_total += failing;
+    const bool janitor = p->role == Role::kJanitor;
+    if (failing > 1 || recovered > failing || (janitor && recovered != failing) ||
+        (janitor && p->github->AuthFailingSince())) {
+      report.violations.push_back("a " + std::string(janitor ? "janitor" : "launcher") +
+                                  " logged " + std::to_string(failing) + " auth failing and " +
+                                  std::to_string(recovered) + " recovered lines for one outage" +
+                                  (p->github->AuthFailingSince() ? ", and still fails" : ""));
+    }
+  }
+  if (failing_total == 0) report.violations.push_back("no process noticed the credentials outage");
 }
 
 // The run's figures: the Action's counts, the janitor's counters, latencies, calls, faults.

@@ -100,6 +100,13 @@ struct WorldOptions {
   // A planted bug (the simulation must find it): the job claim is no longer first-writer-wins
   // (its condition is ignored).
   bool plant_unconditional_claims = false;
+  // GitHub refuses the set's PAT (revoked) from `credentials_revoked_at` for `credentials_outage`;
+  // then the secret is fixed: a new PAT, in the "file" each process re-reads (0: no outage).
+  Duration credentials_revoked_at{0};
+  Duration credentials_outage{0};
+  // A planted bug: the GitHub client's auth backoff is off, so every call of every actor goes to
+  // GitHub while it refuses the credentials (a request storm).
+  bool plant_auth_spin = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };

@@ -162,6 +162,9 @@ TEST_F(AppAuthTest, A401DropsTheCachedToken) {
   reject_api_ = true;
   EXPECT_EQ(Call(*client).code(), Code::kUnauthorized);
   reject_api_ = false;
+  // Until the first probe of the auth backoff (2 s, no jitter here) nothing is sent.
+  EXPECT_EQ(Call(*client).error_type(), "AuthFailing");
+  clock_.Advance(std::chrono::seconds(2));
   ASSERT_TRUE(Call(*client).ok());
   EXPECT_EQ(client->token_exchanges(), 2);
   EXPECT_EQ(last_api_auth(), std::string("Bearer ") + kInstallationToken + "2");
@@ -175,6 +178,7 @@ TEST_F(AppAuthTest, ExchangeFailuresAreMappedAndNamed) {
   EXPECT_NE(s.message().find("installation token"), std::string::npos);
   exchange_status_ = 401;
   EXPECT_EQ(Call(*client).code(), Code::kUnauthorized);
+  clock_.Advance(std::chrono::seconds(2));  // the auth backoff's first wait
   exchange_status_ = 503;
   EXPECT_EQ(Call(*client).code(), Code::kTransient);
   EXPECT_EQ(issued_, 0);

@@ -197,6 +197,19 @@ TEST(WorldTest, APlantedUnconditionalClaimIsFound) {
   EXPECT_NE(what.find("two VMs"), std::string::npos) << what;
 }
 
+// Without its backoff, a set whose PAT was revoked sends GitHub a request storm, which the
+// revoked-credentials scenario's invariant finds.
+TEST(WorldTest, APlantedAuthSpinIsFound) {
+  const PlantedBug* bug = FindPlantedBug("auth-spin");
+  ASSERT_NE(bug, nullptr);
+  std::string what;
+  RunSeeds(*FindScenario("revoked-credentials"), 1, 2, 2, bug->plant, [&](const SeedOutcome& o) {
+    if (what.empty() && !o.report.violations.empty()) what = o.report.violations.front();
+  });
+  ASSERT_FALSE(what.empty()) << "the planted bug was not found in 2 seeds";
+  EXPECT_NE(what.find("401"), std::string::npos) << what;
+}
+
 // The performance model reproduces seed 001's quiet cold start segment by segment (6.8 s queued →
 // VM running, 8.2 s → the runner's first log line, 9.0 s → connected, 1.0 s → the job: 25 s,
 // within 10%), and its 45 s at fifteen launches when batches are launched one at a time.

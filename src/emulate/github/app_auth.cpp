@@ -46,34 +46,79 @@ Authenticator::Authenticator(AuthOptions options, const Clock& clock, Random& se
     : options_(std::move(options)),
       clock_(clock),
       secure_random_(secure_random),
-      app_key_(public_key) {}
+      app_key_(public_key),
+      pats_(options_.pats) {}
 
 Authenticator::~Authenticator() { EVP_PKEY_free(static_cast<EVP_PKEY*>(app_key_)); }
 
 Result<Identity> Authenticator::AuthenticateToken(
     const std::optional<std::string>& authorization) const {
   auto value = BearerValue(authorization);
-  if (!value || value->empty()) return Unauthorized("Requires authentication");
-  for (size_t i = 0; i < options_.pats.size(); ++i) {
-    if (ConstantTimeEquals(options_.pats[i].Reveal(), *value)) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!value || value->empty()) return Refuse("Requires authentication");
+  for (size_t i = 0; i < pats_.size(); ++i) {
+    if (ConstantTimeEquals(pats_[i].Reveal(), *value)) {
       return Identity{"pat", "pat:" + std::to_string(i)};
     }
   }
   const std::string hash = Sha256Hex(*value);
-  std::lock_guard<std::mutex> lock(mu_);
   auto it = installation_tokens_.find(hash);
   if (it != installation_tokens_.end() && clock_.Now() < it->second) {
     return Identity{"installation", "installation:" + std::to_string(options_.installation_id)};
   }
-  return Unauthorized("Bad credentials");
+  return Refuse("Bad credentials");
+}
+
+Status Authenticator::Refuse(std::string message) const {
+  refusals_.push_back(clock_.Now());
+  return Unauthorized(std::move(message));
+}
+
+Status Authenticator::RevokePat(const std::string& value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = pats_.begin(); it != pats_.end(); ++it) {
+    if (ConstantTimeEquals(it->Reveal(), value)) {
+      // Keep the slot (an empty PAT never matches: BearerValue refuses empty values), so the
+      // other PATs keep their rate-limit buckets.
+      *it = Secret();
+      return Status::Ok();
+    }
+  }
+  return NotFound("no configured PAT has that value");
+}
+
+void Authenticator::AddPat(Secret value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Secret& p : pats_) {
+    if (ConstantTimeEquals(p.Reveal(), value.Reveal())) return;
+  }
+  pats_.push_back(std::move(value));
+}
+
+void Authenticator::SetAppKeyRevoked(bool revoked) {
+  std::lock_guard<std::mutex> lock(mu_);
+  app_key_revoked_ = revoked;
+  if (revoked) installation_tokens_.clear();
+}
+
+bool Authenticator::app_key_revoked() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return app_key_revoked_;
+}
+
+std::vector<TimePoint> Authenticator::refusals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refusals_;
 }
 
 Result<Identity> Authenticator::AuthenticateApp(
     const std::optional<std::string>& authorization) const {
-  if (!app_key_) return Unauthorized("A JSON web token could not be decoded");
-  auto value = BearerValue(authorization);
-  if (!value) return Unauthorized("A JSON web token could not be decoded");
-  MVR_RETURN_IF_ERROR(VerifyJwt(*value));
+  std::optional<std::string> value = BearerValue(authorization);
+  Status verified = !app_key_ || !value ? Unauthorized("A JSON web token could not be decoded")
+                                        : VerifyJwt(*value);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (app_key_revoked_) return Refuse("A JSON web token could not be decoded");
+  if (!verified.ok()) return Refuse(verified.message());
   return Identity{"app", "app:" + std::to_string(*options_.app_id)};
 }
 

@@ -54,6 +54,20 @@ class Authenticator {
   // A self-hosted runner registration token (1 hour); nothing in the emulator consumes it.
   InstallationToken CreateRegistrationToken();
   int64_t installation_id() const { return options_.installation_id; }
+
+  // Credentials revoked at runtime (the control API's POST /_emulator/credentials, the
+  // simulation). A revoked or expired PAT answers 401 "Bad credentials", as GitHub does. A revoked
+  // App key makes every JWT 401 "A JSON web token could not be decoded" (GitHub no longer holds
+  // the public half) and revokes the installation tokens issued so far (stricter reading: GitHub
+  // does not document whether they outlive the key; we assume not).
+  // NotFound when `value` is not a configured PAT.
+  Status RevokePat(const std::string& value);
+  // Accepts `value` as a PAT from now on (a new one, or a revoked one restored).
+  void AddPat(Secret value);
+  void SetAppKeyRevoked(bool revoked);
+  bool app_key_revoked() const;
+  // When each 401 was answered (oldest first): what a client that retries on 401 costs GitHub.
+  std::vector<TimePoint> refusals() const;
   int64_t app_id() const { return options_.app_id.value_or(0); }
 
  private:
@@ -65,8 +79,12 @@ class Authenticator {
   Random& secure_random_;
   void* app_key_;  // EVP_PKEY*, owned
 
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;                                 // guards everything below
   std::map<std::string, TimePoint> installation_tokens_;  // SHA-256 hex -> expiry
+  std::vector<Secret> pats_;                              // options_.pats and added ones
+  bool app_key_revoked_ = false;
+  mutable std::vector<TimePoint> refusals_;
+  Status Refuse(std::string message) const;  // REQUIRES: mu_ held
 };
 
 // "Bearer X" or "token X" → X; nullopt for anything else.

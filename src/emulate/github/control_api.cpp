@@ -181,10 +181,44 @@ void ControlApi::AddEmulatorRoutes(http::Router& router) {
     }
     return JsonResponse(200, answer);
   });
+  router.Add("POST", "/_emulator/credentials",
+             [this](const ServerRequest& r, const PathParams&) { return Credentials(r); });
   router.Add("POST", "/_emulator/tick", [this](const ServerRequest&, const PathParams&) {
     model_.Tick();
     return NoContent();
   });
+}
+
+// {"revoke_pat": "<token>"}: that PAT answers 401 "Bad credentials" from now on (a PAT that
+// expired or was revoked). {"add_pat": "<token>"}: a PAT accepted from now on (the new one).
+// {"app_key": "revoked" | "active"}: the App's key deleted (every JWT refused, installation
+// tokens revoked) or in force again. The answer names what changed, never a token.
+HttpResponse ControlApi::Credentials(const ServerRequest& req) {
+  json body = json::parse(req.body, nullptr, false);
+  const char* expected =
+      "expected {\"revoke_pat\": TOKEN}, {\"add_pat\": TOKEN} or {\"app_key\": "
+      "\"revoked\"|\"active\"}";
+  if (!body.is_object() || body.size() != 1) return BadBody(expected);
+  if (body.contains("revoke_pat") && body["revoke_pat"].is_string()) {
+    Status s = auth_.RevokePat(body["revoke_pat"].get<std::string>());
+    if (!s.ok()) return ErrorResponse(s);
+    logger_.Info("emulator: a PAT was revoked");
+    return JsonResponse(200, json{{"pat", "revoked"}});
+  }
+  if (body.contains("add_pat") && body["add_pat"].is_string() &&
+      !body["add_pat"].get<std::string>().empty()) {
+    auth_.AddPat(Secret(body["add_pat"].get<std::string>()));
+    logger_.Info("emulator: a PAT was added");
+    return JsonResponse(200, json{{"pat", "active"}});
+  }
+  if (body.contains("app_key") && body["app_key"].is_string()) {
+    const std::string state = body["app_key"].get<std::string>();
+    if (state != "revoked" && state != "active") return BadBody(expected);
+    auth_.SetAppKeyRevoked(state == "revoked");
+    logger_.Info("emulator: the App key's state changed", {{"app_key", state}});
+    return JsonResponse(200, json{{"app_key", state}});
+  }
+  return BadBody(expected);
 }
 
 void ControlApi::AddRunnerRoutes(http::Router& router) {

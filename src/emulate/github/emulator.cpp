@@ -33,7 +33,7 @@ Result<std::unique_ptr<GithubEmulator>> GithubEmulator::Create(EmulatorOptions o
   e->model_ = std::make_unique<GithubModel>(e->options_.model, seam, e->sender_.get());
   e->rate_ = std::make_unique<RateLimiter>(e->options_.rate, seam.clock);
   e->rest_ = std::make_unique<RestApi>(*e->model_, *e->auth_, *e->rate_, seam.logger);
-  e->control_ = std::make_unique<ControlApi>(*e->model_, seam.logger);
+  e->control_ = std::make_unique<ControlApi>(*e->model_, *e->auth_, seam.logger);
   e->rest_->AddRoutes(e->router_);
   e->control_->AddRoutes(e->router_);
   e->router_.SetNotFound([](const http::ServerRequest&) {

@@ -47,6 +47,8 @@ class InProcessGithub {
   static constexpr const char* kApiUrl = "https://api.github.com";
   http::HttpClient& api() { return *api_; }
   GithubModel& model() { return *model_; }
+  // Revoke or restore credentials at runtime (the simulation's revoked-credentials scenario).
+  Authenticator& auth() { return *auth_; }
 
   // Runs the scheduler at the clock's time (GithubModel::Tick).
   void RunDue();

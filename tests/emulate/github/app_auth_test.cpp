@@ -68,6 +68,33 @@ TEST_F(AppAuthTest, JwtSignedWithAppKeyBuysOneHourInstallationToken) {
             Code::kUnauthorized);
 }
 
+// The credentials knob (POST /_emulator/credentials): a revoked PAT answers as GitHub answers an
+// expired one, a new PAT is accepted, and every 401 is recorded.
+TEST_F(AppAuthTest, RevokedPatIsBadCredentialsAndANewOneIsAccepted) {
+  ASSERT_TRUE(auth_->RevokePat("ghp_fixturetoken0123456789").ok());
+  Result<Identity> refused = auth_->AuthenticateToken("Bearer ghp_fixturetoken0123456789");
+  EXPECT_EQ(refused.status().code(), Code::kUnauthorized);
+  EXPECT_EQ(refused.status().message(), "Bad credentials");
+  EXPECT_EQ(auth_->RevokePat("ghp_notconfigured").code(), Code::kNotFound);
+  auth_->AddPat(Secret("ghp_replacement0123456789"));
+  EXPECT_TRUE(auth_->AuthenticateToken("Bearer ghp_replacement0123456789").ok());
+  EXPECT_EQ(auth_->refusals().size(), 1u);
+}
+
+TEST_F(AppAuthTest, RevokedAppKeyRefusesJwtsAndItsInstallationTokens) {
+  std::string jwt = SignJwt(*app_key_, Claims(Now() - 30, Now() + 540, "4242"));
+  ASSERT_TRUE(auth_->AuthenticateApp(Bearer(jwt)).ok());
+  auto token = auth_->CreateInstallationToken(77);
+  ASSERT_TRUE(token.ok());
+  auth_->SetAppKeyRevoked(true);
+  EXPECT_EQ(auth_->AuthenticateApp(Bearer(jwt)).status().code(), Code::kUnauthorized);
+  EXPECT_EQ(auth_->AuthenticateToken(Bearer(token->token.Reveal())).status().code(),
+            Code::kUnauthorized);
+  auth_->SetAppKeyRevoked(false);
+  EXPECT_TRUE(auth_->AuthenticateApp(Bearer(jwt)).ok());
+  EXPECT_EQ(auth_->refusals().size(), 2u);
+}
+
 TEST_F(AppAuthTest, JwtSignedWithWrongKeyIsRefused) {
   std::string jwt = SignJwt(*other_key_, Claims(Now() - 30, Now() + 540, "4242"));
   auto who = auth_->AuthenticateApp(Bearer(jwt));

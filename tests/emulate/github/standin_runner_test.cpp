@@ -32,7 +32,8 @@ class StandInRunnerTest : public ::testing::Test {
     GithubModelOptions o;
     o.repositories = {"octo/app"};
     model_ = std::make_unique<GithubModel>(o, MakeSeam(), nullptr);
-    control_ = std::make_unique<ControlApi>(*model_, logger_);
+    auth_ = Authenticator::Create(AuthOptions{}, clock_, random_).value();
+    control_ = std::make_unique<ControlApi>(*model_, *auth_, logger_);
     control_->AddRoutes(router_);
     server_ = std::make_unique<http::HttpServer>(router_.AsHandler());
     int port = server_->Start("127.0.0.1", 0).value();
@@ -80,6 +81,7 @@ class StandInRunnerTest : public ::testing::Test {
   MemorySink sink_;
   Logger logger_{sink_, clock_, LogLevel::kDebug};
   std::unique_ptr<GithubModel> model_;
+  std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<ControlApi> control_;
   http::Router router_;
   std::unique_ptr<http::HttpServer> server_;
