@@ -16,7 +16,8 @@ class HookedStore : public store::ForwardingStore {
   std::function<void(const store::ScanRequest&)> before_scan;
 
   Result<store::Page> Scan(const store::ScanRequest& r) override {
-    if (before_scan) before_scan(r);
+    // A copy runs, so a hook may clear or replace itself (one-shot hooks do) while it runs.
+    if (auto hook = before_scan) hook(r);
     return ForwardingStore::Scan(r);
   }
 
