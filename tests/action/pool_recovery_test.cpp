@@ -255,6 +255,9 @@ TEST_F(PoolFlowTest, RegistrationFailureLeavesTheCachedVmUntouchedAndReady) {
   EXPECT_EQ(VmState(a.microvm_id), "SUSPENDED");
   EXPECT_EQ(MemberOf(a).state, MemberState::kReady);
   Allow();
+  // The credential is fixed and a later job starts: past the client's first wait after a 401
+  // (the world shares one GitHub client between starts, where each Action run has its own).
+  clock_.Advance(std::chrono::seconds(5));
   EXPECT_TRUE(Started("job-c").warm_hit);
 }
 
@@ -269,6 +272,9 @@ TEST_F(PoolFlowTest, FailedResumeRemovesTheRunnerAndKeepsTheSuspendedVm) {
   EXPECT_EQ(VmState(a.microvm_id), "SUSPENDED");  // its cache is kept
   EXPECT_EQ(MemberOf(a).state, MemberState::kReady);
   Allow();
+  // The credential is fixed and a later job starts: past the client's first wait after a 401
+  // (the world shares one GitHub client between starts, where each Action run has its own).
+  clock_.Advance(std::chrono::seconds(5));
   EXPECT_TRUE(Started("job-c").warm_hit);
 }
 
