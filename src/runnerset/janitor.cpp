@@ -82,14 +82,9 @@ SweepReport Janitor::Sweep() {
 
 namespace {
 
-// The inventory's reads are retried a few times (throttling, 5xx): one failed listing otherwise
-// costs the whole reaping phase a sweep, and under a steady error rate strikes then take
-// several periods longer to reach their limit (found by the simulation: docs/simulation.md).
-const RetryPolicy kInventoryRetry{4, Duration(200), Duration(5'000), Duration(30'000)};
-
 template <typename T>
 Result<T> Read(const Seam& seam, const std::function<Result<T>()>& read) {
-  return Retry<T>(kInventoryRetry, seam, read);
+  return Retry<T>(kJanitorReadRetry, seam, read);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "aws/microvms.h"
+#include "base/retry.h"
 #include "base/seam.h"
 #include "github/github.h"
 #include "queue/queue.h"
@@ -40,6 +41,12 @@
 #include "runnerset/warm_pool_table.h"
 
 namespace mvr::runnerset {
+
+// The janitor's reads of the inventory and of the evidence a runner runs a job are retried a
+// few times (throttling, 5xx): one failed listing otherwise costs a whole phase a sweep, and
+// under a steady error rate strikes take several periods longer to reach their limit (found by
+// the simulation: docs/simulation.md, api-faults seeds 15 and 20).
+inline const RetryPolicy kJanitorReadRetry{4, Duration(200), Duration(5'000), Duration(30'000)};
 
 enum class Swept {
   kVmsListed,

@@ -9,14 +9,6 @@
 #include "runnerset/janitor.h"
 
 namespace mvr::runnerset {
-namespace {
-
-// Retried like the inventory's reads (janitor.cpp): a single throttle or 5xx would otherwise
-// postpone a stranded VM's reaping by a whole period (simulation, api-faults seed 15).
-const RetryPolicy kEvidenceRetry{4, Duration(200), Duration(5'000), Duration(30'000)};
-
-}  // namespace
-
 Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_name) {
   // The repositories to ask: the set's own and those of its rows and claims. Asked afresh each
   // time, just before the janitor acts, so that a job the runner took since is seen.
@@ -31,7 +23,7 @@ Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_n
   for (const std::string& repository : repositories) {
     MVR_ASSIGN_OR_RETURN(github::RepositoryRef repo, github::RepositoryRef::Parse(repository));
     Result<std::vector<github::Job>> jobs = Retry<std::vector<github::Job>>(
-        kEvidenceRetry, deps_.seam, [&] { return deps_.github.ListInProgressJobs(repo); });
+        kJanitorReadRetry, deps_.seam, [&] { return deps_.github.ListInProgressJobs(repo); });
     if (!jobs.ok()) return jobs.status().Annotate("listing the jobs in progress of " + repository);
     for (const github::Job& job : *jobs) {
       if (job.runner_name == runner_name) return true;
