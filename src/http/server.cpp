@@ -1,12 +1,11 @@
 // HttpServer on Boost.Beast and Asio. One I/O thread reads and writes every connection
-// asynchronously; a pool of `threads` workers only runs the handler. The heavy Boost headers are
-// included here and nowhere else.
+// asynchronously; up to `threads` workers (ElasticWorkers) only run the handler. The heavy Boost
+// headers are included here and nowhere else.
 #include "http/server.h"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -16,6 +15,7 @@
 #include <mutex>
 #include <optional>
 
+#include "http/elastic_workers.h"
 #include "http/server_exchange.h"
 
 namespace mvr::http {
@@ -57,7 +57,7 @@ class Listener {
   asio::io_context io_{1};
   tcp::acceptor acceptor_{io_};
   asio::steady_timer accept_retry_{io_};
-  std::optional<asio::thread_pool> workers_;
+  std::optional<ElasticWorkers> workers_;
   std::thread io_thread_;
   std::mutex stop_mutex_;
   bool stopped_ = false;
@@ -287,7 +287,7 @@ Result<int> Listener::Bind(const std::string& host, int port) {
 }
 
 void Listener::Run() {
-  workers_.emplace(static_cast<size_t>(std::max(1, options_.threads)));
+  workers_.emplace(static_cast<size_t>(std::max(1, options_.threads)), options_.worker_idle_exit);
   Accept();
   io_thread_ = std::thread([this] {
     for (;;) {
@@ -318,7 +318,7 @@ void Listener::Stop() {
   });
   // The I/O thread runs out of work once every connection is closed and no handler runs.
   io_thread_.join();
-  workers_->join();
+  workers_->Join();
 }
 
 void Listener::Accept() {
@@ -359,14 +359,19 @@ void Listener::Forget(uint64_t id) {
 
 void Listener::Dispatch(std::shared_ptr<Connection> connection, ServerRequest request) {
   // Keeps the I/O thread running while the handler works, so its answer can still be written.
-  auto work = asio::make_work_guard(io_);
-  asio::post(*workers_, [this, connection = std::move(connection), request = std::move(request),
-                         work = std::move(work)]() mutable {
-    HttpResponse response = CallHandler(handler_, request);
-    asio::post(io_, [connection = std::move(connection), response = std::move(response)]() mutable {
-      connection->Reply(std::move(response));
-    });
-  });
+  // (The task is held by a shared_ptr: ElasticWorkers takes copyable functions, the guard moves.)
+  auto task = std::make_shared<std::function<void()>>(
+      [this, connection = std::move(connection), request = std::move(request),
+       work = std::make_shared<decltype(asio::make_work_guard(io_))>(
+           asio::make_work_guard(io_))]() mutable {
+        HttpResponse response = CallHandler(handler_, request);
+        asio::post(io_,
+                   [connection = std::move(connection), response = std::move(response)]() mutable {
+                     connection->Reply(std::move(response));
+                   });
+        work->reset();
+      });
+  workers_->Post([task] { (*task)(); });
 }
 
 }  // namespace

@@ -44,8 +44,12 @@ class HttpServer {
     size_t max_header_bytes = 16 << 10;
     // Header fields; more gets 431 and the connection is closed.
     size_t max_header_count = 100;
-    // Handlers run on this many worker threads; reading and writing never take a worker.
+    // Handlers run on up to this many worker threads, started as requests need them; reading and
+    // writing never take a worker.
     int threads = 8;
+    // A worker that waited this long for a request ends (0: workers stay until Stop). A server
+    // that is mostly idle (the supervisor) then holds no worker thread between requests.
+    Duration worker_idle_exit{0};
     // Connections held at once; past this, new connections wait in the listen backlog.
     size_t max_connections = 256;
     // Deadline for a whole request (request line, headers and body), counted from the connection
