@@ -12,7 +12,7 @@
 #include "aws/microvms_client.h"
 #include "base/stop_signals.h"
 #include "cli/commands.h"
-#include "http/curl_client.h"
+#include "http/socket_client.h"
 #include "process/process_runner.h"
 #include "supervisor/api_self_terminator.h"
 #include "supervisor/config_sources.h"
@@ -27,10 +27,13 @@ struct SupervisorFlags : supervisor::SupervisorFlags {
   std::string log_level = "info";
 };
 
-// What self-termination needs: the MicroVMs client and everything it calls through.
-// libcurl looks for Debian's CA bundle path; Amazon Linux keeps it elsewhere.
-http::CurlHttpClient::Options HttpOptions() {
-  http::CurlHttpClient::Options options;
+// What self-termination needs: the MicroVMs client and everything it calls through. The client
+// is the socket one, not libcurl: the supervisor's build then loads no libcurl dependency tree,
+// and its TLS context is made on the first https request, so an idle supervisor holds neither
+// (docs/supervisor.md, "Footprint"). Debian and Amazon Linux keep the CA bundle in different
+// places.
+http::SocketHttpClient::Options HttpOptions() {
+  http::SocketHttpClient::Options options;
   for (const char* path :
        {"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"}) {
     if (::access(path, R_OK) == 0) {
@@ -43,7 +46,7 @@ http::CurlHttpClient::Options HttpOptions() {
 
 struct ApiWiring {
   explicit ApiWiring(Context& ctx) : http(HttpOptions()), credentials(ctx.env, http, ctx.clock) {}
-  http::CurlHttpClient http;
+  http::SocketHttpClient http;
   aws::DefaultCredentialsChain credentials;
   std::unique_ptr<aws::MicrovmsClient> client;
   std::unique_ptr<supervisor::SelfTerminator> terminator;

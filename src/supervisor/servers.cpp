@@ -13,6 +13,9 @@ using http::HttpResponse;
 using nlohmann::json;
 
 constexpr size_t kMaxHookBodyBytes = 64 * 1024;
+// The supervisor answers a few requests in a VM's life; between them it holds no handler thread
+// (an idle VM's supervisor is 4 threads: main, signals, and each server's I/O thread).
+constexpr Duration kWorkerIdleExit{2'000};
 constexpr size_t kMaxRequestIdBytes = 128;
 
 // Never throws: a string that is not valid UTF-8 (a path segment, say) is written with U+FFFD.
@@ -189,6 +192,7 @@ HookServer::HookServer(Supervisor& supervisor) {
   http::HttpServer::Options options;
   options.max_body_bytes = kMaxHookBodyBytes;
   options.threads = 4;
+  options.worker_idle_exit = kWorkerIdleExit;
   server_ = std::make_unique<http::HttpServer>(router_.AsHandler(), options);
 }
 
@@ -205,6 +209,7 @@ ControlServer::ControlServer(Supervisor& supervisor, size_t max_body_bytes) {
   http::HttpServer::Options options;
   options.max_body_bytes = max_body_bytes;
   options.threads = 4;
+  options.worker_idle_exit = kWorkerIdleExit;
   server_ = std::make_unique<http::HttpServer>(router_.AsHandler(), options);
 }
 
