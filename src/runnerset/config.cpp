@@ -318,6 +318,16 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
       MVR_RETURN_IF_ERROR(ObjectAt(l, "launcher"));
       MVR_RETURN_IF_ERROR(ParseLauncher(*l, c.launcher));
     }
+    if (c.launcher.claim_takeover_seconds > 0 && c.claim_takeover_after() < c.launch_timeout()) {
+      // Found by the simulation (lagging-listing seed 481, a 4 s takeover of 293 s launches):
+      // a claim taken over while its launch still runs gives the job two VMs.
+      return InvalidArgument(
+          "launcher.claimTakeoverSeconds: " + std::to_string(c.launcher.claim_takeover_seconds) +
+          " is shorter than launcher.launchTimeoutSeconds (" +
+          std::to_string(c.launcher.launch_timeout_seconds) +
+          "): a launch may still be working on a claim that young, and taking it over would give "
+          "its job a second VM; set it to at least the launch timeout (the default is twice it)");
+    }
     if (const json* t = s.Find("janitor")) {
       MVR_RETURN_IF_ERROR(ObjectAt(t, "janitor"));
       MVR_RETURN_IF_ERROR(ParseJanitor(*t, c.janitor));

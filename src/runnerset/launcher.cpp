@@ -251,6 +251,14 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   a.times.running_ms = ToUnixMillis(seam.clock.Now());
   deps_.metrics.Observe(a.job_key, Milestone::kVmRunning, a.times.received_ms, a.times.running_ms);
   if (!a.hot) {
+    // A claim this old may have been taken over by another launcher, and a runner delivered now
+    // would be the job's second (the delivery's retries still make one attempt past the
+    // deadline, which a claimTakeoverSeconds no shorter than the launch timeout cannot cover).
+    if (ToUnixMillis(seam.clock.Now()) - a.times.claimed_ms >=
+        config_.claim_takeover_after().count()) {
+      return Fail(a, Transient("the launch outlasted claimTakeoverSeconds before its runner was "
+                               "delivered; another attempt may hold the job"));
+    }
     Result<Secret> token = a.vms.ControlToken(a.microvm_id, fleet::kControlPort,
                                               fleet::kControlTokenMinutes, a.deadline);
     if (!token.ok()) return Fail(a, token.status());

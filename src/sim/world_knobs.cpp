@@ -2,6 +2,7 @@
 // configuration's validation accepts (runnerset/config.cpp), from its lowest accepted value (but
 // the 0 that turns a part off), up to what one run can judge. A seed draws the same knobs every
 // time.
+#include <algorithm>
 #include <stdexcept>
 
 #include "base/random.h"
@@ -26,7 +27,8 @@ const std::vector<KnobRange>& KnobRanges() {
       {"launcher.launchTimeoutSeconds", &ConfigKnobs::launch_timeout_seconds, 5, 300, 5, 3600,
        "past 5 min a hung launch is given up after the run"},
       {"launcher.claimTakeoverSeconds", &ConfigKnobs::claim_takeover_seconds, 1, 600, 1, 86400,
-       "past 10 min a crashed launch's claim is taken over after the run"},
+       "past 10 min a crashed launch's claim is taken over after the run; a draw below the "
+       "launch timeout is raised to it, the least the validation accepts with that timeout"},
       {"launcher.deferSeconds", &ConfigKnobs::defer_seconds, 1, 60, 1, 900,
        "a longer defer only delays launches at the cap past the run"},
       {"warmPool.intervalSeconds", &ConfigKnobs::warm_pool_interval_seconds, 10, 120, 0, 86400,
@@ -46,6 +48,8 @@ ConfigKnobs DrawConfigKnobs(uint64_t seed) {
     knobs.*r.field =
         r.low + static_cast<int>(random.Uniform(static_cast<uint64_t>(r.high - r.low + 1)));
   }
+  knobs.claim_takeover_seconds =
+      std::max(knobs.claim_takeover_seconds, knobs.launch_timeout_seconds);
   return knobs;
 }
 

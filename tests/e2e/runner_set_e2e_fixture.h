@@ -51,7 +51,7 @@ inline void UseShortJanitor(json& config, int interval_seconds) {
                        {"graceSeconds", 2},
                        {"stuckLaunchSeconds", 1}};
   config["launcher"]["launchTimeoutSeconds"] = 10;
-  config["launcher"]["claimTakeoverSeconds"] = 5;
+  config["launcher"]["claimTakeoverSeconds"] = 10;
   config["classes"].push_back({{"label", kSlowLabel}, {"image", kSlowLabel}});
 }
 inline void AddSlowImage(LocalStack& stack) {
@@ -136,7 +136,7 @@ class RunnerSetStack : public ::testing::Test {
                 {"launcher",
                  {{"concurrency", 10},
                   {"launchTimeoutSeconds", 30},
-                  {"claimTakeoverSeconds", 20},
+                  {"claimTakeoverSeconds", 30},
                   {"deferSeconds", 1}}}};
   }
 

@@ -190,6 +190,24 @@ TEST(ServeConfig, EveryErrorNamesItsKey) {
   ExpectRefusedNaming(url, "github.apiUrl");
 }
 
+// A claim younger than its launch's timeout may still be in use: taking it over gave a job two
+// VMs in the simulation (lagging-listing seed 481: a 4 s takeover of 293 s launches).
+TEST(ServeConfig, AClaimTakeoverShorterThanTheLaunchTimeoutIsRefused) {
+  json short_takeover = Minimal();
+  short_takeover["launcher"] = {{"launchTimeoutSeconds", 293}, {"claimTakeoverSeconds", 4}};
+  ExpectRefusedNaming(short_takeover,
+                      "launcher.claimTakeoverSeconds: 4 is shorter than "
+                      "launcher.launchTimeoutSeconds (293)");
+  json equal = Minimal();
+  equal["launcher"] = {{"launchTimeoutSeconds", 60}, {"claimTakeoverSeconds", 60}};
+  EXPECT_TRUE(Parse(equal).ok());
+  json only_timeout = Minimal();
+  only_timeout["launcher"] = {{"launchTimeoutSeconds", 600}};
+  auto c = Parse(only_timeout);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->claim_takeover_after(), Duration(1'200'000)) << "the default follows the timeout";
+}
+
 TEST(ServeConfig, RepositoryOrOrganizationAndPatOrAppAreExclusive) {
   json both = Minimal();
   both["github"]["organization"] = "octo";
