@@ -30,6 +30,19 @@ LaunchIntent RelaunchIntent(const std::string& repository, const github::Job& jo
 
 }  // namespace
 
+bool Launcher::TakenJobsRunnerIsIdle(const TakenIntent& in) {
+  // The job the runner took had a launch of its own that committed: when that launch's runner is
+  // online and idle, GitHub hands it the waiting job within a poll, and another launch would only
+  // add an idle VM. Anything short of that answer launches.
+  Result<std::optional<Claim>> claim = deps_.table.GetClaim(in.repository, in.job_id);
+  if (!claim.ok() || !*claim || (*claim)->microvm_id.empty() || (*claim)->pending_runner_id <= 0 ||
+      (*claim)->runner_name == in.runner_name) {
+    return false;
+  }
+  Result<github::Runner> runner = deps_.github.GetRunner(scope_, (*claim)->pending_runner_id);
+  return runner.ok() && runner->online() && !runner->busy;
+}
+
 LaunchOutcome Launcher::Taken(const TakenIntent& in) {
   LaunchOutcome out;
   out.runner_name = in.runner_name;
@@ -66,6 +79,11 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
   if (own->status != github::JobStatus::kQueued) {
     return settle(LaunchDecision::kIgnored,
                   "job " + std::to_string(*launched_for) + " has a runner or has ended");
+  }
+  if (TakenJobsRunnerIsIdle(in)) {
+    return settle(LaunchDecision::kIgnored, "the runner launched for job " +
+                                                std::to_string(in.job_id) +
+                                                " is online and idle: GitHub hands it the job");
   }
   const RunnerClass* cls = nullptr;
   for (const std::string& label : own->labels) {
