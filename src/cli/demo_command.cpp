@@ -116,6 +116,11 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "for a runner running a job (actions/runner #4422); no job may be lost to it")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--assignment", f->set.assignment,
+                  "which idle runner the GitHub emulator hands a queued job: oldest, or random "
+                  "(any whose labels match: a runner launched for one job may take another)")
+      ->check(CLI::IsMember({"oldest", "random"}))
+      ->capture_default_str();
   cmd->add_option("--microvms-config", f->set.microvms_config,
                   "a `mvr emulate microvms --config` file for every other knob (replaces "
                   "--run-rate, --vm-boot-ms and --boot-failure)")

@@ -54,6 +54,8 @@ struct GithubFlags {
   std::string arch = "X64";
   std::string record;
   double busy_lies = 0;
+  std::string assignment = "oldest";
+  double completed_loss = 0;
 };
 
 Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
@@ -64,6 +66,8 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   o.model.runner_offline_after = Duration(f.offline_after_s * 1000);
   o.model.runner_arch = f.arch;
   o.model.runner_busy_lies = f.busy_lies;
+  o.model.assignment = f.assignment;
+  o.model.completed_webhook_loss = f.completed_loss;
   for (const auto& p : f.pats) o.auth.pats.emplace_back(p);
   if (!f.pat_file.empty()) {
     MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.pat_file, "--pat-file"));
@@ -259,6 +263,16 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
   g->add_option("--runner-busy-lies", gflags->busy_lies,
                 "probability that a runner listing or GET says busy:false for a runner running a "
                 "job (actions/runner #4422); a DELETE believes the same lie")
+      ->check(CLI::Range(0.0, 1.0));
+  g->add_option("--assignment", gflags->assignment,
+                "which idle runner takes a queued job: oldest (the oldest matching runner, oldest "
+                "job first) or random (any idle runner whose labels match, so a runner launched "
+                "for one job may take another)")
+      ->check(CLI::IsMember({"oldest", "random"}))
+      ->capture_default_str();
+  g->add_option("--completed-webhook-loss", gflags->completed_loss,
+                "probability that a workflow_job completed delivery is dropped, never sent "
+                "(actions/runner #4309)")
       ->check(CLI::Range(0.0, 1.0));
   g->add_option("--runner-arch", gflags->arch, "architecture label JIT runners get (X64, ARM64)")
       ->capture_default_str();

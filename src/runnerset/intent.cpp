@@ -36,6 +36,28 @@ json EncodeTerminate(const TerminateIntent& terminate) {
               {"deliveryId", terminate.delivery_id}};
 }
 
+json EncodeTaken(const TakenIntent& taken) {
+  return json{{"v", kVersion},
+              {"kind", "taken"},
+              {"runnerName", taken.runner_name},
+              {"repository", taken.repository},
+              {"jobId", taken.job_id},
+              {"deliveryId", taken.delivery_id}};
+}
+
+Result<TakenIntent> DecodeTaken(const JsonFields& fields) {
+  TakenIntent taken;
+  MVR_ASSIGN_OR_RETURN(taken.runner_name, fields.String("runnerName"));
+  MVR_ASSIGN_OR_RETURN(taken.repository, fields.String("repository"));
+  MVR_ASSIGN_OR_RETURN(taken.job_id, fields.Int("jobId"));
+  MVR_ASSIGN_OR_RETURN(taken.delivery_id, fields.OptionalString("deliveryId"));
+  if (taken.runner_name.empty() || taken.repository.empty() || taken.job_id <= 0) {
+    return InvalidArgument(
+        "taken intent: runnerName, repository and a positive jobId are required");
+  }
+  return taken;
+}
+
 Result<LaunchIntent> DecodeLaunch(const JsonFields& fields) {
   LaunchIntent launch;
   MVR_ASSIGN_OR_RETURN(launch.repository, fields.String("repository"));
@@ -75,6 +97,7 @@ Result<TerminateIntent> DecodeTerminate(const JsonFields& fields) {
 std::string EncodeIntent(const Intent& intent) {
   if (const auto* launch = std::get_if<LaunchIntent>(&intent))
     return JsonText(EncodeLaunch(*launch));
+  if (const auto* taken = std::get_if<TakenIntent>(&intent)) return JsonText(EncodeTaken(*taken));
   return JsonText(EncodeTerminate(std::get<TerminateIntent>(intent)));
 }
 
@@ -96,7 +119,12 @@ Result<Intent> DecodeIntent(std::string_view body) {
     MVR_ASSIGN_OR_RETURN(TerminateIntent terminate, DecodeTerminate(fields));
     return Intent(std::move(terminate));
   }
-  return InvalidArgument("intent.kind: expected \"launch\" or \"terminate\", got \"" + kind + "\"");
+  if (kind == "taken") {
+    MVR_ASSIGN_OR_RETURN(TakenIntent taken, DecodeTaken(fields));
+    return Intent(std::move(taken));
+  }
+  return InvalidArgument("intent.kind: expected \"launch\", \"terminate\" or \"taken\", got \"" +
+                         kind + "\"");
 }
 
 }  // namespace mvr::runnerset

@@ -40,9 +40,22 @@ struct TerminateIntent {
   bool operator==(const TerminateIntent&) const = default;
 };
 
-using Intent = std::variant<LaunchIntent, TerminateIntent>;
+// A runner this set launched for one job took another (GitHub binds no job to the runner launched
+// for it; issue 30, item 1): from the `in_progress` webhook naming the runner. The job the runner
+// was launched for may now wait with no runner coming: the launcher checks and launches again.
+struct TakenIntent {
+  std::string runner_name;  // carries the runner set's prefix
+  std::string repository;   // "owner/name" of the job the runner took
+  int64_t job_id = 0;       // the job the runner took
+  std::string delivery_id;
 
-// The queue message body: {"v":1,"kind":"launch"|"terminate",...}. Times are epoch milliseconds.
+  bool operator==(const TakenIntent&) const = default;
+};
+
+using Intent = std::variant<LaunchIntent, TerminateIntent, TakenIntent>;
+
+// The queue message body: {"v":1,"kind":"launch"|"terminate"|"taken",...}. Times are epoch
+// milliseconds.
 std::string EncodeIntent(const Intent& intent);
 // InvalidArgument naming the member for anything EncodeIntent would not produce.
 Result<Intent> DecodeIntent(std::string_view body);

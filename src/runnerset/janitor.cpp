@@ -162,22 +162,27 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
     return RemoveIfVmGone(row, report);
   }
   // Only a RUNNING VM is ever acted on: a suspended or starting one is left alone.
-  if (vm->second.state != aws::MicrovmState::kRunning || !OldEnough(vm->second)) return clear();
-  if (!inv.runners_ok) return;  // no listing to raise a suspicion on
+  if (vm->second.state != aws::MicrovmState::kRunning) return clear();
   auto listed = inv.runners.find(row.runner_name);
-  if (listed != inv.runners.end() && listed->second.busy) return clear();
+  if (inv.runners_ok && listed != inv.runners.end() && listed->second.busy) return clear();
+  // The job it was launched for has ended (cancelled before any runner took it, or run by
+  // another runner) and its `completed` webhook may never come (actions/runner #4309): no
+  // grace and no strikes, it is reaped this sweep if its runner is on no job.
+  const bool ended = inv.runners_ok && OwnJobEnded(row);
+  if (!ended && !OldEnough(vm->second)) return clear();
+  if (!inv.runners_ok) return;  // no listing to raise a suspicion on
   // A runner not yet online on a VM its launch may still be bringing up is starting, not
   // stranded: a launch the janitor itself queued is otherwise reaped at its next sweep whenever
   // the period falls between graceSeconds and the runner's start-up (simulation, busy-lies seed
   // 882, a relaunch loop that never ran its job).
-  if (listed != inv.runners.end() && !listed->second.online() && vm->second.started_at &&
+  if (!ended && listed != inv.runners.end() && !listed->second.online() && vm->second.started_at &&
       deps_.seam.clock.Now() - *vm->second.started_at <
           Duration(config_.janitor.grace_seconds * 1000LL) + config_.launch_timeout()) {
     return clear();
   }
   const std::string suspicion = listed == inv.runners.end() ? "absent" : "idle";
   const int strikes = row.suspicion == suspicion ? row.strikes + 1 : 1;
-  if (strikes < config_.janitor.strikes) {
+  if (!ended && strikes < config_.janitor.strikes) {
     Status s = deps_.table.SetStrikes(row.runner_name, row.microvm_id, strikes, suspicion);
     if (!s.ok()) return Error(report, "recording a strike on " + row.runner_name, s);
     report.Add(Swept::kStrikesAdded);
@@ -196,7 +201,7 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
       report.Add(Swept::kBusySpared);
       return clear();
     }
-    if (suspicion == "absent") return clear();  // back in GitHub's view
+    if (suspicion == "absent" && !ended) return clear();  // back in GitHub's view
   }
   // Idle or gone by its flag, which can lie: the jobs API must not name it on a job in progress.
   Result<bool> working = RunsAJob(inv, row.runner_name);
@@ -226,8 +231,9 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
   deps_.seam.logger.Info("janitor: terminated a stranded MicroVM",
                          {{"microvm_id", row.microvm_id},
                           {"runner_name", row.runner_name},
-                          {"reason", suspicion == "absent" ? "GitHub lost track of its runner"
-                                                           : "its runner never got a job"}});
+                          {"reason", ended ? "the job it was launched for has ended"
+                                     : suspicion == "absent" ? "GitHub lost track of its runner"
+                                                             : "its runner never got a job"}});
   Status deleted = deps_.table.DeleteMapping(row.runner_name, row.microvm_id);
   if (!deleted.ok()) return Error(report, "deleting the row of " + row.runner_name, deleted);
   report.Add(Swept::kRowsRemoved);

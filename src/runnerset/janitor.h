@@ -148,6 +148,10 @@ class Janitor {
   // `busy` flag can say false while it runs one (actions/runner #4422). The in-progress jobs of
   // the set's repositories are listed just before acting. An error means "cannot tell".
   Result<bool> RunsAJob(const Inventory& inv, const std::string& runner_name);
+  // Whether the jobs API says the job `row` was launched for has completed (janitor_evidence.cpp):
+  // its runner will get no job of its own, and its `completed` webhook may never come. False
+  // when it cannot tell.
+  bool OwnJobEnded(const MappingRow& row);
 
   // True when the VM has run at least graceSeconds (an unknown start counts as young).
   bool OldEnough(const aws::MicrovmSummary& vm) const;

@@ -32,4 +32,12 @@ Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_n
   return false;
 }
 
+bool Janitor::OwnJobEnded(const MappingRow& row) {
+  if (row.job_id <= 0 || row.repository.empty()) return false;  // a pool member's row
+  auto repo = github::RepositoryRef::Parse(row.repository);
+  if (!repo.ok()) return false;
+  Result<github::Job> job = deps_.github.GetJob(*repo, row.job_id);
+  return job.ok() && job->status == github::JobStatus::kCompleted;
+}
+
 }  // namespace mvr::runnerset

@@ -70,9 +70,10 @@ Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
       run_pacer_(deps.seam.clock, deps.seam.sleeper, config.launcher.run_microvm_per_second) {}
 
 LaunchOutcome Launcher::Handle(const Intent& intent) {
-  LaunchOutcome o = std::holds_alternative<LaunchIntent>(intent)
-                        ? Launch(std::get<LaunchIntent>(intent))
-                        : Terminate(std::get<TerminateIntent>(intent));
+  LaunchOutcome o =
+      std::holds_alternative<LaunchIntent>(intent)  ? Launch(std::get<LaunchIntent>(intent))
+      : std::holds_alternative<TakenIntent>(intent) ? Taken(std::get<TakenIntent>(intent))
+                                                    : Terminate(std::get<TerminateIntent>(intent));
   Record(o);
   return o;
 }

@@ -82,7 +82,12 @@ class Launcher {
 
   LaunchOutcome Launch(const LaunchIntent& intent);
   LaunchOutcome Terminate(const TerminateIntent& intent);
-  // Either, counted in the metrics.
+  // A runner launched for one job took another (launcher_taken.cpp): when the job it was
+  // launched for still waits, its claim is released and it is launched again.
+  LaunchOutcome Taken(const TakenIntent& intent);
+  // Whether the runner the taken job's own (committed) launch registered is online and idle.
+  bool TakenJobsRunnerIsIdle(const TakenIntent& intent);
+  // Any of them, counted in the metrics.
   LaunchOutcome Handle(const Intent& intent);
 
   const github::RunnerScope& scope() const { return scope_; }

@@ -58,9 +58,10 @@ bool Launcher::StillNeeded(const LaunchIntent& in) {
   constexpr int kMaxChain = 8;
   std::set<int64_t> seen;
   int64_t job_id = in.job_id;
+  github::RepositoryRef job_repo = *repo;
   for (int step = 0; step < kMaxChain; ++step) {
     seen.insert(job_id);
-    Result<github::Job> job = deps_.github.GetJob(*repo, job_id);
+    Result<github::Job> job = deps_.github.GetJob(job_repo, job_id);
     if (!job.ok()) {
       // While GitHub refuses the credentials the client has logged the outage once; a line per
       // launch attempt would bury it.
@@ -80,6 +81,15 @@ bool Launcher::StillNeeded(const LaunchIntent& in) {
     if (*next == in.job_id) return false;  // the chain closes: every job in it has a runner
     if (seen.count(*next)) return false;
     job_id = *next;
+    // At organisation scope the runner may have been launched for a job of another repository:
+    // its mapping row says which.
+    if (scope_.is_organization()) {
+      Result<std::optional<MappingRow>> row = deps_.table.GetMapping(job->runner_name);
+      if (row.ok() && *row) {
+        auto other = github::RepositoryRef::Parse((*row)->repository);
+        if (other.ok()) job_repo = *other;
+      }
+    }
   }
   return true;
 }

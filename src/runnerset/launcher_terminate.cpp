@@ -36,8 +36,10 @@ LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
     out.detail = d.ToString();
     return out;
   }
-  // The timeline's end: when GitHub says the job started and completed.
-  if (r.times.received_ms > 0) {
+  // The timeline's end: when GitHub says the job started and completed. A runner that took
+  // another job than the one it was launched for ends no timeline: its own job runs elsewhere.
+  const bool own_job = in.job_id == 0 || in.job_id == r.job_id;
+  if (r.times.received_ms > 0 && own_job) {
     auto repo = github::RepositoryRef::Parse(r.repository);
     Result<github::Job> job =
         repo.ok() ? deps_.github.GetJob(*repo, r.job_id) : Result<github::Job>(repo.status());

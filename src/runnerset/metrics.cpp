@@ -51,6 +51,8 @@ const char* CounterName(Counter counter) {
       return "failed";
     case Counter::kTerminated:
       return "terminated";
+    case Counter::kRelaunchedTaken:
+      return "relaunched_taken";
   }
   return "unknown";
 }

@@ -30,8 +30,9 @@ enum class Counter {
   kDroppedNotQueued,
   kFailed,
   kTerminated,
+  kRelaunchedTaken,  // a job launched again because its runner took another job (TakenIntent)
 };
-inline constexpr int kCounterCount = 8;
+inline constexpr int kCounterCount = 9;
 const char* CounterName(Counter counter);  // "dropped_not_queued" ...
 
 enum class Milestone {

@@ -131,6 +131,8 @@ class RunnerTable {
   // Deletes a committed claim whose VM is gone, if `token` still holds it, so the job can be
   // launched again.
   Status ReleaseCommitted(const std::string& repository, int64_t job_id, const std::string& token);
+  // The job's claim, if any (strongly consistent where the backend allows).
+  Result<std::optional<Claim>> GetClaim(const std::string& repository, int64_t job_id);
 
  private:
   store::Item MappingItem(const MappingRow& row) const;

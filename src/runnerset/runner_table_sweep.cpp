@@ -106,4 +106,10 @@ Status RunnerTable::ReleaseCommitted(const std::string& repository, int64_t job_
   return s;
 }
 
+Result<std::optional<Claim>> RunnerTable::GetClaim(const std::string& repository, int64_t job_id) {
+  MVR_ASSIGN_OR_RETURN(std::optional<store::Item> item, store_.Get(ClaimKey(repository, job_id)));
+  if (!item) return std::optional<Claim>();
+  return std::optional<Claim>(ClaimFromItem(*item));
+}
+
 }  // namespace mvr::runnerset

@@ -8,6 +8,8 @@ const char* WebhookVerdictName(WebhookVerdict verdict) {
       return "launch";
     case WebhookVerdict::kTerminate:
       return "terminate";
+    case WebhookVerdict::kTaken:
+      return "taken";
     case WebhookVerdict::kIgnored:
       return "ignored";
     case WebhookVerdict::kRejectedSignature:

@@ -13,9 +13,10 @@ namespace mvr::runnerset {
 
 // One per metrics counter; every delivery gets exactly one.
 enum class WebhookVerdict {
-  kLaunch,             // 202: a queued job with a class label; `intent` is a LaunchIntent
-  kTerminate,          // 202: a completed job of one of the set's runners; a TerminateIntent
-  kIgnored,            // 200: acknowledged, nothing to do; `ignore_reason` says why
+  kLaunch,     // 202: a queued job with a class label; `intent` is a LaunchIntent
+  kTerminate,  // 202: a completed job of one of the set's runners; a TerminateIntent
+  kTaken,      // 202: a job in progress on a runner the set launched for another job; a TakenIntent
+  kIgnored,    // 200: acknowledged, nothing to do; `ignore_reason` says why
   kRejectedSignature,  // 401: X-Hub-Signature-256 missing, malformed or wrong
   kMalformed,          // 400: signed, but not a readable workflow_job delivery
   kTooLarge,           // 413: the body is over the configured limit (not even verified)
@@ -25,14 +26,14 @@ enum class IgnoreReason {
   kNone,           // the verdict is not kIgnored
   kPing,           // X-GitHub-Event: ping, sent when the hook is created
   kOtherEvent,     // an event other than workflow_job
-  kOtherAction,    // waiting, in_progress, or an action GitHub adds later
+  kOtherAction,    // waiting, in_progress on its own runner or another's, or a new action
   kNoClassLabel,   // a queued job none of whose labels is a class label of this set
   kNoRunner,       // a completed job no runner took (cancelled while queued)
   kForeignRunner,  // a completed job whose runner name lacks this set's prefix
 };
 
 // Stable snake_case names, used as metric label values and in logs: "launch", "terminate",
-// "ignored", "rejected_signature", "malformed", "too_large".
+// "taken", "ignored", "rejected_signature", "malformed", "too_large".
 const char* WebhookVerdictName(WebhookVerdict verdict);
 // "none", "ping", "other_event", "other_action", "no_class_label", "no_runner", "foreign_runner".
 const char* IgnoreReasonName(IgnoreReason reason);
@@ -44,7 +45,7 @@ struct WebhookDecision {
   // One line for the answer's body and the log: what was decided and why. Never contains the
   // secret, the expected signature or the body.
   std::string message;
-  std::optional<Intent> intent;  // set exactly when the verdict is kLaunch or kTerminate
+  std::optional<Intent> intent;  // set exactly when the verdict is kLaunch, kTerminate or kTaken
 
   bool accepted() const { return http_status >= 200 && http_status < 300; }
 };

@@ -104,6 +104,42 @@ WebhookDecision OnCompleted(WorkflowJobFields& job, const std::string& runner_na
   return d;
 }
 
+// The id of the job a runner was launched for, from its name "<prefix><job id>-<suffix>" (a
+// hot-pool runner's name carries none).
+std::optional<int64_t> LaunchedForByName(const std::string& runner, const std::string& prefix) {
+  if (runner.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  const size_t dash = runner.find('-', prefix.size());
+  if (dash == std::string::npos || dash == prefix.size() || dash - prefix.size() > 18) {
+    return std::nullopt;
+  }
+  int64_t id = 0;
+  for (size_t i = prefix.size(); i < dash; ++i) {
+    if (runner[i] < '0' || runner[i] > '9') return std::nullopt;
+    id = id * 10 + (runner[i] - '0');
+  }
+  return id;
+}
+
+// A job in progress on a runner the set launched for another job (issue 30, item 1): that job
+// may now wait for a runner that will not come, so the launcher is told at once.
+WebhookDecision OnInProgress(WorkflowJobFields& job, const std::string& runner_name_prefix,
+                             const std::string& what, std::string_view delivery_id) {
+  std::optional<int64_t> launched_for = LaunchedForByName(job.runner_name, runner_name_prefix);
+  if (!launched_for || *launched_for == job.job_id) {
+    return Ignored(IgnoreReason::kOtherAction, "in_progress " + what);
+  }
+  WebhookDecision d;
+  d.verdict = WebhookVerdict::kTaken;
+  d.http_status = 202;
+  d.message = "taken: runner " + Shown(job.runner_name) + ", launched for job " +
+              std::to_string(*launched_for) + ", took " + what;
+  d.intent = TakenIntent{.runner_name = std::move(job.runner_name),
+                         .repository = std::move(job.repository),
+                         .job_id = job.job_id,
+                         .delivery_id = std::string(delivery_id)};
+  return d;
+}
+
 }  // namespace
 
 // simdjson's parser keeps buffers sized to the largest document it has read; reusing parsers
@@ -218,6 +254,9 @@ WebhookDecision WebhookRouter::Route(const WebhookDelivery& delivery, TimePoint 
   if (job.action == "queued") return OnQueued(job, class_labels_, what, delivery.delivery_id, now);
   if (job.action == "completed") {
     return OnCompleted(job, runner_name_prefix_, what, delivery.delivery_id, now);
+  }
+  if (job.action == "in_progress") {
+    return OnInProgress(job, runner_name_prefix_, what, delivery.delivery_id);
   }
   return Ignored(IgnoreReason::kOtherAction, "action " + Shown(job.action) + " of " + what);
 }

@@ -201,12 +201,47 @@ std::vector<Scenario> FieldScenarios() {
 
 }  // namespace
 
+// Issue 30, items 1 and 7: runners that take another job than theirs, and jobs that end with no
+// `completed` webhook for the set.
+std::vector<Scenario> StolenScenarios() {
+  return {
+      {"stolen-runners",
+       "10 jobs handed to any idle runner whose labels match, in a random order; a fifth of the "
+       "VMs never boot and launchers crash (about 30 an hour): a job whose runner went to another "
+       "job is in_progress within one launch plus one janitor period",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.jobs = 10;
+         o.random_assignment = true;
+         o.boot_failure = 0.2;
+         o.crashes_per_hour = 30;
+         o.check_stolen = true;
+         return o;
+       }},
+      {"lost-completed",
+       "10 jobs, a third cancelled while queued (some while their launch is under way), half the "
+       "`completed` webhooks never sent (actions/runner #4309), runners taking any job: the VM and "
+       "runner of an ended job are gone within one janitor period",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.jobs = 10;
+         o.random_assignment = true;
+         o.cancel_queued = 0.33;
+         o.cancel_within = Duration(40'000);
+         o.completed_webhook_loss = 0.5;
+         o.check_ended_jobs = true;
+         return o;
+       }},
+  };
+}
+
 const std::vector<Scenario>& Scenarios() {
   static const std::vector<Scenario> scenarios = [] {
     std::vector<Scenario> all = FaultScenarios();
     for (Scenario& s : RunnerApiScenarios()) all.push_back(std::move(s));
     for (Scenario& s : PoolScenarios()) all.push_back(std::move(s));
     for (Scenario& s : FieldScenarios()) all.push_back(std::move(s));
+    for (Scenario& s : StolenScenarios()) all.push_back(std::move(s));
     return all;
   }();
   return scenarios;

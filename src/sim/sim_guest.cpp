@@ -328,6 +328,17 @@ void SimGuest::Ended(Vm& vm, const std::string& how) {
   if (vm.runner_actor >= 0) scheduler_.Kill(vm.runner_actor);
 }
 
+std::vector<SimGuest::LiveVm> SimGuest::live_vms() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<LiveVm> out;
+  for (const auto& [id, vm] : vms_) {
+    if (vm->ended) continue;
+    out.push_back(
+        LiveVm{id, vm->launched_for, vm->running_job, vm->took, vm->frozen, vm->idle_since});
+  }
+  return out;
+}
+
 void SimGuest::CheckIdle(Duration bound) {
   std::lock_guard<std::mutex> lock(mu_);
   const TimePoint now = scheduler_.Now();

@@ -91,6 +91,18 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   double IdleVmSeconds(TimePoint now) const;
   int runners_started() const;
 
+  // A VM still running (not ended): the job it was launched for, whether its runner has a job
+  // now, since when it has not, and whether it is frozen (for the lost-completed check).
+  struct LiveVm {
+    std::string id;
+    int64_t launched_for = 0;
+    int64_t running_job = 0;
+    int64_t took = 0;
+    bool frozen = false;
+    TimePoint idle_since;
+  };
+  std::vector<LiveVm> live_vms() const;
+
  private:
   class Vm;
   Vm& VmFor(const std::string& microvm_id);            // mu_ held

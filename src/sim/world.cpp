@@ -127,6 +127,7 @@ World::World(const WorldOptions& o)
   if (Status s = github_->model().SetRunnerBusyLies(o.runner_busy_lies); !s.ok()) {
     throw std::invalid_argument("runner_busy_lies: " + s.message());
   }
+  ApplyStolenKnobs();
 }
 
 World::~World() { scheduler_.Shutdown(); }
@@ -158,6 +159,9 @@ void World::SpawnActors() {
     if (options_.warm_pool_size > 0 || options_.hot_pool_size > 0) SpawnRole(Role::kSweeper);
   }
   if (options_.crashes_per_hour > 0) scheduler_.Spawn("chaos", [this] { Chaos(); });
+  if (options_.check_stolen || options_.check_ended_jobs) {
+    scheduler_.Spawn("stolen-checks", [this] { StolenChecks(); });
+  }
   if (options_.credentials_outage.count() > 0) {
     scheduler_.Spawn("credentials", [this] { CredentialsOutage(); });
   }

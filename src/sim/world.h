@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -152,6 +153,15 @@ class World {
   void CheckAuthOutage(WorldReport& report);
   void ReportFigures(WorldReport& report);
   Duration JanitorBound() const;
+  // Issue 30, items 1 and 7 (world_stolen.cpp): the GitHub model's knobs, the cancellations, and
+  // the invariants watched as the run goes.
+  void ApplyStolenKnobs();
+  void MaybeCancel(int64_t job_id);
+  void StolenChecks();
+  void CheckStolenJobs();
+  void CheckEndedJobs();
+  Duration StolenBound() const;
+  Duration EndedJobBound() const;
 
   WorldOptions options_;
   ConfigKnobs knobs_;
@@ -197,6 +207,13 @@ class World {
   std::vector<double> action_start_cold_, action_start_warm_;
   int webhook_handler_crashes_ = 0;
   bool over_capacity_ = false;
+  // world_stolen.cpp's state: its own random stream (the other draws stay as they were), when
+  // each job lost the runner launched for it, and what was reported.
+  SeededRandom stolen_random_{options_.seed * 7919 + 9};
+  std::map<int64_t, TimePoint> runner_taken_at_;
+  std::set<std::string> stolen_reported_;
+  std::vector<std::string> stolen_failures_;
+  std::set<int64_t> cancelled_jobs_;  // cancelled by the workload while queued
 };
 
 // Runs one seed (the world on the heap: it is large).

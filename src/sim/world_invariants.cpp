@@ -44,6 +44,8 @@ void World::CheckTheEnd(WorldReport& report) {
   report.violations.insert(report.violations.begin(), seen.begin(), seen.end());
   report.violations.insert(report.violations.end(), action_failures_.begin(),
                            action_failures_.end());
+  report.violations.insert(report.violations.end(), stolen_failures_.begin(),
+                           stolen_failures_.end());
   CheckJobs(report);
   CheckVms(report);
   CheckRunners(report);
@@ -65,6 +67,7 @@ void World::CheckJobs(WorldReport& report) {
                                     std::to_string(job.id));
       }
     }
+    if (cancelled_jobs_.count(job.id)) continue;  // cancelled by the workload (world_stolen.cpp)
     if (job.status == "completed" && job.conclusion == "success") {
       ++report.jobs_completed;
     } else {

@@ -83,6 +83,21 @@ struct WorldOptions {
   // GitHub's runner listing and GET say busy:false for a runner running a job with this
   // probability, and a DELETE believes it (actions/runner #4422; GithubModel::SetRunnerBusyLies).
   double runner_busy_lies = 0;
+  // Issue 30, items 1 and 7 (world_stolen.cpp). GitHub hands a queued job to any idle runner whose
+  // labels match, in a random order (GithubModel::SetAssignment "random").
+  bool random_assignment = false;
+  // Each `completed` delivery is dropped with this probability (actions/runner #4309).
+  double completed_webhook_loss = 0;
+  // This fraction of the jobs is cancelled while still queued, up to `cancel_within` after it was
+  // queued (a cancelled run), if no runner has taken it by then.
+  double cancel_queued = 0;
+  Duration cancel_within{60'000};
+  // Watched as the run goes: a job whose runner went to another job while it waited is
+  // in_progress within one launch plus one janitor period of it (StolenBound()).
+  bool check_stolen = false;
+  // Watched as the run goes: the VM and runner launched for a job that has ended (cancelled while
+  // queued, or run elsewhere) are gone within one janitor period of it (EndedJobBound()).
+  bool check_ended_jobs = false;
   // The Action (`mvr start`/`mvr stop`) on a warm pool found by name: this many runs start over
   // the arrival window with `server-capacity` action_capacity, run one job on their runner and
   // stop; a fraction abandon their lease (a cancelled run) and stop late with the old handle.

@@ -26,6 +26,7 @@ void World::Workload() {
     spec.steps = {"make test"};
     Result<gh::Job> job = github_->model().QueueJob(spec);
     if (job.ok()) queued_at_[job->id] = scheduler_.Now();
+    if (job.ok()) MaybeCancel(job->id);
   }
 }
 

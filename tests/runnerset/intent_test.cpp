@@ -33,6 +33,14 @@ TEST(IntentTest, TerminateSurvivesTheQueue) {
   EXPECT_EQ(std::get<TerminateIntent>(*decoded), terminate);
 }
 
+TEST(IntentTest, TakenSurvivesTheQueue) {
+  TakenIntent taken{"mvr-demo-42-ab", "octo-org/other-repo", 43, "d-3"};
+  auto decoded = DecodeIntent(EncodeIntent(taken));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(std::get<TakenIntent>(*decoded), taken);
+  EXPECT_FALSE(DecodeIntent(R"({"v":1,"kind":"taken","runnerName":"r","repository":"a/b"})").ok());
+}
+
 TEST(IntentTest, MalformedBodiesAreErrorsNamingTheMember) {
   EXPECT_FALSE(DecodeIntent("not json").ok());
   auto wrong_kind = DecodeIntent(R"({"v":1,"kind":"explode"})");

@@ -96,6 +96,33 @@ TEST_F(JanitorTest, YoungVmIsNeverSuspect) {
   EXPECT_EQ(State(unmapped), "RUNNING");
 }
 
+// actions/runner #4309: the job was cancelled before any runner took it and no `completed`
+// webhook names a runner. The jobs API says the row's job has ended, so the janitor reaps the VM
+// and removes its runner at its first sweep, young or not, with no strikes; a VM whose runner
+// took another job and runs it is left alone although its own job has ended.
+TEST_F(JanitorTest, VmOfAJobThatEndedIsReapedAtTheFirstSweepUnlessItsRunnerRunsAnother) {
+  const int64_t cancelled = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
+  const int64_t ended = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
+  const int64_t other = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(fleet_.github_model->CancelJob(cancelled).ok());
+  ASSERT_TRUE(fleet_.github_model->CancelJob(ended).ok());
+  const std::string busy_vm = fleet_.RunningVm();
+  const Runner busy = OnlineRunner("mvr-demo-" + std::to_string(ended) + "-bbbb");
+  Launched(busy.name, busy.id, busy_vm, ended);
+  fleet_.Tick();  // the runner launched for `ended` takes `other`
+  ASSERT_EQ(JobOf(other).runner_name, busy.name);
+  const std::string idle_vm = fleet_.RunningVm();
+  const Runner idle = OnlineRunner("mvr-demo-" + std::to_string(cancelled) + "-aaaa");
+  Launched(idle.name, idle.id, idle_vm, cancelled);
+  SweepReport r = J().Sweep();
+  EXPECT_EQ(State(idle_vm), "TERMINATED");
+  EXPECT_FALSE(fleet_.RunnerExists(idle.id));
+  EXPECT_FALSE(HasRow(idle.name));
+  EXPECT_EQ(r.Get(Swept::kVmsTerminated), 1);
+  EXPECT_EQ(State(busy_vm), "RUNNING");
+  EXPECT_TRUE(fleet_.RunnerExists(busy.id));
+}
+
 TEST_F(JanitorTest, OnlyRunningVmsAreActedOnSuspendedOnesAreLeftAlone) {
   const std::string mapped = fleet_.SuspendedVm();
   Launched("mvr-demo-1-aaaa", 11, mapped, 1);

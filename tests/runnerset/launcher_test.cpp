@@ -90,6 +90,30 @@ TEST_F(LauncherTest, AJobTakenByARunnerLaunchedForAnotherJobStillGetsItsLaunch) 
   EXPECT_FALSE(FailedOpen());
 }
 
+// The `in_progress` webhook says the runner launched for `waiting` took `job` (issue 30, item 1):
+// `waiting`'s committed claim is released and it is launched again at once; a second such intent
+// (a duplicate delivery) finds it launched again and does nothing; one for a runner that took
+// its own job, or whose job has its runner, does nothing either.
+TEST_F(LauncherTest, AJobWhoseRunnerTookAnotherJobIsLaunchedAgainAtOnce) {
+  const int64_t job = QueueJob();
+  const int64_t waiting = QueueJob();
+  const Runner other = OnlineRunner(RunnerFor(waiting));
+  Launched(other.name, other.id, fleet_.RunningVm(), waiting);
+  fleet_.Tick();
+  ASSERT_EQ(JobOf(job).runner_name, other.name);
+  const TakenIntent taken{other.name, mvr::testing::kFleetRepository, job, "d-1"};
+  LaunchOutcome o = L().Handle(taken);
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(o.runner_name.rfind(RunnerFor(waiting).substr(0, 15), 0), 0u) << o.runner_name;
+  fleet_.Tick();
+  EXPECT_EQ(JobOf(waiting).runner_name, o.runner_name) << "the new runner serves the waiting job";
+  EXPECT_EQ(metrics_.Get(Counter::kRelaunchedTaken), 1);
+  EXPECT_EQ(L().Handle(taken).decision, LaunchDecision::kIgnored) << "it has its runner now";
+  const TakenIntent own{o.runner_name, mvr::testing::kFleetRepository, waiting, "d-2"};
+  EXPECT_EQ(L().Handle(own).decision, LaunchDecision::kIgnored);
+  EXPECT_EQ(metrics_.Get(Counter::kRelaunchedTaken), 1);
+}
+
 // Job X runs on the runner launched for Y, and Y on the runner an earlier attempt launched for
 // X: both have runners, so this launch would only add an idle VM.
 TEST_F(LauncherTest, AChainOfTakenJobsThatClosesOnThisJobNeedsNoLaunch) {

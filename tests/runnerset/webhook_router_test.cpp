@@ -167,6 +167,32 @@ TEST(WebhookRouterTest, OtherActionsAreIgnored) {
   }
 }
 
+// GitHub binds no job to the runner launched for it (issue 30, item 1): a job in progress on a
+// runner the set launched for another job is told to the launcher; on its own runner, or on a
+// runner whose name carries no job id, it is ignored.
+TEST(WebhookRouterTest, InProgressOnARunnerLaunchedForAnotherJobBecomesATakenIntent) {
+  WebhookRouter router = Router();
+  PayloadOptions o;
+  o.action = "in_progress";
+  o.labels = {"mvr-small"};
+  o.runner_name = "mvr-demo-1234-a1";
+  WebhookDecision d = Deliver(router, WorkflowJobPayload(o));
+  ASSERT_EQ(d.verdict, WebhookVerdict::kTaken) << d.message;
+  EXPECT_EQ(d.http_status, 202);
+  TakenIntent expected{.runner_name = "mvr-demo-1234-a1",
+                       .repository = "octo-org/widget-service",
+                       .job_id = 29679449,
+                       .delivery_id = "72d3162e-cc78-11e3-81ab-4c9367dc0958"};
+  EXPECT_EQ(std::get<TakenIntent>(*d.intent), expected);
+  EXPECT_STREQ(WebhookVerdictName(d.verdict), "taken");
+  o.runner_name = "mvr-demo-29679449-a1";
+  ExpectIgnored(Deliver(router, WorkflowJobPayload(o)), IgnoreReason::kOtherAction);
+  for (std::string other : {"mvr-demo-hot-7", "someone-else-1234-a1", "mvr-demo--a1", ""}) {
+    o.runner_name = other;
+    ExpectIgnored(Deliver(router, WorkflowJobPayload(o)), IgnoreReason::kOtherAction);
+  }
+}
+
 TEST(WebhookRouterTest, PingAndOtherEventsAreAcknowledged) {
   WebhookRouter router = Router();
   ExpectIgnored(Deliver(router, R"({"zen":"Keep it logically awesome.","hook_id":1})", "ping"),

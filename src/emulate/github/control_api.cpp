@@ -149,40 +149,11 @@ void ControlApi::AddEmulatorRoutes(http::Router& router) {
   // Faults that last until changed: {"runner_listing_lag_ms": N} makes the runner listing show
   // each runner's busy flag as it was N ms ago (GET .../runners/{id} stays current);
   // {"runner_busy_lies": P} makes a listing or GET say busy:false for a runner running a job with
-  // probability P (and a DELETE believe it). Either key or both.
-  router.Add("POST", "/_emulator/faults", [this](const ServerRequest& r, const PathParams&) {
-    json body = json::parse(r.body, nullptr, false);
-    const bool lag_ok = body.is_object() && body.contains("runner_listing_lag_ms") &&
-                        body["runner_listing_lag_ms"].is_number_integer() &&
-                        body["runner_listing_lag_ms"].get<int64_t>() >= 0;
-    const bool lies_ok = body.is_object() && body.contains("runner_busy_lies") &&
-                         body["runner_busy_lies"].is_number() &&
-                         body["runner_busy_lies"].get<double>() >= 0 &&
-                         body["runner_busy_lies"].get<double>() <= 1;
-    const bool bad = !body.is_object() || (!lag_ok && !lies_ok) ||
-                     (body.contains("runner_listing_lag_ms") && !lag_ok) ||
-                     (body.contains("runner_busy_lies") && !lies_ok);
-    if (bad) {
-      return BadBody(
-          "expected {\"runner_listing_lag_ms\": N} with N >= 0 and/or {\"runner_busy_lies\": P} "
-          "with 0 <= P <= 1");
-    }
-    json answer = json::object();
-    if (lag_ok) {
-      const int64_t lag = body["runner_listing_lag_ms"].get<int64_t>();
-      model_.SetRunnerListingLag(Duration(lag));
-      answer["runner_listing_lag_ms"] = lag;
-    }
-    if (lies_ok) {
-      const double p = body["runner_busy_lies"].get<double>();
-      Status s = model_.SetRunnerBusyLies(p);
-      if (!s.ok()) return ErrorResponse(s);
-      answer["runner_busy_lies"] = p;
-    }
-    return JsonResponse(200, answer);
-  });
-  router.Add("POST", "/_emulator/credentials",
-             [this](const ServerRequest& r, const PathParams&) { return Credentials(r); });
+  // probability P (and a DELETE believe it); {"assignment": "oldest"|"random"} chooses which idle
+  // runner takes a queued job; {"completed_webhook_loss": P} drops `completed` deliveries with
+  // probability P. Any of the keys; a body with none, or one bad, changes nothing.
+  router.Add("POST", "/_emulator/faults",
+             [this](const ServerRequest& r, const PathParams&) { return Faults(r); });
   router.Add("POST", "/_emulator/tick", [this](const ServerRequest&, const PathParams&) {
     model_.Tick();
     return NoContent();
@@ -275,6 +246,53 @@ void ControlApi::AddRunnerRoutes(http::Router& router) {
                logger_.Info("job completed", {{"job_id", *id}, {"conclusion", conclusion}});
                return NoContent();
              });
+}
+
+HttpResponse ControlApi::Faults(const ServerRequest& r) {
+  json body = json::parse(r.body, nullptr, false);
+  auto probability = [&](const char* key) {
+    return body[key].is_number() && body[key].get<double>() >= 0 && body[key].get<double>() <= 1;
+  };
+  const bool object = body.is_object();
+  const bool has_lag = object && body.contains("runner_listing_lag_ms");
+  const bool has_lies = object && body.contains("runner_busy_lies");
+  const bool has_assignment = object && body.contains("assignment");
+  const bool has_loss = object && body.contains("completed_webhook_loss");
+  const bool bad =
+      !object || !(has_lag || has_lies || has_assignment || has_loss) ||
+      (has_lag && !(body["runner_listing_lag_ms"].is_number_integer() &&
+                    body["runner_listing_lag_ms"].get<int64_t>() >= 0)) ||
+      (has_lies && !probability("runner_busy_lies")) ||
+      (has_assignment && !(body["assignment"] == "oldest" || body["assignment"] == "random")) ||
+      (has_loss && !probability("completed_webhook_loss"));
+  if (bad) {
+    return BadBody(
+        "expected any of {\"runner_listing_lag_ms\": N} with N >= 0, {\"runner_busy_lies\": "
+        "P}, {\"completed_webhook_loss\": P} with 0 <= P <= 1, {\"assignment\": "
+        "\"oldest\"|\"random\"}");
+  }
+  json answer = json::object();
+  if (has_lag) {
+    const int64_t lag = body["runner_listing_lag_ms"].get<int64_t>();
+    model_.SetRunnerListingLag(Duration(lag));
+    answer["runner_listing_lag_ms"] = lag;
+  }
+  if (has_lies) {
+    const double p = body["runner_busy_lies"].get<double>();
+    if (Status s = model_.SetRunnerBusyLies(p); !s.ok()) return ErrorResponse(s);
+    answer["runner_busy_lies"] = p;
+  }
+  if (has_assignment) {
+    const std::string a = body["assignment"].get<std::string>();
+    if (Status s = model_.SetAssignment(a); !s.ok()) return ErrorResponse(s);
+    answer["assignment"] = a;
+  }
+  if (has_loss) {
+    const double p = body["completed_webhook_loss"].get<double>();
+    if (Status s = model_.SetCompletedWebhookLoss(p); !s.ok()) return ErrorResponse(s);
+    answer["completed_webhook_loss"] = p;
+  }
+  return JsonResponse(200, answer);
 }
 
 }  // namespace mvr::emulate::github

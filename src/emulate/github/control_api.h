@@ -25,6 +25,8 @@ class ControlApi {
   void AddEmulatorRoutes(http::Router& router);
   void AddRunnerRoutes(http::Router& router);
   http::HttpResponse QueueJob(const http::ServerRequest& req);
+  // POST /_emulator/faults: the faults that last until changed (docs/emulate-github.md).
+  http::HttpResponse Faults(const http::ServerRequest& req);
   http::HttpResponse Credentials(const http::ServerRequest& req);
 
   GithubModel& model_;

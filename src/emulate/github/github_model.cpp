@@ -28,6 +28,8 @@ bool LabelsMatch(const std::vector<std::string>& job_labels,
 GithubModel::GithubModel(GithubModelOptions options, Seam seam, WebhookSender* sender)
     : options_(std::move(options)), seam_(seam), sender_(sender) {
   runner_busy_lies_ = std::clamp(options_.runner_busy_lies, 0.0, 1.0);
+  random_assignment_ = options_.assignment == "random";
+  completed_webhook_loss_ = std::clamp(options_.completed_webhook_loss, 0.0, 1.0);
   int64_t next_owner_id = 9'000'001;
   for (const auto& org : options_.organizations) org_ids_[AsciiLower(org)] = next_owner_id++;
   int64_t next_repo_id = 700'000'001;
@@ -240,27 +242,69 @@ bool GithubModel::RunnerServesLocked(const RunnerState& r, const Job& job) const
   return LabelsMatch(job.labels, r.runner.labels);
 }
 
+void GithubModel::GiveJobLocked(Job& job, RunnerState& r, Outbox& out) {
+  r.runner.busy = true;
+  r.runner.job_id = job.id;
+  r.runner.busy_since = seam_.clock.Now();
+  job.status = "in_progress";
+  job.started_at = seam_.clock.Now();
+  job.runner_id = r.runner.id;
+  job.runner_name = r.runner.name;
+  job.runner_group_id = r.runner.group_id;
+  job.runner_group_name = "Default";
+  job.timeline.push_back(TimelineEntry{seam_.clock.Now(), "assigned", r.runner.name});
+  EmitLocked(job, "in_progress", out);
+}
+
 void GithubModel::AssignLocked(Outbox& out) {
+  if (random_assignment_) return AssignRandomLocked(out);
   for (auto& [job_id, job] : jobs_) {
     if (job.status != "queued") continue;
     for (auto& [runner_id, r] : runners_) {
       if (r.runner.busy || r.runner.job_id || !OnlineLocked(r) || !RunnerServesLocked(r, job)) {
         continue;
       }
-      r.runner.busy = true;
-      r.runner.job_id = job.id;
-      r.runner.busy_since = seam_.clock.Now();
-      job.status = "in_progress";
-      job.started_at = seam_.clock.Now();
-      job.runner_id = r.runner.id;
-      job.runner_name = r.runner.name;
-      job.runner_group_id = r.runner.group_id;
-      job.runner_group_name = "Default";
-      job.timeline.push_back(TimelineEntry{seam_.clock.Now(), "assigned", r.runner.name});
-      EmitLocked(job, "in_progress", out);
+      GiveJobLocked(job, r, out);
       break;
     }
   }
+}
+
+void GithubModel::AssignRandomLocked(Outbox& out) {
+  std::vector<Job*> queued;
+  for (auto& [job_id, job] : jobs_) {
+    if (job.status == "queued") queued.push_back(&job);
+  }
+  // A random order of the jobs (Fisher-Yates), then a random idle runner for each.
+  for (size_t i = queued.size(); i > 1; --i) {
+    std::swap(queued[i - 1], queued[seam_.random.Uniform(i)]);
+  }
+  for (Job* job : queued) {
+    std::vector<RunnerState*> idle;
+    for (auto& [runner_id, r] : runners_) {
+      if (!r.runner.busy && !r.runner.job_id && OnlineLocked(r) && RunnerServesLocked(r, *job)) {
+        idle.push_back(&r);
+      }
+    }
+    if (idle.empty()) continue;
+    GiveJobLocked(*job, *idle[seam_.random.Uniform(idle.size())], out);
+  }
+}
+
+Status GithubModel::SetAssignment(const std::string& assignment) {
+  if (assignment != "oldest" && assignment != "random") {
+    return InvalidArgument("assignment must be oldest or random, not \"" + assignment + "\"");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  random_assignment_ = assignment == "random";
+  return Status::Ok();
+}
+
+Status GithubModel::SetCompletedWebhookLoss(double p) {
+  if (!(p >= 0 && p <= 1)) return InvalidArgument("completed webhook loss must be within [0, 1]");
+  std::lock_guard<std::mutex> lock(mu_);
+  completed_webhook_loss_ = p;
+  return Status::Ok();
 }
 
 void GithubModel::Tick() {

@@ -32,7 +32,9 @@ struct GithubModelOptions {
   Duration queue_timeout{24LL * 3600 * 1000};  // GitHub cancels jobs queued this long
   Duration runner_offline_after{60'000};       // idle runner silent this long shows offline
   std::string runner_arch = "X64";
-  double runner_busy_lies = 0;  // initial SetRunnerBusyLies; within [0, 1]
+  double runner_busy_lies = 0;        // initial SetRunnerBusyLies; within [0, 1]
+  std::string assignment = "oldest";  // initial SetAssignment: "oldest" or "random"
+  double completed_webhook_loss = 0;  // initial SetCompletedWebhookLoss; within [0, 1]
 };
 
 struct JitRequest {
@@ -87,6 +89,16 @@ class GithubModel {
   // reading: a DELETE of that runner believes the same lie with probability `p`, removes the
   // registration, and the job it was running fails. 0 turns it off. InvalidArgument outside [0, 1].
   Status SetRunnerBusyLies(double p);
+  // Which idle runner takes a queued job (issue 30, item 1). "oldest": the oldest queued job
+  // goes to the oldest idle online runner whose labels match (the emulator's behaviour before).
+  // "random": the queued jobs are taken in a random order, each by any idle online runner whose
+  // labels match, drawn through the seam's random: GitHub binds no job to the runner launched for
+  // it, so a runner launched for one job may take another, at organisation scope one of another
+  // repository. InvalidArgument for anything else.
+  Status SetAssignment(const std::string& assignment);
+  // Fault (actions/runner #4309): each `completed` delivery is dropped (recorded as `dropped`,
+  // never sent; a Redeliver still sends it) with probability `p`. InvalidArgument outside [0, 1].
+  Status SetCompletedWebhookLoss(double p);
   Result<Job> GetJobById(int64_t job_id) const;
   std::vector<Job> ListAllJobs() const;
   std::vector<Runner> ListAllRunners() const;
@@ -124,6 +136,8 @@ class GithubModel {
   bool OnlineLocked(const RunnerState& r) const;
   bool RunnerServesLocked(const RunnerState& r, const Job& job) const;
   void AssignLocked(Outbox& out);
+  void AssignRandomLocked(Outbox& out);  // AssignLocked under the "random" assignment
+  void GiveJobLocked(Job& job, RunnerState& r, Outbox& out);
   void CompleteLocked(Job& job, const std::string& conclusion, Outbox& out);
   void EmitLocked(const Job& job, const std::string& action, Outbox& out);
   std::string PayloadLocked(const Job& job, const std::string& action) const;
@@ -149,6 +163,8 @@ class GithubModel {
   int64_t next_label_id_ = 1;
   Duration runner_listing_lag_{0};
   double runner_busy_lies_ = 0;
+  bool random_assignment_ = false;
+  double completed_webhook_loss_ = 0;
 };
 
 // Case-insensitive: every job label must be one of the runner's labels.

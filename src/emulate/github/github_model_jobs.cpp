@@ -304,7 +304,10 @@ void GithubModel::EmitLocked(const Job& job, const std::string& action, Outbox& 
                               options_.installation_id);
   d.created_at = seam_.clock.Now();
   if (!sender_) d.outcome = "not_configured";
-  if (job.drop_webhooks) {
+  // A `completed` delivery that never comes (actions/runner #4309), drawn per delivery.
+  const bool lost_completed = action == "completed" && completed_webhook_loss_ > 0 &&
+                              seam_.random.UniformDouble() < completed_webhook_loss_;
+  if (job.drop_webhooks || lost_completed) {
     d.outcome = "dropped";  // recorded, never sent (a Redeliver still sends it)
     deliveries_.push_back(d);
     return;
