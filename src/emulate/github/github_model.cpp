@@ -28,6 +28,7 @@ bool LabelsMatch(const std::vector<std::string>& job_labels,
 GithubModel::GithubModel(GithubModelOptions options, Seam seam, WebhookSender* sender)
     : options_(std::move(options)), seam_(seam), sender_(sender) {
   runner_busy_lies_ = std::clamp(options_.runner_busy_lies, 0.0, 1.0);
+  runner_versions_ = options_.runner_versions;
   int64_t next_owner_id = 9'000'001;
   for (const auto& org : options_.organizations) org_ids_[AsciiLower(org)] = next_owner_id++;
   int64_t next_repo_id = 700'000'001;
@@ -76,7 +77,7 @@ Result<Repository> GithubModel::GetRepository(const std::string& owner,
 }
 
 bool GithubModel::OnlineLocked(const RunnerState& r) const {
-  if (!r.runner.last_seen) return false;
+  if (!r.runner.last_seen || r.version_refused) return false;
   // A runner running a job stays online: it is talking to the service through its job.
   if (r.runner.busy) return true;
   return seam_.clock.Now() - *r.runner.last_seen <= options_.runner_offline_after;
@@ -247,6 +248,7 @@ void GithubModel::AssignLocked(Outbox& out) {
       if (r.runner.busy || r.runner.job_id || !OnlineLocked(r) || !RunnerServesLocked(r, job)) {
         continue;
       }
+      if (!RefuseVersionLocked(r).empty()) continue;  // never a job for a refused version
       r.runner.busy = true;
       r.runner.job_id = job.id;
       r.runner.busy_since = seam_.clock.Now();

@@ -19,6 +19,7 @@
 #include "base/secret.h"
 #include "base/status.h"
 #include "emulate/github/model_types.h"
+#include "emulate/github/runner_versions.h"
 #include "emulate/github/webhook.h"
 
 namespace mvr::emulate::github {
@@ -32,7 +33,8 @@ struct GithubModelOptions {
   Duration queue_timeout{24LL * 3600 * 1000};  // GitHub cancels jobs queued this long
   Duration runner_offline_after{60'000};       // idle runner silent this long shows offline
   std::string runner_arch = "X64";
-  double runner_busy_lies = 0;  // initial SetRunnerBusyLies; within [0, 1]
+  double runner_busy_lies = 0;          // initial SetRunnerBusyLies; within [0, 1]
+  RunnerVersionPolicy runner_versions;  // initial SetRunnerVersionPolicy
 };
 
 struct JitRequest {
@@ -87,6 +89,13 @@ class GithubModel {
   // reading: a DELETE of that runner believes the same lie with probability `p`, removes the
   // registration, and the job it was running fails. 0 turns it off. InvalidArgument outside [0, 1].
   Status SetRunnerBusyLies(double p);
+  // Which runner versions get jobs (runner_versions.h): a runner older than the minimum, or older
+  // than a release out for 30 days or more (the clock's days), is refused at its next connect or
+  // poll, as GitHub answers 403 "Runner version vX is deprecated and cannot receive messages.";
+  // it shows offline (its session ended) and is never handed a job. Takes effect at once, for
+  // runners already connected too. InvalidArgument for a version that is not N.N.N.
+  Status SetRunnerVersionPolicy(RunnerVersionPolicy policy);
+  RunnerVersionPolicy runner_version_policy() const;
   Result<Job> GetJobById(int64_t job_id) const;
   std::vector<Job> ListAllJobs() const;
   std::vector<Runner> ListAllRunners() const;
@@ -95,7 +104,9 @@ class GithubModel {
   Status Redeliver(const std::string& guid);
 
   // --- the runner's side (authenticated by the credential in its JIT config) ---
-  Result<RunnerSession> RunnerConnect(const Secret& credential);
+  // `version` is the runner's own ("" = kStandInRunnerVersion). Unauthorized with error type
+  // kRunnerVersionRefused (HTTP 403) when GitHub refuses that version.
+  Result<RunnerSession> RunnerConnect(const Secret& credential, const std::string& version = "");
   // The runner's job once one is assigned, nullopt while it waits. Counts as a heartbeat.
   Result<std::optional<JobAssignment>> RunnerAcquireJob(const Secret& credential);
   // Conflict when the job has ended meanwhile (cancelled, timed out): the runner should stop.
@@ -110,7 +121,8 @@ class GithubModel {
  private:
   struct RunnerState {
     Runner runner;
-    std::string credential_hash;  // SHA-256 hex of the credential
+    std::string credential_hash;   // SHA-256 hex of the credential
+    bool version_refused = false;  // GitHub refused its version: its session ended
   };
   using Outbox = std::vector<Delivery>;
 
@@ -122,6 +134,8 @@ class GithubModel {
   // What a REST read shows of `r`: the snapshot, with the busy flag lying as the faults say.
   Runner ShownLocked(const RunnerState& r) const;
   bool OnlineLocked(const RunnerState& r) const;
+  // GitHub's refusal of `r`'s version now ("" = accepted); marks it refused when it is.
+  std::string RefuseVersionLocked(RunnerState& r);
   bool RunnerServesLocked(const RunnerState& r, const Job& job) const;
   void AssignLocked(Outbox& out);
   void CompleteLocked(Job& job, const std::string& conclusion, Outbox& out);
@@ -149,7 +163,11 @@ class GithubModel {
   int64_t next_label_id_ = 1;
   Duration runner_listing_lag_{0};
   double runner_busy_lies_ = 0;
+  RunnerVersionPolicy runner_versions_;
 };
+
+// The error type of a runner GitHub refuses for its version (HTTP 403 on the runner protocol).
+inline constexpr const char* kRunnerVersionRefused = "RunnerVersionDeprecated";
 
 // Case-insensitive: every job label must be one of the runner's labels.
 bool LabelsMatch(const std::vector<std::string>& job_labels,
