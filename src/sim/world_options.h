@@ -83,6 +83,13 @@ struct WorldOptions {
   // GitHub's runner listing and GET say busy:false for a runner running a job with this
   // probability, and a DELETE believes it (actions/runner #4422; GithubModel::SetRunnerBusyLies).
   double runner_busy_lies = 0;
+  // Stale runner versions (actions/runner #4392): GitHub's minimum runner version rises to
+  // `min_runner_version` at `min_runner_version_at` (from the start; "" = never). The runner each
+  // image bakes is in guest.runner_versions. With `fallback_class`, a second class (mvr-large on
+  // img-2, no pools) is the first class's fallbackClass.
+  std::string min_runner_version;
+  Duration min_runner_version_at{0};
+  bool fallback_class = false;
   // The Action (`mvr start`/`mvr stop`) on a warm pool found by name: this many runs start over
   // the arrival window with `server-capacity` action_capacity, run one job on their runner and
   // stop; a fraction abandon their lease (a cancelled run) and stop late with the old handle.
