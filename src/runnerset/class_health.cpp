@@ -9,7 +9,7 @@
 namespace mvr::runnerset {
 namespace {
 
-std::vector<int64_t> Parts(const std::string& v) {
+std::vector<int64_t> HealthVersionParts(const std::string& v) {
   std::vector<int64_t> out;
   std::stringstream in(!v.empty() && (v[0] == 'v' || v[0] == 'V') ? v.substr(1) : v);
   std::string part;
@@ -24,7 +24,7 @@ std::vector<int64_t> Parts(const std::string& v) {
   return out;
 }
 
-std::string Escape(const std::string& s) {
+std::string HealthLabelEscape(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '\\' || c == '"') out += '\\';
@@ -40,7 +40,7 @@ std::string Escape(const std::string& s) {
 }  // namespace
 
 int CompareVersions(const std::string& a, const std::string& b) {
-  const std::vector<int64_t> x = Parts(a), y = Parts(b);
+  const std::vector<int64_t> x = HealthVersionParts(a), y = HealthVersionParts(b);
   if (x.empty() || y.empty()) return 0;
   for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
     const int64_t l = i < x.size() ? x[i] : 0, r = i < y.size() ? y[i] : 0;
@@ -130,12 +130,12 @@ std::string ClassHealth::Prometheus(const ServeConfig& config) const {
       "image version, as GitHub reports it\n# TYPE mvr_runnerset_class_runner_version_info gauge\n";
   for (const RunnerClass& c : config.classes) {
     const ClassVerdict v = Of(c.label);
-    out += "mvr_runnerset_class_healthy{class=\"" + Escape(c.label) + "\",reason=\"" +
-           Escape(v.reason) + "\"} " + (v.healthy ? "1" : "0") + "\n";
+    out += "mvr_runnerset_class_healthy{class=\"" + HealthLabelEscape(c.label) + "\",reason=\"" +
+           HealthLabelEscape(v.reason) + "\"} " + (v.healthy ? "1" : "0") + "\n";
     if (!v.runner_version.empty()) {
-      info += "mvr_runnerset_class_runner_version_info{class=\"" + Escape(c.label) +
-              "\",image_version=\"" + Escape(v.image_version) + "\",runner_version=\"" +
-              Escape(v.runner_version) + "\"} 1\n";
+      info += "mvr_runnerset_class_runner_version_info{class=\"" + HealthLabelEscape(c.label) +
+              "\",image_version=\"" + HealthLabelEscape(v.image_version) + "\",runner_version=\"" +
+              HealthLabelEscape(v.runner_version) + "\"} 1\n";
     }
   }
   return out + info;

@@ -6,7 +6,7 @@
 namespace mvr::emulate::github {
 namespace {
 
-Result<std::vector<int64_t>> Parts(const std::string& version) {
+Result<std::vector<int64_t>> RunnerVersionParts(const std::string& version) {
   std::string v =
       !version.empty() && (version[0] == 'v' || version[0] == 'V') ? version.substr(1) : version;
   std::vector<int64_t> parts;
@@ -31,8 +31,8 @@ Result<std::vector<int64_t>> Parts(const std::string& version) {
 }  // namespace
 
 Result<int> CompareRunnerVersions(const std::string& a, const std::string& b) {
-  MVR_ASSIGN_OR_RETURN(std::vector<int64_t> x, Parts(a));
-  MVR_ASSIGN_OR_RETURN(std::vector<int64_t> y, Parts(b));
+  MVR_ASSIGN_OR_RETURN(std::vector<int64_t> x, RunnerVersionParts(a));
+  MVR_ASSIGN_OR_RETURN(std::vector<int64_t> y, RunnerVersionParts(b));
   for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
     const int64_t l = i < x.size() ? x[i] : 0;
     const int64_t r = i < y.size() ? y[i] : 0;
@@ -41,7 +41,7 @@ Result<int> CompareRunnerVersions(const std::string& a, const std::string& b) {
   return 0;
 }
 
-Status CheckRunnerVersion(const std::string& version) { return Parts(version).status(); }
+Status CheckRunnerVersion(const std::string& version) { return RunnerVersionParts(version).status(); }
 
 std::string RunnerVersionRefusal(const RunnerVersionPolicy& policy, const std::string& version,
                                  TimePoint now) {
