@@ -41,7 +41,9 @@ Result<int> CompareRunnerVersions(const std::string& a, const std::string& b) {
   return 0;
 }
 
-Status CheckRunnerVersion(const std::string& version) { return RunnerVersionParts(version).status(); }
+Status CheckRunnerVersion(const std::string& version) {
+  return RunnerVersionParts(version).status();
+}
 
 std::string RunnerVersionRefusal(const RunnerVersionPolicy& policy, const std::string& version,
                                  TimePoint now) {
