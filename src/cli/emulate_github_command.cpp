@@ -13,6 +13,7 @@
 #include "base/files.h"
 #include "base/host_port.h"
 #include "base/stop_signals.h"
+#include "base/time_format.h"
 #include "cli/commands.h"
 #include "emulate/github/emulator.h"
 #include "emulate/github/standin_runner.h"
@@ -56,7 +57,23 @@ struct GithubFlags {
   double busy_lies = 0;
   std::string assignment = "oldest";
   double completed_loss = 0;
+  std::string min_runner_version;  // GitHub refuses runners older than this
+  std::string latest_runner_release;
+  std::string latest_runner_released_at;  // RFC 3339
 };
+
+Result<gh::RunnerVersionPolicy> VersionPolicy(const GithubFlags& f) {
+  gh::RunnerVersionPolicy p;
+  p.min_version = f.min_runner_version;
+  p.latest_release = f.latest_runner_release;
+  for (const std::string* v : {&p.min_version, &p.latest_release}) {
+    if (!v->empty()) MVR_RETURN_IF_ERROR(gh::CheckRunnerVersion(*v));
+  }
+  if (!f.latest_runner_released_at.empty()) {
+    MVR_ASSIGN_OR_RETURN(p.released_at, ParseRfc3339(f.latest_runner_released_at));
+  }
+  return p;
+}
 
 Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   gh::EmulatorOptions o;
@@ -68,6 +85,7 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   o.model.runner_busy_lies = f.busy_lies;
   o.model.assignment = f.assignment;
   o.model.completed_webhook_loss = f.completed_loss;
+  MVR_ASSIGN_OR_RETURN(o.model.runner_versions, VersionPolicy(f));
   for (const auto& p : f.pats) o.auth.pats.emplace_back(p);
   if (!f.pat_file.empty()) {
     MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.pat_file, "--pat-file"));
@@ -153,6 +171,7 @@ struct RunnerFlags {
   int64_t startup_delay_ms = 0;
   int64_t registration_delay_ms = 0;
   int64_t poll_interval_ms = 1000;
+  std::string version = gh::kStandInRunnerVersion;
 };
 
 int RunRunner(RunnerFlags& flags, Context& ctx) {
@@ -174,6 +193,7 @@ int RunRunner(RunnerFlags& flags, Context& ctx) {
   o.startup_delay = Duration(flags.startup_delay_ms);
   o.registration_delay = Duration(flags.registration_delay_ms);
   o.poll_interval = Duration(flags.poll_interval_ms);
+  o.version = flags.version;
   for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);
     size_t eq = kv.find('=');
@@ -274,6 +294,14 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
                 "probability that a workflow_job completed delivery is dropped, never sent "
                 "(actions/runner #4309)")
       ->check(CLI::Range(0.0, 1.0));
+  g->add_option("--min-runner-version", gflags->min_runner_version,
+                "refuse runners older than this version (403 'Runner version vX is deprecated and "
+                "cannot receive messages.', no job; actions/runner #4392)");
+  g->add_option("--latest-runner-release", gflags->latest_runner_release,
+                "the newest runner release: runners older than it get no job 30 days after "
+                "--latest-runner-released-at");
+  g->add_option("--latest-runner-released-at", gflags->latest_runner_released_at,
+                "RFC 3339 time of --latest-runner-release (default: more than 30 days ago)");
   g->add_option("--runner-arch", gflags->arch, "architecture label JIT runners get (X64, ARM64)")
       ->capture_default_str();
   g->callback([gflags, &ctx] { ctx.exit_code = RunGithub(*gflags, ctx); });
@@ -294,6 +322,13 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
   r->add_option("--poll-interval-ms", rflags->poll_interval_ms, "how often to ask for the job")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{10}, kHourMs));
+  // An image bakes its runner's version into its runner command, as a real image bakes a runner
+  // release; MVR_RUNNER_VERSION sets it for every runner a host starts.
+  r->add_option("--version", rflags->version,
+                "the runner software version it reports to GitHub (N.N.N)")
+      ->envname("MVR_RUNNER_VERSION")
+      ->capture_default_str()
+      ->check([](const std::string& v) { return gh::CheckRunnerVersion(v).message(); });
   r->callback([rflags, &ctx] { ctx.exit_code = RunRunner(*rflags, ctx); });
 }
 

@@ -14,6 +14,7 @@ Result<Runner> ParseRunner(const JsonFields& o) {
   MVR_ASSIGN_OR_RETURN(r.busy, o.OptionalBool("busy", false));
   MVR_ASSIGN_OR_RETURN(r.labels, o.Labels("labels"));
   MVR_ASSIGN_OR_RETURN(r.runner_group_id, o.OptionalInt("runner_group_id"));
+  MVR_ASSIGN_OR_RETURN(r.version, o.OptionalString("version"));
   return r;
 }
 

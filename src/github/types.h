@@ -64,6 +64,8 @@ struct Runner {
   bool busy = false;
   std::vector<std::string> labels;  // label names
   std::optional<int64_t> runner_group_id;
+  // The runner software's version; GitHub sets it once the runner has connected ("" before).
+  std::string version;
 
   bool online() const { return status == "online"; }
 };

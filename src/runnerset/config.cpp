@@ -133,6 +133,7 @@ Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   MVR_RETURN_IF_ERROR(s.Integer("maxDurationSeconds", c.max_duration_seconds, 1, 28800));
   MVR_RETURN_IF_ERROR(s.Integer("warmPoolSize", c.warm_pool_size, 0, 1000));
   MVR_RETURN_IF_ERROR(s.Integer("hotPoolSize", c.hot_pool_size, 0, 1000));
+  MVR_RETURN_IF_ERROR(s.String("fallbackClass", c.fallback_class));
   return s.NoOthers();
 }
 
@@ -352,6 +353,7 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
     if (c.runner_name_prefix.empty()) c.runner_name_prefix = "mvr-" + c.runner_set_id + "-";
     MVR_RETURN_IF_ERROR(CheckPrefix(c));
     MVR_RETURN_IF_ERROR(CheckHotPools(c));
+    MVR_RETURN_IF_ERROR(CheckFallbackClasses(c));
     MVR_RETURN_IF_ERROR(ParseHostPort(c.listen, "listen").status());
     return Status::Ok();
   }();

@@ -28,6 +28,9 @@ struct RunnerClass {
   // SUSPENDED VMs whose JIT runner is already registered and connected (0 = none; opt-in:
   // docs/runner-set.md, "Hot pools").
   int hot_pool_size = 0;
+  // The class whose image this class's jobs launch on while this class is unhealthy (its
+  // image's runner version refused by GitHub or near its deadline: class_health.h); "" = none.
+  std::string fallback_class;
   bool has_pool() const { return warm_pool_size > 0 || hot_pool_size > 0; }
 };
 
@@ -111,6 +114,10 @@ struct ServeConfig {
   // never beyond its VM's maximum duration less warmPool.replaceBeforeSeconds.
   Duration hot_member_max_age(const RunnerClass& cls) const;
 };
+
+// Every classes[].fallbackClass names another configured class, and following them never comes
+// back to where it started: InvalidArgument naming the class otherwise (config_fallback.cpp).
+Status CheckFallbackClasses(const ServeConfig& config);
 
 // Where the set registers its runners: the repository or the organisation.
 github::RunnerScope RunnerScopeOf(const ServeConfig& config);

@@ -33,6 +33,7 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
   Result<std::string> version = CurrentImageVersion(deps_.microvms, cls);
   if (!version.ok()) Error(report, "reading the current version of " + cls.image, version.status());
   const std::string current = version.ok() ? *version : "";
+  if (deps_.health) deps_.health->NoteCurrentVersion(cls.label, current);
   // One listing per class and sweep says where every member's runner is.
   std::map<int64_t, github::Runner> runners;
   Result<std::vector<github::Runner>> listed =
@@ -46,6 +47,7 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
   std::vector<const PoolMember*> usable;
   for (const PoolMember& m : members) {
     Result<aws::Microvm> vm = vms.Get(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
+    ObserveRunnerVersion(m, vm, runners);  // first: a refused runner's VM ends soon after
     const bool gone =
         (!vm.ok() && vm.status().code() == Code::kNotFound) || (vm.ok() && PoolVmGone(vm->state));
     const bool ours = !m.claimed_by || *m.claimed_by == kSweeperHolder;
@@ -80,6 +82,7 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
     usable.erase(usable.begin());
   }
   if (!version.ok() || !listed.ok()) return;
+  if (StopRefilling(cls, usable, true, report)) return;
   for (int n = static_cast<int>(usable.size()); n < cls.hot_pool_size; ++n) {
     if (Status s = LaunchHot(cls, current); !s.ok()) {
       Error(report, "launching a hot pool member of " + cls.label, s);
@@ -87,6 +90,46 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
     }
     ++report.booted;
   }
+}
+
+void WarmPoolSweeper::ObserveRunnerVersion(const PoolMember& m, const Result<aws::Microvm>& vm,
+                                           const std::map<int64_t, github::Runner>& runners) {
+  if (!deps_.health || m.runner_id <= 0) return;
+  auto r = runners.find(m.runner_id);
+  if (r == runners.end() || r->second.version.empty()) return;  // not connected yet
+  if (r->second.online() || r->second.busy) {
+    deps_.health->RecordAccepted(m.class_label, m.image_version, r->second.version);
+    return;
+  }
+  // Offline is expected of a parked runner; of one still starting, with its VM running, it means
+  // its session ended as soon as it began: GitHub refused its version (actions/runner #4392).
+  const bool frozen = vm.ok() && (vm->state == aws::MicrovmState::kSuspending ||
+                                  vm->state == aws::MicrovmState::kSuspended);
+  if (m.state != PoolMember::State::kStarting || frozen) return;
+  if (!deps_.health->Of(m.class_label).healthy) return;  // known already
+  deps_.health->RecordRefused(m.class_label, m.image_version, r->second.version);
+  deps_.seam.logger.Warn("GitHub refuses the runner version of a class",
+                         {{"class", m.class_label},
+                          {"image_version", m.image_version},
+                          {"runner_version", r->second.version},
+                          {"runner_name", m.runner_name}});
+}
+
+bool WarmPoolSweeper::StopRefilling(const RunnerClass& cls,
+                                    const std::vector<const PoolMember*>& usable, bool hot,
+                                    PoolSweepReport& report) {
+  if (!deps_.health) return false;
+  const ClassVerdict v = deps_.health->Of(cls.label);
+  if (v.healthy) return false;
+  const std::string reason = "GitHub refuses its runner version " + v.runner_version;
+  for (const PoolMember* m : usable) {
+    if (hot) {
+      RetireHot(*m, reason, true, report);
+    } else {
+      Retire(*m, reason, true, report);
+    }
+  }
+  return true;
 }
 
 bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version,

@@ -191,6 +191,8 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
     deps_.metrics.AddDeferral("cap");
     return out;
   }
+  // A class whose runner GitHub refuses launches on its healthy fallbackClass, if it names one.
+  if (deps_.health) cls = &deps_.health->LaunchClass(config_, *cls);
   auto attempt = std::make_unique<Attempt>(seam, *this, in, *cls);
   attempt->reservation = *reservation;
   attempt->pool_members = std::move(pool_members);

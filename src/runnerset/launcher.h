@@ -30,6 +30,7 @@
 #include "github/github.h"
 #include "http/client.h"
 #include "runnerset/cap_gate.h"
+#include "runnerset/class_health.h"
 #include "runnerset/config.h"
 #include "runnerset/intent.h"
 #include "runnerset/metrics.h"
@@ -51,6 +52,9 @@ struct LauncherDeps {
   // The set's control key (ControlKeyOf, config.h), from which a pool member's control nonce is
   // derived again at delivery (warm_pool_sweeper.h); a cold launch's nonce is random.
   Secret control_key{};
+  // Which classes GitHub refuses the runner of (class_health.h): their pools are left alone and
+  // their jobs launch on a healthy fallbackClass. Optional.
+  ClassHealth* health = nullptr;
 };
 
 enum class LaunchDecision {
@@ -113,6 +117,8 @@ class Launcher {
   // The warm path's VM: a usable member of the class's pool, claimed and resumed (attempt.warm).
   // A default Microvm with attempt.warm false means "go cold" (no pool, none usable, all lost).
   Result<aws::Microvm> TakeWarmMember(Attempt& attempt);
+  // Whether the attempt's class's pools may serve it (GitHub accepts the class's runner).
+  bool PoolUsable(const Attempt& attempt) const;
   // The hot path's VM: a ready hot member, claimed and resumed, whose runner takes the job
   // (attempt.hot). A default Microvm with attempt.hot false means "not hot".
   Result<aws::Microvm> TakeHotMember(Attempt& attempt);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "github/labels.h"
 #include "runnerset/launcher.h"
 #include "runnerset/launcher_attempt.h"
 #include "runnerset/warm_pool_sweeper.h"
@@ -52,14 +53,22 @@ std::optional<std::vector<PoolMember>> Launcher::LeavePoolMembersOut(std::set<st
   return std::move(members).value();
 }
 
+bool Launcher::PoolUsable(const Attempt& a) const {
+  // The members of a class whose runner GitHub refuses hold that runner (or its image).
+  return !deps_.health || deps_.health->Of(a.runner_class.label).healthy;
+}
+
 Result<aws::Microvm> Launcher::TakeWarmMember(Attempt& a) {
-  if (a.runner_class.warm_pool_size <= 0) return aws::Microvm{};
+  if (a.runner_class.warm_pool_size <= 0 || !PoolUsable(a)) return aws::Microvm{};
   return TakePoolMember(a, PoolMember::Kind::kWarm);
 }
 
 Result<aws::Microvm> Launcher::TakeHotMember(Attempt& a) {
   // A hot runner carries the class label alone: a job asking for more labels could not run on it.
-  if (a.runner_class.hot_pool_size <= 0 || !FitsClassLabelAlone(a.intent)) return aws::Microvm{};
+  if (a.runner_class.hot_pool_size <= 0 || !FitsClassLabelAlone(a.intent) || !PoolUsable(a) ||
+      !github::LabelEquals(a.runner_class.label, a.intent.class_label)) {
+    return aws::Microvm{};  // (a fallback class's hot runners carry that class's label alone)
+  }
   return TakePoolMember(a, PoolMember::Kind::kHot);
 }
 

@@ -46,20 +46,22 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
       deps_(deps),
       table_(deps.store, deps.seam, TableOptions(config_)),
       pool_(deps.store, deps.seam),
+      health_(deps.seam.clock),
       watch_(deps.seam.clock, deps.seam.logger, deps.github, RunnerScopeOf(config_), metrics_),
       launcher_(config_, LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_,
-                                      metrics_, &watch_, &pool_, deps.control_key}),
+                                      metrics_, &watch_, &pool_, deps.control_key, &health_}),
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
       janitor_(config_, JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue,
                                     metrics_, &pool_}),
       sweeper_(config_, WarmPoolDeps{deps.seam, deps.microvms, pool_, &deps.github, &deps.http,
-                                     &table_, deps.control_key}) {
+                                     &table_, deps.control_key, &health_}) {
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));
   router_.Add("POST", "/webhook",
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
   router_.Add("GET", "/metrics", [this](const http::ServerRequest&, const http::PathParams&) {
     return Text(200,
-                metrics_.Prometheus() + Metrics::AuthPrometheus(deps_.github.AuthFailingSince()),
+                metrics_.Prometheus() + Metrics::AuthPrometheus(deps_.github.AuthFailingSince()) +
+                    health_.Prometheus(config_),
                 "text/plain; version=0.0.4");
   });
   router_.Add("GET", "/timeline", [this](const http::ServerRequest&, const http::PathParams&) {
@@ -151,6 +153,7 @@ nlohmann::json Server::Status() {
   }
   in.last_sweep = janitor_.LastSweep();
   in.github_auth_failing_since = deps_.github.AuthFailingSince();
+  for (const RunnerClass& c : config_.classes) in.class_health[c.label] = health_.Of(c.label);
   in.now = deps_.seam.clock.Now();
   return BuildStatus(config_, in);
 }

@@ -22,6 +22,7 @@
 #include "http/router.h"
 #include "http/server.h"
 #include "queue/queue.h"
+#include "runnerset/class_health.h"
 #include "runnerset/config.h"
 #include "runnerset/consumer.h"
 #include "runnerset/janitor.h"
@@ -82,6 +83,7 @@ class Server {
   Metrics metrics_;
   RunnerTable table_;
   WarmPoolTable pool_;
+  ClassHealth health_;  // shared by the launcher, the sweeper, /status and /metrics
   RunnerWatch watch_;
   Launcher launcher_;
   Consumer consumer_;

@@ -73,7 +73,10 @@ json ClassEntry(const RunnerClass& c, const StatusInputs& in) {
             {"members", members},
             {"hotTarget", c.hot_pool_size},
             {"hotMembers", hot_members}}},
-          {"vms", listed == in.vms_by_image.end() ? json(nullptr) : by_state}};
+          {"vms", listed == in.vms_by_image.end() ? json(nullptr) : by_state},
+          {"health",
+           ClassHealthJson(
+               in.class_health.count(c.label) ? in.class_health.at(c.label) : ClassVerdict{}, c)}};
 }
 
 // A launch that has its claim but no mapping row yet.
@@ -204,7 +207,7 @@ std::string RenderStatusText(const json& s) {
            "): VMs " + (vms.is_null() ? std::string("unknown (listing failed)") : CountsText(vms)) +
            PoolText("warm", pool.value("warmTarget", 0), pool.value("members", json::object())) +
            PoolText("hot", pool.value("hotTarget", 0), pool.value("hotMembers", json::object())) +
-           "\n";
+           ClassHealthText(c.value("health", json::object())) + "\n";
   }
   std::snprintf(line, sizeof(line), "VMs: %s (%lld live of at most %lld)\n",
                 CountsText(s.value("vms", json::object())).c_str(),

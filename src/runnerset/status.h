@@ -14,6 +14,7 @@
 
 #include "aws/microvms.h"
 #include "github/types.h"
+#include "runnerset/class_health.h"
 #include "runnerset/config.h"
 #include "runnerset/janitor.h"
 #include "runnerset/runner_table.h"
@@ -33,6 +34,8 @@ struct StatusInputs {
   std::vector<std::string> errors;  // listings that failed, for the answer
   // When GitHub began refusing the set's credentials (nullopt: it accepts them).
   std::optional<TimePoint> github_auth_failing_since;
+  // Each class's health by label (class_health.h; a class missing here is healthy).
+  std::map<std::string, ClassVerdict> class_health;
 };
 
 // Segments of a job in flight, in order: "claimed" (registering its runner), "vm_starting" (the

@@ -141,6 +141,7 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
   Result<std::string> version = CurrentImageVersion(deps_.microvms, cls);
   if (!version.ok()) Error(report, "reading the current version of " + cls.image, version.status());
   const std::string current = version.ok() ? *version : "";
+  if (deps_.health) deps_.health->NoteCurrentVersion(cls.label, current);
   fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
   std::vector<const PoolMember*> usable;
   std::vector<PoolMember> settling;  // pre-boots not ready yet, followed after the boots below
@@ -191,7 +192,9 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
     Retire(*usable.front(), "the pool is over its target", true, report);
     usable.erase(usable.begin());
   }
-  for (int n = static_cast<int>(usable.size()); version.ok() && n < cls.warm_pool_size; ++n) {
+  const bool stopped = StopRefilling(cls, usable, false, report);
+  for (int n = static_cast<int>(usable.size()); !stopped && version.ok() && n < cls.warm_pool_size;
+       ++n) {
     // Without the current version, new members would be guesses.
     Result<PoolMember> booted = Boot(cls, current);
     if (!booted.ok()) {

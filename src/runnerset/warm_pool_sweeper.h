@@ -34,6 +34,7 @@
 #include "base/seam.h"
 #include "github/github.h"
 #include "http/client.h"
+#include "runnerset/class_health.h"
 #include "runnerset/config.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/warm_pool_table.h"
@@ -66,6 +67,9 @@ struct WarmPoolDeps {
   // The set's control key (ControlKeyOf, config.h): each member's control nonce is derived from it
   // and the member's launch token. Empty: members are launched without a nonce (tests only).
   Secret control_key{};
+  // Where the sweeper records the runner versions GitHub accepts or refuses, and which classes
+  // it must stop refilling (class_health.h). Optional.
+  ClassHealth* health = nullptr;
 };
 
 // The image version a class's new VMs get: its pinned imageVersion, or its image's latest
@@ -118,6 +122,14 @@ class WarmPoolSweeper {
   Result<aws::RunMicrovmRequest> PoolRunRequest(const RunnerClass& cls,
                                                 const std::string& version) const;
   // Hot members (hot_pool_sweeper.cpp).
+  // What GitHub's listing says of a hot member's runner version (class_health.h): online or busy
+  // is accepted; connected (its version shown) but offline while still starting is refused.
+  void ObserveRunnerVersion(const PoolMember& m, const Result<aws::Microvm>& vm,
+                            const std::map<int64_t, github::Runner>& runners);
+  // While GitHub refuses the class's runner: retires `usable` (they hold that runner or its
+  // image) and returns true, so that nothing is refilled from that image.
+  bool StopRefilling(const RunnerClass& cls, const std::vector<const PoolMember*>& usable, bool hot,
+                     PoolSweepReport& report);
   void SweepHotClass(const RunnerClass& cls, const std::vector<PoolMember>& members,
                      PoolSweepReport& report);
   // One step of a hot member's life; false when it was retired or adopted (no longer usable).

@@ -199,6 +199,31 @@ std::vector<Scenario> FieldScenarios() {
   };
 }
 
+// Stale runner versions (issue 30, item 5): GitHub raises its minimum while the pools hold
+// runners below it (actions/runner #4392).
+std::vector<Scenario> VersionScenarios() {
+  return {
+      {"stale-runner-version",
+       "6 jobs on a class with a hot pool of 2 and a warm pool of 1 whose image bakes runner "
+       "2.331.0; GitHub's minimum rises to 2.332.0 after the pools filled (9 min in), before the "
+       "jobs (10 min in): no job goes to a refused runner, the class is reported unhealthy, "
+       "nothing is launched from its image once the set knows, and every job runs on its "
+       "fallbackClass (img-2, runner 2.332.0); duplicated webhooks",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.hot_pool_size = 2;
+         o.warm_pool_size = 1;
+         o.first_job_after = Duration(600'000);
+         o.min_runner_version = "2.332.0";
+         o.min_runner_version_at = Duration(540'000);
+         o.fallback_class = true;
+         o.guest.runner_versions = {{"img-1", "2.331.0"}, {"img-2", "2.332.0"}};
+         o.webhooks.duplicated = 0.3;
+         return o;
+       }},
+  };
+}
+
 }  // namespace
 
 // Issue 30, items 1 and 7: runners that take another job than theirs, and jobs that end with no
@@ -242,6 +267,7 @@ const std::vector<Scenario>& Scenarios() {
     for (Scenario& s : PoolScenarios()) all.push_back(std::move(s));
     for (Scenario& s : FieldScenarios()) all.push_back(std::move(s));
     for (Scenario& s : StolenScenarios()) all.push_back(std::move(s));
+    for (Scenario& s : VersionScenarios()) all.push_back(std::move(s));
     return all;
   }();
   return scenarios;

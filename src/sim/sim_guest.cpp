@@ -76,6 +76,7 @@ class SimGuest::Vm final : public supervisor::RunnerCommands {
   SimGuest& guest_;
   supervisor::StateMachine machine;
   std::string id;
+  std::string image;  // the image it was started from (which runner version it bakes)
   bool frozen = false;
   bool ended = false;  // terminated or stopped: its runner is gone
   bool docker_running = false;
@@ -145,6 +146,12 @@ EffectOutcome SimGuest::Execute(const Effect& effect) {
       return EffectOutcome::Success();
     case Effect::Kind::kCallHook:
       break;
+    case Effect::Kind::kStartProgram:
+      // The in-process images run "/guest/<image>": which image says which runner it bakes.
+      if (!effect.program.argv.empty() && effect.program.argv[0].rfind("/guest/", 0) == 0) {
+        vm.image = effect.program.argv[0].substr(7);
+      }
+      return emulate::microvms::EffectDriver::Succeed(effect);
     default:
       return emulate::microvms::EffectDriver::Succeed(effect);
   }
@@ -271,7 +278,14 @@ void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config
   Result<emulate::github::JitConfigContents> contents =
       emulate::github::DecodeJitConfig(jit_config);
   scheduler_.Yield("runner connect");
-  if (!contents.ok() || !github_.RunnerConnect(contents->credential).ok()) return exited(1);
+  const std::string version = with_vm([&](Vm& vm) {
+    auto v = timings_.runner_versions.find(vm.image);
+    return v == timings_.runner_versions.end() ? std::string() : v->second;
+  });
+  // Refused for its version (GitHub's 403), the runner exits as the official one does.
+  if (!contents.ok() || !github_.RunnerConnect(contents->credential, version).ok()) {
+    return exited(1);
+  }
   with_vm([&](Vm& vm) { return vm.launch.connected = scheduler_.Now(); });
   int64_t job = 0;
   while (job == 0) {
@@ -300,6 +314,7 @@ void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config
       launches_[job] = vm.launch;
     }
     jobs_[job].started = scheduler_.Now();
+    jobs_[job].runner_version = version.empty() ? emulate::github::kStandInRunnerVersion : version;
     return 0;
   });
   const int64_t span = std::max<int64_t>(1, (timings_.job_max - timings_.job_min).count());

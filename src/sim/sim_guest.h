@@ -42,12 +42,16 @@ struct GuestTimings {
   Duration poll{2'000};  // between the runner's job polls while it waits (each is a heartbeat)
   Duration job_min{20'000};
   Duration job_max{90'000};
+  // The runner version each image's runner reports when it connects, by image ("" or missing:
+  // the stand-in runner's default).
+  std::map<std::string, std::string> runner_versions;
 };
 
 // What happened to one job, as the guests saw it.
 struct JobTimes {
   std::optional<TimePoint> started;  // a runner took it
   std::optional<TimePoint> finished;
+  std::string runner_version;  // what the runner that took it reported to GitHub
 };
 
 // The segments of one cold or warm launch whose runner took the job it was launched for (seed

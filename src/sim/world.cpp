@@ -16,6 +16,14 @@ namespace vms = emulate::microvms;
 
 runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, const char* prefix,
                                  const char* repository, const char* label, const char* image) {
+  json classes = json::array({{{"label", label},
+                               {"image", image},
+                               {"warmPoolSize", o.warm_pool_size},
+                               {"hotPoolSize", o.hot_pool_size}}});
+  if (o.fallback_class) {
+    classes[0]["fallbackClass"] = World::FallbackLabel();
+    classes.push_back({{"label", World::FallbackLabel()}, {"image", World::FallbackImage()}});
+  }
   json config = {
       {"runnerSetId", "sim"},
       {"region", "us-east-1"},
@@ -25,10 +33,7 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
         {"repository", repository},
         {"patFile", "/nonexistent/pat"},
         {"webhookSecretFile", "/nonexistent/webhook-secret"}}},
-      {"classes", json::array({{{"label", label},
-                                {"image", image},
-                                {"warmPoolSize", o.warm_pool_size},
-                                {"hotPoolSize", o.hot_pool_size}}})},
+      {"classes", classes},
       {"maxConcurrentVms", o.max_concurrent_vms},
       {"store", "memory:"},
       {"queue", {{"uri", "memory:"}, {"visibilityTimeoutSeconds", k.visibility_timeout_seconds}}},
@@ -86,6 +91,7 @@ vms::InProcessMicrovmsOptions MicrovmsOptions(const WorldOptions& o, const char*
   m.model.latency.terminate.low = Duration(1'000);
   m.front.sigv4_keys = {{key_id, secret_key}};
   m.images = {image};
+  if (o.fallback_class) m.images.push_back(World::FallbackImage());
   return m;
 }
 
@@ -164,6 +170,9 @@ void World::SpawnActors() {
   }
   if (options_.credentials_outage.count() > 0) {
     scheduler_.Spawn("credentials", [this] { CredentialsOutage(); });
+  }
+  if (!options_.min_runner_version.empty()) {
+    scheduler_.Spawn("runner-versions", [this] { RaiseMinRunnerVersion(); });
   }
   // A final wave after the others (the next day's runs) reconciles what they abandoned.
   const int final_wave = options_.action_runs > 0 ? options_.action_capacity : 0;

@@ -31,6 +31,7 @@
 #include "emulate/microvms/inprocess_microvms.h"
 #include "github/github_client.h"
 #include "queue/memory_queue.h"
+#include "runnerset/class_health.h"
 #include "runnerset/config.h"
 #include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
@@ -63,6 +64,11 @@ class World {
   // Runs the seed to its end and checks the invariants. Call once.
   WorldReport Run();
 
+  // The stale-runner-version scenario's fallback class and its image
+  // (WorldOptions::fallback_class).
+  static const char* FallbackLabel() { return kFallbackLabel; }
+  static const char* FallbackImage() { return kFallbackImage; }
+
  private:
   enum class Role { kLauncher, kJanitor, kSweeper };
 
@@ -70,6 +76,9 @@ class World {
   static constexpr char kRepository[] = "octo/app";
   static constexpr char kLabel[] = "mvr-small";
   static constexpr char kImage[] = "img-1";
+  // The stale-runner-version scenario's fallback class (WorldOptions::fallback_class).
+  static constexpr char kFallbackLabel[] = "mvr-large";
+  static constexpr char kFallbackImage[] = "img-2";
   static constexpr char kPrefix[] = "mvr-sim-";
   static constexpr char kToken[] = "ghp_SIMTOKENFIXTURE0123456789";
   // The PAT that replaces kToken in the revoked-credentials scenario.
@@ -128,6 +137,8 @@ class World {
   void Chaos();
   // Revokes the set's PAT, then fixes the secret (options_.credentials_*).
   void CredentialsOutage();
+  // Raises GitHub's minimum runner version at options_.min_runner_version_at (world_versions.cpp).
+  void RaiseMinRunnerVersion();
   int CrashPoint(int span);  // where a crashing actor dies: at one of its next `span` seam calls
 
   // --- the workloads: jobs and the Action's runs (world_workloads.cpp) ---
@@ -151,6 +162,9 @@ class World {
   void CheckRunners(WorldReport& report);
   void CheckLogs(WorldReport& report);
   void CheckAuthOutage(WorldReport& report);
+  // stale-runner-version: no job went to a refused runner, the class is reported unhealthy and
+  // nothing was launched from its image once the set knew (world_versions.cpp).
+  void CheckRunnerVersions(WorldReport& report);
   void ReportFigures(WorldReport& report);
   Duration JanitorBound() const;
   // Issue 30, items 1 and 7 (world_stolen.cpp): the GitHub model's knobs, the cancellations, and
@@ -188,11 +202,16 @@ class World {
   aws::StaticCredentialsProvider credentials_{
       aws::AwsCredentials{kKeyId, Secret(kSecretKey), Secret(), std::nullopt, "sim"}};
   runnerset::Metrics metrics_;
+  // The set's record of the classes GitHub refuses the runner of: in memory, shared by its
+  // launchers and sweeper as `mvr serve` shares it between its threads.
+  runnerset::ClassHealth class_health_{clock_};
+  std::optional<TimePoint> min_raised_at_;
   ActorSeam platform_{scheduler_};
   ActorSeam webhooks_{scheduler_};
   ActorSeam workload_{scheduler_};
   ActorSeam chaos_{scheduler_};
   ActorSeam outage_{scheduler_};
+  ActorSeam versions_{scheduler_};
   // The set's GitHub credential as its secret file holds it (what a re-read finds).
   std::string github_secret_ = kToken;
   std::optional<TimePoint> revoked_at_, fixed_at_;

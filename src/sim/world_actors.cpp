@@ -18,8 +18,9 @@ namespace gh = emulate::github;
 // A launcher: takes one intent at a time off the queue, as a `launcher` invocation does.
 void World::LauncherLoop(Process& p) {
   runnerset::Launcher launcher(
-      config_, runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table,
-                                       metrics_, nullptr, &p.pool, Secret(kSetControlKey)});
+      config_,
+      runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table, metrics_,
+                              nullptr, &p.pool, Secret(kSetControlKey), &class_health_});
   while (true) {
     queue::ReceiveOptions ro;
     ro.max_messages = std::max(1, options_.sequential_batch);
@@ -47,7 +48,7 @@ void World::JanitorLoop(Process& p) {
 void World::SweeperLoop(Process& p) {
   runnerset::WarmPoolSweeper sweeper(
       config_, runnerset::WarmPoolDeps{p.seam.seam, p.vms, p.pool, p.github.get(), &ingress_http_,
-                                       &p.table, Secret(kSetControlKey)});
+                                       &p.table, Secret(kSetControlKey), &class_health_});
   const Duration interval(config_.warm_pool.interval_seconds * 1000LL);
   while (true) {
     (void)sweeper.Sweep();

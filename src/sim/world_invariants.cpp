@@ -51,6 +51,7 @@ void World::CheckTheEnd(WorldReport& report) {
   CheckRunners(report);
   CheckLogs(report);
   CheckAuthOutage(report);
+  CheckRunnerVersions(report);
   ReportFigures(report);
 }
 

@@ -98,6 +98,13 @@ struct WorldOptions {
   // Watched as the run goes: the VM and runner launched for a job that has ended (cancelled while
   // queued, or run elsewhere) are gone within one janitor period of it (EndedJobBound()).
   bool check_ended_jobs = false;
+  // Stale runner versions (actions/runner #4392): GitHub's minimum runner version rises to
+  // `min_runner_version` at `min_runner_version_at` (from the start; "" = never). The runner each
+  // image bakes is in guest.runner_versions. With `fallback_class`, a second class (mvr-large on
+  // img-2, no pools) is the first class's fallbackClass.
+  std::string min_runner_version;
+  Duration min_runner_version_at{0};
+  bool fallback_class = false;
   // The Action (`mvr start`/`mvr stop`) on a warm pool found by name: this many runs start over
   // the arrival window with `server-capacity` action_capacity, run one job on their runner and
   // stop; a fraction abandon their lease (a cancelled run) and stop late with the old handle.

@@ -1,6 +1,9 @@
 #include "emulate/github/control_api.h"
 
+#include <optional>
+
 #include "base/json_fields.h"
+#include "base/time_format.h"
 
 #include "emulate/github/model_json.h"
 #include "emulate/github/rest_api.h"
@@ -41,6 +44,46 @@ Secret RunnerCredential(const ServerRequest& req) {
 
 HttpResponse BadBody(const std::string& what) {
   return JsonResponse(400, ErrorJson("Problems parsing JSON: " + what));
+}
+
+// {"min_runner_version": "V"} and/or {"latest_runner_release": "V", "latest_runner_released_at":
+// RFC 3339}: the runner versions GitHub accepts from now on ("" clears one); nothing else may come
+// with them. 200 with the policy; 400 for a version that is not N.N.N or a bad time. nullopt: the
+// body names neither key (another fault).
+std::optional<HttpResponse> RunnerVersionFaults(GithubModel& model, const json& body) {
+  if (!body.is_object() ||
+      (!body.contains("min_runner_version") && !body.contains("latest_runner_release"))) {
+    return std::nullopt;
+  }
+  RunnerVersionPolicy policy = model.runner_version_policy();
+  for (const auto& [key, value] : body.items()) {
+    if (!value.is_string()) return BadBody("\"" + key + "\" must be a string");
+    const std::string text = value.get<std::string>();
+    if (key == "min_runner_version") {
+      policy.min_version = text;
+    } else if (key == "latest_runner_release") {
+      policy.latest_release = text;
+    } else if (key == "latest_runner_released_at") {
+      Result<TimePoint> at = ParseRfc3339(text);
+      if (!at.ok()) return BadBody("latest_runner_released_at: " + at.status().message());
+      policy.released_at = *at;
+    } else {
+      return BadBody("runner version keys may not come with \"" + key + "\"");
+    }
+  }
+  if (Status s = model.SetRunnerVersionPolicy(policy); !s.ok()) return BadBody(s.message());
+  json answer{{"min_runner_version", policy.min_version},
+              {"latest_runner_release", policy.latest_release}};
+  if (policy.released_at) answer["latest_runner_released_at"] = FormatRfc3339(*policy.released_at);
+  return JsonResponse(200, answer);
+}
+
+// GitHub answers a runner whose version it refuses 403 with its message (actions/runner #4392).
+HttpResponse RunnerError(const Status& s) {
+  if (s.error_type() == kRunnerVersionRefused) {
+    return JsonResponse(403, json{{"message", s.message()}});
+  }
+  return ErrorResponse(s);
 }
 
 }  // namespace
@@ -151,7 +194,8 @@ void ControlApi::AddEmulatorRoutes(http::Router& router) {
   // {"runner_busy_lies": P} makes a listing or GET say busy:false for a runner running a job with
   // probability P (and a DELETE believe it); {"assignment": "oldest"|"random"} chooses which idle
   // runner takes a queued job; {"completed_webhook_loss": P} drops `completed` deliveries with
-  // probability P. Any of the keys; a body with none, or one bad, changes nothing.
+  // probability P. Any of the keys; a body with none, or one bad, changes nothing. The runner
+  // version policy ({"min_runner_version": V}, ...) goes alone in its call (RunnerVersionFaults).
   router.Add("POST", "/_emulator/faults",
              [this](const ServerRequest& r, const PathParams&) { return Faults(r); });
   router.Add("POST", "/_emulator/tick", [this](const ServerRequest&, const PathParams&) {
@@ -194,8 +238,13 @@ HttpResponse ControlApi::Credentials(const ServerRequest& req) {
 
 void ControlApi::AddRunnerRoutes(http::Router& router) {
   router.Add("POST", "/_runner/connect", [this](const ServerRequest& r, const PathParams&) {
-    auto session = model_.RunnerConnect(RunnerCredential(r));
-    if (!session.ok()) return ErrorResponse(session.status());
+    json body = json::parse(r.body, nullptr, false);
+    std::string version;
+    if (body.is_object() && body.contains("version") && body["version"].is_string()) {
+      version = body["version"].get<std::string>();
+    }
+    auto session = model_.RunnerConnect(RunnerCredential(r), version);
+    if (!session.ok()) return RunnerError(session.status());
     logger_.Info("runner connected",
                  {{"runner_id", session->runner_id}, {"runner_name", session->runner_name}});
     json j;
@@ -205,7 +254,7 @@ void ControlApi::AddRunnerRoutes(http::Router& router) {
   });
   router.Add("GET", "/_runner/job", [this](const ServerRequest& r, const PathParams&) {
     auto job = model_.RunnerAcquireJob(RunnerCredential(r));
-    if (!job.ok()) return ErrorResponse(job.status());
+    if (!job.ok()) return RunnerError(job.status());
     if (!*job) return NoContent();
     return JsonResponse(200, JobAssignmentJson(**job));
   });
@@ -250,6 +299,7 @@ void ControlApi::AddRunnerRoutes(http::Router& router) {
 
 HttpResponse ControlApi::Faults(const ServerRequest& r) {
   json body = json::parse(r.body, nullptr, false);
+  if (auto versions = RunnerVersionFaults(model_, body)) return *versions;
   auto probability = [&](const char* key) {
     return body[key].is_number() && body[key].get<double>() >= 0 && body[key].get<double>() <= 1;
   };

@@ -30,6 +30,7 @@ GithubModel::GithubModel(GithubModelOptions options, Seam seam, WebhookSender* s
   runner_busy_lies_ = std::clamp(options_.runner_busy_lies, 0.0, 1.0);
   random_assignment_ = options_.assignment == "random";
   completed_webhook_loss_ = std::clamp(options_.completed_webhook_loss, 0.0, 1.0);
+  runner_versions_ = options_.runner_versions;
   int64_t next_owner_id = 9'000'001;
   for (const auto& org : options_.organizations) org_ids_[AsciiLower(org)] = next_owner_id++;
   int64_t next_repo_id = 700'000'001;
@@ -78,7 +79,7 @@ Result<Repository> GithubModel::GetRepository(const std::string& owner,
 }
 
 bool GithubModel::OnlineLocked(const RunnerState& r) const {
-  if (!r.runner.last_seen) return false;
+  if (!r.runner.last_seen || r.version_refused) return false;
   // A runner running a job stays online: it is talking to the service through its job.
   if (r.runner.busy) return true;
   return seam_.clock.Now() - *r.runner.last_seen <= options_.runner_offline_after;
@@ -264,6 +265,7 @@ void GithubModel::AssignLocked(Outbox& out) {
       if (r.runner.busy || r.runner.job_id || !OnlineLocked(r) || !RunnerServesLocked(r, job)) {
         continue;
       }
+      if (!RefuseVersionLocked(r).empty()) continue;  // never a job for a refused version
       GiveJobLocked(job, r, out);
       break;
     }
@@ -282,7 +284,8 @@ void GithubModel::AssignRandomLocked(Outbox& out) {
   for (Job* job : queued) {
     std::vector<RunnerState*> idle;
     for (auto& [runner_id, r] : runners_) {
-      if (!r.runner.busy && !r.runner.job_id && OnlineLocked(r) && RunnerServesLocked(r, *job)) {
+      if (!r.runner.busy && !r.runner.job_id && OnlineLocked(r) && RunnerServesLocked(r, *job) &&
+          RefuseVersionLocked(r).empty()) {  // never a job for a refused version
         idle.push_back(&r);
       }
     }

@@ -19,6 +19,7 @@
 #include "base/secret.h"
 #include "base/status.h"
 #include "emulate/github/model_types.h"
+#include "emulate/github/runner_versions.h"
 #include "emulate/github/webhook.h"
 
 namespace mvr::emulate::github {
@@ -35,6 +36,8 @@ struct GithubModelOptions {
   double runner_busy_lies = 0;        // initial SetRunnerBusyLies; within [0, 1]
   std::string assignment = "oldest";  // initial SetAssignment: "oldest" or "random"
   double completed_webhook_loss = 0;  // initial SetCompletedWebhookLoss; within [0, 1]
+  double runner_busy_lies = 0;          // initial SetRunnerBusyLies; within [0, 1]
+  RunnerVersionPolicy runner_versions;  // initial SetRunnerVersionPolicy
 };
 
 struct JitRequest {
@@ -99,6 +102,13 @@ class GithubModel {
   // Fault (actions/runner #4309): each `completed` delivery is dropped (recorded as `dropped`,
   // never sent; a Redeliver still sends it) with probability `p`. InvalidArgument outside [0, 1].
   Status SetCompletedWebhookLoss(double p);
+  // Which runner versions get jobs (runner_versions.h): a runner older than the minimum, or older
+  // than a release out for 30 days or more (the clock's days), is refused at its next connect or
+  // poll, as GitHub answers 403 "Runner version vX is deprecated and cannot receive messages.";
+  // it shows offline (its session ended) and is never handed a job. Takes effect at once, for
+  // runners already connected too. InvalidArgument for a version that is not N.N.N.
+  Status SetRunnerVersionPolicy(RunnerVersionPolicy policy);
+  RunnerVersionPolicy runner_version_policy() const;
   Result<Job> GetJobById(int64_t job_id) const;
   std::vector<Job> ListAllJobs() const;
   std::vector<Runner> ListAllRunners() const;
@@ -107,7 +117,9 @@ class GithubModel {
   Status Redeliver(const std::string& guid);
 
   // --- the runner's side (authenticated by the credential in its JIT config) ---
-  Result<RunnerSession> RunnerConnect(const Secret& credential);
+  // `version` is the runner's own ("" = kStandInRunnerVersion). Unauthorized with error type
+  // kRunnerVersionRefused (HTTP 403) when GitHub refuses that version.
+  Result<RunnerSession> RunnerConnect(const Secret& credential, const std::string& version = "");
   // The runner's job once one is assigned, nullopt while it waits. Counts as a heartbeat.
   Result<std::optional<JobAssignment>> RunnerAcquireJob(const Secret& credential);
   // Conflict when the job has ended meanwhile (cancelled, timed out): the runner should stop.
@@ -122,7 +134,8 @@ class GithubModel {
  private:
   struct RunnerState {
     Runner runner;
-    std::string credential_hash;  // SHA-256 hex of the credential
+    std::string credential_hash;   // SHA-256 hex of the credential
+    bool version_refused = false;  // GitHub refused its version: its session ended
   };
   using Outbox = std::vector<Delivery>;
 
@@ -134,6 +147,8 @@ class GithubModel {
   // What a REST read shows of `r`: the snapshot, with the busy flag lying as the faults say.
   Runner ShownLocked(const RunnerState& r) const;
   bool OnlineLocked(const RunnerState& r) const;
+  // GitHub's refusal of `r`'s version now ("" = accepted); marks it refused when it is.
+  std::string RefuseVersionLocked(RunnerState& r);
   bool RunnerServesLocked(const RunnerState& r, const Job& job) const;
   void AssignLocked(Outbox& out);
   void AssignRandomLocked(Outbox& out);  // AssignLocked under the "random" assignment
@@ -165,7 +180,11 @@ class GithubModel {
   double runner_busy_lies_ = 0;
   bool random_assignment_ = false;
   double completed_webhook_loss_ = 0;
+  RunnerVersionPolicy runner_versions_;
 };
+
+// The error type of a runner GitHub refuses for its version (HTTP 403 on the runner protocol).
+inline constexpr const char* kRunnerVersionRefused = "RunnerVersionDeprecated";
 
 // Case-insensitive: every job label must be one of the runner's labels.
 bool LabelsMatch(const std::vector<std::string>& job_labels,

@@ -165,7 +165,8 @@ GithubModel::RunnerState* GithubModel::FindRunnerByCredentialLocked(const Secret
   return nullptr;
 }
 
-Result<RunnerSession> GithubModel::RunnerConnect(const Secret& credential) {
+Result<RunnerSession> GithubModel::RunnerConnect(const Secret& credential,
+                                                 const std::string& version) {
   Outbox out;
   RunnerSession session;
   {
@@ -174,6 +175,10 @@ Result<RunnerSession> GithubModel::RunnerConnect(const Secret& credential) {
     if (!r)
       return Unauthorized(
           "runner credential is not valid (the runner was removed or its job ended)");
+    r->runner.version = version.empty() ? kStandInRunnerVersion : version;
+    if (std::string why = RefuseVersionLocked(*r); !why.empty()) {
+      return Unauthorized(why).WithErrorType(kRunnerVersionRefused);
+    }
     r->runner.last_seen = seam_.clock.Now();
     session.runner_id = r->runner.id;
     session.runner_name = r->runner.name;
@@ -194,6 +199,12 @@ Result<std::optional<JobAssignment>> GithubModel::RunnerAcquireJob(const Secret&
         return Conflict("the runner's job has ended");
       }
       return Unauthorized("runner credential is not valid (the runner was removed)");
+    }
+    if (!r->runner.job_id) {
+      // Refused at its next poll once its version falls below what GitHub accepts.
+      if (std::string why = RefuseVersionLocked(*r); !why.empty()) {
+        return Unauthorized(why).WithErrorType(kRunnerVersionRefused);
+      }
     }
     r->runner.last_seen = seam_.clock.Now();
     AssignLocked(out);

@@ -36,6 +36,8 @@ json RunnerJson(const Runner& runner) {
   j["ephemeral"] = runner.ephemeral;
   j["runner_group_id"] = runner.group_id;
   j["labels"] = labels;
+  // GitHub: "only set if the runner has connected to the service at least once".
+  j["version"] = runner.version.empty() ? json(nullptr) : json(runner.version);
   return j;
 }
 

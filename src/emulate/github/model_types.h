@@ -69,6 +69,7 @@ struct Runner {
   std::optional<TimePoint> last_seen;   // last contact from the runner process
   std::optional<int64_t> job_id;        // the job it was given, if any
   std::optional<TimePoint> busy_since;  // when it was given that job
+  std::string version;                  // the runner software's, once it connected ("" before)
 };
 
 // One shell command of a job, with what the runner reported about it.

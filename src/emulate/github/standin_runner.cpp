@@ -19,6 +19,8 @@ Status StatusFor(const http::HttpResponse& res) {
   std::string message = json::parse(res.body, nullptr, false).value("message", "");
   if (message.empty()) message = "HTTP " + std::to_string(res.status);
   if (res.status == 401) return Unauthorized(message);
+  // GitHub refuses a runner whose version it no longer accepts (actions/runner #4392).
+  if (res.status == 403) return Unauthorized(message).WithErrorType("Forbidden");
   if (res.status == 404) return NotFound(message);
   if (res.status == 409) return Conflict(message);
   if (res.status >= 500) return Transient(message);
@@ -70,12 +72,14 @@ Result<RunnerOutcome> StandInRunner::Run() {
   if (options_.startup_delay.count() > 0) seam_.sleeper.Sleep(options_.startup_delay);
   console_ << "\xE2\x88\x9A Connected to GitHub" << std::endl;
   if (options_.registration_delay.count() > 0) seam_.sleeper.Sleep(options_.registration_delay);
-  auto connected = Call("POST", "/_runner/connect", "{}", true);
+  auto connected =
+      Call("POST", "/_runner/connect", JsonText(json{{"version", options_.version}}), true);
   if (!connected.ok()) {
+    if (connected.status().error_type() == "Forbidden") return Refused(connected.status());
     log.Error("runner could not connect", {{"error", connected.status().message()}});
     return connected.status().Annotate("connecting runner " + config_.runner_name);
   }
-  console_ << "Current runner version: 'mvr-standin'" << std::endl;
+  console_ << "Current runner version: '" << options_.version << "'" << std::endl;
   console_ << "Listening for Jobs" << std::endl;
   log.Info("runner online", {{"runner_id", config_.runner_id}});
 
@@ -89,12 +93,22 @@ Result<RunnerOutcome> StandInRunner::Run() {
   return RunnerOutcome{job.job_id, *conclusion};
 }
 
+Status StandInRunner::Refused(const Status& s) {
+  // As the official runner: "An error occurred: Runner version vX is deprecated and cannot
+  // receive messages.", then it exits without retrying.
+  console_ << "An error occurred: " << s.message() << std::endl;
+  seam_.logger.Error("runner refused by GitHub",
+                     {{"runner_name", config_.runner_name}, {"version", options_.version}});
+  return s;
+}
+
 Result<JobAssignment> StandInRunner::WaitForJob() {
   int failures = 0;
   while (true) {
     auto res = Call("GET", "/_runner/job", "", false);
     if (!res.ok()) {
       const Status& s = res.status();
+      if (s.error_type() == "Forbidden") return Refused(s);
       if (s.code() == Code::kUnauthorized || s.code() == Code::kConflict) {
         return Unauthorized("runner " + config_.runner_name +
                             " was removed before it got a job; register a new JIT runner");

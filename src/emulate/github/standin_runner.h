@@ -14,6 +14,7 @@
 #include "base/secret.h"
 #include "emulate/github/jit_config.h"
 #include "emulate/github/model_types.h"
+#include "emulate/github/runner_versions.h"
 #include "http/client.h"
 #include "process/process_runner.h"
 
@@ -28,6 +29,7 @@ struct StandInRunnerOptions {
   int max_poll_failures = 30;                   // consecutive transport failures before giving up
   std::map<std::string, std::string> base_env;  // the environment steps inherit
   std::string shell = "/bin/sh";
+  std::string version = kStandInRunnerVersion;  // what it reports when it connects
 };
 
 // How the job ended, as the runner saw it.
@@ -49,6 +51,8 @@ class StandInRunner {
   Result<http::HttpResponse> Call(const std::string& method, const std::string& path,
                                   const std::string& body, bool retry);
   Result<JobAssignment> WaitForJob();
+  // GitHub refused the runner's version: says so and returns `s` (the runner exits).
+  Status Refused(const Status& s);
   Result<std::string> RunJob(const JobAssignment& job);
   std::map<std::string, std::string> JobEnvironment(const JobAssignment& job,
                                                     const std::string& workspace) const;

@@ -1,0 +1,128 @@
+// A class whose runner GitHub refuses (issue 30, item 5): its verdict, the fallback chain the
+// launcher follows, the metrics; and the configuration's fallbackClass checks.
+#include "runnerset/class_health.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/clock.h"
+
+namespace mvr::runnerset {
+namespace {
+
+using nlohmann::json;
+
+json Config(json classes) {
+  return json{{"runnerSetId", "demo"},
+              {"github",
+               {{"repository", "octo/app"},
+                {"patFile", "/nonexistent/pat"},
+                {"webhookSecretFile", "/nonexistent/secret"}}},
+              {"classes", std::move(classes)},
+              {"store", "memory:"},
+              {"queue", "memory:"}};
+}
+
+TEST(FallbackClassConfig, UnknownSelfAndCyclesAreRefusedNamingTheClass) {
+  auto unknown = ParseServeConfig(
+      Config(json::array({{{"label", "a"}, {"image", "i"}, {"fallbackClass", "zz"}}})).dump(),
+      "set.json");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("classes[0].fallbackClass"), std::string::npos);
+  EXPECT_NE(unknown.status().message().find("not a configured class"), std::string::npos);
+  auto self = ParseServeConfig(
+      Config(json::array({{{"label", "a"}, {"image", "i"}, {"fallbackClass", "A"}}})).dump(),
+      "set.json");
+  ASSERT_FALSE(self.ok());
+  EXPECT_NE(self.status().message().find("itself"), std::string::npos);
+  auto cycle = ParseServeConfig(Config(json::array({
+                                           {{"label", "a"}, {"image", "i"}, {"fallbackClass", "b"}},
+                                           {{"label", "b"}, {"image", "j"}, {"fallbackClass", "c"}},
+                                           {{"label", "c"}, {"image", "k"}, {"fallbackClass", "b"}},
+                                       }))
+                                    .dump(),
+                                "set.json");
+  ASSERT_FALSE(cycle.ok());
+  EXPECT_NE(cycle.status().message().find("cycle (a -> b -> c -> b)"), std::string::npos)
+      << cycle.status().message();
+  auto fine =
+      ParseServeConfig(Config(json::array({{{"label", "a"}, {"image", "i"}, {"fallbackClass", "b"}},
+                                           {{"label", "b"}, {"image", "j"}}}))
+                           .dump(),
+                       "set.json");
+  ASSERT_TRUE(fine.ok()) << fine.status().ToString();
+  EXPECT_EQ(fine->classes[0].fallback_class, "b");
+}
+
+class ClassHealthTest : public ::testing::Test {
+ protected:
+  ClassHealthTest() {
+    auto c = ParseServeConfig(
+        Config(json::array({{{"label", "small"}, {"image", "i"}, {"fallbackClass", "mid"}},
+                            {{"label", "mid"}, {"image", "j"}, {"fallbackClass", "large"}},
+                            {{"label", "large"}, {"image", "k"}}}))
+            .dump(),
+        "set.json");
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    config_ = *c;
+  }
+  ManualClock clock_;
+  ClassHealth health_{clock_};
+  ServeConfig config_;
+};
+
+TEST_F(ClassHealthTest, RefusedRunnerMakesItsImageVersionUnhealthyUntilANewVersionIsCurrent) {
+  health_.NoteCurrentVersion("small", "1");
+  health_.RecordAccepted("small", "1", "2.331.0");
+  EXPECT_TRUE(health_.Of("small").healthy);
+  health_.RecordRefused("small", "1", "2.331.0");
+  ClassVerdict v = health_.Of("small");
+  EXPECT_FALSE(v.healthy);
+  EXPECT_EQ(v.reason, "runner_version_refused");
+  EXPECT_EQ(v.runner_version, "2.331.0");
+  EXPECT_EQ(v.since, clock_.Now());
+  health_.NoteCurrentVersion("small", "2");  // a new image version, its runner not seen yet
+  EXPECT_TRUE(health_.Of("small").healthy);
+}
+
+TEST_F(ClassHealthTest, AnotherClassWithARunnerNoNewerThanARefusedOneIsUnhealthyToo) {
+  health_.NoteCurrentVersion("mid", "7");
+  health_.RecordAccepted("mid", "7", "2.330.0");
+  health_.NoteCurrentVersion("large", "3");
+  health_.RecordAccepted("large", "3", "2.333.0");
+  health_.RecordRefused("small", "1", "2.331.0");
+  EXPECT_FALSE(health_.Of("mid").healthy);
+  EXPECT_TRUE(health_.Of("large").healthy);
+}
+
+TEST_F(ClassHealthTest, LaunchClassFollowsTheChainToTheFirstHealthyClass) {
+  EXPECT_EQ(health_.LaunchClass(config_, config_.classes[0]).label, "small");
+  health_.RecordRefused("small", "1", "2.331.0");
+  EXPECT_EQ(health_.LaunchClass(config_, config_.classes[0]).label, "mid");
+  health_.RecordRefused("mid", "1", "2.331.5");
+  EXPECT_EQ(health_.LaunchClass(config_, config_.classes[0]).label, "large");
+  health_.RecordRefused("large", "1", "2.331.9");
+  EXPECT_EQ(health_.LaunchClass(config_, config_.classes[0]).label, "small")
+      << "no healthy class: the jobs stay with their own";
+}
+
+TEST_F(ClassHealthTest, MetricsAndStatusTextShowTheUnhealthyClass) {
+  health_.NoteCurrentVersion("small", "1");
+  health_.RecordRefused("small", "1", "2.331.0");
+  const std::string m = health_.Prometheus(config_);
+  EXPECT_NE(
+      m.find("mvr_runnerset_class_healthy{class=\"small\",reason=\"runner_version_refused\"} 0"),
+      std::string::npos)
+      << m;
+  EXPECT_NE(m.find("mvr_runnerset_class_healthy{class=\"large\",reason=\"\"} 1"),
+            std::string::npos);
+  EXPECT_NE(m.find("runner_version=\"2.331.0\""), std::string::npos);
+  const std::string text =
+      ClassHealthText(ClassHealthJson(health_.Of("small"), config_.classes[0]));
+  EXPECT_NE(text.find("UNHEALTHY: GitHub refuses its runner version 2.331.0"), std::string::npos);
+  EXPECT_NE(text.find("fall back to mid"), std::string::npos);
+  EXPECT_EQ(ClassHealthText(ClassHealthJson(health_.Of("large"), config_.classes[2])), "");
+}
+
+}  // namespace
+}  // namespace mvr::runnerset
