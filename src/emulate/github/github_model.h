@@ -36,7 +36,6 @@ struct GithubModelOptions {
   double runner_busy_lies = 0;        // initial SetRunnerBusyLies; within [0, 1]
   std::string assignment = "oldest";  // initial SetAssignment: "oldest" or "random"
   double completed_webhook_loss = 0;  // initial SetCompletedWebhookLoss; within [0, 1]
-  double runner_busy_lies = 0;          // initial SetRunnerBusyLies; within [0, 1]
   RunnerVersionPolicy runner_versions;  // initial SetRunnerVersionPolicy
 };
 
