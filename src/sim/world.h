@@ -128,6 +128,12 @@ class World {
   // Revokes the set's PAT, then fixes the secret (options_.credentials_*).
   void CredentialsOutage();
   int CrashPoint(int span);  // where a crashing actor dies: at one of its next `span` seam calls
+  // --- the set down while work arrives (world_outage.cpp) ---
+  // kill -9 of `mvr serve` (or its webhook receiver alone), then the restart.
+  void SetOutage();
+  // The repository the `index`th job is queued in (the organisation's are spread by the seed).
+  std::string JobRepository(int index);
+  static std::vector<std::string> Repositories(const WorldOptions& o);
 
   // --- the workloads: jobs and the Action's runs (world_workloads.cpp) ---
   void Workload();
@@ -183,6 +189,7 @@ class World {
   ActorSeam workload_{scheduler_};
   ActorSeam chaos_{scheduler_};
   ActorSeam outage_{scheduler_};
+  ActorSeam set_outage_{scheduler_};
   // The set's GitHub credential as its secret file holds it (what a re-read finds).
   std::string github_secret_ = kToken;
   std::optional<TimePoint> revoked_at_, fixed_at_;
@@ -197,6 +204,7 @@ class World {
   std::vector<double> action_start_cold_, action_start_warm_;
   int webhook_handler_crashes_ = 0;
   bool over_capacity_ = false;
+  bool webhooks_down_ = false;  // deliveries fail: nothing listens (SetOutage)
 };
 
 // Runs one seed (the world on the heap: it is large).
