@@ -82,6 +82,18 @@ Result<Secret> Authenticator::BearerToken(RestTransport& rest) {
   return token;
 }
 
+Result<Secret> Authenticator::AppJwt(TimePoint now) {
+  AppCredentials app;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!auth_.app) return InvalidArgument("only a GitHub App can read its own hook's deliveries");
+    app = *auth_.app;
+  }
+  MVR_ASSIGN_OR_RETURN(Secret jwt, MakeAppJwt(app.app_id, app.private_key_pem, now));
+  if (logger_ != nullptr) logger_->redactor().Add(jwt);
+  return jwt;
+}
+
 Result<RegistrationToken> Authenticator::Exchange(RestTransport& rest) {
   AppCredentials app;
   {

@@ -62,6 +62,9 @@ class Authenticator {
   Result<bool> Reload();
 
   bool is_app() const { return auth_.app.has_value(); }
+  // A JWT signed with the App's key, for the calls an App makes as itself (its own webhook's
+  // deliveries). InvalidArgument without an App.
+  Result<Secret> AppJwt(TimePoint now);
   // Number of installation-token exchanges made (tests, metrics).
   int exchanges() const;
 

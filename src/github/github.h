@@ -13,6 +13,7 @@
 #include "base/clock.h"
 
 #include "base/status.h"
+#include "github/hook_deliveries.h"
 #include "github/types.h"
 
 namespace mvr::github {
@@ -48,6 +49,16 @@ class GitHub {
   // Jobs with status in_progress in the repository's in-progress workflow runs: which runner
   // runs what, from the jobs API rather than a runner's `busy` flag.
   virtual Result<std::vector<Job>> ListInProgressJobs(const RepositoryRef& repo) = 0;
+
+  // Deliveries of `hook`, newest first, following the Link header's cursor until a delivery made
+  // before `since` or `max_pages` pages, whichever comes first (a bounded read each sweep).
+  virtual Result<std::vector<HookDelivery>> ListHookDeliveries(const HookRef& hook, TimePoint since,
+                                                               int max_pages) = 0;
+
+  // "owner/name" of every repository whose jobs the set may serve: for a repository scope the
+  // repository itself; for an organisation, those the App's installation can see (GET
+  // /installation/repositories) or, with a token, the organisation's (GET /orgs/{org}/repos).
+  virtual Result<std::vector<std::string>> ListVisibleRepositories(const RunnerScope& scope) = 0;
 
   // POST .../actions/runners/registration-token (a token for config.sh, valid one hour).
   virtual Result<RegistrationToken> CreateRegistrationToken(const RunnerScope& scope) = 0;

@@ -49,6 +49,9 @@ class GitHubClient final : public GitHub {
   Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo) override;
   Result<std::vector<Job>> ListInProgressJobs(const RepositoryRef& repo) override;
   Result<RegistrationToken> CreateRegistrationToken(const RunnerScope& scope) override;
+  Result<std::vector<HookDelivery>> ListHookDeliveries(const HookRef& hook, TimePoint since,
+                                                       int max_pages) override;
+  Result<std::vector<std::string>> ListVisibleRepositories(const RunnerScope& scope) override;
   std::optional<TimePoint> AuthFailingSince() const override { return health_.failing_since(); }
 
   // The X-RateLimit-* values of the last answer that carried them.
@@ -69,6 +72,8 @@ class GitHubClient final : public GitHub {
                                   const std::string& body = "");
   Result<http::HttpResponse> Exchange(const std::string& method, const std::string& target,
                                       const std::string& body);
+  // A GET as the App itself (its JWT), for the App's own hook (github_client_hooks.cpp).
+  Result<http::HttpResponse> CallAsApp(const std::string& target);
   // Tells health_ how an admitted call went, and logs a change of state.
   void Observe(const Status& outcome, bool probe);
 

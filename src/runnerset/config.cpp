@@ -98,6 +98,7 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
   MVR_RETURN_IF_ERROR(s.Integer("installationId", g.installation_id, 1, INT64_MAX));
   MVR_RETURN_IF_ERROR(s.String("webhookSecretFile", g.webhook_secret_file, true));
   MVR_RETURN_IF_ERROR(s.Integer("runnerGroupId", g.runner_group_id, 1, INT64_MAX));
+  MVR_RETURN_IF_ERROR(s.Integer("hookId", g.hook_id, 1, INT64_MAX));
   MVR_RETURN_IF_ERROR(s.NoOthers());
   if (g.api_url.rfind("http://", 0) != 0 && g.api_url.rfind("https://", 0) != 0) {
     return InvalidArgument("github.apiUrl: expected an http(s) URL, got \"" + g.api_url + "\"");
@@ -172,6 +173,7 @@ Status ParseJanitor(const json& j, JanitorSettings& t) {
   MVR_RETURN_IF_ERROR(s.Integer("graceSeconds", t.grace_seconds, 0, 86400));
   MVR_RETURN_IF_ERROR(s.Integer("keepImageVersions", t.keep_image_versions, 0, 1000));
   MVR_RETURN_IF_ERROR(s.Integer("stuckLaunchSeconds", t.stuck_launch_seconds, 0, 86400));
+  MVR_RETURN_IF_ERROR(s.Integer("scanEverySweeps", t.scan_every_sweeps, 1, 10000));
   for (auto [name, flag] :
        {std::pair<const char*, bool*>{"pruneImageVersions", &t.prune_image_versions},
         {"recoverStuckLaunches", &t.recover_stuck_launches}}) {

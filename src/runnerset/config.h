@@ -44,6 +44,9 @@ struct GitHubSettings {
   int64_t installation_id = 0;
   std::string webhook_secret_file;
   int64_t runner_group_id = 1;
+  // The repository's or organisation's webhook whose deliveries the janitor reads for failed
+  // ones (0: none; with a GitHub App, the App's own hook is read instead).
+  int64_t hook_id = 0;
 };
 
 struct QueueSettings {
@@ -70,6 +73,9 @@ struct JanitorSettings {
   bool prune_image_versions = true;    // delete older image versions of the classes' images
   bool recover_stuck_launches = true;  // re-launch queued jobs that never got their runner
   int stuck_launch_seconds = 120;      // how long a job may wait queued before it is recovered
+  // At organisation scope, the queued runs of every repository the set can see are scanned at
+  // start-up, after a failed webhook delivery, and every this many sweeps (janitor_discover.cpp).
+  int scan_every_sweeps = 10;
 };
 
 // The warm-pool sweeper (warm_pool_sweeper.h): keeps each class's pool of suspended VMs at its

@@ -13,10 +13,10 @@ constexpr size_t kJanitorErrorsKept = 10;
 constexpr Duration kJanitorTerminateTime{60'000};
 
 constexpr std::array<const char*, kSweptCount> kSweptNames = {
-    "vms_listed",         "runners_listed", "rows_listed",     "strikes_added",
-    "strikes_cleared",    "busy_spared",    "runners_removed", "vms_terminated",
-    "orphans_terminated", "orphans_spared", "rows_removed",    "image_versions_deleted",
-    "launches_recovered", "errors",
+    "vms_listed",         "runners_listed", "rows_listed",       "strikes_added",
+    "strikes_cleared",    "busy_spared",    "runners_removed",   "vms_terminated",
+    "orphans_terminated", "orphans_spared", "rows_removed",      "image_versions_deleted",
+    "launches_recovered", "errors",         "deliveries_failed", "repositories_scanned",
 };
 
 }  // namespace
@@ -58,7 +58,9 @@ SweepReport Janitor::Sweep() {
     ReapUnmapped(inv, report);
   }
   if (config_.janitor.prune_image_versions) PruneImageVersions(inv, report);
-  if (config_.janitor.recover_stuck_launches) RecoverStuckLaunches(inv, report);
+  if (config_.janitor.recover_stuck_launches) {
+    RecoverStuckLaunches(inv, DiscoverRepositories(report), report);
+  }
   report.finished = deps_.seam.clock.Now();
 
   deps_.metrics.AddJanitor("sweeps");

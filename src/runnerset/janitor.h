@@ -12,6 +12,10 @@
 //             that are gone or mapped are removed;
 //  images     image versions of the classes' images beyond the active ones, the pinned ones,
 //             those in use and the newest `keepImageVersions` are deleted;
+//  discover   at organisation scope, the repositories whose queued runs recover also asks:
+//             every repository the set can see, at start-up, after GitHub's record of the
+//             webhook's deliveries shows a failed one, and every `scanEverySweeps` sweeps
+//             (janitor_discover.cpp);
 //  recover    jobs still queued on GitHub, older than `stuckLaunchSeconds`, that never got their
 //             VM, or whose VM is gone or whose runner took another job, are put on the job queue
 //             again (recoverStuckLaunches).
@@ -63,8 +67,10 @@ enum class Swept {
   kImageVersionsDeleted,
   kLaunchesRecovered,
   kErrors,
+  kDeliveriesFailed,     // failed `queued` deliveries found in GitHub's record (discovery)
+  kRepositoriesScanned,  // repositories whose queued runs discovery added to the recovery
 };
-inline constexpr int kSweptCount = 14;
+inline constexpr int kSweptCount = 16;
 const char* SweptName(Swept counter);  // "vms_terminated" ...
 
 struct SweepReport {
@@ -142,7 +148,24 @@ class Janitor {
   };
   Result<PoolNames> ScanPool();
   void PruneImageVersions(const Inventory& inv, SweepReport& report);
-  void RecoverStuckLaunches(const Inventory& inv, SweepReport& report);
+  // `discovered`: the repositories DiscoverRepositories adds to those of rows and claims.
+  void RecoverStuckLaunches(const Inventory& inv, const std::set<std::string>& discovered,
+                            SweepReport& report);
+
+  // Work announced while the set was down or whose delivery was lost (janitor_discover.cpp): the
+  // repositories to scan this sweep (none when no scan is due, and at repository scope, whose
+  // one repository recover asks every sweep anyway).
+  std::set<std::string> DiscoverRepositories(SweepReport& report);
+  // Reads GitHub's record of the webhook's deliveries since the last read; true when a `queued`
+  // delivery failed (or the record could not be read, so that one may have).
+  bool DeliveriesFailedSinceLastRead(SweepReport& report);
+  struct Discovery {
+    int sweeps = 0;
+    TimePoint scan_until{};               // scan every sweep until then (start-up, a failure)
+    std::optional<TimePoint> read_until;  // deliveries read up to then
+    int64_t newest_seen = 0;              // the newest delivery id read
+  };
+  Discovery discovery_;  // Sweep's alone (one thread at a time)
 
   // Whether the jobs API shows `runner_name` running a job (janitor_evidence.cpp): a runner's
   // `busy` flag can say false while it runs one (actions/runner #4422). The in-progress jobs of

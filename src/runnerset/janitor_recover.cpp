@@ -49,14 +49,16 @@ LaunchIntent RecoveryIntent(const std::string& repository, const github::Job& jo
 
 }  // namespace
 
-void Janitor::RecoverStuckLaunches(const Inventory& inv, SweepReport& report) {
+void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::string>& discovered,
+                                   SweepReport& report) {
   // At the cap every launch is deferred anyway and its message waits on the queue.
   int live = 0;
   for (const auto& [id, vm] : inv.vms) live += vm.state != aws::MicrovmState::kTerminated;
   if (inv.vms_ok && live >= config_.max_concurrent_vms) return;
 
-  const std::set<std::string> repositories =
+  std::set<std::string> repositories =
       RepositoriesToAsk(scope_, config_.github.repository, inv.claims, inv.rows);
+  repositories.insert(discovered.begin(), discovered.end());
   std::map<std::string, const Claim*> claims;
   for (const Claim& c : inv.claims) {
     claims[c.repository + "#" + std::to_string(c.job_id)] = &c;

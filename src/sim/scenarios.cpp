@@ -219,6 +219,23 @@ std::vector<Scenario> VersionScenarios() {
          o.fallback_class = true;
          o.guest.runner_versions = {{"img-1", "2.331.0"}, {"img-2", "2.332.0"}};
          o.webhooks.duplicated = 0.3;
+// Work that arrives while the set cannot hear it (issue 30, item 2).
+std::vector<Scenario> DownScenarios() {
+  return {
+      {"down-while-queued",
+       "10 jobs over 8 min at organisation scope, spread over 4 repositories in turn, while `mvr "
+       "serve` is killed (-9) for 3 to 8 min (a third of the seeds: only its webhook receiver is "
+       "down) and a tenth of the other deliveries are lost: GitHub records the failed deliveries "
+       "and never redelivers; every job runs, a repository's first job included",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.jobs = 10;
+         o.arrivals = Duration(480'000);
+         o.org_repositories = 4;
+         o.set_down_at = Duration(60'000 + static_cast<int64_t>((seed * 7919) % 120'001));
+         o.set_down_for = Duration(180'000 + static_cast<int64_t>((seed * 104729) % 300'001));
+         o.webhook_only_down = seed % 3 == 0;
+         o.webhooks.lost = 0.1;
          return o;
        }},
   };
@@ -268,6 +285,7 @@ const std::vector<Scenario>& Scenarios() {
     for (Scenario& s : FieldScenarios()) all.push_back(std::move(s));
     for (Scenario& s : StolenScenarios()) all.push_back(std::move(s));
     for (Scenario& s : VersionScenarios()) all.push_back(std::move(s));
+    for (Scenario& s : DownScenarios()) all.push_back(std::move(s));
     return all;
   }();
   return scenarios;

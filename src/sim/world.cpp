@@ -24,15 +24,21 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
     classes[0]["fallbackClass"] = World::FallbackLabel();
     classes.push_back({{"label", World::FallbackLabel()}, {"image", World::FallbackImage()}});
   }
+  json github = {{"apiUrl", gh::InProcessGithub::kApiUrl},
+                 {"repository", repository},
+                 {"patFile", "/nonexistent/pat"},
+                 {"webhookSecretFile", "/nonexistent/webhook-secret"}};
+  if (o.org_repositories > 0) {
+    // The organisation's hook (the emulator's one hook, id 1): the janitor reads its deliveries.
+    github.erase("repository");
+    github["organization"] = std::string(repository).substr(0, std::string(repository).find('/'));
+    github["hookId"] = 1;
+  }
   json config = {
       {"runnerSetId", "sim"},
       {"region", "us-east-1"},
       {"runnerNamePrefix", prefix},
-      {"github",
-       {{"apiUrl", gh::InProcessGithub::kApiUrl},
-        {"repository", repository},
-        {"patFile", "/nonexistent/pat"},
-        {"webhookSecretFile", "/nonexistent/webhook-secret"}}},
+      {"github", github},
       {"classes", classes},
       {"maxConcurrentVms", o.max_concurrent_vms},
       {"store", "memory:"},
@@ -174,6 +180,7 @@ void World::SpawnActors() {
   if (!options_.min_runner_version.empty()) {
     scheduler_.Spawn("runner-versions", [this] { RaiseMinRunnerVersion(); });
   }
+  if (options_.set_down_for.count() > 0) scheduler_.Spawn("set-outage", [this] { SetOutage(); });
   // A final wave after the others (the next day's runs) reconciles what they abandoned.
   const int final_wave = options_.action_runs > 0 ? options_.action_capacity : 0;
   for (int i = 0; i < options_.action_runs + final_wave; ++i) {
@@ -221,7 +228,11 @@ aws::MicrovmsClientOptions World::VmsClientOptions() const {
 
 std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
   gh::InProcessGithubOptions o;
-  o.model.repositories = {kRepository};
+  o.model.repositories = Repositories(options_);
+  if (options_.org_repositories > 0) {
+    o.model.organizations = {
+        std::string(kRepository).substr(0, std::string(kRepository).find('/'))};
+  }
   o.model.webhook_secret = Secret(kWebhookSecret);
   o.auth.pats = {Secret(kToken)};
   o.rate.secondary_per_minute = options_.github_mutations_per_minute;

@@ -140,6 +140,12 @@ class World {
   // Raises GitHub's minimum runner version at options_.min_runner_version_at (world_versions.cpp).
   void RaiseMinRunnerVersion();
   int CrashPoint(int span);  // where a crashing actor dies: at one of its next `span` seam calls
+  // --- the set down while work arrives (world_outage.cpp) ---
+  // kill -9 of `mvr serve` (or its webhook receiver alone), then the restart.
+  void SetOutage();
+  // The repository the `index`th job is queued in (the organisation's are spread by the seed).
+  std::string JobRepository(int index);
+  static std::vector<std::string> Repositories(const WorldOptions& o);
 
   // --- the workloads: jobs and the Action's runs (world_workloads.cpp) ---
   void Workload();
@@ -212,6 +218,7 @@ class World {
   ActorSeam chaos_{scheduler_};
   ActorSeam outage_{scheduler_};
   ActorSeam versions_{scheduler_};
+  ActorSeam set_outage_{scheduler_};
   // The set's GitHub credential as its secret file holds it (what a re-read finds).
   std::string github_secret_ = kToken;
   std::optional<TimePoint> revoked_at_, fixed_at_;
@@ -233,6 +240,7 @@ class World {
   std::set<std::string> stolen_reported_;
   std::vector<std::string> stolen_failures_;
   std::set<int64_t> cancelled_jobs_;  // cancelled by the workload while queued
+  bool webhooks_down_ = false;  // deliveries fail: nothing listens (SetOutage)
 };
 
 // Runs one seed (the world on the heap: it is large).

@@ -131,7 +131,10 @@ Duration World::JanitorBound() const {
   const runnerset::JanitorSettings& j = config_.janitor;
   const Duration takeover = config_.claim_takeover_after() + config_.visibility_timeout();
   const Duration unsuspected = Duration(j.grace_seconds * 1000LL) + config_.launch_timeout();
-  return std::max(takeover, unsuspected) + Duration((j.strikes + 2) * j.interval_seconds * 1000LL);
+  // While `mvr serve` is down (down-while-queued) nothing can reap a VM: the bound waits it out.
+  const Duration down = options_.webhook_only_down ? Duration(0) : options_.set_down_for;
+  return std::max(takeover, unsuspected) + down +
+         Duration((j.strikes + 2) * j.interval_seconds * 1000LL);
 }
 
 // No secret in any log line of any actor or service.

@@ -129,6 +129,16 @@ struct WorldOptions {
   // A planted bug: the GitHub client's auth backoff is off, so every call of every actor goes to
   // GitHub while it refuses the credentials (a request storm).
   bool plant_auth_spin = false;
+  // The set at organisation scope (issue 30, item 2): the jobs are spread over this many
+  // repositories of the organisation (0: the set serves one repository); the set reads the org
+  // hook's deliveries and scans the repositories it can see (world_outage.cpp).
+  int org_repositories = 0;
+  // `mvr serve` killed (-9) at `set_down_at` for `set_down_for`: every launcher, the janitor and
+  // the sweeper die and GitHub's deliveries meanwhile fail (nothing listens); then it restarts.
+  // With `webhook_only_down`, only the webhook receiver is down (its Lambda function).
+  Duration set_down_at{0};
+  Duration set_down_for{0};
+  bool webhook_only_down = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };

@@ -21,7 +21,7 @@ void World::Workload() {
     workload_.sleeper.Sleep(
         Duration(static_cast<int64_t>(workload_.random.Next64() % static_cast<uint64_t>(2 * gap))));
     gh::JobSpec spec;
-    spec.repository = kRepository;
+    spec.repository = JobRepository(i);
     spec.labels = {"self-hosted", kLabel};
     spec.steps = {"make test"};
     Result<gh::Job> job = github_->model().QueueJob(spec);

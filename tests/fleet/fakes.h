@@ -58,6 +58,10 @@ class MockGitHub : public github::GitHub {
               (override));
   MOCK_METHOD(Result<std::vector<github::Job>>, ListInProgressJobs, (const github::RepositoryRef&),
               (override));
+  MOCK_METHOD(Result<std::vector<github::HookDelivery>>, ListHookDeliveries,
+              (const github::HookRef&, TimePoint, int), (override));
+  MOCK_METHOD(Result<std::vector<std::string>>, ListVisibleRepositories,
+              (const github::RunnerScope&), (override));
   MOCK_METHOD(Result<github::RegistrationToken>, CreateRegistrationToken,
               (const github::RunnerScope&), (override));
 };

@@ -115,6 +115,21 @@ class GithubModel {
   // Sends a recorded delivery again, same GUID and bytes (GitHub's "Redeliver").
   Status Redeliver(const std::string& guid);
 
+  // --- GitHub's record of its webhook deliveries (github_model_hooks.cpp) ---
+  // The emulator has one webhook, id kHookId, seen as the App's hook, and as the hook of each
+  // repository and of each organisation (showing only their repositories' deliveries).
+  static constexpr int64_t kHookId = 1;
+  // Deliveries of `filter`'s repositories, newest first, from the one with id `cursor` (nullopt:
+  // the newest), at most `per_page`, and the id the next page starts at. A delivery not yet
+  // attempted is not listed. NotFound for an unknown hook or owner.
+  Result<HookDeliveryPage> ListHookDeliveries(const HookFilter& filter,
+                                              std::optional<int64_t> cursor, int per_page) const;
+  // POST .../deliveries/{id}/attempts: sends the delivery's bytes again as a new delivery (same
+  // GUID, redelivery true). NotFound when `filter` does not show that delivery.
+  Status RedeliverAttempt(const HookFilter& filter, int64_t delivery_id);
+  // The repositories an installation (or an organisation, `org` non-empty) can see, by id.
+  std::vector<Repository> ListRepositories(const std::string& org) const;
+
   // --- the runner's side (authenticated by the credential in its JIT config) ---
   // `version` is the runner's own ("" = kStandInRunnerVersion). Unauthorized with error type
   // kRunnerVersionRefused (HTTP 403) when GitHub refuses that version.
@@ -156,7 +171,9 @@ class GithubModel {
   void EmitLocked(const Job& job, const std::string& action, Outbox& out);
   std::string PayloadLocked(const Job& job, const std::string& action) const;
   void Dispatch(Outbox out);
-  void RecordOutcome(const std::string& guid, const DeliveryOutcome& outcome);
+  void RecordOutcome(int64_t delivery_id, const DeliveryOutcome& outcome);
+  // REQUIRES: mu_ held. Whether `filter` shows `d` (github_model_hooks.cpp).
+  bool HookShowsLocked(const HookFilter& filter, const Delivery& d) const;
 
   GithubModelOptions options_;
   Seam seam_;
@@ -167,7 +184,7 @@ class GithubModel {
   std::map<std::string, int64_t> org_ids_;
   std::map<int64_t, RunnerState> runners_;
   std::map<int64_t, Job> jobs_;
-  std::vector<Delivery> deliveries_;
+  std::vector<Delivery> deliveries_;  // in the order made; ids ascending
   // Credentials of runners removed after their job, so that a late report gets Conflict
   // ("the job has ended") rather than Unauthorized.
   std::map<std::string, int64_t> retired_credentials_;

@@ -308,8 +308,10 @@ void GithubModel::EmitLocked(const Job& job, const std::string& action, Outbox& 
   std::string h = seam_.random.Hex(16);
   d.guid = h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
            "-" + h.substr(20);
+  d.id = static_cast<int64_t>(deliveries_.size()) + 1;
   d.action = action;
   d.job_id = job.id;
+  d.repository_id = job.repository_id;
   d.payload = PayloadLocked(job, action);
   d.headers = DeliveryHeaders(d.guid, d.event, options_.webhook_secret, d.payload, 1,
                               options_.installation_id);
@@ -330,15 +332,15 @@ void GithubModel::EmitLocked(const Job& job, const std::string& action, Outbox& 
 void GithubModel::Dispatch(Outbox out) {
   if (!sender_) return;
   for (const auto& d : out) {
-    std::string guid = d.guid;
-    sender_->Send(d, [this, guid](const DeliveryOutcome& o) { RecordOutcome(guid, o); });
+    const int64_t id = d.id;
+    sender_->Send(d, [this, id](const DeliveryOutcome& o) { RecordOutcome(id, o); });
   }
 }
 
-void GithubModel::RecordOutcome(const std::string& guid, const DeliveryOutcome& o) {
+void GithubModel::RecordOutcome(int64_t id, const DeliveryOutcome& o) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& d : deliveries_) {
-    if (d.guid != guid) continue;
+    if (d.id != id) continue;
     d.copies_sent += o.copies_sent;
     if (o.lost) {
       if (d.outcome == "pending") d.outcome = "lost";
@@ -347,6 +349,7 @@ void GithubModel::RecordOutcome(const std::string& guid, const DeliveryOutcome& 
     d.response_status = o.status;
     d.delivered_at = seam_.clock.Now();
     d.outcome = o.status >= 200 && o.status < 300 ? "delivered" : "failed";
+    d.error = o.error;
   }
 }
 
@@ -366,9 +369,7 @@ Status GithubModel::Redeliver(const std::string& guid) {
     for (auto& d : out) d.redelivery = true;
   }
   if (!sender_) return Status::Ok();
-  for (const auto& d : out) {
-    sender_->Send(d, [this, guid](const DeliveryOutcome& o) { RecordOutcome(guid, o); });
-  }
+  Dispatch(std::move(out));
   return Status::Ok();
 }
 

@@ -121,10 +121,12 @@ struct Job {
 
 // One webhook delivery, as the emulator's deliveries log shows it.
 struct Delivery {
+  int64_t id = 0;  // the hook deliveries API's id (a redelivery is a new delivery, same GUID)
   std::string guid;
   std::string event = "workflow_job";
   std::string action;
   int64_t job_id = 0;
+  int64_t repository_id = 0;
   std::string payload;  // the exact bytes sent
   http::Headers headers;
   TimePoint created_at;
@@ -133,6 +135,22 @@ struct Delivery {
   std::string outcome = "pending";  // pending, delivered, failed, lost, not_configured, dropped
   int copies_sent = 0;
   bool redelivery = false;
+  std::string error;  // why no answer came (transport failure), when none did
+};
+
+// Which hook's deliveries a request reads: the App's (every repository), an organisation's (its
+// repositories) or a repository's.
+struct HookFilter {
+  enum class Kind { kApp, kOrganization, kRepository };
+  Kind kind = Kind::kApp;
+  std::string owner;  // the organisation, or the repository's owner
+  std::string repo;   // the repository's name (kRepository)
+  int64_t hook_id = 0;
+};
+
+struct HookDeliveryPage {
+  std::vector<Delivery> deliveries;  // newest first
+  std::optional<int64_t> next;       // the id the next page starts at
 };
 
 // What the control API asks for when it queues a job.

@@ -117,6 +117,7 @@ void RestApi::AddRoutes(http::Router& router) {
   AddTokenRoutes(router);
   AddRunnerRoutes(router);
   AddJobRoutes(router);
+  AddHookRoutes(router);
 }
 
 // The repository and the App's installation on it.

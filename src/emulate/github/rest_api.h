@@ -31,6 +31,8 @@ class RestApi {
   void AddTokenRoutes(http::Router& router);
   void AddRunnerRoutes(http::Router& router);
   void AddJobRoutes(http::Router& router);
+  // Hook deliveries, their redelivery, and the repositories visible (rest_api_hooks.cpp).
+  void AddHookRoutes(http::Router& router);
   enum class AuthKind { kToken, kApp };
   using Inner =
       std::function<http::HttpResponse(const http::ServerRequest&, const http::PathParams&)>;
@@ -43,6 +45,11 @@ class RestApi {
   http::HttpResponse DeleteRunner(const Scope& scope, const std::string& id);
   http::HttpResponse ListRuns(const http::PathParams& p, const http::ServerRequest& req);
   http::HttpResponse ListRunJobs(const http::PathParams& p, const http::ServerRequest& req);
+  http::HttpResponse ListHookDeliveries(const std::optional<HookFilter>& filter,
+                                        const http::ServerRequest& req);
+  // `org` empty: every repository (an installation's, answered with total_count).
+  http::HttpResponse ListRepositories(const http::ServerRequest& req, const std::string& org,
+                                      bool installation);
 
   GithubModel& model_;
   Authenticator& auth_;
