@@ -116,6 +116,11 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "for a runner running a job (actions/runner #4422); no job may be lost to it")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--rate-limits", f->set.rate_limits,
+                  "github: the GitHub emulator enforces GitHub's secondary rate limits (80 JIT "
+                  "configs a minute, 500 an hour, ...); the set paces itself and loses no job")
+      ->check(CLI::IsMember({"off", "github"}))
+      ->capture_default_str();
   cmd->add_option("--microvms-config", f->set.microvms_config,
                   "a `mvr emulate microvms --config` file for every other knob (replaces "
                   "--run-rate, --vm-boot-ms and --boot-failure)")
