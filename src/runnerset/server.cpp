@@ -1,5 +1,6 @@
 #include "runnerset/server.h"
 
+#include "runnerset/rate_budget_metrics.h"
 #include "runnerset/webhook_endpoint.h"
 
 #include <nlohmann/json.hpp>
@@ -59,7 +60,8 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
   router_.Add("GET", "/metrics", [this](const http::ServerRequest&, const http::PathParams&) {
     return Text(200,
-                metrics_.Prometheus() + Metrics::AuthPrometheus(deps_.github.AuthFailingSince()),
+                metrics_.Prometheus() + Metrics::AuthPrometheus(deps_.github.AuthFailingSince()) +
+                    RateBudgetPrometheus(deps_.github.RateBudgetNow(), deps_.seam.clock.Now()),
                 "text/plain; version=0.0.4");
   });
   router_.Add("GET", "/timeline", [this](const http::ServerRequest&, const http::PathParams&) {
@@ -152,7 +154,9 @@ nlohmann::json Server::Status() {
   in.last_sweep = janitor_.LastSweep();
   in.github_auth_failing_since = deps_.github.AuthFailingSince();
   in.now = deps_.seam.clock.Now();
-  return BuildStatus(config_, in);
+  nlohmann::json out = BuildStatus(config_, in);
+  out["githubRateLimit"] = RateBudgetStatusJson(deps_.github.RateBudgetNow());
+  return out;
 }
 
 void Server::Every(Duration interval, const std::function<void()>& sweep) {
