@@ -150,6 +150,8 @@ class World {
   void CheckRunners(WorldReport& report);
   void CheckLogs(WorldReport& report);
   void CheckAuthOutage(WorldReport& report);
+  // GitHub's rate limits (world_rate_limits.cpp): no launch failed, and the burst's figures.
+  void CheckRateLimits(WorldReport& report);
   void ReportFigures(WorldReport& report);
   Duration JanitorBound() const;
 

@@ -49,6 +49,7 @@ void World::CheckTheEnd(WorldReport& report) {
   CheckRunners(report);
   CheckLogs(report);
   CheckAuthOutage(report);
+  CheckRateLimits(report);
   ReportFigures(report);
 }
 
