@@ -121,6 +121,11 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "(any whose labels match: a runner launched for one job may take another)")
       ->check(CLI::IsMember({"oldest", "random"}))
       ->capture_default_str();
+  cmd->add_option("--rate-limits", f->set.rate_limits,
+                  "github: the GitHub emulator enforces GitHub's secondary rate limits (80 JIT "
+                  "configs a minute, 500 an hour, ...); the set paces itself and loses no job")
+      ->check(CLI::IsMember({"off", "github"}))
+      ->capture_default_str();
   cmd->add_option("--microvms-config", f->set.microvms_config,
                   "a `mvr emulate microvms --config` file for every other knob (replaces "
                   "--run-rate, --vm-boot-ms and --boot-failure)")

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
 
 #include "base/files.h"
 #include "base/host_port.h"
+#include "base/numbers.h"
 #include "base/stop_signals.h"
 #include "base/time_format.h"
 #include "cli/commands.h"
@@ -43,6 +45,9 @@ struct GithubFlags {
   std::string webhook_secret_file;
   int64_t rate_limit = 5000;
   int secondary_limit = 0;
+  std::string rate_limits = "off";
+  double rate_limit_time_scale = 1.0;
+  std::vector<std::string> rate_limit_sets;  // NAME=N overrides of the secondary limits
   int64_t delay_min_ms = 0;
   int64_t delay_max_ms = 0;
   double loss = 0;
@@ -73,6 +78,32 @@ Result<gh::RunnerVersionPolicy> VersionPolicy(const GithubFlags& f) {
     MVR_ASSIGN_OR_RETURN(p.released_at, ParseRfc3339(f.latest_runner_released_at));
   }
   return p;
+}
+
+// `--rate-limit-set NAME=N`: one of GitHub's secondary limits set to N (0 turns it off).
+Status ApplyLimitOverrides(const std::vector<std::string>& sets, gh::SecondaryLimits& limits) {
+  const std::map<std::string, int gh::SecondaryLimits::*> names = {
+      {"concurrent", &gh::SecondaryLimits::concurrent},
+      {"endpoint_points_per_minute", &gh::SecondaryLimits::endpoint_points_per_minute},
+      {"content_per_minute", &gh::SecondaryLimits::content_per_minute},
+      {"content_per_hour", &gh::SecondaryLimits::content_per_hour},
+      {"token_requests_per_hour", &gh::SecondaryLimits::token_requests_per_hour}};
+  for (const std::string& set : sets) {
+    const size_t eq = set.find('=');
+    auto name = names.find(set.substr(0, eq));
+    std::optional<int64_t> n =
+        eq == std::string::npos
+            ? std::nullopt
+            : ParseInt64InRange(std::string_view(set).substr(eq + 1), 0, 1'000'000);
+    if (name == names.end() || !n) {
+      return InvalidArgument("--rate-limit-set '" + set +
+                             "': want NAME=N with NAME one of concurrent, "
+                             "endpoint_points_per_minute, content_per_minute, content_per_hour, "
+                             "token_requests_per_hour and N from 0 (off) to 1000000");
+    }
+    limits.*(name->second) = static_cast<int>(*n);
+  }
+  return Status::Ok();
 }
 
 Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
@@ -118,6 +149,9 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   }
   o.rate.limit_per_hour = f.rate_limit;
   o.rate.secondary_per_minute = f.secondary_limit;
+  o.rate.github = f.rate_limits == "github";
+  o.rate.time_scale = f.rate_limit_time_scale;
+  MVR_RETURN_IF_ERROR(ApplyLimitOverrides(f.rate_limit_sets, o.rate.secondary));
   o.faults.delay_min = Duration(f.delay_min_ms);
   o.faults.delay_max = Duration(std::max(f.delay_min_ms, f.delay_max_ms));
   o.faults.loss = f.loss;
@@ -222,6 +256,25 @@ int RunRunner(RunnerFlags& flags, Context& ctx) {
   return 0;  // whatever the job's conclusion, like the real runner
 }
 
+// GitHub's secondary rate limits (issue 30, item 4).
+void AddRateLimitFlags(CLI::App& g, GithubFlags& f) {
+  g.add_option("--rate-limits", f.rate_limits,
+               "github: also enforce GitHub's secondary limits (100 concurrent, 900 points a "
+               "minute per endpoint, 80 content-creating requests a minute and 500 an hour, "
+               "2000 installation tokens an hour)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"off", "github"}));
+  g.add_option("--rate-limit-time-scale", f.rate_limit_time_scale,
+               "every rate-limit window lasts this fraction of its length (0.01: a minute is "
+               "0.6 s), for tests")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0001, 1.0));
+  g.add_option("--rate-limit-set", f.rate_limit_sets,
+               "NAME=N: set one of GitHub's secondary limits (concurrent, "
+               "endpoint_points_per_minute, content_per_minute, content_per_hour, "
+               "token_requests_per_hour) to N, 0 for off (repeatable; with --rate-limits github)");
+}
+
 }  // namespace
 
 void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
@@ -249,6 +302,7 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
   g->add_option("--secondary-limit", gflags->secondary_limit,
                 "content-creating requests per minute per caller before 429 (0: off)")
       ->capture_default_str();
+  AddRateLimitFlags(*g, *gflags);
   g->add_option("--delivery-delay-min-ms", gflags->delay_min_ms, "minimum webhook delivery delay")
       ->check(CLI::Range(int64_t{0}, kHourMs));
   g->add_option("--delivery-delay-max-ms", gflags->delay_max_ms,

@@ -3,6 +3,7 @@
 // a summary per scenario, and exits 1 on any violation.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -89,7 +90,9 @@ std::optional<std::vector<const sim::Scenario*>> ChooseScenarios(
     const std::vector<std::string>& names) {
   std::vector<const sim::Scenario*> chosen;
   if (names.empty() || (names.size() == 1 && names[0] == "all")) {
-    for (const sim::Scenario& s : sim::Scenarios()) chosen.push_back(&s);
+    for (const sim::Scenario& s : sim::Scenarios()) {
+      if (s.in_all) chosen.push_back(&s);
+    }
     return chosen;
   }
   for (const std::string& name : names) {
@@ -125,8 +128,22 @@ struct ScenarioTally {
   int failed = 0, seeds = 0, jobs = 0, completed = 0;
   uint64_t steps = 0;
   std::vector<double> starts, action_cold, action_warm;
+  // Under GitHub's rate limits (issue 30, item 4).
+  std::vector<double> bursts;
+  int64_t failed_launches = 0, rate_limit_failures = 0, rate_deferrals = 0;
+  std::map<std::string, int64_t> rate_refusals;
+  int content_minute_peak = 0, content_hour_peak = 0;
 
   void Add(const sim::WorldReport& r) {
+    if (r.rate_limited) {
+      bursts.push_back(r.burst_seconds);
+      failed_launches += r.failed_launches;
+      rate_limit_failures += r.rate_limit_failures;
+      rate_deferrals += r.rate_deferrals;
+      for (const auto& [limit, n] : r.github_rate_refusals) rate_refusals[limit] += n;
+      content_minute_peak = std::max(content_minute_peak, r.content_minute_peak);
+      content_hour_peak = std::max(content_hour_peak, r.content_hour_peak);
+    }
     ++seeds;
     steps += r.steps;
     jobs += r.jobs;
@@ -137,6 +154,23 @@ struct ScenarioTally {
     if (!r.violations.empty()) ++failed;
   }
 };
+
+// The burst's figures under GitHub's rate limits.
+void PrintRateLimits(const ScenarioTally& t) {
+  std::string refusals;
+  for (const auto& [limit, n] : t.rate_refusals) {
+    refusals += (refusals.empty() ? "" : ", ") + limit + " " + std::to_string(n);
+  }
+  std::printf(
+      "  under GitHub's rate limits: first queued -> last completed p50 %.1f min, max %.1f min "
+      "(virtual); launches failed %lld (for a rate limit %lld), deferred for a rate limit %lld; "
+      "GitHub's 403/429: %s; "
+      "JIT configs admitted at most %d in a minute (limit 80), %d in an hour (limit 500)\n",
+      sim::Percentile(t.bursts, 0.5) / 60, sim::Percentile(t.bursts, 1.0) / 60,
+      static_cast<long long>(t.failed_launches), static_cast<long long>(t.rate_limit_failures),
+      static_cast<long long>(t.rate_deferrals), refusals.empty() ? "none" : refusals.c_str(),
+      t.content_minute_peak, t.content_hour_peak);
+}
 
 // Runs `scenario` over the seeds, printing each failing seed and then the summary; the number of
 // seeds that failed.
@@ -164,6 +198,7 @@ int RunScenario(const sim::Scenario& scenario, const SimulateFlags& f, uint64_t 
       static_cast<unsigned long long>(last), t.seeds - t.failed, t.failed, t.completed, t.jobs,
       static_cast<unsigned long long>(t.seeds > 0 ? t.steps / static_cast<uint64_t>(t.seeds) : 0),
       sim::Percentile(t.starts, 0.5), sim::Percentile(t.starts, 0.95));
+  if (!t.bursts.empty()) PrintRateLimits(t);
   if (!t.action_cold.empty() || !t.action_warm.empty()) {
     std::printf(
         "  the Action's start to runner connected p50: %.1f s on a new member (%zu), %.1f s "

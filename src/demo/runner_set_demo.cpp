@@ -236,7 +236,8 @@ Status StartStack(LocalStack& stack, const RunnerSetDemoOptions& o, const Seam& 
                        std::to_string(o.runner_offline_after_seconds), "--delivery-delay-max-ms",
                        std::to_string(o.webhook_delay_ms), "--delivery-duplication",
                        std::to_string(o.webhook_duplication), "--runner-busy-lies",
-                       std::to_string(o.runner_busy_lies), "--assignment", o.assignment});
+                       std::to_string(o.runner_busy_lies), "--assignment", o.assignment,
+                       "--rate-limits", o.rate_limits});
   stack.AddMicrovmsArgs({"--config", knobs_file});
   return stack.Start();
 }

@@ -18,9 +18,20 @@ RetryPolicy RunnerRegistration::PolicyUntil(TimePoint deadline) const {
 
 Result<github::JitConfig> RunnerRegistration::Register(const github::JitConfigRequest& request,
                                                        TimePoint deadline) {
+  auto retryable = [&](const Status& s) {
+    const std::string& type = s.error_type();
+    const bool rate_limit =
+        type == "RateBudget" || type == "PrimaryRateLimit" || type == "SecondaryRateLimit";
+    if (rate_limit && max_rate_limit_wait_ &&
+        s.retry_after().value_or(Duration(60'000)) > *max_rate_limit_wait_) {
+      return false;
+    }
+    return IsRetryable(s);
+  };
   auto generate = [&]() -> Result<github::JitConfig> {
-    return Retry<github::JitConfig>(PolicyUntil(deadline), seam_,
-                                    [&] { return github_.GenerateJitConfig(scope_, request); });
+    return Retry<github::JitConfig>(
+        PolicyUntil(deadline), seam_, [&] { return github_.GenerateJitConfig(scope_, request); },
+        retryable);
   };
   // A registration GitHub carried out but whose answer was lost leaves a runner of this name, and
   // the retry of it is refused with 409; so can the registration after a removal. Each round

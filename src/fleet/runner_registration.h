@@ -6,6 +6,7 @@
 // Thread-safety: one per start or stop; not shared.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ class RunnerRegistration {
   // registration made again, a few rounds at most; an online or busy one belongs to another start
   // with the same identity: Conflict, and it is left alone.
   Result<github::JitConfig> Register(const github::JitConfigRequest& request, TimePoint deadline);
+  // A GitHub rate limit (Throttled: "RateBudget", "PrimaryRateLimit", "SecondaryRateLimit")
+  // whose wait is longer than `wait` ends Register at once with that error, rather than sleeping
+  // it out, so a caller that can defer the work (the runner set's launcher) does. Unset: waited
+  // out like any throttling, within the deadline.
+  void WaitForRateLimitsUpTo(Duration wait) { max_rate_limit_wait_ = wait; }
 
   // Polls until the runner `runner_id` named `name` is online (or already busy with its job).
   // NotFound when it disappears, Transient "timed out" at the deadline.
@@ -47,6 +53,7 @@ class RunnerRegistration {
   Seam seam_;
   github::GitHub& github_;
   github::RunnerScope scope_;
+  std::optional<Duration> max_rate_limit_wait_;
 };
 
 }  // namespace mvr::fleet

@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "github/hook_deliveries.h"
+#include "github/rate_budget.h"
 #include "github/types.h"
 
 namespace mvr::github {
@@ -66,6 +67,10 @@ class GitHub {
   // When GitHub began refusing the credentials (401 Bad credentials), while it still does;
   // nullopt when it accepts them, or when the implementation does not track it.
   virtual std::optional<TimePoint> AuthFailingSince() const { return std::nullopt; }
+
+  // What is left of GitHub's rate limits as the implementation counts them (rate_budget.h);
+  // nullopt when it does not.
+  virtual std::optional<RateBudgetSnapshot> RateBudgetNow() const { return std::nullopt; }
 };
 
 }  // namespace mvr::github

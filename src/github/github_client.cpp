@@ -67,6 +67,7 @@ GitHubClient::GitHubClient(http::HttpClient& http, const Clock& clock, std::stri
       auth_(std::move(auth), logger),
       options_(std::move(options)),
       health_(options_.auth_backoff, options_.jitter),
+      budget_(options_.rate_budget),
       logger_(logger) {}
 
 Result<http::HttpResponse> GitHubClient::Call(const std::string& method, const std::string& target,
@@ -81,9 +82,20 @@ Result<http::HttpResponse> GitHubClient::Call(const std::string& method, const s
                       {"error", reloaded.ok() ? "" : reloaded.status().message()}});
     }
   }
+  const RateCall rate_call = RateCall::Of(method, target);
+  if (Status admitted = budget_.Admit(rest_.clock().Now(), rate_call); !admitted.ok()) {
+    // Nothing was sent: a probe that did not go out learnt nothing.
+    health_.OnInconclusive(rest_.clock().Now(), probe);
+    return admitted;
+  }
   Result<http::HttpResponse> response = Exchange(method, target, body);
+  budget_.OnAnswer(rest_.clock().Now(), rate_call, response.status(), rest_.last_rate_limit());
   Observe(response.status(), probe);
   return response;
+}
+
+std::optional<RateBudgetSnapshot> GitHubClient::RateBudgetNow() const {
+  return budget_.Snapshot(rest_.clock().Now());
 }
 
 void GitHubClient::Observe(const Status& outcome, bool probe) {

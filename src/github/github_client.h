@@ -5,7 +5,8 @@
 // token, so the next call fetches a new one. No call retries by itself. A 401 starts an auth
 // outage (auth_health.h): calls are refused without reaching GitHub until the next probe, which
 // first re-reads the secret (GitHubAuth::reload); one log line when the outage begins, one when
-// it ends.
+// it ends. Calls are paced to GitHub's rate limits (rate_budget.h): one that would break a limit,
+// or that GitHub's last 403/429 asked to wait, is refused here (Throttled "RateBudget").
 // Thread-safety: safe to share between threads; no lock is held across an HTTP call.
 #pragma once
 
@@ -17,6 +18,7 @@
 #include "github/auth.h"
 #include "github/auth_health.h"
 #include "github/github.h"
+#include "github/rate_budget.h"
 #include "github/rest_transport.h"
 #include "http/client.h"
 
@@ -28,6 +30,7 @@ struct GitHubClientOptions {
   int max_pages = 100;       // a listing longer than this is refused rather than followed forever
   AuthBackoff auth_backoff;  // the waits between probes while GitHub refuses the credentials
   Random* jitter = nullptr;  // the seam's random, for those waits' jitter (none: no jitter)
+  RateBudgetOptions rate_budget;  // the rate limits the client paces itself to
 };
 
 class GitHubClient final : public GitHub {
@@ -53,6 +56,7 @@ class GitHubClient final : public GitHub {
                                                        int max_pages) override;
   Result<std::vector<std::string>> ListVisibleRepositories(const RunnerScope& scope) override;
   std::optional<TimePoint> AuthFailingSince() const override { return health_.failing_since(); }
+  std::optional<RateBudgetSnapshot> RateBudgetNow() const override;
 
   // The X-RateLimit-* values of the last answer that carried them.
   std::optional<RateLimit> last_rate_limit() const { return rest_.last_rate_limit(); }
@@ -86,6 +90,7 @@ class GitHubClient final : public GitHub {
   Authenticator auth_;
   GitHubClientOptions options_;
   AuthHealth health_;
+  RateBudget budget_;
   const Logger* logger_;
 };
 

@@ -22,7 +22,8 @@ CounterValues ReadCounters(const runnerset::Metrics& metrics) {
 }
 
 std::string EmfLine(const std::string& runner_set_id, const std::string& function,
-                    const CounterValues& before, const CounterValues& after, TimePoint now) {
+                    const CounterValues& before, const CounterValues& after, TimePoint now,
+                    const CounterValues& gauges) {
   nlohmann::json definitions = nlohmann::json::array();
   nlohmann::json line = {{"RunnerSetId", runner_set_id}, {"Function", function}};
   for (const auto& [name, value] : after) {
@@ -31,6 +32,11 @@ std::string EmfLine(const std::string& runner_set_id, const std::string& functio
     if (delta <= 0) continue;
     definitions.push_back({{"Name", name}, {"Unit", "Count"}});
     line[name] = delta;
+  }
+  for (const auto& [name, value] : gauges) {
+    if (after.count(name) > 0) continue;
+    definitions.push_back({{"Name", name}, {"Unit", "Count"}});
+    line[name] = value;
   }
   if (definitions.empty()) return "";
   line["_aws"] = {{"Timestamp", now.time_since_epoch().count()},

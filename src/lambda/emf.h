@@ -21,9 +21,11 @@ using CounterValues = std::map<std::string, int64_t>;
 
 CounterValues ReadCounters(const runnerset::Metrics& metrics);
 
-// The EMF line (no trailing newline) for the counters that grew from `before` to `after`; ""
-// when none did.
+// The EMF line (no trailing newline) for the counters that grew from `before` to `after` and
+// the `gauges` as they are (the GitHub rate budget: github_rate_remaining ...); "" when no
+// counter grew and there is no gauge.
 std::string EmfLine(const std::string& runner_set_id, const std::string& function,
-                    const CounterValues& before, const CounterValues& after, TimePoint now);
+                    const CounterValues& before, const CounterValues& after, TimePoint now,
+                    const CounterValues& gauges = {});
 
 }  // namespace mvr::lambda

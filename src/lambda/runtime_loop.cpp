@@ -60,7 +60,7 @@ Status RunLoop(RuntimeApi& api, Handler& handler, const Seam& seam, LogSink& met
                                     {"ok", answer.ok()},
                                     {"duration_ms", (ended - started).count()}});
     std::string emf = EmfLine(options.runner_set_id, options.function, before,
-                              ReadCounters(handler.metrics()), ended);
+                              ReadCounters(handler.metrics()), ended, handler.metrics().Gauges());
     if (!emf.empty()) metrics_out.Write(emf);
   }
   return Status::Ok();

@@ -55,6 +55,16 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
   int live = 0;
   for (const auto& [id, vm] : inv.vms) live += vm.state != aws::MicrovmState::kTerminated;
   if (inv.vms_ok && live >= config_.max_concurrent_vms) return;
+  // While GitHub's rate limits hold launches back, the jobs still queued are mostly launches
+  // deferred on the queue, not lost ones; listing them would cost a GET per queued run of the
+  // budget the launches wait for. Recovery resumes once the hold has been over for as long as a
+  // launch may take to look stuck.
+  const Duration stuck_grace(config_.janitor.stuck_launch_seconds * 1000LL);
+  if (Result<std::optional<TimePoint>> hold = deps_.table.RateLimitHold(stuck_grace);
+      hold.ok() && *hold) {
+    deps_.metrics.AddJanitor("recovery_held_by_rate_limit");
+    return;
+  }
 
   std::set<std::string> repositories =
       RepositoriesToAsk(scope_, config_.github.repository, inv.claims, inv.rows);

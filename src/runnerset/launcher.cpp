@@ -1,4 +1,5 @@
 #include "runnerset/launcher.h"
+#include "runnerset/rate_budget_metrics.h"
 
 #include "runnerset/launcher_attempt.h"
 
@@ -79,6 +80,10 @@ LaunchOutcome Launcher::Handle(const Intent& intent) {
 }
 
 void Launcher::Record(const LaunchOutcome& o) {
+  // What is left of GitHub's rate budget after this launch (the Lambda functions' EMF lines).
+  if (std::optional<github::RateBudgetSnapshot> budget = deps_.github.RateBudgetNow()) {
+    deps_.metrics.SetGauges(RateBudgetGauges(budget, deps_.seam.clock.Now()));
+  }
   switch (o.decision) {
     case LaunchDecision::kLaunched:
       deps_.metrics.Add(Counter::kLaunched);
@@ -165,6 +170,8 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
     out.detail = "the repository " + in.repository + " is outside the set's " + scope_.ToString();
     return out;
   }
+  // (0) GitHub's rate limits leave no room for a JIT runner now: wait, without asking GitHub.
+  if (std::optional<LaunchOutcome> held = HeldByRateLimit(in, *cls)) return *held;
   // (1) Still queued (or its runner taken by another job)? Fails open.
   if (!StillNeeded(in)) {
     out.decision = LaunchDecision::kDroppedNotQueued;
@@ -307,6 +314,9 @@ Status Launcher::Register(Attempt& a) {
   jit_request.name = a.runner_name;
   jit_request.runner_group_id = config_.github.runner_group_id;
   jit_request.labels = RunnerLabels(in);
+  // A longer wait for GitHub's rate limits would eat the launch's deadline: the launch is
+  // deferred instead (launcher_rate.cpp), and the launcher takes the next message.
+  a.runners.WaitForRateLimitsUpTo(Duration(5'000));
   Result<github::JitConfig> jit = a.runners.Register(jit_request, a.deadline);
   if (!jit.ok()) return jit.status();
   // Per-job secrets (this JIT config, the control token) are not added to the logger's redactor:
@@ -394,6 +404,7 @@ LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
                       {{"job_id", a.intent.job_id}, {"error", out.detail}});
     return out;
   }
+  if (IsGitHubRateLimit(failure)) return DeferForRateLimit(a.intent, failure, std::move(out));
   seam.logger.Warn(
       "launch failed",
       {{"job_id", a.intent.job_id}, {"runner_name", a.runner_name}, {"error", out.detail}});

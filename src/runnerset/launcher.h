@@ -55,6 +55,9 @@ struct LauncherDeps {
   // Which classes GitHub refuses the runner of (class_health.h): their pools are left alone and
   // their jobs launch on a healthy fallbackClass. Optional.
   ClassHealth* health = nullptr;
+  // A launch GitHub's rate limits hold back is deferred until they allow it (never failed).
+  // false only for the simulation's planted bug `rate-blind`.
+  bool defer_rate_limited = true;
 };
 
 enum class LaunchDecision {
@@ -137,6 +140,13 @@ class Launcher {
   // then picks from instead of reading the pool again: a launch scans the pool once.
   std::optional<std::vector<PoolMember>> LeavePoolMembersOut(std::set<std::string>& live);
   LaunchOutcome Fail(Attempt& attempt, const Status& failure);
+  // GitHub's rate limits (launcher_rate.cpp). Whether `failure` is one (its 403/429, or the
+  // client's own budget); the deferral for it (recorded for the other processes); and, before a
+  // launch that will register a JIT runner asks GitHub anything, its deferral while the client's
+  // budget or another process's hold says no JIT runner can be registered now.
+  bool IsGitHubRateLimit(const Status& failure) const;
+  LaunchOutcome DeferForRateLimit(const LaunchIntent& in, const Status& failure, LaunchOutcome out);
+  std::optional<LaunchOutcome> HeldByRateLimit(const LaunchIntent& in, const RunnerClass& cls);
   void Record(const LaunchOutcome& outcome);
 
   const ServeConfig& config_;

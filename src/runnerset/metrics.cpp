@@ -89,9 +89,25 @@ void Metrics::AddWebhookDecision(const std::string& decision) {
   ++webhook_decisions_[decision];
 }
 
+void Metrics::SetGauges(std::map<std::string, int64_t> gauges) {
+  std::lock_guard<std::mutex> lock(mu_);
+  gauges_ = std::move(gauges);
+}
+
+std::map<std::string, int64_t> Metrics::Gauges() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gauges_;
+}
+
 void Metrics::AddDeferral(const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   ++deferrals_[reason];
+}
+
+int64_t Metrics::GetDeferrals(const std::string& reason) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = deferrals_.find(reason);
+  return it == deferrals_.end() ? 0 : it->second;
 }
 
 void Metrics::AddJanitor(const std::string& counter, int64_t n) {

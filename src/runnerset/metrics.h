@@ -53,7 +53,12 @@ class Metrics {
   void Add(Counter counter, int64_t n = 1);
   // The webhook endpoint's decision for one delivery ("launch", "bad_signature", ...).
   void AddWebhookDecision(const std::string& decision);
-  void AddDeferral(const std::string& reason);  // "cap", "claimed_elsewhere"
+  // Gauges that others compute (the GitHub rate budget, rate_budget_metrics.h): the last values
+  // set replace the earlier ones; the Lambda functions' EMF lines carry them.
+  void SetGauges(std::map<std::string, int64_t> gauges);
+  std::map<std::string, int64_t> Gauges() const;
+  void AddDeferral(const std::string& reason);
+  int64_t GetDeferrals(const std::string& reason) const;  // "cap", "claimed_elsewhere"
   // A janitor counter ("sweeps", "vms_terminated", "errors" ...).
   void AddJanitor(const std::string& counter, int64_t n = 1);
   int64_t GetJanitor(const std::string& counter) const;
@@ -87,6 +92,7 @@ class Metrics {
     double sum = 0;
   };
 
+  std::map<std::string, int64_t> gauges_;  // guarded by mu_
   mutable std::mutex mu_;
   std::array<int64_t, kCounterCount> counters_{};
   std::map<std::string, int64_t> webhook_decisions_;

@@ -134,6 +134,15 @@ class RunnerTable {
   // The job's claim, if any (strongly consistent where the backend allows).
   Result<std::optional<Claim>> GetClaim(const std::string& repository, int64_t job_id);
 
+  // GitHub's rate limits, as every process of the set sees them (runner_table_rate_hold.cpp): a
+  // launcher that GitHub (or its own budget) told to wait records until when, so the other
+  // launchers wait without asking GitHub, and the janitor does not take the launches waiting on
+  // the queue for lost ones. Keeps the later of the recorded time and `until`.
+  Status HoldForRateLimit(TimePoint until);
+  // Until when launches are held; nullopt when none is recorded or it passed more than `grace`
+  // ago.
+  Result<std::optional<TimePoint>> RateLimitHold(Duration grace = Duration(0));
+
  private:
   store::Item MappingItem(const MappingRow& row) const;
   int64_t NowMs() const;

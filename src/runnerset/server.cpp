@@ -1,5 +1,6 @@
 #include "runnerset/server.h"
 
+#include "runnerset/rate_budget_metrics.h"
 #include "runnerset/webhook_endpoint.h"
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,7 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
     return Text(200,
                 metrics_.Prometheus() + Metrics::AuthPrometheus(deps_.github.AuthFailingSince()) +
                     health_.Prometheus(config_),
+                    RateBudgetPrometheus(deps_.github.RateBudgetNow(), deps_.seam.clock.Now()),
                 "text/plain; version=0.0.4");
   });
   router_.Add("GET", "/timeline", [this](const http::ServerRequest&, const http::PathParams&) {
@@ -155,7 +157,9 @@ nlohmann::json Server::Status() {
   in.github_auth_failing_since = deps_.github.AuthFailingSince();
   for (const RunnerClass& c : config_.classes) in.class_health[c.label] = health_.Of(c.label);
   in.now = deps_.seam.clock.Now();
-  return BuildStatus(config_, in);
+  nlohmann::json out = BuildStatus(config_, in);
+  out["githubRateLimit"] = RateBudgetStatusJson(deps_.github.RateBudgetNow());
+  return out;
 }
 
 void Server::Every(Duration interval, const std::function<void()>& sweep) {

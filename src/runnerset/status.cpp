@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/time_format.h"
+#include "runnerset/rate_budget_metrics.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -199,6 +200,7 @@ std::string RenderStatusText(const json& s) {
   } else if (auth.value("ok", false)) {
     out += "GitHub auth: ok\n";
   }
+  out += RateBudgetStatusLine(s);
   out += "classes:\n";
   for (const json& c : s.value("classes", json::array())) {
     const json& vms = c["vms"];

@@ -181,6 +181,19 @@ std::vector<Scenario> PoolScenarios() {
   };
 }
 
+// A burst of `jobs` within a minute under GitHub's rate limits (issue 30, item 4). The drain
+// covers 1,000 JIT configs at 500 an hour (66 minutes) and more.
+WorldOptions RateLimited(uint64_t seed, int jobs) {
+  WorldOptions o = Base(seed);
+  o.jobs = jobs;
+  o.arrivals = Duration(60'000);
+  o.launchers = 10;
+  o.max_concurrent_vms = 300;
+  o.github_rate_limits = true;
+  o.drain = Duration(jobs > 500 ? 7'200'000 : 2'700'000);
+  return o;
+}
+
 // What breaks runner fleets in the field (issue 30).
 std::vector<Scenario> FieldScenarios() {
   return {
@@ -196,6 +209,18 @@ std::vector<Scenario> FieldScenarios() {
          o.credentials_outage = Duration(300'000 + static_cast<int64_t>((seed * 7919) % 900'001));
          return o;
        }},
+      {"rate-limits",
+       "a burst of 1,000 jobs within a minute under GitHub's documented rate limits (5,000 "
+       "requests an hour, 80 content-creating requests a minute and 500 an hour, a JIT config "
+       "counted as one, 900 points a minute per endpoint, 100 concurrent), 10 launchers: no "
+       "launch fails for them, every job runs; the report says how long the burst took (about 2 "
+       "CPU-minutes a seed: not in `all`)",
+       [](uint64_t seed) { return RateLimited(seed, 1000); },
+       /*in_all=*/false},
+      {"rate-limits-small",
+       "rate-limits with a burst of 100 jobs (past the 80 a minute, within the 500 an hour), "
+       "cheap enough for 1,000 seeds",
+       [](uint64_t seed) { return RateLimited(seed, 100); }},
   };
 }
 
@@ -303,6 +328,10 @@ const std::vector<PlantedBug>& PlantedBugs() {
       {"unconditional-claim",
        "the job claim's write ignores its condition, so two launchers can both win one job",
        [](WorldOptions& o) { o.plant_unconditional_claims = true; }},
+      {"rate-blind",
+       "the set is blind to GitHub's rate limits: its client paces nothing and holds nothing "
+       "back, and a launch refused for a rate limit fails as any other failure",
+       [](WorldOptions& o) { o.plant_rate_blind = true; }},
       {"auth-spin",
        "the GitHub client's auth backoff is off: every call goes to GitHub while it refuses the "
        "credentials",

@@ -17,6 +17,8 @@ struct Scenario {
   std::string name;
   std::string summary;  // one line: what it runs and which faults it turns on
   std::function<WorldOptions(uint64_t seed)> options;
+  // Run by `--scenario all` (false for one too slow for every CI run: it is run by name).
+  bool in_all = true;
 };
 
 const std::vector<Scenario>& Scenarios();

@@ -213,6 +213,7 @@ github::GitHubClientOptions World::GithubOptions(ActorSeam& seam) const {
   github::GitHubClientOptions o = GithubClientOptions();
   o.jitter = &seam.random;
   if (options_.plant_auth_spin) o.auth_backoff = {Duration(0), Duration(0)};
+  if (options_.plant_rate_blind) o.rate_budget.pace = false;
   return o;
 }
 
@@ -236,6 +237,7 @@ std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
   o.model.webhook_secret = Secret(kWebhookSecret);
   o.auth.pats = {Secret(kToken)};
   o.rate.secondary_per_minute = options_.github_mutations_per_minute;
+  o.rate.github = options_.github_rate_limits;
   return gh::InProcessGithub::Create(o, services_).value();
 }
 

@@ -171,6 +171,8 @@ class World {
   // stale-runner-version: no job went to a refused runner, the class is reported unhealthy and
   // nothing was launched from its image once the set knew (world_versions.cpp).
   void CheckRunnerVersions(WorldReport& report);
+  // GitHub's rate limits (world_rate_limits.cpp): no launch failed, and the burst's figures.
+  void CheckRateLimits(WorldReport& report);
   void ReportFigures(WorldReport& report);
   Duration JanitorBound() const;
   // Issue 30, items 1 and 7 (world_stolen.cpp): the GitHub model's knobs, the cancellations, and

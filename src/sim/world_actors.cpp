@@ -20,7 +20,8 @@ void World::LauncherLoop(Process& p) {
   runnerset::Launcher launcher(
       config_,
       runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table, metrics_,
-                              nullptr, &p.pool, Secret(kSetControlKey), &class_health_});
+                              nullptr, &p.pool, Secret(kSetControlKey), &class_health_,
+                              /*defer_rate_limited=*/!options_.plant_rate_blind});
   while (true) {
     queue::ReceiveOptions ro;
     ro.max_messages = std::max(1, options_.sequential_batch);

@@ -52,6 +52,7 @@ void World::CheckTheEnd(WorldReport& report) {
   CheckLogs(report);
   CheckAuthOutage(report);
   CheckRunnerVersions(report);
+  CheckRateLimits(report);
   ReportFigures(report);
 }
 

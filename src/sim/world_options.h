@@ -139,6 +139,12 @@ struct WorldOptions {
   Duration set_down_at{0};
   Duration set_down_for{0};
   bool webhook_only_down = false;
+  // GitHub's documented rate limits, the secondary ones included, enforced by the model
+  // (`mvr emulate github --rate-limits github`; issue 30, item 4).
+  bool github_rate_limits = false;
+  // A planted bug: the set is blind to GitHub's rate limits: its GitHub client paces nothing and
+  // holds nothing back, and a launch refused for a rate limit fails (and dead-letters).
+  bool plant_rate_blind = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };
@@ -171,6 +177,16 @@ struct WorldReport {
   std::map<std::string, int> faults;       // drawn faults by operation and kind
   std::map<std::string, int64_t> janitor;  // the janitor's counters over the run (non-zero ones)
   std::vector<std::string> logs;           // with keep_logs: every log line, by process
+  // With github_rate_limits: first job queued -> last job completed (virtual seconds), the
+  // launches that failed and those deferred for a rate limit, GitHub's 403/429 answers by limit,
+  // and the most JIT configs GitHub admitted within a minute and within an hour.
+  bool rate_limited = false;
+  double burst_seconds = 0;
+  int64_t failed_launches = 0;      // for any reason (retried from the queue)
+  int64_t rate_limit_failures = 0;  // for a rate limit: none may
+  int64_t rate_deferrals = 0;
+  std::map<std::string, int64_t> github_rate_refusals;
+  int content_minute_peak = 0, content_hour_peak = 0;
 };
 
 }  // namespace mvr::sim

@@ -49,6 +49,8 @@ class InProcessGithub {
   GithubModel& model() { return *model_; }
   // Revoke or restore credentials at runtime (the simulation's revoked-credentials scenario).
   Authenticator& auth() { return *auth_; }
+  // GitHub's rate limits as enforced (the simulation's rate-limits scenario reports them).
+  const RateLimiter& rate_limits() const { return *rate_; }
 
   // Runs the scheduler at the clock's time (GithubModel::Tick).
   void RunDue();

@@ -28,6 +28,51 @@ int IntParam(const ServerRequest& req, const char* name, int fallback, int lo, i
 Scope RepoScope(const PathParams& p) { return Scope::Repo(p.at("owner"), p.at("repo")); }
 Scope OrgScope(const PathParams& p) { return Scope::Org(p.at("org")); }
 
+// GitHub answers a secondary limit with 403 or 429 and Retry-After; the emulator answers 429 for
+// the content-creation, token and per-minute mutation limits and 403 for the concurrency and
+// per-endpoint points limits, so clients meet both.
+HttpResponse SecondaryLimitResponse(const RateState& rs) {
+  const bool forbidden =
+      rs.refusal == RateRefusal::kConcurrent || rs.refusal == RateRefusal::kEndpointPoints;
+  HttpResponse out = JsonResponse(
+      forbidden ? 403 : 429,
+      ErrorJson("You have exceeded a secondary rate limit. Please wait a "
+                "few minutes before you try again.",
+                "/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"));
+  out.headers.Set("Retry-After", std::to_string(rs.retry_after_seconds));
+  return out;
+}
+
+// The request as the rate limits see it: its endpoint is its method and path with each numeric
+// segment (a runner, job or run id) made generic, so every GET of a runner is one endpoint.
+RateRequest RateRequestOf(const ServerRequest& req, bool mutating) {
+  RateRequest r;
+  r.method = req.method;
+  r.mutating = mutating;
+  std::string endpoint = req.method + " ";
+  size_t start = 0;
+  while (start < req.path.size()) {
+    size_t end = req.path.find('/', start + 1);
+    if (end == std::string::npos) end = req.path.size();
+    std::string segment = req.path.substr(start, end - start);
+    const bool numeric =
+        segment.size() > 1 && segment.find_first_not_of("0123456789", 1) == std::string::npos;
+    endpoint += numeric ? "/{id}" : segment;
+    start = end;
+  }
+  r.endpoint = endpoint;
+  auto ends_with = [&](const std::string& tail) {
+    return req.path.size() >= tail.size() &&
+           req.path.compare(req.path.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  // Undocumented whether a JIT config (or a registration token) is content: modelled as one.
+  r.content_creating = req.method == "POST" &&
+                       (ends_with("/generate-jitconfig") || ends_with("/registration-token"));
+  r.token_request = req.method == "POST" && req.path.rfind("/app/installations/", 0) == 0 &&
+                    ends_with("/access_tokens");
+  return r;
+}
+
 }  // namespace
 
 HttpResponse JsonResponse(int status, const json& body) {
@@ -76,7 +121,7 @@ http::RouteHandler RestApi::Guard(AuthKind kind, bool mutating, Inner inner) {
                                               {"reason", who.status().message()}});
       return JsonResponse(401, ErrorJson(who.status().message()));
     }
-    RateState rs = rate_.Charge(who->bucket, mutating);
+    RateState rs = rate_.Charge(who->bucket, RateRequestOf(req, mutating));
     HttpResponse out;
     if (rs.primary_exceeded) {
       std::string message = who->kind == "installation"
@@ -85,14 +130,15 @@ http::RouteHandler RestApi::Guard(AuthKind kind, bool mutating, Inner inner) {
                                 : "API rate limit exceeded for user ID 1.";
       out = JsonResponse(403, ErrorJson(message, "/rest/overview/rate-limits-for-the-rest-api"));
     } else if (rs.secondary_exceeded) {
-      out = JsonResponse(
-          429,
-          ErrorJson("You have exceeded a secondary rate limit. Please wait a "
-                    "few minutes before you try again.",
-                    "/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"));
-      out.headers.Set("Retry-After", std::to_string(rs.retry_after_seconds));
+      out = SecondaryLimitResponse(rs);
+      logger_.Info("github request rate-limited", {{"method", req.method},
+                                                   {"path", req.path},
+                                                   {"status", out.status},
+                                                   {"limit", RateRefusalName(rs.refusal)},
+                                                   {"retry_after", rs.retry_after_seconds}});
     } else {
       out = inner(req, params);
+      rate_.Done(who->bucket);
     }
     out.headers.Set("X-RateLimit-Limit", std::to_string(rs.limit));
     out.headers.Set("X-RateLimit-Remaining", std::to_string(rs.remaining));
