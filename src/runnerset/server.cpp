@@ -62,7 +62,7 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
   router_.Add("GET", "/metrics", [this](const http::ServerRequest&, const http::PathParams&) {
     return Text(200,
                 metrics_.Prometheus() + Metrics::AuthPrometheus(deps_.github.AuthFailingSince()) +
-                    health_.Prometheus(config_),
+                    health_.Prometheus(config_) +
                     RateBudgetPrometheus(deps_.github.RateBudgetNow(), deps_.seam.clock.Now()),
                 "text/plain; version=0.0.4");
   });

@@ -244,6 +244,11 @@ std::vector<Scenario> VersionScenarios() {
          o.fallback_class = true;
          o.guest.runner_versions = {{"img-1", "2.331.0"}, {"img-2", "2.332.0"}};
          o.webhooks.duplicated = 0.3;
+         return o;
+       }},
+  };
+}
+
 // Work that arrives while the set cannot hear it (issue 30, item 2).
 std::vector<Scenario> DownScenarios() {
   return {
