@@ -30,7 +30,7 @@ struct RunnerClass {
   int hot_pool_size = 0;
   // The class whose image this class's jobs launch on while this class is unhealthy (its
   // image's runner version refused by GitHub or near its deadline: class_health.h); "" = none.
-  std::string fallback_class;
+  std::string fallback_class{};
   bool has_pool() const { return warm_pool_size > 0 || hot_pool_size > 0; }
 };
 
