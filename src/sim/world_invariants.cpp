@@ -69,7 +69,10 @@ void World::CheckJobs(WorldReport& report) {
                                     std::to_string(job.id));
       }
     }
-    if (cancelled_jobs_.count(job.id)) continue;  // cancelled by the workload (world_stolen.cpp)
+    if (cancelled_jobs_.count(job.id)) {  // cancelled by the workload (world_stolen.cpp)
+      ++report.jobs_cancelled;
+      continue;
+    }
     if (job.status == "completed" && job.conclusion == "success") {
       ++report.jobs_completed;
     } else {

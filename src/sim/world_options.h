@@ -157,6 +157,7 @@ struct WorldReport {
   uint64_t steps = 0;
   int jobs = 0;
   int jobs_completed = 0;
+  int jobs_cancelled = 0;           // cancelled by the workload while queued (lost-completed)
   int action_started = 0;           // runs whose start succeeded
   int action_at_capacity = 0;       // runs refused with the pool's capacity error
   int action_stale_stops = 0;       // late stops of taken-over leases, refused as they must be
