@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "demo/demo.h"
 #include "demo/runner_set_demo.h"
+#include "emulate/github/runner_versions.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
 
@@ -52,6 +53,34 @@ int RunDemo(DemoFlags& f, Context& ctx) {
   options.keep_work_dir = f.keep;
   options.run_body = f.run_body;
   return demo::RunnerSetDemo(seam, processes, http, options).Run();
+}
+
+// What breaks runner fleets in the field (docs/runner-set.md, "Failures it survives"): the GitHub
+// emulator's faults the demo passes on.
+void AddFieldFaultOptions(CLI::App& cmd, demo::RunnerSetDemoOptions& set) {
+  cmd.add_option("--runner-busy-lies", set.runner_busy_lies,
+                 "probability that the GitHub emulator's runner listing or GET says busy:false "
+                 "for a runner running a job (actions/runner #4422); no job may be lost to it")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd.add_option("--assignment", set.assignment,
+                 "which idle runner the GitHub emulator hands a queued job: oldest, or random "
+                 "(any whose labels match: a runner launched for one job may take another)")
+      ->check(CLI::IsMember({"oldest", "random"}))
+      ->capture_default_str();
+  cmd.add_option("--min-runner-version", set.min_runner_version,
+                 "the GitHub emulator refuses runners older than this version (actions/runner "
+                 "#4392); the stand-in runners report 2.332.0, so a higher minimum leaves every "
+                 "job waiting and the demo reports it")
+      ->check([](const std::string& v) {
+        Status s = emulate::github::CheckRunnerVersion(v);
+        return s.ok() ? std::string() : s.message();
+      });
+  cmd.add_option("--rate-limits", set.rate_limits,
+                 "github: the GitHub emulator enforces GitHub's secondary rate limits (80 JIT "
+                 "configs a minute, 500 an hour, ...); the set paces itself and loses no job")
+      ->check(CLI::IsMember({"off", "github"}))
+      ->capture_default_str();
 }
 
 }  // namespace
@@ -111,21 +140,7 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "this (GitHub: about a minute); a hot member is claimable only then")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
-  cmd->add_option("--runner-busy-lies", f->set.runner_busy_lies,
-                  "probability that the GitHub emulator's runner listing or GET says busy:false "
-                  "for a runner running a job (actions/runner #4422); no job may be lost to it")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--assignment", f->set.assignment,
-                  "which idle runner the GitHub emulator hands a queued job: oldest, or random "
-                  "(any whose labels match: a runner launched for one job may take another)")
-      ->check(CLI::IsMember({"oldest", "random"}))
-      ->capture_default_str();
-  cmd->add_option("--rate-limits", f->set.rate_limits,
-                  "github: the GitHub emulator enforces GitHub's secondary rate limits (80 JIT "
-                  "configs a minute, 500 an hour, ...); the set paces itself and loses no job")
-      ->check(CLI::IsMember({"off", "github"}))
-      ->capture_default_str();
+  AddFieldFaultOptions(*cmd, f->set);
   cmd->add_option("--microvms-config", f->set.microvms_config,
                   "a `mvr emulate microvms --config` file for every other knob (replaces "
                   "--run-rate, --vm-boot-ms and --boot-failure)")

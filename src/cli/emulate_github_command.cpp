@@ -256,6 +256,32 @@ int RunRunner(RunnerFlags& flags, Context& ctx) {
   return 0;  // whatever the job's conclusion, like the real runner
 }
 
+// What breaks runner fleets in the field (issue 30): the faults GitHub's side can inject.
+void AddFieldFaultFlags(CLI::App& g, GithubFlags& f) {
+  g.add_option("--runner-busy-lies", f.busy_lies,
+               "probability that a runner listing or GET says busy:false for a runner running a "
+               "job (actions/runner #4422); a DELETE believes the same lie")
+      ->check(CLI::Range(0.0, 1.0));
+  g.add_option("--assignment", f.assignment,
+               "which idle runner takes a queued job: oldest (the oldest matching runner, oldest "
+               "job first) or random (any idle runner whose labels match, so a runner launched "
+               "for one job may take another)")
+      ->check(CLI::IsMember({"oldest", "random"}))
+      ->capture_default_str();
+  g.add_option("--completed-webhook-loss", f.completed_loss,
+               "probability that a workflow_job completed delivery is dropped, never sent "
+               "(actions/runner #4309)")
+      ->check(CLI::Range(0.0, 1.0));
+  g.add_option("--min-runner-version", f.min_runner_version,
+               "refuse runners older than this version (403 'Runner version vX is deprecated and "
+               "cannot receive messages.', no job; actions/runner #4392)");
+  g.add_option("--latest-runner-release", f.latest_runner_release,
+               "the newest runner release: runners older than it get no job 30 days after "
+               "--latest-runner-released-at");
+  g.add_option("--latest-runner-released-at", f.latest_runner_released_at,
+               "RFC 3339 time of --latest-runner-release (default: more than 30 days ago)");
+}
+
 // GitHub's secondary rate limits (issue 30, item 4).
 void AddRateLimitFlags(CLI::App& g, GithubFlags& f) {
   g.add_option("--rate-limits", f.rate_limits,
@@ -334,28 +360,7 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
   g->add_option("--record", gflags->record,
                 "append each REST exchange and webhook delivery to FILE as JSON lines (for "
                 "tests/contracts/github; holds tokens: a test artefact, never a log)");
-  g->add_option("--runner-busy-lies", gflags->busy_lies,
-                "probability that a runner listing or GET says busy:false for a runner running a "
-                "job (actions/runner #4422); a DELETE believes the same lie")
-      ->check(CLI::Range(0.0, 1.0));
-  g->add_option("--assignment", gflags->assignment,
-                "which idle runner takes a queued job: oldest (the oldest matching runner, oldest "
-                "job first) or random (any idle runner whose labels match, so a runner launched "
-                "for one job may take another)")
-      ->check(CLI::IsMember({"oldest", "random"}))
-      ->capture_default_str();
-  g->add_option("--completed-webhook-loss", gflags->completed_loss,
-                "probability that a workflow_job completed delivery is dropped, never sent "
-                "(actions/runner #4309)")
-      ->check(CLI::Range(0.0, 1.0));
-  g->add_option("--min-runner-version", gflags->min_runner_version,
-                "refuse runners older than this version (403 'Runner version vX is deprecated and "
-                "cannot receive messages.', no job; actions/runner #4392)");
-  g->add_option("--latest-runner-release", gflags->latest_runner_release,
-                "the newest runner release: runners older than it get no job 30 days after "
-                "--latest-runner-released-at");
-  g->add_option("--latest-runner-released-at", gflags->latest_runner_released_at,
-                "RFC 3339 time of --latest-runner-release (default: more than 30 days ago)");
+  AddFieldFaultFlags(*g, *gflags);
   g->add_option("--runner-arch", gflags->arch, "architecture label JIT runners get (X64, ARM64)")
       ->capture_default_str();
   g->callback([gflags, &ctx] { ctx.exit_code = RunGithub(*gflags, ctx); });

@@ -238,6 +238,9 @@ Status StartStack(LocalStack& stack, const RunnerSetDemoOptions& o, const Seam& 
                        std::to_string(o.webhook_duplication), "--runner-busy-lies",
                        std::to_string(o.runner_busy_lies), "--assignment", o.assignment,
                        "--rate-limits", o.rate_limits});
+  if (!o.min_runner_version.empty()) {
+    stack.AddGithubArgs({"--min-runner-version", o.min_runner_version});
+  }
   stack.AddMicrovmsArgs({"--config", knobs_file});
   return stack.Start();
 }

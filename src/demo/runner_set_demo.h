@@ -35,6 +35,7 @@ struct RunnerSetDemoOptions {
   double runner_busy_lies = 0;        // probability GitHub's REST says busy:false for a busy runner
   std::string assignment = "oldest";  // which idle runner GitHub hands a job: oldest or random
   std::string rate_limits = "off";    // "github": the emulator enforces GitHub's secondary limits
+  std::string min_runner_version;     // GitHub refuses runners older than this ("" = none)
   std::string microvms_config;   // a `mvr emulate microvms --config` file (overrides the above)
   std::string run_body = "raw";  // the /run hook body form (`mvr emulate microvms --run-body`)
   int timeout_seconds = 600;     // for the whole burst to complete

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "github/labels.h"
+#include "runnerset/metrics.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -20,19 +21,6 @@ std::vector<int64_t> HealthVersionParts(const std::string& v) {
       n = n * 10 + (c - '0');
     }
     out.push_back(n);
-  }
-  return out;
-}
-
-std::string HealthLabelEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
   }
   return out;
 }
@@ -130,12 +118,12 @@ std::string ClassHealth::Prometheus(const ServeConfig& config) const {
       "image version, as GitHub reports it\n# TYPE mvr_runnerset_class_runner_version_info gauge\n";
   for (const RunnerClass& c : config.classes) {
     const ClassVerdict v = Of(c.label);
-    out += "mvr_runnerset_class_healthy{class=\"" + HealthLabelEscape(c.label) + "\",reason=\"" +
-           HealthLabelEscape(v.reason) + "\"} " + (v.healthy ? "1" : "0") + "\n";
+    out += "mvr_runnerset_class_healthy{class=\"" + PrometheusLabel(c.label) + "\",reason=\"" +
+           PrometheusLabel(v.reason) + "\"} " + (v.healthy ? "1" : "0") + "\n";
     if (!v.runner_version.empty()) {
-      info += "mvr_runnerset_class_runner_version_info{class=\"" + HealthLabelEscape(c.label) +
-              "\",image_version=\"" + HealthLabelEscape(v.image_version) + "\",runner_version=\"" +
-              HealthLabelEscape(v.runner_version) + "\"} 1\n";
+      info += "mvr_runnerset_class_runner_version_info{class=\"" + PrometheusLabel(c.label) +
+              "\",image_version=\"" + PrometheusLabel(v.image_version) + "\",runner_version=\"" +
+              PrometheusLabel(v.runner_version) + "\"} 1\n";
     }
   }
   return out + info;

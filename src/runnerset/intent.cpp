@@ -127,4 +127,20 @@ Result<Intent> DecodeIntent(std::string_view body) {
                          kind + "\"");
 }
 
+LaunchIntent LaunchIntentForJob(const std::string& repository, const github::Job& job,
+                                const std::string& class_label, TimePoint now,
+                                std::string delivery_id) {
+  LaunchIntent intent;
+  intent.repository = repository;
+  intent.job_id = job.id;
+  intent.run_id = job.run_id;
+  intent.run_attempt = job.run_attempt;
+  intent.job_name = job.name;
+  intent.class_label = class_label;
+  intent.labels = job.labels;
+  intent.queued_at = now;
+  intent.delivery_id = std::move(delivery_id);
+  return intent;
+}
+
 }  // namespace mvr::runnerset

@@ -13,6 +13,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "github/types.h"
 
 namespace mvr::runnerset {
 
@@ -53,6 +54,12 @@ struct TakenIntent {
 };
 
 using Intent = std::variant<LaunchIntent, TerminateIntent, TakenIntent>;
+
+// The launch intent for a job GitHub's jobs API shows waiting, made as a webhook would have made
+// it: the janitor's recovery of a lost launch, a relaunch once the job's runner took another.
+LaunchIntent LaunchIntentForJob(const std::string& repository, const github::Job& job,
+                                const std::string& class_label, TimePoint now,
+                                std::string delivery_id);
 
 // The queue message body: {"v":1,"kind":"launch"|"terminate"|"taken",...}. Times are epoch
 // milliseconds.

@@ -31,22 +31,6 @@ std::set<std::string> RepositoriesToAsk(const github::RunnerScope& scope,
   return repositories;
 }
 
-// The launch the janitor queues for a job still waiting, as a webhook would have.
-LaunchIntent RecoveryIntent(const std::string& repository, const github::Job& job,
-                            const std::string& class_label, TimePoint now) {
-  LaunchIntent intent;
-  intent.repository = repository;
-  intent.job_id = job.id;
-  intent.run_id = job.run_id;
-  intent.run_attempt = job.run_attempt;
-  intent.job_name = job.name;
-  intent.class_label = class_label;
-  intent.labels = job.labels;
-  intent.queued_at = now;
-  intent.delivery_id = "janitor";
-  return intent;
-}
-
 }  // namespace
 
 void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::string>& discovered,
@@ -116,7 +100,7 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
           continue;  // a launch holds it and may still be working
         }
       }
-      const LaunchIntent intent = RecoveryIntent(repository, job, cls->label, now);
+      const LaunchIntent intent = LaunchIntentForJob(repository, job, cls->label, now, "janitor");
       Result<std::string> sent = deps_.queue.Send(queue::OutgoingMessage{EncodeIntent(intent)});
       if (!sent.ok()) {
         Error(report, "queueing the launch of job " + std::to_string(job.id), sent.status());

@@ -92,8 +92,9 @@ class Launcher {
   // A runner launched for one job took another (launcher_taken.cpp): when the job it was
   // launched for still waits, its claim is released and it is launched again.
   LaunchOutcome Taken(const TakenIntent& intent);
-  // Whether the runner the taken job's own (committed) launch registered is online and idle.
-  bool TakenJobsRunnerIsIdle(const TakenIntent& intent);
+  // What the taken job's own launch means for the job left waiting (launcher_taken.cpp).
+  enum class TakenJobsLaunch { kServes, kUnderWay, kNone };
+  TakenJobsLaunch TakenJobsLaunchState(const TakenIntent& intent);
   // Any of them, counted in the metrics.
   LaunchOutcome Handle(const Intent& intent);
 

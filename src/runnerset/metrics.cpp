@@ -17,8 +17,9 @@ std::string Number(double v) {
   return buf;
 }
 
-// A label value with \, " and newline escaped, as the text format requires.
-std::string Escape(const std::string& s) {
+}  // namespace
+
+std::string PrometheusLabel(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '\\' || c == '"') out += '\\';
@@ -30,8 +31,6 @@ std::string Escape(const std::string& s) {
   }
   return out;
 }
-
-}  // namespace
 
 const char* CounterName(Counter counter) {
   switch (counter) {
@@ -181,13 +180,13 @@ std::string Metrics::Prometheus() const {
   }
   out += "# TYPE mvr_runnerset_webhook_decisions_total counter\n";
   for (const auto& [decision, n] : webhook_decisions_) {
-    out += "mvr_runnerset_webhook_decisions_total{decision=\"" + Escape(decision) + "\"} " +
-           std::to_string(n) + "\n";
+    out += "mvr_runnerset_webhook_decisions_total{decision=\"" + PrometheusLabel(decision) +
+           "\"} " + std::to_string(n) + "\n";
   }
   out += "# TYPE mvr_runnerset_deferrals_total counter\n";
   for (const auto& [reason, n] : deferrals_) {
-    out += "mvr_runnerset_deferrals_total{reason=\"" + Escape(reason) + "\"} " + std::to_string(n) +
-           "\n";
+    out += "mvr_runnerset_deferrals_total{reason=\"" + PrometheusLabel(reason) + "\"} " +
+           std::to_string(n) + "\n";
   }
   for (const auto& [counter, n] : janitor_) {
     const std::string metric = "mvr_runnerset_janitor_" + counter + "_total";

@@ -34,6 +34,8 @@ enum class Counter {
 };
 inline constexpr int kCounterCount = 9;
 const char* CounterName(Counter counter);  // "dropped_not_queued" ...
+// A Prometheus label value with \, " and newline escaped, as the text format requires.
+std::string PrometheusLabel(const std::string& s);
 
 enum class Milestone {
   kClaimed,

@@ -74,20 +74,20 @@ TEST_F(RunnerSetStolenRandom, EveryJobCompletesWhenAnyIdleRunnerMayTakeAnyJob) {
 
 // Job A's launch hangs (its VM never reaches RUNNING); job B's runner comes up and GitHub hands
 // it A, the older job. B now waits with no runner coming: the `in_progress` webhook naming B's
-// runner on A makes the set release B's claim and launch for B at once, long before A's launch
-// gives up or the janitor would re-launch B.
+// runner on A makes the set watch A's launch; once it outlasts the launch timeout, B gets a
+// launch (released and launched again, or through A's own intent), long before the janitor's.
 class RunnerSetStolenHung : public RunnerSetStolen {
  protected:
   RunnerSetStolenHung() { hang_first_launch_ = true; }
 };
 
-TEST_F(RunnerSetStolenHung, JobWhoseRunnerTookAnotherJobIsLaunchedAgainAtOnce) {
+TEST_F(RunnerSetStolenHung, JobWhoseRunnerTookAnotherJobIsLaunchedAgainOnceTheOtherLaunchHangs) {
   const int64_t a = QueueJob({"sleep 2"});
   ASSERT_TRUE(
       Eventually([&] { return CountOperation("RunMicrovm") >= 1; }, std::chrono::seconds(10)));
   const TimePoint queued_b = real_.clock.Now();
   const int64_t b = QueueJob({"sleep 2"});
-  ASSERT_TRUE(Eventually([&] { return Completed(a) && Completed(b); }, std::chrono::seconds(15)))
+  ASSERT_TRUE(Eventually([&] { return Completed(a) && Completed(b); }, std::chrono::seconds(75)))
       << "A " << Job(a).dump() << "\nB " << Job(b).dump();
   const double took_s = static_cast<double>((real_.clock.Now() - queued_b).count()) / 1000.0;
   std::printf("B completed %.1f s after it was queued\n", took_s);
@@ -95,7 +95,9 @@ TEST_F(RunnerSetStolenHung, JobWhoseRunnerTookAnotherJobIsLaunchedAgainAtOnce) {
   EXPECT_EQ(Job(b).value("conclusion", ""), "success");
   EXPECT_NE(Job(a).value("runner_name", "").find("-" + std::to_string(b) + "-"), std::string::npos)
       << "A ran on the runner launched for B";
-  EXPECT_GE(Metric("relaunched_taken"), 1);
+  // B's new runner comes from the taken intent (relaunched_taken) or, when A's launch failed at
+  // its timeout first, from A's own intent coming back and following A to the waiting B; either
+  // way not from the janitor, which would wait stuckLaunchSeconds (300 s here).
   EXPECT_LE(Metric("janitor_launches_recovered"), 0) << "absent (-1) or 0";
   ExpectNothingLeft();
 }

@@ -101,6 +101,10 @@ TEST_F(LauncherTest, AJobWhoseRunnerTookAnotherJobIsLaunchedAgainAtOnce) {
   Launched(other.name, other.id, fleet_.RunningVm(), waiting);
   fleet_.Tick();
   ASSERT_EQ(JobOf(job).runner_name, other.name);
+  // The taken job's own launch began and then hung past the launch timeout: its runner will not
+  // come (with no claim at all, its pending intent would serve the waiting job).
+  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kFleetRepository, job).ok());
+  m_.clock.Advance(config_.launch_timeout());
   const TakenIntent taken{other.name, mvr::testing::kFleetRepository, job, "d-1"};
   LaunchOutcome o = L().Handle(taken);
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;

@@ -198,6 +198,8 @@ void ControlApi::AddEmulatorRoutes(http::Router& router) {
   // version policy ({"min_runner_version": V}, ...) goes alone in its call (RunnerVersionFaults).
   router.Add("POST", "/_emulator/faults",
              [this](const ServerRequest& r, const PathParams&) { return Faults(r); });
+  router.Add("POST", "/_emulator/credentials",
+             [this](const ServerRequest& r, const PathParams&) { return Credentials(r); });
   router.Add("POST", "/_emulator/tick", [this](const ServerRequest&, const PathParams&) {
     model_.Tick();
     return NoContent();
