@@ -21,6 +21,14 @@ namespace {
 constexpr size_t kMaxControlBody = 64 * 1024;
 constexpr int kControlPort = 8080;
 
+// What the supervisor must do after `o` (kNone for a refusal or a repeat), as Supervisor acts.
+FollowUp FollowUpOf(const Outcome& o) {
+  const auto* a = std::get_if<Accepted>(&o);
+  return a == nullptr || a->duplicate ? FollowUp::kNone : a->follow_up;
+}
+
+}  // namespace
+
 // The job a runner was launched for, from its name "<prefix><jobId>-<token>" (0: not one of the
 // set's launched runners).
 int64_t LaunchedFor(const std::string& runner_name, const std::string& prefix) {
@@ -32,14 +40,6 @@ int64_t LaunchedFor(const std::string& runner_name, const std::string& prefix) {
   }
   return id;
 }
-
-// What the supervisor must do after `o` (kNone for a refusal or a repeat), as Supervisor acts.
-FollowUp FollowUpOf(const Outcome& o) {
-  const auto* a = std::get_if<Accepted>(&o);
-  return a == nullptr || a->duplicate ? FollowUp::kNone : a->follow_up;
-}
-
-}  // namespace
 
 // One VM's supervisor: the StateMachine behind the supervisor's own edges.
 class SimGuest::Vm final : public supervisor::RunnerCommands {

@@ -63,6 +63,10 @@ struct LaunchTimes {
   TimePoint job_started;
 };
 
+// The job a runner was launched for, from its name "<prefix><jobId>-<token>" (0: not one of the
+// set's launched runners).
+int64_t LaunchedFor(const std::string& runner_name, const std::string& prefix);
+
 class SimGuest final : public emulate::microvms::InProcessGuest {
  public:
   // `runner_prefix` names the set's runners: "<prefix><jobId>-<token>" says which job a VM was

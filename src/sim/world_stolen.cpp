@@ -7,23 +7,13 @@
 //   it, or run by another runner) are gone within one janitor period of it (EndedJobBound).
 #include <algorithm>
 
+#include "sim/sim_guest.h"
 #include "sim/world.h"
 
 namespace mvr::sim {
 namespace {
 
 namespace gh = emulate::github;
-
-// The job a runner of the set was launched for, from its name "<prefix><job id>-<token>".
-int64_t JobOfRunner(const std::string& runner_name, const std::string& prefix) {
-  if (runner_name.rfind(prefix, 0) != 0) return 0;
-  int64_t id = 0;
-  for (size_t i = prefix.size(); i < runner_name.size() && runner_name[i] != '-'; ++i) {
-    if (runner_name[i] < '0' || runner_name[i] > '9') return 0;
-    id = id * 10 + (runner_name[i] - '0');
-  }
-  return id;
-}
 
 int64_t WholeSeconds(Duration d) { return d.count() / 1000; }
 
@@ -83,7 +73,7 @@ void World::CheckStolenJobs() {
   const TimePoint now = scheduler_.Now();
   for (const gh::Job& job : model.ListAllJobs()) {
     // A runner launched for job `own` took this job: if `own` still waited, it lost its runner.
-    const int64_t own = JobOfRunner(job.runner_name, kPrefix);
+    const int64_t own = LaunchedFor(job.runner_name, kPrefix);
     if (own == 0 || own == job.id || !job.started_at || runner_taken_at_.count(own)) continue;
     Result<gh::Job> waiting = model.GetJobById(own);
     if (!waiting.ok()) continue;
@@ -138,7 +128,7 @@ void World::CheckEndedJobs() {
   }
   // A runner is registered before its VM boots: it may wait for its launch to end.
   for (const gh::Runner& runner : model.ListAllRunners()) {
-    const int64_t own = JobOfRunner(runner.name, kPrefix);
+    const int64_t own = LaunchedFor(runner.name, kPrefix);
     if (own == 0 || runner.job_id || runner.busy) continue;
     std::optional<TimePoint> ended = ended_at(own);
     if (!ended) continue;
