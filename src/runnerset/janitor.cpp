@@ -169,8 +169,12 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
   if (inv.runners_ok && listed != inv.runners.end() && listed->second.busy) return clear();
   // The job it was launched for has ended (cancelled before any runner took it, or run by
   // another runner) and its `completed` webhook may never come (actions/runner #4309): no
-  // grace and no strikes, it is reaped this sweep if its runner is on no job.
-  const bool ended = inv.runners_ok && OwnJobEnded(row);
+  // grace and no strikes, it is reaped this sweep if its runner is on no job. Unless its runner
+  // is registered and a job of its class waits: the runner may serve that job, whose own runner
+  // another job took (reaped at once, the waiting job waited for the janitor's stuck-launch
+  // recovery: simulation, stolen-runners seed 61).
+  const bool ended = inv.runners_ok && OwnJobEnded(row) &&
+                     (listed == inv.runners.end() || !AJobOfItsClassWaits(inv, row.class_label));
   if (!ended && !OldEnough(vm->second)) return clear();
   if (!inv.runners_ok) return;  // no listing to raise a suspicion on
   // A runner not yet online on a VM its launch may still be bringing up is starting, not

@@ -114,6 +114,8 @@ class Janitor {
     std::set<std::string> pool_vms;      // VMs of pool member rows (the sweeper's to manage)
     std::set<std::string> pool_runners;  // runners of hot member rows (parked, not lost)
     bool rows_ok = false;
+    // Classes with a job queued, listed on first need (AJobOfItsClassWaits).
+    mutable std::optional<std::set<std::string>> waiting_classes;
   };
   Inventory TakeInventory(SweepReport& report);
   void ReapMapped(const Inventory& inv, SweepReport& report);
@@ -175,6 +177,10 @@ class Janitor {
   // its runner will get no job of its own, and its `completed` webhook may never come. False
   // when it cannot tell.
   bool OwnJobEnded(const MappingRow& row);
+  // Whether a job with the class's label is queued in a repository the set serves: an idle
+  // runner whose own job ended then is a spare that may serve it (a job whose runner another job
+  // took waits for exactly such a runner), not waste.
+  bool AJobOfItsClassWaits(const Inventory& inv, const std::string& class_label);
 
   // True when the VM has run at least graceSeconds (an unknown start counts as young).
   bool OldEnough(const aws::MicrovmSummary& vm) const;

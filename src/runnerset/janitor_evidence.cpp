@@ -9,17 +9,30 @@
 #include "runnerset/janitor.h"
 
 namespace mvr::runnerset {
-Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_name) {
-  // The repositories to ask: the set's own and those of its rows and claims. Asked afresh each
-  // time, just before the janitor acts, so that a job the runner took since is seen.
+namespace {
+
+// The repositories whose jobs a runner of the set may take: the set's own and those of its rows
+// and claims.
+std::set<std::string> RepositoriesOf(const std::string& own, const std::vector<MappingRow>& rows,
+                                     const std::vector<Claim>& claims) {
   std::set<std::string> repositories;
-  if (!config_.github.repository.empty()) repositories.insert(config_.github.repository);
-  for (const MappingRow& r : inv.rows) {
+  if (!own.empty()) repositories.insert(own);
+  for (const MappingRow& r : rows) {
     if (!r.repository.empty()) repositories.insert(r.repository);
   }
-  for (const Claim& c : inv.claims) {
+  for (const Claim& c : claims) {
     if (!c.repository.empty()) repositories.insert(c.repository);
   }
+  return repositories;
+}
+
+}  // namespace
+
+Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_name) {
+  // Asked afresh each time, just before the janitor acts, so that a job the runner took since is
+  // seen.
+  const std::set<std::string> repositories =
+      RepositoriesOf(config_.github.repository, inv.rows, inv.claims);
   for (const std::string& repository : repositories) {
     MVR_ASSIGN_OR_RETURN(github::RepositoryRef repo, github::RepositoryRef::Parse(repository));
     Result<std::vector<github::Job>> jobs = Retry<std::vector<github::Job>>(
@@ -30,6 +43,33 @@ Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_n
     }
   }
   return false;
+}
+
+bool Janitor::AJobOfItsClassWaits(const Inventory& inv, const std::string& class_label) {
+  if (!inv.waiting_classes) {
+    // Listed once a sweep, and only when an idle runner's job has ended. A failed listing counts
+    // as a job waiting: the runner then keeps its grace and strikes.
+    std::set<std::string> waiting;
+    for (const std::string& repository :
+         RepositoriesOf(config_.github.repository, inv.rows, inv.claims)) {
+      auto repo = github::RepositoryRef::Parse(repository);
+      if (!repo.ok()) continue;
+      Result<std::vector<github::Job>> jobs = Retry<std::vector<github::Job>>(
+          kJanitorReadRetry, deps_.seam, [&] { return deps_.github.ListQueuedJobs(*repo); });
+      if (!jobs.ok()) {
+        waiting.insert("*");
+        break;
+      }
+      for (const github::Job& job : *jobs) {
+        if (job.status != github::JobStatus::kQueued) continue;
+        for (const std::string& label : job.labels) {
+          if (const RunnerClass* cls = config_.FindClass(label)) waiting.insert(cls->label);
+        }
+      }
+    }
+    inv.waiting_classes = std::move(waiting);
+  }
+  return inv.waiting_classes->count("*") > 0 || inv.waiting_classes->count(class_label) > 0;
 }
 
 bool Janitor::OwnJobEnded(const MappingRow& row) {

@@ -95,6 +95,15 @@ class Launcher {
   // What the taken job's own launch means for the job left waiting (launcher_taken.cpp).
   enum class TakenJobsLaunch { kServes, kUnderWay, kNone };
   TakenJobsLaunch TakenJobsLaunchState(const TakenIntent& intent);
+  // The job at the head of a chain of taken jobs, still queued, and the runner launched for it
+  // (which took another job).
+  struct WaitingHead {
+    std::string repository;
+    github::Job job;
+    std::string runner_name;
+  };
+  Result<std::optional<WaitingHead>> FindWaitingHead(std::string repository, int64_t job_id,
+                                                     std::string runner_name);
   // Any of them, counted in the metrics.
   LaunchOutcome Handle(const Intent& intent);
 

@@ -4,6 +4,7 @@
 // the runner; when the job it was launched for still waits, that job's launch is spent (its
 // runner is busy elsewhere), so its committed claim is released and it is launched again at once
 // rather than at the janitor's next sweep past stuckLaunchSeconds.
+#include <set>
 #include <string>
 
 #include "github/labels.h"
@@ -13,27 +14,70 @@ namespace mvr::runnerset {
 
 Launcher::TakenJobsLaunch Launcher::TakenJobsLaunchState(const TakenIntent& in) {
   // The job the runner took (A) and its own launch. Runners of a class are interchangeable: A's
-  // runner takes the waiting job (or another, whose own runner then does), so a launch here is
-  // needed only when A's runner will never come. A launch on any weaker evidence was a second VM
-  // for one job (found end to end: a capped burst launched 6 VMs for 5 jobs, a burst 22 for 20).
-  // - no claim: A's launch has not begun (deferred at the cap, say); when its intent comes round,
-  //   the still-queued check follows A to the waiting job and launches for it;
+  // runner takes the waiting job, or another job B whose own runner then does, and so on, so a
+  // launch here is needed only when the launch at the end of that chain will bring no runner.
+  // A launch on any weaker evidence was a second VM for one job (found end to end: a capped
+  // burst launched 6 VMs for 5 jobs, a burst 22 and then 21 for 20). Along the chain:
+  // - no claim: the launch has not begun (deferred at the cap, say); when its intent comes
+  //   round, the still-queued check follows the chain to the waiting job and launches for it;
   // - a claim not committed and younger than the launch timeout: under way; ask again later.
   //   Older: it may be hung, so launch (the claim's takeover cleans it up);
-  // - committed: its runner serves unless GitHub no longer has it.
+  // - committed, and its runner took another job (RecordTook): follow on to that job's launch;
+  // - committed, otherwise: its runner serves. Registered, it is starting or idle, or busy on
+  //   a job whose `in_progress` webhook is yet to come (whose taken intent then follows the
+  //   chain back to the waiting job and on from there). Gone with no job recorded, it ran one
+  //   whose webhook is yet to come, or died idle; that VM is the janitor's (strikes), and so is
+  //   the waiting job (stuck-launch recovery).
   // A failed read launches.
-  Result<std::optional<Claim>> claim = deps_.table.GetClaim(in.repository, in.job_id);
-  if (!claim.ok()) return TakenJobsLaunch::kNone;
-  if (!*claim) return TakenJobsLaunch::kServes;
-  const Claim& c = **claim;
-  if (c.microvm_id.empty()) {
-    const int64_t age_ms = ToUnixMillis(deps_.seam.clock.Now()) - c.claimed_ms;
-    return age_ms < config_.launch_timeout().count() ? TakenJobsLaunch::kUnderWay
-                                                     : TakenJobsLaunch::kNone;
+  constexpr int kMaxChain = 8;
+  std::string repository = in.repository;
+  int64_t job_id = in.job_id;
+  std::set<std::string> seen;
+  for (int step = 0; step < kMaxChain; ++step) {
+    if (!seen.insert(RunnerTable::JobKey(repository, job_id)).second) break;
+    Result<std::optional<Claim>> claim = deps_.table.GetClaim(repository, job_id);
+    if (!claim.ok()) return TakenJobsLaunch::kNone;
+    if (!*claim) return TakenJobsLaunch::kServes;
+    const Claim& c = **claim;
+    if (c.microvm_id.empty()) {
+      const int64_t age_ms = ToUnixMillis(deps_.seam.clock.Now()) - c.claimed_ms;
+      return age_ms < config_.launch_timeout().count() ? TakenJobsLaunch::kUnderWay
+                                                       : TakenJobsLaunch::kNone;
+    }
+    if (c.pending_runner_id <= 0 || c.runner_name == in.runner_name) return TakenJobsLaunch::kNone;
+    if (c.took_job_id <= 0 || c.took_runner != c.runner_name) return TakenJobsLaunch::kServes;
+    repository = c.took_repository;
+    job_id = c.took_job_id;
   }
-  if (c.pending_runner_id <= 0 || c.runner_name == in.runner_name) return TakenJobsLaunch::kNone;
-  Result<github::Runner> runner = deps_.github.GetRunner(scope_, c.pending_runner_id);
-  return runner.ok() ? TakenJobsLaunch::kServes : TakenJobsLaunch::kNone;
+  // A chain longer than this, or one that loops (inconsistent records): leave it to the janitor.
+  return TakenJobsLaunch::kServes;
+}
+
+Result<std::optional<Launcher::WaitingHead>> Launcher::FindWaitingHead(std::string repository,
+                                                                       int64_t job_id,
+                                                                       std::string runner_name) {
+  // The runner was launched for `job_id`. If that job still waits, it is the head. If another
+  // runner of the set took it, the job that runner was launched for may wait instead, and so on.
+  constexpr int kMaxChain = 8;
+  std::set<std::string> seen;
+  for (int step = 0; step < kMaxChain; ++step) {
+    if (!seen.insert(RunnerTable::JobKey(repository, job_id)).second) break;
+    MVR_ASSIGN_OR_RETURN(github::RepositoryRef repo, github::RepositoryRef::Parse(repository));
+    MVR_ASSIGN_OR_RETURN(github::Job job, deps_.github.GetJob(repo, job_id));
+    if (job.status == github::JobStatus::kQueued) {
+      return std::optional<WaitingHead>(WaitingHead{repository, std::move(job), runner_name});
+    }
+    if (job.status != github::JobStatus::kInProgress) break;
+    std::optional<int64_t> next = LaunchedFor(job.runner_name);
+    if (!next || *next <= 0) break;  // its runner is none of the set's launches for a job
+    runner_name = job.runner_name;
+    job_id = *next;
+    if (scope_.is_organization()) {
+      Result<std::optional<MappingRow>> row = deps_.table.GetMapping(runner_name);
+      if (row.ok() && *row && !(*row)->repository.empty()) repository = (*row)->repository;
+    }
+  }
+  return std::optional<WaitingHead>();  // every job in the chain has its runner, or has ended
 }
 
 LaunchOutcome Launcher::Taken(const TakenIntent& in) {
@@ -65,14 +109,24 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
   if (*launched_for == in.job_id && github::LabelEquals(repository, in.repository)) {
     return settle(LaunchDecision::kIgnored, "runner " + in.runner_name + " took its own job");
   }
-  auto repo = github::RepositoryRef::Parse(repository);
-  if (!repo.ok()) return settle(LaunchDecision::kIgnored, repo.status().ToString());
-  Result<github::Job> own = deps_.github.GetJob(*repo, *launched_for);
-  if (!own.ok()) return settle(LaunchDecision::kFailed, own.status().ToString());
-  if (own->status != github::JobStatus::kQueued) {
+  // Remember where this runner went: a later taken intent whose chain passes through this
+  // launch follows it on from here.
+  if (Status s = deps_.table.RecordTook(repository, *launched_for, in.runner_name, in.repository,
+                                        in.job_id);
+      !s.ok()) {
+    return settle(LaunchDecision::kFailed, s.ToString());
+  }
+  // The job left waiting: the one this runner was launched for, or, when another of the set's
+  // runners took that one, the one that runner was launched for, and so on (the intents of a
+  // chain arrive in any order; whichever comes last finds the job still waiting).
+  Result<std::optional<WaitingHead>> head =
+      FindWaitingHead(repository, *launched_for, in.runner_name);
+  if (!head.ok()) return settle(LaunchDecision::kFailed, head.status().ToString());
+  if (!*head) {
     return settle(LaunchDecision::kIgnored,
                   "job " + std::to_string(*launched_for) + " has a runner or has ended");
   }
+  const WaitingHead& w = **head;
   switch (TakenJobsLaunchState(in)) {
     case TakenJobsLaunch::kServes:
       return settle(LaunchDecision::kIgnored,
@@ -85,11 +139,12 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
       break;
   }
   const RunnerClass* cls = nullptr;
-  for (const std::string& label : own->labels) {
+  for (const std::string& label : w.job.labels) {
     if ((cls = config_.FindClass(label))) break;
   }
   if (!cls) return settle(LaunchDecision::kIgnored, "job has none of the set's class labels");
-  Result<std::optional<Claim>> claim = deps_.table.GetClaim(repository, *launched_for);
+  const std::string waiting = std::to_string(w.job.id);
+  Result<std::optional<Claim>> claim = deps_.table.GetClaim(w.repository, w.job.id);
   if (!claim.ok()) return settle(LaunchDecision::kFailed, claim.status().ToString());
   if (*claim) {
     const Claim& c = **claim;
@@ -97,25 +152,23 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
       // Its launch has not committed: the runner took a job before the launch wrote its row.
       // Come back once it has (a dead launch is taken over after claimTakeoverSeconds).
       return settle(LaunchDecision::kDeferred,
-                    "the launch of job " + std::to_string(*launched_for) + " has not committed");
+                    "the launch of job " + waiting + " has not committed");
     }
-    if (c.runner_name != in.runner_name) {
-      return settle(LaunchDecision::kIgnored,
-                    "job " + std::to_string(*launched_for) + " was launched again already");
+    if (c.runner_name != w.runner_name) {
+      return settle(LaunchDecision::kIgnored, "job " + waiting + " was launched again already");
     }
-    if (Status s = deps_.table.ReleaseCommitted(repository, *launched_for, c.attempt_token);
-        !s.ok()) {
+    if (Status s = deps_.table.ReleaseCommitted(w.repository, w.job.id, c.attempt_token); !s.ok()) {
       return settle(LaunchDecision::kFailed, s.ToString());
     }
   }
-  deps_.seam.logger.Info("a runner took another job; launching again for the job it was for",
+  deps_.seam.logger.Info("a runner took another job; launching again for the job left waiting",
                          {{"runner_name", in.runner_name},
                           {"took_job_id", in.job_id},
                           {"took_repository", in.repository},
-                          {"job_id", *launched_for},
-                          {"repository", repository}});
+                          {"job_id", w.job.id},
+                          {"repository", w.repository}});
   deps_.metrics.Add(Counter::kRelaunchedTaken);
-  return Launch(LaunchIntentForJob(repository, *own, cls->label, deps_.seam.clock.Now(),
+  return Launch(LaunchIntentForJob(w.repository, w.job, cls->label, deps_.seam.clock.Now(),
                                    in.delivery_id.empty() ? "taken" : in.delivery_id));
 }
 

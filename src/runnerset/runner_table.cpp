@@ -24,6 +24,9 @@ Claim ClaimFromItem(const store::Item& item) {
   c.repository = item.GetString(attr::kRepository).value_or("");
   c.job_id = item.GetNumber(attr::kJobId).value_or(0);
   c.runner_name = item.GetString(attr::kRunnerName).value_or("");
+  c.took_runner = item.GetString(attr::kTookRunner).value_or("");
+  c.took_repository = item.GetString(attr::kTookRepository).value_or("");
+  c.took_job_id = item.GetNumber(attr::kTookJob).value_or(0);
   return c;
 }
 

@@ -40,6 +40,11 @@ struct Claim {
   std::string repository;
   int64_t job_id = 0;
   std::string runner_name;  // set by the committing transaction
+  // The job the launch's runner took when that was another job (RecordTook): the chain a job
+  // whose runner another job took follows to the launch that serves it.
+  std::string took_runner;
+  std::string took_repository;
+  int64_t took_job_id = 0;
 };
 
 struct MappingRow {
@@ -131,6 +136,10 @@ class RunnerTable {
   // Deletes a committed claim whose VM is gone, if `token` still holds it, so the job can be
   // launched again.
   Status ReleaseCommitted(const std::string& repository, int64_t job_id, const std::string& token);
+  // Records on the claim of `job_id` that `runner_name`, launched for it, took another job (a
+  // claim since released or never written records nothing).
+  Status RecordTook(const std::string& repository, int64_t job_id, const std::string& runner_name,
+                    const std::string& took_repository, int64_t took_job_id);
   // The job's claim, if any (strongly consistent where the backend allows).
   Result<std::optional<Claim>> GetClaim(const std::string& repository, int64_t job_id);
 

@@ -25,5 +25,8 @@ inline constexpr char kStrikes[] = "strikes";
 inline constexpr char kSuspicion[] = "suspicion";
 inline constexpr char kSuspectMs[] = "suspectSinceMs";
 inline constexpr char kTtl[] = "ttl";
+inline constexpr char kTookRunner[] = "tookRunner";
+inline constexpr char kTookRepository[] = "tookRepository";
+inline constexpr char kTookJob[] = "tookJobId";
 
 }  // namespace mvr::runnerset::table_attr

@@ -106,6 +106,18 @@ Status RunnerTable::ReleaseCommitted(const std::string& repository, int64_t job_
   return s;
 }
 
+Status RunnerTable::RecordTook(const std::string& repository, int64_t job_id,
+                               const std::string& runner_name, const std::string& took_repository,
+                               int64_t took_job_id) {
+  Result<store::Item> updated = store_.Update(ClaimKey(repository, job_id),
+                                              {Update::Set(attr::kTookRunner, runner_name),
+                                               Update::Set(attr::kTookRepository, took_repository),
+                                               Update::Set(attr::kTookJob, took_job_id)},
+                                              Condition::AttributeExists(attr::kToken));
+  if (!updated.ok() && store::IsConditionFailed(updated.status())) return Status::Ok();
+  return updated.status();
+}
+
 Result<std::optional<Claim>> RunnerTable::GetClaim(const std::string& repository, int64_t job_id) {
   MVR_ASSIGN_OR_RETURN(std::optional<store::Item> item, store_.Get(ClaimKey(repository, job_id)));
   if (!item) return std::optional<Claim>();

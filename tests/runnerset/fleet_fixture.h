@@ -110,6 +110,8 @@ class RunnerSetTest : public ::testing::Test {
   void Launched(const std::string& name, int64_t runner_id, const std::string& vm, int64_t job) {
     auto claim = table_.ClaimJob(mvr::testing::kFleetRepository, job);
     ASSERT_TRUE(claim.ok());
+    const store::Key key = RunnerTable::ClaimKey(mvr::testing::kFleetRepository, job);
+    ASSERT_TRUE(table_.RecordRunner(key, claim->attempt_token, runner_id).ok());
     MappingRow row;
     row.runner_name = name;
     row.runner_id = runner_id;

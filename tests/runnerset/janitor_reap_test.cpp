@@ -123,6 +123,25 @@ TEST_F(JanitorTest, VmOfAJobThatEndedIsReapedAtTheFirstSweepUnlessItsRunnerRunsA
   EXPECT_TRUE(fleet_.RunnerExists(busy.id));
 }
 
+// The idle runner of an ended job is a spare while a job of its class waits (often the job
+// whose own runner another job took): it keeps its grace and strikes until no job waits.
+TEST_F(JanitorTest, RunnerOfAnEndedJobIsKeptWhileAJobOfItsClassWaits) {
+  const int64_t cancelled = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
+  const int64_t waiting = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(fleet_.github_model->CancelJob(cancelled).ok());
+  const std::string vm = fleet_.RunningVm();
+  const Runner spare = OnlineRunner("mvr-demo-" + std::to_string(cancelled) + "-aaaa");
+  Launched(spare.name, spare.id, vm, cancelled);
+  SweepReport r = J().Sweep();
+  EXPECT_EQ(State(vm), "RUNNING");
+  EXPECT_TRUE(fleet_.RunnerExists(spare.id));
+  EXPECT_EQ(r.Get(Swept::kVmsTerminated), 0);
+  ASSERT_TRUE(fleet_.github_model->CancelJob(waiting).ok());
+  r = J().Sweep();
+  EXPECT_EQ(State(vm), "TERMINATED") << "no job waits any more: reaped at once";
+  EXPECT_FALSE(fleet_.RunnerExists(spare.id));
+}
+
 TEST_F(JanitorTest, OnlyRunningVmsAreActedOnSuspendedOnesAreLeftAlone) {
   const std::string mapped = fleet_.SuspendedVm();
   Launched("mvr-demo-1-aaaa", 11, mapped, 1);

@@ -118,6 +118,67 @@ TEST_F(LauncherTest, AJobWhoseRunnerTookAnotherJobIsLaunchedAgainAtOnce) {
   EXPECT_EQ(metrics_.Get(Counter::kRelaunchedTaken), 1);
 }
 
+// A burst under oldest-first assignment (CI, stop 37: 21 VMs for 20 jobs): the runner launched
+// for c takes a, a's runner takes b, runs it and is gone before either `in_progress` webhook is
+// handled. c still waits, but b's own launch is committed and its runner will take c: a launch
+// on "a's runner is gone" would be a second VM for c. In either order the intents find b's
+// launch at the end of the chain, through what a's taken intent recorded on a's claim.
+TEST_F(LauncherTest, AChainWhoseRunnersRanAndLeftEndsAtALaunchThatServesTheWaitingJob) {
+  const int64_t a = QueueJob();
+  const int64_t b = QueueJob();
+  const int64_t c = QueueJob();
+  const Runner rc = OnlineRunner(RunnerFor(c));
+  fleet_.Tick();  // c's runner takes a
+  const Runner ra = OnlineRunner(RunnerFor(a));
+  fleet_.Tick();  // a's runner takes b
+  ASSERT_EQ(JobOf(a).runner_name, rc.name);
+  ASSERT_EQ(JobOf(b).runner_name, ra.name);
+  ASSERT_TRUE(fleet_.github_model->CancelJob(b).ok());  // b ends; a's runner is gone
+  ASSERT_FALSE(HasRunner(ra.name));
+  Launched(ra.name, ra.id, fleet_.RunningVm(), a);
+  Launched(RunnerFor(b), 9999, "mvm-b", b);  // registered, not yet online
+  Launched(rc.name, rc.id, fleet_.RunningVm(), c);
+  const size_t vms = LiveVms();
+  const TakenIntent by_c{rc.name, mvr::testing::kFleetRepository, a, "d-c"};
+  const TakenIntent by_a{ra.name, mvr::testing::kFleetRepository, b, "d-a"};
+  for (bool c_first : {true, false}) {
+    SCOPED_TRACE(c_first ? "c's runner's intent first" : "a's runner's intent first");
+    for (const TakenIntent& taken : c_first ? std::vector{by_c, by_a} : std::vector{by_a, by_c}) {
+      LaunchOutcome o = L().Handle(taken);
+      EXPECT_EQ(o.decision, LaunchDecision::kIgnored) << o.detail;
+    }
+  }
+  EXPECT_EQ(LiveVms(), vms) << "no second VM for c";
+  EXPECT_EQ(metrics_.Get(Counter::kRelaunchedTaken), 0);
+  EXPECT_EQ(JobOf(c).status, "queued");
+}
+
+// The same chain, but b's launch hung (its claim never committed, older than the launch
+// timeout): nothing will serve c, so c is launched again, at once.
+TEST_F(LauncherTest, AChainThatEndsAtAHungLaunchLaunchesTheWaitingJobAgain) {
+  const int64_t a = QueueJob();
+  const int64_t b = QueueJob();
+  const int64_t c = QueueJob();
+  const Runner rc = OnlineRunner(RunnerFor(c));
+  fleet_.Tick();
+  const Runner ra = OnlineRunner(RunnerFor(a));
+  fleet_.Tick();
+  ASSERT_TRUE(fleet_.github_model->CancelJob(b).ok());
+  Launched(ra.name, ra.id, "mvm-a", a);
+  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kFleetRepository, b).ok());  // b's launch hangs
+  Launched(rc.name, rc.id, "mvm-c", c);
+  const TakenIntent by_a{ra.name, mvr::testing::kFleetRepository, b, "d-a"};
+  EXPECT_EQ(L().Handle(by_a).decision, LaunchDecision::kDeferred) << "b's launch is under way";
+  m_.clock.Advance(config_.launch_timeout());
+  const TakenIntent by_c{rc.name, mvr::testing::kFleetRepository, a, "d-c"};
+  LaunchOutcome o = L().Handle(by_c);
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  fleet_.Tick();
+  EXPECT_EQ(JobOf(c).runner_name, o.runner_name) << "the new runner serves the waiting job";
+  EXPECT_EQ(metrics_.Get(Counter::kRelaunchedTaken), 1);
+  EXPECT_EQ(L().Handle(by_a).decision, LaunchDecision::kIgnored) << "c has its runner now";
+}
+
 // Job X runs on the runner launched for Y, and Y on the runner an earlier attempt launched for
 // X: both have runners, so this launch would only add an idle VM.
 TEST_F(LauncherTest, AChainOfTakenJobsThatClosesOnThisJobNeedsNoLaunch) {
