@@ -52,6 +52,13 @@ Status Janitor::TerminateVm(const std::string& microvm_id) {
 SweepReport Janitor::Sweep() {
   SweepReport report;
   report.started = deps_.seam.clock.Now();
+  if (PacedByBudget()) {
+    report.paced = true;
+    report.finished = report.started;
+    deps_.metrics.AddJanitor("sweeps_paced");
+    return report;
+  }
+  const std::optional<github::RateBudgetSnapshot> before = deps_.github.RateBudgetNow();
   Inventory inv = TakeInventory(report);
   if (inv.vms_ok && inv.rows_ok) {
     ReapMapped(inv, report);
@@ -62,6 +69,12 @@ SweepReport Janitor::Sweep() {
     RecoverStuckLaunches(inv, DiscoverRepositories(report), report);
   }
   report.finished = deps_.seam.clock.Now();
+  const std::optional<github::RateBudgetSnapshot> after = deps_.github.RateBudgetNow();
+  if (before && after && before->primary && after->primary &&
+      before->primary->reset == after->primary->reset) {
+    last_cost_ = std::max<int64_t>(0, before->primary->remaining - after->primary->remaining);
+  }
+  last_swept_ = report.started;
 
   deps_.metrics.AddJanitor("sweeps");
   LogFields fields;

@@ -78,6 +78,8 @@ struct SweepReport {
   std::vector<std::string> errors;  // the first few, for logs and /status
   TimePoint started{};
   TimePoint finished{};
+  // Skipped to keep GitHub's hourly budget for launches (PacedByBudget): nothing was read.
+  bool paced = false;
 
   int64_t Get(Swept c) const { return counts[static_cast<int>(c)]; }
   void Add(Swept c, int64_t n = 1) { counts[static_cast<int>(c)] += n; }
@@ -190,6 +192,14 @@ class Janitor {
   const ServeConfig& config_;
   JanitorDeps deps_;
   github::RunnerScope scope_;
+  // Whether this sweep should be skipped to spread what is left of GitHub's hourly budget, above
+  // a fifth kept for launches, over the time until it resets (janitor_pace.cpp).
+  bool PacedByBudget();
+  // The cost of the last sweep in GitHub's budget and when it ran, for PacedByBudget.
+  int64_t last_cost_ = 0;
+  std::optional<TimePoint> last_swept_;
+  bool pacing_ = false;  // for one log line per change
+
   mutable std::mutex mu_;
   std::optional<SweepReport> last_;
 };

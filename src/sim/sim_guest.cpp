@@ -354,16 +354,17 @@ std::vector<SimGuest::LiveVm> SimGuest::live_vms() const {
   return out;
 }
 
-void SimGuest::CheckIdle(Duration bound) {
+void SimGuest::CheckIdle(Duration janitor_bound, Duration pool_bound) {
   std::lock_guard<std::mutex> lock(mu_);
   const TimePoint now = scheduler_.Now();
   for (auto& [id, vm] : vms_) {
     if (vm->ended || vm->frozen || vm->running_job != 0 || vm->idle_reported) continue;
+    const Duration bound =
+        vm->launched_for == 0 ? std::max(janitor_bound, pool_bound) : janitor_bound;
     if (now - vm->idle_since <= bound) continue;
     vm->idle_reported = true;
     Violation("VM " + id + " has run " + std::to_string((now - vm->idle_since).count() / 1000) +
-              " s without a job, past the janitor's bound of " +
-              std::to_string(bound.count() / 1000) + " s");
+              " s without a job, past the bound of " + std::to_string(bound.count() / 1000) + " s");
   }
 }
 

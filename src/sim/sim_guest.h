@@ -82,7 +82,9 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
 
   // The third invariant watched as it happens: a VM that has gone `bound` without a job (since it
   // booted, thawed or its runner's job ended) and still runs is a violation. Call it now and then.
-  void CheckIdle(Duration bound);
+  // A VM idle past `bound` (`pool_bound` for a pool member's, which the sweeper reaps) is a
+  // violation.
+  void CheckIdle(Duration bound, Duration pool_bound);
 
   // Invariant violations seen so far, in order.
   std::vector<std::string> violations() const;

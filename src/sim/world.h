@@ -175,6 +175,9 @@ class World {
   void CheckRateLimits(WorldReport& report);
   void ReportFigures(WorldReport& report);
   Duration JanitorBound() const;
+  // How long a pool member's VM may idle unparked: its launch, then two sweeps of the sweeper
+  // (the one that sees its runner connect or fail, and the one that replaces it), plus slack.
+  Duration PoolBound() const;
   // Issue 30, items 1 and 7 (world_stolen.cpp): the GitHub model's knobs, the cancellations, and
   // the invariants watched as the run goes.
   void ApplyStolenKnobs();
@@ -242,7 +245,7 @@ class World {
   std::set<std::string> stolen_reported_;
   std::vector<std::string> stolen_failures_;
   std::set<int64_t> cancelled_jobs_;  // cancelled by the workload while queued
-  bool webhooks_down_ = false;  // deliveries fail: nothing listens (SetOutage)
+  bool webhooks_down_ = false;        // deliveries fail: nothing listens (SetOutage)
 };
 
 // Runs one seed (the world on the heap: it is large).

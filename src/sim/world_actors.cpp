@@ -73,7 +73,7 @@ void World::Platform() {
     // The Action has no janitor: a run whose stop failed leaves its VM leased until a later
     // start reconciles it (checked at the end, after the final wave).
     if (options_.runner_set && scheduler_.Now() >= next_idle_check) {
-      guest_.CheckIdle(JanitorBound());
+      guest_.CheckIdle(JanitorBound(), PoolBound());
       next_idle_check = scheduler_.Now() + Duration(30'000);
     }
   }

@@ -141,6 +141,11 @@ Duration World::JanitorBound() const {
          Duration((j.strikes + 2) * j.interval_seconds * 1000LL);
 }
 
+Duration World::PoolBound() const {
+  return config_.launch_timeout() + Duration(2 * config_.warm_pool.interval_seconds * 1000LL) +
+         Duration(30'000);
+}
+
 // No secret in any log line of any actor or service.
 void World::CheckLogs(WorldReport& report) {
   std::vector<std::string> secrets = guest_.secrets();

@@ -41,7 +41,8 @@ void World::CheckRateLimits(WorldReport& report) {
   if (rate_failures > 0) {
     report.violations.push_back(std::to_string(rate_failures) +
                                 " launches failed for GitHub's rate limits (a rate-limited "
-                                "launch must be deferred, never failed); the first: " + first_failure);
+                                "launch must be deferred, never failed); the first: " +
+                                first_failure);
   }
 }
 

@@ -267,5 +267,42 @@ TEST_F(JanitorTest, RowIsKeptWhenTheFreshReadShowsItsVmAlive) {
   EXPECT_EQ(State(vm), "RUNNING");
 }
 
+// GitHub's hourly budget is shared with the launches: a janitor at a short interval would spend
+// it (simulation, stale-runner-version seed 191). It keeps a fifth for launches and spreads the
+// rest over the time left until the reset, by skipping sweeps; below the fifth it waits for the
+// reset.
+TEST_F(JanitorTest, SweepsArePacedToWhatIsLeftOfGithubsHourlyBudget) {
+  auto budget = [&](int64_t remaining) {
+    fleet_.github_api.answer_headers = {
+        {"X-RateLimit-Limit", "5000"},
+        {"X-RateLimit-Remaining", std::to_string(remaining)},
+        {"X-RateLimit-Used", std::to_string(5000 - remaining)},
+        {"X-RateLimit-Resource", "core"},
+        {"X-RateLimit-Reset", std::to_string(ToUnixMillis(m_.clock.Now()) / 1000 + 3600)}};
+  };
+  budget(1010);  // 10 above the fifth kept: one sweep every 6 minutes until the reset
+  EXPECT_FALSE(J().Sweep().paced) << "nothing known of the budget before the first sweep";
+  m_.clock.Advance(Duration(config_.janitor.interval_seconds * 1000LL));
+  EXPECT_TRUE(J().Sweep().paced);
+  EXPECT_EQ(metrics_.GetJanitor("sweeps_paced"), 1);
+  m_.clock.Advance(std::chrono::minutes(5));
+  EXPECT_FALSE(J().Sweep().paced) << "6 minutes since the last sweep";
+  // The janitor knows the budget from the last answer GitHub gave: it learns of a change when
+  // a sweep (or a launch sharing its client) next asks.
+  budget(900);  // below the fifth: only after the reset
+  m_.clock.Advance(std::chrono::minutes(6));
+  EXPECT_FALSE(J().Sweep().paced);
+  m_.clock.Advance(std::chrono::minutes(30));
+  EXPECT_TRUE(J().Sweep().paced);
+  budget(4000);  // a new hour, plenty: the janitor's own interval
+  m_.clock.Advance(std::chrono::minutes(31));
+  EXPECT_FALSE(J().Sweep().paced);
+  m_.clock.Advance(Duration(config_.janitor.interval_seconds * 1000LL));
+  EXPECT_FALSE(J().Sweep().paced);
+  EXPECT_NE(m_.sink.Joined().find("sweeping less often to keep GitHub's hourly budget"),
+            std::string::npos);
+  EXPECT_NE(m_.sink.Joined().find("sweeping at its own interval again"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mvr::runnerset::testing

@@ -34,7 +34,11 @@ Result<http::HttpResponse> RefusingApi::Send(const http::HttpRequest& request) {
     const size_t slash = host == std::string::npos ? 0 : path.find('/', host + 3);
     trace->push_back(request.method + " " + path.substr(slash == std::string::npos ? 0 : slash));
   }
-  return inner->Send(request);
+  Result<http::HttpResponse> answer = inner->Send(request);
+  if (answer.ok()) {
+    for (const auto& [name, value] : answer_headers) answer->headers.Set(name, value);
+  }
+  return answer;
 }
 
 EffectOutcome StandInSupervisor::Execute(const Effect& effect) {

@@ -98,6 +98,8 @@ class RefusingApi final : public http::HttpClient {
   // When set, every request that reaches the service is appended as "METHOD /path" (no query):
   // the order of requests across services, for the tests whose subject is that order.
   std::vector<std::string>* trace = nullptr;
+  // Headers set on every answer that comes through (GitHub's X-RateLimit-*, say).
+  std::map<std::string, std::string> answer_headers;
 };
 
 class InProcessFleet {
