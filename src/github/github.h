@@ -64,6 +64,12 @@ class GitHub {
   // POST .../actions/runners/registration-token (a token for config.sh, valid one hour).
   virtual Result<RegistrationToken> CreateRegistrationToken(const RunnerScope& scope) = 0;
 
+  // The runner's newest release; NotFound when none is known (or the implementation does not
+  // ask).
+  virtual Result<RunnerRelease> GetLatestRunnerRelease() {
+    return NotFound("the runner's releases are not read here");
+  }
+
   // When GitHub began refusing the credentials (401 Bad credentials), while it still does;
   // nullopt when it accepts them, or when the implementation does not track it.
   virtual std::optional<TimePoint> AuthFailingSince() const { return std::nullopt; }

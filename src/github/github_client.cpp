@@ -229,6 +229,19 @@ Result<Job> GitHubClient::GetJob(const RepositoryRef& repo, int64_t job_id) {
   return ParseAnswer<Job>("GET", target, response, ParseJob);
 }
 
+Result<RunnerRelease> GitHubClient::GetLatestRunnerRelease() {
+  const std::string target = "/repos/actions/runner/releases/latest";
+  MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("GET", target));
+  return ParseAnswer<RunnerRelease>(
+      "GET", target, response, [](const JsonFields& o) -> Result<RunnerRelease> {
+        RunnerRelease r;
+        MVR_ASSIGN_OR_RETURN(std::string tag, o.String("tag_name"));
+        r.version = !tag.empty() && tag[0] == 'v' ? tag.substr(1) : tag;
+        MVR_ASSIGN_OR_RETURN(r.published_at, o.Time("published_at"));
+        return r;
+      });
+}
+
 Result<std::vector<Job>> GitHubClient::ListQueuedJobs(const RepositoryRef& repo) {
   return ListJobsOfRuns(repo, "queued", JobStatus::kQueued);
 }

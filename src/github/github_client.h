@@ -55,6 +55,7 @@ class GitHubClient final : public GitHub {
   Result<std::vector<HookDelivery>> ListHookDeliveries(const HookRef& hook, TimePoint since,
                                                        int max_pages) override;
   Result<std::vector<std::string>> ListVisibleRepositories(const RunnerScope& scope) override;
+  Result<RunnerRelease> GetLatestRunnerRelease() override;
   std::optional<TimePoint> AuthFailingSince() const override { return health_.failing_since(); }
   std::optional<RateBudgetSnapshot> RateBudgetNow() const override;
 

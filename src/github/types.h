@@ -114,6 +114,14 @@ struct Job {
 };
 
 // The primary rate-limit state from the X-RateLimit-* headers of the last answer that had them.
+// The runner's newest release (GET /repos/actions/runner/releases/latest). GitHub stops handing
+// jobs to a runner older than it 30 days after it was published ("Controlling runner software
+// updates on self-hosted runners").
+struct RunnerRelease {
+  std::string version;  // "2.332.0" (the tag without its "v")
+  TimePoint published_at;
+};
+
 struct RateLimit {
   int64_t limit = 0;
   int64_t remaining = 0;

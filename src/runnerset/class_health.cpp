@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/time_format.h"
 #include "github/labels.h"
 #include "runnerset/metrics.h"
 
@@ -62,6 +63,11 @@ void ClassHealth::RecordRefused(const std::string& label, const std::string& ima
   }
 }
 
+void ClassHealth::NoteLatestRelease(const github::RunnerRelease& release) {
+  std::lock_guard<std::mutex> lock(mu_);
+  latest_ = release;
+}
+
 ClassVerdict ClassHealth::OfLocked(const std::string& label) const {
   ClassVerdict v;
   auto cur = current_.find(label);
@@ -86,6 +92,21 @@ ClassVerdict ClassHealth::OfLocked(const std::string& label) const {
     v.healthy = false;
     v.reason = "runner_version_refused";
     v.since = seen->since;
+    return v;
+  }
+  if (latest_ && !seen->runner_version.empty() &&
+      CompareVersions(seen->runner_version, latest_->version) < 0) {
+    v.deadline = latest_->published_at + kRunnerUpdateDeadline;
+    const TimePoint now = clock_.Now();
+    if (now >= *v.deadline) {
+      v.healthy = false;
+      v.reason = "runner_update_deadline_passed";
+      v.since = v.deadline;
+    } else if (now >= *v.deadline - kRunnerUpdateWarning) {
+      v.healthy = false;
+      v.reason = "runner_update_due";
+      v.since = *v.deadline - kRunnerUpdateWarning;
+    }
   }
   return v;
 }
@@ -136,14 +157,28 @@ nlohmann::json ClassHealthJson(const ClassVerdict& v, const RunnerClass& cls) {
                    {"runnerVersion", v.runner_version},
                    {"fallbackClass", cls.fallback_class}};
   if (v.since) j["sinceMs"] = ToUnixMillis(*v.since);
+  if (v.deadline) j["deadlineMs"] = ToUnixMillis(*v.deadline);
   return j;
 }
 
 std::string ClassHealthText(const nlohmann::json& h) {
   if (!h.is_object() || h.value("healthy", true)) return "";
-  std::string out = "; UNHEALTHY: GitHub refuses its runner version " +
-                    h.value("runnerVersion", std::string()) + " (image version " +
-                    h.value("imageVersion", std::string()) + "), its pools are not refilled";
+  const std::string reason = h.value("reason", std::string());
+  const std::string runner = h.value("runnerVersion", std::string()) + " (image version " +
+                             h.value("imageVersion", std::string()) + ")";
+  std::string deadline;
+  if (h.contains("deadlineMs") && h["deadlineMs"].is_number_integer()) {
+    deadline = FormatRfc3339(TimePoint(std::chrono::milliseconds(h["deadlineMs"].get<int64_t>())));
+  }
+  std::string out = "; UNHEALTHY: ";
+  if (reason == "runner_update_due") {
+    out += "its runner " + runner + " must be updated: GitHub stops handing it jobs at " + deadline;
+  } else if (reason == "runner_update_deadline_passed") {
+    out += "its runner " + runner + " missed GitHub's 30-day update deadline (" + deadline + ")";
+  } else {
+    out += "GitHub refuses its runner version " + runner;
+  }
+  out += ", its pools are not refilled";
   const std::string fallback = h.value("fallbackClass", std::string());
   out += fallback.empty() ? "; no fallbackClass: its jobs wait"
                           : "; its jobs fall back to " + fallback + " while that is healthy";

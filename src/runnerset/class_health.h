@@ -16,17 +16,27 @@
 #include <string>
 
 #include "base/clock.h"
+#include "github/types.h"
 #include "runnerset/config.h"
 
 namespace mvr::runnerset {
 
 struct ClassVerdict {
   bool healthy = true;
-  std::string reason;          // "runner_version_refused" when unhealthy
+  // When unhealthy: "runner_version_refused" (GitHub refused a runner of it),
+  // "runner_update_deadline_passed" (older than a release published over 30 days ago) or
+  // "runner_update_due" (the same, within kRunnerUpdateWarning of that deadline).
+  std::string reason;
   std::string image_version;   // the class's current image version, when known
   std::string runner_version;  // its runner's, when a runner of it has connected
   std::optional<TimePoint> since;
+  std::optional<TimePoint> deadline;  // when GitHub stops handing its runner jobs, if known
 };
+
+// GitHub's 30-day rule, and how long before its deadline a class is reported unhealthy (its
+// pools stop refilling; its jobs fall back where a fallbackClass is named).
+inline constexpr Duration kRunnerUpdateDeadline{30LL * 24 * 3600 * 1000};
+inline constexpr Duration kRunnerUpdateWarning{7LL * 24 * 3600 * 1000};
 
 class ClassHealth {
  public:
@@ -42,6 +52,10 @@ class ClassHealth {
   // runner is no newer (GitHub's minimum is above this version).
   void RecordRefused(const std::string& label, const std::string& image_version,
                      const std::string& runner_version);
+
+  // The runner's newest release (the sweeper reads it hourly): a class whose runner is older is
+  // unhealthy from kRunnerUpdateWarning before 30 days after its publication.
+  void NoteLatestRelease(const github::RunnerRelease& release);
 
   ClassVerdict Of(const std::string& label) const;
   // The class a job of `cls` launches on: `cls` while healthy; else the first healthy class along
@@ -64,6 +78,7 @@ class ClassHealth {
   std::map<std::string, std::string> current_;               // label → image version
   std::map<std::string, std::map<std::string, Seen>> seen_;  // label → image version → seen
   std::string highest_refused_;                              // the newest runner version refused
+  std::optional<github::RunnerRelease> latest_;
 };
 
 // For GET /status: {"healthy", "reason", "imageVersion", "runnerVersion", "sinceMs",

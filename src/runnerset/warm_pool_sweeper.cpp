@@ -78,6 +78,7 @@ void WarmPoolSweeper::Error(PoolSweepReport& report, const std::string& what,
 PoolSweepReport WarmPoolSweeper::Sweep() {
   PoolSweepReport report;
   report.started = deps_.seam.clock.Now();
+  ReadRunnerRelease();
   Result<std::vector<PoolMember>> members = deps_.pool.ScanMembers();
   if (!members.ok()) {
     Error(report, "scanning the pool members", members.status());
@@ -114,6 +115,25 @@ PoolSweepReport WarmPoolSweeper::Sweep() {
   std::lock_guard<std::mutex> lock(mu_);
   last_ = report;
   return report;
+}
+
+void WarmPoolSweeper::ReadRunnerRelease() {
+  // Only pooled classes learn their runner's version (class_health.h).
+  if (!deps_.health || !deps_.github ||
+      std::none_of(config_.classes.begin(), config_.classes.end(),
+                   [](const RunnerClass& c) { return c.has_pool(); })) {
+    return;
+  }
+  const TimePoint now = deps_.seam.clock.Now();
+  if (release_read_ && now - *release_read_ < std::chrono::hours(1)) return;
+  release_read_ = now;
+  Result<github::RunnerRelease> release = deps_.github->GetLatestRunnerRelease();
+  if (release.ok()) {
+    deps_.health->NoteLatestRelease(*release);
+  } else if (release.status().code() != Code::kNotFound) {
+    deps_.seam.logger.Warn("warm pool: reading the runner's latest release",
+                           {{"error", release.status().ToString()}});
+  }
 }
 
 std::string WarmPoolSweeper::RetireReason(const PoolMember& m, const RunnerClass& cls,

@@ -148,6 +148,11 @@ class WarmPoolSweeper {
 
   const ServeConfig& config_;
   WarmPoolDeps deps_;
+  // The runner's newest release, read at most once an hour for the classes' health (the 30-day
+  // update rule counts from it).
+  void ReadRunnerRelease();
+  std::optional<TimePoint> release_read_;
+
   mutable std::mutex mu_;
   std::optional<PoolSweepReport> last_;
 };

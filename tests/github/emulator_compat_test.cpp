@@ -127,6 +127,18 @@ TEST_F(EmulatorCompatTest, RunnerLifecycleWithAPersonalAccessToken) {
   EXPECT_EQ(sink_.Joined().find(jit->encoded_jit_config.Reveal()), std::string::npos);
 }
 
+// The runner's latest release (the 30-day update rule counts from it), over the wire.
+TEST_F(EmulatorCompatTest, TheRunnersLatestReleaseParses) {
+  emu::RunnerVersionPolicy policy;
+  policy.latest_release = "2.333.0";
+  policy.released_at = FromUnixSeconds(1'790'000'000);
+  ASSERT_TRUE(emulator_->model().SetRunnerVersionPolicy(policy).ok());
+  auto release = PatClient()->GetLatestRunnerRelease();
+  ASSERT_TRUE(release.ok()) << release.status().ToString();
+  EXPECT_EQ(release->version, "2.333.0");
+  EXPECT_EQ(release->published_at, FromUnixSeconds(1'790'000'000));
+}
+
 TEST_F(EmulatorCompatTest, OrganizationRunnerLifecycle) {
   auto client = PatClient();
   const RunnerScope org = RunnerScope::Organization("octo-org");

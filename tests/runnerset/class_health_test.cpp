@@ -124,5 +124,33 @@ TEST_F(ClassHealthTest, MetricsAndStatusTextShowTheUnhealthyClass) {
   EXPECT_EQ(ClassHealthText(ClassHealthJson(health_.Of("large"), config_.classes[2])), "");
 }
 
+// GitHub's 30-day rule: a class whose runner is older than the latest release is reported
+// unhealthy a week before 30 days after the release (its pools stop refilling, its jobs fall
+// back), and past the deadline says so; an up-to-date runner stays healthy.
+TEST_F(ClassHealthTest, ARunnerOlderThanTheLatestReleaseIsUnhealthyAWeekBeforeItsDeadline) {
+  health_.NoteCurrentVersion("small", "1");
+  health_.RecordAccepted("small", "1", "2.331.0");
+  health_.NoteCurrentVersion("mid", "1");
+  health_.RecordAccepted("mid", "1", "2.332.0");
+  const TimePoint released = clock_.Now();
+  health_.NoteLatestRelease(github::RunnerRelease{"2.332.0", released});
+  EXPECT_TRUE(health_.Of("small").healthy) << "23 days to go";
+  clock_.Advance(kRunnerUpdateDeadline - kRunnerUpdateWarning);
+  ClassVerdict v = health_.Of("small");
+  EXPECT_FALSE(v.healthy);
+  EXPECT_EQ(v.reason, "runner_update_due");
+  ASSERT_TRUE(v.deadline.has_value());
+  EXPECT_EQ(*v.deadline, released + kRunnerUpdateDeadline);
+  EXPECT_EQ(&health_.LaunchClass(config_, *config_.FindClass("small")), config_.FindClass("mid"));
+  const std::string text = ClassHealthText(ClassHealthJson(v, *config_.FindClass("small")));
+  EXPECT_NE(text.find("must be updated: GitHub stops handing it jobs at"), std::string::npos)
+      << text;
+  EXPECT_TRUE(health_.Of("mid").healthy) << "its runner is the latest";
+  clock_.Advance(kRunnerUpdateWarning);
+  EXPECT_EQ(health_.Of("small").reason, "runner_update_deadline_passed");
+  health_.NoteCurrentVersion("small", "2");  // a new image version, its runner not yet seen
+  EXPECT_TRUE(health_.Of("small").healthy);
+}
+
 }  // namespace
 }  // namespace mvr::runnerset

@@ -93,9 +93,28 @@ void AddRepositorySettings(json& j) {
 
 }  // namespace
 
+namespace {
+
+// A login as a URL path segment: a bot's "[bot]" is percent-encoded, as GitHub's URLs show it.
+std::string LoginInUrl(const std::string& login) {
+  std::string out;
+  for (char c : login) {
+    if (c == '[') {
+      out += "%5B";
+    } else if (c == ']') {
+      out += "%5D";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 json SimpleUserJson(const std::string& login, int64_t id, bool organization,
                     const std::string& base_url) {
-  const std::string api = base_url + "/users/" + login;
+  const std::string api = base_url + "/users/" + LoginInUrl(login);
   json j;
   j["login"] = login;
   j["id"] = id;
@@ -103,7 +122,7 @@ json SimpleUserJson(const std::string& login, int64_t id, bool organization,
   j["avatar_url"] = base_url + "/avatars/u/" + std::to_string(id) + "?v=4";
   j["gravatar_id"] = "";
   j["url"] = api;
-  j["html_url"] = base_url + "/" + login;
+  j["html_url"] = base_url + "/" + LoginInUrl(login);
   j["followers_url"] = api + "/followers";
   j["following_url"] = api + "/following{/other_user}";
   j["gists_url"] = api + "/gists{/gist_id}";
@@ -116,6 +135,38 @@ json SimpleUserJson(const std::string& login, int64_t id, bool organization,
   j["type"] = organization ? "Organization" : "User";
   j["user_view_type"] = "public";
   j["site_admin"] = false;
+  return j;
+}
+
+json RunnerReleaseJson(const std::string& version, TimePoint published_at,
+                       const std::string& base_url) {
+  const std::string api = base_url + "/repos/actions/runner/releases";
+  const std::string tag = "v" + version;
+  // Release ids only need to differ between versions: the digits of the version.
+  int64_t id = 0;
+  for (char c : version) {
+    if (c >= '0' && c <= '9') id = id * 10 + (c - '0');
+  }
+  json j;
+  j["url"] = api + "/" + std::to_string(id);
+  j["html_url"] = base_url + "/actions/runner/releases/tag/" + tag;
+  j["assets_url"] = api + "/" + std::to_string(id) + "/assets";
+  j["upload_url"] = "https://uploads.github.com/repos/actions/runner/releases/" +
+                    std::to_string(id) + "/assets{?name,label}";
+  j["tarball_url"] = base_url + "/repos/actions/runner/tarball/" + tag;
+  j["zipball_url"] = base_url + "/repos/actions/runner/zipball/" + tag;
+  j["id"] = id;
+  j["node_id"] = "RE_emu" + std::to_string(id);
+  j["tag_name"] = tag;
+  j["target_commitish"] = "main";
+  j["name"] = tag;
+  j["body"] = "";
+  j["draft"] = false;
+  j["prerelease"] = false;
+  j["created_at"] = FormatRfc3339(published_at);
+  j["published_at"] = FormatRfc3339(published_at);
+  j["author"] = SimpleUserJson("github-actions[bot]", 41898282, false, base_url);
+  j["assets"] = json::array();
   return j;
 }
 

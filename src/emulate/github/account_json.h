@@ -23,6 +23,10 @@ nlohmann::json RepositoryJson(const Repository& repo, const std::string& base_ur
 // The App's installation on `repo`'s owner (GET /repos/{o}/{r}/installation).
 nlohmann::json InstallationJson(int64_t installation_id, int64_t app_id, const Repository& repo,
                                 const std::string& base_url, TimePoint created_at);
+// The runner's release `version` ("2.332.0") as GET /repos/actions/runner/releases/latest shows
+// it (release).
+nlohmann::json RunnerReleaseJson(const std::string& version, TimePoint published_at,
+                                 const std::string& base_url);
 // The installation token's permissions: what the runner set and the Action need.
 nlohmann::json InstallationPermissionsJson();
 

@@ -129,5 +129,21 @@ TEST_F(HookDeliveriesTest, OrganisationTokenSeesItsRepositoriesAndARepositorySco
   EXPECT_EQ(*repo, (std::vector<std::string>{"octo/lib"}));
 }
 
+// The runner's latest release, which GitHub's 30-day update rule counts from (issue 30, item 5),
+// through the real client: none known is 404; the tag without its "v" and the publication time.
+TEST_F(HookDeliveriesTest, TheRunnersLatestReleaseIsReadWithItsPublicationTime) {
+  Result<mvr::github::RunnerRelease> none = client_->GetLatestRunnerRelease();
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), Code::kNotFound);
+  RunnerVersionPolicy policy;
+  policy.latest_release = "2.333.1";
+  policy.released_at = FromUnixSeconds(1'790'000'000);
+  ASSERT_TRUE(service_->model().SetRunnerVersionPolicy(policy).ok());
+  Result<mvr::github::RunnerRelease> got = client_->GetLatestRunnerRelease();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->version, "2.333.1");
+  EXPECT_EQ(got->published_at, FromUnixSeconds(1'790'000'000));
+}
+
 }  // namespace
 }  // namespace mvr::emulate::github
