@@ -151,8 +151,9 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   }
   if (name == "janitor") {
     fn.janitor = std::make_unique<runnerset::Janitor>(
-        fn.config, runnerset::JanitorDeps{seam, *fn.wiring->microvms, *fn.wiring->github, *fn.table,
-                                          *fn.wiring->queue, fn.metrics, fn.pool.get()});
+        fn.config,
+        runnerset::JanitorDeps{seam, *fn.wiring->microvms, *fn.wiring->github, *fn.table,
+                               *fn.wiring->queue, fn.metrics, fn.pool.get(), &fn.wiring->http});
     fn.handler = std::make_unique<lambda::JanitorHandler>(*fn.janitor, fn.metrics);
     return std::nullopt;
   }

@@ -125,6 +125,7 @@ Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam
     JsonFields fields(j, "supervisor status");
     MVR_ASSIGN_OR_RETURN(out.state, fields.OptionalString("state"));
     MVR_ASSIGN_OR_RETURN(out.current_request_id, fields.OptionalString("currentRequestId"));
+    MVR_ASSIGN_OR_RETURN(out.job_started, fields.OptionalBool("jobStarted", false));
     return Status::Ok();
   });
   if (!s.ok()) return s.Annotate("reading the supervisor's status");

@@ -47,6 +47,7 @@ Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam,
 struct SupervisorStatus {
   std::string state;               // the supervisor's state (IDLE, RUNNING, ...)
   std::string current_request_id;  // the delivery whose runner it is running; "" when none
+  bool job_started = false;        // that runner has taken its job
 };
 
 // GET /v1/status on the control port; transport errors, 429 and 5xx retried until `deadline`.

@@ -232,6 +232,14 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
     report.Add(Swept::kBusySpared);
     return clear();
   }
+  // The jobs API lags the job (a job just taken is not yet listed in progress): the VM's own
+  // supervisor knows.
+  if (SupervisorRunsAJob(row.microvm_id)) {
+    deps_.seam.logger.Info("janitor: the supervisor says its runner runs a job; left alone",
+                           {{"runner_name", row.runner_name}, {"listed_as", suspicion}});
+    report.Add(Swept::kBusySpared);
+    return clear();
+  }
   if (fresh.ok()) {
     // Idle still: deregister first. GitHub refuses to remove a runner that took a job meanwhile.
     Status removed = deps_.github.DeleteRunner(scope_, row.runner_id);

@@ -38,6 +38,7 @@
 #include "base/retry.h"
 #include "base/seam.h"
 #include "github/github.h"
+#include "http/client.h"
 #include "queue/queue.h"
 #include "runnerset/config.h"
 #include "runnerset/metrics.h"
@@ -51,6 +52,8 @@ namespace mvr::runnerset {
 // under a steady error rate strikes take several periods longer to reach their limit (found by
 // the simulation: docs/simulation.md, api-faults seeds 15 and 20).
 inline const RetryPolicy kJanitorReadRetry{4, Duration(200), Duration(5'000), Duration(30'000)};
+// How long the janitor waits for a supervisor's status before it goes by the other evidence.
+inline constexpr Duration kSupervisorStatusTime{10'000};
 
 enum class Swept {
   kVmsListed,
@@ -93,6 +96,9 @@ struct JanitorDeps {
   queue::Queue& queue;  // recovered launches go here
   Metrics& metrics;
   WarmPoolTable* pool = nullptr;  // warm-pool members are never orphans; optional
+  // The VMs' ingress, to ask a supervisor whether its runner runs a job before its VM is
+  // terminated (the evidence beside the jobs API); optional.
+  http::HttpClient* ingress = nullptr;
 };
 
 class Janitor {
@@ -179,6 +185,9 @@ class Janitor {
   // its runner will get no job of its own, and its `completed` webhook may never come. False
   // when it cannot tell.
   bool OwnJobEnded(const MappingRow& row);
+  // Whether the VM's supervisor says its runner has taken a job (GET /v1/status on the control
+  // port). False when there is no ingress or it cannot be read: the other evidence stands.
+  bool SupervisorRunsAJob(const std::string& microvm_id);
   // Whether a job with the class's label is queued in a repository the set serves: an idle
   // runner whose own job ended then is a spare that may serve it (a job whose runner another job
   // took waits for exactly such a runner), not waste.

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "base/retry.h"
+#include "fleet/control_delivery.h"
+#include "fleet/microvm_lifecycle.h"
 #include "runnerset/janitor.h"
 
 namespace mvr::runnerset {
@@ -70,6 +72,25 @@ bool Janitor::AJobOfItsClassWaits(const Inventory& inv, const std::string& class
     inv.waiting_classes = std::move(waiting);
   }
   return inv.waiting_classes->count("*") > 0 || inv.waiting_classes->count(class_label) > 0;
+}
+
+bool Janitor::SupervisorRunsAJob(const std::string& microvm_id) {
+  if (deps_.ingress == nullptr) return false;
+  const TimePoint deadline = deps_.seam.clock.Now() + kSupervisorStatusTime;
+  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  Result<aws::Microvm> vm = vms.Get(microvm_id, deadline);
+  if (!vm.ok() || vm->endpoint.empty()) return false;
+  Result<Secret> token =
+      vms.ControlToken(microvm_id, fleet::kControlPort, fleet::kControlTokenMinutes, deadline);
+  if (!token.ok()) return false;
+  Result<fleet::SupervisorStatus> status =
+      fleet::ReadSupervisorStatus(*deps_.ingress, deps_.seam, vm->endpoint, *token, deadline);
+  if (!status.ok()) {
+    deps_.seam.logger.Debug("janitor: could not read the supervisor's status",
+                            {{"microvm_id", microvm_id}, {"error", status.status().ToString()}});
+    return false;
+  }
+  return status->state == "RUNNING" && status->job_started;
 }
 
 bool Janitor::OwnJobEnded(const MappingRow& row) {

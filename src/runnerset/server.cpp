@@ -53,7 +53,7 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
                                       metrics_, &watch_, &pool_, deps.control_key, &health_}),
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
       janitor_(config_, JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue,
-                                    metrics_, &pool_}),
+                                    metrics_, &pool_, &deps.http}),
       sweeper_(config_, WarmPoolDeps{deps.seam, deps.microvms, pool_, &deps.github, &deps.http,
                                      &table_, deps.control_key, &health_}) {
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));

@@ -66,6 +66,7 @@ class SimGuest::Vm final : public supervisor::RunnerCommands {
     v.current_request_id = machine.current_request();
     v.runners_started = runner_actor >= 0 ? 1 : 0;
     v.docker_running = docker_running;
+    v.job_started = machine.job_started();
     return v;
   }
   std::optional<supervisor::StateMachine::RequestRecord> FindRequest(

@@ -37,8 +37,9 @@ void World::LauncherLoop(Process& p) {
 }
 
 void World::JanitorLoop(Process& p) {
-  runnerset::Janitor janitor(config_, runnerset::JanitorDeps{p.seam.seam, p.vms, *p.github, p.table,
-                                                             queue_, metrics_, &p.pool});
+  runnerset::Janitor janitor(
+      config_, runnerset::JanitorDeps{p.seam.seam, p.vms, *p.github, p.table, queue_, metrics_,
+                                      &p.pool, &ingress_http_});
   const Duration interval(config_.janitor.interval_seconds * 1000LL);
   while (true) {
     p.seam.sleeper.Sleep(interval);

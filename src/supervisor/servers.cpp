@@ -181,7 +181,8 @@ HttpResponse HandleStatus(const RunnerCommands& supervisor) {
                              {"dockerRunning", v.docker_running},
                              {"failure", v.failure},
                              {"currentRequestId", v.current_request_id},
-                             {"runnersStarted", v.runners_started}});
+                             {"runnersStarted", v.runners_started},
+                             {"jobStarted", v.job_started}});
 }
 
 HookServer::HookServer(Supervisor& supervisor) {

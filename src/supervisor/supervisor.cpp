@@ -224,6 +224,7 @@ StatusView Supervisor::Snapshot() const {
     v.failure = machine_.failure();
     v.current_request_id = machine_.current_request();
     v.runners_started = runners_started_;
+    v.job_started = machine_.job_started();
   }
   v.docker_running = docker_.running();
   return v;

@@ -78,6 +78,7 @@ struct StatusView {
   std::string current_request_id;
   int runners_started = 0;
   bool docker_running = false;
+  bool job_started = false;  // the current runner has taken its job (its job-started hook ran)
 };
 
 // The commands the /run hook and the control port's edges (servers.h) carry to a supervisor:

@@ -56,8 +56,8 @@ class RunnerSetTest : public ::testing::Test {
   Janitor& J() {
     if (!janitor_) {
       janitor_ = std::make_unique<Janitor>(
-          config_,
-          JanitorDeps{m_.seam, fleet_.vms(), fleet_.github(), table_, queue_, metrics_, &pool_});
+          config_, JanitorDeps{m_.seam, fleet_.vms(), fleet_.github(), table_, queue_, metrics_,
+                               &pool_, &fleet_.ingress()});
     }
     return *janitor_;
   }

@@ -30,6 +30,25 @@ TEST_F(JanitorTest, IdleRunnerThatNeverGotAJobIsDeregisteredThenItsVmTerminated)
   EXPECT_EQ(r.Get(Swept::kRunnersRemoved), 1);
 }
 
+// GitHub's listing says idle and the jobs API shows no job on the runner (its busy flag lies, and
+// the job it just took is not listed in progress yet): the VM's supervisor, whose runner's
+// job-started hook ran, is the evidence that spares it (issue 30, item 3).
+TEST_F(JanitorTest, RunnerWhoseSupervisorSaysItRunsAJobKeepsItsVm) {
+  const std::string vm = OldVm();
+  const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
+  Launched(runner.name, runner.id, vm, 1);
+  fleet_.guest.status_state = "RUNNING";
+  fleet_.guest.status_job_started = true;
+  for (int i = 0; i < 4; ++i) J().Sweep();
+  EXPECT_EQ(State(vm), "RUNNING");
+  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_GE(metrics_.GetJanitor("busy_spared"), 1);
+  EXPECT_NE(m_.sink.Joined().find("the supervisor says its runner runs a job"), std::string::npos);
+  fleet_.guest.status_job_started = false;  // its runner never took a job after all
+  for (int i = 0; i < 2; ++i) J().Sweep();
+  EXPECT_EQ(State(vm), "TERMINATED");
+}
+
 TEST_F(JanitorTest, BusyRunnerIsNeverTerminatedEvenWhenTheListingSaysIdle) {
   const std::string vm = OldVm();
   const Runner runner = OnlineRunner("mvr-demo-1-aaaa", /*busy=*/true);

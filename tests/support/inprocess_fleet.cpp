@@ -79,8 +79,10 @@ http::HttpResponse StandInSupervisor::Serve(const std::string& microvm_id, int p
       answer = status_script.front();
       status_script.pop_front();
     }
-    return http::HttpResponse::Json(
-        200, json{{"state", answer.first}, {"currentRequestId", answer.second}}.dump());
+    return http::HttpResponse::Json(200, json{{"state", answer.first},
+                                              {"currentRequestId", answer.second},
+                                              {"jobStarted", status_job_started}}
+                                             .dump());
   }
   if (request.method == "POST" && request.path == "/v1/runner/start") {
     const json body = json::parse(request.body, nullptr, false);

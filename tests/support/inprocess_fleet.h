@@ -56,6 +56,7 @@ class StandInSupervisor final : public emulate::microvms::InProcessGuest {
   std::string start_body = "{}";
   std::string status_state = "IDLE";  // GET /v1/status, once status_script is used up
   std::string status_request_id;
+  bool status_job_started = false;  // GET /v1/status's jobStarted
   // Answers GET /v1/status gives first, in order: {state, currentRequestId}.
   std::deque<std::pair<std::string, std::string>> status_script;
 
