@@ -299,8 +299,13 @@ TEST_F(JanitorTest, SweepsArePacedToWhatIsLeftOfGithubsHourlyBudget) {
         {"X-RateLimit-Resource", "core"},
         {"X-RateLimit-Reset", std::to_string(ToUnixMillis(m_.clock.Now()) / 1000 + 3600)}};
   };
+  budget(3000);  // more than half left: the janitor's own interval
+  EXPECT_FALSE(J().Sweep().paced);
+  m_.clock.Advance(Duration(config_.janitor.interval_seconds * 1000LL));
+  EXPECT_FALSE(J().Sweep().paced);
   budget(1010);  // 10 above the fifth kept: one sweep every 6 minutes until the reset
-  EXPECT_FALSE(J().Sweep().paced) << "nothing known of the budget before the first sweep";
+  m_.clock.Advance(Duration(config_.janitor.interval_seconds * 1000LL));
+  EXPECT_FALSE(J().Sweep().paced) << "it learns of the change from this sweep's answers";
   m_.clock.Advance(Duration(config_.janitor.interval_seconds * 1000LL));
   EXPECT_TRUE(J().Sweep().paced);
   EXPECT_EQ(metrics_.GetJanitor("sweeps_paced"), 1);
