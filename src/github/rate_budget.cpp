@@ -7,6 +7,10 @@ namespace {
 
 constexpr Duration kMinute{60'000};
 constexpr Duration kHour{3'600'000};
+// How long the other content-creating calls wait for a probe's answer at a time, and when a probe
+// whose answer never came is given up.
+constexpr Duration kProbeWait{1'000};
+constexpr Duration kProbeGiveUp{30'000};
 
 bool EndsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -96,6 +100,17 @@ Status RateBudget::Admit(TimePoint now, const RateCall& call) {
         .WithErrorType("RateBudget")
         .WithRetryAfter(wait);
   }
+  if (options_.pace && call.content_creating && content_probing_) {
+    // A probe whose answer is lost (it never comes back here) is given up after a while.
+    if (content_probe_sent_ && now - *content_probe_sent_ < kProbeGiveUp) {
+      ++refused_locally_;
+      return Throttled("GitHub " + call.endpoint +
+                       " held back while the first call after GitHub's Retry-After is answered")
+          .WithErrorType("RateBudget")
+          .WithRetryAfter(kProbeWait);
+    }
+    content_probe_sent_ = now;
+  }
   if (primary_ && now < primary_->reset) --primary_->remaining;  // until the answer says
   if (!options_.pace) return Status::Ok();
   if (call.content_creating) {
@@ -115,10 +130,20 @@ void RateBudget::OnAnswer(TimePoint now, const RateCall& call, const Status& out
     primary_ = headers;
   }
   const std::string& type = outcome.error_type();
-  if (outcome.code() != Code::kThrottled ||
-      (type != "PrimaryRateLimit" && type != "SecondaryRateLimit")) {
-    return;
+  const bool limited = outcome.code() == Code::kThrottled &&
+                       (type == "PrimaryRateLimit" || type == "SecondaryRateLimit");
+  if (call.content_creating) {
+    // Refused: the next one after the Retry-After probes. The probe answered: the limit is over.
+    // (An answer to a call sent before the refusal, with no probe out yet, says nothing.)
+    if (limited) {
+      content_probing_ = true;
+      content_probe_sent_.reset();
+    } else if (content_probe_sent_) {
+      content_probing_ = false;
+      content_probe_sent_.reset();
+    }
   }
+  if (!limited) return;
   ++limited_by_github_;
   const TimePoint until = now + outcome.retry_after().value_or(kMinute);
   // A content limit's refusal holds back content alone; any other holds back every call.

@@ -76,7 +76,11 @@ class RateBudget {
   std::map<std::string, std::deque<std::pair<TimePoint, int>>> endpoint_;  // guarded by mu_
   std::optional<RateLimit> primary_;                                       // guarded by mu_
   TimePoint blocked_until_{}, content_blocked_until_{};                    // guarded by mu_
-  int64_t refused_locally_ = 0, limited_by_github_ = 0;                    // guarded by mu_
+  // After GitHub refused a content-creating call, the first one once its Retry-After is over is
+  // a probe: the others wait for its answer instead of meeting the limit all at once.
+  bool content_probing_ = false;                         // guarded by mu_
+  std::optional<TimePoint> content_probe_sent_;          // guarded by mu_
+  int64_t refused_locally_ = 0, limited_by_github_ = 0;  // guarded by mu_
 };
 
 }  // namespace mvr::github

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/time_format.h"
 #include "runner_set_e2e_fixture.h"
 
 namespace mvr::demo {
@@ -66,10 +67,26 @@ TEST_F(RunnerSetRateLimits, ABurstMeetsGitHubsLimitHonoursItsRetryAfterAndLosesN
   const std::vector<json> refused = EmulatorLines("github request rate-limited");
   ASSERT_GE(refused.size(), 1u) << "the burst never met the limit";
   for (const json& r : refused) EXPECT_EQ(r.value("limit", ""), "content_per_minute") << r.dump();
-  // ... and the set waited as asked: after each 429 it held its JIT configs back until the
-  // Retry-After, so there are at most as many refusals as jobs (a set that did not wait would
-  // have been refused at every try of every launcher).
-  EXPECT_LE(refused.size(), static_cast<size_t>(kJobs));
+  // ... and the set waited as asked: after a 429 no JIT config went out before its Retry-After
+  // was over (a set that did not wait would be refused again within it, at every try of every
+  // launcher). The refusals of one moment are one round; the next round comes no sooner than the
+  // Retry-After of the round before (to the emulator's log's millisecond, less 50 ms of clocks).
+  TimePoint round_at{};
+  Duration round_wait{0};
+  int rounds = 0;
+  for (const json& r : refused) {
+    auto at = ParseRfc3339(r.value("ts", ""));
+    ASSERT_TRUE(at.ok()) << r.dump();
+    if (rounds > 0 && *at - round_at < Duration(50)) continue;  // the same round
+    if (rounds > 0) {
+      EXPECT_GE(*at - round_at, round_wait - Duration(50))
+          << "a JIT config was sent within the Retry-After of the refusal before it: " << r.dump();
+    }
+    ++rounds;
+    round_at = *at;
+    round_wait = Duration(r.value("retry_after", int64_t{0}) * 1000);
+  }
+  EXPECT_LE(rounds, kJobs);
   const std::string metrics = MetricsText();
   EXPECT_EQ(Gauge(metrics, "mvr_runnerset_github_rate_limited_total"),
             static_cast<int64_t>(refused.size()))

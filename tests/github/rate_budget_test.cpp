@@ -86,6 +86,42 @@ TEST(RateBudgetTest, GitHubsRetryAfterHoldsBackContentAloneAndItsPrimaryEverythi
   EXPECT_TRUE(budget.Admit(clock.Now(), kGetRunner).ok());
 }
 
+// After GitHub's Retry-After for a content limit, the first JIT config is a probe: the others
+// wait for its answer rather than all meeting the limit again at the same moment (the end-to-end
+// burst was refused 4 + 4 + 1 times by 4 launchers retrying together); a refused probe starts
+// the wait again, an answered one ends the probing; a probe whose answer never comes is given up.
+TEST(RateBudgetTest, TheFirstJitConfigAfterARetryAfterProbesForTheOthers) {
+  ManualClock clock;
+  RateBudget budget{RateBudgetOptions{}};
+  const Status refused =
+      Throttled("429").WithErrorType("SecondaryRateLimit").WithRetryAfter(Duration(3'000));
+  ASSERT_TRUE(budget.Admit(clock.Now(), kJit).ok());
+  ASSERT_TRUE(budget.Admit(clock.Now(), kJit).ok());
+  budget.OnAnswer(clock.Now(), kJit, refused, std::nullopt);
+  // The other call, sent before the refusal, answered after it: it does not end the limit.
+  budget.OnAnswer(clock.Now(), kJit, Status::Ok(), std::nullopt);
+  clock.Advance(Duration(3'000));
+  ASSERT_TRUE(budget.Admit(clock.Now(), kJit).ok()) << "the probe";
+  Status other = budget.Admit(clock.Now(), kJit);
+  EXPECT_EQ(other.code(), Code::kThrottled);
+  EXPECT_EQ(other.retry_after(), Duration(1'000));
+  EXPECT_TRUE(budget.Admit(clock.Now(), kGetRunner).ok()) << "reads are not held back";
+  budget.OnAnswer(clock.Now(), kJit, refused, std::nullopt);  // the probe refused too
+  EXPECT_EQ(budget.Admit(clock.Now(), kJit).retry_after(), Duration(3'000));
+  clock.Advance(Duration(3'000));
+  ASSERT_TRUE(budget.Admit(clock.Now(), kJit).ok()) << "the next probe";
+  budget.OnAnswer(clock.Now(), kJit, Status::Ok(), std::nullopt);
+  EXPECT_TRUE(budget.Admit(clock.Now(), kJit).ok());
+  EXPECT_TRUE(budget.Admit(clock.Now(), kJit).ok()) << "answered: no more probing";
+  // A probe lost on the way.
+  budget.OnAnswer(clock.Now(), kJit, refused, std::nullopt);
+  clock.Advance(Duration(3'000));
+  ASSERT_TRUE(budget.Admit(clock.Now(), kJit).ok());
+  EXPECT_EQ(budget.Admit(clock.Now(), kJit).code(), Code::kThrottled);
+  clock.Advance(Duration(30'000));
+  EXPECT_TRUE(budget.Admit(clock.Now(), kJit).ok()) << "the lost probe is given up";
+}
+
 TEST(RateBudgetTest, PrimaryCountsDownLocallyUntilTheNextAnswer) {
   ManualClock clock;
   RateBudget budget{RateBudgetOptions{}};
