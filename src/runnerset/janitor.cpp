@@ -222,21 +222,12 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
     }
     if (suspicion == "absent" && !ended) return clear();  // back in GitHub's view
   }
-  // Idle or gone by its flag, which can lie: the jobs API must not name it on a job in progress.
-  Result<bool> working = RunsAJob(inv, row.runner_name);
+  // Idle or gone by its flag, which can lie: neither the jobs API nor the VM's supervisor may
+  // say it runs a job.
+  Result<bool> working = WorksOnAJob(inv, row, suspicion);
   if (!working.ok())
     return Error(report, "reading the jobs of " + row.runner_name, working.status());
   if (*working) {
-    deps_.seam.logger.Info("janitor: the jobs API shows the runner on a job; left alone",
-                           {{"runner_name", row.runner_name}, {"listed_as", suspicion}});
-    report.Add(Swept::kBusySpared);
-    return clear();
-  }
-  // The jobs API lags the job (a job just taken is not yet listed in progress): the VM's own
-  // supervisor knows.
-  if (SupervisorRunsAJob(row.microvm_id)) {
-    deps_.seam.logger.Info("janitor: the supervisor says its runner runs a job; left alone",
-                           {{"runner_name", row.runner_name}, {"listed_as", suspicion}});
     report.Add(Swept::kBusySpared);
     return clear();
   }

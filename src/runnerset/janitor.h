@@ -188,6 +188,10 @@ class Janitor {
   // Whether the VM's supervisor says its runner has taken a job (GET /v1/status on the control
   // port). False when there is no ingress or it cannot be read: the other evidence stands.
   bool SupervisorRunsAJob(const std::string& microvm_id);
+  // Either of the two, the jobs API first (logged when one says so); an error of the jobs API is
+  // "cannot tell".
+  Result<bool> WorksOnAJob(const Inventory& inv, const MappingRow& row,
+                           const std::string& listed_as);
   // Whether a job with the class's label is queued in a repository the set serves: an idle
   // runner whose own job ended then is a spare that may serve it (a job whose runner another job
   // took waits for exactly such a runner), not waste.

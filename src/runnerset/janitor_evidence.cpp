@@ -74,6 +74,21 @@ bool Janitor::AJobOfItsClassWaits(const Inventory& inv, const std::string& class
   return inv.waiting_classes->count("*") > 0 || inv.waiting_classes->count(class_label) > 0;
 }
 
+Result<bool> Janitor::WorksOnAJob(const Inventory& inv, const MappingRow& row,
+                                  const std::string& listed_as) {
+  MVR_ASSIGN_OR_RETURN(const bool listed, RunsAJob(inv, row.runner_name));
+  // The jobs API lags the job (a job just taken is not yet listed in progress): the VM's own
+  // supervisor knows.
+  const char* says = listed ? "the jobs API shows the runner on a job"
+                     : SupervisorRunsAJob(row.microvm_id)
+                         ? "the supervisor says its runner runs a job"
+                         : nullptr;
+  if (says == nullptr) return false;
+  deps_.seam.logger.Info(std::string("janitor: ") + says + "; left alone",
+                         {{"runner_name", row.runner_name}, {"listed_as", listed_as}});
+  return true;
+}
+
 bool Janitor::SupervisorRunsAJob(const std::string& microvm_id) {
   if (deps_.ingress == nullptr) return false;
   const TimePoint deadline = deps_.seam.clock.Now() + kSupervisorStatusTime;
