@@ -143,6 +143,8 @@ class Launcher {
   // resumed but not yet mapped; nullopt for a runner the set did not launch or mapped to no job.
   std::optional<int64_t> LaunchedFor(const std::string& runner_name);
   static constexpr int64_t kLaunchInFlight = -1;
+  // How many links of a chain of taken jobs are followed, in either direction, before giving up.
+  static constexpr int kMaxChain = 8;
   // Whether the hot member whose runner this is is claimed by a launch (not the sweeper).
   bool HotLaunchInFlight(const std::string& runner_name);
   // Removes unclaimed pool members from the VMs the cap counts: they are not jobs. Returns the

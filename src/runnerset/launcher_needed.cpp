@@ -55,7 +55,6 @@ bool Launcher::StillNeeded(const LaunchIntent& in) {
   // provides it. K may in turn have been taken by the runner of job L, and so on: follow that
   // chain to a job still waiting (this launch is needed), or back to a runner launched for this
   // very job (everyone in the chain has a runner: it is not). Jobs and runners stay one to one.
-  constexpr int kMaxChain = 8;
   std::set<int64_t> seen;
   int64_t job_id = in.job_id;
   github::RepositoryRef job_repo = *repo;

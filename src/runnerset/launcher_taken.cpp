@@ -29,7 +29,6 @@ Launcher::TakenJobsLaunch Launcher::TakenJobsLaunchState(const TakenIntent& in) 
   //   whose webhook is yet to come, or died idle; that VM is the janitor's (strikes), and so is
   //   the waiting job (stuck-launch recovery).
   // A failed read launches.
-  constexpr int kMaxChain = 8;
   std::string repository = in.repository;
   int64_t job_id = in.job_id;
   std::set<std::string> seen;
@@ -58,7 +57,6 @@ Result<std::optional<Launcher::WaitingHead>> Launcher::FindWaitingHead(std::stri
                                                                        std::string runner_name) {
   // The runner was launched for `job_id`. If that job still waits, it is the head. If another
   // runner of the set took it, the job that runner was launched for may wait instead, and so on.
-  constexpr int kMaxChain = 8;
   std::set<std::string> seen;
   for (int step = 0; step < kMaxChain; ++step) {
     if (!seen.insert(RunnerTable::JobKey(repository, job_id)).second) break;
