@@ -70,8 +70,9 @@ void AddFieldFaultOptions(CLI::App& cmd, demo::RunnerSetDemoOptions& set) {
       ->capture_default_str();
   cmd.add_option("--min-runner-version", set.min_runner_version,
                  "the GitHub emulator refuses runners older than this version (actions/runner "
-                 "#4392); the stand-in runners report 2.332.0, so a higher minimum leaves every "
-                 "job waiting and the demo reports it")
+                 "#4392); mvr-small's runner reports 2.332.0 and mvr-large's this version, so "
+                 "with a higher minimum mvr-small turns unhealthy and its jobs fall back to "
+                 "mvr-large (its fallbackClass)")
       ->check([](const std::string& v) {
         Status s = emulate::github::CheckRunnerVersion(v);
         return s.ok() ? std::string() : s.message();

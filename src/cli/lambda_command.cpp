@@ -20,6 +20,7 @@
 #include "lambda/handlers.h"
 #include "lambda/runtime_loop.h"
 #include "lambda/secret_refs.h"
+#include "runnerset/class_health.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/webhook_endpoint.h"
 
@@ -68,6 +69,7 @@ struct Function {
   std::optional<runnerset::WebhookRouter> router;
   runnerset::Metrics metrics;
   std::unique_ptr<runnerset::RunnerTable> table;
+  std::unique_ptr<runnerset::ClassHealth> health;  // kept in the table, shared by the functions
   std::unique_ptr<runnerset::Launcher> launcher;
   std::unique_ptr<runnerset::Janitor> janitor;
   std::unique_ptr<runnerset::WarmPoolTable> pool;
@@ -141,26 +143,29 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   table_options.takeover_after = fn.config.claim_takeover_after();
   fn.table = std::make_unique<runnerset::RunnerTable>(*fn.wiring->store, seam, table_options);
   fn.pool = std::make_unique<runnerset::WarmPoolTable>(*fn.wiring->store, seam);
+  fn.health = std::make_unique<runnerset::ClassHealth>(seam.clock, fn.table.get());
   if (name == "warm-pool") {
     fn.sweeper = std::make_unique<runnerset::WarmPoolSweeper>(
-        fn.config, runnerset::WarmPoolDeps{seam, *fn.wiring->microvms, *fn.pool,
-                                           fn.wiring->github.get(), &fn.wiring->http,
-                                           fn.table.get(), runnerset::ControlKeyOf(*secrets)});
+        fn.config,
+        runnerset::WarmPoolDeps{seam, *fn.wiring->microvms, *fn.pool, fn.wiring->github.get(),
+                                &fn.wiring->http, fn.table.get(), runnerset::ControlKeyOf(*secrets),
+                                fn.health.get()});
     fn.handler = std::make_unique<lambda::WarmPoolHandler>(*fn.sweeper, fn.metrics);
     return std::nullopt;
   }
   if (name == "janitor") {
     fn.janitor = std::make_unique<runnerset::Janitor>(
-        fn.config,
-        runnerset::JanitorDeps{seam, *fn.wiring->microvms, *fn.wiring->github, *fn.table,
-                               *fn.wiring->queue, fn.metrics, fn.pool.get(), &fn.wiring->http});
+        fn.config, runnerset::JanitorDeps{seam, *fn.wiring->microvms, *fn.wiring->github, *fn.table,
+                                          *fn.wiring->queue, fn.metrics, fn.pool.get(),
+                                          &fn.wiring->http, fn.health.get()});
     fn.handler = std::make_unique<lambda::JanitorHandler>(*fn.janitor, fn.metrics);
     return std::nullopt;
   }
   fn.launcher = std::make_unique<runnerset::Launcher>(
-      fn.config, runnerset::LauncherDeps{seam, *fn.wiring->microvms, *fn.wiring->github,
-                                         fn.wiring->http, *fn.table, fn.metrics, nullptr,
-                                         fn.pool.get(), runnerset::ControlKeyOf(*secrets)});
+      fn.config,
+      runnerset::LauncherDeps{seam, *fn.wiring->microvms, *fn.wiring->github, fn.wiring->http,
+                              *fn.table, fn.metrics, nullptr, fn.pool.get(),
+                              runnerset::ControlKeyOf(*secrets), fn.health.get()});
   fn.handler = std::make_unique<lambda::LauncherHandler>(fn.config, *fn.launcher, fn.metrics,
                                                          *fn.wiring->queue, seam);
   return std::nullopt;

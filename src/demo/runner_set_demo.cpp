@@ -164,6 +164,8 @@ class Session {
     for (const DemoClass& c : kClasses) classes.push_back({{"label", c.label}, {"image", c.image}});
     if (options_.warm_pool > 0) classes[0]["warmPoolSize"] = options_.warm_pool;
     if (options_.hot_pool > 0) classes[0]["hotPoolSize"] = options_.hot_pool;
+    // GitHub refuses mvr-small's runner: its jobs go to mvr-large, whose image has the minimum.
+    if (!options_.min_runner_version.empty()) classes[0]["fallbackClass"] = kClasses[1].label;
     return json{
         {"runnerSetId", "demo"},
         {"listen", "127.0.0.1:" + std::to_string(port)},
@@ -228,7 +230,11 @@ Status StartStack(LocalStack& stack, const RunnerSetDemoOptions& o, const Seam& 
   }
   stack.SetRunBody(o.run_body);
   for (const DemoClass& c : kClasses) {
-    stack.AddImage(c.image, RunnerBody(stack, o.runner_startup_ms, o.runner_registration_ms));
+    std::string body = RunnerBody(stack, o.runner_startup_ms, o.runner_registration_ms);
+    // With a minimum, mvr-large's image is the one updated to it (mvr-small's falls back there).
+    if (!o.min_runner_version.empty() && &c == &kClasses[1])
+      body += " --version " + o.min_runner_version;
+    stack.AddImage(c.image, body);
   }
   stack.AddGithubArgs({"--webhook-url", "http://127.0.0.1:" + std::to_string(port) + "/webhook",
                        "--webhook-secret-file", dir + "/webhook-secret", "--tick-ms", "100",
@@ -264,6 +270,23 @@ Result<std::map<int64_t, JobTrack>> QueueBurst(const Seam& seam, Workflow& workf
     jobs[job.id] = job;
   }
   return jobs;
+}
+
+// Each unhealthy class as `mvr serve`'s /status reports it (GitHub refusing its runner version).
+void PrintClassHealth(const Result<std::string>& status) {
+  if (!status.ok()) return;
+  json s = json::parse(*status, nullptr, false);
+  if (!s.is_object() || !s.contains("classes") || !s["classes"].is_array()) return;
+  for (const json& c : s["classes"]) {
+    const json h = c.value("health", json::object());
+    if (!h.is_object() || h.value("healthy", true)) continue;
+    const std::string fallback = h.value("fallbackClass", std::string());
+    std::printf("class %s unhealthy: %s (runner %s, image version %s)%s\n",
+                c.value("label", std::string()).c_str(), h.value("reason", std::string()).c_str(),
+                h.value("runnerVersion", std::string()).c_str(),
+                h.value("imageVersion", std::string()).c_str(),
+                fallback.empty() ? "" : ("; its jobs fell back to " + fallback).c_str());
+  }
 }
 
 // Prints the latency table, mvr serve's counters and the outcome; true when every job succeeded
@@ -346,6 +369,7 @@ int RunnerSetDemo::Run() {
   const std::map<std::string, Milestones> timeline = session.AwaitTimeline(seen.jobs);
   const Session::Remains remains = session.AwaitCleanUp(workflow);
   auto metrics = session.Get("/metrics");
+  PrintClassHealth(session.Get("/status"));
   session.StopServe();
   stack.Stop();
 

@@ -1,5 +1,6 @@
 #include "runnerset/class_health.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
 #include <vector>
@@ -44,28 +45,119 @@ void ClassHealth::NoteCurrentVersion(const std::string& label, const std::string
   current_[label] = image_version;
 }
 
-void ClassHealth::RecordAccepted(const std::string& label, const std::string& image_version,
-                                 const std::string& runner_version) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Seen& s = seen_[label][image_version];
-  s.runner_version = runner_version;
+RunnerVerdictRow& ClassHealth::RowLocked(const std::string& label,
+                                         const std::string& image_version) {
+  RunnerVerdictRow& row = seen_[label][image_version];
+  row.label = label;
+  row.image_version = image_version;
+  return row;
 }
 
-void ClassHealth::RecordRefused(const std::string& label, const std::string& image_version,
-                                const std::string& runner_version) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Seen& s = seen_[label][image_version];
-  s.runner_version = runner_version;
-  if (!s.refused) s.since = clock_.Now();
-  s.refused = true;
-  if (highest_refused_.empty() || CompareVersions(runner_version, highest_refused_) > 0) {
-    highest_refused_ = runner_version;
+void ClassHealth::Sync() const {
+  if (!table_) return;
+  const TimePoint now = clock_.Now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (synced_ && now - *synced_ < kSyncEvery) return;
+    synced_ = now;  // one reader at a time; the others use the copy they have
   }
+  Result<std::vector<RunnerVerdictRow>> rows = table_->RunnerVerdicts();
+  if (!rows.ok()) return;  // the copy stands until the next read
+  std::lock_guard<std::mutex> lock(mu_);
+  for (RunnerVerdictRow& row : *rows) {
+    RunnerVerdictRow& mine = seen_[row.label][row.image_version];
+    if (row.updated_ms >= mine.updated_ms) mine = std::move(row);
+  }
+}
+
+Status ClassHealth::Store(const RunnerVerdictRow& row) const {
+  return table_ ? table_->PutRunnerVerdict(row) : Status::Ok();
+}
+
+Status ClassHealth::RecordAccepted(const std::string& label, const std::string& image_version,
+                                   const std::string& runner_version) {
+  Sync();
+  RunnerVerdictRow copy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RunnerVerdictRow& row = RowLocked(label, image_version);
+    const bool changes =
+        row.refused || !row.suspects.empty() || row.runner_version != runner_version;
+    row.runner_version = runner_version;
+    row.updated_ms = ToUnixMillis(clock_.Now());
+    if (!changes) return Status::Ok();
+    row.refused = false;
+    row.since_ms = 0;
+    row.suspects.clear();
+    copy = row;
+  }
+  return Store(copy);
+}
+
+Status ClassHealth::RecordRefused(const std::string& label, const std::string& image_version,
+                                  const std::string& runner_version) {
+  Sync();
+  RunnerVerdictRow copy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RunnerVerdictRow& row = RowLocked(label, image_version);
+    row.runner_version = runner_version;
+    row.updated_ms = ToUnixMillis(clock_.Now());
+    if (!row.refused) row.since_ms = row.updated_ms;
+    row.refused = true;
+    copy = row;
+  }
+  return Store(copy);
+}
+
+Result<bool> ClassHealth::RecordSuspectedRefusal(const std::string& label,
+                                                 const std::string& image_version,
+                                                 const std::string& runner_version,
+                                                 const std::string& runner_name) {
+  Sync();
+  RunnerVerdictRow copy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RunnerVerdictRow& row = RowLocked(label, image_version);
+    if (row.refused) return true;
+    if (std::find(row.suspects.begin(), row.suspects.end(), runner_name) != row.suspects.end()) {
+      return false;
+    }
+    row.suspects.push_back(runner_name);
+    row.runner_version = runner_version;
+    row.updated_ms = ToUnixMillis(clock_.Now());
+    if (row.suspects.size() >= 2) {
+      row.refused = true;
+      row.since_ms = row.updated_ms;
+    }
+    copy = row;
+  }
+  MVR_RETURN_IF_ERROR(Store(copy));
+  return copy.refused;
 }
 
 void ClassHealth::NoteLatestRelease(const github::RunnerRelease& release) {
   std::lock_guard<std::mutex> lock(mu_);
   latest_ = release;
+}
+
+ClassHealth::Admission ClassHealth::Admit(const RunnerClass& launch_class, bool take) {
+  Sync();
+  RunnerVerdictRow copy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ClassVerdict v = OfLocked(launch_class.label);
+    if (v.healthy || v.reason != "runner_version_refused") return Admission::kLaunch;
+    RunnerVerdictRow& row = RowLocked(launch_class.label, v.image_version);
+    const int64_t now = ToUnixMillis(clock_.Now());
+    const int64_t last = std::max(row.probe_ms, row.since_ms);
+    if (now - last < kProbeEvery.count()) return Admission::kHeld;
+    if (!take) return Admission::kProbe;
+    row.probe_ms = now;
+    copy = row;
+  }
+  Store(copy).IgnoreError();  // at worst another process probes too
+  return Admission::kProbe;
 }
 
 ClassVerdict ClassHealth::OfLocked(const std::string& label) const {
@@ -74,24 +166,36 @@ ClassVerdict ClassHealth::OfLocked(const std::string& label) const {
   auto by_version = seen_.find(label);
   if (cur != current_.end()) v.image_version = cur->second;
   if (by_version == seen_.end()) return v;
-  const Seen* seen = nullptr;
+  const RunnerVerdictRow* seen = nullptr;
   if (!v.image_version.empty()) {
     auto it = by_version->second.find(v.image_version);
     if (it != by_version->second.end()) seen = &it->second;
-  } else if (by_version->second.size() == 1) {
-    v.image_version = by_version->second.begin()->first;
-    seen = &by_version->second.begin()->second;
+  } else {
+    // No sweeper told this process the current version: the one with the newest evidence.
+    for (const auto& [version, row] : by_version->second) {
+      if (!seen || row.updated_ms > seen->updated_ms) seen = &row;
+    }
+    if (seen) v.image_version = seen->image_version;
   }
   if (!seen) return v;
   v.runner_version = seen->runner_version;
   // GitHub's minimum only rises: a runner no newer than one it refused is refused too.
+  std::string highest_refused;
+  for (const auto& [l, versions] : seen_) {
+    for (const auto& [version, row] : versions) {
+      if (row.refused && !row.runner_version.empty() &&
+          (highest_refused.empty() || CompareVersions(row.runner_version, highest_refused) > 0)) {
+        highest_refused = row.runner_version;
+      }
+    }
+  }
   const bool refused =
-      seen->refused || (!highest_refused_.empty() && !seen->runner_version.empty() &&
-                        CompareVersions(seen->runner_version, highest_refused_) <= 0);
+      seen->refused || (!highest_refused.empty() && !seen->runner_version.empty() &&
+                        CompareVersions(seen->runner_version, highest_refused) <= 0);
   if (refused) {
     v.healthy = false;
     v.reason = "runner_version_refused";
-    v.since = seen->since;
+    if (seen->since_ms > 0) v.since = TimePoint(Duration(seen->since_ms));
     return v;
   }
   if (latest_ && !seen->runner_version.empty() &&
@@ -112,12 +216,14 @@ ClassVerdict ClassHealth::OfLocked(const std::string& label) const {
 }
 
 ClassVerdict ClassHealth::Of(const std::string& label) const {
+  Sync();
   std::lock_guard<std::mutex> lock(mu_);
   return OfLocked(label);
 }
 
 const RunnerClass& ClassHealth::LaunchClass(const ServeConfig& config,
                                             const RunnerClass& cls) const {
+  Sync();
   std::lock_guard<std::mutex> lock(mu_);
   if (OfLocked(cls.label).healthy) return cls;
   // CheckFallbackClasses refused cycles, so the chain ends.

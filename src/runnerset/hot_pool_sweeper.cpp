@@ -98,7 +98,8 @@ void WarmPoolSweeper::ObserveRunnerVersion(const PoolMember& m, const Result<aws
   auto r = runners.find(m.runner_id);
   if (r == runners.end() || r->second.version.empty()) return;  // not connected yet
   if (r->second.online() || r->second.busy) {
-    deps_.health->RecordAccepted(m.class_label, m.image_version, r->second.version);
+    deps_.health->RecordAccepted(m.class_label, m.image_version, r->second.version)
+        .IgnoreError();  // seen again at the next sweep
     return;
   }
   // Offline is expected of a parked runner; of one still starting, with its VM running, it means
@@ -107,7 +108,10 @@ void WarmPoolSweeper::ObserveRunnerVersion(const PoolMember& m, const Result<aws
                                   vm->state == aws::MicrovmState::kSuspended);
   if (m.state != PoolMember::State::kStarting || frozen) return;
   if (!deps_.health->Of(m.class_label).healthy) return;  // known already
-  deps_.health->RecordRefused(m.class_label, m.image_version, r->second.version);
+  if (Status s = deps_.health->RecordRefused(m.class_label, m.image_version, r->second.version);
+      !s.ok()) {
+    deps_.seam.logger.Warn("recording a refused runner version failed", {{"error", s.ToString()}});
+  }
   deps_.seam.logger.Warn("GitHub refuses the runner version of a class",
                          {{"class", m.class_label},
                           {"image_version", m.image_version},

@@ -65,6 +65,7 @@ SweepReport Janitor::Sweep() {
     ReapUnmapped(inv, report);
   }
   if (config_.janitor.prune_image_versions) PruneImageVersions(inv, report);
+  if (inv.runners_ok && inv.rows_ok) LearnAcceptedRunners(inv);
   if (config_.janitor.recover_stuck_launches) {
     RecoverStuckLaunches(inv, DiscoverRepositories(report), report);
   }

@@ -40,6 +40,7 @@
 #include "github/github.h"
 #include "http/client.h"
 #include "queue/queue.h"
+#include "runnerset/class_health.h"
 #include "runnerset/config.h"
 #include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
@@ -99,6 +100,9 @@ struct JanitorDeps {
   // The VMs' ingress, to ask a supervisor whether its runner runs a job before its VM is
   // terminated (the evidence beside the jobs API); optional.
   http::HttpClient* ingress = nullptr;
+  // What GitHub makes of each class's runner: learnt from the runners of launches, and holding
+  // the recovery of a class GitHub refuses (class_health.h); optional.
+  ClassHealth* health = nullptr;
 };
 
 class Janitor {
@@ -161,6 +165,14 @@ class Janitor {
   // `discovered`: the repositories DiscoverRepositories adds to those of rows and claims.
   void RecoverStuckLaunches(const Inventory& inv, const std::set<std::string>& discovered,
                             SweepReport& report);
+  // The runner versions GitHub accepts: each launch's runner listed online or busy.
+  void LearnAcceptedRunners(const Inventory& inv);
+  // A launch whose VM is gone while its job still waits, and whose runner GitHub lists with a
+  // version but offline: that runner connected and was refused (or its VM was lost just then).
+  void NoteRefusalSuspect(const Inventory& inv, const Claim& claim, const RunnerClass& cls);
+  // Whether a queued job of `cls` waits for its class to be healthy again instead of being
+  // launched (one probe per class a sweep goes through; `probing` collects them).
+  bool HeldByRefusal(const RunnerClass& cls, std::set<std::string>& probing);
 
   // Work announced while the set was down or whose delivery was lost (janitor_discover.cpp): the
   // repositories to scan this sweep (none when no scan is due, and at repository scope, whose

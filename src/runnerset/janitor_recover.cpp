@@ -60,6 +60,7 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
   const TimePoint now = deps_.seam.clock.Now();
   const Duration stuck_after(config_.janitor.stuck_launch_seconds * 1000LL);
   const Duration takeover_after = config_.claim_takeover_after();
+  std::set<std::string> probing;
   for (const std::string& repository : repositories) {
     auto repo = github::RepositoryRef::Parse(repository);
     if (!repo.ok()) continue;
@@ -70,13 +71,16 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
     }
     for (const github::Job& job : *queued) {
       if (job.status != github::JobStatus::kQueued) continue;
-      if (job.created_at && now - *job.created_at < stuck_after) continue;
       const RunnerClass* cls = nullptr;
       for (const std::string& label : job.labels) {
         if ((cls = config_.FindClass(label))) break;
       }
       if (!cls) continue;  // not this set's job
       auto claim = claims.find(repository + "#" + std::to_string(job.id));
+      // The evidence is read while it is there (the launch's row goes with its VM), before the
+      // job is old enough to look stuck.
+      if (claim != claims.end()) NoteRefusalSuspect(inv, *claim->second, *cls);
+      if (job.created_at && now - *job.created_at < stuck_after) continue;
       if (claim != claims.end()) {
         const Claim& c = *claim->second;
         if (!c.microvm_id.empty()) {
@@ -100,6 +104,10 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
           continue;  // a launch holds it and may still be working
         }
       }
+      if (HeldByRefusal(*cls, probing)) {
+        deps_.metrics.AddJanitor("recovery_held_refused_runner");
+        continue;
+      }
       const LaunchIntent intent = LaunchIntentForJob(repository, job, cls->label, now, "janitor");
       Result<std::string> sent = deps_.queue.Send(queue::OutgoingMessage{EncodeIntent(intent)});
       if (!sent.ok()) {
@@ -111,6 +119,67 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
                              {{"job_id", job.id}, {"repository", repository}});
     }
   }
+}
+
+void Janitor::LearnAcceptedRunners(const Inventory& inv) {
+  if (!deps_.health) return;
+  for (const MappingRow& row : inv.rows) {
+    auto r = inv.runners.find(row.runner_name);
+    if (row.image_version.empty() || r == inv.runners.end() || r->second.version.empty() ||
+        !(r->second.online() || r->second.busy)) {
+      continue;
+    }
+    // Written only when it changes something; seen again at the next sweep if it fails.
+    deps_.health->RecordAccepted(row.class_label, row.image_version, r->second.version)
+        .IgnoreError();
+  }
+}
+
+void Janitor::NoteRefusalSuspect(const Inventory& inv, const Claim& c, const RunnerClass& cls) {
+  if (!deps_.health || !inv.runners_ok || !inv.vms_ok || c.microvm_id.empty()) return;
+  auto vm = inv.vms.find(c.microvm_id);
+  if (vm != inv.vms.end() && vm->second.state != aws::MicrovmState::kTerminated) return;
+  auto r = inv.runners.find(c.runner_name);
+  if (r == inv.runners.end() || r->second.version.empty() || r->second.online() || r->second.busy) {
+    return;
+  }
+  std::string label = cls.label, image_version;
+  for (const MappingRow& row : inv.rows) {
+    if (row.runner_name != c.runner_name) continue;
+    label = row.class_label;  // a fallback launch ran another class's image
+    image_version = row.image_version;
+  }
+  if (image_version.empty() && vm != inv.vms.end()) image_version = vm->second.image_version;
+  if (image_version.empty()) return;
+  const bool was_healthy = deps_.health->Of(label).healthy;
+  Result<bool> refused =
+      deps_.health->RecordSuspectedRefusal(label, image_version, r->second.version, c.runner_name);
+  if (!refused.ok()) {
+    deps_.seam.logger.Warn("recording a refused runner failed",
+                           {{"error", refused.status().ToString()}});
+    return;
+  }
+  if (*refused && was_healthy) {
+    deps_.seam.logger.Warn("GitHub refuses the runner version of a class",
+                           {{"class", label},
+                            {"image_version", image_version},
+                            {"runner_version", r->second.version},
+                            {"runner_name", c.runner_name}});
+  }
+}
+
+bool Janitor::HeldByRefusal(const RunnerClass& cls, std::set<std::string>& probing) {
+  if (!deps_.health) return false;
+  const RunnerClass& launch = deps_.health->LaunchClass(config_, cls);
+  switch (deps_.health->Admit(launch, false)) {
+    case ClassHealth::Admission::kLaunch:
+      return false;
+    case ClassHealth::Admission::kProbe:
+      return !probing.insert(launch.label).second;
+    case ClassHealth::Admission::kHeld:
+      break;
+  }
+  return true;
 }
 
 void Janitor::PruneImageVersions(const Inventory& inv, SweepReport& report) {

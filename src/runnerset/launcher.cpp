@@ -59,6 +59,8 @@ const char* LaunchDecisionName(LaunchDecision decision) {
       return "failed";
     case LaunchDecision::kTerminated:
       return "terminated";
+    case LaunchDecision::kHeld:
+      return "held";
   }
   return "unknown";
 }
@@ -105,6 +107,9 @@ void Launcher::Record(const LaunchOutcome& o) {
       break;
     case LaunchDecision::kTerminated:
       deps_.metrics.Add(Counter::kTerminated);
+      break;
+    case LaunchDecision::kHeld:
+      deps_.metrics.Add(Counter::kHeld);
       break;
   }
 }
@@ -154,6 +159,18 @@ bool Launcher::CleanUpTakenOver(const Claim& previous, TimePoint deadline) {
   return false;
 }
 
+std::optional<LaunchOutcome> Launcher::HeldByRefusal(const RunnerClass& cls, bool take) {
+  if (!deps_.health) return std::nullopt;
+  const RunnerClass& launch = deps_.health->LaunchClass(config_, cls);
+  if (deps_.health->Admit(launch, take) != ClassHealth::Admission::kHeld) return std::nullopt;
+  LaunchOutcome out;
+  out.decision = LaunchDecision::kHeld;
+  out.detail = "GitHub refuses the runner of class " + launch.label +
+               " and no fallbackClass is healthy: the job waits for a new image version (the " +
+               "janitor launches it then)";
+  return out;
+}
+
 LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
   const Seam& seam = deps_.seam;
   LaunchOutcome out;
@@ -172,6 +189,8 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
   }
   // (0) GitHub's rate limits leave no room for a JIT runner now: wait, without asking GitHub.
   if (std::optional<LaunchOutcome> held = HeldByRateLimit(in, *cls)) return *held;
+  // GitHub refuses the runner of the class, and no fallback is healthy: nothing to launch.
+  if (std::optional<LaunchOutcome> held = HeldByRefusal(*cls, false)) return *held;
   // (1) Still queued (or its runner taken by another job)? Fails open.
   if (!StillNeeded(in)) {
     out.decision = LaunchDecision::kDroppedNotQueued;
@@ -198,7 +217,12 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
     deps_.metrics.AddDeferral("cap");
     return out;
   }
-  // A class whose runner GitHub refuses launches on its healthy fallbackClass, if it names one.
+  // A class whose runner GitHub refuses launches on its healthy fallbackClass, if it names one;
+  // with none, only a probe launches.
+  if (std::optional<LaunchOutcome> held = HeldByRefusal(*cls, true)) {
+    cap_.Finish(*reservation, true);
+    return *held;
+  }
   if (deps_.health) cls = &deps_.health->LaunchClass(config_, *cls);
   auto attempt = std::make_unique<Attempt>(seam, *this, in, *cls);
   attempt->reservation = *reservation;
@@ -295,6 +319,7 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   row.repository = in.repository;
   row.job_id = in.job_id;
   row.class_label = a.runner_class.label;
+  row.image_version = vm->image_version;
   row.times = a.times;
   std::vector<store::WriteOp> also;
   if (a.warm) also.push_back(WarmPoolTable::RemoveMemberOp(a.microvm_id));

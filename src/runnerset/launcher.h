@@ -68,6 +68,8 @@ enum class LaunchDecision {
   kDeferred,          // try again after retry_after (not a failure)
   kFailed,            // failed; the message comes back (and is dead-lettered after enough)
   kTerminated,        // the runner's VM is terminated and its row deleted
+  kHeld,  // GitHub refuses the runner of the job's class and no fallback is healthy: delete (the
+          // janitor launches the job once the class is healthy again, or as a probe)
 };
 const char* LaunchDecisionName(LaunchDecision decision);
 
@@ -159,6 +161,9 @@ class Launcher {
   bool IsGitHubRateLimit(const Status& failure) const;
   LaunchOutcome DeferForRateLimit(const LaunchIntent& in, const Status& failure, LaunchOutcome out);
   std::optional<LaunchOutcome> HeldByRateLimit(const LaunchIntent& in, const RunnerClass& cls);
+  // kHeld while GitHub refuses the runner `cls` would launch on (ClassHealth::Admit); `take`
+  // spends a probe that is due.
+  std::optional<LaunchOutcome> HeldByRefusal(const RunnerClass& cls, bool take);
   void Record(const LaunchOutcome& outcome);
 
   const ServeConfig& config_;

@@ -52,6 +52,8 @@ const char* CounterName(Counter counter) {
       return "terminated";
     case Counter::kRelaunchedTaken:
       return "relaunched_taken";
+    case Counter::kHeld:
+      return "held";
   }
   return "unknown";
 }

@@ -31,8 +31,9 @@ enum class Counter {
   kFailed,
   kTerminated,
   kRelaunchedTaken,  // a job launched again because its runner took another job (TakenIntent)
+  kHeld,  // a launch held: GitHub refuses the runner of its class, and no fallback is healthy
 };
-inline constexpr int kCounterCount = 9;
+inline constexpr int kCounterCount = 10;
 const char* CounterName(Counter counter);  // "dropped_not_queued" ...
 // A Prometheus label value with \, " and newline escaped, as the text format requires.
 std::string PrometheusLabel(const std::string& s);

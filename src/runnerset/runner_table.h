@@ -8,6 +8,9 @@
 //   <runnerName> / runner        the mapping row: runner → MicroVM, plus the job's timeline and
 //                                the janitor's strike memory for it.
 //   orphan-vm-<id> / orphan      the janitor's strike memory for a VM no mapping row names.
+//   github#runner-versions / <n>:<class>#<imageVersion>
+//                                what GitHub made of a class's image version's runner
+//                                (ClassHealth).
 // A committed launch writes its mapping row and stamps the claim's VM id in ONE transaction.
 // Rows carry a TTL.
 // Thread-safety: safe to share; the store is.
@@ -54,11 +57,24 @@ struct MappingRow {
   std::string repository;
   int64_t job_id = 0;
   std::string class_label;
+  std::string image_version;  // the VM's, as RunMicrovm or the pool member reported it
   LaunchTimes times;
   // The janitor's strike memory: sweeps in a row the VM looked stranded, and why ("absent": no
   // runner in GitHub's listing; "idle": a runner that never took a job).
   int strikes = 0;
   std::string suspicion;
+};
+
+// What GitHub made of the runner of one class's image version (ClassHealth, class_health.h).
+struct RunnerVerdictRow {
+  std::string label;
+  std::string image_version;
+  std::string runner_version;
+  bool refused = false;
+  int64_t since_ms = 0;               // refused since (epoch ms)
+  int64_t updated_ms = 0;             // the newest evidence
+  std::vector<std::string> suspects;  // runners that looked refused since one was accepted
+  int64_t probe_ms = 0;               // the last launch let through while it was refused
 };
 
 // An orphan row: strikes against a running VM that no mapping row or claim names.
@@ -151,6 +167,10 @@ class RunnerTable {
   // Until when launches are held; nullopt when none is recorded or it passed more than `grace`
   // ago.
   Result<std::optional<TimePoint>> RateLimitHold(Duration grace = Duration(0));
+
+  // What GitHub made of the runners of the classes' image versions (runner_table_health.cpp).
+  Status PutRunnerVerdict(const RunnerVerdictRow& row);
+  Result<std::vector<RunnerVerdictRow>> RunnerVerdicts();
 
  private:
   store::Item MappingItem(const MappingRow& row) const;

@@ -47,13 +47,13 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
       deps_(deps),
       table_(deps.store, deps.seam, TableOptions(config_)),
       pool_(deps.store, deps.seam),
-      health_(deps.seam.clock),
+      health_(deps.seam.clock, &table_),
       watch_(deps.seam.clock, deps.seam.logger, deps.github, RunnerScopeOf(config_), metrics_),
       launcher_(config_, LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_,
                                       metrics_, &watch_, &pool_, deps.control_key, &health_}),
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
       janitor_(config_, JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue,
-                                    metrics_, &pool_, &deps.http}),
+                                    metrics_, &pool_, &deps.http, &health_}),
       sweeper_(config_, WarmPoolDeps{deps.seam, deps.microvms, pool_, &deps.github, &deps.http,
                                      &table_, deps.control_key, &health_}) {
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));

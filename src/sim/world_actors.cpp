@@ -39,7 +39,7 @@ void World::LauncherLoop(Process& p) {
 void World::JanitorLoop(Process& p) {
   runnerset::Janitor janitor(
       config_, runnerset::JanitorDeps{p.seam.seam, p.vms, *p.github, p.table, queue_, metrics_,
-                                      &p.pool, &ingress_http_});
+                                      &p.pool, &ingress_http_, &class_health_});
   const Duration interval(config_.janitor.interval_seconds * 1000LL);
   while (true) {
     p.seam.sleeper.Sleep(interval);

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../fleet/fakes.h"
 #include "base/clock.h"
+#include "store/memory_store.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -73,9 +75,9 @@ class ClassHealthTest : public ::testing::Test {
 
 TEST_F(ClassHealthTest, RefusedRunnerMakesItsImageVersionUnhealthyUntilANewVersionIsCurrent) {
   health_.NoteCurrentVersion("small", "1");
-  health_.RecordAccepted("small", "1", "2.331.0");
+  ASSERT_TRUE(health_.RecordAccepted("small", "1", "2.331.0").ok());
   EXPECT_TRUE(health_.Of("small").healthy);
-  health_.RecordRefused("small", "1", "2.331.0");
+  ASSERT_TRUE(health_.RecordRefused("small", "1", "2.331.0").ok());
   ClassVerdict v = health_.Of("small");
   EXPECT_FALSE(v.healthy);
   EXPECT_EQ(v.reason, "runner_version_refused");
@@ -87,28 +89,28 @@ TEST_F(ClassHealthTest, RefusedRunnerMakesItsImageVersionUnhealthyUntilANewVersi
 
 TEST_F(ClassHealthTest, AnotherClassWithARunnerNoNewerThanARefusedOneIsUnhealthyToo) {
   health_.NoteCurrentVersion("mid", "7");
-  health_.RecordAccepted("mid", "7", "2.330.0");
+  ASSERT_TRUE(health_.RecordAccepted("mid", "7", "2.330.0").ok());
   health_.NoteCurrentVersion("large", "3");
-  health_.RecordAccepted("large", "3", "2.333.0");
-  health_.RecordRefused("small", "1", "2.331.0");
+  ASSERT_TRUE(health_.RecordAccepted("large", "3", "2.333.0").ok());
+  ASSERT_TRUE(health_.RecordRefused("small", "1", "2.331.0").ok());
   EXPECT_FALSE(health_.Of("mid").healthy);
   EXPECT_TRUE(health_.Of("large").healthy);
 }
 
 TEST_F(ClassHealthTest, LaunchClassFollowsTheChainToTheFirstHealthyClass) {
   EXPECT_EQ(health_.LaunchClass(config_, config_.classes[0]).label, "small");
-  health_.RecordRefused("small", "1", "2.331.0");
+  ASSERT_TRUE(health_.RecordRefused("small", "1", "2.331.0").ok());
   EXPECT_EQ(health_.LaunchClass(config_, config_.classes[0]).label, "mid");
-  health_.RecordRefused("mid", "1", "2.331.5");
+  ASSERT_TRUE(health_.RecordRefused("mid", "1", "2.331.5").ok());
   EXPECT_EQ(health_.LaunchClass(config_, config_.classes[0]).label, "large");
-  health_.RecordRefused("large", "1", "2.331.9");
+  ASSERT_TRUE(health_.RecordRefused("large", "1", "2.331.9").ok());
   EXPECT_EQ(health_.LaunchClass(config_, config_.classes[0]).label, "small")
       << "no healthy class: the jobs stay with their own";
 }
 
 TEST_F(ClassHealthTest, MetricsAndStatusTextShowTheUnhealthyClass) {
   health_.NoteCurrentVersion("small", "1");
-  health_.RecordRefused("small", "1", "2.331.0");
+  ASSERT_TRUE(health_.RecordRefused("small", "1", "2.331.0").ok());
   const std::string m = health_.Prometheus(config_);
   EXPECT_NE(
       m.find("mvr_runnerset_class_healthy{class=\"small\",reason=\"runner_version_refused\"} 0"),
@@ -129,9 +131,9 @@ TEST_F(ClassHealthTest, MetricsAndStatusTextShowTheUnhealthyClass) {
 // back), and past the deadline says so; an up-to-date runner stays healthy.
 TEST_F(ClassHealthTest, ARunnerOlderThanTheLatestReleaseIsUnhealthyAWeekBeforeItsDeadline) {
   health_.NoteCurrentVersion("small", "1");
-  health_.RecordAccepted("small", "1", "2.331.0");
+  ASSERT_TRUE(health_.RecordAccepted("small", "1", "2.331.0").ok());
   health_.NoteCurrentVersion("mid", "1");
-  health_.RecordAccepted("mid", "1", "2.332.0");
+  ASSERT_TRUE(health_.RecordAccepted("mid", "1", "2.332.0").ok());
   const TimePoint released = clock_.Now();
   health_.NoteLatestRelease(github::RunnerRelease{"2.332.0", released});
   EXPECT_TRUE(health_.Of("small").healthy) << "23 days to go";
@@ -150,6 +152,79 @@ TEST_F(ClassHealthTest, ARunnerOlderThanTheLatestReleaseIsUnhealthyAWeekBeforeIt
   EXPECT_EQ(health_.Of("small").reason, "runner_update_deadline_passed");
   health_.NoteCurrentVersion("small", "2");  // a new image version, its runner not yet seen
   EXPECT_TRUE(health_.Of("small").healthy);
+}
+
+// A launch's runner that connected and went offline without its job (the janitor's evidence) may
+// be a VM lost just then: one is a suspicion, two with none accepted between are a refusal; an
+// accepted runner clears both.
+TEST_F(ClassHealthTest, ASuspectedRefusalNeedsTwoRunnersWithNoneAcceptedBetween) {
+  Result<bool> first = health_.RecordSuspectedRefusal("large", "4", "2.331.0", "r-1");
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(*first);
+  EXPECT_FALSE(*health_.RecordSuspectedRefusal("large", "4", "2.331.0", "r-1")) << "same runner";
+  EXPECT_TRUE(health_.Of("large").healthy);
+  ASSERT_TRUE(health_.RecordAccepted("large", "4", "2.331.0").ok());
+  EXPECT_FALSE(*health_.RecordSuspectedRefusal("large", "4", "2.331.0", "r-2"))
+      << "an accepted runner in between starts the count again";
+  EXPECT_TRUE(*health_.RecordSuspectedRefusal("large", "4", "2.331.0", "r-3"));
+  ClassVerdict v = health_.Of("large");
+  EXPECT_FALSE(v.healthy);
+  EXPECT_EQ(v.reason, "runner_version_refused");
+  EXPECT_EQ(v.image_version, "4") << "the version with the newest evidence stands for the class";
+  ASSERT_TRUE(health_.RecordAccepted("large", "4", "2.331.0").ok());
+  EXPECT_TRUE(health_.Of("large").healthy) << "GitHub took one of its runners again";
+}
+
+// A refused class with no healthy fallback launches nothing but one probe every kProbeEvery; a
+// class with a healthy fallback, or one only due for an update, is never held.
+TEST_F(ClassHealthTest, ARefusedClassWithoutAHealthyFallbackIsHeldButForAProbeEveryTenMinutes) {
+  const RunnerClass& large = *config_.FindClass("large");
+  EXPECT_EQ(health_.Admit(large, true), ClassHealth::Admission::kLaunch);
+  ASSERT_TRUE(health_.RecordRefused("large", "1", "2.331.0").ok());
+  EXPECT_EQ(health_.Admit(large, true), ClassHealth::Admission::kHeld);
+  clock_.Advance(kProbeEvery);
+  EXPECT_EQ(health_.Admit(large, false), ClassHealth::Admission::kProbe);
+  EXPECT_EQ(health_.Admit(large, false), ClassHealth::Admission::kProbe) << "not spent";
+  EXPECT_EQ(health_.Admit(large, true), ClassHealth::Admission::kProbe);
+  EXPECT_EQ(health_.Admit(large, true), ClassHealth::Admission::kHeld) << "spent";
+  clock_.Advance(kProbeEvery - Duration(1));
+  EXPECT_EQ(health_.Admit(large, true), ClassHealth::Admission::kHeld);
+  clock_.Advance(Duration(1));
+  EXPECT_EQ(health_.Admit(large, true), ClassHealth::Admission::kProbe);
+  // small falls back to mid, which is healthy: launched there.
+  ASSERT_TRUE(health_.RecordRefused("small", "1", "2.330.0").ok());
+  const RunnerClass& to = health_.LaunchClass(config_, *config_.FindClass("small"));
+  EXPECT_EQ(to.label, "mid");
+  EXPECT_EQ(health_.Admit(to, true), ClassHealth::Admission::kLaunch);
+}
+
+// The Lambda functions are separate processes: a verdict one records is seen by another through
+// the store, within kSyncEvery.
+TEST_F(ClassHealthTest, VerdictsAreSharedThroughTheStore) {
+  fleet::testing::ManualSeam m;
+  store::MemoryStore store{m.clock};
+  RunnerTable table{store, m.seam, RunnerTable::Options{}};
+  ClassHealth janitor{m.clock, &table}, launcher{m.clock, &table};
+  EXPECT_TRUE(launcher.Of("large").healthy);
+  ASSERT_TRUE(*janitor.RecordSuspectedRefusal("large", "4", "2.331.0", "r-1") == false);
+  ASSERT_TRUE(*janitor.RecordSuspectedRefusal("large", "4", "2.331.0", "r-2"));
+  EXPECT_TRUE(launcher.Of("large").healthy) << "its copy is fresh for kSyncEvery";
+  m.clock.Advance(kSyncEvery);
+  ClassVerdict v = launcher.Of("large");
+  EXPECT_FALSE(v.healthy);
+  EXPECT_EQ(v.runner_version, "2.331.0");
+  EXPECT_EQ(launcher.Admit(*config_.FindClass("large"), true), ClassHealth::Admission::kHeld);
+  m.clock.Advance(kProbeEvery);
+  EXPECT_EQ(launcher.Admit(*config_.FindClass("large"), true), ClassHealth::Admission::kProbe);
+  ClassHealth other{m.clock, &table};
+  EXPECT_EQ(other.Admit(*config_.FindClass("large"), true), ClassHealth::Admission::kHeld)
+      << "the probe is recorded for the other processes";
+  // A label with '#' and an image version cannot collide with another pair.
+  ASSERT_TRUE(janitor.RecordRefused("a#b", "c", "2.300.0").ok());
+  ASSERT_TRUE(janitor.RecordAccepted("a", "b#c", "2.333.0").ok());
+  Result<std::vector<RunnerVerdictRow>> rows = table.RunnerVerdicts();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 3u);
 }
 
 }  // namespace

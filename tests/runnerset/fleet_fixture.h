@@ -50,14 +50,14 @@ class RunnerSetTest : public ::testing::Test {
   Launcher& NewLauncher() {
     launchers_.push_back(std::make_unique<Launcher>(
         config_, LauncherDeps{m_.seam, fleet_.vms(), fleet_.github(), fleet_.ingress(), table_,
-                              metrics_, nullptr, &pool_, control_key_}));
+                              metrics_, nullptr, &pool_, control_key_, health_.get()}));
     return *launchers_.back();
   }
   Janitor& J() {
     if (!janitor_) {
       janitor_ = std::make_unique<Janitor>(
           config_, JanitorDeps{m_.seam, fleet_.vms(), fleet_.github(), table_, queue_, metrics_,
-                               &pool_, &fleet_.ingress()});
+                               &pool_, &fleet_.ingress(), health_.get()});
     }
     return *janitor_;
   }
@@ -181,6 +181,9 @@ class RunnerSetTest : public ::testing::Test {
   ServeConfig config_;
   // The set's control key (its GitHub credential in production).
   Secret control_key_{"runner-set-test-control-key"};
+  // Class health in the table, for the launchers and the janitor made after UseClassHealth().
+  std::unique_ptr<ClassHealth> health_;
+  void UseClassHealth() { health_ = std::make_unique<ClassHealth>(m_.clock, &table_); }
   std::vector<std::unique_ptr<Launcher>> launchers_;
   std::unique_ptr<Janitor> janitor_;
   std::unique_ptr<WarmPoolSweeper> sweeper_;

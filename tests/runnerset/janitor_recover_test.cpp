@@ -135,5 +135,53 @@ TEST_F(JanitorTest, NothingIsTerminatedWhenTheVmListingFails) {
   EXPECT_EQ(r.Get(Swept::kErrors), 1);
 }
 
+// GitHub's minimum rises past the runner of a class with no pool and no fallback (issue 30,
+// item 5; the `mvr demo --min-runner-version` relaunch storm): each launch's runner connects, is
+// refused, and its VM ends. From two such runners the janitor takes the class as refused; then it
+// launches none of its jobs again but one probe every kProbeEvery, and the launcher holds new ones
+// instead of launching a VM a job a minute.
+TEST_F(JanitorTest, ARefusedRunnerVersionHoldsTheClassInsteadOfRelaunchingItsJobsEveryMinute) {
+  UseClassHealth();
+  emulate::github::RunnerVersionPolicy policy;
+  policy.min_version = "9.0.0";
+  ASSERT_TRUE(fleet_.github_model->SetRunnerVersionPolicy(policy).ok());
+  std::vector<int64_t> jobs;
+  for (int i = 0; i < 3; ++i) {
+    jobs.push_back(QueueJob({"self-hosted", "mvr-small"}));
+    LaunchOutcome o = L().Handle(Intent(jobs.back()));
+    ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+    fleet_.ConnectRunnersOf(o.microvm_id, /*refusal_expected=*/true);
+    fleet_.TerminateVm(o.microvm_id);  // its supervisor ends the VM when the runner exits
+  }
+  J().Sweep();
+  ClassVerdict v = health_->Of("mvr-small");
+  EXPECT_FALSE(v.healthy) << "two refused runners of one image version";
+  EXPECT_EQ(v.reason, "runner_version_refused");
+  EXPECT_FALSE(v.image_version.empty());
+
+  m_.clock.Advance(5 * kMinute);
+  EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 0) << "held, not relaunched";
+  EXPECT_TRUE(QueuedLaunches().empty());
+  const int64_t late = QueueJob({"self-hosted", "mvr-small"});
+  EXPECT_EQ(L().Handle(Intent(late)).decision, LaunchDecision::kHeld);
+  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 3) << "no VM since the first three";
+
+  m_.clock.Advance(kProbeEvery);
+  EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 1) << "one probe for the class";
+  std::vector<LaunchIntent> probe = QueuedLaunches();
+  ASSERT_EQ(probe.size(), 1u);
+  // GitHub takes the runner again (its minimum lowered): the probe's runner goes online and the
+  // class is healthy at the next sweep.
+  ASSERT_TRUE(fleet_.github_model->SetRunnerVersionPolicy({}).ok());
+  LaunchOutcome o = L().Handle(probe[0]);
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(L().Handle(Intent(late)).decision, LaunchDecision::kHeld) << "the probe is spent";
+  fleet_.ConnectRunnersOf(o.microvm_id);
+  J().Sweep();
+  EXPECT_TRUE(health_->Of("mvr-small").healthy);
+  LaunchOutcome now = L().Handle(Intent(late));
+  EXPECT_EQ(now.decision, LaunchDecision::kLaunched) << now.detail;
+}
+
 }  // namespace
 }  // namespace mvr::runnerset::testing

@@ -308,13 +308,13 @@ emulate::github::Runner InProcessFleet::OnlineRunner(const std::string& name, bo
   return github_model->GetRunner(Scope::Repo("octo", "app"), registered.runner.id).value();
 }
 
-void InProcessFleet::ConnectRunnersOf(const std::string& microvm_id) {
+void InProcessFleet::ConnectRunnersOf(const std::string& microvm_id, bool refusal_expected) {
   for (const std::string& jit : guest.jit_configs_of[microvm_id]) {
     Result<emulate::github::JitConfigContents> contents =
         emulate::github::DecodeJitConfig(Secret(jit));
     EXPECT_TRUE(contents.ok());
     if (contents.ok()) {
-      EXPECT_TRUE(github_model->RunnerConnect(contents->credential).ok());
+      EXPECT_EQ(github_model->RunnerConnect(contents->credential).ok(), !refusal_expected);
     }
   }
 }

@@ -160,8 +160,9 @@ class InProcessFleet {
   // A job queued in octo/app asking for `labels`; the scheduler hands it to a matching idle
   // online runner on GitHub's next tick (any request to the API).
   emulate::github::Job QueueJob(std::vector<std::string> labels);
-  // The runners delivered to `microvm_id` connect to GitHub (long-poll for a job) now.
-  void ConnectRunnersOf(const std::string& microvm_id);
+  // The runners delivered to `microvm_id` connect to GitHub (long-poll for a job) now; each
+  // connect must succeed unless `refusal_expected` (GitHub refuses their version).
+  void ConnectRunnersOf(const std::string& microvm_id, bool refusal_expected = false);
   // Runs GitHub's scheduler now.
   void Tick() { github_model->Tick(); }
 
