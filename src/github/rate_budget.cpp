@@ -8,7 +8,7 @@ namespace {
 constexpr Duration kMinute{60'000};
 constexpr Duration kHour{3'600'000};
 // How long the other content-creating calls wait for a probe's answer at a time, and when a probe
-// whose answer never came is given up.
+// whose answer never came is given up. (Probing lasts until a minute after the last refusal.)
 constexpr Duration kProbeWait{1'000};
 constexpr Duration kProbeGiveUp{30'000};
 
@@ -105,7 +105,8 @@ Status RateBudget::Admit(TimePoint now, const RateCall& call) {
     if (content_probe_sent_ && now - *content_probe_sent_ < kProbeGiveUp) {
       ++refused_locally_;
       return Throttled("GitHub " + call.endpoint +
-                       " held back while the first call after GitHub's Retry-After is answered")
+                       " held back while the call before it is answered (GitHub refused one "
+                       "within the last minute)")
           .WithErrorType("RateBudget")
           .WithRetryAfter(kProbeWait);
     }
@@ -138,9 +139,10 @@ void RateBudget::OnAnswer(TimePoint now, const RateCall& call, const Status& out
     if (limited) {
       content_probing_ = true;
       content_probe_sent_.reset();
+      content_limited_at_ = now;
     } else if (content_probe_sent_) {
-      content_probing_ = false;
-      content_probe_sent_.reset();
+      content_probe_sent_.reset();  // the next one may go
+      if (now - content_limited_at_ >= kMinute) content_probing_ = false;
     }
   }
   if (!limited) return;

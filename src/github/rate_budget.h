@@ -77,9 +77,14 @@ class RateBudget {
   std::optional<RateLimit> primary_;                                       // guarded by mu_
   TimePoint blocked_until_{}, content_blocked_until_{};                    // guarded by mu_
   // After GitHub refused a content-creating call, the first one once its Retry-After is over is
-  // a probe: the others wait for its answer instead of meeting the limit all at once.
+  // a probe: the others wait for its answer instead of meeting the limit all at once. GitHub's
+  // limit was then not the one the budget counts (another client shares it, or it is lower), so
+  // until a minute has passed since the last refusal content-creating calls go one at a time,
+  // each after the answer to the one before: a limit met again is met by one call, not by every
+  // launcher at once. One JIT config at a time is still faster than 80 a minute.
   bool content_probing_ = false;                         // guarded by mu_
   std::optional<TimePoint> content_probe_sent_;          // guarded by mu_
+  TimePoint content_limited_at_{};                       // guarded by mu_
   int64_t refused_locally_ = 0, limited_by_github_ = 0;  // guarded by mu_
 };
 

@@ -89,7 +89,8 @@ TEST(RateBudgetTest, GitHubsRetryAfterHoldsBackContentAloneAndItsPrimaryEverythi
 // After GitHub's Retry-After for a content limit, the first JIT config is a probe: the others
 // wait for its answer rather than all meeting the limit again at the same moment (the end-to-end
 // burst was refused 4 + 4 + 1 times by 4 launchers retrying together); a refused probe starts
-// the wait again, an answered one ends the probing; a probe whose answer never comes is given up.
+// the wait again, an answered one lets the next one go; until a minute has passed since the last
+// refusal they go one at a time; a probe whose answer never comes is given up.
 TEST(RateBudgetTest, TheFirstJitConfigAfterARetryAfterProbesForTheOthers) {
   ManualClock clock;
   RateBudget budget{RateBudgetOptions{}};
@@ -111,8 +112,17 @@ TEST(RateBudgetTest, TheFirstJitConfigAfterARetryAfterProbesForTheOthers) {
   clock.Advance(Duration(3'000));
   ASSERT_TRUE(budget.Admit(clock.Now(), kJit).ok()) << "the next probe";
   budget.OnAnswer(clock.Now(), kJit, Status::Ok(), std::nullopt);
+  // Within a minute of the refusal: one at a time, each after the answer to the one before.
+  ASSERT_TRUE(budget.Admit(clock.Now(), kJit).ok()) << "answered: the next one goes";
+  EXPECT_EQ(budget.Admit(clock.Now(), kJit).code(), Code::kThrottled) << "one in flight";
+  clock.Advance(Duration(500));
+  budget.OnAnswer(clock.Now(), kJit, Status::Ok(), std::nullopt);
+  ASSERT_TRUE(budget.Admit(clock.Now(), kJit).ok());
+  clock.Advance(std::chrono::minutes(1));
+  budget.OnAnswer(clock.Now(), kJit, Status::Ok(), std::nullopt);
   EXPECT_TRUE(budget.Admit(clock.Now(), kJit).ok());
-  EXPECT_TRUE(budget.Admit(clock.Now(), kJit).ok()) << "answered: no more probing";
+  EXPECT_TRUE(budget.Admit(clock.Now(), kJit).ok())
+      << "a minute without a refusal: no more probing";
   // A probe lost on the way.
   budget.OnAnswer(clock.Now(), kJit, refused, std::nullopt);
   clock.Advance(Duration(3'000));
