@@ -58,7 +58,7 @@ void Label(benchmark::State& state, const std::string& body) {
 WebhookRouter Router() {
   WebhookRouterConfig c;
   c.secret = kSecret;
-  c.class_labels = kClassLabels;
+  for (const auto& label : kClassLabels) c.classes.push_back(RunnerClass{.label = label});
   c.runner_name_prefix = DefaultRunnerNamePrefix("demo");
   auto router = WebhookRouter::Create(std::move(c));
   if (!router.ok()) throw std::runtime_error(router.status().ToString());

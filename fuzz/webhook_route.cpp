@@ -50,7 +50,7 @@ class LastMessageQueue final : public mvr::queue::Queue {
 mvr::runnerset::WebhookRouter MakeRouter() {
   mvr::runnerset::WebhookRouterConfig c;
   c.secret = mvr::Secret(kSecret);
-  c.class_labels = {"mvr-small", "mvr-large"};
+  c.classes = {RunnerClass{.label = "mvr-small"}, RunnerClass{.label = "mvr-large"}};
   c.runner_name_prefix = mvr::runnerset::DefaultRunnerNamePrefix("demo");
   c.body_limit = 64 * 1024;
   auto router = mvr::runnerset::WebhookRouter::Create(std::move(c));

@@ -45,6 +45,27 @@ class Strict {
     }
     return Status::Ok();
   }
+  // An array of non-empty one-line strings.
+  Status Strings(const std::string& name, std::vector<std::string>& out) {
+    const json* v = Find(name);
+    if (!v) return Status::Ok();
+    if (!v->is_array()) return InvalidArgument(Key(name) + ": expected an array of strings");
+    out.clear();
+    for (size_t i = 0; i < v->size(); ++i) {
+      const std::string at = Key(name) + "[" + std::to_string(i) + "]";
+      const json& e = (*v)[i];
+      if (!e.is_string() || e.get<std::string>().empty()) {
+        return InvalidArgument(at + ": expected a non-empty string");
+      }
+      const std::string s = e.get<std::string>();
+      if (s.size() > kMaxSettingBytes || s.find_first_of("\t\n\r") != std::string::npos) {
+        return InvalidArgument(at + ": must be one line, at most " +
+                               std::to_string(kMaxSettingBytes) + " bytes");
+      }
+      out.push_back(s);
+    }
+    return Status::Ok();
+  }
   template <typename Int>
   Status Integer(const std::string& name, Int& out, int64_t min, int64_t max) {
     if (!Find(name)) return Status::Ok();
@@ -99,6 +120,7 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
   MVR_RETURN_IF_ERROR(s.String("webhookSecretFile", g.webhook_secret_file, true));
   MVR_RETURN_IF_ERROR(s.Integer("runnerGroupId", g.runner_group_id, 1, INT64_MAX));
   MVR_RETURN_IF_ERROR(s.Integer("hookId", g.hook_id, 1, INT64_MAX));
+  MVR_RETURN_IF_ERROR(s.Strings("allowedRepositories", g.allowed_repositories));
   MVR_RETURN_IF_ERROR(s.NoOthers());
   if (g.api_url.rfind("http://", 0) != 0 && g.api_url.rfind("https://", 0) != 0) {
     return InvalidArgument("github.apiUrl: expected an http(s) URL, got \"" + g.api_url + "\"");
@@ -135,6 +157,17 @@ Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   MVR_RETURN_IF_ERROR(s.Integer("warmPoolSize", c.warm_pool_size, 0, 1000));
   MVR_RETURN_IF_ERROR(s.Integer("hotPoolSize", c.hot_pool_size, 0, 1000));
   MVR_RETURN_IF_ERROR(s.String("fallbackClass", c.fallback_class));
+  MVR_RETURN_IF_ERROR(s.Strings("labels", c.labels));
+  std::string match;
+  MVR_RETURN_IF_ERROR(s.String("labelMatch", match));
+  if (!match.empty()) {
+    std::optional<LabelMatch> m = ParseLabelMatch(match);
+    if (!m) {
+      return InvalidArgument(s.Key("labelMatch") +
+                             ": expected \"any\", \"all\" or \"exact\", got \"" + match + "\"");
+    }
+    c.label_match = *m;
+  }
   return s.NoOthers();
 }
 
@@ -356,6 +389,7 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
     MVR_RETURN_IF_ERROR(CheckPrefix(c));
     MVR_RETURN_IF_ERROR(CheckHotPools(c));
     MVR_RETURN_IF_ERROR(CheckFallbackClasses(c));
+    MVR_RETURN_IF_ERROR(CheckAllowedRepositories(c.github));
     MVR_RETURN_IF_ERROR(ParseHostPort(c.listen, "listen").status());
     return Status::Ok();
   }();

@@ -17,12 +17,23 @@
 
 namespace mvr::runnerset {
 
+// Which jobs a class takes, by the labels a job asks for (config_labels.cpp). "self-hosted" and
+// "linux" are offered by every class (MicroVMs run Linux), beside its label and `labels`.
+//   kAny:   the job asks for the class's label (its other labels are not checked).
+//   kAll:   and every label it asks for is one the class offers (the default: GitHub hands a job
+//           only to a runner with all its labels, and the set registers each runner with its job's
+//           labels, so a class must not take a job asking for what it does not have, a `gpu`).
+//   kExact: and it asks for every label the class offers, too.
+enum class LabelMatch { kAny, kAll, kExact };
+std::optional<LabelMatch> ParseLabelMatch(std::string_view text);
+const char* LabelMatchName(LabelMatch match);
+
 // A runs-on label and the MicroVM image its jobs run on.
 struct RunnerClass {
-  std::string label;
-  std::string image;          // image id or ARN
-  std::string size;           // informational: a VM's size is fixed by its image
-  std::string image_version;  // "" = the image's latest active version
+  std::string label{};
+  std::string image{};          // image id or ARN
+  std::string size{};           // informational: a VM's size is fixed by its image
+  std::string image_version{};  // "" = the image's latest active version
   int max_duration_seconds = 3600;
   int warm_pool_size = 0;  // SUSPENDED VMs kept pre-booted for this class's jobs (0 = none)
   // SUSPENDED VMs whose JIT runner is already registered and connected (0 = none; opt-in:
@@ -31,7 +42,11 @@ struct RunnerClass {
   // The class whose image this class's jobs launch on while this class is unhealthy (its
   // image's runner version refused by GitHub or near its deadline: class_health.h); "" = none.
   std::string fallback_class{};
+  std::vector<std::string> labels{};  // other labels its runners offer (x64, arm64, gpu, ...)
+  LabelMatch label_match = LabelMatch::kAll;
   bool has_pool() const { return warm_pool_size > 0 || hot_pool_size > 0; }
+  // Whether a job asking for `job_labels` runs on this class (label_match).
+  bool Takes(const std::vector<std::string>& job_labels) const;
 };
 
 struct GitHubSettings {
@@ -47,6 +62,11 @@ struct GitHubSettings {
   // The repository's or organisation's webhook whose deliveries the janitor reads for failed
   // ones (0: none; with a GitHub App, the App's own hook is read instead).
   int64_t hook_id = 0;
+  // An organisation's set serves only these repositories ("name" or "org/name", stored as
+  // "org/name"); empty: every repository of the organisation.
+  std::vector<std::string> allowed_repositories;
+  // Whether the set serves jobs of `repository` ("owner/name"): allowed_repositories, if any.
+  bool Allows(std::string_view repository) const;
 };
 
 struct QueueSettings {
@@ -111,6 +131,8 @@ struct ServeConfig {
 
   // The class whose label equals `label` (case-insensitively, as GitHub compares labels).
   const RunnerClass* FindClass(std::string_view label) const;
+  // The first class that takes a job asking for `job_labels` (RunnerClass::Takes); nullptr: none.
+  const RunnerClass* ClassForJob(const std::vector<std::string>& job_labels) const;
   Duration visibility_timeout() const;
   Duration claim_takeover_after() const;
   Duration launch_timeout() const { return Duration(launcher.launch_timeout_seconds * 1000LL); }
@@ -124,6 +146,9 @@ struct ServeConfig {
 // Every classes[].fallbackClass names another configured class, and following them never comes
 // back to where it started: InvalidArgument naming the class otherwise (config_fallback.cpp).
 Status CheckFallbackClasses(const ServeConfig& config);
+// github.allowedRepositories: only at organisation scope, each "name" or "<org>/name"; stored as
+// "<org>/name" (config_labels.cpp).
+Status CheckAllowedRepositories(GitHubSettings& github);
 
 // Where the set registers its runners: the repository or the organisation.
 github::RunnerScope RunnerScopeOf(const ServeConfig& config);

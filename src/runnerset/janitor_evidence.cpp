@@ -64,9 +64,7 @@ bool Janitor::AJobOfItsClassWaits(const Inventory& inv, const std::string& class
       }
       for (const github::Job& job : *jobs) {
         if (job.status != github::JobStatus::kQueued) continue;
-        for (const std::string& label : job.labels) {
-          if (const RunnerClass* cls = config_.FindClass(label)) waiting.insert(cls->label);
-        }
+        if (const RunnerClass* cls = config_.ClassForJob(job.labels)) waiting.insert(cls->label);
       }
     }
     inv.waiting_classes = std::move(waiting);

@@ -62,6 +62,7 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
   const Duration takeover_after = config_.claim_takeover_after();
   std::set<std::string> probing;
   for (const std::string& repository : repositories) {
+    if (!config_.github.Allows(repository)) continue;
     auto repo = github::RepositoryRef::Parse(repository);
     if (!repo.ok()) continue;
     Result<std::vector<github::Job>> queued = deps_.github.ListQueuedJobs(*repo);
@@ -71,10 +72,7 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
     }
     for (const github::Job& job : *queued) {
       if (job.status != github::JobStatus::kQueued) continue;
-      const RunnerClass* cls = nullptr;
-      for (const std::string& label : job.labels) {
-        if ((cls = config_.FindClass(label))) break;
-      }
+      const RunnerClass* cls = config_.ClassForJob(job.labels);
       if (!cls) continue;  // not this set's job
       auto claim = claims.find(repository + "#" + std::to_string(job.id));
       // The evidence is read while it is there (the launch's row goes with its VM), before the

@@ -118,7 +118,8 @@ bool Launcher::InScope(const std::string& repository) const {
   if (!scope_.is_organization()) return github::LabelEquals(repository, config_.github.repository);
   const size_t slash = repository.find('/');
   return slash != std::string::npos &&
-         github::LabelEquals(std::string_view(repository).substr(0, slash), scope_.owner());
+         github::LabelEquals(std::string_view(repository).substr(0, slash), scope_.owner()) &&
+         config_.github.Allows(repository);
 }
 
 Result<std::set<std::string>> Launcher::ListLiveVms() {
@@ -178,6 +179,14 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
   if (!cls) {
     out.decision = LaunchDecision::kIgnored;
     out.detail = "no runner class has the label " + in.class_label;
+    return out;
+  }
+  // The configuration may have changed since the intent was made (a class's labels, labelMatch).
+  if (!in.labels.empty() && !cls->Takes(in.labels)) {
+    out.decision = LaunchDecision::kIgnored;
+    out.detail = "class " + cls->label +
+                 " does not offer every label the job asks for (labelMatch " +
+                 LabelMatchName(cls->label_match) + ")";
     return out;
   }
   // Runners are registered in the configured scope: a job of another repository (a webhook

@@ -136,11 +136,8 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
     case TakenJobsLaunch::kNone:
       break;
   }
-  const RunnerClass* cls = nullptr;
-  for (const std::string& label : w.job.labels) {
-    if ((cls = config_.FindClass(label))) break;
-  }
-  if (!cls) return settle(LaunchDecision::kIgnored, "job has none of the set's class labels");
+  const RunnerClass* cls = config_.ClassForJob(w.job.labels);
+  if (!cls) return settle(LaunchDecision::kIgnored, "no class of the set takes the job's labels");
   const std::string waiting = std::to_string(w.job.id);
   Result<std::optional<Claim>> claim = deps_.table.GetClaim(w.repository, w.job.id);
   if (!claim.ok()) return settle(LaunchDecision::kFailed, claim.status().ToString());

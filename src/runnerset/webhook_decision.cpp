@@ -38,6 +38,10 @@ const char* IgnoreReasonName(IgnoreReason reason) {
       return "no_runner";
     case IgnoreReason::kForeignRunner:
       return "foreign_runner";
+    case IgnoreReason::kNoClassTakesIt:
+      return "labels_not_offered";
+    case IgnoreReason::kRepositoryNotAllowed:
+      return "repository_not_allowed";
   }
   return "none";
 }

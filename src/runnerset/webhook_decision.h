@@ -23,13 +23,15 @@ enum class WebhookVerdict {
 };
 
 enum class IgnoreReason {
-  kNone,           // the verdict is not kIgnored
-  kPing,           // X-GitHub-Event: ping, sent when the hook is created
-  kOtherEvent,     // an event other than workflow_job
-  kOtherAction,    // waiting, in_progress on its own runner or another's, or a new action
-  kNoClassLabel,   // a queued job none of whose labels is a class label of this set
-  kNoRunner,       // a completed job no runner took (cancelled while queued)
-  kForeignRunner,  // a completed job whose runner name lacks this set's prefix
+  kNone,                  // the verdict is not kIgnored
+  kPing,                  // X-GitHub-Event: ping, sent when the hook is created
+  kOtherEvent,            // an event other than workflow_job
+  kOtherAction,           // waiting, in_progress on its own runner or another's, or a new action
+  kNoClassLabel,          // a queued job none of whose labels is a class label of this set
+  kNoRunner,              // a completed job no runner took (cancelled while queued)
+  kForeignRunner,         // a completed job whose runner name lacks this set's prefix
+  kNoClassTakesIt,        // a queued job with a class label asking for labels it lacks
+  kRepositoryNotAllowed,  // a queued job of a repository not in allowedRepositories
 };
 
 // Stable snake_case names, used as metric label values and in logs: "launch", "terminate",

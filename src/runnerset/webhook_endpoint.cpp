@@ -16,7 +16,8 @@ std::string AnswerBody(const nlohmann::json& answer) { return JsonText(answer) +
 WebhookRouterConfig WebhookRouterConfigOf(const ServeConfig& config, Secret webhook_secret) {
   WebhookRouterConfig c;
   c.secret = std::move(webhook_secret);
-  for (const RunnerClass& rc : config.classes) c.class_labels.push_back(rc.label);
+  c.classes = config.classes;
+  c.allowed_repositories = config.github.allowed_repositories;
   c.runner_name_prefix = config.runner_name_prefix;
   c.body_limit = config.max_webhook_body_bytes;
   return c;

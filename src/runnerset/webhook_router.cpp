@@ -55,29 +55,46 @@ std::optional<WebhookDecision> RefuseDeliveryId(std::string_view id) {
   return std::nullopt;
 }
 
-// A queued job: launched on the first class whose label it asks for, else ignored.
-WebhookDecision OnQueued(WorkflowJobFields& job, const std::vector<std::string>& class_labels,
-                         const std::string& what, std::string_view delivery_id, TimePoint now) {
-  for (const std::string& class_label : class_labels) {
-    for (const std::string& label : job.labels) {
-      if (!github::LabelEquals(label, class_label)) continue;
-      WebhookDecision d;
-      d.verdict = WebhookVerdict::kLaunch;
-      d.http_status = 202;
-      d.message = "launch: " + what + " on class " + class_label;
-      d.intent = LaunchIntent{.repository = std::move(job.repository),
-                              .job_id = job.job_id,
-                              .run_id = job.run_id,
-                              .run_attempt = job.run_attempt,
-                              .job_name = std::move(job.job_name),
-                              .class_label = class_label,
-                              .labels = std::move(job.labels),
-                              .queued_at = now,
-                              .delivery_id = std::string(delivery_id)};
-      return d;
+// A queued job: launched on the first class that takes it, else ignored (naming why).
+WebhookDecision OnQueued(WorkflowJobFields& job, const std::vector<RunnerClass>& classes,
+                         const GitHubSettings& allowed, const std::string& what,
+                         std::string_view delivery_id, TimePoint now) {
+  const RunnerClass* taker = nullptr;
+  bool has_class_label = false;
+  for (const RunnerClass& c : classes) {
+    for (const std::string& label : job.labels)
+      has_class_label |= github::LabelEquals(label, c.label);
+    if (c.Takes(job.labels)) {
+      taker = &c;
+      break;
     }
   }
-  return Ignored(IgnoreReason::kNoClassLabel, "queued " + what + " has no class label");
+  if (!has_class_label) {
+    return Ignored(IgnoreReason::kNoClassLabel, "queued " + what + " has no class label");
+  }
+  if (!taker) {
+    return Ignored(IgnoreReason::kNoClassTakesIt,
+                   "queued " + what +
+                       " asks for labels its class does not offer (classes[].labels, labelMatch)");
+  }
+  if (!allowed.Allows(job.repository)) {
+    return Ignored(IgnoreReason::kRepositoryNotAllowed,
+                   "queued " + what + ": the repository is not in github.allowedRepositories");
+  }
+  WebhookDecision d;
+  d.verdict = WebhookVerdict::kLaunch;
+  d.http_status = 202;
+  d.message = "launch: " + what + " on class " + taker->label;
+  d.intent = LaunchIntent{.repository = std::move(job.repository),
+                          .job_id = job.job_id,
+                          .run_id = job.run_id,
+                          .run_attempt = job.run_attempt,
+                          .job_name = std::move(job.job_name),
+                          .class_label = taker->label,
+                          .labels = std::move(job.labels),
+                          .queued_at = now,
+                          .delivery_id = std::string(delivery_id)};
+  return d;
 }
 
 // A completed job: its runner terminated when the set launched it (by the runner name's prefix).
@@ -179,14 +196,14 @@ Result<WebhookRouter> WebhookRouter::Create(WebhookRouterConfig config) {
     return InvalidArgument(
         "webhook secret: empty; set the same secret on the GitHub webhook (or App) and here");
   }
-  if (config.class_labels.empty()) {
+  if (config.classes.empty()) {
     return InvalidArgument("classes: at least one runner class label is required");
   }
-  for (size_t i = 0; i < config.class_labels.size(); ++i) {
-    const std::string& label = config.class_labels[i];
+  for (size_t i = 0; i < config.classes.size(); ++i) {
+    const std::string& label = config.classes[i].label;
     if (label.empty()) return InvalidArgument("classes[" + std::to_string(i) + "].label: empty");
     for (size_t j = 0; j < i; ++j) {
-      if (github::LabelEquals(label, config.class_labels[j])) {
+      if (github::LabelEquals(label, config.classes[j].label)) {
         return InvalidArgument("classes[" + std::to_string(i) + "].label: '" + label +
                                "' is already the label of classes[" + std::to_string(j) +
                                "] (GitHub compares labels case-insensitively)");
@@ -204,10 +221,12 @@ Result<WebhookRouter> WebhookRouter::Create(WebhookRouterConfig config) {
 
 WebhookRouter::WebhookRouter(WebhookRouterConfig config, std::unique_ptr<ReaderPool> readers)
     : verifier_(config.secret),
-      class_labels_(std::move(config.class_labels)),
+      classes_(std::move(config.classes)),
       runner_name_prefix_(std::move(config.runner_name_prefix)),
       body_limit_(config.body_limit),
-      readers_(std::move(readers)) {}
+      readers_(std::move(readers)) {
+  allowed_.allowed_repositories = std::move(config.allowed_repositories);
+}
 
 WebhookRouter::WebhookRouter(WebhookRouter&&) noexcept = default;
 WebhookRouter& WebhookRouter::operator=(WebhookRouter&&) noexcept = default;
@@ -251,7 +270,9 @@ WebhookDecision WebhookRouter::Route(const WebhookDelivery& delivery, TimePoint 
   WorkflowJobFields& job = *read;
   std::string what = "job " + std::to_string(job.job_id) + " of " + job.repository;
 
-  if (job.action == "queued") return OnQueued(job, class_labels_, what, delivery.delivery_id, now);
+  if (job.action == "queued") {
+    return OnQueued(job, classes_, allowed_, what, delivery.delivery_id, now);
+  }
   if (job.action == "completed") {
     return OnCompleted(job, runner_name_prefix_, what, delivery.delivery_id, now);
   }

@@ -18,6 +18,7 @@
 #include "base/status.h"
 #include "github/webhook_signature.h"
 #include "http/types.h"
+#include "runnerset/config.h"
 #include "runnerset/webhook_decision.h"
 
 namespace mvr::runnerset {
@@ -30,8 +31,12 @@ inline constexpr size_t kDefaultWebhookBodyLimit = 1024 * 1024;
 std::string DefaultRunnerNamePrefix(std::string_view runner_set_id);
 
 struct WebhookRouterConfig {
-  Secret secret;                                 // the webhook secret set on GitHub
-  std::vector<std::string> class_labels;         // one per runner class, matched case-insensitively
+  Secret secret;  // the webhook secret set on GitHub
+  // The runner classes: a queued job launches on the first that takes it (RunnerClass::Takes,
+  // by label, labels and label_match); labels are compared case-insensitively.
+  std::vector<RunnerClass> classes;
+  // "owner/name" of the repositories whose jobs it launches (empty: every one).
+  std::vector<std::string> allowed_repositories;
   std::string runner_name_prefix;                // see DefaultRunnerNamePrefix
   size_t body_limit = kDefaultWebhookBodyLimit;  // bytes
 };
@@ -60,7 +65,6 @@ class WebhookRouter {
   // (names compared case-insensitively).
   WebhookDecision Route(const http::Headers& headers, std::string_view body, TimePoint now) const;
 
-  const std::vector<std::string>& class_labels() const { return class_labels_; }
   const std::string& runner_name_prefix() const { return runner_name_prefix_; }
   size_t body_limit() const { return body_limit_; }
 
@@ -69,7 +73,8 @@ class WebhookRouter {
   WebhookRouter(WebhookRouterConfig config, std::unique_ptr<ReaderPool> readers);
 
   github::WebhookSignatureVerifier verifier_;
-  std::vector<std::string> class_labels_;
+  std::vector<RunnerClass> classes_;
+  GitHubSettings allowed_;  // allowed_repositories alone
   std::string runner_name_prefix_;
   size_t body_limit_;
   std::unique_ptr<ReaderPool> readers_;

@@ -263,5 +263,51 @@ TEST(ServeConfig, EveryStringIsOneLineWithoutControlsAndBounded) {
   ExpectRefusedNaming(escape, "runnerSetId");
 }
 
+// classes[].labels and labelMatch (default all), and github.allowedRepositories (an
+// organisation's set only, each "name" or "<org>/name", stored as "<org>/name").
+TEST(ServeConfig, ClassLabelsLabelMatchAndAllowedRepositories) {
+  auto d = Parse(Minimal());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->classes[0].label_match, LabelMatch::kAll);
+  EXPECT_TRUE(d->classes[0].labels.empty());
+  EXPECT_TRUE(d->classes[0].Takes({"self-hosted", "linux", "mvr-small"}));
+  EXPECT_FALSE(d->classes[0].Takes({"self-hosted", "x64", "mvr-small"}));
+  json j = Minimal();
+  j["classes"][0]["labels"] = {"x64", "gpu"};
+  j["classes"][0]["labelMatch"] = "exact";
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->classes[0].labels, (std::vector<std::string>{"x64", "gpu"}));
+  EXPECT_EQ(c->classes[0].label_match, LabelMatch::kExact);
+  EXPECT_TRUE(c->classes[0].Takes({"MVR-SMALL", "GPU", "x64"}));
+  EXPECT_FALSE(c->classes[0].Takes({"mvr-small", "gpu"}));
+  EXPECT_EQ(c->ClassForJob({"mvr-small", "gpu"}), nullptr);
+
+  json bad = Minimal();
+  bad["classes"][0]["labelMatch"] = "some";
+  ExpectRefusedNaming(bad, "classes[0].labelMatch");
+  bad = Minimal();
+  bad["classes"][0]["labels"] = {"x64", ""};
+  ExpectRefusedNaming(bad, "classes[0].labels[1]");
+  bad = Minimal();
+  bad["classes"][0]["labels"] = "x64";
+  ExpectRefusedNaming(bad, "classes[0].labels");
+
+  json repo_scope = Minimal();
+  repo_scope["github"]["allowedRepositories"] = {"app"};
+  ExpectRefusedNaming(repo_scope, "github.allowedRepositories");
+  json org = Minimal();
+  org["github"].erase("repository");
+  org["github"]["organization"] = "octo";
+  org["github"]["allowedRepositories"] = {"app", "Octo/Site"};
+  auto o = Parse(org);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->github.allowed_repositories, (std::vector<std::string>{"octo/app", "Octo/Site"}));
+  EXPECT_TRUE(o->github.Allows("octo/site"));
+  EXPECT_FALSE(o->github.Allows("octo/other"));
+  org["github"]["allowedRepositories"] = {"other-org/app"};
+  ExpectRefusedNaming(org, "github.allowedRepositories[0]");
+}
+
 }  // namespace
 }  // namespace mvr::runnerset

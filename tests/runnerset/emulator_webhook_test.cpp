@@ -19,7 +19,7 @@ class EmulatorWebhookTest : public ::testing::Test {
   EmulatorWebhookTest() : model_(Options(), seam_, nullptr) {
     WebhookRouterConfig c;
     c.secret = Secret(kSecretText);
-    c.class_labels = {"mvr-small"};
+    c.classes = {RunnerClass{.label = "mvr-small"}};
     c.runner_name_prefix = DefaultRunnerNamePrefix("demo");
     auto router = WebhookRouter::Create(std::move(c));
     EXPECT_TRUE(router.ok()) << router.status().ToString();

@@ -205,6 +205,7 @@ TEST_F(HotPoolTest, AHotMemberThatDoesNotResumeGivesWayToTheNextPath) {
 TEST_F(HotPoolTest, AJobAskingForMoreThanTheClassLabelIsNotGivenAHotRunner) {
   MakeReady();
   const std::string vm = Member();
+  config_.classes[0].labels = {"gpu"};  // the class offers it; its hot runners carry its label
   LaunchIntent in = Intent(QueueJob({"self-hosted", "mvr-small", "gpu"}));
   in.labels = {"self-hosted", "mvr-small", "gpu"};
   LaunchOutcome o = NewLauncher().Handle(in);

@@ -112,7 +112,9 @@ TEST_F(OctokitExamplesTest, EveryExampleIsRoutedAndNoneIsRefused) {
     std::string runner_name = runner.is_string() ? runner.get<std::string>() : "";
     WebhookRouterConfig config;
     config.secret = Secret(kSecretText);
-    config.class_labels = {labels.empty() ? "mvr-none" : labels[0]};
+    // GitHub's examples ask for labels beside the first (linux, x64): any class label will do.
+    config.classes = {RunnerClass{.label = labels.empty() ? "mvr-none" : labels[0],
+                                  .label_match = LabelMatch::kAny}};
     config.runner_name_prefix = runner_name.empty() ? "mvr-" : runner_name.substr(0, 3);
     auto router = WebhookRouter::Create(std::move(config));
     ASSERT_TRUE(router.ok()) << router.status().ToString();

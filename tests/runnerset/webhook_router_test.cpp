@@ -25,7 +25,7 @@ const TimePoint kNow(Duration(1'767'225'600'250));
 WebhookRouterConfig Config() {
   WebhookRouterConfig c;
   c.secret = Secret(kSecretText);
-  c.class_labels = {"mvr-small", "mvr-large"};
+  c.classes = {RunnerClass{.label = "mvr-small"}, RunnerClass{.label = "mvr-large"}};
   c.runner_name_prefix = DefaultRunnerNamePrefix("demo");
   return c;
 }
@@ -121,9 +121,47 @@ TEST(WebhookRouterTest, OnlyWholeLabelsMatch) {
 }
 
 TEST(WebhookRouterTest, TheFirstConfiguredClassWinsWhenAJobNamesTwo) {
-  WebhookDecision d = Deliver(Router(), Queued({"mvr-large", "mvr-small"}));
+  WebhookRouterConfig c = Config();
+  for (RunnerClass& k : c.classes) k.label_match = LabelMatch::kAny;
+  WebhookDecision d = Deliver(Router(std::move(c)), Queued({"mvr-large", "mvr-small"}));
   ASSERT_EQ(d.verdict, WebhookVerdict::kLaunch) << d.message;
   EXPECT_EQ(std::get<LaunchIntent>(*d.intent).class_label, "mvr-small");
+}
+
+// labelMatch: a class takes a job only if it offers every label the job asks for (all, the
+// default: its label, self-hosted, linux and its labels), or exactly those (exact), or any job
+// naming its label (any). A job no class takes is ignored with its reason (the metric's label).
+TEST(WebhookRouterTest, AClassTakesAJobByItsLabelsAndLabelMatch) {
+  WebhookRouterConfig c = Config();
+  c.classes[0].labels = {"x64"};
+  c.classes[1].labels = {"x64", "gpu"};
+  c.classes[1].label_match = LabelMatch::kExact;
+  WebhookRouter router = Router(std::move(c));
+  auto class_of = [&](std::vector<std::string> labels) {
+    WebhookDecision d = Deliver(router, Queued(std::move(labels)));
+    return d.verdict == WebhookVerdict::kLaunch ? std::get<LaunchIntent>(*d.intent).class_label
+                                                : IgnoreReasonName(d.ignore_reason);
+  };
+  EXPECT_EQ(class_of({"self-hosted", "Linux", "X64", "mvr-small"}), "mvr-small");
+  EXPECT_EQ(class_of({"mvr-small"}), "mvr-small") << "fewer labels than offered: all takes it";
+  EXPECT_EQ(class_of({"self-hosted", "mvr-small", "gpu"}), "labels_not_offered");
+  EXPECT_EQ(class_of({"self-hosted", "mvr-large", "x64", "gpu"}), "mvr-large");
+  EXPECT_EQ(class_of({"self-hosted", "mvr-large", "x64"}), "labels_not_offered")
+      << "exact: every label the class offers";
+  EXPECT_EQ(class_of({"ubuntu-latest"}), "no_class_label");
+}
+
+// github.allowedRepositories: an organisation's set launches only their jobs; the others are
+// ignored with their reason.
+TEST(WebhookRouterTest, JobsOfRepositoriesNotAllowedAreIgnored) {
+  WebhookRouterConfig c = Config();
+  c.allowed_repositories = {"octo-org/other"};
+  ExpectIgnored(Deliver(Router(c), Queued({"self-hosted", "mvr-small"})),
+                IgnoreReason::kRepositoryNotAllowed);
+  c.allowed_repositories = {"Octo-Org/Widget-Service"};
+  EXPECT_EQ(Deliver(Router(c), Queued({"self-hosted", "mvr-small"})).verdict,
+            WebhookVerdict::kLaunch)
+      << "compared case-insensitively, as GitHub names are";
 }
 
 TEST(WebhookRouterTest, CompletedJobOfOneOfTheSetsRunnersBecomesATerminateIntent) {
@@ -376,13 +414,13 @@ TEST(WebhookRouterTest, ConfigurationMistakesAreNamed) {
   c.secret = Secret();
   expect_refused(c, "webhook secret: empty");
   c = Config();
-  c.class_labels.clear();
+  c.classes.clear();
   expect_refused(c, "classes: at least one");
   c = Config();
-  c.class_labels = {"mvr-small", "MVR-Small"};
+  c.classes = {RunnerClass{.label = "mvr-small"}, RunnerClass{.label = "MVR-Small"}};
   expect_refused(c, "classes[1].label: 'MVR-Small' is already the label of classes[0]");
   c = Config();
-  c.class_labels = {"mvr-small", ""};
+  c.classes = {RunnerClass{.label = "mvr-small"}, RunnerClass{.label = ""}};
   expect_refused(c, "classes[1].label: empty");
   c = Config();
   c.runner_name_prefix.clear();
