@@ -216,6 +216,10 @@ class World {
   // The set's record of the classes GitHub refuses the runner of: in memory, shared by its
   // launchers and sweeper as `mvr serve` shares it between its threads.
   runnerset::ClassHealth class_health_{clock_};
+  // When the janitor last swept (not a sweep it skipped to pace itself), and the longest time
+  // between two of its sweeps so far: JanitorBound's interval while it paces itself.
+  std::optional<TimePoint> janitor_swept_;
+  Duration janitor_gap_{0};
   std::optional<TimePoint> min_raised_at_;
   ActorSeam platform_{scheduler_};
   ActorSeam webhooks_{scheduler_};

@@ -43,7 +43,11 @@ void World::JanitorLoop(Process& p) {
   const Duration interval(config_.janitor.interval_seconds * 1000LL);
   while (true) {
     p.seam.sleeper.Sleep(interval);
-    (void)janitor.Sweep();
+    const runnerset::SweepReport swept = janitor.Sweep();
+    if (swept.paced) continue;
+    const TimePoint now = scheduler_.Now();
+    if (janitor_swept_) janitor_gap_ = std::max(janitor_gap_, now - *janitor_swept_);
+    janitor_swept_ = now;
   }
 }
 

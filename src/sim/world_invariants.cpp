@@ -130,15 +130,18 @@ void World::CheckRunners(WorldReport& report) {
 // timeout (the takeover terminates it) or the janitor strikes it out: takeover + visibility +
 // (strikes + 2) sweeps. The janitor suspects no VM younger than graceSeconds nor one whose
 // launch may still be running (the launch timeout), so with a short takeover age that wait
-// bounds it instead.
+// bounds it instead. A janitor that paces itself to GitHub's hourly budget sweeps less often than
+// its interval (skipping sweeps): then its longest gap between sweeps, so far, is the interval.
 Duration World::JanitorBound() const {
   const runnerset::JanitorSettings& j = config_.janitor;
+  Duration interval(j.interval_seconds * 1000LL);
+  interval = std::max(interval, janitor_gap_);
+  if (janitor_swept_) interval = std::max(interval, scheduler_.Now() - *janitor_swept_);
   const Duration takeover = config_.claim_takeover_after() + config_.visibility_timeout();
   const Duration unsuspected = Duration(j.grace_seconds * 1000LL) + config_.launch_timeout();
   // While `mvr serve` is down (down-while-queued) nothing can reap a VM: the bound waits it out.
   const Duration down = options_.webhook_only_down ? Duration(0) : options_.set_down_for;
-  return std::max(takeover, unsuspected) + down +
-         Duration((j.strikes + 2) * j.interval_seconds * 1000LL);
+  return std::max(takeover, unsuspected) + down + (j.strikes + 2) * interval;
 }
 
 Duration World::PoolBound() const {
