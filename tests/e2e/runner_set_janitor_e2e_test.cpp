@@ -9,6 +9,9 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "runner_set_e2e_fixture.h"
 
@@ -164,6 +167,44 @@ TEST_F(RunnerSetJanitorBurst,
                      << 3 * interval_ << " s";
   std::printf("all 12 jobs completed; nothing left %.1f s later\n",
               std::chrono::duration<double>(real_.clock.Now() - done).count());
+}
+
+// deploy/grafana/runner-set.json names only metrics `mvr serve` exports (issue 32, part 2): after a
+// job and a janitor sweep, every metric a panel's query names is a sample or a declared family of
+// /metrics.
+TEST_F(RunnerSetJanitor, TheGrafanaDashboardNamesOnlyMetricsServeExports) {
+  const int64_t job = QueueJob({"true"});
+  ASSERT_TRUE(Eventually([&] { return Completed(job); }, std::chrono::seconds(60)));
+  ASSERT_TRUE(Eventually([&] { return Metric("janitor_sweeps") > 0; }, std::chrono::seconds(20)));
+  http::HttpRequest req;
+  req.url = ServeUrl() + "/metrics";
+  auto res = http_.Send(req);
+  ASSERT_TRUE(res.ok() && res->status == 200);
+  std::set<std::string> exported;
+  std::istringstream lines(res->body);
+  for (std::string line; std::getline(lines, line);) {
+    // A family declared with no sample yet (no deferral so far) is exported too.
+    if (line.rfind("# TYPE ", 0) == 0) exported.insert(line.substr(7, line.find(' ', 7) - 7));
+    if (line.empty() || line[0] == '#') continue;
+    exported.insert(line.substr(0, line.find_first_of("{ ")));
+  }
+  json dashboard =
+      json::parse(ReadWholeFile(std::string(MVR_SOURCE_DIR) + "/deploy/grafana/runner-set.json"));
+  const std::regex metric("mvr_runnerset_[a-z_]+");
+  size_t named = 0;
+  for (const json& panel : dashboard.at("panels")) {
+    for (const json& target : panel.value("targets", json::array())) {
+      const std::string expr = target.value("expr", "");
+      for (auto m = std::sregex_iterator(expr.begin(), expr.end(), metric);
+           m != std::sregex_iterator(); ++m) {
+        ++named;
+        EXPECT_TRUE(exported.count(m->str()))
+            << "panel \"" << panel.value("title", "") << "\" names " << m->str()
+            << ", which /metrics does not export";
+      }
+    }
+  }
+  EXPECT_GT(named, 20u);
 }
 
 }  // namespace
