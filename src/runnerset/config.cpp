@@ -158,6 +158,8 @@ Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   MVR_RETURN_IF_ERROR(s.Integer("hotPoolSize", c.hot_pool_size, 0, 1000));
   MVR_RETURN_IF_ERROR(s.String("fallbackClass", c.fallback_class));
   MVR_RETURN_IF_ERROR(s.Strings("labels", c.labels));
+  MVR_RETURN_IF_ERROR(s.String("architecture", c.architecture));
+  MVR_RETURN_IF_ERROR(CheckArchitecture(c, key));
   std::string match;
   MVR_RETURN_IF_ERROR(s.String("labelMatch", match));
   if (!match.empty()) {

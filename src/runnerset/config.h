@@ -18,7 +18,8 @@
 namespace mvr::runnerset {
 
 // Which jobs a class takes, by the labels a job asks for (config_labels.cpp). "self-hosted" and
-// "linux" are offered by every class (MicroVMs run Linux), beside its label and `labels`.
+// "linux" are offered by every class (MicroVMs run Linux), and its `architecture` ("x64" or
+// "arm64"; unset: either), beside its label and `labels`.
 //   kAny:   the job asks for the class's label (its other labels are not checked).
 //   kAll:   and every label it asks for is one the class offers (the default: GitHub hands a job
 //           only to a runner with all its labels, and the set registers each runner with its job's
@@ -42,7 +43,9 @@ struct RunnerClass {
   // The class whose image this class's jobs launch on while this class is unhealthy (its
   // image's runner version refused by GitHub or near its deadline: class_health.h); "" = none.
   std::string fallback_class{};
-  std::vector<std::string> labels{};  // other labels its runners offer (x64, arm64, gpu, ...)
+  std::vector<std::string> labels{};  // other labels its runners offer (gpu, large, ...)
+  // "x64" or "arm64": the architecture label its runners offer ("": either, not judged).
+  std::string architecture{};
   LabelMatch label_match = LabelMatch::kAll;
   bool has_pool() const { return warm_pool_size > 0 || hot_pool_size > 0; }
   // Whether a job asking for `job_labels` runs on this class (label_match).
@@ -149,6 +152,8 @@ Status CheckFallbackClasses(const ServeConfig& config);
 // github.allowedRepositories: only at organisation scope, each "name" or "<org>/name"; stored as
 // "<org>/name" (config_labels.cpp).
 Status CheckAllowedRepositories(GitHubSettings& github);
+// classes[].architecture: "", "x64" or "arm64" (config_labels.cpp). `key`: "classes[N]".
+Status CheckArchitecture(const RunnerClass& cls, const std::string& key);
 
 // Where the set registers its runners: the repository or the organisation.
 github::RunnerScope RunnerScopeOf(const ServeConfig& config);

@@ -9,9 +9,11 @@
 namespace mvr::runnerset {
 namespace {
 
-// Labels every class offers beside its own: GitHub's default label of a self-hosted runner, and
-// the OS (a MicroVM runs Linux). The architecture is not implied: a class lists x64 or arm64.
+// Labels every class offers beside its own: GitHub's default labels of a self-hosted runner, the
+// OS (a MicroVM runs Linux) and, unless the class names its `architecture`, either architecture
+// (the set does not know an image's; it does not judge what it cannot check).
 constexpr std::string_view kImplied[] = {"self-hosted", "linux"};
+constexpr std::string_view kArchitectures[] = {"x64", "arm64"};
 
 bool Contains(const std::vector<std::string>& labels, std::string_view label) {
   return std::any_of(labels.begin(), labels.end(),
@@ -43,9 +45,12 @@ bool RunnerClass::Takes(const std::vector<std::string>& job_labels) const {
   if (!Contains(job_labels, label)) return false;
   if (label_match == LabelMatch::kAny) return true;
   for (const std::string& l : job_labels) {
-    const bool offered = github::LabelEquals(l, label) || Contains(labels, l) ||
-                         std::any_of(std::begin(kImplied), std::end(kImplied),
-                                     [&](std::string_view i) { return github::LabelEquals(l, i); });
+    const auto is = [&](std::string_view i) { return github::LabelEquals(l, i); };
+    const bool offered = is(label) || Contains(labels, l) ||
+                         std::any_of(std::begin(kImplied), std::end(kImplied), is) ||
+                         (architecture.empty() ? std::any_of(std::begin(kArchitectures),
+                                                             std::end(kArchitectures), is)
+                                               : is(architecture));
     if (!offered) return false;
   }
   if (label_match == LabelMatch::kAll) return true;
@@ -58,6 +63,16 @@ const RunnerClass* ServeConfig::ClassForJob(const std::vector<std::string>& job_
     if (c.Takes(job_labels)) return &c;
   }
   return nullptr;
+}
+
+Status CheckArchitecture(const RunnerClass& c, const std::string& key) {
+  if (c.architecture.empty() || c.architecture == "x64" || c.architecture == "arm64") {
+    return Status::Ok();
+  }
+  return InvalidArgument(key +
+                         ".architecture: expected \"x64\" or \"arm64\" (the label GitHub "
+                         "gives the runner's architecture), got \"" +
+                         c.architecture + "\"");
 }
 
 bool GitHubSettings::Allows(std::string_view repository) const {

@@ -1,8 +1,8 @@
 // Fleet controls end to end (issue 32, part 4): an organisation's `mvr serve` with
-// github.allowedRepositories and a class offering `x64`. A job of a repository not allowed and a
-// job asking for a label the class does not offer are ignored at the webhook, with their reasons
-// in /metrics, and the janitor's recovery (a sweep a second) does not launch them either; a job
-// asking for the labels the class offers runs. Nothing is left behind.
+// github.allowedRepositories and a class of architecture x64. A job of a repository not allowed and
+// a job asking for a label the class does not offer (gpu) are ignored at the webhook, with their
+// reasons in /metrics, and the janitor's recovery (a sweep a second) does not launch them either; a
+// job asking for the labels the class offers runs. Nothing is left behind.
 #include <sstream>
 
 #include "runner_set_e2e_fixture.h"
@@ -21,7 +21,7 @@ class RunnerSetFleetControls : public RunnerSetEndToEnd {
     c["github"].erase("repository");
     c["github"]["organization"] = kOrganization;
     c["github"]["allowedRepositories"] = {"app"};  // demo/app, kDemoRepository
-    c["classes"][0]["labels"] = {"x64"};
+    c["classes"][0]["architecture"] = "x64";
     return c;
   }
   void ConfigureStack(LocalStack& stack) override {

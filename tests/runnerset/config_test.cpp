@@ -271,9 +271,18 @@ TEST(ServeConfig, ClassLabelsLabelMatchAndAllowedRepositories) {
   EXPECT_EQ(d->classes[0].label_match, LabelMatch::kAll);
   EXPECT_TRUE(d->classes[0].labels.empty());
   EXPECT_TRUE(d->classes[0].Takes({"self-hosted", "linux", "mvr-small"}));
-  EXPECT_FALSE(d->classes[0].Takes({"self-hosted", "x64", "mvr-small"}));
+  EXPECT_TRUE(d->classes[0].Takes({"self-hosted", "ARM64", "mvr-small"})) << "either architecture";
+  EXPECT_FALSE(d->classes[0].Takes({"self-hosted", "gpu", "mvr-small"}));
+  json arch = Minimal();
+  arch["classes"][0]["architecture"] = "x64";
+  auto a = Parse(arch);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_TRUE(a->classes[0].Takes({"self-hosted", "X64", "mvr-small"}));
+  EXPECT_FALSE(a->classes[0].Takes({"self-hosted", "arm64", "mvr-small"}));
+  arch["classes"][0]["architecture"] = "amd64";
+  ExpectRefusedNaming(arch, "classes[0].architecture");
   json j = Minimal();
-  j["classes"][0]["labels"] = {"x64", "gpu"};
+  j["classes"][0]["labels"] = {"x64", "gpu"};  // exact: x64 listed, not only implied
   j["classes"][0]["labelMatch"] = "exact";
   auto c = Parse(j);
   ASSERT_TRUE(c.ok()) << c.status().ToString();

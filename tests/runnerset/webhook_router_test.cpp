@@ -133,7 +133,7 @@ TEST(WebhookRouterTest, TheFirstConfiguredClassWinsWhenAJobNamesTwo) {
 // naming its label (any). A job no class takes is ignored with its reason (the metric's label).
 TEST(WebhookRouterTest, AClassTakesAJobByItsLabelsAndLabelMatch) {
   WebhookRouterConfig c = Config();
-  c.classes[0].labels = {"x64"};
+  c.classes[0].architecture = "x64";
   c.classes[1].labels = {"x64", "gpu"};
   c.classes[1].label_match = LabelMatch::kExact;
   WebhookRouter router = Router(std::move(c));
@@ -145,6 +145,8 @@ TEST(WebhookRouterTest, AClassTakesAJobByItsLabelsAndLabelMatch) {
   EXPECT_EQ(class_of({"self-hosted", "Linux", "X64", "mvr-small"}), "mvr-small");
   EXPECT_EQ(class_of({"mvr-small"}), "mvr-small") << "fewer labels than offered: all takes it";
   EXPECT_EQ(class_of({"self-hosted", "mvr-small", "gpu"}), "labels_not_offered");
+  EXPECT_EQ(class_of({"self-hosted", "mvr-small", "arm64"}), "labels_not_offered")
+      << "its architecture is x64";
   EXPECT_EQ(class_of({"self-hosted", "mvr-large", "x64", "gpu"}), "mvr-large");
   EXPECT_EQ(class_of({"self-hosted", "mvr-large", "x64"}), "labels_not_offered")
       << "exact: every label the class offers";
