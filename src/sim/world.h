@@ -176,7 +176,9 @@ class World {
   void ReportFigures(WorldReport& report);
   Duration JanitorBound() const;
   // How long a pool member's VM may idle unparked: its launch, then two sweeps of the sweeper
-  // (the one that sees its runner connect or fail, and the one that replaces it), plus slack.
+  // (the one that sees its runner connect or fail, and the one that replaces it), plus slack; a
+  // sweep with an error may have moved no member, so the period is the longest gap between
+  // sweeps without one.
   Duration PoolBound() const;
   // Issue 30, items 1 and 7 (world_stolen.cpp): the GitHub model's knobs, the cancellations, and
   // the invariants watched as the run goes.
@@ -220,6 +222,10 @@ class World {
   // between two of its sweeps so far: JanitorBound's interval while it paces itself.
   std::optional<TimePoint> janitor_swept_;
   Duration janitor_gap_{0};
+  // The same for the pool sweeper's sweeps without an error: a sweep that failed (its scan
+  // refused by the store) moved no member on, so PoolBound's period is the longest gap.
+  std::optional<TimePoint> sweeper_swept_;
+  Duration sweeper_gap_{0};
   std::optional<TimePoint> min_raised_at_;
   ActorSeam platform_{scheduler_};
   ActorSeam webhooks_{scheduler_};

@@ -57,7 +57,12 @@ void World::SweeperLoop(Process& p) {
                                        &p.table, Secret(kSetControlKey), &class_health_});
   const Duration interval(config_.warm_pool.interval_seconds * 1000LL);
   while (true) {
-    (void)sweeper.Sweep();
+    const runnerset::PoolSweepReport swept = sweeper.Sweep();
+    if (swept.errors == 0) {
+      const TimePoint now = scheduler_.Now();
+      if (sweeper_swept_) sweeper_gap_ = std::max(sweeper_gap_, now - *sweeper_swept_);
+      sweeper_swept_ = now;
+    }
     p.seam.sleeper.Sleep(interval);
   }
 }

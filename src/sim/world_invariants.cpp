@@ -145,8 +145,10 @@ Duration World::JanitorBound() const {
 }
 
 Duration World::PoolBound() const {
-  return config_.launch_timeout() + Duration(2 * config_.warm_pool.interval_seconds * 1000LL) +
-         Duration(30'000);
+  Duration interval(config_.warm_pool.interval_seconds * 1000LL);
+  interval = std::max(interval, sweeper_gap_);
+  if (sweeper_swept_) interval = std::max(interval, scheduler_.Now() - *sweeper_swept_);
+  return config_.launch_timeout() + 2 * interval + Duration(30'000);
 }
 
 // No secret in any log line of any actor or service.
