@@ -18,8 +18,7 @@ class RunnerSetFleetControls : public RunnerSetEndToEnd {
   json Config() override {
     json c = RunnerSetEndToEnd::Config();
     UseShortJanitor(c, 1);
-    c["github"].erase("repository");
-    c["github"]["organization"] = kOrganization;
+    UseOrganization(c, kOrganization);
     c["github"]["allowedRepositories"] = {"app"};  // demo/app, kDemoRepository
     c["classes"][0]["architecture"] = "x64";
     return c;
@@ -27,12 +26,6 @@ class RunnerSetFleetControls : public RunnerSetEndToEnd {
   void ConfigureStack(LocalStack& stack) override {
     AddSlowImage(stack);
     stack.AddGithubArgs({"--org", kOrganization, "--repo", kOtherRepository});
-  }
-  int64_t QueueJobIn(const std::string& repository, const std::vector<std::string>& labels) {
-    json body = {{"repository", repository}, {"labels", labels}, {"steps", {"true"}}};
-    auto job = workflow_->GitHub("POST", "/_emulator/jobs", body.dump());
-    EXPECT_TRUE(job.ok()) << job.status().ToString();
-    return job.ok() ? job->value("id", int64_t{0}) : 0;
   }
   // mvr_runnerset_webhook_decisions_total{decision="<decision>"} (-1 when absent).
   int64_t Decisions(const std::string& decision) {

@@ -19,8 +19,7 @@ class RunnerSetDownWhileQueued : public RunnerSetEndToEnd {
   json Config() override {
     json c = RunnerSetEndToEnd::Config();
     UseShortJanitor(c, 1);
-    c["github"].erase("repository");
-    c["github"]["organization"] = kOrganization;
+    UseOrganization(c, kOrganization);
     c["github"]["hookId"] = 1;  // the emulator's one webhook
     c["queue"]["visibilityTimeoutSeconds"] = 10;
     return c;
@@ -30,11 +29,7 @@ class RunnerSetDownWhileQueued : public RunnerSetEndToEnd {
     stack.AddGithubArgs({"--org", kOrganization, "--repo", kUnseenRepository});
   }
   int64_t QueueJobIn(const std::string& repository) {
-    json body = {
-        {"repository", repository}, {"labels", {"self-hosted", kClassLabel}}, {"steps", {"true"}}};
-    auto job = workflow_->GitHub("POST", "/_emulator/jobs", body.dump());
-    EXPECT_TRUE(job.ok()) << job.status().ToString();
-    return job.ok() ? job->value("id", int64_t{0}) : 0;
+    return RunnerSetEndToEnd::QueueJobIn(repository, {"self-hosted", kClassLabel});
   }
   int OrgRunners() {
     auto listed = workflow_->GitHub(

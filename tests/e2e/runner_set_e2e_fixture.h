@@ -54,6 +54,11 @@ inline void UseShortJanitor(json& config, int interval_seconds) {
   config["launcher"]["claimTakeoverSeconds"] = 10;
   config["classes"].push_back({{"label", kSlowLabel}, {"image", kSlowLabel}});
 }
+// An organisation's set (`org`, the emulator's --org) instead of the demo repository's.
+inline void UseOrganization(json& config, const std::string& org) {
+  config["github"].erase("repository");
+  config["github"]["organization"] = org;
+}
 inline void AddSlowImage(LocalStack& stack) {
   stack.AddImage(kSlowLabel, stack.StandInRunner() + " --startup-delay-ms 4000");
 }
@@ -142,8 +147,12 @@ class RunnerSetStack : public ::testing::Test {
 
   // A job queued on the emulator with the class label; returns its id.
   int64_t QueueJob(const std::vector<std::string>& steps, const std::string& label = kClassLabel) {
-    json body = {
-        {"repository", kDemoRepository}, {"labels", {"self-hosted", label}}, {"steps", steps}};
+    return QueueJobIn(kDemoRepository, {"self-hosted", label}, steps);
+  }
+  // A job of `repository` asking for `labels`; returns its id.
+  int64_t QueueJobIn(const std::string& repository, const std::vector<std::string>& labels,
+                     const std::vector<std::string>& steps = {"true"}) {
+    json body = {{"repository", repository}, {"labels", labels}, {"steps", steps}};
     auto job = workflow_->GitHub("POST", "/_emulator/jobs", body.dump());
     EXPECT_TRUE(job.ok()) << job.status().ToString();
     return job.ok() ? job->value("id", int64_t{0}) : 0;
