@@ -35,15 +35,7 @@ class Strict {
     if (!Find(name)) return required ? InvalidArgument(Key(name) + ": required") : Status::Ok();
     MVR_ASSIGN_OR_RETURN(out, fields_.String(name.c_str()));
     if (required && out.empty()) return InvalidArgument(Key(name) + ": must not be empty");
-    // Every string of this file is one line: a name, label, path, URL or ARN.
-    if (out.size() > kMaxSettingBytes) {
-      return InvalidArgument(Key(name) + ": " + std::to_string(out.size()) +
-                             " bytes, over the limit of " + std::to_string(kMaxSettingBytes));
-    }
-    if (out.find_first_of("\t\n\r") != std::string::npos) {
-      return InvalidArgument(Key(name) + ": must be one line, without tabs or line breaks");
-    }
-    return Status::Ok();
+    return OneLine(Key(name), out);
   }
   // An array of non-empty one-line strings.
   Status Strings(const std::string& name, std::vector<std::string>& out) {
@@ -57,12 +49,8 @@ class Strict {
       if (!e.is_string() || e.get<std::string>().empty()) {
         return InvalidArgument(at + ": expected a non-empty string");
       }
-      const std::string s = e.get<std::string>();
-      if (s.size() > kMaxSettingBytes || s.find_first_of("\t\n\r") != std::string::npos) {
-        return InvalidArgument(at + ": must be one line, at most " +
-                               std::to_string(kMaxSettingBytes) + " bytes");
-      }
-      out.push_back(s);
+      MVR_RETURN_IF_ERROR(OneLine(at, e.get<std::string>()));
+      out.push_back(e.get<std::string>());
     }
     return Status::Ok();
   }
@@ -89,6 +77,17 @@ class Strict {
   }
 
  private:
+  // Every string of this file is one line: a name, label, path, URL or ARN.
+  static Status OneLine(const std::string& key, const std::string& value) {
+    if (value.size() > kMaxSettingBytes) {
+      return InvalidArgument(key + ": " + std::to_string(value.size()) +
+                             " bytes, over the limit of " + std::to_string(kMaxSettingBytes));
+    }
+    if (value.find_first_of("\t\n\r") != std::string::npos) {
+      return InvalidArgument(key + ": must be one line, without tabs or line breaks");
+    }
+    return Status::Ok();
+  }
   const json& object() const { return fields_.object(); }
 
   JsonFields fields_;

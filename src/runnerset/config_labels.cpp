@@ -90,14 +90,13 @@ Status CheckAllowedRepositories(GitHubSettings& g) {
   for (size_t i = 0; i < g.allowed_repositories.size(); ++i) {
     std::string& r = g.allowed_repositories[i];
     const std::string key = "github.allowedRepositories[" + std::to_string(i) + "]";
-    const size_t slash = r.find('/');
-    if (slash == std::string::npos) r = g.organization + "/" + r;
+    if (r.find('/') == std::string::npos) r = g.organization + "/" + r;
     auto ref = github::RepositoryRef::Parse(r);
     if (!ref.ok()) {
       return InvalidArgument(key + ": expected \"name\" or \"" + g.organization +
                              "/name\", got \"" + r + "\"");
     }
-    if (!github::LabelEquals(r.substr(0, r.find('/')), g.organization)) {
+    if (!github::LabelEquals(ref->owner, g.organization)) {
       return InvalidArgument(key + ": \"" + r + "\" is not a repository of " + g.organization +
                              ", the set's organisation");
     }
