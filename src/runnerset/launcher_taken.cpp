@@ -65,7 +65,12 @@ Result<std::optional<Launcher::WaitingHead>> Launcher::FindWaitingHead(std::stri
     if (job.status == github::JobStatus::kQueued) {
       return std::optional<WaitingHead>(WaitingHead{repository, std::move(job), runner_name});
     }
-    if (job.status != github::JobStatus::kInProgress) break;
+    // A job that ran and ended still names its runner: the job that runner was launched for
+    // may wait (stolen-runners seed 632: the middle of a chain completed before the intent
+    // that passed through it came round, and the waiting job was left to the janitor).
+    const bool ran = job.status == github::JobStatus::kInProgress ||
+                     (job.status == github::JobStatus::kCompleted && !job.runner_name.empty());
+    if (!ran) break;
     std::optional<int64_t> next = LaunchedFor(job.runner_name);
     if (!next || *next <= 0) break;  // its runner is none of the set's launches for a job
     runner_name = job.runner_name;

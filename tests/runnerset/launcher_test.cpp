@@ -179,6 +179,32 @@ TEST_F(LauncherTest, AChainThatEndsAtAHungLaunchLaunchesTheWaitingJobAgain) {
   EXPECT_EQ(L().Handle(by_a).decision, LaunchDecision::kIgnored) << "c has its runner now";
 }
 
+// The same hung chain, but the job in its middle has run and ended before the intent that passes
+// through it comes round: its runner (launched for c) is still named by GitHub, so the walk goes
+// on to c, which waits (stolen-runners seed 632 left c to the janitor's stuck-launch recovery).
+TEST_F(LauncherTest, AChainThroughAJobThatHasEndedStillFindsTheWaitingJob) {
+  const int64_t a = QueueJob();
+  const int64_t b = QueueJob();
+  const int64_t c = QueueJob();
+  const Runner rc = OnlineRunner(RunnerFor(c));
+  fleet_.Tick();  // c's runner takes a
+  const Runner ra = OnlineRunner(RunnerFor(a));
+  fleet_.Tick();                                        // a's runner takes b
+  ASSERT_TRUE(fleet_.github_model->CancelJob(a).ok());  // a ran on c's runner and ended
+  ASSERT_EQ(JobOf(a).status, "completed");
+  ASSERT_EQ(JobOf(a).runner_name, rc.name);
+  Launched(ra.name, ra.id, "mvm-a", a);
+  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kFleetRepository, b).ok());  // b's launch hangs
+  Launched(rc.name, rc.id, "mvm-c", c);
+  m_.clock.Advance(config_.launch_timeout());
+  const TakenIntent by_a{ra.name, mvr::testing::kFleetRepository, b, "d-a"};
+  LaunchOutcome o = L().Handle(by_a);
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  fleet_.Tick();
+  EXPECT_EQ(JobOf(c).runner_name, o.runner_name) << "the new runner serves the waiting job";
+  EXPECT_EQ(metrics_.Get(Counter::kRelaunchedTaken), 1);
+}
+
 // Job X runs on the runner launched for Y, and Y on the runner an earlier attempt launched for
 // X: both have runners, so this launch would only add an idle VM.
 TEST_F(LauncherTest, AChainOfTakenJobsThatClosesOnThisJobNeedsNoLaunch) {
