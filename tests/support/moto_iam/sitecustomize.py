@@ -19,6 +19,10 @@ resources of more services, which moto 5.2.1 also evaluates against "*" or not a
   - IAM: role/NAME, policy/NAME (CreatePolicy) or the PolicyArn, and for Detach{User,Group,Role}
     Policy the user, group or role (AWS's resource; the policy is its iam:PolicyARN condition).
   - SQS: CreateQueue names the queue it creates (moto names only queues that exist).
+  - CloudWatch: moto names the action after the signing name ("monitoring:PutMetricAlarm"), which
+    no policy names, and the resource "*": the action is cloudwatch:OPERATION, the resource
+    alarm:NAME or dashboard/NAME, DeleteAlarms and DeleteDashboards once per name, as AWS does;
+    DescribeAlarms is alarm:* (AWS checks that whatever names or prefix the request gives).
 Only the resource and the action checked change; moto's own evaluation does the rest.
 """
 import json
@@ -103,6 +107,7 @@ def _install():
     SimpleSystemManagerResponse._authenticate_and_authorize_normal_action = authorize_each(
         SimpleSystemManagerResponse._authenticate_and_authorize_normal_action, ssm_names)
     _install_deployer_services(body_of)
+    _install_cloudwatch()
 
 
 def _check_as(handler, action, resource):
@@ -205,6 +210,43 @@ def _install_deployer_services(body_of):
     EventsHandler._determine_resource = events_resource
     IamResponse._determine_resource = iam_resource
     SQSResponse._determine_resource = sqs_resource
+
+
+def _install_cloudwatch():
+    try:
+        from moto.cloudwatch.responses import CloudWatchResponse
+        from moto.iam.access_control import IAMRequest
+    except Exception:
+        return
+
+    class CloudWatchRequest(IAMRequest):
+        """moto's IAM request with the action CloudWatch's IAM names (not its signing name)."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._action = "cloudwatch:" + self._action.split(":", 1)[1]
+
+    def resources(self):
+        alarm = f"arn:aws:cloudwatch:{self.region}:{self.current_account}:alarm:"
+        dashboard = f"arn:aws:cloudwatch::{self.current_account}:dashboard/"
+        action = self._get_action()
+        if action == "DescribeAlarms":
+            return [alarm + "*"]
+        if action in ("PutMetricAlarm", "PutCompositeAlarm", "SetAlarmState"):
+            return [alarm + self._get_param("AlarmName", "")]
+        if action == "DeleteAlarms":
+            return [alarm + n for n in self._get_param("AlarmNames", [])] or [alarm]
+        if action in ("GetDashboard", "PutDashboard"):
+            return [dashboard + self._get_param("DashboardName", "")]
+        if action == "DeleteDashboards":
+            return [dashboard + n for n in self._get_param("DashboardNames", [])] or [dashboard]
+        return ["*"]
+
+    def authorize(self, resource="*"):
+        for arn in resources(self):
+            self._authenticate_and_authorize_action(CloudWatchRequest, arn)
+
+    CloudWatchResponse._authenticate_and_authorize_normal_action = authorize
 
 
 _install()
