@@ -4,7 +4,7 @@
 #
 #   deploy/bootstrap.sh --runner-set-id ID [--config FILE [--package ZIP] [--arch x86_64|arm64]]
 #                       [--execution-role NAME] [--action-image NAME] [--github-token-file F]
-#                       [--github-app-key-file F] [--log-retention-days N]
+#                       [--github-app-key-file F] [--log-retention-days N] [--alarm-topic ARN]
 #
 # Region and endpoint come from the usual AWS settings (AWS_REGION, AWS_ENDPOINT_URL, profiles).
 # What it makes (docs/operations.md): the state table and the Action's pool table (TTL on `ttl`),
@@ -13,15 +13,18 @@
 # parameters for secrets (the webhook secret is generated and never printed) and, with --config
 # (the runner set's JSON, as for `mvr serve`), the Lambda functions: the webhook with its Function
 # URL, the launcher on the job queue, the janitor and the warm-pool sweeper each on an
-# EventBridge schedule (the sweeper's enabled while a class has a warm pool). The zip is --package
-# or `mvr package lambda --arch ARCH` (MVR=/path/to/mvr picks the binary).
+# EventBridge schedule (the sweeper's enabled while a class has a warm pool), and a CloudWatch
+# dashboard and alarms over their metrics, notifying --alarm-topic (an SNS topic) when given. The
+# zip is --package or `mvr package lambda --arch ARCH` (MVR=/path/to/mvr picks the binary).
 set -euo pipefail
 # shellcheck source=deploy/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=deploy/monitoring.sh
+source "$deploy_dir/monitoring.sh"
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 set_id="" execution_role="" action_image="" token_file="" app_key_file="" retention=30
-config_file="" package="" arch=x86_64
+config_file="" package="" arch=x86_64 alarm_topic=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runner-set-id) set_id="${2:-}"; shift 2 ;;
@@ -33,6 +36,7 @@ while [[ $# -gt 0 ]]; do
     --github-token-file) token_file="${2:-}"; shift 2 ;;
     --github-app-key-file) app_key_file="${2:-}"; shift 2 ;;
     --log-retention-days) retention="${2:-}"; shift 2 ;;
+    --alarm-topic) alarm_topic="${2:-}"; shift 2 ;;
     -h | --help) usage ;;
     *) die "unknown argument '$1' (--help lists them)" ;;
   esac
@@ -44,6 +48,9 @@ for f in "$token_file" "$app_key_file" "$config_file" "$package"; do
 done
 [[ "$arch" == x86_64 || "$arch" == arm64 ]] || die "--arch must be x86_64 or arm64 (got '$arch')"
 [[ -z "$package" || -n "$config_file" ]] || die "--package needs --config (the functions' configuration)"
+[[ -z "$alarm_topic" || "$alarm_topic" =~ ^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$ ]] ||
+  die "--alarm-topic must be an SNS topic's ARN, arn:PARTITION:sns:REGION:ACCOUNT:NAME (e.g. arn:aws:sns:us-east-1:123456789012:mvr-alarms; got '$alarm_topic')"
+[[ -z "$alarm_topic" || -n "$config_file" ]] || die "--alarm-topic needs --config (the alarms watch the functions)"
 command -v jq >/dev/null || die "needs jq (Debian: apt-get install jq)"
 if [[ -n "$config_file" ]]; then
   jq -e 'type == "object"' "$config_file" >/dev/null 2>&1 || die "$config_file: not a JSON object"
@@ -74,6 +81,8 @@ if [[ -n "$config_file" ]]; then
   fetch rules aws_ events list-rules --name-prefix "mvr-$set_id-"
   fetch targets-janitor aws_ events list-targets-by-rule --rule "$janitor_rule"
   fetch targets-warm-pool aws_ events list-targets-by-rule --rule "$warm_pool_rule"
+  fetch alarms aws_ cloudwatch describe-alarms --alarm-name-prefix "$alarm_prefix"
+  fetch dashboard aws_ cloudwatch get-dashboard --dashboard-name "$dashboard"
   if [[ -z "$package" ]]; then
     package="$work/mvr-lambda-$arch.zip"
     "${MVR:-mvr}" package lambda --arch "$arch" --output "$package" >/dev/null ||
@@ -85,11 +94,11 @@ resolve_account
 # exist yet is fine): a read that was denied would look like "nothing there", and bootstrap would
 # try to create what may exist, failing half-way with an error about something else. (A table's
 # TTL is read only when the table is listed; re-enabling it is harmless.)
-for listing in tables queues logs iam params ${config_file:+functions rules}; do
+for listing in tables queues logs iam params ${config_file:+functions rules alarms}; do
   fetched "$listing" >/dev/null || die "cannot read the account ($listing); nothing was changed"
 done
 for listing in ${config_file:+url policy-webhook policy-janitor policy-warm-pool mappings \
-  targets-janitor targets-warm-pool}; do
+  targets-janitor targets-warm-pool dashboard}; do
   fetched_or_none "$listing" >/dev/null || die "cannot read the account ($listing); nothing was changed"
 done
 action_image="${action_image:-$set_id*}"
@@ -257,14 +266,15 @@ ensure_secrets() {
   [[ -z "$token_file" ]] || ensure_secret github-token "$token_file"
   [[ -z "$app_key_file" ]] || ensure_secret github-app-private-key "$app_key_file"
 }
+# The dashboard and alarms name the functions and queues without needing them to exist.
 in_parallel step ensure_tables ensure_queues ensure_log_groups ensure_roles ensure_managed_policies \
-  ensure_secrets
+  ensure_secrets ${config_file:+ensure_dashboard ensure_alarms}
 if [[ -n "$config_file" ]]; then
   # shellcheck source=deploy/functions.sh
   source "$deploy_dir/functions.sh"
   deploy_functions
 else
-  say skip function "the Lambda functions (no --config)"
+  say skip function "the Lambda functions, their dashboard and alarms (no --config)"
 fi
 echo "bootstrap: done. The Action's users get the policies $action_policy and"
 echo "  $action_pool_policy (state-table: dynamodb:$pool_table)."

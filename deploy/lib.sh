@@ -70,11 +70,11 @@ fetched() {
   fi
   cat "$work/$1"
 }
-# fetched_or_none NAME: as fetched, but a resource that does not exist (ResourceNotFoundException)
-# prints nothing and succeeds.
+# fetched_or_none NAME: as fetched, but a resource that does not exist (ResourceNotFoundException;
+# CloudWatch's dashboards say ResourceNotFound) prints nothing and succeeds.
 fetched_or_none() {
   fetched "$1" 2>/dev/null && return 0
-  grep -q ResourceNotFoundException "$work/$1.err" && return 0
+  grep -q ResourceNotFound "$work/$1.err" && return 0
   sed "s/^/${0##*\/}: /" "$work/$1.err" >&2
   return 1
 }
@@ -119,6 +119,10 @@ set_names() {
   action_pool_policy="mvr-$set_id-action-pool"
   janitor_rule="mvr-$set_id-janitor"
   warm_pool_rule="mvr-$set_id-warm-pool"
+  # CloudWatch: the dashboard, and the alarms as mvr-ID.<what>. No id has a '.', so the prefix
+  # is the set's alone (mvr-ID- would also match the alarms of a set named ID-x).
+  dashboard="mvr-$set_id"
+  alarm_prefix="mvr-$set_id."
   # The set's MicroVM images: <runnerSetId><index>-<8 hex> (seed 001).
   image_pattern="^${set_id}[0-9]+-[0-9a-f]{8}\$"
 }

@@ -7,16 +7,17 @@
 #
 # Region and endpoint come from the usual AWS settings (AWS_REGION, AWS_ENDPOINT_URL, profiles;
 # AWS_ENDPOINT_URL_LAMBDA_MICROVMS for the MicroVMs API). Order: the functions and their
-# triggers first (nothing launches any more), then every MicroVM of the set's images
-# (<ID><index>-<8 hex>) is terminated and waited for (up to --wait-seconds, default 600), then the
-# images, secrets, policies, roles, log groups, queues and tables. The Action users' managed
-# policies are detached from every user, group and role first; teardown prints each detachment.
-# On a half-deployed account it deletes what exists and skips the rest.
+# triggers, the dashboard and the alarms first (nothing launches or notifies any more), then every
+# MicroVM of the set's images (<ID><index>-<8 hex>) is terminated and waited for (up to
+# --wait-seconds, default 600), then the images, secrets, policies, roles, log groups, queues and
+# tables. The Action users' managed policies are detached from every user, group and role first;
+# teardown prints each detachment. On a half-deployed account it deletes what exists and skips
+# the rest.
 set -euo pipefail
 # shellcheck source=deploy/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 set_id="" yes=0 wait_seconds=600
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -49,6 +50,8 @@ fetch mappings aws_ lambda list-event-source-mappings --function-name "$(functio
 fetch targets-janitor aws_ events list-targets-by-rule --rule "$janitor_rule"
 fetch targets-warm-pool aws_ events list-targets-by-rule --rule "$warm_pool_rule"
 fetch rules aws_ events list-rules --name-prefix "mvr-$set_id-"
+fetch alarms aws_ cloudwatch describe-alarms --alarm-name-prefix "$alarm_prefix"
+fetch dashboard aws_ cloudwatch get-dashboard --dashboard-name "$dashboard"
 fetch images microvms list-microvm-images --name-filter "$set_id"
 fetch vms microvms list-microvms
 resolve_account
@@ -73,12 +76,12 @@ named() { local n="$1"; shift; printf '%s\n' "$@" | grep -qxF -- "$n"; }
 
 echo "teardown: runner set '$set_id' in $region (account $account)$([[ $yes -eq 1 ]] || echo ': preview, nothing is deleted without --yes')"
 # Every listing must have worked before anything is deleted (a missing rule or function is fine).
-for listing in params iam logs queues tables functions rules; do
+for listing in params iam logs queues tables functions rules alarms; do
   fetched "$listing" >/dev/null || die "cannot read the account ($listing); nothing was deleted"
 done
 { fetched_or_none mappings >/dev/null && fetched_or_none targets-janitor >/dev/null &&
-  fetched_or_none targets-warm-pool >/dev/null; } ||
-  die "cannot read the launcher's trigger or the sweepers' schedules; nothing was deleted"
+  fetched_or_none targets-warm-pool >/dev/null && fetched_or_none dashboard >/dev/null; } ||
+  die "cannot read the launcher's trigger, the sweepers' schedules or the dashboard; nothing was deleted"
 for listing in images vms; do
   fetched "$listing" >/dev/null || die "cannot list MicroVMs or their images: set \
 AWS_ENDPOINT_URL_LAMBDA_MICROVMS if the MicroVMs API is elsewhere; nothing was deleted"
@@ -87,8 +90,9 @@ mapfile -t images < <(names images '.items[]? | "\(.name) \(.imageArn)"')
 mapfile -t vms < <(names vms '.items[]? | select(.state != "TERMINATED")
   | "\(.microvmId) \(.imageArn) \(.state)"')
 
-# 1. Nothing launches any more: the sweepers' schedules, the launcher's trigger, the functions
-# (deleting a function deletes its Function URL and permissions).
+# 1. Nothing launches or notifies any more: the sweepers' schedules, the launcher's trigger, the
+# functions (deleting a function deletes its Function URL and permissions), the dashboard and
+# every alarm named mvr-ID.* (no other set's alarm has that prefix: an id has no '.').
 delete_schedule() {
   local fn rule
   for fn in janitor warm-pool; do
@@ -112,7 +116,16 @@ delete_function() {
   act function "$(function_of "$1")" aws_ lambda delete-function --function-name "$(function_of "$1")"
 }
 delete_functions() { in_parallel delete_function "${LAMBDA_FUNCTIONS[@]}"; }
-in_parallel step delete_schedule delete_trigger delete_functions
+delete_monitoring() {
+  local alarms
+  mapfile -t alarms < <(names alarms '[.MetricAlarms[]?, .CompositeAlarms[]? | .AlarmName]
+    | sort[]')
+  [[ ${#alarms[@]} -eq 0 ]] ||
+    act alarm "${alarms[*]}" aws_ cloudwatch delete-alarms --alarm-names "${alarms[@]}"
+  [[ -z "$(fetched_or_none dashboard)" ]] ||
+    act dashboard "$dashboard" aws_ cloudwatch delete-dashboards --dashboard-names "$dashboard"
+}
+in_parallel step delete_schedule delete_trigger delete_functions delete_monitoring
 
 # 2. The set's MicroVMs: terminated, then waited for, before their images go.
 set_arns=()

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """deploy/bootstrap.sh and deploy/teardown.sh on the AWS CLI against moto's server and the MicroVMs
 emulator (`mvr emulate microvms`), both on 127.0.0.1: bootstrap creates every resource including
-the Lambda functions and their triggers, a second bootstrap changes nothing, drift is put back,
-teardown without --yes deletes nothing, teardown --yes on a half-deployed set terminates the set's
-MicroVMs (and only those), deletes its images and leaves nothing else of the set.
+the Lambda functions and their triggers, the CloudWatch dashboard and alarms (on metrics the C++
+code emits), a second bootstrap changes nothing, drift is put back, --alarm-topic becomes the
+alarms' action (a malformed one is refused before anything is made), teardown without --yes
+deletes nothing, teardown --yes on a half-deployed set terminates the set's MicroVMs (and only
+those), deletes its images and leaves nothing else of the set.
 
 Usage: deploy_moto_test.py MVR_BINARY. Exits 77 (ctest: skipped) without moto_server, Debian's aws
 CLI or the mvr binary. The test's own reads use boto3 in-process (re-run under moto's Python when
@@ -11,6 +13,7 @@ this one lacks boto3): the scripts' CLI processes are the cost, the checks shoul
 import glob
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -83,6 +86,62 @@ def filled(doc, set_id):
 def deployer_policy():
     with open(os.path.join(SOURCE, "deploy", "iam", "deployer.json")) as f:
         return json.load(f)
+
+
+def source_text(*path):
+    with open(os.path.join(SOURCE, *path)) as f:
+        return f.read()
+
+
+def emitted_metrics():
+    """Function dimension -> the EMF metric names the Lambda functions can emit, read from the
+    C++ sources (src/lambda/emf.cpp, src/runnerset/metrics.cpp, janitor.cpp,
+    rate_budget_metrics.cpp): what a dashboard widget or an alarm in namespace mvr/runnerset may
+    name. The GitHub rate gauges are set by the launcher only (Launcher::Record)."""
+    emf = source_text("src", "lambda", "emf.cpp")
+    assert '{"Namespace", "mvr/runnerset"}' in emf and '{{"RunnerSetId", "Function"}}' in emf
+    metrics = source_text("src", "runnerset", "metrics.cpp")
+    counter_names = metrics.split("const char* CounterName(", 1)[1].split("\n}\n", 1)[0]
+    counters = set(re.findall(r'return "(\w+)";', counter_names)) - {"unknown"}
+    swept = source_text("src", "runnerset", "janitor.cpp").split("kSweptNames = {", 1)[1]
+    janitor = {"janitor_" + n for n in re.findall(r'"(\w+)"', swept.split("};", 1)[0])}
+    janitor |= set(re.findall(r'v\["(janitor_\w+)"\] = metrics.GetJanitor', emf))
+    # Janitor::Sweep does not add the listing sizes (gauges of one sweep) to the metrics.
+    janitor -= {n for n in janitor if n.endswith("_listed")}
+    gauges = set(re.findall(r'g\["(\w+)"\]', source_text("src", "runnerset",
+                                                         "rate_budget_metrics.cpp")))
+    assert "failed" in counters and "janitor_errors" in janitor and "github_rate_limit" in gauges
+    return {"webhook": counters, "launcher": counters | gauges, "janitor": janitor}
+
+
+# The alarms bootstrap makes: name -> (metric or metric-math series, comparison, threshold,
+# evaluation periods). The janitor's counts sweeps: its period is the janitor's schedule (the
+# test's configuration: 120 s).
+ALARMS = {
+    "dead-letters": ("AWS/SQS ApproximateNumberOfMessagesVisible Maximum 300",
+                     "GreaterThanOrEqualToThreshold", 1, 1),
+    "janitor-errors": ("janitor janitor_errors Sum 120", "GreaterThanThreshold", 0, 3),
+    "launches-recovered": ("janitor janitor_launches_recovered Sum 900",
+                           "GreaterThanThreshold", 0, 1),
+    "launches-failing": ("launcher failed Sum 300", "GreaterThanThreshold", 0, 3),
+    "launches-stalled": ("launcher deferred Sum 300, launcher launched Sum 300",
+                         "GreaterThanOrEqualToThreshold", 1, 3),
+    "rate-budget": ("launcher github_rate_remaining Minimum 300, "
+                    "launcher github_rate_limit Maximum 300", "LessThanThreshold", 10, 1),
+}
+
+
+def alarm_metrics(alarm):
+    """An alarm's metrics as "FUNCTION NAME STAT PERIOD" (the Function dimension; AWS/SQS metrics
+    as "AWS/SQS NAME ..."), comma-separated."""
+    def one(metric, stat, period):
+        dims = {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}
+        who = metric["Namespace"] if metric["Namespace"] != "mvr/runnerset" else dims["Function"]
+        return "%s %s %s %d" % (who, metric["MetricName"], stat, period)
+    if alarm.get("MetricName"):
+        return one(alarm, alarm["Statistic"], alarm["Period"])
+    return ", ".join(one(m["MetricStat"]["Metric"], m["MetricStat"]["Stat"],
+                         m["MetricStat"]["Period"]) for m in alarm["Metrics"] if "MetricStat" in m)
 
 
 ALLOW_ALL = {"Version": "2012-10-17",
@@ -245,6 +304,12 @@ class DeployFixture(unittest.TestCase):
             "rules": sorted((r["Name"], r.get("ScheduleExpression"))
                             for r in events.list_rules()["Rules"]),
             "images": sorted(i["name"] for i in c("lambda-microvms").list_microvm_images()["items"]),
+            "alarms": sorted((a["AlarmName"], alarm_metrics(a), a["Threshold"],
+                              tuple(a["AlarmActions"]))
+                             for a in c("cloudwatch").describe_alarms()["MetricAlarms"]),
+            "dashboards": sorted((d["DashboardName"], c("cloudwatch").get_dashboard(
+                DashboardName=d["DashboardName"])["DashboardBody"])
+                for d in c("cloudwatch").list_dashboards()["DashboardEntries"]),
         }
 
     def vm_states(self):
@@ -263,11 +328,25 @@ class DeployOnMoto(DeployFixture):
         theirs = microvms.run_microvm(imageIdentifier="other0-89abcdef")["microvmId"]
         # Not the set's: must survive teardown.
         self.client("sqs").create_queue(QueueName="mvr-%s-jobs-other" % SET)
+        cloudwatch = self.client("cloudwatch")
+        cloudwatch.put_metric_alarm(
+            AlarmName="mvr-%s-other.dead-letters" % SET, Namespace="AWS/SQS",
+            MetricName="ApproximateNumberOfMessagesVisible", Statistic="Maximum", Period=300,
+            EvaluationPeriods=1, Threshold=1, ComparisonOperator="GreaterThanThreshold")
+        cloudwatch.put_dashboard(DashboardName="mvr-%s-other" % SET, DashboardBody='{"widgets":[]}')
         before = self.inventory()
+
+        # A malformed --alarm-topic is refused before anything is read or made.
+        r = self.run_script("bootstrap.sh", *self.bootstrap_args(), "--alarm-topic",
+                            "arn:aws:sqs:us-east-1:%s:alarms" % ACCOUNT)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("--alarm-topic must be an SNS topic's ARN, arn:PARTITION:sns:REGION:ACCOUNT:NAME",
+                      r.stderr)
+        self.assertEqual(self.inventory(), before)
 
         first = self.bootstrap()
         created = [l.split()[1:] for l in first.splitlines() if l.startswith("create")]
-        self.assertEqual(len(created), 35, first)
+        self.assertEqual(len(created), 42, first)
         state = self.inventory()
         new = lambda kind: sorted(set(state[kind]) - set(before[kind]))
         self.assertEqual(new("tables"), ["mvr-%s" % SET, "mvr-%s-pools" % SET])
@@ -281,6 +360,7 @@ class DeployOnMoto(DeployFixture):
                                                       "webhook")])
         self.check_functions(first)
         self.check_iam_and_tables()
+        self.check_dashboard_and_alarms(actions=[])
         secret = self.client("ssm").get_parameter(
             Name="/mvr/%s/webhook-secret" % SET, WithDecryption=True)["Parameter"]["Value"]
         self.assertRegex(secret, r"^[0-9a-f]{64}$")
@@ -301,9 +381,20 @@ class DeployOnMoto(DeployFixture):
             PolicyDocument='{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}')
         self.client("lambda").update_function_configuration(
             FunctionName="mvr-%s-launcher" % SET, Timeout=3)
+        # ... and someone raised an alarm's threshold and emptied the dashboard.
+        cloudwatch.put_metric_alarm(
+            AlarmName="mvr-%s.dead-letters" % SET, Namespace="AWS/SQS",
+            MetricName="ApproximateNumberOfMessagesVisible",
+            Dimensions=[{"Name": "QueueName", "Value": "mvr-%s-jobs-dlq" % SET}],
+            Statistic="Maximum", Period=300, EvaluationPeriods=1, Threshold=100,
+            ComparisonOperator="GreaterThanOrEqualToThreshold")
+        cloudwatch.put_dashboard(DashboardName="mvr-%s" % SET, DashboardBody='{"widgets":[]}')
         third = self.bootstrap()
         self.assertIn("update  policy          mvr-%s-webhook (inline)" % SET, third)
         self.assertIn("update  function        mvr-%s-launcher (configuration)" % SET, third)
+        self.assertIn("update  alarm           mvr-%s.dead-letters\n" % SET, third)
+        self.assertIn("update  dashboard       mvr-%s\n" % SET, third)
+        self.assertEqual(len([l for l in third.splitlines() if l.startswith("update")]), 4, third)
         self.assertEqual(self.inventory(), state)
 
         # A class gets a warm pool: the sweeper's schedule is enabled, every function's
@@ -314,10 +405,17 @@ class DeployOnMoto(DeployFixture):
         warm_config = os.path.join(self.work, "warm-pool.json")
         with open(warm_config, "w") as f:
             json.dump(c, f)
+        # ... and the alarms get an SNS topic as their action.
+        topic = self.client("sns").create_topic(Name="mvr-alarms")["TopicArn"]
         warm = self.script("bootstrap.sh", "--execution-role", "mvr-vm", "--config", warm_config,
-                           "--package", self.package, "--github-token-file", self.token)
+                           "--package", self.package, "--github-token-file", self.token,
+                           "--alarm-topic", topic)
         self.assertIn("update  schedule        mvr-%s-warm-pool (rate(1 minute) ENABLED)" % SET,
                       warm)
+        for name in ALARMS:
+            self.assertIn("update  alarm           mvr-%s.%s\n" % (SET, name), warm)
+        self.assertIn("exists  dashboard       mvr-%s\n" % SET, warm)
+        self.check_dashboard_and_alarms(actions=[topic])
         rule = self.client("events").describe_rule(Name="mvr-%s-warm-pool" % SET)
         self.assertEqual(rule["State"], "ENABLED")
         conf = self.client("lambda").get_function_configuration(
@@ -329,12 +427,16 @@ class DeployOnMoto(DeployFixture):
         self.client("iam").create_user(UserName="ci-user")
         self.client("iam").attach_user_policy(
             UserName="ci-user", PolicyArn="arn:aws:iam::%s:policy/mvr-%s-action" % (ACCOUNT, SET))
+        state = self.inventory()  # the alarms' actions changed
         preview = self.script("teardown.sh")
         self.assertIn("nothing is deleted without --yes", preview)
         self.assertIn("would delete    attachment      mvr-%s-action from user ci-user" % SET,
                       preview)
         for vm in ours:
             self.assertIn("would terminate microvm         %s" % vm, preview)
+        self.assertIn("would delete    alarm           %s\n" % " ".join(
+            "mvr-%s.%s" % (SET, name) for name in sorted(ALARMS)), preview)
+        self.assertIn("would delete    dashboard       mvr-%s\n" % SET, preview)
         self.assertNotIn(theirs, preview)
         self.assertEqual(self.inventory(), state)
         self.assertNotIn("TERMINATED", [s for _, s in self.vm_states().values()])
@@ -347,11 +449,15 @@ class DeployOnMoto(DeployFixture):
         done = self.script("teardown.sh", "--yes")
         self.assertIn("deleted         table           mvr-%s" % SET, done)
         self.assertIn("terminated      microvms        2 (all TERMINATED)", done)
+        self.assertIn("deleted         dashboard       mvr-%s\n" % SET, done)
         after = self.inventory()
         self.assertEqual(after["images"], ["other0-89abcdef"])
         self.assertEqual({k: v for k, v in after.items() if k != "images"},
                          {k: v for k, v in before.items() if k != "images"})
         self.assertIn("mvr-%s-jobs-other" % SET, after["queues"])
+        # Nothing of the set's monitoring is left; another set's (a longer id) is untouched.
+        self.assertEqual([a[0] for a in after["alarms"]], ["mvr-%s-other.dead-letters" % SET])
+        self.assertEqual([d[0] for d in after["dashboards"]], ["mvr-%s-other" % SET])
         states = self.vm_states()
         self.assertEqual([states[vm][1] for vm in ours], ["TERMINATED", "TERMINATED"])
         self.assertEqual(states[theirs], ("other0-89abcdef", "RUNNING"))
@@ -395,6 +501,51 @@ class DeployOnMoto(DeployFixture):
         (target,) = events.list_targets_by_rule(Rule="mvr-%s-warm-pool" % SET)["Targets"]
         self.assertTrue(target["Arn"].endswith(":function:mvr-%s-warm-pool" % SET))
 
+    def check_dashboard_and_alarms(self, actions):
+        """The dashboard and every alarm, with the metrics, thresholds and ACTIONS expected; each
+        mvr/runnerset metric they name is one the code emits, under the function that emits it."""
+        emitted = emitted_metrics()
+        cloudwatch = self.client("cloudwatch")
+        alarms = {a["AlarmName"]: a for a in cloudwatch.describe_alarms(
+            AlarmNamePrefix="mvr-%s." % SET)["MetricAlarms"]}
+        self.assertEqual(sorted(alarms), ["mvr-%s.%s" % (SET, n) for n in sorted(ALARMS)])
+        for name, (metrics, op, threshold, periods) in ALARMS.items():
+            alarm = alarms["mvr-%s.%s" % (SET, name)]
+            self.assertEqual((alarm_metrics(alarm), alarm["ComparisonOperator"], alarm["Threshold"],
+                              alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"]),
+                             (metrics, op, threshold, periods, periods), name)
+            self.assertEqual((alarm["AlarmActions"], alarm["OKActions"]), (actions, actions), name)
+            self.assertEqual(alarm["TreatMissingData"], "notBreaching", name)
+            for metric in [alarm] + [m["MetricStat"]["Metric"] for m in alarm.get("Metrics", [])
+                                     if "MetricStat" in m]:
+                dims = {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}
+                if metric.get("Namespace") == "mvr/runnerset":
+                    self.assertEqual(dims["RunnerSetId"], SET, name)
+                    self.assertIn(metric["MetricName"], emitted[dims["Function"]], name)
+        dlq = alarms["mvr-%s.dead-letters" % SET]["Dimensions"]
+        self.assertEqual(dlq, [{"Name": "QueueName", "Value": "mvr-%s-jobs-dlq" % SET}])
+
+        body = json.loads(cloudwatch.get_dashboard(DashboardName="mvr-%s" % SET)["DashboardBody"])
+        (status,) = [w for w in body["widgets"] if w["type"] == "alarm"]
+        self.assertEqual(sorted(status["properties"]["alarms"]),
+                         sorted(a["AlarmArn"] for a in alarms.values()))
+        shown = set()
+        for widget in body["widgets"]:
+            for m in widget["properties"].get("metrics", []):
+                fields = [f for f in m if isinstance(f, str)]
+                if fields[0] != "mvr/runnerset":
+                    continue
+                dims = dict(zip(fields[2::2], fields[3::2]))
+                self.assertEqual(dims["RunnerSetId"], SET, m)
+                self.assertIn(fields[1], emitted[dims["Function"]], m)
+                shown.add("%s %s" % (dims["Function"], fields[1]))
+        # Every function's metric an alarm watches is on the dashboard too.
+        for metrics, _, _, _ in ALARMS.values():
+            for metric in metrics.split(", "):
+                if not metric.startswith("AWS/"):
+                    self.assertIn(" ".join(metric.split()[:2]), shown)
+        self.assertIn("webhook received", shown)
+
     def check_iam_and_tables(self):
         ttl = self.client("dynamodb").describe_time_to_live(TableName="mvr-%s" % SET)
         self.assertEqual(ttl["TimeToLiveDescription"]["AttributeName"], "ttl")
@@ -422,9 +573,11 @@ def ablation_set(index):
 
 def needs_functions(statement):
     """Whether STATEMENT is about what bootstrap makes only with --config: the functions (and the
-    roles passed to them), the launcher's trigger, the schedules."""
+    roles passed to them), the launcher's trigger, the schedules, the dashboard and alarms (made
+    before the functions, so a denial there fails bootstrap early)."""
     resources = json.dumps(statement["Resource"]) + json.dumps(statement.get("Condition", {}))
-    return any(k in resources for k in (":function:", ":rule/", "event-source-mapping")) or \
+    return any(k in resources for k in (":function:", ":rule/", "event-source-mapping", ":alarm:",
+                                        ":dashboard/")) or \
         "iam:PassRole" in statement["Action"]
 
 
