@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,27 @@ Result<std::string> ReadFile(const std::string& path, std::string_view what) {
 std::string_view TrimTrailingWhitespace(std::string_view text) {
   while (!text.empty() && std::strchr("\r\n \t", text.back()) != nullptr) text.remove_suffix(1);
   return text;
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view contents,
+                           std::string_view what) {
+  const std::string tmp = path + ".tmp";
+  auto fail = [&](const std::string& step) {
+    const std::string reason = std::strerror(errno);
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    return InvalidArgument("cannot write the " + std::string(what) + " file " + path + " (" + step +
+                           "): " + reason);
+  };
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return fail("open");
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    if (!out) return fail("write");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename");
+  return Status::Ok();
 }
 
 Result<std::string> ReadTrimmedFile(const std::string& path, std::string_view what) {

@@ -16,6 +16,11 @@ Result<std::string> ReadFile(const std::string& path, std::string_view what);
 // The same without trailing CR, LF, spaces and tabs: tokens and secrets kept one per file.
 Result<std::string> ReadTrimmedFile(const std::string& path, std::string_view what);
 
+// Writes `contents` to `path` whole: to a temporary file beside it, then renamed over it, so a
+// reader never sees half of it. InvalidArgument naming `what` and the reason when it cannot.
+Status WriteFileAtomically(const std::string& path, std::string_view contents,
+                           std::string_view what);
+
 // `text` without trailing CR, LF, spaces and tabs.
 std::string_view TrimTrailingWhitespace(std::string_view text);
 

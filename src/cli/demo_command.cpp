@@ -106,6 +106,8 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "envelope-with-id")
       ->check(CLI::IsMember({"raw", "envelope", "envelope-with-id"}));
   cmd->add_flag("--keep", f->keep, "keep the work directory afterwards");
+  cmd->add_option("--report", f->set.report_html,
+                  "runner set: save mvr serve's status page (HTML) to this file at the end");
   cmd->add_option("--run-rate", f->set.run_rate,
                   "RunMicrovm calls per second the MicroVMs emulator allows (the platform's quota)")
       ->check(CLI::Range(0.1, 1000.0))

@@ -15,7 +15,10 @@
 #include "cli/commands.h"
 #include "cli/runnerset_wiring.h"
 #include "http/curl_client.h"
+#include "runnerset/rate_budget_metrics.h"
 #include "runnerset/server.h"
+#include "runnerset/status.h"
+#include "runnerset/status_page.h"
 
 namespace mvr::cli {
 namespace {
@@ -74,9 +77,48 @@ int RunServe(Context& ctx, const std::string& config_path) {
   return 0;
 }
 
+// `mvr status --html FILE`: the status page read from the set's own store, MicroVMs and GitHub
+// (the same sources as `mvr serve`'s GET /), so it works where no daemon runs (the Lambda
+// deployment, or a daemon that is down). The janitor's sweeps and the finished jobs come from the
+// store's history; what only a running daemon knows (runners seen coming online) is absent.
+int RunStatusHtml(Context& ctx, const runnerset::ServeConfig& config, const std::string& html) {
+  auto fail = [&](const Status& s) {
+    std::cerr << "mvr status: " << s.message() << std::endl;
+    return 2;
+  };
+  Result<runnerset::ServeSecrets> secrets = runnerset::LoadSecrets(config);
+  if (!secrets.ok()) return fail(secrets.status());
+  ctx.logger.redactor().Add(secrets->webhook_secret);
+  if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
+  std::unique_ptr<RunnerSetWiring> w =
+      NewRunnerSetWiring(ctx, config, std::make_unique<http::CurlHttpClient>());
+  if (Status s = WireMicrovms(ctx, config, *w); !s.ok()) return fail(s);
+  if (Status s = WireGitHub(ctx, config, *secrets, *w,
+                            [&config] { return runnerset::ReadGitHubCredential(config); });
+      !s.ok()) {
+    return fail(s);
+  }
+  if (Status s = WireStore(ctx, config, *w); !s.ok()) return fail(s);
+  runnerset::RunnerTable table(*w->store, ctx.seam(), runnerset::RunnerTable::Options{});
+  runnerset::WarmPoolTable pool(*w->store, ctx.seam());
+  runnerset::ClassHealth health(ctx.seam().clock, &table);
+  runnerset::StatusInputs in = runnerset::GatherStatus(
+      config, runnerset::StatusSources{*w->microvms, *w->github, table, pool, &health},
+      ctx.seam().clock.Now());
+  nlohmann::json status = runnerset::BuildStatus(config, in);
+  status["githubRateLimit"] = runnerset::RateBudgetStatusJson(w->github->RateBudgetNow());
+  if (Status s = WriteFileAtomically(html, runnerset::RenderStatusPage(status, 0), "--html");
+      !s.ok()) {
+    return fail(s);
+  }
+  std::cout << "mvr status: wrote " << html << " (" << status["jobsInFlight"].size()
+            << " jobs in flight, " << status["finishedJobs"].size() << " finished)" << std::endl;
+  return in.errors.empty() ? 0 : 1;
+}
+
 // `mvr status`: asks the running `mvr serve` of the configuration (its listen address) for
 // GET /status and prints it, as text or (--json) as it came.
-int RunStatus(Context& ctx, const std::string& config_path, bool as_json) {
+int RunStatus(Context& ctx, const std::string& config_path, bool as_json, const std::string& html) {
   auto fail = [&](const Status& s) {
     std::cerr << "mvr status: " << s.message() << std::endl;
     return 2;
@@ -85,6 +127,7 @@ int RunStatus(Context& ctx, const std::string& config_path, bool as_json) {
   if (!text.ok()) return fail(text.status());
   Result<runnerset::ServeConfig> config = runnerset::ParseServeConfig(*text, config_path);
   if (!config.ok()) return fail(config.status());
+  if (!html.empty()) return RunStatusHtml(ctx, *config, html);
   Result<HostPort> listen = ParseHostPort(config->listen, "listen");
   if (!listen.ok()) return fail(listen.status());
   std::string host = listen->host;
@@ -128,8 +171,15 @@ void AddServeCommand(CLI::App& app, Context& ctx) {
   status->add_option("--config", *status_config, "the configuration `mvr serve` runs with")
       ->required();
   status->add_flag("--json", *as_json, "print GET /status's JSON as it is");
-  status->callback(
-      [&ctx, status_config, as_json] { ctx.exit_code = RunStatus(ctx, *status_config, *as_json); });
+  auto html = std::make_shared<std::string>();
+  status
+      ->add_option("--html", *html,
+                   "write the status page to FILE, read from the set's store, MicroVMs and "
+                   "GitHub (works without a running mvr serve, and for the Lambda deployment)")
+      ->excludes("--json");
+  status->callback([&ctx, status_config, as_json, html] {
+    ctx.exit_code = RunStatus(ctx, *status_config, *as_json, *html);
+  });
 }
 
 }  // namespace mvr::cli

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/files.h"
 #include "base/host_port.h"
 #include "base/json_text.h"
 #include "demo/burst.h"
@@ -348,9 +349,11 @@ int RunnerSetDemo::Run() {
   if (Status s = StartStack(stack, options_, seam_, dir, *port); !s.ok()) return fail(s);
   Session session(seam_, processes_, http_, options_, dir);
   if (Status s = session.Start(stack, *port); !s.ok()) return fail(s);
-  std::printf("  GitHub emulator   %s\n  MicroVMs emulator %s\n  mvr serve         %s\n",
-              stack.github_url().c_str(), stack.microvms_url().c_str(),
-              ("http://127.0.0.1:" + std::to_string(*port)).c_str());
+  std::printf(
+      "  GitHub emulator   %s\n  MicroVMs emulator %s\n  mvr serve         %s (status page: "
+      "open it in a browser)\n",
+      stack.github_url().c_str(), stack.microvms_url().c_str(),
+      ("http://127.0.0.1:" + std::to_string(*port) + "/").c_str());
   if (Status s = session.FillPools(); !s.ok()) return fail(s);
   std::printf(
       "== %d jobs queued at once over classes mvr-small and mvr-large "
@@ -370,6 +373,13 @@ int RunnerSetDemo::Run() {
   const Session::Remains remains = session.AwaitCleanUp(workflow);
   auto metrics = session.Get("/metrics");
   PrintClassHealth(session.Get("/status"));
+  if (!options_.report_html.empty()) {
+    Result<std::string> page = session.Get("/");
+    Status saved =
+        page.ok() ? WriteFileAtomically(options_.report_html, *page, "--report") : page.status();
+    if (!saved.ok()) return fail(saved.Annotate("saving the status page"));
+    std::printf("status page saved to %s\n", options_.report_html.c_str());
+  }
   session.StopServe();
   stack.Stop();
 

@@ -39,8 +39,9 @@ struct RunnerSetDemoOptions {
   std::string microvms_config;   // a `mvr emulate microvms --config` file (overrides the above)
   std::string run_body = "raw";  // the /run hook body form (`mvr emulate microvms --run-body`)
   int timeout_seconds = 600;     // for the whole burst to complete
-  int warm_pool = 0;  // mvr-small keeps this many suspended VMs (filled before the burst)
-  int hot_pool = 0;   // ... and this many suspended VMs with their runners connected
+  int warm_pool = 0;        // mvr-small keeps this many suspended VMs (filled before the burst)
+  int hot_pool = 0;         // ... and this many suspended VMs with their runners connected
+  std::string report_html;  // "" = none; else mvr serve's status page is saved here at the end
 };
 
 class RunnerSetDemo {

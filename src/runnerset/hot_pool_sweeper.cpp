@@ -301,6 +301,7 @@ void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport&
   row.microvm_id = m.microvm_id;
   row.repository = config_.github.repository;
   row.class_label = m.class_label;
+  row.path = "hot";
   row.times.running_ms = NowMs();
   if (Status s = deps_.table->Adopt(row, {WarmPoolTable::RemoveMemberOp(m.microvm_id)}); !s.ok()) {
     Error(report, "mapping the runner of hot pool member " + m.microvm_id, s);

@@ -56,6 +56,7 @@ SweepReport Janitor::Sweep() {
     report.paced = true;
     report.finished = report.started;
     deps_.metrics.AddJanitor("sweeps_paced");
+    Keep(report);
     return report;
   }
   const std::optional<github::RateBudgetSnapshot> before = deps_.github.RateBudgetNow();
@@ -91,9 +92,25 @@ SweepReport Janitor::Sweep() {
       {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(report.finished - report.started)
                  .count()});
   deps_.seam.logger.Info("janitor sweep", fields);
+  Keep(report);
+  return report;
+}
+
+void Janitor::Keep(const SweepReport& report) {
+  // For the status page of any process of the set (a Lambda janitor keeps nothing in memory).
+  SweepRecord r;
+  r.started_ms = ToUnixMillis(report.started);
+  r.duration_ms = ToUnixMillis(report.finished) - r.started_ms;
+  r.paced = report.paced;
+  for (int i = 0; i < kSweptCount; ++i) {
+    if (report.counts[i] != 0) r.counters.emplace_back(kSweptNames[i], report.counts[i]);
+  }
+  r.errors = report.errors;
+  if (Status s = deps_.table.PutSweep(r); !s.ok()) {
+    deps_.seam.logger.Warn("janitor: recording the sweep", {{"error", s.ToString()}});
+  }
   std::lock_guard<std::mutex> lock(mu_);
   last_ = report;
-  return report;
 }
 
 namespace {

@@ -213,6 +213,8 @@ class Janitor {
   bool OldEnough(const aws::MicrovmSummary& vm) const;
   Status TerminateVm(const std::string& microvm_id);
   void Error(SweepReport& report, const std::string& what, const Status& status);
+  // The sweep as the last one (LastSweep) and in the store's sweep history (the status page).
+  void Keep(const SweepReport& report);
 
   const ServeConfig& config_;
   JanitorDeps deps_;

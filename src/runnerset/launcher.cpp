@@ -329,6 +329,7 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   row.job_id = in.job_id;
   row.class_label = a.runner_class.label;
   row.image_version = vm->image_version;
+  row.path = a.hot ? "hot" : a.warm ? "warm" : "cold";
   row.times = a.times;
   std::vector<store::WriteOp> also;
   if (a.warm) also.push_back(WarmPoolTable::RemoveMemberOp(a.microvm_id));
@@ -442,6 +443,17 @@ LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
   seam.logger.Warn(
       "launch failed",
       {{"job_id", a.intent.job_id}, {"runner_name", a.runner_name}, {"error", out.detail}});
+  JobRecord record;
+  record.repository = a.intent.repository;
+  record.job_id = a.intent.job_id;
+  record.job_name = a.intent.job_name;
+  record.class_label = a.runner_class.label;
+  record.path = a.hot ? "hot" : a.warm ? "warm" : "cold";
+  record.runner_name = a.runner_name;
+  record.times = a.times;
+  record.ended_ms = ToUnixMillis(seam.clock.Now());
+  record.failure = failure.ToString();
+  KeepJobRecord(record);
   return out;
 }
 

@@ -154,6 +154,10 @@ class Launcher {
   // then picks from instead of reading the pool again: a launch scans the pool once.
   std::optional<std::vector<PoolMember>> LeavePoolMembersOut(std::set<std::string>& live);
   LaunchOutcome Fail(Attempt& attempt, const Status& failure);
+  // A job's end (or a failed launch) in the store's history, for the status page.
+  void KeepJobRecord(const JobRecord& record);
+  // The end of the job the runner of `row` ran: its timeline's last milestones and its record.
+  void EndJob(const TerminateIntent& in, const MappingRow& row);
   // GitHub's rate limits (launcher_rate.cpp). Whether `failure` is one (its 403/429, or the
   // client's own budget); the deferral for it (recorded for the other processes); and, before a
   // launch that will register a JIT runner asks GitHub anything, its deferral while the client's

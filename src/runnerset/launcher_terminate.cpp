@@ -36,27 +36,63 @@ LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
     out.detail = d.ToString();
     return out;
   }
+  EndJob(in, r);
+  out.decision = LaunchDecision::kTerminated;
+  out.microvm_id = r.microvm_id;
+  return out;
+}
+
+void Launcher::EndJob(const TerminateIntent& in, const MappingRow& r) {
   // The timeline's end: when GitHub says the job started and completed. A runner that took
-  // another job than the one it was launched for ends no timeline: its own job runs elsewhere.
+  // another job than the one it was launched for ends no timeline (its own job runs elsewhere),
+  // but the job it ran is recorded, with GitHub's times only.
   const bool own_job = in.job_id == 0 || in.job_id == r.job_id;
-  if (r.times.received_ms > 0 && own_job) {
-    auto repo = github::RepositoryRef::Parse(r.repository);
-    Result<github::Job> job =
-        repo.ok() ? deps_.github.GetJob(*repo, r.job_id) : Result<github::Job>(repo.status());
-    const std::string key = RunnerTable::JobKey(r.repository, r.job_id);
+  const std::string repository = own_job || in.repository.empty() ? r.repository : in.repository;
+  const int64_t job_id = own_job ? r.job_id : in.job_id;
+  if (job_id <= 0) return;
+  auto repo = github::RepositoryRef::Parse(repository);
+  Result<github::Job> job =
+      repo.ok() ? deps_.github.GetJob(*repo, job_id) : Result<github::Job>(repo.status());
+  const TimePoint done = in.completed_at.time_since_epoch().count() > 0 ? in.completed_at
+                         : (job.ok() && job->completed_at)              ? *job->completed_at
+                                                                        : deps_.seam.clock.Now();
+  const std::string key = RunnerTable::JobKey(repository, job_id);
+  JobRecord record;
+  record.repository = repository;
+  record.job_id = job_id;
+  record.class_label = r.class_label;
+  record.path = r.path;
+  record.runner_name = r.runner_name;
+  record.ended_ms = ToUnixMillis(done);
+  if (job.ok()) {
+    record.job_name = job->name;
+    record.conclusion = job->conclusion;
+    if (job->started_at) record.started_ms = ToUnixMillis(*job->started_at);
+  }
+  if (own_job && r.times.received_ms > 0) {
     if (job.ok() && job->started_at) {
       if (deps_.watch) deps_.watch->JobStarted(r.runner_name, *job->started_at);
       deps_.metrics.Observe(key, Milestone::kJobStarted, r.times.received_ms,
                             ToUnixMillis(*job->started_at));
     }
-    TimePoint done = in.completed_at.time_since_epoch().count() > 0 ? in.completed_at
-                     : (job.ok() && job->completed_at)              ? *job->completed_at
-                                                                    : seam.clock.Now();
     deps_.metrics.Observe(key, Milestone::kCompleted, r.times.received_ms, ToUnixMillis(done));
+    record.times = r.times;
+    record.runner_online_ms = deps_.metrics.MarkOf(key, Milestone::kRunnerOnline).value_or(0);
+  } else if (job.ok() && job->created_at) {
+    record.times.received_ms = ToUnixMillis(*job->created_at);  // GitHub's, not the webhook's
   }
-  out.decision = LaunchDecision::kTerminated;
-  out.microvm_id = r.microvm_id;
-  return out;
+  KeepJobRecord(record);
+}
+
+void Launcher::KeepJobRecord(const JobRecord& record) {
+  // The status page's history; losing one record is not worth failing the intent over. A
+  // failure's text passes the log's redactor: no secret the process knows is stored.
+  JobRecord kept = record;
+  kept.failure = deps_.seam.logger.redactor().Redact(kept.failure);
+  if (Status s = deps_.table.PutJobRecord(kept); !s.ok()) {
+    deps_.seam.logger.Warn("recording the end of a job",
+                           {{"job_id", record.job_id}, {"error", s.ToString()}});
+  }
 }
 
 }  // namespace mvr::runnerset

@@ -230,4 +230,12 @@ std::string Metrics::RecentJobsJson() const {
   return JsonText(nlohmann::json{{"jobs", std::move(jobs)}});
 }
 
+std::optional<int64_t> Metrics::MarkOf(const std::string& job, Milestone milestone) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = recent_.find(job);
+  if (it == recent_.end()) return std::nullopt;
+  const int64_t at = it->second.at_ms[static_cast<int>(milestone)];
+  return at > 0 ? std::optional<int64_t>(at) : std::nullopt;
+}
+
 }  // namespace mvr::runnerset

@@ -86,6 +86,8 @@ class Metrics {
   // The last kRecentJobs jobs, oldest first, as JSON: {"jobs": [{"job": "o/r#7", "received_ms":
   // …, "claimed_ms": …, …}]} with a "<milestone>_ms" key for each milestone reached.
   std::string RecentJobsJson() const;
+  // When `job` reached `milestone` (epoch ms), if it is among the recent jobs and reached it.
+  std::optional<int64_t> MarkOf(const std::string& job, Milestone milestone) const;
   static constexpr size_t kRecentJobs = 2000;
 
  private:

@@ -137,6 +137,7 @@ store::Item RunnerTable::MappingItem(const MappingRow& row) const {
   a[attr::kJobId] = Value(row.job_id);
   a[attr::kClass] = Value(row.class_label);
   if (!row.image_version.empty()) a[attr::kImageVersion] = Value(row.image_version);
+  if (!row.path.empty()) a[attr::kPath] = Value(row.path);
   a[attr::kReceivedMs] = Value(row.times.received_ms);
   a[attr::kClaimedMs] = Value(row.times.claimed_ms);
   a[attr::kRunningMs] = Value(row.times.running_ms);
@@ -194,6 +195,7 @@ MappingRow MappingFromItem(const store::Item& item) {
   r.job_id = item.GetNumber(attr::kJobId).value_or(0);
   r.class_label = item.GetString(attr::kClass).value_or("");
   r.image_version = item.GetString(attr::kImageVersion).value_or("");
+  r.path = item.GetString(attr::kPath).value_or("");
   r.times.received_ms = item.GetNumber(attr::kReceivedMs).value_or(0);
   r.times.claimed_ms = item.GetNumber(attr::kClaimedMs).value_or(0);
   r.times.running_ms = item.GetNumber(attr::kRunningMs).value_or(0);

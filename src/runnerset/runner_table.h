@@ -18,6 +18,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/seam.h"
@@ -58,6 +59,7 @@ struct MappingRow {
   int64_t job_id = 0;
   std::string class_label;
   std::string image_version;  // the VM's, as RunMicrovm or the pool member reported it
+  std::string path;           // how the job got its VM: "cold", "warm" or "hot" ("" = unknown)
   LaunchTimes times;
   // The janitor's strike memory: sweeps in a row the VM looked stranded, and why ("absent": no
   // runner in GitHub's listing; "idle": a runner that never took a job).
@@ -77,6 +79,35 @@ struct RunnerVerdictRow {
   int64_t probe_ms = 0;               // the last launch let through while it was refused
 };
 
+// One janitor sweep, as the status page shows it: its counters by name (SweptName), when it
+// started, how long it took, the first few errors, and whether it was skipped to save GitHub's
+// budget.
+struct SweepRecord {
+  int64_t started_ms = 0;
+  int64_t duration_ms = 0;
+  bool paced = false;
+  std::vector<std::pair<std::string, int64_t>> counters;  // only the non-zero ones
+  std::vector<std::string> errors;
+};
+
+// One job's way from its webhook to its end, kept after the launch's rows are gone so that the
+// status page shows the last jobs from any process of the set (runner_table_history.cpp). A launch
+// that failed is a record too, with `failure` saying why.
+struct JobRecord {
+  std::string repository;
+  int64_t job_id = 0;
+  std::string job_name;  // GitHub's; attacker-controlled text, escaped wherever it is shown
+  std::string class_label;
+  std::string path;  // "cold", "warm", "hot" ("" = unknown)
+  std::string runner_name;
+  LaunchTimes times;
+  int64_t runner_online_ms = 0;  // 0 = not seen (only mvr serve watches runners come online)
+  int64_t started_ms = 0;
+  int64_t ended_ms = 0;    // the job completed, or the launch failed
+  std::string conclusion;  // GitHub's ("success", "failure" ...), "" when none
+  std::string failure;     // why the launch failed; "" when it did not
+};
+
 // An orphan row: strikes against a running VM that no mapping row or claim names.
 struct OrphanRow {
   std::string microvm_id;
@@ -93,6 +124,7 @@ class RunnerTable {
     Duration takeover_after{600'000};  // a claim this old without a VM may be taken over
     Duration claim_ttl{48 * 3600'000LL};
     Duration mapping_ttl{48 * 3600'000LL};
+    Duration history_ttl{7 * 24 * 3600'000LL};
   };
   RunnerTable(store::Store& store, const Seam& seam, Options options)
       : store_(store), seam_(seam), options_(options) {}
@@ -171,6 +203,14 @@ class RunnerTable {
   // What GitHub made of the runners of the classes' image versions (runner_table_health.cpp).
   Status PutRunnerVerdict(const RunnerVerdictRow& row);
   Result<std::vector<RunnerVerdictRow>> RunnerVerdicts();
+
+  // The last jobs that ended and the janitor's last sweeps, newest first, in two partitions whose
+  // sort keys count down with time (runner_table_history.cpp). Records expire after
+  // Options::history_ttl.
+  Status PutJobRecord(const JobRecord& record);
+  Result<std::vector<JobRecord>> RecentJobRecords(int limit);
+  Status PutSweep(const SweepRecord& sweep);
+  Result<std::vector<SweepRecord>> RecentSweeps(int limit);
 
  private:
   store::Item MappingItem(const MappingRow& row) const;

@@ -19,6 +19,7 @@ inline constexpr char kRepository[] = "repository";
 inline constexpr char kJobId[] = "jobId";
 inline constexpr char kClass[] = "classLabel";
 inline constexpr char kImageVersion[] = "imageVersion";
+inline constexpr char kPath[] = "launchPath";
 inline constexpr char kReceivedMs[] = "receivedAtMs";
 inline constexpr char kRunningMs[] = "runningAtMs";
 inline constexpr char kDeliveredMs[] = "deliveredAtMs";

@@ -1,6 +1,7 @@
 #include "runnerset/server.h"
 
 #include "runnerset/rate_budget_metrics.h"
+#include "runnerset/status_page.h"
 #include "runnerset/webhook_endpoint.h"
 
 #include <nlohmann/json.hpp>
@@ -72,6 +73,14 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
   router_.Add("GET", "/status", [this](const http::ServerRequest&, const http::PathParams&) {
     return Json(200, Status());
   });
+  // The status page: the same status as HTML, reloading itself every 5 s (status_page.h).
+  router_.Add("GET", "/", [this](const http::ServerRequest&, const http::PathParams&) {
+    http::HttpResponse r = Text(200, RenderStatusPage(Status(), 5), "text/html; charset=utf-8");
+    r.headers.Set("Content-Security-Policy", kStatusPagePolicy);
+    r.headers.Set("X-Content-Type-Options", "nosniff");
+    r.headers.Set("Cache-Control", "no-store");
+    return r;
+  });
   router_.Add("GET", "/healthz", [this](const http::ServerRequest&, const http::PathParams&) {
     return Json(200, {{"status", "ok"}, {"runnerSetId", config_.runner_set_id}});
   });
@@ -116,47 +125,10 @@ void Server::WatchRunners() {
 }
 
 nlohmann::json Server::Status() {
-  StatusInputs in;
-  for (const RunnerClass& c : config_.classes) {
-    if (in.vms_by_image.count(c.image)) continue;
-    aws::ListMicrovmsRequest req;
-    req.image_identifier = c.image;
-    req.max_results = 50;
-    auto vms = aws::ListAllMicrovms(deps_.microvms, req);
-    if (vms.ok()) {
-      in.vms_by_image[c.image] = std::move(*vms);
-    } else {
-      in.errors.push_back("listing the MicroVMs of " + c.image + ": " + vms.status().ToString());
-    }
-  }
-  auto runners = deps_.github.ListRunners(RunnerScopeOf(config_), {});
-  if (runners.ok()) {
-    in.runners = std::move(*runners);
-  } else {
-    in.errors.push_back("listing the runners: " + runners.status().ToString());
-  }
-  auto rows = table_.ScanMappings(config_.runner_name_prefix);
-  if (rows.ok()) {
-    in.rows = std::move(*rows);
-  } else {
-    in.errors.push_back("scanning the mapping rows: " + rows.status().ToString());
-  }
-  auto claims = table_.ScanClaims();
-  if (claims.ok()) {
-    in.claims = std::move(*claims);
-  } else {
-    in.errors.push_back("scanning the claims: " + claims.status().ToString());
-  }
-  auto members = pool_.ScanMembers();
-  if (members.ok()) {
-    in.pool_members = std::move(*members);
-  } else {
-    in.errors.push_back("scanning the warm pools: " + members.status().ToString());
-  }
+  StatusInputs in =
+      GatherStatus(config_, StatusSources{deps_.microvms, deps_.github, table_, pool_, &health_},
+                   deps_.seam.clock.Now());
   in.last_sweep = janitor_.LastSweep();
-  in.github_auth_failing_since = deps_.github.AuthFailingSince();
-  for (const RunnerClass& c : config_.classes) in.class_health[c.label] = health_.Of(c.label);
-  in.now = deps_.seam.clock.Now();
   nlohmann::json out = BuildStatus(config_, in);
   out["githubRateLimit"] = RateBudgetStatusJson(deps_.github.RateBudgetNow());
   return out;

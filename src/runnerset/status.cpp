@@ -1,5 +1,6 @@
 #include "runnerset/status.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -80,12 +81,29 @@ json ClassEntry(const RunnerClass& c, const StatusInputs& in) {
                in.class_health.count(c.label) ? in.class_health.at(c.label) : ClassVerdict{}, c)}};
 }
 
+// A job's milestones (epoch ms), only those reached.
+json MilestonesJson(const LaunchTimes& t, int64_t online_ms, int64_t started_ms, int64_t ended_ms) {
+  json m = json::object();
+  auto put = [&](const char* name, int64_t ms) {
+    if (ms > 0) m[name] = ms;
+  };
+  put("received", t.received_ms);
+  put("claimed", t.claimed_ms);
+  put("vmRunning", t.running_ms);
+  put("configDelivered", t.delivered_ms);
+  put("runnerOnline", online_ms);
+  put("jobStarted", started_ms);
+  put("ended", ended_ms);
+  return m;
+}
+
 // A launch that has its claim but no mapping row yet.
 json ClaimEntry(const ServeConfig& config, const Claim& c, int64_t now) {
   const std::string segment = c.pending_microvm_id.empty() ? "claimed" : "vm_starting";
   json j = JobEntry(c.repository, c.job_id, segment, Seconds(c.claimed_ms, now),
                     Seconds(c.claimed_ms, now));
   if (!c.pending_microvm_id.empty()) j["microvmId"] = c.pending_microvm_id;
+  j["milestones"] = {{"claimed", c.claimed_ms}};
   if (now - c.claimed_ms >= config.claim_takeover_after().count()) j["stalled"] = true;
   return j;
 }
@@ -116,6 +134,8 @@ json RowEntry(const MappingRow& r, const std::map<std::string, const github::Run
   j["runnerName"] = r.runner_name;
   j["microvmId"] = r.microvm_id;
   j["class"] = r.class_label;
+  j["path"] = r.path.empty() ? "unknown" : r.path;
+  j["milestones"] = MilestonesJson(r.times, 0, 0, 0);
   if (r.strikes > 0) j["janitorStrikes"] = r.strikes;
   return j;
 }
@@ -152,6 +172,77 @@ json JanitorEntry(const ServeConfig& config, const StatusInputs& in) {
   return janitor;
 }
 
+json SweepsEntry(const std::vector<SweepRecord>& sweeps) {
+  json out = json::array();
+  for (const SweepRecord& s : sweeps) {
+    json counters = json::object();
+    for (const auto& [name, n] : s.counters) counters[name] = n;
+    out.push_back({{"startedAtMs", s.started_ms},
+                   {"durationMs", s.duration_ms},
+                   {"paced", s.paced},
+                   {"counters", counters},
+                   {"errors", s.errors}});
+  }
+  return out;
+}
+
+json FinishedJobs(const std::vector<JobRecord>& records) {
+  json out = json::array();
+  for (const JobRecord& r : records) {
+    out.push_back(
+        {{"repository", r.repository},
+         {"jobId", r.job_id},
+         {"name", r.job_name},
+         {"class", r.class_label},
+         {"path", r.path.empty() ? "unknown" : r.path},
+         {"runnerName", r.runner_name},
+         {"milestones", MilestonesJson(r.times, r.runner_online_ms, r.started_ms, r.ended_ms)},
+         {"conclusion", r.conclusion},
+         {"failure", r.failure}});
+  }
+  return out;
+}
+
+// The value below which `fraction` of the sorted samples lie (nearest rank).
+double Percentile(const std::vector<double>& sorted, double fraction) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(fraction * static_cast<double>(sorted.size()) + 0.999999);
+  rank = std::clamp<size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+// Queued (the webhook's arrival) → job started, by class and path, over the finished jobs.
+json Latency(const std::vector<JobRecord>& records) {
+  static constexpr double kBounds[] = {5, 10, 20, 30, 60, 120, 300};
+  std::map<std::pair<std::string, std::string>, std::vector<double>> samples;
+  for (const JobRecord& r : records) {
+    if (r.times.received_ms <= 0 || r.started_ms <= 0 || r.started_ms < r.times.received_ms) {
+      continue;
+    }
+    samples[{r.class_label, r.path.empty() ? "unknown" : r.path}].push_back(
+        static_cast<double>(r.started_ms - r.times.received_ms) / 1e3);
+  }
+  json out = json::array();
+  for (auto& [key, values] : samples) {
+    std::sort(values.begin(), values.end());
+    json buckets = json::array();
+    size_t i = 0;
+    for (double bound : kBounds) {
+      int64_t n = 0;
+      for (; i < values.size() && values[i] <= bound; ++i) ++n;
+      buckets.push_back({{"le", bound}, {"count", n}});
+    }
+    buckets.push_back({{"le", nullptr}, {"count", static_cast<int64_t>(values.size() - i)}});
+    out.push_back({{"class", key.first},
+                   {"path", key.second},
+                   {"count", values.size()},
+                   {"p50Seconds", Percentile(values, 0.50)},
+                   {"p95Seconds", Percentile(values, 0.95)},
+                   {"histogram", buckets}});
+  }
+  return out;
+}
+
 }  // namespace
 
 json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
@@ -181,6 +272,9 @@ json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
   out["maxConcurrentVms"] = config.max_concurrent_vms;
   out["jobsInFlight"] = JobsInFlight(config, in, now);
   out["janitor"] = JanitorEntry(config, in);
+  out["janitor"]["recentSweeps"] = SweepsEntry(in.recent_sweeps);
+  out["finishedJobs"] = FinishedJobs(in.finished);
+  out["latency"] = Latency(in.finished);
   out["errors"] = in.errors;
   return out;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "aws/microvms.h"
+#include "github/github.h"
 #include "github/types.h"
 #include "runnerset/class_health.h"
 #include "runnerset/config.h"
@@ -36,12 +37,34 @@ struct StatusInputs {
   std::optional<TimePoint> github_auth_failing_since;
   // Each class's health by label (class_health.h; a class missing here is healthy).
   std::map<std::string, ClassVerdict> class_health;
+  // The last jobs that ended and the janitor's last sweeps, newest first (the store's history).
+  std::vector<JobRecord> finished;
+  std::vector<SweepRecord> recent_sweeps;
 };
+
+// Where a status comes from: the set's clients and tables. `health` is optional.
+struct StatusSources {
+  aws::MicrovmService& microvms;
+  github::GitHub& github;
+  RunnerTable& table;
+  WarmPoolTable& pool;
+  ClassHealth* health = nullptr;
+};
+// How many finished jobs and sweeps a status carries.
+inline constexpr int kStatusFinishedJobs = 200;
+inline constexpr int kStatusSweeps = 10;
+
+// Lists the VMs, runners, rows, claims, pool members, history and class health; a listing that
+// fails is named in `errors` and the rest is still gathered. `last_sweep` is left to the caller.
+StatusInputs GatherStatus(const ServeConfig& config, const StatusSources& sources, TimePoint now);
 
 // Segments of a job in flight, in order: "claimed" (registering its runner), "vm_starting" (the
 // VM launched, not yet RUNNING with the runner delivered), "runner_starting" (delivered, the
 // runner not yet online), "runner_online" (online, waiting for GitHub to hand it the job),
 // "running" (busy), "finishing" (its runner is gone, the terminate is pending).
+// Also "finishedJobs" (each with its milestones, path, conclusion or failure), "latency" (queued
+// → job started by class and path: count, p50, p95 and a histogram) and the janitor's
+// "recentSweeps".
 nlohmann::json BuildStatus(const ServeConfig& config, const StatusInputs& in);
 
 std::string RenderStatusText(const nlohmann::json& status);

@@ -51,7 +51,12 @@ run_demo() {
 }
 
 # The runner set: jobs over two classes through mvr serve; every segment in the table.
-run_demo set --jobs 6
+run_demo set --jobs 6 --report "$work/set/status.html"
+# The status page saved at the end: a row per job (and searched for secrets above).
+if [ "$(grep -o 'class="job"' "$work/set/status.html" | wc -l)" -ne 6 ]; then
+  echo "FAIL: the status page does not show the 6 finished jobs"
+  exit 1
+fi
 for segment in "queued -> VM running" "config delivered -> runner online" \
   "total: queued -> completed"; do
   if ! grep -E "^$segment +[0-9]" "$work/set.out" >/dev/null; then

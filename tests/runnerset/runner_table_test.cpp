@@ -108,5 +108,57 @@ TEST_F(RunnerTableTest, TerminateDeletesOnlyTheRowThatNamesTheVm) {
   EXPECT_FALSE(*table_.GetMapping("mvr-x-unknown"));
 }
 
+// The status page's history: newest first whatever order the writes came in, bounded by the
+// limit asked for, every field back as written, and gone after the history TTL.
+TEST_F(RunnerTableTest, JobRecordsComeBackNewestFirstAndExpire) {
+  for (int64_t ended : {3000, 1000, 2000}) {
+    JobRecord r;
+    r.repository = "octo/app";
+    r.job_id = ended;
+    r.job_name = "<b>build</b>";
+    r.class_label = "mvr-small";
+    r.path = "warm";
+    r.runner_name = "mvr-demo-" + std::to_string(ended);
+    r.times.received_ms = ended - 500;
+    r.started_ms = ended - 100;
+    r.ended_ms = ended;
+    r.conclusion = "success";
+    ASSERT_TRUE(table_.PutJobRecord(r).ok());
+  }
+  Result<std::vector<JobRecord>> got = table_.RecentJobRecords(2);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].job_id, 3000);
+  EXPECT_EQ((*got)[1].job_id, 2000);
+  EXPECT_EQ((*got)[0].job_name, "<b>build</b>");
+  EXPECT_EQ((*got)[0].path, "warm");
+  EXPECT_EQ((*got)[0].times.received_ms, 2500);
+  EXPECT_EQ((*got)[0].started_ms, 2900);
+  EXPECT_EQ((*got)[0].conclusion, "success");
+  m_.clock.Advance(Opts().history_ttl + Duration(1000));
+  got = table_.RecentJobRecords(10);
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(got->empty()) << "records outlived the history TTL";
+}
+
+TEST_F(RunnerTableTest, SweepsComeBackNewestFirstWithTheirCountersAndErrors) {
+  for (int64_t started : {10'000, 20'000}) {
+    SweepRecord s;
+    s.started_ms = started;
+    s.duration_ms = 7;
+    s.counters = {{"vms_listed", started / 1000}};
+    s.errors = {"listing the runners: \"throttled\""};
+    ASSERT_TRUE(table_.PutSweep(s).ok());
+  }
+  Result<std::vector<SweepRecord>> got = table_.RecentSweeps(10);
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].started_ms, 20'000);
+  ASSERT_EQ((*got)[0].counters.size(), 1u);
+  EXPECT_EQ((*got)[0].counters[0].second, 20);
+  ASSERT_EQ((*got)[1].errors.size(), 1u);
+  EXPECT_EQ((*got)[1].errors[0], "listing the runners: \"throttled\"");
+}
+
 }  // namespace
 }  // namespace mvr::runnerset

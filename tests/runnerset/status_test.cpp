@@ -1,6 +1,8 @@
 // What GET /status and `mvr status` show, from given listings.
 #include "runnerset/status.h"
 
+#include "runnerset/status_page.h"
+
 #include <gtest/gtest.h>
 
 namespace mvr::runnerset {
@@ -155,6 +157,67 @@ TEST_F(StatusTest, FailedListingsAreSaidNotHidden) {
   EXPECT_NE(text.find("unknown (listing failed)"), std::string::npos) << text;
   EXPECT_NE(text.find("janitor: no sweep yet"), std::string::npos) << text;
   EXPECT_NE(text.find("error: listing the MicroVMs of img-1: throttled"), std::string::npos);
+}
+
+JobRecord Finished(int64_t id, const std::string& path, int64_t received, int64_t started) {
+  JobRecord r;
+  r.repository = "octo/app";
+  r.job_id = id;
+  r.class_label = "mvr-small";
+  r.path = path;
+  r.times.received_ms = received;
+  r.started_ms = started;
+  r.ended_ms = started + 1000;
+  r.conclusion = "success";
+  return r;
+}
+
+// Queued → started by class and path: p50 and p95 by nearest rank, and a histogram whose counts
+// add up to the jobs.
+TEST_F(StatusTest, LatencyIsByClassAndPathWithNearestRankPercentiles) {
+  for (int i = 1; i <= 20; ++i) in_.finished.push_back(Finished(i, "cold", 0 + 1, 1 + i * 1000));
+  in_.finished.push_back(Finished(99, "hot", 1000, 3000));
+  const json s = BuildStatus(config_, in_);
+  ASSERT_EQ(s["finishedJobs"].size(), 21u);
+  ASSERT_EQ(s["latency"].size(), 2u);
+  const json cold = s["latency"][0];
+  EXPECT_EQ(cold["path"], "cold");
+  EXPECT_EQ(cold["count"], 20);
+  EXPECT_DOUBLE_EQ(cold["p50Seconds"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(cold["p95Seconds"].get<double>(), 19.0);
+  int64_t total = 0;
+  for (const json& b : cold["histogram"]) total += b["count"].get<int64_t>();
+  EXPECT_EQ(total, 20);
+  EXPECT_EQ(s["latency"][1]["path"], "hot");
+  EXPECT_DOUBLE_EQ(s["latency"][1]["p50Seconds"].get<double>(), 2.0);
+}
+
+// Job and repository names, failure texts and class labels come from outside: none may open an
+// element or leave an attribute on the page.
+TEST_F(StatusTest, ThePageEscapesEverythingThatCameFromOutside) {
+  JobRecord hostile = Finished(7, "cold", Ms(60), Ms(30));
+  hostile.repository = "octo/\"><img src=x onerror=alert(1)>";
+  hostile.job_name = "<script>alert('name')</script>";
+  hostile.failure = "</td><svg onload=alert(2)>";
+  in_.finished.push_back(hostile);
+  MappingRow row;
+  row.runner_name = "mvr-demo-1-aaaa";
+  row.repository = "octo/<iframe>";
+  row.job_id = 1;
+  row.times.received_ms = Ms(5);
+  in_.rows = {row};
+  in_.errors.push_back("listing: <b>bold</b> & 'quoted'");
+  config_.runner_set_id = "<set>";
+  const std::string page = RenderStatusPage(BuildStatus(config_, in_), 5);
+  for (const char* raw : {"<script", "<img", "<iframe", "<svg onload", "<b>", "<set>"}) {
+    EXPECT_EQ(page.find(raw), std::string::npos) << raw << " reached the page unescaped";
+  }
+  EXPECT_NE(page.find("&lt;script&gt;alert(&#39;name&#39;)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(page.find("octo/&quot;&gt;&lt;img"), std::string::npos);
+  EXPECT_NE(page.find("launch failed: &lt;/td&gt;&lt;svg onload=alert(2)&gt;"), std::string::npos);
+  EXPECT_NE(page.find(kStatusPagePolicy), std::string::npos) << "the policy is in the page";
+  EXPECT_NE(page.find("http-equiv=\"refresh\" content=\"5\""), std::string::npos);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,57 @@
+// GatherStatus: everything BuildStatus shows, read from the set's clients and tables, for `mvr
+// serve`'s GET /status and GET / and for `mvr status --html` (which reads the store itself, so it
+// works for the Lambda deployment, where no process keeps the set's state in memory).
+#include "runnerset/status.h"
+
+namespace mvr::runnerset {
+namespace {
+
+// Stores the listing's value, or names its failure among the status's errors.
+template <typename T>
+void Take(Result<T> listed, T& into, std::vector<std::string>& errors, const std::string& what) {
+  if (listed.ok()) {
+    into = std::move(*listed);
+  } else {
+    errors.push_back(what + ": " + listed.status().ToString());
+  }
+}
+
+}  // namespace
+
+StatusInputs GatherStatus(const ServeConfig& config, const StatusSources& src, TimePoint now) {
+  StatusInputs in;
+  for (const RunnerClass& c : config.classes) {
+    if (in.vms_by_image.count(c.image)) continue;
+    aws::ListMicrovmsRequest req;
+    req.image_identifier = c.image;
+    req.max_results = 50;
+    auto vms = aws::ListAllMicrovms(src.microvms, req);
+    if (vms.ok()) {
+      in.vms_by_image[c.image] = std::move(*vms);
+    } else {
+      in.errors.push_back("listing the MicroVMs of " + c.image + ": " + vms.status().ToString());
+    }
+  }
+  auto runners = src.github.ListRunners(RunnerScopeOf(config), {});
+  if (runners.ok()) {
+    in.runners = std::move(*runners);
+  } else {
+    in.errors.push_back("listing the runners: " + runners.status().ToString());
+  }
+  Take(src.table.ScanMappings(config.runner_name_prefix), in.rows, in.errors,
+       "scanning the mapping rows");
+  Take(src.table.ScanClaims(), in.claims, in.errors, "scanning the claims");
+  Take(src.pool.ScanMembers(), in.pool_members, in.errors, "scanning the warm pools");
+  Take(src.table.RecentJobRecords(kStatusFinishedJobs), in.finished, in.errors,
+       "reading the finished jobs");
+  Take(src.table.RecentSweeps(kStatusSweeps), in.recent_sweeps, in.errors,
+       "reading the janitor's sweeps");
+  in.github_auth_failing_since = src.github.AuthFailingSince();
+  if (src.health) {
+    for (const RunnerClass& c : config.classes) in.class_health[c.label] = src.health->Of(c.label);
+  }
+  in.now = now;
+  return in;
+}
+
+}  // namespace mvr::runnerset
