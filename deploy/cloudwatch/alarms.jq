@@ -40,16 +40,11 @@ alarm("launches-failing"; "Launches failed in each of the last three 5-minute pe
   + metric(emf("launcher"; "failed"); "Sum"; 300)
   + when("GreaterThanThreshold"; 0; 3),
 
-# No metric says "GitHub refuses the credentials" on Lambda (mvr serve's
-# mvr_runnerset_github_auth_failing is not in the EMF lines): the launcher then defers every launch
-# (decision deferred, reason github_auth), so the nearest signal is launches deferred with none
-# launched, which a spent rate budget or a full cap also gives.
-alarm("launches-stalled"; "For 15 minutes the launcher deferred launches and launched none (deferred > 0, launched = 0): GitHub refusing the set's credentials (the launcher's and janitor's logs say so; rotate /mvr/\($id)/github-token or the App key), the GitHub rate budget spent (see rate-budget), or the concurrency cap held full.")
-  + {Metrics: [series("deferred"; emf("launcher"; "deferred"); "Sum"),
-               series("launched"; emf("launcher"; "launched"); "Sum"),
-               expression("stalled"; "IF((FILL(deferred, 0) > 0) AND (FILL(launched, 0) == 0), 1, 0)";
-                          "launches deferred, none launched")]}
-  + when("GreaterThanOrEqualToThreshold"; 1; 3),
+# The janitor's gauge (GitHubGauges): 1 while GitHub answers 401 to the set's credential. The
+# janitor runs every period whatever the load, so the gauge is there even when no job comes.
+alarm("github-auth-failing"; "GitHub refuses the set's credentials (github_auth_failing, as the janitor saw it on two sweeps in a row): no launch can succeed; launches are deferred, not failed, and run once the credential works. Put a valid PAT or App key in /mvr/\($id)/github-token (or the App key parameter): the functions re-read it while GitHub refuses it.")
+  + metric(emf("janitor"; "github_auth_failing"); "Maximum"; $sweep)
+  + when("GreaterThanOrEqualToThreshold"; 1; 2),
 
 alarm("rate-budget"; "Less than 10% of GitHub's hourly rate budget is left (github_rate_remaining / github_rate_limit, as the launcher last saw it): past 0 every launch and janitor sweep waits for the reset. Look for another user of the same token or App, or a burst of jobs.")
   + {Metrics: [series("rate_left"; emf("launcher"; "github_rate_remaining"); "Minimum"),

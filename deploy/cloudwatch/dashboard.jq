@@ -35,6 +35,11 @@ def sqs($name; $queue): ["AWS/SQS", $name, "QueueName", $queue];
         ["sweeps", "errors", "launches_recovered", "vms_terminated", "orphans_terminated",
          "runners_removed", "busy_spared", "deliveries_failed"]
         | map(emf("janitor"; "janitor_" + .))),
+  graph(0; 21; "Warm and hot pool sweeps (warm-pool function)"; "Sum";
+        ["sweeps", "sweep_errors", "errors", "booted", "retired", "hot_parked"]
+        | map(emf("warm-pool"; "pool_" + .))),
+  graph(12; 21; "GitHub auth (1: GitHub refuses the set's credentials)"; "Maximum";
+        [emf("janitor"; "github_auth_failing"), emf("launcher"; "github_auth_failing")]),
   graph(12; 15; "Function errors and throttles"; "Sum";
         [$functions[] | (["AWS/Lambda", "Errors", "FunctionName", .],
                          ["AWS/Lambda", "Throttles", "FunctionName", .])])

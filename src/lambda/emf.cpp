@@ -14,6 +14,11 @@ CounterValues ReadCounters(const runnerset::Metrics& metrics) {
     v[runnerset::CounterName(c)] = metrics.Get(c);
   }
   v["janitor_sweeps"] = metrics.GetJanitor("sweeps");
+  v["janitor_sweeps_paced"] = metrics.GetJanitor("sweeps_paced");
+  v["deferred_github_auth"] = metrics.GetDeferrals("github_auth");
+  for (const char* name : {"sweeps", "sweep_errors", "errors", "booted", "retired", "hot_parked"}) {
+    v[std::string("pool_") + name] = metrics.GetPool(name);
+  }
   for (int i = 0; i < runnerset::kSweptCount; ++i) {
     const std::string name = runnerset::SweptName(static_cast<runnerset::Swept>(i));
     v["janitor_" + name] = metrics.GetJanitor(name);

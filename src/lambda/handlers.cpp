@@ -113,6 +113,7 @@ Result<std::string> WarmPoolHandler::Handle(const Invocation& invocation) {
         .WithErrorType(kMalformedEvent);
   }
   runnerset::PoolSweepReport report = sweeper_.Sweep();
+  runnerset::CountPoolSweep(metrics_, report);
   return JsonText(nlohmann::json{{"booted", report.booted},
                                  {"retired", report.retired},
                                  {"removed", report.removed},

@@ -4,6 +4,7 @@
 
 #include "base/retry.h"
 #include "fleet/microvm_lifecycle.h"
+#include "runnerset/rate_budget_metrics.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -109,6 +110,8 @@ void Janitor::Keep(const SweepReport& report) {
   if (Status s = deps_.table.PutSweep(r); !s.ok()) {
     deps_.seam.logger.Warn("janitor: recording the sweep", {{"error", s.ToString()}});
   }
+  // GitHub's budget and auth state as this sweep left them (the janitor function's EMF line).
+  deps_.metrics.SetGauges(GitHubGauges(deps_.github, deps_.seam.clock.Now()));
   std::lock_guard<std::mutex> lock(mu_);
   last_ = report;
 }

@@ -83,9 +83,7 @@ LaunchOutcome Launcher::Handle(const Intent& intent) {
 
 void Launcher::Record(const LaunchOutcome& o) {
   // What is left of GitHub's rate budget after this launch (the Lambda functions' EMF lines).
-  if (std::optional<github::RateBudgetSnapshot> budget = deps_.github.RateBudgetNow()) {
-    deps_.metrics.SetGauges(RateBudgetGauges(budget, deps_.seam.clock.Now()));
-  }
+  deps_.metrics.SetGauges(GitHubGauges(deps_.github, deps_.seam.clock.Now()));
   switch (o.decision) {
     case LaunchDecision::kLaunched:
       deps_.metrics.Add(Counter::kLaunched);

@@ -122,6 +122,17 @@ int64_t Metrics::GetJanitor(const std::string& counter) const {
   return it == janitor_.end() ? 0 : it->second;
 }
 
+void Metrics::AddPool(const std::string& counter, int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pool_[counter] += n;
+}
+
+int64_t Metrics::GetPool(const std::string& counter) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pool_.find(counter);
+  return it == pool_.end() ? 0 : it->second;
+}
+
 void Metrics::Observe(const std::string& job, Milestone milestone, int64_t received_ms,
                       int64_t at_ms) {
   double seconds = at_ms > received_ms ? static_cast<double>(at_ms - received_ms) / 1e3 : 0;
@@ -192,6 +203,10 @@ std::string Metrics::Prometheus() const {
   }
   for (const auto& [counter, n] : janitor_) {
     const std::string metric = "mvr_runnerset_janitor_" + counter + "_total";
+    out += "# TYPE " + metric + " counter\n" + metric + " " + std::to_string(n) + "\n";
+  }
+  for (const auto& [counter, n] : pool_) {
+    const std::string metric = "mvr_runnerset_pool_" + counter + "_total";
     out += "# TYPE " + metric + " counter\n" + metric + " " + std::to_string(n) + "\n";
   }
   const std::string name = "mvr_runnerset_job_timeline_seconds";

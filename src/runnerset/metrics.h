@@ -65,6 +65,9 @@ class Metrics {
   // A janitor counter ("sweeps", "vms_terminated", "errors" ...).
   void AddJanitor(const std::string& counter, int64_t n = 1);
   int64_t GetJanitor(const std::string& counter) const;
+  // A warm/hot-pool sweeper counter ("sweeps", "errors" ...): mvr_runnerset_pool_<counter>_total.
+  void AddPool(const std::string& counter, int64_t n = 1);
+  int64_t GetPool(const std::string& counter) const;
   // Job `job` ("<owner/name>#<job id>"), whose webhook arrived at `received_ms`, reached
   // `milestone` at `at_ms` (epoch milliseconds): one histogram observation, and a mark in that
   // job's row of the recent-jobs table.
@@ -103,6 +106,7 @@ class Metrics {
   std::map<std::string, int64_t> webhook_decisions_;
   std::map<std::string, int64_t> deferrals_;
   std::map<std::string, int64_t> janitor_;
+  std::map<std::string, int64_t> pool_;
   std::array<Histogram, kMilestoneCount> timeline_;
   struct JobMarks {
     int64_t received_ms = 0;

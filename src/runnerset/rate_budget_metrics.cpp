@@ -35,6 +35,12 @@ std::map<std::string, int64_t> RateBudgetGauges(
   return g;
 }
 
+std::map<std::string, int64_t> GitHubGauges(github::GitHub& github, TimePoint now) {
+  std::map<std::string, int64_t> g = RateBudgetGauges(github.RateBudgetNow(), now);
+  g["github_auth_failing"] = github.AuthFailingSince() ? 1 : 0;
+  return g;
+}
+
 std::string RateBudgetPrometheus(const std::optional<github::RateBudgetSnapshot>& budget,
                                  TimePoint now) {
   std::string out;

@@ -26,7 +26,11 @@ namespace mvr::runnerset {
 std::map<std::string, int64_t> RateBudgetGauges(
     const std::optional<github::RateBudgetSnapshot>& budget, TimePoint now);
 
-// Prometheus text for those gauges.
+// Those, and github_auth_failing (1 while GitHub refuses the set's credentials, else 0): what the
+// Lambda functions' EMF lines carry of GitHub (the launcher's and the janitor's).
+std::map<std::string, int64_t> GitHubGauges(github::GitHub& github, TimePoint now);
+
+// Prometheus text for the rate budget gauges.
 std::string RateBudgetPrometheus(const std::optional<github::RateBudgetSnapshot>& budget,
                                  TimePoint now);
 

@@ -152,8 +152,9 @@ void Server::RunJanitor() {
 
 void Server::RunWarmPools() {
   // The first fill starts at once: a pool is no use until it has members.
-  sweeper_.Sweep();
-  Every(Duration(config_.warm_pool.interval_seconds * 1000LL), [this] { sweeper_.Sweep(); });
+  CountPoolSweep(metrics_, sweeper_.Sweep());
+  Every(Duration(config_.warm_pool.interval_seconds * 1000LL),
+        [this] { CountPoolSweep(metrics_, sweeper_.Sweep()); });
 }
 
 bool Server::Stop() {

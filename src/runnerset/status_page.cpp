@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json_text.h"
 #include "base/time_format.h"
 
 namespace mvr::runnerset {
@@ -37,7 +38,7 @@ const char* PathColour(const std::string& path) {
 std::string Str(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it->is_string() ? it->get<std::string>() : JsonText(*it);
 }
 
 int64_t Int(const json& j, const char* key) {
@@ -66,7 +67,7 @@ std::string Counts(const json& counts) {
   std::string out;
   for (auto it = counts.begin(); it != counts.end(); ++it) {
     if (!out.empty()) out += ", ";
-    out += it.key() + " " + it.value().dump();
+    out += it.key() + " " + JsonText(it.value());
   }
   return out;
 }
@@ -240,7 +241,7 @@ std::string Histogram(const json& buckets) {
   for (const json& b : buckets) {
     const int64_t n = Int(b, "count");
     const int h = static_cast<int>(n * (kHeight - 2) / most);
-    const std::string bound = b["le"].is_null() ? "more" : "≤ " + b["le"].dump() + " s";
+    const std::string bound = b["le"].is_null() ? "more" : "≤ " + JsonText(b["le"]) + " s";
     svg += "<rect x=\"" + std::to_string(x + 2) + "\" y=\"" + std::to_string(kHeight - h) +
            "\" width=\"" + std::to_string(kBar - 4) + "\" height=\"" + std::to_string(h) +
            "\" fill=\"#495057\"><title>" + HtmlEscape(bound + ": " + std::to_string(n)) +

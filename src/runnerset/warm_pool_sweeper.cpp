@@ -360,4 +360,13 @@ PoolMember::State WarmPoolSweeper::StepPreBoot(const PoolMember& m, const aws::M
   return m.state;
 }
 
+void CountPoolSweep(Metrics& metrics, const PoolSweepReport& report) {
+  metrics.AddPool("sweeps");
+  if (report.errors > 0) metrics.AddPool("sweep_errors");
+  metrics.AddPool("errors", report.errors);
+  metrics.AddPool("booted", report.booted);
+  metrics.AddPool("retired", report.retired);
+  metrics.AddPool("hot_parked", report.hot_parked);
+}
+
 }  // namespace mvr::runnerset

@@ -36,6 +36,7 @@
 #include "http/client.h"
 #include "runnerset/class_health.h"
 #include "runnerset/config.h"
+#include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/warm_pool_table.h"
 
@@ -54,6 +55,10 @@ struct PoolSweepReport {
   TimePoint started{};
   TimePoint finished{};
 };
+
+// Adds one sweep to `metrics`: pool_sweeps, pool_sweep_errors (sweeps with any error) and
+// pool_errors (the errors), and the members booted, retired and hot-parked.
+void CountPoolSweep(Metrics& metrics, const PoolSweepReport& report);
 
 struct WarmPoolDeps {
   Seam seam;

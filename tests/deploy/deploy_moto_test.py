@@ -97,7 +97,7 @@ def emitted_metrics():
     """Function dimension -> the EMF metric names the Lambda functions can emit, read from the
     C++ sources (src/lambda/emf.cpp, src/runnerset/metrics.cpp, janitor.cpp,
     rate_budget_metrics.cpp): what a dashboard widget or an alarm in namespace mvr/runnerset may
-    name. The GitHub rate gauges are set by the launcher only (Launcher::Record)."""
+    name. The GitHub gauges are set by the launcher and the janitor."""
     emf = source_text("src", "lambda", "emf.cpp")
     assert '{"Namespace", "mvr/runnerset"}' in emf and '{{"RunnerSetId", "Function"}}' in emf
     metrics = source_text("src", "runnerset", "metrics.cpp")
@@ -110,8 +110,13 @@ def emitted_metrics():
     janitor -= {n for n in janitor if n.endswith("_listed")}
     gauges = set(re.findall(r'g\["(\w+)"\]', source_text("src", "runnerset",
                                                          "rate_budget_metrics.cpp")))
+    pool_names = emf.split('for (const char* name : {', 1)[1].split("})", 1)[0]
+    pool = {"pool_" + n for n in re.findall(r'"(\w+)"', pool_names)}
     assert "failed" in counters and "janitor_errors" in janitor and "github_rate_limit" in gauges
-    return {"webhook": counters, "launcher": counters | gauges, "janitor": janitor}
+    assert "github_auth_failing" in gauges and "pool_sweep_errors" in pool
+    # Launcher::Record and Janitor::Keep set the GitHub gauges; the warm-pool handler counts pools.
+    return {"webhook": counters, "launcher": counters | gauges, "janitor": janitor | gauges,
+            "warm-pool": pool}
 
 
 # The alarms bootstrap makes: name -> (metric or metric-math series, comparison, threshold,
@@ -124,8 +129,8 @@ ALARMS = {
     "launches-recovered": ("janitor janitor_launches_recovered Sum 900",
                            "GreaterThanThreshold", 0, 1),
     "launches-failing": ("launcher failed Sum 300", "GreaterThanThreshold", 0, 3),
-    "launches-stalled": ("launcher deferred Sum 300, launcher launched Sum 300",
-                         "GreaterThanOrEqualToThreshold", 1, 3),
+    "github-auth-failing": ("janitor github_auth_failing Maximum 120",
+                            "GreaterThanOrEqualToThreshold", 1, 2),
     "rate-budget": ("launcher github_rate_remaining Minimum 300, "
                     "launcher github_rate_limit Maximum 300", "LessThanThreshold", 10, 1),
 }

@@ -3,7 +3,9 @@
 #include "lambda/runtime_loop.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "runnerset/warm_pool_sweeper.h"
 
 #include <set>
 #include <stdexcept>
@@ -26,6 +28,13 @@ class EchoHandler final : public Handler {
     if (inv.event == "sweep") {
       metrics_.AddJanitor("sweeps");
       metrics_.AddJanitor("vms_terminated", 2);
+    }
+    if (inv.event == "pool") {
+      runnerset::PoolSweepReport report;
+      report.booted = 3;
+      report.errors = 1;
+      runnerset::CountPoolSweep(metrics_, report);
+      metrics_.SetGauges({{"github_auth_failing", 1}});
     }
     if (inv.event == "bad") return InvalidArgument("not an event").WithErrorType(kMalformedEvent);
     if (inv.event == "throw") throw std::out_of_range("basic_string_view::substr");
@@ -128,6 +137,18 @@ TEST_F(RuntimeLoopTest, JanitorCountersAreInTheEmfLine) {
   std::set<std::string> names;
   for (const auto& m : emf["_aws"]["CloudWatchMetrics"][0]["Metrics"]) names.insert(m["Name"]);
   EXPECT_EQ(names, (std::set<std::string>{"janitor_sweeps", "janitor_vms_terminated", "received"}));
+}
+
+// The warm-pool function's sweeps and the GitHub auth gauge reach CloudWatch (the first alarms
+// had to stand in for both: the functions emitted neither).
+TEST_F(RuntimeLoopTest, PoolSweepsAndTheGithubAuthGaugeAreInTheEmfLine) {
+  nlohmann::json emf = EmfOfOneInvocation("pool", "warm-pool");
+  EXPECT_EQ(emf["pool_sweeps"], 1);
+  EXPECT_EQ(emf["pool_sweep_errors"], 1);
+  EXPECT_EQ(emf["pool_errors"], 1);
+  EXPECT_EQ(emf["pool_booted"], 3);
+  EXPECT_EQ(emf["github_auth_failing"], 1);
+  EXPECT_FALSE(emf.contains("pool_retired")) << "only what the invocation moved";
 }
 
 TEST_F(RuntimeLoopTest, LoopEndsWithAnErrorWhenTheRuntimeApiGoesAway) {
