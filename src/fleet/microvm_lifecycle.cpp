@@ -37,7 +37,8 @@ Result<aws::Microvm> MicrovmLifecycle::Launch(const aws::RunMicrovmRequest& requ
   if (vm.status().code() == Code::kQuotaExceeded) {
     return QuotaExceeded("capacity exhausted: the MicroVMs service quota is used up (" +
                          vm.status().message() +
-                         "); wait for other MicroVMs to finish or raise the quota");
+                         "); wait for other MicroVMs to finish or raise the quota")
+        .WithErrorType(vm.status().error_type());
   }
   return vm.status().Annotate("RunMicrovm");
 }

@@ -231,14 +231,28 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
     return *held;
   }
   if (deps_.health) cls = &deps_.health->LaunchClass(config_, *cls);
-  auto attempt = std::make_unique<Attempt>(seam, *this, in, *cls);
-  attempt->reservation = *reservation;
-  attempt->pool_members = std::move(pool_members);
-  attempt->deadline = seam.clock.Now() + config_.launch_timeout();
-  attempt->times.received_ms = ToUnixMillis(in.queued_at);
-  LaunchOutcome o = Run(*attempt);
-  const bool vm_gone = o.decision != LaunchDecision::kLaunched;
-  cap_.Finish(attempt->reservation, vm_gone);
+  cls = &capacity_.Route(config_, *cls, seam.clock.Now());
+  LaunchOutcome o;
+  // A class the platform has no capacity or quota for falls back along its fallbackClass chain.
+  for (size_t hop = 0; hop <= config_.classes.size(); ++hop) {
+    auto attempt = std::make_unique<Attempt>(seam, *this, in, *cls);
+    attempt->reservation = *reservation;
+    attempt->pool_members = pool_members;
+    attempt->deadline = seam.clock.Now() + config_.launch_timeout();
+    attempt->times.received_ms = ToUnixMillis(in.queued_at);
+    o = Run(*attempt);
+    if (!attempt->out_of_capacity || o.decision != LaunchDecision::kFailed) break;
+    const RunnerClass* fallback = capacity_.Short(config_, *cls, seam.clock.Now());
+    if (!fallback) break;
+    seam.logger.Warn("no capacity for the class; launching on its fallbackClass",
+                     {{"job_id", in.job_id},
+                      {"class", cls->label},
+                      {"fallback_class", fallback->label},
+                      {"error", o.detail}});
+    deps_.metrics.Add(Counter::kCapacityFallback);
+    cls = fallback;
+  }
+  cap_.Finish(*reservation, o.decision != LaunchDecision::kLaunched);
   return o;
 }
 
@@ -378,7 +392,12 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
   run.maximum_duration_in_seconds = a.runner_class.max_duration_seconds;
   run.client_token = "mvr-launch-" + a.token;
   run_pacer_.Wait();
-  MVR_ASSIGN_OR_RETURN(aws::Microvm vm, a.vms.Launch(run, a.deadline));
+  Result<aws::Microvm> launched = a.vms.Launch(run, a.deadline);
+  if (!launched.ok()) {
+    a.out_of_capacity = IsOutOfCapacity(launched.status());
+    return launched.status();
+  }
+  const aws::Microvm& vm = *launched;
   a.microvm_id = vm.microvm_id;
   cap_.Launched(a.reservation, a.microvm_id);
   if (Status s = deps_.table.RecordMicrovm(a.claim, a.token, a.microvm_id); !s.ok()) {

@@ -22,6 +22,8 @@
 // Thread-safety: Launch and Terminate may run concurrently from many threads.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -39,6 +41,27 @@
 #include "runnerset/warm_pool_table.h"
 
 namespace mvr::runnerset {
+
+// Whether RunMicrovm failed for want of the platform's capacity or the account's quota
+// (InsufficientCapacityException, ServiceQuotaExceededException): a fallbackClass may serve.
+bool IsOutOfCapacity(const Status& status);
+
+// Where launches go while a class's image had no capacity or quota: for kCapacityMemory after
+// RunMicrovm said so, a class with a fallbackClass launches there at once (a burst does not pay a
+// failed RunMicrovm per job). Per process; safe from many threads.
+class CapacityRoute {
+ public:
+  static constexpr Duration kCapacityMemory{60'000};
+  // The class to launch `cls`'s job on now: `cls`, or the first class along its fallbackClass
+  // chain not short of capacity.
+  const RunnerClass& Route(const ServeConfig& config, const RunnerClass& cls, TimePoint now);
+  // Records that `cls` is short of capacity; its fallbackClass if it names one, else nullptr.
+  const RunnerClass* Short(const ServeConfig& config, const RunnerClass& cls, TimePoint now);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, TimePoint> short_until_;  // by class label
+};
 
 struct LauncherDeps {
   Seam seam;
@@ -175,6 +198,7 @@ class Launcher {
   github::RunnerScope scope_;
   CapGate cap_;
   Pacer run_pacer_;
+  CapacityRoute capacity_;
 };
 
 }  // namespace mvr::runnerset

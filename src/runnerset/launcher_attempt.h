@@ -33,6 +33,8 @@ struct Launcher::Attempt {
   std::string microvm_id;
   bool warm = false;  // the VM is a pool member this attempt claimed and resumed
   bool hot = false;   // ... a hot one: its runner (runner_name, runner_id) is registered already
+  // RunMicrovm failed for want of capacity or quota (IsOutOfCapacity): a fallbackClass may serve.
+  bool out_of_capacity = false;
   std::optional<github::JitConfig> jit;
   // The control nonce the VM was launched with (a cold launch's, kept in memory only until its
   // delivery); empty for a pool member launched without one.

@@ -54,6 +54,8 @@ const char* CounterName(Counter counter) {
       return "relaunched_taken";
     case Counter::kHeld:
       return "held";
+    case Counter::kCapacityFallback:
+      return "capacity_fallback";
   }
   return "unknown";
 }

@@ -32,8 +32,11 @@ enum class Counter {
   kTerminated,
   kRelaunchedTaken,  // a job launched again because its runner took another job (TakenIntent)
   kHeld,  // a launch held: GitHub refuses the runner of its class, and no fallback is healthy
+  // a launch made on a class's fallbackClass because the platform had no capacity or quota for
+  // the class itself (RunMicrovm: InsufficientCapacityException, ServiceQuotaExceededException)
+  kCapacityFallback,
 };
-inline constexpr int kCounterCount = 10;
+inline constexpr int kCounterCount = 11;
 const char* CounterName(Counter counter);  // "dropped_not_queued" ...
 // A Prometheus label value with \, " and newline escaped, as the text format requires.
 std::string PrometheusLabel(const std::string& s);

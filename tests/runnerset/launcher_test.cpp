@@ -235,6 +235,49 @@ TEST_F(LauncherTest, AChainOfTakenJobsThatEndsWithAWaitingJobGetsTheLaunch) {
   EXPECT_FALSE(FailedOpen());
 }
 
+// RunMicrovm says the account's quota is spent for the class: the job is launched again at once on
+// the class's fallbackClass; for a minute the class's jobs go there directly, then back.
+TEST_F(LauncherTest, AClassWithoutCapacityLaunchesOnItsFallbackClass) {
+  config_.classes[0].fallback_class = "mvr-large";
+  config_.classes.push_back(RunnerClass{"mvr-large", mvr::testing::kFleetImage, "", "", 600});
+  config_.max_concurrent_vms = 5;
+  fleet_.vms_api.refusals.push_back({"POST", "/microvms", 402, "ServiceQuotaExceededException",
+                                     "You have exceeded a service quota", false, 1});
+  auto class_of = [&](const LaunchOutcome& o) {
+    Result<std::optional<MappingRow>> row = table_.GetMapping(o.runner_name);
+    return row.ok() && *row ? (*row)->class_label : std::string("(no row)");
+  };
+  const int64_t first = QueueJob();
+  LaunchOutcome o = L().Handle(Intent(first));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(class_of(o), "mvr-large");
+  EXPECT_EQ(metrics_.Get(Counter::kCapacityFallback), 1);
+  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 1) << "the refused call never reached the service";
+  fleet_.Tick();
+  EXPECT_EQ(JobOf(first).runner_name, o.runner_name) << "the fallback's runner takes the job";
+
+  LaunchOutcome second = L().Handle(Intent(QueueJob()));
+  ASSERT_EQ(second.decision, LaunchDecision::kLaunched) << second.detail;
+  EXPECT_EQ(class_of(second), "mvr-large") << "straight to the fallback within the minute";
+  EXPECT_EQ(metrics_.Get(Counter::kCapacityFallback), 1);
+
+  m_.clock.Advance(CapacityRoute::kCapacityMemory);
+  LaunchOutcome third = L().Handle(Intent(QueueJob()));
+  ASSERT_EQ(third.decision, LaunchDecision::kLaunched) << third.detail;
+  EXPECT_EQ(class_of(third), "mvr-small") << "the class itself again after the minute";
+}
+
+// Without a fallbackClass the launch fails as before (and is retried from the queue).
+TEST_F(LauncherTest, AClassWithoutCapacityAndNoFallbackFails) {
+  fleet_.vms_api.refusals.push_back({"POST", "/microvms", 402, "ServiceQuotaExceededException",
+                                     "You have exceeded a service quota", false, 1});
+  LaunchOutcome o = L().Handle(Intent(QueueJob()));
+  EXPECT_EQ(o.decision, LaunchDecision::kFailed);
+  EXPECT_NE(o.detail.find("ServiceQuotaExceededException"), std::string::npos) << o.detail;
+  EXPECT_EQ(metrics_.Get(Counter::kCapacityFallback), 0);
+  EXPECT_TRUE(fleet_.Runners().empty()) << "the registration was removed";
+}
+
 TEST_F(LauncherTest, AJobOfARepositoryOutsideTheSetIsIgnored) {
   const int64_t job = QueueJob();
   LaunchIntent in = Intent(job);
