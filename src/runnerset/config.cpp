@@ -145,6 +145,42 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
   return Status::Ok();
 }
 
+// warmPoolSize / hotPoolSize: a number, or a list of {cron, timezone, size} windows (the first
+// that matches the current minute gives the size; pool_schedule.h). With windows, `fixed` becomes
+// the largest size any window gives (what "the class has a pool" means).
+Status ParsePoolSize(Strict& s, const std::string& name, int& fixed,
+                     std::vector<PoolWindow>& windows) {
+  const json* v = s.Find(name);
+  if (!v || !v->is_array()) return s.Integer(name, fixed, 0, 1000);
+  if (v->empty() || v->size() > 50) {
+    return InvalidArgument(s.Key(name) + ": expected a number, or a list of 1 to 50 windows " +
+                           "{\"cron\": \"* 8-18 * * MON-FRI\", \"timezone\": \"Europe/Berlin\", " +
+                           "\"size\": 5}");
+  }
+  fixed = 0;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const std::string key = s.Key(name) + "[" + std::to_string(i) + "]";
+    if (!(*v)[i].is_object()) return InvalidArgument(key + ": expected an object");
+    Strict w((*v)[i], key);
+    PoolWindow window;
+    std::string zone = "UTC";
+    MVR_RETURN_IF_ERROR(w.String("cron", window.cron_text, true));
+    MVR_RETURN_IF_ERROR(w.String("timezone", zone));
+    if (!w.Find("size")) return InvalidArgument(w.Key("size") + ": required");
+    MVR_RETURN_IF_ERROR(w.Integer("size", window.size, 0, 1000));
+    MVR_RETURN_IF_ERROR(w.NoOthers());
+    Result<CronSchedule> cron = CronSchedule::Parse(window.cron_text);
+    if (!cron.ok()) return InvalidArgument(w.Key("cron") + ": " + cron.status().message());
+    Result<TimeZone> tz = TimeZone::Load(zone);
+    if (!tz.ok()) return InvalidArgument(w.Key("timezone") + ": " + tz.status().message());
+    window.cron = *cron;
+    window.zone = *tz;
+    fixed = std::max(fixed, window.size);
+    windows.push_back(std::move(window));
+  }
+  return Status::Ok();
+}
+
 Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   if (!j.is_object()) return InvalidArgument(key + ": expected an object");
   Strict s(j, key);
@@ -153,8 +189,8 @@ Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   MVR_RETURN_IF_ERROR(s.String("size", c.size));
   MVR_RETURN_IF_ERROR(s.String("imageVersion", c.image_version));
   MVR_RETURN_IF_ERROR(s.Integer("maxDurationSeconds", c.max_duration_seconds, 1, 28800));
-  MVR_RETURN_IF_ERROR(s.Integer("warmPoolSize", c.warm_pool_size, 0, 1000));
-  MVR_RETURN_IF_ERROR(s.Integer("hotPoolSize", c.hot_pool_size, 0, 1000));
+  MVR_RETURN_IF_ERROR(ParsePoolSize(s, "warmPoolSize", c.warm_pool_size, c.warm_pool_windows));
+  MVR_RETURN_IF_ERROR(ParsePoolSize(s, "hotPoolSize", c.hot_pool_size, c.hot_pool_windows));
   MVR_RETURN_IF_ERROR(s.String("fallbackClass", c.fallback_class));
   MVR_RETURN_IF_ERROR(s.Strings("labels", c.labels));
   MVR_RETURN_IF_ERROR(s.String("architecture", c.architecture));

@@ -14,6 +14,7 @@
 #include "base/secret.h"
 #include "base/status.h"
 #include "github/types.h"
+#include "runnerset/pool_schedule.h"
 
 namespace mvr::runnerset {
 
@@ -47,7 +48,19 @@ struct RunnerClass {
   // "x64" or "arm64": the architecture label its runners offer ("": either, not judged).
   std::string architecture{};
   LabelMatch label_match = LabelMatch::kAll;
+  // Scheduled sizes (pool_schedule.h): when given, warm_pool_size / hot_pool_size hold the
+  // largest any window gives, and the size at a moment is the first matching window's.
+  std::vector<PoolWindow> warm_pool_windows{};
+  std::vector<PoolWindow> hot_pool_windows{};
+  // "Has a pool" at any time (the largest size).
   bool has_pool() const { return warm_pool_size > 0 || hot_pool_size > 0; }
+  // The pools' sizes at `now`.
+  int WarmPoolSizeAt(TimePoint now) const {
+    return PoolSizeAt(warm_pool_windows, warm_pool_size, now);
+  }
+  int HotPoolSizeAt(TimePoint now) const {
+    return PoolSizeAt(hot_pool_windows, hot_pool_size, now);
+  }
   // Whether a job asking for `job_labels` runs on this class (label_match).
   bool Takes(const std::vector<std::string>& job_labels) const;
 };

@@ -77,13 +77,14 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
   // A pool made smaller: the oldest members go first.
   std::sort(usable.begin(), usable.end(),
             [](const PoolMember* x, const PoolMember* y) { return x->created_ms < y->created_ms; });
-  while (static_cast<int>(usable.size()) > std::max(cls.hot_pool_size, 0)) {
+  const int target = cls.HotPoolSizeAt(deps_.seam.clock.Now());
+  while (static_cast<int>(usable.size()) > std::max(target, 0)) {
     RetireHot(*usable.front(), "the pool is over its target", true, report);
     usable.erase(usable.begin());
   }
   if (!version.ok() || !listed.ok()) return;
   if (StopRefilling(cls, usable, true, report)) return;
-  for (int n = static_cast<int>(usable.size()); n < cls.hot_pool_size; ++n) {
+  for (int n = static_cast<int>(usable.size()); n < target; ++n) {
     if (Status s = LaunchHot(cls, current); !s.ok()) {
       Error(report, "launching a hot pool member of " + cls.label, s);
       return;  // the next sweep tries again

@@ -208,13 +208,14 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
   // A pool made smaller: the members with the least time left go first.
   std::sort(usable.begin(), usable.end(),
             [](const PoolMember* x, const PoolMember* y) { return x->expires_ms < y->expires_ms; });
-  while (static_cast<int>(usable.size()) > std::max(cls.warm_pool_size, 0)) {
+  // The size now: a scheduled pool shrinks outside its windows.
+  const int target = cls.WarmPoolSizeAt(deps_.seam.clock.Now());
+  while (static_cast<int>(usable.size()) > std::max(target, 0)) {
     Retire(*usable.front(), "the pool is over its target", true, report);
     usable.erase(usable.begin());
   }
   const bool stopped = StopRefilling(cls, usable, false, report);
-  for (int n = static_cast<int>(usable.size()); !stopped && version.ok() && n < cls.warm_pool_size;
-       ++n) {
+  for (int n = static_cast<int>(usable.size()); !stopped && version.ok() && n < target; ++n) {
     // Without the current version, new members would be guesses.
     Result<PoolMember> booted = Boot(cls, current);
     if (!booted.ok()) {

@@ -61,6 +61,29 @@ TEST_F(WarmPoolTest, APoolMadeSmallerRetiresItsExtraMembers) {
   EXPECT_EQ(Terminated().size(), 1u);
 }
 
+// warmPoolSize as windows: inside this hour's window the pool fills to its size; in the next
+// hour only the catch-all window (size 0) matches, and the sweep retires the members.
+TEST_F(WarmPoolTest, AScheduledPoolFillsInsideItsWindowAndEmptiesOutsideIt) {
+  const TimeZone utc = *TimeZone::Load("UTC");
+  m_.clock.Advance(std::chrono::minutes(60 - utc.LocalAt(m_.clock.Now()).minute));
+  const int hour = utc.LocalAt(m_.clock.Now()).hour;
+  auto window = [&](const std::string& cron, int size) {
+    return PoolWindow{cron, *CronSchedule::Parse(cron), utc, size};
+  };
+  RunnerClass& c = config_.classes[0];
+  c.warm_pool_windows = {window("* " + std::to_string(hour) + " * * *", 2), window("* * * * *", 0)};
+  c.warm_pool_size = 2;
+  c.max_duration_seconds = 3 * 3600;  // the members outlive the hour
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.booted, 2);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 2}}));
+  m_.clock.Advance(std::chrono::minutes(61));
+  r = Sweeper().Sweep();
+  EXPECT_EQ(r.retired, 2) << "outside the window the pool's size is 0";
+  EXPECT_EQ(r.booted, 0);
+  EXPECT_TRUE(Members().empty());
+}
+
 TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
   Fill();
   const size_t before = fleet_.trace.size();
