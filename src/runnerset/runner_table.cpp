@@ -138,10 +138,7 @@ store::Item RunnerTable::MappingItem(const MappingRow& row) const {
   a[attr::kClass] = Value(row.class_label);
   if (!row.image_version.empty()) a[attr::kImageVersion] = Value(row.image_version);
   if (!row.path.empty()) a[attr::kPath] = Value(row.path);
-  a[attr::kReceivedMs] = Value(row.times.received_ms);
-  a[attr::kClaimedMs] = Value(row.times.claimed_ms);
-  a[attr::kRunningMs] = Value(row.times.running_ms);
-  a[attr::kDeliveredMs] = Value(row.times.delivered_ms);
+  PutTimes(a, row.times);
   a[attr::kTtl] = Value(Ttl(options_.mapping_ttl));
   return mapping;
 }
@@ -186,6 +183,22 @@ Status RunnerTable::Release(const store::Key& claim, const std::string& token) {
   return s;
 }
 
+LaunchTimes TimesFromItem(const store::Item& item) {
+  LaunchTimes t;
+  t.received_ms = item.GetNumber(attr::kReceivedMs).value_or(0);
+  t.claimed_ms = item.GetNumber(attr::kClaimedMs).value_or(0);
+  t.running_ms = item.GetNumber(attr::kRunningMs).value_or(0);
+  t.delivered_ms = item.GetNumber(attr::kDeliveredMs).value_or(0);
+  return t;
+}
+
+void PutTimes(store::Attributes& a, const LaunchTimes& t) {
+  a[attr::kReceivedMs] = Value(t.received_ms);
+  a[attr::kClaimedMs] = Value(t.claimed_ms);
+  a[attr::kRunningMs] = Value(t.running_ms);
+  a[attr::kDeliveredMs] = Value(t.delivered_ms);
+}
+
 MappingRow MappingFromItem(const store::Item& item) {
   MappingRow r;
   r.runner_name = item.key.partition;
@@ -196,10 +209,7 @@ MappingRow MappingFromItem(const store::Item& item) {
   r.class_label = item.GetString(attr::kClass).value_or("");
   r.image_version = item.GetString(attr::kImageVersion).value_or("");
   r.path = item.GetString(attr::kPath).value_or("");
-  r.times.received_ms = item.GetNumber(attr::kReceivedMs).value_or(0);
-  r.times.claimed_ms = item.GetNumber(attr::kClaimedMs).value_or(0);
-  r.times.running_ms = item.GetNumber(attr::kRunningMs).value_or(0);
-  r.times.delivered_ms = item.GetNumber(attr::kDeliveredMs).value_or(0);
+  r.times = TimesFromItem(item);
   r.strikes = static_cast<int>(item.GetNumber(attr::kStrikes).value_or(0));
   r.suspicion = item.GetString(attr::kSuspicion).value_or("");
   return r;

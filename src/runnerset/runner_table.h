@@ -117,6 +117,9 @@ struct OrphanRow {
 // Row decoding, shared by the table's files.
 Claim ClaimFromItem(const store::Item& item);
 MappingRow MappingFromItem(const store::Item& item);
+// A launch's times as the mapping row and the job history keep them.
+LaunchTimes TimesFromItem(const store::Item& item);
+void PutTimes(store::Attributes& attributes, const LaunchTimes& times);
 
 class RunnerTable {
  public:

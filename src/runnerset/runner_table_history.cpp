@@ -38,6 +38,14 @@ std::string CountDown(int64_t ms) {
   return buf;
 }
 
+// The newest `limit` items of a history partition.
+Result<std::vector<store::Item>> Newest(store::Store& store, const char* partition, int limit) {
+  store::QueryRequest q;
+  q.partition = partition;
+  q.limit = std::clamp(limit, 1, 1000);
+  return store.QueryAll(q, q.limit);
+}
+
 nlohmann::json ParsedOr(const std::string& text, nlohmann::json fallback) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   return j.is_discarded() ? fallback : j;
@@ -57,10 +65,7 @@ Status RunnerTable::PutJobRecord(const JobRecord& r) {
   a[attr::kClass] = Value(r.class_label);
   a[attr::kPath] = Value(r.path);
   a[attr::kRunnerName] = Value(r.runner_name);
-  a[attr::kReceivedMs] = Value(r.times.received_ms);
-  a[attr::kClaimedMs] = Value(r.times.claimed_ms);
-  a[attr::kRunningMs] = Value(r.times.running_ms);
-  a[attr::kDeliveredMs] = Value(r.times.delivered_ms);
+  PutTimes(a, r.times);
   a[kOnlineMs] = Value(r.runner_online_ms);
   a[kStartedMs] = Value(r.started_ms);
   a[kEndedMs] = Value(r.ended_ms);
@@ -71,10 +76,7 @@ Status RunnerTable::PutJobRecord(const JobRecord& r) {
 }
 
 Result<std::vector<JobRecord>> RunnerTable::RecentJobRecords(int limit) {
-  store::QueryRequest q;
-  q.partition = kJobsPartition;
-  q.limit = std::clamp(limit, 1, 1000);
-  MVR_ASSIGN_OR_RETURN(std::vector<store::Item> items, store_.QueryAll(q, q.limit));
+  MVR_ASSIGN_OR_RETURN(std::vector<store::Item> items, Newest(store_, kJobsPartition, limit));
   std::vector<JobRecord> out;
   for (const store::Item& item : items) {
     JobRecord r;
@@ -84,10 +86,7 @@ Result<std::vector<JobRecord>> RunnerTable::RecentJobRecords(int limit) {
     r.class_label = item.GetString(attr::kClass).value_or("");
     r.path = item.GetString(attr::kPath).value_or("");
     r.runner_name = item.GetString(attr::kRunnerName).value_or("");
-    r.times.received_ms = item.GetNumber(attr::kReceivedMs).value_or(0);
-    r.times.claimed_ms = item.GetNumber(attr::kClaimedMs).value_or(0);
-    r.times.running_ms = item.GetNumber(attr::kRunningMs).value_or(0);
-    r.times.delivered_ms = item.GetNumber(attr::kDeliveredMs).value_or(0);
+    r.times = TimesFromItem(item);
     r.runner_online_ms = item.GetNumber(kOnlineMs).value_or(0);
     r.started_ms = item.GetNumber(kStartedMs).value_or(0);
     r.ended_ms = item.GetNumber(kEndedMs).value_or(0);
@@ -114,10 +113,7 @@ Status RunnerTable::PutSweep(const SweepRecord& s) {
 }
 
 Result<std::vector<SweepRecord>> RunnerTable::RecentSweeps(int limit) {
-  store::QueryRequest q;
-  q.partition = kSweepsPartition;
-  q.limit = std::clamp(limit, 1, 1000);
-  MVR_ASSIGN_OR_RETURN(std::vector<store::Item> items, store_.QueryAll(q, q.limit));
+  MVR_ASSIGN_OR_RETURN(std::vector<store::Item> items, Newest(store_, kSweepsPartition, limit));
   std::vector<SweepRecord> out;
   for (const store::Item& item : items) {
     SweepRecord s;

@@ -24,6 +24,22 @@ class LauncherTest : public RunnerSetTest {
   std::string RunnerFor(int64_t job_id, const std::string& token8 = "0a1b2c3d") {
     return "mvr-demo-" + std::to_string(job_id) + "-" + token8;
   }
+  // Jobs a, b, c queued; the runner launched for c takes a, then a's runner takes b: c waits.
+  struct Chain {
+    int64_t a = 0, b = 0, c = 0;
+    Runner ra, rc;
+  };
+  Chain TakenChain() {
+    Chain ch;
+    ch.a = QueueJob();
+    ch.b = QueueJob();
+    ch.c = QueueJob();
+    ch.rc = OnlineRunner(RunnerFor(ch.c));
+    fleet_.Tick();  // c's runner takes a
+    ch.ra = OnlineRunner(RunnerFor(ch.a));
+    fleet_.Tick();  // a's runner takes b
+    return ch;
+  }
 };
 
 TEST_F(LauncherTest, LaunchRegistersRunsDeliversAndCommits) {
@@ -124,13 +140,7 @@ TEST_F(LauncherTest, AJobWhoseRunnerTookAnotherJobIsLaunchedAgainAtOnce) {
 // on "a's runner is gone" would be a second VM for c. In either order the intents find b's
 // launch at the end of the chain, through what a's taken intent recorded on a's claim.
 TEST_F(LauncherTest, AChainWhoseRunnersRanAndLeftEndsAtALaunchThatServesTheWaitingJob) {
-  const int64_t a = QueueJob();
-  const int64_t b = QueueJob();
-  const int64_t c = QueueJob();
-  const Runner rc = OnlineRunner(RunnerFor(c));
-  fleet_.Tick();  // c's runner takes a
-  const Runner ra = OnlineRunner(RunnerFor(a));
-  fleet_.Tick();  // a's runner takes b
+  const auto [a, b, c, ra, rc] = TakenChain();
   ASSERT_EQ(JobOf(a).runner_name, rc.name);
   ASSERT_EQ(JobOf(b).runner_name, ra.name);
   ASSERT_TRUE(fleet_.github_model->CancelJob(b).ok());  // b ends; a's runner is gone
@@ -156,13 +166,7 @@ TEST_F(LauncherTest, AChainWhoseRunnersRanAndLeftEndsAtALaunchThatServesTheWaiti
 // The same chain, but b's launch hung (its claim never committed, older than the launch
 // timeout): nothing will serve c, so c is launched again, at once.
 TEST_F(LauncherTest, AChainThatEndsAtAHungLaunchLaunchesTheWaitingJobAgain) {
-  const int64_t a = QueueJob();
-  const int64_t b = QueueJob();
-  const int64_t c = QueueJob();
-  const Runner rc = OnlineRunner(RunnerFor(c));
-  fleet_.Tick();
-  const Runner ra = OnlineRunner(RunnerFor(a));
-  fleet_.Tick();
+  const auto [a, b, c, ra, rc] = TakenChain();
   ASSERT_TRUE(fleet_.github_model->CancelJob(b).ok());
   Launched(ra.name, ra.id, "mvm-a", a);
   ASSERT_TRUE(table_.ClaimJob(mvr::testing::kFleetRepository, b).ok());  // b's launch hangs
@@ -183,13 +187,7 @@ TEST_F(LauncherTest, AChainThatEndsAtAHungLaunchLaunchesTheWaitingJobAgain) {
 // through it comes round: its runner (launched for c) is still named by GitHub, so the walk goes
 // on to c, which waits (stolen-runners seed 632 left c to the janitor's stuck-launch recovery).
 TEST_F(LauncherTest, AChainThroughAJobThatHasEndedStillFindsTheWaitingJob) {
-  const int64_t a = QueueJob();
-  const int64_t b = QueueJob();
-  const int64_t c = QueueJob();
-  const Runner rc = OnlineRunner(RunnerFor(c));
-  fleet_.Tick();  // c's runner takes a
-  const Runner ra = OnlineRunner(RunnerFor(a));
-  fleet_.Tick();                                        // a's runner takes b
+  const auto [a, b, c, ra, rc] = TakenChain();
   ASSERT_TRUE(fleet_.github_model->CancelJob(a).ok());  // a ran on c's runner and ended
   ASSERT_EQ(JobOf(a).status, "completed");
   ASSERT_EQ(JobOf(a).runner_name, rc.name);
