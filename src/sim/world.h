@@ -252,6 +252,11 @@ class World {
   // each job lost the runner launched for it, and what was reported.
   SeededRandom stolen_random_{options_.seed * 7919 + 9};
   std::map<int64_t, TimePoint> runner_taken_at_;
+  // A job that lost its runner and whose new launch's claim a killed launcher held: when that
+  // claim lets go (its takeover age, then the intent's return after the visibility timeout).
+  std::map<int64_t, TimePoint> claim_released_at_;
+  // On a launcher's kill: the claims of jobs waiting for a runner that no launch has committed.
+  void NoteClaimsOfKilledLauncher();
   std::set<std::string> stolen_reported_;
   std::vector<std::string> stolen_failures_;
   std::set<int64_t> cancelled_jobs_;  // cancelled by the workload while queued

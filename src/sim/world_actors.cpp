@@ -162,6 +162,7 @@ void World::Chaos() {
     const size_t pick = chance_.Next64() % crashable_.size();
     const auto [role, id] = crashable_[pick];
     crashable_.erase(crashable_.begin() + static_cast<std::ptrdiff_t>(pick));
+    if (role == Role::kLauncher) NoteClaimsOfKilledLauncher();
     scheduler_.Kill(id);
     SpawnRole(role);
   }

@@ -68,6 +68,35 @@ Duration World::EndedJobBound() const {
   return Duration(config_.janitor.interval_seconds * 1000LL) + Duration(30'000);
 }
 
+void World::NoteClaimsOfKilledLauncher() {
+  // The job a waiting job's chain ends at may be another (its runner took the waiting one's):
+  // any claim no launch has committed may be the one the killed launcher held.
+  if (runner_taken_at_.empty()) return;
+  std::vector<store::Item> items;
+  store::ScanRequest scan;
+  scan.partition_prefix = "job#";
+  scan.limit = 1000;
+  do {
+    Result<store::Page> page = memory_store_.Scan(scan);
+    if (!page.ok()) return;
+    items.insert(items.end(), page->items.begin(), page->items.end());
+    scan.cursor = page->next_cursor;
+  } while (!scan.cursor.empty());
+  std::optional<TimePoint> released;
+  for (const store::Item& item : items) {
+    if (item.key.sort != "claim") continue;
+    const runnerset::Claim claim = runnerset::ClaimFromItem(item);
+    if (!claim.microvm_id.empty()) continue;  // committed: its VM serves, the kill changes nothing
+    const TimePoint at = TimePoint(Duration(claim.claimed_ms)) + config_.claim_takeover_after() +
+                         config_.visibility_timeout();
+    released = std::max(released.value_or(at), at);
+  }
+  if (!released) return;
+  for (const auto& [id, taken_at] : runner_taken_at_) {
+    claim_released_at_[id] = std::max(claim_released_at_[id], *released);
+  }
+}
+
 void World::CheckStolenJobs() {
   gh::GithubModel& model = github_->model();
   const TimePoint now = scheduler_.Now();
@@ -81,8 +110,14 @@ void World::CheckStolenJobs() {
                         (!waiting->completed_at || *waiting->completed_at > *job.started_at);
     if (waited) runner_taken_at_[own] = *job.started_at;
   }
-  const Duration bound = StolenBound();
   for (const auto& [id, taken_at] : runner_taken_at_) {
+    // A launcher killed between the new launch's claim and its commit: nothing can launch the
+    // job until that claim is taken over (a younger claim's launch may still be working), so
+    // the bound runs from then.
+    Duration bound = StolenBound();
+    if (auto released = claim_released_at_.find(id); released != claim_released_at_.end()) {
+      bound = std::max(bound, released->second - taken_at + StolenBound());
+    }
     const std::string key = "stolen " + std::to_string(id);
     if (stolen_reported_.count(key) || cancelled_jobs_.count(id)) continue;
     Result<gh::Job> job = model.GetJobById(id);
