@@ -261,7 +261,11 @@ Result<TimeZone> TimeZone::Load(const std::string& name, const std::string& zone
   const std::string& d = *data;
   auto counts = [&](size_t at) {
     std::vector<int64_t> c;
-    for (int i = 0; i < 6; ++i) c.push_back(TzifNumber(d, at + 20 + 4 * i, 4));
+    // Each count as the file's unsigned 32-bit number, capped: a malformed file cannot make a
+    // block size wrap around and pass the length check below.
+    for (int i = 0; i < 6; ++i) {
+      c.push_back(std::min<int64_t>(TzifNumber(d, at + 20 + 4 * i, 4) & 0xffffffffLL, 1 << 20));
+    }
     return c;  // isutcnt, isstdcnt, leapcnt, timecnt, typecnt, charcnt
   };
   auto block_size = [](const std::vector<int64_t>& c, int time_bytes) {

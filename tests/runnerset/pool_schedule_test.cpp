@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <fstream>
 
+#include "base/files.h"
 #include "runnerset/config.h"
 
 namespace mvr::runnerset {
@@ -98,6 +100,21 @@ TEST(TimeZoneTest, ANameThatIsNoZoneIsRefusedByName) {
             std::string::npos);
   EXPECT_NE(TimeZone::Load("Mars/Olympus").status().message().find("no time zone"),
             std::string::npos);
+}
+
+// A zone file cut short or with absurd counts is refused, never read past its end.
+TEST(TimeZoneTest, AMalformedZoneFileIsRefused) {
+  Result<TemporaryDirectory> dir = TemporaryDirectory::Create("mvr-zoneinfo");
+  ASSERT_TRUE(dir.ok());
+  std::string header = "TZif2" + std::string(15, '\0');
+  std::string huge;
+  for (int i = 0; i < 6; ++i) huge += std::string("\xff\xff\xff\xf0", 4);
+  std::ofstream(dir->path() + "/Cut") << header.substr(0, 30);
+  std::ofstream(dir->path() + "/Huge") << header + huge + std::string(64, '\x01');
+  for (const char* name : {"Cut", "Huge"}) {
+    Result<TimeZone> z = TimeZone::Load(name, dir->path());
+    EXPECT_FALSE(z.ok()) << name;
+  }
 }
 
 TEST(PoolSizeTest, TheFirstMatchingWindowWinsAndNoneMeansZero) {
