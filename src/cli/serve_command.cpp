@@ -23,15 +23,17 @@
 namespace mvr::cli {
 namespace {
 
+// The set's clients; `with_queue` false for a reader of its state (`mvr status --html`).
 Result<std::unique_ptr<RunnerSetWiring>> Wire(Context& ctx, const runnerset::ServeConfig& config,
-                                              const runnerset::ServeSecrets& secrets) {
+                                              const runnerset::ServeSecrets& secrets,
+                                              bool with_queue = true) {
   std::unique_ptr<RunnerSetWiring> w =
       NewRunnerSetWiring(ctx, config, std::make_unique<http::CurlHttpClient>());
   MVR_RETURN_IF_ERROR(WireMicrovms(ctx, config, *w));
   MVR_RETURN_IF_ERROR(WireGitHub(ctx, config, secrets, *w,
                                  [&config] { return runnerset::ReadGitHubCredential(config); }));
   MVR_RETURN_IF_ERROR(WireStore(ctx, config, *w));
-  MVR_RETURN_IF_ERROR(WireQueue(ctx, config, *w));
+  if (with_queue) MVR_RETURN_IF_ERROR(WireQueue(ctx, config, *w));
   return w;
 }
 
@@ -90,15 +92,9 @@ int RunStatusHtml(Context& ctx, const runnerset::ServeConfig& config, const std:
   if (!secrets.ok()) return fail(secrets.status());
   ctx.logger.redactor().Add(secrets->webhook_secret);
   if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
-  std::unique_ptr<RunnerSetWiring> w =
-      NewRunnerSetWiring(ctx, config, std::make_unique<http::CurlHttpClient>());
-  if (Status s = WireMicrovms(ctx, config, *w); !s.ok()) return fail(s);
-  if (Status s = WireGitHub(ctx, config, *secrets, *w,
-                            [&config] { return runnerset::ReadGitHubCredential(config); });
-      !s.ok()) {
-    return fail(s);
-  }
-  if (Status s = WireStore(ctx, config, *w); !s.ok()) return fail(s);
+  Result<std::unique_ptr<RunnerSetWiring>> wired = Wire(ctx, config, *secrets, false);
+  if (!wired.ok()) return fail(wired.status());
+  RunnerSetWiring* w = wired->get();
   runnerset::RunnerTable table(*w->store, ctx.seam(), runnerset::RunnerTable::Options{});
   runnerset::WarmPoolTable pool(*w->store, ctx.seam());
   runnerset::ClassHealth health(ctx.seam().clock, &table);
