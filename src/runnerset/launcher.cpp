@@ -271,7 +271,7 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   }
   if (claim->outcome == RunnerTable::ClaimOutcome::kBusy) {
     out.decision = LaunchDecision::kDeferred;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.retry_after = WaitOnClaim(claim->held_since_ms, config_.claim_takeover_after());
     out.detail = "another attempt holds the job's claim";
     deps_.metrics.AddDeferral("claimed_elsewhere");
     return out;

@@ -119,7 +119,16 @@ class Launcher {
   LaunchOutcome Taken(const TakenIntent& intent);
   // What the taken job's own launch means for the job left waiting (launcher_taken.cpp).
   enum class TakenJobsLaunch { kServes, kUnderWay, kNone };
-  TakenJobsLaunch TakenJobsLaunchState(const TakenIntent& intent);
+  // kUnderWay sets `under_way_since_ms` to when that launch claimed its job.
+  TakenJobsLaunch TakenJobsLaunchState(const TakenIntent& intent,
+                                       int64_t* under_way_since_ms = nullptr);
+  // How long an intent waits before it looks again at a launch another attempt holds, claimed
+  // at `claimed_ms`, which counts as hung (or can be taken over) `horizon` after that: half
+  // the claim's age, at least deferSeconds and at most until then. A young claim commits within
+  // seconds and is looked at again soon; one that has not commits late or never, and each look
+  // costs GitHub calls (the chain walk, the still-queued check), so polling it every few seconds
+  // for minutes spent the hourly budget (chaos seed 256).
+  Duration WaitOnClaim(int64_t claimed_ms, Duration horizon) const;
   // The job at the head of a chain of taken jobs, still queued, and the runner launched for it
   // (which took another job).
   struct WaitingHead {

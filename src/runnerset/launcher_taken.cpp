@@ -4,6 +4,7 @@
 // the runner; when the job it was launched for still waits, that job's launch is spent (its
 // runner is busy elsewhere), so its committed claim is released and it is launched again at once
 // rather than at the janitor's next sweep past stuckLaunchSeconds.
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -12,7 +13,16 @@
 
 namespace mvr::runnerset {
 
-Launcher::TakenJobsLaunch Launcher::TakenJobsLaunchState(const TakenIntent& in) {
+Duration Launcher::WaitOnClaim(int64_t claimed_ms, Duration horizon) const {
+  const Duration floor(config_.launcher.defer_seconds * 1000LL);
+  const int64_t now_ms = ToUnixMillis(deps_.seam.clock.Now());
+  const Duration half_age((now_ms - claimed_ms) / 2);
+  const Duration left(claimed_ms + horizon.count() - now_ms);
+  return std::max(floor, std::min(half_age, left));
+}
+
+Launcher::TakenJobsLaunch Launcher::TakenJobsLaunchState(const TakenIntent& in,
+                                                         int64_t* under_way_since_ms) {
   // The job the runner took (A) and its own launch. Runners of a class are interchangeable: A's
   // runner takes the waiting job, or another job B whose own runner then does, and so on, so a
   // launch here is needed only when the launch at the end of that chain will bring no runner.
@@ -40,8 +50,9 @@ Launcher::TakenJobsLaunch Launcher::TakenJobsLaunchState(const TakenIntent& in) 
     const Claim& c = **claim;
     if (c.microvm_id.empty()) {
       const int64_t age_ms = ToUnixMillis(deps_.seam.clock.Now()) - c.claimed_ms;
-      return age_ms < config_.launch_timeout().count() ? TakenJobsLaunch::kUnderWay
-                                                       : TakenJobsLaunch::kNone;
+      if (age_ms >= config_.launch_timeout().count()) return TakenJobsLaunch::kNone;
+      if (under_way_since_ms) *under_way_since_ms = c.claimed_ms;
+      return TakenJobsLaunch::kUnderWay;
     }
     if (c.pending_runner_id <= 0 || c.runner_name == in.runner_name) return TakenJobsLaunch::kNone;
     if (c.took_job_id <= 0 || c.took_runner != c.runner_name) return TakenJobsLaunch::kServes;
@@ -130,14 +141,17 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
                   "job " + std::to_string(*launched_for) + " has a runner or has ended");
   }
   const WaitingHead& w = **head;
-  switch (TakenJobsLaunchState(in)) {
+  int64_t under_way_since_ms = 0;
+  switch (TakenJobsLaunchState(in, &under_way_since_ms)) {
     case TakenJobsLaunch::kServes:
       return settle(LaunchDecision::kIgnored,
                     "the launch for job " + std::to_string(in.job_id) +
                         " has not begun or has a runner that is not busy: it serves the job");
     case TakenJobsLaunch::kUnderWay:
-      return settle(LaunchDecision::kDeferred,
-                    "the launch for job " + std::to_string(in.job_id) + " is under way");
+      settle(LaunchDecision::kDeferred,
+             "the launch for job " + std::to_string(in.job_id) + " is under way");
+      out.retry_after = WaitOnClaim(under_way_since_ms, config_.launch_timeout());
+      return out;
     case TakenJobsLaunch::kNone:
       break;
   }
@@ -151,8 +165,9 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
     if (c.microvm_id.empty()) {
       // Its launch has not committed: the runner took a job before the launch wrote its row.
       // Come back once it has (a dead launch is taken over after claimTakeoverSeconds).
-      return settle(LaunchDecision::kDeferred,
-                    "the launch of job " + waiting + " has not committed");
+      settle(LaunchDecision::kDeferred, "the launch of job " + waiting + " has not committed");
+      out.retry_after = WaitOnClaim(c.claimed_ms, config_.claim_takeover_after());
+      return out;
     }
     if (c.runner_name != w.runner_name) {
       return settle(LaunchDecision::kIgnored, "job " + waiting + " was launched again already");

@@ -86,6 +86,7 @@ Result<RunnerTable::ClaimResult> RunnerTable::ClaimJob(const std::string& reposi
     }
     if (NowMs() - held.claimed_ms < options_.takeover_after.count()) {
       out.outcome = ClaimOutcome::kBusy;
+      out.held_since_ms = held.claimed_ms;
       return out;
     }
     // The attempt that holds it is presumed dead: take it over, keyed on its token, so only one
@@ -105,9 +106,11 @@ Result<RunnerTable::ClaimResult> RunnerTable::ClaimJob(const std::string& reposi
       return taken.status().Annotate("taking over " + key.partition);
     }
     out.outcome = ClaimOutcome::kBusy;  // another successor won
+    out.held_since_ms = NowMs();
     return out;
   }
   out.outcome = ClaimOutcome::kBusy;
+  out.held_since_ms = NowMs();
   return out;
 }
 

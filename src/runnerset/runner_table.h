@@ -147,6 +147,7 @@ class RunnerTable {
     std::string attempt_token;        // kWon
     std::optional<Claim> taken_over;  // kWon by takeover: the previous attempt's claim
     std::string microvm_id;           // kLaunched
+    int64_t held_since_ms = 0;        // kBusy: when the claim that holds the job was made
   };
   // Claims the job: creates the claim, or takes over one older than takeover_after.
   Result<ClaimResult> ClaimJob(const std::string& repository, int64_t job_id);

@@ -173,7 +173,13 @@ TEST_F(LauncherTest, AChainThatEndsAtAHungLaunchLaunchesTheWaitingJobAgain) {
   Launched(rc.name, rc.id, "mvm-c", c);
   const TakenIntent by_a{ra.name, mvr::testing::kFleetRepository, b, "d-a"};
   EXPECT_EQ(L().Handle(by_a).decision, LaunchDecision::kDeferred) << "b's launch is under way";
-  m_.clock.Advance(config_.launch_timeout());
+  m_.clock.Advance(config_.launch_timeout() / 2);
+  LaunchOutcome later = L().Handle(by_a);
+  EXPECT_EQ(later.decision, LaunchDecision::kDeferred) << later.detail;
+  EXPECT_EQ(later.retry_after, std::max(config_.launch_timeout() / 4,
+                                        Duration(config_.launcher.defer_seconds * 1000LL)))
+      << "an older launch is looked at again less often";
+  m_.clock.Advance(config_.launch_timeout() / 2);
   const TakenIntent by_c{rc.name, mvr::testing::kFleetRepository, a, "d-c"};
   LaunchOutcome o = L().Handle(by_c);
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
@@ -355,6 +361,29 @@ TEST_F(LauncherTest, ADuplicateOfALaunchedJobCreatesNothing) {
   EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDuplicate);
   EXPECT_EQ(fleet_.VmIds().size(), 1u);
   EXPECT_EQ(fleet_.Runners().size(), 1u);
+}
+
+// A duplicate finds another attempt's claim: it looks again after deferSeconds while that claim
+// is young, after half its age once it is older (each look costs GitHub calls; chaos seed 256
+// spent the hourly budget polling a hung claim every 2 s), and never after the claim can be taken
+// over.
+TEST_F(LauncherTest, ADuplicateLooksAgainLessOftenTheLongerAClaimHasBeenHeld) {
+  const int64_t job = QueueJob();
+  ASSERT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kWon);  // another attempt's
+  const Duration defer(config_.launcher.defer_seconds * 1000LL);
+  const Duration takeover = config_.claim_takeover_after();
+  ASSERT_GT(takeover, defer * 6) << "the fixture's times leave room for each case";
+  auto retry = [&] {
+    LaunchOutcome o = L().Handle(Intent(job));
+    EXPECT_EQ(o.decision, LaunchDecision::kDeferred) << o.detail;
+    return o.retry_after;
+  };
+  EXPECT_EQ(retry(), defer) << "a young claim";
+  m_.clock.Advance(takeover / 2);
+  EXPECT_EQ(retry(), takeover / 4) << "half the claim's age";
+  m_.clock.Advance(takeover / 2 - defer - Duration(1000));
+  EXPECT_EQ(retry(), defer + Duration(1000)) << "no later than the takeover";
+  EXPECT_TRUE(fleet_.VmIds().empty());
 }
 
 TEST_F(LauncherTest, TerminateEndsTheMappedVmAndAnUnknownRunnerIsANoOp) {
