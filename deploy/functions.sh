@@ -7,13 +7,20 @@
 # The configuration every function gets in MVR_CONFIG: the user's runner-set JSON with what
 # bootstrap owns filled in (id, region, store, queue, secret references to SSM).
 function_config() {
-  local pat="" key="" role=""
+  local pat="" key="" role="" ca="" ca_pem=""
+  # github.caBundle names a file here; the functions get the PEM text itself (no such file
+  # exists inside Lambda).
+  ca="$(jq -r '.github.caBundle // ""' "$config_file")"
+  if [[ -n "$ca" && "$ca" != -----BEGIN* ]]; then
+    [[ -r "$ca" ]] || die "github.caBundle: cannot read $ca (give the PEM file of the CA that signed the server's certificate)"
+    ca_pem="$(cat "$ca")"
+  fi
   secret_exists github-token && pat="ssm:$ssm_prefix/github-token"
   secret_exists github-app-private-key && key="ssm:$ssm_prefix/github-app-private-key"
   [[ -z "$execution_role" ]] || role="arn:$partition:iam::$account:role/$execution_role"
   jq -cS --arg id "$set_id" --arg region "$region" --arg store "dynamodb:$table" \
     --arg queue "sqs:$(cat "$work/url.$queue")" --arg hook "ssm:$ssm_prefix/webhook-secret" \
-    --arg pat "$pat" --arg key "$key" --arg role "$role" '
+    --arg pat "$pat" --arg key "$key" --arg role "$role" --arg ca_pem "$ca_pem" '
     del(.listen, .shutdownGraceSeconds)
     | .runnerSetId = $id | .region = $region | .store = $store
     | .queue = ((if (.queue | type) == "object" then .queue else {} end)
@@ -21,7 +28,8 @@ function_config() {
     | .github.webhookSecretFile = $hook
     | if $pat != "" then .github.patFile = $pat else del(.github.patFile) end
     | if $key != "" then .github.privateKeyFile = $key else del(.github.privateKeyFile) end
-    | if $role != "" then .launcher.executionRoleArn = $role else . end' "$config_file"
+    | if $role != "" then .launcher.executionRoleArn = $role else . end
+    | if $ca_pem != "" then .github.caBundle = $ca_pem + "\n" else . end' "$config_file"
 }
 
 # desired_function FN: the settings bootstrap gives function FN, in ListFunctions' shape.

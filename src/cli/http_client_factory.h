@@ -11,7 +11,9 @@
 
 namespace mvr::cli {
 
-// `ca_file`: the CA bundle for HTTPS; "" = the system's.
-std::unique_ptr<http::HttpClient> NewHttpClient(const std::string& ca_file);
+// `ca_file`: the CA bundle for HTTPS; "" = the system's. `ca_pem`: more CAs, as PEM text, trusted
+// beside the system's (instead of ca_file).
+std::unique_ptr<http::HttpClient> NewHttpClient(const std::string& ca_file,
+                                                const std::string& ca_pem = "");
 
 }  // namespace mvr::cli

@@ -2,6 +2,7 @@
 
 #include "aws/credentials_profile.h"
 #include "aws/endpoints.h"
+#include "cli/http_client_factory.h"
 #include "queue/open_queue.h"
 #include "store/open_store.h"
 
@@ -45,8 +46,13 @@ Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
   github::GitHubClientOptions go;
   go.rest.base_url = config.github.api_url;
   go.jitter = &ctx.seam().random;
+  // A GitHub Enterprise Server signed by a private CA gets a client of its own that trusts it;
+  // AWS's endpoints keep the system's CAs alone.
+  MVR_ASSIGN_OR_RETURN(std::string ca_pem, runnerset::GitHubCaBundlePem(config.github));
+  if (!ca_pem.empty()) w.github_http = NewHttpClient("", ca_pem);
+  http::HttpClient& http = w.github_http ? *w.github_http : w.http;
   MVR_ASSIGN_OR_RETURN(w.github,
-                       github::GitHubClient::Create(w.http, ctx.clock, auth, go, &ctx.logger));
+                       github::GitHubClient::Create(http, ctx.clock, auth, go, &ctx.logger));
   return Status::Ok();
 }
 

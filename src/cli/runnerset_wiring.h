@@ -29,6 +29,7 @@ struct RunnerSetWiring {
   std::unique_ptr<aws::DefaultCredentialsChain> credentials;
   std::optional<std::string> region;  // the configuration's, when it names one
   std::unique_ptr<aws::MicrovmsClient> microvms;
+  std::unique_ptr<http::HttpClient> github_http;  // with github.caBundle: GitHub's own client
   std::unique_ptr<github::GitHubClient> github;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<queue::Queue> queue;

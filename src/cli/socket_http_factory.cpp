@@ -4,9 +4,11 @@
 
 namespace mvr::cli {
 
-std::unique_ptr<http::HttpClient> NewHttpClient(const std::string& ca_file) {
+std::unique_ptr<http::HttpClient> NewHttpClient(const std::string& ca_file,
+                                                const std::string& ca_pem) {
   http::SocketHttpClient::Options options;
   options.ca_file = ca_file;
+  options.ca_pem = ca_pem;
   return std::make_unique<http::SocketHttpClient>(options);
 }
 

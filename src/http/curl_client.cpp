@@ -99,7 +99,13 @@ Result<HttpResponse> CurlHttpClient::Send(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!options_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
+  if (!options_.ca_pem.empty()) {
+    // Added to the system's CAs (Debian's libcurl keeps its CA path), as the socket client does.
+    curl_blob blob{options_.ca_pem.data(), options_.ca_pem.size(), CURL_BLOB_COPY};
+    curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &blob);
+  } else if (!options_.ca_file.empty()) {
+    curl_easy_setopt(curl, CURLOPT_CAINFO, options_.ca_file.c_str());
+  }
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
@@ -134,7 +140,12 @@ Result<HttpResponse> CurlHttpClient::Send(const HttpRequest& request) {
   if (!has_content_type) headers = curl_slist_append(headers, "Content-Type:");
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 
+  // libcurl's own account of a failure ("SSL certificate problem: unable to get local issuer
+  // certificate"), more telling than its error code's text.
+  char reason[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, reason);
   CURLcode rc = curl_easy_perform(curl);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   curl_slist_free_all(headers);
@@ -148,7 +159,7 @@ Result<HttpResponse> CurlHttpClient::Send(const HttpRequest& request) {
   if (rc != CURLE_OK) {
     std::string what = rc == CURLE_OPERATION_TIMEDOUT
                            ? "timed out after " + std::to_string(request.timeout.count()) + " ms"
-                           : std::string(curl_easy_strerror(rc));
+                           : std::string(reason[0] ? reason : curl_easy_strerror(rc));
     // Strip the query: presigned parameters are credentials.
     std::string where = request.url.substr(0, request.url.find('?'));
     return Transient(request.method + " " + where + ": " + what);

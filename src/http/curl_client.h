@@ -17,6 +17,9 @@ class CurlHttpClient final : public HttpClient {
   struct Options {
     Duration connect_timeout{10'000};
     std::string ca_file;  // extra CA bundle (empty: the system's)
+    // More CAs to trust, as PEM text, beside the system's (instead of ca_file): a GitHub
+    // Enterprise Server whose certificate a private CA signed (github.caBundle).
+    std::string ca_pem;
     std::string user_agent = "mvr/0.1";
     size_t max_response_bytes = 64 << 20;
   };

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -120,6 +121,29 @@ SocketHttpClient::~SocketHttpClient() {
   if (ssl_ctx_) SSL_CTX_free(static_cast<SSL_CTX*>(ssl_ctx_));
 }
 
+namespace {
+
+// The system's CAs and those of `pem` (one or more certificates); 1 on success, as OpenSSL's
+// loaders answer.
+int AddPemCas(SSL_CTX* ctx, const std::string& pem) {
+  if (SSL_CTX_set_default_verify_paths(ctx) != 1) return 0;
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (!bio) return 0;
+  STACK_OF(X509_INFO)* infos = PEM_X509_INFO_read_bio(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  if (!infos) return 0;
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+  int added = 0;
+  for (int i = 0; i < sk_X509_INFO_num(infos); ++i) {
+    X509_INFO* info = sk_X509_INFO_value(infos, i);
+    if (info->x509 && X509_STORE_add_cert(store, info->x509) == 1) ++added;
+  }
+  sk_X509_INFO_pop_free(infos, X509_INFO_free);
+  return added > 0 ? 1 : 0;
+}
+
+}  // namespace
+
 Result<void*> SocketHttpClient::TlsContext() {
   std::lock_guard<std::mutex> lock(mu_);
   if (ssl_ctx_) return ssl_ctx_;
@@ -127,12 +151,14 @@ Result<void*> SocketHttpClient::TlsContext() {
   if (!ctx) return Internal("OpenSSL could not make a TLS context");
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-  const int loaded = options_.ca_file.empty()
+  const int loaded = !options_.ca_pem.empty() ? AddPemCas(ctx, options_.ca_pem)
+                     : options_.ca_file.empty()
                          ? SSL_CTX_set_default_verify_paths(ctx)
                          : SSL_CTX_load_verify_locations(ctx, options_.ca_file.c_str(), nullptr);
   if (loaded != 1) {
     SSL_CTX_free(ctx);
-    return Internal("cannot load the CA bundle " + options_.ca_file);
+    return Internal(options_.ca_pem.empty() ? "cannot load the CA bundle " + options_.ca_file
+                                            : std::string("cannot load the CA bundle's PEM"));
   }
   ssl_ctx_ = ctx;
   return ssl_ctx_;

@@ -21,6 +21,7 @@ class SocketHttpClient final : public HttpClient {
  public:
   struct Options {
     std::string ca_file;  // "" = OpenSSL's default paths
+    std::string ca_pem;   // more CAs to trust, as PEM text, beside the default paths
     size_t max_response_bytes = 64 << 20;
   };
   explicit SocketHttpClient(Options options);

@@ -37,6 +37,19 @@ class Strict {
     if (required && out.empty()) return InvalidArgument(Key(name) + ": must not be empty");
     return OneLine(Key(name), out);
   }
+  // A path (one line), or PEM text (lines of base64 between "-----BEGIN" and "-----END" lines;
+  // at most 4096 bytes, as Lambda's environment holds 4 KB).
+  Status PathOrPem(const std::string& name, std::string& out) {
+    if (!Find(name)) return Status::Ok();
+    MVR_ASSIGN_OR_RETURN(out, fields_.String(name.c_str()));
+    if (out.rfind("-----BEGIN", 0) != 0) return OneLine(Key(name), out);
+    if (out.size() > kMaxSettingBytes) return OneLine(Key(name), out);  // names the limit
+    if (out.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                              "+/=- \r\n") != std::string::npos) {
+      return InvalidArgument(Key(name) + ": PEM text holds characters PEM does not have");
+    }
+    return Status::Ok();
+  }
   // An array of non-empty one-line strings.
   Status Strings(const std::string& name, std::vector<std::string>& out) {
     const json* v = Find(name);
@@ -102,6 +115,7 @@ Status ObjectAt(const json* v, const std::string& key) {
 Status ParseGitHub(const json& j, GitHubSettings& g) {
   Strict s(j, "github");
   MVR_RETURN_IF_ERROR(s.String("apiUrl", g.api_url));
+  MVR_RETURN_IF_ERROR(s.PathOrPem("caBundle", g.ca_bundle));
   MVR_RETURN_IF_ERROR(s.String("repository", g.repository));
   MVR_RETURN_IF_ERROR(s.String("organization", g.organization));
   MVR_RETURN_IF_ERROR(s.String("patFile", g.pat_file));
@@ -125,6 +139,9 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
     return InvalidArgument("github.apiUrl: expected an http(s) URL, got \"" + g.api_url + "\"");
   }
   while (!g.api_url.empty() && g.api_url.back() == '/') g.api_url.pop_back();
+  if (!g.ca_bundle.empty() && g.api_url.rfind("https://", 0) != 0) {
+    return InvalidArgument("github.caBundle: only for an https apiUrl, got \"" + g.api_url + "\"");
+  }
   if (g.repository.empty() == g.organization.empty()) {
     return InvalidArgument("github.repository / github.organization: give exactly one");
   }
@@ -467,6 +484,24 @@ Secret ControlKeyOf(const ServeSecrets& secrets) {
   if (secrets.pat) return *secrets.pat;
   if (secrets.app_private_key) return *secrets.app_private_key;
   return Secret();
+}
+
+Result<std::string> GitHubCaBundlePem(const GitHubSettings& github) {
+  constexpr std::string_view kCertificate = "-----BEGIN CERTIFICATE-----";
+  if (github.ca_bundle.empty()) return std::string();
+  if (github.ca_bundle.rfind("-----BEGIN", 0) == 0) {
+    if (github.ca_bundle.find(kCertificate) == std::string::npos) {
+      return InvalidArgument("github.caBundle: the PEM text holds no certificate");
+    }
+    return github.ca_bundle;
+  }
+  MVR_ASSIGN_OR_RETURN(std::string pem, ReadFile(github.ca_bundle, "github.caBundle"));
+  if (pem.find(kCertificate) == std::string::npos) {
+    return InvalidArgument("github.caBundle: " + github.ca_bundle +
+                           " holds no PEM certificate (a \"" + std::string(kCertificate) +
+                           "\" block); give the CA that signed the server's certificate");
+  }
+  return pem;
 }
 
 }  // namespace mvr::runnerset

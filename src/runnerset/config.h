@@ -67,6 +67,9 @@ struct RunnerClass {
 
 struct GitHubSettings {
   std::string api_url = "https://api.github.com";
+  // More CAs to trust for api_url (a GitHub Enterprise Server whose certificate a private CA
+  // signed): a PEM file's path, or the PEM text itself (how deploy/ hands it to the functions).
+  std::string ca_bundle;
   std::string repository;    // "owner/name", or
   std::string organization;  // an organisation whose repositories the set serves
   std::string pat_file;      // a personal access token, or
@@ -84,6 +87,10 @@ struct GitHubSettings {
   // Whether the set serves jobs of `repository` ("owner/name"): allowed_repositories, if any.
   bool Allows(std::string_view repository) const;
 };
+
+// The PEM text of github.caBundle ("" without one); InvalidArgument naming the key when the file
+// cannot be read or holds no certificate.
+Result<std::string> GitHubCaBundlePem(const GitHubSettings& github);
 
 struct QueueSettings {
   std::string uri;

@@ -2,7 +2,11 @@
 // github.allowedRepositories and a class of architecture x64. A job of a repository not allowed and
 // a job asking for a label the class does not offer (gpu) are ignored at the webhook, with their
 // reasons in /metrics, and the janitor's recovery (a sweep a second) does not launch them either; a
-// job asking for the labels the class offers runs. Nothing is left behind.
+// job asking for the labels the class offers runs. Nothing is left behind. And a GitHub Enterprise
+// Server: the set's GitHub calls go over HTTPS under /api/v3 to a server whose certificate only
+// the test's own CA signed, trusted through github.caBundle; without it, nothing is launched and
+// the error says why.
+#include <cstdlib>
 #include <sstream>
 
 #include "runner_set_e2e_fixture.h"
@@ -72,6 +76,111 @@ TEST_F(RunnerSetFleetControls, JobsOfOtherRepositoriesOrAskingForLabelsNotOffere
         << "job " << id;
   }
   ExpectNothingLeft();
+}
+
+// GitHub Enterprise Server (https://HOST/api/v3) behind a private CA: tls_proxy.py serves the
+// emulator's API over HTTPS with a certificate for 127.0.0.1 that a CA made here signed.
+class RunnerSetGhes : public RunnerSetEndToEnd {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(MakeDir("mvr-runnerset-ghes"));
+    port_ = FreeLoopbackPort();
+    ASSERT_GT(port_, 0);
+    ASSERT_NO_FATAL_FAILURE(StartStack(ServeUrl() + "/webhook"));
+    ASSERT_NO_FATAL_FAILURE(MakeCertificates());
+    ASSERT_NO_FATAL_FAILURE(StartProxy());
+    StartServe();
+  }
+  void TearDown() override {
+    StopServe(SIGTERM);
+    if (proxy_pid_ > 0) {
+      processes_.Signal(proxy_pid_, SIGTERM).IgnoreError();
+      (void)processes_.Wait(proxy_pid_);
+    }
+    RunnerSetEndToEnd::TearDown();
+  }
+  json Config() override {
+    json c = RunnerSetEndToEnd::Config();
+    c["github"]["apiUrl"] = "https://127.0.0.1:" + std::to_string(proxy_port_) + "/api/v3";
+    if (trust_ca_) c["github"]["caBundle"] = dir_ + "/ca.pem";
+    return c;
+  }
+  // A CA, and a certificate for 127.0.0.1 it signed (EC keys: quick to make).
+  void MakeCertificates() {
+    const std::string d = dir_;
+    std::ofstream(d + "/san.ext") << "subjectAltName=IP:127.0.0.1\n";
+    const std::string script =
+        "cd '" + d +
+        "' && "
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
+        "-subj '/CN=mvr test CA' -keyout ca.key -out ca.pem && "
+        "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+        "-subj '/CN=127.0.0.1' -keyout server.key -out server.csr && "
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+        "-extfile san.ext -out server.pem";
+    ASSERT_EQ(std::system(("(" + script + ") >openssl.log 2>&1").c_str()), 0)
+        << ReadWholeFile(d + "/openssl.log");
+  }
+  void StartProxy() {
+    process::ProcessSpec spec;
+    spec.argv = {"python3",
+                 std::string(MVR_SOURCE_DIR) + "/tests/e2e/tls_proxy.py",
+                 dir_ + "/server.pem",
+                 dir_ + "/server.key",
+                 stack_->github_url(),
+                 dir_ + "/proxy-requests.log"};
+    spec.output_path = dir_ + "/proxy.log";
+    auto pid = processes_.Spawn(spec);
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+    proxy_pid_ = *pid;
+    ASSERT_TRUE(Eventually(
+        [&] { return ReadWholeFile(spec.output_path).find("listening ") != std::string::npos; },
+        std::chrono::seconds(20)))
+        << ReadWholeFile(spec.output_path);
+    const std::string out = ReadWholeFile(spec.output_path);
+    proxy_port_ = std::atoi(out.substr(out.find("listening ") + 10).c_str());
+    ASSERT_GT(proxy_port_, 0) << out;
+  }
+  std::string ProxyRequests() { return ReadWholeFile(dir_ + "/proxy-requests.log"); }
+
+  bool trust_ca_ = true;
+  int proxy_pid_ = 0;
+  int proxy_port_ = 0;
+};
+
+TEST_F(RunnerSetGhes, AJobRunsWithGitHubsCallsOverHttpsTrustedThroughTheCaBundle) {
+  const int64_t job = QueueJob({"echo hello from GHES"});
+  ASSERT_TRUE(Eventually([&] { return Completed(job); }, std::chrono::seconds(60)))
+      << Job(job).dump() << ReadWholeFile(dir_ + "/serve.log");
+  EXPECT_EQ(Job(job).value("conclusion", ""), "success");
+  const std::string requests = ProxyRequests();
+  EXPECT_NE(requests.find("POST /api/v3/repos/" + std::string(kDemoRepository) +
+                          "/actions/runners/generate-jitconfig 201"),
+            std::string::npos)
+      << "the runner was registered through the HTTPS server:\n"
+      << requests;
+  ExpectNothingLeft();
+}
+
+class RunnerSetGhesUntrusted : public RunnerSetGhes {
+ protected:
+  void SetUp() override {
+    trust_ca_ = false;
+    RunnerSetGhes::SetUp();
+  }
+};
+
+// Without github.caBundle the server's certificate is refused: no request reaches it, no VM is
+// launched, and the launch's error says it was the certificate.
+TEST_F(RunnerSetGhesUntrusted, WithoutTheCaBundleTheCertificateIsRefusedAndNothingLaunches) {
+  const int64_t job = QueueJob({"echo never"});
+  ASSERT_TRUE(Eventually(
+      [&] { return ReadWholeFile(dir_ + "/serve.log").find("certificate") != std::string::npos; },
+      std::chrono::seconds(30)))
+      << ReadWholeFile(dir_ + "/serve.log");
+  EXPECT_EQ(ProxyRequests(), "") << "no request got through the TLS handshake";
+  EXPECT_EQ(Job(job).value("status", ""), "queued");
+  EXPECT_EQ(CountOperation("RunMicrovm"), 0);
 }
 
 }  // namespace

@@ -251,6 +251,55 @@ TEST(ServeConfig, SecretsAreReadFromTheirFilesAndAMissingOneNamesItsKey) {
   ::rmdir(dir);
 }
 
+// github.caBundle: the CAs of a GitHub Enterprise Server, as a file or as the PEM text deploy/
+// hands the functions; each fault names the key and what to give instead.
+TEST(ServeConfig, TheCaBundleIsAFileOrPemTextHoldingACertificate) {
+  constexpr char kPem[] =
+      "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n";
+  json http = Minimal();
+  http["github"]["apiUrl"] = "http://127.0.0.1:8080";
+  http["github"]["caBundle"] = "/etc/mvr/ghes-ca.pem";
+  ExpectRefusedNaming(http, "github.caBundle: only for an https apiUrl");
+  json inline_pem = Minimal();
+  inline_pem["github"]["apiUrl"] = "https://ghes.example/api/v3";
+  inline_pem["github"]["caBundle"] = kPem;
+  auto c = Parse(inline_pem);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(GitHubCaBundlePem(c->github).value_or(""), kPem);
+  inline_pem["github"]["caBundle"] = "-----BEGIN CERTIFICATE-----\n<script>\n";
+  ExpectRefusedNaming(inline_pem, "github.caBundle: PEM text holds characters");
+  inline_pem["github"]["caBundle"] =
+      "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n";
+  c = Parse(inline_pem);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(GitHubCaBundlePem(c->github).status().message().find("holds no certificate"),
+            std::string::npos);
+
+  char dir[] = "/tmp/mvr-serve-config-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/ca.pem";
+  json path = Minimal();
+  path["github"]["apiUrl"] = "https://ghes.example/api/v3";
+  path["github"]["caBundle"] = file;
+  c = Parse(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Result<std::string> missing = GitHubCaBundlePem(c->github);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cannot read the github.caBundle file " + file),
+            std::string::npos)
+      << missing.status().message();
+  std::ofstream(file) << "not a certificate\n";
+  Result<std::string> wrong = GitHubCaBundlePem(c->github);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("github.caBundle: " + file + " holds no PEM certificate"),
+            std::string::npos)
+      << wrong.status().message();
+  std::ofstream(file) << kPem;
+  EXPECT_EQ(GitHubCaBundlePem(c->github).value_or(""), kPem);
+  std::remove(file.c_str());
+  ::rmdir(dir);
+}
+
 TEST(ServeConfig, EveryStringIsOneLineWithoutControlsAndBounded) {
   json label = Minimal();
   label["classes"][0]["label"] = "mvr-small\nrm -rf";
