@@ -24,6 +24,36 @@ TEST_F(RunnerSetEndToEnd, QueuedJobRunsOnAFreshVmThatIsThenTerminatedAndItsRunne
   EXPECT_EQ(log.find(stack_->token().Reveal()), std::string::npos);
 }
 
+// `mvr status --html` as an operator of a stopped daemon (or of the Lambda deployment) runs it:
+// from the store, the MicroVMs API and GitHub alone, with no server to ask.
+TEST_F(RunnerSetEndToEnd, StatusHtmlIsWrittenFromTheStoreWithTheDaemonStopped) {
+  const int64_t job = ExpectJobRunsOnAFreshVmThatIsThenTerminated();
+  EXPECT_EQ(StopServe(SIGTERM).code, 0);
+  const std::string page = dir_ + "/status.html";
+  process::ProcessSpec status;
+  status.argv = {mvr_, "status", "--config", dir_ + "/serve.json", "--html", page};
+  status.env = stack_->StepEnvironment("1", "status");
+  process::RunOptions options;
+  options.timeout = Duration(30'000);
+  options.capture_stderr = true;
+  auto ran = processes_.Run(status, options);
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_EQ(ran->exit.code, 0) << ran->output << ran->error_output;
+  EXPECT_NE(ran->output.find("wrote " + page + " (0 jobs in flight, 1 finished)"),
+            std::string::npos)
+      << ran->output;
+  const std::string html = ReadWholeFile(page);
+  EXPECT_NE(html.find(std::string(kDemoRepository) + "#" + std::to_string(job)), std::string::npos)
+      << "a row for the job";
+  EXPECT_NE(html.find("success"), std::string::npos) << "its outcome";
+  EXPECT_EQ(html.find("could not be read"), std::string::npos) << "every listing was read";
+  for (const std::string& secret : {std::string(kWebhookSecret), stack_->token().Reveal()}) {
+    EXPECT_EQ(html.find(secret), std::string::npos);
+    EXPECT_EQ(ran->output.find(secret), std::string::npos);
+    EXPECT_EQ(ran->error_output.find(secret), std::string::npos);
+  }
+}
+
 TEST_F(RunnerSetEndToEnd, FiveDeliveriesOfOneWebhookLaunchOneVm) {
   ExpectFiveDeliveriesOfOneWebhookLaunchOneVm();
 }
