@@ -25,6 +25,7 @@ import urllib.request
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AWS = os.environ.get("MVR_TEST_AWS", "/usr/bin/aws")
+GHES_CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUdGVzdA==\n-----END CERTIFICATE-----\n"
 SET = "ci1"
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -241,10 +242,15 @@ class DeployFixture(unittest.TestCase):
         subprocess.run([MVR, "package", "lambda", "--arch", "x86_64", "--output", cls.package],
                        check=True, stdout=subprocess.DEVNULL)
         cls.config = os.path.join(cls.work, "runner-set.json")
+        # A GHES CA: bootstrap hands the functions its PEM text (no such file exists in Lambda).
+        cls.ca = os.path.join(cls.work, "ghes-ca.pem")
+        with open(cls.ca, "w") as f:
+            f.write(GHES_CA_PEM)
         with open(cls.config, "w") as f:
             json.dump({"runnerSetId": "local", "listen": "127.0.0.1:8080",
                        "github": {"repository": "octo/hello", "patFile": "/etc/mvr/pat",
-                                  "webhookSecretFile": "/etc/mvr/webhook-secret"},
+                                  "webhookSecretFile": "/etc/mvr/webhook-secret",
+                                  "caBundle": cls.ca},
                        "classes": [{"label": "mvr", "image": "%s0-0123abcd" % SET}],
                        "store": "sqlite:/tmp/mvr.db", "queue": "sqlite:/tmp/mvr-queue.db",
                        "janitor": {"intervalSeconds": 120}}, f)
@@ -485,6 +491,7 @@ class DeployOnMoto(DeployFixture):
             self.assertEqual(config["launcher"]["executionRoleArn"],
                              "arn:aws:iam::%s:role/mvr-vm" % ACCOUNT)
             self.assertNotIn("listen", config)
+            self.assertEqual(config["github"]["caBundle"], GHES_CA_PEM)
         url = lam.get_function_url_config(FunctionName="mvr-%s-webhook" % SET)
         self.assertEqual(url["AuthType"], "NONE")
         self.assertIn("Payload URL   " + url["FunctionUrl"], output)
