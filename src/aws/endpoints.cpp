@@ -33,6 +33,8 @@ const ServiceInfo& InfoFor(AwsService service) {
   static const ServiceInfo kMicrovms{"LAMBDA_MICROVMS", "lambda_microvms", "lambda", "lambda"};
   static const ServiceInfo kSsm{"SSM", "ssm", "ssm", "ssm"};
   static const ServiceInfo kS3{"S3", "s3", "s3", "s3"};
+  static const ServiceInfo kSts{"STS", "sts", "sts", "sts"};
+  static const ServiceInfo kIam{"IAM", "iam", "iam", "iam"};
   switch (service) {
     case AwsService::kDynamoDb:
       return kDynamo;
@@ -44,6 +46,10 @@ const ServiceInfo& InfoFor(AwsService service) {
       return kSsm;
     case AwsService::kS3:
       return kS3;
+    case AwsService::kSts:
+      return kSts;
+    case AwsService::kIam:
+      return kIam;
   }
   return kDynamo;
 }
@@ -74,6 +80,7 @@ Result<std::string> ResolveRegion(const Environment& env, const SharedConfig& co
 
 std::string DefaultEndpointUrl(AwsService service, const std::string& region) {
   std::string suffix = region.rfind("cn-", 0) == 0 ? "amazonaws.com.cn" : "amazonaws.com";
+  if (service == AwsService::kIam) return "https://iam." + suffix;
   return "https://" + InfoFor(service).host_prefix + "." + region + "." + suffix;
 }
 
@@ -124,6 +131,10 @@ Result<ServiceEndpoint> ResolveEndpoint(AwsService service, const Environment& e
   if (url.empty()) {
     out.url = DefaultEndpointUrl(service, out.region);
     out.source = "regional default";
+    // IAM's one endpoint signs for the partition's first region.
+    if (service == AwsService::kIam) {
+      out.region = out.region.rfind("cn-", 0) == 0 ? "cn-north-1" : "us-east-1";
+    }
     return out;
   }
   auto parsed = http::ParseUrl(url);

@@ -14,7 +14,9 @@
 
 namespace mvr::aws {
 
-enum class AwsService { kDynamoDb, kSqs, kLambdaMicrovms, kSsm, kS3 };
+// kSts and kIam: `mvr doctor`'s identity and permission checks (aws_identity.h). IAM is global:
+// its default endpoint is iam.amazonaws.com, signed for us-east-1.
+enum class AwsService { kDynamoDb, kSqs, kLambdaMicrovms, kSsm, kS3, kSts, kIam };
 
 // Static facts about a service.
 struct ServiceInfo {

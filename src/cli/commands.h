@@ -19,6 +19,8 @@ void AddStartStopCommands(CLI::App& app, Context& ctx);
 void AddDemoCommand(CLI::App& app, Context& ctx);
 // `mvr serve` (serve_command.cpp).
 void AddServeCommand(CLI::App& app, Context& ctx);
+// `mvr doctor` (doctor_command.cpp).
+void AddDoctorCommand(CLI::App& app, Context& ctx);
 // `mvr lambda` (lambda_command.cpp).
 void AddLambdaCommand(CLI::App& app, Context& ctx);
 // `mvr package lambda` (package_command.cpp).

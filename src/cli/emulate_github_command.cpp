@@ -43,6 +43,8 @@ struct GithubFlags {
   int64_t installation_id = 1;
   std::string webhook_url;
   std::string webhook_secret_file;
+  std::string webhook_content_type = "json";
+  std::vector<std::string> installation_permissions;  // NAME=LEVEL
   int64_t rate_limit = 5000;
   int secondary_limit = 0;
   std::string rate_limits = "off";
@@ -137,6 +139,14 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
         "no caller could authenticate; pass --pat/--pat-file or --app-id with --app-key-file");
   }
   o.auth.installation_id = f.installation_id;
+  for (const std::string& p : f.installation_permissions) {
+    const size_t eq = p.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == p.size()) {
+      return InvalidArgument("--installation-permission '" + p + "': want NAME=LEVEL");
+    }
+    o.auth.installation_permissions[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  o.model.hook_content_type = f.webhook_content_type;
   if (!f.webhook_url.empty()) {
     o.webhook_url = f.webhook_url;
     if (f.webhook_secret_file.empty()) {
@@ -323,6 +333,14 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
   g->add_option("--webhook-url", gflags->webhook_url, "where workflow_job webhooks are delivered");
   g->add_option("--webhook-secret-file", gflags->webhook_secret_file,
                 "file holding the webhook secret");
+  g->add_option("--webhook-content-type", gflags->webhook_content_type,
+                "the hook's content type: json, or form (payload=<URL-encoded JSON>)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"json", "form"}));
+  g->add_option("--installation-permission", gflags->installation_permissions,
+                "NAME=LEVEL: a permission the App's installation shows (repeatable; given, it "
+                "replaces the default set: actions=read, administration=write, metadata=read, "
+                "organization_self_hosted_runners=write)");
   g->add_option("--rate-limit", gflags->rate_limit, "requests per hour per caller")
       ->capture_default_str();
   g->add_option("--secondary-limit", gflags->secondary_limit,

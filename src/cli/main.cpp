@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   mvr::cli::AddStartStopCommands(app, ctx);
   mvr::cli::AddDemoCommand(app, ctx);
   mvr::cli::AddServeCommand(app, ctx);
+  mvr::cli::AddDoctorCommand(app, ctx);
   mvr::cli::AddLambdaCommand(app, ctx);
   mvr::cli::AddPackageCommand(app, ctx);
   mvr::cli::AddSimulateCommand(app, ctx);

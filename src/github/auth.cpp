@@ -161,4 +161,9 @@ int Authenticator::exchanges() const {
   return exchanges_;
 }
 
+int64_t Authenticator::installation_id() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return auth_.app ? auth_.app->installation_id : 0;
+}
+
 }  // namespace mvr::github

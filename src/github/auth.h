@@ -65,6 +65,8 @@ class Authenticator {
   // A JWT signed with the App's key, for the calls an App makes as itself (its own webhook's
   // deliveries). InvalidArgument without an App.
   Result<Secret> AppJwt(TimePoint now);
+  // The App's installation id (0 with a token).
+  int64_t installation_id() const;
   // Number of installation-token exchanges made (tests, metrics).
   int exchanges() const;
 

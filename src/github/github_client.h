@@ -59,6 +59,21 @@ class GitHubClient final : public GitHub {
   std::optional<TimePoint> AuthFailingSince() const override { return health_.failing_since(); }
   std::optional<RateBudgetSnapshot> RateBudgetNow() const override;
 
+  // --- What `mvr doctor` reads (github_client_doctor.cpp); not part of the GitHub seam, since
+  // nothing else asks. ---
+  // The webhook's delivery settings: the App's (GET /app/hook/config, with the App's JWT) or a
+  // repository's or organisation's hook (GET …/hooks/{id}: also whether it is active and its
+  // events).
+  Result<HookConfig> GetHookConfig(const HookRef& hook);
+  // The App's installation (GET /app/installations/{id}, with the App's JWT): its permissions.
+  // InvalidArgument with token auth.
+  Result<InstallationInfo> GetInstallation();
+  // GET of the scope's runners (one page of one) with the configured credential: whether GitHub
+  // accepts it, and a classic token's scopes (X-OAuth-Scopes; nullopt for a fine-grained token
+  // or an installation token, which carry none).
+  Result<CredentialProbe> ProbeCredential(const RunnerScope& scope);
+  bool is_app() const { return auth_.is_app(); }
+
   // The X-RateLimit-* values of the last answer that carried them.
   std::optional<RateLimit> last_rate_limit() const { return rest_.last_rate_limit(); }
   // Installation-token exchanges so far (0 with token auth).

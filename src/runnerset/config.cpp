@@ -133,6 +133,7 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
   MVR_RETURN_IF_ERROR(s.String("webhookSecretFile", g.webhook_secret_file, true));
   MVR_RETURN_IF_ERROR(s.Integer("runnerGroupId", g.runner_group_id, 1, INT64_MAX));
   MVR_RETURN_IF_ERROR(s.Integer("hookId", g.hook_id, 1, INT64_MAX));
+  MVR_RETURN_IF_ERROR(s.String("webhookUrl", g.webhook_url));
   MVR_RETURN_IF_ERROR(s.Strings("allowedRepositories", g.allowed_repositories));
   MVR_RETURN_IF_ERROR(s.NoOthers());
   if (g.api_url.rfind("http://", 0) != 0 && g.api_url.rfind("https://", 0) != 0) {
@@ -141,6 +142,11 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
   while (!g.api_url.empty() && g.api_url.back() == '/') g.api_url.pop_back();
   if (!g.ca_bundle.empty() && g.api_url.rfind("https://", 0) != 0) {
     return InvalidArgument("github.caBundle: only for an https apiUrl, got \"" + g.api_url + "\"");
+  }
+  if (!g.webhook_url.empty() && g.webhook_url.rfind("http://", 0) != 0 &&
+      g.webhook_url.rfind("https://", 0) != 0) {
+    return InvalidArgument("github.webhookUrl: expected an http(s) URL, got \"" + g.webhook_url +
+                           "\"");
   }
   if (g.repository.empty() == g.organization.empty()) {
     return InvalidArgument("github.repository / github.organization: give exactly one");

@@ -81,6 +81,9 @@ struct GitHubSettings {
   // The repository's or organisation's webhook whose deliveries the janitor reads for failed
   // ones (0: none; with a GitHub App, the App's own hook is read instead).
   int64_t hook_id = 0;
+  // The URL GitHub delivers the set's webhooks to, as GitHub sees it (behind a proxy or tunnel);
+  // "" = http://<listen>/webhook. Only `mvr doctor` reads it.
+  std::string webhook_url;
   // An organisation's set serves only these repositories ("name" or "org/name", stored as
   // "org/name"); empty: every repository of the organisation.
   std::vector<std::string> allowed_repositories;

@@ -393,5 +393,42 @@ TEST_F(GitHubClientTest, SecretsNeverReachErrorsOrLogs) {
   EXPECT_EQ(logs.find(kJit), std::string::npos) << logs;
 }
 
+TEST_F(GitHubClientTest, ProbeCredentialReadsAClassicTokensScopesAndNoneOfAFineGrainedOne) {
+  http::Headers classic;
+  classic.Set("X-OAuth-Scopes", "repo, admin:org ,read:repo_hook");
+  Answer(200, R"({"total_count": 0, "runners": []})", classic);
+  Result<CredentialProbe> probe = Client()->ProbeCredential(org_);
+  ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+  ASSERT_TRUE(probe->oauth_scopes.has_value());
+  EXPECT_EQ(*probe->oauth_scopes,
+            (std::vector<std::string>{"repo", "admin:org", "read:repo_hook"}));
+  EXPECT_EQ(stub_.last_request().path, "/orgs/octo-org/actions/runners");
+  Answer(200, R"({"total_count": 0, "runners": []})");
+  probe = Client()->ProbeCredential(repo_);
+  ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+  EXPECT_FALSE(probe->oauth_scopes.has_value());
+}
+
+TEST_F(GitHubClientTest, GetHookConfigReadsARepositorysHook) {
+  Answer(200, R"({"type": "Repository", "id": 12, "name": "web", "active": false,
+    "events": ["push"], "config": {"url": "https://ci.example.com/webhook",
+    "content_type": "form", "insecure_ssl": "0", "secret": "********"},
+    "updated_at": "2026-01-01T00:00:00Z", "created_at": "2026-01-01T00:00:00Z",
+    "url": "u", "test_url": "u", "ping_url": "u", "last_response": {}})");
+  HookRef hook;
+  hook.kind = HookRef::Kind::kRepository;
+  hook.owner = "octo-org";
+  hook.repo = "widget-service";
+  hook.id = 12;
+  Result<HookConfig> config = Client()->GetHookConfig(hook);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(stub_.last_request().path, "/repos/octo-org/widget-service/hooks/12");
+  EXPECT_EQ(config->url, "https://ci.example.com/webhook");
+  EXPECT_EQ(config->content_type, "form");
+  EXPECT_EQ(config->active, std::optional<bool>(false));
+  EXPECT_EQ(config->events, std::optional<std::vector<std::string>>({"push"}));
+  EXPECT_FALSE(Client()->GetInstallation().ok()) << "a token has no installation";
+}
+
 }  // namespace
 }  // namespace mvr::github

@@ -51,6 +51,19 @@ TEST(ServeConfig, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c->FindClass("other"), nullptr);
 }
 
+TEST(ServeConfig, WebhookUrlIsAnHttpUrlWhenGiven) {
+  json j = Minimal();
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->github.webhook_url, "");
+  j["github"]["webhookUrl"] = "https://ci.example.com/mvr/webhook";
+  c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->github.webhook_url, "https://ci.example.com/mvr/webhook");
+  j["github"]["webhookUrl"] = "ci.example.com/webhook";
+  ExpectRefusedNaming(j, "github.webhookUrl");
+}
+
 TEST(ServeConfig, JanitorDefaultsAndKeys) {
   auto d = Parse(Minimal());
   ASSERT_TRUE(d.ok());

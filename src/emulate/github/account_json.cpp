@@ -217,7 +217,8 @@ json RepositoryJson(const Repository& repo, const std::string& base_url) {
   return j;
 }
 
-json InstallationPermissionsJson() {
+json InstallationPermissionsJson(const std::map<std::string, std::string>& permissions) {
+  if (!permissions.empty()) return json(permissions);
   return {{"actions", "read"},
           {"administration", "write"},
           {"metadata", "read"},
@@ -225,7 +226,8 @@ json InstallationPermissionsJson() {
 }
 
 json InstallationJson(int64_t installation_id, int64_t app_id, const Repository& repo,
-                      const std::string& base_url, TimePoint created_at) {
+                      const std::string& base_url, TimePoint created_at,
+                      const std::map<std::string, std::string>& permissions) {
   const std::string created = FormatRfc3339(created_at);
   json j;
   j["id"] = installation_id;
@@ -241,7 +243,7 @@ json InstallationJson(int64_t installation_id, int64_t app_id, const Repository&
   j["client_id"] = "Iv1.mvremulator0001";
   j["target_id"] = repo.owner_id;
   j["target_type"] = repo.owner_is_org ? "Organization" : "User";
-  j["permissions"] = InstallationPermissionsJson();
+  j["permissions"] = InstallationPermissionsJson(permissions);
   j["events"] = json::array({"workflow_job"});
   j["created_at"] = created;
   j["updated_at"] = created;
@@ -250,6 +252,27 @@ json InstallationJson(int64_t installation_id, int64_t app_id, const Repository&
   j["single_file_paths"] = json::array();
   j["suspended_by"] = nullptr;
   j["suspended_at"] = nullptr;
+  return j;
+}
+
+json HookJson(int64_t id, const std::string& path, const std::string& url,
+              const std::string& content_type, const std::string& base_url, TimePoint created_at) {
+  const std::string created = FormatRfc3339(created_at);
+  json j;
+  j["type"] = path.rfind("/orgs/", 0) == 0 ? "Organization" : "Repository";
+  j["id"] = id;
+  j["name"] = "web";
+  j["active"] = true;
+  j["events"] = json::array({"workflow_job"});
+  j["config"] = {
+      {"url", url}, {"content_type", content_type}, {"insecure_ssl", "0"}, {"secret", "********"}};
+  j["created_at"] = created;
+  j["updated_at"] = created;
+  j["url"] = base_url + path;
+  j["test_url"] = base_url + path + "/test";
+  j["ping_url"] = base_url + path + "/pings";
+  j["deliveries_url"] = base_url + path + "/deliveries";
+  j["last_response"] = {{"code", nullptr}, {"status", "unused"}, {"message", nullptr}};
   return j;
 }
 

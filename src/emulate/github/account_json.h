@@ -6,6 +6,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+
+#include <map>
 #include <string>
 
 #include "emulate/github/model_types.h"
@@ -20,14 +22,23 @@ nlohmann::json OrganizationJson(const std::string& login, int64_t id, const std:
 // The repository as GET /repos/{o}/{r} and webhook payloads show it (full-repository, which also
 // satisfies repository-webhooks and minimal-repository).
 nlohmann::json RepositoryJson(const Repository& repo, const std::string& base_url);
-// The App's installation on `repo`'s owner (GET /repos/{o}/{r}/installation).
+// The App's installation on `repo`'s owner (GET /repos/{o}/{r}/installation), with
+// `permissions` (empty: InstallationPermissionsJson's).
 nlohmann::json InstallationJson(int64_t installation_id, int64_t app_id, const Repository& repo,
-                                const std::string& base_url, TimePoint created_at);
+                                const std::string& base_url, TimePoint created_at,
+                                const std::map<std::string, std::string>& permissions = {});
 // The runner's release `version` ("2.332.0") as GET /repos/actions/runner/releases/latest shows
 // it (release).
 nlohmann::json RunnerReleaseJson(const std::string& version, TimePoint published_at,
                                  const std::string& base_url);
-// The installation token's permissions: what the runner set and the Action need.
-nlohmann::json InstallationPermissionsJson();
+// The installation token's permissions: `permissions`, or (empty) what the runner set and the
+// Action need.
+nlohmann::json InstallationPermissionsJson(
+    const std::map<std::string, std::string>& permissions = {});
+// A repository's or organisation's webhook as GET …/hooks/{id} shows it (hook, org-hook); `path`
+// is its API path ("/repos/o/r/hooks/1").
+nlohmann::json HookJson(int64_t id, const std::string& path, const std::string& url,
+                        const std::string& content_type, const std::string& base_url,
+                        TimePoint created_at);
 
 }  // namespace mvr::emulate::github

@@ -25,6 +25,9 @@ struct AuthOptions {
   Secret app_private_key_pem;  // the App's key; its public half verifies JWTs
   int64_t installation_id = 1;
   Duration installation_token_lifetime{3'600'000};
+  // The installation's permissions (name → "read"/"write"); empty: what the runner set and the
+  // Action need (InstallationPermissionsJson). Shown, not enforced.
+  std::map<std::string, std::string> installation_permissions;
 };
 
 // The caller, as the rate limiter buckets it.
@@ -69,6 +72,9 @@ class Authenticator {
   // When each 401 was answered (oldest first): what a client that retries on 401 costs GitHub.
   std::vector<TimePoint> refusals() const;
   int64_t app_id() const { return options_.app_id.value_or(0); }
+  const std::map<std::string, std::string>& installation_permissions() const {
+    return options_.installation_permissions;
+  }
 
  private:
   Authenticator(AuthOptions options, const Clock& clock, Random& secure_random, void* public_key);

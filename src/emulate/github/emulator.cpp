@@ -23,6 +23,7 @@ Result<std::unique_ptr<GithubEmulator>> GithubEmulator::Create(EmulatorOptions o
     }
   }
   options.model.installation_id = options.auth.installation_id;
+  options.model.hook_url = options.webhook_url;
   std::unique_ptr<GithubEmulator> e(new GithubEmulator(std::move(options), seam, client));
   MVR_ASSIGN_OR_RETURN(e->auth_,
                        Authenticator::Create(e->options_.auth, seam.clock, seam.secure_random));

@@ -33,10 +33,15 @@ struct GithubModelOptions {
   Duration queue_timeout{24LL * 3600 * 1000};  // GitHub cancels jobs queued this long
   Duration runner_offline_after{60'000};       // idle runner silent this long shows offline
   std::string runner_arch = "X64";
-  double runner_busy_lies = 0;        // initial SetRunnerBusyLies; within [0, 1]
-  std::string assignment = "oldest";  // initial SetAssignment: "oldest" or "random"
-  double completed_webhook_loss = 0;  // initial SetCompletedWebhookLoss; within [0, 1]
+  double runner_busy_lies = 0;          // initial SetRunnerBusyLies; within [0, 1]
+  std::string assignment = "oldest";    // initial SetAssignment: "oldest" or "random"
+  double completed_webhook_loss = 0;    // initial SetCompletedWebhookLoss; within [0, 1]
   RunnerVersionPolicy runner_versions;  // initial SetRunnerVersionPolicy
+  // The webhook's settings as GET /app/hook/config and GET …/hooks/{id} show them: where it
+  // delivers (the emulator's --webhook-url) and "json" or "form" (a form delivery's body is
+  // payload=<the JSON, URL-encoded>, signed as sent, as GitHub does).
+  std::string hook_url;
+  std::string hook_content_type = "json";
 };
 
 struct JitRequest {
@@ -124,6 +129,9 @@ class GithubModel {
   // attempted is not listed. NotFound for an unknown hook or owner.
   Result<HookDeliveryPage> ListHookDeliveries(const HookFilter& filter,
                                               std::optional<int64_t> cursor, int per_page) const;
+  // Ok when `filter` names a hook the emulator has (its one hook, on a repository or organisation
+  // it serves); NotFound otherwise.
+  Status CheckHook(const HookFilter& filter) const;
   // POST .../deliveries/{id}/attempts: sends the delivery's bytes again as a new delivery (same
   // GUID, redelivery true). NotFound when `filter` does not show that delivery.
   Status RedeliverAttempt(const HookFilter& filter, int64_t delivery_id);
@@ -174,6 +182,7 @@ class GithubModel {
   void RecordOutcome(int64_t delivery_id, const DeliveryOutcome& outcome);
   // REQUIRES: mu_ held. Whether `filter` shows `d` (github_model_hooks.cpp).
   bool HookShowsLocked(const HookFilter& filter, const Delivery& d) const;
+  Status CheckHookLocked(const HookFilter& filter) const;  // REQUIRES: mu_ held
 
   GithubModelOptions options_;
   Seam seam_;

@@ -31,10 +31,12 @@ bool GithubModel::HookShowsLocked(const HookFilter& filter, const Delivery& d) c
   return false;
 }
 
-Result<HookDeliveryPage> GithubModel::ListHookDeliveries(const HookFilter& filter,
-                                                         std::optional<int64_t> cursor,
-                                                         int per_page) const {
+Status GithubModel::CheckHook(const HookFilter& filter) const {
   std::lock_guard<std::mutex> lock(mu_);
+  return CheckHookLocked(filter);
+}
+
+Status GithubModel::CheckHookLocked(const HookFilter& filter) const {
   if (filter.hook_id != kHookId) return NotFound("Not Found");
   if (filter.kind == HookFilter::Kind::kRepository && !FindRepoLocked(filter.owner, filter.repo)) {
     return NotFound("Not Found");
@@ -42,6 +44,14 @@ Result<HookDeliveryPage> GithubModel::ListHookDeliveries(const HookFilter& filte
   if (filter.kind == HookFilter::Kind::kOrganization && !org_ids_.count(AsciiLower(filter.owner))) {
     return NotFound("Not Found");
   }
+  return Status::Ok();
+}
+
+Result<HookDeliveryPage> GithubModel::ListHookDeliveries(const HookFilter& filter,
+                                                         std::optional<int64_t> cursor,
+                                                         int per_page) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  MVR_RETURN_IF_ERROR(CheckHookLocked(filter));
   HookDeliveryPage page;
   for (auto it = deliveries_.rbegin(); it != deliveries_.rend(); ++it) {
     if (cursor && it->id > *cursor) continue;

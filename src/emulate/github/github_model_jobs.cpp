@@ -312,9 +312,10 @@ void GithubModel::EmitLocked(const Job& job, const std::string& action, Outbox& 
   d.action = action;
   d.job_id = job.id;
   d.repository_id = job.repository_id;
-  d.payload = PayloadLocked(job, action);
+  const bool form = options_.hook_content_type == "form";
+  d.payload = form ? FormPayload(PayloadLocked(job, action)) : PayloadLocked(job, action);
   d.headers = DeliveryHeaders(d.guid, d.event, options_.webhook_secret, d.payload, 1,
-                              options_.installation_id);
+                              options_.installation_id, form);
   d.created_at = seam_.clock.Now();
   if (!sender_) d.outcome = "not_configured";
   // A `completed` delivery that never comes (actions/runner #4309), drawn per delivery.

@@ -192,7 +192,8 @@ void RestApi::AddRepositoryRoutes(http::Router& router) {
                if (!repo.ok()) return ErrorResponse(repo.status());
                return JsonResponse(200,
                                    InstallationJson(auth_.installation_id(), auth_.app_id(), *repo,
-                                                    model_.options().base_url, repo->created_at));
+                                                    model_.options().base_url, repo->created_at,
+                                                    auth_.installation_permissions()));
              }));
 }
 
@@ -207,7 +208,7 @@ void RestApi::AddTokenRoutes(http::Router& router) {
                json j;
                j["token"] = token->token.Reveal();
                j["expires_at"] = FormatRfc3339(token->expires_at);
-               j["permissions"] = InstallationPermissionsJson();
+               j["permissions"] = InstallationPermissionsJson(auth_.installation_permissions());
                j["repository_selection"] = "all";
                return JsonResponse(201, j);
              }));

@@ -33,6 +33,8 @@ class RestApi {
   void AddJobRoutes(http::Router& router);
   // Hook deliveries, their redelivery, and the repositories visible (rest_api_hooks.cpp).
   void AddHookRoutes(http::Router& router);
+  // The webhook's settings and the App's installation (rest_api_hooks.cpp).
+  void AddHookConfigRoutes(http::Router& router);
   enum class AuthKind { kToken, kApp };
   using Inner =
       std::function<http::HttpResponse(const http::ServerRequest&, const http::PathParams&)>;

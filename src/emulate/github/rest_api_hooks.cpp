@@ -92,6 +92,7 @@ void RestApi::AddHookRoutes(http::Router& router) {
                  return JsonResponse(202, json::object());
                }));
   }
+  AddHookConfigRoutes(router);
   router.Add("GET", "/installation/repositories",
              Guard(AuthKind::kToken, false, [this](const ServerRequest& r, const PathParams&) {
                // Only an installation token names an installation (GitHub: 403 for a PAT).
@@ -106,6 +107,47 @@ void RestApi::AddHookRoutes(http::Router& router) {
   router.Add("GET", "/orgs/{org}/repos",
              Guard(AuthKind::kToken, false, [this](const ServerRequest& r, const PathParams& p) {
                return ListRepositories(r, p.at("org"), false);
+             }));
+}
+
+// The webhook's settings: the App's hook config (its JWT), a repository's or organisation's hook
+// (a token), and the App's installation with its permissions (its JWT).
+void RestApi::AddHookConfigRoutes(http::Router& router) {
+  router.Add("GET", "/app/hook/config",
+             Guard(AuthKind::kApp, false, [this](const ServerRequest&, const PathParams&) {
+               const GithubModelOptions& o = model_.options();
+               return JsonResponse(200, json{{"url", o.hook_url},
+                                             {"content_type", o.hook_content_type},
+                                             {"insecure_ssl", "0"},
+                                             {"secret", "********"}});
+             }));
+  for (const auto& [path, kind] :
+       {std::pair<const char*, HookFilter::Kind>{"/repos/{owner}/{repo}/hooks/{hook_id}",
+                                                 HookFilter::Kind::kRepository},
+        {"/orgs/{org}/hooks/{hook_id}", HookFilter::Kind::kOrganization}}) {
+    router.Add("GET", path,
+               Guard(AuthKind::kToken, false,
+                     [this, kind = kind](const ServerRequest& r, const PathParams& p) {
+                       std::optional<HookFilter> f = FilterOf(kind, p);
+                       if (!f) return ErrorResponse(NotFound("Not Found"));
+                       if (Status s = model_.CheckHook(*f); !s.ok()) return ErrorResponse(s);
+                       const GithubModelOptions& o = model_.options();
+                       return JsonResponse(
+                           200, HookJson(f->hook_id, r.path, o.hook_url, o.hook_content_type,
+                                         o.base_url, FromUnixSeconds(1577836800)));
+                     }));
+  }
+  router.Add("GET", "/app/installations/{installation_id}",
+             Guard(AuthKind::kApp, false, [this](const ServerRequest&, const PathParams& p) {
+               auto id = ParseId(p.at("installation_id"));
+               const std::vector<Repository> repos = model_.ListRepositories("");
+               if (!id || *id != auth_.installation_id() || repos.empty()) {
+                 return ErrorResponse(NotFound("Not Found"));
+               }
+               return JsonResponse(
+                   200,
+                   InstallationJson(*id, auth_.app_id(), repos.front(), model_.options().base_url,
+                                    repos.front().created_at, auth_.installation_permissions()));
              }));
 }
 

@@ -10,9 +10,9 @@ std::string SignatureHeader(const Secret& secret, const std::string& payload) {
 
 http::Headers DeliveryHeaders(const std::string& guid, const std::string& event,
                               const Secret& secret, const std::string& payload, int64_t hook_id,
-                              int64_t installation_id) {
+                              int64_t installation_id, bool form) {
   http::Headers h;
-  h.Set("Content-Type", "application/json");
+  h.Set("Content-Type", form ? "application/x-www-form-urlencoded" : "application/json");
   h.Set("User-Agent", "GitHub-Hookshot/mvr-emu");
   h.Set("X-GitHub-Event", event);
   h.Set("X-GitHub-Delivery", guid);
@@ -22,5 +22,7 @@ http::Headers DeliveryHeaders(const std::string& guid, const std::string& event,
   if (!secret.empty()) h.Set("X-Hub-Signature-256", SignatureHeader(secret, payload));
   return h;
 }
+
+std::string FormPayload(const std::string& json) { return "payload=" + UriEncode(json); }
 
 }  // namespace mvr::emulate::github

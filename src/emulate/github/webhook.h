@@ -35,8 +35,11 @@ class WebhookSender {
 std::string SignatureHeader(const Secret& secret, const std::string& payload);
 
 // Sets the headers GitHub sends with a delivery (event, GUID, signature, hook ids, user agent).
+// `form`: the hook's content type is "form" (application/x-www-form-urlencoded).
 http::Headers DeliveryHeaders(const std::string& guid, const std::string& event,
                               const Secret& secret, const std::string& payload, int64_t hook_id,
-                              int64_t installation_id);
+                              int64_t installation_id, bool form = false);
+// A "form" hook's body: payload=<json, URL-encoded>.
+std::string FormPayload(const std::string& json);
 
 }  // namespace mvr::emulate::github
