@@ -83,6 +83,13 @@ TEST_F(SocketHttpClientTest, RefusedConnectionIsTransient) {
   EXPECT_EQ(res.status().code(), Code::kTransient);
 }
 
+SocketHttpClient::Options Trusting(const std::string& ca_file, const std::string& ca_pem) {
+  SocketHttpClient::Options options;
+  options.ca_file = ca_file;
+  options.ca_pem = ca_pem;
+  return options;
+}
+
 TEST(SocketHttpClientTlsTest, VerifiesTheServerAgainstTheGivenCaBundleOnly) {
   process::PosixProcessRunner processes;
   auto dir = TemporaryDirectory::Create("mvr-tls-test");
@@ -105,7 +112,7 @@ TEST(SocketHttpClientTlsTest, VerifiesTheServerAgainstTheGivenCaBundleOnly) {
   serve.env = {{"PATH", "/usr/bin:/bin"}};
   auto pid = processes.Spawn(serve);
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();
-  SocketHttpClient trusted({cert});
+  SocketHttpClient trusted(Trusting(cert, ""));
   http::HttpRequest req;
   req.url = "https://localhost:" + std::to_string(port) + "/";
   req.timeout = Duration(10'000);
@@ -118,9 +125,19 @@ TEST(SocketHttpClientTlsTest, VerifiesTheServerAgainstTheGivenCaBundleOnly) {
   ASSERT_TRUE(res.ok()) << res.status().ToString();
   EXPECT_EQ(res->status, 200);
   EXPECT_NE(res->body.find("s_server"), std::string::npos) << res->body.substr(0, 200);
+  // The same CA given as PEM text (github.caBundle in mvr-lambda), beside the default paths.
+  Result<std::string> pem = ReadFile(cert, "certificate");
+  ASSERT_TRUE(pem.ok()) << pem.status().ToString();
+  SocketHttpClient by_pem(Trusting("", *pem));
+  Result<http::HttpResponse> via_pem = by_pem.Send(req);
+  ASSERT_TRUE(via_pem.ok()) << via_pem.status().ToString();
+  EXPECT_EQ(via_pem->status, 200);
   SocketHttpClient untrusted({});
   auto refused = untrusted.Send(req);
   EXPECT_FALSE(refused.ok()) << "a certificate no CA vouches for must be refused";
+  SocketHttpClient wrong_pem(
+      Trusting("", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"));
+  EXPECT_FALSE(wrong_pem.Send(req).ok()) << "PEM text with no certificate loads nothing";
   processes.Signal(*pid, SIGTERM).IgnoreError();
   (void)processes.Wait(*pid);
 }
