@@ -18,7 +18,9 @@ const browser = spawn(chromium, [
   '--disable-domain-reliability', '--disable-client-side-phishing-detection',
   '--disable-features=OptimizationHints,MediaRouter,Translate', '--metrics-recording-only',
   '--window-size=1280,900', 'about:blank',
-], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+  // A group of its own: its helper processes (crashpad, utilities) outlive the browser for a
+  // moment and write into the profile, so the whole group is ended before the profile goes.
+], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
 let stderr = '';
 browser.stderr.on('data', (d) => { stderr += d; });
 
@@ -126,11 +128,15 @@ main()
     try {
       await Promise.race([send('Browser.close'), new Promise((r) => setTimeout(r, 3000))]);
     } catch (e) { /* it is closing anyway */ }
-    if (browser.exitCode === null) {
+    if (browser.exitCode === null && browser.signalCode === null) {
       const exited = new Promise((r) => browser.once('exit', r));
       browser.kill('SIGKILL');
       await exited;
     }
-    fs.rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    try {
+      process.kill(-browser.pid, 'SIGKILL');
+    } catch (e) { /* the group has ended */ }
+    await new Promise((r) => setTimeout(r, 200));
+    fs.rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     process.exit(code);
   });
