@@ -23,6 +23,14 @@ struct ListRunnersOptions {
   std::string name;  // exact runner name filter; empty lists every runner
 };
 
+// Which queued workflow runs ListQueuedJobs reads the jobs of.
+struct QueuedRunsFilter {
+  // The jobs of at most this many runs, the longest waiting first; 0: every run.
+  int max_runs = 0;
+  // When set, told how many runs let through were left unread for max_runs.
+  int* runs_unread = nullptr;
+};
+
 class GitHub {
  public:
   virtual ~GitHub() = default;
@@ -44,8 +52,10 @@ class GitHub {
 
   virtual Result<Job> GetJob(const RepositoryRef& repo, int64_t job_id) = 0;
 
-  // Jobs with status queued in the repository's queued workflow runs (latest attempt of each).
-  virtual Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo) = 0;
+  // Jobs with status queued in the repository's queued workflow runs (latest attempt of each),
+  // of the runs `filter` lets through: each run's jobs cost a GET.
+  virtual Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo,
+                                                  const QueuedRunsFilter& filter) = 0;
 
   // Jobs with status in_progress in the repository's in-progress workflow runs: which runner
   // runs what, from the jobs API rather than a runner's `busy` flag.

@@ -242,26 +242,64 @@ Result<RunnerRelease> GitHubClient::GetLatestRunnerRelease() {
       });
 }
 
-Result<std::vector<Job>> GitHubClient::ListQueuedJobs(const RepositoryRef& repo) {
-  return ListJobsOfRuns(repo, "queued", JobStatus::kQueued);
+Result<std::vector<Job>> GitHubClient::ListQueuedJobs(const RepositoryRef& repo,
+                                                      const QueuedRunsFilter& filter) {
+  return ListJobsOfRuns(repo, "queued", JobStatus::kQueued, filter);
 }
 
 Result<std::vector<Job>> GitHubClient::ListInProgressJobs(const RepositoryRef& repo) {
-  return ListJobsOfRuns(repo, "in_progress", JobStatus::kInProgress);
+  return ListJobsOfRuns(repo, "in_progress", JobStatus::kInProgress, QueuedRunsFilter{});
 }
+
+namespace {
+
+struct RunSeen {
+  int64_t id = 0;
+  std::optional<TimePoint> started;  // the latest attempt's start (else the run's creation)
+};
+
+Result<RunSeen> ParseRunSeen(const JsonFields& run) {
+  RunSeen r;
+  MVR_ASSIGN_OR_RETURN(r.id, run.Int("id"));
+  MVR_ASSIGN_OR_RETURN(r.started, run.OptionalTime("run_started_at"));
+  if (!r.started) {
+    MVR_ASSIGN_OR_RETURN(r.started, run.OptionalTime("created_at"));
+  }
+  return r;
+}
+
+// The runs whose jobs are read: the longest waiting first (a run that gives no time first of
+// all), at most `filter.max_runs` of them.
+std::vector<int64_t> RunsToRead(std::vector<RunSeen> runs, const QueuedRunsFilter& filter) {
+  std::stable_sort(runs.begin(), runs.end(), [](const RunSeen& a, const RunSeen& b) {
+    return a.started.value_or(TimePoint{}) < b.started.value_or(TimePoint{});
+  });
+  if (filter.runs_unread) *filter.runs_unread = 0;
+  if (filter.max_runs > 0 && runs.size() > static_cast<size_t>(filter.max_runs)) {
+    if (filter.runs_unread) *filter.runs_unread = static_cast<int>(runs.size()) - filter.max_runs;
+    runs.resize(static_cast<size_t>(filter.max_runs));
+  }
+  std::vector<int64_t> ids;
+  ids.reserve(runs.size());
+  for (const RunSeen& r : runs) ids.push_back(r.id);
+  return ids;
+}
+
+}  // namespace
 
 Result<std::vector<Job>> GitHubClient::ListJobsOfRuns(const RepositoryRef& repo,
                                                       const std::string& run_status,
-                                                      JobStatus job_status) {
+                                                      JobStatus job_status,
+                                                      const QueuedRunsFilter& filter) {
   MVR_RETURN_IF_ERROR(CheckRepo(repo));
   std::string per_page = std::to_string(options_.per_page);
   MVR_ASSIGN_OR_RETURN(
-      std::vector<int64_t> run_ids,
-      ListAll<int64_t>(
+      std::vector<RunSeen> runs,
+      ListAll<RunSeen>(
           RepoPath(repo) + "/actions/runs?status=" + run_status + "&per_page=" + per_page,
-          "workflow_runs", [](const JsonFields& run) { return run.Int("id"); }));
+          "workflow_runs", ParseRunSeen));
   std::vector<Job> kept;
-  for (int64_t run_id : run_ids) {
+  for (int64_t run_id : RunsToRead(std::move(runs), filter)) {
     Result<std::vector<Job>> jobs = ListAll<Job>(
         RepoPath(repo) + "/actions/runs/" + std::to_string(run_id) + "/jobs?per_page=" + per_page,
         "jobs", ParseJob);

@@ -49,7 +49,8 @@ class GitHubClient final : public GitHub {
   Result<Runner> GetRunner(const RunnerScope& scope, int64_t runner_id) override;
   Status DeleteRunner(const RunnerScope& scope, int64_t runner_id) override;
   Result<Job> GetJob(const RepositoryRef& repo, int64_t job_id) override;
-  Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo) override;
+  Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo,
+                                          const QueuedRunsFilter& filter) override;
   Result<std::vector<Job>> ListInProgressJobs(const RepositoryRef& repo) override;
   Result<RegistrationToken> CreateRegistrationToken(const RunnerScope& scope) override;
   Result<std::vector<HookDelivery>> ListHookDeliveries(const HookRef& hook, TimePoint since,
@@ -85,7 +86,7 @@ class GitHubClient final : public GitHub {
 
   // The jobs with `job_status` of the repository's runs with `run_status`.
   Result<std::vector<Job>> ListJobsOfRuns(const RepositoryRef& repo, const std::string& run_status,
-                                          JobStatus job_status);
+                                          JobStatus job_status, const QueuedRunsFilter& filter);
   // One authenticated exchange, admitted by health_; a 401 forgets the cached installation
   // token and counts against the credentials.
   Result<http::HttpResponse> Call(const std::string& method, const std::string& target,

@@ -132,7 +132,7 @@ void DoctorProbePermissions(const ServeConfig& config, github::GitHubClient& gh,
   if (!scope.is_organization()) {
     Result<github::RepositoryRef> repo = github::RepositoryRef::Parse(config.github.repository);
     if (repo.ok()) {
-      if (auto jobs = gh.ListQueuedJobs(*repo); !jobs.ok()) {
+      if (auto jobs = gh.ListQueuedJobs(*repo, github::QueuedRunsFilter{}); !jobs.ok()) {
         return DoctorCallFailed(config, kDoctorPermissions, "listing queued jobs", jobs.status(),
                                 fix, report);
       }

@@ -128,6 +128,12 @@ class Janitor {
     bool rows_ok = false;
     // Classes with a job queued, listed on first need (AJobOfItsClassWaits).
     mutable std::optional<std::set<std::string>> waiting_classes;
+    // The jobs in progress of each repository and when they were listed (RunsAJob).
+    struct JobsListed {
+      TimePoint at;
+      std::vector<github::Job> jobs;
+    };
+    mutable std::map<std::string, JobsListed> in_progress;
   };
   Inventory TakeInventory(SweepReport& report);
   void ReapMapped(const Inventory& inv, SweepReport& report);

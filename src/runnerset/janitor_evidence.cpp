@@ -13,6 +13,11 @@
 namespace mvr::runnerset {
 namespace {
 
+// How long a listing of the jobs in progress answers for (RunsAJob).
+constexpr Duration kInProgressFresh{10'000};
+// Queued runs whose jobs say whether a job of a class waits (a GET each), the oldest first.
+constexpr int kRunsRead = 20;
+
 // The repositories whose jobs a runner of the set may take: the set's own and those of its rows
 // and claims.
 std::set<std::string> RepositoriesOf(const std::string& own, const std::vector<MappingRow>& rows,
@@ -31,16 +36,25 @@ std::set<std::string> RepositoriesOf(const std::string& own, const std::vector<M
 }  // namespace
 
 Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_name) {
-  // Asked afresh each time, just before the janitor acts, so that a job the runner took since is
-  // seen.
+  // Asked just before the janitor acts, so that a job the runner took since is seen. A listing
+  // costs a GET per run in progress, so one younger than kInProgressFresh is asked again (a sweep
+  // that weighs 80 idle runners during a burst read 300 runs 80 times: the rate-limits scenario);
+  // a job taken within that window is the supervisor's to tell (WorksOnAJob).
   const std::set<std::string> repositories =
       RepositoriesOf(config_.github.repository, inv.rows, inv.claims);
+  const TimePoint now = deps_.seam.clock.Now();
   for (const std::string& repository : repositories) {
     MVR_ASSIGN_OR_RETURN(github::RepositoryRef repo, github::RepositoryRef::Parse(repository));
-    Result<std::vector<github::Job>> jobs = Retry<std::vector<github::Job>>(
-        kJanitorReadRetry, deps_.seam, [&] { return deps_.github.ListInProgressJobs(repo); });
-    if (!jobs.ok()) return jobs.status().Annotate("listing the jobs in progress of " + repository);
-    for (const github::Job& job : *jobs) {
+    auto listed = inv.in_progress.find(repository);
+    if (listed == inv.in_progress.end() || now - listed->second.at >= kInProgressFresh) {
+      Result<std::vector<github::Job>> jobs = Retry<std::vector<github::Job>>(
+          kJanitorReadRetry, deps_.seam, [&] { return deps_.github.ListInProgressJobs(repo); });
+      if (!jobs.ok()) {
+        return jobs.status().Annotate("listing the jobs in progress of " + repository);
+      }
+      listed = inv.in_progress.insert_or_assign(repository, Inventory::JobsListed{now, *jobs}).first;
+    }
+    for (const github::Job& job : listed->second.jobs) {
       if (job.runner_name == runner_name) return true;
     }
   }
@@ -50,15 +64,26 @@ Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_n
 bool Janitor::AJobOfItsClassWaits(const Inventory& inv, const std::string& class_label) {
   if (!inv.waiting_classes) {
     // Listed once a sweep, and only when an idle runner's job has ended. A failed listing counts
-    // as a job waiting: the runner then keeps its grace and strikes.
+    // as a job waiting: the runner then keeps its grace and strikes. So do GitHub's rate limits
+    // holding launches back (jobs wait for them by definition, and reading every queued run's
+    // jobs would spend the budget they wait for), and runs left unread past kRunsRead.
     std::set<std::string> waiting;
+    if (Result<std::optional<TimePoint>> hold = deps_.table.RateLimitHold(Duration(0));
+        hold.ok() && *hold) {
+      waiting.insert("*");
+    }
     for (const std::string& repository :
          RepositoriesOf(config_.github.repository, inv.rows, inv.claims)) {
       auto repo = github::RepositoryRef::Parse(repository);
       if (!repo.ok()) continue;
+      if (waiting.count("*")) break;
+      int unread = 0;
+      github::QueuedRunsFilter filter;
+      filter.max_runs = kRunsRead;
+      filter.runs_unread = &unread;
       Result<std::vector<github::Job>> jobs = Retry<std::vector<github::Job>>(
-          kJanitorReadRetry, deps_.seam, [&] { return deps_.github.ListQueuedJobs(*repo); });
-      if (!jobs.ok()) {
+          kJanitorReadRetry, deps_.seam, [&] { return deps_.github.ListQueuedJobs(*repo, filter); });
+      if (!jobs.ok() || unread > 0) {
         waiting.insert("*");
         break;
       }

@@ -12,6 +12,9 @@
 namespace mvr::runnerset {
 namespace {
 
+// Queued runs whose jobs one sweep reads per repository (a GET each).
+constexpr int kRecoverRunsPerSweep = 100;
+
 // The repositories to ask: the set's own, or for an organisation those it has launched for.
 std::set<std::string> RepositoriesToAsk(const github::RunnerScope& scope,
                                         const std::string& own_repository,
@@ -65,7 +68,13 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
     if (!config_.github.Allows(repository)) continue;
     auto repo = github::RepositoryRef::Parse(repository);
     if (!repo.ok()) continue;
-    Result<std::vector<github::Job>> queued = deps_.github.ListQueuedJobs(*repo);
+    // Each run's jobs cost a GET of the hourly budget the launches share: the runs waiting
+    // longest are read first, at most kRecoverRunsPerSweep a sweep (a lost job is found as the
+    // older ones start). Young runs are read too: a refused runner's evidence is read while its
+    // job is young (NoteRefusalSuspect).
+    github::QueuedRunsFilter filter;
+    filter.max_runs = kRecoverRunsPerSweep;
+    Result<std::vector<github::Job>> queued = deps_.github.ListQueuedJobs(*repo, filter);
     if (!queued.ok()) {
       Error(report, "listing the queued jobs of " + repository, queued.status());
       continue;

@@ -198,8 +198,11 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
   if (std::optional<LaunchOutcome> held = HeldByRateLimit(in, *cls)) return *held;
   // GitHub refuses the runner of the class, and no fallback is healthy: nothing to launch.
   if (std::optional<LaunchOutcome> held = HeldByRefusal(*cls, false)) return *held;
-  // (1) Still queued (or its runner taken by another job)? Fails open.
-  if (!StillNeeded(in)) {
+  // (1) Still queued (or its runner taken by another job)? Fails open, but for GitHub's rate
+  // limits, which the launch waits for.
+  Result<bool> needed = StillNeeded(in);
+  if (!needed.ok()) return DeferForRateLimit(in.job_id, needed.status(), std::move(out));
+  if (!*needed) {
     out.decision = LaunchDecision::kDroppedNotQueued;
     out.detail = "GitHub says the job is no longer queued";
     return out;
@@ -281,7 +284,8 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   a.times.claimed_ms = ToUnixMillis(seam.clock.Now());
   a.job_key = RunnerTable::JobKey(in.repository, in.job_id);
   deps_.metrics.Observe(a.job_key, Milestone::kClaimed, a.times.received_ms, a.times.claimed_ms);
-  if (claim->taken_over && CleanUpTakenOver(*claim->taken_over, a.deadline) && !StillNeeded(in)) {
+  if (claim->taken_over && CleanUpTakenOver(*claim->taken_over, a.deadline) &&
+      !StillNeeded(in).value_or(true)) {
     // The dead attempt's runner took this very job.
     deps_.table.Release(a.claim, a.token).IgnoreError();
     out.decision = LaunchDecision::kDroppedNotQueued;
@@ -456,7 +460,7 @@ LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
                       {{"job_id", a.intent.job_id}, {"error", out.detail}});
     return out;
   }
-  if (IsGitHubRateLimit(failure)) return DeferForRateLimit(a.intent, failure, std::move(out));
+  if (IsGitHubRateLimit(failure)) return DeferForRateLimit(a.intent.job_id, failure, std::move(out));
   seam.logger.Warn(
       "launch failed",
       {{"job_id", a.intent.job_id}, {"runner_name", a.runner_name}, {"error", out.detail}});

@@ -31,6 +31,7 @@
 #include "base/seam.h"
 #include "github/github.h"
 #include "http/client.h"
+#include "runnerset/assigned_jobs.h"
 #include "runnerset/cap_gate.h"
 #include "runnerset/class_health.h"
 #include "runnerset/config.h"
@@ -151,7 +152,7 @@ class Launcher {
   // False only when GitHub definitely says the job needs no runner from this launch: it is no
   // longer queued, and the chain of jobs taken by runners launched for other jobs ends with no
   // job left waiting.
-  bool StillNeeded(const LaunchIntent& intent);
+  Result<bool> StillNeeded(const LaunchIntent& intent);
   // The set's VMs that hold capacity (every state but TERMINATED) by its image ARNs.
   Result<std::set<std::string>> ListLiveVms();
   // Removes what a dead attempt left; true when its runner is busy (so its VM was left alone).
@@ -176,6 +177,8 @@ class Launcher {
   // runner from the mapping row its launch wrote); kLaunchInFlight for a hot runner a launch has
   // resumed but not yet mapped; nullopt for a runner the set did not launch or mapped to no job.
   std::optional<int64_t> LaunchedFor(const std::string& runner_name);
+  // GitHub's answer for a job in a chain walk: kept once a runner has taken it (assigned_).
+  Result<github::Job> ReadJob(const github::RepositoryRef& repo, int64_t job_id);
   static constexpr int64_t kLaunchInFlight = -1;
   // How many links of a chain of taken jobs are followed, in either direction, before giving up.
   static constexpr int kMaxChain = 8;
@@ -195,7 +198,7 @@ class Launcher {
   // launch that will register a JIT runner asks GitHub anything, its deferral while the client's
   // budget or another process's hold says no JIT runner can be registered now.
   bool IsGitHubRateLimit(const Status& failure) const;
-  LaunchOutcome DeferForRateLimit(const LaunchIntent& in, const Status& failure, LaunchOutcome out);
+  LaunchOutcome DeferForRateLimit(int64_t job_id, const Status& failure, LaunchOutcome out);
   std::optional<LaunchOutcome> HeldByRateLimit(const LaunchIntent& in, const RunnerClass& cls);
   // kHeld while GitHub refuses the runner `cls` would launch on (ClassHealth::Admit); `take`
   // spends a probe that is due.
@@ -206,6 +209,7 @@ class Launcher {
   LauncherDeps deps_;
   github::RunnerScope scope_;
   CapGate cap_;
+  AssignedJobs assigned_;
   Pacer run_pacer_;
   CapacityRoute capacity_;
 };

@@ -37,6 +37,14 @@ std::optional<int64_t> Launcher::LaunchedFor(const std::string& runner) {
   return (*row)->job_id;
 }
 
+Result<github::Job> Launcher::ReadJob(const github::RepositoryRef& repo, int64_t job_id) {
+  const std::string repository = repo.FullName();
+  if (std::optional<github::Job> known = assigned_.Find(repository, job_id)) return *known;
+  Result<github::Job> job = deps_.github.GetJob(repo, job_id);
+  if (job.ok()) assigned_.Remember(repository, *job);
+  return job;
+}
+
 bool Launcher::HotLaunchInFlight(const std::string& runner) {
   if (deps_.pool == nullptr) return false;
   Result<std::vector<PoolMember>> members = deps_.pool->ScanMembers();
@@ -47,7 +55,7 @@ bool Launcher::HotLaunchInFlight(const std::string& runner) {
   return false;
 }
 
-bool Launcher::StillNeeded(const LaunchIntent& in) {
+Result<bool> Launcher::StillNeeded(const LaunchIntent& in) {
   auto repo = github::RepositoryRef::Parse(in.repository);
   if (!repo.ok()) return true;
   // GitHub hands a queued job to any idle runner whose labels match, so a runner this set
@@ -60,7 +68,10 @@ bool Launcher::StillNeeded(const LaunchIntent& in) {
   github::RepositoryRef job_repo = *repo;
   for (int step = 0; step < kMaxChain; ++step) {
     seen.insert(job_id);
-    Result<github::Job> job = deps_.github.GetJob(job_repo, job_id);
+    Result<github::Job> job = ReadJob(job_repo, job_id);
+    // GitHub's rate limits hold the read back: the launch waits for them rather than spend a
+    // JIT config (the scarcest of them) on a job that may have its runner already.
+    if (!job.ok() && IsGitHubRateLimit(job.status())) return job.status();
     if (!job.ok()) {
       // While GitHub refuses the credentials the client has logged the outage once; a line per
       // launch attempt would bury it.

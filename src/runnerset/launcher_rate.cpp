@@ -17,17 +17,18 @@ bool Launcher::IsGitHubRateLimit(const Status& failure) const {
          (type == "RateBudget" || type == "PrimaryRateLimit" || type == "SecondaryRateLimit");
 }
 
-LaunchOutcome Launcher::DeferForRateLimit(const LaunchIntent& in, const Status& failure,
+LaunchOutcome Launcher::DeferForRateLimit(int64_t job_id, const Status& failure,
                                           LaunchOutcome out) {
   const Seam& seam = deps_.seam;
   const Duration wait = failure.retry_after().value_or(Duration(60'000));
   out.decision = LaunchDecision::kDeferred;
   out.retry_after = std::max(out.retry_after, wait);
+  if (out.detail.empty()) out.detail = failure.ToString();
   deps_.metrics.AddDeferral("github_rate_limit");
   // A hold that cannot be written costs the others a GET each; the deferral stands anyway.
   Status held = deps_.table.HoldForRateLimit(seam.clock.Now() + wait);
   seam.logger.Debug("launch deferred: GitHub's rate limit",
-                    {{"job_id", in.job_id},
+                    {{"job_id", job_id},
                      {"retry_after_ms", out.retry_after.count()},
                      {"hold_recorded", held.ok()},
                      {"error", out.detail}});

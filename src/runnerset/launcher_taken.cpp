@@ -72,7 +72,7 @@ Result<std::optional<Launcher::WaitingHead>> Launcher::FindWaitingHead(std::stri
   for (int step = 0; step < kMaxChain; ++step) {
     if (!seen.insert(RunnerTable::JobKey(repository, job_id)).second) break;
     MVR_ASSIGN_OR_RETURN(github::RepositoryRef repo, github::RepositoryRef::Parse(repository));
-    MVR_ASSIGN_OR_RETURN(github::Job job, deps_.github.GetJob(repo, job_id));
+    MVR_ASSIGN_OR_RETURN(github::Job job, ReadJob(repo, job_id));
     if (job.status == github::JobStatus::kQueued) {
       return std::optional<WaitingHead>(WaitingHead{repository, std::move(job), runner_name});
     }
@@ -123,6 +123,12 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
   if (*launched_for == in.job_id && github::LabelEquals(repository, in.repository)) {
     return settle(LaunchDecision::kIgnored, "runner " + in.runner_name + " took its own job");
   }
+  // The webhook says which runner took the job: a chain walk through it needs no GET.
+  github::Job took;
+  took.id = in.job_id;
+  took.status = github::JobStatus::kInProgress;
+  took.runner_name = in.runner_name;
+  assigned_.Remember(in.repository, took);
   // Remember where this runner went: a later taken intent whose chain passes through this
   // launch follows it on from here.
   if (Status s = deps_.table.RecordTook(repository, *launched_for, in.runner_name, in.repository,
@@ -135,6 +141,10 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
   // chain arrive in any order; whichever comes last finds the job still waiting).
   Result<std::optional<WaitingHead>> head =
       FindWaitingHead(repository, *launched_for, in.runner_name);
+  if (!head.ok() && IsGitHubRateLimit(head.status())) {
+    // The chain is read again once GitHub's limits allow: waiting is no failure.
+    return DeferForRateLimit(in.job_id, head.status(), std::move(out));
+  }
   if (!head.ok()) return settle(LaunchDecision::kFailed, head.status().ToString());
   if (!*head) {
     return settle(LaunchDecision::kIgnored,

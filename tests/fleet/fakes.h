@@ -54,8 +54,8 @@ class MockGitHub : public github::GitHub {
   MOCK_METHOD(Result<github::Runner>, GetRunner, (const github::RunnerScope&, int64_t), (override));
   MOCK_METHOD(Status, DeleteRunner, (const github::RunnerScope&, int64_t), (override));
   MOCK_METHOD(Result<github::Job>, GetJob, (const github::RepositoryRef&, int64_t), (override));
-  MOCK_METHOD(Result<std::vector<github::Job>>, ListQueuedJobs, (const github::RepositoryRef&),
-              (override));
+  MOCK_METHOD(Result<std::vector<github::Job>>, ListQueuedJobs,
+              (const github::RepositoryRef&, const github::QueuedRunsFilter&), (override));
   MOCK_METHOD(Result<std::vector<github::Job>>, ListInProgressJobs, (const github::RepositoryRef&),
               (override));
   MOCK_METHOD(Result<std::vector<github::HookDelivery>>, ListHookDeliveries,

@@ -193,7 +193,7 @@ TEST_F(EmulatorCompatTest, QueuedJobsAndTheirWebhooksParse) {
 
   auto client = PatClient();
   RepositoryRef repo{"octo-org", "widget-service"};
-  auto jobs = client->ListQueuedJobs(repo);
+  auto jobs = client->ListQueuedJobs(repo, QueuedRunsFilter{});
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   ASSERT_EQ(jobs->size(), 1u);
   EXPECT_EQ((*jobs)[0].id, job_id);

@@ -153,7 +153,7 @@ TEST_F(PaginationTest, ListQueuedJobsWalksQueuedRunsAndKeepsQueuedJobs) {
     }
     return JsonAnswer(500, R"({"message": "unexpected"})");
   });
-  auto jobs = Client()->ListQueuedJobs(RepositoryRef{"octo-org", "widget-service"});
+  auto jobs = Client()->ListQueuedJobs(RepositoryRef{"octo-org", "widget-service"}, QueuedRunsFilter{});
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   ASSERT_EQ(jobs->size(), 2u);
   EXPECT_EQ((*jobs)[0].id, 1);
@@ -183,6 +183,46 @@ TEST_F(PaginationTest, ListInProgressJobsWalksInProgressRunsAndKeepsTheirRunners
   EXPECT_EQ((*jobs)[0].runner_name, "lambda-mvm-a");
 }
 
+// A queue of 1,000 runs cost the janitor a GET per run every sweep: a bounded read takes the runs
+// that have waited longest (GitHub lists the newest first) and says how many it left.
+TEST_F(PaginationTest, ListQueuedJobsReadsTheLongestWaitingRunsFirstAndCountsTheRest) {
+  std::vector<std::string> read;
+  stub_.SetScript([&read](const http::ServerRequest& r) {
+    const std::string repo = "/repos/octo-org/widget-service/actions";
+    if (r.path == repo + "/runs") {
+      return JsonAnswer(200, R"({"total_count": 4, "workflow_runs": [
+          {"id": 4, "run_started_at": "2026-12-04T10:03:00Z", "created_at": "2026-12-04T10:03:00Z"},
+          {"id": 3, "created_at": "2026-12-04T10:02:00Z"},
+          {"id": 1, "run_started_at": "2026-12-04T10:09:00Z", "created_at": "2026-12-04T09:00:00Z"},
+          {"id": 2, "run_started_at": "2026-12-04T10:01:00Z", "created_at": "2026-12-04T10:01:00Z"}]})");
+    }
+    read.push_back(r.path);
+    const std::string run = r.path.substr(repo.size() + 6, 1);
+    return JsonAnswer(200, R"({"total_count": 1, "jobs": [{"id": 1)" + run +
+                               R"(, "run_id": )" + run + R"(, "status": "queued"}]})");
+  });
+  int unread = -1;
+  QueuedRunsFilter filter;
+  filter.max_runs = 2;
+  filter.runs_unread = &unread;
+  auto jobs = Client()->ListQueuedJobs(RepositoryRef{"octo-org", "widget-service"}, filter);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  // Run 1 was created first, but its latest attempt began last (a re-run).
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_NE(read[0].find("/runs/2/jobs"), std::string::npos) << read[0];
+  EXPECT_NE(read[1].find("/runs/3/jobs"), std::string::npos) << read[1];
+  EXPECT_EQ(unread, 2);
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].id, 12);
+
+  read.clear();
+  filter.max_runs = 0;
+  jobs = Client()->ListQueuedJobs(RepositoryRef{"octo-org", "widget-service"}, filter);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  EXPECT_EQ(read.size(), 4u);
+  EXPECT_EQ(unread, 0);
+}
+
 TEST_F(PaginationTest, ListQueuedJobsPassesOnOtherErrors) {
   stub_.SetScript([](const http::ServerRequest& r) {
     if (r.path.find("/jobs") == std::string::npos) {
@@ -190,7 +230,7 @@ TEST_F(PaginationTest, ListQueuedJobsPassesOnOtherErrors) {
     }
     return JsonAnswer(502, R"({"message": "Server Error"})");
   });
-  auto jobs = Client()->ListQueuedJobs(RepositoryRef{"octo-org", "widget-service"});
+  auto jobs = Client()->ListQueuedJobs(RepositoryRef{"octo-org", "widget-service"}, QueuedRunsFilter{});
   EXPECT_EQ(jobs.status().code(), Code::kTransient);
 }
 

@@ -161,6 +161,51 @@ TEST_F(JanitorTest, RunnerOfAnEndedJobIsKeptWhileAJobOfItsClassWaits) {
   EXPECT_FALSE(fleet_.RunnerExists(spare.id));
 }
 
+// Each idle runner is weighed against the jobs in progress, which cost a GET per run in progress:
+// a sweep that weighed 80 of them during a burst read 300 runs 80 times (the rate-limits
+// scenario). Within a sweep a listing younger than ten seconds answers for the next runner.
+TEST_F(JanitorTest, IdleRunnersWeighedTogetherShareOneListingOfTheJobsInProgress) {
+  const int64_t other = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
+  const int64_t own = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(fleet_.github_model->CancelJob(own).ok());
+  const Runner busy = OnlineRunner("mvr-demo-" + std::to_string(own) + "-bbbb");
+  Launched(busy.name, busy.id, fleet_.RunningVm(), own);
+  fleet_.Tick();  // the runner launched for `own` takes `other`
+  ASSERT_EQ(JobOf(other).runner_name, busy.name);
+  std::vector<std::string> idle_vms;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t ended = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
+    ASSERT_TRUE(fleet_.github_model->CancelJob(ended).ok());
+    idle_vms.push_back(fleet_.RunningVm());
+    const Runner idle = OnlineRunner("mvr-demo-" + std::to_string(ended) + "-aaa" +
+                                     std::to_string(i));
+    Launched(idle.name, idle.id, idle_vms.back(), ended);
+  }
+  SweepReport r = J().Sweep();
+  for (const std::string& vm : idle_vms) EXPECT_EQ(State(vm), "TERMINATED");
+  EXPECT_EQ(r.Get(Swept::kVmsTerminated), 3);
+  EXPECT_EQ(Traced("GET /repos/octo/app/actions/runs/"), 1u)
+      << "one run in progress, read once for three runners";
+}
+
+// While GitHub's rate limits hold launches back, jobs wait for them: an idle runner of an ended
+// job is a spare for them, and the queued runs are not read (a GET each, of the budget the
+// launches wait for).
+TEST_F(JanitorTest, RunnerOfAnEndedJobIsKeptWhileGitHubsRateLimitsHoldLaunchesBack) {
+  const int64_t cancelled = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(fleet_.github_model->CancelJob(cancelled).ok());
+  const std::string vm = fleet_.RunningVm();
+  const Runner spare = OnlineRunner("mvr-demo-" + std::to_string(cancelled) + "-aaaa");
+  Launched(spare.name, spare.id, vm, cancelled);
+  ASSERT_TRUE(table_.HoldForRateLimit(m_.clock.Now() + Duration(60'000)).ok());
+  J().Sweep();
+  EXPECT_EQ(State(vm), "RUNNING");
+  EXPECT_EQ(Traced("GET /repos/octo/app/actions/runs"), 0u);
+  m_.clock.Advance(Duration(60'000));
+  J().Sweep();
+  EXPECT_EQ(State(vm), "TERMINATED") << "the hold is over and no job waits";
+}
+
 TEST_F(JanitorTest, OnlyRunningVmsAreActedOnSuspendedOnesAreLeftAlone) {
   const std::string mapped = fleet_.SuspendedVm();
   Launched("mvr-demo-1-aaaa", 11, mapped, 1);

@@ -304,6 +304,72 @@ TEST_F(LauncherTest, TheStillQueuedCheckFailsOpen) {
   EXPECT_TRUE(FailedOpen());
 }
 
+// GitHub's rate limits are no reason to launch blind: the check waits for them (issue 30, item 4),
+// rather than spend a JIT config, the scarcest of them, on a job that may have its runner.
+TEST_F(LauncherTest, TheStillQueuedCheckWaitsForGitHubsRateLimitInsteadOfFailingOpen) {
+  const int64_t job = QueueJob();
+  fleet_.github_api.refusals.push_back({"GET", "/actions/jobs/" + std::to_string(job), 429, "",
+                                        "You have exceeded a secondary rate limit.", false, 1});
+  LaunchOutcome o = L().Handle(Intent(job));
+  EXPECT_EQ(o.decision, LaunchDecision::kDeferred) << o.detail;
+  EXPECT_GT(o.retry_after, Duration(0));
+  EXPECT_EQ(LiveVms(), 0u);
+  EXPECT_FALSE(FailedOpen());
+  EXPECT_EQ(metrics_.GetDeferrals("github_rate_limit"), 1);
+  m_.clock.Advance(o.retry_after);
+  o = L().Handle(Intent(job));
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+}
+
+// A taken intent whose chain walk GitHub's limits hold back comes back once they allow: under a
+// burst, thousands of them had counted as failed launches (the rate-limits scenario).
+TEST_F(LauncherTest, ATakenIntentHeldBackByGitHubsRateLimitIsDeferredNotFailed) {
+  const int64_t job = QueueJob();
+  const int64_t waiting = QueueJob();
+  const Runner other = OnlineRunner(RunnerFor(waiting));
+  Launched(other.name, other.id, fleet_.RunningVm(), waiting);
+  fleet_.Tick();
+  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kFleetRepository, job).ok());
+  m_.clock.Advance(config_.launch_timeout());
+  fleet_.github_api.refusals.push_back({"GET", "/actions/jobs/" + std::to_string(waiting), 429, "",
+                                        "You have exceeded a secondary rate limit.", false, 1});
+  const TakenIntent taken{other.name, mvr::testing::kFleetRepository, job, "d-1"};
+  LaunchOutcome o = L().Handle(taken);
+  EXPECT_EQ(o.decision, LaunchDecision::kDeferred) << o.detail;
+  EXPECT_EQ(metrics_.Get(Counter::kFailed), 0);
+  m_.clock.Advance(o.retry_after);
+  o = L().Handle(taken);
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+}
+
+// Which runner took a job never changes: a chain walk asks GitHub about a taken job once, and a
+// job the in_progress webhook named the runner of not at all.
+TEST_F(LauncherTest, AChainWalkAsksAboutATakenJobOnce) {
+  std::vector<std::string> trace;
+  fleet_.github_api.trace = &trace;
+  const int64_t job = QueueJob();
+  const int64_t waiting = QueueJob();
+  const Runner other = OnlineRunner(RunnerFor(waiting));
+  fleet_.Tick();
+  ASSERT_EQ(JobOf(job).runner_name, other.name);
+  auto reads_of = [&](int64_t id) {
+    return std::count(trace.begin(), trace.end(),
+                      "GET /repos/" + std::string(mvr::testing::kFleetRepository) +
+                          "/actions/jobs/" + std::to_string(id));
+  };
+  const LaunchOutcome o = L().Handle(Intent(job));
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_NE(L().Handle(Intent(job)).decision, LaunchDecision::kLaunched) << "a duplicate";
+  EXPECT_EQ(reads_of(job), 1);
+  // The `in_progress` webhook says the runner launched for `job` took `third`.
+  const int64_t third = QueueJob();
+  const TakenIntent taken{o.runner_name, mvr::testing::kFleetRepository, third, "d-3"};
+  L().Handle(taken);
+  L().Handle(Intent(third));
+  EXPECT_EQ(reads_of(third), 0) << "the webhook named its runner";
+  fleet_.github_api.trace = nullptr;
+}
+
 TEST_F(LauncherTest, AtTheCapTheLaunchIsDeferredNotFailed) {
   fleet_.RunningVm();
   fleet_.RunningVm();
