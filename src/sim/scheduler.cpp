@@ -26,7 +26,7 @@ void Scheduler::Shutdown() {
     for (auto& [id, actor] : actors_) {
       if (actor->state == State::kDone) continue;
       actor->kill = true;
-      actor->state = State::kRunnable;
+      SetState(actor.get(), State::kRunnable);
     }
   }
   Run(TimePoint::max());
@@ -45,6 +45,7 @@ ActorId Scheduler::Spawn(std::string name, std::function<void()> body) {
   Actor* parent = Self();
   Record(parent ? parent->name : "driver", "spawn " + raw->name);
   actors_.emplace(raw->id, std::move(actor));
+  runnable_.insert(raw->id);
   raw->thread = std::thread([this, raw] { Body(raw); });
   return raw->id;
 }
@@ -71,7 +72,7 @@ void Scheduler::Body(Actor* actor) {
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  actor->state = State::kDone;
+  SetState(actor, State::kDone);
   actor->body = nullptr;  // what it captured goes now, while the baton is still held
   if (!failure.empty()) failures_.push_back(failure);
   Record(actor->name, actor->unwinding ? "crashed" : "done");
@@ -82,38 +83,30 @@ void Scheduler::Body(Actor* actor) {
 Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
   std::unique_lock<std::mutex> lock(mu_);
   RunResult result;
-  std::vector<Actor*> runnable;
   while (true) {
     if (result.steps >= max_steps) {
       result.step_limit = true;
       break;
     }
-    runnable.clear();
-    Actor* earliest = nullptr;
-    for (auto& [id, actor] : actors_) {
-      if (actor->state == State::kRunnable) runnable.push_back(actor.get());
-      if (actor->state == State::kSleeping && (!earliest || actor->wake < earliest->wake)) {
-        earliest = actor.get();
-      }
-    }
-    if (runnable.empty()) {
-      if (earliest == nullptr) {
+    if (runnable_.empty()) {
+      if (sleeping_.empty()) {
         result.idle = true;
         break;
       }
-      if (earliest->wake > until) {
+      const TimePoint earliest = sleeping_.begin()->first;
+      if (earliest > until) {
         result.time_limit = true;
         break;
       }
-      now_ = std::max(now_, earliest->wake);
-      for (auto& [id, actor] : actors_) {
-        if (actor->state == State::kSleeping && actor->wake <= now_) {
-          actor->state = State::kRunnable;
-        }
+      now_ = std::max(now_, earliest);
+      while (!sleeping_.empty() && sleeping_.begin()->first <= now_) {
+        SetState(actors_.at(sleeping_.begin()->second).get(), State::kRunnable);
       }
       continue;
     }
-    Actor* pick = runnable[NextRandom() % runnable.size()];
+    auto chosen = runnable_.begin();
+    std::advance(chosen, static_cast<std::ptrdiff_t>(NextRandom() % runnable_.size()));
+    Actor* pick = actors_.at(*chosen).get();
     ++result.steps;
     running_ = pick->id;
     pick->cv.notify_one();
@@ -158,12 +151,13 @@ void Scheduler::Yield(std::string_view event) {
   Actor* self = Self();
   if (self == nullptr || self->unwinding) return;
   Record(self->name, event);
-  self->state = State::kRunnable;
   if (options_.yield_delay_probability > 0 &&
       static_cast<double>(NextRandom() >> 11) * 0x1.0p-53 < options_.yield_delay_probability) {
     const auto most = static_cast<uint64_t>(std::max<int64_t>(options_.max_yield_delay.count(), 1));
-    self->state = State::kSleeping;
     self->wake = now_ + Duration(1 + static_cast<int64_t>(NextRandom() % most));
+    SetState(self, State::kSleeping);
+  } else {
+    SetState(self, State::kRunnable);
   }
   HandBack(lock, self);
 }
@@ -177,8 +171,8 @@ void Scheduler::Sleep(Duration d) {
   }
   if (self->unwinding) return;
   Record(self->name, "sleep " + std::to_string(d.count()));
-  self->state = State::kSleeping;
   self->wake = now_ + std::max(d, Duration(0));
+  SetState(self, State::kSleeping);
   HandBack(lock, self);
 }
 
@@ -187,8 +181,8 @@ bool Scheduler::Park(const void* channel, Duration timeout) {
   Actor* self = Self();
   if (self == nullptr || self->unwinding) return false;
   Record(self->name, "park " + std::to_string(timeout.count()));
-  self->state = State::kSleeping;
   self->wake = now_ + std::max(timeout, Duration(0));
+  SetState(self, State::kSleeping);
   self->parked_on = channel;
   self->unparked = false;
   HandBack(lock, self);
@@ -198,12 +192,15 @@ bool Scheduler::Park(const void* channel, Duration timeout) {
 
 void Scheduler::Unpark(const void* channel) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [id, actor] : actors_) {
-    if (actor->state == State::kSleeping && actor->parked_on == channel) {
-      actor->state = State::kRunnable;
-      actor->unparked = true;
-      actor->parked_on = nullptr;
-    }
+  std::vector<Actor*> parked;
+  for (const auto& [wake, id] : sleeping_) {
+    Actor* actor = actors_.at(id).get();
+    if (actor->parked_on == channel) parked.push_back(actor);
+  }
+  for (Actor* actor : parked) {
+    SetState(actor, State::kRunnable);
+    actor->unparked = true;
+    actor->parked_on = nullptr;
   }
 }
 
@@ -226,7 +223,7 @@ void Scheduler::Kill(ActorId id) {
   Actor* self = Self();
   Record(self ? self->name : "driver", "kill " + actor->name);
   actor->kill = true;
-  if (actor->state == State::kSleeping) actor->state = State::kRunnable;
+  if (actor->state == State::kSleeping) SetState(actor, State::kRunnable);
 }
 
 void Scheduler::CrashAfter(int seam_calls) {
@@ -278,5 +275,16 @@ void Scheduler::Record(std::string_view actor, std::string_view event) {
 }
 
 uint64_t Scheduler::NextRandom() { return random_.Next64(); }
+
+void Scheduler::SetState(Actor* actor, State state) {
+  if (actor->state == State::kRunnable) runnable_.erase(actor->id);
+  if (actor->state == State::kSleeping) sleeping_.erase({actor->wake_indexed, actor->id});
+  actor->state = state;
+  if (state == State::kRunnable) runnable_.insert(actor->id);
+  if (state == State::kSleeping) {
+    actor->wake_indexed = actor->wake;
+    sleeping_.insert({actor->wake, actor->id});
+  }
+}
 
 }  // namespace mvr::sim

@@ -74,6 +74,8 @@ class MicrovmModel {
   bool Settled() const;
 
   const MicrovmModelOptions& options() const { return options_; }
+  // When each injected boot failure (bootFailureProbability) happened, oldest first.
+  const std::vector<TimePoint>& boot_failures() const { return boot_failures_; }
 
  private:
   struct Step {
@@ -224,6 +226,7 @@ class MicrovmModel {
   std::vector<Effect> outbox_;
   uint64_t next_effect_id_ = 1;
   uint64_t next_vm_seq_ = 1;
+  std::vector<TimePoint> boot_failures_;
   int hung_launches_ = 0;  // launches held PENDING so far (options_.hang_launches)
 };
 

@@ -194,6 +194,7 @@ void MicrovmModel::Boot(Vm& vm) {
   if (options_.boot_failure_probability > 0 &&
       seam_.random.UniformDouble() < options_.boot_failure_probability) {
     BeginTerminate(vm, "the MicroVM failed to boot (injected, bootFailureProbability)");
+    boot_failures_.push_back(seam_.clock.Now());
     return;
   }
   if (hung_launches_ < options_.hang_launches) {
