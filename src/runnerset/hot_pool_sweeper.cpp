@@ -14,6 +14,8 @@ namespace {
 
 // One step of a member: a read, a suspend or resume, a registration and delivery.
 constexpr Duration kStepTime{60'000};
+// How often a sweep reads the hot members it follows (WarmPoolDeps::hot_settle).
+constexpr Duration kHotSettlePoll{2'000};
 
 // GitHub refuses to remove a runner that is running a job (422, or 409 from some versions).
 bool RefusedAsBusy(const Status& s) {
@@ -87,9 +89,49 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
   for (int n = static_cast<int>(usable.size()); n < target; ++n) {
     if (Status s = LaunchHot(cls, current); !s.ok()) {
       Error(report, "launching a hot pool member of " + cls.label, s);
-      return;  // the next sweep tries again
+      break;  // the next sweep tries again
     }
     ++report.booted;
+  }
+  SettleHotMembers(cls, current, report);
+}
+
+void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string& version,
+                                       PoolSweepReport& report) {
+  const Seam& seam = deps_.seam;
+  // At most half of bootTimeoutSeconds, so that a warm-pool function (whose timeout is
+  // bootTimeoutSeconds plus a minute) ends its sweep in time after the pre-boots' settle too.
+  const Duration settle =
+      std::min(deps_.hot_settle, Duration(config_.warm_pool.boot_timeout_seconds * 500LL));
+  const TimePoint until = seam.clock.Now() + settle;
+  while (seam.clock.Now() + kHotSettlePoll <= until) {
+    seam.sleeper.Sleep(kHotSettlePoll);
+    // One read each round, no retries: whatever fails here, the next sweep looks again.
+    Result<std::vector<PoolMember>> members = deps_.pool.ScanMembers();
+    if (!members.ok()) return;
+    std::vector<const PoolMember*> pending;
+    bool runner_awaited = false;
+    for (const PoolMember& m : *members) {
+      if (m.kind != PoolMember::Kind::kHot || m.class_label != cls.label || m.claimed_by ||
+          m.state == PoolMember::State::kSuspended) {
+        continue;
+      }
+      pending.push_back(&m);
+      runner_awaited = runner_awaited || m.state != PoolMember::State::kBooting;
+    }
+    if (pending.empty()) return;
+    std::map<int64_t, github::Runner> runners;
+    if (runner_awaited) {
+      Result<std::vector<github::Runner>> listed =
+          deps_.github->ListRunners(RunnerScopeOf(config_), {});
+      if (!listed.ok()) return;
+      for (const github::Runner& r : *listed) runners[r.id] = r;
+    }
+    for (const PoolMember* m : pending) {
+      Result<aws::Microvm> vm = deps_.microvms.GetMicrovm(m->microvm_id);
+      if (!vm.ok() || PoolVmGone(vm->state)) continue;  // the next sweep retires it
+      StepHot(cls, version, *m, *vm, runners, report);
+    }
   }
 }
 

@@ -75,6 +75,9 @@ struct WarmPoolDeps {
   // Where the sweeper records the runner versions GitHub accepts or refuses, and which classes
   // it must stop refilling (class_health.h). Optional.
   ClassHealth* health = nullptr;
+  // How long a sweep follows its hot members to ready (SettleHotMembers): a boot, a runner's
+  // start and connection, a suspend, GitHub listing the runner offline. 0: one step a sweep.
+  Duration hot_settle{120'000};
 };
 
 // The image version a class's new VMs get: its pinned imageVersion, or its image's latest
@@ -135,6 +138,12 @@ class WarmPoolSweeper {
   // image) and returns true, so that nothing is refilled from that image.
   bool StopRefilling(const RunnerClass& cls, const std::vector<const PoolMember*>& usable, bool hot,
                      PoolSweepReport& report);
+  // Follows the class's hot members that are not ready yet, as SettlePreBoots does pre-boots: a
+  // read of each VM every 2 s and of GitHub's runner listing while one waits on it, stepping each
+  // as it gets there, for up to WarmPoolDeps::hot_settle. A member is parked as soon as its runner is
+  // online, not at the next sweep, so it runs (and is billed) for its boot and runner start only.
+  void SettleHotMembers(const RunnerClass& cls, const std::string& version,
+                        PoolSweepReport& report);
   void SweepHotClass(const RunnerClass& cls, const std::vector<PoolMember>& members,
                      PoolSweepReport& report);
   // One step of a hot member's life; false when it was retired or adopted (no longer usable).

@@ -61,11 +61,13 @@ class RunnerSetTest : public ::testing::Test {
     }
     return *janitor_;
   }
+  // How long the sweeper follows hot members within a sweep (the steps' tests: none).
+  Duration hot_settle_{120'000};
   WarmPoolSweeper& Sweeper() {
     if (!sweeper_) {
       sweeper_ = std::make_unique<WarmPoolSweeper>(
           config_, WarmPoolDeps{m_.seam, fleet_.vms(), pool_, &fleet_.github(), &fleet_.ingress(),
-                                &table_, control_key_});
+                                &table_, control_key_, nullptr, hot_settle_});
     }
     return *sweeper_;
   }

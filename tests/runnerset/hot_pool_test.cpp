@@ -24,6 +24,7 @@ class HotPoolTest : public WarmPoolTest {
     config_.classes[0].hot_pool_size = 1;
     config_.max_concurrent_vms = 10;
     fleet_.guest.reconnect_on_resume = true;
+    hot_settle_ = Duration(0);  // the steps one sweep at a time; followed within one below
   }
 
   // The one hot member's VM and its runner as GitHub shows it.
@@ -99,6 +100,31 @@ TEST_F(HotPoolTest, AMemberIsReadyOnlyOnceItsRunnerConnectedAndThenShowedOffline
   Settle(kOfflineAfter);
   EXPECT_EQ(Sweep().hot_ready, 1);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
+}
+
+// Issue 34, item 1: one step a sweep left each hot member running for about two minutes before it
+// parked (four sweeps apart). The sweep that launches a member follows it: its runner is started
+// once the VM runs, it is suspended as soon as GitHub lists the runner online, and marked ready
+// once GitHub lists it offline, all before the sweep ends.
+TEST_F(HotPoolTest, TheSweepThatLaunchesAMemberFollowsItToReady) {
+  hot_settle_ = Duration(120'000);
+  const TimePoint began = m_.clock.Now();
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.booted, 1);
+  EXPECT_EQ(r.hot_started, 1);
+  EXPECT_EQ(r.hot_parked, 1);
+  EXPECT_EQ(r.hot_ready, 1) << (r.error_messages.empty() ? "" : r.error_messages[0]);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
+  EXPECT_EQ(State(Member()), "SUSPENDED");
+  EXPECT_LE(m_.clock.Now() - began, Duration(120'000)) << "bounded by the settle time";
+  // A member that does not get there within the settle time is left to the next sweep.
+  fleet_.guest.runners_connect = false;
+  hot_settle_ = Duration(20'000);
+  sweeper_.reset();
+  config_.classes[0].hot_pool_size = 2;
+  r = Sweeper().Sweep();
+  EXPECT_EQ(r.booted, 1);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"starting", 1}, {"suspended", 1}}));
 }
 
 // A sweep walks a hundred members in turn, so it asks for a suspend or a termination and moves on:
