@@ -293,11 +293,10 @@ Result<std::vector<Job>> GitHubClient::ListJobsOfRuns(const RepositoryRef& repo,
                                                       const QueuedRunsFilter& filter) {
   MVR_RETURN_IF_ERROR(CheckRepo(repo));
   std::string per_page = std::to_string(options_.per_page);
-  MVR_ASSIGN_OR_RETURN(
-      std::vector<RunSeen> runs,
-      ListAll<RunSeen>(
-          RepoPath(repo) + "/actions/runs?status=" + run_status + "&per_page=" + per_page,
-          "workflow_runs", ParseRunSeen));
+  MVR_ASSIGN_OR_RETURN(std::vector<RunSeen> runs,
+                       ListAll<RunSeen>(RepoPath(repo) + "/actions/runs?status=" + run_status +
+                                            "&per_page=" + per_page,
+                                        "workflow_runs", ParseRunSeen));
   std::vector<Job> kept;
   for (int64_t run_id : RunsToRead(std::move(runs), filter)) {
     Result<std::vector<Job>> jobs = ListAll<Job>(

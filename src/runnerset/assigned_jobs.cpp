@@ -13,8 +13,7 @@ std::string Folded(std::string repository) {
 
 }  // namespace
 
-std::optional<github::Job> AssignedJobs::Find(const std::string& repository,
-                                              int64_t job_id) const {
+std::optional<github::Job> AssignedJobs::Find(const std::string& repository, int64_t job_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(Key{Folded(repository), job_id});
   if (it == jobs_.end()) return std::nullopt;
@@ -22,8 +21,8 @@ std::optional<github::Job> AssignedJobs::Find(const std::string& repository,
 }
 
 void AssignedJobs::Remember(const std::string& repository, const github::Job& job) {
-  const bool taken = job.status == github::JobStatus::kInProgress ||
-                     job.status == github::JobStatus::kCompleted;
+  const bool taken =
+      job.status == github::JobStatus::kInProgress || job.status == github::JobStatus::kCompleted;
   if (!taken || job.runner_name.empty() || capacity_ == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   Key key{Folded(repository), job.id};

@@ -52,7 +52,8 @@ Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_n
       if (!jobs.ok()) {
         return jobs.status().Annotate("listing the jobs in progress of " + repository);
       }
-      listed = inv.in_progress.insert_or_assign(repository, Inventory::JobsListed{now, *jobs}).first;
+      listed =
+          inv.in_progress.insert_or_assign(repository, Inventory::JobsListed{now, *jobs}).first;
     }
     for (const github::Job& job : listed->second.jobs) {
       if (job.runner_name == runner_name) return true;
@@ -82,7 +83,8 @@ bool Janitor::AJobOfItsClassWaits(const Inventory& inv, const std::string& class
       filter.max_runs = kRunsRead;
       filter.runs_unread = &unread;
       Result<std::vector<github::Job>> jobs = Retry<std::vector<github::Job>>(
-          kJanitorReadRetry, deps_.seam, [&] { return deps_.github.ListQueuedJobs(*repo, filter); });
+          kJanitorReadRetry, deps_.seam,
+          [&] { return deps_.github.ListQueuedJobs(*repo, filter); });
       if (!jobs.ok() || unread > 0) {
         waiting.insert("*");
         break;

@@ -460,7 +460,8 @@ LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
                       {{"job_id", a.intent.job_id}, {"error", out.detail}});
     return out;
   }
-  if (IsGitHubRateLimit(failure)) return DeferForRateLimit(a.intent.job_id, failure, std::move(out));
+  if (IsGitHubRateLimit(failure))
+    return DeferForRateLimit(a.intent.job_id, failure, std::move(out));
   seam.logger.Warn(
       "launch failed",
       {{"job_id", a.intent.job_id}, {"runner_name", a.runner_name}, {"error", out.detail}});

@@ -140,8 +140,9 @@ class WarmPoolSweeper {
                      PoolSweepReport& report);
   // Follows the class's hot members that are not ready yet, as SettlePreBoots does pre-boots: a
   // read of each VM every 2 s and of GitHub's runner listing while one waits on it, stepping each
-  // as it gets there, for up to WarmPoolDeps::hot_settle. A member is parked as soon as its runner is
-  // online, not at the next sweep, so it runs (and is billed) for its boot and runner start only.
+  // as it gets there, for up to WarmPoolDeps::hot_settle. A member is parked as soon as its runner
+  // is online, not at the next sweep, so it runs (and is billed) for its boot and runner start
+  // only.
   void SettleHotMembers(const RunnerClass& cls, const std::string& version,
                         PoolSweepReport& report);
   void SweepHotClass(const RunnerClass& cls, const std::vector<PoolMember>& members,

@@ -17,9 +17,9 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -145,7 +145,7 @@ class Scheduler {
   TimePoint now_;
   SeededRandom random_;
   std::map<ActorId, std::unique_ptr<Actor>> actors_;
-  std::set<ActorId> runnable_;                         // in id order, as the pick draws from
+  std::set<ActorId> runnable_;                        // in id order, as the pick draws from
   std::set<std::pair<TimePoint, ActorId>> sleeping_;  // the earliest wake (then id) first
   ActorId next_id_ = 0;
   uint64_t hash_ = 1469598103934665603ull;  // FNV-1a offset basis

@@ -122,8 +122,8 @@ void World::CheckStolenJobs() {
     // (seed 628: the last of a chain of five taken jobs failed to boot four times in a row).
     const auto boots_failed = static_cast<int64_t>(std::count_if(
         boot_failures.begin(), boot_failures.end(), [&](TimePoint at) { return at >= taken_at; }));
-    bound += boots_failed * (config_.launch_timeout() +
-                             Duration(config_.launcher.defer_seconds * 1000LL));
+    bound += boots_failed *
+             (config_.launch_timeout() + Duration(config_.launcher.defer_seconds * 1000LL));
     if (auto released = claim_released_at_.find(id); released != claim_released_at_.end()) {
       bound = std::max(bound, released->second - taken_at + StolenBound());
     }

@@ -153,7 +153,8 @@ TEST_F(PaginationTest, ListQueuedJobsWalksQueuedRunsAndKeepsQueuedJobs) {
     }
     return JsonAnswer(500, R"({"message": "unexpected"})");
   });
-  auto jobs = Client()->ListQueuedJobs(RepositoryRef{"octo-org", "widget-service"}, QueuedRunsFilter{});
+  auto jobs =
+      Client()->ListQueuedJobs(RepositoryRef{"octo-org", "widget-service"}, QueuedRunsFilter{});
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
   ASSERT_EQ(jobs->size(), 2u);
   EXPECT_EQ((*jobs)[0].id, 1);
@@ -198,8 +199,8 @@ TEST_F(PaginationTest, ListQueuedJobsReadsTheLongestWaitingRunsFirstAndCountsThe
     }
     read.push_back(r.path);
     const std::string run = r.path.substr(repo.size() + 6, 1);
-    return JsonAnswer(200, R"({"total_count": 1, "jobs": [{"id": 1)" + run +
-                               R"(, "run_id": )" + run + R"(, "status": "queued"}]})");
+    return JsonAnswer(200, R"({"total_count": 1, "jobs": [{"id": 1)" + run + R"(, "run_id": )" +
+                               run + R"(, "status": "queued"}]})");
   });
   int unread = -1;
   QueuedRunsFilter filter;
@@ -230,7 +231,8 @@ TEST_F(PaginationTest, ListQueuedJobsPassesOnOtherErrors) {
     }
     return JsonAnswer(502, R"({"message": "Server Error"})");
   });
-  auto jobs = Client()->ListQueuedJobs(RepositoryRef{"octo-org", "widget-service"}, QueuedRunsFilter{});
+  auto jobs =
+      Client()->ListQueuedJobs(RepositoryRef{"octo-org", "widget-service"}, QueuedRunsFilter{});
   EXPECT_EQ(jobs.status().code(), Code::kTransient);
 }
 

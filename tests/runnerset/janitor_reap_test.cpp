@@ -177,8 +177,8 @@ TEST_F(JanitorTest, IdleRunnersWeighedTogetherShareOneListingOfTheJobsInProgress
     const int64_t ended = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
     ASSERT_TRUE(fleet_.github_model->CancelJob(ended).ok());
     idle_vms.push_back(fleet_.RunningVm());
-    const Runner idle = OnlineRunner("mvr-demo-" + std::to_string(ended) + "-aaa" +
-                                     std::to_string(i));
+    const Runner idle =
+        OnlineRunner("mvr-demo-" + std::to_string(ended) + "-aaa" + std::to_string(i));
     Launched(idle.name, idle.id, idle_vms.back(), ended);
   }
   SweepReport r = J().Sweep();
