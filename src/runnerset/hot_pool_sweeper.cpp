@@ -104,8 +104,10 @@ void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string
   const Duration settle =
       std::min(deps_.hot_settle, Duration(config_.warm_pool.boot_timeout_seconds * 500LL));
   const TimePoint until = seam.clock.Now() + settle;
-  while (seam.clock.Now() + kHotSettlePoll <= until) {
+  auto stopping = [&] { return deps_.stopping && deps_.stopping(); };
+  while (seam.clock.Now() + kHotSettlePoll <= until && !stopping()) {
     seam.sleeper.Sleep(kHotSettlePoll);
+    if (stopping()) return;
     // One read each round, no retries: whatever fails here, the next sweep looks again.
     Result<std::vector<PoolMember>> members = deps_.pool.ScanMembers();
     if (!members.ok()) return;
@@ -127,11 +129,17 @@ void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string
       if (!listed.ok()) return;
       for (const github::Runner& r : *listed) runners[r.id] = r;
     }
+    std::vector<std::pair<const PoolMember*, aws::Microvm>> present;
     for (const PoolMember* m : pending) {
       Result<aws::Microvm> vm = deps_.microvms.GetMicrovm(m->microvm_id);
+      if (runner_awaited) ObserveRunnerVersion(*m, vm, runners);
       if (!vm.ok() || PoolVmGone(vm->state)) continue;  // the next sweep retires it
-      StepHot(cls, version, *m, *vm, runners, report);
+      present.emplace_back(m, *vm);
     }
+    std::vector<const PoolMember*> usable;
+    for (const auto& [m, vm] : present) usable.push_back(m);
+    if (StopRefilling(cls, usable, true, report)) return;
+    for (const auto& [m, vm] : present) StepHot(cls, version, *m, vm, runners, report);
   }
 }
 

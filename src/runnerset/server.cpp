@@ -56,7 +56,8 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
       janitor_(config_, JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue,
                                     metrics_, &pool_, &deps.http, &health_}),
       sweeper_(config_, WarmPoolDeps{deps.seam, deps.microvms, pool_, &deps.github, &deps.http,
-                                     &table_, deps.control_key, &health_}) {
+                                     &table_, deps.control_key, &health_, kDefaultHotSettle,
+                                     [this] { return stopping_.load(); }}) {
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));
   router_.Add("POST", "/webhook",
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
@@ -135,13 +136,17 @@ nlohmann::json Server::Status() {
 }
 
 void Server::Every(Duration interval, const std::function<void()>& sweep) {
+  // A period counts from the start of one sweep to the start of the next: a long sweep does not
+  // push the following one back by its own length. One that overran its period is followed at
+  // once, never by a catch-up of the sweeps it missed.
+  TimePoint due = deps_.seam.clock.Now() + interval;
   while (!stopping_) {
     // Sleep in short steps so that Stop is not held up by a long interval.
-    const TimePoint due = deps_.seam.clock.Now() + interval;
     while (!stopping_ && deps_.seam.clock.Now() < due) {
       deps_.seam.sleeper.Sleep(std::min(kWatchInterval, due - deps_.seam.clock.Now()));
     }
     if (stopping_) return;
+    due = deps_.seam.clock.Now() + interval;
     sweep();
   }
 }

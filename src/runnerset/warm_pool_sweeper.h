@@ -24,6 +24,7 @@
 // Thread-safety: Sweep from one thread at a time; LastSweep from any.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -60,6 +61,9 @@ struct PoolSweepReport {
 // pool_errors (the errors), and the members booted, retired and hot-parked.
 void CountPoolSweep(Metrics& metrics, const PoolSweepReport& report);
 
+// How long a sweep follows its hot members to ready, unless told otherwise (WarmPoolDeps).
+inline constexpr Duration kDefaultHotSettle{120'000};
+
 struct WarmPoolDeps {
   Seam seam;
   aws::MicrovmService& microvms;
@@ -77,7 +81,10 @@ struct WarmPoolDeps {
   ClassHealth* health = nullptr;
   // How long a sweep follows its hot members to ready (SettleHotMembers): a boot, a runner's
   // start and connection, a suspend, GitHub listing the runner offline. 0: one step a sweep.
-  Duration hot_settle{120'000};
+  Duration hot_settle{kDefaultHotSettle};
+  // True once the process is stopping: a sweep that follows its members gives up at once rather
+  // than hold the shutdown for the rest of hot_settle. Optional.
+  std::function<bool()> stopping{};
 };
 
 // The image version a class's new VMs get: its pinned imageVersion, or its image's latest
@@ -142,7 +149,8 @@ class WarmPoolSweeper {
   // read of each VM every 2 s and of GitHub's runner listing while one waits on it, stepping each
   // as it gets there, for up to WarmPoolDeps::hot_settle. A member is parked as soon as its runner
   // is online, not at the next sweep, so it runs (and is billed) for its boot and runner start
-  // only.
+  // only. A runner GitHub refuses meanwhile makes the class unhealthy (ObserveRunnerVersion), and
+  // the members followed are retired then, not parked from the refused image.
   void SettleHotMembers(const RunnerClass& cls, const std::string& version,
                         PoolSweepReport& report);
   void SweepHotClass(const RunnerClass& cls, const std::vector<PoolMember>& members,

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -63,11 +64,13 @@ class RunnerSetTest : public ::testing::Test {
   }
   // How long the sweeper follows hot members within a sweep (the steps' tests: none).
   Duration hot_settle_{120'000};
+  // What the sweeper is told of the process stopping.
+  std::function<bool()> stopping_{};
   WarmPoolSweeper& Sweeper() {
     if (!sweeper_) {
       sweeper_ = std::make_unique<WarmPoolSweeper>(
           config_, WarmPoolDeps{m_.seam, fleet_.vms(), pool_, &fleet_.github(), &fleet_.ingress(),
-                                &table_, control_key_, nullptr, hot_settle_});
+                                &table_, control_key_, health_.get(), hot_settle_, stopping_});
     }
     return *sweeper_;
   }

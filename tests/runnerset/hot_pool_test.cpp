@@ -127,6 +127,38 @@ TEST_F(HotPoolTest, TheSweepThatLaunchesAMemberFollowsItToReady) {
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"starting", 1}, {"suspended", 1}}));
 }
 
+// The e2e RunnerSetStaleVersion run: GitHub refuses the runner of a member the sweep follows, whose
+// VM then sat "starting" for the rest of the settle time (two minutes, holding the shutdown too).
+// The sweep sees the refusal as it follows the member, marks the class unhealthy and retires the
+// member instead of parking a runner GitHub will never hand a job.
+TEST_F(HotPoolTest, AMemberWhoseRunnerGitHubRefusesIsRetiredWhileTheSweepFollowsIt) {
+  hot_settle_ = Duration(120'000);
+  UseClassHealth();
+  emulate::github::RunnerVersionPolicy policy;
+  policy.min_version = "9.0.0";
+  ASSERT_TRUE(fleet_.github_model->SetRunnerVersionPolicy(policy).ok());
+  const TimePoint began = m_.clock.Now();
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.booted, 1);
+  EXPECT_EQ(r.hot_parked, 0);
+  EXPECT_EQ(r.retired, 1) << (r.error_messages.empty() ? "" : r.error_messages[0]);
+  EXPECT_TRUE(Members().empty());
+  EXPECT_FALSE(health_->Of("mvr-small").healthy);
+  EXPECT_LT(m_.clock.Now() - began, Duration(60'000)) << "not the whole settle time";
+}
+
+// Stopping the process ends a sweep that follows its members at the next poll.
+TEST_F(HotPoolTest, ASweepFollowingItsMembersEndsWhenTheProcessStops) {
+  hot_settle_ = Duration(120'000);
+  fleet_.guest.runners_connect = false;  // the member never gets to ready
+  int polls = 0;
+  stopping_ = [&] { return ++polls > 2; };
+  const TimePoint began = m_.clock.Now();
+  Sweeper().Sweep();
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"booting", 1}})) << "left to the next sweep";
+  EXPECT_LT(m_.clock.Now() - began, Duration(5'000)) << "one poll, not the settle time";
+}
+
 // A sweep walks a hundred members in turn, so it asks for a suspend or a termination and moves on:
 // waiting on each (seconds apiece) made members of a big pool age out before they were ready.
 TEST_F(HotPoolTest, ASweepRequestsSuspendsAndTerminationsWithoutWaitingForThem) {
