@@ -210,8 +210,11 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
   // grace and no strikes, it is reaped this sweep if its runner is on no job. Unless its runner
   // is registered and a job of its class waits: the runner may serve that job, whose own runner
   // another job took (reaped at once, the waiting job waited for the janitor's stuck-launch
-  // recovery: simulation, stolen-runners seed 61).
-  const bool ended = inv.runners_ok && OwnJobEnded(row) &&
+  // recovery: simulation, stolen-runners seed 61). A job that ended moments ago is its
+  // `completed` webhook's to clean up, if it comes.
+  const JobEnded own = inv.runners_ok ? OwnJobEnded(row) : JobEnded::kNo;
+  if (own == JobEnded::kRecently) return;
+  const bool ended = own == JobEnded::kYes &&
                      (listed == inv.runners.end() || !AJobOfItsClassWaits(inv, row.class_label));
   if (!ended && !OldEnough(vm->second)) return clear();
   if (!inv.runners_ok) return;  // no listing to raise a suspicion on
@@ -249,10 +252,12 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
   }
   // Idle or gone by its flag, which can lie: neither the jobs API nor the VM's supervisor may
   // say it runs a job.
-  Result<bool> working = WorksOnAJob(inv, row, suspicion);
+  Result<VmWork> working = WorksOnAJob(inv, row, suspicion);
   if (!working.ok())
     return Error(report, "reading the jobs of " + row.runner_name, working.status());
-  if (*working) {
+  // Its VM is ending already: the next sweep finds it gone and removes the row and runner.
+  if (*working == VmWork::kEnding) return;
+  if (*working == VmWork::kRunsAJob) {
     report.Add(Swept::kBusySpared);
     return clear();
   }

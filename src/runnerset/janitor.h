@@ -202,14 +202,22 @@ class Janitor {
   // Whether the jobs API says the job `row` was launched for has completed (janitor_evidence.cpp):
   // its runner will get no job of its own, and its `completed` webhook may never come. False
   // when it cannot tell.
-  bool OwnJobEnded(const MappingRow& row);
-  // Whether the VM's supervisor says its runner has taken a job (GET /v1/status on the control
-  // port). False when there is no ingress or it cannot be read: the other evidence stands.
-  bool SupervisorRunsAJob(const std::string& microvm_id);
-  // Either of the two, the jobs API first (logged when one says so); an error of the jobs API is
-  // "cannot tell".
-  Result<bool> WorksOnAJob(const Inventory& inv, const MappingRow& row,
-                           const std::string& listed_as);
+  // Whether the job a row's VM was launched for has ended: kRecently when it ran on the row's
+  // runner and its `completed` webhook, whose terminate intent ends the VM, may still be on its
+  // way (kEndedWebhookWait).
+  enum class JobEnded { kNo, kRecently, kYes };
+  JobEnded OwnJobEnded(const MappingRow& row);
+  // What a VM about to be reaped is doing, by a fresh read: kEnding when it is no longer RUNNING
+  // (a terminate intent or its own exit got there first: asking its supervisor would wait out
+  // kSupervisorStatusTime for an endpoint that is gone), kRunsAJob when its supervisor says its
+  // runner has taken a job (GET /v1/status on the control port), else kIdle (also when there is
+  // no ingress or the status cannot be read: the other evidence stands).
+  enum class VmWork { kIdle, kRunsAJob, kEnding };
+  VmWork SupervisorRunsAJob(const std::string& microvm_id);
+  // The jobs API first, then the supervisor (logged when one says the runner works); an error of
+  // the jobs API is "cannot tell".
+  Result<VmWork> WorksOnAJob(const Inventory& inv, const MappingRow& row,
+                             const std::string& listed_as);
   // Whether a job with the class's label is queued in a repository the set serves: an idle
   // runner whose own job ended then is a spare that may serve it (a job whose runner another job
   // took waits for exactly such a runner), not waste.

@@ -15,6 +15,12 @@ namespace {
 
 // How long a listing of the jobs in progress answers for (RunsAJob).
 constexpr Duration kInProgressFresh{10'000};
+// How long after a job ended on its own runner that runner's VM is left to the terminate intent
+// of the job's `completed` webhook
+// (which comes within seconds, when it comes) before the janitor reaps it: one that reaped the VM
+// of a job that had just ended raced that intent (the e2e
+// RunnerSetJanitor.BusyRunnerIsNeverTerminatedWhenTheListingSaysItIsIdle).
+constexpr Duration kEndedWebhookWait{10'000};
 // Queued runs whose jobs say whether a job of a class waits (a GET each), the oldest first.
 constexpr int kRunsRead = 20;
 
@@ -99,46 +105,55 @@ bool Janitor::AJobOfItsClassWaits(const Inventory& inv, const std::string& class
   return inv.waiting_classes->count("*") > 0 || inv.waiting_classes->count(class_label) > 0;
 }
 
-Result<bool> Janitor::WorksOnAJob(const Inventory& inv, const MappingRow& row,
-                                  const std::string& listed_as) {
+Result<Janitor::VmWork> Janitor::WorksOnAJob(const Inventory& inv, const MappingRow& row,
+                                             const std::string& listed_as) {
   MVR_ASSIGN_OR_RETURN(const bool listed, RunsAJob(inv, row.runner_name));
   // The jobs API lags the job (a job just taken is not yet listed in progress): the VM's own
   // supervisor knows.
-  const char* says = listed ? "the jobs API shows the runner on a job"
-                     : SupervisorRunsAJob(row.microvm_id)
-                         ? "the supervisor says its runner runs a job"
-                         : nullptr;
-  if (says == nullptr) return false;
-  deps_.seam.logger.Info(std::string("janitor: ") + says + "; left alone",
-                         {{"runner_name", row.runner_name}, {"listed_as", listed_as}});
-  return true;
+  const VmWork work = listed ? VmWork::kRunsAJob : SupervisorRunsAJob(row.microvm_id);
+  if (work == VmWork::kRunsAJob) {
+    deps_.seam.logger.Info(std::string("janitor: ") +
+                               (listed ? "the jobs API shows the runner on a job"
+                                       : "the supervisor says its runner runs a job") +
+                               "; left alone",
+                           {{"runner_name", row.runner_name}, {"listed_as", listed_as}});
+  }
+  return work;
 }
 
-bool Janitor::SupervisorRunsAJob(const std::string& microvm_id) {
-  if (deps_.ingress == nullptr) return false;
+Janitor::VmWork Janitor::SupervisorRunsAJob(const std::string& microvm_id) {
   const TimePoint deadline = deps_.seam.clock.Now() + kSupervisorStatusTime;
   fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
   Result<aws::Microvm> vm = vms.Get(microvm_id, deadline);
-  if (!vm.ok() || vm->endpoint.empty()) return false;
+  if (!vm.ok() && vm.status().code() == Code::kNotFound) return VmWork::kEnding;
+  if (vm.ok() && vm->state != aws::MicrovmState::kRunning) return VmWork::kEnding;
+  if (deps_.ingress == nullptr || !vm.ok() || vm->endpoint.empty()) return VmWork::kIdle;
   Result<Secret> token =
       vms.ControlToken(microvm_id, fleet::kControlPort, fleet::kControlTokenMinutes, deadline);
-  if (!token.ok()) return false;
+  if (!token.ok()) return VmWork::kIdle;
   Result<fleet::SupervisorStatus> status =
       fleet::ReadSupervisorStatus(*deps_.ingress, deps_.seam, vm->endpoint, *token, deadline);
   if (!status.ok()) {
     deps_.seam.logger.Debug("janitor: could not read the supervisor's status",
                             {{"microvm_id", microvm_id}, {"error", status.status().ToString()}});
-    return false;
+    return VmWork::kIdle;
   }
-  return status->state == "RUNNING" && status->job_started;
+  return status->state == "RUNNING" && status->job_started ? VmWork::kRunsAJob : VmWork::kIdle;
 }
 
-bool Janitor::OwnJobEnded(const MappingRow& row) {
-  if (row.job_id <= 0 || row.repository.empty()) return false;  // a pool member's row
+Janitor::JobEnded Janitor::OwnJobEnded(const MappingRow& row) {
+  if (row.job_id <= 0 || row.repository.empty()) return JobEnded::kNo;  // a pool member's row
   auto repo = github::RepositoryRef::Parse(row.repository);
-  if (!repo.ok()) return false;
+  if (!repo.ok()) return JobEnded::kNo;
   Result<github::Job> job = deps_.github.GetJob(*repo, row.job_id);
-  return job.ok() && job->status == github::JobStatus::kCompleted;
+  if (!job.ok() || job->status != github::JobStatus::kCompleted) return JobEnded::kNo;
+  // Only a job this row's runner ran: the webhook of one run by another runner (or none, a job
+  // cancelled while queued) ends another VM or none.
+  if (job->runner_name == row.runner_name && job->completed_at &&
+      deps_.seam.clock.Now() - *job->completed_at < kEndedWebhookWait) {
+    return JobEnded::kRecently;
+  }
+  return JobEnded::kYes;
 }
 
 }  // namespace mvr::runnerset
