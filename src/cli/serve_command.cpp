@@ -23,17 +23,16 @@
 namespace mvr::cli {
 namespace {
 
-// The set's clients; `with_queue` false for a reader of its state (`mvr status --html`).
+// The set's clients: those `mvr serve` runs on, and `mvr status --html` reads.
 Result<std::unique_ptr<RunnerSetWiring>> Wire(Context& ctx, const runnerset::ServeConfig& config,
-                                              const runnerset::ServeSecrets& secrets,
-                                              bool with_queue = true) {
+                                              const runnerset::ServeSecrets& secrets) {
   std::unique_ptr<RunnerSetWiring> w =
       NewRunnerSetWiring(ctx, config, std::make_unique<http::CurlHttpClient>());
   MVR_RETURN_IF_ERROR(WireMicrovms(ctx, config, *w));
   MVR_RETURN_IF_ERROR(WireGitHub(ctx, config, secrets, *w,
                                  [&config] { return runnerset::ReadGitHubCredential(config); }));
   MVR_RETURN_IF_ERROR(WireStore(ctx, config, *w));
-  if (with_queue) MVR_RETURN_IF_ERROR(WireQueue(ctx, config, *w));
+  MVR_RETURN_IF_ERROR(WireQueue(ctx, config, *w));
   return w;
 }
 
@@ -92,14 +91,15 @@ int RunStatusHtml(Context& ctx, const runnerset::ServeConfig& config, const std:
   if (!secrets.ok()) return fail(secrets.status());
   ctx.logger.redactor().Add(secrets->webhook_secret);
   if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
-  Result<std::unique_ptr<RunnerSetWiring>> wired = Wire(ctx, config, *secrets, false);
+  Result<std::unique_ptr<RunnerSetWiring>> wired = Wire(ctx, config, *secrets);
   if (!wired.ok()) return fail(wired.status());
   RunnerSetWiring* w = wired->get();
   runnerset::RunnerTable table(*w->store, ctx.seam(), runnerset::RunnerTable::Options{});
   runnerset::WarmPoolTable pool(*w->store, ctx.seam());
   runnerset::ClassHealth health(ctx.seam().clock, &table);
   runnerset::StatusInputs in = runnerset::GatherStatus(
-      config, runnerset::StatusSources{*w->microvms, *w->github, table, pool, &health},
+      config,
+      runnerset::StatusSources{*w->microvms, *w->github, table, pool, &health, w->queue.get()},
       ctx.seam().clock.Now());
   nlohmann::json status = runnerset::BuildStatus(config, in);
   status["githubRateLimit"] = runnerset::RateBudgetStatusJson(w->github->RateBudgetNow());

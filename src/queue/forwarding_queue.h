@@ -26,6 +26,7 @@ class ForwardingQueue : public Queue {
   Status ChangeVisibility(const std::string& receipt, Duration visibility) override {
     return inner_.ChangeVisibility(receipt, visibility);
   }
+  Result<QueueDepth> Depth() override { return inner_.Depth(); }
 
  protected:
   Queue& inner() const { return inner_; }

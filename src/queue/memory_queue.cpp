@@ -121,6 +121,26 @@ size_t MemoryQueue::size() const {
   return messages_.size();
 }
 
+Result<QueueDepth> MemoryQueue::Depth() {
+  QueueDepth depth;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const TimePoint now = clock_.Now();
+    for (const auto& [seq, m] : messages_) {
+      if (m.visible_at <= now) {
+        ++depth.waiting;
+      } else if (m.receive_count > 0) {
+        ++depth.in_flight;
+      } else {
+        ++depth.delayed;
+      }
+    }
+  }
+  // Not under the lock: the dead-letter queue takes its own.
+  if (dead_letters_ != nullptr) depth.dead_letters = static_cast<int64_t>(dead_letters_->size());
+  return depth;
+}
+
 std::optional<TimePoint> MemoryQueue::NextVisible() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::optional<TimePoint> next;

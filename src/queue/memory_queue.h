@@ -25,6 +25,7 @@ class MemoryQueue final : public Queue {
   Result<std::vector<QueueMessage>> Receive(const ReceiveOptions& options) override;
   Status Delete(const std::string& receipt) override;
   Status ChangeVisibility(const std::string& receipt, Duration visibility) override;
+  Result<QueueDepth> Depth() override;
 
   // Messages held, visible or not (tests, the simulation's invariants).
   size_t size() const;

@@ -8,6 +8,8 @@
 // Thread-safety: every implementation is safe to share between threads.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,17 @@ struct ReceiveOptions {
   Duration wait{0};             // long poll: wait up to this long (0-20 s) for a first message
 };
 
+// How many messages a queue holds, by where they are (SQS's Approximate* attributes).
+struct QueueDepth {
+  int64_t waiting = 0;    // visible: the next receive may take them
+  int64_t in_flight = 0;  // received, neither deleted nor visible again yet
+  int64_t delayed = 0;    // sent with a delay that has not passed
+  // In its dead-letter queue; nullopt when it has none (a message that always fails is then
+  // received forever).
+  std::optional<int64_t> dead_letters;
+  std::string dead_letter_queue;  // its name, where the queue knows it
+};
+
 // Limits shared by every implementation (those of SQS).
 inline constexpr int kMaxBatch = 10;
 inline constexpr Duration kMaxDelay{900'000};
@@ -57,6 +70,9 @@ class Queue {
   // Hides the received message for `visibility` from now (0 = visible again at once). NotFound
   // when the receipt no longer names an in-flight delivery.
   virtual Status ChangeVisibility(const std::string& receipt, Duration visibility) = 0;
+  // Its depth and its dead-letter queue's (the status page, `mvr doctor`). SQS's counts are
+  // approximate and lag by up to a minute.
+  virtual Result<QueueDepth> Depth() = 0;
 
   // The end of a batch: deletes every message of `batch` except those whose ids are in `failed`,
   // which become visible again after `retry_after`.

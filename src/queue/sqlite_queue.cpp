@@ -163,4 +163,34 @@ Status SqliteQueue::ChangeVisibility(const std::string& receipt, Duration visibi
   return Status::Ok();
 }
 
+Result<QueueDepth> SqliteQueue::Depth() {
+  const int64_t now = Ms(seam_.clock.Now());
+  QueueDepth depth;
+  MVR_RETURN_IF_ERROR(db_->Read([&]() -> Status {
+    MVR_ASSIGN_OR_RETURN(store::SqliteStatement * count,
+                         db_->Prepare("SELECT COALESCE(SUM(visible_at <= ?2), 0), "
+                                      "COALESCE(SUM(visible_at > ?2 AND receive_count > 0), 0), "
+                                      "COALESCE(SUM(visible_at > ?2 AND receive_count = 0), 0) "
+                                      "FROM messages WHERE queue = ?1"));
+    count->Reset().Bind(1, name_).Bind(2, now);
+    MVR_ASSIGN_OR_RETURN(bool row, count->Step());
+    if (row) {
+      depth.waiting = count->Int(0);
+      depth.in_flight = count->Int(1);
+      depth.delayed = count->Int(2);
+    }
+    count->Reset();
+    if (dead_letter_name_.empty()) return Status::Ok();
+    MVR_ASSIGN_OR_RETURN(store::SqliteStatement * dead,
+                         db_->Prepare("SELECT COUNT(*) FROM messages WHERE queue = ?1"));
+    dead->Reset().Bind(1, dead_letter_name_);
+    MVR_ASSIGN_OR_RETURN(bool dead_row, dead->Step());
+    depth.dead_letters = dead_row ? dead->Int(0) : 0;
+    dead->Reset();
+    return Status::Ok();
+  }));
+  depth.dead_letter_queue = dead_letter_name_;
+  return depth;
+}
+
 }  // namespace mvr::queue

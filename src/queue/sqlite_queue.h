@@ -26,6 +26,7 @@ class SqliteQueue final : public Queue {
   Result<std::vector<QueueMessage>> Receive(const ReceiveOptions& options) override;
   Status Delete(const std::string& receipt) override;
   Status ChangeVisibility(const std::string& receipt, Duration visibility) override;
+  Result<QueueDepth> Depth() override;
 
  private:
   Result<std::vector<QueueMessage>> TryReceive(const ReceiveOptions& options);

@@ -1,6 +1,9 @@
 #include "queue/sqs_queue.h"
 #include "base/json_text.h"
 
+#include <cstdlib>
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 namespace mvr::queue {
@@ -68,6 +71,31 @@ Status SqsQueue::ChangeVisibility(const std::string& receipt, Duration visibilit
     return NotFound("change visibility: " + s.message()).WithErrorType(s.error_type());
   }
   return s;
+}
+
+Result<QueueDepth> SqsQueue::Depth() {
+  auto count = [](std::map<std::string, std::string>& attrs, const char* name) {
+    return static_cast<int64_t>(std::atoll(attrs[name].c_str()));
+  };
+  MVR_ASSIGN_OR_RETURN(
+      auto attrs, client_.GetQueueAttributes(
+                      url_, {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                             "ApproximateNumberOfMessagesDelayed", "RedrivePolicy"}));
+  QueueDepth depth;
+  depth.waiting = count(attrs, "ApproximateNumberOfMessages");
+  depth.in_flight = count(attrs, "ApproximateNumberOfMessagesNotVisible");
+  depth.delayed = count(attrs, "ApproximateNumberOfMessagesDelayed");
+  nlohmann::json redrive = nlohmann::json::parse(attrs["RedrivePolicy"], nullptr, false);
+  const std::string arn = redrive.is_object() ? redrive.value("deadLetterTargetArn", "") : "";
+  if (arn.empty()) return depth;
+  // The dead-letter queue is named by its ARN, whose last part is its name.
+  depth.dead_letter_queue = arn.substr(arn.rfind(':') + 1);
+  Result<std::string> dlq = client_.GetQueueUrl(depth.dead_letter_queue);
+  if (!dlq.ok()) return dlq.status().Annotate("the dead-letter queue " + arn);
+  auto dead = client_.GetQueueAttributes(*dlq, {"ApproximateNumberOfMessages"});
+  if (!dead.ok()) return dead.status().Annotate("the dead-letter queue " + arn);
+  depth.dead_letters = count(*dead, "ApproximateNumberOfMessages");
+  return depth;
 }
 
 Result<QueueUrls> CreateQueueWithDeadLetter(aws::SqsClient& client, const std::string& name,

@@ -23,6 +23,7 @@ class SqsQueue final : public Queue {
   Result<std::vector<QueueMessage>> Receive(const ReceiveOptions& options) override;
   Status Delete(const std::string& receipt) override;
   Status ChangeVisibility(const std::string& receipt, Duration visibility) override;
+  Result<QueueDepth> Depth() override;
 
   const std::string& url() const { return url_; }
 

@@ -1,6 +1,7 @@
 // `mvr doctor`: the store and the queue - reachable, with the schema the set writes, and the
 // dead-letter queue's depth. An SQLite file is read without being created or migrated.
 #include "runnerset/doctor.h"
+#include "runnerset/status.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_inspect.h"
 
@@ -77,10 +78,7 @@ void DoctorDeadLetters(int64_t count, const std::string& where, DoctorReport& re
     report.Pass("dead letters", "none in " + where);
     return;
   }
-  report.Fail("dead letters", std::to_string(count) + " in " + where,
-              "each is a job's intent that failed every receive, so the job got no VM: the "
-              "launcher's log says why (\"launch failed\"); fix that, then move them back to the "
-              "job queue (SQS: \"Start DLQ redrive\") or re-run those jobs");
+  report.Fail("dead letters", std::to_string(count) + " in " + where, kDeadLettersFix);
 }
 
 void DoctorSqliteQueue(const std::string& path, DoctorReport& report) {

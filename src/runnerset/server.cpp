@@ -65,7 +65,8 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
     return Text(200,
                 metrics_.Prometheus() + Metrics::AuthPrometheus(deps_.github.AuthFailingSince()) +
                     health_.Prometheus(config_) +
-                    RateBudgetPrometheus(deps_.github.RateBudgetNow(), deps_.seam.clock.Now()),
+                    RateBudgetPrometheus(deps_.github.RateBudgetNow(), deps_.seam.clock.Now()) +
+                    QueuePrometheus(deps_.queue.Depth()),
                 "text/plain; version=0.0.4");
   });
   router_.Add("GET", "/timeline", [this](const http::ServerRequest&, const http::PathParams&) {
@@ -126,9 +127,9 @@ void Server::WatchRunners() {
 }
 
 nlohmann::json Server::Status() {
-  StatusInputs in =
-      GatherStatus(config_, StatusSources{deps_.microvms, deps_.github, table_, pool_, &health_},
-                   deps_.seam.clock.Now());
+  StatusInputs in = GatherStatus(
+      config_, StatusSources{deps_.microvms, deps_.github, table_, pool_, &health_, &deps_.queue},
+      deps_.seam.clock.Now());
   in.last_sweep = janitor_.LastSweep();
   nlohmann::json out = BuildStatus(config_, in);
   out["githubRateLimit"] = RateBudgetStatusJson(deps_.github.RateBudgetNow());

@@ -275,7 +275,58 @@ json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
   out["janitor"]["recentSweeps"] = SweepsEntry(in.recent_sweeps);
   out["finishedJobs"] = FinishedJobs(in.finished);
   out["latency"] = Latency(in.finished);
+  if (in.queue) {
+    const queue::QueueDepth& q = *in.queue;
+    out["queue"] = {{"waiting", q.waiting},
+                    {"inFlight", q.in_flight},
+                    {"delayed", q.delayed},
+                    {"deadLetters", q.dead_letters ? json(*q.dead_letters) : json()},
+                    {"deadLetterQueue", q.dead_letter_queue}};
+  }
   out["errors"] = in.errors;
+  return out;
+}
+
+namespace {
+
+std::string QueueText(const json& s) {
+  const json q = s.value("queue", json());
+  if (!q.is_object()) return "";
+  std::string out = "queue: " + std::to_string(q.value("waiting", int64_t{0})) + " waiting, " +
+                    std::to_string(q.value("inFlight", int64_t{0})) + " in flight, " +
+                    std::to_string(q.value("delayed", int64_t{0})) + " delayed; ";
+  const json dead = q.value("deadLetters", json());
+  if (!dead.is_number()) {
+    out += "no dead-letter queue: an intent that always fails is received forever\n";
+  } else if (dead.get<int64_t>() == 0) {
+    out += "no dead letters\n";
+  } else {
+    out += "DEAD LETTERS: " + std::to_string(dead.get<int64_t>()) + " (" + kDeadLettersFix + ")\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string QueuePrometheus(const Result<queue::QueueDepth>& depth) {
+  if (!depth.ok()) return "";
+  std::string out =
+      "# HELP mvr_runnerset_queue_messages Messages in the job queue by state (SQS: approximate).\n"
+      "# TYPE mvr_runnerset_queue_messages gauge\n";
+  for (const auto& [state, n] : {std::pair<const char*, int64_t>{"waiting", depth->waiting},
+                                 {"in_flight", depth->in_flight},
+                                 {"delayed", depth->delayed}}) {
+    out += std::string("mvr_runnerset_queue_messages{state=\"") + state + "\"} " +
+           std::to_string(n) + "\n";
+  }
+  if (depth->dead_letters) {
+    out +=
+        "# HELP mvr_runnerset_queue_dead_letters Job intents in the dead-letter queue: jobs that "
+        "got no VM.\n"
+        "# TYPE mvr_runnerset_queue_dead_letters gauge\n"
+        "mvr_runnerset_queue_dead_letters " +
+        std::to_string(*depth->dead_letters) + "\n";
+  }
   return out;
 }
 
@@ -325,6 +376,7 @@ std::string RenderStatusText(const json& s) {
                   j.value("microvmId", std::string()).c_str());
     out += line;
   }
+  out += QueueText(s);
   const json& janitor = s["janitor"];
   const json& last = janitor["lastSweep"];
   if (last.is_null()) {

@@ -15,6 +15,7 @@
 #include "aws/microvms.h"
 #include "github/github.h"
 #include "github/types.h"
+#include "queue/queue.h"
 #include "runnerset/class_health.h"
 #include "runnerset/config.h"
 #include "runnerset/janitor.h"
@@ -40,6 +41,8 @@ struct StatusInputs {
   // The last jobs that ended and the janitor's last sweeps, newest first (the store's history).
   std::vector<JobRecord> finished;
   std::vector<SweepRecord> recent_sweeps;
+  // The job queue's depth and dead letters (nullopt: not read, or the read failed).
+  std::optional<queue::QueueDepth> queue;
 };
 
 // Where a status comes from: the set's clients and tables. `health` is optional.
@@ -49,7 +52,18 @@ struct StatusSources {
   RunnerTable& table;
   WarmPoolTable& pool;
   ClassHealth* health = nullptr;
+  queue::Queue* queue = nullptr;  // optional: its depth and dead letters
 };
+// What an operator does about dead letters (the status page, `mvr status`, `mvr doctor`).
+inline constexpr char kDeadLettersFix[] =
+    "each is a job's intent that failed every receive, so the job got no VM: the launcher's log "
+    "says why (\"launch failed\"); fix that, then move them back to the job queue (SQS: \"Start "
+    "DLQ redrive\") or re-run those jobs";
+
+// The queue's depth for GET /metrics: mvr_runnerset_queue_messages{state} and, when the queue has
+// a dead-letter queue, mvr_runnerset_queue_dead_letters. Nothing when the read failed.
+std::string QueuePrometheus(const Result<queue::QueueDepth>& depth);
+
 // How many finished jobs and sweeps a status carries.
 inline constexpr int kStatusFinishedJobs = 200;
 inline constexpr int kStatusSweeps = 10;

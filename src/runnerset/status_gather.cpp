@@ -46,6 +46,14 @@ StatusInputs GatherStatus(const ServeConfig& config, const StatusSources& src, T
        "reading the finished jobs");
   Take(src.table.RecentSweeps(kStatusSweeps), in.recent_sweeps, in.errors,
        "reading the janitor's sweeps");
+  if (src.queue != nullptr) {
+    Result<queue::QueueDepth> depth = src.queue->Depth();
+    if (depth.ok()) {
+      in.queue = std::move(*depth);
+    } else {
+      in.errors.push_back("reading the job queue's depth: " + depth.status().ToString());
+    }
+  }
   in.github_auth_failing_since = src.github.AuthFailingSince();
   if (src.health) {
     for (const RunnerClass& c : config.classes) in.class_health[c.label] = src.health->Of(c.label);

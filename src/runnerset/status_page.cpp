@@ -7,6 +7,7 @@
 
 #include "base/json_text.h"
 #include "base/time_format.h"
+#include "runnerset/status.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -283,6 +284,34 @@ std::string Sweeps(const json& s) {
   return out + "</table>";
 }
 
+std::string Queue(const json& s) {
+  const json q = s.value("queue", json());
+  if (!q.is_object()) return "";
+  const json dead = q.value("deadLetters", json());
+  const bool any_dead = dead.is_number() && dead.get<int64_t>() > 0;
+  std::string out =
+      "<h2>Job queue</h2><table id=\"queue\"><tr><th>Waiting</th><th>In flight</th>"
+      "<th>Delayed</th><th>Dead letters</th></tr><tr>" +
+      Cell(Str(q, "waiting"), "num") + Cell(Str(q, "inFlight"), "num") +
+      Cell(Str(q, "delayed"), "num") +
+      Cell(dead.is_number() ? Str(q, "deadLetters") : "no dead-letter queue",
+           any_dead || !dead.is_number() ? "bad" : "num") +
+      "</tr></table>";
+  if (any_dead) {
+    out += "<p class=\"bad\" id=\"dead-letters\">" +
+           HtmlEscape(Str(q, "deadLetters") + " in " +
+                      (Str(q, "deadLetterQueue").empty() ? std::string("the dead-letter queue")
+                                                         : Str(q, "deadLetterQueue")) +
+                      ": " + kDeadLettersFix) +
+           "</p>";
+  } else if (!dead.is_number()) {
+    out +=
+        "<p class=\"bad\">The queue has no dead-letter queue: an intent that always fails is "
+        "received forever.</p>";
+  }
+  return out;
+}
+
 std::string Errors(const json& s) {
   const json errors = s.value("errors", json::array());
   if (errors.empty()) return "";
@@ -322,7 +351,7 @@ std::string HtmlEscape(const std::string& text) {
 
 std::string RenderStatusPage(const json& status, int refresh_seconds) {
   return Head(status, refresh_seconds) + Summary(status) + Errors(status) + Classes(status) +
-         InFlight(status) + Finished(status) + Latency(status) + Sweeps(status) +
+         InFlight(status) + Finished(status) + Latency(status) + Queue(status) + Sweeps(status) +
          "</body></html>\n";
 }
 

@@ -94,6 +94,9 @@ TEST_F(RunnerSetJanitor, StatusShowsTheJobInItsSegmentAndTheLastSweep) {
       << seen.dump(2);
   EXPECT_GE(seen["liveVms"].get<int>(), 1);
   EXPECT_EQ(seen["classes"][0]["label"], kClassLabel);
+  // The job queue (the daemon's SQLite queue, with its dead-letter queue): nothing dead-lettered.
+  EXPECT_EQ(seen["queue"].value("deadLetters", -1), 0) << seen["queue"].dump();
+  EXPECT_EQ(seen["queue"].value("deadLetterQueue", ""), "jobs-dead-letter");
   // `mvr status` asks the same endpoint and prints it for a terminal.
   process::ProcessSpec spec;
   spec.argv = {mvr_, "status", "--config", dir_ + "/serve.json"};
@@ -106,6 +109,7 @@ TEST_F(RunnerSetJanitor, StatusShowsTheJobInItsSegmentAndTheLastSweep) {
   EXPECT_NE(text.find("runner set e2e"), std::string::npos) << text;
   EXPECT_NE(text.find("jobs in flight:"), std::string::npos) << text;
   EXPECT_NE(text.find("janitor: last sweep"), std::string::npos) << text;
+  EXPECT_NE(text.find("; no dead letters"), std::string::npos) << text;
   ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(30)));
   ExpectNothingLeft();
 }

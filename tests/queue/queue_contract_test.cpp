@@ -192,6 +192,46 @@ TEST_P(QueueContractTest, ChangingVisibilityOfAFinishedDeliveryIsNotFound) {
   EXPECT_FALSE(s.ok());
 }
 
+// Depth: what the status page, `mvr status` and `mvr doctor` show of the queue (issue 32). On moto,
+// SQS's Approximate* attributes as another implementation computes them.
+TEST_P(QueueContractTest, DepthCountsWaitingInFlightDelayedAndDeadLetters) {
+  ASSERT_TRUE(queue_->Send({"poison"}).ok());
+  ASSERT_TRUE(queue_->Send({"later", 60 * kSecond}).ok());
+  auto depth = [&] {
+    Result<QueueDepth> d = queue_->Depth();
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    return d.ok() ? *d : QueueDepth{};
+  };
+  QueueDepth d = depth();
+  EXPECT_EQ(d.waiting, 1);
+  EXPECT_EQ(d.in_flight, 0);
+  EXPECT_EQ(d.delayed, 1);
+  EXPECT_EQ(d.dead_letters, std::optional<int64_t>(0));
+  // Received, then failed every time it was received: it ends in the dead-letter queue.
+  for (int i = 1; i <= kMaxReceives; ++i) {
+    auto got = ReceiveNow(*queue_);
+    ASSERT_EQ(got.size(), 1u) << "receive " << i;
+    d = depth();
+    EXPECT_EQ(d.waiting, 0);
+    EXPECT_EQ(d.in_flight, 1);
+    ASSERT_TRUE(queue_->ChangeVisibility(got[0].receipt, Duration(0)).ok());
+  }
+  EXPECT_TRUE(ReceiveNow(*queue_).empty());  // this receive moved it
+  d = depth();
+  EXPECT_EQ(d.waiting, 0);
+  EXPECT_EQ(d.in_flight, 0);
+  EXPECT_EQ(d.delayed, 1);
+  EXPECT_EQ(d.dead_letters, std::optional<int64_t>(1));
+  if (GetParam() != "memory") {
+    EXPECT_FALSE(d.dead_letter_queue.empty());
+  }
+  // A queue without a dead-letter queue says so.
+  Result<QueueDepth> of_dead = backend_->dead_letters()->Depth();
+  ASSERT_TRUE(of_dead.ok()) << of_dead.status().ToString();
+  EXPECT_EQ(of_dead->dead_letters, std::nullopt);
+  EXPECT_EQ(of_dead->waiting, 1);
+}
+
 // One source, two binaries: the local queues (label "unit") and SQS on moto ("moto").
 #ifdef MVR_CONTRACT_MOTO
 INSTANTIATE_TEST_SUITE_P(Moto, QueueContractTest, ::testing::Values("sqs"),

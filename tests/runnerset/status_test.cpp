@@ -220,5 +220,64 @@ TEST_F(StatusTest, ThePageEscapesEverythingThatCameFromOutside) {
   EXPECT_EQ(page.find("<script"), std::string::npos);
 }
 
+// The job queue's depth and its dead letters (issue 32, part 1): in the JSON, on a terminal and on
+// the page, with what to do when intents were dead-lettered; a queue without a dead-letter queue
+// is said to be one.
+TEST_F(StatusTest, ShowsTheQueueDepthAndItsDeadLettersWithWhatToDo) {
+  queue::QueueDepth depth;
+  depth.waiting = 4;
+  depth.in_flight = 2;
+  depth.delayed = 1;
+  depth.dead_letters = 3;
+  depth.dead_letter_queue = "mvr-demo-jobs-dlq";
+  in_.queue = depth;
+  json s = BuildStatus(config_, in_);
+  EXPECT_EQ(s["queue"], (json{{"waiting", 4},
+                              {"inFlight", 2},
+                              {"delayed", 1},
+                              {"deadLetters", 3},
+                              {"deadLetterQueue", "mvr-demo-jobs-dlq"}}));
+  const std::string text = RenderStatusText(s);
+  EXPECT_NE(text.find("queue: 4 waiting, 2 in flight, 1 delayed; DEAD LETTERS: 3 ("),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Start DLQ redrive"), std::string::npos) << text;
+  std::string page = RenderStatusPage(s, 0);
+  EXPECT_NE(page.find("<table id=\"queue\">"), std::string::npos);
+  EXPECT_NE(page.find("id=\"dead-letters\">3 in mvr-demo-jobs-dlq: each is a job&#39;s intent"),
+            std::string::npos)
+      << page;
+
+  in_.queue->dead_letters = 0;
+  EXPECT_NE(RenderStatusText(BuildStatus(config_, in_)).find("; no dead letters\n"),
+            std::string::npos);
+  page = RenderStatusPage(BuildStatus(config_, in_), 0);
+  EXPECT_EQ(page.find("id=\"dead-letters\""), std::string::npos);
+
+  in_.queue->dead_letters.reset();
+  s = BuildStatus(config_, in_);
+  EXPECT_TRUE(s["queue"]["deadLetters"].is_null());
+  EXPECT_NE(RenderStatusText(s).find("no dead-letter queue"), std::string::npos);
+  EXPECT_NE(RenderStatusPage(s, 0).find("no dead-letter queue"), std::string::npos);
+
+  in_.queue.reset();
+  EXPECT_FALSE(BuildStatus(config_, in_).contains("queue")) << "not read: not shown as empty";
+}
+
+TEST(QueuePrometheusTest, GaugesTheQueueByStateAndItsDeadLettersOnlyWhereItHasThem) {
+  queue::QueueDepth depth;
+  depth.waiting = 4;
+  depth.in_flight = 2;
+  depth.dead_letters = 3;
+  const std::string text = QueuePrometheus(depth);
+  EXPECT_NE(text.find("mvr_runnerset_queue_messages{state=\"waiting\"} 4\n"), std::string::npos);
+  EXPECT_NE(text.find("mvr_runnerset_queue_messages{state=\"in_flight\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("mvr_runnerset_queue_messages{state=\"delayed\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("mvr_runnerset_queue_dead_letters 3\n"), std::string::npos);
+  depth.dead_letters.reset();
+  EXPECT_EQ(QueuePrometheus(depth).find("dead_letters"), std::string::npos);
+  EXPECT_EQ(QueuePrometheus(Result<queue::QueueDepth>(Transient("down"))), "");
+}
+
 }  // namespace
 }  // namespace mvr::runnerset

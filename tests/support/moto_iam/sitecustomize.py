@@ -249,4 +249,66 @@ def _install_cloudwatch():
     CloudWatchResponse._authenticate_and_authorize_normal_action = authorize
 
 
+
+def _install_policy_simulator():
+    """iam:SimulatePrincipalPolicy, which moto 5.2.1 does not implement (`mvr doctor` asks it about
+    the set's mutating calls). The principal's policies are gathered as moto gathers them for an
+    enforced request (inline, attached, and a user's groups'), and each action and resource is
+    judged by moto's own IAMPolicy: an explicit Deny wins, then any Allow, else an implicit deny.
+    Conditions and permission boundaries are not modelled (no policy of deploy/iam has either)."""
+    try:
+        from moto.core.responses import ActionResult
+        from moto.iam.access_control import IAMPolicy, PermissionResult
+        from moto.iam.exceptions import NotFoundException
+        from moto.iam.responses import IamResponse
+    except Exception:
+        return
+
+    def policies_of(backend, arn):
+        # arn:PARTITION:iam::ACCOUNT:user/PATH/NAME or role/PATH/NAME
+        kind, _, path = arn.split(":", 5)[-1].partition("/")
+        name = path.rsplit("/", 1)[-1]
+        if kind == "user":
+            backend.get_user(name)
+            docs = [backend.get_user_policy(name, p) for p in backend.list_user_policies(name)]
+            docs += list(backend.list_attached_user_policies(name)[0])
+            for group in backend.get_groups_for_user(name):
+                docs += [backend.get_group_policy(group.name, p)
+                         for p in backend.list_group_policies(group.name)]
+                docs += list(backend.list_attached_group_policies(group.name)[0])
+            return docs
+        if kind == "role":
+            backend.get_role(name)
+            docs = [backend.get_role_policy(name, p)[1] for p in backend.list_role_policies(name)]
+            docs += list(backend.list_attached_role_policies(name)[0])
+            return docs
+        raise NotFoundException(f"PolicySourceArn {arn} names no user or role")
+
+    def params(handler, name):
+        value = handler._get_param(name)
+        if isinstance(value, list):
+            return value
+        return handler._get_multi_param(name + ".member")
+
+    def simulate_principal_policy(self):
+        arn = self._get_param("PolicySourceArn")
+        docs = policies_of(self.backend, arn)
+        results = []
+        for action in params(self, "ActionNames"):
+            for resource in params(self, "ResourceArns") or ["*"]:
+                verdicts = [IAMPolicy(d).is_action_permitted(action, resource) for d in docs]
+                if PermissionResult.DENIED in verdicts:
+                    decision = "explicitDeny"
+                elif PermissionResult.PERMITTED in verdicts:
+                    decision = "allowed"
+                else:
+                    decision = "implicitDeny"
+                results.append({"EvalActionName": action, "EvalResourceName": resource,
+                                "EvalDecision": decision})
+        return ActionResult({"EvaluationResults": results, "IsTruncated": False})
+
+    IamResponse.simulate_principal_policy = simulate_principal_policy
+
+
 _install()
+_install_policy_simulator()
