@@ -4,6 +4,9 @@
 // the App's key, the webhook secret) never appear in the output. Everything listens on 127.0.0.1.
 #include <sqlite3.h>
 
+#include <map>
+#include <set>
+
 #include "aws/microvms_client.h"
 #include "queue/sqlite_queue.h"
 #include "runnerset/class_health.h"
@@ -12,7 +15,9 @@
 #include "store/sqlite_store.h"
 #include "tests/e2e/runner_set_e2e_fixture.h"
 #include "tests/github/test_support.h"
+#include "tests/support/iam_documents.h"
 #include "tests/support/moto.h"
+#include "tests/support/moto_iam.h"
 
 namespace mvr::demo {
 namespace {
@@ -26,7 +31,8 @@ struct DoctorRun {
 class DoctorEndToEnd : public RunnerSetStack {
  protected:
   void SetUp() override {
-    MVR_START_MOTO_OR_SKIP(moto_);
+    // The IAM shim gives moto iam:SimulatePrincipalPolicy, on moto's own policy evaluation.
+    MVR_START_MOTO_WITH_OR_SKIP(moto_, testing::EnforcingMotoOptions(MVR_SOURCE_DIR));
     ASSERT_NO_FATAL_FAILURE(MakeDir("mvr-doctor-e2e"));
     port_ = PickFreeLoopbackPort().value_or(-1);
     ASSERT_GT(port_, 0);
@@ -73,6 +79,31 @@ class DoctorEndToEnd : public RunnerSetStack {
     return {r->exit.code, r->output, r->error_output};
   }
 
+  // The principal the doctor's credentials stand for on moto (its default user, `moto`), with the
+  // statements of the set's own policies inline: deploy/iam/runner-set-launcher.json, -janitor
+  // and -warm-pool, as one process (mvr serve) makes all their calls. `drop` names statements
+  // (by Sid) left out.
+  void GrantTheSetsPolicies(const std::set<std::string>& drop = {}) {
+    std::map<std::string, std::string> values = testing::DefaultIamValues();
+    values["runner_set"] = "mvr-";  // the prefix of the emulator's images (mvr-runner, ...)
+    json statements = json::array();
+    // Sids stay unique: each is prefixed with its file's function.
+    for (const auto& [file, function] : std::map<std::string, std::string>{
+             {"launcher", "Launcher"}, {"janitor", "Janitor"}, {"warm-pool", "Pool"}}) {
+      Result<json> policy =
+          testing::LoadIamPolicy(MVR_SOURCE_DIR, "runner-set-" + file + ".json", values);
+      ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+      for (json statement : (*policy)["Statement"]) {
+        if (drop.count(statement.value("Sid", ""))) continue;
+        statement["Sid"] = function + statement.value("Sid", "");
+        statements.push_back(statement);
+      }
+    }
+    testing::MotoIam iam(moto_->url());
+    auto user = iam.CreateUser("moto", {{"Version", "2012-10-17"}, {"Statement", statements}});
+    ASSERT_TRUE(user.ok()) << user.status().ToString();
+  }
+
   // The line of check `name`, "" when there is none.
   static std::string Line(const DoctorRun& run, const std::string& name) {
     std::istringstream in(run.output);
@@ -114,23 +145,48 @@ class DoctorEndToEnd : public RunnerSetStack {
   std::vector<std::string> github_args_, microvms_args_;  // emulator flags of a test
 };
 
-TEST_F(DoctorEndToEnd, HealthySetPassesEveryCheckButTheUnsimulatableOnes) {
+// The set's principal holds the set's own policies (deploy/iam): every check passes, the mutating
+// calls by IAM's policy simulator, and the doctor exits 0.
+TEST_F(DoctorEndToEnd, HealthySetPassesEveryCheckAndExitsZero) {
   ASSERT_NO_FATAL_FAILURE(Start());
+  ASSERT_NO_FATAL_FAILURE(GrantTheSetsPolicies());
   DoctorRun run = Doctor(Config());
   for (const char* name :
        {"config", "secret files", "github credentials", "github permissions", "webhook url",
         "webhook settings", "webhook deliveries", "aws settings", "image mvr-small", "store",
-        "queue", "dead letters", "aws identity", "aws read calls"}) {
+        "queue", "dead letters", "aws identity", "aws read calls", "aws mutating calls"}) {
     EXPECT_EQ(Line(run, name).rfind("PASS", 0), 0u) << name << " in:\n" << run.output;
   }
-  // moto does not implement iam:SimulatePrincipalPolicy: not checked, and not a pass.
+  EXPECT_NE(Line(run, "aws mutating calls").find("(iam:SimulatePrincipalPolicy)"),
+            std::string::npos)
+      << run.output;
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output.find("FAIL"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("NOT CHECKED"), std::string::npos) << run.output;
+  ExpectNoSecrets(run);
+  EXPECT_FALSE(fs::exists(dir_ + "/state.db")) << "the doctor must not create the state file";
+}
+
+// A policy without the statement that lets the set terminate its VMs: the simulator denies
+// lambda:TerminateMicrovm, and the doctor names it with the fix.
+TEST_F(DoctorEndToEnd, AMutatingCallThePolicyDeniesFails) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  ASSERT_NO_FATAL_FAILURE(GrantTheSetsPolicies({"ManageMicrovms"}));
+  DoctorRun run = Doctor(Config());
+  ExpectFailed(run, "aws mutating calls", "lambda:TerminateMicrovm on arn:aws:lambda:");
+  EXPECT_EQ(Line(run, "aws read calls").rfind("PASS", 0), 0u) << run.output;
+}
+
+// No principal IAM knows (moto's default user was never created): the simulator answers
+// NoSuchEntity, the mutating calls are not checked, and that is not a pass: exit 3.
+TEST_F(DoctorEndToEnd, MutatingCallsTheSimulatorCannotJudgeAreNotCheckedAndExitThree) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  DoctorRun run = Doctor(Config());
   const std::string simulated = Line(run, "aws mutating calls");
   EXPECT_EQ(simulated.rfind("NOT CHECKED", 0), 0u) << run.output;
   EXPECT_NE(simulated.find("policy simulator"), std::string::npos) << simulated;
   EXPECT_EQ(run.exit_code, 3) << run.output;
   EXPECT_EQ(run.output.find("FAIL"), std::string::npos) << run.output;
-  ExpectNoSecrets(run);
-  EXPECT_FALSE(fs::exists(dir_ + "/state.db")) << "the doctor must not create the state file";
 }
 
 TEST_F(DoctorEndToEnd, JsonOutputCarriesEveryCheckAndTheExitCode) {
