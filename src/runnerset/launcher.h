@@ -177,6 +177,9 @@ class Launcher {
   // runner from the mapping row its launch wrote); kLaunchInFlight for a hot runner a launch has
   // resumed but not yet mapped; nullopt for a runner the set did not launch or mapped to no job.
   std::optional<int64_t> LaunchedFor(const std::string& runner_name);
+  // What a taken intent tells for later walks: the job it names is the runner's (AssignedJobs),
+  // and the runner launched for `launched_for` went there (RunnerTable::RecordTook).
+  Status NoteTook(const TakenIntent& in, const std::string& repository, int64_t launched_for);
   // GitHub's answer for a job in a chain walk: kept once a runner has taken it (assigned_).
   Result<github::Job> ReadJob(const github::RepositoryRef& repo, int64_t job_id);
   static constexpr int64_t kLaunchInFlight = -1;

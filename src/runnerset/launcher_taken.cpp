@@ -94,6 +94,19 @@ Result<std::optional<Launcher::WaitingHead>> Launcher::FindWaitingHead(std::stri
   return std::optional<WaitingHead>();  // every job in the chain has its runner, or has ended
 }
 
+Status Launcher::NoteTook(const TakenIntent& in, const std::string& repository,
+                          int64_t launched_for) {
+  // The webhook says which runner took the job: a chain walk through it needs no GET.
+  github::Job took;
+  took.id = in.job_id;
+  took.status = github::JobStatus::kInProgress;
+  took.runner_name = in.runner_name;
+  assigned_.Remember(in.repository, took);
+  // Where this runner went: a later taken intent whose chain passes through this launch follows
+  // it on from here.
+  return deps_.table.RecordTook(repository, launched_for, in.runner_name, in.repository, in.job_id);
+}
+
 LaunchOutcome Launcher::Taken(const TakenIntent& in) {
   LaunchOutcome out;
   out.runner_name = in.runner_name;
@@ -123,17 +136,7 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
   if (*launched_for == in.job_id && github::LabelEquals(repository, in.repository)) {
     return settle(LaunchDecision::kIgnored, "runner " + in.runner_name + " took its own job");
   }
-  // The webhook says which runner took the job: a chain walk through it needs no GET.
-  github::Job took;
-  took.id = in.job_id;
-  took.status = github::JobStatus::kInProgress;
-  took.runner_name = in.runner_name;
-  assigned_.Remember(in.repository, took);
-  // Remember where this runner went: a later taken intent whose chain passes through this
-  // launch follows it on from here.
-  if (Status s = deps_.table.RecordTook(repository, *launched_for, in.runner_name, in.repository,
-                                        in.job_id);
-      !s.ok()) {
+  if (Status s = NoteTook(in, repository, *launched_for); !s.ok()) {
     return settle(LaunchDecision::kFailed, s.ToString());
   }
   // The job left waiting: the one this runner was launched for, or, when another of the set's
