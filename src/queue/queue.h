@@ -45,6 +45,9 @@ struct QueueDepth {
   // received forever).
   std::optional<int64_t> dead_letters;
   std::string dead_letter_queue;  // its name, where the queue knows it
+  // Why the dead-letter queue the queue names could not be read (dead_letters is then nullopt);
+  // empty when it was read or there is none.
+  std::string dead_letter_error;
 };
 
 // Limits shared by every implementation (those of SQS).

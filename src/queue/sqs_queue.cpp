@@ -90,11 +90,15 @@ Result<QueueDepth> SqsQueue::Depth() {
   if (arn.empty()) return depth;
   // The dead-letter queue is named by its ARN, whose last part is its name.
   depth.dead_letter_queue = arn.substr(arn.rfind(':') + 1);
+  // The queue's own counts stand when its dead-letter queue cannot be read.
   Result<std::string> dlq = client_.GetQueueUrl(depth.dead_letter_queue);
-  if (!dlq.ok()) return dlq.status().Annotate("the dead-letter queue " + arn);
-  auto dead = client_.GetQueueAttributes(*dlq, {"ApproximateNumberOfMessages"});
-  if (!dead.ok()) return dead.status().Annotate("the dead-letter queue " + arn);
-  depth.dead_letters = count(*dead, "ApproximateNumberOfMessages");
+  auto dead = dlq.ok() ? client_.GetQueueAttributes(*dlq, {"ApproximateNumberOfMessages"})
+                       : Result<std::map<std::string, std::string>>(dlq.status());
+  if (dead.ok()) {
+    depth.dead_letters = count(*dead, "ApproximateNumberOfMessages");
+  } else {
+    depth.dead_letter_error = dead.status().message();
+  }
   return depth;
 }
 

@@ -1,5 +1,6 @@
 // `mvr doctor`: the store and the queue - reachable, with the schema the set writes, and the
 // dead-letter queue's depth. An SQLite file is read without being created or migrated.
+#include "queue/sqs_queue.h"
 #include "runnerset/doctor.h"
 #include "runnerset/status.h"
 #include "store/sqlite_db.h"
@@ -108,35 +109,26 @@ void DoctorSqsQueue(const std::string& url, DoctorClients& clients, DoctorReport
     report.NotChecked("dead letters", "no SQS client");
     return;
   }
-  auto attrs =
-      clients.sqs->GetQueueAttributes(url, {"RedrivePolicy", "ApproximateNumberOfMessages"});
-  if (!attrs.ok()) {
-    report.Fail("queue", "sqs:" + url + ": " + attrs.status().message(),
+  Result<queue::QueueDepth> depth = queue::SqsQueue(*clients.sqs, url).Depth();
+  if (!depth.ok()) {
+    report.Fail("queue", "sqs:" + url + ": " + depth.status().message(),
                 "check the queue URL, the region and that sqs:GetQueueAttributes is allowed");
     report.NotChecked("dead letters", "the queue could not be read");
     return;
   }
-  report.Pass("queue",
-              "sqs:" + url + ", " + (*attrs)["ApproximateNumberOfMessages"] + " messages waiting");
-  nlohmann::json redrive = nlohmann::json::parse((*attrs)["RedrivePolicy"], nullptr, false);
-  const std::string arn = redrive.is_object() ? redrive.value("deadLetterTargetArn", "") : "";
-  if (arn.empty()) {
+  report.Pass("queue", "sqs:" + url + ", " + std::to_string(depth->waiting) + " messages waiting");
+  const std::string& name = depth->dead_letter_queue;
+  if (!depth->dead_letter_error.empty()) {
+    report.Fail("dead letters", name + ": " + depth->dead_letter_error,
+                "allow sqs:GetQueueUrl and sqs:GetQueueAttributes on the queue " + name);
+  } else if (!depth->dead_letters) {
     report.Fail("dead letters",
                 "the queue has no redrive policy: a failing intent is retried "
                 "forever",
                 "give it a dead-letter queue (deploy/bootstrap.sh: mvr-ID-jobs-dlq, 5 receives)");
-    return;
+  } else {
+    DoctorDeadLetters(*depth->dead_letters, name, report);
   }
-  const std::string name = arn.substr(arn.rfind(':') + 1);
-  Result<std::string> dlq = clients.sqs->GetQueueUrl(name);
-  auto depth = dlq.ok() ? clients.sqs->GetQueueAttributes(*dlq, {"ApproximateNumberOfMessages"})
-                        : Result<std::map<std::string, std::string>>(dlq.status());
-  if (!depth.ok()) {
-    report.Fail("dead letters", name + ": " + depth.status().message(),
-                "allow sqs:GetQueueUrl and sqs:GetQueueAttributes on " + arn);
-    return;
-  }
-  DoctorDeadLetters(std::atoll((*depth)["ApproximateNumberOfMessages"].c_str()), name, report);
 }
 
 }  // namespace

@@ -282,6 +282,7 @@ json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
                     {"delayed", q.delayed},
                     {"deadLetters", q.dead_letters ? json(*q.dead_letters) : json()},
                     {"deadLetterQueue", q.dead_letter_queue}};
+    if (!q.dead_letter_error.empty()) out["queue"]["deadLetterError"] = q.dead_letter_error;
   }
   out["errors"] = in.errors;
   return out;
@@ -296,7 +297,10 @@ std::string QueueText(const json& s) {
                     std::to_string(q.value("inFlight", int64_t{0})) + " in flight, " +
                     std::to_string(q.value("delayed", int64_t{0})) + " delayed; ";
   const json dead = q.value("deadLetters", json());
-  if (!dead.is_number()) {
+  if (q.contains("deadLetterError")) {
+    out += "dead-letter queue " + q.value("deadLetterQueue", "") +
+           " unreadable: " + q.value("deadLetterError", "") + "\n";
+  } else if (!dead.is_number()) {
     out += "no dead-letter queue: an intent that always fails is received forever\n";
   } else if (dead.get<int64_t>() == 0) {
     out += "no dead letters\n";

@@ -294,7 +294,9 @@ std::string Queue(const json& s) {
       "<th>Delayed</th><th>Dead letters</th></tr><tr>" +
       Cell(Str(q, "waiting"), "num") + Cell(Str(q, "inFlight"), "num") +
       Cell(Str(q, "delayed"), "num") +
-      Cell(dead.is_number() ? Str(q, "deadLetters") : "no dead-letter queue",
+      Cell(dead.is_number()                ? Str(q, "deadLetters")
+           : q.contains("deadLetterError") ? "unreadable"
+                                           : "no dead-letter queue",
            any_dead || !dead.is_number() ? "bad" : "num") +
       "</tr></table>";
   if (any_dead) {
@@ -303,6 +305,11 @@ std::string Queue(const json& s) {
                       (Str(q, "deadLetterQueue").empty() ? std::string("the dead-letter queue")
                                                          : Str(q, "deadLetterQueue")) +
                       ": " + kDeadLettersFix) +
+           "</p>";
+  } else if (q.contains("deadLetterError")) {
+    out += "<p class=\"bad\">" +
+           HtmlEscape("The dead-letter queue " + Str(q, "deadLetterQueue") +
+                      " could not be read: " + Str(q, "deadLetterError")) +
            "</p>";
   } else if (!dead.is_number()) {
     out +=

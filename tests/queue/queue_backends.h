@@ -19,7 +19,6 @@
 #include "queue/sqs_queue.h"
 #include "store_backends.h"
 #include "support/manual_seam.h"
-#include "support/manual_seam.h"
 #include "support/moto.h"
 
 namespace mvr::queue::testing {
@@ -62,6 +61,7 @@ class QueueBackend {
       }
       queue_ = std::make_unique<SqsQueue>(*client_, urls->queue);
       dead_ = std::make_unique<SqsQueue>(*client_, urls->dead_letter);
+      dead_letter_url_ = urls->dead_letter;
     }
   }
 
@@ -69,6 +69,9 @@ class QueueBackend {
   Queue* dead_letters() { return dead_.get(); }
   bool virtual_time() const { return kind_ != "sqs"; }
   ManualClock& clock() { return clock_; }
+  // SQS only: the client and the dead-letter queue's URL (null and empty otherwise).
+  aws::SqsClient* sqs_client() { return client_.get(); }
+  const std::string& dead_letter_url() const { return dead_letter_url_; }
   const std::string& skip_reason() const { return skip_reason_; }
   const std::string& error() const { return error_; }
 
@@ -93,6 +96,7 @@ class QueueBackend {
   std::unique_ptr<aws::SqsClient> client_;
   std::unique_ptr<Queue> queue_;
   std::unique_ptr<Queue> dead_;
+  std::string dead_letter_url_;
   std::string skip_reason_;
   std::string error_;
 };

@@ -232,6 +232,22 @@ TEST_P(QueueContractTest, DepthCountsWaitingInFlightDelayedAndDeadLetters) {
   EXPECT_EQ(of_dead->waiting, 1);
 }
 
+#ifdef MVR_CONTRACT_MOTO
+// SQS: a queue whose redrive policy names a dead-letter queue that is gone still reports its own
+// counts, and says why the dead letters are unknown (mvr doctor and the status page show it).
+TEST_P(QueueContractTest, DepthOfAnSqsQueueWhoseDeadLetterQueueIsGoneKeepsItsOwnCounts) {
+  ASSERT_NE(backend_->sqs_client(), nullptr);
+  ASSERT_TRUE(queue_->Send(OutgoingMessage{"one", Duration(0)}).ok());
+  ASSERT_TRUE(backend_->sqs_client()->DeleteQueue(backend_->dead_letter_url()).ok());
+  Result<QueueDepth> d = queue_->Depth();
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->waiting, 1);
+  EXPECT_EQ(d->dead_letters, std::nullopt);
+  EXPECT_EQ(d->dead_letter_queue, "mvr-jobs-dlq");
+  EXPECT_FALSE(d->dead_letter_error.empty());
+}
+#endif
+
 // One source, two binaries: the local queues (label "unit") and SQS on moto ("moto").
 #ifdef MVR_CONTRACT_MOTO
 INSTANTIATE_TEST_SUITE_P(Moto, QueueContractTest, ::testing::Values("sqs"),

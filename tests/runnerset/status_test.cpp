@@ -260,6 +260,17 @@ TEST_F(StatusTest, ShowsTheQueueDepthAndItsDeadLettersWithWhatToDo) {
   EXPECT_NE(RenderStatusText(s).find("no dead-letter queue"), std::string::npos);
   EXPECT_NE(RenderStatusPage(s, 0).find("no dead-letter queue"), std::string::npos);
 
+  in_.queue->dead_letter_error = "AWS.SimpleQueueService.NonExistentQueue <gone>";
+  s = BuildStatus(config_, in_);
+  EXPECT_NE(RenderStatusText(s).find("dead-letter queue mvr-demo-jobs-dlq unreadable: AWS."),
+            std::string::npos)
+      << RenderStatusText(s);
+  page = RenderStatusPage(s, 0);
+  EXPECT_NE(page.find("could not be read: AWS.SimpleQueueService.NonExistentQueue &lt;gone&gt;"),
+            std::string::npos)
+      << page;
+  EXPECT_EQ(page.find("no dead-letter queue"), std::string::npos);
+
   in_.queue.reset();
   EXPECT_FALSE(BuildStatus(config_, in_).contains("queue")) << "not read: not shown as empty";
 }
