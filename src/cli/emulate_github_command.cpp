@@ -36,6 +36,7 @@ struct GithubFlags {
   std::string listen = "127.0.0.1:0";
   std::vector<std::string> repos;
   std::vector<std::string> orgs;
+  std::string enterprise;
   std::vector<std::string> pats;
   std::string pat_file;
   int64_t app_id = 0;
@@ -112,6 +113,12 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   gh::EmulatorOptions o;
   o.model.repositories = f.repos;
   o.model.organizations = f.orgs;
+  if (!f.enterprise.empty() && f.orgs.empty()) {
+    return InvalidArgument(
+        "--enterprise: give its organisations with --org (the enterprise's "
+        "runners serve their repositories)");
+  }
+  o.model.enterprise = f.enterprise;
   o.model.queue_timeout = Duration(f.queue_timeout_s * 1000);
   o.model.runner_offline_after = Duration(f.offline_after_s * 1000);
   o.model.runner_arch = f.arch;
@@ -322,6 +329,9 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
       ->required();
   g->add_option("--org", gflags->orgs,
                 "organisation whose runners serve its repositories (repeatable)");
+  g->add_option("--enterprise", gflags->enterprise,
+                "an enterprise (slug) holding every --org: its runners (personal access tokens "
+                "only, as on GitHub) serve all their repositories");
   g->add_option("--pat", gflags->pats,
                 "accepted personal access token (repeatable; prefer --pat-file)");
   g->add_option("--pat-file", gflags->pat_file,

@@ -78,33 +78,46 @@ Result<std::vector<HookDelivery>> GitHubClient::ListHookDeliveries(const HookRef
 }
 
 Result<std::vector<std::string>> GitHubClient::ListVisibleRepositories(const RunnerScope& scope) {
-  if (!scope.is_organization()) return std::vector<std::string>{scope.owner() + "/" + scope.repo()};
-  // An installation's answer is {"repositories": [...]}; an organisation's a bare array.
+  if (!scope.serves_many_repositories()) {
+    return std::vector<std::string>{scope.owner() + "/" + scope.repo()};
+  }
+  // An installation's answer is {"repositories": [...]}; an organisation's a bare array. An
+  // enterprise's set reads each of its organisations.
   const bool app = auth_.is_app();
+  std::vector<std::string> firsts;
+  if (app) {
+    firsts.push_back("/installation/repositories");
+  } else {
+    for (const std::string& org : scope.organizations()) {
+      firsts.push_back("/orgs/" + UriEncode(org) + "/repos");
+    }
+  }
   std::vector<std::string> out;
-  std::optional<std::string> next = (app ? std::string("/installation/repositories")
-                                         : "/orgs/" + UriEncode(scope.owner()) + "/repos") +
-                                    "?per_page=" + std::to_string(options_.per_page);
-  for (int page = 0; next; ++page) {
-    const std::string target = *next;
-    if (page == options_.max_pages) return Internal("GitHub GET " + target + ": too many pages");
-    MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("GET", target));
-    Result<nlohmann::json> doc = ParseJsonDocument(response.body, "the repositories");
-    const nlohmann::json* list = nullptr;
-    if (doc.ok() && app && doc->is_object() && doc->contains("repositories"))
-      list = &(*doc)["repositories"];
-    if (doc.ok() && !app) list = &*doc;
-    if (list == nullptr || !list->is_array()) {
-      return Internal("GitHub GET " + target + " gave a malformed answer (no repository list)");
+  for (const std::string& first : firsts) {
+    std::optional<std::string> next = first + "?per_page=" + std::to_string(options_.per_page);
+    for (int page = 0; next; ++page) {
+      const std::string target = *next;
+      if (page == options_.max_pages) return Internal("GitHub GET " + target + ": too many pages");
+      MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("GET", target));
+      Result<nlohmann::json> doc = ParseJsonDocument(response.body, "the repositories");
+      const nlohmann::json* list = nullptr;
+      if (doc.ok() && app && doc->is_object() && doc->contains("repositories"))
+        list = &(*doc)["repositories"];
+      if (doc.ok() && !app) list = &*doc;
+      if (list == nullptr || !list->is_array()) {
+        return Internal("GitHub GET " + target + " gave a malformed answer (no repository list)");
+      }
+      for (size_t i = 0; i < list->size(); ++i) {
+        MVR_ASSIGN_OR_RETURN(JsonFields repo,
+                             JsonFields::Of((*list)[i], "[" + std::to_string(i) + "]"));
+        MVR_ASSIGN_OR_RETURN(std::string name, repo.String("full_name"));
+        out.push_back(std::move(name));
+      }
+      next.reset();
+      if (std::optional<std::string> link = response.headers.Get("Link")) {
+        next = NextPageLink(*link);
+      }
     }
-    for (size_t i = 0; i < list->size(); ++i) {
-      MVR_ASSIGN_OR_RETURN(JsonFields repo,
-                           JsonFields::Of((*list)[i], "[" + std::to_string(i) + "]"));
-      MVR_ASSIGN_OR_RETURN(std::string name, repo.String("full_name"));
-      out.push_back(std::move(name));
-    }
-    next.reset();
-    if (std::optional<std::string> link = response.headers.Get("Link")) next = NextPageLink(*link);
   }
   return out;
 }

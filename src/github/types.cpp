@@ -33,10 +33,18 @@ Result<RepositoryRef> RepositoryRef::Parse(std::string_view full_name) {
 }
 
 RunnerScope RunnerScope::Repository(std::string owner, std::string name) {
-  return RunnerScope(std::move(owner), std::move(name));
+  return RunnerScope(Kind::kRepository, std::move(owner), std::move(name), {});
 }
 
-RunnerScope RunnerScope::Organization(std::string org) { return RunnerScope(std::move(org), ""); }
+RunnerScope RunnerScope::Organization(std::string org) {
+  std::vector<std::string> orgs{org};
+  return RunnerScope(Kind::kOrganization, std::move(org), "", std::move(orgs));
+}
+
+RunnerScope RunnerScope::Enterprise(std::string enterprise,
+                                    std::vector<std::string> organizations) {
+  return RunnerScope(Kind::kEnterprise, std::move(enterprise), "", std::move(organizations));
+}
 
 Result<RunnerScope> RunnerScope::Parse(std::string_view text) {
   if (text.find('/') != std::string_view::npos) {
@@ -51,12 +59,27 @@ Result<RunnerScope> RunnerScope::Parse(std::string_view text) {
 }
 
 std::string RunnerScope::RunnersPath() const {
-  if (is_organization()) return "/orgs/" + UriEncode(owner_) + "/actions/runners";
+  switch (kind_) {
+    case Kind::kOrganization:
+      return "/orgs/" + UriEncode(owner_) + "/actions/runners";
+    case Kind::kEnterprise:
+      return "/enterprises/" + UriEncode(owner_) + "/actions/runners";
+    case Kind::kRepository:
+      break;
+  }
   return "/repos/" + UriEncode(owner_) + "/" + UriEncode(repo_) + "/actions/runners";
 }
 
 std::string RunnerScope::ToString() const {
-  return is_organization() ? owner_ : owner_ + "/" + repo_;
+  switch (kind_) {
+    case Kind::kOrganization:
+      return owner_;
+    case Kind::kEnterprise:
+      return "enterprise " + owner_;
+    case Kind::kRepository:
+      break;
+  }
+  return owner_ + "/" + repo_;
 }
 
 JobStatus ParseJobStatus(std::string_view text) {

@@ -30,30 +30,51 @@ struct RepositoryRef {
 // RunnerScope and never branch on which; the client builds the right path.
 class RunnerScope {
  public:
+  enum class Kind { kRepository, kOrganization, kEnterprise };
+
   static RunnerScope Repository(std::string owner, std::string name);
   static RunnerScope Repository(const RepositoryRef& repo) {
     return Repository(repo.owner, repo.name);
   }
   static RunnerScope Organization(std::string org);
+  // An enterprise's runners (GitHub Enterprise Cloud or Server): they may take the jobs of every
+  // organisation of the enterprise that their runner group admits; the set hears of and scans
+  // only `organizations`.
+  static RunnerScope Enterprise(std::string enterprise, std::vector<std::string> organizations);
   // "owner/name" is a repository; a bare "org" is an organisation.
   static Result<RunnerScope> Parse(std::string_view text);
 
-  bool is_organization() const { return repo_.empty(); }
-  const std::string& owner() const { return owner_; }  // the org for an organisation scope
-  const std::string& repo() const { return repo_; }    // empty for an organisation scope
+  Kind kind() const { return kind_; }
+  bool is_organization() const { return kind_ == Kind::kOrganization; }
+  bool is_enterprise() const { return kind_ == Kind::kEnterprise; }
+  // Jobs of more than one repository: an organisation's or an enterprise's runners.
+  bool serves_many_repositories() const { return kind_ != Kind::kRepository; }
+  // The repository's owner, the organisation, or the enterprise's slug.
+  const std::string& owner() const { return owner_; }
+  const std::string& repo() const { return repo_; }  // empty unless a repository scope
+  // The organisations whose repositories the scope serves: the organisation itself, the
+  // enterprise's listed ones; empty for a repository.
+  const std::vector<std::string>& organizations() const { return organizations_; }
 
-  // "/repos/{owner}/{repo}/actions/runners" or "/orgs/{org}/actions/runners" (encoded).
+  // "/repos/{owner}/{repo}/actions/runners", "/orgs/{org}/actions/runners" or
+  // "/enterprises/{enterprise}/actions/runners" (encoded).
   std::string RunnersPath() const;
-  // "octo-org/octo-repo" or "octo-org", for messages.
+  // "octo-org/octo-repo", "octo-org" or "enterprise octo-corp", for messages.
   std::string ToString() const;
 
   bool operator==(const RunnerScope& other) const = default;
 
  private:
-  RunnerScope(std::string owner, std::string repo)
-      : owner_(std::move(owner)), repo_(std::move(repo)) {}
+  RunnerScope(Kind kind, std::string owner, std::string repo,
+              std::vector<std::string> organizations)
+      : kind_(kind),
+        owner_(std::move(owner)),
+        repo_(std::move(repo)),
+        organizations_(std::move(organizations)) {}
+  Kind kind_ = Kind::kRepository;
   std::string owner_;
   std::string repo_;
+  std::vector<std::string> organizations_;
 };
 
 struct Runner {

@@ -118,6 +118,8 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
   MVR_RETURN_IF_ERROR(s.PathOrPem("caBundle", g.ca_bundle));
   MVR_RETURN_IF_ERROR(s.String("repository", g.repository));
   MVR_RETURN_IF_ERROR(s.String("organization", g.organization));
+  MVR_RETURN_IF_ERROR(s.String("enterprise", g.enterprise));
+  MVR_RETURN_IF_ERROR(s.Strings("organizations", g.organizations));
   MVR_RETURN_IF_ERROR(s.String("patFile", g.pat_file));
   if (const json* app = s.Find("appId")) {
     if (app->is_number_integer()) {
@@ -148,8 +150,9 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
     return InvalidArgument("github.webhookUrl: expected an http(s) URL, got \"" + g.webhook_url +
                            "\"");
   }
-  if (g.repository.empty() == g.organization.empty()) {
-    return InvalidArgument("github.repository / github.organization: give exactly one");
+  if (!g.repository.empty() + !g.organization.empty() + !g.enterprise.empty() != 1) {
+    return InvalidArgument(
+        "github.repository / github.organization / github.enterprise: give exactly one");
   }
   if (!g.repository.empty() && !github::RepositoryRef::Parse(g.repository).ok()) {
     return InvalidArgument("github.repository: expected \"owner/name\", got \"" + g.repository +
@@ -165,7 +168,7 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
     return InvalidArgument(
         "github.appId: a GitHub App needs appId, privateKeyFile and installationId together");
   }
-  return Status::Ok();
+  return CheckEnterprise(g);
 }
 
 // warmPoolSize / hotPoolSize: a number, or a list of {cron, timezone, size} windows (the first
@@ -343,6 +346,9 @@ const RunnerClass* ServeConfig::FindClass(std::string_view label) const {
 }
 
 github::RunnerScope RunnerScopeOf(const ServeConfig& c) {
+  if (!c.github.enterprise.empty()) {
+    return github::RunnerScope::Enterprise(c.github.enterprise, c.github.organizations);
+  }
   if (!c.github.organization.empty()) {
     return github::RunnerScope::Organization(c.github.organization);
   }

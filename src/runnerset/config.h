@@ -71,9 +71,13 @@ struct GitHubSettings {
   // signed): a PEM file's path, or the PEM text itself (how deploy/ hands it to the functions).
   std::string ca_bundle;
   std::string repository;    // "owner/name", or
-  std::string organization;  // an organisation whose repositories the set serves
-  std::string pat_file;      // a personal access token, or
-  std::string app_id;        // a GitHub App ...
+  std::string organization;  // an organisation whose repositories the set serves, or
+  // an enterprise (its slug) whose runners the set registers, serving the repositories of
+  // `organizations` (their webhooks deliver the jobs; the janitor scans their repositories).
+  std::string enterprise;
+  std::vector<std::string> organizations;
+  std::string pat_file;  // a personal access token, or
+  std::string app_id;    // a GitHub App ...
   std::string private_key_file;
   int64_t installation_id = 0;
   std::string webhook_secret_file;
@@ -89,6 +93,9 @@ struct GitHubSettings {
   std::vector<std::string> allowed_repositories;
   // Whether the set serves jobs of `repository` ("owner/name"): allowed_repositories, if any.
   bool Allows(std::string_view repository) const;
+  // Whether a job of `repository` is the set's: its repository, a repository of its
+  // organisation (or, for an enterprise, of one of its organisations), and allowed.
+  bool Serves(std::string_view repository) const;
 };
 
 // The PEM text of github.caBundle ("" without one); InvalidArgument naming the key when the file
@@ -173,12 +180,16 @@ struct ServeConfig {
 // back to where it started: InvalidArgument naming the class otherwise (config_fallback.cpp).
 Status CheckFallbackClasses(const ServeConfig& config);
 // github.allowedRepositories: only at organisation scope, each "name" or "<org>/name"; stored as
-// "<org>/name" (config_labels.cpp).
+// "<org>/name"; at enterprise scope each "<org>/name" of one of github.organizations
+// (config_labels.cpp).
 Status CheckAllowedRepositories(GitHubSettings& github);
+// github.enterprise: a valid slug with github.organizations, a personal access token and no
+// hookId; github.organizations only with it (config_labels.cpp).
+Status CheckEnterprise(const GitHubSettings& github);
 // classes[].architecture: "", "x64" or "arm64" (config_labels.cpp). `key`: "classes[N]".
 Status CheckArchitecture(const RunnerClass& cls, const std::string& key);
 
-// Where the set registers its runners: the repository or the organisation.
+// Where the set registers its runners: the repository, the organisation or the enterprise.
 github::RunnerScope RunnerScopeOf(const ServeConfig& config);
 
 // Parses and checks a configuration file's text. `origin` names the file in messages.

@@ -80,25 +80,89 @@ bool GitHubSettings::Allows(std::string_view repository) const {
   return Contains(allowed_repositories, repository);
 }
 
+bool GitHubSettings::Serves(std::string_view repository) const {
+  if (!this->repository.empty()) return github::LabelEquals(repository, this->repository);
+  const size_t slash = repository.find('/');
+  if (slash == std::string_view::npos) return false;
+  const std::string_view owner = repository.substr(0, slash);
+  const bool ours = enterprise.empty() ? github::LabelEquals(owner, organization)
+                                       : Contains(organizations, owner);
+  return ours && Allows(repository);
+}
+
+Status CheckEnterprise(const GitHubSettings& g) {
+  if (g.enterprise.empty()) {
+    if (!g.organizations.empty()) {
+      return InvalidArgument(
+          "github.organizations: only with github.enterprise (the organisations whose jobs an "
+          "enterprise's runners take); for one organisation give github.organization");
+    }
+    return Status::Ok();
+  }
+  const std::string slug_error =
+      "github.enterprise: expected the enterprise's slug (as in "
+      "github.com/enterprises/SLUG), got \"" +
+      g.enterprise + "\"";
+  if (!github::RunnerScope::Parse(g.enterprise).ok()) return InvalidArgument(slug_error);
+  if (g.organizations.empty()) {
+    return InvalidArgument(
+        "github.organizations: an enterprise's set needs the organisations whose jobs it runs "
+        "(their webhooks deliver them, the janitor scans their repositories), e.g. "
+        "[\"octo-org\"]");
+  }
+  for (size_t i = 0; i < g.organizations.size(); ++i) {
+    const std::string& org = g.organizations[i];
+    const std::string key = "github.organizations[" + std::to_string(i) + "]";
+    Result<github::RunnerScope> scope = github::RunnerScope::Parse(org);
+    if (!scope.ok() || !scope->is_organization()) {
+      return InvalidArgument(key + ": expected an organisation's name, got \"" + org + "\"");
+    }
+    for (size_t k = 0; k < i; ++k) {
+      if (github::LabelEquals(g.organizations[k], org)) {
+        return InvalidArgument(key + ": \"" + org + "\" is listed twice");
+      }
+    }
+  }
+  if (!g.app_id.empty()) {
+    return InvalidArgument(
+        "github.appId: an enterprise's runners are managed with a classic personal access "
+        "token (scopes manage_runners:enterprise and repo) in github.patFile; a GitHub App's "
+        "installation is an organisation's");
+  }
+  if (g.hook_id > 0) {
+    return InvalidArgument(
+        "github.hookId: an enterprise's set has one webhook per organisation, so it reads no "
+        "single hook's deliveries; leave hookId out (the janitor scans the organisations' "
+        "repositories every janitor.scanEverySweeps sweeps)");
+  }
+  return Status::Ok();
+}
+
 Status CheckAllowedRepositories(GitHubSettings& g) {
   if (g.allowed_repositories.empty()) return Status::Ok();
-  if (g.organization.empty()) {
+  if (!g.repository.empty()) {
     return InvalidArgument(
-        "github.allowedRepositories: only for an organisation's set (github.organization); a "
+        "github.allowedRepositories: only for an organisation's or an enterprise's set; a "
         "repository's set serves its one repository");
   }
+  const bool enterprise = !g.enterprise.empty();
+  const std::string owners = enterprise ? "one of github.organizations" : g.organization;
   for (size_t i = 0; i < g.allowed_repositories.size(); ++i) {
     std::string& r = g.allowed_repositories[i];
     const std::string key = "github.allowedRepositories[" + std::to_string(i) + "]";
-    if (r.find('/') == std::string::npos) r = g.organization + "/" + r;
+    if (r.find('/') == std::string::npos && !enterprise) r = g.organization + "/" + r;
     auto ref = github::RepositoryRef::Parse(r);
     if (!ref.ok()) {
-      return InvalidArgument(key + ": expected \"name\" or \"" + g.organization +
-                             "/name\", got \"" + r + "\"");
+      return InvalidArgument(key + ": expected " +
+                             (enterprise ? std::string("\"org/name\"")
+                                         : "\"name\" or \"" + g.organization + "/name\"") +
+                             ", got \"" + r + "\"");
     }
-    if (!github::LabelEquals(ref->owner, g.organization)) {
-      return InvalidArgument(key + ": \"" + r + "\" is not a repository of " + g.organization +
-                             ", the set's organisation");
+    const bool ours = enterprise ? Contains(g.organizations, ref->owner)
+                                 : github::LabelEquals(ref->owner, g.organization);
+    if (!ours) {
+      return InvalidArgument(key + ": \"" + r + "\" is not a repository of " + owners +
+                             ", the set's organisation" + (enterprise ? "s" : ""));
     }
   }
   return Status::Ok();

@@ -93,6 +93,10 @@ void DoctorClassicScopes(const ServeConfig& config, const std::vector<std::strin
   const bool org = !config.github.organization.empty();
   std::vector<std::vector<std::string>> needs = {{"repo"}};
   if (org) needs.push_back({"admin:org"});
+  // An enterprise's runners: manage_runners:enterprise, or admin:enterprise, which holds it.
+  if (!config.github.enterprise.empty()) {
+    needs.push_back({"manage_runners:enterprise", "admin:enterprise"});
+  }
   if (config.github.hook_id > 0) {
     needs.push_back(org ? std::vector<std::string>{"admin:org_hook"}
                         : std::vector<std::string>{"admin:repo_hook", "read:repo_hook"});
@@ -119,9 +123,14 @@ void DoctorProbePermissions(const ServeConfig& config, github::GitHubClient& gh,
   const std::string admin = config.github.organization.empty()
                                 ? "Administration: read and write"
                                 : "Self-hosted runners: read and write";
-  const std::string fix = "give the token \"" + admin + "\" and \"Actions: read\"" +
-                          (config.github.hook_id > 0 ? " and \"Webhooks: read\"" : "") + " on " +
-                          scope.ToString();
+  const std::string fix =
+      scope.is_enterprise()
+          ? "a fine-grained token cannot manage an enterprise's runners: put a classic token "
+            "with the scopes manage_runners:enterprise and repo in " +
+                config.github.pat_file
+          : "give the token \"" + admin + "\" and \"Actions: read\"" +
+                (config.github.hook_id > 0 ? " and \"Webhooks: read\"" : "") + " on " +
+                scope.ToString();
   if (Result<std::vector<github::Runner>> r = gh.ListRunners(scope, {}); !r.ok()) {
     return DoctorCallFailed(config, kDoctorPermissions, "listing runners", r.status(), fix, report);
   }
@@ -129,7 +138,7 @@ void DoctorProbePermissions(const ServeConfig& config, github::GitHubClient& gh,
     return DoctorCallFailed(config, kDoctorPermissions, "creating a registration token", t.status(),
                             fix, report);
   }
-  if (!scope.is_organization()) {
+  if (!scope.serves_many_repositories()) {
     Result<github::RepositoryRef> repo = github::RepositoryRef::Parse(config.github.repository);
     if (repo.ok()) {
       if (auto jobs = gh.ListQueuedJobs(*repo, github::QueuedRunsFilter{}); !jobs.ok()) {
@@ -141,7 +150,7 @@ void DoctorProbePermissions(const ServeConfig& config, github::GitHubClient& gh,
   report.Pass(kDoctorPermissions,
               "the token lists runners, may register them (a one-hour registration token was "
               "issued and not used)" +
-                  std::string(scope.is_organization() ? "" : " and reads the jobs"));
+                  std::string(scope.serves_many_repositories() ? "" : " and reads the jobs"));
 }
 
 std::optional<github::HookRef> DoctorHookRef(const ServeConfig& config) {
@@ -251,7 +260,11 @@ void DoctorWebhook(const ServeConfig& config, DoctorClients& clients, DoctorRepo
   std::optional<github::HookRef> hook = DoctorHookRef(config);
   if (!hook) {
     for (const char* name : {"webhook url", "webhook settings", "webhook deliveries"}) {
-      report.NotChecked(name, "with a token the set cannot find its webhook: set github.hookId");
+      report.NotChecked(name, config.github.enterprise.empty()
+                                  ? "with a token the set cannot find its webhook: set "
+                                    "github.hookId"
+                                  : "an enterprise's set has a webhook in each organisation; "
+                                    "check each one's \"Recent Deliveries\"");
     }
     return;
   }
@@ -286,8 +299,8 @@ void CheckGitHub(const ServeConfig& config, DoctorClients& clients, DoctorReport
   if (!probe.ok()) {
     DoctorCallFailed(config, kDoctorCredentials,
                      "listing the runners of " + RunnerScopeOf(config).ToString(), probe.status(),
-                     "check github.repository/organization and that the credential may manage "
-                     "its self-hosted runners",
+                     "check github.repository/organization/enterprise and that the credential "
+                     "may manage its self-hosted runners",
                      report);
     for (const char* name : later) report.NotChecked(name, "GitHub did not accept the credential");
     return;

@@ -32,6 +32,7 @@ constexpr Duration kReadOverlap{5LL * 60 * 1000};
 bool Janitor::DeliveriesFailedSinceLastRead(SweepReport& report) {
   github::HookRef hook;
   if (config_.github.hook_id > 0) {
+    // (github.hookId is an organisation's or a repository's; an enterprise's set has none.)
     hook.kind = scope_.is_organization() ? github::HookRef::Kind::kOrganization
                                          : github::HookRef::Kind::kRepository;
     hook.owner = scope_.owner();
@@ -64,7 +65,7 @@ bool Janitor::DeliveriesFailedSinceLastRead(SweepReport& report) {
 }
 
 std::set<std::string> Janitor::DiscoverRepositories(SweepReport& report) {
-  if (!scope_.is_organization()) return {};
+  if (!scope_.serves_many_repositories()) return {};
   const TimePoint now = deps_.seam.clock.Now();
   // A job queued now is recovered once older than stuckLaunchSeconds: scan until then.
   const Duration settle((config_.janitor.stuck_launch_seconds + config_.janitor.interval_seconds) *

@@ -21,7 +21,7 @@ std::set<std::string> RepositoriesToAsk(const github::RunnerScope& scope,
                                         const std::vector<Claim>& claims,
                                         const std::vector<MappingRow>& rows) {
   std::set<std::string> repositories;
-  if (!scope.is_organization()) {
+  if (!scope.serves_many_repositories()) {
     repositories.insert(own_repository);
     return repositories;
   }
@@ -65,7 +65,7 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
   const Duration takeover_after = config_.claim_takeover_after();
   std::set<std::string> probing;
   for (const std::string& repository : repositories) {
-    if (!config_.github.Allows(repository)) continue;
+    if (!config_.github.Serves(repository)) continue;
     auto repo = github::RepositoryRef::Parse(repository);
     if (!repo.ok()) continue;
     // Each run's jobs cost a GET of the hourly budget the launches share: the runs waiting

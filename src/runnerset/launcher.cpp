@@ -113,11 +113,7 @@ void Launcher::Record(const LaunchOutcome& o) {
 }
 
 bool Launcher::InScope(const std::string& repository) const {
-  if (!scope_.is_organization()) return github::LabelEquals(repository, config_.github.repository);
-  const size_t slash = repository.find('/');
-  return slash != std::string::npos &&
-         github::LabelEquals(std::string_view(repository).substr(0, slash), scope_.owner()) &&
-         config_.github.Allows(repository);
+  return config_.github.Serves(repository);
 }
 
 Result<std::set<std::string>> Launcher::ListLiveVms() {

@@ -93,7 +93,7 @@ Result<bool> Launcher::StillNeeded(const LaunchIntent& in) {
     job_id = *next;
     // At organisation scope the runner may have been launched for a job of another repository:
     // its mapping row says which.
-    if (scope_.is_organization()) {
+    if (scope_.serves_many_repositories()) {
       Result<std::optional<MappingRow>> row = deps_.table.GetMapping(job->runner_name);
       if (row.ok() && *row) {
         auto other = github::RepositoryRef::Parse((*row)->repository);

@@ -86,7 +86,7 @@ Result<std::optional<Launcher::WaitingHead>> Launcher::FindWaitingHead(std::stri
     if (!next || *next <= 0) break;  // its runner is none of the set's launches for a job
     runner_name = job.runner_name;
     job_id = *next;
-    if (scope_.is_organization()) {
+    if (scope_.serves_many_repositories()) {
       Result<std::optional<MappingRow>> row = deps_.table.GetMapping(runner_name);
       if (row.ok() && *row && !(*row)->repository.empty()) repository = (*row)->repository;
     }
@@ -124,7 +124,8 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
   Result<std::optional<MappingRow>> row = deps_.table.GetMapping(in.runner_name);
   if (!row.ok()) return settle(LaunchDecision::kFailed, row.status().ToString());
   std::optional<int64_t> launched_for = LaunchedFor(in.runner_name);
-  std::string repository = scope_.is_organization() ? in.repository : config_.github.repository;
+  std::string repository =
+      scope_.serves_many_repositories() ? in.repository : config_.github.repository;
   if (*row && (*row)->job_id > 0) {
     launched_for = (*row)->job_id;
     if (!(*row)->repository.empty()) repository = (*row)->repository;

@@ -225,6 +225,34 @@ TEST_F(DoctorEndToEnd, RevokedTokenFailsAndGitHubsLaterChecksAreNotChecked) {
   ExpectNoSecrets(run);
 }
 
+// An enterprise's set: the token is probed at /enterprises/{enterprise}/actions/runners (it lists
+// runners and is issued a registration token there), and the webhook checks say each
+// organisation has its own hook instead of failing. An enterprise GitHub does not know fails
+// the credentials check with the key to fix.
+TEST_F(DoctorEndToEnd, EnterpriseSetIsProbedAtTheEnterprisesRunners) {
+  github_args_ = {"--enterprise", "octo-corp", "--org", "demo"};
+  ASSERT_NO_FATAL_FAILURE(Start());
+  json config = Config();
+  config["github"].erase("repository");
+  config["github"].erase("hookId");
+  config["github"]["enterprise"] = "octo-corp";
+  config["github"]["organizations"] = {"demo"};
+  DoctorRun run = Doctor(config);
+  EXPECT_EQ(Line(run, "github credentials").rfind("PASS", 0), 0u) << run.output;
+  EXPECT_NE(Line(run, "github credentials").find("enterprise octo-corp"), std::string::npos)
+      << run.output;
+  EXPECT_EQ(Line(run, "github permissions").rfind("PASS", 0), 0u) << run.output;
+  EXPECT_NE(Line(run, "webhook url").find("a webhook in each organisation"), std::string::npos)
+      << run.output;
+
+  config["github"]["enterprise"] = "other-corp";
+  run = Doctor(config);
+  ExpectFailed(run, "github credentials", "listing the runners of enterprise other-corp");
+  EXPECT_NE(run.output.find("github.repository/organization/enterprise"), std::string::npos)
+      << run.output;
+  ExpectNoSecrets(run);
+}
+
 TEST_F(DoctorEndToEnd, AppInstallationMissingAPermissionFails) {
   const github::testing::RsaKeyPair key = github::testing::GenerateRsaKey();
   {

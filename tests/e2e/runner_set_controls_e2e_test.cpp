@@ -5,8 +5,10 @@
 // job asking for the labels the class offers runs. Nothing is left behind. And a GitHub Enterprise
 // Server: the set's GitHub calls go over HTTPS under /api/v3 to a server whose certificate only
 // the test's own CA signed, trusted through github.caBundle; without it, nothing is launched and
-// the error says why.
+// the error says why. And an enterprise's set: its runners registered at the enterprise serve the
+// jobs of two of its organisations, including one queued while the set was down.
 #include <cstdlib>
+#include <set>
 #include <sstream>
 
 #include "runner_set_e2e_fixture.h"
@@ -181,6 +183,72 @@ TEST_F(RunnerSetGhesUntrusted, WithoutTheCaBundleTheCertificateIsRefusedAndNothi
   EXPECT_EQ(ProxyRequests(), "") << "no request got through the TLS handshake";
   EXPECT_EQ(Job(job).value("status", ""), "queued");
   EXPECT_EQ(CountOperation("RunMicrovm"), 0);
+}
+
+// An enterprise's set (github.enterprise with two organisations): each runner is registered at
+// /enterprises/octo-corp with the token, the jobs of both organisations run, and a job queued
+// while `mvr serve` was killed (its webhook failed; the set reads no hook at this scope) is found
+// by the start-up scan of both organisations' repositories.
+constexpr char kEnterprise[] = "octo-corp";
+constexpr char kToolsRepository[] = "tools/cli";
+
+class RunnerSetEnterprise : public RunnerSetEndToEnd {
+ protected:
+  json Config() override {
+    json c = RunnerSetEndToEnd::Config();
+    UseShortJanitor(c, 1);
+    c["github"].erase("repository");
+    c["github"]["enterprise"] = kEnterprise;
+    c["github"]["organizations"] = {kOrganization, "tools"};
+    return c;
+  }
+  void ConfigureStack(LocalStack& stack) override {
+    AddSlowImage(stack);
+    stack.AddGithubArgs({"--enterprise", kEnterprise, "--org", kOrganization, "--org", "tools",
+                         "--repo", kToolsRepository});
+  }
+  // The scope of the runner the emulator gave `job` to ("" while it has none).
+  std::string RunnerScopeOfJob(int64_t job) {
+    auto runners = workflow_->GitHub("GET", "/_emulator/runners");
+    if (!runners.ok()) return "";
+    for (const json& r : runners->value("runners", json::array())) {
+      if (r.value("job_id", json()) == json(job)) return r.value("scope", "");
+    }
+    return "";
+  }
+};
+
+TEST_F(RunnerSetEnterprise,
+       JobsOfTwoOrganisationsRunOnTheEnterprisesRunnersEvenOneQueuedWhileDown) {
+  const int64_t demo = QueueJobIn(kDemoRepository, {"self-hosted", kClassLabel}, {"sleep 2"});
+  const int64_t tools = QueueJobIn(kToolsRepository, {"self-hosted", kClassLabel}, {"sleep 2"});
+  std::set<std::string> scopes;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (int64_t id : {demo, tools}) {
+          if (std::string s = RunnerScopeOfJob(id); !s.empty()) scopes.insert(s);
+        }
+        return Completed(demo) && Completed(tools);
+      },
+      std::chrono::seconds(60)))
+      << ReadWholeFile(dir_ + "/serve.log");
+  EXPECT_EQ(scopes, (std::set<std::string>{"enterprises/octo-corp"}));
+  EXPECT_EQ(Job(demo).value("conclusion", ""), "success");
+  EXPECT_EQ(Job(tools).value("conclusion", ""), "success");
+
+  EXPECT_TRUE(StopServe(SIGKILL).signaled);
+  const int64_t late = QueueJobIn(kToolsRepository, {"self-hosted", kClassLabel});
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto d = QueuedDeliveries(late);
+        return !d.empty() && d[0].value("outcome", "") == "failed";
+      },
+      std::chrono::seconds(30)));
+  StartServe();
+  ASSERT_TRUE(Eventually([&] { return Completed(late); }, std::chrono::seconds(60)))
+      << Job(late).dump() << ReadWholeFile(dir_ + "/serve.log");
+  EXPECT_EQ(Job(late).value("conclusion", ""), "success");
+  ExpectNothingLeft();
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ class EmulatorCompatTest : public ::testing::Test {
     emu::EmulatorOptions o;
     o.model.repositories = {"octo-org/widget-service"};
     o.model.organizations = {"octo-org"};
+    o.model.enterprise = "octo-corp";
     o.model.webhook_secret = Secret(kWebhookSecret);
     o.auth.pats.emplace_back(kPat);
     o.auth.app_id = kAppId;
@@ -153,6 +154,40 @@ TEST_F(EmulatorCompatTest, OrganizationRunnerLifecycle) {
   EXPECT_TRUE(client->DeleteRunner(org, jit->runner.id).ok());
   EXPECT_EQ(client->GetRunner(org, jit->runner.id).status().code(), Code::kNotFound);
   EXPECT_EQ(client->DeleteRunner(org, jit->runner.id).code(), Code::kNotFound);
+}
+
+// An enterprise's runners (GHEC's /enterprises/{enterprise}/actions/runners): a personal access
+// token registers, lists, reads and deletes them; an App's installation token is refused (403),
+// and the repositories the set scans are those of the enterprise's listed organisations.
+TEST_F(EmulatorCompatTest, EnterpriseRunnerLifecycleWithATokenNotAnInstallation) {
+  auto client = PatClient();
+  const RunnerScope enterprise = RunnerScope::Enterprise("octo-corp", {"octo-org"});
+  auto jit = client->GenerateJitConfig(enterprise, Jit("lambda-mvm-compat-ent"));
+  ASSERT_TRUE(jit.ok()) << jit.status().ToString();
+  auto listed = client->ListRunners(enterprise, {});
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, jit->runner.id);
+  auto in_org = client->ListRunners(RunnerScope::Organization("octo-org"), {});
+  ASSERT_TRUE(in_org.ok()) << in_org.status().ToString();
+  EXPECT_TRUE(in_org->empty()) << "an enterprise's runner is not the organisation's";
+  auto got = client->GetRunner(enterprise, jit->runner.id);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->name, "lambda-mvm-compat-ent");
+  auto repos = client->ListVisibleRepositories(enterprise);
+  ASSERT_TRUE(repos.ok()) << repos.status().ToString();
+  EXPECT_EQ(*repos, (std::vector<std::string>{"octo-org/widget-service"}));
+  EXPECT_TRUE(client->DeleteRunner(enterprise, jit->runner.id).ok());
+  EXPECT_EQ(client->GetRunner(enterprise, jit->runner.id).status().code(), Code::kNotFound);
+
+  AppCredentials app;
+  app.app_id = std::to_string(kAppId);
+  app.installation_id = 1;
+  app.private_key_pem = AppKey().private_pem;
+  Status refused = Client(GitHubAuth::App(app))->ListRunners(enterprise, {}).status();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("Resource not accessible by integration"), std::string::npos)
+      << refused.ToString();
 }
 
 TEST_F(EmulatorCompatTest, ListingFollowsTheEmulatorsLinkHeaders) {

@@ -380,5 +380,68 @@ TEST(ServeConfig, ClassLabelsLabelMatchAndAllowedRepositories) {
   ExpectRefusedNaming(org, "github.allowedRepositories[0]");
 }
 
+// github.enterprise: an enterprise's runners serving the repositories of github.organizations,
+// with a personal access token; what an enterprise's set cannot have is refused by name.
+TEST(ServeConfig, EnterpriseScopeNeedsItsOrganisationsAndAToken) {
+  json e = Minimal();
+  e["github"].erase("repository");
+  e["github"]["enterprise"] = "octo-corp";
+  e["github"]["organizations"] = {"octo", "tools"};
+  auto c = Parse(e);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const github::RunnerScope scope = RunnerScopeOf(*c);
+  EXPECT_TRUE(scope.is_enterprise());
+  EXPECT_TRUE(scope.serves_many_repositories());
+  EXPECT_EQ(scope.RunnersPath(), "/enterprises/octo-corp/actions/runners");
+  EXPECT_EQ(scope.organizations(), (std::vector<std::string>{"octo", "tools"}));
+  EXPECT_EQ(scope.ToString(), "enterprise octo-corp");
+  EXPECT_TRUE(c->github.Serves("octo/app"));
+  EXPECT_TRUE(c->github.Serves("Tools/CLI"));
+  EXPECT_FALSE(c->github.Serves("elsewhere/app")) << "an organisation not listed";
+  EXPECT_FALSE(c->github.Serves("octo"));
+
+  e["github"]["allowedRepositories"] = {"tools/cli"};
+  c = Parse(e);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->github.Serves("tools/cli"));
+  EXPECT_FALSE(c->github.Serves("octo/app"));
+  e["github"]["allowedRepositories"] = {"cli"};  // which organisation's? refused
+  ExpectRefusedNaming(e, "github.allowedRepositories[0]");
+  e["github"]["allowedRepositories"] = {"elsewhere/cli"};
+  ExpectRefusedNaming(e, "github.allowedRepositories[0]");
+  e["github"].erase("allowedRepositories");
+
+  json no_orgs = e;
+  no_orgs["github"].erase("organizations");
+  ExpectRefusedNaming(no_orgs, "github.organizations");
+  json twice = e;
+  twice["github"]["organizations"] = {"octo", "OCTO"};
+  ExpectRefusedNaming(twice, "github.organizations[1]");
+  json repo_in_list = e;
+  repo_in_list["github"]["organizations"] = {"octo/app"};
+  ExpectRefusedNaming(repo_in_list, "github.organizations[0]");
+  json slug = e;
+  slug["github"]["enterprise"] = "octo corp";
+  ExpectRefusedNaming(slug, "github.enterprise");
+  json both = e;
+  both["github"]["organization"] = "octo";
+  ExpectRefusedNaming(both, "github.enterprise");
+  json hook = e;
+  hook["github"]["hookId"] = 7;
+  ExpectRefusedNaming(hook, "github.hookId");
+  json app = e;
+  app["github"].erase("patFile");
+  app["github"]["appId"] = 1;
+  app["github"]["privateKeyFile"] = "/nonexistent/key.pem";
+  app["github"]["installationId"] = 2;
+  auto refused = Parse(app);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("manage_runners:enterprise"), std::string::npos)
+      << refused.status().message();
+  json orgs_alone = Minimal();
+  orgs_alone["github"]["organizations"] = {"octo"};
+  ExpectRefusedNaming(orgs_alone, "github.organizations");
+}
+
 }  // namespace
 }  // namespace mvr::runnerset

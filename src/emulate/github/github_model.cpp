@@ -64,6 +64,10 @@ const Repository* GithubModel::FindRepoLocked(const std::string& owner,
 Status GithubModel::CheckScopeLocked(const Scope& scope) const {
   if (scope.kind == Scope::Kind::kRepository) {
     if (!FindRepoLocked(scope.owner, scope.repo)) return NotFound("Not Found");
+  } else if (scope.kind == Scope::Kind::kEnterprise) {
+    if (options_.enterprise.empty() || !SameName(scope.owner, options_.enterprise)) {
+      return NotFound("Not Found");
+    }
   } else if (!org_ids_.count(AsciiLower(scope.owner))) {
     return NotFound("Not Found");
   }
@@ -237,6 +241,9 @@ bool GithubModel::RunnerServesLocked(const RunnerState& r, const Job& job) const
   std::string repo = job.repository.substr(slash + 1);
   if (s.kind == Scope::Kind::kRepository) {
     if (!SameName(s.owner, owner) || !SameName(s.repo, repo)) return false;
+  } else if (s.kind == Scope::Kind::kEnterprise) {
+    if (!org_ids_.count(AsciiLower(owner)))
+      return false;  // a user's repository: not the enterprise's
   } else if (!SameName(s.owner, owner)) {
     return false;
   }

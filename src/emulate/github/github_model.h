@@ -25,8 +25,11 @@
 namespace mvr::emulate::github {
 
 struct GithubModelOptions {
-  std::vector<std::string> repositories;      // "owner/name"
-  std::vector<std::string> organizations;     // orgs whose runners serve their repositories
+  std::vector<std::string> repositories;   // "owner/name"
+  std::vector<std::string> organizations;  // orgs whose runners serve their repositories
+  // An enterprise (its slug) holding every organisation above: its runners serve all their
+  // repositories. "" = none (its runner endpoints answer 404).
+  std::string enterprise;
   std::string base_url = "http://127.0.0.1";  // where runners reach the emulator
   Secret webhook_secret;
   int64_t installation_id = 1;

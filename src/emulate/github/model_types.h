@@ -15,12 +15,13 @@
 
 namespace mvr::emulate::github {
 
-// Where a runner is registered: one repository or a whole organisation.
+// Where a runner is registered: one repository, a whole organisation, or an enterprise (whose
+// runners serve the repositories of every organisation the emulator has).
 struct Scope {
-  enum class Kind { kRepository, kOrganization };
+  enum class Kind { kRepository, kOrganization, kEnterprise };
   Kind kind = Kind::kRepository;
-  std::string owner;  // the organisation for kOrganization
-  std::string repo;   // empty for kOrganization
+  std::string owner;  // the organisation for kOrganization, the enterprise's slug for kEnterprise
+  std::string repo;   // empty unless kRepository
 
   static Scope Repo(std::string owner, std::string repo) {
     Scope s;
@@ -34,8 +35,24 @@ struct Scope {
     s.owner = std::move(org);
     return s;
   }
-  // "owner/repo" or "org".
-  std::string Name() const { return kind == Kind::kRepository ? owner + "/" + repo : owner; }
+  static Scope Enterprise(std::string slug) {
+    Scope s;
+    s.kind = Kind::kEnterprise;
+    s.owner = std::move(slug);
+    return s;
+  }
+  // "owner/repo", "org" or "enterprises/slug" (a runner's GitHub URL is the base URL plus this).
+  std::string Name() const {
+    switch (kind) {
+      case Kind::kOrganization:
+        return owner;
+      case Kind::kEnterprise:
+        return "enterprises/" + owner;
+      case Kind::kRepository:
+        break;
+    }
+    return owner + "/" + repo;
+  }
 };
 
 struct Repository {

@@ -136,6 +136,9 @@ http::RouteHandler RestApi::Guard(AuthKind kind, bool mutating, Inner inner) {
                                                    {"status", out.status},
                                                    {"limit", RateRefusalName(rs.refusal)},
                                                    {"retry_after", rs.retry_after_seconds}});
+    } else if (kind == AuthKind::kPat && who->kind != "pat") {
+      out = JsonResponse(403, ErrorJson("Resource not accessible by integration"));
+      rate_.Done(who->bucket);
     } else {
       out = inner(req, params);
       rate_.Done(who->bucket);
@@ -231,44 +234,45 @@ void RestApi::AddTokenRoutes(http::Router& router) {
   });
 }
 
-// Self-hosted runners of a repository or an organization: JIT configs, registration tokens,
-// list, get, delete.
+// Self-hosted runners of a repository, an organization or an enterprise (personal access tokens
+// only): JIT configs, registration tokens, list, get, delete.
 void RestApi::AddRunnerRoutes(http::Router& router) {
-  for (const char* prefix : {"/repos/{owner}/{repo}", "/orgs/{org}"}) {
-    const bool org = std::string(prefix) == "/orgs/{org}";
-    auto scope_of = [org](const PathParams& p) { return org ? OrgScope(p) : RepoScope(p); };
+  for (const char* prefix : {"/repos/{owner}/{repo}", "/orgs/{org}", "/enterprises/{enterprise}"}) {
+    const Scope::Kind kind = prefix[1] == 'r'   ? Scope::Kind::kRepository
+                             : prefix[1] == 'o' ? Scope::Kind::kOrganization
+                                                : Scope::Kind::kEnterprise;
+    auto scope_of = [kind](const PathParams& p) {
+      if (kind == Scope::Kind::kEnterprise) return Scope::Enterprise(p.at("enterprise"));
+      return kind == Scope::Kind::kOrganization ? OrgScope(p) : RepoScope(p);
+    };
+    const AuthKind auth = kind == Scope::Kind::kEnterprise ? AuthKind::kPat : AuthKind::kToken;
     const std::string base = std::string(prefix) + "/actions/runners";
     router.Add("POST", base + "/generate-jitconfig",
-               Guard(AuthKind::kToken, kWrite,
-                     [this, scope_of](const ServerRequest& r, const PathParams& p) {
-                       return GenerateJit(scope_of(p), r);
-                     }));
+               Guard(auth, kWrite, [this, scope_of](const ServerRequest& r, const PathParams& p) {
+                 return GenerateJit(scope_of(p), r);
+               }));
     router.Add("POST", base + "/registration-token",
-               Guard(AuthKind::kToken, kWrite,
-                     [this, scope_of](const ServerRequest&, const PathParams& p) {
-                       auto runners = model_.ListRunners(scope_of(p), "");
-                       if (!runners.ok()) return ErrorResponse(runners.status());
-                       InstallationToken t = auth_.CreateRegistrationToken();
-                       json j;
-                       j["token"] = t.token.Reveal();
-                       j["expires_at"] = FormatRfc3339(t.expires_at);
-                       return JsonResponse(201, j);
-                     }));
+               Guard(auth, kWrite, [this, scope_of](const ServerRequest&, const PathParams& p) {
+                 auto runners = model_.ListRunners(scope_of(p), "");
+                 if (!runners.ok()) return ErrorResponse(runners.status());
+                 InstallationToken t = auth_.CreateRegistrationToken();
+                 json j;
+                 j["token"] = t.token.Reveal();
+                 j["expires_at"] = FormatRfc3339(t.expires_at);
+                 return JsonResponse(201, j);
+               }));
     router.Add("GET", base,
-               Guard(AuthKind::kToken, kRead,
-                     [this, scope_of](const ServerRequest& r, const PathParams& p) {
-                       return ListRunners(scope_of(p), r);
-                     }));
-    router.Add(
-        "GET", base + "/{id}",
-        Guard(AuthKind::kToken, kRead, [this, scope_of](const ServerRequest&, const PathParams& p) {
-          return GetRunner(scope_of(p), p.at("id"));
-        }));
+               Guard(auth, kRead, [this, scope_of](const ServerRequest& r, const PathParams& p) {
+                 return ListRunners(scope_of(p), r);
+               }));
+    router.Add("GET", base + "/{id}",
+               Guard(auth, kRead, [this, scope_of](const ServerRequest&, const PathParams& p) {
+                 return GetRunner(scope_of(p), p.at("id"));
+               }));
     router.Add("DELETE", base + "/{id}",
-               Guard(AuthKind::kToken, kWrite,
-                     [this, scope_of](const ServerRequest&, const PathParams& p) {
-                       return DeleteRunner(scope_of(p), p.at("id"));
-                     }));
+               Guard(auth, kWrite, [this, scope_of](const ServerRequest&, const PathParams& p) {
+                 return DeleteRunner(scope_of(p), p.at("id"));
+               }));
   }
 }
 

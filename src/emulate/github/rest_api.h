@@ -35,7 +35,9 @@ class RestApi {
   void AddHookRoutes(http::Router& router);
   // The webhook's settings and the App's installation (rest_api_hooks.cpp).
   void AddHookConfigRoutes(http::Router& router);
-  enum class AuthKind { kToken, kApp };
+  // kPat: a personal access token only; an installation token is refused with 403, as GitHub
+  // refuses it on an enterprise's endpoints.
+  enum class AuthKind { kToken, kApp, kPat };
   using Inner =
       std::function<http::HttpResponse(const http::ServerRequest&, const http::PathParams&)>;
   // Authenticates, charges the rate budget, runs `inner`, adds the rate-limit headers.

@@ -3,7 +3,8 @@
 // shape (basic-error: message, documentation_url). Anything else undocumented is a failure.
 // Keep this list short: an entry here is a claim about github.com, with its source.
 
-const runner = /^\/(repos\/\{owner\}\/\{repo\}|orgs\/\{org\})\/actions\/runners\/\{runner_id\}$/;
+const runner =
+  /^\/(repos\/\{owner\}\/\{repo\}|orgs\/\{org\}|enterprises\/\{enterprise\})\/actions\/runners\/\{runner_id\}$/;
 
 export const allowList = [
   {
@@ -42,6 +43,17 @@ export const allowList = [
     statuses: [403, 429],
     body: (b) => typeof b?.message === "string" && /rate limit/i.test(b.message),
     why: "rate limit spent: 403 or 429, on every operation",
+  },
+  {
+    // An App's installation token (an organisation's or a repository's) on an enterprise's
+    // endpoints answers 403 {"message":"Resource not accessible by integration"}, GitHub's answer
+    // to a token whose grant does not reach the resource ("Troubleshooting the REST API", 403);
+    // GHEC's description of the enterprise runner endpoints lists only 200/201/204.
+    methods: ["GET", "POST", "DELETE"],
+    template: /^\/enterprises\/\{enterprise\}\/actions\/runners/,
+    statuses: [403],
+    body: (b) => b?.message === "Resource not accessible by integration",
+    why: "installation token on an enterprise's endpoint: 403, undocumented",
   },
 ];
 

@@ -3,7 +3,8 @@
 #   contract_test.sh run OPERATIONS DELIVERIES BINARY[@GTEST_FILTER]...
 #     runs each test binary with the GitHub emulator's traffic record on (MVR_GITHUB_RECORD),
 #     then validate.mjs over the record, which must also have seen every operation id in
-#     OPERATIONS and every event.action in DELIVERIES (comma-separated).
+#     OPERATIONS and every event.action in DELIVERIES (comma-separated). MVR_GITHUB_DESCRIPTION
+#     (api.github.com, the default, or ghec) names the description to hold the record to.
 #   contract_test.sh selftest
 #     feeds validate.mjs known-bad and known-good records and checks its verdicts.
 # Exits 77 (ctest's SKIP_RETURN_CODE) when Node.js or the npm packages are missing.
@@ -59,7 +60,8 @@ run() {
     return 1
   fi
   echo "== validate.mjs over $(wc -l <"$record") recorded lines ($(wc -l <"$WORK/secrets.txt") secrets, none in the output)"
-  node "$VALIDATE" "$record" --expect-operations "$operations" --expect-deliveries "$deliveries"
+  node "$VALIDATE" "$record" --expect-operations "$operations" --expect-deliveries "$deliveries" \
+    --description "${MVR_GITHUB_DESCRIPTION:-api.github.com}"
 }
 
 # A record of one exchange or delivery, as the emulator writes it.
@@ -70,10 +72,10 @@ rest_line() {  # METHOD PATH STATUS RESPONSE_BODY [REQUEST_BODY]
 }
 
 # Expects validate.mjs to exit with WANT over RECORD and, if given, to print PATTERN.
-expect() {  # NAME WANT RECORD [PATTERN]
+expect() {  # NAME WANT RECORD [PATTERN [VALIDATE-FLAGS...]]
   local name="$1" want="$2" record="$3" pattern="${4:-}"
   local out status
-  out="$(node "$VALIDATE" "$record" 2>&1)"
+  out="$(node "$VALIDATE" "$record" "${@:5}" 2>&1)"
   status=$?
   if [[ $status -ne $want ]] || [[ -n "$pattern" && "$out" != *"$pattern"* ]]; then
     echo "FAIL: $name: exit $status (want $want)${pattern:+, output should contain: $pattern}"
@@ -127,6 +129,15 @@ selftest() {
   rest_line DELETE /repos/o/r/actions/runners/5 404 '{"error":"gone"}' >"$WORK/gone_bad.jsonl"
   expect "an allow-listed 404 still needs GitHub's error body" 1 "$WORK/gone_bad.jsonl" \
     "must have required property 'message'" || failed=1
+
+  # An enterprise's runner: GitHub.com's description has no such endpoint, GHEC's does.
+  rest_line POST /enterprises/e/actions/runners/generate-jitconfig 201 \
+    '{"runner":{"id":1,"name":"x","os":"Linux","status":"offline","busy":false,"labels":[]},"encoded_jit_config":"abc"}' \
+    '{"name":"x","runner_group_id":1,"labels":["a"]}' >"$WORK/enterprise.jsonl"
+  expect "an enterprise's JIT config is not GitHub.com's" 1 "$WORK/enterprise.jsonl" \
+    "no such operation in GitHub's REST description" || failed=1
+  expect "an enterprise's JIT config is GHEC's" 0 "$WORK/enterprise.jsonl" "" \
+    --description ghec || failed=1
 
   rest_line GET /repos/o/r/no/such/endpoint 200 '{}' >"$WORK/unknown.jsonl"
   expect "a path GitHub does not serve fails" 1 "$WORK/unknown.jsonl" \

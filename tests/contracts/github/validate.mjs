@@ -3,6 +3,9 @@
 // GitHub's own descriptions: the REST API's OpenAPI document (@octokit/openapi) for each request
 // body, query and answer, and the webhooks document (@octokit/openapi-webhooks) for each delivery.
 // Usage: node validate.mjs RECORD.jsonl [--expect-operations ID,...] [--expect-deliveries E.A,...]
+//          [--description api.github.com|ghec]
+// --description: which of GitHub's descriptions to hold the record to: GitHub.com's (the default)
+// or GitHub Enterprise Cloud's, which adds the enterprise endpoints (its runners).
 // Exit: 0 all valid, 1 failures, 2 bad usage or record, 77 the npm packages are not installed
 // (run scripts/setup.sh). See docs/contracts-github.md.
 import { readFileSync } from "node:fs";
@@ -31,18 +34,24 @@ try {
 function usage(message) {
   console.error("validate: " + message);
   console.error(
-    "usage: node validate.mjs RECORD.jsonl [--expect-operations ID,...] [--expect-deliveries EVENT.ACTION,...]",
+    "usage: node validate.mjs RECORD.jsonl [--expect-operations ID,...] [--expect-deliveries EVENT.ACTION,...] [--description api.github.com|ghec]",
   );
   process.exit(2);
 }
 
 const args = process.argv.slice(2);
-const options = { record: null, expectOps: [], expectDeliveries: [] };
+const options = { record: null, expectOps: [], expectDeliveries: [], description: "api.github.com" };
 for (let i = 0; i < args.length; ++i) {
   const a = args[i];
   const list = () => (args[++i] ?? usage(a + " needs a value")).split(",").filter(Boolean);
   if (a === "--expect-operations") options.expectOps = list();
   else if (a === "--expect-deliveries") options.expectDeliveries = list();
+  else if (a === "--description") {
+    options.description = args[++i] ?? usage(a + " needs a value");
+    if (!["api.github.com", "ghec"].includes(options.description)) {
+      usage("--description: api.github.com or ghec, not " + options.description);
+    }
+  }
   else if (a.startsWith("--")) usage("unknown flag " + a);
   else if (options.record === null) options.record = a;
   else usage("one record file only");
@@ -51,8 +60,8 @@ if (options.record === null) usage("no record file given");
 
 const readJson = (pkg, file) =>
   JSON.parse(readFileSync(join(dirname(require.resolve(pkg + "/package.json")), file), "utf8"));
-const rest = readJson("@octokit/openapi", "generated/api.github.com.json");
-const hooks = readJson("@octokit/openapi-webhooks", "generated/api.github.com.json");
+const rest = readJson("@octokit/openapi", "generated/" + options.description + ".json");
+const hooks = readJson("@octokit/openapi-webhooks", "generated/" + options.description + ".json");
 
 // OpenAPI 3.0 leaves open whether `nullable: true` admits null when an `enum` omits it; GitHub
 // means it does (a running job's conclusion is null; Octokit's types read it so), so null is
