@@ -16,6 +16,12 @@ namespace {
 constexpr Duration kStepTime{60'000};
 // How often a sweep reads the hot members it follows (WarmPoolDeps::hot_settle).
 constexpr Duration kHotSettlePoll{2'000};
+// Members a sweep launches between two rounds of following them: 2 a second, below GitHub's
+// rate for registrations (166 mutations a minute, 2.8 a second), so that no member's launch waits
+// on GitHub while those launched before it run unparked. Measured (mvr simulate --report
+// latency, hot pool of 100, burst of 100): idle VM-seconds per job 28.5 at 4 a round, 34.5 at 5,
+// 47.9 at 10, 51.0 at 20, at the same p50/p95.
+constexpr int kHotLaunchesPerRound = 4;
 
 // GitHub refuses to remove a runner that is running a job (422, or 409 from some versions).
 bool RefusedAsBusy(const Status& s) {
@@ -86,17 +92,28 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
   }
   if (!version.ok() || !listed.ok()) return;
   if (StopRefilling(cls, usable, true, report)) return;
-  for (int n = static_cast<int>(usable.size()); n < target; ++n) {
-    if (Status s = LaunchHot(cls, current); !s.ok()) {
-      Error(report, "launching a hot pool member of " + cls.label, s);
-      break;  // the next sweep tries again
+  // The missing members are launched a few at a time between the rounds that follow those
+  // launched before, so that the first is parked while the last are still launching (at a
+  // pool of 100, RunMicrovm's 5/s and GitHub's registrations take over half a minute).
+  int to_launch = target - static_cast<int>(usable.size());
+  auto launch_some = [&] {
+    for (int n = 0; n < kHotLaunchesPerRound && to_launch > 0; ++n) {
+      if (Status s = LaunchHot(cls, current); !s.ok()) {
+        Error(report, "launching a hot pool member of " + cls.label, s);
+        to_launch = 0;  // the next sweep tries again
+        break;
+      }
+      ++report.booted;
+      --to_launch;
     }
-    ++report.booted;
-  }
-  SettleHotMembers(cls, current, report);
+    return to_launch > 0;
+  };
+  launch_some();
+  SettleHotMembers(cls, current, launch_some, report);
 }
 
 void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string& version,
+                                       const std::function<bool()>& launch_more,
                                        PoolSweepReport& report) {
   const Seam& seam = deps_.seam;
   // At most half of bootTimeoutSeconds, so that a warm-pool function (whose timeout is
@@ -105,9 +122,11 @@ void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string
       std::min(deps_.hot_settle, Duration(config_.warm_pool.boot_timeout_seconds * 500LL));
   const TimePoint until = seam.clock.Now() + settle;
   auto stopping = [&] { return deps_.stopping && deps_.stopping(); };
+  bool launching = true;
   while (seam.clock.Now() + kHotSettlePoll <= until && !stopping()) {
     seam.sleeper.Sleep(kHotSettlePoll);
     if (stopping()) return;
+    if (launching) launching = launch_more();
     // One read each round, no retries: whatever fails here, the next sweep looks again.
     Result<std::vector<PoolMember>> members = deps_.pool.ScanMembers();
     if (!members.ok()) return;
@@ -121,7 +140,7 @@ void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string
       pending.push_back(&m);
       runner_awaited = runner_awaited || m.state != PoolMember::State::kBooting;
     }
-    if (pending.empty()) return;
+    if (pending.empty() && !launching) return;
     std::map<int64_t, github::Runner> runners;
     if (runner_awaited) {
       Result<std::vector<github::Runner>> listed =
@@ -275,19 +294,49 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
 Status WarmPoolSweeper::LaunchHot(const RunnerClass& cls, const std::string& version) {
   const Seam& seam = deps_.seam;
   MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run, PoolRunRequest(cls, version));
+  fleet::RunnerRegistration runners(seam, *deps_.github, RunnerScopeOf(config_));
+  github::JitConfigRequest request;
+  request.name = config_.runner_name_prefix + "hot-" + seam.secure_random.Hex(4);
+  request.runner_group_id = config_.github.runner_group_id;
+  // The class label only: the runner may take any queued job of the class, and no other.
+  request.labels = {cls.label};
+  MVR_ASSIGN_OR_RETURN(github::JitConfig jit,
+                       runners.Register(request, seam.clock.Now() + kStepTime));
   fleet::MicrovmLifecycle vms(seam, deps_.microvms);
-  MVR_ASSIGN_OR_RETURN(aws::Microvm vm, vms.Launch(run, seam.clock.Now() + kStepTime));
-  PoolMember m = NewMember(cls, version, vm);
+  Result<aws::Microvm> vm = vms.Launch(run, seam.clock.Now() + kStepTime);
+  if (!vm.ok()) {
+    runners.Remove(jit.runner.id, seam.clock.Now() + kStepTime).IgnoreError();
+    return vm.status();
+  }
+  PoolMember m = NewMember(cls, version, *vm);
   m.kind = PoolMember::Kind::kHot;
   if (!deps_.control_key.empty()) m.launch_token = run.client_token;
-  // The row maps the VM from now on, so the janitor never takes it for an orphan.
-  if (Status s = deps_.pool.AddMember(m); !s.ok()) {
-    vms.Terminate(vm.microvm_id, seam.clock.Now() + kStepTime).IgnoreError();
-    return s.Annotate("hot pool member " + vm.microvm_id);
+  // The row maps the VM and names its runner from now on, so the janitor never takes either for
+  // an orphan.
+  Status s = deps_.pool.AddMember(m);
+  if (s.ok()) s = deps_.pool.RecordRunner(m.microvm_id, jit.runner.name, jit.runner.id);
+  if (!s.ok()) {
+    vms.Terminate(vm->microvm_id, seam.clock.Now() + kStepTime).IgnoreError();
+    runners.Remove(jit.runner.id, seam.clock.Now() + kStepTime).IgnoreError();
+    deps_.pool.RemoveMember(vm->microvm_id).IgnoreError();
+    return s.Annotate("hot pool member " + vm->microvm_id);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hot_configs_[m.microvm_id] = std::move(jit);
   }
   seam.logger.Info("hot pool member launched",
                    {{"microvm_id", m.microvm_id}, {"class", cls.label}});
   return Status::Ok();
+}
+
+std::optional<github::JitConfig> WarmPoolSweeper::TakeHotConfig(const std::string& microvm_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = hot_configs_.find(microvm_id);
+  if (it == hot_configs_.end()) return std::nullopt;
+  github::JitConfig jit = std::move(it->second);
+  hot_configs_.erase(it);
+  return jit;
 }
 
 Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember& m,
@@ -295,14 +344,21 @@ Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember&
   const Seam& seam = deps_.seam;
   const TimePoint deadline = seam.clock.Now() + kStepTime;
   fleet::RunnerRegistration runners(seam, *deps_.github, RunnerScopeOf(config_));
-  github::JitConfigRequest request;
-  request.name = config_.runner_name_prefix + "hot-" + seam.secure_random.Hex(4);
-  request.runner_group_id = config_.github.runner_group_id;
-  // The class label only: the runner may take any queued job of the class, and no other.
-  request.labels = {cls.label};
-  MVR_ASSIGN_OR_RETURN(github::JitConfig jit, runners.Register(request, deadline));
-  // Recorded before delivery, so that a crash from here on leaves a runner the row names.
-  Status s = deps_.pool.RecordRunner(m.microvm_id, jit.runner.name, jit.runner.id);
+  std::optional<github::JitConfig> launched = TakeHotConfig(m.microvm_id);
+  Status s = Status::Ok();
+  if (!launched) {
+    // Launched by another process (or before a restart): its config is gone with it. The runner
+    // it registered is replaced.
+    if (m.runner_id > 0) MVR_RETURN_IF_ERROR(runners.Remove(m.runner_id, deadline));
+    github::JitConfigRequest request;
+    request.name = config_.runner_name_prefix + "hot-" + seam.secure_random.Hex(4);
+    request.runner_group_id = config_.github.runner_group_id;
+    request.labels = {cls.label};
+    MVR_ASSIGN_OR_RETURN(launched, runners.Register(request, deadline));
+    // Recorded before delivery, so that a crash from here on leaves a runner the row names.
+    s = deps_.pool.RecordRunner(m.microvm_id, launched->runner.name, launched->runner.id);
+  }
+  const github::JitConfig& jit = *launched;
   fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   Result<Secret> token = s.ok() ? vms.ControlToken(m.microvm_id, fleet::kControlPort,
                                                    fleet::kControlTokenMinutes, deadline)
@@ -366,6 +422,7 @@ void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport&
 void WarmPoolSweeper::RetireHot(const PoolMember& m, const std::string& reason, bool claim,
                                 PoolSweepReport& report) {
   if (claim && !ClaimForSweeper(m, "replace", report)) return;
+  TakeHotConfig(m.microvm_id);  // not delivered: dropped
   // The runner first: GitHub refuses to remove a busy one, and a runner that took a job must
   // keep its VM (it is adopted instead).
   if (m.runner_id > 0 && deps_.github) {

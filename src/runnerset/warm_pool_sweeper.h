@@ -151,16 +151,24 @@ class WarmPoolSweeper {
   // is online, not at the next sweep, so it runs (and is billed) for its boot and runner start
   // only. A runner GitHub refuses meanwhile makes the class unhealthy (ObserveRunnerVersion), and
   // the members followed are retired then, not parked from the refused image.
+  // `launch_more` launches the next few members still missing at the start of each round, and
+  // says whether any are left.
   void SettleHotMembers(const RunnerClass& cls, const std::string& version,
-                        PoolSweepReport& report);
+                        const std::function<bool()>& launch_more, PoolSweepReport& report);
   void SweepHotClass(const RunnerClass& cls, const std::vector<PoolMember>& members,
                      PoolSweepReport& report);
   // One step of a hot member's life; false when it was retired or adopted (no longer usable).
   bool StepHot(const RunnerClass& cls, const std::string& version, const PoolMember& m,
                const aws::Microvm& vm, const std::map<int64_t, github::Runner>& runners,
                PoolSweepReport& report);
+  // Delivers the member's runner config: the one registered at its launch (hot_configs_), or,
+  // when this process did not launch it, a new registration in place of the recorded one.
   Status StartHotRunner(const RunnerClass& cls, const PoolMember& m, const aws::Microvm& vm);
+  // Registers the member's runner, then launches its VM: a registration GitHub's limits hold
+  // back is waited for before the VM bills, not while it runs.
   Status LaunchHot(const RunnerClass& cls, const std::string& version);
+  // The JIT config a member was launched with, taken out of hot_configs_ (nullopt: none here).
+  std::optional<github::JitConfig> TakeHotConfig(const std::string& microvm_id);
   // GitHub handed the member's runner a job: resume its VM and map the runner like a launch.
   void AdoptHot(const PoolMember& m, bool claim, PoolSweepReport& report);
   // Deregisters the runner (a busy one is adopted instead), then terminates and removes.
@@ -178,6 +186,9 @@ class WarmPoolSweeper {
 
   mutable std::mutex mu_;
   std::optional<PoolSweepReport> last_;
+  // Hot members launched by this process whose runner config awaits their VM's boot, by VM id.
+  // In memory only: a JIT config is a secret, never stored.
+  std::map<std::string, github::JitConfig> hot_configs_;
 };
 
 }  // namespace mvr::runnerset

@@ -390,7 +390,7 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
   row.kind = kind;
   row.burst = burst;
   std::vector<double> starts, running, first_log, connected, job;
-  double idle = 0;
+  double idle = 0, reserve = 0;
   size_t github = 0, microvms = 0;
   RunSeeds(s, 1, seeds, threads, nullptr, [&](const SeedOutcome& o) {
     const WorldReport& r = o.report;
@@ -405,7 +405,8 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
     first_log.insert(first_log.end(), r.to_first_log.begin(), r.to_first_log.end());
     connected.insert(connected.end(), r.to_connected.begin(), r.to_connected.end());
     job.insert(job.end(), r.to_job.begin(), r.to_job.end());
-    idle += r.idle_vm_seconds;
+    idle += r.idle_vm_seconds - r.reserve_idle_vm_seconds;
+    reserve += r.reserve_idle_vm_seconds;
     github += r.github_calls;
     microvms += r.microvms_calls;
   });
@@ -414,6 +415,7 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
   row.p95 = Percentile(starts, 0.95);
   row.p99 = Percentile(starts, 0.99);
   row.idle_vm_seconds_per_job = idle / jobs;
+  row.reserve_vm_seconds_per_seed = reserve / std::max(1, row.seeds);
   row.github_calls_per_job = static_cast<double>(github) / jobs;
   row.microvms_calls_per_job = static_cast<double>(microvms) / jobs;
   row.to_vm_running = Percentile(running, 0.5);

@@ -45,7 +45,10 @@ struct LatencyRow {
   int violations = 0;                // seeds that broke an invariant (the figures still count)
   std::string first_violation;       // "seed N: ..." of the first seed that did
   double p50 = 0, p95 = 0, p99 = 0;  // queued → job started, s
+  // Billed with no job on the VM, per job: every VM's but the reserve's (pool members parked at
+  // the end, whose pre-boot buys the next jobs' starts), which is per seed.
   double idle_vm_seconds_per_job = 0;
+  double reserve_vm_seconds_per_seed = 0;
   double github_calls_per_job = 0;
   double microvms_calls_per_job = 0;
   // Seed 001's segments, p50 (cold rows; warm rows: "VM running" is "resumed").

@@ -400,10 +400,15 @@ std::map<int64_t, LaunchTimes> SimGuest::launches() const {
   return launches_;
 }
 
-double SimGuest::IdleVmSeconds(TimePoint now) const {
+double SimGuest::IdleVmSeconds(TimePoint now) const { return IdleOf(now, false); }
+
+double SimGuest::ReserveIdleVmSeconds(TimePoint now) const { return IdleOf(now, true); }
+
+double SimGuest::IdleOf(TimePoint now, bool reserve_only) const {
   std::lock_guard<std::mutex> lock(mu_);
   Duration idle{0};
   for (const auto& [id, vm] : vms_) {
+    if (reserve_only && (vm->ended || !vm->frozen || vm->took != 0)) continue;
     const TimePoint end = vm->ended_at.value_or(now);
     Duration busy = vm->busy;
     if (vm->running_job != 0 && !vm->ended) {

@@ -248,6 +248,7 @@ void World::ReportFigures(WorldReport& report) {
     if (int64_t n = metrics_.GetJanitor(counter)) report.janitor[counter] = n;
   }
   report.idle_vm_seconds = guest_.IdleVmSeconds(scheduler_.Now());
+  report.reserve_idle_vm_seconds = guest_.ReserveIdleVmSeconds(scheduler_.Now());
   auto seconds = [](Duration d) { return static_cast<double>(d.count()) / 1000.0; };
   for (const auto& [job, l] : guest_.launches()) {
     auto queued = queued_at_.find(job);

@@ -173,6 +173,8 @@ struct WorldReport {
   // → the runner's first log line, → connected, → the job begins.
   std::vector<double> to_vm_running, to_first_log, to_connected, to_job;
   double idle_vm_seconds = 0;  // billed with no job on the VM, over the run
+  // Of which pool members parked at the end, ready for the next jobs (SimGuest's reserve).
+  double reserve_idle_vm_seconds = 0;
   size_t microvms_calls = 0;
   size_t github_calls = 0;
   std::map<std::string, int> faults;       // drawn faults by operation and kind

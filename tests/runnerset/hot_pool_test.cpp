@@ -329,15 +329,54 @@ TEST_F(HotPoolTest, AMemberWhoseRunnerGitHubNoLongerListsIsRetired) {
   EXPECT_EQ(State(vm), "TERMINATED");
 }
 
+// A member's runner is registered before its VM is launched, and its config kept in the
+// launching process's memory only. A process that did not launch it (a restart, another
+// warm-pool function) has no config to deliver: it replaces the recorded runner with a new one.
+TEST_F(HotPoolTest, AMemberLaunchedByAnotherProcessGetsANewRunnerInPlaceOfTheRecordedOne) {
+  Sweep();
+  const std::string vm = Member();
+  ASSERT_EQ(fleet_.Runners().size(), 1u);
+  const int64_t registered = fleet_.Runners()[0].id;
+  sweeper_.reset();  // the next sweep is another process's
+  PoolSweepReport r = Sweep();
+  EXPECT_EQ(r.errors, 0) << (r.error_messages.empty() ? "" : r.error_messages[0]);
+  EXPECT_EQ(r.hot_started, 1);
+  EXPECT_FALSE(fleet_.RunnerExists(registered)) << "the launching process's runner was removed";
+  ASSERT_EQ(fleet_.Runners().size(), 1u);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"starting", 1}}));
+  EXPECT_EQ(Member(), vm);
+}
+
+// Issue 34, item 1, at a pool of 40: the sweep launches 4 members a round and follows those
+// launched before, so the first members park while the last are still being launched, and every
+// member gets to ready within the sweep.
+TEST_F(HotPoolTest, ASweepLaunchesAFewMembersARoundAndFollowsTheEarlierOnes) {
+  hot_settle_ = Duration(120'000);
+  config_.classes[0].hot_pool_size = 40;
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.booted, 40);
+  EXPECT_EQ(r.hot_ready, 40) << (r.error_messages.empty() ? "" : r.error_messages[0]);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 40}}));
+  const std::string log = m_.sink.Joined();
+  const size_t first_started = log.find("hot pool runner delivered");
+  const size_t last_launched = log.rfind("hot pool member launched");
+  ASSERT_NE(first_started, std::string::npos);
+  EXPECT_LT(first_started, last_launched)
+      << "the first member's runner was started before the last member was launched";
+}
+
 TEST_F(HotPoolTest, ARunnerThatCannotBeDeliveredIsRemovedWithItsVm) {
   fleet_.guest.start_status = 400;
   fleet_.guest.start_body = R"({"error":"no"})";
   Sweep();
   const std::string vm = Member();
+  // Registered at the launch, before the VM ran.
+  ASSERT_EQ(fleet_.Runners().size(), 1u);
+  const int64_t registered = fleet_.Runners()[0].id;
   PoolSweepReport r = Sweep();
   EXPECT_EQ(r.errors, 1);
   EXPECT_EQ(r.retired, 1);
-  EXPECT_TRUE(fleet_.Runners().empty()) << "the registration was removed";
+  EXPECT_FALSE(fleet_.RunnerExists(registered)) << "the registration was removed";
   EXPECT_EQ(State(vm), "TERMINATED");
 }
 
