@@ -291,17 +291,21 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
   return true;
 }
 
+github::JitConfigRequest WarmPoolSweeper::HotRunnerRequest(const RunnerClass& cls) const {
+  github::JitConfigRequest request;
+  request.name = config_.runner_name_prefix + "hot-" + deps_.seam.secure_random.Hex(4);
+  request.runner_group_id = config_.github.runner_group_id;
+  // The class label only: the runner may take any queued job of the class, and no other.
+  request.labels = {cls.label};
+  return request;
+}
+
 Status WarmPoolSweeper::LaunchHot(const RunnerClass& cls, const std::string& version) {
   const Seam& seam = deps_.seam;
   MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run, PoolRunRequest(cls, version));
   fleet::RunnerRegistration runners(seam, *deps_.github, RunnerScopeOf(config_));
-  github::JitConfigRequest request;
-  request.name = config_.runner_name_prefix + "hot-" + seam.secure_random.Hex(4);
-  request.runner_group_id = config_.github.runner_group_id;
-  // The class label only: the runner may take any queued job of the class, and no other.
-  request.labels = {cls.label};
   MVR_ASSIGN_OR_RETURN(github::JitConfig jit,
-                       runners.Register(request, seam.clock.Now() + kStepTime));
+                       runners.Register(HotRunnerRequest(cls), seam.clock.Now() + kStepTime));
   fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   Result<aws::Microvm> vm = vms.Launch(run, seam.clock.Now() + kStepTime);
   if (!vm.ok()) {
@@ -350,11 +354,7 @@ Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember&
     // Launched by another process (or before a restart): its config is gone with it. The runner
     // it registered is replaced.
     if (m.runner_id > 0) MVR_RETURN_IF_ERROR(runners.Remove(m.runner_id, deadline));
-    github::JitConfigRequest request;
-    request.name = config_.runner_name_prefix + "hot-" + seam.secure_random.Hex(4);
-    request.runner_group_id = config_.github.runner_group_id;
-    request.labels = {cls.label};
-    MVR_ASSIGN_OR_RETURN(launched, runners.Register(request, deadline));
+    MVR_ASSIGN_OR_RETURN(launched, runners.Register(HotRunnerRequest(cls), deadline));
     // Recorded before delivery, so that a crash from here on leaves a runner the row names.
     s = deps_.pool.RecordRunner(m.microvm_id, launched->runner.name, launched->runner.id);
   }

@@ -167,6 +167,8 @@ class WarmPoolSweeper {
   // Registers the member's runner, then launches its VM: a registration GitHub's limits hold
   // back is waited for before the VM bills, not while it runs.
   Status LaunchHot(const RunnerClass& cls, const std::string& version);
+  // A hot member's runner: `<prefix>hot-<8 hex>`, the class label its only custom label.
+  github::JitConfigRequest HotRunnerRequest(const RunnerClass& cls) const;
   // The JIT config a member was launched with, taken out of hot_configs_ (nullopt: none here).
   std::optional<github::JitConfig> TakeHotConfig(const std::string& microvm_id);
   // GitHub handed the member's runner a job: resume its VM and map the runner like a launch.
