@@ -25,6 +25,7 @@ struct DemoFlags {
   std::string work_dir;
   bool keep = false;
   std::string run_body = "raw";
+  std::string vm = "process";
   demo::RunnerSetDemoOptions set;
 };
 
@@ -44,6 +45,7 @@ int RunDemo(DemoFlags& f, Context& ctx) {
     options.work_dir = f.work_dir;
     options.keep_work_dir = f.keep;
     options.run_body = f.run_body;
+    options.vm = f.vm;
     return demo::Demo(seam, processes, http, options).Run();
   }
   demo::RunnerSetDemoOptions options = f.set;
@@ -52,6 +54,7 @@ int RunDemo(DemoFlags& f, Context& ctx) {
   options.work_dir = f.work_dir;
   options.keep_work_dir = f.keep;
   options.run_body = f.run_body;
+  options.vm = f.vm;
   return demo::RunnerSetDemo(seam, processes, http, options).Run();
 }
 
@@ -105,6 +108,11 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "the /run hook body the emulated platform sends: raw (default), envelope or "
                   "envelope-with-id")
       ->check(CLI::IsMember({"raw", "envelope", "envelope-with-id"}));
+  cmd->add_option("--vm", f->vm,
+                  "what stands behind each MicroVM: process (default: host processes) or qemu (a "
+                  "QEMU virtual machine restored from its image's snapshot; needs "
+                  "scripts/fetch-vm-kernel.sh)")
+      ->check(CLI::IsMember({"process", "qemu"}));
   cmd->add_flag("--keep", f->keep, "keep the work directory afterwards");
   cmd->add_option("--report", f->set.report_html,
                   "runner set: save mvr serve's status page (HTML) to this file at the end");

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -44,7 +45,14 @@ struct MicrovmsFlags {
   std::string network = "host";
   std::string netns_range;
   std::string s3_endpoint_url;
+  std::string vm = "process";
+  std::string vm_kernel;
+  std::string accel = "auto";
+  int64_t vm_memory_mib = 512;
 };
+
+// Where scripts/setup.sh puts the guest kernel for --vm qemu (scripts/fetch-vm-kernel.sh).
+constexpr char kDefaultVmKernelDir[] = "/var/cache/mvr/vm-kernel";
 
 // Where s3:// code artifacts are read from: --s3-endpoint-url, else the usual AWS settings
 // (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile, then AWS's regional endpoint), with the
@@ -130,6 +138,25 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
                            ")");
   } else if (!f.netns_range.empty()) {
     return InvalidArgument("--netns-range only applies with --network namespace");
+  }
+  if (f.vm == "qemu") {
+    if (o.network != emulate::microvms::Emulator::Options::Network::kHost) {
+      return InvalidArgument("--vm qemu brings its own network: leave out --network namespace");
+    }
+    o.vm = emulate::microvms::Emulator::Options::Vm::kQemu;
+    const char* env_dir = std::getenv("MVR_VM_KERNEL_DIR");
+    o.qemu.kernel_dir = !f.vm_kernel.empty()                     ? f.vm_kernel
+                        : env_dir != nullptr && *env_dir != '\0' ? env_dir
+                                                                 : kDefaultVmKernelDir;
+    o.qemu.accel = f.accel;
+    o.qemu.memory_mib = static_cast<int>(f.vm_memory_mib);
+    std::error_code ec;
+    o.qemu.mvr_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (ec) return Internal("cannot find this program's path: " + ec.message());
+  } else if (f.vm != "process") {
+    return InvalidArgument("--vm must be process (the default) or qemu (got " + f.vm + ")");
+  } else if (!f.vm_kernel.empty()) {
+    return InvalidArgument("--vm-kernel only applies with --vm qemu");
   }
   if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
   if (f.running_before_hook_ms >= 0)
@@ -250,6 +277,17 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
   cmd->add_option("--network", flags->network,
                   "host (default): guests share the host network on loopback ports; namespace "
                   "(root only): each VM gets its own network namespace and the real ports");
+  cmd->add_option("--vm", flags->vm,
+                  "process (default): each VM is a tree of host processes; qemu: a QEMU virtual "
+                  "machine restored from its image's snapshot (docs/emulate-microvms.md)");
+  cmd->add_option("--vm-kernel", flags->vm_kernel,
+                  "With --vm qemu: directory of the guest kernel (vmlinuz, modules/) "
+                  "(default $MVR_VM_KERNEL_DIR, else /var/cache/mvr/vm-kernel)");
+  cmd->add_option("--accel", flags->accel,
+                  "With --vm qemu: auto (default: KVM if a test boot works, else TCG), kvm or tcg");
+  cmd->add_option("--vm-memory-mib", flags->vm_memory_mib,
+                  "With --vm qemu: memory of each guest (default 512)")
+      ->check(CLI::Range(int64_t{128}, int64_t{16384}));
   cmd->add_option("--netns-range", flags->netns_range,
                   "IPv4 range the per-VM /30s come from in namespace mode (default 10.213.0.0/16)");
   cmd->add_option("--idle-time-scale", flags->idle_time_scale,

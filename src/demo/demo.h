@@ -22,6 +22,7 @@ struct DemoOptions {
   std::string work_dir;  // "" = a new temporary directory, removed afterwards
   bool keep_work_dir = false;
   std::string run_body = "raw";  // the /run hook body form (`mvr emulate microvms --run-body`)
+  std::string vm = "process";    // what stands behind a MicroVM (`mvr emulate microvms --vm`)
 };
 
 class Demo {

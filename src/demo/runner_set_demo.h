@@ -38,6 +38,7 @@ struct RunnerSetDemoOptions {
   std::string min_runner_version;     // GitHub refuses runners older than this ("" = none)
   std::string microvms_config;   // a `mvr emulate microvms --config` file (overrides the above)
   std::string run_body = "raw";  // the /run hook body form (`mvr emulate microvms --run-body`)
+  std::string vm = "process";    // what stands behind a MicroVM (`mvr emulate microvms --vm`)
   int timeout_seconds = 600;     // for the whole burst to complete
   int warm_pool = 0;        // mvr-small keeps this many suspended VMs (filled before the burst)
   int hot_pool = 0;         // ... and this many suspended VMs with their runners connected

@@ -51,8 +51,25 @@ Result<std::string> Emulator::Start() {
     };
     host_options.close_guest_api = [this](const std::string& target) { CloseGuestApi(target); };
   }
-  host_ = std::make_unique<VmHost>(
+  process_host_ = std::make_unique<VmHost>(
       VmHost::Deps{deps_.seam, deps_.http, deps_.processes, namespaces_.get()}, host_options);
+  host_ = process_host_.get();
+  if (options_.vm == Options::Vm::kQemu) {
+    QemuHost::Options qemu = options_.qemu;
+    qemu.state_dir = options_.state_dir;
+    qemu.api_url = url_;
+    qemu.region = options_.model.region;
+    qemu.guest_ports = options_.guest_ports;
+    qemu.stop_grace = options_.stop_grace;
+    Result<std::unique_ptr<QemuHost>> made = QemuHost::Create(
+        QemuHost::Deps{deps_.seam, deps_.http, deps_.processes, *process_host_}, qemu);
+    if (!made.ok()) {
+      api_->Stop();
+      return made.status();
+    }
+    qemu_host_ = std::move(made).value();
+    host_ = qemu_host_.get();
+  }
 
   MicrovmModelOptions model_options = options_.model;
   model_options.endpoint_for = [this](const std::string& id) { return OpenIngress(id); };

@@ -25,6 +25,7 @@
 #include "emulate/microvms/iam_authorization.h"
 #include "emulate/microvms/microvm_model.h"
 #include "emulate/microvms/network_namespaces.h"
+#include "emulate/microvms/qemu_host.h"
 #include "emulate/microvms/vm_host.h"
 #include "http/client.h"
 #include "http/server.h"
@@ -50,6 +51,11 @@ class Emulator {
     enum class Network { kHost, kNamespace };
     Network network = Network::kHost;
     std::string namespace_range = "10.213.0.0/16";
+    // kProcess: each instance is a tree of host processes. kQemu: a QEMU virtual machine restored
+    // from its image's snapshot (QemuHost; host network only).
+    enum class Vm { kProcess, kQemu };
+    Vm vm = Vm::kProcess;
+    QemuHost::Options qemu;  // with kQemu: kernel_dir, mvr_binary, accel, memory_mib
     // --image NAME=COMMAND: COMMAND runs under /bin/sh -c.
     std::vector<std::pair<std::string, std::string>> images;
     // Access key id → secret. Non-empty: every API request must carry a valid SigV4 signature.
@@ -88,7 +94,7 @@ class Emulator {
     Dispatch(std::move(due));
     return result;
   }
-  VmHost& host() { return *host_; }
+  GuestHost& host() { return *host_; }
 
   // The rest-json API handler the server calls (api_server.cpp); public so that the fuzz target
   // can drive it in-process. Needs Start() first.
@@ -115,8 +121,10 @@ class Emulator {
   Options options_;
   std::string url_;
   std::unique_ptr<NetworkNamespaces> namespaces_;  // namespace mode only
-  std::unique_ptr<VmHost> host_;
-  std::mutex mu_;  // guards model_
+  std::unique_ptr<VmHost> process_host_;           // the process backend (also reads artifacts)
+  std::unique_ptr<GuestHost> qemu_host_;           // --vm qemu
+  GuestHost* host_ = nullptr;                      // the one that runs the instances
+  std::mutex mu_;                                  // guards model_
   std::unique_ptr<MicrovmModel> model_;
   std::unique_ptr<http::HttpServer> api_;
   std::mutex ingress_mu_;  // guards ingress_; never held while taking mu_

@@ -264,27 +264,25 @@ EffectOutcome VmHost::Start(const Effect& effect) {
   return EffectOutcome::Success();
 }
 
-EffectOutcome VmHost::CallHook(const Effect& effect) {
-  auto inst = Find(effect.target);
-  if (!inst) return EffectOutcome::Failure("no program is running");
+EffectOutcome CallGuestHook(const Seam& seam, http::HttpClient& http, const Effect& effect,
+                            const std::string& base_url, Duration poll_interval,
+                            const std::function<std::optional<std::string>()>& gone) {
   const bool build_hook = effect.hook == Hook::kReady || effect.hook == Hook::kValidate;
   http::HttpRequest req;
   req.method = "POST";
-  req.url = "http://" + inst->address + ":" + std::to_string(inst->hook_port) +
-            "/aws/lambda-microvms/runtime/v1/" + HookName(effect.hook);
+  req.url = base_url + "/aws/lambda-microvms/runtime/v1/" + HookName(effect.hook);
   req.headers.Set("Content-Type", "application/json");
   req.body = effect.body.Reveal();
-  const TimePoint deadline = deps_.seam.clock.Now() + effect.timeout;
+  const TimePoint deadline = seam.clock.Now() + effect.timeout;
   std::string last = "no answer";
   while (true) {
-    const Duration remaining =
-        std::chrono::duration_cast<Duration>(deadline - deps_.seam.clock.Now());
+    const Duration remaining = std::chrono::duration_cast<Duration>(deadline - seam.clock.Now());
     if (remaining <= Duration(0)) {
       return EffectOutcome::Failure(
           "no 200 within " + std::to_string(effect.timeout.count() / 1000) + "s (" + last + ")");
     }
     req.timeout = remaining;
-    Result<http::HttpResponse> res = deps_.http.Send(req);
+    Result<http::HttpResponse> res = http.Send(req);
     if (res.ok()) {
       if (res->status == 200) return EffectOutcome::Success();
       if (!(build_hook && res->status == 503)) {
@@ -292,12 +290,23 @@ EffectOutcome VmHost::CallHook(const Effect& effect) {
       }
       last = "answered 503";
     } else {
-      if (inst->exited) return EffectOutcome::Failure("the program exited");
-      if (inst->stopping) return EffectOutcome::Failure("the instance is being stopped");
+      if (std::optional<std::string> why = gone()) return EffectOutcome::Failure(*why);
       last = res.status().message();
     }
-    deps_.seam.sleeper.Sleep(options_.poll_interval);
+    seam.sleeper.Sleep(poll_interval);
   }
+}
+
+EffectOutcome VmHost::CallHook(const Effect& effect) {
+  auto inst = Find(effect.target);
+  if (!inst) return EffectOutcome::Failure("no program is running");
+  return CallGuestHook(deps_.seam, deps_.http, effect,
+                       "http://" + inst->address + ":" + std::to_string(inst->hook_port),
+                       options_.poll_interval, [&]() -> std::optional<std::string> {
+                         if (inst->exited) return "the program exited";
+                         if (inst->stopping) return "the instance is being stopped";
+                         return std::nullopt;
+                       });
 }
 
 EffectOutcome VmHost::Signal(const Effect& effect, int signal) {

@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/seam.h"
+#include "emulate/microvms/guest_host.h"
 #include "emulate/microvms/host_processes.h"
 #include "emulate/microvms/model_types.h"
 #include "emulate/microvms/network_namespaces.h"
@@ -28,7 +29,7 @@
 
 namespace mvr::emulate::microvms {
 
-class VmHost {
+class VmHost : public GuestHost {
  public:
   struct Deps {
     Seam seam;
@@ -55,18 +56,18 @@ class VmHost {
   VmHost(Deps deps, Options options);
 
   // Executes one effect to completion (blocking) and returns its outcome.
-  EffectOutcome Execute(const Effect& effect);
+  EffectOutcome Execute(const Effect& effect) override;
 
   // "address:port" where instance `target` serves its guest port `port` (a loopback port of its
   // own, or the port itself on the guest's address in namespace mode).
-  std::optional<std::string> GuestAuthority(const std::string& target, int port) const;
+  std::optional<std::string> GuestAuthority(const std::string& target, int port) const override;
   // The instance's directory (its disk); empty when it has none.
-  std::string DirectoryOf(const std::string& target) const;
+  std::string DirectoryOf(const std::string& target) const override;
   // Programs that exited on their own since the last call: (target, "exit status N").
-  std::vector<std::pair<std::string, std::string>> ReapUnexpectedExits();
+  std::vector<std::pair<std::string, std::string>> ReapUnexpectedExits() override;
   // Kills whatever instance is still there and removes its directory and network (shutdown, after
   // every effect has finished).
-  void StopLeftovers();
+  void StopLeftovers() override;
 
  private:
   struct Instance {
