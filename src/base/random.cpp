@@ -1,11 +1,18 @@
 #include "base/random.h"
 
+#include <fcntl.h>
+#include <linux/random.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
-
 #include <cstdlib>
+#include <cstring>
 
 namespace mvr {
 namespace {
@@ -63,6 +70,60 @@ void SeededRandom::Reseed(uint64_t seed) {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t x = seed;
   for (auto& s : s_) s = SplitMix64(x);
+}
+
+namespace {
+
+// Up to 4 draws of the CPU's hardware generator, or none where it has none.
+std::string HardwareRandomBytes() {
+  std::string out;
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("rdrnd")) return out;
+  for (int i = 0; i < 4; ++i) {
+    unsigned long long v = 0;
+    unsigned char ok = 0;
+    for (int tries = 0; tries < 10 && !ok; ++tries) {
+      asm volatile("rdrand %0; setc %1" : "=r"(v), "=qm"(ok));
+    }
+    if (ok) out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+#endif
+  return out;
+}
+
+std::string ClockBytes() {
+  std::string out;
+  for (clockid_t id : {CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME}) {
+    timespec ts{};
+    ::clock_gettime(id, &ts);
+    out.append(reinterpret_cast<const char*>(&ts), sizeof ts);
+  }
+  return out;
+}
+
+}  // namespace
+
+uint64_t OsRandom::ReseedAfterRestore(std::string_view unique) {
+  std::string input(unique);
+  input += HardwareRandomBytes();
+  input += ClockBytes();
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest);
+  OPENSSL_cleanse(input.data(), input.size());
+  // A write to /dev/urandom mixes into the kernel's input pool (uncredited); RNDRESEEDCRNG makes
+  // the generator take it now rather than at its next scheduled reseed.
+  int fd = ::open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    if (::write(fd, digest, sizeof digest) == static_cast<ssize_t>(sizeof digest)) {
+      ::ioctl(fd, RNDRESEEDCRNG);
+    }
+    ::close(fd);
+  }
+  RAND_seed(digest, sizeof digest);
+  uint64_t mixed = 0;
+  std::memcpy(&mixed, digest, sizeof mixed);
+  OPENSSL_cleanse(digest, sizeof digest);
+  return mixed ^ Next64();
 }
 
 uint64_t OsRandom::Next64() {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace mvr {
 
@@ -39,11 +40,20 @@ class SeededRandom final : public Random {
   uint64_t s_[4];
 };
 
-// getrandom(2): the kernel's pool, which is reseeded when a VM snapshot is restored (vmgenid),
-// unlike any state held in this process. Aborts if it fails.
+// getrandom(2): the kernel's generator. Aborts if it fails. In a VM restored from a snapshot the
+// kernel's generator is a clone too, unless the hypervisor announces the clone (vmgenid) and the
+// kernel acts on it: every clone then draws the same numbers until its next scheduled reseed
+// (seen under QEMU, tests/e2e/vm_e2e_test.cpp). ReseedAfterRestore fixes that.
 class OsRandom final : public Random {
  public:
   uint64_t Next64() override;
+  // After a restore from a snapshot: mixes `unique` (something that differs between clones, such
+  // as a hook's payload), the CPU's own generator (RDRAND, which no snapshot holds) and the clocks
+  // into the kernel's pool, asks the kernel to reseed its generator from it now (needs
+  // CAP_SYS_ADMIN; without it the kernel's next scheduled reseed takes the input), and reseeds
+  // OpenSSL's generator. Returns a seed for in-process generators that mixes the same input with
+  // a fresh draw, so it differs between clones even where the kernel could not be reseeded.
+  uint64_t ReseedAfterRestore(std::string_view unique);
 };
 
 // OpenSSL RAND_bytes. Aborts if the CSPRNG fails (there is no safe fallback).

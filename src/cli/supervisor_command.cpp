@@ -25,6 +25,7 @@ namespace {
 // The flags' own fields, plus the log level (not part of the supervisor's configuration).
 struct SupervisorFlags : supervisor::SupervisorFlags {
   std::string log_level = "info";
+  bool keep_cloned_random = false;
 };
 
 // What self-termination needs: the MicroVMs client and everything it calls through. The client
@@ -94,9 +95,12 @@ int RunSupervisor(const SupervisorFlags& flags, Context& ctx) {
   process::PosixProcessRunner processes;
   std::unique_ptr<ApiWiring> api = MakeApiWiring(ctx, logger);
   // ctx.random (the retry jitter) was cloned with the snapshot: /run and /resume reseed it.
-  supervisor::Supervisor sup(*config, supervisor::SupervisorDeps{processes, *api->terminator,
-                                                                 ctx.seam().WithLogger(logger),
-                                                                 &ctx.random, &ctx.os_random});
+  supervisor::Supervisor sup(
+      *config,
+      supervisor::SupervisorDeps{
+          processes, *api->terminator, ctx.seam().WithLogger(logger), &ctx.random,
+          [&ctx](std::string_view unique) { return ctx.os_random.ReseedAfterRestore(unique); },
+          !flags.keep_cloned_random});
   supervisor::HookServer hooks(sup);
   supervisor::ControlServer control(sup, config->max_control_body_bytes);
   auto hook_port = hooks.Start(config->hook_host, config->hook_port);
@@ -156,6 +160,9 @@ void AddSupervisorCommand(CLI::App& app, Context& ctx) {
                   "use only this Docker storage driver (overlay2, fuse-overlayfs, vfs)");
   cmd->add_flag("--no-docker", flags->no_docker, "do not manage Docker (tests, emulator demos)");
   cmd->add_option("--log-level", flags->log_level, "debug, info, warn or error");
+  cmd->add_flag("--keep-cloned-random", flags->keep_cloned_random,
+                "tests only: do not reseed the random state cloned with the VM's snapshot on /run "
+                "and /resume (every VM of an image then reports the same cloneCheck)");
   cmd->callback([flags, &ctx] { ctx.exit_code = RunSupervisor(*flags, ctx); });
 }
 

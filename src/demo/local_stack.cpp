@@ -124,8 +124,9 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
     << "MVR_SUPERVISOR_CONFIG\n"
     << "trap true TERM\n"
     << "status=0\n"
-    << ShellQuote(mvr_)
-    << " supervisor --host 127.0.0.1 --config \"$MVR_VM_DIR/supervisor.json\" || status=$?\n"
+    << ShellQuote(mvr_) << " supervisor --host 127.0.0.1 --config \"$MVR_VM_DIR/supervisor.json\"";
+  for (const std::string& arg : supervisor_args_) f << ' ' << ShellQuote(arg);
+  f << " || status=$?\n"
     << "trap '' TERM\n"
     << "rm -rf \"$DOCKER_EXEC\"\n"
     << "exit $status\n";

@@ -56,6 +56,10 @@ class LocalStack {
   void AddMicrovmsArgs(const std::vector<std::string>& args) {
     microvms_args_.insert(microvms_args_.end(), args.begin(), args.end());
   }
+  // More `mvr supervisor` flags for every image's supervisor (before Start).
+  void AddSupervisorArgs(const std::vector<std::string>& args) {
+    supervisor_args_.insert(supervisor_args_.end(), args.begin(), args.end());
+  }
   // The form of the /run hook's body the emulator sends (before Start): raw (the default),
   // envelope or envelope-with-id (`mvr emulate microvms --run-body`).
   void SetRunBody(std::string form) { run_body_ = std::move(form); }
@@ -104,6 +108,7 @@ class LocalStack {
   std::string dir_;
   std::vector<Image> images_;
   std::vector<std::string> microvms_args_;
+  std::vector<std::string> supervisor_args_;
   std::string run_body_ = "raw";
   std::vector<std::string> github_args_;
   Secret token_;

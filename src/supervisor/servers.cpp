@@ -182,7 +182,8 @@ HttpResponse HandleStatus(const RunnerCommands& supervisor) {
                              {"failure", v.failure},
                              {"currentRequestId", v.current_request_id},
                              {"runnersStarted", v.runners_started},
-                             {"jobStarted", v.job_started}});
+                             {"jobStarted", v.job_started},
+                             {"cloneCheck", v.clone_check}});
 }
 
 HookServer::HookServer(Supervisor& supervisor) {

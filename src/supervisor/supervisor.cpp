@@ -1,5 +1,7 @@
 #include "supervisor/supervisor.h"
 
+#include <cstdio>
+
 #include <filesystem>
 
 #include "supervisor/hook_budgets.h"
@@ -101,13 +103,20 @@ CheckReport Supervisor::Validate() {
   return *validate_;
 }
 
-void Supervisor::Reseed() {
-  if (deps_.reseed_on_clone == nullptr || deps_.entropy == nullptr) return;
-  deps_.reseed_on_clone->Reseed(deps_.entropy->Next64());
+void Supervisor::Reseed(std::string_view unique) {
+  if (deps_.reseed_on_clone == nullptr || !deps_.restore_seed) return;
+  if (deps_.reseed) deps_.reseed_on_clone->Reseed(deps_.restore_seed(unique));
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(deps_.reseed_on_clone->Next64()));
+  std::lock_guard<std::mutex> lock(mu_);
+  clone_check_ = hex;
 }
 
 Outcome Supervisor::Run(RunPayload payload, const std::string& microvm_id) {
-  Reseed();  // this process was just cloned from the snapshot
+  // This process, and the kernel under it, were just cloned from the snapshot; what the payload
+  // carries differs between clones (an ephemeral VM's JIT config, a warm VM's nonce).
+  Reseed(payload.jit_config.Reveal() + payload.control_nonce.Reveal() + microvm_id);
   deps_.seam.logger.redactor().Add(payload.jit_config);
   const char* mode = LaunchModeName(payload.mode);
   Outcome o = Apply([&](StateMachine& m) { return m.Run(std::move(payload), microvm_id); });
@@ -164,7 +173,7 @@ Status Supervisor::CheckNetworking(Duration timeout) {
 }
 
 Outcome Supervisor::Resume() {
-  Reseed();  // this process was just restored from a snapshot
+  Reseed("");  // this process was just restored from a snapshot
   Outcome o = Apply([](StateMachine& m) { return m.Resume(); });
   LogOutcome(deps_.seam.logger, "resume", o);
   if (FollowUpOf(o) != FollowUp::kResumeDocker) return o;
@@ -225,6 +234,7 @@ StatusView Supervisor::Snapshot() const {
     v.current_request_id = machine_.current_request();
     v.runners_started = runners_started_;
     v.job_started = machine_.job_started();
+    v.clone_check = clone_check_;
   }
   v.docker_running = docker_.running();
   return v;

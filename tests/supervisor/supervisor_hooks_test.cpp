@@ -140,11 +140,15 @@ struct ReseedFixture {
     // Rebuild the supervisor with the random sources wired in.
     h->supervisor.reset();
     h->supervisor = std::make_unique<Supervisor>(
-        testing::FakeConfig(),
-        SupervisorDeps{h->processes, h->terminator, h->seam(), &jitter, &entropy});
+        testing::FakeConfig(), SupervisorDeps{h->processes, h->terminator, h->seam(), &jitter,
+                                              [this](std::string_view unique) {
+                                                uniques.emplace_back(unique);
+                                                return entropy.Next64();
+                                              }});
   }
   SeededRandom jitter{42};
   SeededRandom entropy{7};
+  std::vector<std::string> uniques;  // what each reseed was given
   std::unique_ptr<Harness> h;
 };
 
@@ -160,11 +164,43 @@ TEST(ReseedOnClone, RunAndResumeEachStartANewSequence) {
       << "/resume kept the random state the snapshot captured";
 }
 
-TEST(ReseedOnClone, SeedComesFromTheEntropySource) {
+TEST(ReseedOnClone, SeedComesFromTheEntropySourceAndStatusShowsTheFirstDraw) {
   ReseedFixture f;
+  EXPECT_EQ(f.h->supervisor->Snapshot().clone_check, "");
   ASSERT_EQ(Hook(*f.h, "run").status, 200);
   SeededRandom expected(SeededRandom(7).Next64());
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(expected.Next64()));
+  EXPECT_EQ(f.h->supervisor->Snapshot().clone_check, hex);
   EXPECT_EQ(f.jitter.Next64(), expected.Next64());
+}
+
+// The /run payload is what differs between VMs cloned from one snapshot: the reseed mixes it in
+// (the JIT config is a secret: it goes to the mixer only, never to a log).
+TEST(ReseedOnClone, RunMixesThePayloadAndResumeMixesNothingOfItsOwn) {
+  ReseedFixture f;
+  ASSERT_EQ(Hook(*f.h, "run", json{{"microvmId", kVm}}.dump()).status, 200);
+  ASSERT_EQ(f.uniques.size(), 1u);
+  EXPECT_NE(f.uniques[0].find(kVm), std::string::npos);
+  ASSERT_EQ(Hook(*f.h, "suspend").status, 200);
+  ASSERT_EQ(Hook(*f.h, "resume").status, 200);
+  ASSERT_EQ(f.uniques.size(), 2u);
+  EXPECT_EQ(f.uniques[1], "");
+}
+
+// Without reseeding (the supervisor's --keep-cloned-random, for tests) the state stays as cloned.
+TEST(ReseedOnClone, WithoutReseedingTheClonedStateIsKept) {
+  ReseedFixture f;
+  f.h->supervisor.reset();
+  SupervisorDeps deps{f.h->processes, f.h->terminator, f.h->seam(), &f.jitter,
+                      [](std::string_view) { return uint64_t{5}; }};
+  deps.reseed = false;
+  f.h->supervisor = std::make_unique<Supervisor>(testing::FakeConfig(), deps);
+  ASSERT_EQ(Hook(*f.h, "run").status, 200);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(SeededRandom(42).Next64()));
+  EXPECT_EQ(f.h->supervisor->Snapshot().clone_check, hex);
 }
 
 TEST(WarmLeftovers, RunnerGroupIsKilledAndEveryContainerRemovedBeforeIdle) {
