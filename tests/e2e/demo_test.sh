@@ -2,8 +2,22 @@
 # Runs `mvr demo` (the runner set) and `mvr demo --action` with their logs kept, then searches every
 # output for the secrets they used: the GitHub token (its file), the webhook secret (its file) and
 # the JIT configs the emulator issued (their credential fields).
+# With `--vm qemu` after the binary, every demo runs on QEMU guests (`mvr emulate microvms --vm
+# qemu`): fewer jobs, plus a run with warm and hot pools; exit 77 (skipped) where QEMU or the guest
+# kernel is missing.
 set -euo pipefail
 mvr="$1"
+shift
+extra=("$@")
+vm=process
+if [ "${extra[*]:-}" = "--vm qemu" ]; then
+  vm=qemu
+  kernel="${MVR_VM_KERNEL_DIR:-/var/cache/mvr/vm-kernel}"
+  if ! command -v qemu-system-x86_64 >/dev/null || [ ! -f "$kernel/vmlinuz" ]; then
+    echo "SKIP: qemu-system-x86_64 or the guest kernel ($kernel, scripts/fetch-vm-kernel.sh) is missing"
+    exit 77
+  fi
+fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -39,8 +53,8 @@ run_demo() {
   shift
   local out="$work/$name.out"
   # The /run body form of the whole e2e run (MVR_E2E_RUN_BODY), as every other suite.
-  if ! "$mvr" demo "$@" --run-body "${MVR_E2E_RUN_BODY:-raw}" --work-dir "$work/$name" \
-    >"$out" 2>&1; then
+  if ! "$mvr" demo "$@" "${extra[@]}" --run-body "${MVR_E2E_RUN_BODY:-raw}" \
+    --work-dir "$work/$name" >"$out" 2>&1; then
     cat "$out"
     echo "FAIL: mvr demo $* failed"
     exit 1
@@ -50,6 +64,18 @@ run_demo() {
   grep -q "demo: OK" "$out"
 }
 
+if [ "$vm" = qemu ]; then
+  # On real VMs: three jobs on VMs restored from each class's snapshot; then mvr-small's warm and
+  # hot members, suspended and resumed for real (their runners reconnect after the resume).
+  run_demo set --jobs 3
+  grep -q "jobs completed: 3/3, failed: 0, VMs left: 0, runners left: 0" "$work/set.out"
+  run_demo pools --jobs 3 --warm-pool 1 --hot-pool 2 --runner-offline-after-seconds 5
+  grep -q "jobs completed: 3/3, failed: 0, VMs left: 0, runners left: 0" "$work/pools.out"
+  grep -q "mvr-small kept 1 warm and 2 hot suspended VMs" "$work/pools.out"
+  run_demo action --action --jobs 2
+  echo "PASS: the demos completed on QEMU guests, nothing left behind, no secret in any output"
+  exit 0
+fi
 # The runner set: jobs over two classes through mvr serve; every segment in the table.
 run_demo set --jobs 6 --report "$work/set/status.html"
 # The status page saved at the end: a row per job (and searched for secrets above).

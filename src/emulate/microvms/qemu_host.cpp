@@ -203,6 +203,10 @@ EffectOutcome QemuHost::Execute(const Effect& effect) {
   return EffectOutcome::Failure("unknown effect");
 }
 
+double QemuHost::SecondsSince(TimePoint start) const {
+  return std::chrono::duration<double>(deps_.seam.clock.Now() - start).count();
+}
+
 std::shared_ptr<QemuHost::Instance> QemuHost::Find(const std::string& target) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = instances_.find(target);
@@ -412,7 +416,7 @@ Result<std::string> QemuHost::SnapshotFor(const Effect& effect, Duration boot_ti
       "image snapshot saved",
       {{"image", key},
        {"accel", accel_},
-       {"seconds", std::chrono::duration<double>(deps_.seam.clock.Now() - started).count()},
+       {"seconds", SecondsSince(started)},
        {"bytes", static_cast<int64_t>(fs::file_size(image->dir + "/memory", ec))}});
   return image->dir;
 }
@@ -449,13 +453,15 @@ EffectOutcome QemuHost::Start(const Effect& effect) {
     inst->ports[port] = *local;
   }
   if (inst->stopping) return fail("stopped before it finished starting");
+  const TimePoint restoring = deps_.seam.clock.Now();
   Result<int> pid = Launch(*inst, effect.target, *image + "/memory");
   if (!pid.ok()) return fail("cannot restore the image's snapshot: " + pid.status().message());
   if (inst->stopping) return fail("stopped before it finished starting");
   deps_.seam.logger.Info("guest VM restored", {{"target", effect.target},
                                                {"pid", *pid},
                                                {"hook_port", inst->hook_port},
-                                               {"image", *image}});
+                                               {"image", *image},
+                                               {"seconds", SecondsSince(restoring)}});
   return EffectOutcome::Success();
 }
 
@@ -475,16 +481,27 @@ EffectOutcome QemuHost::Freeze(const Effect& effect) {
   auto inst = Find(effect.target);
   if (!inst) return EffectOutcome::Failure("no VM is running");
   if (inst->saved) return EffectOutcome::Success();
+  const TimePoint saving = deps_.seam.clock.Now();
   Status s = Save(*inst, inst->dir + "/memory");
-  return s.ok() ? EffectOutcome::Success() : EffectOutcome::Failure(s.message());
+  if (!s.ok()) return EffectOutcome::Failure(s.message());
+  std::error_code ec;
+  deps_.seam.logger.Info(
+      "guest VM saved",
+      {{"target", effect.target},
+       {"seconds", SecondsSince(saving)},
+       {"bytes", static_cast<int64_t>(fs::file_size(inst->dir + "/memory", ec))}});
+  return EffectOutcome::Success();
 }
 
 EffectOutcome QemuHost::Thaw(const Effect& effect) {
   auto inst = Find(effect.target);
   if (!inst) return EffectOutcome::Failure("no VM is running");
   if (!inst->saved) return EffectOutcome::Success();
+  const TimePoint restoring = deps_.seam.clock.Now();
   Result<int> pid = Launch(*inst, effect.target, inst->dir + "/memory");
   if (!pid.ok()) return EffectOutcome::Failure("cannot restore the VM: " + pid.status().message());
+  deps_.seam.logger.Info("guest VM resumed",
+                         {{"target", effect.target}, {"seconds", SecondsSince(restoring)}});
   inst->saved = false;
   std::error_code ec;
   fs::remove(inst->dir + "/memory", ec);

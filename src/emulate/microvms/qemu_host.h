@@ -107,6 +107,7 @@ class QemuHost : public GuestHost {
   void WaitForExit(Instance& inst, Duration grace);
   void Kill(Instance& inst);
   std::shared_ptr<Instance> Find(const std::string& target) const;
+  double SecondsSince(TimePoint start) const;
   std::map<std::string, std::string> GuestEnvironment(const Effect& effect) const;
 
   Deps deps_;

@@ -41,8 +41,8 @@ TEST(CpioWriter, BusyboxCpioExtractsWhatItWrote) {
     ASSERT_TRUE(cpio.Finish().ok());
   }
   fs::create_directories(dir.path() + "/x");
-  const std::string cmd = "cd " + dir.path() + "/x && /bin/busybox cpio -i -d < ../out.cpio 2>" +
-                          dir.path() + "/err";
+  const std::string cmd =
+      "cd " + dir.path() + "/x && /bin/busybox cpio -i -d < ../out.cpio 2>" + dir.path() + "/err";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadText(dir.path() + "/err");
   EXPECT_EQ(ReadText(dir.path() + "/x/etc/motd"), "hello\n");
   EXPECT_EQ(ReadText(dir.path() + "/x/usr/local/bin/tool"), "#!/bin/sh\necho hi\n");
@@ -98,8 +98,7 @@ TEST(GuestInit, LoadsModulesInOrderRoutesToTheHostAndRunsTheProgramQuoted) {
             std::string::npos);
   EXPECT_NE(init.find("export GREETING='a '\\''quoted'\\'' value'"), std::string::npos) << init;
   EXPECT_NE(init.find("cd '/srv/app'"), std::string::npos);
-  EXPECT_NE(init.find("'/bin/sh' '-c' 'echo '\\''it'\\'''\\''s'\\'' \"$HOME\"'"),
-            std::string::npos)
+  EXPECT_NE(init.find("'/bin/sh' '-c' 'echo '\\''it'\\'''\\''s'\\'' \"$HOME\"'"), std::string::npos)
       << init;
   // The guest powers off when its program ends, so the emulator sees the VM stop.
   EXPECT_NE(init.find("poweroff -f"), std::string::npos);
