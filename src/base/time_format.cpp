@@ -54,6 +54,43 @@ std::string FormatRfc3339Millis(TimePoint t) {
 std::string FormatAmzDate(TimePoint t) { return Strftime(t, "%Y%m%dT%H%M%SZ"); }
 std::string FormatAmzDateShort(TimePoint t) { return Strftime(t, "%Y%m%d"); }
 
+namespace {
+constexpr const char* kWeekdays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+}  // namespace
+
+std::string FormatHttpDate(TimePoint t) {
+  const std::time_t secs = static_cast<std::time_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", kWeekdays[tm.tm_wday],
+                tm.tm_mday, kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+                tm.tm_sec);
+  return buf;
+}
+
+Result<TimePoint> ParseHttpDate(std::string_view s) {
+  auto bad = [&] {
+    return InvalidArgument("not an HTTP date: '" + std::string(s.substr(0, 40)) + "'");
+  };
+  // "Sun, 06 Nov 1994 08:49:37 GMT": 29 characters.
+  if (s.size() != 29 || s.substr(3, 2) != ", " || s.substr(25) != " GMT") return bad();
+  int month = -1;
+  for (int m = 0; m < 12; ++m) {
+    if (s.substr(8, 3) == kMonths[m]) month = m + 1;
+  }
+  if (month < 0 || s[7] != ' ' || s[11] != ' ' || s[16] != ' ') return bad();
+  char rfc3339[64];
+  std::snprintf(rfc3339, sizeof rfc3339, "%.4s-%02d-%.2sT%.8sZ", s.data() + 12, month, s.data() + 5,
+                s.data() + 17);
+  Result<TimePoint> t = ParseRfc3339(rfc3339);
+  if (!t.ok()) return bad();
+  return t;
+}
+
 Result<TimePoint> ParseRfc3339(std::string_view s) {
   std::tm tm{};
   size_t pos = 0;

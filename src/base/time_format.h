@@ -20,6 +20,10 @@ Result<TimePoint> ParseRfc3339(std::string_view text);
 // "20261130T040000Z" and "20261130", the forms SigV4 uses.
 std::string FormatAmzDate(TimePoint t);
 std::string FormatAmzDateShort(TimePoint t);
+// HTTP's Date header (RFC 9110's IMF-fixdate): "Sun, 06 Nov 1994 08:49:37 GMT".
+std::string FormatHttpDate(TimePoint t);
+// Reads an IMF-fixdate; InvalidArgument for anything else.
+Result<TimePoint> ParseHttpDate(std::string_view text);
 
 // The last second mvr's time arithmetic is kept to: 9999-12-31T23:59:59Z. More seconds would
 // overflow when converted to milliseconds (undefined behaviour) long before they made any sense.

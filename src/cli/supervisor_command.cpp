@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "aws/credentials_chain.h"
 #include "aws/endpoints.h"
 #include "aws/microvms_client.h"
 #include "base/stop_signals.h"
+#include "base/time_format.h"
 #include "cli/commands.h"
 #include "http/socket_client.h"
 #include "process/process_runner.h"
@@ -45,9 +48,33 @@ http::SocketHttpClient::Options HttpOptions() {
   return options;
 }
 
+// The time the MicroVMs API says it is: the Date of its answer to an unsigned GET of its root (AWS
+// dates every answer, errors included).
+Result<TimePoint> ApiTime(http::HttpClient& http, const std::string& endpoint_url) {
+  http::HttpRequest req;
+  req.method = "GET";
+  req.url = endpoint_url + "/";
+  req.timeout = Duration(3000);
+  MVR_ASSIGN_OR_RETURN(http::HttpResponse res, http.Send(req));
+  std::optional<std::string> date = res.headers.Get("Date");
+  if (!date) return NotFound(endpoint_url + " answered without a Date header");
+  return ParseHttpDate(*date);
+}
+
+// Sets the system's wall clock (root in the VM: CAP_SYS_TIME).
+Status SetWallClock(TimePoint t) {
+  const int64_t ms = t.time_since_epoch().count();
+  timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1'000'000)};
+  if (::clock_settime(CLOCK_REALTIME, &ts) != 0) {
+    return Unauthorized(std::string("clock_settime: ") + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
 struct ApiWiring {
   explicit ApiWiring(Context& ctx) : http(HttpOptions()), credentials(ctx.env, http, ctx.clock) {}
   http::SocketHttpClient http;
+  std::string endpoint_url;  // "" when none is configured
   aws::DefaultCredentialsChain credentials;
   std::unique_ptr<aws::MicrovmsClient> client;
   std::unique_ptr<supervisor::SelfTerminator> terminator;
@@ -71,6 +98,7 @@ std::unique_ptr<ApiWiring> MakeApiWiring(Context& ctx, const Logger& logger) {
   }
   aws::MicrovmsClientOptions options;
   options.endpoint = *endpoint;
+  wiring->endpoint_url = endpoint->url;
   wiring->client = std::make_unique<aws::MicrovmsClient>(
       options, aws::MicrovmsClientDeps{wiring->http, wiring->credentials, ctx.seam()});
   wiring->terminator = std::make_unique<supervisor::ApiSelfTerminator>(
@@ -95,12 +123,17 @@ int RunSupervisor(const SupervisorFlags& flags, Context& ctx) {
   process::PosixProcessRunner processes;
   std::unique_ptr<ApiWiring> api = MakeApiWiring(ctx, logger);
   // ctx.random (the retry jitter) was cloned with the snapshot: /run and /resume reseed it.
-  supervisor::Supervisor sup(
-      *config,
-      supervisor::SupervisorDeps{
-          processes, *api->terminator, ctx.seam().WithLogger(logger), &ctx.random,
-          [&ctx](std::string_view unique) { return ctx.os_random.ReseedAfterRestore(unique); },
-          !flags.keep_cloned_random});
+  supervisor::SupervisorDeps deps{processes, *api->terminator, ctx.seam().WithLogger(logger),
+                                  &ctx.random};
+  deps.restore_seed = [&ctx](std::string_view unique) {
+    return ctx.os_random.ReseedAfterRestore(unique);
+  };
+  deps.reseed = !flags.keep_cloned_random;
+  if (!api->endpoint_url.empty()) {
+    deps.reference_time = [&api] { return ApiTime(api->http, api->endpoint_url); };
+    deps.set_wall_clock = SetWallClock;
+  }
+  supervisor::Supervisor sup(*config, deps);
   supervisor::HookServer hooks(sup);
   supervisor::ControlServer control(sup, config->max_control_body_bytes);
   auto hook_port = hooks.Start(config->hook_host, config->hook_port);

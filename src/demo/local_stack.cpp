@@ -120,6 +120,7 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
   // Host-network guests share this machine's network: the resume-time network check would test
   // the host (and fail the demo on an offline laptop), so the local stack turns it off.
   f << " \"network\": {\"routeTable\": \"\", \"resolvConf\": \"\"},\n"
+    << " \"clock\": {\"correctAfterRestore\": " << (qemu_vms_ ? "true" : "false") << "},\n"
     << " \"powerOff\": []}\n"
     << "MVR_SUPERVISOR_CONFIG\n"
     << "trap true TERM\n"

@@ -56,6 +56,14 @@ class LocalStack {
   void AddMicrovmsArgs(const std::vector<std::string>& args) {
     microvms_args_.insert(microvms_args_.end(), args.begin(), args.end());
   }
+  // Runs every MicroVM as a QEMU guest (`mvr emulate microvms --vm qemu`, its kernel in
+  // `kernel_dir`, "" for the default) before Start. Only then does a guest's supervisor set the
+  // clock after a restore: in the process backend its clock is this machine's.
+  void UseQemuVms(const std::string& kernel_dir = "") {
+    qemu_vms_ = true;
+    AddMicrovmsArgs({"--vm", "qemu"});
+    if (!kernel_dir.empty()) AddMicrovmsArgs({"--vm-kernel", kernel_dir});
+  }
   // More `mvr supervisor` flags for every image's supervisor (before Start).
   void AddSupervisorArgs(const std::vector<std::string>& args) {
     supervisor_args_.insert(supervisor_args_.end(), args.begin(), args.end());
@@ -109,6 +117,7 @@ class LocalStack {
   std::vector<Image> images_;
   std::vector<std::string> microvms_args_;
   std::vector<std::string> supervisor_args_;
+  bool qemu_vms_ = false;
   std::string run_body_ = "raw";
   std::vector<std::string> github_args_;
   Secret token_;

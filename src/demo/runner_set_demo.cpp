@@ -248,7 +248,8 @@ Status StartStack(LocalStack& stack, const RunnerSetDemoOptions& o, const Seam& 
   if (!o.min_runner_version.empty()) {
     stack.AddGithubArgs({"--min-runner-version", o.min_runner_version});
   }
-  stack.AddMicrovmsArgs({"--config", knobs_file, "--vm", o.vm});
+  stack.AddMicrovmsArgs({"--config", knobs_file});
+  if (o.vm == "qemu") stack.UseQemuVms();
   return stack.Start();
 }
 

@@ -106,6 +106,11 @@ Status ReadNetwork(const JsonFields& r, NetworkCheckConfig& c) {
   return Set(r, "check", &JsonFields::Strings, c.command);
 }
 
+Status ReadClock(const JsonFields& r, SupervisorConfig& c) {
+  MVR_RETURN_IF_ERROR(r.OnlyKeys({"correctAfterRestore"}));
+  return Set(r, "correctAfterRestore", &JsonFields::Bool, c.clock_correct_after_restore);
+}
+
 Status ReadReady(const JsonFields& r, SupervisorConfig& c) {
   MVR_RETURN_IF_ERROR(r.OnlyKeys({"requiredPaths"}));
   return Set(r, "requiredPaths", &JsonFields::Strings, c.ready_required_paths);
@@ -129,7 +134,7 @@ Status ReadTop(const JsonFields& j, SupervisorConfig& c) {
   MVR_RETURN_IF_ERROR(
       j.OnlyKeys({"hookHost", "hookPort", "controlHost", "controlPort", "maxControlBodyBytes",
                   "microvmId", "runner", "docker", "sync", "powerOff", "cleanup", "ready",
-                  "commandTimeoutSeconds", "network", "hooks"}));
+                  "commandTimeoutSeconds", "network", "hooks", "clock"}));
   MVR_RETURN_IF_ERROR(Set(j, "hookHost", &JsonFields::String, c.hook_host));
   MVR_RETURN_IF_ERROR(Set(j, "hookPort", Port, c.hook_port));
   MVR_RETURN_IF_ERROR(Set(j, "controlHost", &JsonFields::String, c.control_host));
@@ -147,6 +152,7 @@ Status ReadTop(const JsonFields& j, SupervisorConfig& c) {
   MVR_RETURN_IF_ERROR(Section(j, "cleanup", ReadCleanup, c.cleanup));
   MVR_RETURN_IF_ERROR(Section(j, "network", ReadNetwork, c.network));
   MVR_RETURN_IF_ERROR(Section(j, "ready", ReadReady, c));
+  MVR_RETURN_IF_ERROR(Section(j, "clock", ReadClock, c));
   MVR_RETURN_IF_ERROR(Section(j, "hooks", ReadHooks, c));
   return Status::Ok();
 }

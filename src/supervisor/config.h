@@ -95,6 +95,10 @@ struct SupervisorConfig {
   Argv power_off = {"systemctl", "poweroff"};
   CleanupConfig cleanup;
   NetworkCheckConfig network;
+  // clock.correctAfterRestore: on /run and /resume, set the wall clock from the MicroVMs API's
+  // Date when it is more than 3 s off (a VM's clock continues from its snapshot's). Off where the
+  // supervisor does not run in a VM of its own (the emulator's process backend).
+  bool clock_correct_after_restore = true;
   HookBudgets hook_budgets;  // image/hooks.json's timeouts
   std::vector<std::string> ready_required_paths;
   Duration command_timeout{60'000};  // sync, cleanup, power-off

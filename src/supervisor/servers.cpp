@@ -183,7 +183,8 @@ HttpResponse HandleStatus(const RunnerCommands& supervisor) {
                              {"currentRequestId", v.current_request_id},
                              {"runnersStarted", v.runners_started},
                              {"jobStarted", v.job_started},
-                             {"cloneCheck", v.clone_check}});
+                             {"cloneCheck", v.clone_check},
+                             {"clockCorrectedSeconds", v.clock_corrected_seconds}});
 }
 
 HookServer::HookServer(Supervisor& supervisor) {

@@ -10,6 +10,11 @@
 
 namespace mvr::supervisor {
 
+namespace {
+// How far off the clock may be after a restore before /run or /resume sets it.
+constexpr int64_t kClockToleranceMs = 3000;
+}  // namespace
+
 Supervisor::Supervisor(SupervisorConfig config, SupervisorDeps deps)
     : config_(std::move(config)),
       deps_(deps),
@@ -113,10 +118,37 @@ void Supervisor::Reseed(std::string_view unique) {
   clone_check_ = hex;
 }
 
+void Supervisor::CorrectClock() {
+  if (!config_.clock_correct_after_restore || !deps_.reference_time || !deps_.set_wall_clock) {
+    return;
+  }
+  Result<TimePoint> reference = deps_.reference_time();
+  if (!reference.ok()) {
+    deps_.seam.logger.Warn("cannot read the time to check the clock after a restore",
+                           {{"reason", reference.status().message()}});
+    return;
+  }
+  // A Date header has whole seconds: the time it names lies within the second after it.
+  const TimePoint now = deps_.seam.clock.Now();
+  const Duration skew = *reference + Duration(500) - now;
+  if (skew < Duration(kClockToleranceMs) && skew > Duration(-kClockToleranceMs)) return;
+  const double seconds = std::chrono::duration<double>(skew).count();
+  Status set = deps_.set_wall_clock(now + skew);
+  if (!set.ok()) {
+    deps_.seam.logger.Warn("the clock is off after a restore and cannot be set",
+                           {{"seconds", seconds}, {"reason", set.message()}});
+    return;
+  }
+  deps_.seam.logger.Info("set the clock after a restore", {{"seconds", seconds}});
+  std::lock_guard<std::mutex> lock(mu_);
+  clock_corrected_seconds_ = seconds;
+}
+
 Outcome Supervisor::Run(RunPayload payload, const std::string& microvm_id) {
   // This process, and the kernel under it, were just cloned from the snapshot; what the payload
   // carries differs between clones (an ephemeral VM's JIT config, a warm VM's nonce).
   Reseed(payload.jit_config.Reveal() + payload.control_nonce.Reveal() + microvm_id);
+  CorrectClock();  // the runner's credentials and TLS need the right time
   deps_.seam.logger.redactor().Add(payload.jit_config);
   const char* mode = LaunchModeName(payload.mode);
   Outcome o = Apply([&](StateMachine& m) { return m.Run(std::move(payload), microvm_id); });
@@ -174,6 +206,7 @@ Status Supervisor::CheckNetworking(Duration timeout) {
 
 Outcome Supervisor::Resume() {
   Reseed("");  // this process was just restored from a snapshot
+  CorrectClock();
   Outcome o = Apply([](StateMachine& m) { return m.Resume(); });
   LogOutcome(deps_.seam.logger, "resume", o);
   if (FollowUpOf(o) != FollowUp::kResumeDocker) return o;
@@ -235,6 +268,7 @@ StatusView Supervisor::Snapshot() const {
     v.runners_started = runners_started_;
     v.job_started = machine_.job_started();
     v.clone_check = clone_check_;
+    v.clock_corrected_seconds = clock_corrected_seconds_;
   }
   v.docker_running = docker_.running();
   return v;

@@ -66,6 +66,12 @@ struct SupervisorDeps {
   std::function<uint64_t(std::string_view unique)> restore_seed = nullptr;
   // False only in tests that show what reseeding prevents: the state is then left as cloned.
   bool reseed = true;
+  // A restored VM's wall clock continues from its snapshot's. When both are set and the config's
+  // clock.correctAfterRestore is on, /run and /resume read the time from `reference_time` (the
+  // Date of an answer of the MicroVMs API) and, if the clock is off by more than 3 s, set it with
+  // `set_wall_clock` before the runner starts.
+  std::function<Result<TimePoint>()> reference_time = nullptr;
+  std::function<Status(TimePoint)> set_wall_clock = nullptr;
 };
 
 // Result of /ready and /validate: pending while the check runs (503), then passed or failed.
@@ -89,6 +95,8 @@ struct StatusView {
   // The first number the reseeded random state drew after the last /run or /resume, in hex:
   // VMs restored from one snapshot must show different ones ("" before the first /run).
   std::string clone_check;
+  // How far /run or /resume last moved the wall clock, in seconds (0: it did not).
+  double clock_corrected_seconds = 0;
 };
 
 // The commands the /run hook and the control port's edges (servers.h) carry to a supervisor:
@@ -147,6 +155,7 @@ class Supervisor final : public RunnerCommands {
   void StopRunner(Duration stop);
   void MarkFinished();
   void Reseed(std::string_view unique);
+  void CorrectClock();
   Status CheckNetworking(Duration timeout);
   process::ProcessSpec RunnerSpec(const Secret& jit) const;
   // Writes the job-started hook script (chaining the image's own hook, if runner.env sets one)
@@ -168,7 +177,8 @@ class Supervisor final : public RunnerCommands {
   DockerControl docker_;
 
   mutable std::mutex mu_;
-  std::string clone_check_;  // guarded by mu_
+  std::string clone_check_;             // guarded by mu_
+  double clock_corrected_seconds_ = 0;  // guarded by mu_
   std::condition_variable finished_cv_;
   StateMachine machine_;
   int runner_pid_ = 0;

@@ -23,6 +23,19 @@ TEST(TimeFormatTest, RejectsMalformed) {
   }
 }
 
+// RFC 9110's example, and the Date header a restored VM sets its clock by.
+TEST(TimeFormatTest, HttpDateRoundTripsAndRejectsOtherForms) {
+  EXPECT_EQ(FormatHttpDate(FromUnixSeconds(784'111'777)), "Sun, 06 Nov 1994 08:49:37 GMT");
+  EXPECT_EQ(ParseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT").value(), FromUnixSeconds(784'111'777));
+  const TimePoint t = FromUnixSeconds(1'700'000'000);
+  EXPECT_EQ(ParseHttpDate(FormatHttpDate(t + Duration(999))).value(), t);
+  for (const char* bad : {"", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+                          "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Xyz 1994 08:49:37 GMT",
+                          "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT"}) {
+    EXPECT_FALSE(ParseHttpDate(bad).ok()) << bad;
+  }
+}
+
 TEST(TimeFormatTest, UnixSecondsTimeKeepsToTheYears1970To9999) {
   EXPECT_EQ(UnixSecondsTime(0), FromUnixSeconds(0));
   EXPECT_EQ(FormatRfc3339(*UnixSecondsTime(kMaxUnixSeconds)), "9999-12-31T23:59:59Z");

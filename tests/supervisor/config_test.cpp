@@ -32,6 +32,19 @@ TEST(SupervisorConfig, HugeSecondsAreRefusedNotOverflowed) {
   EXPECT_EQ(fraction->docker.poll_interval, Duration(250));
 }
 
+// clock.correctAfterRestore: on by default (a VM's clock continues from its snapshot's).
+TEST(SupervisorConfig, ClockCorrectionIsOnUnlessTurnedOff) {
+  EXPECT_TRUE(ParseSupervisorConfig("{}")->clock_correct_after_restore);
+  auto off = ParseSupervisorConfig(R"({"clock":{"correctAfterRestore":false}})");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->clock_correct_after_restore);
+  auto typo = ParseSupervisorConfig(R"({"clock":{"correctAfterResume":false}})");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("correctAfterResume"), std::string::npos)
+      << typo.status().message();
+  EXPECT_FALSE(ParseSupervisorConfig(R"({"clock":{"correctAfterRestore":"yes"}})").ok());
+}
+
 TEST(SupervisorConfig, PortsAndSizesMustBeWholeNumbersInRange) {
   for (const char* bad :
        {R"({"hookPort":1e300})", R"({"controlPort":-1e300})", R"({"hookPort":8080.5})",

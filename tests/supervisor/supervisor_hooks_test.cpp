@@ -203,6 +203,71 @@ TEST(ReseedOnClone, WithoutReseedingTheClonedStateIsKept) {
   EXPECT_EQ(f.h->supervisor->Snapshot().clone_check, hex);
 }
 
+// A restored VM's clock continues from its snapshot's: /run and /resume set it from the API's
+// Date when it is more than 3 s off, and leave it alone otherwise.
+struct ClockFixture {
+  explicit ClockFixture(bool correct = true) {
+    SupervisorConfig config = testing::FakeConfig();
+    config.clock_correct_after_restore = correct;
+    h = std::make_unique<Harness>(config);
+    h->supervisor.reset();
+    SupervisorDeps deps{h->processes, h->terminator, h->seam()};
+    deps.reference_time = [this]() -> Result<TimePoint> {
+      if (!api_time.ok()) return api_time.status();
+      return *api_time;
+    };
+    deps.set_wall_clock = [this](TimePoint t) {
+      set_to.push_back(t);
+      return Status::Ok();
+    };
+    h->supervisor = std::make_unique<Supervisor>(config, deps);
+  }
+  Result<TimePoint> api_time = Internal("unset");
+  std::vector<TimePoint> set_to;
+  std::unique_ptr<Harness> h;
+};
+
+TEST(ClockAfterRestore, RunSetsAClockThatIsBehindAndStatusSaysByHowMuch) {
+  ClockFixture f;
+  f.api_time = f.h->clock.Now() + std::chrono::hours(5);  // the snapshot is 5 h old
+  ASSERT_EQ(Hook(*f.h, "run").status, 200);
+  ASSERT_EQ(f.set_to.size(), 1u);
+  EXPECT_EQ(f.set_to[0], f.h->clock.Now() + std::chrono::hours(5) + Duration(500));
+  EXPECT_NEAR(f.h->supervisor->Snapshot().clock_corrected_seconds, 5 * 3600 + 0.5, 0.001);
+}
+
+TEST(ClockAfterRestore, ResumeLeavesAClockWithinThreeSecondsAlone) {
+  ClockFixture f;
+  f.api_time = f.h->clock.Now() + Duration(2000);
+  ASSERT_EQ(Hook(*f.h, "run").status, 200);
+  ASSERT_EQ(Hook(*f.h, "suspend").status, 200);
+  f.api_time = f.h->clock.Now() - Duration(3000);
+  ASSERT_EQ(Hook(*f.h, "resume").status, 200);
+  EXPECT_TRUE(f.set_to.empty());
+  const TimePoint behind = f.h->clock.Now() - Duration(60'000);  // the clock is ahead: set back
+  f.api_time = behind;
+  ASSERT_EQ(Hook(*f.h, "suspend").status, 200);
+  ASSERT_EQ(Hook(*f.h, "resume").status, 200);
+  ASSERT_EQ(f.set_to.size(), 1u);
+  EXPECT_EQ(f.set_to[0], behind + Duration(500));
+}
+
+TEST(ClockAfterRestore, NothingIsSetWhenTurnedOffOrTheTimeCannotBeRead) {
+  ClockFixture off(false);
+  off.api_time = off.h->clock.Now() + std::chrono::hours(1);
+  ASSERT_EQ(Hook(*off.h, "run").status, 200);
+  EXPECT_TRUE(off.set_to.empty());
+  ClockFixture unreadable;
+  unreadable.api_time = Transient("connection refused");
+  ASSERT_EQ(Hook(*unreadable.h, "run").status, 200) << "a clock it cannot check fails no hook";
+  EXPECT_TRUE(unreadable.set_to.empty());
+  bool warned = false;
+  for (const std::string& line : unreadable.h->sink.lines()) {
+    warned = warned || line.find("cannot read the time") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
 TEST(WarmLeftovers, RunnerGroupIsKilledAndEveryContainerRemovedBeforeIdle) {
   Harness h;
   h.processes.SetRunResult("docker-ps", 0, "aaa111\nbbb222\n");

@@ -2,6 +2,8 @@
 // emulator's lock, the effects each request makes due dispatched to the VM host, and one request
 // log line per answer.
 #include "emulate/microvms/emulator.h"
+
+#include "base/time_format.h"
 #include "emulate/microvms/rest_json_front.h"
 
 namespace mvr::emulate::microvms {
@@ -29,6 +31,9 @@ http::HttpResponse Emulator::HandleApi(const http::ServerRequest& request) {
   if (!exchange.microvm_id.empty()) log_line["microvmId"] = exchange.microvm_id;
   if (auto type = exchange.response.headers.Get("x-amzn-ErrorType")) log_line["error"] = *type;
   LogRequest(log_line);
+  // AWS answers every request with the time it saw it; guests restored from a snapshot set their
+  // clocks by it (supervisor.md, "Clock").
+  exchange.response.headers.Set("Date", FormatHttpDate(deps_.seam.clock.Now()));
   return exchange.response;
 }
 

@@ -13,6 +13,7 @@
 
 #include "base/files.h"
 #include "base/host_port.h"
+#include "base/json_text.h"
 #include "emulate/microvms/host_processes.h"
 
 namespace mvr::emulate::microvms {
@@ -57,13 +58,13 @@ class Qmp {
                                  const nlohmann::json& arguments = nlohmann::json()) {
     nlohmann::json c = {{"execute", name}};
     if (!arguments.is_null()) c["arguments"] = arguments;
-    const std::string line = c.dump() + "\n";
+    const std::string line = JsonText(c) + "\n";
     if (::send(fd_, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
       return Transient("QMP " + name + ": cannot send");
     }
     MVR_ASSIGN_OR_RETURN(nlohmann::json reply, ReadReply());
     if (reply.contains("error")) {
-      return Internal("QMP " + name + ": " + reply["error"].value("desc", reply.dump()));
+      return Internal("QMP " + name + ": " + reply["error"].value("desc", JsonText(reply)));
     }
     return reply.value("return", nlohmann::json::object());
   }
