@@ -24,6 +24,8 @@ std::string Sha256Hex(std::string_view data);
 std::string HmacSha256(std::string_view key, std::string_view data);  // raw 32 bytes
 // ASCII lower case (header names, logins, labels); other bytes are kept as they are.
 std::string AsciiLower(std::string text);
+// `text` as one word for /bin/sh: in single quotes, each ' written '\''.
+std::string ShellQuote(std::string_view text);
 // A value from outside as an error message may quote it: its first max_bytes bytes, each one
 // outside printable ASCII shown as '?', and "..." when it was longer. Always valid UTF-8 (a JSON
 // answer can carry it) and one line (a log can).

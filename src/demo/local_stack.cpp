@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/encoding.h"
+
 namespace mvr::demo {
 namespace {
 
@@ -25,13 +27,6 @@ std::map<std::string, std::string> BaseEnvironment(const std::string& home) {
   env["HOME"] = home;
   env["LANG"] = "C.UTF-8";
   return env;
-}
-
-// 'text' for /bin/sh.
-std::string ShellQuote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "base/encoding.h"
 #include "base/files.h"
 #include "emulate/microvms/host_processes.h"
 
@@ -23,12 +24,6 @@ std::string Hex8(uint64_t v) {
   char buf[9];
   std::snprintf(buf, sizeof buf, "%08llx", static_cast<unsigned long long>(v & 0xffffffffULL));
   return buf;
-}
-
-std::string ShellQuoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 bool IsElf(const std::string& path) {
@@ -173,11 +168,11 @@ std::string GuestImageBuilder::InitScript(const ProgramSpec& program,
   }
   s << "echo 'nameserver 10.0.2.3' > /etc/resolv.conf\n"
     << "echo 'mvr-init: up'\n";
-  for (const auto& [name, value] : env) s << "export " << name << '=' << ShellQuoted(value) << '\n';
-  s << "cd " << ShellQuoted(program.working_dir.empty() ? "/vm" : program.working_dir) << '\n';
+  for (const auto& [name, value] : env) s << "export " << name << '=' << ShellQuote(value) << '\n';
+  s << "cd " << ShellQuote(program.working_dir.empty() ? "/vm" : program.working_dir) << '\n';
   s << "status=0\n";
   for (size_t i = 0; i < program.argv.size(); ++i) {
-    s << (i == 0 ? "" : " ") << ShellQuoted(program.argv[i]);
+    s << (i == 0 ? "" : " ") << ShellQuote(program.argv[i]);
   }
   s << " </dev/null >/dev/console 2>&1 || status=$?\n"
     << "echo \"mvr-init: the program exited with status $status\"\n"

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/encoding.h"
 #include "base/files.h"
 #include "base/host_port.h"
 #include "base/json_text.h"
@@ -89,12 +90,6 @@ class Qmp {
   int fd_ = -1;
   std::string buffer_;
 };
-
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 std::string KeyOf(const Effect& effect) {
   std::ostringstream s;
