@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "runnerset/billing.h"
 #include "sim/scenarios.h"
 
 namespace mvr::cli {
@@ -25,6 +26,7 @@ struct SimulateFlags {
   bool logs = false;
   bool default_knobs = false;
   std::string report;
+  int memory_mib = 4096;  // the VM size the cost report prices: 2 vCPU, as a hosted 2-core runner
 };
 
 // A failing seed: its first violation, the others, the knobs it drew, the trace's last steps and
@@ -83,6 +85,44 @@ int ReportLatency(int threads) {
         r.to_vm_running, r.to_first_log, r.to_connected, r.to_job,
         r.violations > 0 ? ("  (VIOLATED: " + r.first_violation + ")").c_str() : "");
     std::fflush(stdout);
+  }
+  return 0;
+}
+
+// `mvr simulate --report cost`: the latency report's runs, priced (runnerset/billing.h).
+int ReportCost(int threads, int memory_mib) {
+  const runnerset::PublishedRates rates;
+  const double vcpus = runnerset::BaselineVcpus(memory_mib, rates);
+  const double per_minute = runnerset::MicrovmPrice({60, 0, 0}, memory_mib, rates).total();
+  std::printf(
+      "what a job costs, per job: a %d MiB MicroVM (baseline %.2f vCPU) at $%.10f/vCPU-s + "
+      "$%.10f/GiB-s while running (%s a minute) and $%.2f/GiB-month of memory while suspended, "
+      "beside a GitHub-hosted Linux 2-core runner at %s a minute, each job's time rounded up to "
+      "whole minutes (rates and sources: docs/cost-and-quotas.md); reserve: per run, the pool "
+      "members left parked at the end, which the next jobs use\n",
+      memory_mib, vcpus, rates.vcpu_second, rates.gib_second,
+      runnerset::FormatUsd(per_minute).c_str(), rates.snapshot_gib_month,
+      runnerset::FormatUsd(rates.hosted_minute).c_str());
+  std::printf("%-10s %5s %5s %7s %9s %9s %9s %10s %10s %8s %7s   %s\n", "class", "burst", "jobs",
+              "job s", "VM-s job", "VM-s idle", "suspended", "MicroVMs", "hosted", "hosted m",
+              "ratio", "reserve per run: VM-s idle, suspended s, price");
+  for (const char* kind : {"cold", "warm-pool", "hot-pool"}) {
+    for (const auto& [burst, seeds] : {std::pair{1, 10}, {15, 5}, {100, 2}}) {
+      const sim::LatencyRow r = sim::LatencyCell(kind, burst, seeds, threads);
+      const double vm = runnerset::MicrovmPrice(r.usage_per_job, memory_mib, rates).total();
+      const double hosted = r.hosted_minutes_per_job * rates.hosted_minute;
+      const double reserve = runnerset::MicrovmPrice(r.reserve_per_seed, memory_mib, rates).total();
+      std::printf(
+          "%-10s %5d %5d %7.1f %9.1f %9.1f %9.1f %10s %10s %8.2f %6.0f%%   %.1f, %.1f, %s%s\n",
+          r.kind.c_str(), r.burst, r.jobs, r.job_seconds_per_job, r.usage_per_job.with_job_seconds,
+          r.usage_per_job.without_job_seconds, r.usage_per_job.suspended_seconds,
+          runnerset::FormatUsd(vm).c_str(), runnerset::FormatUsd(hosted).c_str(),
+          r.hosted_minutes_per_job, hosted > 0 ? 100.0 * vm / hosted : 0.0,
+          r.reserve_per_seed.without_job_seconds, r.reserve_per_seed.suspended_seconds,
+          runnerset::FormatUsd(reserve).c_str(),
+          r.violations > 0 ? ("  (VIOLATED: " + r.first_violation + ")").c_str() : "");
+      std::fflush(stdout);
+    }
   }
   return 0;
 }
@@ -217,12 +257,20 @@ int Simulate(const SimulateFlags& f) {
                           ? f.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   if (!f.report.empty()) {
-    if (f.report != "latency") {
-      std::fprintf(stderr, "mvr simulate: --report '%s' is not a report; there is: latency\n",
+    if (f.report == "latency") return ReportLatency(threads);
+    if (f.report != "cost") {
+      std::fprintf(stderr,
+                   "mvr simulate: --report '%s' is not a report; there are: latency, cost\n",
                    f.report.c_str());
       return 2;
     }
-    return ReportLatency(threads);
+    if (f.memory_mib < 512 || f.memory_mib > 32768) {
+      std::fprintf(stderr,
+                   "mvr simulate: --memory-mib %d is not a MicroVM size: give 512 to 32768\n",
+                   f.memory_mib);
+      return 2;
+    }
+    return ReportCost(threads, f.memory_mib);
   }
   if (f.list) {
     for (const sim::Scenario& s : sim::Scenarios()) std::printf("%s\n", s.name.c_str());
@@ -265,7 +313,10 @@ void AddSimulateCommand(CLI::App& app, Context& ctx) {
   cmd->add_flag("--default-knobs", flags->default_knobs,
                 "Run every seed with the default configuration knobs instead of drawing them");
   cmd->add_option("--report", flags->report,
-                  "Print a report instead: latency (the performance model's table)");
+                  "Print a report instead: latency (the performance model's table) or cost "
+                  "(what a job costs on MicroVMs and on GitHub's hosted runners)");
+  cmd->add_option("--memory-mib", flags->memory_mib,
+                  "The MicroVM size --report cost prices (default 4096: a 2 vCPU baseline)");
   cmd->add_flag("--logs", flags->logs,
                 "Print every actor's log lines for a failing seed (or for the one seed asked for)");
   cmd->callback([flags, &ctx] { ctx.exit_code = Simulate(*flags); });

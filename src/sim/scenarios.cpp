@@ -390,7 +390,8 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
   row.kind = kind;
   row.burst = burst;
   std::vector<double> starts, running, first_log, connected, job;
-  double idle = 0, reserve = 0;
+  runnerset::VmUsage usage, reserve;
+  double job_seconds = 0, hosted_minutes = 0;
   size_t github = 0, microvms = 0;
   RunSeeds(s, 1, seeds, threads, nullptr, [&](const SeedOutcome& o) {
     const WorldReport& r = o.report;
@@ -405,8 +406,12 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
     first_log.insert(first_log.end(), r.to_first_log.begin(), r.to_first_log.end());
     connected.insert(connected.end(), r.to_connected.begin(), r.to_connected.end());
     job.insert(job.end(), r.to_job.begin(), r.to_job.end());
-    idle += r.idle_vm_seconds - r.reserve_idle_vm_seconds;
-    reserve += r.reserve_idle_vm_seconds;
+    usage += r.vm_usage;
+    reserve += r.reserve_usage;
+    for (double j : r.job_seconds) {
+      job_seconds += j;
+      hosted_minutes += runnerset::HostedMinutes(j);
+    }
     github += r.github_calls;
     microvms += r.microvms_calls;
   });
@@ -414,8 +419,17 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
   row.p50 = Percentile(starts, 0.5);
   row.p95 = Percentile(starts, 0.95);
   row.p99 = Percentile(starts, 0.99);
-  row.idle_vm_seconds_per_job = idle / jobs;
-  row.reserve_vm_seconds_per_seed = reserve / std::max(1, row.seeds);
+  const double seeds_run = std::max(1, row.seeds);
+  row.usage_per_job = {(usage.with_job_seconds - reserve.with_job_seconds) / jobs,
+                       (usage.without_job_seconds - reserve.without_job_seconds) / jobs,
+                       (usage.suspended_seconds - reserve.suspended_seconds) / jobs};
+  row.reserve_per_seed = {reserve.with_job_seconds / seeds_run,
+                          reserve.without_job_seconds / seeds_run,
+                          reserve.suspended_seconds / seeds_run};
+  row.idle_vm_seconds_per_job = row.usage_per_job.without_job_seconds;
+  row.reserve_vm_seconds_per_seed = row.reserve_per_seed.without_job_seconds;
+  row.job_seconds_per_job = job_seconds / jobs;
+  row.hosted_minutes_per_job = hosted_minutes / jobs;
   row.github_calls_per_job = static_cast<double>(github) / jobs;
   row.microvms_calls_per_job = static_cast<double>(microvms) / jobs;
   row.to_vm_running = Percentile(running, 0.5);

@@ -49,6 +49,12 @@ struct LatencyRow {
   // the end, whose pre-boot buys the next jobs' starts), which is per seed.
   double idle_vm_seconds_per_job = 0;
   double reserve_vm_seconds_per_seed = 0;
+  // What `mvr simulate --report cost` prices: the VMs' billed time per job (the reserve's left
+  // out, as above), the jobs' own run time and what GitHub's hosted runners would bill for them.
+  runnerset::VmUsage usage_per_job;
+  runnerset::VmUsage reserve_per_seed;
+  double job_seconds_per_job = 0;
+  double hosted_minutes_per_job = 0;
   double github_calls_per_job = 0;
   double microvms_calls_per_job = 0;
   // Seed 001's segments, p50 (cold rows; warm rows: "VM running" is "resumed").

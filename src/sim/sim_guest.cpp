@@ -400,13 +400,13 @@ std::map<int64_t, LaunchTimes> SimGuest::launches() const {
   return launches_;
 }
 
-double SimGuest::IdleVmSeconds(TimePoint now) const { return IdleOf(now, false); }
+runnerset::VmUsage SimGuest::Usage(TimePoint now) const { return UsageOf(now, false); }
 
-double SimGuest::ReserveIdleVmSeconds(TimePoint now) const { return IdleOf(now, true); }
+runnerset::VmUsage SimGuest::ReserveUsage(TimePoint now) const { return UsageOf(now, true); }
 
-double SimGuest::IdleOf(TimePoint now, bool reserve_only) const {
+runnerset::VmUsage SimGuest::UsageOf(TimePoint now, bool reserve_only) const {
   std::lock_guard<std::mutex> lock(mu_);
-  Duration idle{0};
+  Duration with_job{0}, without_job{0}, frozen{0};
   for (const auto& [id, vm] : vms_) {
     if (reserve_only && (vm->ended || !vm->frozen || vm->took != 0)) continue;
     const TimePoint end = vm->ended_at.value_or(now);
@@ -415,9 +415,12 @@ double SimGuest::IdleOf(TimePoint now, bool reserve_only) const {
       auto started = jobs_.find(vm->running_job);
       if (started != jobs_.end() && started->second.started) busy += now - *started->second.started;
     }
-    idle += std::max(Duration(0), end - vm->born - vm->FrozenFor(end) - busy);
+    with_job += busy;
+    frozen += vm->FrozenFor(end);
+    without_job += std::max(Duration(0), end - vm->born - vm->FrozenFor(end) - busy);
   }
-  return static_cast<double>(idle.count()) / 1000.0;
+  auto seconds = [](Duration d) { return static_cast<double>(d.count()) / 1000.0; };
+  return {seconds(with_job), seconds(without_job), seconds(frozen)};
 }
 
 int SimGuest::runners_started() const {

@@ -23,6 +23,7 @@
 
 #include "emulate/github/github_model.h"
 #include "emulate/microvms/inprocess_microvms.h"
+#include "runnerset/billing.h"
 #include "sim/scheduler.h"
 #include "sim/seams.h"
 
@@ -96,12 +97,12 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   std::map<int64_t, JobTimes> jobs() const;
   // By the job each launch was for.
   std::map<int64_t, LaunchTimes> launches() const;
-  // VM-seconds billed with no job on the VM until `now`: running (not frozen) and not running a
-  // job, from the /run hook to its end.
-  double IdleVmSeconds(TimePoint now) const;
-  // Of those, the VMs' that are frozen at `now` and never ran a job: pool members parked and
+  // Every VM's billed time until `now`: running with a job, running without one (from the /run
+  // hook to its end), suspended (frozen).
+  runnerset::VmUsage Usage(TimePoint now) const;
+  // Of that, the VMs' that are frozen at `now` and never ran a job: pool members parked and
   // ready, whose pre-boot is the price of the next jobs, not of the jobs so far.
-  double ReserveIdleVmSeconds(TimePoint now) const;
+  runnerset::VmUsage ReserveUsage(TimePoint now) const;
   int runners_started() const;
 
   // A VM still running (not ended): the job it was launched for, whether its runner has a job
@@ -125,8 +126,8 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   void RunnerSleep(const std::string& microvm_id, Duration d);
   void Ended(Vm& vm, const std::string& how);  // mu_ held: terminate hook or stop
   void Violation(std::string what);            // mu_ held
-  // IdleVmSeconds, of every VM or only of the reserve (ReserveIdleVmSeconds).
-  double IdleOf(TimePoint now, bool reserve_only) const;
+  // Usage, of every VM or only of the reserve (ReserveUsage).
+  runnerset::VmUsage UsageOf(TimePoint now, bool reserve_only) const;
 
   Scheduler& scheduler_;
   emulate::github::GithubModel& github_;

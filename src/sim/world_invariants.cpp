@@ -247,9 +247,12 @@ void World::ReportFigures(WorldReport& report) {
         "vms_terminated", "orphans_terminated", "launches_recovered", "errors"}) {
     if (int64_t n = metrics_.GetJanitor(counter)) report.janitor[counter] = n;
   }
-  report.idle_vm_seconds = guest_.IdleVmSeconds(scheduler_.Now());
-  report.reserve_idle_vm_seconds = guest_.ReserveIdleVmSeconds(scheduler_.Now());
+  report.vm_usage = guest_.Usage(scheduler_.Now());
+  report.reserve_usage = guest_.ReserveUsage(scheduler_.Now());
   auto seconds = [](Duration d) { return static_cast<double>(d.count()) / 1000.0; };
+  for (const auto& [job, t] : guest_.jobs()) {
+    if (t.started && t.finished) report.job_seconds.push_back(seconds(*t.finished - *t.started));
+  }
   for (const auto& [job, l] : guest_.launches()) {
     auto queued = queued_at_.find(job);
     if (queued == queued_at_.end()) continue;

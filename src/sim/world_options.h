@@ -172,9 +172,11 @@ struct WorldReport {
   // Seed 001's segments, per launch whose runner took its own job: queued → VM running,
   // → the runner's first log line, → connected, → the job begins.
   std::vector<double> to_vm_running, to_first_log, to_connected, to_job;
-  double idle_vm_seconds = 0;  // billed with no job on the VM, over the run
-  // Of which pool members parked at the end, ready for the next jobs (SimGuest's reserve).
-  double reserve_idle_vm_seconds = 0;
+  // Every VM's billed time over the run (with a job, without one, suspended), and of that the
+  // pool members' parked at the end, ready for the next jobs (SimGuest's reserve).
+  runnerset::VmUsage vm_usage;
+  runnerset::VmUsage reserve_usage;
+  std::vector<double> job_seconds;  // how long each job that finished ran on its runner
   size_t microvms_calls = 0;
   size_t github_calls = 0;
   std::map<std::string, int> faults;       // drawn faults by operation and kind

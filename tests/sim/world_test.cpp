@@ -229,5 +229,27 @@ TEST(LatencyModelTest, ReproducesSeed001) {
   EXPECT_NEAR(sequential.p50, 45.0, 6.0);
 }
 
+// What `mvr simulate --report cost` prices. A cold VM runs one job and is never suspended, so its
+// time with a job is that job's; a warm-pool member waits suspended and is billed for its boot
+// and resume; GitHub would bill each job's time rounded up to whole minutes.
+TEST(CostModelTest, CountsEveryVmSecondByWhatTheVmWasDoing) {
+  LatencyRow cold = LatencyCell("cold", 1, 3, 2);
+  EXPECT_EQ(cold.violations, 0) << cold.first_violation;
+  EXPECT_GT(cold.job_seconds_per_job, 20.0);  // jobs run 20..90 s in the model
+  EXPECT_NEAR(cold.usage_per_job.with_job_seconds, cold.job_seconds_per_job, 0.1);
+  EXPECT_EQ(cold.usage_per_job.suspended_seconds, 0);
+  EXPECT_GT(cold.usage_per_job.without_job_seconds, 10.0);  // boot, runner start, after the job
+  EXPECT_LT(cold.usage_per_job.without_job_seconds, 40.0);
+  EXPECT_GE(cold.hosted_minutes_per_job, cold.job_seconds_per_job / 60);
+  EXPECT_LT(cold.hosted_minutes_per_job, cold.job_seconds_per_job / 60 + 1);
+
+  LatencyRow warm = LatencyCell("warm-pool", 1, 3, 2);
+  EXPECT_EQ(warm.violations, 0) << warm.first_violation;
+  EXPECT_NEAR(warm.usage_per_job.with_job_seconds, warm.job_seconds_per_job, 0.1);
+  EXPECT_GT(warm.usage_per_job.suspended_seconds, 60.0);  // parked until the job came
+  EXPECT_GT(warm.reserve_per_seed.suspended_seconds, 0);  // its replacement, parked at the end
+  EXPECT_EQ(warm.reserve_per_seed.with_job_seconds, 0);
+}
+
 }  // namespace
 }  // namespace mvr::sim
