@@ -410,6 +410,8 @@ void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport&
   row.class_label = m.class_label;
   row.path = "hot";
   row.times.running_ms = NowMs();
+  row.times.member_created_ms = m.created_ms;
+  row.times.member_parked_ms = m.parked_ms;
   if (Status s = deps_.table->Adopt(row, {WarmPoolTable::RemoveMemberOp(m.microvm_id)}); !s.ok()) {
     Error(report, "mapping the runner of hot pool member " + m.microvm_id, s);
     return;

@@ -63,7 +63,11 @@ void Launcher::EndJob(const TerminateIntent& in, const MappingRow& r) {
   record.class_label = r.class_label;
   record.path = r.path;
   record.runner_name = r.runner_name;
+  record.image_version = r.image_version;
   record.ended_ms = ToUnixMillis(done);
+  // The VM just terminated ran this job, whichever job it was launched for.
+  record.vm = {r.times.running_ms, r.times.member_created_ms, r.times.member_parked_ms,
+               ToUnixMillis(deps_.seam.clock.Now())};
   if (job.ok()) {
     record.job_name = job->name;
     record.conclusion = job->conclusion;

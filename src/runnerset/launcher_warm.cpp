@@ -110,6 +110,8 @@ Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind)
     a.microvm_id = m.microvm_id;
     a.warm = true;
     a.hot = hot;
+    a.times.member_created_ms = m.created_ms;
+    a.times.member_parked_ms = m.parked_ms;
     Result<Secret> nonce = MemberNonce(deps_.control_key, m);
     if (!nonce.ok()) return nonce.status().Annotate("the pool MicroVM's control nonce");
     a.nonce = *std::move(nonce);

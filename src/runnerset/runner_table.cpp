@@ -192,6 +192,8 @@ LaunchTimes TimesFromItem(const store::Item& item) {
   t.claimed_ms = item.GetNumber(attr::kClaimedMs).value_or(0);
   t.running_ms = item.GetNumber(attr::kRunningMs).value_or(0);
   t.delivered_ms = item.GetNumber(attr::kDeliveredMs).value_or(0);
+  t.member_created_ms = item.GetNumber(attr::kMemberCreatedMs).value_or(0);
+  t.member_parked_ms = item.GetNumber(attr::kMemberParkedMs).value_or(0);
   return t;
 }
 
@@ -200,6 +202,10 @@ void PutTimes(store::Attributes& a, const LaunchTimes& t) {
   a[attr::kClaimedMs] = Value(t.claimed_ms);
   a[attr::kRunningMs] = Value(t.running_ms);
   a[attr::kDeliveredMs] = Value(t.delivered_ms);
+  if (t.member_created_ms > 0) {
+    a[attr::kMemberCreatedMs] = Value(t.member_created_ms);
+    a[attr::kMemberParkedMs] = Value(t.member_parked_ms);
+  }
 }
 
 MappingRow MappingFromItem(const store::Item& item) {

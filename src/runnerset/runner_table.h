@@ -32,6 +32,10 @@ struct LaunchTimes {
   int64_t claimed_ms = 0;    // the claim was won
   int64_t running_ms = 0;    // the VM was RUNNING
   int64_t delivered_ms = 0;  // the supervisor accepted the runner's config
+  // A pool member's (warm, hot): when it was launched and when it was parked; from its launch to
+  // its park it ran without a job, from its park to `running_ms` it was suspended. 0 when cold.
+  int64_t member_created_ms = 0;
+  int64_t member_parked_ms = 0;
 };
 
 struct Claim {
@@ -100,10 +104,20 @@ struct JobRecord {
   std::string class_label;
   std::string path;  // "cold", "warm", "hot" ("" = unknown)
   std::string runner_name;
+  std::string image_version;  // the version of the VM that ran the job ("" = not known)
   LaunchTimes times;
   int64_t runner_online_ms = 0;  // 0 = not seen (only mvr serve watches runners come online)
   int64_t started_ms = 0;
-  int64_t ended_ms = 0;    // the job completed, or the launch failed
+  int64_t ended_ms = 0;  // the job completed, or the launch failed
+  // The life of the VM whose runner ran the job, whichever job it was launched for (the cost
+  // table's): RUNNING (or resumed for this job), a pool member's launch and park, and its end
+  // by the job's terminate intent. 0 where not known.
+  struct VmTimes {
+    int64_t running_ms = 0;
+    int64_t member_created_ms = 0;
+    int64_t member_parked_ms = 0;
+    int64_t ended_ms = 0;
+  } vm;
   std::string conclusion;  // GitHub's ("success", "failure" ...), "" when none
   std::string failure;     // why the launch failed; "" when it did not
 };

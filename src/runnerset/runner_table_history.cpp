@@ -24,6 +24,10 @@ constexpr char kJobName[] = "jobName";
 constexpr char kOnlineMs[] = "runnerOnlineAtMs";
 constexpr char kStartedMs[] = "startedAtMs";
 constexpr char kEndedMs[] = "endedAtMs";
+constexpr char kVmRunningMs[] = "vmRunningAtMs";
+constexpr char kVmCreatedMs[] = "vmMemberCreatedAtMs";
+constexpr char kVmParkedMs[] = "vmMemberParkedAtMs";
+constexpr char kVmEndedMs[] = "vmEndedAtMs";
 constexpr char kConclusion[] = "conclusion";
 constexpr char kFailure[] = "failure";
 constexpr char kDurationMs[] = "durationMs";
@@ -65,10 +69,17 @@ Status RunnerTable::PutJobRecord(const JobRecord& r) {
   a[attr::kClass] = Value(r.class_label);
   a[attr::kPath] = Value(r.path);
   a[attr::kRunnerName] = Value(r.runner_name);
+  if (!r.image_version.empty()) a[attr::kImageVersion] = Value(r.image_version);
   PutTimes(a, r.times);
   a[kOnlineMs] = Value(r.runner_online_ms);
   a[kStartedMs] = Value(r.started_ms);
   a[kEndedMs] = Value(r.ended_ms);
+  if (r.vm.ended_ms > 0) {
+    a[kVmRunningMs] = Value(r.vm.running_ms);
+    a[kVmCreatedMs] = Value(r.vm.member_created_ms);
+    a[kVmParkedMs] = Value(r.vm.member_parked_ms);
+    a[kVmEndedMs] = Value(r.vm.ended_ms);
+  }
   a[kConclusion] = Value(r.conclusion);
   a[kFailure] = Value(r.failure);
   a[attr::kTtl] = Value(Ttl(options_.history_ttl));
@@ -86,10 +97,15 @@ Result<std::vector<JobRecord>> RunnerTable::RecentJobRecords(int limit) {
     r.class_label = item.GetString(attr::kClass).value_or("");
     r.path = item.GetString(attr::kPath).value_or("");
     r.runner_name = item.GetString(attr::kRunnerName).value_or("");
+    r.image_version = item.GetString(attr::kImageVersion).value_or("");
     r.times = TimesFromItem(item);
     r.runner_online_ms = item.GetNumber(kOnlineMs).value_or(0);
     r.started_ms = item.GetNumber(kStartedMs).value_or(0);
     r.ended_ms = item.GetNumber(kEndedMs).value_or(0);
+    r.vm.running_ms = item.GetNumber(kVmRunningMs).value_or(0);
+    r.vm.member_created_ms = item.GetNumber(kVmCreatedMs).value_or(0);
+    r.vm.member_parked_ms = item.GetNumber(kVmParkedMs).value_or(0);
+    r.vm.ended_ms = item.GetNumber(kVmEndedMs).value_or(0);
     r.conclusion = item.GetString(kConclusion).value_or("");
     r.failure = item.GetString(kFailure).value_or("");
     out.push_back(std::move(r));

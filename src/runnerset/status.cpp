@@ -275,6 +275,7 @@ json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
   out["janitor"]["recentSweeps"] = SweepsEntry(in.recent_sweeps);
   out["finishedJobs"] = FinishedJobs(in.finished);
   out["latency"] = Latency(in.finished);
+  out["cost"] = CostEntry(in);
   if (in.queue) {
     const queue::QueueDepth& q = *in.queue;
     out["queue"] = {{"waiting", q.waiting},
@@ -380,6 +381,7 @@ std::string RenderStatusText(const json& s) {
                   j.value("microvmId", std::string()).c_str());
     out += line;
   }
+  out += RenderCostText(s);
   out += QueueText(s);
   const json& janitor = s["janitor"];
   const json& last = janitor["lastSweep"];

@@ -43,6 +43,10 @@ struct StatusInputs {
   std::vector<SweepRecord> recent_sweeps;
   // The job queue's depth and dead letters (nullopt: not read, or the read failed).
   std::optional<queue::QueueDepth> queue;
+  // Each class's VM memory by its image's version (ListMicrovmImageVersions; a version missing:
+  // gone, or it names no memory). The cost table prices a job at its VM's version, or at the
+  // newest listed one when its record has no version that is still listed.
+  std::map<std::string, std::map<std::string, int>> memory_mib_by_class;
 };
 
 // Where a status comes from: the set's clients and tables. `health` is optional.
@@ -54,6 +58,12 @@ struct StatusSources {
   ClassHealth* health = nullptr;
   queue::Queue* queue = nullptr;  // optional: its depth and dead letters
 };
+// The status's "cost": per class and path, the finished jobs' VM-seconds per job (with the job,
+// without one, suspended) and their price at the published rates (billing.h), beside a
+// GitHub-hosted runner's (status_cost.cpp). RenderCostText is its lines for `mvr status`.
+nlohmann::json CostEntry(const StatusInputs& in);
+std::string RenderCostText(const nlohmann::json& status);
+
 // What an operator does about dead letters (the status page, `mvr status`, `mvr doctor`).
 inline constexpr char kDeadLettersFix[] =
     "each is a job's intent that failed every receive, so the job got no VM: the launcher's log "

@@ -54,6 +54,31 @@ StatusInputs GatherStatus(const ServeConfig& config, const StatusSources& src, T
       in.errors.push_back("reading the job queue's depth: " + depth.status().ToString());
     }
   }
+  if (!in.finished.empty()) {  // what the cost table prices the finished jobs at
+    std::map<std::string, std::map<std::string, int>> by_image;
+    for (const RunnerClass& c : config.classes) {
+      auto known = by_image.find(c.image);
+      if (known == by_image.end()) {
+        aws::ListMicrovmImageVersionsRequest req;
+        req.image_identifier = c.image;
+        req.max_results = 50;
+        auto versions = aws::ListAllMicrovmImageVersions(src.microvms, req);
+        if (!versions.ok()) {
+          in.errors.push_back(
+              "listing the versions of " + c.image +
+              " (their memory prices the finished jobs): " + versions.status().ToString());
+          continue;
+        }
+        known = by_image.emplace(c.image, std::map<std::string, int>{}).first;
+        for (const aws::MicrovmImageVersion& v : *versions) {
+          if (v.config.minimum_memory_in_mib) {
+            known->second[v.image_version] = *v.config.minimum_memory_in_mib;
+          }
+        }
+      }
+      in.memory_mib_by_class[c.label] = known->second;
+    }
+  }
   in.github_auth_failing_since = src.github.AuthFailingSince();
   if (src.health) {
     for (const RunnerClass& c : config.classes) in.class_health[c.label] = src.health->Of(c.label);

@@ -7,6 +7,7 @@
 
 #include "base/json_text.h"
 #include "base/time_format.h"
+#include "runnerset/billing.h"
 #include "runnerset/status.h"
 
 namespace mvr::runnerset {
@@ -266,6 +267,36 @@ std::string Latency(const json& s) {
   return out + "</table>";
 }
 
+// "2048" or "2048, 4096": the numbers of a list.
+std::string Joined(const json& numbers) {
+  std::string out;
+  for (const json& n : numbers) out += (out.empty() ? "" : ", ") + JsonText(n);
+  return out;
+}
+
+std::string Cost(const json& s) {
+  const json cost = s.value("cost", json::object());
+  std::string out =
+      "<h2>What the jobs cost</h2><p>Per finished job: VM-seconds with the job, without one "
+      "(starting, waiting, after it; a pool member's boot) and suspended, priced at the "
+      "published rates for the memory of the image version it ran (docs/cost-and-quotas.md), "
+      "beside a "
+      "GitHub-hosted Linux 2-core runner's price for the same job.</p><table id=\"cost\"><tr>"
+      "<th>Class</th><th>Path</th><th>Jobs</th><th>With job (s)</th><th>Without (s)</th>"
+      "<th>Suspended (s)</th><th>MiB</th><th>MicroVMs</th><th>Hosted</th></tr>";
+  for (const json& r : cost.value("rows", json::array())) {
+    const json usd = r.value("usdPerJob", json());
+    out += "<tr>" + Cell(Str(r, "class")) + Cell(Str(r, "path")) + Cell(Str(r, "jobs"), "num") +
+           Cell(Num(r.value("withJobSeconds", 0.0)), "num") +
+           Cell(Num(r.value("withoutJobSeconds", 0.0)), "num") +
+           Cell(Num(r.value("suspendedSeconds", 0.0)), "num") +
+           Cell(Joined(r.value("memoryMiB", json::array())), "num") +
+           Cell(usd.is_number() ? FormatUsd(usd.get<double>()) : "unknown memory", "num") +
+           Cell(FormatUsd(r.value("hostedUsdPerJob", 0.0)), "num") + "</tr>";
+  }
+  return out + "</table>";
+}
+
 std::string Sweeps(const json& s) {
   const json janitor = s.value("janitor", json::object());
   std::string out = "<h2>Janitor</h2><p>Every " + Str(janitor, "intervalSeconds") +
@@ -358,8 +389,8 @@ std::string HtmlEscape(const std::string& text) {
 
 std::string RenderStatusPage(const json& status, int refresh_seconds) {
   return Head(status, refresh_seconds) + Summary(status) + Errors(status) + Classes(status) +
-         InFlight(status) + Finished(status) + Latency(status) + Queue(status) + Sweeps(status) +
-         "</body></html>\n";
+         InFlight(status) + Finished(status) + Latency(status) + Cost(status) + Queue(status) +
+         Sweeps(status) + "</body></html>\n";
 }
 
 }  // namespace mvr::runnerset

@@ -21,6 +21,7 @@ constexpr char kImage[] = "image";
 constexpr char kImageVersion[] = "imageVersion";
 constexpr char kState[] = "state";
 constexpr char kCreatedMs[] = "createdAtMs";
+constexpr char kParkedMs[] = "parkedAtMs";
 constexpr char kExpiresMs[] = "expiresAtMs";
 constexpr char kHolder[] = "holder";
 constexpr char kClaimedMs[] = "claimedAtMs";
@@ -106,9 +107,12 @@ Status WarmPoolTable::AddMember(const PoolMember& m) {
 }
 
 Status WarmPoolTable::MarkState(const std::string& microvm_id, PoolMember::State state) {
-  Result<store::Item> r = store_.Update(
-      MemberKey(microvm_id), {Update::Set(kState, std::string(PoolMemberStateName(state)))},
-      Condition::AttributeExists(kMicrovmId));
+  std::vector<Update> updates = {Update::Set(kState, std::string(PoolMemberStateName(state)))};
+  if (state == PoolMember::State::kParking) {
+    updates.push_back(Update::Set(kParkedMs, ToUnixMillis(seam_.clock.Now())));
+  }
+  Result<store::Item> r =
+      store_.Update(MemberKey(microvm_id), updates, Condition::AttributeExists(kMicrovmId));
   if (r.ok()) return Status::Ok();
   if (store::IsConditionFailed(r.status())) {
     return NotFound("the pool member row of " + microvm_id + " is gone");
@@ -150,6 +154,7 @@ Result<std::vector<PoolMember>> WarmPoolTable::ScanMembers() {
         m.image_version = item.GetString(kImageVersion).value_or("");
         m.state = StateFromName(item.GetString(kState).value_or(""));
         m.created_ms = item.GetNumber(kCreatedMs).value_or(0);
+        m.parked_ms = item.GetNumber(kParkedMs).value_or(0);
         m.expires_ms = item.GetNumber(kExpiresMs).value_or(0);
         m.kind = item.GetString(kKind).value_or("") == "hot" ? PoolMember::Kind::kHot
                                                              : PoolMember::Kind::kWarm;

@@ -34,6 +34,7 @@ struct PoolMember {
   std::string image_version;  // the version it runs
   State state = State::kBooting;
   int64_t created_ms = 0;
+  int64_t parked_ms = 0;   // its suspend was asked for (epoch ms; 0 until it is parking)
   int64_t expires_ms = 0;  // its maximum duration ends (epoch ms)
   // Its RunMicrovm clientToken: not a secret, but what its control nonce is derived from under
   // the set's key ("" for a member an older release launched without a nonce).
@@ -65,7 +66,8 @@ class WarmPoolTable {
 
   // A new member row (booting). Conflict when the VM already has one.
   Status AddMember(const PoolMember& member);
-  // The member moves to `state` (NotFound when its row is gone).
+  // The member moves to `state` (NotFound when its row is gone). Parking records the time: the
+  // member is billed as suspended from then (the status page's cost table).
   Status MarkState(const std::string& microvm_id, PoolMember::State state);
   // The member is SUSPENDED and ready to be claimed (NotFound when its row is gone).
   Status MarkSuspended(const std::string& microvm_id) {

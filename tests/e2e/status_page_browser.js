@@ -101,6 +101,8 @@ async function main() {
       finished: table('finished'),
       latencyRows: document.querySelectorAll('#latency tr').length - 1,
       histograms: document.querySelectorAll('svg.histogram').length,
+      cost: Array.from(document.querySelectorAll('#cost tr')).slice(1).map(
+          (r) => Array.from(r.cells).map((c) => c.textContent)),
       sweeps: document.querySelectorAll('#sweeps tr').length - 1,
       scripts: document.scripts.length,
       images: document.images.length,

@@ -121,6 +121,13 @@ def main():
         assert row["cells"][4] == "success", "a job that did not succeed: %r" % row
         assert row["spans"] >= 2, "a finished job's waterfall has %d spans" % row["spans"]
     assert page["latencyRows"] >= 2 and page["histograms"] == page["latencyRows"], page
+    # What the jobs cost: a row per class and path, every finished job priced at its image
+    # version's memory (the emulator's images say 2048 MiB), beside a hosted runner's minute.
+    priced = 0
+    for cells in page["cost"]:
+        assert cells[6] == "2048" and cells[7].startswith("$") and cells[8] == "$0.0060", cells
+        priced += int(cells[2])
+    assert priced == JOBS, "the cost table priced %d of %d jobs: %r" % (priced, JOBS, page["cost"])
     print("status page: live (%d in flight, %d finished), report (%d finished, %d latency rows)"
           % (len(live["inFlight"]), len(live["finished"]), len(page["finished"]),
              page["latencyRows"]))

@@ -123,6 +123,8 @@ TEST_F(RunnerTableTest, JobRecordsComeBackNewestFirstAndExpire) {
     r.started_ms = ended - 100;
     r.ended_ms = ended;
     r.conclusion = "success";
+    r.vm = {ended - 450, ended - 9000, ended - 8000, ended + 20};
+    r.image_version = "7";
     ASSERT_TRUE(table_.PutJobRecord(r).ok());
   }
   Result<std::vector<JobRecord>> got = table_.RecentJobRecords(2);
@@ -135,6 +137,11 @@ TEST_F(RunnerTableTest, JobRecordsComeBackNewestFirstAndExpire) {
   EXPECT_EQ((*got)[0].times.received_ms, 2500);
   EXPECT_EQ((*got)[0].started_ms, 2900);
   EXPECT_EQ((*got)[0].conclusion, "success");
+  EXPECT_EQ((*got)[0].vm.running_ms, 2550);
+  EXPECT_EQ((*got)[0].vm.member_created_ms, -6000);
+  EXPECT_EQ((*got)[0].vm.member_parked_ms, -5000);
+  EXPECT_EQ((*got)[0].vm.ended_ms, 3020);
+  EXPECT_EQ((*got)[0].image_version, "7");
   m_.clock.Advance(Opts().history_ttl + Duration(1000));
   got = table_.RecentJobRecords(10);
   ASSERT_TRUE(got.ok());

@@ -3,6 +3,9 @@
 
 #include "runnerset/status_page.h"
 
+#include "base/json_text.h"
+#include "runnerset/billing.h"
+
 #include <gtest/gtest.h>
 
 namespace mvr::runnerset {
@@ -190,6 +193,69 @@ TEST_F(StatusTest, LatencyIsByClassAndPathWithNearestRankPercentiles) {
   EXPECT_EQ(total, 20);
   EXPECT_EQ(s["latency"][1]["path"], "hot");
   EXPECT_DOUBLE_EQ(s["latency"][1]["p50Seconds"].get<double>(), 2.0);
+}
+
+// What the finished jobs cost (issue 34, item 3), from each record's times: a cold VM runs
+// without a job from RUNNING to the job's start and from the job's end to its terminate; a
+// warm member also from its launch to its park, and is suspended from its park to its resume.
+TEST_F(StatusTest, CostIsByClassAndPathFromEachJobsOwnTimes) {
+  JobRecord cold = Finished(1, "cold", Ms(130), Ms(80));
+  cold.ended_ms = Ms(20);
+  cold.vm = {Ms(100), 0, 0, Ms(18)};
+  JobRecord warm = Finished(2, "warm", Ms(110), Ms(95));
+  warm.ended_ms = Ms(35);
+  warm.vm = {Ms(100), Ms(1000), Ms(990), Ms(34)};
+  JobRecord failed = Finished(3, "cold", Ms(60), 0);
+  failed.failure = "RunMicrovm: capacity";
+  JobRecord elsewhere = Finished(4, "cold", Ms(60), Ms(50));  // its VM not ended by its intent
+  elsewhere.times.running_ms = Ms(55);
+  JobRecord old_member = warm;  // recorded before members' times were kept
+  old_member.vm.member_created_ms = old_member.vm.member_parked_ms = 0;
+  cold.image_version = "3";
+  warm.image_version = "2";  // priced at its own version's memory
+  in_.finished = {cold, warm, failed, elsewhere, old_member};
+  in_.memory_mib_by_class["mvr-small"] = {{"2", 2048}, {"3", 4096}};
+  const json s = BuildStatus(config_, in_);
+  const json rows = s["cost"]["rows"];
+  ASSERT_EQ(rows.size(), 2u) << JsonText(s["cost"]);
+  EXPECT_EQ(s["cost"]["unpricedJobs"], 2);  // the failed launch is no VM time at all
+  EXPECT_EQ(rows[0]["path"], "cold");
+  EXPECT_EQ(rows[0]["jobs"], 1);
+  EXPECT_DOUBLE_EQ(rows[0]["withJobSeconds"].get<double>(), 60);
+  EXPECT_DOUBLE_EQ(rows[0]["withoutJobSeconds"].get<double>(), 22);
+  EXPECT_DOUBLE_EQ(rows[0]["suspendedSeconds"].get<double>(), 0);
+  EXPECT_NEAR(rows[0]["usdPerJob"].get<double>(), MicrovmPrice({60, 22, 0}, 4096).total(), 1e-12);
+  EXPECT_NEAR(rows[0]["hostedUsdPerJob"].get<double>(), 0.006, 1e-12);  // one whole minute
+  EXPECT_EQ(rows[1]["path"], "warm");
+  EXPECT_DOUBLE_EQ(rows[1]["withJobSeconds"].get<double>(), 60);
+  EXPECT_DOUBLE_EQ(rows[1]["withoutJobSeconds"].get<double>(), 10 + 5 + 1);
+  EXPECT_DOUBLE_EQ(rows[1]["suspendedSeconds"].get<double>(), 890);
+  EXPECT_EQ(rows[1]["memoryMiB"], json::array({2048}));
+  EXPECT_NEAR(rows[1]["usdPerJob"].get<double>(), MicrovmPrice({60, 16, 890}, 2048).total(), 1e-12);
+  const std::string text = RenderStatusText(s);
+  EXPECT_NE(text.find("mvr-small warm: 1 jobs, 60 / 16 / 890 s"), std::string::npos) << text;
+  const std::string page = RenderStatusPage(s, 0);
+  EXPECT_NE(page.find("<table id=\"cost\">"), std::string::npos);
+  EXPECT_NE(page.find(FormatUsd(MicrovmPrice({60, 22, 0}, 4096).total())), std::string::npos);
+}
+
+// A job whose record names no version still listed is priced at the newest listed version (10
+// is newer than 9); without any version's memory the VM-seconds are shown and the price is said
+// to be unknown.
+TEST_F(StatusTest, CostWithoutTheImagesMemoryIsUnpricedNotGuessed) {
+  JobRecord cold = Finished(1, "cold", Ms(130), Ms(80));
+  cold.vm = {Ms(100), 0, 0, cold.ended_ms};
+  cold.image_version = "1";  // deleted since
+  in_.finished = {cold};
+  in_.memory_mib_by_class["mvr-small"] = {{"9", 2048}, {"10", 8192}};
+  json s = BuildStatus(config_, in_);
+  EXPECT_EQ(s["cost"]["rows"][0]["memoryMiB"], json::array({8192}));
+  in_.memory_mib_by_class.clear();
+  s = BuildStatus(config_, in_);
+  ASSERT_EQ(s["cost"]["rows"].size(), 1u);
+  EXPECT_TRUE(s["cost"]["rows"][0]["usdPerJob"].is_null());
+  EXPECT_NE(RenderStatusText(s).find("unpriced (the image's memory is not known)"),
+            std::string::npos);
 }
 
 // Job and repository names, failure texts and class labels come from outside: none may open an

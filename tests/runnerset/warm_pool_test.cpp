@@ -103,6 +103,24 @@ TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
   auto row = table_.GetMapping(o.runner_name);
   ASSERT_TRUE(row.ok() && *row);
   EXPECT_EQ((*row)->microvm_id, o.microvm_id);
+  // The member's own times go with the job, for the status page's cost table: it ran from its
+  // launch to its park, and was suspended from its park to the resume.
+  const LaunchTimes& t = (*row)->times;
+  EXPECT_GT(t.member_created_ms, 0);
+  EXPECT_GE(t.member_parked_ms, t.member_created_ms);
+  EXPECT_GE(t.running_ms, t.member_parked_ms);
+  // The job's end keeps them, with when its VM was terminated.
+  const TimePoint ended = m_.clock.Now();
+  LaunchOutcome end = NewLauncher().Terminate({o.runner_name, "octo/app", 0, ended, "d-1"});
+  ASSERT_EQ(end.decision, LaunchDecision::kTerminated) << end.detail;
+  Result<std::vector<JobRecord>> records = table_.RecentJobRecords(5);
+  ASSERT_TRUE(records.ok() && records->size() == 1u);
+  EXPECT_EQ((*records)[0].path, "warm");
+  const JobRecord::VmTimes& ended_vm = (*records)[0].vm;
+  EXPECT_EQ(ended_vm.running_ms, t.running_ms);
+  EXPECT_EQ(ended_vm.member_parked_ms, t.member_parked_ms);
+  EXPECT_EQ(ended_vm.member_created_ms, t.member_created_ms);
+  EXPECT_GE(ended_vm.ended_ms, ToUnixMillis(ended));
   // The commit removed the member: one suspended member is left, and the claim row stays.
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 1}}));
   EXPECT_FALSE(*pool_.Claim(o.microvm_id, "job#other"));

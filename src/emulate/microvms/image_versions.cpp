@@ -141,7 +141,9 @@ Status MicrovmModel::RegisterImage(const std::string& name, ProgramSpec program)
   v.config = {{"baseImageArn", "arn:aws:lambda:" + options_.region + ":aws:microvm-image:al2023"},
               {"buildRoleArn", "arn:aws:iam::" + options_.account_id + ":role/mvr-emulator"},
               {"codeArtifact", {{"uri", "emulator-command:" + name}}},
-              {"hooks", v.hooks.ToJson()}};
+              {"hooks", v.hooks.ToJson()},
+              // as if built with its size given, so a reader sees what its VMs are billed at
+              {"resources", json::array({{{"minimumMemoryInMiB", v.memory_mib}}})}};
   Build build;
   build.id = seam_.random.Hex(16);
   build.image = name;
