@@ -99,9 +99,9 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
   cmd->add_flag("--action", f->action,
                 "demo the Action (mvr start / mvr stop per job, then a warm pair) instead");
   cmd->add_option("--jobs", f->jobs,
-                  "jobs to queue at once (runner set: default 20, at most 500; --action: "
+                  "jobs to queue at once (runner set: default 20, at most 1000; --action: "
                   "default 3, at most 20)")
-      ->check(CLI::Range(1, 500));
+      ->check(CLI::Range(1, 1000));
   cmd->add_flag("!--no-warm", f->warm_pair, "with --action: skip the warm pair");
   cmd->add_option("--work-dir", f->work_dir, "keep state and logs here");
   cmd->add_option("--run-body", f->run_body,
