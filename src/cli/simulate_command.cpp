@@ -80,8 +80,8 @@ int ReportLatency(int threads) {
   for (const sim::LatencyRow& r : sim::LatencyReport(threads)) {
     std::printf(
         "%-10s %5d %5d %7.1f %7.1f %7.1f %9.1f %9.1f %8.1f %8.1f   %.1f, %.1f, %.1f, %.1f%s\n",
-        r.kind.c_str(), r.burst, r.jobs, r.p50, r.p95, r.p99, r.idle_vm_seconds_per_job,
-        r.reserve_vm_seconds_per_seed, r.github_calls_per_job, r.microvms_calls_per_job,
+        r.kind.c_str(), r.burst, r.jobs, r.p50, r.p95, r.p99, r.usage_per_job.without_job_seconds,
+        r.reserve_per_seed.without_job_seconds, r.github_calls_per_job, r.microvms_calls_per_job,
         r.to_vm_running, r.to_first_log, r.to_connected, r.to_job,
         r.violations > 0 ? ("  (VIOLATED: " + r.first_violation + ")").c_str() : "");
     std::fflush(stdout);

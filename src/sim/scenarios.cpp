@@ -426,8 +426,6 @@ LatencyRow LatencyCell(const std::string& kind, int burst, uint64_t seeds, int t
   row.reserve_per_seed = {reserve.with_job_seconds / seeds_run,
                           reserve.without_job_seconds / seeds_run,
                           reserve.suspended_seconds / seeds_run};
-  row.idle_vm_seconds_per_job = row.usage_per_job.without_job_seconds;
-  row.reserve_vm_seconds_per_seed = row.reserve_per_seed.without_job_seconds;
   row.job_seconds_per_job = job_seconds / jobs;
   row.hosted_minutes_per_job = hosted_minutes / jobs;
   row.github_calls_per_job = static_cast<double>(github) / jobs;

@@ -45,12 +45,10 @@ struct LatencyRow {
   int violations = 0;                // seeds that broke an invariant (the figures still count)
   std::string first_violation;       // "seed N: ..." of the first seed that did
   double p50 = 0, p95 = 0, p99 = 0;  // queued → job started, s
-  // Billed with no job on the VM, per job: every VM's but the reserve's (pool members parked at
-  // the end, whose pre-boot buys the next jobs' starts), which is per seed.
-  double idle_vm_seconds_per_job = 0;
-  double reserve_vm_seconds_per_seed = 0;
-  // What `mvr simulate --report cost` prices: the VMs' billed time per job (the reserve's left
-  // out, as above), the jobs' own run time and what GitHub's hosted runners would bill for them.
+  // The VMs' billed time (with a job, without one, suspended) per job: every VM's but the
+  // reserve's (pool members parked at the end, whose pre-boot buys the next jobs' starts), which
+  // is per seed. The latency report prints the time without a job ("idle VM-s"); the cost report
+  // prices all of it, beside the jobs' own run time and what GitHub's hosted runners would bill.
   runnerset::VmUsage usage_per_job;
   runnerset::VmUsage reserve_per_seed;
   double job_seconds_per_job = 0;
