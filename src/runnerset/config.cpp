@@ -171,12 +171,38 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
   return CheckEnterprise(g);
 }
 
-// warmPoolSize / hotPoolSize: a number, or a list of {cron, timezone, size} windows (the first
-// that matches the current minute gives the size; pool_schedule.h). With windows, `fixed` becomes
-// the largest size any window gives (what "the class has a pool" means).
+// {"target": {"p95QueuedToStartedSeconds": 10}, "max": 20} (pool_target.h).
+Status ParsePoolTarget(const json& v, const std::string& key, PoolTarget& target) {
+  Strict o(v, key);
+  const json* t = o.Find("target");
+  if (!t || !t->is_object()) {
+    return InvalidArgument(o.Key("target") +
+                           ": expected {\"p95QueuedToStartedSeconds\": 10}, the start time the "
+                           "pool is sized to meet");
+  }
+  Strict inner(*t, o.Key("target"));
+  if (!inner.Find("p95QueuedToStartedSeconds")) {
+    return InvalidArgument(inner.Key("p95QueuedToStartedSeconds") + ": required");
+  }
+  MVR_RETURN_IF_ERROR(
+      inner.Integer("p95QueuedToStartedSeconds", target.p95_queued_to_started_seconds, 1, 3600));
+  MVR_RETURN_IF_ERROR(inner.NoOthers());
+  MVR_RETURN_IF_ERROR(o.Integer("max", target.max, 1, 1000));
+  return o.NoOthers();
+}
+
+// warmPoolSize / hotPoolSize: a number, a list of {cron, timezone, size} windows (the first
+// that matches the current minute gives the size; pool_schedule.h), or a target (pool_target.h).
+// With windows, `fixed` becomes the largest size any window gives (what "the class has a pool"
+// means); with a target, its max.
 Status ParsePoolSize(Strict& s, const std::string& name, int& fixed,
-                     std::vector<PoolWindow>& windows) {
+                     std::vector<PoolWindow>& windows, PoolTarget& target) {
   const json* v = s.Find(name);
+  if (v && v->is_object()) {
+    MVR_RETURN_IF_ERROR(ParsePoolTarget(*v, s.Key(name), target));
+    fixed = target.max;
+    return Status::Ok();
+  }
   if (!v || !v->is_array()) return s.Integer(name, fixed, 0, 1000);
   if (v->empty() || v->size() > 50) {
     return InvalidArgument(s.Key(name) + ": expected a number, or a list of 1 to 50 windows " +
@@ -215,8 +241,14 @@ Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   MVR_RETURN_IF_ERROR(s.String("size", c.size));
   MVR_RETURN_IF_ERROR(s.String("imageVersion", c.image_version));
   MVR_RETURN_IF_ERROR(s.Integer("maxDurationSeconds", c.max_duration_seconds, 1, 28800));
-  MVR_RETURN_IF_ERROR(ParsePoolSize(s, "warmPoolSize", c.warm_pool_size, c.warm_pool_windows));
-  MVR_RETURN_IF_ERROR(ParsePoolSize(s, "hotPoolSize", c.hot_pool_size, c.hot_pool_windows));
+  MVR_RETURN_IF_ERROR(
+      ParsePoolSize(s, "warmPoolSize", c.warm_pool_size, c.warm_pool_windows, c.warm_pool_target));
+  MVR_RETURN_IF_ERROR(
+      ParsePoolSize(s, "hotPoolSize", c.hot_pool_size, c.hot_pool_windows, c.hot_pool_target));
+  if (c.warm_pool_target.set() && c.hot_pool_target.set()) {
+    return InvalidArgument(s.Key("warmPoolSize") + " / " + s.Key("hotPoolSize") +
+                           ": give a target to one pool of a class; the other takes a size");
+  }
   MVR_RETURN_IF_ERROR(s.String("fallbackClass", c.fallback_class));
   MVR_RETURN_IF_ERROR(s.Strings("labels", c.labels));
   MVR_RETURN_IF_ERROR(s.String("architecture", c.architecture));

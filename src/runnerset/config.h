@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "github/types.h"
 #include "runnerset/pool_schedule.h"
+#include "runnerset/pool_target.h"
 
 namespace mvr::runnerset {
 
@@ -52,6 +53,11 @@ struct RunnerClass {
   // largest any window gives, and the size at a moment is the first matching window's.
   std::vector<PoolWindow> warm_pool_windows{};
   std::vector<PoolWindow> hot_pool_windows{};
+  // Sizes from a start-time target (pool_target.h): when set, warm_pool_size / hot_pool_size hold
+  // the target's max, and the sweeper sizes the pool from the arrivals it has seen.
+  PoolTarget warm_pool_target{};
+  PoolTarget hot_pool_target{};
+  bool has_pool_target() const { return warm_pool_target.set() || hot_pool_target.set(); }
   // "Has a pool" at any time (the largest size).
   bool has_pool() const { return warm_pool_size > 0 || hot_pool_size > 0; }
   // The pools' sizes at `now`.
