@@ -73,6 +73,7 @@ struct Function {
   std::unique_ptr<runnerset::Launcher> launcher;
   std::unique_ptr<runnerset::Janitor> janitor;
   std::unique_ptr<runnerset::WarmPoolTable> pool;
+  std::unique_ptr<runnerset::ArrivalHistory> arrivals;
   std::unique_ptr<runnerset::WarmPoolSweeper> sweeper;
   std::unique_ptr<lambda::Handler> handler;
 };
@@ -143,13 +144,21 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   table_options.takeover_after = fn.config.claim_takeover_after();
   fn.table = std::make_unique<runnerset::RunnerTable>(*fn.wiring->store, seam, table_options);
   fn.pool = std::make_unique<runnerset::WarmPoolTable>(*fn.wiring->store, seam);
+  fn.arrivals = std::make_unique<runnerset::ArrivalHistory>(*fn.wiring->store, seam);
   fn.health = std::make_unique<runnerset::ClassHealth>(seam.clock, fn.table.get());
   if (name == "warm-pool") {
     fn.sweeper = std::make_unique<runnerset::WarmPoolSweeper>(
-        fn.config,
-        runnerset::WarmPoolDeps{seam, *fn.wiring->microvms, *fn.pool, fn.wiring->github.get(),
-                                &fn.wiring->http, fn.table.get(), runnerset::ControlKeyOf(*secrets),
-                                fn.health.get()});
+        fn.config, runnerset::WarmPoolDeps{seam,
+                                           *fn.wiring->microvms,
+                                           *fn.pool,
+                                           fn.wiring->github.get(),
+                                           &fn.wiring->http,
+                                           fn.table.get(),
+                                           runnerset::ControlKeyOf(*secrets),
+                                           fn.health.get(),
+                                           runnerset::kDefaultHotSettle,
+                                           {},
+                                           fn.arrivals.get()});
     fn.handler = std::make_unique<lambda::WarmPoolHandler>(*fn.sweeper, fn.metrics);
     return std::nullopt;
   }
@@ -162,10 +171,10 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
     return std::nullopt;
   }
   fn.launcher = std::make_unique<runnerset::Launcher>(
-      fn.config,
-      runnerset::LauncherDeps{seam, *fn.wiring->microvms, *fn.wiring->github, fn.wiring->http,
-                              *fn.table, fn.metrics, nullptr, fn.pool.get(),
-                              runnerset::ControlKeyOf(*secrets), fn.health.get()});
+      fn.config, runnerset::LauncherDeps{seam, *fn.wiring->microvms, *fn.wiring->github,
+                                         fn.wiring->http, *fn.table, fn.metrics, nullptr,
+                                         fn.pool.get(), runnerset::ControlKeyOf(*secrets),
+                                         fn.health.get(), true, fn.arrivals.get()});
   fn.handler = std::make_unique<lambda::LauncherHandler>(fn.config, *fn.launcher, fn.metrics,
                                                          *fn.wiring->queue, seam);
   return std::nullopt;

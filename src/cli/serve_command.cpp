@@ -97,10 +97,12 @@ int RunStatusHtml(Context& ctx, const runnerset::ServeConfig& config, const std:
   runnerset::RunnerTable table(*w->store, ctx.seam(), runnerset::RunnerTable::Options{});
   runnerset::WarmPoolTable pool(*w->store, ctx.seam());
   runnerset::ClassHealth health(ctx.seam().clock, &table);
-  runnerset::StatusInputs in = runnerset::GatherStatus(
-      config,
-      runnerset::StatusSources{*w->microvms, *w->github, table, pool, &health, w->queue.get()},
-      ctx.seam().clock.Now());
+  runnerset::ArrivalHistory arrivals(*w->store, ctx.seam());
+  runnerset::StatusInputs in =
+      runnerset::GatherStatus(config,
+                              runnerset::StatusSources{*w->microvms, *w->github, table, pool,
+                                                       &health, w->queue.get(), &arrivals},
+                              ctx.seam().clock.Now());
   nlohmann::json status = runnerset::BuildStatus(config, in);
   status["githubRateLimit"] = runnerset::RateBudgetStatusJson(w->github->RateBudgetNow());
   if (Status s = WriteFileAtomically(html, runnerset::RenderStatusPage(status, 0), "--html");

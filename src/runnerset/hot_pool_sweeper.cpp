@@ -85,8 +85,11 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
   // A pool made smaller: the oldest members go first.
   std::sort(usable.begin(), usable.end(),
             [](const PoolMember* x, const PoolMember* y) { return x->created_ms < y->created_ms; });
-  const int target = cls.HotPoolSizeAt(deps_.seam.clock.Now());
-  while (static_cast<int>(usable.size()) > std::max(target, 0)) {
+  const int target = PoolSizeNow(cls, true, report);
+  // A pool sized to a target shrinks by not refilling: a parked member beyond its size costs
+  // only its snapshot's storage until a job takes it or it ages out, while retiring it would throw
+  // away the boot already paid for.
+  while (!cls.hot_pool_target.set() && static_cast<int>(usable.size()) > std::max(target, 0)) {
     RetireHot(*usable.front(), "the pool is over its target", true, report);
     usable.erase(usable.begin());
   }

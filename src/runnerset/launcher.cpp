@@ -229,6 +229,7 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
     cap_.Finish(*reservation, true);
     return *held;
   }
+  const RunnerClass* asked = cls;
   if (deps_.health) cls = &deps_.health->LaunchClass(config_, *cls);
   cls = &capacity_.Route(config_, *cls, seam.clock.Now());
   LaunchOutcome o;
@@ -239,6 +240,7 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
     attempt->pool_members = pool_members;
     attempt->deadline = seam.clock.Now() + config_.launch_timeout();
     attempt->times.received_ms = ToUnixMillis(in.queued_at);
+    if (hop == 0 && asked->has_pool_target()) attempt->counts_for = asked;
     o = Run(*attempt);
     if (!attempt->out_of_capacity || o.decision != LaunchDecision::kFailed) break;
     const RunnerClass* fallback = capacity_.Short(config_, *cls, seam.clock.Now());
@@ -253,6 +255,14 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
   }
   cap_.Finish(*reservation, o.decision != LaunchDecision::kLaunched);
   return o;
+}
+
+void Launcher::CountArrival(const RunnerClass& cls, const LaunchIntent& in) {
+  // The count only sizes a pool: a failure is logged and the launch goes on.
+  if (Status s = deps_.arrivals->Record(cls.label, in.queued_at); !s.ok()) {
+    deps_.seam.logger.Warn("counting the job among its class's arrivals",
+                           {{"job_id", in.job_id}, {"class", cls.label}, {"error", s.ToString()}});
+  }
 }
 
 LaunchOutcome Launcher::Run(Attempt& a) {
@@ -280,6 +290,7 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   a.times.claimed_ms = ToUnixMillis(seam.clock.Now());
   a.job_key = RunnerTable::JobKey(in.repository, in.job_id);
   deps_.metrics.Observe(a.job_key, Milestone::kClaimed, a.times.received_ms, a.times.claimed_ms);
+  if (a.counts_for && deps_.arrivals && !claim->taken_over) CountArrival(*a.counts_for, in);
   if (claim->taken_over && CleanUpTakenOver(*claim->taken_over, a.deadline) &&
       !StillNeeded(in).value_or(true)) {
     // The dead attempt's runner took this very job.

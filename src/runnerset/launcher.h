@@ -37,6 +37,7 @@
 #include "runnerset/config.h"
 #include "runnerset/intent.h"
 #include "runnerset/metrics.h"
+#include "runnerset/pool_target.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/runner_watch.h"
 #include "runnerset/warm_pool_table.h"
@@ -82,6 +83,8 @@ struct LauncherDeps {
   // A launch GitHub's rate limits hold back is deferred until they allow it (never failed).
   // false only for the simulation's planted bug `rate-blind`.
   bool defer_rate_limited = true;
+  // Where a job of a class whose pool is sized to a target is counted (pool_target.h). Optional.
+  ArrivalHistory* arrivals = nullptr;
 };
 
 enum class LaunchDecision {
@@ -158,6 +161,8 @@ class Launcher {
   // Removes what a dead attempt left; true when its runner is busy (so its VM was left alone).
   bool CleanUpTakenOver(const Claim& previous, TimePoint deadline);
   LaunchOutcome Run(Attempt& attempt);
+  // Counts a job whose claim this launch won first among its class's arrivals (pool_target.h).
+  void CountArrival(const RunnerClass& cls, const LaunchIntent& in);
   // Registers the attempt's JIT runner and records it on the claim.
   Status Register(Attempt& attempt);
   // RunMicrovm (paced, idempotent per attempt), recorded on the claim, then RUNNING.

@@ -48,16 +48,18 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
       deps_(deps),
       table_(deps.store, deps.seam, TableOptions(config_)),
       pool_(deps.store, deps.seam),
+      arrivals_(deps.store, deps.seam),
       health_(deps.seam.clock, &table_),
       watch_(deps.seam.clock, deps.seam.logger, deps.github, RunnerScopeOf(config_), metrics_),
-      launcher_(config_, LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_,
-                                      metrics_, &watch_, &pool_, deps.control_key, &health_}),
+      launcher_(config_,
+                LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_, metrics_,
+                             &watch_, &pool_, deps.control_key, &health_, true, &arrivals_}),
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
       janitor_(config_, JanitorDeps{deps.seam, deps.microvms, deps.github, table_, deps.queue,
                                     metrics_, &pool_, &deps.http, &health_}),
       sweeper_(config_, WarmPoolDeps{deps.seam, deps.microvms, pool_, &deps.github, &deps.http,
                                      &table_, deps.control_key, &health_, kDefaultHotSettle,
-                                     [this] { return stopping_.load(); }}) {
+                                     [this] { return stopping_.load(); }, &arrivals_}) {
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));
   router_.Add("POST", "/webhook",
               [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
@@ -127,9 +129,10 @@ void Server::WatchRunners() {
 }
 
 nlohmann::json Server::Status() {
-  StatusInputs in = GatherStatus(
-      config_, StatusSources{deps_.microvms, deps_.github, table_, pool_, &health_, &deps_.queue},
-      deps_.seam.clock.Now());
+  StatusInputs in = GatherStatus(config_,
+                                 StatusSources{deps_.microvms, deps_.github, table_, pool_,
+                                               &health_, &deps_.queue, &arrivals_},
+                                 deps_.seam.clock.Now());
   in.last_sweep = janitor_.LastSweep();
   nlohmann::json out = BuildStatus(config_, in);
   out["githubRateLimit"] = RateBudgetStatusJson(deps_.github.RateBudgetNow());

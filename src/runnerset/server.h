@@ -83,6 +83,7 @@ class Server {
   Metrics metrics_;
   RunnerTable table_;
   WarmPoolTable pool_;
+  ArrivalHistory arrivals_;
   ClassHealth health_;  // shared by the launcher, the sweeper, /status and /metrics
   RunnerWatch watch_;
   Launcher launcher_;

@@ -39,9 +39,18 @@ std::string CountsText(const json& counts) {
 }
 
 // "; warm pool target 2, members suspended 2" (nothing for a pool the class does not have).
-std::string PoolText(const char* kind, int target, const json& members) {
-  if (target <= 0 && members.empty()) return "";
+// "sized to p95 <= 10 s: 72.0 jobs an hour ... (max 30)" for a pool sized to a target.
+std::string SizingText(const json& sizing) {
+  if (!sizing.is_object()) return "";
+  return "sized to p95 <= " + std::to_string(sizing.value("p95QueuedToStartedSeconds", 0)) +
+         " s: " + sizing.value("why", std::string());
+}
+
+std::string PoolText(const char* kind, int target, const json& members, const json& sizing) {
+  if (target <= 0 && members.empty() && !sizing.is_object()) return "";
+  const std::string why = SizingText(sizing);
   return std::string("; ") + kind + " pool target " + std::to_string(target) +
+         (why.empty() ? std::string() : " (" + why + ")") +
          (members.empty() ? std::string() : ", members " + CountsText(members));
 }
 
@@ -67,14 +76,27 @@ json ClassEntry(const RunnerClass& c, const StatusInputs& in) {
     const std::string state = m.claimed_by ? "claimed" : PoolMemberStateName(m.state);
     by_member_state[state] = by_member_state.value(state, 0) + 1;
   }
+  json pool = {{"warmTarget", c.WarmPoolSizeAt(in.now)},
+               {"members", members},
+               {"hotTarget", c.HotPoolSizeAt(in.now)},
+               {"hotMembers", hot_members}};
+  // A pool sized to a target: the size the sweeper last found (0 before its first sweep).
+  for (const auto& [kind, target] :
+       {std::pair{"warm", &c.warm_pool_target}, std::pair{"hot", &c.hot_pool_target}}) {
+    if (!target->set()) continue;
+    auto sized = in.pool_sizing.find(c.label + "#" + kind);
+    const bool known = sized != in.pool_sizing.end();
+    pool[std::string(kind) + "Target"] = known ? sized->second.size : 0;
+    pool[std::string(kind) + "Sizing"] = {
+        {"p95QueuedToStartedSeconds", target->p95_queued_to_started_seconds},
+        {"max", target->max},
+        {"why", known ? sized->second.why : "not sized yet"},
+        {"sizedAtMs", known ? sized->second.at_ms : 0}};
+  }
   return {{"label", c.label},
           {"image", c.image},
           {"size", c.size},
-          {"pool",
-           {{"warmTarget", c.WarmPoolSizeAt(in.now)},
-            {"members", members},
-            {"hotTarget", c.HotPoolSizeAt(in.now)},
-            {"hotMembers", hot_members}}},
+          {"pool", pool},
           {"vms", listed == in.vms_by_image.end() ? json(nullptr) : by_state},
           {"health",
            ClassHealthJson(
@@ -357,8 +379,10 @@ std::string RenderStatusText(const json& s) {
     const json& pool = c["pool"];
     out += "  " + c.value("label", std::string()) + " (image " + c.value("image", std::string()) +
            "): VMs " + (vms.is_null() ? std::string("unknown (listing failed)") : CountsText(vms)) +
-           PoolText("warm", pool.value("warmTarget", 0), pool.value("members", json::object())) +
-           PoolText("hot", pool.value("hotTarget", 0), pool.value("hotMembers", json::object())) +
+           PoolText("warm", pool.value("warmTarget", 0), pool.value("members", json::object()),
+                    pool.value("warmSizing", json())) +
+           PoolText("hot", pool.value("hotTarget", 0), pool.value("hotMembers", json::object()),
+                    pool.value("hotSizing", json())) +
            ClassHealthText(c.value("health", json::object())) + "\n";
   }
   std::snprintf(line, sizeof(line), "VMs: %s (%lld live of at most %lld)\n",

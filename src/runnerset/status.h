@@ -47,6 +47,8 @@ struct StatusInputs {
   // gone, or it names no memory). The cost table prices a job at its VM's version, or at the
   // newest listed one when its record has no version that is still listed.
   std::map<std::string, std::map<std::string, int>> memory_mib_by_class;
+  // The size the sweeper last found for each pool sized to a target, by "<label>#hot|warm".
+  std::map<std::string, SizingRow> pool_sizing;
 };
 
 // Where a status comes from: the set's clients and tables. `health` is optional.
@@ -56,7 +58,8 @@ struct StatusSources {
   RunnerTable& table;
   WarmPoolTable& pool;
   ClassHealth* health = nullptr;
-  queue::Queue* queue = nullptr;  // optional: its depth and dead letters
+  queue::Queue* queue = nullptr;       // optional: its depth and dead letters
+  ArrivalHistory* arrivals = nullptr;  // optional: the sizes of pools sized to a target
 };
 // The status's "cost": per class and path, the finished jobs' VM-seconds per job (with the job,
 // without one, suspended) and their price at the published rates (billing.h), beside a

@@ -79,6 +79,19 @@ StatusInputs GatherStatus(const ServeConfig& config, const StatusSources& src, T
       in.memory_mib_by_class[c.label] = known->second;
     }
   }
+  for (const RunnerClass& c : config.classes) {
+    for (const auto& [pool, target] :
+         {std::pair{"hot", &c.hot_pool_target}, std::pair{"warm", &c.warm_pool_target}}) {
+      if (!target->set() || !src.arrivals) continue;
+      Result<std::optional<SizingRow>> row = src.arrivals->LoadSizing(c.label, pool);
+      if (!row.ok()) {
+        in.errors.push_back("reading the size of the " + std::string(pool) + " pool of " + c.label +
+                            ": " + row.status().ToString());
+      } else if (row->has_value()) {
+        in.pool_sizing[c.label + "#" + pool] = **row;
+      }
+    }
+  }
   in.github_auth_failing_since = src.github.AuthFailingSince();
   if (src.health) {
     for (const RunnerClass& c : config.classes) in.class_health[c.label] = src.health->Of(c.label);

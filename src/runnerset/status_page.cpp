@@ -74,6 +74,13 @@ std::string Counts(const json& counts) {
   return out;
 }
 
+// " (sized to p95 ≤ 10 s: why)" for a pool sized to a target; "" for any other.
+std::string Sizing(const json& sizing) {
+  if (!sizing.is_object()) return "";
+  return " (sized to p95 \u2264 " + Str(sizing, "p95QueuedToStartedSeconds") +
+         " s: " + Str(sizing, "why") + ")";
+}
+
 // One job's milestones as a bar of spans from its webhook to the last milestone reached, each
 // span a rectangle in the path's colour (alternate spans lighter), with its name and seconds as a
 // tooltip.
@@ -180,13 +187,14 @@ std::string Classes(const json& s) {
     if (!healthy && !Str(health, "fallbackClass").empty()) {
       health_text += "; jobs fall back to " + Str(health, "fallbackClass");
     }
-    out +=
-        "<tr>" + Cell(Str(c, "label")) + Cell(Str(c, "image")) + Cell(Str(c, "size"), "num") +
-        Cell(c["vms"].is_null() ? "not listed" : Counts(c["vms"])) +
-        Cell("target " + Str(pool, "warmTarget") + "; " + Counts(pool.value("members", json()))) +
-        Cell("target " + Str(pool, "hotTarget") + "; " + Counts(pool.value("hotMembers", json()))) +
-        Cell(Str(health, "imageVersion")) + Cell(Str(health, "runnerVersion")) +
-        Cell(health_text, healthy ? nullptr : "bad") + "</tr>";
+    out += "<tr>" + Cell(Str(c, "label")) + Cell(Str(c, "image")) + Cell(Str(c, "size"), "num") +
+           Cell(c["vms"].is_null() ? "not listed" : Counts(c["vms"])) +
+           Cell("target " + Str(pool, "warmTarget") + Sizing(pool.value("warmSizing", json())) +
+                "; " + Counts(pool.value("members", json()))) +
+           Cell("target " + Str(pool, "hotTarget") + Sizing(pool.value("hotSizing", json())) +
+                "; " + Counts(pool.value("hotMembers", json()))) +
+           Cell(Str(health, "imageVersion")) + Cell(Str(health, "runnerVersion")) +
+           Cell(health_text, healthy ? nullptr : "bad") + "</tr>";
   }
   return out + "</table>";
 }

@@ -209,8 +209,9 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
   std::sort(usable.begin(), usable.end(),
             [](const PoolMember* x, const PoolMember* y) { return x->expires_ms < y->expires_ms; });
   // The size now: a scheduled pool shrinks outside its windows.
-  const int target = cls.WarmPoolSizeAt(deps_.seam.clock.Now());
-  while (static_cast<int>(usable.size()) > std::max(target, 0)) {
+  const int target = PoolSizeNow(cls, false, report);
+  // A pool sized to a target shrinks by not refilling (as hot pools do: hot_pool_sweeper.cpp).
+  while (!cls.warm_pool_target.set() && static_cast<int>(usable.size()) > std::max(target, 0)) {
     Retire(*usable.front(), "the pool is over its target", true, report);
     usable.erase(usable.begin());
   }
@@ -368,6 +369,68 @@ void CountPoolSweep(Metrics& metrics, const PoolSweepReport& report) {
   metrics.AddPool("booted", report.booted);
   metrics.AddPool("retired", report.retired);
   metrics.AddPool("hot_parked", report.hot_parked);
+}
+
+std::optional<double> WarmPoolSweeper::ColdP95(const RunnerClass& cls) {
+  if (!deps_.table) return std::nullopt;
+  Result<std::vector<JobRecord>> records = deps_.table->RecentJobRecords(200);
+  if (!records.ok()) return std::nullopt;
+  std::vector<double> starts;
+  for (const JobRecord& r : *records) {
+    if (r.class_label != cls.label || r.path != "cold") continue;
+    if (r.times.received_ms <= 0 || r.started_ms < r.times.received_ms) continue;
+    starts.push_back(static_cast<double>(r.started_ms - r.times.received_ms) / 1000.0);
+  }
+  if (starts.size() < 20) return std::nullopt;
+  std::sort(starts.begin(), starts.end());
+  return starts[std::min(starts.size() - 1, starts.size() * 95 / 100)];
+}
+
+int WarmPoolSweeper::PoolSizeNow(const RunnerClass& cls, bool hot, PoolSweepReport& report) {
+  const TimePoint now = deps_.seam.clock.Now();
+  const PoolTarget& target = hot ? cls.hot_pool_target : cls.warm_pool_target;
+  if (!target.set()) return hot ? cls.HotPoolSizeAt(now) : cls.WarmPoolSizeAt(now);
+  const std::string key = cls.label + (hot ? "#hot" : "#warm");
+  const int last = sized_.count(key) ? sized_[key] : 0;
+  if (!deps_.arrivals) {
+    Error(report, "sizing the pool of " + cls.label,
+          Internal("no arrival history is wired to the sweeper"));
+    return last;
+  }
+  SizingInputs in;
+  in.target = target;
+  in.this_week = WeekOf(now);
+  const int hour = HourOfWeek(now);
+  for (auto [rows, h] : {std::pair{&in.now, hour},
+                         {&in.next, (hour + 1) % 168},
+                         {&in.previous, (hour + 167) % 168}}) {
+    Result<std::vector<HourArrivals>> got = deps_.arrivals->Hour(cls.label, h);
+    if (!got.ok()) {
+      Error(report, "reading the arrivals of " + cls.label, got.status());
+      return last;
+    }
+    *rows = std::move(*got);
+  }
+  // A taken member is replaced within a sweep and a member's boot (about a minute in seed 001).
+  in.lead_time = Duration(config_.warm_pool.interval_seconds * 1000LL + 60'000);
+  in.cold_p95_seconds = ColdP95(cls);
+  const PoolSizing sized = SizeForTarget(in);
+  if (sized.size != last || !sized_.count(key)) {
+    deps_.seam.logger.Info("pool sized to its target", {{"class", cls.label},
+                                                        {"pool", hot ? "hot" : "warm"},
+                                                        {"size", sized.size},
+                                                        {"from", last},
+                                                        {"why", sized.why}});
+    // For the status; a failed write is tried again at the next sweep.
+    Status saved = deps_.arrivals->SaveSizing(cls.label, hot ? "hot" : "warm",
+                                              SizingRow{sized.size, sized.why, ToUnixMillis(now)});
+    if (!saved.ok()) {
+      Error(report, "recording the size of the pool of " + cls.label, saved);
+      return sized.size;
+    }
+  }
+  sized_[key] = sized.size;
+  return sized.size;
 }
 
 }  // namespace mvr::runnerset

@@ -38,6 +38,7 @@
 #include "runnerset/class_health.h"
 #include "runnerset/config.h"
 #include "runnerset/metrics.h"
+#include "runnerset/pool_target.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/warm_pool_table.h"
 
@@ -85,6 +86,9 @@ struct WarmPoolDeps {
   // True once the process is stopping: a sweep that follows its members gives up at once rather
   // than hold the shutdown for the rest of hot_settle. Optional.
   std::function<bool()> stopping{};
+  // Where the launcher counts the jobs of classes whose pool is sized to a target
+  // (pool_target.h). Without it such a pool is an error in every sweep, and stays empty.
+  ArrivalHistory* arrivals = nullptr;
 };
 
 // The image version a class's new VMs get: its pinned imageVersion, or its image's latest
@@ -155,6 +159,11 @@ class WarmPoolSweeper {
   // says whether any are left.
   void SettleHotMembers(const RunnerClass& cls, const std::string& version,
                         const std::function<bool()>& launch_more, PoolSweepReport& report);
+  // The size of the class's warm or hot pool now: its size or schedule's, or what its target asks
+  // for given the arrivals seen (SizeForTarget). A read that fails keeps the size last computed.
+  int PoolSizeNow(const RunnerClass& cls, bool hot, PoolSweepReport& report);
+  // The class's cold path's p95 queued → started over its recent jobs (nullopt: under 20 known).
+  std::optional<double> ColdP95(const RunnerClass& cls);
   void SweepHotClass(const RunnerClass& cls, const std::vector<PoolMember>& members,
                      PoolSweepReport& report);
   // One step of a hot member's life; false when it was retired or adopted (no longer usable).
@@ -180,6 +189,7 @@ class WarmPoolSweeper {
   int64_t NowMs() const;
 
   const ServeConfig& config_;
+  std::map<std::string, int> sized_;  // label#kind -> the size a target last asked for
   WarmPoolDeps deps_;
   // The runner's newest release, read at most once an hour for the classes' health (the 30-day
   // update rule counts from it).

@@ -50,8 +50,9 @@ class RunnerSetTest : public ::testing::Test {
   }
   Launcher& NewLauncher() {
     launchers_.push_back(std::make_unique<Launcher>(
-        config_, LauncherDeps{m_.seam, fleet_.vms(), fleet_.github(), fleet_.ingress(), table_,
-                              metrics_, nullptr, &pool_, control_key_, health_.get()}));
+        config_,
+        LauncherDeps{m_.seam, fleet_.vms(), fleet_.github(), fleet_.ingress(), table_, metrics_,
+                     nullptr, &pool_, control_key_, health_.get(), true, &arrivals_}));
     return *launchers_.back();
   }
   Janitor& J() {
@@ -69,8 +70,9 @@ class RunnerSetTest : public ::testing::Test {
   WarmPoolSweeper& Sweeper() {
     if (!sweeper_) {
       sweeper_ = std::make_unique<WarmPoolSweeper>(
-          config_, WarmPoolDeps{m_.seam, fleet_.vms(), pool_, &fleet_.github(), &fleet_.ingress(),
-                                &table_, control_key_, health_.get(), hot_settle_, stopping_});
+          config_,
+          WarmPoolDeps{m_.seam, fleet_.vms(), pool_, &fleet_.github(), &fleet_.ingress(), &table_,
+                       control_key_, health_.get(), hot_settle_, stopping_, &arrivals_});
     }
     return *sweeper_;
   }
@@ -181,6 +183,7 @@ class RunnerSetTest : public ::testing::Test {
   mvr::testing::HookedStore store_{m_.clock};
   RunnerTable table_{store_, m_.seam, RunnerTable::Options{}};
   WarmPoolTable pool_{store_, m_.seam};
+  ArrivalHistory arrivals_{store_, m_.seam};
   queue::MemoryQueue queue_{m_.clock, m_.sleeper};
   Metrics metrics_;
   ServeConfig config_;

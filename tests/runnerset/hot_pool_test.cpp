@@ -451,5 +451,40 @@ TEST_F(HotPoolTest, AJobTakenByAHotRunnerWhoseLaunchIsInFlightIsLaunchedFor) {
   EXPECT_EQ(o.microvm_id, members[1].microvm_id) << "the other hot member";
 }
 
+// A pool sized to a target (pool_target.h): the sweeper sizes it from the arrivals the store
+// kept (a burst of 4 within a minute in the next hour, a week ago), the launcher counts each job
+// it claims, and a pool sized down stops refilling rather than retire what it paid to boot.
+TEST_F(HotPoolTest, APoolSizedToATargetFollowsTheArrivalsTheStoreKept) {
+  RunnerClass& cls = config_.classes[0];
+  cls.hot_pool_target.p95_queued_to_started_seconds = 10;
+  cls.hot_pool_target.max = 6;
+  cls.hot_pool_size = 6;
+  const TimePoint now = m_.clock.Now();
+  const TimePoint week_ago_next_hour = now - Duration(7 * 24 * 3'600'000LL) + Duration(3'600'000);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(arrivals_.Record("mvr-small", week_ago_next_hour + Duration(i * 1000)).ok());
+  }
+  PoolSweepReport r = Sweep();
+  EXPECT_EQ(r.booted, 4) << (r.error_messages.empty() ? "" : r.error_messages[0]);
+  EXPECT_EQ(Members(), (std::map<std::string, int>{{"booting", 4}}));
+  EXPECT_NE(m_.sink.Joined().find("pool sized to its target"), std::string::npos);
+
+  // A job the launcher claims counts in this hour of this week.
+  LaunchOutcome o = NewLauncher().Handle(NewJob());
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  Result<std::vector<HourArrivals>> rows = arrivals_.Hour("mvr-small", HourOfWeek(m_.clock.Now()));
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().week, WeekOf(m_.clock.Now()));
+  EXPECT_EQ(rows->front().jobs, 1);
+
+  // Sized down to its max of 2: nothing is retired and nothing refilled.
+  cls.hot_pool_target.max = 2;
+  r = Sweep();
+  EXPECT_EQ(r.retired, 0);
+  EXPECT_EQ(r.booted, 0);
+  EXPECT_EQ(MemberRows().size(), 4u);
+}
+
 }  // namespace
 }  // namespace mvr::runnerset::testing

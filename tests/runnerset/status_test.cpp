@@ -151,6 +151,30 @@ TEST_F(StatusTest, ShowsTheHotPoolApartFromTheWarmPool) {
   EXPECT_EQ(text.find("warm pool"), std::string::npos) << "a class without a warm pool: " << text;
 }
 
+TEST_F(StatusTest, APoolSizedToATargetShowsTheSizeTheSweeperFoundAndWhy) {
+  config_.classes[0].hot_pool_target = PoolTarget{10, 30};
+  config_.classes[0].hot_pool_size = 30;
+  json s = BuildStatus(config_, in_);
+  EXPECT_EQ(s["classes"][0]["pool"]["hotTarget"], 0) << "not sized yet, not its max";
+  EXPECT_EQ(s["classes"][0]["pool"]["hotSizing"]["why"], "not sized yet");
+  in_.pool_sizing["mvr-small#hot"] =
+      SizingRow{7, "40.0 jobs an hour and bursts of 7 a minute ask for 7 (max 30)", Ms(20)};
+  s = BuildStatus(config_, in_);
+  const json& pool = s["classes"][0]["pool"];
+  EXPECT_EQ(pool["hotTarget"], 7);
+  EXPECT_EQ(pool["hotSizing"]["p95QueuedToStartedSeconds"], 10);
+  EXPECT_EQ(pool["hotSizing"]["max"], 30);
+  EXPECT_EQ(pool["hotSizing"]["sizedAtMs"], Ms(20));
+  EXPECT_FALSE(pool.contains("warmSizing"));
+  const std::string text = RenderStatusText(s);
+  EXPECT_NE(text.find("hot pool target 7 (sized to p95 <= 10 s: 40.0 jobs an hour and bursts of 7 "
+                      "a minute ask for 7 (max 30))"),
+            std::string::npos)
+      << text;
+  const std::string page = RenderStatusPage(s, 0);
+  EXPECT_NE(page.find("target 7 (sized to p95 \u2264 10 s: 40.0 jobs an hour"), std::string::npos);
+}
+
 TEST_F(StatusTest, FailedListingsAreSaidNotHidden) {
   in_.errors.push_back("listing the MicroVMs of img-1: throttled");
   json s = BuildStatus(config_, in_);
