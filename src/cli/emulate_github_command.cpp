@@ -39,9 +39,10 @@ struct GithubFlags {
   std::string enterprise;
   std::vector<std::string> pats;
   std::string pat_file;
-  int64_t app_id = 0;
-  std::string app_key_file;
-  int64_t installation_id = 1;
+  // Several GitHub Apps: the k-th --app-id, --app-key-file and --installation-id go together.
+  std::vector<int64_t> app_ids;
+  std::vector<std::string> app_key_files;
+  std::vector<int64_t> installation_ids;
   std::string webhook_url;
   std::string webhook_secret_file;
   std::string webhook_content_type = "json";
@@ -109,6 +110,47 @@ Status ApplyLimitOverrides(const std::vector<std::string>& sets, gh::SecondaryLi
   return Status::Ok();
 }
 
+// The GitHub Apps: the k-th --app-id with the k-th --app-key-file and --installation-id. One App
+// may leave out --installation-id (1); several must give one each.
+Result<std::vector<gh::AppOptions>> Apps(const GithubFlags& f) {
+  const size_t n = f.app_ids.size();
+  const std::string pairing = " per --app-id, in the same order";
+  if (f.app_key_files.size() < n) {
+    return InvalidArgument("--app-id " + std::to_string(f.app_ids[f.app_key_files.size()]) +
+                           " has no --app-key-file PEM; give one --app-key-file" + pairing);
+  }
+  if (f.app_key_files.size() > n) {
+    return InvalidArgument("more --app-key-file than --app-id (" +
+                           std::to_string(f.app_key_files.size()) + " and " + std::to_string(n) +
+                           "); give one --app-key-file" + pairing);
+  }
+  if (n == 0 && !f.installation_ids.empty()) {
+    return InvalidArgument("--installation-id names a GitHub App's installation; pass --app-id");
+  }
+  if (n == 1 && f.installation_ids.size() > 1) {
+    return InvalidArgument("--installation-id is given " +
+                           std::to_string(f.installation_ids.size()) +
+                           " times for one GitHub App; an App has one installation");
+  }
+  if (n > 1 && f.installation_ids.size() != n) {
+    return InvalidArgument(
+        std::to_string(n) + " GitHub Apps but " + std::to_string(f.installation_ids.size()) +
+        " --installation-id; with several Apps give one --installation-id" + pairing);
+  }
+  std::vector<gh::AppOptions> apps;
+  for (size_t k = 0; k < n; ++k) {
+    gh::AppOptions a;
+    a.app_id = f.app_ids[k];
+    MVR_ASSIGN_OR_RETURN(
+        std::string pem,
+        ReadFile(f.app_key_files[k], "--app-key-file (--app-id " + std::to_string(a.app_id) + ")"));
+    a.private_key_pem = Secret(std::move(pem));
+    a.installation_id = f.installation_ids.empty() ? 1 : f.installation_ids[k];
+    apps.push_back(std::move(a));
+  }
+  return apps;
+}
+
 Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   gh::EmulatorOptions o;
   o.model.repositories = f.repos;
@@ -135,17 +177,11 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
       if (!line.empty()) o.auth.pats.emplace_back(line);
     }
   }
-  if (f.app_id != 0) {
-    if (f.app_key_file.empty()) return InvalidArgument("--app-id needs --app-key-file PEM");
-    MVR_ASSIGN_OR_RETURN(std::string pem, ReadFile(f.app_key_file, "--app-key-file"));
-    o.auth.app_id = f.app_id;
-    o.auth.app_private_key_pem = Secret(std::move(pem));
-  }
-  if (o.auth.pats.empty() && !o.auth.app_id) {
+  MVR_ASSIGN_OR_RETURN(o.auth.apps, Apps(f));
+  if (o.auth.pats.empty() && o.auth.apps.empty()) {
     return InvalidArgument(
         "no caller could authenticate; pass --pat/--pat-file or --app-id with --app-key-file");
   }
-  o.auth.installation_id = f.installation_id;
   for (const std::string& p : f.installation_permissions) {
     const size_t eq = p.find('=');
     if (eq == 0 || eq == std::string::npos || eq + 1 == p.size()) {
@@ -336,10 +372,16 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
                 "accepted personal access token (repeatable; prefer --pat-file)");
   g->add_option("--pat-file", gflags->pat_file,
                 "file with accepted personal access tokens, one a line");
-  g->add_option("--app-id", gflags->app_id, "GitHub App id whose JWTs are accepted");
-  g->add_option("--app-key-file", gflags->app_key_file, "PEM private key of that App");
-  g->add_option("--installation-id", gflags->installation_id, "the App's installation id")
-      ->capture_default_str();
+  g->add_option("--app-id", gflags->app_ids,
+                "GitHub App id whose JWTs are accepted (repeatable: several Apps, each with its "
+                "own installation and rate-limit budgets)")
+      ->check(CLI::PositiveNumber);
+  g->add_option("--app-key-file", gflags->app_key_files,
+                "PEM private key of that App (repeatable: the k-th goes with the k-th --app-id)");
+  g->add_option("--installation-id", gflags->installation_ids,
+                "that App's installation id (default 1 with one App; repeatable, and required "
+                "for each --app-id when there are several)")
+      ->check(CLI::PositiveNumber);
   g->add_option("--webhook-url", gflags->webhook_url, "where workflow_job webhooks are delivered");
   g->add_option("--webhook-secret-file", gflags->webhook_secret_file,
                 "file holding the webhook secret");

@@ -39,8 +39,7 @@ class EmulatorCompatTest : public ::testing::Test {
     o.model.enterprise = "octo-corp";
     o.model.webhook_secret = Secret(kWebhookSecret);
     o.auth.pats.emplace_back(kPat);
-    o.auth.app_id = kAppId;
-    o.auth.app_private_key_pem = AppKey().private_pem;
+    o.auth.apps.push_back({kAppId, AppKey().private_pem});
     o.tick_interval = Duration(50);
     // The contract test (tests/contracts/github) records this traffic and checks it against
     // GitHub's own descriptions: every request the client sends and every answer it reads.

@@ -20,36 +20,66 @@ std::optional<std::string> BearerValue(const std::optional<std::string>& authori
   return std::nullopt;
 }
 
+int64_t PrimaryInstallationId(const AuthOptions& options) {
+  return options.apps.empty() ? 1 : options.apps.front().installation_id;
+}
+
 Result<std::unique_ptr<Authenticator>> Authenticator::Create(AuthOptions options,
                                                              const Clock& clock,
                                                              Random& secure_random) {
-  void* key = nullptr;
-  if (options.app_id) {
-    const std::string& pem = options.app_private_key_pem.Reveal();
+  std::set<int64_t> app_ids;
+  std::map<int64_t, int64_t> app_of_installation;
+  for (const AppOptions& app : options.apps) {
+    const std::string name = "GitHub App " + std::to_string(app.app_id);
+    if (app.app_id <= 0) return InvalidArgument(name + ": an App id is a positive number");
+    if (app.installation_id <= 0) {
+      return InvalidArgument(name + ": installation id " + std::to_string(app.installation_id) +
+                             " is not a positive number");
+    }
+    if (!app_ids.insert(app.app_id).second) {
+      return InvalidArgument(name + " is given twice; each App has its own id");
+    }
+    auto [other, added] = app_of_installation.emplace(app.installation_id, app.app_id);
+    if (!added) {
+      return InvalidArgument("GitHub Apps " + std::to_string(other->second) + " and " +
+                             std::to_string(app.app_id) + " both have installation id " +
+                             std::to_string(app.installation_id) +
+                             "; each App has its own installation");
+    }
+  }
+  std::unique_ptr<Authenticator> auth(new Authenticator(std::move(options), clock, secure_random));
+  for (const AppOptions& app : auth->options_.apps) {
+    const std::string& pem = app.private_key_pem.Reveal();
     BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
     EVP_PKEY* pkey = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
     BIO_free(bio);
     if (!pkey || EVP_PKEY_get_base_id(pkey) != EVP_PKEY_RSA) {
       EVP_PKEY_free(pkey);
-      return InvalidArgument(
-          "the GitHub App key is not an RSA private key in PEM form; pass the .pem file GitHub "
-          "generated for the App");
+      return InvalidArgument("the key of GitHub App " + std::to_string(app.app_id) +
+                             " is not an RSA private key in PEM form; pass the .pem file GitHub "
+                             "generated for the App");
     }
-    key = pkey;
+    auth->app_keys_.push_back(pkey);  // freed by ~Authenticator, on this error path too
   }
-  return std::unique_ptr<Authenticator>(
-      new Authenticator(std::move(options), clock, secure_random, key));
+  return auth;
 }
 
-Authenticator::Authenticator(AuthOptions options, const Clock& clock, Random& secure_random,
-                             void* public_key)
+Authenticator::Authenticator(AuthOptions options, const Clock& clock, Random& secure_random)
     : options_(std::move(options)),
       clock_(clock),
       secure_random_(secure_random),
-      app_key_(public_key),
       pats_(options_.pats) {}
 
-Authenticator::~Authenticator() { EVP_PKEY_free(static_cast<EVP_PKEY*>(app_key_)); }
+Authenticator::~Authenticator() {
+  for (void* key : app_keys_) EVP_PKEY_free(static_cast<EVP_PKEY*>(key));
+}
+
+const AppOptions* Authenticator::FindApp(int64_t app_id) const {
+  for (const AppOptions& app : options_.apps) {
+    if (app.app_id == app_id) return &app;
+  }
+  return nullptr;
+}
 
 Result<Identity> Authenticator::AuthenticateToken(
     const std::optional<std::string>& authorization) const {
@@ -63,8 +93,10 @@ Result<Identity> Authenticator::AuthenticateToken(
   }
   const std::string hash = Sha256Hex(*value);
   auto it = installation_tokens_.find(hash);
-  if (it != installation_tokens_.end() && clock_.Now() < it->second) {
-    return Identity{"installation", "installation:" + std::to_string(options_.installation_id)};
+  if (it != installation_tokens_.end() && clock_.Now() < it->second.expires_at) {
+    const IssuedToken& t = it->second;
+    return Identity{"installation", "installation:" + std::to_string(t.installation_id), t.app_id,
+                    t.installation_id};
   }
   return Refuse("Bad credentials");
 }
@@ -96,14 +128,26 @@ void Authenticator::AddPat(Secret value) {
 }
 
 void Authenticator::SetAppKeyRevoked(bool revoked) {
-  std::lock_guard<std::mutex> lock(mu_);
-  app_key_revoked_ = revoked;
-  if (revoked) installation_tokens_.clear();
+  for (const AppOptions& app : options_.apps) {
+    SetAppKeyRevoked(app.app_id, revoked).IgnoreError();  // NotFound only for an unknown App
+  }
 }
 
-bool Authenticator::app_key_revoked() const {
+Status Authenticator::SetAppKeyRevoked(int64_t app_id, bool revoked) {
+  if (!FindApp(app_id)) return NotFound("no GitHub App has id " + std::to_string(app_id));
   std::lock_guard<std::mutex> lock(mu_);
-  return app_key_revoked_;
+  if (!revoked) {
+    revoked_apps_.erase(app_id);
+    return Status::Ok();
+  }
+  revoked_apps_.insert(app_id);
+  std::erase_if(installation_tokens_, [&](const auto& t) { return t.second.app_id == app_id; });
+  return Status::Ok();
+}
+
+bool Authenticator::app_key_revoked(int64_t app_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return revoked_apps_.count(app_id) > 0;
 }
 
 std::vector<TimePoint> Authenticator::refusals() const {
@@ -113,16 +157,31 @@ std::vector<TimePoint> Authenticator::refusals() const {
 
 Result<Identity> Authenticator::AuthenticateApp(
     const std::optional<std::string>& authorization) const {
+  const char* const undecodable = "A JSON web token could not be decoded";
   std::optional<std::string> value = BearerValue(authorization);
-  Status verified = !app_key_ || !value ? Unauthorized("A JSON web token could not be decoded")
-                                        : VerifyJwt(*value);
+  Result<size_t> verified = value ? VerifyJwt(*value) : Result<size_t>(Unauthorized(undecodable));
   std::lock_guard<std::mutex> lock(mu_);
-  if (app_key_revoked_) return Refuse("A JSON web token could not be decoded");
-  if (!verified.ok()) return Refuse(verified.message());
-  return Identity{"app", "app:" + std::to_string(*options_.app_id)};
+  if (!verified.ok()) return Refuse(verified.status().message());
+  const AppOptions& app = options_.apps[*verified];
+  // Checked again under the lock: the key may have been revoked while the JWT was verified.
+  if (revoked_apps_.count(app.app_id)) return Refuse(undecodable);
+  return Identity{"app", "app:" + std::to_string(app.app_id), app.app_id, app.installation_id};
 }
 
-Status Authenticator::VerifyJwt(const std::string& jwt) const {
+bool Authenticator::SignedBy(size_t app, const std::string& signed_part,
+                             const std::string& signature) const {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  const bool ok =
+      EVP_DigestVerifyInit(ctx, nullptr, EVP_sha256(), nullptr,
+                           static_cast<EVP_PKEY*>(app_keys_[app])) == 1 &&
+      EVP_DigestVerify(ctx, reinterpret_cast<const unsigned char*>(signature.data()),
+                       signature.size(), reinterpret_cast<const unsigned char*>(signed_part.data()),
+                       signed_part.size()) == 1;
+  EVP_MD_CTX_free(ctx);
+  return ok;
+}
+
+Result<size_t> Authenticator::VerifyJwt(const std::string& jwt) const {
   const Status undecodable = Unauthorized("A JSON web token could not be decoded");
   size_t dot1 = jwt.find('.');
   size_t dot2 = dot1 == std::string::npos ? dot1 : jwt.find('.', dot1 + 1);
@@ -137,23 +196,28 @@ Status Authenticator::VerifyJwt(const std::string& jwt) const {
     return undecodable;  // (value("alg", "") would throw on a non-string alg)
   }
 
+  // The App the JWT claims to be; its key, and no other, must have signed it. A JWT signed with
+  // App A's key that claims App B's id is as undecodable as one with a bad signature.
   const std::string signed_part = jwt.substr(0, dot2);
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  bool ok =
-      EVP_DigestVerifyInit(ctx, nullptr, EVP_sha256(), nullptr, static_cast<EVP_PKEY*>(app_key_)) ==
-          1 &&
-      EVP_DigestVerify(
-          ctx, reinterpret_cast<const unsigned char*>(signature->data()), signature->size(),
-          reinterpret_cast<const unsigned char*>(signed_part.data()), signed_part.size()) == 1;
-  EVP_MD_CTX_free(ctx);
-  if (!ok) return undecodable;
-
   std::string iss = c.contains("iss")
                         ? (c["iss"].is_string() ? c["iss"].get<std::string>() : JsonText(c["iss"]))
                         : "";
-  if (iss != std::to_string(*options_.app_id)) {
-    return Unauthorized("'Issuer' claim ('iss') must be an Integer");
+  std::optional<size_t> app;
+  for (size_t i = 0; i < options_.apps.size(); ++i) {
+    if (iss == std::to_string(options_.apps[i].app_id)) app = i;
   }
+  auto usable = [&](size_t i) {
+    return !app_key_revoked(options_.apps[i].app_id) && SignedBy(i, signed_part, *signature);
+  };
+  if (!app) {
+    // Signed by a configured App but naming none: the issuer is wrong, not the signature.
+    for (size_t i = 0; i < options_.apps.size(); ++i) {
+      if (usable(i)) return Unauthorized("'Issuer' claim ('iss') must be an Integer");
+    }
+    return undecodable;
+  }
+  if (!usable(*app)) return undecodable;
+
   if (!c.contains("iat") || !c["iat"].is_number() || !c.contains("exp") || !c["exp"].is_number()) {
     return Unauthorized(
         "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was "
@@ -175,16 +239,21 @@ Status Authenticator::VerifyJwt(const std::string& jwt) const {
   if (exp - iat > 600) {
     return Unauthorized("'Expiration time' claim ('exp') is too far in the future");
   }
-  return Status::Ok();
+  return *app;
 }
 
-Result<InstallationToken> Authenticator::CreateInstallationToken(int64_t installation_id) {
-  if (installation_id != options_.installation_id) return NotFound("Not Found");
+Result<InstallationToken> Authenticator::CreateInstallationToken(const Identity& app,
+                                                                 int64_t installation_id) {
+  const AppOptions* caller = app.kind == "app" ? FindApp(app.app_id) : nullptr;
+  if (!caller || caller->installation_id != installation_id) return NotFound("Not Found");
   InstallationToken t;
   t.token = Secret("ghs_" + secure_random_.Hex(18));
   t.expires_at = clock_.Now() + options_.installation_token_lifetime;
   std::lock_guard<std::mutex> lock(mu_);
-  installation_tokens_[Sha256Hex(t.token.Reveal())] = t.expires_at;
+  // The key may have been revoked since the JWT was verified: no token outlives it.
+  if (revoked_apps_.count(caller->app_id)) return Refuse("A JSON web token could not be decoded");
+  installation_tokens_[Sha256Hex(t.token.Reveal())] =
+      IssuedToken{t.expires_at, caller->app_id, installation_id};
   return t;
 }
 

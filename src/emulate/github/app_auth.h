@@ -1,7 +1,8 @@
 // Authenticator: who is calling the emulated REST API. Accepts personal access tokens from a
-// configured list, and GitHub App auth: an RS256 JWT signed with the App's key (iss = App id,
-// valid iat/exp, at most 10 minutes long) buys a 1-hour installation token. Everything else is
-// Unauthorized with GitHub's messages.
+// configured list, and GitHub App auth for several Apps, each installed once: an RS256 JWT signed
+// with an App's key (iss = that App's id, valid iat/exp, at most 10 minutes long) buys a 1-hour
+// token for that App's installation only. Everything else is Unauthorized with GitHub's messages.
+// Each installation, each App and each PAT is its own rate-limit bucket, as on GitHub.
 // Thread-safety: every method is safe from many threads.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,21 +21,32 @@
 
 namespace mvr::emulate::github {
 
+// One GitHub App and its one installation (on every repository the emulator serves).
+struct AppOptions {
+  int64_t app_id = 0;      // the `iss` of its JWTs; positive
+  Secret private_key_pem;  // the App's key; its public half verifies the App's JWTs
+  int64_t installation_id = 1;
+};
+
 struct AuthOptions {
   std::vector<Secret> pats;
-  std::optional<int64_t> app_id;
-  Secret app_private_key_pem;  // the App's key; its public half verifies JWTs
-  int64_t installation_id = 1;
+  // No two Apps share an app id or an installation id.
+  std::vector<AppOptions> apps;
   Duration installation_token_lifetime{3'600'000};
-  // The installation's permissions (name → "read"/"write"); empty: what the runner set and the
+  // Every installation's permissions (name → "read"/"write"); empty: what the runner set and the
   // Action need (InstallationPermissionsJson). Shown, not enforced.
   std::map<std::string, std::string> installation_permissions;
 };
 
+// The installation webhook deliveries name (`installation.id`): the first App's; 1 with no App.
+int64_t PrimaryInstallationId(const AuthOptions& options);
+
 // The caller, as the rate limiter buckets it.
 struct Identity {
   std::string kind;    // "pat", "installation" or "app"
-  std::string bucket;  // rate-limit key; never the token itself
+  std::string bucket;  // rate-limit key ("pat:N", "installation:ID", "app:ID"); never the token
+  int64_t app_id = 0;  // the App, or the App whose installation a token is for; 0 for a PAT
+  int64_t installation_id = 0;  // the token's installation, or the App's; 0 for a PAT
 };
 
 struct InstallationToken {
@@ -43,52 +56,64 @@ struct InstallationToken {
 
 class Authenticator {
  public:
-  // Fails with InvalidArgument when the App key is given but cannot be parsed.
+  // Fails with InvalidArgument (naming the App) when an App's key is not an RSA key in PEM form,
+  // an id is not positive, or two Apps share an app id or an installation id.
   static Result<std::unique_ptr<Authenticator>> Create(AuthOptions options, const Clock& clock,
                                                        Random& secure_random);
   ~Authenticator();
 
   // A PAT or an installation token in "Authorization: token X" or "Bearer X".
   Result<Identity> AuthenticateToken(const std::optional<std::string>& authorization) const;
-  // An App JWT in "Authorization: Bearer <jwt>".
+  // An App JWT in "Authorization: Bearer <jwt>", verified with the key of the App its `iss` names.
   Result<Identity> AuthenticateApp(const std::optional<std::string>& authorization) const;
-  // REQUIRES: the caller passed AuthenticateApp. NotFound for another installation id.
-  Result<InstallationToken> CreateInstallationToken(int64_t installation_id);
+  // A token for `installation_id`, bought by `app`. REQUIRES: `app` came from AuthenticateApp.
+  // NotFound for any installation but the App's own, as GitHub answers 404.
+  Result<InstallationToken> CreateInstallationToken(const Identity& app, int64_t installation_id);
   // A self-hosted runner registration token (1 hour); nothing in the emulator consumes it.
   InstallationToken CreateRegistrationToken();
-  int64_t installation_id() const { return options_.installation_id; }
 
   // Credentials revoked at runtime (the control API's POST /_emulator/credentials, the
   // simulation). A revoked or expired PAT answers 401 "Bad credentials", as GitHub does. A revoked
-  // App key makes every JWT 401 "A JSON web token could not be decoded" (GitHub no longer holds
-  // the public half) and revokes the installation tokens issued so far (stricter reading: GitHub
-  // does not document whether they outlive the key; we assume not).
+  // App key makes every JWT of that App 401 "A JSON web token could not be decoded" (GitHub no
+  // longer holds the public half) and revokes the tokens issued so far for its installation
+  // (stricter reading: GitHub does not document whether they outlive the key; we assume not).
   // NotFound when `value` is not a configured PAT.
   Status RevokePat(const std::string& value);
   // Accepts `value` as a PAT from now on (a new one, or a revoked one restored).
   void AddPat(Secret value);
+  // Every App's key.
   void SetAppKeyRevoked(bool revoked);
-  bool app_key_revoked() const;
+  // One App's key (and its installation's tokens). NotFound when no App has that id.
+  Status SetAppKeyRevoked(int64_t app_id, bool revoked);
+  bool app_key_revoked(int64_t app_id) const;
   // When each 401 was answered (oldest first): what a client that retries on 401 costs GitHub.
   std::vector<TimePoint> refusals() const;
-  int64_t app_id() const { return options_.app_id.value_or(0); }
   const std::map<std::string, std::string>& installation_permissions() const {
     return options_.installation_permissions;
   }
 
  private:
-  Authenticator(AuthOptions options, const Clock& clock, Random& secure_random, void* public_key);
-  Status VerifyJwt(const std::string& jwt) const;
+  struct IssuedToken {
+    TimePoint expires_at;
+    int64_t app_id = 0;
+    int64_t installation_id = 0;
+  };
 
-  AuthOptions options_;
+  Authenticator(AuthOptions options, const Clock& clock, Random& secure_random);
+  // The index in options_.apps of the App that signed `jwt` and whose id it claims.
+  Result<size_t> VerifyJwt(const std::string& jwt) const;
+  bool SignedBy(size_t app, const std::string& signed_part, const std::string& signature) const;
+  const AppOptions* FindApp(int64_t app_id) const;
+
+  const AuthOptions options_;
   const Clock& clock_;
   Random& secure_random_;
-  void* app_key_;  // EVP_PKEY*, owned
+  std::vector<void*> app_keys_;  // EVP_PKEY*, owned; one per options_.apps, in order
 
-  mutable std::mutex mu_;                                 // guards everything below
-  std::map<std::string, TimePoint> installation_tokens_;  // SHA-256 hex -> expiry
-  std::vector<Secret> pats_;                              // options_.pats and added ones
-  bool app_key_revoked_ = false;
+  mutable std::mutex mu_;                                   // guards everything below
+  std::map<std::string, IssuedToken> installation_tokens_;  // SHA-256 hex of the token
+  std::vector<Secret> pats_;                                // options_.pats and added ones
+  std::set<int64_t> revoked_apps_;                          // app ids whose key is deleted
   mutable std::vector<TimePoint> refusals_;
   Status Refuse(std::string message) const;  // REQUIRES: mu_ held
 };

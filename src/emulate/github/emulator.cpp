@@ -22,7 +22,7 @@ Result<std::unique_ptr<GithubEmulator>> GithubEmulator::Create(EmulatorOptions o
       return InvalidArgument("repository \"" + r + "\" is not OWNER/NAME");
     }
   }
-  options.model.installation_id = options.auth.installation_id;
+  options.model.installation_id = PrimaryInstallationId(options.auth);
   options.model.hook_url = options.webhook_url;
   std::unique_ptr<GithubEmulator> e(new GithubEmulator(std::move(options), seam, client));
   MVR_ASSIGN_OR_RETURN(e->auth_,

@@ -31,7 +31,7 @@ InProcessGithub::~InProcessGithub() = default;
 Result<std::unique_ptr<InProcessGithub>> InProcessGithub::Create(InProcessGithubOptions options,
                                                                  Seam seam) {
   std::unique_ptr<InProcessGithub> g(new InProcessGithub(seam));
-  options.model.installation_id = options.auth.installation_id;
+  options.model.installation_id = PrimaryInstallationId(options.auth);
   if (options.model.base_url == GithubModelOptions().base_url) options.model.base_url = kApiUrl;
   MVR_ASSIGN_OR_RETURN(g->auth_,
                        Authenticator::Create(options.auth, seam.clock, seam.secure_random));

@@ -134,6 +134,7 @@ void RateLimiter::RecordLocked(Window& w, const RateRequest& request) {
   if (!options_.github) return;
   w.endpoint_points[request.endpoint].emplace_back(now, Points(request));
   if (request.content_creating) {
+    last_content_ = now;
     w.content_minute.push_back(now);
     w.content_hour.push_back(now);
     content_minute_peak_ =
@@ -191,6 +192,11 @@ namespace mvr::emulate::github {
 std::pair<int, int> RateLimiter::ContentPeaks() const {
   std::lock_guard<std::mutex> lock(mu_);
   return {content_minute_peak_, content_hour_peak_};
+}
+
+std::optional<TimePoint> RateLimiter::LastContentAt() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_content_;
 }
 
 }  // namespace mvr::emulate::github

@@ -15,6 +15,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -87,6 +88,9 @@ class RateLimiter {
   // The most content-creating requests any caller had admitted within one minute and within one
   // hour (the sliding windows at their fullest): which content limit a burst reached.
   std::pair<int, int> ContentPeaks() const;
+  // When the last content-creating request was admitted, by any caller (nullopt: none yet): how
+  // long a burst's JIT configs took.
+  std::optional<TimePoint> LastContentAt() const;
 
  private:
   struct Window {
@@ -110,6 +114,7 @@ class RateLimiter {
   std::map<std::string, Window> windows_;
   std::map<std::string, int64_t> refusals_;
   int content_minute_peak_ = 0, content_hour_peak_ = 0;
+  std::optional<TimePoint> last_content_;
 };
 
 }  // namespace mvr::emulate::github

@@ -126,7 +126,7 @@ http::RouteHandler RestApi::Guard(AuthKind kind, bool mutating, Inner inner) {
     if (rs.primary_exceeded) {
       std::string message = who->kind == "installation"
                                 ? "API rate limit exceeded for installation ID " +
-                                      std::to_string(auth_.installation_id()) + "."
+                                      std::to_string(who->installation_id) + "."
                                 : "API rate limit exceeded for user ID 1.";
       out = JsonResponse(403, ErrorJson(message, "/rest/overview/rate-limits-for-the-rest-api"));
     } else if (rs.secondary_exceeded) {
@@ -190,11 +190,14 @@ void RestApi::AddRepositoryRoutes(http::Router& router) {
                return JsonResponse(200, RepositoryJson(*repo, model_.options().base_url));
              }));
   router.Add("GET", "/repos/{owner}/{repo}/installation",
-             Guard(AuthKind::kApp, kRead, [this](const ServerRequest&, const PathParams& p) {
+             Guard(AuthKind::kApp, kRead, [this](const ServerRequest& r, const PathParams& p) {
+               // The calling App's installation (Guard has verified the JWT; this names the App).
+               Result<Identity> app = auth_.AuthenticateApp(r.headers.Get("Authorization"));
+               if (!app.ok()) return ErrorResponse(app.status());
                auto repo = model_.GetRepository(p.at("owner"), p.at("repo"));
                if (!repo.ok()) return ErrorResponse(repo.status());
                return JsonResponse(200,
-                                   InstallationJson(auth_.installation_id(), auth_.app_id(), *repo,
+                                   InstallationJson(app->installation_id, app->app_id, *repo,
                                                     model_.options().base_url, repo->created_at,
                                                     auth_.installation_permissions()));
              }));
@@ -203,10 +206,13 @@ void RestApi::AddRepositoryRoutes(http::Router& router) {
 // Installation tokens for the App, and the rate limit of the caller's bucket.
 void RestApi::AddTokenRoutes(http::Router& router) {
   router.Add("POST", "/app/installations/{id}/access_tokens",
-             Guard(AuthKind::kApp, kWrite, [this](const ServerRequest&, const PathParams& p) {
+             Guard(AuthKind::kApp, kWrite, [this](const ServerRequest& r, const PathParams& p) {
+               Result<Identity> app = auth_.AuthenticateApp(r.headers.Get("Authorization"));
+               if (!app.ok()) return ErrorResponse(app.status());
                auto id = ParseId(p.at("id"));
                if (!id) return ErrorResponse(NotFound("Not Found"));
-               auto token = auth_.CreateInstallationToken(*id);
+               // Only the App's own installation: another App's is 404, as on GitHub.
+               auto token = auth_.CreateInstallationToken(*app, *id);
                if (!token.ok()) return ErrorResponse(token.status());
                json j;
                j["token"] = token->token.Reveal();

@@ -138,15 +138,19 @@ void RestApi::AddHookConfigRoutes(http::Router& router) {
                      }));
   }
   router.Add("GET", "/app/installations/{installation_id}",
-             Guard(AuthKind::kApp, false, [this](const ServerRequest&, const PathParams& p) {
+             Guard(AuthKind::kApp, false, [this](const ServerRequest& r, const PathParams& p) {
+               // Guard has verified the JWT; this names the App. Another App's installation is
+               // 404, as on GitHub.
+               Result<Identity> app = auth_.AuthenticateApp(r.headers.Get("Authorization"));
+               if (!app.ok()) return ErrorResponse(app.status());
                auto id = ParseId(p.at("installation_id"));
                const std::vector<Repository> repos = model_.ListRepositories("");
-               if (!id || *id != auth_.installation_id() || repos.empty()) {
+               if (!id || *id != app->installation_id || repos.empty()) {
                  return ErrorResponse(NotFound("Not Found"));
                }
                return JsonResponse(
                    200,
-                   InstallationJson(*id, auth_.app_id(), repos.front(), model_.options().base_url,
+                   InstallationJson(*id, app->app_id, repos.front(), model_.options().base_url,
                                     repos.front().created_at, auth_.installation_permissions()));
              }));
 }
@@ -171,7 +175,8 @@ HttpResponse RestApi::ListHookDeliveries(const std::optional<HookFilter>& filter
     const bool failure = d.response_status >= 400 && d.response_status < 600;
     if (status == "success" && !success) continue;
     if (status == "failure" && !failure) continue;
-    list.push_back(HookDeliveryJson(d, auth_.installation_id()));
+    // The installation the deliveries' payloads name (the first App's).
+    list.push_back(HookDeliveryJson(d, model_.options().installation_id));
   }
   HttpResponse out = JsonResponse(200, list);
   if (page->next) {

@@ -10,9 +10,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <thread>
 
 #include "base/encoding.h"
+#include "base/files.h"
 #include "emulate/github/emulator.h"
 #include "emulate/github/jit_config.h"
 #include "http/curl_client.h"
@@ -65,16 +67,18 @@ class EmulatorE2eTest : public ::testing::Test {
     delete other_key_;
   }
 
-  void Start(int64_t rate_limit = 5000) {
+  // `configure`, when given, adjusts the options last (more Apps, other rate limits).
+  void Start(int64_t rate_limit = 5000,
+             const std::function<void(EmulatorOptions&)>& configure = nullptr) {
     EmulatorOptions o;
     o.model.repositories = {"octo/app"};
     o.model.webhook_secret = Secret(kWebhookSecret);
     o.auth.pats.emplace_back(kPat);
-    o.auth.app_id = 31337;
-    o.auth.app_private_key_pem = Secret(*app_key_);
+    o.auth.apps.push_back({31337, Secret(*app_key_)});
     o.rate.limit_per_hour = rate_limit;
     o.webhook_url = receiver_.url();
     o.tick_interval = Duration(50);
+    if (configure) configure(o);
     // The contract test (tests/contracts/github) records this traffic and checks it against
     // GitHub's own descriptions.
     if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
@@ -111,6 +115,33 @@ class EmulatorE2eTest : public ::testing::Test {
     auto res = client_->Send(r);
     EXPECT_TRUE(res.ok()) << res.status().ToString();
     return res.ok() ? *res : http::HttpResponse();
+  }
+
+  // A request authorised with an App JWT signed by `key`, claiming App `iss`.
+  http::HttpResponse CallAsApp(const std::string& method, const std::string& path,
+                               const std::string& key, const std::string& iss) {
+    const int64_t now = ToUnixSeconds(clock_.Now());
+    http::HttpRequest r;
+    r.method = method;
+    r.url = url_ + path;
+    r.headers.Set("Authorization",
+                  "Bearer " + testing::SignJwt(key, testing::Claims(now - 30, now + 540, iss)));
+    auto res = client_->Send(r);
+    EXPECT_TRUE(res.ok()) << res.status().ToString();
+    return res.ok() ? *res : http::HttpResponse();
+  }
+
+  // An installation token bought by App `iss` for `installation_id` (201 expected).
+  std::string InstallationToken(const std::string& key, const std::string& iss,
+                                int64_t installation_id) {
+    auto res = CallAsApp("POST",
+                         "/app/installations/" + std::to_string(installation_id) + "/access_tokens",
+                         key, iss);
+    EXPECT_EQ(res.status, 201) << res.body;
+    if (res.status != 201) return "";
+    std::string token = json::parse(res.body)["token"].get<std::string>();
+    secrets_.push_back(token);
+    return token;
   }
 
   Secret RegisterRunner(const std::string& name) {
@@ -347,6 +378,51 @@ TEST_F(EmulatorE2eTest, AppAuthWithWrongKeyIsRefusedRightKeyGetsAToken) {
   EXPECT_EQ(Call("GET", "/repos/octo/app/actions/runners", "", "ghp_not_a_real_token").status, 401);
 }
 
+// Large fleets register runners through several Apps because GitHub's limits are per
+// installation: each App buys tokens for its own installation only, and spending one
+// installation's content-creation budget (80 a minute) leaves the other's whole.
+TEST_F(EmulatorE2eTest, TwoAppsHaveTheirOwnInstallationsAndContentBudgets) {
+  Start(5000, [](EmulatorOptions& o) {
+    o.auth.apps.push_back({42424, Secret(*other_key_), 2});
+    o.rate.github = true;
+  });
+  EXPECT_EQ(CallAsApp("POST", "/app/installations/2/access_tokens", *app_key_, "31337").status,
+            404);
+  EXPECT_EQ(CallAsApp("POST", "/app/installations/1/access_tokens", *other_key_, "42424").status,
+            404);
+  auto forged = CallAsApp("POST", "/app/installations/1/access_tokens", *other_key_, "31337");
+  EXPECT_EQ(forged.status, 401);
+  EXPECT_EQ(json::parse(forged.body)["message"], "A JSON web token could not be decoded");
+  json installation =
+      json::parse(CallAsApp("GET", "/repos/octo/app/installation", *other_key_, "42424").body);
+  EXPECT_EQ(installation["id"], 2);
+  EXPECT_EQ(installation["app_id"], 42424);
+  EXPECT_EQ(CallAsApp("GET", "/app/installations/2", *other_key_, "42424").status, 200);
+  EXPECT_EQ(CallAsApp("GET", "/app/installations/1", *other_key_, "42424").status, 404);
+
+  const std::string first = InstallationToken(*app_key_, "31337", 1);
+  const std::string second = InstallationToken(*other_key_, "42424", 2);
+  ASSERT_FALSE(first.empty() || second.empty());
+  auto jit = [&](const std::string& token, const std::string& name) {
+    json body;
+    body["name"] = name;
+    body["runner_group_id"] = 1;
+    body["labels"] = {"e2e"};
+    return Call("POST", "/repos/octo/app/actions/runners/generate-jitconfig", body.dump(), token);
+  };
+  for (int i = 0; i < 80; ++i) {
+    ASSERT_EQ(jit(first, "first-" + std::to_string(i)).status, 201) << i;
+  }
+  auto refused = jit(first, "first-80");
+  EXPECT_EQ(refused.status, 429) << refused.body;
+  EXPECT_TRUE(refused.headers.Get("Retry-After").has_value());
+  auto other = jit(second, "second-0");
+  EXPECT_EQ(other.status, 201) << other.body;
+  EXPECT_EQ(other.headers.Get("X-RateLimit-Used"), "1");
+  json spent = json::parse(Call("GET", "/rate_limit", "", first).body);
+  EXPECT_EQ(spent["resources"]["core"]["used"], 80);
+}
+
 TEST_F(EmulatorE2eTest, InvalidUtf8AndMistypedInputGetJsonErrorsNotExceptions) {
   Start();
   auto is_json = [](const http::HttpResponse& r) {
@@ -449,6 +525,103 @@ TEST(EmulateGithubCommandTest, PrintsItsUrlServesAndExitsCleanlyOnSigterm) {
       EXPECT_EQ(res->status, 200);
       EXPECT_EQ(json::parse(res->body)["full_name"], "octo/app");
     }
+  }
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// `--app-id`, `--app-key-file` and `--installation-id` repeat, the k-th of each together: two
+// Apps serve, each buying tokens for its own installation; an App without a key file, or several
+// Apps without an installation id each, are refused by name before anything is served.
+TEST(EmulateGithubCommandTest, RepeatedAppFlagsPairUpInOrder) {
+  const std::string mvr = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
+  auto dir = TemporaryDirectory::Create("mvr-apps-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string first_key = testing::NewRsaKeyPem(), second_key = testing::NewRsaKeyPem();
+  const std::string first_file = dir->path() + "/first.pem",
+                    second_file = dir->path() + "/second.pem";
+  ASSERT_TRUE(WriteFileAtomically(first_file, first_key, "key").ok());
+  ASSERT_TRUE(WriteFileAtomically(second_file, second_key, "key").ok());
+  const std::vector<std::string> base = {mvr,           "emulate", "github",  "--listen",
+                                         "127.0.0.1:0", "--repo",  "octo/app"};
+  struct Case {
+    std::vector<std::string> flags;
+    std::string said;
+  };
+  const std::vector<Case> refused = {
+      {{"--app-id", "5", "--app-key-file", first_file, "--app-id", "6"},
+       "--app-id 6 has no --app-key-file"},
+      {{"--app-id", "5", "--app-key-file", first_file, "--app-id", "6", "--app-key-file",
+        second_file},
+       "one --installation-id per --app-id"},
+      {{"--app-id", "5", "--app-key-file", first_file, "--app-id", "6", "--app-key-file",
+        second_file, "--installation-id", "3", "--installation-id", "3"},
+       "GitHub Apps 5 and 6 both have installation id 3"},
+      {{"--app-id", "5", "--app-key-file", first_file, "--app-id", "5", "--app-key-file",
+        second_file, "--installation-id", "3", "--installation-id", "4"},
+       "GitHub App 5 is given twice"}};
+  process::PosixProcessRunner processes;
+  for (const Case& c : refused) {
+    process::ProcessSpec spec;
+    spec.argv = base;
+    spec.argv.insert(spec.argv.end(), c.flags.begin(), c.flags.end());
+    process::RunOptions options;
+    options.timeout = Duration(30'000);
+    options.capture_stderr = true;
+    Result<process::CommandResult> ran = processes.Run(spec, options);
+    ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+    const std::string said = ran->error_output + ran->output;
+    EXPECT_FALSE(ran->timed_out) << c.said << " was not refused: " << said;
+    EXPECT_EQ(ran->exit.code, 2) << said;
+    EXPECT_NE(said.find(c.said), std::string::npos) << said;
+    EXPECT_EQ(said.find("PRIVATE KEY"), std::string::npos) << said;
+  }
+
+  // Two Apps served: App 6 buys a token for installation 4, not for App 5's installation 3.
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<std::string> args = base;
+  for (const char* a :
+       {"--app-id", "5", "--app-key-file", first_file.c_str(), "--app-id", "6", "--app-key-file",
+        second_file.c_str(), "--installation-id", "3", "--installation-id", "4"}) {
+    args.push_back(a);
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, mvr.c_str(), &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string line;
+  char c;
+  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  close(out[0]);
+  const std::string prefix = "mvr emulate github listening on ";
+  EXPECT_EQ(line.rfind(prefix, 0), 0u) << line;
+  if (line.rfind(prefix, 0) == 0) {
+    http::CurlHttpClient client;  // gone before the signal, so no connection is kept alive
+    const int64_t now = ToUnixSeconds(SystemClock().Now());
+    auto token_for = [&](int64_t installation) {
+      http::HttpRequest r;
+      r.method = "POST";
+      r.url = line.substr(prefix.size()) + "/app/installations/" + std::to_string(installation) +
+              "/access_tokens";
+      r.headers.Set(
+          "Authorization",
+          "Bearer " + testing::SignJwt(second_key, testing::Claims(now - 30, now + 540, "6")));
+      auto res = client.Send(r);
+      return res.ok() ? res->status : 0;
+    };
+    EXPECT_EQ(token_for(4), 201);
+    EXPECT_EQ(token_for(3), 404);
   }
   kill(pid, SIGTERM);
   int status = 0;
