@@ -83,7 +83,7 @@ void WireDoctorGitHub(Context& ctx, const runnerset::ServeConfig& config, Runner
   }
   ctx.logger.redactor().Add(secrets->webhook_secret);
   if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
-  if (secrets->app_private_key) ctx.logger.redactor().Add(*secrets->app_private_key);
+  for (const Secret& key : secrets->app_private_keys) ctx.logger.redactor().Add(key);
   report.Pass("secret files", "the webhook secret and the " +
                                   std::string(secrets->pat ? "token" : "App's private key") +
                                   " are readable (not shown)");
@@ -112,7 +112,10 @@ runnerset::DoctorReport Diagnose(Context& ctx, const std::string& config_path) {
       NewRunnerSetWiring(ctx, *config, std::make_unique<http::CurlHttpClient>());
   runnerset::DoctorClients clients{ctx.seam(), ""};
   WireDoctorGitHub(ctx, *config, *w, report);
-  clients.github = w->github.get();
+  if (!w->github_clients.empty()) clients.github = w->github_clients.front().get();
+  for (size_t i = 1; i < w->github_clients.size(); ++i) {
+    clients.other_apps.push_back(w->github_clients[i].get());
+  }
   runnerset::CheckGitHub(*config, clients, report);
   DoctorAwsClients aws_clients = WireDoctorAws(ctx, *config, *w, clients, report);
   // The images' runner versions are read from the store, so the store is checked first; its

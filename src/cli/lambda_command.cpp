@@ -112,7 +112,7 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   if (!secrets.ok()) return InitError{lambda::kSecretError, secrets.status()};
   if (!secrets->webhook_secret.empty()) ctx.logger.redactor().Add(secrets->webhook_secret);
   if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
-  if (secrets->app_private_key) ctx.logger.redactor().Add(*secrets->app_private_key);
+  for (const Secret& key : secrets->app_private_keys) ctx.logger.redactor().Add(key);
 
   if (Status s = WireQueue(ctx, fn.config, *fn.wiring); !s.ok()) {
     return InitError{lambda::kConfigError, s};
@@ -129,12 +129,13 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   if (wired.ok()) {
     // While GitHub refuses the credential, each probe reads it again (a fresh resolver: no
     // cache), so a rotated SSM parameter or file is picked up by a warm container.
-    auto reload = [&ctx, &fn]() -> Result<Secret> {
+    auto reload = [&ctx, &fn](size_t app) -> Result<Secret> {
       lambda::SecretResolver fresh(
           ctx.env, [&](const std::string& parameter) { return FetchSsm(ctx, fn, parameter); });
       const runnerset::GitHubSettings& g = fn.config.github;
       if (!g.pat_file.empty()) return fresh.Resolve(g.pat_file, "github.patFile");
-      return fresh.Resolve(g.private_key_file, "github.privateKeyFile");
+      if (app >= g.apps.size()) return Internal("no GitHub App " + std::to_string(app));
+      return fresh.Resolve(g.apps[app].private_key_file, g.AppKeyName(app));
     };
     wired = WireGitHub(ctx, fn.config, *secrets, *fn.wiring, reload);
   }
@@ -151,7 +152,7 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
         fn.config, runnerset::WarmPoolDeps{seam,
                                            *fn.wiring->microvms,
                                            *fn.pool,
-                                           fn.wiring->github.get(),
+                                           fn.wiring->github,
                                            &fn.wiring->http,
                                            fn.table.get(),
                                            runnerset::ControlKeyOf(*secrets),

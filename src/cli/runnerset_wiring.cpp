@@ -31,18 +31,22 @@ Status WireMicrovms(Context& ctx, const runnerset::ServeConfig&, RunnerSetWiring
 
 Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
                   const runnerset::ServeSecrets& secrets, RunnerSetWiring& w,
-                  std::function<Result<Secret>()> reload) {
-  github::GitHubAuth auth;
+                  std::function<Result<Secret>(size_t app)> reload) {
+  std::vector<github::GitHubAuth> auths;
   if (secrets.pat) {
-    auth = github::GitHubAuth::Token(*secrets.pat);
+    auths.push_back(github::GitHubAuth::Token(*secrets.pat));
   } else {
-    github::AppCredentials app;
-    app.app_id = config.github.app_id;
-    app.installation_id = config.github.installation_id;
-    app.private_key_pem = *secrets.app_private_key;
-    auth = github::GitHubAuth::App(std::move(app));
+    if (secrets.app_private_keys.size() != config.github.apps.size()) {
+      return Internal("the GitHub Apps' keys were not all read");
+    }
+    for (size_t i = 0; i < config.github.apps.size(); ++i) {
+      github::AppCredentials app;
+      app.app_id = config.github.apps[i].app_id;
+      app.installation_id = config.github.apps[i].installation_id;
+      app.private_key_pem = secrets.app_private_keys[i];
+      auths.push_back(github::GitHubAuth::App(std::move(app)));
+    }
   }
-  auth.reload = std::move(reload);
   github::GitHubClientOptions go;
   go.rest.base_url = config.github.api_url;
   go.jitter = &ctx.seam().random;
@@ -51,8 +55,21 @@ Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
   MVR_ASSIGN_OR_RETURN(std::string ca_pem, runnerset::GitHubCaBundlePem(config.github));
   if (!ca_pem.empty()) w.github_http = NewHttpClient("", ca_pem);
   http::HttpClient& http = w.github_http ? *w.github_http : w.http;
-  MVR_ASSIGN_OR_RETURN(w.github,
-                       github::GitHubClient::Create(http, ctx.clock, auth, go, &ctx.logger));
+  std::vector<github::GitHub*> apps;
+  for (size_t i = 0; i < auths.size(); ++i) {
+    if (reload) auths[i].reload = [reload, i] { return reload(i); };
+    MVR_ASSIGN_OR_RETURN(
+        std::unique_ptr<github::GitHubClient> client,
+        github::GitHubClient::Create(http, ctx.clock, std::move(auths[i]), go, &ctx.logger));
+    apps.push_back(client.get());
+    w.github_clients.push_back(std::move(client));
+  }
+  if (apps.size() > 1) {
+    w.github_router = std::make_unique<github::MultiAppGitHub>(std::move(apps), ctx.clock);
+    w.github = w.github_router.get();
+  } else {
+    w.github = w.github_clients.front().get();
+  }
   return Status::Ok();
 }
 

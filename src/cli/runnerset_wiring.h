@@ -8,11 +8,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "aws/credentials_chain.h"
 #include "aws/microvms_client.h"
 #include "cli/context.h"
 #include "github/github_client.h"
+#include "github/multi_app.h"
 #include "http/client.h"
 #include "queue/queue.h"
 #include "runnerset/config.h"
@@ -30,7 +32,11 @@ struct RunnerSetWiring {
   std::optional<std::string> region;  // the configuration's, when it names one
   std::unique_ptr<aws::MicrovmsClient> microvms;
   std::unique_ptr<http::HttpClient> github_http;  // with github.caBundle: GitHub's own client
-  std::unique_ptr<github::GitHubClient> github;
+  // One client per GitHub App (github.apps), or the one with a PAT; with several Apps the set
+  // calls them through `github_router` (github/multi_app.h).
+  std::vector<std::unique_ptr<github::GitHubClient>> github_clients;
+  std::unique_ptr<github::MultiAppGitHub> github_router;
+  github::GitHub* github = nullptr;  // what the set calls: the router, else the one client
   std::unique_ptr<store::Store> store;
   std::unique_ptr<queue::Queue> queue;
 };
@@ -42,10 +48,10 @@ std::unique_ptr<RunnerSetWiring> NewRunnerSetWiring(Context& ctx,
 Status WireQueue(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
 Status WireStore(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
 Status WireMicrovms(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
-// Needs the PAT or the App key in `secrets`; `reload` reads it again from its source while
-// GitHub refuses it (github/auth.h).
+// Needs the PAT or the Apps' keys in `secrets`; `reload(i)` reads the PAT or App i's key again
+// from its source while GitHub refuses it (github/auth.h).
 Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
                   const runnerset::ServeSecrets& secrets, RunnerSetWiring& w,
-                  std::function<Result<Secret>()> reload);
+                  std::function<Result<Secret>(size_t app)> reload);
 
 }  // namespace mvr::cli

@@ -29,8 +29,9 @@ Result<std::unique_ptr<RunnerSetWiring>> Wire(Context& ctx, const runnerset::Ser
   std::unique_ptr<RunnerSetWiring> w =
       NewRunnerSetWiring(ctx, config, std::make_unique<http::CurlHttpClient>());
   MVR_RETURN_IF_ERROR(WireMicrovms(ctx, config, *w));
-  MVR_RETURN_IF_ERROR(WireGitHub(ctx, config, secrets, *w,
-                                 [&config] { return runnerset::ReadGitHubCredential(config); }));
+  MVR_RETURN_IF_ERROR(WireGitHub(ctx, config, secrets, *w, [&config](size_t app) {
+    return runnerset::ReadGitHubCredential(config, app);
+  }));
   MVR_RETURN_IF_ERROR(WireStore(ctx, config, *w));
   MVR_RETURN_IF_ERROR(WireQueue(ctx, config, *w));
   return w;
@@ -49,6 +50,7 @@ int RunServe(Context& ctx, const std::string& config_path) {
   if (!secrets.ok()) return fail(secrets.status());
   ctx.logger.redactor().Add(secrets->webhook_secret);
   if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
+  for (const Secret& key : secrets->app_private_keys) ctx.logger.redactor().Add(key);
   // Before any thread starts, so that only Wait below sees the stop signals.
   StopSignals stop;
   Result<std::unique_ptr<RunnerSetWiring>> w = Wire(ctx, *config, *secrets);
@@ -91,6 +93,7 @@ int RunStatusHtml(Context& ctx, const runnerset::ServeConfig& config, const std:
   if (!secrets.ok()) return fail(secrets.status());
   ctx.logger.redactor().Add(secrets->webhook_secret);
   if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
+  for (const Secret& key : secrets->app_private_keys) ctx.logger.redactor().Add(key);
   Result<std::unique_ptr<RunnerSetWiring>> wired = Wire(ctx, config, *secrets);
   if (!wired.ok()) return fail(wired.status());
   RunnerSetWiring* w = wired->get();

@@ -59,8 +59,12 @@ Result<runnerset::ServeSecrets> ResolveSecrets(const runnerset::ServeConfig& con
   } else if (!g.pat_file.empty()) {
     MVR_ASSIGN_OR_RETURN(out.pat, resolver.Resolve(g.pat_file, "github.patFile"));
   } else {
-    MVR_ASSIGN_OR_RETURN(out.app_private_key,
-                         resolver.Resolve(g.private_key_file, "github.privateKeyFile"));
+    for (size_t i = 0; i < g.apps.size(); ++i) {
+      MVR_ASSIGN_OR_RETURN(Secret key,
+                           resolver.Resolve(g.apps[i].private_key_file, g.AppKeyName(i)));
+      out.app_private_keys.push_back(std::move(key));
+    }
+    if (!out.app_private_keys.empty()) out.app_private_key = out.app_private_keys.front();
   }
   return out;
 }

@@ -112,6 +112,58 @@ Status ObjectAt(const json* v, const std::string& key) {
   return Status::Ok();
 }
 
+std::string AppIdOf(const json& v) {
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_string()) return v.get<std::string>();
+  return "";
+}
+
+// github.apps: [{"appId", "privateKeyFile", "installationId"}, ...], each App installed on the
+// set's repository, organisation or enterprise; the first's fields fill github.appId and the
+// rest (its webhook delivers the jobs).
+Status ParseGitHubApps(const json& v, GitHubSettings& g) {
+  if (!g.app_id.empty() || !g.private_key_file.empty() || g.installation_id != 0) {
+    return InvalidArgument(
+        "github.apps: give the Apps in github.apps alone, without github.appId, privateKeyFile "
+        "and installationId beside it");
+  }
+  if (!v.is_array() || v.empty() || v.size() > 20) {
+    return InvalidArgument(
+        "github.apps: expected a list of 1 to 20 Apps, each {\"appId\", \"privateKeyFile\", "
+        "\"installationId\"}");
+  }
+  std::set<std::string> ids;
+  std::set<int64_t> installations;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string key = "github.apps[" + std::to_string(i) + "]";
+    MVR_RETURN_IF_ERROR(ObjectAt(&v[i], key));
+    Strict a(v[i], key);
+    GitHubSettings::App app;
+    if (const json* id = a.Find("appId")) app.app_id = AppIdOf(*id);
+    MVR_RETURN_IF_ERROR(a.String("privateKeyFile", app.private_key_file));
+    MVR_RETURN_IF_ERROR(a.Integer("installationId", app.installation_id, 1, INT64_MAX));
+    MVR_RETURN_IF_ERROR(a.NoOthers());
+    if (app.app_id.empty() || app.private_key_file.empty() || app.installation_id == 0) {
+      return InvalidArgument(key +
+                             ": each App needs appId (a number or a string), privateKeyFile and "
+                             "installationId");
+    }
+    if (!ids.insert(app.app_id).second) {
+      return InvalidArgument(key + ": the App " + app.app_id +
+                             " is listed twice; each App has its own rate limits once");
+    }
+    if (!installations.insert(app.installation_id).second) {
+      return InvalidArgument(key + ": the installation " + std::to_string(app.installation_id) +
+                             " is listed twice; each App has an installation of its own");
+    }
+    g.apps.push_back(std::move(app));
+  }
+  g.app_id = g.apps[0].app_id;
+  g.private_key_file = g.apps[0].private_key_file;
+  g.installation_id = g.apps[0].installation_id;
+  return Status::Ok();
+}
+
 Status ParseGitHub(const json& j, GitHubSettings& g) {
   Strict s(j, "github");
   MVR_RETURN_IF_ERROR(s.String("apiUrl", g.api_url));
@@ -122,16 +174,12 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
   MVR_RETURN_IF_ERROR(s.Strings("organizations", g.organizations));
   MVR_RETURN_IF_ERROR(s.String("patFile", g.pat_file));
   if (const json* app = s.Find("appId")) {
-    if (app->is_number_integer()) {
-      g.app_id = std::to_string(app->get<int64_t>());
-    } else if (app->is_string()) {
-      g.app_id = app->get<std::string>();
-    } else {
-      return InvalidArgument("github.appId: expected a number or a string");
-    }
+    g.app_id = AppIdOf(*app);
+    if (g.app_id.empty()) return InvalidArgument("github.appId: expected a number or a string");
   }
   MVR_RETURN_IF_ERROR(s.String("privateKeyFile", g.private_key_file));
   MVR_RETURN_IF_ERROR(s.Integer("installationId", g.installation_id, 1, INT64_MAX));
+  if (const json* apps = s.Find("apps")) MVR_RETURN_IF_ERROR(ParseGitHubApps(*apps, g));
   MVR_RETURN_IF_ERROR(s.String("webhookSecretFile", g.webhook_secret_file, true));
   MVR_RETURN_IF_ERROR(s.Integer("runnerGroupId", g.runner_group_id, 1, INT64_MAX));
   MVR_RETURN_IF_ERROR(s.Integer("hookId", g.hook_id, 1, INT64_MAX));
@@ -168,6 +216,7 @@ Status ParseGitHub(const json& j, GitHubSettings& g) {
     return InvalidArgument(
         "github.appId: a GitHub App needs appId, privateKeyFile and installationId together");
   }
+  if (app && g.apps.empty()) g.apps.push_back({g.app_id, g.private_key_file, g.installation_id});
   return CheckEnterprise(g);
 }
 
@@ -512,16 +561,25 @@ Result<ServeSecrets> LoadSecrets(const ServeConfig& config) {
   if (!config.github.pat_file.empty()) {
     MVR_ASSIGN_OR_RETURN(out.pat, ReadSecretFile(config.github.pat_file, "github.patFile"));
   } else {
-    MVR_ASSIGN_OR_RETURN(out.app_private_key,
-                         ReadSecretFile(config.github.private_key_file, "github.privateKeyFile"));
+    for (size_t i = 0; i < config.github.apps.size(); ++i) {
+      MVR_ASSIGN_OR_RETURN(Secret key, ReadGitHubCredential(config, i));
+      out.app_private_keys.push_back(std::move(key));
+    }
+    if (!out.app_private_keys.empty()) out.app_private_key = out.app_private_keys.front();
   }
   return out;
 }
 
-Result<Secret> ReadGitHubCredential(const ServeConfig& config) {
+Result<Secret> ReadGitHubCredential(const ServeConfig& config, size_t app) {
   if (!config.github.pat_file.empty())
     return ReadSecretFile(config.github.pat_file, "github.patFile");
-  return ReadSecretFile(config.github.private_key_file, "github.privateKeyFile");
+  if (app >= config.github.apps.size()) return Internal("no GitHub App " + std::to_string(app));
+  return ReadSecretFile(config.github.apps[app].private_key_file, config.github.AppKeyName(app));
+}
+
+std::string GitHubSettings::AppKeyName(size_t i) const {
+  return apps.size() <= 1 ? "github.privateKeyFile"
+                          : "github.apps[" + std::to_string(i) + "].privateKeyFile";
 }
 
 Secret ControlKeyOf(const ServeSecrets& secrets) {

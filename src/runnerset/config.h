@@ -86,6 +86,17 @@ struct GitHubSettings {
   std::string app_id;    // a GitHub App ...
   std::string private_key_file;
   int64_t installation_id = 0;
+  // Every GitHub App the set calls through (github/multi_app.h): the one above, or those of
+  // `github.apps`, whose first the fields above repeat (its webhook delivers the jobs). Empty
+  // with a patFile.
+  struct App {
+    std::string app_id;
+    std::string private_key_file;
+    int64_t installation_id = 0;
+  };
+  std::vector<App> apps;
+  // The configuration key of apps[i]'s private key, as errors name it.
+  std::string AppKeyName(size_t i) const;
   std::string webhook_secret_file;
   int64_t runner_group_id = 1;
   // The repository's or organisation's webhook whose deliveries the janitor reads for failed
@@ -205,12 +216,14 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
 struct ServeSecrets {
   Secret webhook_secret;
   std::optional<Secret> pat;
-  std::optional<Secret> app_private_key;
+  std::optional<Secret> app_private_key;  // the first App's
+  std::vector<Secret> app_private_keys;   // every App's, in the order of github.apps
 };
 Result<ServeSecrets> LoadSecrets(const ServeConfig& config);
-// The GitHub credential alone (the PAT, else the App's private key), read again from its file:
-// how `mvr serve` picks up a secret fixed while GitHub refuses the old one, without a restart.
-Result<Secret> ReadGitHubCredential(const ServeConfig& config);
+// The GitHub credential alone (the PAT, else the private key of github.apps[app]), read again
+// from its file: how `mvr serve` picks up a secret fixed while GitHub refuses the old one,
+// without a restart.
+Result<Secret> ReadGitHubCredential(const ServeConfig& config, size_t app = 0);
 // The key the set derives its pool members' control nonces from: its GitHub credential (the PAT,
 // else the App's private key), the one secret every process that launches or delivers holds.
 // Rotating it leaves existing pool members' nonces underivable: they are refused and replaced.

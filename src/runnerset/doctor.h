@@ -66,7 +66,10 @@ class DoctorReport {
 struct DoctorClients {
   Seam seam;
   std::string region;  // the set's AWS region (for the ARNs of the calls simulated)
-  github::GitHubClient* github = nullptr;
+  github::GitHubClient* github = nullptr;  // the first (or only) GitHub App's, or the PAT's
+  // The other Apps of github.apps, in order: each is checked to be accepted for the scope (its
+  // permissions are the first App's to check: the Apps are installed alike).
+  std::vector<github::GitHubClient*> other_apps = {};
   aws::MicrovmService* microvms = nullptr;
   store::Store* store = nullptr;  // opened only once the store check passed
   aws::DynamoDbClient* dynamodb = nullptr;

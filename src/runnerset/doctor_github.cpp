@@ -308,6 +308,21 @@ void CheckGitHub(const ServeConfig& config, DoctorClients& clients, DoctorReport
   report.Pass(kDoctorCredentials,
               std::string(gh.is_app() ? "the App's installation token" : "the token") +
                   " is accepted for " + RunnerScopeOf(config).ToString());
+  for (size_t i = 0; i < clients.other_apps.size(); ++i) {
+    const std::string name = "github app " + config.github.apps[i + 1].app_id;
+    Result<github::CredentialProbe> other =
+        clients.other_apps[i]->ProbeCredential(RunnerScopeOf(config));
+    if (!other.ok()) {
+      DoctorCallFailed(config, name, "listing the runners of " + RunnerScopeOf(config).ToString(),
+                       other.status(),
+                       "install the App on " + RunnerScopeOf(config).ToString() +
+                           " with the permissions of the first (docs/runner-set.md)",
+                       report);
+    } else {
+      report.Pass(name,
+                  "its installation token is accepted for " + RunnerScopeOf(config).ToString());
+    }
+  }
   if (gh.is_app()) {
     DoctorAppPermissions(config, gh, report);
   } else if (probe->oauth_scopes) {

@@ -241,6 +241,61 @@ TEST(ServeConfig, RepositoryOrOrganizationAndPatOrAppAreExclusive) {
   EXPECT_EQ(c->github.app_id, "12");
 }
 
+TEST(ServeConfig, SeveralAppsAreListedEachWholeOnceAndTheirKeysNameTheirPlace) {
+  char dir[] = "/tmp/mvr-serve-apps-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string k1 = std::string(dir) + "/k1.pem", k2 = std::string(dir) + "/k2.pem";
+  const std::string secret = std::string(dir) + "/secret";
+  std::ofstream(secret) << "hook-secret\n";
+  std::ofstream(k1) << "key-one-fixture\n";
+  json j = Minimal();
+  j["github"].erase("patFile");
+  j["github"]["webhookSecretFile"] = secret;
+  j["github"]["apps"] =
+      json::array({{{"appId", 11}, {"privateKeyFile", k1}, {"installationId", 5}},
+                   {{"appId", "12"}, {"privateKeyFile", k2}, {"installationId", 6}}});
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->github.apps.size(), 2u);
+  EXPECT_EQ(c->github.app_id, "11");  // the first App's webhook delivers the jobs
+  EXPECT_EQ(c->github.installation_id, 5);
+  EXPECT_EQ(c->github.apps[1].app_id, "12");
+  EXPECT_EQ(c->github.apps[1].installation_id, 6);
+  auto missing = LoadSecrets(*c);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("github.apps[1].privateKeyFile"), std::string::npos)
+      << missing.status().message();
+  std::ofstream(k2) << "key-two-fixture\n";
+  auto s = LoadSecrets(*c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->app_private_keys.size(), 2u);
+  EXPECT_EQ(s->app_private_keys[1].Reveal(), "key-two-fixture");
+  EXPECT_EQ(s->app_private_key->Reveal(), "key-one-fixture");
+  EXPECT_EQ(ReadGitHubCredential(*c, 1)->Reveal(), "key-two-fixture");
+
+  json twice = j;
+  twice["github"]["apps"][1]["appId"] = 11;
+  ExpectRefusedNaming(twice, "github.apps[1]: the App 11 is listed twice");
+  json same_installation = j;
+  same_installation["github"]["apps"][1]["installationId"] = 5;
+  ExpectRefusedNaming(same_installation, "github.apps[1]: the installation 5");
+  json partial = j;
+  partial["github"]["apps"][0].erase("installationId");
+  ExpectRefusedNaming(partial, "github.apps[0]: each App needs");
+  json beside = j;
+  beside["github"]["appId"] = 11;
+  ExpectRefusedNaming(beside, "github.apps: give the Apps in github.apps alone");
+  json empty = j;
+  empty["github"]["apps"] = json::array();
+  ExpectRefusedNaming(empty, "github.apps: expected a list");
+  json with_pat = j;
+  with_pat["github"]["patFile"] = "/p";
+  ExpectRefusedNaming(with_pat, "github.patFile / github.appId");
+  json unknown = j;
+  unknown["github"]["apps"][0]["key"] = "x";
+  ExpectRefusedNaming(unknown, "github.apps[0].key");
+}
+
 TEST(ServeConfig, SecretsAreReadFromTheirFilesAndAMissingOneNamesItsKey) {
   char dir[] = "/tmp/mvr-serve-config-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);
