@@ -30,9 +30,14 @@ RetryPolicy MicrovmLifecycle::PolicyUntil(TimePoint deadline) const {
 Result<aws::Microvm> MicrovmLifecycle::Launch(const aws::RunMicrovmRequest& request,
                                               TimePoint deadline) {
   // The same clientToken and parameters on every attempt: a retry after a lost answer returns
-  // the VM the first attempt launched instead of a second one.
-  Result<aws::Microvm> vm = Retry<aws::Microvm>(PolicyUntil(deadline), seam_,
-                                                [&] { return service_.RunMicrovm(request); });
+  // the VM the first attempt launched instead of a second one. Tried until the deadline rather
+  // than ten times: a burst's launchers together meet RunMicrovm's 5 a second, and a launch
+  // given up for it has spent its JIT config (simulation, rate-limits-apps: 60 launchers, 10 of
+  // 1,000 launches failed so after ten attempts).
+  Result<aws::Microvm> vm = Retry<aws::Microvm>(
+      mvr::PolicyUntil(seam_.clock, deadline,
+                       RetryPolicy{1000, Duration(500), Duration(8'000), Duration(0)}),
+      seam_, [&] { return service_.RunMicrovm(request); });
   if (vm.ok()) return vm;
   if (vm.status().code() == Code::kQuotaExceeded) {
     return QuotaExceeded("capacity exhausted: the MicroVMs service quota is used up (" +
