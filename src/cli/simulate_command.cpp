@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "runnerset/billing.h"
+#include "sim/pool_target_report.h"
 #include "sim/scenarios.h"
 
 namespace mvr::cli {
@@ -27,6 +28,11 @@ struct SimulateFlags {
   bool default_knobs = false;
   std::string report;
   int memory_mib = 4096;  // the VM size the cost report prices: 2 vCPU, as a hosted 2-core runner
+  // The pool-target report's target (p95 queued -> started, s), its pool's max, and weeks run.
+  int target_seconds = 10;
+  int pool_max = 30;
+  int weeks = 2;
+  int days = 7;
 };
 
 // A failing seed: its first violation, the others, the knobs it drew, the trace's last steps and
@@ -127,6 +133,48 @@ int ReportCost(int threads, int memory_mib) {
   return 0;
 }
 
+// `mvr simulate --report pool-target`: fixed hot pools against one sized to a target.
+int ReportPoolTarget(const SimulateFlags& f, int threads) {
+  std::printf(
+      "a recorded week of arrivals (weekdays 40 jobs/h 08-18, 8/h 18-22, 1/h at night; weekends "
+      "2/h; bursts of 25 at 09:00 and 15 at 14:00 on weekdays, 10 at 02:00 daily), %d week(s); "
+      "a hot pool of a fixed size against one sized to p95 queued -> started <= %d s (max %d), "
+      "whose store holds the week before; %d day(s) of each week from Thursday 00:00 UTC; per job: "
+      "VM-seconds running without a job (boots, "
+      "parks, members retired unused, the members left at the end) and suspended\n",
+      f.weeks, f.target_seconds, f.pool_max, f.days);
+  std::printf("%-22s %6s %7s %7s %9s %9s %6s\n", "pool", "jobs", "p50", "p95", "idle VM-s",
+              "suspended", "meets");
+  sim::PoolTargetOptions o;
+  o.target_seconds = f.target_seconds;
+  o.max = f.pool_max;
+  o.seeds = static_cast<size_t>(f.weeks);
+  o.days = f.days;
+  o.threads = threads;
+  const std::vector<sim::PoolTargetRow> rows = sim::PoolTargetReport(o);
+  bool violated = false;
+  for (const sim::PoolTargetRow& r : rows) {
+    std::printf("%-22s %6d %7.1f %7.1f %9.1f %9.1f %6s%s\n", r.pool.c_str(), r.jobs, r.p50, r.p95,
+                r.idle_per_job, r.suspended_per_job, r.meets ? "yes" : "no",
+                r.violations > 0 ? ("  (VIOLATED: " + r.first_violation + ")").c_str() : "");
+    violated = violated || r.violations > 0;
+  }
+  // The last row is the target pool's: it must meet the target with fewer idle VM-seconds a job
+  // than every fixed pool that meets it too.
+  const sim::PoolTargetRow& target = rows.back();
+  bool cheapest = target.meets;
+  for (size_t i = 0; i + 1 < rows.size(); ++i) {
+    if (rows[i].meets && rows[i].idle_per_job <= target.idle_per_job) cheapest = false;
+  }
+  std::printf("the target pool %s\n",
+              cheapest ? "meets the target with fewer idle VM-seconds a job than every fixed "
+                         "pool that meets it"
+                       : "does NOT meet the target at fewer idle VM-seconds a job than every "
+                         "fixed pool that meets it");
+  std::fflush(stdout);
+  return cheapest && !violated ? 0 : 1;
+}
+
 // The scenarios named (all for none, or "all"); nothing, having said why, for an unknown name.
 std::optional<std::vector<const sim::Scenario*>> ChooseScenarios(
     const std::vector<std::string>& names) {
@@ -175,10 +223,16 @@ struct ScenarioTally {
   int64_t failed_launches = 0, rate_limit_failures = 0, rate_deferrals = 0;
   std::map<std::string, int64_t> rate_refusals;
   int content_minute_peak = 0, content_hour_peak = 0;
+  std::vector<double> jits;  // first queued -> the last JIT config admitted
+  double jit_bound = 0;
+  int github_apps = 1;
 
   void Add(const sim::WorldReport& r) {
     if (r.rate_limited) {
       bursts.push_back(r.burst_seconds);
+      jits.push_back(r.jit_seconds);
+      jit_bound = r.jit_bound_seconds;
+      github_apps = r.github_apps;
       failed_launches += r.failed_launches;
       rate_limit_failures += r.rate_limit_failures;
       rate_deferrals += r.rate_deferrals;
@@ -207,11 +261,14 @@ void PrintRateLimits(const ScenarioTally& t) {
       "  under GitHub's rate limits: first queued -> last completed p50 %.1f min, max %.1f min "
       "(virtual); launches failed %lld (for a rate limit %lld), deferred for a rate limit %lld; "
       "GitHub's 403/429: %s; "
-      "JIT configs admitted at most %d in a minute (limit 80), %d in an hour (limit 500)\n",
+      "JIT configs admitted at most %d in a minute (limit 80), %d in an hour (limit 500) by one "
+      "App; through %d App%s the last JIT config p50 %.1f min after the first job, against a "
+      "bound of %.1f min (GitHub's content limits)\n",
       sim::Percentile(t.bursts, 0.5) / 60, sim::Percentile(t.bursts, 1.0) / 60,
       static_cast<long long>(t.failed_launches), static_cast<long long>(t.rate_limit_failures),
       static_cast<long long>(t.rate_deferrals), refusals.empty() ? "none" : refusals.c_str(),
-      t.content_minute_peak, t.content_hour_peak);
+      t.content_minute_peak, t.content_hour_peak, t.github_apps, t.github_apps == 1 ? "" : "s",
+      sim::Percentile(t.jits, 0.5) / 60, t.jit_bound / 60);
 }
 
 // Runs `scenario` over the seeds, printing each failing seed and then the summary; the number of
@@ -258,9 +315,20 @@ int Simulate(const SimulateFlags& f) {
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   if (!f.report.empty()) {
     if (f.report == "latency") return ReportLatency(threads);
+    if (f.report == "pool-target") {
+      if (f.target_seconds < 1 || f.pool_max < 1 || f.weeks < 1 || f.weeks > 100 || f.days < 1 ||
+          f.days > 7) {
+        std::fprintf(stderr,
+                     "mvr simulate: --target-seconds, --pool-max and --weeks must be positive "
+                     "(--weeks at most 100), --days 1 to 7\n");
+        return 2;
+      }
+      return ReportPoolTarget(f, threads);
+    }
     if (f.report != "cost") {
       std::fprintf(stderr,
-                   "mvr simulate: --report '%s' is not a report; there are: latency, cost\n",
+                   "mvr simulate: --report '%s' is not a report; there are: latency, cost, "
+                   "pool-target\n",
                    f.report.c_str());
       return 2;
     }
@@ -313,8 +381,17 @@ void AddSimulateCommand(CLI::App& app, Context& ctx) {
   cmd->add_flag("--default-knobs", flags->default_knobs,
                 "Run every seed with the default configuration knobs instead of drawing them");
   cmd->add_option("--report", flags->report,
-                  "Print a report instead: latency (the performance model's table) or cost "
-                  "(what a job costs on MicroVMs and on GitHub's hosted runners)");
+                  "Print a report instead: latency (the performance model's table), cost "
+                  "(what a job costs on MicroVMs and on GitHub's hosted runners) or pool-target "
+                  "(a week of arrivals on fixed hot pools and on one sized to a target)");
+  cmd->add_option("--target-seconds", flags->target_seconds,
+                  "The p95 queued -> started --report pool-target sizes for (default 10)");
+  cmd->add_option("--pool-max", flags->pool_max,
+                  "The most members --report pool-target's target pool may ask for (default 30)");
+  cmd->add_option("--weeks", flags->weeks,
+                  "Weeks (seeds) --report pool-target runs each pool for (default 2)");
+  cmd->add_option("--days", flags->days,
+                  "Days of each week --report pool-target runs, from its Thursday (default 7)");
   cmd->add_option("--memory-mib", flags->memory_mib,
                   "The MicroVM size --report cost prices (default 4096: a 2 vCPU baseline)");
   cmd->add_flag("--logs", flags->logs,

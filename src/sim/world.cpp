@@ -2,6 +2,8 @@
 // the processes of the runner set, and the actors a run starts.
 #include "sim/world.h"
 
+#include "sim/app_keys.h"
+
 #include <stdexcept>
 
 #include "base/json_text.h"
@@ -20,6 +22,11 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
                                {"image", image},
                                {"warmPoolSize", o.warm_pool_size},
                                {"hotPoolSize", o.hot_pool_size}}});
+  if (o.hot_pool_target_seconds > 0) {
+    classes[0]["hotPoolSize"] = {
+        {"target", {{"p95QueuedToStartedSeconds", o.hot_pool_target_seconds}}},
+        {"max", o.hot_pool_target_max}};
+  }
   if (o.fallback_class) {
     classes[0]["fallbackClass"] = World::FallbackLabel();
     classes.push_back({{"label", World::FallbackLabel()}, {"image", World::FallbackImage()}});
@@ -168,7 +175,7 @@ void World::SpawnActors() {
   if (options_.runner_set) {
     for (int i = 0; i < options_.launchers; ++i) SpawnRole(Role::kLauncher);
     SpawnRole(Role::kJanitor);
-    if (options_.warm_pool_size > 0 || options_.hot_pool_size > 0) SpawnRole(Role::kSweeper);
+    if (options_.has_pool()) SpawnRole(Role::kSweeper);
   }
   if (options_.crashes_per_hour > 0) scheduler_.Spawn("chaos", [this] { Chaos(); });
   if (options_.check_stolen || options_.check_ended_jobs) {
@@ -192,11 +199,24 @@ void World::SpawnActors() {
 World::Process::Process(World& w, Duration skew)
     : seam(w.scheduler_, skew),
       vms(w.VmsClientOptions(), aws::MicrovmsClientDeps{w.vms_http_, w.credentials_, seam.seam}),
-      github(github::GitHubClient::Create(w.github_http_, seam.clock, w.GithubAuth(),
-                                          w.GithubOptions(seam), &seam.logger)
-                 .value()),
       table(w.store_, seam.seam, TableOptions(w.config_)),
-      pool(w.store_, seam.seam) {
+      pool(w.store_, seam.seam),
+      arrivals(w.store_, seam.seam) {
+  std::vector<github::GitHub*> each;
+  for (int i = 0; i < w.options_.github_apps; ++i) {
+    apps.push_back(github::GitHubClient::Create(
+                       w.github_http_, seam.clock,
+                       w.options_.github_apps > 1 ? w.GithubAppAuth(i) : w.GithubAuth(),
+                       w.GithubOptions(seam), &seam.logger)
+                       .value());
+    each.push_back(apps.back().get());
+  }
+  if (each.size() > 1) {
+    router = std::make_unique<github::MultiAppGitHub>(std::move(each), seam.clock);
+    github = router.get();
+  } else {
+    github = apps.front().get();
+  }
   // As `mvr serve` and `mvr lambda` do with the secrets they read.
   seam.logger.redactor().Add(kToken);
   seam.logger.redactor().Add(kFixedToken);
@@ -207,6 +227,14 @@ github::GitHubAuth World::GithubAuth() {
   github::GitHubAuth auth = github::GitHubAuth::Token(Secret(kToken));
   auth.reload = [this]() -> Result<Secret> { return Secret(github_secret_); };
   return auth;
+}
+
+github::GitHubAuth World::GithubAppAuth(int i) const {
+  github::AppCredentials app;
+  app.app_id = std::to_string(kFirstAppId + i);
+  app.installation_id = kFirstAppId + i;
+  app.private_key_pem = Secret(SimAppKeyPem(i));
+  return github::GitHubAuth::App(std::move(app));
 }
 
 github::GitHubClientOptions World::GithubOptions(ActorSeam& seam) const {
@@ -236,6 +264,13 @@ std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
   }
   o.model.webhook_secret = Secret(kWebhookSecret);
   o.auth.pats = {Secret(kToken)};
+  for (int i = 0; options_.github_apps > 1 && i < options_.github_apps; ++i) {
+    gh::AppOptions app;
+    app.app_id = kFirstAppId + i;
+    app.installation_id = kFirstAppId + i;
+    app.private_key_pem = Secret(SimAppKeyPem(i));
+    o.auth.apps.push_back(std::move(app));
+  }
   o.rate.secondary_per_minute = options_.github_mutations_per_minute;
   o.rate.github = options_.github_rate_limits;
   return gh::InProcessGithub::Create(o, services_).value();

@@ -30,6 +30,7 @@
 #include "emulate/github/inprocess_github.h"
 #include "emulate/microvms/inprocess_microvms.h"
 #include "github/github_client.h"
+#include "github/multi_app.h"
 #include "queue/memory_queue.h"
 #include "runnerset/class_health.h"
 #include "runnerset/config.h"
@@ -81,6 +82,7 @@ class World {
   static constexpr char kFallbackImage[] = "img-2";
   static constexpr char kPrefix[] = "mvr-sim-";
   static constexpr char kToken[] = "ghp_SIMTOKENFIXTURE0123456789";
+  static constexpr int64_t kFirstAppId = 4101;  // App i is 4101 + i, installed as 4101 + i
   // The PAT that replaces kToken in the revoked-credentials scenario.
   static constexpr char kFixedToken[] = "ghp_SIMFIXEDTOKENFIXTURE98765";
   static constexpr char kWebhookSecret[] = "sim-webhook-secret-5c1f";
@@ -98,9 +100,13 @@ class World {
     ActorSeam seam;
     Role role = Role::kLauncher;  // or the Action's run
     aws::MicrovmsClient vms;
-    std::unique_ptr<github::GitHubClient> github;
+    // One client per GitHub App (one with the PAT); with several, the set calls `router`.
+    std::vector<std::unique_ptr<github::GitHubClient>> apps;
+    std::unique_ptr<github::MultiAppGitHub> router;
+    github::GitHub* github = nullptr;
     runnerset::RunnerTable table;
     runnerset::WarmPoolTable pool;
+    runnerset::ArrivalHistory arrivals;
   };
 
   // Runs `f` when the scope ends, unwinding from a crash included.
@@ -122,6 +128,8 @@ class World {
   Process& NewProcess();
   // The set's GitHub credential, re-read from github_secret_ while GitHub refuses it.
   github::GitHubAuth GithubAuth();
+  // App i's credentials (options_.github_apps > 1).
+  github::GitHubAuth GithubAppAuth(int i) const;
   github::GitHubClientOptions GithubOptions(ActorSeam& seam) const;
   void SpawnRole(Role role);
   void SpawnActors();

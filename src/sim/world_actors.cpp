@@ -21,7 +21,7 @@ void World::LauncherLoop(Process& p) {
       config_,
       runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table, metrics_,
                               nullptr, &p.pool, Secret(kSetControlKey), &class_health_,
-                              /*defer_rate_limited=*/!options_.plant_rate_blind});
+                              /*defer_rate_limited=*/!options_.plant_rate_blind, &p.arrivals});
   while (true) {
     queue::ReceiveOptions ro;
     ro.max_messages = std::max(1, options_.sequential_batch);
@@ -52,9 +52,17 @@ void World::JanitorLoop(Process& p) {
 }
 
 void World::SweeperLoop(Process& p) {
-  runnerset::WarmPoolSweeper sweeper(
-      config_, runnerset::WarmPoolDeps{p.seam.seam, p.vms, p.pool, p.github.get(), &ingress_http_,
-                                       &p.table, Secret(kSetControlKey), &class_health_});
+  runnerset::WarmPoolSweeper sweeper(config_, runnerset::WarmPoolDeps{p.seam.seam,
+                                                                      p.vms,
+                                                                      p.pool,
+                                                                      p.github,
+                                                                      &ingress_http_,
+                                                                      &p.table,
+                                                                      Secret(kSetControlKey),
+                                                                      &class_health_,
+                                                                      runnerset::kDefaultHotSettle,
+                                                                      {},
+                                                                      &p.arrivals});
   const Duration interval(config_.warm_pool.interval_seconds * 1000LL);
   while (true) {
     const runnerset::PoolSweepReport swept = sweeper.Sweep();

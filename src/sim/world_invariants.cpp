@@ -93,8 +93,7 @@ void World::CheckJobs(WorldReport& report) {
 void World::CheckVms(WorldReport& report) {
   const double now_s = std::chrono::duration<double>(scheduler_.Now().time_since_epoch()).count();
   const double bound_s = static_cast<double>(JanitorBound().count()) / 1000.0;
-  const bool pools =
-      options_.warm_pool_size > 0 || options_.hot_pool_size > 0 || options_.action_runs > 0;
+  const bool pools = options_.has_pool() || options_.action_runs > 0;
   for (const json& vm : ModelVms()) {
     const std::string state = vm.value("state", "");
     const double age_s = now_s - vm.value("startedAt", 0.0);
@@ -113,7 +112,8 @@ void World::CheckVms(WorldReport& report) {
 void World::CheckRunners(WorldReport& report) {
   for (const gh::Runner& runner : github_->model().ListAllRunners()) {
     // A hot member's runner stays registered, parked with its suspended VM.
-    if (options_.hot_pool_size > 0 && runner.name.find("hot-") != std::string::npos) continue;
+    const bool hot_pool = options_.hot_pool_size > 0 || options_.hot_pool_target_seconds > 0;
+    if (hot_pool && runner.name.find("hot-") != std::string::npos) continue;
     // A run that died between registering its runner and naming it on its member leaves it
     // unused: no reconcile knows it, and GitHub removes an ephemeral runner that has not
     // connected for a day. At most one such runner per crashed run, never one given a job.

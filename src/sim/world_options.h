@@ -69,6 +69,19 @@ struct WorldOptions {
   int max_concurrent_vms = 20;
   int warm_pool_size = 0;
   int hot_pool_size = 0;  // VMs kept suspended with a registered runner (hotPoolSize)
+  // The hot pool sized to a start-time target instead (pool_target.h): p95 queued → started in
+  // seconds (0: hot_pool_size) and the most members it may ask for.
+  int hot_pool_target_seconds = 0;
+  int hot_pool_target_max = 20;
+  bool has_pool() const {
+    return warm_pool_size > 0 || hot_pool_size > 0 || hot_pool_target_seconds > 0;
+  }
+  // When not empty, the jobs are queued at these times after the start (and `jobs` is their
+  // number) instead of spread over `arrivals`.
+  std::vector<Duration> arrival_at;
+  // Jobs the set counted before the run began (its store's arrival history), at these times
+  // relative to the start (negative: before it).
+  std::vector<Duration> history_at;
   FaultRates store, queue, microvms, github;
   WebhookFaults webhooks;
   double crashes_per_hour = 0;  // of launchers, the janitor and the sweeper (each replaced)
@@ -142,6 +155,9 @@ struct WorldOptions {
   // GitHub's documented rate limits, the secondary ones included, enforced by the model
   // (`mvr emulate github --rate-limits github`; issue 30, item 4).
   bool github_rate_limits = false;
+  // The GitHub Apps the set calls through (github/multi_app.h, `github.apps`): 1, the set's
+  // PAT; more, that many Apps, each with its own installation and so its own rate limits.
+  int github_apps = 1;
   // A planted bug: the set is blind to GitHub's rate limits: its GitHub client paces nothing and
   // holds nothing back, and a launch refused for a rate limit fails (and dead-letters).
   bool plant_rate_blind = false;
@@ -192,6 +208,20 @@ struct WorldReport {
   int64_t rate_deferrals = 0;
   std::map<std::string, int64_t> github_rate_refusals;
   int content_minute_peak = 0, content_hour_peak = 0;
+  // The GitHub Apps the set registered through; first job queued -> the last JIT config GitHub
+  // admitted; and the soonest GitHub's content limits let that many JIT configs through that
+  // many Apps (ContentBoundSeconds): how near the set came to the binding limit.
+  int github_apps = 1;
+  double jit_seconds = 0;
+  double jit_bound_seconds = 0;
 };
+
+// The soonest the last of the JIT configs wanted at `wanted_at` (seconds, ascending: when each
+// job was queued) can be admitted, dealt in turn to `apps` Apps, each allowed `per_minute` in any
+// minute and `per_hour` in any hour (sliding windows), none before its job. With GitHub's 80 and
+// 500, 1,000 wanted at once take 66 minutes through one App (the hour binds), 4 through three
+// (the minute binds).
+double ContentBoundSeconds(const std::vector<double>& wanted_at, int apps, int per_minute = 80,
+                           int per_hour = 500);
 
 }  // namespace mvr::sim

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "sim/world.h"
 
@@ -25,6 +26,16 @@ void World::CheckRateLimits(WorldReport& report) {
   if (first && last) {
     report.burst_seconds = std::chrono::duration<double>(*last - *first).count();
   }
+  report.github_apps = options_.github_apps;
+  if (std::optional<TimePoint> jit = github_->rate_limits().LastContentAt(); jit && first) {
+    report.jit_seconds = std::chrono::duration<double>(*jit - *first).count();
+  }
+  std::vector<double> wanted;
+  for (const auto& [id, at] : queued_at_) {
+    wanted.push_back(std::chrono::duration<double>(at - *first).count());
+  }
+  std::sort(wanted.begin(), wanted.end());
+  report.jit_bound_seconds = ContentBoundSeconds(wanted, options_.github_apps);
   // Under GitHub's limits a launch waits; it never fails for them (and so never dead-letters).
   // Launches that fail for another reason (a launch timeout the seed drew too short for a burst)
   // are counted in failed_launches and retried as always.
@@ -44,6 +55,24 @@ void World::CheckRateLimits(WorldReport& report) {
                                 "launch must be deferred, never failed); the first: " +
                                 first_failure);
   }
+}
+
+double ContentBoundSeconds(const std::vector<double>& wanted_at, int apps, int per_minute,
+                           int per_hour) {
+  if (apps <= 0 || per_minute <= 0 || per_hour <= 0) return 0;
+  // at[a]: when App a's JIT configs go, each as early as its job and both windows let it.
+  std::vector<std::vector<double>> at(static_cast<size_t>(apps));
+  double last = 0;
+  for (size_t k = 0; k < wanted_at.size(); ++k) {
+    std::vector<double>& mine = at[k % static_cast<size_t>(apps)];
+    const size_t i = mine.size();
+    double t = std::max(wanted_at[k], i > 0 ? mine[i - 1] : 0.0);
+    if (i >= static_cast<size_t>(per_minute)) t = std::max(t, mine[i - per_minute] + 60);
+    if (i >= static_cast<size_t>(per_hour)) t = std::max(t, mine[i - per_hour] + 3600);
+    mine.push_back(t);
+    last = std::max(last, t);
+  }
+  return last;
 }
 
 }  // namespace mvr::sim

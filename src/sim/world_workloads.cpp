@@ -1,6 +1,7 @@
 // sim::World's workloads: the jobs a scenario queues for the runner set, and the workflow runs
 // that use the Action (`mvr start` / `mvr stop`) on a warm pool.
 #include <exception>
+#include <stdexcept>
 
 #include "action/pool_keys.h"
 #include "action/pool_records.h"
@@ -15,11 +16,23 @@ namespace gh = emulate::github;
 
 // Queues the jobs over the arrival window; the GitHub model announces each with a webhook.
 void World::Workload() {
+  const TimePoint start = scheduler_.Now();
+  if (!options_.history_at.empty()) {
+    runnerset::ArrivalHistory history(memory_store_, workload_.seam);
+    for (Duration at : options_.history_at) {
+      if (!history.Record(kLabel, start + at).ok()) throw std::logic_error("recording history");
+    }
+  }
   if (options_.first_job_after.count() > 0) workload_.sleeper.Sleep(options_.first_job_after);
   const int64_t gap = std::max<int64_t>(1, options_.arrivals.count() / std::max(1, options_.jobs));
   for (int i = 0; i < options_.jobs; ++i) {
-    workload_.sleeper.Sleep(
-        Duration(static_cast<int64_t>(workload_.random.Next64() % static_cast<uint64_t>(2 * gap))));
+    if (!options_.arrival_at.empty()) {
+      const TimePoint at = start + options_.arrival_at[static_cast<size_t>(i)];
+      if (at > scheduler_.Now()) workload_.sleeper.Sleep(at - scheduler_.Now());
+    } else {
+      workload_.sleeper.Sleep(Duration(
+          static_cast<int64_t>(workload_.random.Next64() % static_cast<uint64_t>(2 * gap))));
+    }
     gh::JobSpec spec;
     spec.repository = JobRepository(i);
     spec.labels = {"self-hosted", kLabel};

@@ -182,6 +182,37 @@ TEST(WorldTest, AHotLaunchThatFailsToCommitNeverKillsTheJobItsRunnerTook) {
   }
 }
 
+// GitHub's content limits are per App installation: 1,000 JIT configs take 66 minutes through
+// one App (the hour binds once 500 went in the first 6 minutes) and 4 through three.
+TEST(RateLimitBoundTest, TheContentLimitsBoundABurstPerApp) {
+  auto at_once = [](int n) { return std::vector<double>(static_cast<size_t>(n), 0.0); };
+  EXPECT_DOUBLE_EQ(ContentBoundSeconds(at_once(1000), 1), 3960);
+  EXPECT_DOUBLE_EQ(ContentBoundSeconds(at_once(1000), 3), 240);
+  EXPECT_DOUBLE_EQ(ContentBoundSeconds(at_once(80), 1), 0);
+  EXPECT_DOUBLE_EQ(ContentBoundSeconds(at_once(100), 1), 60);
+  EXPECT_DOUBLE_EQ(ContentBoundSeconds(at_once(100), 2), 0);
+  // None goes before its job: 100 queued one a second through one App end at the 99th second.
+  std::vector<double> spread;
+  for (int i = 0; i < 100; ++i) spread.push_back(i);
+  EXPECT_DOUBLE_EQ(ContentBoundSeconds(spread, 1), 99);
+  EXPECT_DOUBLE_EQ(ContentBoundSeconds({}, 2), 0);
+}
+
+// 100 jobs at once through two Apps: each App registers about half, so neither meets its 80 a
+// minute, and the JIT configs are through as the jobs arrive (over a minute); through one App
+// the 81st waits for the next minute.
+TEST(WorldTest, TwoAppsSpreadABurstsJitConfigsAndFinishThemSooner) {
+  WorldReport two = RunWorld(FindScenario("rate-limits-small-apps")->options(1));
+  EXPECT_TRUE(two.violations.empty()) << Violations(two);
+  EXPECT_EQ(two.github_apps, 2);
+  EXPECT_EQ(two.jobs_completed, 100);
+  EXPECT_GE(two.content_minute_peak, 40);
+  EXPECT_LE(two.content_minute_peak, 60);
+  WorldReport one = RunWorld(FindScenario("rate-limits-small")->options(1));
+  EXPECT_EQ(one.content_minute_peak, 80);
+  EXPECT_LT(two.jit_seconds + 20, one.jit_seconds) << two.jit_seconds << " " << one.jit_seconds;
+}
+
 // The claim's condition is what keeps one job to one VM when a webhook is duplicated: without it
 // the simulation finds a job with two VMs within 5 seeds (at seed 1; 12 of seeds 1..20 fail).
 TEST(WorldTest, APlantedUnconditionalClaimIsFound) {
