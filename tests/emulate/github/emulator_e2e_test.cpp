@@ -491,27 +491,36 @@ TEST_F(EmulatorE2eTest, ExhaustedRateBudgetGives403WithResetHeader) {
             std::string::npos);
 }
 
-TEST(EmulateGithubCommandTest, PrintsItsUrlServesAndExitsCleanlyOnSigterm) {
-  const std::string mvr = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
+// Starts `args` (args[0] the program) with its stdout on a pipe, and returns the first line it
+// prints (`pid` its process id, 0 when it could not be started).
+std::string SpawnForFirstLine(std::vector<std::string> args, pid_t& pid) {
+  pid = 0;
   int out[2];
-  ASSERT_EQ(pipe(out), 0);
+  if (pipe(out) != 0) return "";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::vector<std::string> args = {mvr,      "emulate",  "github", "--listen", "127.0.0.1:0",
-                                   "--repo", "octo/app", "--pat",  kPat};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, mvr.c_str(), &actions, nullptr, argv.data(), environ), 0);
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid = 0;
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);
   std::string line;
   char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  while (pid > 0 && read(out[0], &c, 1) == 1 && c != '\n') line += c;
   close(out[0]);
+  return line;
+}
+
+TEST(EmulateGithubCommandTest, PrintsItsUrlServesAndExitsCleanlyOnSigterm) {
+  const std::string mvr = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
+  pid_t pid = 0;
+  const std::string line = SpawnForFirstLine(
+      {mvr, "emulate", "github", "--listen", "127.0.0.1:0", "--repo", "octo/app", "--pat", kPat},
+      pid);
+  ASSERT_GT(pid, 0);
   const std::string prefix = "mvr emulate github listening on ";
   ASSERT_EQ(line.rfind(prefix, 0), 0u) << line;
   {
@@ -581,29 +590,15 @@ TEST(EmulateGithubCommandTest, RepeatedAppFlagsPairUpInOrder) {
   }
 
   // Two Apps served: App 6 buys a token for installation 4, not for App 5's installation 3.
-  int out[2];
-  ASSERT_EQ(pipe(out), 0);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
   std::vector<std::string> args = base;
   for (const char* a :
        {"--app-id", "5", "--app-key-file", first_file.c_str(), "--app-id", "6", "--app-key-file",
         second_file.c_str(), "--installation-id", "3", "--installation-id", "4"}) {
     args.push_back(a);
   }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, mvr.c_str(), &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  close(out[0]);
+  const std::string line = SpawnForFirstLine(args, pid);
+  ASSERT_GT(pid, 0);
   const std::string prefix = "mvr emulate github listening on ";
   EXPECT_EQ(line.rfind(prefix, 0), 0u) << line;
   if (line.rfind(prefix, 0) == 0) {
