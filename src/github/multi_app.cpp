@@ -28,9 +28,7 @@ std::optional<TimePoint> Earlier(std::optional<TimePoint> a, std::optional<TimeP
 }  // namespace
 
 MultiAppGitHub::MultiAppGitHub(std::vector<GitHub*> apps, const Clock& clock)
-    : apps_(std::move(apps)),
-      clock_(clock),
-      content_calls_(std::make_unique<std::atomic<int64_t>[]>(apps_.size())) {}
+    : apps_(std::move(apps)), clock_(clock) {}
 
 std::vector<size_t> MultiAppGitHub::Order(bool content_creating) const {
   const TimePoint now = clock_.Now();
@@ -72,7 +70,6 @@ template <typename Call>
 std::invoke_result_t<Call, GitHub&> MultiAppGitHub::Route(bool content_creating, Call call) {
   std::optional<std::invoke_result_t<Call, GitHub&>> best;
   for (size_t i : Order(content_creating)) {
-    if (content_creating) content_calls_[i].fetch_add(1);
     auto got = call(*apps_[i]);
     const Status s = StatusOf(got);
     if (!TryAnother(s)) return got;
@@ -152,12 +149,6 @@ std::optional<RateBudgetSnapshot> MultiAppGitHub::RateBudgetNow() const {
   std::vector<std::optional<RateBudgetSnapshot>> each;
   for (const GitHub* app : apps_) each.push_back(app->RateBudgetNow());
   return CombineRateBudgets(each, clock_.Now());
-}
-
-std::vector<int64_t> MultiAppGitHub::ContentCallsByApp() const {
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < apps_.size(); ++i) out.push_back(content_calls_[i].load());
-  return out;
 }
 
 std::optional<RateBudgetSnapshot> CombineRateBudgets(

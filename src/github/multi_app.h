@@ -19,7 +19,6 @@
 #pragma once
 
 #include <atomic>
-#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -54,10 +53,6 @@ class MultiAppGitHub final : public GitHub {
   std::optional<TimePoint> AuthFailingSince() const override;
   std::optional<RateBudgetSnapshot> RateBudgetNow() const override;
 
-  // The calls each App was sent so far, in the order of `apps` (tests and the simulation's
-  // report: how evenly the registrations spread).
-  std::vector<int64_t> ContentCallsByApp() const;
-
  private:
   // The Apps in the order a call should try them.
   std::vector<size_t> Order(bool content_creating) const;
@@ -68,7 +63,6 @@ class MultiAppGitHub final : public GitHub {
   std::vector<GitHub*> apps_;
   const Clock& clock_;
   mutable std::atomic<size_t> turn_{0};
-  std::unique_ptr<std::atomic<int64_t>[]> content_calls_;
 };
 
 // The snapshots of several Apps as one (MultiAppGitHub::RateBudgetNow): the limits and what is
