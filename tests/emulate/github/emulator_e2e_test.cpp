@@ -491,6 +491,17 @@ TEST_F(EmulatorE2eTest, ExhaustedRateBudgetGives403WithResetHeader) {
             std::string::npos);
 }
 
+// Runs `argv` to its end (30 s at most), its stdout and stderr kept.
+Result<process::CommandResult> RunForOutput(process::PosixProcessRunner& processes,
+                                            std::vector<std::string> argv) {
+  process::ProcessSpec spec;
+  spec.argv = std::move(argv);
+  process::RunOptions options;
+  options.timeout = Duration(30'000);
+  options.capture_stderr = true;
+  return processes.Run(spec, options);
+}
+
 // Starts `args` (args[0] the program) with its stdout on a pipe, and returns the first line it
 // prints (`pid` its process id, 0 when it could not be started).
 std::string SpawnForFirstLine(std::vector<std::string> args, pid_t& pid) {
@@ -574,13 +585,9 @@ TEST(EmulateGithubCommandTest, RepeatedAppFlagsPairUpInOrder) {
        "GitHub App 5 is given twice"}};
   process::PosixProcessRunner processes;
   for (const Case& c : refused) {
-    process::ProcessSpec spec;
-    spec.argv = base;
-    spec.argv.insert(spec.argv.end(), c.flags.begin(), c.flags.end());
-    process::RunOptions options;
-    options.timeout = Duration(30'000);
-    options.capture_stderr = true;
-    Result<process::CommandResult> ran = processes.Run(spec, options);
+    std::vector<std::string> argv = base;
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    Result<process::CommandResult> ran = RunForOutput(processes, argv);
     ASSERT_TRUE(ran.ok()) << ran.status().ToString();
     const std::string said = ran->error_output + ran->output;
     EXPECT_FALSE(ran->timed_out) << c.said << " was not refused: " << said;
@@ -653,14 +660,10 @@ TEST(EmulateCommandsTest, NumbersOutOfRangeAreRefusedByName) {
                                    {&microvms, "--memory-quota-mib", "-5"}};
   process::PosixProcessRunner processes;
   for (const Case& c : cases) {
-    process::ProcessSpec spec;
-    spec.argv = *c.command;
-    spec.argv.push_back(c.flag);
-    spec.argv.push_back(c.value);
-    process::RunOptions options;
-    options.timeout = Duration(30'000);
-    options.capture_stderr = true;
-    Result<process::CommandResult> ran = processes.Run(spec, options);
+    std::vector<std::string> argv = *c.command;
+    argv.push_back(c.flag);
+    argv.push_back(c.value);
+    Result<process::CommandResult> ran = RunForOutput(processes, argv);
     ASSERT_TRUE(ran.ok()) << ran.status().ToString();
     const std::string said = ran->error_output + ran->output;
     EXPECT_FALSE(ran->timed_out) << c.flag << " " << c.value << " was accepted: " << said;
