@@ -80,12 +80,19 @@ Result<Page> MemoryStore::PageFrom(Key start, const std::string& cursor, int lim
   const TimePoint now = clock_.Now();
   Page page;
   auto it = exclusive ? items_.upper_bound(start) : items_.lower_bound(start);
-  for (; it != items_.end() && in_range(it->first); ++it) {
+  while (it != items_.end() && in_range(it->first)) {
     if (static_cast<int>(page.items.size()) == limit) {
       page.next_cursor = EncodeKeyCursor(page.items.back().key);
       break;
     }
-    if (!IsExpired(options_, it->second, now)) page.items.push_back(Item{it->first, it->second});
+    // An expired item is invisible to every read, so a page that passes one deletes it, as
+    // DynamoDB's TTL sweep and SqliteStore's purge do: a long run does not keep walking them.
+    if (IsExpired(options_, it->second, now)) {
+      it = items_.erase(it);
+      continue;
+    }
+    page.items.push_back(Item{it->first, it->second});
+    ++it;
   }
   return page;
 }

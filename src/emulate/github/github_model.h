@@ -86,6 +86,11 @@ class GithubModel {
   // Jobs of one repository, optionally of one run and/or one status.
   Result<std::vector<Job>> ListJobs(const std::string& owner, const std::string& repo,
                                     std::optional<int64_t> run_id, const std::string& status) const;
+  // Runs of one repository, newest first, each as its jobs. With `status`, only the runs whose
+  // status (or, once completed, conclusion) it names, at most `reach` of them.
+  Result<std::vector<std::vector<Job>>> ListRuns(const std::string& owner, const std::string& repo,
+                                                 const std::optional<std::string>& status,
+                                                 size_t reach) const;
 
   // --- control API ---
   Result<Job> QueueJob(const JobSpec& spec);

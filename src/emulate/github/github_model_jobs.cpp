@@ -143,6 +143,32 @@ Result<std::vector<Job>> GithubModel::ListJobs(const std::string& owner, const s
   return out;
 }
 
+Result<std::vector<std::vector<Job>>> GithubModel::ListRuns(
+    const std::string& owner, const std::string& repo, const std::optional<std::string>& status,
+    size_t reach) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Repository* r = FindRepoLocked(owner, repo);
+  if (!r) return NotFound("Not Found");
+  std::map<int64_t, std::vector<const Job*>, std::greater<>> runs;
+  for (const auto& [id, job] : jobs_) {
+    if (job.repository_id == r->id) runs[job.run_id].push_back(&job);
+  }
+  std::vector<std::vector<Job>> out;
+  for (const auto& [run_id, run_jobs] : runs) {
+    if (status) {
+      const RunState state = RunStateOf(run_jobs);
+      if (state.status != *status &&
+          !(state.status == "completed" && state.conclusion == *status)) {
+        continue;
+      }
+      if (out.size() == reach) break;
+    }
+    std::vector<Job>& copy = out.emplace_back();
+    for (const Job* job : run_jobs) copy.push_back(*job);
+  }
+  return out;
+}
+
 Result<Job> GithubModel::GetJobById(int64_t job_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(job_id);

@@ -98,21 +98,11 @@ json JobJsonImpl(const Job& job, const std::string& base_url, bool detail) {
 
 }  // namespace
 
-namespace {
-
-// A run's progress from its jobs': as far along as its least advanced job, failed if any job
-// failed, last updated when any job last changed.
-struct RunProgress {
-  std::string status;
-  std::string conclusion = "success";
-  TimePoint updated;
-};
-
-RunProgress ProgressOf(const std::vector<const Job*>& jobs) {
+RunState RunStateOf(const std::vector<const Job*>& jobs) {
   auto rank = [](const std::string& s) {
     return s == "waiting" ? 0 : s == "queued" ? 1 : s == "in_progress" ? 2 : 3;
   };
-  RunProgress p{jobs.front()->status, "success", jobs.front()->created_at};
+  RunState p{jobs.front()->status, "success", jobs.front()->created_at};
   for (const Job* job : jobs) {
     if (rank(job->status) < rank(p.status)) p.status = job->status;
     if (job->conclusion == "failure" || job->conclusion == "cancelled") {
@@ -124,6 +114,8 @@ RunProgress ProgressOf(const std::vector<const Job*>& jobs) {
   }
   return p;
 }
+
+namespace {
 
 // The commit a run is for (simple-commit); the emulator's commits are all by one author.
 json HeadCommitJson(const Job& job) {
@@ -141,7 +133,7 @@ json HeadCommitJson(const Job& job) {
 json WorkflowRunJson(const std::vector<const Job*>& jobs, const Repository& repo,
                      const std::string& base_url) {
   const Job& first = *jobs.front();
-  const RunProgress progress = ProgressOf(jobs);
+  const RunState progress = RunStateOf(jobs);
   const std::string id = std::to_string(first.run_id);
   const std::string api = base_url + "/repos/" + repo.FullName();
   const std::string url = api + "/actions/runs/" + id;

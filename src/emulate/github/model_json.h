@@ -15,6 +15,14 @@ nlohmann::json ErrorJson(const std::string& message, const std::string& doc_path
 nlohmann::json RunnerJson(const Runner& runner);
 // The job as GET /repos/{o}/{r}/actions/jobs/{id} and workflow_job payloads show it.
 nlohmann::json JobJson(const Job& job, const std::string& base_url);
+// A run's state from its jobs' (at least one): as far along as its least advanced job, failed if
+// any job failed, last updated when any job last changed.
+struct RunState {
+  std::string status;
+  std::string conclusion = "success";
+  TimePoint updated;
+};
+RunState RunStateOf(const std::vector<const Job*>& jobs);
 // A workflow run as GET /repos/{o}/{r}/actions/runs lists it, from its jobs (at least one).
 nlohmann::json WorkflowRunJson(const std::vector<const Job*>& jobs, const Repository& repo,
                                const std::string& base_url);

@@ -1,6 +1,8 @@
 #include "emulate/github/rest_api.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "base/json_text.h"
@@ -26,6 +28,44 @@ int IntParam(const ServerRequest& req, const char* name, int fallback, int lo, i
 }
 
 Scope RepoScope(const PathParams& p) { return Scope::Repo(p.at("owner"), p.at("repo")); }
+
+// One page of a list GitHub pages by `per_page` (default 30, at most 100) and `page`: the page's
+// items under `key`, `total_count`, and the Link header GitHub sends (prev, next, last, first),
+// each link keeping the request's other query parameters.
+HttpResponse PagedList(const ServerRequest& req, const std::string& base_url, const char* key,
+                       int total, const std::function<json(int)>& item) {
+  const int per_page = IntParam(req, "per_page", 30, 1, 100);
+  const int page = IntParam(req, "page", 1, 1, 1'000'000);
+  const int last = std::max(1, (total + per_page - 1) / per_page);
+  json list = json::array();
+  for (int i = (page - 1) * per_page; i < std::min(total, page * per_page); ++i) {
+    list.push_back(item(i));
+  }
+  json j;
+  j["total_count"] = total;
+  j[key] = std::move(list);
+  HttpResponse out = JsonResponse(200, j);
+  auto link = [&](int n, const char* rel) {
+    std::vector<std::pair<std::string, std::string>> q;
+    for (const auto& [name, value] : req.params) {
+      if (name != "per_page" && name != "page") q.emplace_back(name, value);
+    }
+    q.emplace_back("per_page", std::to_string(per_page));
+    q.emplace_back("page", std::to_string(n));
+    return "<" + base_url + req.path + "?" + http::BuildQuery(q) + ">; rel=\"" + rel + "\"";
+  };
+  std::vector<std::string> links;
+  if (page > 1) links.push_back(link(page - 1, "prev"));
+  if (page < last) links.push_back(link(page + 1, "next"));
+  if (page < last) links.push_back(link(last, "last"));
+  if (page > 1) links.push_back(link(1, "first"));
+  if (!links.empty()) {
+    std::string header;
+    for (const auto& l : links) header += (header.empty() ? "" : ", ") + l;
+    out.headers.Set("Link", header);
+  }
+  return out;
+}
 Scope OrgScope(const PathParams& p) { return Scope::Org(p.at("org")); }
 
 // GitHub answers a secondary limit with 403 or 429 and Retry-After; the emulator answers 429 for
@@ -344,37 +384,8 @@ HttpResponse RestApi::GenerateJit(const Scope& scope, const ServerRequest& req) 
 HttpResponse RestApi::ListRunners(const Scope& scope, const ServerRequest& req) {
   auto runners = model_.ListRunners(scope, req.Param("name").value_or(""));
   if (!runners.ok()) return ErrorResponse(runners.status());
-  const int per_page = IntParam(req, "per_page", 30, 1, 100);
-  const int page = IntParam(req, "page", 1, 1, 1'000'000);
-  const int total = static_cast<int>(runners->size());
-  const int last = std::max(1, (total + per_page - 1) / per_page);
-  json list = json::array();
-  for (int i = (page - 1) * per_page; i < std::min(total, page * per_page); ++i) {
-    list.push_back(RunnerJson((*runners)[i]));
-  }
-  json j;
-  j["total_count"] = total;
-  j["runners"] = list;
-  HttpResponse out = JsonResponse(200, j);
-  auto link = [&](int n, const char* rel) {
-    std::vector<std::pair<std::string, std::string>> q;
-    if (auto name = req.Param("name")) q.emplace_back("name", *name);
-    q.emplace_back("per_page", std::to_string(per_page));
-    q.emplace_back("page", std::to_string(n));
-    return "<" + model_.options().base_url + req.path + "?" + http::BuildQuery(q) + ">; rel=\"" +
-           rel + "\"";
-  };
-  std::vector<std::string> links;
-  if (page > 1) links.push_back(link(page - 1, "prev"));
-  if (page < last) links.push_back(link(page + 1, "next"));
-  if (page < last) links.push_back(link(last, "last"));
-  if (page > 1) links.push_back(link(1, "first"));
-  if (!links.empty()) {
-    std::string header;
-    for (const auto& l : links) header += (header.empty() ? "" : ", ") + l;
-    out.headers.Set("Link", header);
-  }
-  return out;
+  return PagedList(req, model_.options().base_url, "runners", static_cast<int>(runners->size()),
+                   [&](int i) { return RunnerJson((*runners)[static_cast<size_t>(i)]); });
 }
 
 HttpResponse RestApi::GetRunner(const Scope& scope, const std::string& id_text) {
@@ -396,24 +407,22 @@ HttpResponse RestApi::DeleteRunner(const Scope& scope, const std::string& id_tex
   return out;
 }
 
+// Newest run first. GitHub documents that a listing filtered by `status` (among others) reaches
+// at most 1,000 runs; the emulator holds to that. `status` matches a run's status or, once
+// completed, its conclusion.
 HttpResponse RestApi::ListRuns(const PathParams& p, const ServerRequest& req) {
-  const std::string status = req.Param("status").value_or("");
+  constexpr size_t kFilteredReach = 1000;
   auto repo = model_.GetRepository(p.at("owner"), p.at("repo"));
   if (!repo.ok()) return ErrorResponse(repo.status());
-  auto jobs = model_.ListJobs(p.at("owner"), p.at("repo"), std::nullopt, "");
-  if (!jobs.ok()) return ErrorResponse(jobs.status());
-  std::map<int64_t, std::vector<const Job*>> runs;
-  for (const auto& job : *jobs) runs[job.run_id].push_back(&job);
-  json list = json::array();
-  for (const auto& [run_id, run_jobs] : runs) {
-    json run = WorkflowRunJson(run_jobs, *repo, model_.options().base_url);
-    if (!status.empty() && run["status"] != status) continue;
-    list.push_back(std::move(run));
-  }
-  json j;
-  j["total_count"] = list.size();
-  j["workflow_runs"] = list;
-  return JsonResponse(200, j);
+  auto runs = model_.ListRuns(p.at("owner"), p.at("repo"), req.Param("status"), kFilteredReach);
+  if (!runs.ok()) return ErrorResponse(runs.status());
+  return PagedList(req, model_.options().base_url, "workflow_runs", static_cast<int>(runs->size()),
+                   [&](int i) {
+                     const std::vector<Job>& jobs = (*runs)[static_cast<size_t>(i)];
+                     std::vector<const Job*> pointers;
+                     for (const Job& job : jobs) pointers.push_back(&job);
+                     return WorkflowRunJson(pointers, *repo, model_.options().base_url);
+                   });
 }
 
 HttpResponse RestApi::ListRunJobs(const PathParams& p, const ServerRequest& req) {
@@ -422,17 +431,9 @@ HttpResponse RestApi::ListRunJobs(const PathParams& p, const ServerRequest& req)
   auto jobs = model_.ListJobs(p.at("owner"), p.at("repo"), *run_id, "");
   if (!jobs.ok()) return ErrorResponse(jobs.status());
   if (jobs->empty()) return ErrorResponse(NotFound("Not Found"));
-  const int per_page = IntParam(req, "per_page", 30, 1, 100);
-  const int page = IntParam(req, "page", 1, 1, 1'000'000);
-  json list = json::array();
-  const int total = static_cast<int>(jobs->size());
-  for (int i = (page - 1) * per_page; i < std::min(total, page * per_page); ++i) {
-    list.push_back(JobJson((*jobs)[i], model_.options().base_url));
-  }
-  json j;
-  j["total_count"] = total;
-  j["jobs"] = list;
-  return JsonResponse(200, j);
+  return PagedList(
+      req, model_.options().base_url, "jobs", static_cast<int>(jobs->size()),
+      [&](int i) { return JobJson((*jobs)[static_cast<size_t>(i)], model_.options().base_url); });
 }
 
 }  // namespace mvr::emulate::github

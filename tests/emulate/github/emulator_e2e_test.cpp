@@ -359,6 +359,33 @@ TEST_F(EmulatorE2eTest, RepositoryInstallationRunsAndRateLimitAnswerInGitHubsSha
   EXPECT_EQ(limit["rate"], limit["resources"]["core"]);
 }
 
+// GitHub pages workflow runs newest first, 30 a page unless per_page says otherwise (at most
+// 100), and links the next page in the Link header with the filter kept: a client that reads
+// only the first page misses runs.
+TEST_F(EmulatorE2eTest, WorkflowRunsArePagedNewestFirstWithTheFilterKeptInTheLink) {
+  Start();
+  for (int i = 0; i < 3; ++i) {
+    QueueJob({"self-hosted", "nobody-has-this"}, {"true"});
+  }
+  http::HttpResponse first = Call("GET", "/repos/octo/app/actions/runs?status=queued&per_page=2");
+  ASSERT_EQ(first.status, 200) << first.body;
+  json page1 = json::parse(first.body);
+  EXPECT_EQ(page1["total_count"], 3);
+  ASSERT_EQ(page1["workflow_runs"].size(), 2u);
+  EXPECT_GT(page1["workflow_runs"][0]["id"], page1["workflow_runs"][1]["id"]);
+  const std::string link = first.headers.Get("Link").value_or("");
+  EXPECT_NE(link.find("status=queued&per_page=2&page=2>; rel=\"next\""), std::string::npos) << link;
+  json page2 =
+      json::parse(Call("GET", "/repos/octo/app/actions/runs?status=queued&per_page=2&page=2").body);
+  ASSERT_EQ(page2["workflow_runs"].size(), 1u);
+  EXPECT_LT(page2["workflow_runs"][0]["id"], page1["workflow_runs"][1]["id"]);
+  // A filter matches a run's status, or its conclusion once completed: none has either.
+  EXPECT_EQ(
+      json::parse(Call("GET", "/repos/octo/app/actions/runs?status=success").body)["total_count"],
+      0);
+  EXPECT_EQ(json::parse(Call("GET", "/repos/octo/app/actions/runs").body)["total_count"], 3);
+}
+
 TEST_F(EmulatorE2eTest, AppAuthWithWrongKeyIsRefusedRightKeyGetsAToken) {
   Start();
   const int64_t now = ToUnixSeconds(clock_.Now());
