@@ -126,13 +126,25 @@ void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string
   const TimePoint until = seam.clock.Now() + settle;
   auto stopping = [&] { return deps_.stopping && deps_.stopping(); };
   bool launching = true;
+  // The first round, and each round that launched a member (a new row), scans the members; the
+  // others read only the members still followed, each from its own partition: a Scan reads the
+  // whole table (DynamoDB bills every item it passes, the runner set's claims and mappings too),
+  // and these rounds come every 2 s.
+  bool scan = true;
+  std::vector<std::string> followed;
   while (seam.clock.Now() + kHotSettlePoll <= until && !stopping()) {
     seam.sleeper.Sleep(kHotSettlePoll);
     if (stopping()) return;
-    if (launching) launching = launch_more();
+    if (launching) {
+      const int64_t booted = report.booted;
+      launching = launch_more();
+      scan = scan || report.booted != booted;
+    }
     // One read each round, no retries: whatever fails here, the next sweep looks again.
-    Result<std::vector<PoolMember>> members = deps_.pool.ScanMembers();
+    Result<std::vector<PoolMember>> members =
+        scan ? deps_.pool.ScanMembers() : ReadMembers(followed);
     if (!members.ok()) return;
+    scan = false;
     std::vector<const PoolMember*> pending;
     bool runner_awaited = false;
     for (const PoolMember& m : *members) {
@@ -144,6 +156,8 @@ void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string
       runner_awaited = runner_awaited || m.state != PoolMember::State::kBooting;
     }
     if (pending.empty() && !launching) return;
+    followed.clear();
+    for (const PoolMember* m : pending) followed.push_back(m->microvm_id);
     std::map<int64_t, github::Runner> runners;
     if (runner_awaited) {
       Result<std::vector<github::Runner>> listed =
@@ -163,6 +177,15 @@ void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string
     if (StopRefilling(cls, usable, true, report)) return;
     for (const auto& [m, vm] : present) StepHot(cls, version, *m, vm, runners, report);
   }
+}
+
+Result<std::vector<PoolMember>> WarmPoolSweeper::ReadMembers(const std::vector<std::string>& ids) {
+  std::vector<PoolMember> out;
+  for (const std::string& id : ids) {
+    MVR_ASSIGN_OR_RETURN(std::optional<PoolMember> m, deps_.pool.ReadMember(id));
+    if (m) out.push_back(std::move(*m));  // a member retired meanwhile is no longer followed
+  }
+  return out;
 }
 
 void WarmPoolSweeper::ObserveRunnerVersion(const PoolMember& m, const Result<aws::Microvm>& vm,

@@ -159,6 +159,8 @@ class WarmPoolSweeper {
   // says whether any are left.
   void SettleHotMembers(const RunnerClass& cls, const std::string& version,
                         const std::function<bool()>& launch_more, PoolSweepReport& report);
+  // The members of `ids` whose rows are still there, each read from its own partition.
+  Result<std::vector<PoolMember>> ReadMembers(const std::vector<std::string>& ids);
   // The size of the class's warm or hot pool now: its size or schedule's, or what its target asks
   // for given the arrivals seen (SizeForTarget). A read that fails keeps the size last computed.
   int PoolSizeNow(const RunnerClass& cls, bool hot, PoolSweepReport& report);

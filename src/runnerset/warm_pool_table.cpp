@@ -133,48 +133,78 @@ Status WarmPoolTable::RecordRunner(const std::string& microvm_id, const std::str
   return r.status();
 }
 
+namespace {
+
+// The rows of members' partitions as they are read, joined into members.
+class MemberRows {
+ public:
+  void Add(const store::Item& item) {
+    const std::string id = item.key.partition.substr(sizeof(kPrefix) - 1);
+    if (item.key.sort == kClaimSort) {
+      claims_[id] = {item.GetString(kHolder).value_or(""), item.GetNumber(kClaimedMs).value_or(0)};
+    } else if (item.key.sort == kMemberSort) {
+      PoolMember& m = members_[id];
+      m.microvm_id = id;
+      m.class_label = item.GetString(kClass).value_or("");
+      m.image = item.GetString(kImage).value_or("");
+      m.image_version = item.GetString(kImageVersion).value_or("");
+      m.state = StateFromName(item.GetString(kState).value_or(""));
+      m.created_ms = item.GetNumber(kCreatedMs).value_or(0);
+      m.parked_ms = item.GetNumber(kParkedMs).value_or(0);
+      m.expires_ms = item.GetNumber(kExpiresMs).value_or(0);
+      m.kind = item.GetString(kKind).value_or("") == "hot" ? PoolMember::Kind::kHot
+                                                           : PoolMember::Kind::kWarm;
+      m.runner_name = item.GetString(kRunnerName).value_or("");
+      m.runner_id = item.GetNumber(kRunnerId).value_or(0);
+      m.launch_token = item.GetString(kLaunchToken).value_or("");
+    }
+  }
+
+  // Every member with a member row, each with its claim if it has one.
+  std::vector<PoolMember> Members() {
+    std::vector<PoolMember> out;
+    for (auto& [id, m] : members_) {
+      if (auto c = claims_.find(id); c != claims_.end()) {
+        m.claimed_by = c->second.first;
+        m.claimed_ms = c->second.second;
+      }
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, PoolMember> members_;
+  std::map<std::string, std::pair<std::string, int64_t>> claims_;
+};
+
+}  // namespace
+
 Result<std::vector<PoolMember>> WarmPoolTable::ScanMembers() {
-  std::map<std::string, PoolMember> members;
-  std::map<std::string, std::pair<std::string, int64_t>> claims;
+  MemberRows rows;
   store::ScanRequest req;
   req.partition_prefix = kPrefix;
   req.limit = 500;
   for (int page = 0;; ++page) {
     if (page >= 100000) return Internal("scanning warmvm#: the store never gave a last page");
     MVR_ASSIGN_OR_RETURN(store::Page p, store_.Scan(req));
-    for (const store::Item& item : p.items) {
-      const std::string id = item.key.partition.substr(sizeof(kPrefix) - 1);
-      if (item.key.sort == kClaimSort) {
-        claims[id] = {item.GetString(kHolder).value_or(""), item.GetNumber(kClaimedMs).value_or(0)};
-      } else if (item.key.sort == kMemberSort) {
-        PoolMember& m = members[id];
-        m.microvm_id = id;
-        m.class_label = item.GetString(kClass).value_or("");
-        m.image = item.GetString(kImage).value_or("");
-        m.image_version = item.GetString(kImageVersion).value_or("");
-        m.state = StateFromName(item.GetString(kState).value_or(""));
-        m.created_ms = item.GetNumber(kCreatedMs).value_or(0);
-        m.parked_ms = item.GetNumber(kParkedMs).value_or(0);
-        m.expires_ms = item.GetNumber(kExpiresMs).value_or(0);
-        m.kind = item.GetString(kKind).value_or("") == "hot" ? PoolMember::Kind::kHot
-                                                             : PoolMember::Kind::kWarm;
-        m.runner_name = item.GetString(kRunnerName).value_or("");
-        m.runner_id = item.GetNumber(kRunnerId).value_or(0);
-        m.launch_token = item.GetString(kLaunchToken).value_or("");
-      }
-    }
+    for (const store::Item& item : p.items) rows.Add(item);
     if (p.next_cursor.empty()) break;
     req.cursor = p.next_cursor;
   }
-  std::vector<PoolMember> out;
-  for (auto& [id, m] : members) {
-    if (auto c = claims.find(id); c != claims.end()) {
-      m.claimed_by = c->second.first;
-      m.claimed_ms = c->second.second;
-    }
-    out.push_back(std::move(m));
-  }
-  return out;
+  return rows.Members();
+}
+
+Result<std::optional<PoolMember>> WarmPoolTable::ReadMember(const std::string& microvm_id) {
+  MemberRows rows;
+  store::QueryRequest req;
+  req.partition = kPrefix + microvm_id;
+  // A member's partition holds its member row and its claim: one page.
+  MVR_ASSIGN_OR_RETURN(store::Page p, store_.Query(req));
+  for (const store::Item& item : p.items) rows.Add(item);
+  std::vector<PoolMember> members = rows.Members();
+  if (members.empty()) return std::optional<PoolMember>();
+  return std::optional<PoolMember>(std::move(members.front()));
 }
 
 Result<bool> WarmPoolTable::Claim(const std::string& microvm_id, const std::string& holder) {

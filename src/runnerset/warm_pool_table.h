@@ -78,6 +78,9 @@ class WarmPoolTable {
                       int64_t runner_id);
   // Every member, each with its claim if it has one.
   Result<std::vector<PoolMember>> ScanMembers();
+  // One member with its claim, read from its own partition (a Query, not a Scan of the table);
+  // nullopt when its member row is gone.
+  Result<std::optional<PoolMember>> ReadMember(const std::string& microvm_id);
   // The warm-VM claim: true when this writer won it, false when another was first.
   Result<bool> Claim(const std::string& microvm_id, const std::string& holder);
   // Deletes the member row (an absent row is not an error); its claim stays until its TTL.

@@ -6,6 +6,7 @@
 // supervisor starts them (or a resumed VM's runner polls again) and show offline a minute after
 // they fall silent, as on GitHub.
 #include <algorithm>
+#include <iostream>
 
 #include "warm_pool_fixture.h"
 
@@ -353,7 +354,19 @@ TEST_F(HotPoolTest, AMemberLaunchedByAnotherProcessGetsANewRunnerInPlaceOfTheRec
 TEST_F(HotPoolTest, ASweepLaunchesAFewMembersARoundAndFollowsTheEarlierOnes) {
   hot_settle_ = Duration(120'000);
   config_.classes[0].hot_pool_size = 40;
+  int member_scans = 0;
+  store_.before_scan = [&](const store::ScanRequest& req) {
+    if (req.partition_prefix == "warmvm#") ++member_scans;
+  };
+  const TimePoint began = m_.clock.Now();
   PoolSweepReport r = Sweeper().Sweep();
+  const int64_t rounds = (m_.clock.Now() - began) / Duration(2'000);
+  // A round scans the table only when it launched members (new rows): the others read the
+  // members they follow each from its partition, since a Scan reads (and DynamoDB bills) every
+  // row of the table, and these rounds come every 2 s.
+  std::cout << "member scans " << member_scans << " in " << rounds << " rounds\n";
+  EXPECT_LE(member_scans, 12);
+  EXPECT_GT(rounds, member_scans + 5);
   EXPECT_EQ(r.booted, 40);
   EXPECT_EQ(r.hot_ready, 40) << (r.error_messages.empty() ? "" : r.error_messages[0]);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"suspended", 40}}));
