@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
 #include <set>
 
 #include "base/json_text.h"
@@ -66,6 +65,7 @@ HttpResponse PagedList(const ServerRequest& req, const std::string& base_url, co
   }
   return out;
 }
+
 Scope OrgScope(const PathParams& p) { return Scope::Org(p.at("org")); }
 
 // GitHub answers a secondary limit with 403 or 429 and Retry-After; the emulator answers 429 for
