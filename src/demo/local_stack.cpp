@@ -170,6 +170,7 @@ Status LocalStack::Start() {
   microvms.output_path = dir_ + "/microvms-emulator.log";
   MVR_ASSIGN_OR_RETURN(int microvms_pid, processes_.Spawn(microvms));
   pids_.push_back(microvms_pid);
+  microvms_pid_ = microvms_pid;
   MVR_ASSIGN_OR_RETURN(microvms_url_,
                        WaitForUrl(microvms.output_path, "MicroVMs emulator", microvms_pid));
   return Status::Ok();

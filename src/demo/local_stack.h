@@ -85,6 +85,8 @@ class LocalStack {
 
   const std::string& github_url() const { return github_url_; }
   const std::string& microvms_url() const { return microvms_url_; }
+  // The MicroVMs emulator's process (0 before Start).
+  int microvms_pid() const { return microvms_pid_; }
   const Secret& token() const { return token_; }
   // The Action's MVR_CONTROL_KEY for the steps of this stack (warm and pooled starts need one).
   const Secret& control_key() const { return control_key_; }
@@ -124,6 +126,7 @@ class LocalStack {
   Secret control_key_;
   std::string github_url_, microvms_url_;
   std::vector<int> pids_;
+  int microvms_pid_ = 0;
 };
 
 }  // namespace mvr::demo

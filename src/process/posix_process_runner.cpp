@@ -2,13 +2,20 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
 
 #include "process/process_runner.h"
 
@@ -118,9 +125,43 @@ void CloseInheritedFds(int keep) {
 
 enum ChildStep { kExec = 0, kChdir = 1, kSwitchUser = 2 };
 
-// Runs in the forked child: never returns.
+// Runs `work` on one thread that lives as long as this process. The kernel sends a child's
+// parent-death signal when the thread that forked it ends, not the process, and callers may be
+// short-lived threads: a child forked here is signalled only when the whole process ends.
+void OnProcessLongThread(const std::function<void()>& work) {
+  struct Forker {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::packaged_task<void()>> tasks;
+  };
+  static Forker* forker = [] {
+    auto* f = new Forker();  // never freed: the thread runs until the process ends
+    std::thread([f] {
+      while (true) {
+        std::unique_lock<std::mutex> lock(f->mu);
+        f->cv.wait(lock, [f] { return !f->tasks.empty(); });
+        std::packaged_task<void()> task = std::move(f->tasks.front());
+        f->tasks.pop_front();
+        lock.unlock();
+        task();
+      }
+    }).detach();
+    return f;
+  }();
+  std::packaged_task<void()> task(work);
+  std::future<void> done = task.get_future();
+  {
+    std::lock_guard<std::mutex> lock(forker->mu);
+    forker->tasks.push_back(std::move(task));
+  }
+  forker->cv.notify_one();
+  done.get();
+}
+
+// Runs in the forked child: never returns. `parent` > 0 asks for SIGKILL when that process ends.
 [[noreturn]] void ExecChild(const PreparedExec& p, ProcessSpec::Group group, int stdin_fd,
-                            int stdout_fd, int stderr_fd, const char* cwd, int report_fd) {
+                            int stdout_fd, int stderr_fd, const char* cwd, int report_fd,
+                            pid_t parent) {
   if (group == ProcessSpec::Group::kNewSession) {
     ::setsid();
   } else if (group == ProcessSpec::Group::kOwn) {
@@ -141,6 +182,11 @@ enum ChildStep { kExec = 0, kChdir = 1, kSwitchUser = 2 };
         ::setuid(p.ids->uid) != 0) {
       step = kSwitchUser;
     }
+  }
+  // After the user switch, which would clear it; a parent already gone ends the child here.
+  if (step == kExec && parent > 0 &&
+      (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)) {
+    ::_exit(127);
   }
   if (step == kExec) ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
   int report[2] = {step, errno};
@@ -226,12 +272,22 @@ Result<int> PosixProcessRunner::SpawnWithPipes(const ProcessSpec& spec, int stdo
     return Internal(std::string("pipe2: ") + std::strerror(errno));
   }
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ExecChild(p, spec.group, devnull, stdout_fd >= 0 ? stdout_fd : out_fd,
-              stderr_fd >= 0 ? stderr_fd : out_fd, cwd, report_pipe[1]);
+  const pid_t parent = spec.end_with_this_process ? ::getpid() : 0;
+  pid_t pid = -1;
+  int fork_errno = 0;
+  auto fork_child = [&] {
+    pid = ::fork();
+    if (pid == 0) {
+      ExecChild(p, spec.group, devnull, stdout_fd >= 0 ? stdout_fd : out_fd,
+                stderr_fd >= 0 ? stderr_fd : out_fd, cwd, report_pipe[1], parent);
+    }
+    fork_errno = errno;
+  };
+  if (spec.end_with_this_process) {
+    OnProcessLongThread(fork_child);
+  } else {
+    fork_child();
   }
-  int fork_errno = errno;
   ::close(report_pipe[1]);
   ::close(devnull);
   if (out_fd != devnull) ::close(out_fd);

@@ -35,6 +35,10 @@ struct ProcessSpec {
     kShared,      // stays in this process's group, so that signals to that group reach it too
   };
   Group group = Group::kOwn;
+  // Killed (SIGKILL) by the kernel as soon as this process ends, however it ends (kill -9
+  // included): for a child that must never outlive it, such as a virtual machine. Only the child
+  // itself: what it starts in turn is not covered.
+  bool end_with_this_process = false;
 };
 
 struct ExitStatus {

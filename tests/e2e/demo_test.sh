@@ -13,8 +13,9 @@ vm=process
 if [ "${extra[*]:-}" = "--vm qemu" ]; then
   vm=qemu
   kernel="${MVR_VM_KERNEL_DIR:-/var/cache/mvr/vm-kernel}"
-  if ! command -v qemu-system-x86_64 >/dev/null || [ ! -f "$kernel/vmlinuz" ]; then
-    echo "SKIP: qemu-system-x86_64 or the guest kernel ($kernel, scripts/fetch-vm-kernel.sh) is missing"
+  if ! command -v qemu-system-x86_64 >/dev/null || ! command -v qemu-img >/dev/null ||
+    [ ! -f "$kernel/vmlinuz" ]; then
+    echo "SKIP: qemu-system-x86_64, qemu-img or the guest kernel ($kernel, scripts/fetch-vm-kernel.sh) is missing"
     exit 77
   fi
 fi

@@ -11,14 +11,17 @@
 // missing.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <regex>
 #include <thread>
 
 #include "action_e2e_fixture.h"
+#include "base/files.h"
 
 namespace mvr::demo {
 namespace {
@@ -36,6 +39,9 @@ std::string KernelDir() {
 std::string WhyNoVms() {
   if (!process::FindProgram("qemu-system-x86_64", {{"PATH", "/usr/bin:/usr/local/bin"}}).ok()) {
     return "qemu-system-x86_64 is not installed (scripts/setup.sh installs qemu-system-x86)";
+  }
+  if (!process::FindProgram("qemu-img", {{"PATH", "/usr/bin:/usr/local/bin"}}).ok()) {
+    return "qemu-img is not installed (scripts/setup.sh installs qemu-utils)";
   }
   if (!fs::exists(KernelDir() + "/vmlinuz")) {
     return "no guest kernel in " + KernelDir() + " (run scripts/fetch-vm-kernel.sh)";
@@ -210,15 +216,20 @@ TEST_F(VmEndToEnd, WarmPairFindsTheFirstJobsFileAfterARealSuspendAndResume) {
   JobResult job1 =
       Job(first.outputs["label"],
           {"mkdir -p \"$MVR_DOCKER_DATA_ROOT/proof\"",
-           "echo \"layer from $RUNNER_NAME\" > \"$MVR_DOCKER_DATA_ROOT/proof/layer\""});
+           "echo \"layer from $RUNNER_NAME\" > \"$MVR_DOCKER_DATA_ROOT/proof/layer\"", "sync"});
   EXPECT_EQ(job1.conclusion, "success");
   StepResult park = Step("stop", "vm-warm-first", {{"SERVER", handle}});
   ASSERT_TRUE(park.ok()) << park.Describe();
   EXPECT_EQ(StateOf(microvm_id), "SUSPENDED");
   // Suspended for real: no QEMU process runs for this VM, and nothing of it is on the host's
-  // disk but its saved state.
+  // disk but its saved memory and its disk, a copy-on-write overlay of the image's that holds
+  // what the job wrote (synced: not only in the guest's page cache).
   EXPECT_TRUE(fs::exists(stack_->vm_dir(microvm_id) + "/memory"));
   EXPECT_FALSE(fs::exists(stack_->vm_dir(microvm_id) + "/var/lib/docker/proof/layer"));
+  const std::string overlay =
+      ReadFile(stack_->vm_dir(microvm_id) + "/disk.qcow2", "the disk overlay").value_or("");
+  EXPECT_NE(overlay.find("layer from " + first.outputs["runner-name"]), std::string::npos)
+      << "the job's file is not on the VM's own disk (" << overlay.size() << " bytes)";
   constexpr int kSuspendedSeconds = 8;
   real_.sleeper.Sleep(std::chrono::seconds(kSuspendedSeconds));
 
@@ -297,6 +308,39 @@ TEST_F(VmEndToEnd, AConnectionHeldAcrossASuspendIsDeadAfterTheResumeAndTheGuestR
   StepResult done = Step("stop", "vm-hold-teardown", {{"MICROVM_ID", first.outputs["microvm-id"]}});
   ASSERT_TRUE(done.ok()) << done.Describe();
   ExpectNothingLeft();
+}
+
+// The pids of the QEMU processes (not zombies) whose command line names `dir`.
+std::vector<int> QemuProcessesUnder(const std::string& dir) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = ReadFile(e.path().string() + "/cmdline", "cmdline").value_or("");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find("qemu-system") == std::string::npos ||
+        cmdline.find(dir) == std::string::npos) {
+      continue;
+    }
+    const std::string stat = ReadFile(e.path().string() + "/stat", "stat").value_or("");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z') continue;
+    out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// The emulator killed with SIGKILL cannot stop anything, yet its VMs end with it: a QEMU process
+// left behind would hold its memory and CPU until someone found it by hand.
+TEST_F(VmEndToEnd, VmsEndWithTheirEmulatorEvenWhenItIsKilledWithKillNine) {
+  StepResult start = Step("start", "vm-orphan", {});
+  ASSERT_TRUE(start.ok()) << start.Describe();
+  const std::string vms = stack_->dir() + "/microvms/";
+  ASSERT_EQ(QemuProcessesUnder(vms).size(), 1u) << "one running VM, one QEMU process";
+  ASSERT_EQ(::kill(stack_->microvms_pid(), SIGKILL), 0);
+  EXPECT_TRUE(Eventually([&] { return QemuProcessesUnder(vms).empty(); }))
+      << "a QEMU process outlived its emulator";
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <thread>
 
 #include "process/process_runner.h"
 #include "process_test_support.h"
@@ -136,6 +138,48 @@ TEST_F(PosixProcessRunnerTest, SignalReachesGrandchildrenAndAGoneGroupIsNoError)
   }
   EXPECT_EQ(runner_.Signal(1, SIGTERM).code(), Code::kInvalidArgument);
   EXPECT_EQ(runner_.Signal(0, SIGTERM).code(), Code::kInvalidArgument);
+}
+
+// A child asked to end with this process outlives the (short-lived) thread that spawned it, and
+// is killed by the kernel when the process that spawned it is killed with SIGKILL; a child not
+// asked to stays, as before. The spawning process is a forked copy of this test.
+TEST_F(PosixProcessRunnerTest, ChildAskedToEndWithThisProcessDiesWithItEvenByKillNine) {
+  int pids[2];
+  ASSERT_EQ(::pipe(pids), 0);
+  const pid_t spawner = ::fork();
+  ASSERT_GE(spawner, 0);
+  if (spawner == 0) {
+    PosixProcessRunner runner;
+    int children[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+      ProcessSpec spec = Shell("exec sleep 1000");
+      spec.end_with_this_process = i == 0;
+      std::thread([&] {
+        Result<int> pid = runner.Spawn(spec);
+        children[i] = pid.ok() ? *pid : -1;
+      }).join();
+    }
+    ssize_t n = ::write(pids[1], children, sizeof(children));
+    (void)n;
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(pids[1]);
+  int children[2] = {0, 0};
+  ASSERT_EQ(::read(pids[0], children, sizeof(children)), static_cast<ssize_t>(sizeof(children)));
+  ::close(pids[0]);
+  ASSERT_GT(children[0], 1);
+  ASSERT_GT(children[1], 1);
+  // Its spawning thread has ended; the child runs on.
+  ::usleep(200'000);
+  EXPECT_TRUE(Alive(children[0])) << "killed when the thread that spawned it ended";
+  ASSERT_EQ(::kill(spawner, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(spawner, &status, 0), spawner);
+  EXPECT_TRUE(Eventually([&] { return !Alive(children[0]); })) << "outlived its parent";
+  EXPECT_TRUE(Alive(children[1]));
+  ::kill(children[1], SIGKILL);
+  ::kill(children[0], SIGKILL);
 }
 
 TEST_F(PosixProcessRunnerTest, WholeEnvironmentInheritedEnvironmentAndUnsetVariables) {

@@ -147,6 +147,9 @@ std::string GuestImageBuilder::InitScript(const ProgramSpec& program,
   s << "for m in";
   for (const std::string& m : Modules()) s << ' ' << m;
   s << "; do insmod /lib/modules/$m.ko || echo \"mvr-init: cannot load $m\"; done\n";
+  // The VM's disk (the image's, or this VM's copy-on-write overlay of it) holds /vm.
+  s << "for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vda ] && break; sleep 0.1; done\n"
+    << "mount -t ext4 /dev/vda /vm || echo 'mvr-init: no disk at /vm'\n";
   // QEMU's user network: the guest is 10.0.2.15, the host's loopback is behind 10.0.2.2. The
   // guest's own loopback keeps 127.0.0.1 for what runs inside it; connections to 127.0.0.1 on the
   // host's listening ports are routed out to the host instead (route_localnet lets 127/8 leave),

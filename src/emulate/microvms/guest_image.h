@@ -2,10 +2,10 @@
 // in the kernel's "newc" cpio format, written by CpioWriter. It holds busybox-static, the kernel
 // modules the guest needs for its virtio network, iproute2's `ip` with its libraries, this `mvr`
 // binary and every host file the image's program names (scripts, binaries and the libraries they
-// load), each at its host path, and an /init that brings the network up and runs the program as
-// the image's service. The same files on the same paths as on the host mean that an image
-// registered for the process backend runs unchanged in a VM.
-// Thread-safety: GuestImageBuilder is stateless apart from its options; CpioWriter is not
+// load), each at its host path, and an /init that brings the network up, mounts the VM's disk
+// (/dev/vda, ext4) at /vm and runs the program as the image's service. The same files on the same
+// paths as on the host mean that an image registered for the process backend runs unchanged in a
+// VM. Thread-safety: GuestImageBuilder is stateless apart from its options; CpioWriter is not
 // thread-safe.
 #pragma once
 

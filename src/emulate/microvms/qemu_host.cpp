@@ -131,6 +131,12 @@ Result<std::unique_ptr<QemuHost>> QemuHost::Create(Deps deps, Options options) {
     return InvalidArgument("--vm qemu needs " + options.qemu +
                            " (Debian's qemu-system-x86): apt-get install qemu-system-x86");
   }
+  process::ProcessSpec img_version = HostProcessSpec({options.qemu_img, "--version"});
+  ran = deps.processes.Run(img_version, Duration(20'000));
+  if (!ran.ok() || !ran->exit.ok()) {
+    return InvalidArgument("--vm qemu needs " + options.qemu_img +
+                           " for the VMs' disks (Debian's qemu-utils): apt-get install qemu-utils");
+  }
   std::string accel = options.accel;
   if (accel != "auto" && accel != "kvm" && accel != "tcg") {
     return InvalidArgument("--accel must be auto, kvm or tcg, not '" + accel + "'");
@@ -239,6 +245,19 @@ std::map<std::string, std::string> QemuHost::GuestEnvironment(const Effect& effe
   return env;
 }
 
+Status QemuHost::RunTool(const std::vector<std::string>& argv, const std::string& what) {
+  process::RunOptions run;
+  run.timeout = Duration(120'000);
+  run.capture_stderr = true;
+  Result<process::CommandResult> ran = deps_.processes.Run(HostProcessSpec(argv), run);
+  if (!ran.ok()) return Internal("cannot " + what + ": " + ran.status().message());
+  if (!ran->exit.ok()) {
+    return Internal("cannot " + what + ": " + argv[0] + " ended with " +
+                    process::DescribeExit(ran->exit) + ": " + ran->error_output.substr(0, 400));
+  }
+  return Status::Ok();
+}
+
 Result<int> QemuHost::Launch(Instance& inst, const std::string& log_name,
                              const std::string& memory) {
   std::string netdev = "user,id=net0,hostfwd=tcp:127.0.0.1:" + std::to_string(inst.hook_port) +
@@ -270,6 +289,8 @@ Result<int> QemuHost::Launch(Instance& inst, const std::string& log_name,
                                    options_.kernel_dir + "/vmlinuz",
                                    "-initrd",
                                    inst.image_dir + "/initrd.cpio",
+                                   "-drive",
+                                   "if=virtio,format=" + inst.disk_format + ",file=" + inst.disk,
                                    "-append",
                                    kKernelCommandLine,
                                    "-netdev",
@@ -289,6 +310,7 @@ Result<int> QemuHost::Launch(Instance& inst, const std::string& log_name,
   process::ProcessSpec spec = HostProcessSpec(argv);
   spec.cwd = inst.dir;
   spec.output_path = inst.dir + "/qemu.log";
+  spec.end_with_this_process = true;  // a VM never outlives its emulator, even a kill -9
   MVR_ASSIGN_OR_RETURN(int pid, deps_.processes.Spawn(spec));
   inst.pid = pid;
   inst.exited = false;
@@ -380,9 +402,18 @@ Result<std::string> QemuHost::SnapshotFor(const Effect& effect, Duration boot_ti
   const TimePoint started = deps_.seam.clock.Now();
   MVR_RETURN_IF_ERROR(builder.Write(effect.program, GuestEnvironment(effect), network_,
                                     image->dir + "/initrd.cpio"));
+  // The image's disk: what its boot writes there is part of its snapshot, as its memory is.
+  const std::string disk = image->dir + "/disk.raw";
+  fs::remove(disk, ec);
+  MVR_RETURN_IF_ERROR(RunTool(
+      {"mkfs.ext4", "-q", "-F", "-L", "mvr-vm", "-E", "lazy_itable_init=0,lazy_journal_init=0",
+       disk, std::to_string(options_.disk_mib) + "M"},
+      "make the image's disk"));
   Instance boot;
   boot.dir = image->dir + "/boot";
   boot.image_dir = image->dir;
+  boot.disk = disk;
+  boot.disk_format = "raw";
   boot.guest_hook_port = effect.hook_port;
   fs::create_directories(boot.dir, ec);
   MVR_ASSIGN_OR_RETURN(boot.hook_port, PickFreeLoopbackPort());
@@ -448,6 +479,13 @@ EffectOutcome QemuHost::Start(const Effect& effect) {
     if (!local.ok()) return fail(local.status().message());
     inst->ports[port] = *local;
   }
+  // The VM's own disk: a copy-on-write overlay of the image's, as the snapshot left it.
+  inst->disk = inst->dir + "/disk.qcow2";
+  inst->disk_format = "qcow2";
+  Status overlay = RunTool({options_.qemu_img, "create", "-q", "-f", "qcow2", "-F", "raw", "-b",
+                            *image + "/disk.raw", inst->disk},
+                           "make the VM's disk overlay");
+  if (!overlay.ok()) return fail(overlay.message());
   if (inst->stopping) return fail("stopped before it finished starting");
   const TimePoint restoring = deps_.seam.clock.Now();
   Result<int> pid = Launch(*inst, effect.target, *image + "/memory");
@@ -481,11 +519,11 @@ EffectOutcome QemuHost::Freeze(const Effect& effect) {
   Status s = Save(*inst, inst->dir + "/memory");
   if (!s.ok()) return EffectOutcome::Failure(s.message());
   std::error_code ec;
-  deps_.seam.logger.Info(
-      "guest VM saved",
-      {{"target", effect.target},
-       {"seconds", SecondsSince(saving)},
-       {"bytes", static_cast<int64_t>(fs::file_size(inst->dir + "/memory", ec))}});
+  deps_.seam.logger.Info("guest VM saved",
+                         {{"target", effect.target},
+                          {"seconds", SecondsSince(saving)},
+                          {"bytes", static_cast<int64_t>(fs::file_size(inst->dir + "/memory", ec))},
+                          {"disk_bytes", static_cast<int64_t>(fs::file_size(inst->disk, ec))}});
   return EffectOutcome::Success();
 }
 

@@ -6,8 +6,12 @@
 //    (memory and device state): the image's snapshot.
 //  - kStartProgram restores a new QEMU process from that snapshot: every VM of the image wakes with
 //    the same memory (random generator state, secrets read before the snapshot, clock).
+//  - Each image also has a disk (an ext4 file system made by mkfs.ext4, mounted at the guest's
+//    /vm): the image's boot writes to it, and every instance gets a copy-on-write qcow2 overlay of
+//    it (qemu-img), so that a VM's files, like its memory, start as the snapshot held them.
 //  - kFreeze stops the VM, saves it to its own file and ends the process; kThaw restores a new
-//    process from that file. Every connection the guest held is gone after a resume.
+//    process from that file, on the same disk overlay. Every connection the guest held is gone
+//    after a resume.
 //  - kStop ends the process and removes the instance's directory.
 // Networking is QEMU's user network: the hook port and each guest port are forwarded from loopback
 // ports of this host (fixed for the instance's life, across suspend and resume), and the guest
@@ -50,6 +54,8 @@ class QemuHost : public GuestHost {
     std::string kernel_dir;  // vmlinuz + modules/ (scripts/fetch-vm-kernel.sh)
     std::string mvr_binary;  // this program (copied into every guest at its host path)
     std::string qemu = "qemu-system-x86_64";
+    std::string qemu_img = "qemu-img";
+    int disk_mib = 2048;         // each image's disk (sparse on the host)
     std::string accel = "auto";  // auto | kvm | tcg
     int memory_mib = 512;
     Duration poll_interval{100};
@@ -76,6 +82,7 @@ class QemuHost : public GuestHost {
     int guest_hook_port = 9000;  // the image's hooks.port
     std::map<int, int> ports;    // guest port -> loopback port of this host
     std::string dir, image_dir;
+    std::string disk, disk_format;  // the image's raw disk while it boots, else a qcow2 overlay
     std::atomic<bool> exited{false};
     std::atomic<bool> stopping{false};
     std::atomic<bool> saved{false};  // frozen: the process ended, its state is in dir/memory
@@ -83,7 +90,7 @@ class QemuHost : public GuestHost {
   struct Image {
     std::mutex mu;  // held while the snapshot is built
     bool ready = false;
-    std::string dir;  // initrd.cpio, memory
+    std::string dir;  // initrd.cpio, memory, disk.raw
   };
 
   QemuHost(Deps deps, Options options, std::string accel);
@@ -98,8 +105,10 @@ class QemuHost : public GuestHost {
   Result<std::string> SnapshotFor(const Effect& effect, Duration boot_timeout);
   // Whether a guest boots and saves under KVM here.
   bool ProbeKvm();
-  // Starts QEMU for `inst` with the image's initrd, restoring `memory` ("" = a cold boot), and
-  // waits until the guest runs. Returns the pid.
+  // Runs a host tool (mkfs.ext4, qemu-img) to completion; its stderr names what failed.
+  Status RunTool(const std::vector<std::string>& argv, const std::string& what);
+  // Starts QEMU for `inst` with the image's initrd and `inst.disk`, restoring `memory` ("" = a cold
+  // boot), and waits until the guest runs. Returns the pid.
   Result<int> Launch(Instance& inst, const std::string& log_name, const std::string& memory);
   // Stops the VM, saves it to `path` and ends the process.
   Status Save(Instance& inst, const std::string& path);

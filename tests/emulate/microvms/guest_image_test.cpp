@@ -98,6 +98,11 @@ TEST(GuestInit, LoadsModulesInOrderRoutesToTheHostAndRunsTheProgramQuoted) {
             std::string::npos);
   EXPECT_NE(init.find("export GREETING='a '\\''quoted'\\'' value'"), std::string::npos) << init;
   EXPECT_NE(init.find("cd '/srv/app'"), std::string::npos);
+  // /vm is the VM's disk, mounted after its driver loads and before the program runs.
+  const size_t mounted = init.find("mount -t ext4 /dev/vda /vm");
+  ASSERT_NE(mounted, std::string::npos) << init;
+  EXPECT_LT(init.find("virtio_blk"), mounted);
+  EXPECT_LT(mounted, init.find("cd '/srv/app'"));
   EXPECT_NE(init.find("'/bin/sh' '-c' 'echo '\\''it'\\'''\\''s'\\'' \"$HOME\"'"), std::string::npos)
       << init;
   // The guest powers off when its program ends, so the emulator sees the VM stop.
