@@ -1,11 +1,12 @@
 #!/bin/bash
 # Fetches the guest kernel for `mvr emulate microvms --vm qemu` into DIR (default
-# /var/cache/mvr/vm-kernel): the kernel of Debian's linux-image-cloud-amd64 and the virtio modules
-# the guest's init loads, taken with `apt-get download` and unpacked; nothing is installed on the
-# host. Usage: scripts/fetch-vm-kernel.sh [DIR]
+# /var/cache/mvr/vm-kernel): the kernel of Debian's linux-image-cloud-amd64 and the modules the
+# guest's init loads (virtio, and overlay for Docker's overlay2 driver), taken with
+# `apt-get download` and unpacked; nothing is installed on the host.
+# Usage: scripts/fetch-vm-kernel.sh [DIR]
 set -euo pipefail
 dir="${1:-/var/cache/mvr/vm-kernel}"
-if [ -s "$dir/vmlinuz" ] && [ -s "$dir/modules/virtio_net.ko" ]; then
+if [ -s "$dir/vmlinuz" ] && [ -s "$dir/modules/virtio_net.ko" ] && [ -s "$dir/modules/overlay.ko" ]; then
   echo "vm kernel: already in $dir ($(cat "$dir/version" 2>/dev/null))"
   exit 0
 fi
@@ -28,7 +29,8 @@ mods="$tmp/root/lib/modules/$version/kernel"
 mkdir -p "$dir/modules"
 for m in drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_legacy_dev \
          drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci net/core/failover \
-         drivers/net/net_failover drivers/net/virtio_net drivers/block/virtio_blk; do
+         drivers/net/net_failover drivers/net/virtio_net drivers/block/virtio_blk \
+         fs/overlayfs/overlay; do
   f="$mods/$m.ko"
   [ -f "$f" ] || f="$f.xz"
   [ -f "$f" ] || { echo "vm kernel: $package has no $m.ko" >&2; exit 1; }

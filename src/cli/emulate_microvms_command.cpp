@@ -49,6 +49,7 @@ struct MicrovmsFlags {
   std::string vm_kernel;
   std::string accel = "auto";
   int64_t vm_memory_mib = 512;
+  int64_t image_hook_timeout = 10;
 };
 
 // Where scripts/setup.sh puts the guest kernel for --vm qemu (scripts/fetch-vm-kernel.sh).
@@ -159,6 +160,7 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
     return InvalidArgument("--vm-kernel only applies with --vm qemu");
   }
   if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
+  o.model.registered_hook_timeout_seconds = static_cast<int>(f.image_hook_timeout);
   if (f.running_before_hook_ms >= 0)
     o.model.running_before_hook = Duration(f.running_before_hook_ms);
   Result<emulate::microvms::RunBody> run_body = emulate::microvms::ParseRunBody(f.run_body);
@@ -259,6 +261,10 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
   cmd->add_option(
       "--image", flags->images,
       "NAME=COMMAND: pre-register an ACTIVE image running COMMAND (sh -c), all hooks on");
+  cmd->add_option("--image-hook-timeout", flags->image_hook_timeout,
+                  "Seconds the run, resume, suspend and terminate hooks of every --image get "
+                  "(default 10; the service allows 1 to 60)")
+      ->check(CLI::Range(int64_t{1}, int64_t{60}));
   cmd->add_option("--region", flags->region, "Region the emulator reports");
   cmd->add_option("--state-dir", flags->state_dir,
                   "Directory for VM disks, artifacts and guest logs (default: a temporary one)");

@@ -73,12 +73,23 @@ std::string LocalStack::StandInRunner() const {
 // script is exec'd, so it is the VM's main process that the emulator waits for.
 Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
   const bool docker = image.docker == GuestDocker::kReal;
+  // Docker's programs by their paths: a QEMU guest's initramfs gets every host file the image's
+  // program names (runc and the shim, which containerd runs from PATH, are named for that alone),
+  // and the supervisor's commands find them in either backend.
+  auto path_of = [](const std::string& name) {
+    return process::FindProgram(name, {{"PATH", "/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"}})
+        .value_or(name);
+  };
   const std::string path = dir_ + "/guest-" + image.name + ".sh";
   std::ofstream f(path);
   f << "#!/bin/sh\n"
     << "# MicroVM program of the local image " << image.name << " (written by mvr's LocalStack).\n"
-    << "set -e\n"
-    << "mkdir -p \"$MVR_VM_DIR/var/lib/docker\" \"$MVR_VM_DIR/work\"\n"
+    << "set -e\n";
+  if (docker) {
+    f << "# Docker's runtime: " << path_of("runc") << ' ' << path_of("containerd-shim-runc-v2")
+      << ' ' << path_of("docker-init") << '\n';
+  }
+  f << "mkdir -p \"$MVR_VM_DIR/var/lib/docker\" \"$MVR_VM_DIR/work\"\n"
     << "DOCKER_EXEC=\"/run/mvr-$(basename \"$MVR_VM_DIR\")\"\n"
     << "DOCKER_SOCK=\"unix://$DOCKER_EXEC/docker.sock\"\n"
     << "cat > \"$MVR_VM_DIR/runner.sh\" <<MVR_RUNNER_SCRIPT\n"
@@ -90,25 +101,34 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
     << "cat > \"$MVR_VM_DIR/supervisor.json\" <<MVR_SUPERVISOR_CONFIG\n"
     << "{\"runner\": {\"command\": [\"$MVR_VM_DIR/runner.sh\"]},\n";
   if (docker) {
-    f << " \"docker\": {\"containerd\": [\"containerd\", \"--address\", "
+    f << " \"docker\": {\"containerd\": [\"" << path_of("containerd")
+      << "\", \"--address\", "
          "\"$DOCKER_EXEC/containerd.sock\",\n"
       << "    \"--root\", \"$MVR_VM_DIR/var/lib/containerd\", \"--state\", "
          "\"$DOCKER_EXEC/containerd\"],\n"
-      << "  \"dockerd\": [\"dockerd\", \"--bridge=none\", \"--iptables=false\", "
+      << "  \"dockerd\": [\"" << path_of("dockerd")
+      << "\", \"--bridge=none\", \"--iptables=false\", "
          "\"--ip6tables=false\",\n"
       << "    \"--containerd\", \"$DOCKER_EXEC/containerd.sock\",\n"
       << "    \"--data-root\", \"$MVR_VM_DIR/var/lib/docker\", \"--exec-root\", "
          "\"$DOCKER_EXEC\",\n"
       << "    \"--pidfile\", \"$DOCKER_EXEC/dockerd.pid\", \"-H\", \"$DOCKER_SOCK\"],\n"
-      << "  \"info\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"info\", \"--format\", "
+      << "  \"info\": [\"" << path_of("docker")
+      << "\", \"-H\", \"$DOCKER_SOCK\", \"info\", \"--format\", "
          "\"{{.Driver}}\"],\n"
-      << "  \"listContainers\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"ps\", \"--all\", "
+      << "  \"listContainers\": [\"" << path_of("docker")
+      << "\", \"-H\", \"$DOCKER_SOCK\", \"ps\", \"--all\", "
          "\"--quiet\", \"--no-trunc\"],\n"
-      << "  \"removeContainers\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"rm\", \"--force\", "
+      << "  \"removeContainers\": [\"" << path_of("docker")
+      << "\", \"-H\", \"$DOCKER_SOCK\", \"rm\", \"--force\", "
          "\"--volumes\"],\n"
-      << "  \"cleanupVolumes\": [\"docker\", \"-H\", \"$DOCKER_SOCK\", \"volume\", "
+      << "  \"cleanupVolumes\": [\"" << path_of("docker")
+      << "\", \"-H\", \"$DOCKER_SOCK\", \"volume\", "
          "\"prune\", \"--force\"],\n"
-      << "  \"logFile\": \"$MVR_VM_DIR/dockerd.log\"},\n";
+      << "  \"logFile\": \"$MVR_VM_DIR/dockerd.log\"";
+    // Software emulation starts dockerd many times slower than a machine does.
+    if (qemu_vms_) f << ",\n  \"driverTimeoutSeconds\": 240";
+    f << "},\n";
   } else {
     f << " \"docker\": {\"enabled\": false},\n";
   }

@@ -61,7 +61,9 @@ class LocalStack {
   // clock after a restore: in the process backend its clock is this machine's.
   void UseQemuVms(const std::string& kernel_dir = "") {
     qemu_vms_ = true;
-    AddMicrovmsArgs({"--vm", "qemu"});
+    // Software emulation runs a guest many times slower: the images get the service's longest
+    // runtime hook timeouts (a real image's resume and suspend get 60 s too, image/hooks.json).
+    AddMicrovmsArgs({"--vm", "qemu", "--image-hook-timeout", "60"});
     if (!kernel_dir.empty()) AddMicrovmsArgs({"--vm-kernel", kernel_dir});
   }
   // More `mvr supervisor` flags for every image's supervisor (before Start).

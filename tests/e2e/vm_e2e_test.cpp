@@ -126,6 +126,27 @@ class LineListener {
   std::vector<std::thread> readers_;
 };
 
+// The pids of the QEMU processes (not zombies) whose command line names `dir`.
+std::vector<int> QemuProcessesUnder(const std::string& dir) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = ReadFile(e.path().string() + "/cmdline", "cmdline").value_or("");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find("qemu-system") == std::string::npos ||
+        cmdline.find(dir) == std::string::npos) {
+      continue;
+    }
+    const std::string stat = ReadFile(e.path().string() + "/stat", "stat").value_or("");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z') continue;
+    out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
 class VmEndToEnd : public ActionEndToEnd {
  protected:
   void SetUp() override {
@@ -310,27 +331,6 @@ TEST_F(VmEndToEnd, AConnectionHeldAcrossASuspendIsDeadAfterTheResumeAndTheGuestR
   ExpectNothingLeft();
 }
 
-// The pids of the QEMU processes (not zombies) whose command line names `dir`.
-std::vector<int> QemuProcessesUnder(const std::string& dir) {
-  std::vector<int> out;
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = ReadFile(e.path().string() + "/cmdline", "cmdline").value_or("");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find("qemu-system") == std::string::npos ||
-        cmdline.find(dir) == std::string::npos) {
-      continue;
-    }
-    const std::string stat = ReadFile(e.path().string() + "/stat", "stat").value_or("");
-    const size_t paren = stat.rfind(')');
-    if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z') continue;
-    out.push_back(std::stoi(name));
-  }
-  return out;
-}
-
 // The emulator killed with SIGKILL cannot stop anything, yet its VMs end with it: a QEMU process
 // left behind would hold its memory and CPU until someone found it by hand.
 TEST_F(VmEndToEnd, VmsEndWithTheirEmulatorEvenWhenItIsKilledWithKillNine) {
@@ -341,6 +341,59 @@ TEST_F(VmEndToEnd, VmsEndWithTheirEmulatorEvenWhenItIsKilledWithKillNine) {
   ASSERT_EQ(::kill(stack_->microvms_pid(), SIGKILL), 0);
   EXPECT_TRUE(Eventually([&] { return QemuProcessesUnder(vms).empty(); }))
       << "a QEMU process outlived its emulator";
+}
+
+// VMs of the Docker image get more memory: its initramfs carries Debian's Docker engine.
+class VmDockerEndToEnd : public VmEndToEnd {
+ protected:
+  void ConfigureStack(LocalStack& stack) override {
+    VmEndToEnd::ConfigureStack(stack);
+    stack.AddMicrovmsArgs({"--vm-memory-mib", "1024"});
+  }
+};
+
+// Docker in the guest's own kernel: the supervisor starts containerd and dockerd inside the VM
+// (with the first storage driver that works there), a job imports an image, the VM is suspended
+// for real (dockerd stopped, memory saved, QEMU ended) and resumed, and the next job finds the
+// image on the VM's disk.
+TEST_F(VmDockerEndToEnd, AnImportedImageSurvivesARealSuspendAndResumeInTheGuestsOwnDocker) {
+  StepResult first =
+      Step("start", "vm-docker-first", {{"SERVER", "vm-docker"}, {"IMAGE_ID", kDockerImage}});
+  ASSERT_TRUE(first.ok()) << first.Describe();
+  const std::string microvm_id = first.outputs["microvm-id"];
+  JobResult job1 = Job(first.outputs["label"],
+                       {"echo \"guest-kernel $(uname -r)\"",
+                        "mkdir -p \"$RUNNER_TEMP/rootfs\" && echo \"layer from $RUNNER_NAME\" > "
+                        "\"$RUNNER_TEMP/rootfs/layer.txt\"",
+                        "tar -C \"$RUNNER_TEMP/rootfs\" -cf \"$RUNNER_TEMP/rootfs.tar\" . && "
+                        "docker import \"$RUNNER_TEMP/rootfs.tar\" mvr-vm-cache:1",
+                        "wget -q -O - http://127.0.0.1:8080/v1/status"});
+  ASSERT_EQ(job1.conclusion, "success") << job1.stdout_text;
+  EXPECT_NE(job1.stdout_text.find("guest-kernel 6."), std::string::npos) << job1.stdout_text;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(job1.stdout_text, m, std::regex("\"storageDriver\":\"([a-z0-9-]+)\"")))
+      << job1.stdout_text;
+  std::printf("the guest's dockerd runs with the %s storage driver\n", m[1].str().c_str());
+  StepResult park = Step("stop", "vm-docker-first", {{"SERVER", first.outputs["server"]}});
+  ASSERT_TRUE(park.ok()) << park.Describe();
+  EXPECT_EQ(StateOf(microvm_id), "SUSPENDED");
+  EXPECT_TRUE(QemuProcessesUnder(stack_->vm_dir(microvm_id)).empty());
+
+  StepResult second = Step("start", "vm-docker-second",
+                           {{"SERVER", first.outputs["server"]}, {"IMAGE_ID", kDockerImage}});
+  ASSERT_TRUE(second.ok()) << second.Describe();
+  EXPECT_EQ(second.outputs["microvm-id"], microvm_id);
+  EXPECT_EQ(second.outputs["warm-hit"], "true");
+  JobResult job2 = Job(second.outputs["label"],
+                       {"docker image inspect --format 'image {{.Id}}' mvr-vm-cache:1"});
+  EXPECT_EQ(job2.conclusion, "success") << job2.stdout_text;
+  EXPECT_NE(job2.stdout_text.find("image sha256:"), std::string::npos) << job2.stdout_text;
+  StepResult park2 = Step("stop", "vm-docker-second", {{"SERVER", second.outputs["server"]}});
+  ASSERT_TRUE(park2.ok()) << park2.Describe();
+  StepResult done = Step("stop", "vm-docker-teardown", {{"MICROVM_ID", microvm_id}});
+  ASSERT_TRUE(done.ok()) << done.Describe();
+  ExpectNothingLeft();
 }
 
 }  // namespace

@@ -125,11 +125,12 @@ Status CpioWriter::Finish() {
 }
 
 const std::vector<std::string>& GuestImageBuilder::Modules() {
-  // virtio-net over PCI and the virtio block device, each after what it depends on.
+  // virtio-net over PCI and the virtio block device, each after what it depends on; overlayfs
+  // for Docker's overlay2 storage driver.
   static const std::vector<std::string> modules = {
-      "virtio_ring",           "virtio",     "virtio_pci_legacy_dev",
-      "virtio_pci_modern_dev", "virtio_pci", "failover",
-      "net_failover",          "virtio_net", "virtio_blk"};
+      "virtio_ring", "virtio",   "virtio_pci_legacy_dev", "virtio_pci_modern_dev",
+      "virtio_pci",  "failover", "net_failover",          "virtio_net",
+      "virtio_blk",  "overlay"};
   return modules;
 }
 
@@ -143,7 +144,8 @@ std::string GuestImageBuilder::InitScript(const ProgramSpec& program,
     << "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
     << "mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev\n"
     << "mkdir -p /dev/pts /tmp /run /vm; mount -t devpts devpts /dev/pts\n"
-    << "mount -t tmpfs tmpfs /run; chmod 1777 /tmp\n";
+    << "mount -t tmpfs tmpfs /run; chmod 1777 /tmp\n"
+    << "mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo 'mvr-init: no cgroup2'\n";
   s << "for m in";
   for (const std::string& m : Modules()) s << ' ' << m;
   s << "; do insmod /lib/modules/$m.ko || echo \"mvr-init: cannot load $m\"; done\n";

@@ -135,6 +135,9 @@ Status MicrovmModel::RegisterImage(const std::string& name, ProgramSpec program)
   v.state = "SUCCESSFUL";
   v.status = "ACTIVE";
   v.hooks = HookSet::AllEnabled();
+  for (HookSetting* h : {&v.hooks.run, &v.hooks.resume, &v.hooks.suspend, &v.hooks.terminate}) {
+    h->timeout_seconds = options_.registered_hook_timeout_seconds;
+  }
   v.program = std::move(program);
   v.memory_mib = options_.default_memory_mib;
   v.created_at = v.updated_at = Now();

@@ -41,7 +41,8 @@ class MicrovmModel {
   Result<nlohmann::json> Invoke(std::string_view operation, const nlohmann::json& input);
 
   // Registers an image named `name` whose version "1" is ACTIVE at once (no build), runs
-  // `program` and has every hook enabled with default timeouts.
+  // `program` and has every hook enabled: ready and validate with the default timeout, the others
+  // with options' registered_hook_timeout_seconds.
   Status RegisterImage(const std::string& name, ProgramSpec program);
 
   // Ingress. Checks `token` (nullptr = header missing) for `microvm_id` and `port`; Unauthorized

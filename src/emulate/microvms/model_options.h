@@ -77,7 +77,10 @@ struct MicrovmModelOptions {
   std::string region = "us-east-1";
   std::string account_id = "123456789012";
   int default_memory_mib = 2048;  // when the image names no resources
-  int64_t memory_quota_mib = 0;   // sum over VMs that are not TERMINATED; 0 = no quota
+  // The run, resume, suspend and terminate hooks' timeout of images made by RegisterImage
+  // (--image-hook-timeout); 1 to 60, the service's range.
+  int registered_hook_timeout_seconds = 10;
+  int64_t memory_quota_mib = 0;  // sum over VMs that are not TERMINATED; 0 = no quota
   int default_max_duration_seconds = 28'800;
   Duration terminated_retention{3'600'000};  // TERMINATED VMs stay visible this long
   // Defaults from the published quotas: RunMicrovm 5/s, TerminateMicrovm 10/s, GetMicrovm 100/s.

@@ -239,6 +239,9 @@ std::map<std::string, std::string> QemuHost::GuestEnvironment(const Effect& effe
   env["AWS_SECRET_ACCESS_KEY"] = "mvr-emulator-guest-secret";
   env["AWS_ENDPOINT_URL_LAMBDA_MICROVMS"] = options_.api_url;
   env["MVR_HOOK_PORT"] = std::to_string(effect.hook_port);
+  // The guest's root is its initramfs, where pivot_root cannot work: a Docker engine in the guest
+  // has runc move the container's root and chroot instead, as Docker does for ramdisk roots.
+  env["DOCKER_RAMDISK"] = "true";
   for (int port : options_.guest_ports) {
     env["MVR_PORT_" + std::to_string(port)] = std::to_string(port);
   }

@@ -114,6 +114,26 @@ TEST_F(ModelLifecycleTest, SuspendResumeTerminateCallHooksInOrder) {
   EXPECT_TRUE(Call("TerminateMicrovm", {{"microvmIdentifier", id}}).ok());
 }
 
+// --image-hook-timeout: the runtime hooks of registered images get it; ready and validate keep
+// theirs.
+TEST_F(ModelLifecycleTest, RegisteredImagesTakeTheConfiguredRuntimeHookTimeout) {
+  auto hooks = [&] {
+    auto v = Call("GetMicrovmImageVersion", {{"imageIdentifier", "img"}, {"imageVersion", "1"}});
+    EXPECT_TRUE(v.ok()) << v.status().ToString();
+    return v.ok() ? v->dump() : "";
+  };
+  EXPECT_NE(hooks().find("\"resumeTimeoutInSeconds\":10"), std::string::npos) << hooks();
+  MicrovmModelOptions options;
+  options.registered_hook_timeout_seconds = 60;
+  Rebuild(options);
+  const std::string text = hooks();
+  for (const char* hook : {"run", "resume", "suspend", "terminate"}) {
+    EXPECT_NE(text.find("\"" + std::string(hook) + "TimeoutInSeconds\":60"), std::string::npos)
+        << hook << " in " << text;
+  }
+  EXPECT_NE(text.find("\"readyTimeoutInSeconds\":60"), std::string::npos) << text;
+}
+
 TEST_F(ModelLifecycleTest, WrongStateCommandsAreConflicts) {
   auto out = Call("RunMicrovm", {{"imageIdentifier", "img"}});
   const std::string id = (*out)["microvmId"];
