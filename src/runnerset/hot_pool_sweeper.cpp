@@ -200,9 +200,10 @@ void WarmPoolSweeper::ObserveRunnerVersion(const PoolMember& m, const Result<aws
   }
   // Offline is expected of a parked runner; of one still starting, with its VM running, it means
   // its session ended as soon as it began: GitHub refused its version (actions/runner #4392).
-  const bool frozen = vm.ok() && (vm->state == aws::MicrovmState::kSuspending ||
-                                  vm->state == aws::MicrovmState::kSuspended);
-  if (m.state != PoolMember::State::kStarting || frozen) return;
+  // A VM this sweep could not read proves nothing (a failed read once marked a whole class
+  // unhealthy, holding its jobs for an hour: simulation hot-pool seed 894).
+  const bool running = vm.ok() && vm->state == aws::MicrovmState::kRunning;
+  if (m.state != PoolMember::State::kStarting || !running) return;
   if (!deps_.health->Of(m.class_label).healthy) return;  // known already
   if (Status s = deps_.health->RecordRefused(m.class_label, m.image_version, r->second.version);
       !s.ok()) {
@@ -277,7 +278,13 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
     case PoolMember::State::kStarting: {
       if (!runner->second.online()) return true;  // the runner is still starting
       // Connected and idle: freeze it as it is. Its registration stays; only its poll stops.
-      // The suspend is requested, not waited for: the next sweep sees it SUSPENDED.
+      // Parking is recorded first: a starting member is never one whose suspend was asked for,
+      // so its runner going offline still means GitHub refused it. The suspend is requested,
+      // not waited for: the next sweep sees it SUSPENDED.
+      if (Status s = deps_.pool.MarkState(m.microvm_id, PoolMember::State::kParking); !s.ok()) {
+        Error(report, "marking hot pool member " + m.microvm_id + " parking", s);
+        return true;
+      }
       Status frozen = vms.RequestSuspend(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
       if (!frozen.ok()) {
         // The supervisor refuses once the runner's job started: then the job is served.
@@ -289,10 +296,6 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
           RetireHot(m, "it could not be suspended", true, report);
         }
         return false;
-      }
-      if (Status s = deps_.pool.MarkState(m.microvm_id, PoolMember::State::kParking); !s.ok()) {
-        Error(report, "marking hot pool member " + m.microvm_id + " parking", s);
-        return true;
       }
       ++report.hot_parked;
       return true;

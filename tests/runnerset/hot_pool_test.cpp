@@ -148,6 +148,37 @@ TEST_F(HotPoolTest, AMemberWhoseRunnerGitHubRefusesIsRetiredWhileTheSweepFollows
   EXPECT_LT(m_.clock.Now() - began, Duration(60'000)) << "not the whole settle time";
 }
 
+// Simulation hot-pool seed 894: the member's suspend was asked for but its parking could not be
+// recorded, and a later sweep, which could not read its VM, took the frozen runner's silence in a
+// "starting" member for GitHub refusing its version: the class was marked unhealthy and its jobs
+// held for an hour. Parking is now recorded before the suspend is asked for, and a VM that could
+// not be read proves nothing.
+TEST_F(HotPoolTest, AFailedParkingRecordOrAnUnreadVmIsNeverTakenForARefusedRunner) {
+  UseClassHealth();
+  Sweep();  // launched
+  Sweep();  // started: its runner connects at once
+  ASSERT_EQ(Members(), (std::map<std::string, int>{{"starting", 1}}));
+  const std::string vm = Member();
+  store_.fail_updates = 1;
+  PoolSweepReport r = Sweep();  // the parking record fails
+  EXPECT_GE(r.errors, 1);
+  Settle();
+  EXPECT_EQ(fleet_.Calls("SuspendMicrovm"), 0) << "suspended without a record of it";
+  EXPECT_EQ(State(vm), "RUNNING");
+  // From now on the sweeps cannot read the VM.
+  fleet_.vms_api.refusals.push_back(
+      {"GET", "/microvms/" + vm, 500, "InternalServerException", "simulated"});
+  Settle(kOfflineAfter);
+  Sweep();
+  Sweep();
+  EXPECT_TRUE(health_->Of("mvr-small").healthy) << health_->Of("mvr-small").reason;
+  fleet_.vms_api.refusals.clear();
+  EXPECT_EQ(Sweep().hot_parked, 1);
+  Settle(kOfflineAfter);
+  EXPECT_EQ(Sweep().hot_ready, 1);
+  EXPECT_TRUE(health_->Of("mvr-small").healthy) << health_->Of("mvr-small").reason;
+}
+
 // Stopping the process ends a sweep that follows its members at the next poll.
 TEST_F(HotPoolTest, ASweepFollowingItsMembersEndsWhenTheProcessStops) {
   hot_settle_ = Duration(120'000);

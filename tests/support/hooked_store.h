@@ -1,5 +1,6 @@
 // HookedStore: a MemoryStore that runs a hook before each scan, so a test can make a row appear
-// at a chosen moment or count how often a component reads a whole table.
+// at a chosen moment or count how often a component reads a whole table, and that can fail the
+// next updates as the service does when it errs.
 // Thread-safety: as MemoryStore; set the hook before sharing the store.
 #pragma once
 
@@ -14,6 +15,17 @@ class HookedStore : public store::ForwardingStore {
  public:
   explicit HookedStore(const Clock& clock) : ForwardingStore(memory_), memory_(clock) {}
   std::function<void(const store::ScanRequest&)> before_scan;
+  // The next this many Update calls fail (Transient, a simulated 500) and change nothing.
+  int fail_updates = 0;
+
+  Result<store::Item> Update(const store::Key& key, const std::vector<store::Update>& updates,
+                             const std::optional<store::Condition>& condition) override {
+    if (fail_updates > 0) {
+      --fail_updates;
+      return Transient("store.Update: service error (simulated 500)");
+    }
+    return ForwardingStore::Update(key, updates, condition);
+  }
 
   Result<store::Page> Scan(const store::ScanRequest& r) override {
     // A copy runs, so a hook may clear or replace itself (one-shot hooks do) while it runs.
