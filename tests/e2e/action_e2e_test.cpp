@@ -108,17 +108,23 @@ TEST_F(ActionEndToEnd, WarmPairRunsTwoRunnersOnOneMicrovmSuspendedBetweenThem) {
 }
 
 TEST_F(ActionEndToEnd, AtTheReuseDeadlineStartTerminatesTheVmAndSaysSo) {
-  // The reuse deadline falls 8 s after the VM starts (lifetime 60 s, margin 52 s).
+  // The reuse deadline falls 30 s after the VM starts (lifetime 60 s, margin 30 s): room for the
+  // park below to land before it on a loaded machine (CI once took more than 8 s for start and
+  // stop, and a stop at the deadline terminates), and for the late start to land well before
+  // the platform's own expiry.
   StepResult first = Step("start", "warm-deadline",
                           {{"SERVER", "short-lived"},
                            {"MAX_LIFETIME_SECONDS", "60"},
-                           {"REUSE_SAFETY_MARGIN_SECONDS", "52"}});
+                           {"REUSE_SAFETY_MARGIN_SECONDS", "30"}});
   ASSERT_TRUE(first.ok()) << first.Describe();
   const std::string handle = first.outputs["server"];
   const std::string microvm_id = first.outputs["microvm-id"];
   // Parked before the deadline (its runner never got a job).
   StepResult park = Step("stop", "warm-deadline", {{"SERVER", handle}});
   ASSERT_TRUE(park.ok()) << park.Describe();
+  ASSERT_EQ(StateOf(microvm_id), "SUSPENDED")
+      << "the park landed after the reuse deadline " << first.outputs["reuse-deadline"]
+      << ", so the test's premise failed: " << park.Describe();
   auto deadline = ParseRfc3339(first.outputs["reuse-deadline"]);
   ASSERT_TRUE(deadline.ok()) << first.outputs["reuse-deadline"];
   while (real_.clock.Now() < *deadline + std::chrono::seconds(1))
