@@ -9,6 +9,10 @@
 # runs explicitly. AL2023 ships glibc 2.34 and Debian 12 builds against 2.36, so the bundle never
 # uses the image's own libc. Copy the directory into the image (e.g. /opt/mvr) and run
 # /opt/mvr/mvr supervisor ...
+#
+# Also BUILD_DIR/guest-bundle/, the same layout around `mvr-guest` (the supervisor plus the
+# stand-in runner, `mvr emulate runner`): what `mvr emulate microvms --vm qemu --vm-arch arm64`
+# puts in its ARM64 guests (--vm-guest-bundle). Never part of an image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-build-arm64}"
@@ -37,12 +41,7 @@ fi
 cmake -S . -B "$dir" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=Release -DMVR_SUPERVISOR_ONLY=ON -DMVR_BUILD_TESTS=OFF \
   -DMVR_BUILD_BENCH=OFF >/dev/null
-ninja -C "$dir" -j "${MVR_JOBS:-2}" mvr
-
-rm -rf "$bundle"
-mkdir -p "$bundle/lib"
-cp "$dir/src/cli/mvr" "$bundle/lib/mvr.bin"
-aarch64-linux-gnu-strip "$bundle/lib/mvr.bin"
+ninja -C "$dir" -j "${MVR_JOBS:-2}" mvr mvr-guest
 
 search=(/usr/lib/aarch64-linux-gnu /lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib)
 find_lib() {
@@ -55,27 +54,33 @@ find_lib() {
   done
   return 1
 }
-# Copies the NEEDED closure of $1 into the bundle.
-declare -A seen=()
+# Copies the NEEDED closure of $2 into the bundle $1.
 copy_needed() {
-  local file="$1" lib path
+  local out="$1" file="$2" lib path
   while read -r lib; do
-    [[ -n "${seen[$lib]:-}" ]] && continue
-    seen[$lib]=1
+    [[ -e "$out/lib/$lib" ]] && continue
     path="$(find_lib "$lib")" || { echo "build-supervisor-arm64: cannot find $lib" >&2; exit 1; }
-    cp -L "$path" "$bundle/lib/$lib"
-    copy_needed "$bundle/lib/$lib"
+    cp -L "$path" "$out/lib/$lib"
+    copy_needed "$out" "$out/lib/$lib"
   done < <(aarch64-linux-gnu-readelf -d "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 }
-copy_needed "$bundle/lib/mvr.bin"
-loader="$(find_lib ld-linux-aarch64.so.1)"
-cp -L "$loader" "$bundle/lib/ld-linux-aarch64.so.1"
-
-cat >"$bundle/mvr" <<'LAUNCHER'
+# make_bundle DIR BINARY: DIR/lib/mvr.bin (stripped), its libraries, the loader and the launcher.
+make_bundle() {
+  local out="$1" binary="$2"
+  rm -rf "$out"
+  mkdir -p "$out/lib"
+  cp "$binary" "$out/lib/mvr.bin"
+  aarch64-linux-gnu-strip "$out/lib/mvr.bin"
+  copy_needed "$out" "$out/lib/mvr.bin"
+  cp -L "$(find_lib ld-linux-aarch64.so.1)" "$out/lib/ld-linux-aarch64.so.1"
+  cat >"$out/mvr" <<'LAUNCHER'
 #!/bin/sh
 # Runs the bundled ARM64 mvr with the bundled glibc, whatever the image's own libc is.
 here="$(dirname "$(readlink -f "$0")")"
 exec "$here/lib/ld-linux-aarch64.so.1" --library-path "$here/lib" "$here/lib/mvr.bin" "$@"
 LAUNCHER
-chmod 755 "$bundle/mvr"
-echo "build-supervisor-arm64: $(du -sh "$bundle" | cut -f1) in $bundle ($(ls "$bundle/lib" | wc -l) files)"
+  chmod 755 "$out/mvr"
+  echo "build-supervisor-arm64: $(du -sh "$out" | cut -f1) in $out ($(ls "$out/lib" | wc -l) files)"
+}
+make_bundle "$bundle" "$dir/src/cli/mvr"
+make_bundle "$dir/guest-bundle" "$dir/src/cli/mvr-guest"

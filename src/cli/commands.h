@@ -11,8 +11,10 @@ namespace mvr::cli {
 void AddVersionCommand(CLI::App& app, Context& ctx);
 // `mvr emulate microvms` (emulate_microvms_command.cpp).
 void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx);
-// `mvr emulate github` and `mvr emulate runner` (emulate_github_command.cpp).
+// `mvr emulate github` (emulate_github_command.cpp).
 void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx);
+// `mvr emulate runner` (emulate_runner_command.cpp; also in the ARM64 guest tools, mvr-guest).
+void AddEmulateRunnerCommand(CLI::App& emulate, Context& ctx);
 // `mvr start` and `mvr stop` (action_commands.cpp).
 void AddStartStopCommands(CLI::App& app, Context& ctx);
 // `mvr demo` (demo_command.cpp).

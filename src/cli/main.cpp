@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   emulate->require_subcommand(1);
   mvr::cli::AddEmulateMicrovmsCommand(*emulate, ctx);
   mvr::cli::AddEmulateGithubCommands(*emulate, ctx);
+  mvr::cli::AddEmulateRunnerCommand(*emulate, ctx);
   mvr::cli::AddStartStopCommands(app, ctx);
   mvr::cli::AddDemoCommand(app, ctx);
   mvr::cli::AddServeCommand(app, ctx);
@@ -30,6 +31,11 @@ int main(int argc, char** argv) {
   mvr::cli::AddPackageCommand(app, ctx);
   mvr::cli::AddSimulateCommand(app, ctx);
   mvr::cli::AddImageCommand(app, ctx);
+#elif defined(MVR_GUEST_TOOLS)
+  // The ARM64 guests of `mvr emulate microvms --vm-arch arm64` run their jobs' stand-in runner.
+  CLI::App* emulate = app.add_subcommand("emulate", "The stand-in runner of emulated guests");
+  emulate->require_subcommand(1);
+  mvr::cli::AddEmulateRunnerCommand(*emulate, ctx);
 #endif
   mvr::cli::AddSupervisorCommand(app, ctx);
   CLI11_PARSE(app, argc, argv);
