@@ -51,11 +51,16 @@ for pkg in "${PACKAGES[@]}"; do
   fi
 done
 
-# The guest kernel of `mvr emulate microvms --vm qemu` (the `vm` tests): unpacked from Debian's
-# linux-image-cloud-amd64, never installed. Without it those tests skip and say why.
+# The guest kernels of `mvr emulate microvms --vm qemu` (the `vm` tests): unpacked from Debian's
+# linux-image-cloud-amd64 and -arm64 (with the arm64 guests' busybox and ip), never installed.
+# Without them those tests skip and say why.
 fetch_vm_kernel() {
   if ! ${SUDO:-} "$(dirname "$0")/fetch-vm-kernel.sh" "${MVR_VM_KERNEL_DIR:-/var/cache/mvr/vm-kernel}"; then
     echo "setup: could not fetch the guest kernel; the vm tests will skip" >&2
+  fi
+  if ! ${SUDO:-} "$(dirname "$0")/fetch-vm-kernel.sh" --arch arm64 \
+      "${MVR_VM_KERNEL_DIR_ARM64:-/var/cache/mvr/vm-kernel-arm64}"; then
+    echo "setup: could not fetch the arm64 guest kernel; the arm64 vm test will skip" >&2
   fi
 }
 

@@ -26,6 +26,7 @@ struct DemoFlags {
   bool keep = false;
   std::string run_body = "raw";
   std::string vm = "process";
+  std::string vm_arch = "x86_64";
   demo::RunnerSetDemoOptions set;
 };
 
@@ -46,6 +47,7 @@ int RunDemo(DemoFlags& f, Context& ctx) {
     options.keep_work_dir = f.keep;
     options.run_body = f.run_body;
     options.vm = f.vm;
+    options.vm_arch = f.vm_arch;
     return demo::Demo(seam, processes, http, options).Run();
   }
   demo::RunnerSetDemoOptions options = f.set;
@@ -55,6 +57,7 @@ int RunDemo(DemoFlags& f, Context& ctx) {
   options.keep_work_dir = f.keep;
   options.run_body = f.run_body;
   options.vm = f.vm;
+  options.vm_arch = f.vm_arch;
   return demo::RunnerSetDemo(seam, processes, http, options).Run();
 }
 
@@ -113,6 +116,10 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "QEMU virtual machine restored from its image's snapshot; needs "
                   "scripts/fetch-vm-kernel.sh)")
       ->check(CLI::IsMember({"process", "qemu"}));
+  cmd->add_option("--vm-arch", f->vm_arch,
+                  "with --vm qemu: the guests' machine, x86_64 (default) or arm64 (needs "
+                  "scripts/fetch-vm-kernel.sh --arch arm64 and scripts/build-supervisor-arm64.sh)")
+      ->check(CLI::IsMember({"x86_64", "arm64"}));
   cmd->add_flag("--keep", f->keep, "keep the work directory afterwards");
   cmd->add_option("--report", f->set.report_html,
                   "runner set: save mvr serve's status page (HTML) to this file at the end");

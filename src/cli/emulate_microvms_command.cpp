@@ -47,6 +47,8 @@ struct MicrovmsFlags {
   std::string s3_endpoint_url;
   std::string vm = "process";
   std::string vm_kernel;
+  std::string vm_arch = "x86_64";
+  std::string vm_guest_bundle;
   std::string accel = "auto";
   int64_t vm_memory_mib = 512;
   int64_t image_hook_timeout = 10;
@@ -54,6 +56,13 @@ struct MicrovmsFlags {
 
 // Where scripts/setup.sh puts the guest kernel for --vm qemu (scripts/fetch-vm-kernel.sh).
 constexpr char kDefaultVmKernelDir[] = "/var/cache/mvr/vm-kernel";
+constexpr char kDefaultArm64VmKernelDir[] = "/var/cache/mvr/vm-kernel-arm64";
+
+// The value of the environment variable `name`, else `fallback`.
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
 
 // Where s3:// code artifacts are read from: --s3-endpoint-url, else the usual AWS settings
 // (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile, then AWS's regional endpoint), with the
@@ -145,19 +154,29 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
       return InvalidArgument("--vm qemu brings its own network: leave out --network namespace");
     }
     o.vm = emulate::microvms::Emulator::Options::Vm::kQemu;
-    const char* env_dir = std::getenv("MVR_VM_KERNEL_DIR");
-    o.qemu.kernel_dir = !f.vm_kernel.empty()                     ? f.vm_kernel
-                        : env_dir != nullptr && *env_dir != '\0' ? env_dir
-                                                                 : kDefaultVmKernelDir;
+    const bool arm64 = f.vm_arch == "arm64";
+    o.qemu.arch = f.vm_arch;
+    o.qemu.kernel_dir = !f.vm_kernel.empty()
+                            ? f.vm_kernel
+                            : (arm64 ? EnvOr("MVR_VM_KERNEL_DIR_ARM64", kDefaultArm64VmKernelDir)
+                                     : EnvOr("MVR_VM_KERNEL_DIR", kDefaultVmKernelDir));
     o.qemu.accel = f.accel;
     o.qemu.memory_mib = static_cast<int>(f.vm_memory_mib);
     std::error_code ec;
     o.qemu.mvr_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
     if (ec) return Internal("cannot find this program's path: " + ec.message());
+    // A source checkout's ARM64 guest tools sit beside its build tree (build/src/cli/mvr).
+    const std::string beside = (std::filesystem::path(o.qemu.mvr_binary).parent_path() /
+                                "../../../build-arm64/guest-bundle")
+                                   .lexically_normal()
+                                   .string();
+    o.qemu.guest_bundle =
+        !f.vm_guest_bundle.empty() ? f.vm_guest_bundle : EnvOr("MVR_VM_GUEST_BUNDLE", beside);
   } else if (f.vm != "process") {
     return InvalidArgument("--vm must be process (the default) or qemu (got " + f.vm + ")");
-  } else if (!f.vm_kernel.empty()) {
-    return InvalidArgument("--vm-kernel only applies with --vm qemu");
+  } else if (!f.vm_kernel.empty() || f.vm_arch != "x86_64" || !f.vm_guest_bundle.empty()) {
+    return InvalidArgument(
+        "--vm-kernel, --vm-arch and --vm-guest-bundle only apply with --vm qemu");
   }
   if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
   o.model.registered_hook_timeout_seconds = static_cast<int>(f.image_hook_timeout);
@@ -289,6 +308,15 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
   cmd->add_option("--vm-kernel", flags->vm_kernel,
                   "With --vm qemu: directory of the guest kernel (vmlinuz, modules/) "
                   "(default $MVR_VM_KERNEL_DIR, else /var/cache/mvr/vm-kernel)");
+  cmd->add_option("--vm-arch", flags->vm_arch,
+                  "With --vm qemu: x86_64 (default) or arm64 (Graviton's machine, under software "
+                  "emulation; its kernel default $MVR_VM_KERNEL_DIR_ARM64, else "
+                  "/var/cache/mvr/vm-kernel-arm64: scripts/fetch-vm-kernel.sh --arch arm64)")
+      ->check(CLI::IsMember({"x86_64", "arm64"}));
+  cmd->add_option("--vm-guest-bundle", flags->vm_guest_bundle,
+                  "With --vm-arch arm64: the ARM64 guest tools (scripts/build-supervisor-arm64.sh; "
+                  "default $MVR_VM_GUEST_BUNDLE, else build-arm64/guest-bundle beside this "
+                  "program's build tree)");
   cmd->add_option("--accel", flags->accel,
                   "With --vm qemu: auto (default: KVM if a test boot works, else TCG), kvm or tcg");
   cmd->add_option("--vm-memory-mib", flags->vm_memory_mib,

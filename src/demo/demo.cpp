@@ -177,7 +177,7 @@ int Demo::Run() {
 
   LocalStack stack(seam_, processes_, options_.mvr_path, dir);
   stack.SetRunBody(options_.run_body);
-  if (options_.vm == "qemu") stack.UseQemuVms();
+  if (options_.vm == "qemu") stack.UseQemuVms("", options_.vm_arch);
   if (Status s = stack.Start(); !s.ok()) {
     std::fprintf(stderr, "mvr demo: %s (logs kept in %s)\n", s.ToString().c_str(), dir.c_str());
     work->Keep();

@@ -21,8 +21,9 @@ struct DemoOptions {
   bool warm_pair = true;
   std::string work_dir;  // "" = a new temporary directory, removed afterwards
   bool keep_work_dir = false;
-  std::string run_body = "raw";  // the /run hook body form (`mvr emulate microvms --run-body`)
-  std::string vm = "process";    // what stands behind a MicroVM (`mvr emulate microvms --vm`)
+  std::string run_body = "raw";    // the /run hook body form (`mvr emulate microvms --run-body`)
+  std::string vm = "process";      // what stands behind a MicroVM (`mvr emulate microvms --vm`)
+  std::string vm_arch = "x86_64";  // with vm qemu: the guests' machine (x86_64, arm64)
 };
 
 class Demo {

@@ -57,14 +57,16 @@ class LocalStack {
     microvms_args_.insert(microvms_args_.end(), args.begin(), args.end());
   }
   // Runs every MicroVM as a QEMU guest (`mvr emulate microvms --vm qemu`, its kernel in
-  // `kernel_dir`, "" for the default) before Start. Only then does a guest's supervisor set the
-  // clock after a restore: in the process backend its clock is this machine's.
-  void UseQemuVms(const std::string& kernel_dir = "") {
+  // `kernel_dir`, "" for the default; guests of machine `arch`, x86_64 or arm64) before Start. Only
+  // then does a guest's supervisor set the clock after a restore: in the process backend its clock
+  // is this machine's.
+  void UseQemuVms(const std::string& kernel_dir = "", const std::string& arch = "x86_64") {
     qemu_vms_ = true;
     // Software emulation runs a guest many times slower: the images get the service's longest
     // runtime hook timeouts (a real image's resume and suspend get 60 s too, image/hooks.json).
     AddMicrovmsArgs({"--vm", "qemu", "--image-hook-timeout", "60"});
     if (!kernel_dir.empty()) AddMicrovmsArgs({"--vm-kernel", kernel_dir});
+    if (arch != "x86_64") AddMicrovmsArgs({"--vm-arch", arch});
   }
   // More `mvr supervisor` flags for every image's supervisor (before Start).
   void AddSupervisorArgs(const std::vector<std::string>& args) {

@@ -249,7 +249,7 @@ Status StartStack(LocalStack& stack, const RunnerSetDemoOptions& o, const Seam& 
     stack.AddGithubArgs({"--min-runner-version", o.min_runner_version});
   }
   stack.AddMicrovmsArgs({"--config", knobs_file});
-  if (o.vm == "qemu") stack.UseQemuVms();
+  if (o.vm == "qemu") stack.UseQemuVms("", o.vm_arch);
   return stack.Start();
 }
 

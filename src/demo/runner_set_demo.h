@@ -36,10 +36,11 @@ struct RunnerSetDemoOptions {
   std::string assignment = "oldest";  // which idle runner GitHub hands a job: oldest or random
   std::string rate_limits = "off";    // "github": the emulator enforces GitHub's secondary limits
   std::string min_runner_version;     // GitHub refuses runners older than this ("" = none)
-  std::string microvms_config;   // a `mvr emulate microvms --config` file (overrides the above)
-  std::string run_body = "raw";  // the /run hook body form (`mvr emulate microvms --run-body`)
-  std::string vm = "process";    // what stands behind a MicroVM (`mvr emulate microvms --vm`)
-  int timeout_seconds = 600;     // for the whole burst to complete
+  std::string microvms_config;     // a `mvr emulate microvms --config` file (overrides the above)
+  std::string run_body = "raw";    // the /run hook body form (`mvr emulate microvms --run-body`)
+  std::string vm = "process";      // what stands behind a MicroVM (`mvr emulate microvms --vm`)
+  std::string vm_arch = "x86_64";  // with vm qemu: the guests' machine (x86_64, arm64)
+  int timeout_seconds = 600;       // for the whole burst to complete
   int warm_pool = 0;        // mvr-small keeps this many suspended VMs (filled before the burst)
   int hot_pool = 0;         // ... and this many suspended VMs with their runners connected
   std::string report_html;  // "" = none; else mvr serve's status page is saved here at the end

@@ -6,7 +6,8 @@
 //  - the warm pair's second job finds the file the first wrote, after a real suspend and resume;
 //  - a connection the guest held is dead after the resume, and the program that held it
 //    reconnects by itself;
-//  - the guest's wall clock after a resume (measured and printed; docs/emulate-microvms.md).
+//  - the guest's wall clock after a resume (measured and printed; docs/emulate-microvms.md);
+//  - the warm pair on an ARM64 guest (`--vm-arch arm64`, Graviton's machine, under TCG).
 // Skipped, with the reason, where QEMU or the guest kernel (scripts/fetch-vm-kernel.sh) is
 // missing.
 #include <arpa/inet.h>
@@ -33,6 +34,33 @@ constexpr char kHolderImage[] = "mvr-holder";
 std::string KernelDir() {
   const char* dir = std::getenv("MVR_VM_KERNEL_DIR");
   return dir != nullptr && *dir != '\0' ? dir : "/var/cache/mvr/vm-kernel";
+}
+
+std::string Arm64KernelDir() {
+  const char* dir = std::getenv("MVR_VM_KERNEL_DIR_ARM64");
+  return dir != nullptr && *dir != '\0' ? dir : "/var/cache/mvr/vm-kernel-arm64";
+}
+
+std::string Arm64GuestBundle() {
+  const char* dir = std::getenv("MVR_VM_GUEST_BUNDLE");
+  return dir != nullptr && *dir != '\0' ? dir
+                                        : std::string(MVR_SOURCE_DIR) + "/build-arm64/guest-bundle";
+}
+
+// Why ARM64 QEMU VMs cannot run here, or "" when they can.
+std::string WhyNoArm64Vms() {
+  if (!process::FindProgram("qemu-system-aarch64", {{"PATH", "/usr/bin:/usr/local/bin"}}).ok()) {
+    return "qemu-system-aarch64 is not installed (scripts/setup.sh installs qemu-system-arm)";
+  }
+  if (!fs::exists(Arm64KernelDir() + "/root/usr/bin/ip")) {
+    return "no ARM64 guest kernel and userland in " + Arm64KernelDir() +
+           " (run scripts/fetch-vm-kernel.sh --arch arm64)";
+  }
+  if (!fs::exists(Arm64GuestBundle() + "/lib/mvr.bin")) {
+    return "no ARM64 guest tools in " + Arm64GuestBundle() +
+           " (run scripts/build-supervisor-arm64.sh)";
+  }
+  return "";
 }
 
 // Why QEMU VMs cannot run here, or "" when they can.
@@ -392,6 +420,56 @@ TEST_F(VmDockerEndToEnd, AnImportedImageSurvivesARealSuspendAndResumeInTheGuests
   StepResult park2 = Step("stop", "vm-docker-second", {{"SERVER", second.outputs["server"]}});
   ASSERT_TRUE(park2.ok()) << park2.Describe();
   StepResult done = Step("stop", "vm-docker-teardown", {{"MICROVM_ID", microvm_id}});
+  ASSERT_TRUE(done.ok()) << done.Describe();
+  ExpectNothingLeft();
+}
+
+// The platform runs Graviton: ARM64 guests (`--vm-arch arm64`) on QEMU's virt board under TCG,
+// with Debian's arm64 cloud kernel, their own busybox and ip, and the ARM64 build of mvr's
+// supervisor and stand-in runner (the guest bundle).
+class VmArm64EndToEnd : public ActionEndToEnd {
+ protected:
+  void SetUp() override {
+    if (std::string why = WhyNoArm64Vms(); !why.empty()) GTEST_SKIP() << why;
+    ActionEndToEnd::SetUp();
+  }
+  void ConfigureStack(LocalStack& stack) override {
+    stack.UseQemuVms(Arm64KernelDir(), "arm64");
+    stack.AddMicrovmsArgs({"--vm-guest-bundle", Arm64GuestBundle()});
+  }
+};
+
+// The warm pair on an ARM64 VM restored from its image's snapshot: the first job runs on an
+// aarch64 machine and writes a file on the VM's disk, the VM is suspended for real (its memory
+// saved, its QEMU process ended) and resumed, and the second job finds the file.
+TEST_F(VmArm64EndToEnd, AWarmPairRunsOnAnArm64GuestAcrossARealSuspendAndResume) {
+  StepResult first = Step("start", "arm64-first", {{"SERVER", "arm64-cache"}});
+  ASSERT_TRUE(first.ok()) << first.Describe();
+  const std::string microvm_id = first.outputs["microvm-id"];
+  JobResult job1 = Job(first.outputs["label"],
+                       {"echo \"machine $(uname -m)\"", "mkdir -p \"$MVR_DOCKER_DATA_ROOT/proof\"",
+                        "echo \"file from $RUNNER_NAME\" > \"$MVR_DOCKER_DATA_ROOT/proof/file\"",
+                        "sync", "wget -q -O - http://127.0.0.1:8080/v1/status"});
+  ASSERT_EQ(job1.conclusion, "success") << job1.stdout_text;
+  EXPECT_NE(job1.stdout_text.find("machine aarch64"), std::string::npos) << job1.stdout_text;
+  EXPECT_NE(job1.stdout_text.find("\"cloneCheck\""), std::string::npos) << job1.stdout_text;
+  StepResult park = Step("stop", "arm64-first", {{"SERVER", first.outputs["server"]}});
+  ASSERT_TRUE(park.ok()) << park.Describe();
+  EXPECT_EQ(StateOf(microvm_id), "SUSPENDED");
+  EXPECT_TRUE(fs::exists(stack_->vm_dir(microvm_id) + "/memory"));
+  EXPECT_TRUE(QemuProcessesUnder(stack_->vm_dir(microvm_id)).empty());
+
+  StepResult second = Step("start", "arm64-second", {{"SERVER", first.outputs["server"]}});
+  ASSERT_TRUE(second.ok()) << second.Describe();
+  EXPECT_EQ(second.outputs["warm-hit"], "true");
+  EXPECT_EQ(second.outputs["microvm-id"], microvm_id);
+  JobResult job2 = Job(second.outputs["label"], {"cat \"$MVR_DOCKER_DATA_ROOT/proof/file\""});
+  EXPECT_EQ(job2.conclusion, "success") << job2.stdout_text;
+  EXPECT_NE(job2.stdout_text.find("file from " + first.outputs["runner-name"]), std::string::npos)
+      << job2.stdout_text;
+  StepResult park2 = Step("stop", "arm64-second", {{"SERVER", second.outputs["server"]}});
+  ASSERT_TRUE(park2.ok()) << park2.Describe();
+  StepResult done = Step("stop", "arm64-teardown", {{"MICROVM_ID", microvm_id}});
   ASSERT_TRUE(done.ok()) << done.Describe();
   ExpectNothingLeft();
 }

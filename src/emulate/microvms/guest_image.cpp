@@ -26,12 +26,10 @@ std::string Hex8(uint64_t v) {
   return buf;
 }
 
-bool IsElf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  in.read(magic, 4);
-  return in && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
-}
+bool IsElf(const std::string& path) { return !ElfMachineOf(path).empty(); }
+
+// Where the ARM64 guest bundle goes in a foreign guest.
+constexpr char kGuestBundlePath[] = "/opt/mvr";
 
 // Absolute-path words of `text`: split on blanks, quotes and shell punctuation.
 std::vector<std::string> PathWords(const std::string& text) {
@@ -54,6 +52,19 @@ std::vector<std::string> PathWords(const std::string& text) {
 }
 
 }  // namespace
+
+std::string ElfMachineOf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char header[20] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  if (!in || header[0] != 0x7f || header[1] != 'E' || header[2] != 'L' || header[3] != 'F') {
+    return "";
+  }
+  const int machine = header[5] == 2 ? header[18] << 8 | header[19] : header[19] << 8 | header[18];
+  if (machine == 62) return "x86-64";
+  if (machine == 183) return "aarch64";
+  return "other";
+}
 
 CpioWriter::CpioWriter(const std::string& path)
     : out_(path, std::ios::binary | std::ios::trunc), path_(path) {}
@@ -115,6 +126,25 @@ Status CpioWriter::AddSymlink(const std::string& path, const std::string& target
   MVR_RETURN_IF_ERROR(AddParents(path));
   written_.insert(path);
   return Entry(path, kSymlink | 0777, target);
+}
+
+Status CpioWriter::AddHostTree(const std::string& path, const std::string& source) {
+  std::error_code ec;
+  fs::recursive_directory_iterator it(source, ec), end;
+  if (ec) return NotFound(source + " is not a readable directory: " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return Internal("cannot read " + source + ": " + ec.message());
+    const std::string to =
+        (fs::path(path) / it->path().lexically_relative(source)).lexically_normal().string();
+    if (it->is_symlink(ec)) {
+      MVR_RETURN_IF_ERROR(AddSymlink(to, fs::read_symlink(it->path(), ec).string()));
+    } else if (it->is_directory(ec)) {
+      MVR_RETURN_IF_ERROR(AddDirectory(to));
+    } else {
+      MVR_RETURN_IF_ERROR(AddHostFile(to, it->path().string()));
+    }
+  }
+  return Status::Ok();
 }
 
 Status CpioWriter::Finish() {
@@ -239,7 +269,19 @@ Status GuestImageBuilder::Write(const ProgramSpec& program,
   for (const char* dir : {"/proc", "/sys", "/dev", "/tmp", "/run", "/etc", "/vm", "/root"}) {
     MVR_RETURN_IF_ERROR(cpio.AddDirectory(dir));
   }
-  MVR_RETURN_IF_ERROR(cpio.AddHostFile("/bin/busybox", options_.busybox));
+  const bool foreign = !options_.guest_root.empty();
+  if (foreign) {
+    // The guest's own busybox, ip and libraries, at their paths.
+    for (const char* needed : {"/bin/busybox", "/usr/bin/ip"}) {
+      if (!fs::is_regular_file(options_.guest_root + needed)) {
+        return NotFound("the guest's userland has no " + options_.guest_root + needed +
+                        "; run scripts/fetch-vm-kernel.sh --arch arm64 " + options_.kernel_dir);
+      }
+    }
+    MVR_RETURN_IF_ERROR(cpio.AddHostTree("/", options_.guest_root));
+  } else {
+    MVR_RETURN_IF_ERROR(cpio.AddHostFile("/bin/busybox", options_.busybox));
+  }
   MVR_RETURN_IF_ERROR(cpio.AddSymlink("/bin/sh", "busybox"));
   for (const std::string& m : Modules()) {
     const std::string ko = options_.kernel_dir + "/modules/" + m + ".ko";
@@ -249,10 +291,36 @@ Status GuestImageBuilder::Write(const ProgramSpec& program,
                       " is missing; run scripts/fetch-vm-kernel.sh " + options_.kernel_dir);
     }
   }
-  MVR_RETURN_IF_ERROR(AddWithLibraries(cpio, options_.ip));
-  MVR_RETURN_IF_ERROR(AddWithLibraries(cpio, options_.mvr_binary));
+  if (foreign) {
+    // This mvr's host path runs the guest's own mvr, so an image's program runs unchanged.
+    if (!fs::is_regular_file(options_.guest_bundle + "/lib/mvr.bin")) {
+      return NotFound("no guest mvr at " + options_.guest_bundle +
+                      "/lib/mvr.bin; scripts/build-supervisor-arm64.sh builds it "
+                      "(build-arm64/guest-bundle)");
+    }
+    MVR_RETURN_IF_ERROR(cpio.AddHostTree(kGuestBundlePath, options_.guest_bundle));
+    MVR_RETURN_IF_ERROR(cpio.AddText(options_.mvr_binary,
+                                     "#!/bin/sh\n# The guest's own mvr (its guest bundle).\nexec " +
+                                         std::string(kGuestBundlePath) + "/mvr \"$@\"\n",
+                                     0755));
+  } else {
+    MVR_RETURN_IF_ERROR(AddWithLibraries(cpio, options_.ip));
+    MVR_RETURN_IF_ERROR(AddWithLibraries(cpio, options_.mvr_binary));
+  }
   for (const std::string& file : HostFilesNamedBy(program)) {
-    MVR_RETURN_IF_ERROR(AddWithLibraries(cpio, file));
+    if (!foreign) {
+      MVR_RETURN_IF_ERROR(AddWithLibraries(cpio, file));
+      continue;
+    }
+    if (cpio.Has(file)) continue;  // the guest's own (its shell, its mvr)
+    if (IsElf(file)) {
+      return InvalidArgument("the image's program names " + file + ", a program of this host " +
+                             "built for " + ElfMachineOf(file) +
+                             ", which an ARM64 guest cannot run; ARM64 "
+                             "guests carry busybox, iproute2's ip and mvr only (for Docker in a "
+                             "guest, use --vm-arch x86_64)");
+    }
+    MVR_RETURN_IF_ERROR(cpio.AddHostFile(file, file));
   }
   MVR_RETURN_IF_ERROR(cpio.AddText("/etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"));
   MVR_RETURN_IF_ERROR(cpio.AddText("/etc/group", "root:x:0:\n"));

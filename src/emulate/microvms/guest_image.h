@@ -5,7 +5,11 @@
 // load), each at its host path, and an /init that brings the network up, mounts the VM's disk
 // (/dev/vda, ext4) at /vm and runs the program as the image's service. The same files on the same
 // paths as on the host mean that an image registered for the process backend runs unchanged in a
-// VM. Thread-safety: GuestImageBuilder is stateless apart from its options; CpioWriter is not
+// VM. An ARM64 guest (`--vm-arch arm64`) cannot borrow the host's programs: its busybox, `ip` and
+// their libraries come from a guest root directory (scripts/fetch-vm-kernel.sh --arch arm64), its
+// mvr is the ARM64 guest bundle (at /opt/mvr, with a launcher at this mvr's host path), and a
+// program naming a host binary of another machine is refused by name.
+// Thread-safety: GuestImageBuilder is stateless apart from its options; CpioWriter is not
 // thread-safe.
 #pragma once
 
@@ -32,6 +36,9 @@ class CpioWriter {
   // Copies the host file `source` (following symlinks) to `path` with its permission bits.
   Status AddHostFile(const std::string& path, const std::string& source);
   Status AddSymlink(const std::string& path, const std::string& target);
+  // Copies the host directory `source` (files, symlinks, directories) under `path`.
+  Status AddHostTree(const std::string& path, const std::string& source);
+  bool Has(const std::string& path) const { return written_.count(path) != 0; }
   // Writes the trailer and closes the file.
   Status Finish();
 
@@ -61,6 +68,9 @@ class GuestImageBuilder {
     std::string mvr_copy;    // what is copied there ("": mvr_binary itself)
     std::string busybox = "/bin/busybox";
     std::string ip = "/usr/bin/ip";
+    // A guest of another machine than this host's (empty: the host's own, x86-64):
+    std::string guest_root;    // its userland: bin/busybox, usr/bin/ip and their libraries
+    std::string guest_bundle;  // its mvr: a launcher `mvr` and lib/ (build-supervisor-arm64.sh)
   };
   GuestImageBuilder(process::ProcessRunner& processes, Options options)
       : processes_(processes), options_(std::move(options)) {}
@@ -82,6 +92,9 @@ class GuestImageBuilder {
   process::ProcessRunner& processes_;
   Options options_;
 };
+
+// The ELF machine of `path` ("x86-64", "aarch64", "other"), or "" when it is not an ELF file.
+std::string ElfMachineOf(const std::string& path);
 
 // Absolute paths of host files that `program` names in its argv words and working directory
 // (shell commands are split on blanks and quotes), with the files those scripts name in turn.

@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kKernelCommandLine[] = "console=ttyS0 quiet panic=-1";
+constexpr char kKernelCommandLine[] = "quiet panic=-1";
 const Duration kQmpTimeout(30'000);
 const Duration kSaveTimeout(120'000);
 const Duration kKvmProbeTimeout(20'000);
@@ -119,38 +119,67 @@ int PortOfUrl(const std::string& url) {
 
 Result<std::unique_ptr<QemuHost>> QemuHost::Create(Deps deps, Options options) {
   std::error_code ec;
+  const bool arm64 = options.arch == "arm64";
+  if (!arm64 && options.arch != "x86_64") {
+    return InvalidArgument("--vm-arch must be x86_64 or arm64, not '" + options.arch + "'");
+  }
+  if (options.qemu.empty()) options.qemu = arm64 ? "qemu-system-aarch64" : "qemu-system-x86_64";
+  const std::string fetch =
+      std::string("scripts/fetch-vm-kernel.sh ") + (arm64 ? "--arch arm64 " : "");
   const std::string kernel = options.kernel_dir + "/vmlinuz";
   if (!fs::is_regular_file(kernel, ec)) {
-    return InvalidArgument("--vm qemu needs a guest kernel at " + kernel +
-                           ": run scripts/fetch-vm-kernel.sh " + options.kernel_dir +
-                           " (or give --vm-kernel DIR)");
+    return InvalidArgument("--vm qemu needs a guest kernel at " + kernel + ": run " + fetch +
+                           options.kernel_dir + " (or give --vm-kernel DIR)");
   }
-  process::ProcessSpec version = HostProcessSpec({options.qemu, "--version"});
-  Result<process::CommandResult> ran = deps.processes.Run(version, Duration(20'000));
-  if (!ran.ok() || !ran->exit.ok()) {
-    return InvalidArgument("--vm qemu needs " + options.qemu +
-                           " (Debian's qemu-system-x86): apt-get install qemu-system-x86");
+  if (arm64 && !fs::is_regular_file(options.kernel_dir + "/root/usr/bin/ip", ec)) {
+    return InvalidArgument("--vm-arch arm64 needs the guest's own userland in " +
+                           options.kernel_dir + "/root: run " + fetch + options.kernel_dir);
   }
-  process::ProcessSpec img_version = HostProcessSpec({options.qemu_img, "--version"});
-  ran = deps.processes.Run(img_version, Duration(20'000));
-  if (!ran.ok() || !ran->exit.ok()) {
-    return InvalidArgument("--vm qemu needs " + options.qemu_img +
-                           " for the VMs' disks (Debian's qemu-utils): apt-get install qemu-utils");
+  if (arm64 && !fs::is_regular_file(options.guest_bundle + "/lib/mvr.bin", ec)) {
+    return InvalidArgument(
+        "--vm-arch arm64 needs the ARM64 guest tools (an ARM64 mvr with the "
+        "supervisor and the stand-in runner) at '" +
+        options.guest_bundle +
+        "': scripts/build-supervisor-arm64.sh builds build-arm64/guest-bundle; "
+        "give it as --vm-guest-bundle DIR");
+  }
+  const std::vector<std::pair<std::string, std::string>> tools = {
+      {options.qemu, arm64 ? "--vm-arch arm64 needs " + options.qemu +
+                                 " (Debian's qemu-system-arm): apt-get install qemu-system-arm"
+                           : "--vm qemu needs " + options.qemu +
+                                 " (Debian's qemu-system-x86): apt-get install qemu-system-x86"},
+      {options.qemu_img,
+       "--vm qemu needs " + options.qemu_img +
+           " for the VMs' disks (Debian's qemu-utils): apt-get install qemu-utils"}};
+  for (const auto& [tool, why] : tools) {
+    process::ProcessSpec version = HostProcessSpec({tool, "--version"});
+    Result<process::CommandResult> ran = deps.processes.Run(version, Duration(20'000));
+    if (!ran.ok() || !ran->exit.ok()) return InvalidArgument(why);
   }
   std::string accel = options.accel;
   if (accel != "auto" && accel != "kvm" && accel != "tcg") {
     return InvalidArgument("--accel must be auto, kvm or tcg, not '" + accel + "'");
   }
+  // KVM runs only guests of the host's own machine.
+  if (arm64 && accel == "kvm") {
+    return InvalidArgument("--accel kvm cannot run an arm64 guest on this host: use tcg or auto");
+  }
+  if (arm64) accel = "tcg";
   auto host = std::unique_ptr<QemuHost>(new QemuHost(deps, std::move(options), accel));
   fs::create_directories(host->options_.state_dir + "/qemu/images", ec);
   // This program without its debug sections: a smaller guest memory, a faster snapshot.
-  host->mvr_copy_ = host->options_.state_dir + "/qemu/mvr";
-  process::ProcessSpec strip =
-      HostProcessSpec({"objcopy", "--strip-debug", host->options_.mvr_binary, host->mvr_copy_});
-  Result<process::CommandResult> stripped = deps.processes.Run(strip, Duration(60'000));
-  if (!stripped.ok() || !stripped->exit.ok()) host->mvr_copy_.clear();
+  // (An ARM64 guest runs its own mvr instead.)
+  if (!arm64) {
+    host->mvr_copy_ = host->options_.state_dir + "/qemu/mvr";
+    process::ProcessSpec strip =
+        HostProcessSpec({"objcopy", "--strip-debug", host->options_.mvr_binary, host->mvr_copy_});
+    Result<process::CommandResult> stripped = deps.processes.Run(strip, Duration(60'000));
+    if (!stripped.ok() || !stripped->exit.ok()) host->mvr_copy_.clear();
+  }
   if (accel == "auto") host->accel_ = host->ProbeKvm() ? "kvm" : "tcg";
-  deps.seam.logger.Info("qemu host ready", {{"accel", host->accel_}, {"kernel", kernel}});
+  deps.seam.logger.Info(
+      "qemu host ready",
+      {{"accel", host->accel_}, {"arch", host->options_.arch}, {"kernel", kernel}});
   return host;
 }
 
@@ -274,38 +303,43 @@ Result<int> QemuHost::Launch(Instance& inst, const std::string& log_name,
   std::error_code ec;
   fs::create_directories(options_.state_dir + "/logs", ec);
   fs::remove(qmp, ec);
-  std::vector<std::string> argv = {options_.qemu,
-                                   "-accel",
-                                   accel_,
-                                   "-cpu",
-                                   accel_ == "kvm" ? "host" : "max",
-                                   "-m",
-                                   std::to_string(options_.memory_mib),
-                                   "-smp",
-                                   "1",
-                                   "-nodefaults",
-                                   "-no-user-config",
-                                   "-display",
-                                   "none",
-                                   "-no-reboot",
-                                   "-kernel",
-                                   options_.kernel_dir + "/vmlinuz",
-                                   "-initrd",
-                                   inst.image_dir + "/initrd.cpio",
-                                   "-drive",
-                                   "if=virtio,format=" + inst.disk_format + ",file=" + inst.disk,
-                                   "-append",
-                                   kKernelCommandLine,
-                                   "-netdev",
-                                   netdev,
-                                   "-device",
-                                   "virtio-net-pci,netdev=net0,romfile=",
-                                   "-chardev",
-                                   "file,id=console,append=on,path=" + log,
-                                   "-serial",
-                                   "chardev:console",
-                                   "-qmp",
-                                   "unix:" + qmp + ",server=on,wait=off"};
+  const bool arm64 = options_.arch == "arm64";
+  // An ARM64 guest runs on QEMU's `virt` board (a PL011 serial port, PCIe for virtio), its CPU
+  // with QEMU's own pointer-authentication algorithm, several times faster under TCG.
+  std::vector<std::string> argv = {options_.qemu};
+  if (arm64) argv.insert(argv.end(), {"-machine", "virt"});
+  argv.insert(argv.end(),
+              {"-accel",
+               accel_,
+               "-cpu",
+               accel_ == "kvm" ? "host" : (arm64 ? "max,pauth-impdef=on" : "max"),
+               "-m",
+               std::to_string(options_.memory_mib),
+               "-smp",
+               "1",
+               "-nodefaults",
+               "-no-user-config",
+               "-display",
+               "none",
+               "-no-reboot",
+               "-kernel",
+               options_.kernel_dir + "/vmlinuz",
+               "-initrd",
+               inst.image_dir + "/initrd.cpio",
+               "-drive",
+               "if=virtio,format=" + inst.disk_format + ",file=" + inst.disk,
+               "-append",
+               std::string(arm64 ? "console=ttyAMA0 " : "console=ttyS0 ") + kKernelCommandLine,
+               "-netdev",
+               netdev,
+               "-device",
+               "virtio-net-pci,netdev=net0,romfile=",
+               "-chardev",
+               "file,id=console,append=on,path=" + log,
+               "-serial",
+               "chardev:console",
+               "-qmp",
+               "unix:" + qmp + ",server=on,wait=off"});
   if (!memory.empty()) {
     argv.push_back("-incoming");
     argv.push_back("exec:cat " + ShellQuote(memory));
@@ -401,7 +435,15 @@ Result<std::string> QemuHost::SnapshotFor(const Effect& effect, Duration boot_ti
   image->dir = options_.state_dir + "/qemu/images/" + key;
   std::error_code ec;
   fs::create_directories(image->dir, ec);
-  GuestImageBuilder builder(deps_.processes, {options_.kernel_dir, options_.mvr_binary, mvr_copy_});
+  GuestImageBuilder::Options guest;
+  guest.kernel_dir = options_.kernel_dir;
+  guest.mvr_binary = options_.mvr_binary;
+  guest.mvr_copy = mvr_copy_;
+  if (options_.arch == "arm64") {
+    guest.guest_root = options_.kernel_dir + "/root";
+    guest.guest_bundle = options_.guest_bundle;
+  }
+  GuestImageBuilder builder(deps_.processes, guest);
   const TimePoint started = deps_.seam.clock.Now();
   MVR_RETURN_IF_ERROR(builder.Write(effect.program, GuestEnvironment(effect), network_,
                                     image->dir + "/initrd.cpio"));

@@ -16,6 +16,9 @@
 // Networking is QEMU's user network: the hook port and each guest port are forwarded from loopback
 // ports of this host (fixed for the instance's life, across suspend and resume), and the guest
 // reaches this host's loopback listeners on the host's ephemeral ports at its own 127.0.0.1.
+// ARM64 guests (`arch` arm64): qemu-system-aarch64's `virt` machine under TCG, the kernel of
+// Debian's linux-image-cloud-arm64, the guest's own userland (`guest_root`) and mvr
+// (`guest_bundle`, the ARM64 guest tools); see GuestImageBuilder.
 // Thread-safety: Execute may run concurrently for different effects; the tables are guarded by a
 // mutex never held across a QEMU start, a save or a hook call. Snapshots of one program are
 // built once, under a per-program mutex.
@@ -51,9 +54,11 @@ class QemuHost : public GuestHost {
     std::string api_url;
     std::string region = "us-east-1";
     std::vector<int> guest_ports = {8080};
-    std::string kernel_dir;  // vmlinuz + modules/ (scripts/fetch-vm-kernel.sh)
-    std::string mvr_binary;  // this program (copied into every guest at its host path)
-    std::string qemu = "qemu-system-x86_64";
+    std::string kernel_dir;       // vmlinuz + modules/ (scripts/fetch-vm-kernel.sh)
+    std::string mvr_binary;       // this program (copied into every guest at its host path)
+    std::string arch = "x86_64";  // x86_64 | arm64: the guests' machine
+    std::string qemu;             // default: qemu-system-x86_64 or qemu-system-aarch64
+    std::string guest_bundle;     // arm64: the ARM64 guest tools (build-arm64/guest-bundle)
     std::string qemu_img = "qemu-img";
     int disk_mib = 2048;         // each image's disk (sparse on the host)
     std::string accel = "auto";  // auto | kvm | tcg

@@ -14,6 +14,7 @@
 
 #include "base/files.h"
 #include "emulate/microvms/emulator_harness.h"
+#include "process/process_runner.h"
 
 namespace mvr::emulate::microvms {
 namespace {
@@ -107,6 +108,64 @@ TEST(GuestInit, LoadsModulesInOrderRoutesToTheHostAndRunsTheProgramQuoted) {
       << init;
   // The guest powers off when its program ends, so the emulator sees the VM stop.
   EXPECT_NE(init.find("poweroff -f"), std::string::npos);
+}
+
+// An ARM64 guest: its busybox, ip and libraries come from the guest root (symlinks kept), its mvr
+// from the guest bundle with a launcher at the host mvr's path, and a program naming a binary of
+// this host is refused by name.
+TEST(GuestImageBuilder, AForeignGuestCarriesItsOwnUserlandAndMvrAndRefusesHostBinaries) {
+  if (!fs::exists("/bin/busybox")) GTEST_SKIP() << "busybox is not installed (busybox-static)";
+  ScopedTempDir dir("mvr-foreign");
+  const std::string d = dir.path();
+  Write(d + "/root/bin/busybox", "arm64 busybox", fs::perms(0755));
+  Write(d + "/root/usr/bin/ip", "arm64 ip", fs::perms(0755));
+  Write(d + "/root/lib/aarch64-linux-gnu/ld.so", "arm64 loader", fs::perms(0755));
+  fs::create_symlink("aarch64-linux-gnu/ld.so", d + "/root/lib/ld-linux-aarch64.so.1");
+  Write(d + "/bundle/mvr", "#!/bin/sh\n", fs::perms(0755));
+  Write(d + "/bundle/lib/mvr.bin", "arm64 mvr", fs::perms(0755));
+  for (const std::string& m : GuestImageBuilder::Modules())
+    Write(d + "/kernel/modules/" + m + ".ko", m);
+  Write(d + "/host/mvr", "the host's mvr", fs::perms(0755));
+  Write(d + "/host/run.sh", "#!/bin/sh\nexec '" + d + "/host/mvr' supervisor\n", fs::perms(0755));
+  process::PosixProcessRunner processes;
+  GuestImageBuilder::Options options;
+  options.kernel_dir = d + "/kernel";
+  options.mvr_binary = d + "/host/mvr";
+  options.guest_root = d + "/root";
+  options.guest_bundle = d + "/bundle";
+  GuestImageBuilder builder(processes, options);
+  ProgramSpec program;
+  program.argv = {"/bin/sh", "-c", "exec /bin/sh '" + d + "/host/run.sh'"};
+  ASSERT_TRUE(builder.Write(program, {}, GuestNetwork{}, d + "/out.cpio").ok());
+  fs::create_directories(d + "/x");
+  const std::string cmd = "cd " + d + "/x && /bin/busybox cpio -i -d < ../out.cpio 2>" + d + "/err";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadText(d + "/err");
+  EXPECT_EQ(ReadText(d + "/x/bin/busybox"), "arm64 busybox");
+  EXPECT_EQ(fs::read_symlink(d + "/x/bin/sh"), "busybox");
+  EXPECT_EQ(ReadText(d + "/x/usr/bin/ip"), "arm64 ip");
+  EXPECT_EQ(fs::read_symlink(d + "/x/lib/ld-linux-aarch64.so.1"), "aarch64-linux-gnu/ld.so");
+  EXPECT_EQ(ReadText(d + "/x/opt/mvr/lib/mvr.bin"), "arm64 mvr");
+  const std::string launcher = ReadText(d + "/x" + d + "/host/mvr");
+  EXPECT_NE(launcher.find("exec /opt/mvr/mvr \"$@\""), std::string::npos) << launcher;
+  EXPECT_NE(ReadText(d + "/x" + d + "/host/run.sh").find("supervisor"), std::string::npos);
+  EXPECT_EQ(ReadText(d + "/x/lib/modules/virtio_net.ko"), "virtio_net");
+
+  // A host binary (coreutils' env, an x86-64 program here) cannot run in the guest; the paths
+  // the guest has its own programs at (/bin/busybox, /bin/sh) are not host binaries to it.
+  ASSERT_EQ(ElfMachineOf("/usr/bin/env"), "x86-64");
+  ASSERT_EQ(ElfMachineOf(d + "/host/run.sh"), "");
+  program.argv = {"/bin/sh", "-c", "exec /usr/bin/env /bin/busybox true"};
+  Status refused = builder.Write(program, {}, GuestNetwork{}, d + "/refused.cpio");
+  EXPECT_EQ(refused.code(), Code::kInvalidArgument);
+  EXPECT_NE(refused.message().find("/usr/bin/env, a program of this host built for x86-64"),
+            std::string::npos)
+      << refused.message();
+
+  // A guest root without its ip says what to run.
+  fs::remove(d + "/root/usr/bin/ip");
+  Status missing = builder.Write(program, {}, GuestNetwork{}, d + "/missing.cpio");
+  EXPECT_NE(missing.message().find("fetch-vm-kernel.sh --arch arm64"), std::string::npos)
+      << missing.message();
 }
 
 }  // namespace
