@@ -80,6 +80,7 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
     return process::FindProgram(name, {{"PATH", "/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"}})
         .value_or(name);
   };
+  const std::string docker_cli = path_of("docker");
   const std::string path = dir_ + "/guest-" + image.name + ".sh";
   std::ofstream f(path);
   f << "#!/bin/sh\n"
@@ -113,16 +114,16 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
       << "    \"--data-root\", \"$MVR_VM_DIR/var/lib/docker\", \"--exec-root\", "
          "\"$DOCKER_EXEC\",\n"
       << "    \"--pidfile\", \"$DOCKER_EXEC/dockerd.pid\", \"-H\", \"$DOCKER_SOCK\"],\n"
-      << "  \"info\": [\"" << path_of("docker")
+      << "  \"info\": [\"" << docker_cli
       << "\", \"-H\", \"$DOCKER_SOCK\", \"info\", \"--format\", "
          "\"{{.Driver}}\"],\n"
-      << "  \"listContainers\": [\"" << path_of("docker")
+      << "  \"listContainers\": [\"" << docker_cli
       << "\", \"-H\", \"$DOCKER_SOCK\", \"ps\", \"--all\", "
          "\"--quiet\", \"--no-trunc\"],\n"
-      << "  \"removeContainers\": [\"" << path_of("docker")
+      << "  \"removeContainers\": [\"" << docker_cli
       << "\", \"-H\", \"$DOCKER_SOCK\", \"rm\", \"--force\", "
          "\"--volumes\"],\n"
-      << "  \"cleanupVolumes\": [\"" << path_of("docker")
+      << "  \"cleanupVolumes\": [\"" << docker_cli
       << "\", \"-H\", \"$DOCKER_SOCK\", \"volume\", "
          "\"prune\", \"--force\"],\n"
       << "  \"logFile\": \"$MVR_VM_DIR/dockerd.log\"";
