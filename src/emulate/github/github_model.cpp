@@ -264,16 +264,28 @@ void GithubModel::GiveJobLocked(Job& job, RunnerState& r, Outbox& out) {
   EmitLocked(job, "in_progress", out);
 }
 
+std::vector<GithubModel::RunnerState*> GithubModel::IdleRunnersLocked() {
+  std::vector<RunnerState*> idle;
+  for (auto& [runner_id, r] : runners_) {
+    if (!r.runner.busy && !r.runner.job_id && OnlineLocked(r)) idle.push_back(&r);
+  }
+  return idle;
+}
+
+// The idle runners are found once, not once for each queued job: this runs on every request,
+// and a burst queues a thousand jobs beside hundreds of runners. Which runner gets which job is
+// as it was (the oldest job first, the lowest runner id that serves it).
 void GithubModel::AssignLocked(Outbox& out) {
   if (random_assignment_) return AssignRandomLocked(out);
+  std::vector<RunnerState*> idle = IdleRunnersLocked();
   for (auto& [job_id, job] : jobs_) {
+    if (idle.empty()) return;
     if (job.status != "queued") continue;
-    for (auto& [runner_id, r] : runners_) {
-      if (r.runner.busy || r.runner.job_id || !OnlineLocked(r) || !RunnerServesLocked(r, job)) {
-        continue;
-      }
-      if (!RefuseVersionLocked(r).empty()) continue;  // never a job for a refused version
-      GiveJobLocked(job, r, out);
+    for (auto it = idle.begin(); it != idle.end(); ++it) {
+      if (!RunnerServesLocked(**it, job)) continue;
+      if (!RefuseVersionLocked(**it).empty()) continue;  // never a job for a refused version
+      GiveJobLocked(job, **it, out);
+      idle.erase(it);
       break;
     }
   }
@@ -288,16 +300,20 @@ void GithubModel::AssignRandomLocked(Outbox& out) {
   for (size_t i = queued.size(); i > 1; --i) {
     std::swap(queued[i - 1], queued[seam_.random.Uniform(i)]);
   }
+  std::vector<RunnerState*> idle = IdleRunnersLocked();
   for (Job* job : queued) {
-    std::vector<RunnerState*> idle;
-    for (auto& [runner_id, r] : runners_) {
-      if (!r.runner.busy && !r.runner.job_id && OnlineLocked(r) && RunnerServesLocked(r, *job) &&
-          RefuseVersionLocked(r).empty()) {  // never a job for a refused version
-        idle.push_back(&r);
+    if (idle.empty()) return;
+    std::vector<size_t> fit;  // indexes into `idle`, in runner id order
+    for (size_t i = 0; i < idle.size(); ++i) {
+      if (RunnerServesLocked(*idle[i], *job) &&
+          RefuseVersionLocked(*idle[i]).empty()) {  // never a job for a refused version
+        fit.push_back(i);
       }
     }
-    if (idle.empty()) continue;
-    GiveJobLocked(*job, *idle[seam_.random.Uniform(idle.size())], out);
+    if (fit.empty()) continue;
+    const size_t chosen = fit[seam_.random.Uniform(fit.size())];
+    GiveJobLocked(*job, *idle[chosen], out);
+    idle.erase(idle.begin() + static_cast<std::ptrdiff_t>(chosen));
   }
 }
 

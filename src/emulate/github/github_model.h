@@ -181,6 +181,8 @@ class GithubModel {
   std::string RefuseVersionLocked(RunnerState& r);
   bool RunnerServesLocked(const RunnerState& r, const Job& job) const;
   void AssignLocked(Outbox& out);
+  // Runners that could take a job now: not busy, holding none, online (by id).
+  std::vector<RunnerState*> IdleRunnersLocked();
   void AssignRandomLocked(Outbox& out);  // AssignLocked under the "random" assignment
   void GiveJobLocked(Job& job, RunnerState& r, Outbox& out);
   void CompleteLocked(Job& job, const std::string& conclusion, Outbox& out);
