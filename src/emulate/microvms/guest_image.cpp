@@ -313,9 +313,9 @@ Status GuestImageBuilder::Write(const ProgramSpec& program,
       continue;
     }
     if (cpio.Has(file)) continue;  // the guest's own (its shell, its mvr)
-    if (IsElf(file)) {
+    if (const std::string machine = ElfMachineOf(file); !machine.empty()) {
       return InvalidArgument("the image's program names " + file + ", a program of this host " +
-                             "built for " + ElfMachineOf(file) +
+                             "built for " + machine +
                              ", which an ARM64 guest cannot run; ARM64 "
                              "guests carry busybox, iproute2's ip and mvr only (for Docker in a "
                              "guest, use --vm-arch x86_64)");
