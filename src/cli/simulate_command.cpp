@@ -25,6 +25,7 @@ struct SimulateFlags {
   int trace_lines = 40;
   bool list = false;
   bool logs = false;
+  bool trace_hashes = false;
   bool default_knobs = false;
   std::string report;
   int memory_mib = 4096;  // the VM size the cost report prices: 2 vCPU, as a hosted 2-core runner
@@ -276,6 +277,7 @@ void PrintRateLimits(const ScenarioTally& t) {
 int RunScenario(const sim::Scenario& scenario, const SimulateFlags& f, uint64_t first,
                 uint64_t last, int threads, const sim::PlantedBug* bug) {
   ScenarioTally t;
+  std::map<uint64_t, uint64_t> traces;  // seed -> trace hash, for --trace-hashes
   auto adjust = [&](sim::WorldOptions& o) {
     o.trace_tail = std::max<size_t>(o.trace_tail, static_cast<size_t>(std::max(0, f.trace_lines)));
     o.keep_logs = f.logs;
@@ -284,12 +286,19 @@ int RunScenario(const sim::Scenario& scenario, const SimulateFlags& f, uint64_t 
   };
   sim::RunSeeds(scenario, first, last, threads, adjust, [&](const sim::SeedOutcome& o) {
     t.Add(o.report);
+    traces[o.seed] = o.report.trace_hash;
     if (!o.report.violations.empty()) {
       PrintFailure(f, o);
     } else if (f.logs && first == last) {  // one seed asked for: its logs, pass or fail
       for (const std::string& line : o.report.logs) std::printf("    %s\n", line.c_str());
     }
   });
+  if (f.trace_hashes) {
+    for (const auto& [seed, hash] : traces) {
+      std::printf("%s seed %llu trace %016llx\n", scenario.name.c_str(),
+                  static_cast<unsigned long long>(seed), static_cast<unsigned long long>(hash));
+    }
+  }
   std::printf(
       "scenario %s: seeds %llu..%llu: %d passed, %d failed; jobs %d/%d completed; %llu steps a "
       "seed; queued -> job started p50 %.1f s, p95 %.1f s\n",
@@ -377,6 +386,8 @@ void AddSimulateCommand(CLI::App& app, Context& ctx) {
   cmd->add_option("--threads", flags->threads, "Seeds run at once (default: the cores)");
   cmd->add_option("--trace-lines", flags->trace_lines,
                   "Trace steps printed for a failing seed (default 40)");
+  cmd->add_flag("--trace-hashes", flags->trace_hashes,
+                "Print each seed's trace hash: two builds that take the same steps print the same");
   cmd->add_flag("--list-scenarios", flags->list, "Name the scenarios, one a line");
   cmd->add_flag("--default-knobs", flags->default_knobs,
                 "Run every seed with the default configuration knobs instead of drawing them");

@@ -76,15 +76,33 @@ void Scheduler::Body(Actor* actor) {
   actor->body = nullptr;  // what it captured goes now, while the baton is still held
   if (!failure.empty()) failures_.push_back(failure);
   Record(actor->name, actor->unwinding ? "crashed" : "done");
-  running_ = kDriver;
-  driver_cv_.notify_one();
+  PassBaton();
 }
 
 Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
   std::unique_lock<std::mutex> lock(mu_);
-  RunResult result;
+  bounds_ = Bounds{until, max_steps, RunResult{}};
+  PassBaton();
+  // The actors pass the baton among themselves; a wait that sees no step taken means the actor
+  // holding it is blocked outside the scheduler.
+  uint64_t seen = 0;
+  while (running_ != kDriver) {
+    seen = bounds_.result.steps;
+    if (!driver_cv_.wait_for(lock, options_.stall_timeout, [&] { return running_ == kDriver; }) &&
+        bounds_.result.steps == seen) {
+      Stalled(*actors_.at(running_));
+    }
+  }
+  RunResult result = std::move(bounds_.result);
+  result.end = now_;
+  result.failures = failures_;
+  return result;
+}
+
+void Scheduler::PassBaton() {
+  RunResult& result = bounds_.result;
   while (true) {
-    if (result.steps >= max_steps) {
+    if (result.steps >= bounds_.max_steps) {
       result.step_limit = true;
       break;
     }
@@ -94,7 +112,7 @@ Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
         break;
       }
       const TimePoint earliest = sleeping_.begin()->first;
-      if (earliest > until) {
+      if (earliest > bounds_.until) {
         result.time_limit = true;
         break;
       }
@@ -109,14 +127,11 @@ Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
     Actor* pick = actors_.at(*chosen).get();
     ++result.steps;
     running_ = pick->id;
-    pick->cv.notify_one();
-    if (!driver_cv_.wait_for(lock, options_.stall_timeout, [&] { return running_ == kDriver; })) {
-      Stalled(*pick);
-    }
+    if (pick != Self()) pick->cv.notify_one();
+    return;
   }
-  result.end = now_;
-  result.failures = failures_;
-  return result;
+  running_ = kDriver;
+  driver_cv_.notify_one();
 }
 
 void Scheduler::Stalled(const Actor& actor) {
@@ -133,8 +148,7 @@ Scheduler::Actor* Scheduler::Self() {
 }
 
 void Scheduler::HandBack(std::unique_lock<std::mutex>& lock, Actor* self) {
-  running_ = kDriver;
-  driver_cv_.notify_one();
+  PassBaton();
   self->cv.wait(lock, [&] { return running_ == self->id; });
   if (self->crash_countdown > 0 && --self->crash_countdown == 0 && !self->kill) {
     Record(self->name, "crash");

@@ -1,15 +1,16 @@
 // Scheduler: the simulation's core. Actors (a launcher, the janitor, an Action, the models' effect
 // drivers...) run the real, blocking code on threads of their own, but only one at a time: an
 // actor holds the baton until it reaches a seam call (clock read, sleep, random draw, external
-// call), where it hands the baton back and the scheduler picks the next actor with its seeded
-// random source. Time is virtual: it moves only when no actor can run, straight to the earliest
-// sleeper's wake-up. The same seed and the same actors give the same sequence of steps; every
-// step is folded into a trace hash, and the last steps are kept for a failure report.
-// An actor can be crashed between any two seam calls (Kill): it throws Killed from its next seam
-// call, unwinding the real code as a process crash would end it, with no further seam calls.
-// Thread-safety: every member is safe to call from actors and from the thread that calls Run;
-// code under simulation must block only through the scheduler (a real mutex held across a seam
-// call, or a real condition variable wait, would stall the run).
+// call), where the scheduler picks the next actor with its seeded random source and the baton
+// goes straight to it (the driver thread is woken only when the run stops: a step costs one
+// thread switch, or none when the same actor is picked again). Time is virtual: it moves only when
+// no actor can run, straight to the earliest sleeper's wake-up. The same seed and the same actors
+// give the same sequence of steps; every step is folded into a trace hash, and the last steps are
+// kept for a failure report. An actor can be crashed between any two seam calls (Kill): it throws
+// Killed from its next seam call, unwinding the real code as a process crash would end it, with no
+// further seam calls. Thread-safety: every member is safe to call from actors and from the thread
+// that calls Run; code under simulation must block only through the scheduler (a real mutex held
+// across a seam call, or a real condition variable wait, would stall the run).
 #pragma once
 
 #include <condition_variable>
@@ -125,13 +126,23 @@ class Scheduler {
   };
   static constexpr ActorId kDriver = -1;
 
+  // The bounds of the Run in progress, kept here so whichever thread holds the baton can pick.
+  struct Bounds {
+    TimePoint until;
+    uint64_t max_steps = 0;
+    RunResult result;
+  };
+
   void Body(Actor* actor);
   // Every change of an actor's state goes through here (mu_ held), keeping the indexes below: a
   // step looks only at the actors that can run next, not at every actor the run has spawned (a
   // 1,000-job burst spawns thousands; scanning them all each step was half its CPU time).
   // A sleeping actor's `wake` is set before it is put to sleep.
   void SetState(Actor* actor, State state);
-  // Gives the baton back to the driver and waits for it; throws Killed when crashed meanwhile.
+  // One step of the run (mu_ held): moves time when nothing can run, picks the next actor and
+  // gives it the baton, or gives the baton to the driver when the run stops.
+  void PassBaton();
+  // PassBaton, then waits for the baton to come back; throws Killed when crashed meanwhile.
   void HandBack(std::unique_lock<std::mutex>& lock, Actor* self);
   Actor* Self();  // the calling actor (mu_ held), or nullptr for the driver
   [[noreturn]] void Stalled(const Actor& actor);                // mu_ held
@@ -142,6 +153,7 @@ class Scheduler {
   mutable std::mutex mu_;
   std::condition_variable driver_cv_;  // signalled when the baton comes back to the driver
   ActorId running_ = kDriver;
+  Bounds bounds_;
   TimePoint now_;
   SeededRandom random_;
   std::map<ActorId, std::unique_ptr<Actor>> actors_;
