@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/secret_finder.h"
 #include "sim/world.h"
 
 namespace mvr::sim {
@@ -166,13 +167,12 @@ void World::CheckLogs(WorldReport& report) {
       for (const std::string& line : sink->lines()) report.logs.push_back(line);
     }
   }
+  const SecretFinder finder(secrets);
   for (const MemorySink* sink : sinks) {
     for (const std::string& line : sink->lines()) {
-      for (const std::string& secret : secrets) {
-        if (!secret.empty() && line.find(secret) != std::string::npos) {
-          report.violations.push_back("a secret reached a log line: " + line.substr(0, 120));
-          return;
-        }
+      if (finder.FoundIn(line)) {
+        report.violations.push_back("a secret reached a log line: " + line.substr(0, 120));
+        return;
       }
     }
   }
