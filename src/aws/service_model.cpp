@@ -236,6 +236,7 @@ Result<ServiceModel> ServiceModel::Parse(std::string_view text) {
   if (impl->protocol == "rest-xml" || impl->protocol == "query" || impl->protocol == "ec2") {
     impl->body_timestamp_format = "iso8601";
   }
+  impl->compiled = CompileShapes(*impl);
   return ServiceModel(std::move(impl));
 }
 

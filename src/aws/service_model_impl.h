@@ -13,6 +13,8 @@
 
 namespace mvr::aws {
 
+struct CompiledShapes;  // service_model_validator.cpp
+
 struct ServiceModel::Impl {
   nlohmann::json raw;
   std::map<std::string, Operation, std::less<>> operations;
@@ -35,8 +37,15 @@ struct ServiceModel::Impl {
   // Default timestampFormat of body members: "unixTimestamp" (JSON protocols) or "iso8601".
   std::string body_timestamp_format = "unixTimestamp";
 
+  // The shapes as the validator walks them: their references resolved and traits read, so an
+  // answer is checked without looking a name up (the emulator checks every answer it gives).
+  std::shared_ptr<const CompiledShapes> compiled;
+
   // The shape definition named `name`, or nullptr.
   const nlohmann::json* Shape(std::string_view name) const;
 };
+
+// Every shape of `impl` resolved for the validator; called once its other members are set.
+std::shared_ptr<const CompiledShapes> CompileShapes(const ServiceModel::Impl& impl);
 
 }  // namespace mvr::aws
