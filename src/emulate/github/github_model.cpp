@@ -338,7 +338,10 @@ void GithubModel::Tick() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     const TimePoint now = seam_.clock.Now();
-    for (auto& [id, job] : jobs_) {
+    // Completing a job takes it out of unfinished_, so walk a copy.
+    const std::vector<int64_t> unfinished(unfinished_.begin(), unfinished_.end());
+    for (int64_t id : unfinished) {
+      Job& job = jobs_.at(id);
       if (job.status == "queued" && now - job.created_at >= options_.queue_timeout) {
         job.timeline.push_back(TimelineEntry{now, "queue_timeout", ""});
         CompleteLocked(job, "cancelled", out);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -203,6 +204,7 @@ class GithubModel {
   std::map<std::string, int64_t> org_ids_;
   std::map<int64_t, RunnerState> runners_;
   std::map<int64_t, Job> jobs_;
+  std::set<int64_t> unfinished_;      // the jobs not completed: what Tick looks at
   std::vector<Delivery> deliveries_;  // in the order made; ids ascending
   // Credentials of runners removed after their job, so that a late report gets Conflict
   // ("the job has ended") rather than Unauthorized.

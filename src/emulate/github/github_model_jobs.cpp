@@ -51,6 +51,7 @@ Result<Job> GithubModel::QueueJob(const JobSpec& spec) {
     job.status = spec.wait_for_environment ? "waiting" : "queued";
     job.timeline.push_back(TimelineEntry{job.created_at, job.status, ""});
     auto [it, inserted] = jobs_.emplace(job.id, std::move(job));
+    unfinished_.insert(it->first);
     EmitLocked(it->second, it->second.status, out);
     AssignLocked(out);
     copy = it->second;
@@ -98,6 +99,7 @@ Status GithubModel::CancelJob(int64_t job_id) {
 void GithubModel::CompleteLocked(Job& job, const std::string& conclusion, Outbox& out) {
   const TimePoint now = seam_.clock.Now();
   job.status = "completed";
+  unfinished_.erase(job.id);
   job.conclusion = conclusion;
   job.completed_at = now;
   for (auto& step : job.steps) {

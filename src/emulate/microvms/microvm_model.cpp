@@ -256,15 +256,11 @@ void MicrovmModel::ProgramExited(const std::string& target, const std::string& h
 
 void MicrovmModel::Tick() {
   const TimePoint now = Now();
-  std::vector<std::string> purge;
-  for (auto& [id, vm] : vms_) {
-    if (vm.state == MicrovmState::kTerminated) {
-      if (vm.terminated_at && now >= *vm.terminated_at + options_.terminated_retention) {
-        purge.push_back(id);
-      }
-      continue;
-    }
-    if (vm.state == MicrovmState::kTerminating) continue;
+  // A step may end a VM at once (a sequence with no steps left), so walk a copy.
+  const std::vector<Vm*> live(live_.begin(), live_.end());
+  for (Vm* each : live) {
+    Vm& vm = *each;
+    if (vm.state == MicrovmState::kTerminated || vm.state == MicrovmState::kTerminating) continue;
     if (now >= vm.started_at + std::chrono::seconds(vm.max_duration_s)) {
       BeginTerminate(
           vm, "maximumDurationInSeconds (" + std::to_string(vm.max_duration_s) + ") reached");
@@ -280,7 +276,10 @@ void MicrovmModel::Tick() {
                              ") elapsed while SUSPENDED");
     }
   }
-  for (const std::string& id : purge) {
+  while (!terminated_.empty() &&
+         now >= terminated_.begin()->first + options_.terminated_retention) {
+    const std::string id = terminated_.begin()->second;
+    terminated_.erase(terminated_.begin());
     for (auto it = run_tokens_.begin(); it != run_tokens_.end();) {
       it = it->second.microvm_id == id ? run_tokens_.erase(it) : std::next(it);
     }
@@ -297,11 +296,9 @@ std::optional<TimePoint> MicrovmModel::NextDeadline() const {
     if (!best || t < *best) best = t;
   };
   for (const Effect& e : outbox_) consider(e.not_before);
-  for (const auto& [id, vm] : vms_) {
-    if (vm.state == MicrovmState::kTerminated) {
-      if (vm.terminated_at) consider(*vm.terminated_at + options_.terminated_retention);
-      continue;
-    }
+  if (!terminated_.empty()) consider(terminated_.begin()->first + options_.terminated_retention);
+  for (const Vm* each : live_) {
+    const Vm& vm = *each;
     if (vm.state == MicrovmState::kTerminating) continue;
     consider(vm.started_at + std::chrono::seconds(vm.max_duration_s));
     if (!vm.idle_policy || vm.seq.active) continue;

@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,8 @@ class MicrovmModel {
  public:
   // seam.random: ids, injected faults, latency samples; seam.secure_random: auth tokens.
   MicrovmModel(Seam seam, MicrovmModelOptions options);
+  MicrovmModel(const MicrovmModel&) = delete;  // live_ points into vms_
+  MicrovmModel& operator=(const MicrovmModel&) = delete;
 
   // Runs one API operation, named as in the service model, with its input as the wire carries it
   // (URI labels, query parameters and body members merged into one object). Returns the output
@@ -218,6 +221,13 @@ class MicrovmModel {
   MicrovmModelOptions options_;
   std::map<std::string, Image> images_;  // by name
   std::map<std::string, Vm> vms_;        // by id
+  // The ids of the VMs not TERMINATED, and the TERMINATED ones by when they ended: what Tick and
+  // NextDeadline look at, so a request costs the live VMs, not every VM an hour has seen.
+  struct ByVmId {
+    bool operator()(const Vm* a, const Vm* b) const { return a->id < b->id; }
+  };
+  std::set<Vm*, ByVmId> live_;  // into vms_, whose nodes stay put
+  std::set<std::pair<TimePoint, std::string>> terminated_;
   std::map<std::string, Build> builds_;  // by "build-<id>"
   std::map<std::string, Grant> grants_;  // by SHA-256 of the token
   std::map<std::string, ClientTokenRecord> run_tokens_;

@@ -100,6 +100,7 @@ Result<json> MicrovmModel::RunMicrovm(const json& in) {
   Vm vm = NewVm(*image, *version, request, in);
   const std::string id = vm.id;
   Vm& stored = vms_.emplace(id, std::move(vm)).first->second;
+  live_.insert(&stored);
   if (request.client_token) {
     run_tokens_[*request.client_token] = ClientTokenRecord{Fingerprint(in), id};
   }
@@ -359,6 +360,8 @@ void MicrovmModel::FinishVmSequence(Vm& vm) {
     case kTerminate:
       vm.state = MicrovmState::kTerminated;
       vm.terminated_at = now;
+      live_.erase(&vm);
+      terminated_.emplace(now, vm.id);
       vm.frozen = false;
       vm.run_payload.Clear();
       for (auto it = grants_.begin(); it != grants_.end();) {
