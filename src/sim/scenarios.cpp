@@ -222,7 +222,7 @@ std::vector<Scenario> FieldScenarios() {
        "a burst of 1,000 jobs within a minute under GitHub's documented rate limits (5,000 "
        "requests an hour, 80 content-creating requests a minute and 500 an hour, a JIT config "
        "counted as one, 900 points a minute per endpoint, 100 concurrent), 10 launchers: no "
-       "launch fails for them, every job runs; the report says how long the burst took (about 26 "
+       "launch fails for them, every job runs; the report says how long the burst took (about 14 "
        "CPU-seconds a seed: not in `all`)",
        [](uint64_t seed) { return RateLimited(seed, 1000); },
        /*in_all=*/false},
