@@ -346,8 +346,11 @@ TEST_F(VmEndToEnd, AConnectionHeldAcrossASuspendIsDeadAfterTheResumeAndTheGuestR
   StepResult second =
       Step("start", "vm-hold-second", {{"SERVER", handle}, {"IMAGE_ID", kHolderImage}});
   ASSERT_TRUE(second.ok()) << second.Describe();
-  ASSERT_TRUE(Eventually([&] { return listener_.Connections().size() == 2; }))
-      << "the guest did not reconnect after the resume";
+  // The connection is accepted before its first line arrives: wait for the line too.
+  ASSERT_TRUE(Eventually([&] {
+    auto c = listener_.Connections();
+    return c.size() == 2 && !c[1].lines.empty();
+  })) << "the guest did not reconnect after the resume";
   std::vector<LineListener::Connection> c = listener_.Connections();
   EXPECT_EQ(c[0].lines.size(), lines_at_suspend) << "the old connection carried data again";
   ASSERT_FALSE(c[1].lines.empty());
