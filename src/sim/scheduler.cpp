@@ -85,9 +85,8 @@ Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
   PassBaton();
   // The actors pass the baton among themselves; a wait that sees no step taken means the actor
   // holding it is blocked outside the scheduler.
-  uint64_t seen = 0;
   while (running_ != kDriver) {
-    seen = bounds_.result.steps;
+    const uint64_t seen = bounds_.result.steps;
     if (!driver_cv_.wait_for(lock, options_.stall_timeout, [&] { return running_ == kDriver; }) &&
         bounds_.result.steps == seen) {
       Stalled(*actors_.at(running_));

@@ -221,8 +221,9 @@ class MicrovmModel {
   MicrovmModelOptions options_;
   std::map<std::string, Image> images_;  // by name
   std::map<std::string, Vm> vms_;        // by id
-  // The ids of the VMs not TERMINATED, and the TERMINATED ones by when they ended: what Tick and
-  // NextDeadline look at, so a request costs the live VMs, not every VM an hour has seen.
+  // The VMs not TERMINATED (in id order, as vms_ is walked) and the TERMINATED ones' ids by when
+  // they ended: what Tick and NextDeadline look at, so a request costs the live VMs, not every
+  // VM an hour has seen.
   struct ByVmId {
     bool operator()(const Vm* a, const Vm* b) const { return a->id < b->id; }
   };
