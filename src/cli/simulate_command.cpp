@@ -221,7 +221,8 @@ struct ScenarioTally {
   std::vector<double> starts, action_cold, action_warm;
   // Under GitHub's rate limits (issue 30, item 4).
   std::vector<double> bursts;
-  int64_t failed_launches = 0, rate_limit_failures = 0, rate_deferrals = 0;
+  int64_t failed_launches = 0, failed_other_intents = 0, rate_limit_failures = 0,
+          rate_deferrals = 0;
   std::map<std::string, int64_t> rate_refusals;
   int content_minute_peak = 0, content_hour_peak = 0;
   std::vector<double> jits;  // first queued -> the last JIT config admitted
@@ -235,6 +236,7 @@ struct ScenarioTally {
       jit_bound = r.jit_bound_seconds;
       github_apps = r.github_apps;
       failed_launches += r.failed_launches;
+      failed_other_intents += r.failed_other_intents;
       rate_limit_failures += r.rate_limit_failures;
       rate_deferrals += r.rate_deferrals;
       for (const auto& [limit, n] : r.github_rate_refusals) rate_refusals[limit] += n;
@@ -260,16 +262,18 @@ void PrintRateLimits(const ScenarioTally& t) {
   }
   std::printf(
       "  under GitHub's rate limits: first queued -> last completed p50 %.1f min, max %.1f min "
-      "(virtual); launches failed %lld (for a rate limit %lld), deferred for a rate limit %lld; "
+      "(virtual); launches failed %lld (for a rate limit %lld), other intents failed %lld (all "
+      "retried), deferred for a rate limit %lld; "
       "GitHub's 403/429: %s; "
       "JIT configs admitted at most %d in a minute (limit 80), %d in an hour (limit 500) by one "
       "App; through %d App%s the last JIT config p50 %.1f min after the first job, against a "
       "bound of %.1f min (GitHub's content limits)\n",
       sim::Percentile(t.bursts, 0.5) / 60, sim::Percentile(t.bursts, 1.0) / 60,
       static_cast<long long>(t.failed_launches), static_cast<long long>(t.rate_limit_failures),
-      static_cast<long long>(t.rate_deferrals), refusals.empty() ? "none" : refusals.c_str(),
-      t.content_minute_peak, t.content_hour_peak, t.github_apps, t.github_apps == 1 ? "" : "s",
-      sim::Percentile(t.jits, 0.5) / 60, t.jit_bound / 60);
+      static_cast<long long>(t.failed_other_intents), static_cast<long long>(t.rate_deferrals),
+      refusals.empty() ? "none" : refusals.c_str(), t.content_minute_peak, t.content_hour_peak,
+      t.github_apps, t.github_apps == 1 ? "" : "s", sim::Percentile(t.jits, 0.5) / 60,
+      t.jit_bound / 60);
 }
 
 // Runs `scenario` over the seeds, printing each failing seed and then the summary; the number of

@@ -203,8 +203,9 @@ struct WorldReport {
   // and the most JIT configs GitHub admitted within a minute and within an hour.
   bool rate_limited = false;
   double burst_seconds = 0;
-  int64_t failed_launches = 0;      // for any reason (retried from the queue)
-  int64_t rate_limit_failures = 0;  // for a rate limit: none may
+  int64_t failed_launches = 0;       // for any reason (retried from the queue)
+  int64_t failed_other_intents = 0;  // terminate and taken intents that failed (retried)
+  int64_t rate_limit_failures = 0;   // for a rate limit: none may
   int64_t rate_deferrals = 0;
   std::map<std::string, int64_t> github_rate_refusals;
   int content_minute_peak = 0, content_hour_peak = 0;
