@@ -283,7 +283,10 @@ void MicrovmModel::Tick() {
     for (auto it = run_tokens_.begin(); it != run_tokens_.end();) {
       it = it->second.microvm_id == id ? run_tokens_.erase(it) : std::next(it);
     }
-    vms_.erase(id);
+    if (auto v = vms_.find(id); v != vms_.end()) {
+      by_seq_.erase(v->second.seq_no);
+      vms_.erase(v);
+    }
   }
   for (auto it = grants_.begin(); it != grants_.end();) {
     it = now >= it->second.expires_at ? grants_.erase(it) : std::next(it);

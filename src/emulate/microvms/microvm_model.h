@@ -229,8 +229,9 @@ class MicrovmModel {
   };
   std::set<Vm*, ByVmId> live_;  // into vms_, whose nodes stay put
   std::set<std::pair<TimePoint, std::string>> terminated_;
-  std::map<std::string, Build> builds_;  // by "build-<id>"
-  std::map<std::string, Grant> grants_;  // by SHA-256 of the token
+  std::map<uint64_t, const Vm*> by_seq_;  // every VM in vms_ by seq_no: ListMicrovms' order
+  std::map<std::string, Build> builds_;   // by "build-<id>"
+  std::map<std::string, Grant> grants_;   // by SHA-256 of the token
   std::map<std::string, ClientTokenRecord> run_tokens_;
   std::map<std::string, TokenBucket> buckets_;
   std::map<uint64_t, Step> inflight_steps_;  // effect id → step

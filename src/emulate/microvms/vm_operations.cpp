@@ -101,6 +101,7 @@ Result<json> MicrovmModel::RunMicrovm(const json& in) {
   const std::string id = vm.id;
   Vm& stored = vms_.emplace(id, std::move(vm)).first->second;
   live_.insert(&stored);
+  by_seq_.emplace(stored.seq_no, &stored);
   if (request.client_token) {
     run_tokens_[*request.client_token] = ClientTokenRecord{Fingerprint(in), id};
   }
@@ -239,26 +240,24 @@ Result<json> MicrovmModel::ListMicrovms(const json& in) {
     MVR_ASSIGN_OR_RETURN(Image * image, FindImage(*image_filter));
     image_name = image->name;
   }
-  std::vector<const Vm*> matching;
-  for (const auto& [id, vm] : vms_) {
-    if (vm.seq_no <= page.after) continue;
+  // A page is the first max_results VMs after the token's in seq_no order that match, and a
+  // token if one more matches.
+  json out = {{"items", json::array()}};
+  uint64_t last = 0;
+  for (auto it = by_seq_.upper_bound(page.after); it != by_seq_.end(); ++it) {
+    const Vm& vm = *it->second;
     if (image_filter && vm.image_name != image_name) continue;
     if (version_filter && vm.version != *version_filter) continue;
-    matching.push_back(&vm);
-  }
-  std::sort(matching.begin(), matching.end(),
-            [](const Vm* a, const Vm* b) { return a->seq_no < b->seq_no; });
-  json out = {{"items", json::array()}};
-  for (size_t i = 0; i < matching.size() && i < page.max_results; ++i) {
-    const Vm& vm = *matching[i];
+    if (out["items"].size() == page.max_results) {
+      out["nextToken"] = NextToken(last);
+      break;
+    }
+    last = vm.seq_no;
     out["items"].push_back({{"microvmId", vm.id},
                             {"state", MicrovmStateName(vm.state)},
                             {"imageArn", vm.image_arn},
                             {"imageVersion", vm.version},
                             {"startedAt", TimestampJson(vm.started_at)}});
-  }
-  if (matching.size() > page.max_results) {
-    out["nextToken"] = NextToken(matching[page.max_results - 1]->seq_no);
   }
   return out;
 }

@@ -320,15 +320,32 @@ TEST_F(ModelLifecycleTest, ListPagesAndFilters) {
   MicrovmModelOptions options;
   options.rate_limits.clear();
   Rebuild(options);
-  for (int i = 0; i < 7; ++i) ASSERT_TRUE(Call("RunMicrovm", {{"imageIdentifier", "img"}}).ok());
+  std::vector<std::string> launched;
+  for (int i = 0; i < 7; ++i) launched.push_back(RunningVm());
   auto page1 = Call("ListMicrovms", {{"maxResults", 5}});
   ASSERT_EQ((*page1)["items"].size(), 5u);
   ASSERT_TRUE(page1->contains("nextToken"));
   auto page2 = Call("ListMicrovms", {{"maxResults", 5}, {"nextToken", (*page1)["nextToken"]}});
   ASSERT_EQ((*page2)["items"].size(), 2u);
   EXPECT_FALSE(page2->contains("nextToken"));
+  // In the order they were launched, each once.
+  std::vector<std::string> listed;
+  for (const auto* page : {&*page1, &*page2}) {
+    for (const auto& item : (*page)["items"]) listed.push_back(item["microvmId"]);
+  }
+  EXPECT_EQ(listed, launched);
+  // A page that holds every match hands out no token.
+  EXPECT_FALSE(Call("ListMicrovms", {{"maxResults", 7}})->contains("nextToken"));
+  // A token stays good after the VM it was cut at is gone.
+  ASSERT_TRUE(Call("TerminateMicrovm", {{"microvmIdentifier", launched[4]}}).ok());
+  Drain();
+  Advance(minutes(61));
+  auto after = Call("ListMicrovms", {{"maxResults", 5}, {"nextToken", (*page1)["nextToken"]}});
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ((*after)["items"].size(), 2u);
+  EXPECT_EQ(Call("ListMicrovms", json::object())->at("items").size(), 6u);
   auto arn = (*page1)["items"][0]["imageArn"].get<std::string>();
-  EXPECT_EQ(Call("ListMicrovms", {{"imageIdentifier", arn}})->at("items").size(), 7u);
+  EXPECT_EQ(Call("ListMicrovms", {{"imageIdentifier", arn}})->at("items").size(), 6u);
   EXPECT_EQ(Call("ListMicrovms", {{"imageVersion", "2"}})->at("items").size(), 0u);
 }
 
