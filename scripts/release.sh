@@ -46,7 +46,8 @@ unset CCACHE_BASEDIR
 # libsimdjson-dev cannot be installed for two architectures at once (installing the arm64 one
 # removes the amd64 one), so only its arm64 library is installed and simdjson_config() describes it.
 arm64_packages=(g++-aarch64-linux-gnu libssl-dev:arm64 libcurl4-openssl-dev:arm64
-                libfmt-dev:arm64 zlib1g-dev:arm64 libsqlite3-dev:arm64 libsimdjson14:arm64)
+                libfmt-dev:arm64 zlib1g-dev:arm64 libsqlite3-dev:arm64 libsimdjson14:arm64
+                libboost-context1.74-dev:arm64)
 ensure_arm64_packages() {
   local missing=() pkg
   for pkg in "${arm64_packages[@]}"; do

@@ -139,6 +139,41 @@ TEST(SchedulerTest, ActorsSpawnActorsAndFailuresAreReportedWithTheirName) {
   EXPECT_EQ(r.failures, std::vector<std::string>{"broken: boom"});
 }
 
+// Actors share one thread as fibers, and the C++ runtime keeps the exceptions being handled per
+// thread: an actor that reaches a seam call inside a catch block must still find its own
+// exception there afterwards (a rethrow, std::current_exception), whatever the others threw and
+// caught meanwhile, and must leave nothing of it to them.
+TEST(SchedulerTest, AnActorInACatchBlockKeepsItsOwnExceptionAcrossSeamCalls) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Scheduler s(WithSeed(seed));
+    std::vector<std::string> wrong;
+    for (const std::string name : {"a", "b", "c"}) {
+      s.Spawn(name, [&s, &wrong, name] {
+        for (int round = 0; round < 3; ++round) {
+          const std::string mine = name + std::to_string(round);
+          try {
+            throw std::runtime_error(mine);
+          } catch (const std::exception&) {
+            s.Yield("in catch");
+            try {
+              throw;  // the exception this block is handling
+            } catch (const std::runtime_error& again) {
+              if (again.what() != mine) wrong.push_back(name + " rethrew " + again.what());
+            }
+            s.Yield("still in catch");
+            if (std::current_exception() == nullptr) wrong.push_back(name + " lost its exception");
+          }
+          if (std::current_exception() != nullptr) wrong.push_back(name + " kept one after");
+          if (std::uncaught_exceptions() != 0) wrong.push_back(name + " sees one in flight");
+          s.Yield("after");
+        }
+      });
+    }
+    EXPECT_TRUE(s.Run(TimePoint::max()).failures.empty()) << "seed " << seed;
+    EXPECT_EQ(wrong, std::vector<std::string>{}) << "seed " << seed;
+  }
+}
+
 TEST(SchedulerTest, ARunStopsAtItsTimeLimitAndTheNextRunGoesOn) {
   Scheduler s(WithSeed(9));
   ActorSeam seam(s);
