@@ -27,6 +27,7 @@
 #include "demo/workflow.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
+#include "tests/support/github_record.h"
 #include "tests/support/real_seam.h"
 #include "tests/support/run_body_env.h"
 
@@ -64,8 +65,8 @@ class ActionEndToEnd : public ::testing::Test {
     stack_->AddImage(kSilentImage, "exec sleep 600");
     stack_->AddImage(kDockerImage, capture, GuestDocker::kReal);
     // The contract test (tests/contracts/github) records the GitHub emulator's traffic.
-    if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
-      stack_->AddGithubArgs({"--record", record});
+    if (auto record = testing_support::GithubRecordPath()) {
+      stack_->AddGithubArgs({"--record", *record});
     }
     stack_->SetRunBody(testing_support::E2eRunBody());
     ConfigureStack(*stack_);

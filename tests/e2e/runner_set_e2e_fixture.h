@@ -29,6 +29,7 @@
 #include "demo/workflow.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
+#include "tests/support/github_record.h"
 #include "tests/support/real_seam.h"
 #include "tests/support/run_body_env.h"
 
@@ -105,8 +106,8 @@ class RunnerSetStack : public ::testing::Test {
     stack_->AddGithubArgs({"--webhook-url", webhook_url, "--webhook-secret-file",
                            dir_ + "/webhook-secret", "--tick-ms", "100"});
     // The contract test (tests/contracts/github) records the GitHub emulator's traffic.
-    if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
-      stack_->AddGithubArgs({"--record", record});
+    if (auto record = testing_support::GithubRecordPath()) {
+      stack_->AddGithubArgs({"--record", *record});
     }
     stack_->SetRunBody(testing_support::E2eRunBody());
     ConfigureStack(*stack_);

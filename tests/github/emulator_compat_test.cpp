@@ -14,6 +14,7 @@
 #include "github/webhook_signature.h"
 #include "github/workflow_job_event.h"
 #include "http/curl_client.h"
+#include "support/github_record.h"
 #include "test_support.h"
 
 namespace mvr::github {
@@ -43,9 +44,9 @@ class EmulatorCompatTest : public ::testing::Test {
     o.tick_interval = Duration(50);
     // The contract test (tests/contracts/github) records this traffic and checks it against
     // GitHub's own descriptions: every request the client sends and every answer it reads.
-    if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
-      record_file_.reset(std::fopen(record, "a"));
-      ASSERT_NE(record_file_, nullptr) << record;
+    if (auto record = testing_support::GithubRecordPath()) {
+      record_file_.reset(std::fopen(record->c_str(), "a"));
+      ASSERT_NE(record_file_, nullptr) << *record;
       record_sink_ = std::make_unique<StreamSink>(record_file_.get());
       o.record = record_sink_.get();
     }

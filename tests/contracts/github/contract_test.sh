@@ -5,6 +5,11 @@
 #     then validate.mjs over the record, which must also have seen every operation id in
 #     OPERATIONS and every event.action in DELIVERIES (comma-separated). MVR_GITHUB_DESCRIPTION
 #     (api.github.com, the default, or ghec) names the description to hold the record to.
+#   contract_test.sh check OPERATIONS DELIVERIES BINARY[@GTEST_FILTER]...
+#     the same over records the tests already wrote: $MVR_GITHUB_RECORD_DIR holds one record a
+#     test, BINARY.SUITE.TEST.PID.jsonl (tests/support/github_record.h); the records of the tests
+#     each BINARY@GTEST_FILTER names are validated together. $MVR_TEST_LOG, when set, is the log
+#     of those tests' output that must hold none of the records' secrets (ctest's LastTest.log).
 #   contract_test.sh selftest
 #     feeds validate.mjs known-bad and known-good records and checks its verdicts.
 # Exits 77 (ctest's SKIP_RETURN_CODE) when Node.js or the npm packages are missing.
@@ -47,6 +52,12 @@ run() {
       return 1
     fi
   done
+  validate_record "$operations" "$deliveries" "$record" "$WORK/test.log"
+}
+
+# Validates RECORD; LOG is the tests' output, which must hold none of the record's secrets.
+validate_record() {  # OPERATIONS DELIVERIES RECORD LOG
+  local operations="$1" deliveries="$2" record="$3" log="$4"
   # The record holds the JIT configs and tokens the emulator handed out; none may have reached
   # the tests' output (the record is never logged).
   node -e 'const fs=require("fs");
@@ -55,13 +66,74 @@ run() {
       let b; try { b=JSON.parse(j.response_body); } catch { continue; }
       for (const k of ["encoded_jit_config","token"]) if (typeof b?.[k]==="string") console.log(b[k]); }' \
     "$record" >"$WORK/secrets.txt"
-  if [[ -s "$WORK/secrets.txt" ]] && grep -qF -f "$WORK/secrets.txt" "$WORK/test.log"; then
+  if [[ -s "$WORK/secrets.txt" ]] && grep -qF -f "$WORK/secrets.txt" "$log"; then
     echo "FAIL: a JIT config or token from the record appears in the tests' output"
     return 1
   fi
   echo "== validate.mjs over $(wc -l <"$record") recorded lines ($(wc -l <"$WORK/secrets.txt") secrets, none in the output)"
   node "$VALIDATE" "$record" --expect-operations "$operations" --expect-deliveries "$deliveries" \
     --description "${MVR_GITHUB_DESCRIPTION:-api.github.com}"
+}
+
+# Whether TEST (Suite.Name) passes a gtest filter: POSITIVE[:...][-NEGATIVE[:...]].
+filter_matches() {  # TEST FILTER
+  local test="$1" filter="$2" positive negative pattern
+  positive="${filter%%-*}"
+  negative=""
+  [[ "$filter" == *-* ]] && negative="${filter#*-}"
+  [[ -z "$positive" ]] && positive="*"
+  local ok=1
+  IFS=: read -ra patterns <<<"$positive"
+  for pattern in "${patterns[@]}"; do
+    # shellcheck disable=SC2053  # the pattern is a glob on purpose
+    [[ "$test" == $pattern ]] && ok=0
+  done
+  [[ $ok -eq 0 ]] || return 1
+  IFS=: read -ra patterns <<<"$negative"
+  for pattern in "${patterns[@]}"; do
+    # shellcheck disable=SC2053
+    [[ -n "$pattern" && "$test" == $pattern ]] && return 1
+  done
+  return 0
+}
+
+check() {
+  local operations="$1" deliveries="$2"
+  shift 2
+  local dir="${MVR_GITHUB_RECORD_DIR:-}"
+  if [[ -z "$dir" || ! -d "$dir" ]]; then
+    echo "FAIL: no records in '${dir}': run the recording suites first (ctest runs them before" \
+      "this check: fixture github_records), or use '$0 run' to run them here"
+    return 1
+  fi
+  local record="$WORK/record.jsonl"
+  : >"$record"
+  chmod 600 "$record"  # it holds the emulator's tokens and JIT configs
+  for spec in "$@"; do
+    local binary="${spec%%@*}" filter="*" files=0
+    [[ "$spec" == *@* ]] && filter="${spec#*@}"
+    for file in "$dir/$binary".*.jsonl; do
+      [[ -f "$file" ]] || continue
+      local name="${file##*/}"
+      name="${name#"$binary".}"
+      name="${name%.*.jsonl}"
+      filter_matches "$name" "$filter" || continue
+      cat "$file" >>"$record"
+      files=$((files + 1))
+    done
+    if [[ $files -eq 0 ]]; then
+      echo "FAIL: no record of $binary --gtest_filter=$filter in $dir: did its tests run?"
+      return 1
+    fi
+    echo "== $binary --gtest_filter=$filter: the records of $files tests"
+  done
+  local log="${MVR_TEST_LOG:-}"
+  if [[ -z "$log" || ! -f "$log" ]]; then
+    log="$WORK/no-log.txt"
+    : >"$log"
+    echo "== no test log to search for the records' secrets (MVR_TEST_LOG='${MVR_TEST_LOG:-}')"
+  fi
+  validate_record "$operations" "$deliveries" "$record" "$log"
 }
 
 # A record of one exchange or delivery, as the emulator writes it.
@@ -156,9 +228,14 @@ case "${1:-}" in
     shift
     run "$@"
     ;;
+  check)
+    [[ $# -ge 4 ]] || { echo "usage: $0 check OPERATIONS DELIVERIES BINARY[@FILTER]..." >&2; exit 2; }
+    shift
+    check "$@"
+    ;;
   selftest) selftest ;;
   *)
-    echo "usage: $0 run OPERATIONS DELIVERIES BINARY[@FILTER]... | $0 selftest" >&2
+    echo "usage: $0 run|check OPERATIONS DELIVERIES BINARY[@FILTER]... | $0 selftest" >&2
     exit 2
     ;;
 esac

@@ -20,6 +20,7 @@
 #include "http/curl_client.h"
 #include "http/server.h"
 #include "process/process_runner.h"
+#include "support/github_record.h"
 #include "test_keys.h"
 
 extern char** environ;
@@ -81,9 +82,9 @@ class EmulatorE2eTest : public ::testing::Test {
     if (configure) configure(o);
     // The contract test (tests/contracts/github) records this traffic and checks it against
     // GitHub's own descriptions.
-    if (const char* record = std::getenv("MVR_GITHUB_RECORD")) {
-      record_file_.reset(std::fopen(record, "a"));
-      ASSERT_NE(record_file_, nullptr) << record;
+    if (auto record = testing_support::GithubRecordPath()) {
+      record_file_.reset(std::fopen(record->c_str(), "a"));
+      ASSERT_NE(record_file_, nullptr) << *record;
       record_sink_ = std::make_unique<StreamSink>(record_file_.get());
       o.record = record_sink_.get();
     }
