@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# Configures and builds one build tree. Usage: scripts/build.sh [DIR] [extra cmake args...]
+# Configures and builds one build tree.
+#   scripts/build.sh [DIR] [extra cmake args...]   (default DIR: build)
+#   scripts/build.sh --dev [extra cmake args...]   a developer's tree, build-dev/: the Quick build
+#       type (-O1 -g1) and one object per file (no unity batches), so that an edit to one .cpp
+#       recompiles that file alone and relinks (docs/testing.md, "One edit, one minute").
 # MVR_TARGETS="mvr ..." builds only those targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-build}"
+shift || true
+if [[ "$dir" == --dev ]]; then
+  dir=build-dev
+  set -- -DCMAKE_BUILD_TYPE=Quick -DMVR_UNITY_BUILD=OFF -DMVR_BUILD_TESTS=ON "$@"
+fi
 # Share compiled objects between checkouts (CI builds a fresh clone in another folder).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
-shift || true
 cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
 # shellcheck disable=SC2086
 ninja -C "$dir" -j "$(nproc)" ${MVR_TARGETS:-}
