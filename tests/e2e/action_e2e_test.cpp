@@ -127,6 +127,7 @@ TEST_F(ActionEndToEnd, AtTheReuseDeadlineStartTerminatesTheVmAndSaysSo) {
       << ", so the test's premise failed: " << park.Describe();
   auto deadline = ParseRfc3339(first.outputs["reuse-deadline"]);
   ASSERT_TRUE(deadline.ok()) << first.outputs["reuse-deadline"];
+  // The scenario: the reuse deadline passes while the VM is parked.
   while (real_.clock.Now() < *deadline + std::chrono::seconds(1))
     real_.sleeper.Sleep(Duration(200));
 

@@ -24,6 +24,9 @@ class RunnerSetFleetControls : public RunnerSetEndToEnd {
   json Config() override {
     json c = RunnerSetEndToEnd::Config();
     UseShortJanitor(c, 1);
+    // Every sweep asks about the queued jobs of every repository of the organisation, demo/other's
+    // too, not only those of the start-up's first 2 s.
+    c["janitor"]["scanEverySweeps"] = 1;
     UseOrganization(c, kOrganization);
     c["github"]["allowedRepositories"] = {"app"};  // demo/app, kDemoRepository
     c["classes"][0]["architecture"] = "x64";
@@ -63,8 +66,8 @@ TEST_F(RunnerSetFleetControls, JobsOfOtherRepositoriesOrAskingForLabelsNotOffere
                Decisions("ignored_labels_not_offered") >= 1;
       },
       std::chrono::seconds(10)));
-  // Several janitor sweeps later (one a second, stuck after 1 s), neither was launched.
-  real_.sleeper.Sleep(Duration(5'000));
+  // Several janitor sweeps later (one a second, a job stuck after 1 s), neither was launched.
+  ASSERT_TRUE(AwaitCountersAdvance({{"janitor_sweeps", 4}}, std::chrono::seconds(30)));
   EXPECT_EQ(Job(other).value("status", ""), "queued");
   EXPECT_EQ(Job(gpu).value("status", ""), "queued");
   EXPECT_EQ(Metric("launched"), 1) << "only the job the class takes";

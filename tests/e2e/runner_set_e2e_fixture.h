@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -222,6 +223,36 @@ class RunnerSetStack : public ::testing::Test {
   // A counter of the deployment ("launched", "janitor_vms_terminated" ...), as its metrics show it.
   virtual int64_t Metric(const std::string& name) = 0;
 
+  // Waits until each of the deployment's counters ("janitor_sweeps", "pool_sweeps" ...) has gone
+  // up by its amount in `advances` from its value now (one not shown yet counts as 0). A sweep is
+  // counted as it ends, so at least N - 1 sweeps both began and ended after the call. The failure
+  // names the counters that fell short.
+  ::testing::AssertionResult AwaitCountersAdvance(const std::map<std::string, int64_t>& advances,
+                                                  Duration within) {
+    std::map<std::string, int64_t> from;
+    for (const auto& advance : advances) {
+      from[advance.first] = std::max<int64_t>(0, Metric(advance.first));
+    }
+    std::string short_of;
+    const bool advanced = Eventually(
+        [&] {
+          short_of.clear();
+          for (const auto& [name, by] : advances) {
+            const int64_t now = Metric(name);
+            if (now < from[name] + by) {
+              short_of += " " + name + " went from " + std::to_string(from[name]) + " to " +
+                          std::to_string(now) + ", not up by " + std::to_string(by) + ";";
+            }
+          }
+          return short_of.empty();
+        },
+        within);
+    if (advanced) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << "waited " << std::chrono::duration_cast<std::chrono::milliseconds>(within).count()
+           << " ms:" << short_of;
+  }
+
   // ---- The scenarios every deployment passes (its suites configure the stack and the set).
 
   // A queued job runs on a fresh VM which is then terminated, and nothing is left; its id.
@@ -406,7 +437,7 @@ class RunnerSetStack : public ::testing::Test {
   virtual void AwaitPoolRecorded() = 0;
 
   // With UseWarmPoolOfOne: the class serves a job by resuming its suspended member, the pool
-  // refills, and several janitor periods later the new member is still there, untouched.
+  // refills, and several janitor and pool sweeps later the new member is still there, untouched.
   void ExpectWarmPoolServesAJobByResumingAndRefills() {
     ASSERT_TRUE(Eventually([&] { return CountVms("SUSPENDED") == 1; }, std::chrono::seconds(30)));
     AwaitPoolRecorded();
@@ -422,7 +453,10 @@ class RunnerSetStack : public ::testing::Test {
     EXPECT_EQ(CountOperation("RunMicrovm"), 2);
     EXPECT_EQ(Metric("launched"), 1);
     const int terminated = CountOperation("TerminateMicrovm");
-    real_.sleeper.Sleep(Duration(4'000));
+    // Several sweeps of the janitor (it reaps at a VM's second strike once 2 s old) and of the
+    // pool later, the new member is still there.
+    ASSERT_TRUE(AwaitCountersAdvance({{"janitor_sweeps", 4}, {"pool_sweeps", 3}},
+                                     std::chrono::seconds(30)));
     EXPECT_EQ(CountVms("SUSPENDED"), 1);
     EXPECT_EQ(CountOperation("TerminateMicrovm"), terminated) << "nothing of the pool was reaped";
     EXPECT_EQ(Metric("janitor_orphans_terminated"), 0);
@@ -448,8 +482,8 @@ class RunnerSetStack : public ::testing::Test {
   // With UseHotPoolOfOne and UseQuicklyOfflineRunners: the sweeper boots a VM, registers a runner
   // with the class label and delivers it, suspends the VM once GitHub lists the runner online and
   // marks it ready once GitHub lists it offline; a queued job resumes it and its runner takes the
-  // job with nothing registered or delivered; the pool refills; several janitor periods later the
-  // parked runner and its VM are untouched.
+  // job with nothing registered or delivered; the pool refills; several janitor and pool sweeps
+  // later the parked runner and its VM are untouched.
   void ExpectHotPoolServesAJobByResumingAndRefills() {
     ASSERT_TRUE(Eventually([&] { return OneHotMemberParked(); }, std::chrono::seconds(45)));
     AwaitPoolRecorded();
@@ -476,7 +510,11 @@ class RunnerSetStack : public ::testing::Test {
     ASSERT_TRUE(Eventually([&] { return CountVms("TERMINATED") >= 1; }, std::chrono::seconds(20)));
 
     const int terminated = CountOperation("TerminateMicrovm");
-    real_.sleeper.Sleep(Duration(5'000));
+    // Several sweeps of the janitor (it deregisters a runner no launch owns at its second strike)
+    // and of the pool (a hot pool's sweep lasts a 2 s settle round) later, the parked member is
+    // untouched.
+    ASSERT_TRUE(AwaitCountersAdvance({{"janitor_sweeps", 4}, {"pool_sweeps", 3}},
+                                     std::chrono::seconds(30)));
     EXPECT_TRUE(OneHotMemberParked()) << "only the new member's parked runner, untouched";
     EXPECT_EQ(CountOperation("TerminateMicrovm"), terminated) << "nothing of the pool was reaped";
     EXPECT_EQ(Metric("janitor_runners_removed"), 0);

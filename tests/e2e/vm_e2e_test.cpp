@@ -279,6 +279,8 @@ TEST_F(VmEndToEnd, WarmPairFindsTheFirstJobsFileAfterARealSuspendAndResume) {
       ReadFile(stack_->vm_dir(microvm_id) + "/disk.qcow2", "the disk overlay").value_or("");
   EXPECT_NE(overlay.find("layer from " + first.outputs["runner-name"]), std::string::npos)
       << "the job's file is not on the VM's own disk (" << overlay.size() << " bytes)";
+  // The scenario itself, not a wait for something to happen: the VM stays suspended this long,
+  // the gap in the guest's clock that its resume must correct (checked below).
   constexpr int kSuspendedSeconds = 8;
   real_.sleeper.Sleep(std::chrono::seconds(kSuspendedSeconds));
 

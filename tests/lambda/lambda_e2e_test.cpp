@@ -244,7 +244,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
   }
 
   // The SQS event source mapping: receive a batch, invoke the launcher, delete what it did not
-  // report as failed.
+  // report as failed. `polls_` counts the receives answered and handled so.
   void EventSourceMapping() {
     while (!stopping_) {
       aws::ReceiveMessageRequest rr;
@@ -259,7 +259,10 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
         real_.sleeper.Sleep(Duration(200));
         continue;
       }
-      if (got->empty()) continue;
+      if (got->empty()) {
+        ++polls_;
+        continue;
+      }
       json records = json::array();
       for (const aws::SqsMessage& m : *got) {
         records.push_back(
@@ -287,6 +290,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
           esm_sqs_->DeleteMessage(queue_url_, m.receipt_handle).IgnoreError();
         }
       }
+      ++polls_;
     }
   }
 
@@ -363,6 +367,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
   std::map<std::string, std::unique_ptr<Function>> functions_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> events_{0};
+  std::atomic<int64_t> polls_{0};  // the event source mapping's receives, each handled
   std::vector<std::thread> threads_;
 };
 
@@ -380,8 +385,13 @@ TEST_F(LambdaEndToEnd, FiveDeliveriesOfOneWebhookLaunchOneVm) {
 
 TEST_F(LambdaEndToEnd, BadSignatureIsRefusedWith401AndTheLauncherIsNeverInvoked) {
   ExpectBadSignaturesRefusedWith401(function_url_);
-  // Long enough for the event source mapping to have found a message, had there been one.
-  real_.sleeper.Sleep(Duration(2'500));
+  // Two more receives of the event source mapping: the second began after the webhook function
+  // had answered both deliveries, and would have handed the launcher any message they queued.
+  const int64_t polls = polls_;
+  ASSERT_TRUE(Eventually([&] { return polls_ >= polls + 2; }, std::chrono::seconds(30)))
+      << "the event source mapping received from the job queue " << polls_ - polls
+      << " times since, not 2\n"
+      << ReadWholeFile(dir_ + "/event-source-mapping.log");
   EXPECT_TRUE(Api("launcher").answers().empty()) << Logs();
   EXPECT_EQ(CountOperation("RunMicrovm"), 0);
 }

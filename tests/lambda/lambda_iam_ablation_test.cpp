@@ -254,10 +254,12 @@ class LambdaIamAblation : public demo::RunnerSetStack {
     config["classes"][0]["label"] = "pool-" + std::to_string(++pool_classes_);
     config["classes"][0]["warmPoolSize"] = 1;
     config["warmPool"] = {{"intervalSeconds", 1}};
-    // The first sweep runs the member's VM; the next finds it up and suspends it.
+    // The first sweep runs the member's VM; the next, once the emulator has it up (no VM is
+    // PENDING), finds it up and suspends it.
     auto sweep = [&] { return JsonText(Scheduled()); };
     auto later = [&] {
-      real_.sleeper.Sleep(Duration(1'000));
+      EXPECT_TRUE(Eventually([&] { return CountVms("PENDING") == 0; }, std::chrono::seconds(30)))
+          << variant << ": the VM the first sweep ran is still PENDING";
       return JsonText(Scheduled());
     };
     return RunFunction(variant, config, {sweep, later});
