@@ -316,6 +316,9 @@ run_one() {
   fifo_dir=""
   remove_root "$root_dir"
   root_dir=""
+  # The summary's name: the first line, at most 40 characters.
+  name="${name%%$'\n'*}"
+  [[ ${#name} -le 40 ]] || name="${name:0:37}..."
   names+=("$name")
   statuses+=("$rc")
   walls+=("$((wall / 10)).$((wall % 10))")
