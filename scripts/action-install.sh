@@ -17,7 +17,7 @@ fail() { echo "::error title=mvr::$*"; exit 1; }
 
 build_from_source() {
   notice "$1; building mvr from source instead (installs Debian packages and compiles: minutes)"
-  bash "$ACTION_PATH/scripts/setup.sh" >&2
+  bash "$ACTION_PATH/scripts/setup.sh" demo >&2
   bash "$ACTION_PATH/scripts/build.sh" "$ACTION_PATH/build" -DMVR_BUILD_TESTS=OFF \
     -DMVR_BUILD_BENCH=OFF >&2
   output "$ACTION_PATH/build/src/cli/mvr"

@@ -7,10 +7,17 @@
 # cannot lend it: arm64 busybox-static as bin/busybox, iproute2's ip as usr/bin/ip, and the
 # libraries and loader ip needs, at their Debian paths. Adds the arm64 architecture to apt (as
 # root) if it is missing.
-# Usage: scripts/fetch-vm-kernel.sh [--arch amd64|arm64] [DIR]
+# Usage: scripts/fetch-vm-kernel.sh [--check] [--arch amd64|arm64] [DIR]
 #   DIR defaults to /var/cache/mvr/vm-kernel (amd64) or /var/cache/mvr/vm-kernel-arm64.
+#   --check fetches nothing and prints nothing: exit 0 when DIR already holds the kernel, 1 if not
+#   (scripts/setup.sh asks first, to say "already installed" in one line).
 set -euo pipefail
 arch=amd64
+check=false
+if [ "${1:-}" = "--check" ]; then
+  check=true
+  shift
+fi
 if [ "${1:-}" = "--arch" ]; then
   arch="${2:-}"
   shift 2
@@ -24,6 +31,10 @@ have() {
   [ -s "$dir/vmlinuz" ] && [ -s "$dir/modules/virtio_net.ko" ] && [ -s "$dir/modules/overlay.ko" ] &&
     { [ "$arch" = amd64 ] || { [ -s "$dir/root/bin/busybox" ] && [ -s "$dir/root/usr/bin/ip" ]; }; }
 }
+if [ "$check" = true ]; then
+  have
+  exit
+fi
 if have; then
   echo "vm kernel: already in $dir ($(cat "$dir/version" 2>/dev/null))"
   exit 0

@@ -24,7 +24,7 @@ for t in "${targets[@]}"; do
 done
 
 if [[ "${MVR_FUZZ_SKIP_BUILD:-0}" != 1 ]]; then
-  bash scripts/setup.sh
+  bash scripts/setup.sh deep  # clang and its fuzzer runtimes (packages.d/deep-fuzz.txt)
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
   # -O1 and line tables only: reports keep file:line, and the tree compiles much faster than -g.
   flags="-O1 -gline-tables-only"

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-build-lambda-arm64-out}"
 mkdir -p "$out"
-bash scripts/setup.sh
+bash scripts/setup.sh deep  # the cross compiler and qemu-aarch64-static
 bash scripts/build.sh build -DMVR_BUILD_TESTS=ON
 export MVR_RELEASE_BUILD_DIR="${MVR_RELEASE_BUILD_DIR:-build-release}"
 MVR_RELEASE_ARCHES=arm64 bash scripts/release.sh "$out/release"
