@@ -117,9 +117,14 @@ class Session {
   }
 
   // mvr serve terminates each VM when the job's completed webhook arrives: waits (up to 60 s)
-  // until its timeline has every completed job's "completed", and answers the timeline.
+  // until it has carried out a terminate for every completed job, and answers the timeline. A
+  // job's "completed" is on the timeline only when the VM that ran it was launched for it (a
+  // runner may take another job of its labels), so the terminations, not the marks, say when
+  // there is nothing more to wait for.
   std::map<std::string, Milestones> AwaitTimeline(const std::map<int64_t, JobTrack>& jobs) {
     std::map<std::string, Milestones> timeline;
+    const auto completed =
+        std::count_if(jobs.begin(), jobs.end(), [](const auto& j) { return j.second.completed; });
     for (TimePoint until = seam_.clock.Now() + Duration(60'000); seam_.clock.Now() < until;) {
       auto body = Get("/timeline");
       if (body.ok()) timeline = ParseTimeline(*body);
@@ -128,7 +133,8 @@ class Session {
         return !j.second.completed ||
                (served != timeline.end() && served->second.count("completed") > 0);
       });
-      if (all) break;
+      auto metrics = Get("/metrics");
+      if (all || (metrics.ok() && CounterOf(*metrics, "terminated") >= completed)) break;
       seam_.sleeper.Sleep(Duration(500));
     }
     return timeline;
