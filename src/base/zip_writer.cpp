@@ -38,6 +38,20 @@ Result<std::string> Deflate(const std::string& data) {
   return out;
 }
 
+// A '..' component would make an unzip write outside its target directory ("zip slip").
+bool HasParentComponent(const std::string& name) {
+  size_t start = 0;
+  while (true) {
+    const size_t end = name.find('/', start);
+    if (name.compare(start, end == std::string::npos ? std::string::npos : end - start, "..") ==
+        0) {
+      return true;
+    }
+    if (end == std::string::npos) return false;
+    start = end + 1;
+  }
+}
+
 }  // namespace
 
 Result<std::string> WriteZip(std::vector<ZipEntry> entries) {
@@ -48,6 +62,11 @@ Result<std::string> WriteZip(std::vector<ZipEntry> entries) {
     const ZipEntry& e = entries[i];
     if (e.name.empty() || e.name[0] == '/') {
       return InvalidArgument("zip: entry name '" + e.name + "' must be a relative path");
+    }
+    if (HasParentComponent(e.name)) {
+      return InvalidArgument("zip: entry name '" + e.name +
+                             "' has a '..' component, which would unpack outside the target "
+                             "directory");
     }
     if (i > 0 && entries[i - 1].name == e.name) {
       return InvalidArgument("zip: entry " + e.name + " is given twice");

@@ -19,8 +19,9 @@ struct ZipEntry {
   uint32_t mode = 0644;  // Unix permission bits
 };
 
-// The archive's bytes. InvalidArgument for an empty, absolute or duplicate name, or an entry
-// over 4 GiB (no ZIP64).
+// The archive's bytes. InvalidArgument naming the entry for an empty, absolute or duplicate name, a
+// name with a '..' component (it would unpack outside the target), or an entry over 4 GiB (no
+// ZIP64).
 Result<std::string> WriteZip(std::vector<ZipEntry> entries);
 
 }  // namespace mvr

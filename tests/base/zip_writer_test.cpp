@@ -16,5 +16,19 @@ TEST(ZipWriterTest, SameEntriesGiveTheSameBytesWhateverTheirOrder) {
   EXPECT_FALSE(WriteZip({{"/abs", "1"}}).ok());
 }
 
+// Issue 53, item 12: a name with a '..' component would unpack outside the target directory
+// (a symlinked directory once gave the image packer such names); it is refused, naming the entry.
+TEST(ZipWriterTest, NamesThatWouldUnpackOutsideTheTargetAreRefusedNamingTheEntry) {
+  for (const char* name : {"..", "../etc/passwd", "lib/../../x", "lib/..", "a/b/../../.."}) {
+    auto zip = WriteZip({{"ok", "1"}, {name, "2"}});
+    ASSERT_FALSE(zip.ok()) << name;
+    EXPECT_EQ(zip.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(zip.status().message().find(std::string("'") + name + "'"), std::string::npos)
+        << zip.status().message();
+  }
+  // '..' inside a file name is not a path component.
+  EXPECT_TRUE(WriteZip({{"a..b", "1"}, {"lib/..so", "2"}, {"...", "3"}}).ok());
+}
+
 }  // namespace
 }  // namespace mvr
