@@ -29,12 +29,43 @@ Status AddFile(const fs::path& path, const std::string& name, std::vector<ZipEnt
   return Status::Ok();
 }
 
+bool IsWithin(const fs::path& path, const fs::path& dir) {
+  auto [d, p] = std::mismatch(dir.begin(), dir.end(), path.begin(), path.end());
+  return d == dir.end();
+}
+
+// Symlinks are followed only while they stay inside the build context (issue 53, item 12): one that
+// leads out would pack files from elsewhere on the machine (a directory's under '..' names), and
+// one that leads back to a directory it is in would be listed without end. `link` is below `top`
+// (the include, `shown` as written); `context` is canonical.
+Status CheckSymlink(const fs::path& link, const fs::path& top, const fs::path& context,
+                    const std::string& shown) {
+  std::error_code ec;
+  const fs::path target = fs::canonical(link, ec);
+  if (ec) return Status::Ok();  // a broken link leads nowhere: skipped (or "does not exist")
+  if (!IsWithin(target, context)) {
+    return InvalidArgument("the symlink " + shown + " leads to " + target.string() +
+                           ", outside the build context " + context.string() +
+                           "; copy what it points to into the context instead");
+  }
+  // A loop: the target holds a directory the listing passed through to reach the link.
+  for (fs::path dir = link.parent_path(); IsWithin(dir, top); dir = dir.parent_path()) {
+    const fs::path real = fs::canonical(dir, ec);
+    if (!ec && IsWithin(real, target)) {
+      return InvalidArgument("the symlink " + shown + " leads to " + target.string() +
+                             ", a directory that holds it: listing it would never end");
+    }
+    if (dir == top) break;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::vector<ZipEntry>> CollectArtifactFiles(const ArtifactSources& sources) {
   std::vector<ZipEntry> out;
   std::error_code ec;
-  const fs::path context = fs::weakly_canonical(sources.context_dir, ec);
+  const fs::path context = fs::canonical(sources.context_dir, ec);
   if (ec || !fs::is_directory(context)) {
     return InvalidArgument("the build context " + sources.context_dir + " is not a directory");
   }
@@ -46,6 +77,9 @@ Result<std::vector<ZipEntry>> CollectArtifactFiles(const ArtifactSources& source
                              sources.context_dir);
     }
     const fs::path full = context / rel;
+    if (fs::is_symlink(full, ec)) {
+      MVR_RETURN_IF_ERROR(CheckSymlink(full, context, context, rel.generic_string()));
+    }
     if (fs::is_regular_file(full, ec)) {
       MVR_RETURN_IF_ERROR(AddFile(full, rel.generic_string(), out));
       continue;
@@ -60,8 +94,11 @@ Result<std::vector<ZipEntry>> CollectArtifactFiles(const ArtifactSources& source
     for (auto it = fs::recursive_directory_iterator(
              full, fs::directory_options::follow_directory_symlink, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      // Named by the path as listed (through any symlink), as the Dockerfile's COPY sees it.
+      std::string name =
+          (rel / it->path().lexically_relative(full)).lexically_normal().generic_string();
+      if (it->is_symlink(ec)) MVR_RETURN_IF_ERROR(CheckSymlink(it->path(), full, context, name));
       if (!it->is_regular_file(ec)) continue;  // directories come from their files' paths
-      std::string name = (rel / fs::relative(it->path(), full)).lexically_normal().generic_string();
       MVR_RETURN_IF_ERROR(AddFile(it->path(), name, out));
     }
     if (ec) return InvalidArgument("cannot list " + full.string() + ": " + ec.message());

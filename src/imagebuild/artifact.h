@@ -19,13 +19,15 @@ struct ArtifactSources {
   std::string context_dir;  // the build context: the repository root
   std::string dockerfile;   // stored as "Dockerfile" at the artifact's root
   // Files or directories below context_dir, stored under the same relative paths (directories
-  // recursively, symlinks followed).
+  // recursively, symlinks followed while they stay inside context_dir: a file behind one is
+  // stored under the link's path).
   std::vector<std::string> include;
 };
 
 // Reads the sources. InvalidArgument naming the path for a missing file, an include outside the
-// context, or an entry that is neither a file nor a directory; an empty directory is refused too
-// (an unbuilt supervisor bundle is the usual cause).
+// context, a symlink that leads outside it (or to a directory it is in: a loop), or an entry that
+// is neither a file nor a directory; an empty directory is refused too (an unbuilt supervisor
+// bundle is the usual cause).
 Result<std::vector<ZipEntry>> CollectArtifactFiles(const ArtifactSources& sources);
 
 struct Artifact {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -105,6 +106,52 @@ TEST_F(ArtifactTest, BadSourcesAreRefusedNamingThePath) {
   EXPECT_EQ(CollectArtifactFiles(s).status().code(), Code::kInvalidArgument);
 
   EXPECT_FALSE(PackArtifact({{"image/x", "y", 0644}}).ok());  // no Dockerfile
+}
+
+// Issue 53, item 12: a symlink in an include is followed only while it stays inside the build
+// context. One that leads out (to a directory or a file) is refused naming the link, rather than
+// packing files from elsewhere on the machine (under '..' names, for a directory); a symlink that
+// stays inside is packed under the path the user sees, as if it were a copy.
+TEST_F(ArtifactTest, SymlinksOutOfTheContextAreRefusedNamingTheLink) {
+  auto outside = TemporaryDirectory::Create("mvr-artifact-outside");
+  ASSERT_TRUE(outside.ok());
+  Write(fs::path(outside->path()) / "secret/key", "do not pack");
+  fs::create_directory_symlink(fs::path(outside->path()) / "secret", root_ / "bundle/escape");
+  auto dir_link = CollectArtifactFiles(Sources());
+  ASSERT_FALSE(dir_link.ok());
+  EXPECT_EQ(dir_link.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(dir_link.status().message().find("bundle/escape"), std::string::npos)
+      << dir_link.status().message();
+  EXPECT_NE(dir_link.status().message().find("outside the build context"), std::string::npos)
+      << dir_link.status().message();
+  fs::remove(root_ / "bundle/escape");
+
+  fs::create_symlink(fs::path(outside->path()) / "secret/key", root_ / "image/key");
+  auto file_link = CollectArtifactFiles(Sources());
+  ASSERT_FALSE(file_link.ok());
+  EXPECT_NE(file_link.status().message().find("image/key"), std::string::npos)
+      << file_link.status().message();
+  fs::remove(root_ / "image/key");
+
+  fs::create_directory_symlink(fs::path(outside->path()) / "secret", root_ / "linked");
+  ArtifactSources s = Sources();
+  s.include = {"linked"};
+  EXPECT_EQ(CollectArtifactFiles(s).status().code(), Code::kInvalidArgument);
+
+  fs::create_directory_symlink(root_, root_ / "bundle/loop");  // inside, but never ending
+  auto loop = CollectArtifactFiles(Sources());
+  ASSERT_FALSE(loop.ok());
+  EXPECT_NE(loop.status().message().find("bundle/loop"), std::string::npos)
+      << loop.status().message();
+  fs::remove(root_ / "bundle/loop");
+
+  fs::create_directory_symlink(root_ / "image", root_ / "bundle/image-copy");
+  auto inside = CollectArtifactFiles(Sources());
+  ASSERT_TRUE(inside.ok()) << inside.status().ToString();
+  std::vector<std::string> names;
+  for (const ZipEntry& e : *inside) names.push_back(e.name);
+  EXPECT_NE(std::find(names.begin(), names.end(), "bundle/image-copy/hooks.json"), names.end())
+      << ::testing::PrintToString(names);
 }
 
 TEST(ImageNameTest, RefusesIdsAnImageNameCannotCarry) {
