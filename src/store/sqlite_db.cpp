@@ -145,7 +145,9 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, Sleepe
   sqlite3_busy_handler(raw, &SqliteDb::OnBusy, db.get());
   std::lock_guard<std::mutex> lock(db->mu_);
   MVR_RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode=WAL"));
-  MVR_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous=NORMAL"));
+  // FULL, not NORMAL: in WAL mode NORMAL leaves the last commits in an unsynced log, so a power
+  // loss could undo a webhook already answered 200 or a claim already won (docs/security.md).
+  MVR_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous=FULL"));
   MVR_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys=ON"));
   MVR_RETURN_IF_ERROR(db->EnsureSchema());
   return db;

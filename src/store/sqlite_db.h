@@ -1,8 +1,9 @@
 // SqliteDb: one SQLite connection set up for sharing a file between threads and processes: WAL
-// journal, synchronous=NORMAL, a busy handler that waits through the injected Sleeper, write
-// transactions taken up front (BEGIN IMMEDIATE), the schema created on first use and versioned in
-// PRAGMA user_version, and a refusal to open a file on a network filesystem (NFS, SMB/CIFS, 9p,
-// AFS), where SQLite's locks do not hold. The SQLite store and queue share it (and one file).
+// journal, synchronous=FULL (a commit is on disk before it is acknowledged), a busy handler that
+// waits through the injected Sleeper, write transactions taken up front (BEGIN IMMEDIATE), the
+// schema created on first use and versioned in PRAGMA user_version, and a refusal to open a file on
+// a network filesystem (NFS, SMB/CIFS, 9p, AFS), where SQLite's locks do not hold. The SQLite store
+// and queue share it (and one file).
 // Thread-safety: safe to share; every use holds the connection's mutex (SQLite is then safe too).
 #pragma once
 

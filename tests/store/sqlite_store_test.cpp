@@ -140,6 +140,31 @@ TEST(SqliteStoreTest, SchemaIsVersionedAndANewerFileIsRefused) {
       << newer.status().message();
 }
 
+// Issue 53, item 10: with synchronous=NORMAL in WAL mode a power loss can roll back commits that
+// were already answered (an acknowledged webhook, a won claim). The store and the queue both open
+// their connections here (open_store.cpp, open_queue.cpp), so this connection is theirs.
+TEST(SqliteStoreTest, EveryCommitIsOnDiskBeforeItIsAcknowledged) {
+  TempDir dir;
+  RealSleeper sleeper;
+  auto db = SqliteDb::Open(dir.File("state.db"), sleeper);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  int64_t synchronous = -1;
+  std::string journal;
+  ASSERT_TRUE((*db)
+                  ->Read([&]() -> Status {
+                    MVR_ASSIGN_OR_RETURN(SqliteStatement * s, (*db)->Prepare("PRAGMA synchronous"));
+                    MVR_ASSIGN_OR_RETURN(bool row, s->Step());
+                    if (row) synchronous = s->Int(0);
+                    MVR_ASSIGN_OR_RETURN(s, (*db)->Prepare("PRAGMA journal_mode"));
+                    MVR_ASSIGN_OR_RETURN(row, s->Step());
+                    if (row) journal = s->Text(0);
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_EQ(synchronous, 2);  // FULL: the WAL is synced at every commit
+  EXPECT_EQ(journal, "wal");
+}
+
 TEST(SqliteStoreTest, NetworkFilesystemsAreRefusedWithTheReason) {
   Status nfs = CheckFilesystemType(0x6969, "/mnt/nfs/state.db");
   EXPECT_EQ(nfs.code(), Code::kInvalidArgument);
