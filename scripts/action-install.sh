@@ -3,8 +3,9 @@
 # GITHUB_OUTPUT. In order: the `mvr-path` input; a dist/mvr beside the action; the release this
 # action's commit pins (release/VERSION and release/SHA256SUMS, files of the action itself, never
 # fetched): downloaded for the runner's architecture, its SHA-256 checked against the pinned one,
-# kept in the runner's tool cache; and only when no release matches the action's ref, a build from
-# source (minutes; a notice says so). A download whose SHA-256 differs is refused, never run.
+# kept in the runner's tool cache (and hashed again before every later use); and only when no
+# release matches the action's ref, a build from source (minutes; a notice says so). A download
+# whose SHA-256 differs is refused, never run; a cached copy that differs is downloaded again.
 #
 # Environment (action.yml sets it): MVR_PATH, ACTION_PATH, ACTION_REF (github.action_ref),
 # ACTION_REPOSITORY (github.action_repository), RELEASE_BASE_URL (the `release-base-url` input),
@@ -78,11 +79,37 @@ expected="$(awk -v f="$asset" '$2 == f || $2 == "*" f { print $1 }' \
 
 cache="${RUNNER_TOOL_CACHE:-$HOME/.cache/mvr-tools}/mvr/${pinned_version#v}"
 launcher="$cache/$cache_arch/mvr-linux-$arch/mvr"
-if [[ -x "$launcher" && "$(cat "$cache/$cache_arch.complete" 2>/dev/null)" == "$expected" ]]; then
-  echo "mvr $pinned_version ($arch) from the tool cache" >&2
-  output "$launcher"
-  exit 0
+kept="$cache/$cache_arch.tar.gz" # the release file as downloaded and verified
+tmp="$(mktemp -d "${RUNNER_TEMP:-/tmp}/mvr-download.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+
+# Unpacks $tmp/$asset, whose SHA-256 is the pinned one, into the tool cache over what was there.
+unpack_verified() { # SOURCE (named in an error)
+  mkdir -p "$tmp/x" "$cache"
+  tar -xzf "$tmp/$asset" -C "$tmp/x"
+  [[ -x "$tmp/x/mvr-linux-$arch/mvr" ]] || fail "$1 has no mvr-linux-$arch/mvr"
+  rm -rf "${cache:?}/$cache_arch"
+  mv "$tmp/x" "$cache/$cache_arch"
+}
+
+# The tool cache outlives the job (on a self-hosted runner, every later job sees it), so the
+# marker only says that an install once finished, not that the bytes there are still the pinned
+# ones. Each use hashes a copy of the kept release file again and unpacks that copy afresh: what
+# runs is what release/SHA256SUMS names, whatever was changed in the cache since.
+if [[ -f "$kept" && "$(cat "$cache/$cache_arch.complete" 2>/dev/null)" == "$expected" ]]; then
+  cp "$kept" "$tmp/$asset"
+  actual="$(sha256sum "$tmp/$asset" | cut -d' ' -f1)"
+  if [[ "$actual" == "$expected" ]]; then
+    unpack_verified "$kept"
+    echo "mvr $pinned_version ($arch) from the tool cache, SHA-256 checked again" >&2
+    output "$launcher"
+    exit 0
+  fi
+  echo "::warning title=mvr::the cached $kept has SHA-256 $actual, not the $expected this" \
+    "action pins: it changed after it was verified. Downloading the release again; if this" \
+    "repeats, find what writes into the runner's tool cache."
 fi
+rm -f "$cache/$cache_arch.complete"
 
 base="${RELEASE_BASE_URL:-}"
 if [[ -z "$base" ]]; then
@@ -90,8 +117,6 @@ if [[ -z "$base" ]]; then
   base="https://github.com/$repository/releases/download"
 fi
 url="${base%/}/$pinned_version/$asset"
-tmp="$(mktemp -d "${RUNNER_TEMP:-/tmp}/mvr-download.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
 echo "mvr $pinned_version ($arch): downloading $url" >&2
 status="$(curl -sSL --retry 3 --retry-delay 2 -o "$tmp/$asset" -w '%{http_code}' "$url")" ||
   fail "could not download $url (curl exit $?); retry the job, or set mvr-path"
@@ -104,11 +129,9 @@ if [[ "$actual" != "$expected" ]]; then
     "not run it. Report it to the action's maintainers."
 fi
 
-mkdir -p "$tmp/x" "$cache"
-tar -xzf "$tmp/$asset" -C "$tmp/x"
-[[ -x "$tmp/x/mvr-linux-$arch/mvr" ]] || fail "$url has no mvr-linux-$arch/mvr"
-rm -rf "${cache:?}/$cache_arch"
-mv "$tmp/x" "$cache/$cache_arch"
+unpack_verified "$url"
+cp "$tmp/$asset" "$kept.partial"
+mv "$kept.partial" "$kept"
 echo "$expected" >"$cache/$cache_arch.complete"
 echo "mvr $pinned_version ($arch): SHA-256 verified, cached in $cache/$cache_arch" >&2
 output "$launcher"

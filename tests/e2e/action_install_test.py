@@ -2,7 +2,8 @@
 """The Action's install step as users get it: action.yml's own steps (run by action_runner.py as
 the Actions runner runs them) against a release server on loopback. The release for the pinned
 version is downloaded for the runner's architecture, its SHA-256 checked against the action's
-release/SHA256SUMS, cached in the tool cache and run by the mvr step; a tampered file is refused;
+release/SHA256SUMS, cached in the tool cache and run by the mvr step; a tampered file is refused,
+and a cached one is hashed again before each use (a tampered cached binary is never run);
 a ref no release matches builds from source (stubbed here) with a notice."""
 import hashlib
 import http.server
@@ -179,6 +180,35 @@ class ActionInstallTest(unittest.TestCase):
         code, log, outputs = self.run_action()
         self.assertEqual(code, 0, log)
         self.assertEqual(len(self.server.requests), 2)
+
+    def test_a_tampered_cached_binary_is_not_run(self):
+        # Issue 53, item 15: the marker says an install once finished, not that the cached bytes
+        # are still the pinned ones; the tool cache outlives the job on a self-hosted runner.
+        self.assertEqual(self.run_action()[0], 0)
+        binary = os.path.join(self.cache, "mvr", "9.8.7", "x64", "mvr-linux-x86_64", "mvr")
+        with open(binary, "w") as f:
+            f.write("#!/bin/sh\necho label=tampered >> \"$GITHUB_OUTPUT\"\n")
+        code, log, outputs = self.run_action()
+        self.assertEqual(code, 0, log)
+        self.assertNotIn("tampered", outputs)
+        self.assertIn("label=released-x86_64-start\n", outputs)
+        self.assertEqual(len(self.server.requests), 1)  # the kept release file was still good
+
+    def test_a_tampered_cached_release_file_is_downloaded_again_with_a_warning(self):
+        self.assertEqual(self.run_action()[0], 0)
+        kept = os.path.join(self.cache, "mvr", "9.8.7", "x64.tar.gz")
+        tampered = release_tarball("x86_64", "#!/bin/sh\necho label=tampered >> \"$GITHUB_OUTPUT\"\n")
+        with open(kept, "wb") as f:
+            f.write(tampered)
+        code, log, outputs = self.run_action()
+        self.assertEqual(code, 0, log)
+        self.assertIn("::warning title=mvr::the cached %s has SHA-256 %s" %
+                      (kept, hashlib.sha256(tampered).hexdigest()), log)
+        self.assertNotIn("tampered", outputs)
+        self.assertIn("label=released-x86_64-start\n", outputs)
+        self.assertEqual(len(self.server.requests), 2)
+        with open(kept, "rb") as f:
+            self.assertEqual(f.read(), self.assets["x86_64"])
 
     def test_a_ref_no_release_matches_builds_from_source_with_a_notice(self):
         code, log, outputs = self.run_action(ref="main")
