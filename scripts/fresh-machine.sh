@@ -283,6 +283,16 @@ run_one() {
   say "[$index] unpacking a fresh root into $root_dir"
   tar --numeric-owner -xpf "$TARBALL" -C "$root_dir"
   cp -L /etc/resolv.conf "$root_dir/etc/resolv.conf"
+  # The host's own certificate authorities (/usr/local/share/ca-certificates: e.g. a proxy that
+  # the machine's HTTPS traffic to the npm registry passes through) go in as they would on a
+  # machine so set up: the host's bundle beside the root's own, and npm told to read it, as the
+  # host's npm is (a minbase root has no ca-certificates until apt brings it).
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null &&
+    [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
+    mkdir -p "$root_dir/etc/ssl"
+    cp -L /etc/ssl/certs/ca-certificates.crt "$root_dir/etc/ssl/host-ca-certificates.crt"
+    printf 'cafile=/etc/ssl/host-ca-certificates.crt\n' >"$root_dir/etc/npmrc"
+  fi
   # As in any chroot: apt may install services but not start them (dockerd stays stopped).
   printf '#!/bin/sh\nexit 101\n' >"$root_dir/usr/sbin/policy-rc.d"
   chmod 755 "$root_dir/usr/sbin/policy-rc.d"
