@@ -38,12 +38,6 @@ Supervisor::~Supervisor() {
   }
 }
 
-template <typename F>
-Outcome Supervisor::Apply(F&& command) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return command(machine_);
-}
-
 CheckReport Supervisor::Ready() {
   std::lock_guard<std::mutex> lock(mu_);
   if (ready_) return *ready_;

@@ -168,8 +168,13 @@ class Supervisor final : public RunnerCommands {
   void WaitOutSuspendOrResume();
   Status RunCommand(const Argv& argv, const char* what);
   Status RunCommand(const Argv& argv, const char* what, Duration timeout);
+  // Defined here: the files that call it with their own lambdas (runner_job.cpp) are their own
+  // translation units outside unity builds (the fuzz tree).
   template <typename F>
-  Outcome Apply(F&& command);
+  Outcome Apply(F&& command) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return command(machine_);
+  }
   void JoinJobThread();
 
   SupervisorConfig config_;
