@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)(*client)->GetJob(RepositoryRef{"octo", "hello"}, 7);
       break;
     case 5:
-      (void)(*client)->ListQueuedJobs(RepositoryRef{"octo", "hello"});
+      (void)(*client)->ListQueuedJobs(RepositoryRef{"octo", "hello"}, QueuedRunsFilter{});
       break;
     default:
       (void)(*client)->CreateRegistrationToken(org);

@@ -40,6 +40,7 @@ class LastMessageQueue final : public mvr::queue::Queue {
   }
   mvr::Status Delete(const std::string&) override { __builtin_trap(); }
   mvr::Status ChangeVisibility(const std::string&, mvr::Duration) override { __builtin_trap(); }
+  mvr::Result<mvr::queue::QueueDepth> Depth() override { __builtin_trap(); }
 
   std::string TakeLast() { return std::exchange(last_, std::string()); }
 
@@ -50,7 +51,8 @@ class LastMessageQueue final : public mvr::queue::Queue {
 mvr::runnerset::WebhookRouter MakeRouter() {
   mvr::runnerset::WebhookRouterConfig c;
   c.secret = mvr::Secret(kSecret);
-  c.classes = {RunnerClass{.label = "mvr-small"}, RunnerClass{.label = "mvr-large"}};
+  c.classes = {mvr::runnerset::RunnerClass{.label = "mvr-small"},
+               mvr::runnerset::RunnerClass{.label = "mvr-large"}};
   c.runner_name_prefix = mvr::runnerset::DefaultRunnerNamePrefix("demo");
   c.body_limit = 64 * 1024;
   auto router = mvr::runnerset::WebhookRouter::Create(std::move(c));
