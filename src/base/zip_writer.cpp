@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 
 namespace mvr {
@@ -40,16 +41,8 @@ Result<std::string> Deflate(const std::string& data) {
 
 // A '..' component would make an unzip write outside its target directory ("zip slip").
 bool HasParentComponent(const std::string& name) {
-  size_t start = 0;
-  while (true) {
-    const size_t end = name.find('/', start);
-    if (name.compare(start, end == std::string::npos ? std::string::npos : end - start, "..") ==
-        0) {
-      return true;
-    }
-    if (end == std::string::npos) return false;
-    start = end + 1;
-  }
+  const std::filesystem::path path(name);
+  return std::find(path.begin(), path.end(), "..") != path.end();
 }
 
 }  // namespace
