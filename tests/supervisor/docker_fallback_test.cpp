@@ -141,8 +141,9 @@ TEST(DockerFallback, StopEndsDockerdThenContainerdCleanlyAndKeepsItsData) {
 TEST(DockerFallback, DaemonIgnoringSigtermIsKilledAndReportedAsUnclean) {
   DockerFixture f;
   f.dir.Script("dockerd",
-               "echo overlay2 > \"$D/running\"\n"
+               // The trap first: a Stop right after the daemon says it runs must find it deaf.
                "trap '' TERM\n"
+               "echo overlay2 > \"$D/running\"\n"
                "while :; do sleep 0.05; done");
   f.config.stop_timeout = Duration(300);
   auto docker = f.Make();
