@@ -265,6 +265,9 @@ stamp() {
 INNER='
 set -e
 root="$1"; shift
+# The root is a mount of its own, as / is on a machine: what remounts "/" (the archive
+# extraction of dockerd, the mount --make-rslave / of `ip netns`) fails on a plain directory.
+mount --bind "$root" "$root"
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount --rbind /sys "$root/sys"
