@@ -3,8 +3,8 @@
 # Debian 12 (bookworm) root built by mmdebstrap from Debian's own packages (variant minbase:
 # only the Essential packages and apt), one fresh copy of it for each command, holding a clean
 # clone of this repository's committed HEAD (never the working tree, its build trees or its
-# uncommitted changes), entered with chroot as root with /proc (its own), /dev and /sys (bound
-# from the host), an empty /run and the host's /etc/resolv.conf. Prints each command's output
+# uncommitted changes), entered with chroot as root with / a mount of its own, /proc (its own),
+# /dev and /sys (bound from the host), an empty /run and the host's /etc/resolv.conf. Prints each command's output
 # with the seconds since it started, then its wall time and exit status, and a summary table.
 #
 # Usage: bash scripts/fresh-machine.sh [--demo-only | --test-only] [--refresh] [-- CMD [ARG...]]
@@ -36,8 +36,8 @@
 #     every test that needs it skips in the root (ctest label `moto`, the SQS/DynamoDB/S3 backends
 #     of the store and queue contract tests, tests/deploy's DeployOnMoto).
 #   - no dockerd runs in the root (apt may not start it). The real-Docker tests start dockerds of
-#     their own; in a chroot (inside this machine's container) they may fail or skip where the
-#     host's cgroups or storage refuse them: they run on the host, which is where they count.
+#     their own, as on a machine: the root is a bind mount of itself, so that dockerd's archive
+#     extraction and `ip netns` can remount "/" (on a plain directory both fail with EINVAL).
 #   - `setup.sh test` fetches no VM kernel and installs no QEMU or busybox: the `vm` tests, the
 #     busybox cpio tests and the arm64 tests skip (scripts/test.sh builds the ARM64 supervisor and
 #     installs its cross compiler itself).
