@@ -214,7 +214,7 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
   // `completed` webhook's to clean up, if it comes.
   const JobEnded own = inv.runners_ok ? OwnJobEnded(row) : JobEnded::kNo;
   if (own == JobEnded::kRecently) return;
-  const bool ended = own == JobEnded::kYes &&
+  const bool ended = (own == JobEnded::kYes || own == JobEnded::kLongAgo) &&
                      (listed == inv.runners.end() || !AJobOfItsClassWaits(inv, row.class_label));
   if (!ended && !OldEnough(vm->second)) return clear();
   if (!inv.runners_ok) return;  // no listing to raise a suspicion on
@@ -252,7 +252,7 @@ void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepRe
   }
   // Idle or gone by its flag, which can lie: neither the jobs API nor the VM's supervisor may
   // say it runs a job.
-  Result<VmWork> working = WorksOnAJob(inv, row, suspicion);
+  Result<VmWork> working = WorksOnAJob(inv, row, suspicion, own != JobEnded::kLongAgo);
   if (!working.ok())
     return Error(report, "reading the jobs of " + row.runner_name, working.status());
   // Its VM is ending already: the next sweep finds it gone and removes the row and runner.

@@ -200,12 +200,12 @@ class Janitor {
   // the set's repositories are listed just before acting. An error means "cannot tell".
   Result<bool> RunsAJob(const Inventory& inv, const std::string& runner_name);
   // Whether the jobs API says the job `row` was launched for has completed (janitor_evidence.cpp):
-  // its runner will get no job of its own, and its `completed` webhook may never come. False
-  // when it cannot tell.
-  // Whether the job a row's VM was launched for has ended: kRecently when it ran on the row's
-  // runner and its `completed` webhook, whose terminate intent ends the VM, may still be on its
-  // way (kEndedWebhookWait).
-  enum class JobEnded { kNo, kRecently, kYes };
+  // its runner will get no job of its own, and its `completed` webhook may never come. kNo when
+  // it cannot tell; kRecently when it ran on the row's runner and its `completed` webhook, whose
+  // terminate intent ends the VM, may still be on its way (kEndedWebhookWait); kLongAgo when it
+  // completed kVmWordLapse ago or more: the VM's own word (its supervisor's /v1/status, which the
+  // job's code could forge) no longer keeps it, only the jobs API can (issue 53, item 14).
+  enum class JobEnded { kNo, kRecently, kYes, kLongAgo };
   JobEnded OwnJobEnded(const MappingRow& row);
   // What a VM about to be reaped is doing, by a fresh read: kEnding when it is no longer RUNNING
   // (a terminate intent or its own exit got there first: asking its supervisor would wait out
@@ -214,10 +214,10 @@ class Janitor {
   // no ingress or the status cannot be read: the other evidence stands).
   enum class VmWork { kIdle, kRunsAJob, kEnding };
   VmWork SupervisorRunsAJob(const std::string& microvm_id);
-  // The jobs API first, then the supervisor (logged when one says the runner works); an error of
-  // the jobs API is "cannot tell".
+  // The jobs API first, then the supervisor unless `vm_word_counts` is false (logged when one says
+  // the runner works); an error of the jobs API is "cannot tell".
   Result<VmWork> WorksOnAJob(const Inventory& inv, const MappingRow& row,
-                             const std::string& listed_as);
+                             const std::string& listed_as, bool vm_word_counts);
   // Whether a job with the class's label is queued in a repository the set serves: an idle
   // runner whose own job ended then is a spare that may serve it (a job whose runner another job
   // took waits for exactly such a runner), not waste.

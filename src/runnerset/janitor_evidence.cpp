@@ -21,6 +21,12 @@ constexpr Duration kInProgressFresh{10'000};
 // of a job that had just ended raced that intent (the e2e
 // RunnerSetJanitor.BusyRunnerIsNeverTerminatedWhenTheListingSaysItIsIdle).
 constexpr Duration kEndedWebhookWait{10'000};
+// How long after the job a row's VM was launched for completed the VM's own word that its runner
+// runs a job still counts. Past it only the jobs API can keep the VM: a job's code can make the
+// supervisor's /v1/status say anything, and with the `completed` webhook lost the VM would
+// otherwise run to its maximum lifetime (issue 53, item 14). Five minutes covers the jobs API's
+// lag behind a runner that took another job (seconds) many times over.
+constexpr Duration kVmWordLapse{300'000};
 // Queued runs whose jobs say whether a job of a class waits (a GET each), the oldest first.
 constexpr int kRunsRead = 20;
 
@@ -106,11 +112,19 @@ bool Janitor::AJobOfItsClassWaits(const Inventory& inv, const std::string& class
 }
 
 Result<Janitor::VmWork> Janitor::WorksOnAJob(const Inventory& inv, const MappingRow& row,
-                                             const std::string& listed_as) {
+                                             const std::string& listed_as, bool vm_word_counts) {
   MVR_ASSIGN_OR_RETURN(const bool listed, RunsAJob(inv, row.runner_name));
   // The jobs API lags the job (a job just taken is not yet listed in progress): the VM's own
   // supervisor knows.
-  const VmWork work = listed ? VmWork::kRunsAJob : SupervisorRunsAJob(row.microvm_id);
+  VmWork work = listed ? VmWork::kRunsAJob : SupervisorRunsAJob(row.microvm_id);
+  if (!listed && work == VmWork::kRunsAJob && !vm_word_counts) {
+    deps_.seam.logger.Warn(
+        "janitor: the supervisor says its runner runs a job, but the job its VM was launched for "
+        "completed over 5 minutes ago and the jobs API shows the runner on none: the VM's word no "
+        "longer counts",
+        {{"runner_name", row.runner_name}, {"microvm_id", row.microvm_id}});
+    work = VmWork::kIdle;
+  }
   if (work == VmWork::kRunsAJob) {
     deps_.seam.logger.Info(std::string("janitor: ") +
                                (listed ? "the jobs API shows the runner on a job"
@@ -149,10 +163,12 @@ Janitor::JobEnded Janitor::OwnJobEnded(const MappingRow& row) {
   if (!job.ok() || job->status != github::JobStatus::kCompleted) return JobEnded::kNo;
   // Only a job this row's runner ran: the webhook of one run by another runner (or none, a job
   // cancelled while queued) ends another VM or none.
+  const TimePoint now = deps_.seam.clock.Now();
   if (job->runner_name == row.runner_name && job->completed_at &&
-      deps_.seam.clock.Now() - *job->completed_at < kEndedWebhookWait) {
+      now - *job->completed_at < kEndedWebhookWait) {
     return JobEnded::kRecently;
   }
+  if (job->completed_at && now - *job->completed_at >= kVmWordLapse) return JobEnded::kLongAgo;
   return JobEnded::kYes;
 }
 

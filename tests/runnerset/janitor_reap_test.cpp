@@ -49,6 +49,29 @@ TEST_F(JanitorTest, RunnerWhoseSupervisorSaysItRunsAJobKeepsItsVm) {
   EXPECT_EQ(State(vm), "TERMINATED");
 }
 
+// Issue 53, item 14: the job the VM was launched for has completed and its `completed` webhook
+// was lost; the supervisor (which the job's code could have made say anything) keeps claiming a
+// job. Its word counts for five minutes after the job completed (the jobs API may lag a job its
+// runner just took); after that only the jobs API can keep the VM.
+TEST_F(JanitorTest, SupervisorsWordStopsCountingFiveMinutesAfterItsOwnJobCompleted) {
+  const int64_t job = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(fleet_.github_model->CancelJob(job).ok());
+  const std::string vm = fleet_.RunningVm();
+  const Runner runner = OnlineRunner("mvr-demo-" + std::to_string(job) + "-aaaa");
+  Launched(runner.name, runner.id, vm, job);
+  fleet_.guest.status_state = "RUNNING";
+  fleet_.guest.status_job_started = true;
+  J().Sweep();
+  m_.clock.Advance(4 * kMinute);
+  J().Sweep();
+  EXPECT_EQ(State(vm), "RUNNING") << "within five minutes the supervisor's word counts";
+  m_.clock.Advance(kMinute);
+  J().Sweep();
+  EXPECT_EQ(State(vm), "TERMINATED");
+  EXPECT_FALSE(fleet_.RunnerExists(runner.id));
+  EXPECT_NE(m_.sink.Joined().find("the VM's word no longer counts"), std::string::npos);
+}
+
 TEST_F(JanitorTest, BusyRunnerIsNeverTerminatedEvenWhenTheListingSaysIdle) {
   const std::string vm = OldVm();
   const Runner runner = OnlineRunner("mvr-demo-1-aaaa", /*busy=*/true);
