@@ -156,6 +156,19 @@ void Janitor::ReapUnmapped(const Inventory& inv, SweepReport& report) {
       }
       continue;
     }
+    // No row names it, but it may be another's VM of the same image (the Action's, another
+    // set's; docs/runner-set.md says an image belongs to one set): one whose supervisor says its
+    // runner runs a job is left alone, its strikes kept, until it says so no longer (its own
+    // maximum lifetime bounds a VM that would say it forever).
+    const VmWork work = SupervisorRunsAJob(id);
+    if (work == VmWork::kEnding) continue;
+    if (work == VmWork::kRunsAJob) {
+      report.Add(Swept::kBusySpared);
+      deps_.seam.logger.Info(
+          "janitor: the supervisor of a MicroVM no row names says it runs a job; left alone",
+          {{"microvm_id", id}});
+      continue;
+    }
     Status terminated = TerminateVm(id);
     if (!terminated.ok()) {
       Error(report, "terminating unmapped MicroVM " + id, terminated);

@@ -251,6 +251,24 @@ TEST_F(JanitorTest, UnmappedRunningVmIsTerminatedAfterItsStrikes) {
   EXPECT_TRUE(table_.ScanOrphans()->empty());
 }
 
+// Issue 53, item 2: a VM of the class's image that no row names may be another's (the Action, or
+// a set sharing the image): one whose supervisor says its runner runs a job is left alone, strikes
+// or not, and reaped once it says so no longer.
+TEST_F(JanitorTest, UnmappedVmWhoseSupervisorRunsAJobIsLeftAlone) {
+  const std::string vm = OldVm();
+  fleet_.guest.status_state = "RUNNING";
+  fleet_.guest.status_job_started = true;
+  SweepReport r;
+  for (int i = 0; i < 4; ++i) r = J().Sweep();
+  EXPECT_EQ(State(vm), "RUNNING");
+  EXPECT_EQ(r.Get(Swept::kBusySpared), 1);
+  EXPECT_NE(m_.sink.Joined().find("the supervisor of a MicroVM no row names says it runs a job"),
+            std::string::npos);
+  fleet_.guest.status_job_started = false;
+  J().Sweep();
+  EXPECT_EQ(State(vm), "TERMINATED");
+}
+
 TEST_F(JanitorTest, UnmappedVmIsSparedWhenTheReScanFindsAMappingRowWrittenMeanwhile) {
   const std::string vm = OldVm();
   J().Sweep();
