@@ -8,6 +8,7 @@
 #include "action/input_rules.h"
 #include "action/server_handle.h"
 #include "base/numbers.h"
+#include "github/platform_labels.h"
 
 namespace mvr::action {
 namespace {
@@ -172,6 +173,13 @@ Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_
     return InvalidArgument(
         "input 'runner-labels' has more than 90 labels; GitHub allows 100 "
         "per runner and mvr adds its own");
+  }
+  if (std::optional<std::string> foreign = github::ForeignPlatformLabel(c.extra_labels)) {
+    return InvalidArgument("input 'runner-labels': \"" + *foreign +
+                           "\" names an architecture or OS a MicroVM is not (Lambda MicroVMs "
+                           "are ARM64 Linux only); the runner is registered with self-hosted, "
+                           "linux and ARM64 already: remove it, and run jobs that need it on "
+                           "other runners");
   }
   MVR_ASSIGN_OR_RETURN(int64_t startup, in.GetInt("startup-timeout-seconds", 300, 10, 3'600));
   c.startup_timeout = std::chrono::seconds(startup);

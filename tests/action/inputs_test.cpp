@@ -44,6 +44,12 @@ TEST(InputsTest, RefusesConflictsAndRangesByName) {
   expect_error({{"server-capacity", "3"}}, "server-capacity");
   expect_error({{"reuse-safety-margin-seconds", "7200"}}, "reuse-safety-margin-seconds");
   expect_error({{"startup-timeout-seconds", "0"}}, "startup-timeout-seconds");
+  // Lambda MicroVMs are ARM64 Linux only (issue 52, item 6).
+  for (const char* other : {"X64", "amd64", "windows", "macOS", "x86", "arm"}) {
+    expect_error({{"runner-labels", std::string("gpu, ") + other}},
+                 "input 'runner-labels': \"" + std::string(other) + "\"");
+    expect_error({{"runner-labels", other}}, "ARM64");
+  }
 }
 
 TEST(InputsTest, PoolInputsTakeAServerNameAndDefaultTheLeaseTimeoutToTheLifetime) {
