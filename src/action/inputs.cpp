@@ -191,8 +191,14 @@ Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_
                        in.GetInt("reuse-safety-margin-seconds", kDefaultReuseMarginSeconds, 0,
                                  kMaxLifetimeCeilingSeconds));
   MVR_RETURN_IF_ERROR(ValidateLifetimePolicy(c.lifetime));
+  // The job's timeout-minutes is not in the Actions runtime's contexts or environment (and the
+  // job that runs on the VM is another job than this step's): the workflow passes it.
+  MVR_ASSIGN_OR_RETURN(int64_t job_timeout_minutes,
+                       in.GetInt("job-timeout-minutes", kDefaultJobTimeoutMinutes, 1,
+                                 kMaxLifetimeCeilingSeconds / 60));
   MVR_ASSIGN_OR_RETURN(c.ephemeral_max_lifetime_seconds,
-                       in.GetInt("ephemeral-max-lifetime-seconds", kMaxLifetimeCeilingSeconds, 60,
+                       in.GetInt("ephemeral-max-lifetime-seconds",
+                                 EphemeralMaxLifetimeSeconds(job_timeout_minutes, startup), 60,
                                  kMaxLifetimeCeilingSeconds));
   c.event_name = in.env().GetOr("GITHUB_EVENT_NAME", "");
   c.event_json = event_json;
