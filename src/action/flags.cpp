@@ -30,7 +30,11 @@ const std::vector<FlagDoc>& StartFlags() {
       {"log-group", "CloudWatch log group for the MicroVM"},
       {"idempotency-key", "tells apart starts that would otherwise have the same identity"},
       {"ephemeral-max-lifetime-seconds",
-       "ephemeral: the MicroVM's maximum duration (default 28800, the platform maximum)"},
+       "ephemeral: the MicroVM's maximum duration (default: job-timeout-minutes x 60 + "
+       "startup-timeout-seconds + 300, at most 28800)"},
+      {"job-timeout-minutes",
+       "ephemeral: the timeout-minutes of the job that runs on the MicroVM (default 360, "
+       "GitHub's); bounds the VM's life when no stop step runs"},
       {"server", "warm: a server name (a pool with state-table), or an lmvm1_ handle to resume"},
       {"max-lifetime-seconds", "warm: the MicroVM's lifetime (default 7200, at most 28800)"},
       {"reuse-safety-margin-seconds", "warm: no new job this close to the lifetime (default 1800)"},

@@ -202,6 +202,7 @@ const std::vector<InputRule>& InputRules() {
       {"log-group", {}, F::kLogGroup, 512},
       {"idempotency-key", {}, F::kText, 256},
       {"ephemeral-max-lifetime-seconds", {}, F::kNumber, 20},
+      {"job-timeout-minutes", {}, F::kNumber, 20},
       {"microvm-id", {}, F::kWord, 256},
       {"runner-id", {}, F::kNumber, 20},
       {"server", {}, F::kServer, 4096},

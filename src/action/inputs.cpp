@@ -8,6 +8,7 @@
 #include "action/input_rules.h"
 #include "action/server_handle.h"
 #include "base/numbers.h"
+#include "github/platform_labels.h"
 
 namespace mvr::action {
 namespace {
@@ -173,6 +174,13 @@ Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_
         "input 'runner-labels' has more than 90 labels; GitHub allows 100 "
         "per runner and mvr adds its own");
   }
+  if (std::optional<std::string> foreign = github::ForeignPlatformLabel(c.extra_labels)) {
+    return InvalidArgument("input 'runner-labels': \"" + *foreign +
+                           "\" names an architecture or OS a MicroVM is not (Lambda MicroVMs "
+                           "are ARM64 Linux only); the runner is registered with self-hosted, "
+                           "linux and ARM64 already: remove it, and run jobs that need it on "
+                           "other runners");
+  }
   MVR_ASSIGN_OR_RETURN(int64_t startup, in.GetInt("startup-timeout-seconds", 300, 10, 3'600));
   c.startup_timeout = std::chrono::seconds(startup);
   c.server = in.Get("server");
@@ -183,8 +191,14 @@ Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_
                        in.GetInt("reuse-safety-margin-seconds", kDefaultReuseMarginSeconds, 0,
                                  kMaxLifetimeCeilingSeconds));
   MVR_RETURN_IF_ERROR(ValidateLifetimePolicy(c.lifetime));
+  // The job's timeout-minutes is not in the Actions runtime's contexts or environment (and the
+  // job that runs on the VM is another job than this step's): the workflow passes it.
+  MVR_ASSIGN_OR_RETURN(int64_t job_timeout_minutes,
+                       in.GetInt("job-timeout-minutes", kDefaultJobTimeoutMinutes, 1,
+                                 kMaxLifetimeCeilingSeconds / 60));
   MVR_ASSIGN_OR_RETURN(c.ephemeral_max_lifetime_seconds,
-                       in.GetInt("ephemeral-max-lifetime-seconds", kMaxLifetimeCeilingSeconds, 60,
+                       in.GetInt("ephemeral-max-lifetime-seconds",
+                                 EphemeralMaxLifetimeSeconds(job_timeout_minutes, startup), 60,
                                  kMaxLifetimeCeilingSeconds));
   c.event_name = in.env().GetOr("GITHUB_EVENT_NAME", "");
   c.event_json = event_json;

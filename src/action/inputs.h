@@ -59,8 +59,8 @@ struct StartCommand {
   Duration startup_timeout{300'000};
   std::string server;       // empty: ephemeral; a name: new warm VM; an lmvm1_ handle: resume it
   LifetimePolicy lifetime;  // warm
-  // Ephemeral: maximumDurationInSeconds (the platform maximum unless set), so that a long job
-  // is never killed under its runner.
+  // RunMicrovm's maximumDurationInSeconds of an ephemeral VM: ephemeral-max-lifetime-seconds, or
+  // EphemeralMaxLifetimeSeconds(job-timeout-minutes, startup timeout) when it is not given.
   int64_t ephemeral_max_lifetime_seconds = kMaxLifetimeCeilingSeconds;
   std::string event_name;  // GITHUB_EVENT_NAME, for the warm trust check
   std::string event_json;  // the payload at GITHUB_EVENT_PATH ("" if none)

@@ -1,5 +1,7 @@
 #include "action/lifetime.h"
 
+#include <algorithm>
+
 #include <string>
 
 namespace mvr::action {
@@ -26,6 +28,12 @@ Lifetime ComputeLifetime(TimePoint started_at, const LifetimePolicy& p) {
   l.platform_expires_at = started_at + std::chrono::seconds(p.max_lifetime_seconds);
   l.reuse_deadline = l.platform_expires_at - std::chrono::seconds(p.reuse_margin_seconds);
   return l;
+}
+
+int64_t EphemeralMaxLifetimeSeconds(int64_t job_timeout_minutes, int64_t startup_timeout_seconds) {
+  return std::min<int64_t>(
+      kMaxLifetimeCeilingSeconds,
+      job_timeout_minutes * 60 + startup_timeout_seconds + kEphemeralSlackSeconds);
 }
 
 }  // namespace mvr::action

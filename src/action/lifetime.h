@@ -33,4 +33,13 @@ struct Lifetime {
 
 Lifetime ComputeLifetime(TimePoint started_at, const LifetimePolicy& policy);
 
+// An ephemeral VM whose stop step never runs (a cancelled workflow, a crashed runner) and which
+// cannot end itself lives until its maximumDurationInSeconds. By default that follows the job:
+// GitHub ends a job at its timeout-minutes (360 unless the workflow says), so the VM needs the
+// start's own wait for its runner, the job's timeout and a slack for the job to be assigned and
+// its cancellation to finish, and no more (at most the platform's 8 hours).
+inline constexpr int64_t kDefaultJobTimeoutMinutes = 360;  // GitHub's default timeout-minutes
+inline constexpr int64_t kEphemeralSlackSeconds = 300;
+int64_t EphemeralMaxLifetimeSeconds(int64_t job_timeout_minutes, int64_t startup_timeout_seconds);
+
 }  // namespace mvr::action

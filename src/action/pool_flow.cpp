@@ -52,6 +52,13 @@ Result<PoolTarget> ResolvePool(aws::MicrovmService& microvms, const Seam& seam,
     return version.status().Annotate("reading version " + t.image_version + " of image " +
                                      c.image_id + " for the pool key");
   }
+  for (const std::string& arch : version->config.cpu_architectures) {
+    if (arch != "ARM_64") {
+      return InvalidArgument("image " + c.image_id + " version " + t.image_version +
+                             " targets the CPU architecture " + arch +
+                             "; Lambda MicroVMs are ARM64 only: build the image for ARM_64");
+    }
+  }
   t.key.repository_id = c.identity.repository_id;
   t.key.region = c.endpoints.region;
   t.key.architecture = Joined(version->config.cpu_architectures, "image-default");

@@ -1,6 +1,7 @@
 #include "action/start_parts.h"
 
 #include "fleet/control_delivery.h"
+#include "github/platform_labels.h"
 
 #include <algorithm>
 
@@ -154,8 +155,11 @@ Result<github::JitConfig> StartParts::RegisterRunner(const ActionDeps& deps, con
   github::JitConfigRequest r;
   r.name = id.label;
   r.runner_group_id = c.runner_group_id;
-  r.labels.push_back(id.label);
-  for (const auto& l : c.extra_labels) r.labels.push_back(l);
+  // An ARM64 MicroVM's labels (self-hosted, linux, ARM64), never another architecture's: inputs
+  // refuse runner-labels naming one (github/platform_labels.h).
+  std::vector<std::string> custom{id.label};
+  custom.insert(custom.end(), c.extra_labels.begin(), c.extra_labels.end());
+  r.labels = github::Arm64RunnerLabels(custom);
   r.work_folder = c.work_folder;
   Result<github::JitConfig> jit = runners.Register(r, deadline);
   if (!jit.ok()) return jit;

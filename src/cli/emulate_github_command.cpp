@@ -57,7 +57,7 @@ struct GithubFlags {
   int64_t queue_timeout_s = 24 * 3600;
   int64_t offline_after_s = 60;
   int64_t tick_ms = 200;
-  std::string arch = "X64";
+  std::string arch = "ARM64";
   std::string record;
   double busy_lies = 0;
   std::string assignment = "oldest";

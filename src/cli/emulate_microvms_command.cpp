@@ -40,6 +40,8 @@ struct MicrovmsFlags {
   std::string iam_policies_file;
   std::string request_log;
   double idle_time_scale = 0;           // 0: not given
+  double duration_time_scale = 0;       // 0: not given
+  std::string program_exit;             // "": not given
   int64_t running_before_hook_ms = -1;  // -1: not given
   std::string run_body = "raw";
   std::string network = "host";
@@ -179,6 +181,8 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
         "--vm-kernel, --vm-arch and --vm-guest-bundle only apply with --vm qemu");
   }
   if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
+  if (f.duration_time_scale > 0) o.model.duration_time_scale = f.duration_time_scale;
+  if (!f.program_exit.empty()) o.model.program_exit_terminates = f.program_exit == "terminate";
   o.model.registered_hook_timeout_seconds = static_cast<int>(f.image_hook_timeout);
   if (f.running_before_hook_ms >= 0)
     o.model.running_before_hook = Duration(f.running_before_hook_ms);
@@ -328,6 +332,14 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
                   "Run idle policy timers F times faster than requested (tests, demos; default 1)")
       ->check(
           CLI::Range(emulate::microvms::kMinIdleTimeScale, emulate::microvms::kMaxIdleTimeScale));
+  cmd->add_option("--duration-time-scale", flags->duration_time_scale,
+                  "Run maximumDurationInSeconds F times faster than requested (tests; default 1)")
+      ->check(
+          CLI::Range(emulate::microvms::kMinIdleTimeScale, emulate::microvms::kMaxIdleTimeScale));
+  cmd->add_option("--program-exit", flags->program_exit,
+                  "A VM whose program exits: terminate (default) or keep (it runs on until "
+                  "terminated or its maximum duration; AWS documents neither)")
+      ->check(CLI::IsMember({"terminate", "keep"}));
   cmd->add_option("--running-before-hook-ms", flags->running_before_hook_ms,
                   "Report a booting or resuming VM RUNNING this many ms before its /run or "
                   "/resume hook (the eventual-consistency race; default 0)")

@@ -19,9 +19,10 @@
 
 namespace mvr::runnerset {
 
-// Which jobs a class takes, by the labels a job asks for (config_labels.cpp). "self-hosted" and
-// "linux" are offered by every class (MicroVMs run Linux), and its `architecture` ("x64" or
-// "arm64"; unset: either), beside its label and `labels`.
+// Which jobs a class takes, by the labels a job asks for (config_labels.cpp). "self-hosted",
+// "linux" and "arm64" are offered by every class (MicroVMs are ARM64 Linux only), beside its label
+// and `labels`; a job asking for another architecture or OS (github/platform_labels.h) is never
+// taken, whatever the labelMatch.
 //   kAny:   the job asks for the class's label (its other labels are not checked).
 //   kAll:   and every label it asks for is one the class offers (the default: GitHub hands a job
 //           only to a runner with all its labels, and the set registers each runner with its job's
@@ -46,7 +47,8 @@ struct RunnerClass {
   // image's runner version refused by GitHub or near its deadline: class_health.h); "" = none.
   std::string fallback_class{};
   std::vector<std::string> labels{};  // other labels its runners offer (gpu, large, ...)
-  // "x64" or "arm64": the architecture label its runners offer ("": either, not judged).
+  // "arm64" or "": the architecture its runners offer (MicroVMs are ARM64 only; anything else is
+  // refused by CheckArchitecture).
   std::string architecture{};
   LabelMatch label_match = LabelMatch::kAll;
   // Scheduled sizes (pool_schedule.h): when given, warm_pool_size / hot_pool_size hold the
@@ -203,7 +205,8 @@ Status CheckAllowedRepositories(GitHubSettings& github);
 // github.enterprise: a valid slug with github.organizations, a personal access token and no
 // hookId; github.organizations only with it (config_labels.cpp).
 Status CheckEnterprise(const GitHubSettings& github);
-// classes[].architecture: "", "x64" or "arm64" (config_labels.cpp). `key`: "classes[N]".
+// classes[].architecture: "" or "arm64"; no class label or classes[].labels entry naming another
+// architecture or OS (config_labels.cpp). `key`: "classes[N]".
 Status CheckArchitecture(const RunnerClass& cls, const std::string& key);
 
 // Where the set registers its runners: the repository, the organisation or the enterprise.

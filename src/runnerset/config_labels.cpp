@@ -10,10 +10,9 @@ namespace mvr::runnerset {
 namespace {
 
 // Labels every class offers beside its own: GitHub's default labels of a self-hosted runner, the
-// OS (a MicroVM runs Linux) and, unless the class names its `architecture`, either architecture
-// (the set does not know an image's; it does not judge what it cannot check).
-constexpr std::string_view kImplied[] = {"self-hosted", "linux"};
-constexpr std::string_view kArchitectures[] = {"x64", "arm64"};
+// OS and the architecture (a MicroVM is ARM64 Linux, whatever its image: the platform has no
+// other). A job asking for another (x64, windows: github/platform_labels.h) is never taken.
+constexpr std::string_view kImplied[] = {"self-hosted", "linux", "arm64"};
 
 bool Contains(const std::vector<std::string>& labels, std::string_view label) {
   return std::any_of(labels.begin(), labels.end(),
@@ -43,14 +42,12 @@ const char* LabelMatchName(LabelMatch match) {
 
 bool RunnerClass::Takes(const std::vector<std::string>& job_labels) const {
   if (!Contains(job_labels, label)) return false;
+  if (github::ForeignPlatformLabel(job_labels)) return false;  // whatever labelMatch says
   if (label_match == LabelMatch::kAny) return true;
   for (const std::string& l : job_labels) {
     const auto is = [&](std::string_view i) { return github::LabelEquals(l, i); };
     const bool offered = is(label) || Contains(labels, l) ||
-                         std::any_of(std::begin(kImplied), std::end(kImplied), is) ||
-                         (architecture.empty() ? std::any_of(std::begin(kArchitectures),
-                                                             std::end(kArchitectures), is)
-                                               : is(architecture));
+                         std::any_of(std::begin(kImplied), std::end(kImplied), is);
     if (!offered) return false;
   }
   if (label_match == LabelMatch::kAll) return true;
@@ -66,13 +63,25 @@ const RunnerClass* ServeConfig::ClassForJob(const std::vector<std::string>& job_
 }
 
 Status CheckArchitecture(const RunnerClass& c, const std::string& key) {
-  if (c.architecture.empty() || c.architecture == "x64" || c.architecture == "arm64") {
-    return Status::Ok();
+  if (!c.architecture.empty() && !github::LabelEquals(c.architecture, "arm64")) {
+    return InvalidArgument(key +
+                           ".architecture: Lambda MicroVMs are ARM64 only, so a class's "
+                           "runners are \"arm64\" (or leave it out), got \"" +
+                           c.architecture +
+                           "\"; run jobs for another architecture on other runners "
+                           "(GitHub-hosted, or a pool of that architecture)");
   }
-  return InvalidArgument(key +
-                         ".architecture: expected \"x64\" or \"arm64\" (the label GitHub "
-                         "gives the runner's architecture), got \"" +
-                         c.architecture + "\"");
+  if (github::IsForeignPlatformLabel(c.label)) {
+    return InvalidArgument(key + ".label: \"" + c.label +
+                           "\" names an architecture or OS a MicroVM is not (they are ARM64 "
+                           "Linux only); give the class a label of its own, e.g. \"mvr-small\"");
+  }
+  if (std::optional<std::string> foreign = github::ForeignPlatformLabel(c.labels)) {
+    return InvalidArgument(key + ".labels: \"" + *foreign +
+                           "\" names an architecture or OS a MicroVM is not (they are ARM64 "
+                           "Linux only); its runners offer self-hosted, linux and ARM64 already");
+  }
+  return Status::Ok();
 }
 
 bool GitHubSettings::Allows(std::string_view repository) const {

@@ -7,6 +7,7 @@
 #include "fleet/control_delivery.h"
 #include "fleet/microvm_lifecycle.h"
 #include "fleet/runner_registration.h"
+#include "runnerset/launcher.h"
 #include "runnerset/warm_pool_sweeper.h"
 
 namespace mvr::runnerset {
@@ -324,8 +325,9 @@ github::JitConfigRequest WarmPoolSweeper::HotRunnerRequest(const RunnerClass& cl
   github::JitConfigRequest request;
   request.name = config_.runner_name_prefix + "hot-" + deps_.seam.secure_random.Hex(4);
   request.runner_group_id = config_.github.runner_group_id;
-  // The class label only: the runner may take any queued job of the class, and no other.
-  request.labels = {cls.label};
+  // The class label and an ARM64 MicroVM's own (self-hosted, linux, ARM64): the runner may take
+  // any queued job of the class that asks for nothing more (FitsClassLabelAlone).
+  request.labels = HotRunnerLabels(cls.label);
   return request;
 }
 

@@ -10,6 +10,7 @@
 #include "fleet/microvm_lifecycle.h"
 #include "fleet/runner_registration.h"
 #include "github/labels.h"
+#include "github/platform_labels.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::runnerset {
@@ -20,25 +21,28 @@ constexpr Duration kCleanupTime{60'000};
 
 bool Live(aws::MicrovmState s) { return s != aws::MicrovmState::kTerminated; }
 
-// The runner's custom labels: the job's own (so GitHub hands the job to it), without the
-// implicit "self-hosted", or the class label when the job gave nothing else.
+// The labels a cold runner registers with: an ARM64 MicroVM's (self-hosted, linux, ARM64), the
+// class label and the job's own (so GitHub hands the job to it; the class took it, so they are
+// among what the class offers, and never another platform's: github/platform_labels.h).
 std::vector<std::string> RunnerLabels(const LaunchIntent& in) {
-  std::vector<std::string> out;
-  for (const std::string& l : in.labels) {
-    if (github::LabelEquals(l, "self-hosted")) continue;
-    bool seen = false;
-    for (const std::string& o : out) seen = seen || github::LabelEquals(o, l);
-    if (!seen && out.size() < 100) out.push_back(l);
-  }
-  if (out.empty()) out.push_back(in.class_label);
-  return out;
+  std::vector<std::string> custom{in.class_label};
+  custom.insert(custom.end(), in.labels.begin(), in.labels.end());
+  return github::Arm64RunnerLabels(custom);
 }
 
 }  // namespace
 
+std::vector<std::string> HotRunnerLabels(const std::string& class_label) {
+  return github::Arm64RunnerLabels({class_label});
+}
+
 bool FitsClassLabelAlone(const LaunchIntent& in) {
-  for (const std::string& l : RunnerLabels(in)) {
-    if (!github::LabelEquals(l, in.class_label)) return false;
+  const std::vector<std::string> hot = HotRunnerLabels(in.class_label);
+  for (const std::string& l : in.labels) {
+    if (std::none_of(hot.begin(), hot.end(),
+                     [&](const std::string& h) { return github::LabelEquals(h, l); })) {
+      return false;
+    }
   }
   return true;
 }

@@ -100,8 +100,11 @@ enum class LaunchDecision {
 };
 const char* LaunchDecisionName(LaunchDecision decision);
 
-// Whether a runner labelled with the class label alone can take the job: every label the job
-// asks for but "self-hosted" is the class label.
+// The labels a hot runner of the class registers with: self-hosted, linux, ARM64 and the class
+// label (github/platform_labels.h).
+std::vector<std::string> HotRunnerLabels(const std::string& class_label);
+// Whether a hot runner (HotRunnerLabels) can take the job: every label the job asks for is one of
+// those.
 bool FitsClassLabelAlone(const LaunchIntent& intent);
 
 struct LaunchOutcome {

@@ -92,6 +92,17 @@ void Metrics::AddWebhookDecision(const std::string& decision) {
   ++webhook_decisions_[decision];
 }
 
+void Metrics::AddRefusedJob(RefusedJob job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  refused_.push_back(std::move(job));
+  if (refused_.size() > kRecentRefused) refused_.pop_front();
+}
+
+std::vector<RefusedJob> Metrics::RecentRefusedJobs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {refused_.begin(), refused_.end()};
+}
+
 void Metrics::SetGauges(std::map<std::string, int64_t> gauges) {
   std::lock_guard<std::mutex> lock(mu_);
   gauges_ = std::move(gauges);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "runnerset/refused_job.h"
 
 namespace mvr::runnerset {
 
@@ -59,6 +60,11 @@ class Metrics {
   void Add(Counter counter, int64_t n = 1);
   // The webhook endpoint's decision for one delivery ("launch", "bad_signature", ...).
   void AddWebhookDecision(const std::string& decision);
+  // A job the webhook refused for what it asks for (not_arm64): the last kRecentRefused are kept,
+  // oldest first, for the status page.
+  void AddRefusedJob(RefusedJob job);
+  std::vector<RefusedJob> RecentRefusedJobs() const;
+  static constexpr size_t kRecentRefused = 20;
   // Gauges that others compute (the GitHub rate budget, rate_budget_metrics.h): the last values
   // set replace the earlier ones; the Lambda functions' EMF lines carry them.
   void SetGauges(std::map<std::string, int64_t> gauges);
@@ -117,6 +123,7 @@ class Metrics {
   };
   std::map<std::string, JobMarks> recent_;
   std::deque<std::string> recent_order_;  // insertion order, for eviction
+  std::deque<RefusedJob> refused_;
 };
 
 }  // namespace mvr::runnerset

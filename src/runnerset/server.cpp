@@ -136,6 +136,7 @@ nlohmann::json Server::Status() {
   in.last_sweep = janitor_.LastSweep();
   nlohmann::json out = BuildStatus(config_, in);
   out["githubRateLimit"] = RateBudgetStatusJson(deps_.github.RateBudgetNow());
+  out["refusedJobs"] = RefusedJobsJson(metrics_.RecentRefusedJobs());
   return out;
 }
 

@@ -405,6 +405,15 @@ std::string RenderStatusText(const json& s) {
                   j.value("microvmId", std::string()).c_str());
     out += line;
   }
+  const json refused = s.value("refusedJobs", json::array());
+  if (!refused.empty()) {
+    out += "refused, not ARM64 (" + std::to_string(refused.size()) + ", newest first):\n";
+    for (const json& j : refused) {
+      out += "  " + j.value("repository", std::string()) + "#" +
+             std::to_string(j.value("jobId", int64_t{0})) + " asks for " +
+             j.value("label", std::string()) + "\n";
+    }
+  }
   out += RenderCostText(s);
   out += QueueText(s);
   const json& janitor = s["janitor"];

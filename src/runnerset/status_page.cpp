@@ -216,6 +216,21 @@ std::string InFlight(const json& s) {
   return out + "</table>";
 }
 
+// Jobs the webhook refused for the platform they ask for (x64, windows): no VM ever comes for them.
+std::string Refused(const json& s) {
+  const json jobs = s.value("refusedJobs", json::array());
+  if (jobs.empty()) return "";
+  std::string out = "<h2 class=\"bad\">Jobs refused: not ARM64 (" + std::to_string(jobs.size()) +
+                    ")</h2><p>Lambda MicroVMs are ARM64 Linux only; these jobs ask for another "
+                    "architecture or OS, so no VM is launched for them.</p><table id=\"refused\">"
+                    "<tr><th>Job</th><th>Name</th><th>Label</th><th>Why</th></tr>";
+  for (const json& j : jobs) {
+    out += "<tr class=\"job\">" + Cell(JobName(j)) + Cell(Str(j, "jobName")) +
+           Cell(Str(j, "label"), "bad") + Cell(Str(j, "reason")) + "</tr>";
+  }
+  return out + "</table>";
+}
+
 std::string Finished(const json& s) {
   const json jobs = s.value("finishedJobs", json::array());
   std::string out = "<h2>Last finished jobs (" + std::to_string(jobs.size()) +
@@ -397,8 +412,8 @@ std::string HtmlEscape(const std::string& text) {
 
 std::string RenderStatusPage(const json& status, int refresh_seconds) {
   return Head(status, refresh_seconds) + Summary(status) + Errors(status) + Classes(status) +
-         InFlight(status) + Finished(status) + Latency(status) + Cost(status) + Queue(status) +
-         Sweeps(status) + "</body></html>\n";
+         InFlight(status) + Refused(status) + Finished(status) + Latency(status) + Cost(status) +
+         Queue(status) + Sweeps(status) + "</body></html>\n";
 }
 
 }  // namespace mvr::runnerset

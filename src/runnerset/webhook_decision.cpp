@@ -42,8 +42,23 @@ const char* IgnoreReasonName(IgnoreReason reason) {
       return "labels_not_offered";
     case IgnoreReason::kRepositoryNotAllowed:
       return "repository_not_allowed";
+    case IgnoreReason::kNotArm64:
+      return "not_arm64";
   }
   return "none";
+}
+
+nlohmann::json RefusedJobsJson(const std::vector<RefusedJob>& jobs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) {
+    out.push_back({{"repository", it->repository},
+                   {"jobId", it->job_id},
+                   {"jobName", it->job_name},
+                   {"label", it->label},
+                   {"reason", it->reason},
+                   {"atMs", ToUnixMillis(it->at)}});
+  }
+  return out;
 }
 
 }  // namespace mvr::runnerset

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runnerset/intent.h"
+#include "runnerset/refused_job.h"
 
 namespace mvr::runnerset {
 
@@ -32,12 +33,16 @@ enum class IgnoreReason {
   kForeignRunner,         // a completed job whose runner name lacks this set's prefix
   kNoClassTakesIt,        // a queued job with a class label asking for labels it lacks
   kRepositoryNotAllowed,  // a queued job of a repository not in allowedRepositories
+  // a queued self-hosted job (or one naming a class label) that asks for an architecture or OS a
+  // MicroVM is not (x64, windows: github/platform_labels.h); `refused` names the label
+  kNotArm64,
 };
 
 // Stable snake_case names, used as metric label values and in logs: "launch", "terminate",
 // "taken", "ignored", "rejected_signature", "malformed", "too_large".
 const char* WebhookVerdictName(WebhookVerdict verdict);
-// "none", "ping", "other_event", "other_action", "no_class_label", "no_runner", "foreign_runner".
+// "none", "ping", "other_event", "other_action", "no_class_label", "no_runner", "foreign_runner",
+// "labels_not_offered", "repository_not_allowed", "not_arm64".
 const char* IgnoreReasonName(IgnoreReason reason);
 
 struct WebhookDecision {
@@ -48,6 +53,7 @@ struct WebhookDecision {
   // secret, the expected signature or the body.
   std::string message;
   std::optional<Intent> intent;  // set exactly when the verdict is kLaunch, kTerminate or kTaken
+  std::optional<RefusedJob> refused;  // set exactly when the reason is kNotArm64
 
   bool accepted() const { return http_status >= 200 && http_status < 300; }
 };

@@ -33,6 +33,13 @@ WebhookAnswer AnswerWebhook(const WebhookRouter& router, queue::Queue& queue, Me
                         ? std::string("ignored_") + IgnoreReasonName(d.ignore_reason)
                         : WebhookVerdictName(d.verdict);
   metrics.AddWebhookDecision(answer.decision);
+  if (d.refused) {
+    metrics.AddRefusedJob(*d.refused);
+    logger.Info("job refused", {{"decision", answer.decision},
+                                {"repository", d.refused->repository},
+                                {"job_id", d.refused->job_id},
+                                {"label", d.refused->label}});
+  }
   answer.status = d.http_status;
   if (!d.intent) {
     if (d.accepted()) metrics.Add(Counter::kIgnored);

@@ -1,5 +1,6 @@
 #include "runnerset/webhook_router.h"
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "base/encoding.h"
 #include "github/labels.h"
+#include "github/platform_labels.h"
 #include "github/workflow_job_event.h"
 #include "runnerset/workflow_job_reader.h"
 
@@ -67,6 +69,21 @@ WebhookDecision OnQueued(WorkflowJobFields& job, const std::vector<RunnerClass>&
     if (c.Takes(job.labels)) {
       taker = &c;
       break;
+    }
+  }
+  const bool self_hosted = std::any_of(job.labels.begin(), job.labels.end(), [](const auto& l) {
+    return github::LabelEquals(l, "self-hosted");
+  });
+  if (has_class_label || self_hosted) {
+    if (std::optional<std::string> foreign = github::ForeignPlatformLabel(job.labels)) {
+      WebhookDecision d = Ignored(
+          IgnoreReason::kNotArm64,
+          "queued " + what + " asks for " + Shown(*foreign) +
+              ": Lambda MicroVMs are ARM64 Linux only, so this set runs no such job (run it on "
+              "other runners, or ask for ARM64)");
+      d.refused = RefusedJob{job.repository,  job.job_id,  Shown(job.job_name),
+                             Shown(*foreign), "not_arm64", now};
+      return d;
     }
   }
   if (!has_class_label) {

@@ -44,6 +44,12 @@ TEST(InputsTest, RefusesConflictsAndRangesByName) {
   expect_error({{"server-capacity", "3"}}, "server-capacity");
   expect_error({{"reuse-safety-margin-seconds", "7200"}}, "reuse-safety-margin-seconds");
   expect_error({{"startup-timeout-seconds", "0"}}, "startup-timeout-seconds");
+  // Lambda MicroVMs are ARM64 Linux only (issue 52, item 6).
+  for (const char* other : {"X64", "amd64", "windows", "macOS", "x86", "arm"}) {
+    expect_error({{"runner-labels", std::string("gpu, ") + other}},
+                 "input 'runner-labels': \"" + std::string(other) + "\"");
+    expect_error({{"runner-labels", other}}, "ARM64");
+  }
 }
 
 TEST(InputsTest, PoolInputsTakeAServerNameAndDefaultTheLeaseTimeoutToTheLifetime) {
@@ -123,10 +129,28 @@ TEST(InputsTest, MatrixLegAndStepComeFromWhatActionYmlPasses) {
   EXPECT_EQ(c.identity.step, "__mvr_2");
 }
 
-TEST(InputsTest, EphemeralLifetimeIsThePlatformMaximumUnlessSet) {
+// Issue 52, item 8: unless set, an ephemeral VM lives as long as its job may (job-timeout-minutes,
+// GitHub's 360 by default, plus the start's wait for its runner and 300 s), at most 8 hours.
+TEST(InputsTest, EphemeralLifetimeFollowsTheJobsTimeoutUnlessSet) {
   MapEnvironment env = ActionsEnv();
   env.Set("INPUT_MAX_LIFETIME_SECONDS", "3600");  // the warm lifetime: not used by ephemeral
-  EXPECT_EQ(ParseStart(InputReader(env, {}), "").value().ephemeral_max_lifetime_seconds, 28'800);
+  auto lifetime = [&] {
+    return ParseStart(InputReader(env, {}), "").value().ephemeral_max_lifetime_seconds;
+  };
+  EXPECT_EQ(lifetime(), 360 * 60 + 300 + 300);
+  env.Set("INPUT_JOB_TIMEOUT_MINUTES", "30");
+  env.Set("INPUT_STARTUP_TIMEOUT_SECONDS", "120");
+  EXPECT_EQ(lifetime(), 30 * 60 + 120 + 300);
+  env.Set("INPUT_JOB_TIMEOUT_MINUTES", "480");
+  EXPECT_EQ(lifetime(), 28'800) << "the platform's maximum";
+  for (const char* bad : {"0", "481", "ten"}) {
+    env.Set("INPUT_JOB_TIMEOUT_MINUTES", bad);
+    auto r = ParseStart(InputReader(env, {}), "");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("job-timeout-minutes"), std::string::npos)
+        << r.status().message();
+  }
+  env.Set("INPUT_JOB_TIMEOUT_MINUTES", "30");
   env.Set("INPUT_EPHEMERAL_MAX_LIFETIME_SECONDS", "7200");
   EXPECT_EQ(ParseStart(InputReader(env, {}), "").value().ephemeral_max_lifetime_seconds, 7'200);
   env.Set("INPUT_EPHEMERAL_MAX_LIFETIME_SECONDS", "28801");

@@ -43,9 +43,12 @@ TEST_F(StartFlowTest, EphemeralStartRegistersLaunchesAndWaitsForTheExactRunner) 
   EXPECT_EQ(Runners()[0].id, r->runner_id);
   EXPECT_EQ(Runners()[0].name, label_);
   EXPECT_TRUE(Runners()[0].online);
+  // Registered as what it runs on, an ARM64 MicroVM (issue 52, item 6), never x64.
+  EXPECT_EQ(Runners()[0].registered_labels,
+            (std::vector<std::string>{"self-hosted", "linux", "ARM64", label_}));
   const json vm = microvms_->Describe(r->microvm_id).value();
-  // A job may run as long as the platform allows; max-lifetime-seconds is the warm lifetime.
-  EXPECT_EQ(vm["maximumDurationInSeconds"], 28'800);
+  // As long as its job may run (issue 52, item 8); max-lifetime-seconds is the warm lifetime.
+  EXPECT_EQ(vm["maximumDurationInSeconds"], command_.ephemeral_max_lifetime_seconds);
   ASSERT_EQ(Calls("RunMicrovm"), 1);
   EXPECT_EQ(microvms_->calls()[0].client_token,
             LaunchClientToken(DeriveIdentity(command_.identity).value(),

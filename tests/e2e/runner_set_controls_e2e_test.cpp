@@ -1,12 +1,13 @@
 // Fleet controls end to end (issue 32, part 4): an organisation's `mvr serve` with
-// github.allowedRepositories and a class of architecture x64. A job of a repository not allowed and
-// a job asking for a label the class does not offer (gpu) are ignored at the webhook, with their
-// reasons in /metrics, and the janitor's recovery (a sweep a second) does not launch them either; a
-// job asking for the labels the class offers runs. Nothing is left behind. And a GitHub Enterprise
-// Server: the set's GitHub calls go over HTTPS under /api/v3 to a server whose certificate only
-// the test's own CA signed, trusted through github.caBundle; without it, nothing is launched and
-// the error says why. And an enterprise's set: its runners registered at the enterprise serve the
-// jobs of two of its organisations, including one queued while the set was down.
+// github.allowedRepositories and a class of architecture arm64. A job of a repository not allowed
+// and a job asking for a label the class does not offer (gpu) are ignored at the webhook, with
+// their reasons in /metrics, and the janitor's recovery (a sweep a second) does not launch them
+// either; a job asking for the labels the class offers runs. Nothing is left behind. And a GitHub
+// Enterprise Server: the set's GitHub calls go over HTTPS under /api/v3 to a server whose
+// certificate only the test's own CA signed, trusted through github.caBundle; without it, nothing
+// is launched and the error says why. And an enterprise's set: its runners registered at the
+// enterprise serve the jobs of two of its organisations, including one queued while the set was
+// down.
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -29,7 +30,7 @@ class RunnerSetFleetControls : public RunnerSetEndToEnd {
     c["janitor"]["scanEverySweeps"] = 1;
     UseOrganization(c, kOrganization);
     c["github"]["allowedRepositories"] = {"app"};  // demo/app, kDemoRepository
-    c["classes"][0]["architecture"] = "x64";
+    c["classes"][0]["architecture"] = "arm64";
     return c;
   }
   void ConfigureStack(LocalStack& stack) override {
@@ -52,7 +53,7 @@ class RunnerSetFleetControls : public RunnerSetEndToEnd {
 };
 
 TEST_F(RunnerSetFleetControls, JobsOfOtherRepositoriesOrAskingForLabelsNotOfferedAreNotLaunched) {
-  const int64_t fits = QueueJobIn(kDemoRepository, {"self-hosted", "Linux", "X64", kClassLabel});
+  const int64_t fits = QueueJobIn(kDemoRepository, {"self-hosted", "Linux", "ARM64", kClassLabel});
   ASSERT_TRUE(Eventually([&] { return Completed(fits); }, std::chrono::seconds(60)));
   EXPECT_EQ(Job(fits).value("conclusion", ""), "success");
   // Queued once that runner is gone: GitHub hands an organisation's runner any repository's job

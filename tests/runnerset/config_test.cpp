@@ -388,36 +388,52 @@ TEST(ServeConfig, ClassLabelsLabelMatchAndAllowedRepositories) {
   EXPECT_EQ(d->classes[0].label_match, LabelMatch::kAll);
   EXPECT_TRUE(d->classes[0].labels.empty());
   EXPECT_TRUE(d->classes[0].Takes({"self-hosted", "linux", "mvr-small"}));
-  EXPECT_TRUE(d->classes[0].Takes({"self-hosted", "ARM64", "mvr-small"})) << "either architecture";
-  EXPECT_FALSE(d->classes[0].Takes({"self-hosted", "gpu", "mvr-small"}));
+  EXPECT_TRUE(d->classes[0].Takes({"self-hosted", "ARM64", "mvr-small"})) << "a MicroVM's";
+  EXPECT_FALSE(d->classes[0].Takes({"self-hosted", "X64", "mvr-small"})) << "MicroVMs are ARM64";
   json arch = Minimal();
-  arch["classes"][0]["architecture"] = "x64";
+  arch["classes"][0]["architecture"] = "arm64";
   auto a = Parse(arch);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
-  EXPECT_TRUE(a->classes[0].Takes({"self-hosted", "X64", "mvr-small"}));
-  EXPECT_FALSE(a->classes[0].Takes({"self-hosted", "arm64", "mvr-small"}));
-  arch["classes"][0]["architecture"] = "amd64";
-  ExpectRefusedNaming(arch, "classes[0].architecture");
+  EXPECT_TRUE(a->classes[0].Takes({"self-hosted", "arm64", "mvr-small"}));
+  for (const char* other : {"x64", "amd64", "X64"}) {
+    arch["classes"][0]["architecture"] = other;
+    ExpectRefusedNaming(arch, "classes[0].architecture");
+  }
   json j = Minimal();
-  j["classes"][0]["labels"] = {"x64", "gpu"};  // exact: x64 listed, not only implied
+  j["classes"][0]["labels"] = {"arm64", "gpu"};  // exact: arm64 listed, not only implied
   j["classes"][0]["labelMatch"] = "exact";
   auto c = Parse(j);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->classes[0].labels, (std::vector<std::string>{"x64", "gpu"}));
+  EXPECT_EQ(c->classes[0].labels, (std::vector<std::string>{"arm64", "gpu"}));
   EXPECT_EQ(c->classes[0].label_match, LabelMatch::kExact);
-  EXPECT_TRUE(c->classes[0].Takes({"MVR-SMALL", "GPU", "x64"}));
+  EXPECT_TRUE(c->classes[0].Takes({"MVR-SMALL", "GPU", "ARM64"}));
   EXPECT_FALSE(c->classes[0].Takes({"mvr-small", "gpu"}));
+  EXPECT_FALSE(c->classes[0].Takes({"mvr-small", "gpu", "arm64", "x64"}));
   EXPECT_EQ(c->ClassForJob({"mvr-small", "gpu"}), nullptr);
+  json any = Minimal();
+  any["classes"][0]["labelMatch"] = "any";
+  auto k = Parse(any);
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  EXPECT_TRUE(k->classes[0].Takes({"mvr-small", "gpu"}));
+  EXPECT_FALSE(k->classes[0].Takes({"mvr-small", "windows"})) << "any takes no other platform";
 
   json bad = Minimal();
   bad["classes"][0]["labelMatch"] = "some";
   ExpectRefusedNaming(bad, "classes[0].labelMatch");
   bad = Minimal();
-  bad["classes"][0]["labels"] = {"x64", ""};
+  bad["classes"][0]["labels"] = {"gpu", ""};
   ExpectRefusedNaming(bad, "classes[0].labels[1]");
   bad = Minimal();
-  bad["classes"][0]["labels"] = "x64";
+  bad["classes"][0]["labels"] = "gpu";
   ExpectRefusedNaming(bad, "classes[0].labels");
+  for (const char* other : {"x64", "Windows", "macos", "x86"}) {
+    bad = Minimal();
+    bad["classes"][0]["labels"] = {"gpu", other};
+    ExpectRefusedNaming(bad, "classes[0].labels");
+    bad = Minimal();
+    bad["classes"][0]["label"] = other;
+    ExpectRefusedNaming(bad, "classes[0].label");
+  }
 
   json repo_scope = Minimal();
   repo_scope["github"]["allowedRepositories"] = {"app"};

@@ -86,6 +86,9 @@ TEST_F(HotPoolTest, AMemberIsReadyOnlyOnceItsRunnerConnectedAndThenShowedOffline
     if (l.type == "custom") labels.push_back(l.name);
   }
   EXPECT_EQ(labels, (std::vector<std::string>{"mvr-small"})) << "the class label alone";
+  EXPECT_EQ(HotRunner().registered_labels,
+            (std::vector<std::string>{"self-hosted", "linux", "ARM64", "mvr-small"}))
+      << "an ARM64 MicroVM's labels and the class label (issue 52, item 6)";
   // Not online yet: not suspended, and nothing new is launched (it counts toward the target).
   Sweep();
   EXPECT_EQ(fleet_.Calls("SuspendMicrovm"), 0);

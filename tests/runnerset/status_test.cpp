@@ -5,6 +5,7 @@
 
 #include "base/json_text.h"
 #include "runnerset/billing.h"
+#include "runnerset/refused_job.h"
 
 #include <gtest/gtest.h>
 
@@ -378,6 +379,29 @@ TEST(QueuePrometheusTest, GaugesTheQueueByStateAndItsDeadLettersOnlyWhereItHasTh
   depth.dead_letters.reset();
   EXPECT_EQ(QueuePrometheus(depth).find("dead_letters"), std::string::npos);
   EXPECT_EQ(QueuePrometheus(Result<queue::QueueDepth>(Transient("down"))), "");
+}
+
+// Jobs refused for asking for another platform (issue 52, item 6): newest first in the JSON, a
+// line each in `mvr status`, a table on the page with the job's name escaped.
+TEST_F(StatusTest, RefusedJobsAreListedNewestFirstWithTheirLabel) {
+  json s = BuildStatus(config_, in_);
+  EXPECT_EQ(RenderStatusPage(s, 0).find("Jobs refused"), std::string::npos) << "none: no section";
+  const TimePoint at = TimePoint(Duration(1'000));
+  s["refusedJobs"] = RefusedJobsJson(
+      {RefusedJob{"octo/app", 8, "old", "windows", "not_arm64", at},
+       RefusedJob{"octo/app", 9, "<b>x</b>", "x64", "not_arm64", at + Duration(1'000)}});
+  ASSERT_EQ(s["refusedJobs"].size(), 2u);
+  EXPECT_EQ(s["refusedJobs"][0]["jobId"], 9);
+  EXPECT_EQ(s["refusedJobs"][0]["atMs"], 2'000);
+  const std::string text = RenderStatusText(s);
+  EXPECT_NE(text.find("refused, not ARM64 (2, newest first):\n  octo/app#9 asks for x64\n  "
+                      "octo/app#8 asks for windows"),
+            std::string::npos)
+      << text;
+  const std::string page = RenderStatusPage(s, 0);
+  EXPECT_NE(page.find("Jobs refused: not ARM64 (2)"), std::string::npos) << page;
+  EXPECT_NE(page.find("&lt;b&gt;x&lt;/b&gt;"), std::string::npos) << page;
+  EXPECT_EQ(page.find("<b>x</b>"), std::string::npos) << page;
 }
 
 }  // namespace

@@ -129,12 +129,12 @@ TEST(WebhookRouterTest, TheFirstConfiguredClassWinsWhenAJobNamesTwo) {
 }
 
 // labelMatch: a class takes a job only if it offers every label the job asks for (all, the
-// default: its label, self-hosted, linux and its labels), or exactly those (exact), or any job
-// naming its label (any). A job no class takes is ignored with its reason (the metric's label).
+// default: its label, self-hosted, linux, arm64 and its labels), or exactly those (exact), or any
+// job naming its label (any). A job no class takes is ignored with its reason (the metric's label).
 TEST(WebhookRouterTest, AClassTakesAJobByItsLabelsAndLabelMatch) {
   WebhookRouterConfig c = Config();
-  c.classes[0].architecture = "x64";
-  c.classes[1].labels = {"x64", "gpu"};
+  c.classes[0].architecture = "arm64";
+  c.classes[1].labels = {"gpu", "large"};
   c.classes[1].label_match = LabelMatch::kExact;
   WebhookRouter router = Router(std::move(c));
   auto class_of = [&](std::vector<std::string> labels) {
@@ -142,15 +142,56 @@ TEST(WebhookRouterTest, AClassTakesAJobByItsLabelsAndLabelMatch) {
     return d.verdict == WebhookVerdict::kLaunch ? std::get<LaunchIntent>(*d.intent).class_label
                                                 : IgnoreReasonName(d.ignore_reason);
   };
-  EXPECT_EQ(class_of({"self-hosted", "Linux", "X64", "mvr-small"}), "mvr-small");
+  EXPECT_EQ(class_of({"self-hosted", "Linux", "ARM64", "mvr-small"}), "mvr-small");
   EXPECT_EQ(class_of({"mvr-small"}), "mvr-small") << "fewer labels than offered: all takes it";
   EXPECT_EQ(class_of({"self-hosted", "mvr-small", "gpu"}), "labels_not_offered");
-  EXPECT_EQ(class_of({"self-hosted", "mvr-small", "arm64"}), "labels_not_offered")
-      << "its architecture is x64";
-  EXPECT_EQ(class_of({"self-hosted", "mvr-large", "x64", "gpu"}), "mvr-large");
-  EXPECT_EQ(class_of({"self-hosted", "mvr-large", "x64"}), "labels_not_offered")
+  EXPECT_EQ(class_of({"self-hosted", "mvr-large", "arm64", "gpu", "large"}), "mvr-large");
+  EXPECT_EQ(class_of({"self-hosted", "mvr-large", "gpu"}), "labels_not_offered")
       << "exact: every label the class offers";
   EXPECT_EQ(class_of({"ubuntu-latest"}), "no_class_label");
+}
+
+// Lambda MicroVMs are ARM64 Linux only (issue 52, item 6): a self-hosted job, or one naming a
+// class label, that asks for another architecture or OS is refused whatever the labelMatch, with
+// the label it was refused for; one not meant for self-hosted runners is not the set's concern.
+TEST(WebhookRouterTest, JobsAskingForAnotherArchitectureOrOsAreRefusedAsNotArm64) {
+  WebhookRouterConfig c = Config();
+  for (RunnerClass& k : c.classes) k.label_match = LabelMatch::kAny;  // the loosest
+  WebhookRouter router = Router(std::move(c));
+  struct Case {
+    std::vector<std::string> labels;
+    const char* decision;  // an ignore reason, or the class launched
+    const char* refused_label;
+  };
+  const Case cases[] = {
+      {{"self-hosted", "x64"}, "not_arm64", "x64"},
+      {{"self-hosted", "X64", "mvr-small"}, "not_arm64", "X64"},
+      {{"self-hosted", "linux", "AMD64", "mvr-small"}, "not_arm64", "AMD64"},
+      {{"mvr-small", "x86"}, "not_arm64", "x86"},
+      {{"self-hosted", "arm", "mvr-small"}, "not_arm64", "arm"},
+      {{"self-hosted", "Windows"}, "not_arm64", "Windows"},
+      {{"self-hosted", "macOS", "mvr-large"}, "not_arm64", "macOS"},
+      {{"self-hosted", "x86_64", "mvr-small"}, "not_arm64", "x86_64"},
+      {{"windows-latest"}, "no_class_label", ""},
+      {{"ubuntu-latest", "x64"}, "no_class_label", ""},
+      {{"self-hosted", "linux", "ARM64", "mvr-small"}, "mvr-small", ""},
+      {{"self-hosted", "arm64", "mvr-small"}, "mvr-small", ""},
+      {{"self-hosted", "armory", "mvr-small"}, "mvr-small", ""},
+  };
+  for (const Case& k : cases) {
+    WebhookDecision d = Deliver(router, Queued(k.labels));
+    const std::string got = d.verdict == WebhookVerdict::kLaunch
+                                ? std::get<LaunchIntent>(*d.intent).class_label
+                                : IgnoreReasonName(d.ignore_reason);
+    EXPECT_EQ(got, k.decision) << testing::PrintToString(k.labels) << ": " << d.message;
+    EXPECT_EQ(d.refused.has_value(), std::string(k.refused_label) != "");
+    if (d.refused) {
+      EXPECT_EQ(d.refused->label, k.refused_label);
+      EXPECT_EQ(d.refused->reason, "not_arm64");
+      EXPECT_EQ(d.http_status, 200);
+      EXPECT_NE(d.message.find("ARM64"), std::string::npos) << d.message;
+    }
+  }
 }
 
 // github.allowedRepositories: an organisation's set launches only their jobs; the others are

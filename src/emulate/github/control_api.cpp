@@ -170,6 +170,7 @@ void ControlApi::AddEmulatorRoutes(http::Router& router) {
       json rj = RunnerJson(r);
       rj["scope"] = r.scope.Name();
       rj["job_id"] = r.job_id ? json(*r.job_id) : json(nullptr);
+      rj["registered_labels"] = r.registered_labels;
       list.push_back(rj);
     }
     json j;

@@ -127,6 +127,7 @@ Result<JitRegistration> GithubModel::GenerateJitConfig(const Scope& scope,
   runner.group_id = *request.runner_group_id;
   runner.work_folder = request.work_folder.empty() ? "_work" : request.work_folder;
   runner.created_at = seam_.clock.Now();
+  runner.registered_labels = request.labels;
   for (const char* fixed : {"self-hosted", runner.os.c_str(), options_.runner_arch.c_str()}) {
     runner.labels.push_back(RunnerLabel{next_label_id_++, fixed, "read-only"});
   }

@@ -36,7 +36,7 @@ struct GithubModelOptions {
   int64_t installation_id = 1;
   Duration queue_timeout{24LL * 3600 * 1000};  // GitHub cancels jobs queued this long
   Duration runner_offline_after{60'000};       // idle runner silent this long shows offline
-  std::string runner_arch = "X64";
+  std::string runner_arch = "ARM64";    // every runner mvr registers runs on an ARM64 MicroVM
   double runner_busy_lies = 0;          // initial SetRunnerBusyLies; within [0, 1]
   std::string assignment = "oldest";    // initial SetAssignment: "oldest" or "random"
   double completed_webhook_loss = 0;    // initial SetCompletedWebhookLoss; within [0, 1]

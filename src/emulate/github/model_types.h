@@ -77,6 +77,9 @@ struct Runner {
   Scope scope;
   int64_t group_id = 1;
   std::vector<RunnerLabel> labels;
+  // The labels its generate-jitconfig request asked for, as sent (the test API shows them, so a
+  // test can check what a client registered beside what the emulator adds itself).
+  std::vector<std::string> registered_labels;
   std::string os = "Linux";
   std::string work_folder = "_work";
   bool ephemeral = true;

@@ -251,6 +251,7 @@ void MicrovmModel::ProgramExited(const std::string& target, const std::string& h
   Vm& vm = v->second;
   vm.program_started = false;
   if (vm.state == MicrovmState::kTerminated || vm.seq.kind == kTerminate) return;
+  if (!options_.program_exit_terminates) return;  // runs on to its maximum duration
   BeginTerminate(vm, "the program exited (" + how + ")");
 }
 
@@ -261,7 +262,7 @@ void MicrovmModel::Tick() {
   for (Vm* each : live) {
     Vm& vm = *each;
     if (vm.state == MicrovmState::kTerminated || vm.state == MicrovmState::kTerminating) continue;
-    if (now >= vm.started_at + std::chrono::seconds(vm.max_duration_s)) {
+    if (now >= vm.started_at + MaxDurationOf(vm)) {
       BeginTerminate(
           vm, "maximumDurationInSeconds (" + std::to_string(vm.max_duration_s) + ") reached");
       continue;
@@ -303,7 +304,7 @@ std::optional<TimePoint> MicrovmModel::NextDeadline() const {
   for (const Vm* each : live_) {
     const Vm& vm = *each;
     if (vm.state == MicrovmState::kTerminating) continue;
-    consider(vm.started_at + std::chrono::seconds(vm.max_duration_s));
+    consider(vm.started_at + MaxDurationOf(vm));
     if (!vm.idle_policy || vm.seq.active) continue;
     if (vm.state == MicrovmState::kRunning) consider(vm.last_traffic + vm.max_idle);
     if (vm.state == MicrovmState::kSuspended) {

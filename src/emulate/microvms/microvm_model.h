@@ -180,6 +180,7 @@ class MicrovmModel {
   void FinishVmSequence(Vm& vm);
   int64_t MemoryInUse() const;
   Duration ScaledSeconds(int64_t seconds) const;  // an idle policy duration on the model's clock
+  Duration MaxDurationOf(const Vm& vm) const;     // its maximumDurationInSeconds, scaled
 
   // image_operations.cpp
   Result<nlohmann::json> CreateImage(const nlohmann::json& in);

@@ -173,6 +173,24 @@ Status MicrovmModelOptions::ApplyJson(const json& config) {
     }
     idle_time_scale = v.get<double>();
   }
+  if (config.contains("durationTimeScale")) {
+    const json& v = config["durationTimeScale"];
+    if (!v.is_number() ||
+        !(v.get<double>() >= kMinIdleTimeScale && v.get<double>() <= kMaxIdleTimeScale)) {
+      return InvalidArgument(
+          "durationTimeScale must be a number from 0.001 to 1000000 (1 = real time)");
+    }
+    duration_time_scale = v.get<double>();
+  }
+  if (config.contains("programExit")) {
+    const json& v = config["programExit"];
+    if (!v.is_string() || (v != "terminate" && v != "keep")) {
+      return InvalidArgument(
+          "programExit must be \"terminate\" (a VM whose program exits ends) or \"keep\" (it "
+          "runs on until terminated or its maximum duration)");
+    }
+    program_exit_terminates = v == "terminate";
+  }
   if (config.contains("runningBeforeHookMs")) {
     int64_t ms = 0;
     MVR_RETURN_IF_ERROR(read_int("runningBeforeHookMs", 0, kMaxLatencyMs, ms));

@@ -97,6 +97,13 @@ struct MicrovmModelOptions {
   // and demos: 60 makes maxIdleDurationSeconds 60 suspend after 1 s). The API still validates and
   // echoes the durations as given.
   double idle_time_scale = 1;
+  // maximumDurationInSeconds runs this many times faster than a RunMicrovm gives it (tests: 20
+  // makes 420 s end a VM after 21 s). The API still validates and echoes the duration as given.
+  double duration_time_scale = 1;
+  // What happens to a VM whose program (the image's application) exits on its own. AWS does not
+  // document it: true ends the VM (its program is gone), false is the stricter reading, the VM
+  // stays RUNNING (and billed) until it is terminated or its maximumDurationInSeconds passes.
+  bool program_exit_terminates = true;
   // GetMicrovm's state is eventually consistent: with a delay > 0, a booting or resuming VM is
   // reported RUNNING this long before its /run or /resume hook is called, so clients that take
   // RUNNING for "the hook has run" meet the race (0 = the hook finishes first, as before).

@@ -27,6 +27,11 @@ Duration MicrovmModel::ScaledSeconds(int64_t seconds) const {
   return Duration(static_cast<int64_t>(static_cast<double>(seconds) * 1000.0 / scale));
 }
 
+Duration MicrovmModel::MaxDurationOf(const Vm& vm) const {
+  const double scale = options_.duration_time_scale > 0 ? options_.duration_time_scale : 1.0;
+  return Duration(static_cast<int64_t>(static_cast<double>(vm.max_duration_s) * 1000.0 / scale));
+}
+
 Result<MicrovmModel::Vm*> MicrovmModel::FindVm(const json& in) {
   MVR_ASSIGN_OR_RETURN(std::string id, RequiredString(in, "microvmIdentifier", 1, 256));
   auto it = vms_.find(id);

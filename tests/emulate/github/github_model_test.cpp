@@ -119,7 +119,8 @@ TEST_F(GithubModelTest, JitRunnerGetsSelfHostedOsArchAndCustomLabels) {
   std::vector<std::string> names;
   for (const auto& l : reg->runner.labels) names.push_back(l.name + "/" + l.type);
   EXPECT_EQ(names, (std::vector<std::string>{"self-hosted/read-only", "Linux/read-only",
-                                             "X64/read-only", "mvr-small/custom", "gpu/custom"}));
+                                             "ARM64/read-only", "mvr-small/custom", "gpu/custom"}));
+  EXPECT_EQ(reg->runner.registered_labels, (std::vector<std::string>{"mvr-small", "gpu"}));
   EXPECT_FALSE(reg->runner.online);
   EXPECT_FALSE(reg->runner.busy);
 }

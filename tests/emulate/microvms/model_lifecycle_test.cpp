@@ -259,6 +259,28 @@ TEST_F(ModelLifecycleTest, ProgramExitTerminatesTheVm) {
   EXPECT_NE((*got)["stateReason"].get<std::string>().find("exit status 3"), std::string::npos);
 }
 
+// programExit keep (the stricter reading: AWS does not say what ends a VM whose application
+// exited) leaves it RUNNING until its maximum duration, which durationTimeScale runs faster.
+TEST_F(ModelLifecycleTest, WithProgramExitKeepTheVmRunsOnToItsScaledMaximumDuration) {
+  MicrovmModelOptions options;
+  ASSERT_TRUE(options.ApplyJson({{"programExit", "keep"}, {"durationTimeScale", 30}}).ok());
+  EXPECT_FALSE(options.ApplyJson({{"programExit", "stop"}}).ok());
+  EXPECT_FALSE(options.ApplyJson({{"durationTimeScale", 0}}).ok());
+  Rebuild(options);
+  const std::string id = RunningVm({{"maximumDurationInSeconds", 420}});
+  model_->ProgramExited(id, "exit status 0");
+  Drain();
+  EXPECT_EQ(StateOf(id), "RUNNING");
+  Advance(seconds(13));
+  EXPECT_EQ(StateOf(id), "RUNNING");
+  Advance(seconds(1));  // 420 s / 30
+  auto got = Call("GetMicrovm", {{"microvmIdentifier", id}});
+  EXPECT_EQ((*got)["state"], "TERMINATED");
+  EXPECT_EQ((*got)["maximumDurationInSeconds"], 420) << "echoed as given";
+  EXPECT_NE((*got)["stateReason"].get<std::string>().find("maximumDurationInSeconds (420)"),
+            std::string::npos);
+}
+
 TEST_F(ModelLifecycleTest, LatencyDelaysEffectsUntilTheClockGetsThere) {
   MicrovmModelOptions options;
   options.latency.run.low = Duration(5000);
