@@ -98,7 +98,9 @@ bool IsServerName(const std::string& s) {
 
 bool IsHandle(const std::string& s) {
   if (s.rfind("lmvm1_", 0) != 0 && s.rfind("lmvm2_", 0) != 0) return false;
-  return AllOf(s, [](char c) { return IsAsciiAlnum(c) || c == '_' || c == '-' || c == '='; });
+  // base64url, and the '.' before an lmvm1_ handle's seal.
+  return AllOf(
+      s, [](char c) { return IsAsciiAlnum(c) || c == '_' || c == '-' || c == '=' || c == '.'; });
 }
 
 bool IsRepository(const std::string& s) {

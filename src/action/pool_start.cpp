@@ -6,10 +6,12 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "action/pool_flow.h"
 #include "action/start_parts.h"
 #include "action/start_stop.h"
+#include "fleet/control_delivery.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::action {
@@ -65,9 +67,14 @@ class PooledStart {
   // Acquires until a round gives a member this start can use, reconciling the partition each
   // round; Conflict after kPoolRounds members in a row were gone or unusable.
   Result<Claimed> Claim();
-  // Registers the job's runner, records it on the member, resumes (or waits for) the VM and
-  // delivers the runner; a failure gives the member back. The outputs carry the pool handle.
-  Result<StartResult> Ready(const Claimed& claimed);
+  // Registers the job's runner (once per start), records it on the member, resumes (or waits
+  // for) the VM and delivers the runner; a failure gives the member back (and removes the
+  // runner). Nothing: the member's supervisor refused every control nonce this step can derive
+  // (it was launched under a rotated-out key): it was destroyed, never given back as READY, and
+  // the runner is kept for the next member. The outputs carry the pool handle.
+  Result<std::optional<StartResult>> Ready(const Claimed& claimed);
+  // The start's failure once no member took the runner: the runner is removed.
+  Status Fail(const Status& failure) { return parts_.cleanup.Fail(failure); }
 
  private:
   PoolRequest Request() const;
@@ -84,6 +91,7 @@ class PooledStart {
   const TimePoint deadline_;
   internal::StartParts& parts_;
   const internal::PoolTarget target_;
+  std::optional<github::JitConfig> jit_;  // the job's runner, once registered
   PoolLeases leases_;
   internal::PoolMemberOps ops_;
 };
@@ -127,7 +135,7 @@ Result<std::optional<Claimed>> PooledStart::Launch(const Acquisition& acq) {
   const TimePoint launch_time = seam.clock.Now();
   // The member's token is fixed for its life: so is its nonce, derived again at delivery.
   const std::string token = MemberLaunchToken(target_.partition, acq.member);
-  MVR_ASSIGN_OR_RETURN(Secret nonce, internal::ControlNonce(deps_, token));
+  MVR_ASSIGN_OR_RETURN(Secret nonce, internal::ControlNonce(deps_, c_, token));
   MVR_ASSIGN_OR_RETURN(std::string payload,
                        supervisor::EncodeRunPayload(supervisor::RunPayload::Warm(nonce)));
   aws::RunMicrovmRequest run =
@@ -193,45 +201,64 @@ Result<std::optional<Claimed>> PooledStart::Inspect(const Acquisition& acq) {
   return std::optional<Claimed>();
 }
 
-Result<StartResult> PooledStart::Ready(const Claimed& claimed) {
+Result<std::optional<StartResult>> PooledStart::Ready(const Claimed& claimed) {
   internal::Cleanup& cleanup = parts_.cleanup;
   const Lease lease = claimed.lease;
   const std::string microvm_id = claimed.vm.microvm_id;
   auto give_back = [&ops = ops_, &p = parts_, lease, microvm_id] {
     return ops.GiveBack(lease, microvm_id, CleanupDeadline(p.seam));
   };
-  // This identity's own lease (a retry): if its earlier start won, the registration below fails
-  // because that start's runner is online, and the member must stay with it.
-  if (!claimed.existing) cleanup.Add("gave pool member " + lease.member_id + " back", give_back);
   // Register before any lifecycle call on a cached VM: a GitHub failure leaves it untouched.
-  Result<github::JitConfig> jit = parts_.RegisterRunner(deps_, c_, deadline_);
-  if (!jit.ok()) return cleanup.Fail(jit.status());
+  if (!jit_) {
+    Result<github::JitConfig> jit = parts_.RegisterRunner(deps_, c_, deadline_);
+    if (!jit.ok()) {
+      // This identity's own lease (a retry): if its earlier start won, the registration fails
+      // because that start's runner is online, and the member must stay with it.
+      if (!claimed.existing)
+        cleanup.Add("gave pool member " + lease.member_id + " back", give_back);
+      return cleanup.Fail(jit.status());
+    }
+    jit_ = *std::move(jit);
+  }
+  const github::JitConfig& jit = *jit_;
   // Named on the member before the runner can start: if this start dies from here on, the start
   // that reconciles its abandoned lease removes the runner (or, busy, leaves its VM alone).
-  if (Result<MemberRecord> named = leases_.RecordRunner(lease, jit->runner.id); !named.ok()) {
-    return cleanup.Fail(named.status().Annotate("recording runner " + jit->runner.name));
+  if (Result<MemberRecord> named = leases_.RecordRunner(lease, jit.runner.id); !named.ok()) {
+    if (!claimed.existing) cleanup.Add("gave pool member " + lease.member_id + " back", give_back);
+    return cleanup.Fail(named.status().Annotate("recording runner " + jit.runner.name));
   }
-  if (claimed.existing) {
-    cleanup.Add("gave pool member " + lease.member_id + " back", give_back);
-  }
+  // The last step of the cleanup, so that a refused nonce can trade it for a destroy.
+  cleanup.Add("gave pool member " + lease.member_id + " back", give_back);
   Result<aws::Microvm> vm = claimed.vm.state == aws::MicrovmState::kSuspended
                                 ? parts_.vms.Resume(microvm_id, deadline_)
                                 : parts_.vms.WaitRunning(microvm_id, deadline_);
   if (!vm.ok()) return cleanup.Fail(vm.status());
   internal::Milestone(deps_, "vm_running");
-  Result<Secret> nonce =
-      internal::ControlNonce(deps_, MemberLaunchToken(target_.partition, claimed.member));
-  if (!nonce.ok()) return cleanup.Fail(nonce.status());
-  Status ready = internal::DeliverAndAwait(deps_, parts_.vms, parts_.runners, *vm, *jit, *nonce,
+  Result<std::vector<Secret>> nonces =
+      internal::ControlNonces(deps_, c_, MemberLaunchToken(target_.partition, claimed.member));
+  if (!nonces.ok()) return cleanup.Fail(nonces.status());
+  Status ready = internal::DeliverAndAwait(deps_, parts_.vms, parts_.runners, *vm, jit, *nonces,
                                            parts_.id.label, deadline_);
+  if (ready.error_type() == fleet::kWrongNonce) {
+    // Launched under a key this step no longer holds: no later start can deliver to it either.
+    // Handing it back READY would jam the pool; it is destroyed and replaced instead.
+    cleanup.DropLast();
+    Status destroyed = ops_.Destroy(lease, microvm_id, CleanupDeadline(parts_.seam));
+    parts_.seam.logger.Warn("pool member refused the control nonce; retired",
+                            {{"member_id", lease.member_id},
+                             {"microvm_id", microvm_id},
+                             {"destroyed", destroyed.ok()}});
+    if (!destroyed.ok()) return cleanup.Fail(ready.Annotate(destroyed.message()));
+    return std::optional<StartResult>();
+  }
   if (!ready.ok()) return cleanup.Fail(ready);
   cleanup.Forget();
 
-  StartResult out = internal::Outputs(parts_.id.label, jit->runner, *vm);
-  out.server = Handle(claimed, jit->runner);
+  StartResult out = internal::Outputs(parts_.id.label, jit.runner, *vm);
+  out.server = Handle(claimed, jit.runner);
   out.warm_hit = !claimed.launched;
   out.lifetime = LifetimeOf(claimed.member);
-  return out;
+  return std::optional<StartResult>(std::move(out));
 }
 
 std::string PooledStart::Handle(const Claimed& claimed, const github::Runner& runner) const {
@@ -261,8 +288,17 @@ Result<StartResult> StartFlow::Pooled(const StartCommand& c, TimePoint deadline)
   MVR_ASSIGN_OR_RETURN(internal::PoolTarget target,
                        internal::ResolvePool(deps_.microvms, deps_.seam, c));
   PooledStart start(deps_, c, deadline, *parts, std::move(target));
-  MVR_ASSIGN_OR_RETURN(Claimed claimed, start.Claim());
-  return start.Ready(claimed);
+  // A member that refuses the nonce (launched under a rotated-out key) is destroyed, and the
+  // same runner goes to the next member.
+  for (int refused = 0; refused < kPoolRounds; ++refused) {
+    Result<Claimed> claimed = start.Claim();
+    if (!claimed.ok()) return refused == 0 ? claimed.status() : start.Fail(claimed.status());
+    MVR_ASSIGN_OR_RETURN(std::optional<StartResult> out, start.Ready(*claimed));
+    if (out) return *std::move(out);
+  }
+  return start.Fail(Conflict("pool '" + c.server + "': " + std::to_string(kPoolRounds) +
+                             " members in a row refused the control nonce (launched under another "
+                             "MVR_CONTROL_KEY); each was destroyed: retry the start"));
 }
 
 }  // namespace mvr::action

@@ -53,9 +53,56 @@ Status ReadTime(const nlohmann::json& j, const char* key, TimePoint& out) {
   return Status::Ok();
 }
 
+constexpr size_t kSealBytes = 16;
+
+std::string SealOf(std::string_view payload, const Secret& key) {
+  std::string mac = HmacSha256(key.Reveal(), "mvr-server-handle-v1\n" + std::string(payload));
+  mac.resize(kSealBytes);
+  return mac;
+}
+
+// The microVM an unsealed handle names, for the message that refuses it ("" when unreadable).
+std::string MicrovmOfUnsealed(std::string_view text) {
+  Result<nlohmann::json> j = DecodePayload(text, kHandlePrefixV1);
+  if (!j.ok() || !j->contains("m") || !(*j)["m"].is_string()) return "";
+  return PrintableExcerpt((*j)["m"].get<std::string>(), 64);
+}
+
+// The handle's payload text (its prefix kept), once its seal verifies under one of `keys`.
+Result<std::string_view> Unseal(std::string_view text, const std::vector<Secret>& keys) {
+  const size_t dot = text.rfind('.');
+  if (dot == std::string_view::npos) {
+    const std::string vm = MicrovmOfUnsealed(text);
+    return InvalidArgument(
+               "the server handle was made by an mvr release before handles were sealed, and "
+               "this release does not use it: start a new warm server by name (its MicroVM" +
+               (vm.empty() ? std::string() : " " + vm) +
+               " is not touched and ends at its maximum lifetime)")
+        .WithErrorType(kUnsealedHandleErrorType);
+  }
+  const std::string_view payload = text.substr(0, dot);
+  Result<std::string> seal = Base64UrlDecode(text.substr(dot + 1));
+  bool any_key = false;
+  for (const Secret& key : keys) {
+    if (key.empty()) continue;
+    any_key = true;
+    if (seal.ok() && ConstantTimeEquals(*seal, SealOf(payload, key))) return payload;
+  }
+  if (!any_key) {
+    return InvalidArgument(
+        "a server handle is checked with MVR_CONTROL_KEY, the repository secret the start that "
+        "made it used; set it on this step (env: MVR_CONTROL_KEY: ${{ secrets.MVR_CONTROL_KEY }})");
+  }
+  return InvalidArgument(
+      "the server handle's seal does not verify under this step's MVR_CONTROL_KEY (nor "
+      "MVR_CONTROL_KEY_PREVIOUS): it was altered, made in another repository, or sealed under a "
+      "key this step no longer has; nothing was changed: pass the handle the start output "
+      "unchanged, with the same repository secret, or start a new warm server by name");
+}
+
 }  // namespace
 
-std::string EncodeServerHandle(const ServerHandle& h) {
+std::string EncodeServerHandle(const ServerHandle& h, const Secret& key) {
   nlohmann::json j = {
       {"v", 1},
       {"m", h.microvm_id},
@@ -69,7 +116,8 @@ std::string EncodeServerHandle(const ServerHandle& h) {
       {"rn", h.runner_name},
   };
   if (!h.launch_token.empty()) j["lt"] = h.launch_token;
-  return std::string(kHandlePrefixV1) + Base64UrlEncode(JsonText(j));
+  const std::string payload = std::string(kHandlePrefixV1) + Base64UrlEncode(JsonText(j));
+  return payload + "." + Base64UrlEncode(SealOf(payload, key));
 }
 
 bool IsServerHandle(std::string_view server) {
@@ -77,7 +125,8 @@ bool IsServerHandle(std::string_view server) {
          server.find('_') != std::string::npos;
 }
 
-Result<ServerHandle> DecodeServerHandle(std::string_view text) {
+Result<ServerHandle> DecodeServerHandle(std::string_view full, const std::vector<Secret>& keys) {
+  std::string_view text = full;
   const std::string_view prefix = kHandlePrefixV1;
   if (text.substr(0, prefix.size()) != prefix) {
     if (text.substr(0, 6) == kHandlePrefixV2) {
@@ -93,6 +142,7 @@ Result<ServerHandle> DecodeServerHandle(std::string_view text) {
     }
     return InvalidArgument("server handle must start with lmvm1_");
   }
+  MVR_ASSIGN_OR_RETURN(text, Unseal(full, keys));
   MVR_ASSIGN_OR_RETURN(nlohmann::json j, DecodePayload(text, prefix));
   auto str = [&](const char* key, std::string& out) { return ReadString(j, key, out); };
   auto num = [&](const char* key, int64_t& out) { return ReadInteger(j, key, out); };

@@ -2,7 +2,9 @@
 // MicroVM, the repository it belongs to, its lifetime and the runner last started on it, so that
 // a later start can resume that VM and a stop can check that runner. It carries no secret of any
 // kind (no token, no JIT, no credential) and is safe as a job output; holding one grants nothing,
-// because every call it leads to is still authorized by AWS and GitHub.
+// because every call it leads to is still authorized by AWS and GitHub. It is sealed with a MAC
+// under MVR_CONTROL_KEY ("lmvm1_<payload>.<mac>"), so an altered handle, or one sealed under a key
+// this step does not hold, is refused before any call.
 // Thread-safety: plain values and pure functions.
 #pragma once
 
@@ -10,7 +12,10 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
 #include "base/clock.h"
+#include "base/secret.h"
 #include "base/status.h"
 
 namespace mvr::action {
@@ -32,9 +37,18 @@ struct ServerHandle {
   std::string launch_token;
 };
 
-std::string EncodeServerHandle(const ServerHandle& handle);
-// InvalidArgument naming what is wrong (prefix, version, encoding, missing field).
-Result<ServerHandle> DecodeServerHandle(std::string_view text);
+// Status::error_type() of the error DecodeServerHandle gives a handle made before handles were
+// sealed (no MAC): this release never uses one.
+inline constexpr char kUnsealedHandleErrorType[] = "UnsealedServerHandle";
+
+// The handle text, sealed under `key` (MVR_CONTROL_KEY): "lmvm1_" + base64url(JSON) + "." +
+// base64url(first 16 bytes of HMAC-SHA256(key, "mvr-server-handle-v1\n" + the text before ".")).
+std::string EncodeServerHandle(const ServerHandle& handle, const Secret& key);
+// Checks the seal against each of `keys` (MVR_CONTROL_KEY, then MVR_CONTROL_KEY_PREVIOUS; empty
+// ones skipped) before reading anything, then decodes. InvalidArgument naming what is wrong
+// (prefix, version, no key to check with, an unsealed handle (kUnsealedHandleErrorType), a seal
+// no key verifies, encoding, missing field); never names a key's value.
+Result<ServerHandle> DecodeServerHandle(std::string_view text, const std::vector<Secret>& keys);
 // PoolHandle: the `server` value a pooled warm start outputs ("lmvm2_…"). It names one lease of
 // one pool member: the pool partition (repository id and server key hash), the member, the lease
 // id and the fencing generation, plus the VM and runner that lease started. Like lmvm1_ it holds

@@ -4,6 +4,7 @@
 #include "github/platform_labels.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "base/retry.h"
 #include "supervisor/run_payload.h"
@@ -118,33 +119,83 @@ Status RequireControlKey(const ActionDeps& deps) {
   return InvalidArgument(
       "warm and pooled starts need the environment variable MVR_CONTROL_KEY: a secret (32 or more "
       "random characters) from which each warm MicroVM's control nonce is derived, the same for "
-      "every job that uses the server; set it on this step from a repository secret (env: "
-      "MVR_CONTROL_KEY: ${{ secrets.MVR_CONTROL_KEY }})");
+      "every job that uses the server; set it on this step from a repository secret, one per "
+      "repository (env: MVR_CONTROL_KEY: ${{ secrets.MVR_CONTROL_KEY }})");
 }
 
-Result<Secret> ControlNonce(const ActionDeps& deps, const std::string& launch_token) {
-  if (launch_token.empty()) return Secret();
-  MVR_RETURN_IF_ERROR(RequireControlKey(deps));
+std::vector<Secret> ControlKeys(const ActionDeps& deps) {
+  std::vector<Secret> keys{deps.control_key};
+  if (!deps.previous_control_key.empty() &&
+      deps.previous_control_key.Reveal() != deps.control_key.Reveal()) {
+    keys.push_back(deps.previous_control_key);
+  }
+  return keys;
+}
+
+namespace {
+
+Result<Secret> NonceUnder(const ActionDeps& deps, const Secret& key, const StartCommand& c,
+                          const std::string& launch_token) {
   MVR_ASSIGN_OR_RETURN(Secret nonce,
-                       supervisor::DeriveControlNonce(deps.control_key, launch_token));
+                       supervisor::DeriveBoundControlNonce(
+                           key, {c.identity.repository_id, c.endpoints.region}, launch_token));
   if (deps.on_secret) deps.on_secret(nonce);
   return nonce;
 }
 
+}  // namespace
+
+Result<Secret> ControlNonce(const ActionDeps& deps, const StartCommand& c,
+                            const std::string& launch_token) {
+  if (launch_token.empty()) return Secret();
+  MVR_RETURN_IF_ERROR(RequireControlKey(deps));
+  return NonceUnder(deps, deps.control_key, c, launch_token);
+}
+
+Result<std::vector<Secret>> ControlNonces(const ActionDeps& deps, const StartCommand& c,
+                                          const std::string& launch_token) {
+  if (launch_token.empty()) return std::vector<Secret>{Secret()};
+  MVR_RETURN_IF_ERROR(RequireControlKey(deps));
+  std::vector<Secret> nonces;
+  for (const Secret& key : ControlKeys(deps)) {
+    MVR_ASSIGN_OR_RETURN(Secret nonce, NonceUnder(deps, key, c, launch_token));
+    nonces.push_back(std::move(nonce));
+  }
+  return nonces;
+}
+
 Status DeliverAndAwait(const ActionDeps& deps, fleet::MicrovmLifecycle& vms,
                        fleet::RunnerRegistration& runners, const aws::Microvm& vm,
-                       const github::JitConfig& jit, const Secret& nonce, const std::string& label,
-                       TimePoint deadline) {
+                       const github::JitConfig& jit, const std::vector<Secret>& nonces,
+                       const std::string& label, TimePoint deadline) {
   MVR_ASSIGN_OR_RETURN(Secret token, vms.ControlToken(vm.microvm_id, fleet::kControlPort,
                                                       fleet::kControlTokenMinutes, deadline));
   if (deps.on_secret) deps.on_secret(token);
-  fleet::RunnerStartDelivery delivery{vm.endpoint,
-                                      token,
-                                      fleet::RunnerRequestId(jit.runner.id),
-                                      vm.microvm_id,
-                                      jit.encoded_jit_config,
-                                      nonce};
-  MVR_RETURN_IF_ERROR(fleet::DeliverRunnerStart(deps.http, deps.seam, delivery, deadline));
+  Status delivered = InvalidArgument("no control nonce to deliver with");
+  for (size_t i = 0; i < nonces.size(); ++i) {
+    // A refused nonce is not recorded by the supervisor: the same requestId may carry the next.
+    fleet::RunnerStartDelivery delivery{vm.endpoint,
+                                        token,
+                                        fleet::RunnerRequestId(jit.runner.id),
+                                        vm.microvm_id,
+                                        jit.encoded_jit_config,
+                                        nonces[i]};
+    delivered = fleet::DeliverRunnerStart(deps.http, deps.seam, delivery, deadline);
+    if (delivered.error_type() != fleet::kWrongNonce) break;
+    if (i + 1 < nonces.size()) {
+      deps.seam.logger.Info("control nonce refused; trying the previous key's",
+                            {{"microvm_id", vm.microvm_id}});
+    }
+  }
+  if (delivered.error_type() == fleet::kWrongNonce) {
+    delivered = Status(delivered.code(),
+                       delivered.message() +
+                           " (the MicroVM was launched under another control key or repository "
+                           "than this step's MVR_CONTROL_KEY" +
+                           (nonces.size() > 1 ? " and MVR_CONTROL_KEY_PREVIOUS" : "") + ")")
+                    .WithErrorType(fleet::kWrongNonce);
+  }
+  MVR_RETURN_IF_ERROR(delivered);
   MVR_RETURN_IF_ERROR(runners.WaitOnline(jit.runner.id, label, deadline));
   Milestone(deps, "runner_online");
   return Status::Ok();

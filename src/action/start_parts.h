@@ -56,16 +56,27 @@ aws::RunMicrovmRequest RunRequest(const StartCommand& c, std::string client_toke
 
 // Warm and pooled starts need MVR_CONTROL_KEY: InvalidArgument saying how to set it otherwise.
 Status RequireControlKey(const ActionDeps& deps);
-// The control nonce of the launch with clientToken `launch_token` (empty token: none, for a VM
-// launched before nonces), derived under deps.control_key and handed to deps.on_secret.
-Result<Secret> ControlNonce(const ActionDeps& deps, const std::string& launch_token);
+// The keys a handle's seal and a VM's nonce are checked against: deps.control_key, then
+// deps.previous_control_key when set.
+std::vector<Secret> ControlKeys(const ActionDeps& deps);
+// The control nonce a launch with clientToken `launch_token` gets (empty token: none, for a VM
+// launched before nonces): derived under deps.control_key, bound to the start's repository id and
+// region (supervisor::DeriveBoundControlNonce), handed to deps.on_secret.
+Result<Secret> ControlNonce(const ActionDeps& deps, const StartCommand& c,
+                            const std::string& launch_token);
+// The nonces a delivery to that launch may carry, in the order to try them: under the current
+// key, then under the previous one (a VM launched before the rotation). Each goes to on_secret.
+Result<std::vector<Secret>> ControlNonces(const ActionDeps& deps, const StartCommand& c,
+                                          const std::string& launch_token);
 
 // Warm: a short-lived token for the control port only, the JIT config delivered to the
-// supervisor with the VM's control `nonce`, then the exact runner awaited online.
+// supervisor with the VM's control nonce (each of `nonces` in turn while the supervisor answers
+// wrong_nonce; the last refusal has error type fleet::kWrongNonce), then the exact runner awaited
+// online.
 Status DeliverAndAwait(const ActionDeps& deps, fleet::MicrovmLifecycle& vms,
                        fleet::RunnerRegistration& runners, const aws::Microvm& vm,
-                       const github::JitConfig& jit, const Secret& nonce, const std::string& label,
-                       TimePoint deadline);
+                       const github::JitConfig& jit, const std::vector<Secret>& nonces,
+                       const std::string& label, TimePoint deadline);
 
 // Conflict unless runner `runner_id` is gone from GitHub or idle: a stop never suspends a VM whose
 // runner is running a job.

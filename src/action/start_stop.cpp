@@ -91,7 +91,7 @@ Result<StopResult> StopFlow::Ephemeral(const StopCommand& c, TimePoint deadline)
 
 Result<StopResult> StopFlow::Warm(const StopCommand& c, TimePoint deadline) {
   const Seam& seam = deps_.seam;
-  MVR_ASSIGN_OR_RETURN(ServerHandle h, DecodeServerHandle(c.server));
+  MVR_ASSIGN_OR_RETURN(ServerHandle h, DecodeServerHandle(c.server, internal::ControlKeys(deps_)));
   MVR_RETURN_IF_ERROR(internal::CheckHandleScope(h, c.repository_id, c.endpoints.region));
   MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, internal::ScopeOf(c.endpoints));
   fleet::RunnerRegistration runners(seam, deps_.github, scope);

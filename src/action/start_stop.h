@@ -35,6 +35,10 @@ struct ActionDeps {
   // the VM's launch token), so that a later job's start can deliver to it. Required by warm and
   // pooled starts; the same for every job that uses a server.
   Secret control_key{};
+  // MVR_CONTROL_KEY_PREVIOUS (optional): the key before the last rotation, accepted for a window
+  // so that VMs launched and handles sealed under it keep working until they are replaced. Never
+  // used to launch or seal; empty when not set.
+  Secret previous_control_key{};
 };
 
 struct StartResult {

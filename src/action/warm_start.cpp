@@ -1,6 +1,7 @@
 // The warm start flows: a new warm MicroVM by server name, and the resume of an lmvm1_ handle.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "action/start_parts.h"
 #include "action/start_stop.h"
@@ -71,7 +72,7 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
   Secret nonce;
   for (int n = 0; n < kWarmLaunchesPerIdentity; ++n) {
     launch_token = LaunchClientToken(id, "warm:" + std::to_string(n));
-    MVR_ASSIGN_OR_RETURN(nonce, internal::ControlNonce(deps_, launch_token));
+    MVR_ASSIGN_OR_RETURN(nonce, internal::ControlNonce(deps_, c, launch_token));
     MVR_ASSIGN_OR_RETURN(std::string payload,
                          supervisor::EncodeRunPayload(supervisor::RunPayload::Warm(nonce)));
     vm = vms.Launch(
@@ -95,7 +96,7 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
   const int64_t runner_id = jit->runner.id;
 
   Status ready =
-      internal::DeliverAndAwait(deps_, vms, runners, *vm, *jit, nonce, id.label, deadline);
+      internal::DeliverAndAwait(deps_, vms, runners, *vm, *jit, {nonce}, id.label, deadline);
   if (!ready.ok()) return cleanup.Fail(ready);
   cleanup.Forget();
 
@@ -113,14 +114,14 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
   h.launch_token = launch_token;
 
   StartResult out = internal::Outputs(id.label, jit->runner, *vm);
-  out.server = EncodeServerHandle(h);
+  out.server = EncodeServerHandle(h, deps_.control_key);
   out.warm_hit = false;
   out.lifetime = life;
   return out;
 }
 
 Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadline) {
-  MVR_ASSIGN_OR_RETURN(ServerHandle h, DecodeServerHandle(c.server));
+  MVR_ASSIGN_OR_RETURN(ServerHandle h, DecodeServerHandle(c.server, internal::ControlKeys(deps_)));
   MVR_RETURN_IF_ERROR(internal::CheckHandleScope(h, c.identity.repository_id, c.endpoints.region));
   Lifetime life{h.started_at, h.started_at + std::chrono::seconds(h.max_lifetime_seconds),
                 h.reuse_deadline};
@@ -132,8 +133,11 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
   MVR_ASSIGN_OR_RETURN(aws::Microvm current, vms.Get(h.microvm_id, deadline));
   MVR_RETURN_IF_ERROR(RefuseUnusable(*parts, h, current, life, deadline));
 
-  // A handle from before nonces has no launch token: its VM takes no nonce.
-  MVR_ASSIGN_OR_RETURN(Secret nonce, internal::ControlNonce(deps_, h.launch_token));
+  // A handle from before nonces has no launch token: its VM takes no nonce. The nonce is bound to
+  // this step's repository and region, never the handle's: another repository's start cannot
+  // derive what this repository's VM was launched with.
+  MVR_ASSIGN_OR_RETURN(std::vector<Secret> nonces,
+                       internal::ControlNonces(deps_, c, h.launch_token));
   // Register first: if GitHub fails, the cached VM is not touched.
   MVR_ASSIGN_OR_RETURN(github::JitConfig jit, parts->RegisterRunner(deps_, c, deadline));
   const int64_t runner_id = jit.runner.id;
@@ -159,7 +163,7 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
   });
 
   Status ready =
-      internal::DeliverAndAwait(deps_, vms, runners, *vm, jit, nonce, id.label, deadline);
+      internal::DeliverAndAwait(deps_, vms, runners, *vm, jit, nonces, id.label, deadline);
   if (!ready.ok()) {
     // A concurrent start resumed it too and its runner won: leave the VM to that job.
     if (ready.error_type() == fleet::kServerBusy) cleanup.DropLast();
@@ -170,7 +174,9 @@ Result<StartResult> StartFlow::WarmResume(const StartCommand& c, TimePoint deadl
   h.runner_id = runner_id;
   h.runner_name = jit.runner.name;
   StartResult out = internal::Outputs(id.label, jit.runner, *vm);
-  out.server = EncodeServerHandle(h);
+  // Sealed again under the current key: after a rotation the next start needs no previous key
+  // for the handle (the VM's nonce still follows the key it was launched under).
+  out.server = EncodeServerHandle(h, deps_.control_key);
   out.warm_hit = true;
   out.lifetime = life;
   return out;

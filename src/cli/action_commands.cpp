@@ -82,9 +82,11 @@ int Fail(Context& ctx, action::GitHubOutput& out, const std::string& mode, const
   return 1;
 }
 
-// MVR_CONTROL_KEY (warm and pooled starts derive their VMs' control nonces from it), masked.
-Secret ControlKey(Context& ctx, action::GitHubOutput& out) {
-  Secret key(ctx.env.GetOr("MVR_CONTROL_KEY", ""));
+// MVR_CONTROL_KEY (warm and pooled starts derive their VMs' control nonces from it) or, with
+// `name` MVR_CONTROL_KEY_PREVIOUS, the key before a rotation; masked.
+Secret ControlKey(Context& ctx, action::GitHubOutput& out,
+                  const std::string& name = "MVR_CONTROL_KEY") {
+  Secret key(ctx.env.GetOr(name, ""));
   if (!key.empty()) {
     out.Mask(key);
     ctx.logger.redactor().Add(key);
@@ -106,7 +108,8 @@ action::ActionDeps Deps(Context& ctx, Clients& c, action::GitHubOutput& out) {
         ctx.logger.Info("milestone", {{"milestone", milestone}, {"at", FormatRfc3339Millis(at)}});
       },
       c.pool_store.get(),
-      ControlKey(ctx, out)};
+      ControlKey(ctx, out),
+      ControlKey(ctx, out, "MVR_CONTROL_KEY_PREVIOUS")};
 }
 
 int RunStart(Context& ctx, FlagMap flags, const std::string& token_file) {

@@ -210,6 +210,13 @@ Result<StepResult> Workflow::Step(const std::string& mode, const std::string& jo
   }
   // As a workflow passes a repository secret to the step (env: MVR_CONTROL_KEY: ${{ secrets.X }}).
   spec.secret_env["MVR_CONTROL_KEY"] = stack_.control_key();
+  for (const auto& [k, v] : step_secrets_) {
+    if (v.empty()) {
+      spec.secret_env.erase(k);
+    } else {
+      spec.secret_env[k] = v;
+    }
+  }
   for (const auto& [k, v] : env) spec.env[k] = v;
   spec.output_path = name + ".log";
   std::remove(output_file.c_str());

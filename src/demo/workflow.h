@@ -71,6 +71,13 @@ class Workflow {
     action_dir_ = std::move(action_dir);
   }
 
+  // From now on every Step gets secret `name` = `value` in its environment (as a workflow passes a
+  // repository secret), replacing the stack's MVR_CONTROL_KEY when `name` is that; an empty
+  // `value` takes `name` away again.
+  void SetStepSecret(const std::string& name, Secret value) {
+    step_secrets_[name] = std::move(value);
+  }
+
   // Queues a job needing `label` with shell `steps` and waits (up to `timeout`) for it to
   // complete, whatever its conclusion.
   Result<JobResult> RunJob(const std::string& label, const std::vector<std::string>& steps,
@@ -98,6 +105,7 @@ class Workflow {
   const LocalStack& stack_;
   std::string mvr_;
   std::string action_runner_, action_dir_;
+  std::map<std::string, Secret> step_secrets_;
 };
 
 // A step's stdout as a job's log shows it: the Actions runner consumes "::add-mask::value" lines

@@ -93,6 +93,9 @@ Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam, const Runner
           .WithErrorType(kServerBusy);
     }
     if (code == 409) return Conflict(text);
+    if (code == 403 && a.error == "wrong_nonce") {
+      return Unauthorized(text + " (403 wrong_nonce)").WithErrorType(kWrongNonce);
+    }
     if (code == 401 || code == 403) return Unauthorized(text);
     if (code == 429) return Throttled(text);
     if (code >= 500) return Transient(text);

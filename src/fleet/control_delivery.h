@@ -18,6 +18,10 @@ inline constexpr int kControlPort = 8080;
 inline constexpr int kControlTokenMinutes = 5;
 // The error type of a Conflict whose cause is that another job holds the warm MicroVM.
 inline constexpr char kServerBusy[] = "ServerBusy";
+// The error type of an Unauthorized whose cause is the supervisor's 403 `wrong_nonce`: the VM was
+// launched with another control nonce (another key, or another binding) than the one sent. Final
+// for that nonce; a launcher that knows another candidate (a previous key) may try it.
+inline constexpr char kWrongNonce[] = "WrongControlNonce";
 
 struct RunnerStartDelivery {
   std::string endpoint;    // the VM's endpoint (a bare host means https://host)
@@ -37,7 +41,8 @@ std::string RunnerRequestId(int64_t runner_id);
 // 200/202 → Ok. GetMicrovm's RUNNING is eventually consistent (the /run or /resume hook may not
 // have finished yet), so the supervisor's "not yet" answers are retried with full jitter until
 // `deadline` like transport errors, 429 and 5xx: 403 wrong_microvm and 409 wrong_state while it
-// is SNAPSHOTTED, SUSPENDED or RESUMING. 403 wrong_nonce is final (Unauthorized). Definite refusals
+// is SNAPSHOTTED, SUSPENDED or RESUMING. 403 wrong_nonce is final (Unauthorized, error type
+// kWrongNonce). Definite refusals
 // are final: 409 busy → Conflict with error type kServerBusy; other 409s → Conflict; 400/413 →
 // InvalidArgument; other 403/401 → Unauthorized. Messages never contain the JIT config or the
 // token.

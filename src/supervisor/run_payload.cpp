@@ -141,6 +141,24 @@ Result<Secret> DeriveControlNonce(const Secret& control_key, std::string_view la
   return nonce;
 }
 
+Result<Secret> DeriveBoundControlNonce(const Secret& control_key, const NonceBinding& binding,
+                                       std::string_view launch_token) {
+  if (control_key.empty()) return InvalidArgument("no control key to derive a control nonce from");
+  if (launch_token.empty()) {
+    return InvalidArgument("no launch token to derive a control nonce from");
+  }
+  if (binding.repository_id.find('\n') != std::string::npos ||
+      binding.region.find('\n') != std::string::npos) {
+    return InvalidArgument("a control nonce's repository id or region holds a line break");
+  }
+  std::string data = "mvr-control-nonce-v2\n" + binding.repository_id + "\n" + binding.region +
+                     "\n" + std::string(launch_token);
+  std::string mac = HmacSha256(control_key.Reveal(), data);
+  Secret nonce(HexEncode(std::string_view(mac).substr(0, kControlNonceBytes)));
+  std::fill(mac.begin(), mac.end(), '\0');
+  return nonce;
+}
+
 const char* LaunchModeName(LaunchMode mode) {
   switch (mode) {
     case LaunchMode::kWarm:

@@ -55,6 +55,20 @@ Secret NewControlNonce(Random& secure_random);
 // key or token.
 Result<Secret> DeriveControlNonce(const Secret& control_key, std::string_view launch_token);
 
+// What the Action binds a derived nonce to besides the launch token: the repository the start
+// runs in (GITHUB_REPOSITORY_ID) and the region. A key shared by several repositories (an
+// organisation secret) then still gives repository B a nonce that repository A's VMs refuse, even
+// for a launch token B copied from A's handle.
+struct NonceBinding {
+  std::string repository_id;
+  std::string region;
+};
+// The first 16 bytes of HMAC-SHA256(key, "mvr-control-nonce-v2\n" + repository id + "\n" + region
+// + "\n" + token), hex. InvalidArgument for an empty key or token, or a binding field holding a
+// line break (the fields are separated by them).
+Result<Secret> DeriveBoundControlNonce(const Secret& control_key, const NonceBinding& binding,
+                                       std::string_view launch_token);
+
 struct RunPayload {
   LaunchMode mode = LaunchMode::kEphemeral;
   Secret jit_config;  // the encoded_jit_config from GitHub; set for kEphemeral only

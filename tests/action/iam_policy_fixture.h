@@ -64,7 +64,8 @@ class ActionPolicyTest : public PoolFlowTest {
     Result<StopResult> suspended = InProcessActionTest::Stop(stop);
     if (!suspended.ok()) return suspended.status();
     if (suspended->outcome != "suspended") return Internal("the warm stop did not suspend");
-    c.server = EncodeServerHandle(Handle(SuspendedVm(), clock_.Now() + std::chrono::seconds(60)));
+    c.server = EncodeServerHandle(Handle(SuspendedVm(), clock_.Now() + std::chrono::seconds(60)),
+                                  control_key_);
     Result<StartResult> resumed = StartFlow(Deps()).Run(c);
     if (!resumed.ok()) return resumed.status();
     if (!resumed->warm_hit) return Internal("the warm start did not resume the suspended VM");

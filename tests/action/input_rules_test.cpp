@@ -76,6 +76,7 @@ TEST(InputRulesTest, GoodValuesOfEveryFormPass) {
       {"idempotency-key", "deploy to staging"},
       {"server", "build-cache"},
       {"server", "lmvm1_eyJ2IjoxfQ"},
+      {"server", "lmvm1_eyJ2IjoxfQ.q83vEjRWeJCrze8SNFZ4kA"},  // sealed
       {"state-table", "dynamodb:mvr-state"},
       {"state-table", "sqlite:/var/lib/mvr/pool.db"},
       {"state-table", "memory:"},

@@ -115,7 +115,7 @@ TEST(PoolHandleTest, RoundTripsWithoutSecrets) {
 std::string Reencode(const std::string& json) { return "lmvm2_" + Base64UrlEncode(json); }
 
 TEST(PoolHandleTest, DecodingIsStrict) {
-  EXPECT_NE(DecodePoolHandle(EncodeServerHandle(ServerHandle{}))
+  EXPECT_NE(DecodePoolHandle(EncodeServerHandle(ServerHandle{}, Secret("k")))
                 .status()
                 .message()
                 .find("must start with lmvm2_"),

@@ -184,7 +184,8 @@ TEST_F(PoolFlowTest, StartKilledBeforeRecordingItsLaunchIsRecoveredWithTheSameVm
   // The launch the pool start makes for that member: the same request under the same token (its
   // nonce derived from the token, so a retried launch sends the very same payload).
   const std::string token = MemberLaunchToken(r.partition, killed.member);
-  const Secret nonce = supervisor::DeriveControlNonce(control_key_, token).value();
+  const Secret nonce =
+      supervisor::DeriveBoundControlNonce(control_key_, {"123", "us-east-1"}, token).value();
   aws::RunMicrovmRequest run = internal::RunRequest(
       Command("x"), token,
       supervisor::EncodeRunPayload(supervisor::RunPayload::Warm(nonce)).value(),

@@ -23,7 +23,8 @@ class StartRetryTest : public testing::InProcessActionTest {
   }
   StopCommand WarmStop(const std::string& microvm_id) {
     StopCommand c;
-    c.server = EncodeServerHandle(Handle(microvm_id, clock_.Now() + std::chrono::hours(1)));
+    c.server =
+        EncodeServerHandle(Handle(microvm_id, clock_.Now() + std::chrono::hours(1)), control_key_);
     c.endpoints = command_.endpoints;
     return c;
   }
@@ -139,7 +140,8 @@ TEST_F(StartRetryTest, WarmRetryPassesOverTheEndedVmOfAnEarlierAttempt) {
 
 TEST_F(StartRetryTest, ResumingAVmAnotherJobHoldsIsRefusedAsBusyWithoutTouchingIt) {
   const std::string id = RunningVm();
-  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  command_.server =
+      EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)), control_key_);
   Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kConflict);
@@ -154,7 +156,8 @@ TEST_F(StartRetryTest, ResumingAVmAnotherJobHoldsIsRefusedAsBusyWithoutTouchingI
 
 TEST_F(StartRetryTest, ResumeThatLosesTheRaceRemovesOnlyItsOwnRunner) {
   const std::string id = SuspendedVm();
-  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  command_.server =
+      EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)), control_key_);
   guest_.start_status = 409;
   guest_.start_body = R"j({"error":"busy","message":"a runner is busy","state":"RUNNING"})j";
   Result<StartResult> r = Start();

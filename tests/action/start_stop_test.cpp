@@ -15,6 +15,11 @@ namespace {
 
 using nlohmann::json;
 
+// The base64url payload of a sealed lmvm1_ handle (between the prefix and the seal).
+std::string HandlePayload(const std::string& handle) {
+  return handle.substr(6, handle.rfind('.') - 6);
+}
+
 class StartFlowTest : public testing::InProcessActionTest {};
 class StopFlowTest : public testing::InProcessActionTest {
  protected:
@@ -23,7 +28,7 @@ class StopFlowTest : public testing::InProcessActionTest {
     ServerHandle h = Handle(microvm_id, reuse_deadline);
     h.runner_id = runner_id;
     StopCommand c;
-    c.server = EncodeServerHandle(h);
+    c.server = EncodeServerHandle(h, control_key_);
     return c;
   }
 };
@@ -206,7 +211,7 @@ TEST_F(StartFlowTest, WarmNewLaunchesWithTheWarmPayloadAndDeliversTheRunner) {
   ASSERT_EQ(Runners().size(), 1u);
   EXPECT_EQ(Runners()[0].id, r->runner_id);
   EXPECT_TRUE(Runners()[0].online);
-  ServerHandle h = DecodeServerHandle(r->server).value();
+  ServerHandle h = DecodeServerHandle(r->server, {control_key_}).value();
   EXPECT_EQ(h.microvm_id, r->microvm_id);
   const auto started = FromUnixSeconds(static_cast<int64_t>(vm["startedAt"].get<double>()));
   EXPECT_EQ(h.reuse_deadline, started + std::chrono::seconds(7'200 - 1'800));
@@ -214,7 +219,7 @@ TEST_F(StartFlowTest, WarmNewLaunchesWithTheWarmPayloadAndDeliversTheRunner) {
   secrets.push_back(testing::kGithubToken);
   for (const std::string& secret : secrets) {
     EXPECT_EQ(r->server.find(secret), std::string::npos);
-    EXPECT_EQ(Base64UrlDecode(r->server.substr(6)).value().find(secret), std::string::npos);
+    EXPECT_EQ(Base64UrlDecode(HandlePayload(r->server)).value().find(secret), std::string::npos);
   }
 }
 
@@ -228,10 +233,12 @@ TEST_F(StartFlowTest, WarmNewDeliversTheNonceItLaunchedWithAndTheHandleKeepsOnly
   const std::string nonce = guest_.payloads[0].control_nonce.Reveal();
   ASSERT_TRUE(supervisor::CheckControlNonce(guest_.payloads[0].control_nonce).ok());
   EXPECT_EQ(guest_.control_nonces, std::vector<std::string>{nonce});
-  const ServerHandle h = DecodeServerHandle(r->server).value();
+  const ServerHandle h = DecodeServerHandle(r->server, {control_key_}).value();
   ASSERT_FALSE(h.launch_token.empty());
-  EXPECT_EQ(supervisor::DeriveControlNonce(control_key_, h.launch_token)->Reveal(), nonce);
-  EXPECT_EQ(Base64UrlDecode(r->server.substr(6)).value().find(nonce), std::string::npos);
+  EXPECT_EQ(supervisor::DeriveBoundControlNonce(control_key_, {"123", "us-east-1"}, h.launch_token)
+                ->Reveal(),
+            nonce);
+  EXPECT_EQ(Base64UrlDecode(HandlePayload(r->server)).value().find(nonce), std::string::npos);
   EXPECT_NE(std::find(secrets_.begin(), secrets_.end(), nonce), secrets_.end()) << "not masked";
 }
 
@@ -239,18 +246,21 @@ TEST_F(StartFlowTest, ResumeDeliversTheNonceDerivedFromTheHandlesLaunchToken) {
   const std::string id = SuspendedVm();
   ServerHandle h = Handle(id, clock_.Now() + std::chrono::hours(1));
   h.launch_token = "mvr-warm-launch-token-1";
-  command_.server = EncodeServerHandle(h);
+  command_.server = EncodeServerHandle(h, control_key_);
   Result<StartResult> r = Start();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const std::string nonce = supervisor::DeriveControlNonce(control_key_, h.launch_token)->Reveal();
+  const std::string nonce =
+      supervisor::DeriveBoundControlNonce(control_key_, {"123", "us-east-1"}, h.launch_token)
+          ->Reveal();
   EXPECT_EQ(guest_.control_nonces, std::vector<std::string>{nonce});
-  EXPECT_EQ(DecodeServerHandle(r->server)->launch_token, h.launch_token);
+  EXPECT_EQ(DecodeServerHandle(r->server, {control_key_})->launch_token, h.launch_token);
 }
 
 // A handle from before nonces: its VM took none, and none is sent.
 TEST_F(StartFlowTest, ResumeOfAHandleWithoutALaunchTokenSendsNoNonce) {
   const std::string id = SuspendedVm();
-  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  command_.server =
+      EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)), control_key_);
   ASSERT_TRUE(Start().ok());
   EXPECT_EQ(guest_.control_nonces, std::vector<std::string>{""});
 }
@@ -271,12 +281,13 @@ TEST_F(StartFlowTest, WarmAndPooledStartsRefuseToRunWithoutAControlKey) {
 
 TEST_F(StartFlowTest, ResumeOneSecondBeforeTheReuseDeadlineProceeds) {
   const std::string id = SuspendedVm();
-  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::seconds(1)));
+  command_.server =
+      EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::seconds(1)), control_key_);
   Result<StartResult> r = Start();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->warm_hit);
   EXPECT_EQ(VmState(id), "RUNNING");
-  EXPECT_EQ(DecodeServerHandle(r->server)->runner_id, r->runner_id);
+  EXPECT_EQ(DecodeServerHandle(r->server, {control_key_})->runner_id, r->runner_id);
   ASSERT_EQ(Runners().size(), 1u);
   EXPECT_EQ(Runners()[0].id, r->runner_id);
   EXPECT_TRUE(Runners()[0].online);
@@ -285,7 +296,8 @@ TEST_F(StartFlowTest, ResumeOneSecondBeforeTheReuseDeadlineProceeds) {
 TEST_F(StartFlowTest, ResumeAtOrAfterTheReuseDeadlineTerminatesTheVmAndSaysSo) {
   for (int offset : {0, -1}) {
     const std::string id = SuspendedVm();
-    command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::seconds(offset)));
+    command_.server =
+        EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::seconds(offset)), control_key_);
     Result<StartResult> r = Start();
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("reuse deadline"), std::string::npos);
@@ -299,7 +311,8 @@ TEST_F(StartFlowTest, ResumeAtOrAfterTheReuseDeadlineTerminatesTheVmAndSaysSo) {
 
 TEST_F(StartFlowTest, ResumePastTheReuseDeadlineLeavesAVmAnotherJobHoldsToThatJob) {
   const std::string id = RunningVm();
-  command_.server = EncodeServerHandle(Handle(id, clock_.Now() - std::chrono::seconds(1)));
+  command_.server =
+      EncodeServerHandle(Handle(id, clock_.Now() - std::chrono::seconds(1)), control_key_);
   Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("reuse deadline"), std::string::npos);
@@ -311,7 +324,8 @@ TEST_F(StartFlowTest, StaleHandleOfATerminatedVmFailsWithoutALifecycleCall) {
   const std::string id = RunningVm({{"maximumDurationInSeconds", 60}});
   clock_.Advance(std::chrono::seconds(61));
   ASSERT_EQ(VmState(id), "TERMINATED");
-  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  command_.server =
+      EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)), control_key_);
   Result<StartResult> r = Start();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kNotFound);
@@ -324,7 +338,8 @@ TEST_F(StartFlowTest, StaleHandleOfATerminatedVmFailsWithoutALifecycleCall) {
 
 TEST_F(StartFlowTest, JitFailureDoesNotTouchTheCachedVm) {
   const std::string id = SuspendedVm();
-  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  command_.server =
+      EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)), control_key_);
   github_ = github::GitHubClient::Create(github_service_->api(), clock_,
                                          github::GitHubAuth::Token(Secret("ghp_NOTTHETOKEN")))
                 .value();
@@ -335,7 +350,8 @@ TEST_F(StartFlowTest, JitFailureDoesNotTouchTheCachedVm) {
 
 TEST_F(StartFlowTest, ControlDeliveryFailureRemovesTheRunnerAndSuspendsTheVm) {
   const std::string id = SuspendedVm();
-  command_.server = EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)));
+  command_.server =
+      EncodeServerHandle(Handle(id, clock_.Now() + std::chrono::hours(1)), control_key_);
   guest_.start_status = 409;
   guest_.start_body = R"({"error":"not_idle","message":"busy"})";
   Result<StartResult> r = Start();

@@ -206,6 +206,7 @@ class ActionEndToEnd : public ::testing::Test {
         {"the GitHub token", stack_->token().Reveal()},
         {"the AWS secret key", kAwsSecretKey},
         {"MVR_CONTROL_KEY", stack_->control_key().Reveal()}};
+    secrets.insert(secrets.end(), more_secrets_.begin(), more_secrets_.end());
     for (const std::string& jit : JitFixtures()) {
       secrets.emplace_back("a JIT config", jit);
       secrets.emplace_back("the start of a JIT config", jit.substr(0, 40));
@@ -262,6 +263,8 @@ class ActionEndToEnd : public ::testing::Test {
   http::CurlHttpClient http_;
   std::string mvr_ = std::string(MVR_BINARY_DIR) + "/src/cli/mvr";
   std::string dir_, fixtures_;
+  // Further secrets a test gave its steps (what, value), searched for after it as the rest.
+  std::vector<std::pair<std::string, std::string>> more_secrets_;
   std::unique_ptr<LocalStack> stack_;
   std::unique_ptr<Workflow> workflow_;
 };

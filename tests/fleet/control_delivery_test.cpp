@@ -184,6 +184,8 @@ TEST_F(ControlDeliveryTest, DefiniteRefusalsAreNotRetried) {
     EXPECT_EQ(s.code(), c.code) << c.error;
     ExpectNoSecret(s);
     EXPECT_EQ(s.error_type() == kServerBusy, std::string(c.error) == "busy") << c.error;
+    // Only a refused nonce is told apart: a launcher may try a previous key's nonce.
+    EXPECT_EQ(s.error_type() == kWrongNonce, std::string(c.error) == "wrong_nonce") << c.error;
   }
 }
 

@@ -196,6 +196,27 @@ TEST_F(WarmPoolTest, FailureAfterTheResumeTerminatesTheMemberAndReleasesTheJob) 
       << "the job's claim was released for the retry";
 }
 
+// The set's key is its GitHub credential: once it rotates, a member launched before refuses the
+// nonce the launch derives (403 wrong_nonce). The launch fails and terminates the member, whose
+// row goes with it: it is never offered again, and the job's retry launches without it.
+TEST_F(WarmPoolTest, AMemberLaunchedUnderARotatedKeyIsTerminatedNotOfferedAgain) {
+  config_.classes[0].warm_pool_size = 1;
+  Fill();
+  const std::string member = MemberVms().at(0);
+  fleet_.guest.check_nonce = true;
+  control_key_ = Secret("the-rotated-github-credential");
+  const LaunchIntent in = NewJob();
+  LaunchOutcome o = NewLauncher().Handle(in);
+  ASSERT_EQ(o.decision, LaunchDecision::kFailed) << o.detail;
+  EXPECT_NE(o.detail.find("wrong_nonce"), std::string::npos) << o.detail;
+  EXPECT_EQ(State(member), "TERMINATED");
+  EXPECT_TRUE(Members().empty());
+  EXPECT_TRUE(fleet_.Runners().empty());
+  LaunchOutcome retry = NewLauncher().Handle(in);
+  ASSERT_EQ(retry.decision, LaunchDecision::kLaunched) << retry.detail;
+  EXPECT_NE(retry.microvm_id, member);
+}
+
 TEST_F(WarmPoolTest, TwoLaunchersOneMemberOnlyOneWinsAndTheOtherGoesCold) {
   config_.classes[0].warm_pool_size = 1;
   Fill();

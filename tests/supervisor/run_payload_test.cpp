@@ -200,5 +200,29 @@ TEST(ControlNonce, DerivedNoncesDependOnKeyAndTokenAndNeedBoth) {
   EXPECT_EQ(DeriveControlNonce(Secret("k"), "").status().code(), Code::kInvalidArgument);
 }
 
+TEST(ControlNonce, BoundNoncesDependOnRepositoryAndRegion) {
+  const Secret key("org-wide-key");
+  const NonceBinding a{"101", "us-east-1"};
+  auto nonce = DeriveBoundControlNonce(key, a, "mvr-pool-0001");
+  ASSERT_TRUE(nonce.ok());
+  EXPECT_TRUE(CheckControlNonce(*nonce).ok());
+  EXPECT_EQ(nonce->Reveal(), DeriveBoundControlNonce(key, a, "mvr-pool-0001")->Reveal());
+  // Repository B, with the same key and A's launch token, derives another nonce.
+  EXPECT_NE(nonce->Reveal(),
+            DeriveBoundControlNonce(key, {"202", "us-east-1"}, "mvr-pool-0001")->Reveal());
+  EXPECT_NE(nonce->Reveal(),
+            DeriveBoundControlNonce(key, {"101", "eu-west-1"}, "mvr-pool-0001")->Reveal());
+  EXPECT_NE(nonce->Reveal(), DeriveControlNonce(key, "mvr-pool-0001")->Reveal());
+  EXPECT_EQ(
+      nonce->Reveal(),
+      HexEncode(HmacSha256("org-wide-key", "mvr-control-nonce-v2\n101\nus-east-1\nmvr-pool-0001")
+                    .substr(0, 16)));
+  // A field cannot forge the separator: "1\n01" is refused, not read as another binding.
+  EXPECT_EQ(DeriveBoundControlNonce(key, {"1\n01", "us-east-1"}, "t").status().code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(DeriveBoundControlNonce(Secret(), a, "t").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(DeriveBoundControlNonce(key, a, "").status().code(), Code::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace mvr::supervisor

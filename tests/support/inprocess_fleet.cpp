@@ -88,6 +88,12 @@ http::HttpResponse StandInSupervisor::Serve(const std::string& microvm_id, int p
     const json body = json::parse(request.body, nullptr, false);
     control_nonces.push_back(body.is_object() ? body.value("nonce", "") : "");
     if (trace != nullptr) trace->push_back(request.method + " " + request.path);
+    auto launched = payload_of.find(microvm_id);
+    if (check_nonce && launched != payload_of.end() &&
+        launched->second.control_nonce.Reveal() != control_nonces.back()) {
+      return http::HttpResponse::Json(
+          403, R"({"error":"wrong_nonce","message":"not this launch's nonce","state":"IDLE"})");
+    }
     if (start_status / 100 == 2) {
       started_on.push_back(microvm_id);
       jit_configs.push_back(body.value("jit", ""));

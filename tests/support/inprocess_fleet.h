@@ -53,6 +53,9 @@ class StandInSupervisor final : public emulate::microvms::InProcessGuest {
   // frozen while it waited, comes back online).
   bool reconnect_on_resume = false;
   int start_status = 202;  // the answer to /v1/runner/start
+  // As the real supervisor: a runner start whose nonce is not the one the VM's /run payload
+  // carried is refused with 403 wrong_nonce (and not recorded).
+  bool check_nonce = false;
   std::string start_body = "{}";
   std::string status_state = "IDLE";  // GET /v1/status, once status_script is used up
   std::string status_request_id;
