@@ -165,6 +165,9 @@ struct HotPoolSettings {
 struct ServeConfig {
   std::string runner_set_id;
   std::string listen = "127.0.0.1:8080";
+  // The status routes (GET /, /status, /timeline, /metrics) listen here, never on `listen`
+  // (issue 53, item 1). Unset: 127.0.0.1 on the port after listen's (port 0 when listen's is 0).
+  std::string status_listen;
   std::string region;
   GitHubSettings github;
   std::vector<RunnerClass> classes;

@@ -16,7 +16,7 @@ class RunnerSetCredentials : public RunnerSetEndToEnd {
  protected:
   std::string MetricsText() {
     http::HttpRequest req;
-    req.url = ServeUrl() + "/metrics";
+    req.url = StatusUrl() + "/metrics";
     auto res = http_.Send(req);
     return res.ok() ? res->body : "";
   }

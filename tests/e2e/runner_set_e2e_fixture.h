@@ -550,6 +550,8 @@ class RunnerSetEndToEnd : public RunnerSetStack {
   virtual json Config() {
     json c = SharedConfig();
     c["listen"] = "127.0.0.1:" + std::to_string(port_);
+    if (status_port_ == 0) status_port_ = FreeLoopbackPort();  // kept across restarts
+    c["statusListen"] = "127.0.0.1:" + std::to_string(status_port_);
     c["github"]["patFile"] = stack_->token_file();
     c["github"]["webhookSecretFile"] = dir_ + "/webhook-secret";
     c["store"] = "sqlite:" + dir_ + "/state.db";
@@ -559,6 +561,8 @@ class RunnerSetEndToEnd : public RunnerSetStack {
   }
 
   std::string ServeUrl() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // The status listener's "http://127.0.0.1:PORT" (statusListen).
+  std::string StatusUrl() const { return "http://127.0.0.1:" + std::to_string(status_port_); }
 
   // Starts `mvr serve` and waits for its "listening" line.
   void StartServe() {
@@ -581,8 +585,9 @@ class RunnerSetEndToEnd : public RunnerSetStack {
           return ReadWholeFile(spec.output_path).find(line) != std::string::npos;
         },
         std::chrono::seconds(20)));
-    ASSERT_NE(ReadWholeFile(spec.output_path).find(line), std::string::npos)
-        << ReadWholeFile(spec.output_path);
+    const std::string log = ReadWholeFile(spec.output_path);
+    ASSERT_NE(log.find(line), std::string::npos) << log;
+    ASSERT_NE(log.find("mvr serve status on " + StatusUrl()), std::string::npos) << log;
   }
 
   // Signals `mvr serve` and waits for it; returns its exit status.
@@ -598,7 +603,7 @@ class RunnerSetEndToEnd : public RunnerSetStack {
   // A counter of mvr serve's /metrics ("launched" → mvr_runnerset_launched_total); -1 if absent.
   int64_t Metric(const std::string& name) override {
     http::HttpRequest req;
-    req.url = ServeUrl() + "/metrics";
+    req.url = StatusUrl() + "/metrics";
     auto res = http_.Send(req);
     if (!res.ok() || res->status != 200) return -1;
     std::istringstream in(res->body);
@@ -612,7 +617,7 @@ class RunnerSetEndToEnd : public RunnerSetStack {
   // mvr serve's GET /status (an empty object when it does not answer).
   json ServeStatus() {
     http::HttpRequest req;
-    req.url = ServeUrl() + "/status";
+    req.url = StatusUrl() + "/status";
     auto res = http_.Send(req);
     if (!res.ok() || res->status != 200) return json::object();
     return json::parse(res->body, nullptr, false);
@@ -623,7 +628,7 @@ class RunnerSetEndToEnd : public RunnerSetStack {
 
   int64_t TimelineCount(const std::string& milestone) {
     http::HttpRequest req;
-    req.url = ServeUrl() + "/metrics";
+    req.url = StatusUrl() + "/metrics";
     auto res = http_.Send(req);
     if (!res.ok() || res->status != 200) return -1;
     const std::string key =
@@ -637,6 +642,7 @@ class RunnerSetEndToEnd : public RunnerSetStack {
 
   int port_ = 0;
   int serve_pid_ = 0;
+  int status_port_ = 0;  // statusListen's, picked by the first Config()
 };
 
 }  // namespace mvr::demo
