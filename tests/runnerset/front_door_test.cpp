@@ -80,7 +80,7 @@ TEST(ReservedGitHubTest, BackgroundReadsStopAtTheLaunchesShare) {
   ManualClock clock;
   BudgetGitHub inner;
   ReservedGitHub reserved(inner, clock);
-  const github::RunnerScope scope = github::RunnerScope::Repository("octo/app");
+  const github::RunnerScope scope = github::RunnerScope::Repository("octo", "app");
   const TimePoint reset = clock.Now() + Duration(600'000);
   EXPECT_CALL(inner, ListRunners(_, _)).WillOnce(Return(std::vector<github::Runner>{}));
   // 20% of 5,000 is 1,000: one more than that may still be read.
