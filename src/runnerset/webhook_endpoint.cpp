@@ -61,19 +61,20 @@ WebhookAnswer AnswerWebhook(const WebhookRouter& router, queue::Queue& queue, Me
   answer.decision = d.verdict == WebhookVerdict::kIgnored
                         ? std::string("ignored_") + IgnoreReasonName(d.ignore_reason)
                         : WebhookVerdictName(d.verdict);
+  // The router refused a delivery without a valid id, so every intent has one. A replay counts
+  // as its own decision, not as the one its first delivery got.
+  const std::string delivery_id = headers.GetOr(github::kDeliveryHeader, "");
+  if (d.intent && ledger) {
+    if (std::optional<WebhookAnswer> refused = CheckReplay(*ledger, metrics, logger, delivery_id)) {
+      return *refused;
+    }
+  }
   metrics.AddWebhookDecision(answer.decision);
   answer.status = d.http_status;
   if (!d.intent) {
     if (d.accepted()) metrics.Add(Counter::kIgnored);
     answer.body = AnswerBody({{"decision", answer.decision}, {"message", d.message}});
     return answer;
-  }
-  // The router refused a delivery without a valid id, so every intent has one.
-  const std::string delivery_id = headers.GetOr(github::kDeliveryHeader, "");
-  if (ledger) {
-    if (std::optional<WebhookAnswer> refused = CheckReplay(*ledger, metrics, logger, delivery_id)) {
-      return *refused;
-    }
   }
   Result<std::string> sent = queue.Send(queue::OutgoingMessage{EncodeIntent(*d.intent)});
   if (!sent.ok()) {

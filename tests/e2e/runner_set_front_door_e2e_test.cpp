@@ -47,16 +47,19 @@ class RunnerSetFrontDoor : public RunnerSetEndToEnd {
 // Item 1: the webhook listener answers POST /webhook and GET /healthz alone; 200 GET /status on
 // the status listener cost GitHub at most 2 calls (they used to cost 200).
 TEST_F(RunnerSetFrontDoor, StatusRoutesListenApartAndTwoHundredAsksCostAtMostTwoGitHubCalls) {
+  // The first ask of all (nothing cached yet): at least one listing, so the count can see them.
+  const int64_t before = GitHubCallsUsed();
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(Get(StatusUrl() + "/status"), 200);
+  const int64_t spent = GitHubCallsUsed() - before;
+  std::printf("GitHub calls made by 200 GET /status: %lld\n", static_cast<long long>(spent));
+  EXPECT_GE(spent, 1);
+  EXPECT_LE(spent, 2);
   for (const char* path : {"/", "/status", "/timeline", "/metrics"}) {
     EXPECT_EQ(Get(ServeUrl() + path), 404) << path << " on the webhook listener";
     EXPECT_EQ(Get(StatusUrl() + path), 200) << path << " on the status listener";
   }
   EXPECT_EQ(Get(ServeUrl() + "/healthz"), 200);
-  const int64_t before = GitHubCallsUsed();
-  for (int i = 0; i < 200; ++i) ASSERT_EQ(Get(StatusUrl() + "/status"), 200);
-  const int64_t spent = GitHubCallsUsed() - before;
-  std::printf("GitHub calls made by 200 GET /status: %lld\n", static_cast<long long>(spent));
-  EXPECT_LE(spent, 2);
+  EXPECT_EQ(Get(StatusUrl() + "/healthz"), 200);
 }
 
 // Item 8: 300 half-sent requests held open (past the listener's 256 connections, from the
@@ -98,7 +101,7 @@ TEST_F(RunnerSetFrontDoor, ADeliveryReplayedFiveTimesIsTakenOnce) {
   auto deliveries = workflow_->GitHub("GET", "/_emulator/deliveries");
   ASSERT_TRUE(deliveries.ok()) << deliveries.status().ToString();
   std::string guid;
-  for (const json& d : *deliveries) {
+  for (const json& d : (*deliveries)["deliveries"]) {
     if (d.value("action", "") == "queued") guid = d.value("guid", "");
   }
   ASSERT_FALSE(guid.empty()) << deliveries->dump();

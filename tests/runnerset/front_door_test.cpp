@@ -153,6 +153,10 @@ TEST_F(LedgerTest, ADeliveryReplayedFiveTimesQueuesOneIntent) {
                                        "duplicate_delivery\"} 5\n"),
             std::string::npos)
       << metrics_.Prometheus();
+  EXPECT_NE(
+      metrics_.Prometheus().find("mvr_runnerset_webhook_decisions_total{decision=\"launch\"} 1\n"),
+      std::string::npos)
+      << metrics_.Prometheus();
   // Another delivery of the same job (GitHub sends each with its own id) is the launcher's
   // business (the job's claim), not the ledger's.
   EXPECT_EQ(Deliver("d-other", &ledger_).decision, "launch");
