@@ -222,6 +222,9 @@ class RunnerSetStack : public ::testing::Test {
 
   // A counter of the deployment ("launched", "janitor_vms_terminated" ...), as its metrics show it.
   virtual int64_t Metric(const std::string& name) = 0;
+  // Deliveries the webhook refused as replays of one it took (`mvr serve`'s delivery ledger,
+  // issue 53 item 13); the Lambda webhook keeps none.
+  virtual int64_t ReplaysRefused() { return 0; }
 
   // Waits until each of the deployment's counters ("janitor_sweeps", "pool_sweeps" ...) has gone
   // up by its amount in `advances` from its value now (one not shown yet counts as 0). A sweep is
@@ -294,12 +297,14 @@ class RunnerSetStack : public ::testing::Test {
     }
     ASSERT_TRUE(Eventually([&] { return Completed(job); }, std::chrono::seconds(60)));
     EXPECT_EQ(Job(job).value("conclusion", ""), "success");
+    // Each copy is refused at the door as a replay or reaches the launcher.
     auto settled = [&] {
-      return Metric("launched") + Metric("duplicate") + Metric("dropped_not_queued");
+      return Metric("launched") + Metric("duplicate") + Metric("dropped_not_queued") +
+             ReplaysRefused();
     };
     EXPECT_TRUE(Eventually([&] { return settled() == 5; }, std::chrono::seconds(30)))
         << "launched " << Metric("launched") << ", duplicate " << Metric("duplicate")
-        << ", dropped " << Metric("dropped_not_queued");
+        << ", dropped " << Metric("dropped_not_queued") << ", replays refused " << ReplaysRefused();
     EXPECT_EQ(Metric("launched"), 1);
     EXPECT_EQ(CountOperation("RunMicrovm"), 1);
     ExpectNothingLeft();
@@ -614,6 +619,17 @@ class RunnerSetEndToEnd : public RunnerSetStack {
     }
     return -1;
   }
+  int64_t ReplaysRefused() override {
+    http::HttpRequest req;
+    req.url = StatusUrl() + "/metrics";
+    auto res = http_.Send(req);
+    if (!res.ok() || res->status != 200) return -1;
+    const std::string key =
+        "mvr_runnerset_webhook_decisions_total{decision=\"ignored_duplicate_delivery\"} ";
+    const size_t at = res->body.find(key);
+    return at == std::string::npos ? 0 : std::stoll(res->body.substr(at + key.size()));
+  }
+
   // mvr serve's GET /status (an empty object when it does not answer).
   json ServeStatus() {
     http::HttpRequest req;
