@@ -52,6 +52,7 @@ int RunServe(Context& ctx, const std::string& config_path) {
   ctx.logger.redactor().Add(secrets->webhook_secret);
   if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
   for (const Secret& key : secrets->app_private_keys) ctx.logger.redactor().Add(key);
+  if (secrets->status_token) ctx.logger.redactor().Add(*secrets->status_token);
   // Before any thread starts, so that only Wait below sees the stop signals.
   StopSignals stop;
   Result<std::unique_ptr<RunnerSetWiring>> w = Wire(ctx, *config, *secrets);
@@ -62,7 +63,8 @@ int RunServe(Context& ctx, const std::string& config_path) {
                              *(*w)->github,
                              *(*w)->store,
                              *(*w)->queue,
-                             runnerset::ControlKeyOf(*secrets)};
+                             runnerset::ControlKeyOf(*secrets),
+                             secrets->status_token};
   auto server = std::make_unique<runnerset::Server>(*config, secrets->webhook_secret, deps);
   Result<int> port = server->Start();
   if (!port.ok()) return fail(port.status().Annotate("listen"));
@@ -146,9 +148,12 @@ int RunStatus(Context& ctx, const std::string& config_path, bool as_json, const 
   const bool v6 = host.find(':') != std::string::npos;
   const std::string url =
       "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(listen->port) + "/status";
+  Result<std::optional<Secret>> token = runnerset::ReadStatusToken(*config);
+  if (!token.ok()) return fail(token.status());
   http::CurlHttpClient client;
   http::HttpRequest req;
   req.url = url;
+  if (*token) req.headers.Set("Authorization", "Bearer " + (*token)->Reveal());
   req.timeout = Duration(30'000);
   Result<http::HttpResponse> res = client.Send(req);
   if (!res.ok() || res->status != 200) {

@@ -495,6 +495,7 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
     MVR_RETURN_IF_ERROR(s.String("runnerSetId", c.runner_set_id, true));
     MVR_RETURN_IF_ERROR(s.String("listen", c.listen));
     MVR_RETURN_IF_ERROR(s.String("statusListen", c.status_listen));
+    MVR_RETURN_IF_ERROR(s.String("statusTokenFile", c.status_token_file));
     MVR_RETURN_IF_ERROR(s.String("region", c.region));
     const json* gh = s.Find("github");
     if (!gh) return InvalidArgument("github: required");
@@ -589,7 +590,14 @@ Result<ServeSecrets> LoadSecrets(const ServeConfig& config) {
     }
     if (!out.app_private_keys.empty()) out.app_private_key = out.app_private_keys.front();
   }
+  MVR_ASSIGN_OR_RETURN(out.status_token, ReadStatusToken(config));
   return out;
+}
+
+Result<std::optional<Secret>> ReadStatusToken(const ServeConfig& config) {
+  if (config.status_token_file.empty()) return std::optional<Secret>();
+  MVR_ASSIGN_OR_RETURN(Secret token, ReadSecretFile(config.status_token_file, "statusTokenFile"));
+  return std::optional<Secret>(std::move(token));
 }
 
 Result<Secret> ReadGitHubCredential(const ServeConfig& config, size_t app) {

@@ -125,6 +125,25 @@ std::string UrlOf(const HostPort& at, int port) {
 
 }  // namespace
 
+http::Handler Server::StatusHandler() {
+  http::Handler routes = status_router_.AsHandler();
+  if (!deps_.status_token) return routes;
+  return [this, routes](const http::ServerRequest& r) {
+    // Compared as Secrets: in constant time.
+    const std::string given = r.headers.GetOr("Authorization", "");
+    const bool bearer = given.rfind("Bearer ", 0) == 0;
+    if (r.path == "/healthz" || (bearer && Secret(given.substr(7)) == *deps_.status_token)) {
+      return routes(r);
+    }
+    http::HttpResponse refused =
+        Json(401, {{"message",
+                    "the status routes need \"Authorization: Bearer TOKEN\" with the "
+                    "token of statusTokenFile"}});
+    refused.headers.Set("WWW-Authenticate", "Bearer");
+    return refused;
+  };
+}
+
 Result<int> Server::Start() {
   MVR_ASSIGN_OR_RETURN(HostPort listen, ParseHostPort(config_.listen, "listen"));
   MVR_ASSIGN_OR_RETURN(
@@ -146,7 +165,7 @@ Result<int> Server::Start() {
   http::HttpServer::Options status_options;
   status_options.threads = 2;
   status_options.max_connections = 64;
-  status_server_ = std::make_unique<http::HttpServer>(status_router_.AsHandler(), status_options);
+  status_server_ = std::make_unique<http::HttpServer>(StatusHandler(), status_options);
   Result<int> status_port = status_server_->Start(status_listen.host, status_listen.port);
   if (!status_port.ok()) {
     server_->Stop();

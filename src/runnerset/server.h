@@ -52,6 +52,8 @@ struct ServerDeps {
   queue::Queue& queue;
   // The key pool members' control nonces are derived from (ControlKeyOf, config.h).
   Secret control_key{};
+  // statusTokenFile's token: the status routes (but /healthz) ask for it as a bearer token.
+  std::optional<Secret> status_token{};
 };
 
 // How old a status the status routes may answer with (StatusCache): the status page's reload
@@ -85,6 +87,8 @@ class Server {
  private:
   http::HttpResponse Webhook(const http::ServerRequest& request);
   void AddStatusRoutes();
+  // The status listener's handler: the routes behind the bearer token, when one is set.
+  http::Handler StatusHandler();
   void WatchRunners();
   void RunJanitor();
   void RunWarmPools();

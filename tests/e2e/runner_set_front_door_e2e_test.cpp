@@ -4,6 +4,7 @@
 // replayed five times taken once.
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <vector>
 
@@ -114,6 +115,49 @@ TEST_F(RunnerSetFrontDoor, ADeliveryReplayedFiveTimesIsTakenOnce) {
       << Decisions("ignored_duplicate_delivery");
   EXPECT_EQ(Decisions("launch"), 1);
   EXPECT_EQ(CountOperation("RunMicrovm"), 1);
+}
+
+// Item 1, the other half: with statusTokenFile the status routes ask for the token; `mvr status`
+// sends it.
+class RunnerSetFrontDoorToken : public RunnerSetFrontDoor {
+ protected:
+  static constexpr char kToken[] = "status-token-e2e-5c1d7a90";
+  json Config() override {
+    json c = RunnerSetFrontDoor::Config();
+    {
+      std::ofstream f(dir_ + "/status-token");
+      f << kToken << "\n";
+    }
+    c["statusTokenFile"] = dir_ + "/status-token";
+    return c;
+  }
+  int GetWith(const std::string& url, const std::string& authorization) {
+    http::HttpRequest req;
+    req.url = url;
+    if (!authorization.empty()) req.headers.Set("Authorization", authorization);
+    auto res = http_.Send(req);
+    return res.ok() ? res->status : -1;
+  }
+};
+
+TEST_F(RunnerSetFrontDoorToken, StatusRoutesAskForTheBearerTokenAndMvrStatusSendsIt) {
+  for (const char* path : {"/", "/status", "/timeline", "/metrics"}) {
+    EXPECT_EQ(GetWith(StatusUrl() + path, ""), 401) << path;
+    EXPECT_EQ(GetWith(StatusUrl() + path, "Bearer wrong-token"), 401) << path;
+    EXPECT_EQ(GetWith(StatusUrl() + path, std::string("Bearer ") + kToken), 200) << path;
+  }
+  EXPECT_EQ(GetWith(StatusUrl() + "/healthz", ""), 200);
+  process::ProcessSpec spec;
+  spec.argv = {mvr_, "status", "--config", dir_ + "/serve.json"};
+  spec.output_path = dir_ + "/status.txt";
+  auto pid = processes_.Spawn(spec);
+  ASSERT_TRUE(pid.ok());
+  auto exited = processes_.Wait(*pid);
+  const std::string text = ReadWholeFile(spec.output_path);
+  ASSERT_TRUE(exited.ok() && exited->ok()) << text;
+  EXPECT_NE(text.find("jobs in flight:"), std::string::npos) << text;
+  EXPECT_EQ(text.find(kToken), std::string::npos);
+  EXPECT_EQ(ReadWholeFile(dir_ + "/serve.log").find(kToken), std::string::npos);
 }
 
 }  // namespace

@@ -528,5 +528,19 @@ TEST(ServeConfigTest, StatusListenDefaultsToLoopbackBesideListenAndNeverSharesIt
   ExpectRefusedNaming(bad, "statusListen");
 }
 
+TEST(ServeConfigTest, StatusTokenFileIsReadOnlyWhenSetAndMustHoldAToken) {
+  auto none = Parse(Minimal());
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(ReadStatusToken(*none).value().has_value());
+  json j = Minimal();
+  j["statusTokenFile"] = "/nonexistent/mvr-status-token";
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Result<std::optional<Secret>> missing = ReadStatusToken(*c);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("statusTokenFile"), std::string::npos)
+      << missing.status().message();
+}
+
 }  // namespace
 }  // namespace mvr::runnerset
