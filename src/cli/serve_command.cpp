@@ -1,8 +1,9 @@
 // `mvr serve --config FILE`: one runner set on this machine (webhook → queue → launcher →
 // MicroVM → terminate). The MicroVMs endpoint, region and credentials come from the usual AWS
 // settings (AWS_ENDPOINT_URL_LAMBDA_MICROVMS, AWS_REGION, profiles), as for `mvr start`; secrets
-// only from the files the configuration names. Prints "mvr serve listening on URL" once it
-// serves; SIGTERM/SIGINT stop it cleanly (intents not finished stay on the queue).
+// only from the files the configuration names. Prints "mvr serve status on URL" (the status
+// routes' listener) and then "mvr serve listening on URL" (the webhook's) once it serves;
+// SIGTERM/SIGINT stop it cleanly (intents not finished stay on the queue).
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -51,6 +52,7 @@ int RunServe(Context& ctx, const std::string& config_path) {
   ctx.logger.redactor().Add(secrets->webhook_secret);
   if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
   for (const Secret& key : secrets->app_private_keys) ctx.logger.redactor().Add(key);
+  if (secrets->status_token) ctx.logger.redactor().Add(*secrets->status_token);
   // Before any thread starts, so that only Wait below sees the stop signals.
   StopSignals stop;
   Result<std::unique_ptr<RunnerSetWiring>> w = Wire(ctx, *config, *secrets);
@@ -61,13 +63,17 @@ int RunServe(Context& ctx, const std::string& config_path) {
                              *(*w)->github,
                              *(*w)->store,
                              *(*w)->queue,
-                             runnerset::ControlKeyOf(*secrets)};
+                             runnerset::ControlKeyOf(*secrets),
+                             secrets->status_token};
   auto server = std::make_unique<runnerset::Server>(*config, secrets->webhook_secret, deps);
   Result<int> port = server->Start();
   if (!port.ok()) return fail(port.status().Annotate("listen"));
+  // The status line first: who waits for "listening" finds both.
+  std::cout << "mvr serve status on " << server->status_url() << std::endl;
   std::cout << "mvr serve listening on " << server->url() << std::endl;
-  ctx.logger.Info("runner set serving",
-                  {{"url", server->url()}, {"runner_set_id", config->runner_set_id}});
+  ctx.logger.Info("runner set serving", {{"url", server->url()},
+                                         {"status_url", server->status_url()},
+                                         {"runner_set_id", config->runner_set_id}});
   const int sig = stop.Wait();
   ctx.logger.Info("mvr serve stopping", {{"signal", sig}});
   if (!server->Stop()) {
@@ -117,7 +123,7 @@ int RunStatusHtml(Context& ctx, const runnerset::ServeConfig& config, const std:
   return in.errors.empty() ? 0 : 1;
 }
 
-// `mvr status`: asks the running `mvr serve` of the configuration (its listen address) for
+// `mvr status`: asks the running `mvr serve` of the configuration (its statusListen address) for
 // GET /status and prints it, as text or (--json) as it came.
 int RunStatus(Context& ctx, const std::string& config_path, bool as_json, const std::string& html) {
   auto fail = [&](const Status& s) {
@@ -129,17 +135,25 @@ int RunStatus(Context& ctx, const std::string& config_path, bool as_json, const 
   Result<runnerset::ServeConfig> config = runnerset::ParseServeConfig(*text, config_path);
   if (!config.ok()) return fail(config.status());
   if (!html.empty()) return RunStatusHtml(ctx, *config, html);
-  Result<HostPort> listen = ParseHostPort(config->listen, "listen");
+  Result<HostPort> listen = ParseHostPort(config->status_listen, "statusListen");
   if (!listen.ok()) return fail(listen.status());
+  if (listen->port == 0) {
+    return fail(InvalidArgument("statusListen: " + config->status_listen +
+                                " lets mvr serve pick any port, so mvr status cannot find it; "
+                                "set a fixed port (or use --html)"));
+  }
   std::string host = listen->host;
   if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
   if (host == "::") host = "::1";
   const bool v6 = host.find(':') != std::string::npos;
   const std::string url =
       "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(listen->port) + "/status";
+  Result<std::optional<Secret>> token = runnerset::ReadStatusToken(*config);
+  if (!token.ok()) return fail(token.status());
   http::CurlHttpClient client;
   http::HttpRequest req;
   req.url = url;
+  if (*token) req.headers.Set("Authorization", "Bearer " + (*token)->Reveal());
   req.timeout = Duration(30'000);
   Result<http::HttpResponse> res = client.Send(req);
   if (!res.ok() || res->status != 200) {

@@ -52,8 +52,11 @@ class Session {
 
   Status Start(LocalStack& stack, int port) {
     serve_url_ = "http://127.0.0.1:" + std::to_string(port);
+    // The status routes have a listener of their own (statusListen).
+    MVR_ASSIGN_OR_RETURN(int status_port, PickFreeLoopbackPort());
+    status_url_ = "http://127.0.0.1:" + std::to_string(status_port);
     MVR_RETURN_IF_ERROR(
-        WriteFile(dir_ + "/serve.json", JsonText(ServeConfig(stack, port), 2) + "\n"));
+        WriteFile(dir_ + "/serve.json", JsonText(ServeConfig(stack, port, status_port), 2) + "\n"));
     process::ProcessSpec spec;
     spec.argv = {options_.mvr_path, "serve", "--config", dir_ + "/serve.json"};
     spec.env = stack.StepEnvironment("1", "serve");
@@ -82,9 +85,13 @@ class Session {
     serve_pid_ = 0;
   }
 
+  // The status listener's "http://127.0.0.1:PORT".
+  const std::string& status_url() const { return status_url_; }
+
+  // GET `path` of the status routes.
   Result<std::string> Get(const std::string& path) {
     http::HttpRequest req;
-    req.url = serve_url_ + path;
+    req.url = status_url_ + path;
     MVR_ASSIGN_OR_RETURN(http::HttpResponse res, http_.Send(req));
     if (res.status != 200) {
       return Internal("mvr serve answered " + std::to_string(res.status) + " to GET " + path);
@@ -162,7 +169,7 @@ class Session {
   }
 
  private:
-  json ServeConfig(LocalStack& stack, int port) const {
+  json ServeConfig(LocalStack& stack, int port, int status_port) const {
     json classes = json::array();
     for (const DemoClass& c : kClasses) classes.push_back({{"label", c.label}, {"image", c.image}});
     if (options_.warm_pool > 0) classes[0]["warmPoolSize"] = options_.warm_pool;
@@ -172,6 +179,7 @@ class Session {
     return json{
         {"runnerSetId", "demo"},
         {"listen", "127.0.0.1:" + std::to_string(port)},
+        {"statusListen", "127.0.0.1:" + std::to_string(status_port)},
         {"region", kDemoRegion},
         {"github",
          {{"apiUrl", stack.github_url()},
@@ -194,6 +202,7 @@ class Session {
   const RunnerSetDemoOptions& options_;
   std::string dir_;
   std::string serve_url_;
+  std::string status_url_;
   int serve_pid_ = 0;
 };
 
@@ -354,9 +363,10 @@ int RunnerSetDemo::Run() {
   if (Status s = session.Start(stack, *port); !s.ok()) return fail(s);
   std::printf(
       "  GitHub emulator   %s\n  MicroVMs emulator %s\n  mvr serve         %s (status page: "
-      "open it in a browser)\n",
+      "open it in a browser; webhooks reach %s)\n",
       stack.github_url().c_str(), stack.microvms_url().c_str(),
-      ("http://127.0.0.1:" + std::to_string(*port) + "/").c_str());
+      (session.status_url() + "/").c_str(),
+      ("http://127.0.0.1:" + std::to_string(*port) + "/webhook").c_str());
   if (Status s = session.FillPools(); !s.ok()) return fail(s);
   std::printf(
       "== %d jobs queued at once over classes mvr-small and mvr-large "

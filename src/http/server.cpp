@@ -51,6 +51,11 @@ class Listener {
  private:
   void Accept();
   void OnAccept(const error_code& ec, tcp::socket socket);
+  // Makes room for the connection `newest` (just accepted): closes the oldest connection that
+  // waits for a request, of `client` when given. False when none waits.
+  bool CloseOldestWaiting(uint64_t newest, const std::string* client);
+  // Connections not closed yet, of `client` when given.
+  size_t OpenConnections(const std::string* client) const;
 
   Handler handler_;
   HttpServer::Options options_;
@@ -76,15 +81,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
       : listener_(listener),
         id_(id),
         stream_(std::move(socket)),
-        buffer_(std::max<size_t>(listener.options().max_header_bytes, 8192) + 65536) {}
+        buffer_(std::max<size_t>(listener.options().max_header_bytes, 8192) + 65536) {
+    error_code ec;
+    auto remote = stream_.socket().remote_endpoint(ec);
+    if (!ec) client_ = remote.address().to_string();
+  }
   ~Connection() {
     asio::post(listener_.io(), [listener = &listener_, id = id_] { listener->Forget(id); });
   }
 
   void Start() {
-    stream_.expires_after(listener_.options().read_timeout);
+    stream_.expires_after(listener_.options().header_timeout);
     ReadHeader();
   }
+  // The client's address ("" when unknown).
+  const std::string& client() const { return client_; }
+  bool closed() const { return closed_; }
+  // Waits for (the rest of) a request: no handler runs for it and no answer is being written.
+  bool waiting() const { return !busy_ && !closed_; }
+  // Closed to make room for a newer connection (Listener::CloseOldestWaiting).
+  void Evict() { Close(); }
   // The server stops: a connection that is not busy with a request's answer closes now.
   void Shutdown() {
     if (!busy_) Close();
@@ -102,7 +118,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   void WaitForNextRequest() {
     if (buffer_.size() > 0) {  // the client already sent (part of) its next request
-      stream_.expires_after(listener_.options().read_timeout);
+      stream_.expires_after(listener_.options().header_timeout);
       ReadHeader();
       return;
     }
@@ -111,7 +127,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
                             [self = shared_from_this()](const error_code& ec, size_t n) {
                               if (ec) return self->Close();
                               self->buffer_.commit(n);
-                              self->stream_.expires_after(self->listener_.options().read_timeout);
+                              self->stream_.expires_after(self->listener_.options().header_timeout);
                               self->ReadHeader();
                             });
   }
@@ -134,6 +150,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return Fail(431, "too many header fields\n");
     }
     if (parser_->is_done()) return Dispatch();
+    stream_.expires_after(listener_.options().read_timeout);  // the body's own deadline
     if (beast::iequals(request[bhttp::field::expect], "100-continue")) {
       static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       asio::async_write(stream_, asio::buffer(kContinue),
@@ -253,6 +270,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool keep_alive_ = false;
   bool busy_ = false;  // a handler runs for this connection or an answer is being written
   bool closed_ = false;
+  std::string client_;
 };
 
 Result<int> Listener::Bind(const std::string& host, int port) {
@@ -342,16 +360,45 @@ void Listener::OnAccept(const error_code& ec, tcp::socket socket) {
   auto connection = std::make_shared<Connection>(*this, id, std::move(socket));
   connections_.emplace(id, connection);
   connection->Start();
-  if (connections_.size() >= options_.max_connections) {
+  // One client past its cap makes room among its own connections, or goes without.
+  const std::string& client = connection->client();
+  if (options_.max_connections_per_client > 0 &&
+      OpenConnections(&client) > options_.max_connections_per_client &&
+      !CloseOldestWaiting(id, &client)) {
+    connection->Evict();
+  }
+  if (OpenConnections(nullptr) > options_.max_connections && !CloseOldestWaiting(id, nullptr)) {
     accept_paused_ = true;  // Forget resumes
     return;
   }
   Accept();
 }
 
+size_t Listener::OpenConnections(const std::string* client) const {
+  size_t n = 0;
+  for (const auto& [id, weak] : connections_) {
+    auto c = weak.lock();
+    if (c && !c->closed() && (!client || c->client() == *client)) ++n;
+  }
+  return n;
+}
+
+bool Listener::CloseOldestWaiting(uint64_t newest, const std::string* client) {
+  // Ids grow with age, so the map's order is oldest first.
+  for (const auto& [id, weak] : connections_) {
+    if (id == newest) continue;
+    auto c = weak.lock();
+    if (c && c->waiting() && (!client || c->client() == *client)) {
+      c->Evict();
+      return true;
+    }
+  }
+  return false;
+}
+
 void Listener::Forget(uint64_t id) {
   connections_.erase(id);
-  if (accept_paused_ && !stopping_ && connections_.size() < options_.max_connections) {
+  if (accept_paused_ && !stopping_ && OpenConnections(nullptr) <= options_.max_connections) {
     accept_paused_ = false;
     Accept();
   }

@@ -50,11 +50,21 @@ class HttpServer {
     // A worker that waited this long for a request ends (0: workers stay until Stop). A server
     // that is mostly idle (the supervisor) then holds no worker thread between requests.
     Duration worker_idle_exit{0};
-    // Connections held at once; past this, new connections wait in the listen backlog.
+    // Connections held at once. A new connection past this closes the oldest one that waits for
+    // (the rest of) a request - idle, kept alive or half-sent; one whose request is being answered
+    // is never closed for room. Only when every connection is being answered do new ones wait in
+    // the listen backlog. So idle connections cannot keep a client that sends its request at once
+    // from being answered.
     size_t max_connections = 256;
-    // Deadline for a whole request (request line, headers and body), counted from the connection
-    // (or, on a kept-alive connection, from the request's first byte). A client that has not sent
-    // its request by then is disconnected.
+    // Connections held at once from one client address (0: no cap). A new one past this closes
+    // that client's oldest waiting connection (as above), or is closed itself when every one of
+    // them is being answered.
+    size_t max_connections_per_client = 0;
+    // Deadline for the request line and header fields, counted from the connection (or, on a
+    // kept-alive connection, from the request's first byte). A client that has not sent them by
+    // then is disconnected.
+    Duration header_timeout{10'000};
+    // Deadline for the body, counted from the end of the header fields.
     Duration read_timeout{30'000};
     // Deadline for writing one response.
     Duration write_timeout{30'000};

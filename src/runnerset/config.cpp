@@ -399,6 +399,27 @@ bool IsRunnerNameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
 }
 
+// listen and statusListen: HOST:PORT each, and not the same address (the status routes must not
+// share the webhook's listener). An unset statusListen follows listen (config.h).
+Status CheckStatusListen(ServeConfig& c) {
+  MVR_ASSIGN_OR_RETURN(HostPort webhook, ParseHostPort(c.listen, "listen"));
+  if (c.status_listen.empty()) {
+    if (webhook.port == 65535) {
+      return InvalidArgument(
+          "statusListen: required when listen's port is 65535 (the status "
+          "routes listen on the port after listen's by default)");
+    }
+    c.status_listen = "127.0.0.1:" + std::to_string(webhook.port == 0 ? 0 : webhook.port + 1);
+  }
+  MVR_ASSIGN_OR_RETURN(HostPort status, ParseHostPort(c.status_listen, "statusListen"));
+  if (status.port != 0 && status.port == webhook.port) {
+    return InvalidArgument("statusListen: " + c.status_listen + " uses listen's port " +
+                           std::to_string(webhook.port) +
+                           "; the status routes need a listener of their own (another port)");
+  }
+  return Status::Ok();
+}
+
 Status CheckPrefix(const ServeConfig& c) {
   const std::string& p = c.runner_name_prefix;
   if (p.empty()) return InvalidArgument("runnerNamePrefix: must not be empty");
@@ -473,6 +494,8 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
   Status st = [&]() -> Status {
     MVR_RETURN_IF_ERROR(s.String("runnerSetId", c.runner_set_id, true));
     MVR_RETURN_IF_ERROR(s.String("listen", c.listen));
+    MVR_RETURN_IF_ERROR(s.String("statusListen", c.status_listen));
+    MVR_RETURN_IF_ERROR(s.String("statusTokenFile", c.status_token_file));
     MVR_RETURN_IF_ERROR(s.String("region", c.region));
     const json* gh = s.Find("github");
     if (!gh) return InvalidArgument("github: required");
@@ -537,7 +560,7 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
     MVR_RETURN_IF_ERROR(CheckHotPools(c));
     MVR_RETURN_IF_ERROR(CheckFallbackClasses(c));
     MVR_RETURN_IF_ERROR(CheckAllowedRepositories(c.github));
-    MVR_RETURN_IF_ERROR(ParseHostPort(c.listen, "listen").status());
+    MVR_RETURN_IF_ERROR(CheckStatusListen(c));
     return Status::Ok();
   }();
   if (!st.ok()) return st.Annotate(origin);
@@ -567,7 +590,14 @@ Result<ServeSecrets> LoadSecrets(const ServeConfig& config) {
     }
     if (!out.app_private_keys.empty()) out.app_private_key = out.app_private_keys.front();
   }
+  MVR_ASSIGN_OR_RETURN(out.status_token, ReadStatusToken(config));
   return out;
+}
+
+Result<std::optional<Secret>> ReadStatusToken(const ServeConfig& config) {
+  if (config.status_token_file.empty()) return std::optional<Secret>();
+  MVR_ASSIGN_OR_RETURN(Secret token, ReadSecretFile(config.status_token_file, "statusTokenFile"));
+  return std::optional<Secret>(std::move(token));
 }
 
 Result<Secret> ReadGitHubCredential(const ServeConfig& config, size_t app) {

@@ -167,6 +167,12 @@ struct HotPoolSettings {
 struct ServeConfig {
   std::string runner_set_id;
   std::string listen = "127.0.0.1:8080";
+  // The status routes (GET /, /status, /timeline, /metrics) listen here, never on `listen`
+  // (issue 53, item 1). Unset: 127.0.0.1 on the port after listen's (port 0 when listen's is 0).
+  std::string status_listen;
+  // A file holding a token the status routes (but /healthz) then ask for as
+  // "Authorization: Bearer TOKEN"; "" asks for none.
+  std::string status_token_file;
   std::string region;
   GitHubSettings github;
   std::vector<RunnerClass> classes;
@@ -221,8 +227,11 @@ struct ServeSecrets {
   std::optional<Secret> pat;
   std::optional<Secret> app_private_key;  // the first App's
   std::vector<Secret> app_private_keys;   // every App's, in the order of github.apps
+  std::optional<Secret> status_token;     // statusTokenFile's, when set
 };
 Result<ServeSecrets> LoadSecrets(const ServeConfig& config);
+// statusTokenFile's token (nullopt when unset): what `mvr status` sends.
+Result<std::optional<Secret>> ReadStatusToken(const ServeConfig& config);
 // The GitHub credential alone (the PAT, else the private key of github.apps[app]), read again
 // from its file: how `mvr serve` picks up a secret fixed while GitHub refuses the old one,
 // without a restart.

@@ -1,6 +1,8 @@
-// Server: one runner set on one machine, as `mvr serve` runs it: an HTTP server with
-// POST /webhook (→ the job queue), GET /metrics (Prometheus text), GET /status (status.h, JSON)
-// and GET /healthz, the queue
+// Server: one runner set on one machine, as `mvr serve` runs it: the webhook listener (config
+// listen) with POST /webhook (→ the job queue) and GET /healthz alone, the status listener
+// (statusListen, loopback by default) with GET / (the status page), GET /status (status.h, JSON,
+// gathered at most once per kStatusMaxAge), GET /timeline, GET /metrics (Prometheus text) and
+// GET /healthz - two servers, so status work never holds up a webhook - the queue
 // consumers that carry out the intents through the Launcher, and the janitor's sweeps on their
 // schedule (janitor.intervalSeconds), and the warm-pool sweeper's on its own
 // (warmPool.intervalSeconds, when any class has a warmPoolSize). Everything outside comes in
@@ -25,12 +27,15 @@
 #include "runnerset/class_health.h"
 #include "runnerset/config.h"
 #include "runnerset/consumer.h"
+#include "runnerset/delivery_ledger.h"
 #include "runnerset/janitor.h"
 #include "runnerset/launcher.h"
 #include "runnerset/metrics.h"
+#include "runnerset/reserved_github.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/runner_watch.h"
 #include "runnerset/status.h"
+#include "runnerset/status_cache.h"
 #include "runnerset/warm_pool_sweeper.h"
 #include "runnerset/warm_pool_table.h"
 #include "runnerset/webhook_router.h"
@@ -47,29 +52,43 @@ struct ServerDeps {
   queue::Queue& queue;
   // The key pool members' control nonces are derived from (ControlKeyOf, config.h).
   Secret control_key{};
+  // statusTokenFile's token: the status routes (but /healthz) ask for it as a bearer token.
+  std::optional<Secret> status_token{};
 };
+
+// How old a status the status routes may answer with (StatusCache): the status page's reload
+// period.
+inline constexpr Duration kStatusMaxAge{5'000};
+// Connections the webhook listener holds from one address (http::HttpServer::Options).
+inline constexpr size_t kWebhookConnectionsPerClient = 64;
 
 class Server {
  public:
   Server(ServeConfig config, Secret webhook_secret, ServerDeps deps);
   ~Server();
 
-  // Serves on config.listen and starts the consumers. Returns the bound port.
+  // Serves webhooks on config.listen and the status routes on config.statusListen, and starts
+  // the consumers. Returns the webhook listener's bound port.
   Result<int> Start();
   // Stops taking webhooks and messages; waits up to shutdownGraceSeconds for running intents.
   // True when every one finished (otherwise exit the process soon: they are still running).
   bool Stop();
 
-  // "http://HOST:PORT" once started.
+  // "http://HOST:PORT" of the webhook listener once started.
   const std::string& url() const { return url_; }
+  // "http://HOST:PORT" of the status listener once started.
+  const std::string& status_url() const { return status_url_; }
   Metrics& metrics() { return metrics_; }
   Janitor& janitor() { return janitor_; }
   WarmPoolSweeper& warm_pools() { return sweeper_; }
-  // What GET /status answers: the listings are taken now.
+  // The status with its listings taken now (GET /status answers it through the cache).
   nlohmann::json Status();
 
  private:
   http::HttpResponse Webhook(const http::ServerRequest& request);
+  void AddStatusRoutes();
+  // The status listener's handler: the routes behind the bearer token, when one is set.
+  http::Handler StatusHandler();
   void WatchRunners();
   void RunJanitor();
   void RunWarmPools();
@@ -78,6 +97,10 @@ class Server {
 
   ServeConfig config_;
   ServerDeps deps_;
+  // GitHub for the status routes, the runner watch and the janitor: reads that leave the launches'
+  // share of the budget alone.
+  ReservedGitHub background_github_;
+  DeliveryLedger deliveries_;
   WebhookRouterConfig webhook_;
   std::optional<WebhookRouter> webhook_router_;  // made by Start; then only read
   Metrics metrics_;
@@ -90,9 +113,13 @@ class Server {
   Consumer consumer_;
   Janitor janitor_;
   WarmPoolSweeper sweeper_;
-  http::Router router_;
+  StatusCache status_cache_;
+  http::Router router_;         // the webhook listener's
+  http::Router status_router_;  // the status listener's
   std::unique_ptr<http::HttpServer> server_;
+  std::unique_ptr<http::HttpServer> status_server_;
   std::string url_;
+  std::string status_url_;
   std::atomic<bool> stopping_{false};
   std::thread watcher_;
   std::thread janitor_thread_;

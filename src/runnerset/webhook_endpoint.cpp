@@ -1,8 +1,10 @@
 #include "runnerset/webhook_endpoint.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/json_text.h"
+#include "github/workflow_job_event.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -10,6 +12,33 @@ namespace {
 // An answer's body. Invalid UTF-8 from the sender is replaced (U+FFFD), never thrown over: the
 // messages quote header and member values.
 std::string AnswerBody(const nlohmann::json& answer) { return JsonText(answer) + "\n"; }
+
+// The answer to a delivery the ledger remembers (a replay) or cannot check; nullopt: go on.
+std::optional<WebhookAnswer> CheckReplay(DeliveryMemory& ledger, Metrics& metrics,
+                                         const Logger& logger, const std::string& delivery_id) {
+  Result<bool> fresh = ledger.Remember(delivery_id);
+  WebhookAnswer answer;
+  if (!fresh.ok()) {
+    logger.Error("recording a webhook delivery failed",
+                 {{"delivery_id", delivery_id}, {"error", fresh.status().ToString()}});
+    metrics.AddWebhookDecision("ledger_failed");
+    answer.status = 503;
+    answer.decision = "ledger_failed";
+    answer.body = AnswerBody(
+        {{"decision", answer.decision},
+         {"message", "the runner set's store is unavailable; redeliver the delivery later"}});
+    return answer;
+  }
+  if (*fresh) return std::nullopt;
+  logger.Warn("a webhook delivery seen before is ignored", {{"delivery_id", delivery_id}});
+  metrics.AddWebhookDecision("ignored_duplicate_delivery");
+  metrics.Add(Counter::kIgnored);
+  answer.decision = "ignored_duplicate_delivery";
+  answer.body = AnswerBody(
+      {{"decision", answer.decision},
+       {"message", "delivery " + delivery_id + " was taken before; a replay queues nothing"}});
+  return answer;
+}
 
 }  // namespace
 
@@ -25,13 +54,21 @@ WebhookRouterConfig WebhookRouterConfigOf(const ServeConfig& config, Secret webh
 
 WebhookAnswer AnswerWebhook(const WebhookRouter& router, queue::Queue& queue, Metrics& metrics,
                             const Logger& logger, const http::Headers& headers,
-                            std::string_view body, TimePoint now) {
+                            std::string_view body, TimePoint now, DeliveryMemory* ledger) {
   metrics.Add(Counter::kReceived);
   WebhookDecision d = router.Route(headers, body, now);
   WebhookAnswer answer;
   answer.decision = d.verdict == WebhookVerdict::kIgnored
                         ? std::string("ignored_") + IgnoreReasonName(d.ignore_reason)
                         : WebhookVerdictName(d.verdict);
+  // The router refused a delivery without a valid id, so every intent has one. A replay counts
+  // as its own decision, not as the one its first delivery got.
+  const std::string delivery_id = headers.GetOr(github::kDeliveryHeader, "");
+  if (d.intent && ledger) {
+    if (std::optional<WebhookAnswer> refused = CheckReplay(*ledger, metrics, logger, delivery_id)) {
+      return *refused;
+    }
+  }
   metrics.AddWebhookDecision(answer.decision);
   if (d.refused) {
     metrics.AddRefusedJob(*d.refused);
@@ -49,6 +86,8 @@ WebhookAnswer AnswerWebhook(const WebhookRouter& router, queue::Queue& queue, Me
   Result<std::string> sent = queue.Send(queue::OutgoingMessage{EncodeIntent(*d.intent)});
   if (!sent.ok()) {
     logger.Error("queueing an intent failed", {{"error", sent.status().ToString()}});
+    // Not taken: GitHub's redelivery of it must be.
+    if (ledger) ledger->Forget(delivery_id).IgnoreError();
     metrics.AddWebhookDecision("queue_failed");
     answer.status = 503;
     answer.decision = "queue_failed";

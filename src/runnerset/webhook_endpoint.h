@@ -12,6 +12,7 @@
 #include "http/types.h"
 #include "queue/queue.h"
 #include "runnerset/config.h"
+#include "runnerset/delivery_memory.h"
 #include "runnerset/metrics.h"
 #include "runnerset/webhook_router.h"
 
@@ -27,9 +28,11 @@ struct WebhookAnswer {
 };
 
 // Routes one delivery received at `now`; an intent goes on `queue` (503 when it cannot: GitHub
-// never redelivers on its own, so the delivery must show as failed).
+// never redelivers on its own, so the delivery must show as failed). With a `ledger`, a delivery
+// whose X-GitHub-Delivery it remembers queues nothing (200, "ignored_duplicate_delivery"), and
+// one it cannot check gets 503.
 WebhookAnswer AnswerWebhook(const WebhookRouter& router, queue::Queue& queue, Metrics& metrics,
                             const Logger& logger, const http::Headers& headers,
-                            std::string_view body, TimePoint now);
+                            std::string_view body, TimePoint now, DeliveryMemory* ledger = nullptr);
 
 }  // namespace mvr::runnerset

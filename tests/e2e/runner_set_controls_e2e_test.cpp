@@ -40,7 +40,7 @@ class RunnerSetFleetControls : public RunnerSetEndToEnd {
   // mvr_runnerset_webhook_decisions_total{decision="<decision>"} (-1 when absent).
   int64_t Decisions(const std::string& decision) {
     http::HttpRequest req;
-    req.url = ServeUrl() + "/metrics";
+    req.url = StatusUrl() + "/metrics";
     auto res = http_.Send(req);
     if (!res.ok()) return -1;
     std::istringstream in(res->body);

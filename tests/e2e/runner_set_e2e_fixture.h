@@ -222,6 +222,9 @@ class RunnerSetStack : public ::testing::Test {
 
   // A counter of the deployment ("launched", "janitor_vms_terminated" ...), as its metrics show it.
   virtual int64_t Metric(const std::string& name) = 0;
+  // Deliveries the webhook refused as replays of one it took (`mvr serve`'s delivery ledger,
+  // issue 53 item 13); the Lambda webhook keeps none.
+  virtual int64_t ReplaysRefused() { return 0; }
 
   // Waits until each of the deployment's counters ("janitor_sweeps", "pool_sweeps" ...) has gone
   // up by its amount in `advances` from its value now (one not shown yet counts as 0). A sweep is
@@ -294,12 +297,14 @@ class RunnerSetStack : public ::testing::Test {
     }
     ASSERT_TRUE(Eventually([&] { return Completed(job); }, std::chrono::seconds(60)));
     EXPECT_EQ(Job(job).value("conclusion", ""), "success");
+    // Each copy is refused at the door as a replay or reaches the launcher.
     auto settled = [&] {
-      return Metric("launched") + Metric("duplicate") + Metric("dropped_not_queued");
+      return Metric("launched") + Metric("duplicate") + Metric("dropped_not_queued") +
+             ReplaysRefused();
     };
     EXPECT_TRUE(Eventually([&] { return settled() == 5; }, std::chrono::seconds(30)))
         << "launched " << Metric("launched") << ", duplicate " << Metric("duplicate")
-        << ", dropped " << Metric("dropped_not_queued");
+        << ", dropped " << Metric("dropped_not_queued") << ", replays refused " << ReplaysRefused();
     EXPECT_EQ(Metric("launched"), 1);
     EXPECT_EQ(CountOperation("RunMicrovm"), 1);
     ExpectNothingLeft();
@@ -550,6 +555,8 @@ class RunnerSetEndToEnd : public RunnerSetStack {
   virtual json Config() {
     json c = SharedConfig();
     c["listen"] = "127.0.0.1:" + std::to_string(port_);
+    if (status_port_ == 0) status_port_ = FreeLoopbackPort();  // kept across restarts
+    c["statusListen"] = "127.0.0.1:" + std::to_string(status_port_);
     c["github"]["patFile"] = stack_->token_file();
     c["github"]["webhookSecretFile"] = dir_ + "/webhook-secret";
     c["store"] = "sqlite:" + dir_ + "/state.db";
@@ -559,6 +566,8 @@ class RunnerSetEndToEnd : public RunnerSetStack {
   }
 
   std::string ServeUrl() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // The status listener's "http://127.0.0.1:PORT" (statusListen).
+  std::string StatusUrl() const { return "http://127.0.0.1:" + std::to_string(status_port_); }
 
   // Starts `mvr serve` and waits for its "listening" line.
   void StartServe() {
@@ -581,8 +590,9 @@ class RunnerSetEndToEnd : public RunnerSetStack {
           return ReadWholeFile(spec.output_path).find(line) != std::string::npos;
         },
         std::chrono::seconds(20)));
-    ASSERT_NE(ReadWholeFile(spec.output_path).find(line), std::string::npos)
-        << ReadWholeFile(spec.output_path);
+    const std::string log = ReadWholeFile(spec.output_path);
+    ASSERT_NE(log.find(line), std::string::npos) << log;
+    ASSERT_NE(log.find("mvr serve status on " + StatusUrl()), std::string::npos) << log;
   }
 
   // Signals `mvr serve` and waits for it; returns its exit status.
@@ -598,7 +608,7 @@ class RunnerSetEndToEnd : public RunnerSetStack {
   // A counter of mvr serve's /metrics ("launched" → mvr_runnerset_launched_total); -1 if absent.
   int64_t Metric(const std::string& name) override {
     http::HttpRequest req;
-    req.url = ServeUrl() + "/metrics";
+    req.url = StatusUrl() + "/metrics";
     auto res = http_.Send(req);
     if (!res.ok() || res->status != 200) return -1;
     std::istringstream in(res->body);
@@ -609,10 +619,21 @@ class RunnerSetEndToEnd : public RunnerSetStack {
     }
     return -1;
   }
+  int64_t ReplaysRefused() override {
+    http::HttpRequest req;
+    req.url = StatusUrl() + "/metrics";
+    auto res = http_.Send(req);
+    if (!res.ok() || res->status != 200) return -1;
+    const std::string key =
+        "mvr_runnerset_webhook_decisions_total{decision=\"ignored_duplicate_delivery\"} ";
+    const size_t at = res->body.find(key);
+    return at == std::string::npos ? 0 : std::stoll(res->body.substr(at + key.size()));
+  }
+
   // mvr serve's GET /status (an empty object when it does not answer).
   json ServeStatus() {
     http::HttpRequest req;
-    req.url = ServeUrl() + "/status";
+    req.url = StatusUrl() + "/status";
     auto res = http_.Send(req);
     if (!res.ok() || res->status != 200) return json::object();
     return json::parse(res->body, nullptr, false);
@@ -623,7 +644,7 @@ class RunnerSetEndToEnd : public RunnerSetStack {
 
   int64_t TimelineCount(const std::string& milestone) {
     http::HttpRequest req;
-    req.url = ServeUrl() + "/metrics";
+    req.url = StatusUrl() + "/metrics";
     auto res = http_.Send(req);
     if (!res.ok() || res->status != 200) return -1;
     const std::string key =
@@ -637,6 +658,7 @@ class RunnerSetEndToEnd : public RunnerSetStack {
 
   int port_ = 0;
   int serve_pid_ = 0;
+  int status_port_ = 0;  // statusListen's, picked by the first Config()
 };
 
 }  // namespace mvr::demo

@@ -21,7 +21,7 @@ class RunnerSetRateLimits : public RunnerSetEndToEnd {
   }
   std::string MetricsText() {
     http::HttpRequest req;
-    req.url = ServeUrl() + "/metrics";
+    req.url = StatusUrl() + "/metrics";
     auto res = http_.Send(req);
     return res.ok() ? res->body : "";
   }

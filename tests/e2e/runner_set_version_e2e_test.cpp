@@ -39,7 +39,7 @@ class RunnerSetStaleVersion : public RunnerSetEndToEnd {
   }
   std::string MetricsText() {
     http::HttpRequest req;
-    req.url = ServeUrl() + "/metrics";
+    req.url = StatusUrl() + "/metrics";
     auto res = http_.Send(req);
     return res.ok() ? res->body : "";
   }

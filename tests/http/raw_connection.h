@@ -17,8 +17,16 @@ namespace mvr::http::testing {
 
 class RawConnection {
  public:
-  explicit RawConnection(int port) {
+  // `source`: the loopback address to connect from (host order; 0: any), so a test can play
+  // several clients (127.0.0.2, 127.0.0.3, ...).
+  explicit RawConnection(int port, uint32_t source = 0) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (source != 0) {
+      sockaddr_in from{};
+      from.sin_family = AF_INET;
+      from.sin_addr.s_addr = htonl(source);
+      if (bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0) return;
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));

@@ -516,3 +516,47 @@ TEST(ServeConfig, EnterpriseScopeNeedsItsOrganisationsAndAToken) {
 
 }  // namespace
 }  // namespace mvr::runnerset
+
+namespace mvr::runnerset {
+namespace {
+
+// Issue 53, item 1: the status routes listen apart from the webhook, on loopback unless told.
+TEST(ServeConfigTest, StatusListenDefaultsToLoopbackBesideListenAndNeverSharesIt) {
+  auto c = Parse(Minimal());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->status_listen, "127.0.0.1:8081");
+  json wild = Minimal();
+  wild["listen"] = "0.0.0.0:9000";
+  c = Parse(wild);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->status_listen, "127.0.0.1:9001");
+  json any = Minimal();
+  any["listen"] = "127.0.0.1:0";
+  EXPECT_EQ(Parse(any)->status_listen, "127.0.0.1:0");
+  json set = Minimal();
+  set["statusListen"] = "[::1]:7000";
+  EXPECT_EQ(Parse(set)->status_listen, "[::1]:7000");
+  json same = Minimal();
+  same["statusListen"] = "127.0.0.1:8080";
+  ExpectRefusedNaming(same, "statusListen: 127.0.0.1:8080 uses listen's port 8080");
+  json bad = Minimal();
+  bad["statusListen"] = "nowhere";
+  ExpectRefusedNaming(bad, "statusListen");
+}
+
+TEST(ServeConfigTest, StatusTokenFileIsReadOnlyWhenSetAndMustHoldAToken) {
+  auto none = Parse(Minimal());
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(ReadStatusToken(*none).value().has_value());
+  json j = Minimal();
+  j["statusTokenFile"] = "/nonexistent/mvr-status-token";
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Result<std::optional<Secret>> missing = ReadStatusToken(*c);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("statusTokenFile"), std::string::npos)
+      << missing.status().message();
+}
+
+}  // namespace
+}  // namespace mvr::runnerset
