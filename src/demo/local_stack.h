@@ -68,6 +68,9 @@ class LocalStack {
     if (!kernel_dir.empty()) AddMicrovmsArgs({"--vm-kernel", kernel_dir});
     if (arch != "x86_64") AddMicrovmsArgs({"--vm-arch", arch});
   }
+  // The supervisor's docker.dns for every image with real Docker (before Start); unset, its
+  // default (the VPC resolver, 169.254.169.253).
+  void SetDockerDns(std::vector<std::string> addresses) { docker_dns_ = std::move(addresses); }
   // More `mvr supervisor` flags for every image's supervisor (before Start).
   void AddSupervisorArgs(const std::vector<std::string>& args) {
     supervisor_args_.insert(supervisor_args_.end(), args.begin(), args.end());
@@ -124,6 +127,7 @@ class LocalStack {
   std::vector<std::string> microvms_args_;
   std::vector<std::string> supervisor_args_;
   bool qemu_vms_ = false;
+  std::optional<std::vector<std::string>> docker_dns_;
   std::string run_body_ = "raw";
   std::vector<std::string> github_args_;
   Secret token_;
