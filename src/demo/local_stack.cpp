@@ -110,8 +110,8 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
       << "  \"dockerd\": [\""
       << path_of("dockerd")
       // On this machine dockerd makes no bridge; a QEMU guest is a network of its own, where
-      // containers get Docker's bridge as on a MicroVM (the kernel has no iptables there).
-      << "\", " << (qemu_vms_ ? "" : "\"--bridge=none\", ")
+      // containers may get Docker's bridge as on a MicroVM (the kernel has no iptables there).
+      << "\", " << (qemu_vms_ && docker_bridge_ ? "" : "\"--bridge=none\", ")
       << "\"--iptables=false\", \"--ip6tables=false\",\n"
       << "    \"--containerd\", \"$DOCKER_EXEC/containerd.sock\",\n"
       << "    \"--data-root\", \"$MVR_VM_DIR/var/lib/docker\", \"--exec-root\", "

@@ -71,6 +71,10 @@ class LocalStack {
   // The supervisor's docker.dns for every image with real Docker (before Start); unset, its
   // default (the VPC resolver, 169.254.169.253).
   void SetDockerDns(std::vector<std::string> addresses) { docker_dns_ = std::move(addresses); }
+  // With QEMU guests (before Start): their dockerd makes Docker's bridge, so containers get the
+  // container network of a MicroVM. Off by default, so the other guest tests keep the engine
+  // they were measured with (--bridge=none); the tests of the container network turn it on.
+  void UseDockerBridgeInGuests() { docker_bridge_ = true; }
   // More `mvr supervisor` flags for every image's supervisor (before Start).
   void AddSupervisorArgs(const std::vector<std::string>& args) {
     supervisor_args_.insert(supervisor_args_.end(), args.begin(), args.end());
@@ -128,6 +132,7 @@ class LocalStack {
   std::vector<std::string> supervisor_args_;
   bool qemu_vms_ = false;
   std::optional<std::vector<std::string>> docker_dns_;
+  bool docker_bridge_ = false;
   std::string run_body_ = "raw";
   std::vector<std::string> github_args_;
   Secret token_;

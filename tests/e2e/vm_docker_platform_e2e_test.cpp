@@ -44,6 +44,7 @@ class VmDockerPlatform : public ActionEndToEnd {
   }
   void ConfigureStack(LocalStack& stack) override {
     stack.UseQemuVms(KernelDir());
+    stack.UseDockerBridgeInGuests();
     stack.AddMicrovmsArgs(
         {"--vm-memory-mib", "1024", "--vm-dns-record", std::string(kName) + "=" + kAddress});
   }
