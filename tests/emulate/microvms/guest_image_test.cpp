@@ -157,6 +157,13 @@ TEST(GuestImageBuilder, AForeignGuestCarriesItsOwnUserlandAndMvrAndRefusesHostBi
   GuestImageBuilder builder(processes, options);
   ProgramSpec program;
   program.argv = {"/bin/sh", "-c", "exec /bin/sh '" + d + "/host/run.sh'"};
+  // Without additionalOsCapabilities ALL the program runs under setpriv, which this userland
+  // lacks: refused by name.
+  Status no_setpriv = builder.Write(program, {}, GuestNetwork{}, d + "/out.cpio");
+  ASSERT_FALSE(no_setpriv.ok());
+  EXPECT_NE(no_setpriv.message().find("/usr/bin/setpriv"), std::string::npos)
+      << no_setpriv.message();
+  program.all_os_capabilities = true;
   ASSERT_TRUE(builder.Write(program, {}, GuestNetwork{}, d + "/out.cpio").ok());
   fs::create_directories(d + "/x");
   const std::string cmd = "cd " + d + "/x && /bin/busybox cpio -i -d < ../out.cpio 2>" + d + "/err";
