@@ -1,7 +1,8 @@
 #!/bin/bash
 # Fetches the guest kernel for `mvr emulate microvms --vm qemu` into DIR: the kernel of Debian's
-# linux-image-cloud-amd64 (or -arm64) and the modules the guest's init loads (virtio, and overlay
-# for Docker's overlay2 driver), taken with `apt-get download` and unpacked; nothing is installed
+# linux-image-cloud-amd64 (or -arm64) and the modules the guest's init loads (virtio, overlay
+# for Docker's overlay2 driver, bridge and veth for its containers' network, dummy for the VPC
+# resolver's address), taken with `apt-get download` and unpacked; nothing is installed
 # on the host.
 # For arm64 (`--vm-arch arm64`) DIR/root also holds the guest's own userland, which the host
 # cannot lend it: arm64 busybox-static as bin/busybox, iproute2's ip as usr/bin/ip, and the
@@ -29,6 +30,7 @@ case "$arch" in
 esac
 have() {
   [ -s "$dir/vmlinuz" ] && [ -s "$dir/modules/virtio_net.ko" ] && [ -s "$dir/modules/overlay.ko" ] &&
+    [ -s "$dir/modules/bridge.ko" ] && [ -s "$dir/modules/veth.ko" ] && [ -s "$dir/modules/dummy.ko" ] &&
     { [ "$arch" = amd64 ] || { [ -s "$dir/root/bin/busybox" ] && [ -s "$dir/root/usr/bin/ip" ]; }; }
 }
 if [ "$check" = true ]; then
@@ -76,7 +78,8 @@ mkdir -p "$dir.new/modules"
 for m in drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_legacy_dev \
          drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci net/core/failover \
          drivers/net/net_failover drivers/net/virtio_net drivers/block/virtio_blk \
-         fs/overlayfs/overlay; do
+         fs/overlayfs/overlay net/llc/llc net/802/stp net/bridge/bridge drivers/net/veth \
+         drivers/net/dummy; do
   f="$mods/$m.ko"
   [ -f "$f" ] || f="$f.xz"
   [ -f "$f" ] || { echo "vm kernel: $package has no $m.ko" >&2; exit 1; }

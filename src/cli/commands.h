@@ -15,6 +15,8 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx);
 void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx);
 // `mvr emulate runner` (emulate_runner_command.cpp; also in the ARM64 guest tools, mvr-guest).
 void AddEmulateRunnerCommand(CLI::App& emulate, Context& ctx);
+// `mvr emulate dns` (emulate_dns_command.cpp): the resolvers of the emulator's QEMU guests.
+void AddEmulateDnsCommand(CLI::App& emulate, Context& ctx);
 // `mvr start` and `mvr stop` (action_commands.cpp).
 void AddStartStopCommands(CLI::App& app, Context& ctx);
 // `mvr demo` (demo_command.cpp).

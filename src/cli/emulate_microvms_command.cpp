@@ -17,6 +17,7 @@
 #include "base/stop_signals.h"
 #include "cli/commands.h"
 #include "emulate/microvms/emulator.h"
+#include "emulate/microvms/guest_dns.h"
 #include "emulate/microvms/network_namespaces.h"
 #include "emulate/microvms/sigv4_keys.h"
 #include "http/curl_client.h"
@@ -53,7 +54,9 @@ struct MicrovmsFlags {
   std::string vm_guest_bundle;
   std::string accel = "auto";
   int64_t vm_memory_mib = 512;
+  std::vector<std::string> vm_dns_records;
   int64_t image_hook_timeout = 10;
+  std::string image_capabilities = "ALL";
 };
 
 // Where scripts/setup.sh puts the guest kernel for --vm qemu (scripts/fetch-vm-kernel.sh).
@@ -164,6 +167,9 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
                                      : EnvOr("MVR_VM_KERNEL_DIR", kDefaultVmKernelDir));
     o.qemu.accel = f.accel;
     o.qemu.memory_mib = static_cast<int>(f.vm_memory_mib);
+    auto records = emulate::microvms::ParseDnsRecords(f.vm_dns_records);
+    if (!records.ok()) return records.status().Annotate("--vm-dns-record");
+    o.qemu.dns_records = *records;
     std::error_code ec;
     o.qemu.mvr_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
     if (ec) return Internal("cannot find this program's path: " + ec.message());
@@ -176,14 +182,20 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
         !f.vm_guest_bundle.empty() ? f.vm_guest_bundle : EnvOr("MVR_VM_GUEST_BUNDLE", beside);
   } else if (f.vm != "process") {
     return InvalidArgument("--vm must be process (the default) or qemu (got " + f.vm + ")");
-  } else if (!f.vm_kernel.empty() || f.vm_arch != "x86_64" || !f.vm_guest_bundle.empty()) {
+  } else if (!f.vm_kernel.empty() || f.vm_arch != "x86_64" || !f.vm_guest_bundle.empty() ||
+             !f.vm_dns_records.empty()) {
     return InvalidArgument(
-        "--vm-kernel, --vm-arch and --vm-guest-bundle only apply with --vm qemu");
+        "--vm-kernel, --vm-arch, --vm-guest-bundle and --vm-dns-record only apply with --vm qemu");
   }
   if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
   if (f.duration_time_scale > 0) o.model.duration_time_scale = f.duration_time_scale;
   if (!f.program_exit.empty()) o.model.program_exit_terminates = f.program_exit == "terminate";
   o.model.registered_hook_timeout_seconds = static_cast<int>(f.image_hook_timeout);
+  if (f.image_capabilities != "ALL" && f.image_capabilities != "none") {
+    return InvalidArgument("--image-capabilities must be ALL or none (got " + f.image_capabilities +
+                           ")");
+  }
+  o.model.registered_all_os_capabilities = f.image_capabilities == "ALL";
   if (f.running_before_hook_ms >= 0)
     o.model.running_before_hook = Duration(f.running_before_hook_ms);
   Result<emulate::microvms::RunBody> run_body = emulate::microvms::ParseRunBody(f.run_body);
@@ -288,6 +300,10 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
                   "Seconds the run, resume, suspend and terminate hooks of every --image get "
                   "(default 10; the service allows 1 to 60)")
       ->check(CLI::Range(int64_t{1}, int64_t{60}));
+  cmd->add_option("--image-capabilities", flags->image_capabilities,
+                  "additionalOsCapabilities of every --image: ALL (default, as mvr image build "
+                  "makes them) or none (--vm qemu then runs the program with a container's "
+                  "capabilities)");
   cmd->add_option("--region", flags->region, "Region the emulator reports");
   cmd->add_option("--state-dir", flags->state_dir,
                   "Directory for VM disks, artifacts and guest logs (default: a temporary one)");
@@ -326,6 +342,9 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
   cmd->add_option("--vm-memory-mib", flags->vm_memory_mib,
                   "With --vm qemu: memory of each guest (default 512)")
       ->check(CLI::Range(int64_t{128}, int64_t{16384}));
+  cmd->add_option("--vm-dns-record", flags->vm_dns_records,
+                  "With --vm qemu: NAME=IPV4, a name the guests' VPC resolver (169.254.169.253) "
+                  "answers; no other name resolves in a guest");
   cmd->add_option("--netns-range", flags->netns_range,
                   "IPv4 range the per-VM /30s come from in namespace mode (default 10.213.0.0/16)");
   cmd->add_option("--idle-time-scale", flags->idle_time_scale,

@@ -44,6 +44,7 @@ struct BuildFlags {
   std::string build_role_arn;
   int memory_mib = 0;
   std::string hooks_file;  // default <context>/image/hooks.json
+  std::string capabilities = "ALL";
   int keep_inactive_versions = 2;
   int timeout_seconds = 3600;
   double poll_seconds = 10;
@@ -107,6 +108,19 @@ Result<aws::Hooks> ReadHooks(const std::string& path) {
   return *read->config.hooks;
 }
 
+// --capabilities: the image's additionalOsCapabilities, whose one value the service model knows is
+// ALL. The runner image's Docker engine needs it: without it the service runs the image's
+// application with a container's capability set, and dockerd can neither mount its storage nor
+// make its bridge.
+Result<std::vector<std::string>> ParseCapabilities(const std::string& flag) {
+  if (flag == "ALL") return std::vector<std::string>{"ALL"};
+  if (flag == "none") return std::vector<std::string>{};
+  return InvalidArgument(
+      "--capabilities must be ALL (every OS capability, which the image's "
+      "Docker engine needs) or none (an image without Docker), not '" +
+      flag + "'");
+}
+
 Result<imagebuild::ImageBuildRequest> BuildRequest(const BuildFlags& f) {
   imagebuild::ImageBuildRequest r;
   r.runner_set_id = f.runner_set_id;
@@ -120,6 +134,7 @@ Result<imagebuild::ImageBuildRequest> BuildRequest(const BuildFlags& f) {
   MVR_ASSIGN_OR_RETURN(
       r.hooks,
       ReadHooks(f.hooks_file.empty() ? f.pack.context + "/image/hooks.json" : f.hooks_file));
+  MVR_ASSIGN_OR_RETURN(r.os_capabilities, ParseCapabilities(f.capabilities));
   r.keep_inactive_versions = f.keep_inactive_versions;
   if (f.timeout_seconds <= 0) return InvalidArgument("--timeout-seconds must be more than 0");
   if (f.poll_seconds <= 0) return InvalidArgument("--poll-seconds must be more than 0");
@@ -207,6 +222,9 @@ void AddImageCommand(CLI::App& app, Context& ctx) {
       ->required();
   build->add_option("--memory-mib", f->memory_mib, "the VM's memory, fixed by the image");
   build->add_option("--hooks", f->hooks_file, "hooks JSON (default CONTEXT/image/hooks.json)");
+  build->add_option("--capabilities", f->capabilities,
+                    "the image's additionalOsCapabilities: ALL (default; Docker in the VM needs "
+                    "it) or none");
   build->add_option("--keep-inactive-versions", f->keep_inactive_versions,
                     "inactive versions kept beside the active one (default 2)");
   build

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   mvr::cli::AddEmulateMicrovmsCommand(*emulate, ctx);
   mvr::cli::AddEmulateGithubCommands(*emulate, ctx);
   mvr::cli::AddEmulateRunnerCommand(*emulate, ctx);
+  mvr::cli::AddEmulateDnsCommand(*emulate, ctx);
   mvr::cli::AddStartStopCommands(app, ctx);
   mvr::cli::AddDemoCommand(app, ctx);
   mvr::cli::AddServeCommand(app, ctx);

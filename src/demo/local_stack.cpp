@@ -107,9 +107,12 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
          "\"$DOCKER_EXEC/containerd.sock\",\n"
       << "    \"--root\", \"$MVR_VM_DIR/var/lib/containerd\", \"--state\", "
          "\"$DOCKER_EXEC/containerd\"],\n"
-      << "  \"dockerd\": [\"" << path_of("dockerd")
-      << "\", \"--bridge=none\", \"--iptables=false\", "
-         "\"--ip6tables=false\",\n"
+      << "  \"dockerd\": [\""
+      << path_of("dockerd")
+      // On this machine dockerd makes no bridge; a QEMU guest is a network of its own, where
+      // containers may get Docker's bridge as on a MicroVM (the kernel has no iptables there).
+      << "\", " << (qemu_vms_ && docker_bridge_ ? "" : "\"--bridge=none\", ")
+      << "\"--iptables=false\", \"--ip6tables=false\",\n"
       << "    \"--containerd\", \"$DOCKER_EXEC/containerd.sock\",\n"
       << "    \"--data-root\", \"$MVR_VM_DIR/var/lib/docker\", \"--exec-root\", "
          "\"$DOCKER_EXEC\",\n"
@@ -127,6 +130,13 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
       << "\", \"-H\", \"$DOCKER_SOCK\", \"volume\", "
          "\"prune\", \"--force\"],\n"
       << "  \"logFile\": \"$MVR_VM_DIR/dockerd.log\"";
+    if (docker_dns_) {
+      f << ",\n  \"dns\": [";
+      for (size_t i = 0; i < docker_dns_->size(); ++i) {
+        f << (i == 0 ? "\"" : ", \"") << (*docker_dns_)[i] << '"';
+      }
+      f << "]";
+    }
     // Software emulation starts dockerd many times slower than a machine does.
     if (qemu_vms_) f << ",\n  \"driverTimeoutSeconds\": 240";
     f << "},\n";

@@ -68,6 +68,13 @@ class LocalStack {
     if (!kernel_dir.empty()) AddMicrovmsArgs({"--vm-kernel", kernel_dir});
     if (arch != "x86_64") AddMicrovmsArgs({"--vm-arch", arch});
   }
+  // The supervisor's docker.dns for every image with real Docker (before Start); unset, its
+  // default (the VPC resolver, 169.254.169.253).
+  void SetDockerDns(std::vector<std::string> addresses) { docker_dns_ = std::move(addresses); }
+  // With QEMU guests (before Start): their dockerd makes Docker's bridge, so containers get the
+  // container network of a MicroVM. Off by default, so the other guest tests keep the engine
+  // they were measured with (--bridge=none); the tests of the container network turn it on.
+  void UseDockerBridgeInGuests() { docker_bridge_ = true; }
   // More `mvr supervisor` flags for every image's supervisor (before Start).
   void AddSupervisorArgs(const std::vector<std::string>& args) {
     supervisor_args_.insert(supervisor_args_.end(), args.begin(), args.end());
@@ -124,6 +131,8 @@ class LocalStack {
   std::vector<std::string> microvms_args_;
   std::vector<std::string> supervisor_args_;
   bool qemu_vms_ = false;
+  std::optional<std::vector<std::string>> docker_dns_;
+  bool docker_bridge_ = false;
   std::string run_body_ = "raw";
   std::vector<std::string> github_args_;
   Secret token_;

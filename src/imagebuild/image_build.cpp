@@ -82,6 +82,7 @@ Result<ImageBuildResult> ImageBuilder::Build(const ImageBuildRequest& request,
   config.cpu_architectures = {"ARM_64"};  // MicroVM images are ARM64 only
   config.minimum_memory_in_mib = request.memory_mib;
   config.hooks = request.hooks;
+  config.additional_os_capabilities = request.os_capabilities;
   config.description = kDescriptionPrefix + Fingerprint(config);
 
   Progress("image " + out.name + " from " + std::to_string(artifact.files) + " files, " +

@@ -29,6 +29,10 @@ struct ImageBuildRequest {
   std::string build_role_arn;      // must be able to read the artifact
   std::optional<int> memory_mib;   // the VM size, fixed by the image
   aws::Hooks hooks;
+  // additionalOsCapabilities: ["ALL"] lets the image's application (run by the service as a
+  // container in the VM) mount overlays and make bridges, which its Docker engine needs; {} asks
+  // for none (an image without Docker).
+  std::vector<std::string> os_capabilities = {"ALL"};
   int keep_inactive_versions = 2;  // inactive versions kept beside the active one
   Duration build_timeout{3'600'000};
   Duration poll_interval{10'000};

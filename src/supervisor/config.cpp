@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <functional>
 
@@ -61,10 +63,13 @@ Status Set(const JsonFields& f, const char* key, Read read, T& out) {
 }
 
 Status ReadDocker(const JsonFields& d, DockerConfig& c) {
-  MVR_RETURN_IF_ERROR(d.OnlyKeys(
-      {"enabled", "containerd", "dockerd", "storageDriverFlag", "drivers", "forceDriver", "info",
-       "validate", "listContainers", "removeContainers", "cleanupVolumes", "driverTimeoutSeconds",
-       "stopTimeoutSeconds", "validateTimeoutSeconds", "pollIntervalSeconds", "logFile"}));
+  MVR_RETURN_IF_ERROR(
+      d.OnlyKeys({"enabled", "containerd", "dockerd", "storageDriverFlag", "drivers", "forceDriver",
+                  "info", "validate", "listContainers", "removeContainers", "cleanupVolumes",
+                  "driverTimeoutSeconds", "stopTimeoutSeconds", "validateTimeoutSeconds",
+                  "pollIntervalSeconds", "logFile", "dns", "dnsCheck"}));
+  MVR_RETURN_IF_ERROR(Set(d, "dns", &JsonFields::Strings, c.dns));
+  MVR_RETURN_IF_ERROR(Set(d, "dnsCheck", &JsonFields::Strings, c.dns_check));
   MVR_RETURN_IF_ERROR(Set(d, "enabled", &JsonFields::Bool, c.enabled));
   MVR_RETURN_IF_ERROR(Set(d, "containerd", &JsonFields::Strings, c.containerd));
   MVR_RETURN_IF_ERROR(Set(d, "dockerd", &JsonFields::Strings, c.dockerd));
@@ -196,6 +201,14 @@ Status ValidateSupervisorConfig(const SupervisorConfig& c) {
             c.docker.drivers.end()) {
       return InvalidArgument("supervisor config: docker.forceDriver '" + c.docker.force_driver +
                              "' is not one of docker.drivers");
+    }
+    for (const std::string& address : c.docker.dns) {
+      unsigned char buf[16];
+      if (inet_pton(AF_INET, address.c_str(), buf) != 1 &&
+          inet_pton(AF_INET6, address.c_str(), buf) != 1) {
+        return InvalidArgument("supervisor config: docker.dns '" + address +
+                               "' is not an IP address (the VPC resolver is 169.254.169.253)");
+      }
     }
   }
   return Status::Ok();

@@ -10,7 +10,9 @@
 //   runner.user, runner.workDir, runner.env, runner.logFile
 //   docker.enabled          true
 //   docker.containerd       ["containerd"]     [] = dockerd manages its own containerd
-//   docker.dockerd          ["dockerd"]        the storage driver flag is appended
+//   docker.dockerd          ["dockerd"]        the storage driver and --dns flags are appended
+//   docker.dns              ["169.254.169.253"] dockerd's --dns for containers ([] = none)
+//   docker.dnsCheck         []                 /validate: a container resolving a name
 //   docker.storageDriverFlag "--storage-driver"
 //   docker.drivers          ["overlay2","fuse-overlayfs","vfs"]; docker.forceDriver ""
 //   docker.info             ["docker","info","--format","{{.Driver}}"]
@@ -50,6 +52,12 @@ struct DockerConfig {
   std::string force_driver;  // "" = try `drivers` in order
   Argv info = {"docker", "info", "--format", "{{.Driver}}"};
   Argv validate = {"docker", "run", "--rm", "--network", "none", "hello-world"};
+  // Each address becomes dockerd's `--dns=ADDRESS`. A MicroVM resolves names through a stub on
+  // 127.0.0.53, which Docker drops from a container's resolv.conf (falling back to public
+  // resolvers, which the blocked outbound UDP cannot reach); the VPC resolver answers containers.
+  std::vector<std::string> dns = {"169.254.169.253"};
+  // Run by /validate after `validate` (empty: skipped): a container that resolves a name.
+  Argv dns_check;
   // Between warm jobs every container goes, running ones too: list, then remove with the ids.
   Argv list_containers = {"docker", "ps", "--all", "--quiet", "--no-trunc"};
   Argv remove_containers = {"docker", "rm", "--force", "--volumes"};

@@ -38,6 +38,11 @@ Result<SupervisorConfig> ResolveSupervisorConfig(const SupervisorFlags& f, const
   Override(config.control_port, env_control, -1);
   if (config.microvm_id.empty()) config.microvm_id = env.GetOr("MVR_MICROVM_ID", "");
   if (auto path = env.Get("PATH"); path && !path->empty()) config.command_env["PATH"] = *path;
+  // A root on a ramdisk (the emulator's QEMU guests boot from an initramfs) has runc move a
+  // container's root and chroot instead of pivot_root, which fails there; Docker reads this.
+  if (auto ramdisk = env.Get("DOCKER_RAMDISK"); ramdisk && !ramdisk->empty()) {
+    config.command_env["DOCKER_RAMDISK"] = *ramdisk;
+  }
 
   Override(config.hook_port, f.hook_port, -1);
   Override(config.control_port, f.control_port, -1);

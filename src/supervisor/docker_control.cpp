@@ -124,10 +124,16 @@ Result<std::string> DockerControl::StartLocked(Duration per_driver, Duration sto
   return Internal("dockerd did not start with any storage driver (" + tried + ")");
 }
 
+Argv DockerdArgv(const DockerConfig& config, const std::string& driver) {
+  Argv argv = config.dockerd;
+  if (!config.storage_driver_flag.empty())
+    argv.push_back(config.storage_driver_flag + "=" + driver);
+  for (const std::string& address : config.dns) argv.push_back("--dns=" + address);
+  return argv;
+}
+
 Status DockerControl::TryDriver(const std::string& driver, Duration timeout) {
-  Argv argv = config_.dockerd;
-  if (!config_.storage_driver_flag.empty())
-    argv.push_back(config_.storage_driver_flag + "=" + driver);
+  const Argv argv = DockerdArgv(config_, driver);
   auto spawned = deps_.processes.Spawn(DaemonSpec(argv));
   if (!spawned.ok()) return spawned.status();
   int pid = *spawned;
@@ -229,16 +235,27 @@ Result<std::string> DockerControl::Validate() {
     EndOp();
     return started;
   }
-  process::ProcessSpec spec = DaemonSpec(config_.validate);
-  auto r = deps_.processes.Run(spec, config_.validate_timeout);
-  EndOp();
-  if (!r.ok()) return r.status().Annotate("validation container");
-  if (r->timed_out) return Internal("validation container did not finish in time");
-  if (!r->exit.ok()) {
-    return Internal("validation container (" + process::DescribeArgv(config_.validate) +
-                    ") exited with code " + std::to_string(r->exit.code));
+  Status checked = RunCheck(config_.validate, "validation container");
+  if (checked.ok() && !config_.dns_check.empty()) {
+    checked = RunCheck(config_.dns_check, "the container name check (docker.dnsCheck)")
+                  .Annotate(
+                      "containers cannot resolve names (docker.dns gives dockerd the VPC "
+                      "resolver, docs/supervisor.md)");
   }
+  EndOp();
+  if (!checked.ok()) return checked;
   return started;
+}
+
+Status DockerControl::RunCheck(const Argv& argv, const std::string& what) {
+  auto r = deps_.processes.Run(DaemonSpec(argv), config_.validate_timeout);
+  if (!r.ok()) return r.status().Annotate(what);
+  if (r->timed_out) return Internal(what + " did not finish in time");
+  if (!r->exit.ok()) {
+    return Internal(what + " (" + process::DescribeArgv(argv) + ") exited with code " +
+                    std::to_string(r->exit.code));
+  }
+  return Status::Ok();
 }
 
 void DockerControl::RemoveContainersBetweenJobs() {

@@ -21,6 +21,10 @@
 
 namespace mvr::supervisor {
 
+// dockerd's argv for one storage driver: docker.dockerd, the driver flag, then `--dns=ADDRESS` for
+// each of docker.dns.
+Argv DockerdArgv(const DockerConfig& config, const std::string& driver);
+
 struct DockerDeps {
   process::ProcessRunner& processes;
   Seam seam;
@@ -44,7 +48,7 @@ class DockerControl {
   // For /terminate: a Start in progress gives up at its next step (within kDockerInfoCallCap)
   // and no later Start succeeds; then Stop() can take over the daemons.
   void RefuseStarts();
-  // Start(), then runs the configured trivial container.
+  // Start(), then runs the configured trivial container, then docker.dnsCheck (if any).
   Result<std::string> Validate();
   // Between warm jobs: removes every container, running ones too (docker.listContainers, then
   // docker.removeContainers with their ids), then anonymous volumes. Best effort; logs failures.
@@ -65,6 +69,9 @@ class DockerControl {
   bool StopProcess(int pid, const char* name, Duration stop);
   bool shut_down() const;
   bool StillRunning(int pid);
+  // Runs a check command within docker.validateTimeoutSeconds; Internal naming `what` unless it
+  // exits 0.
+  Status RunCheck(const Argv& argv, const std::string& what);
   process::ProcessSpec DaemonSpec(const Argv& argv) const;
 
   DockerConfig config_;

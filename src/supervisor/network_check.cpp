@@ -48,7 +48,24 @@ Status CheckResolvConf(const std::string& text) {
   return Internal("no DNS server is configured (no nameserver line in resolv.conf)");
 }
 
-Status CheckNetworkFiles(const NetworkCheckConfig& config) {
+Status CheckContainerDns(const std::string& text, const std::vector<std::string>& docker_dns) {
+  if (!docker_dns.empty()) return Status::Ok();
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string key, address;
+    if (!(fields >> key >> address) || key != "nameserver") continue;
+    if (address.rfind("127.", 0) != 0 && address != "::1") return Status::Ok();
+  }
+  return Internal(
+      "containers cannot resolve names: resolv.conf has only loopback nameservers (the VM's local "
+      "stub), which Docker drops for containers, and its public fallback is unreachable; set "
+      "docker.dns to the VPC resolver 169.254.169.253");
+}
+
+Status CheckNetworkFiles(const NetworkCheckConfig& config,
+                         const std::vector<std::string>* docker_dns) {
   if (!config.route_table.empty()) {
     auto text = ReadIfReadable(config.route_table);
     if (!text) return Internal("cannot read the route table " + config.route_table);
@@ -58,6 +75,7 @@ Status CheckNetworkFiles(const NetworkCheckConfig& config) {
     auto text = ReadIfReadable(config.resolv_conf);
     if (!text) return Internal("cannot read " + config.resolv_conf);
     MVR_RETURN_IF_ERROR(CheckResolvConf(*text));
+    if (docker_dns != nullptr) MVR_RETURN_IF_ERROR(CheckContainerDns(*text, *docker_dns));
   }
   return Status::Ok();
 }

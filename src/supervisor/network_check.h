@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "supervisor/config.h"
@@ -18,8 +19,17 @@ Status CheckRouteTable(const std::string& text);
 // `text` is /etc/resolv.conf. OK when it has a `nameserver ADDRESS` line; else Internal.
 Status CheckResolvConf(const std::string& text);
 
+// `text` is /etc/resolv.conf and `docker_dns` the supervisor's docker.dns. Docker drops loopback
+// nameservers (a MicroVM's 127.0.0.53 stub) from a container's resolv.conf and falls back to
+// public resolvers, which a MicroVM cannot reach (outbound UDP is blocked). OK when docker.dns
+// names a resolver or resolv.conf has a nameserver off loopback; else Internal saying so.
+Status CheckContainerDns(const std::string& text, const std::vector<std::string>& docker_dns);
+
 // Reads config.route_table and config.resolv_conf (an empty path is skipped) and checks them as
 // above; Internal naming a file that cannot be read.
-Status CheckNetworkFiles(const NetworkCheckConfig& config);
+// With `docker_dns` (Docker enabled: its docker.dns), resolv.conf is also checked as
+// CheckContainerDns does.
+Status CheckNetworkFiles(const NetworkCheckConfig& config,
+                         const std::vector<std::string>* docker_dns = nullptr);
 
 }  // namespace mvr::supervisor

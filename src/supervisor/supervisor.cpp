@@ -90,7 +90,14 @@ CheckReport Supervisor::Validate() {
   if (validate_) return *validate_;
   validate_ = CheckReport{};
   validate_thread_ = std::thread([this] {
-    auto r = docker_.Validate();
+    // A VM whose containers could not resolve names fails its image's build, not its first job.
+    NetworkCheckConfig resolver_only;
+    resolver_only.route_table.clear();
+    resolver_only.resolv_conf = config_.network.resolv_conf;
+    Status dns = config_.docker.enabled
+                     ? CheckNetworkFiles(resolver_only, &config_.docker.dns).Annotate("network")
+                     : Status::Ok();
+    Result<std::string> r = dns.ok() ? docker_.Validate() : Result<std::string>(dns);
     CheckReport report;
     report.state = r.ok() ? CheckState::kPassed : CheckState::kFailed;
     report.detail = r.ok() ? "docker runs with storage driver " + *r : r.status().message();
@@ -194,7 +201,9 @@ Outcome Supervisor::Suspend() {
 }
 
 Status Supervisor::CheckNetworking(Duration timeout) {
-  MVR_RETURN_IF_ERROR(CheckNetworkFiles(config_.network).Annotate("network"));
+  MVR_RETURN_IF_ERROR(
+      CheckNetworkFiles(config_.network, config_.docker.enabled ? &config_.docker.dns : nullptr)
+          .Annotate("network"));
   return RunCommand(config_.network.command, "network check", timeout).Annotate("network");
 }
 

@@ -23,6 +23,7 @@
 
 #include "action_e2e_fixture.h"
 #include "base/files.h"
+#include "vm_support.h"
 
 namespace mvr::demo {
 namespace {
@@ -30,11 +31,6 @@ namespace {
 // The image whose runner first starts (once per VM) a loop that holds a connection to a listener
 // of the test on this host, writing a line each second and reconnecting when it breaks.
 constexpr char kHolderImage[] = "mvr-holder";
-
-std::string KernelDir() {
-  const char* dir = std::getenv("MVR_VM_KERNEL_DIR");
-  return dir != nullptr && *dir != '\0' ? dir : "/var/cache/mvr/vm-kernel";
-}
 
 std::string Arm64KernelDir() {
   const char* dir = std::getenv("MVR_VM_KERNEL_DIR_ARM64");
@@ -59,20 +55,6 @@ std::string WhyNoArm64Vms() {
   if (!fs::exists(Arm64GuestBundle() + "/lib/mvr.bin")) {
     return "no ARM64 guest tools in " + Arm64GuestBundle() +
            " (run scripts/build-supervisor-arm64.sh)";
-  }
-  return "";
-}
-
-// Why QEMU VMs cannot run here, or "" when they can.
-std::string WhyNoVms() {
-  if (!process::FindProgram("qemu-system-x86_64", {{"PATH", "/usr/bin:/usr/local/bin"}}).ok()) {
-    return "qemu-system-x86_64 is not installed (scripts/setup.sh installs qemu-system-x86)";
-  }
-  if (!process::FindProgram("qemu-img", {{"PATH", "/usr/bin:/usr/local/bin"}}).ok()) {
-    return "qemu-img is not installed (scripts/setup.sh installs qemu-utils)";
-  }
-  if (!fs::exists(KernelDir() + "/vmlinuz")) {
-    return "no guest kernel in " + KernelDir() + " (run scripts/fetch-vm-kernel.sh)";
   }
   return "";
 }

@@ -266,6 +266,8 @@ TEST_F(ImageBuildE2eTest, BuildsFromS3ActivatesAndReusesOnARerun) {
   EXPECT_EQ(v.value("state", ""), "SUCCESSFUL") << v.dump();
   EXPECT_EQ(v.value("status", ""), "ACTIVE") << v.dump();
   EXPECT_EQ(v["codeArtifact"].value("uri", ""), "s3://artifacts/mvr/" + name + ".zip");
+  // The runner image runs Docker: its application needs every OS capability (docs/image.md).
+  EXPECT_EQ(v.value("additionalOsCapabilities", json()), json::array({"ALL"})) << v.dump();
 
   Ran again = Run(BuildArgs(ctx));
   ASSERT_EQ(again.code, 0) << again.output;
@@ -352,6 +354,29 @@ TEST_F(ImageBuildE2eTest, WaitTimesOutOfRangeAreRefusedBeforeAnyCall) {
   }
   json images = Api("/2025-09-09/microvm-images");
   EXPECT_TRUE(images.value("items", json::array()).empty()) << images.dump();
+}
+
+// --capabilities none leaves additionalOsCapabilities out (and is another configuration, so a
+// new version); a value the service model does not know is refused before any call.
+TEST_F(ImageBuildE2eTest, CapabilitiesNoneLeavesThemOutAndAnUnknownOneIsRefused) {
+  const std::string ctx = MakeContext("caps", "");
+  std::vector<std::string> args = BuildArgs(ctx);
+  args.insert(args.end(), {"--capabilities", "SYS_ADMIN"});
+  Ran refused = Run(args);
+  EXPECT_EQ(refused.code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("--capabilities must be ALL"), std::string::npos) << refused.output;
+  json images = Api("/2025-09-09/microvm-images");
+  EXPECT_TRUE(images.value("items", json::array()).empty()) << images.dump();
+
+  args.back() = "none";
+  Ran none = Run(args);
+  ASSERT_EQ(none.code, 0) << none.output;
+  json v = Api("/2025-09-09/microvm-images/" + none.result.value("name", "") + "/versions/" +
+               none.result.value("imageVersion", ""));
+  EXPECT_FALSE(v.contains("additionalOsCapabilities")) << v.dump();
+  Ran all = Run(BuildArgs(ctx));
+  ASSERT_EQ(all.code, 0) << all.output;
+  EXPECT_EQ(all.result.value("outcome", ""), "updated") << all.output;
 }
 
 TEST_F(ImageBuildE2eTest, PackIsReproducible) {

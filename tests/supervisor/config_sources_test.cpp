@@ -45,6 +45,20 @@ TEST_F(ConfigSourcesTest, EnvironmentOverridesTheFileAndFlagsOverrideBoth) {
   EXPECT_FALSE(from_flags->docker.enabled);
 }
 
+// dockerd gets DOCKER_RAMDISK from the supervisor's environment (a QEMU guest's root is an
+// initramfs, where runc cannot pivot_root); nothing else of it but PATH.
+TEST_F(ConfigSourcesTest, DockerRamdiskReachesTheDaemonsEnvironment) {
+  SupervisorFlags flags;
+  MapEnvironment env(Vars{{"DOCKER_RAMDISK", "true"}, {"PATH", "/bin"}, {"HOME", "/root"}});
+  auto c = ResolveSupervisorConfig(flags, env);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->command_env,
+            (std::map<std::string, std::string>{{"DOCKER_RAMDISK", "true"}, {"PATH", "/bin"}}));
+  auto without = ResolveSupervisorConfig(flags, MapEnvironment(Vars{{"PATH", "/bin"}}));
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ(without->command_env.count("DOCKER_RAMDISK"), 0u);
+}
+
 TEST_F(ConfigSourcesTest, TheFileOnlyFillsTheVmIdWhenTheEnvironmentHasOne) {
   SupervisorFlags flags;
   MapEnvironment env(Vars{{"MVR_MICROVM_ID", "mvm-env"}});

@@ -122,6 +122,31 @@ TEST(ResumeNetworking, NoNameserverMovesToFailed) {
   EXPECT_NE(f.h->supervisor->Snapshot().failure.find("DNS"), std::string::npos);
 }
 
+// A MicroVM's resolv.conf names only its 127.0.0.53 stub: containers get no resolver unless
+// dockerd is given one (docker.dns, the VPC resolver by default).
+TEST(ResumeNetworking, OnlyALoopbackStubWithoutDockerDnsMovesToFailed) {
+  {
+    ResumeFixture f(kGoodRoute, "nameserver 127.0.0.53\n");
+    f.SuspendWhileIdle();
+    EXPECT_EQ(Hook(*f.h, "resume").status, 200);
+    EXPECT_EQ(f.h->state(), State::kIdle);
+  }
+  ResumeFixture f(kGoodRoute, "nameserver 127.0.0.53\n");
+  f.h.reset();
+  SupervisorConfig config = testing::FakeConfig();
+  config.network.route_table = (f.dir / "route").string();
+  config.network.resolv_conf = (f.dir / "resolv.conf").string();
+  config.network.command = {"net-check"};
+  config.docker.dns.clear();
+  f.h = std::make_unique<Harness>(config);
+  f.SuspendWhileIdle();
+  EXPECT_EQ(Hook(*f.h, "resume").status, 500);
+  EXPECT_EQ(f.h->state(), State::kFailed);
+  EXPECT_NE(f.h->supervisor->Snapshot().failure.find("containers cannot resolve names"),
+            std::string::npos)
+      << f.h->supervisor->Snapshot().failure;
+}
+
 TEST(ResumeNetworking, FailingCheckCommandMovesToFailed) {
   ResumeFixture f(kGoodRoute, "nameserver 192.0.2.53\n");
   f.h->processes.SetRunResult("net-check", 1);

@@ -8,6 +8,7 @@
 
 #include "base/encoding.h"
 #include "base/files.h"
+#include "emulate/microvms/guest_dns.h"
 #include "emulate/microvms/host_processes.h"
 
 namespace mvr::emulate::microvms {
@@ -30,6 +31,14 @@ bool IsElf(const std::string& path) { return !ElfMachineOf(path).empty(); }
 
 // Where the ARM64 guest bundle goes in a foreign guest.
 constexpr char kGuestBundlePath[] = "/opt/mvr";
+
+// util-linux's setpriv in the guest: it runs the program of an image without
+// additionalOsCapabilities ["ALL"] with Docker's default capability set for containers (moby's
+// oci/caps/defaults.go), which is what the platform's application container gets.
+constexpr char kGuestSetpriv[] = "/usr/bin/setpriv";
+constexpr char kContainerCapabilities[] =
+    "-all,+chown,+dac_override,+fsetid,+fowner,+mknod,+net_raw,+setgid,+setuid,+setfcap,"
+    "+setpcap,+net_bind_service,+sys_chroot,+kill,+audit_write";
 
 // Absolute-path words of `text`: split on blanks, quotes and shell punctuation.
 std::vector<std::string> PathWords(const std::string& text) {
@@ -156,12 +165,51 @@ Status CpioWriter::Finish() {
 
 const std::vector<std::string>& GuestImageBuilder::Modules() {
   // virtio-net over PCI and the virtio block device, each after what it depends on; overlayfs
-  // for Docker's overlay2 storage driver.
-  static const std::vector<std::string> modules = {
-      "virtio_ring", "virtio",   "virtio_pci_legacy_dev", "virtio_pci_modern_dev",
-      "virtio_pci",  "failover", "net_failover",          "virtio_net",
-      "virtio_blk",  "overlay"};
+  // for Docker's overlay2 storage driver; the bridge (after llc and stp) and veth for Docker's
+  // container network; dummy for the VPC resolver's address.
+  static const std::vector<std::string> modules = {"virtio_ring",
+                                                   "virtio",
+                                                   "virtio_pci_legacy_dev",
+                                                   "virtio_pci_modern_dev",
+                                                   "virtio_pci",
+                                                   "failover",
+                                                   "net_failover",
+                                                   "virtio_net",
+                                                   "virtio_blk",
+                                                   "overlay",
+                                                   "llc",
+                                                   "stp",
+                                                   "bridge",
+                                                   "veth",
+                                                   "dummy"};
   return modules;
+}
+
+std::string GuestImageBuilder::GuestNameService(const GuestNetwork& network) {
+  std::ostringstream s;
+  // A MicroVM's network (docs/emulate-microvms.md): outbound UDP is blocked but to the VPC resolver
+  // (169.254.169.253, here on a dummy interface), and the VM resolves through a local stub. UDP
+  // stays on the guest's own addresses and its directly attached networks (Docker's bridge);
+  // QEMU's DNS forwarder (10.0.2.3, which would ask the host's resolver) is refused outright.
+  s << "$IP rule add pref 40 to 10.0.2.0/24 ipproto 17 prohibit\n"
+    << "$IP rule add pref 41 to 10.0.2.3 prohibit\n"
+    << "$IP rule add pref 60 ipproto 17 lookup local\n"
+    << "$IP rule add pref 61 ipproto 17 lookup main suppress_prefixlength 0\n"
+    << "$IP rule add pref 62 ipproto 17 prohibit\n"
+    << "$IP link add vpcdns type dummy && $IP addr add " << kVpcResolverAddress
+    << "/32 dev vpcdns && $IP link set vpcdns up || echo 'mvr-init: no VPC resolver address'\n";
+  if (!network.dns_server.empty()) {
+    const std::string mvr = ShellQuote(network.dns_server);
+    s << "setsid " << mvr << " emulate dns --listen " << kVpcResolverAddress << ":53";
+    for (const auto& [name, address] : network.dns_records) {
+      s << " --record " << ShellQuote(name + "=" + address);
+    }
+    s << " </dev/null >/dev/console 2>&1 &\n"
+      << "setsid " << mvr << " emulate dns --listen " << kStubResolverAddress << ":53 --forward "
+      << kVpcResolverAddress << ":53 </dev/null >/dev/console 2>&1 &\n";
+  }
+  s << "echo 'nameserver " << kStubResolverAddress << "' > /etc/resolv.conf\n";
+  return s.str();
 }
 
 std::string GuestImageBuilder::InitScript(const ProgramSpec& program,
@@ -201,11 +249,16 @@ std::string GuestImageBuilder::InitScript(const ProgramSpec& program,
   for (int port : network.extra_host_ports) {
     s << "$IP rule add pref 50 to 127.0.0.1 ipproto 6 dport " << port << " lookup 200\n";
   }
-  s << "echo 'nameserver 10.0.2.3' > /etc/resolv.conf\n"
-    << "echo 'mvr-init: up'\n";
+  s << GuestNameService(network) << "echo 'mvr-init: up'\n";
   for (const auto& [name, value] : env) s << "export " << name << '=' << ShellQuote(value) << '\n';
   s << "cd " << ShellQuote(program.working_dir.empty() ? "/vm" : program.working_dir) << '\n';
   s << "status=0\n";
+  if (!program.all_os_capabilities) {
+    // Root keeps its uid but can gain no capability outside the bounding set, in this program
+    // or in anything it starts (dockerd included).
+    s << "echo 'mvr-init: the image has no additionalOsCapabilities ALL: container capabilities'\n"
+      << kGuestSetpriv << " --bounding-set " << kContainerCapabilities << " --inh-caps -all -- ";
+  }
   for (size_t i = 0; i < program.argv.size(); ++i) {
     s << (i == 0 ? "" : " ") << ShellQuote(program.argv[i]);
   }
@@ -306,6 +359,17 @@ Status GuestImageBuilder::Write(const ProgramSpec& program,
   } else {
     MVR_RETURN_IF_ERROR(AddWithLibraries(cpio, options_.ip));
     MVR_RETURN_IF_ERROR(AddWithLibraries(cpio, options_.mvr_binary));
+  }
+  if (!program.all_os_capabilities) {
+    if (foreign && !fs::is_regular_file(options_.guest_root + kGuestSetpriv)) {
+      return NotFound("the image has no additionalOsCapabilities ALL, and the guest's userland " +
+                      options_.guest_root + " has no " + kGuestSetpriv +
+                      " to run its program with a container's capabilities; give the image ALL");
+    }
+    if (!foreign) {
+      MVR_RETURN_IF_ERROR(cpio.AddHostFile(kGuestSetpriv, options_.setpriv));
+      MVR_RETURN_IF_ERROR(AddWithLibraries(cpio, options_.setpriv));
+    }
   }
   for (const std::string& file : HostFilesNamedBy(program)) {
     if (!foreign) {

@@ -58,6 +58,11 @@ struct GuestNetwork {
   // (where the emulators' listeners are) plus any listed ports.
   int host_ports_low = 32768, host_ports_high = 60999;
   std::vector<int> extra_host_ports;
+  // The platform's name service (guest_dns.h), served by this program (`mvr emulate dns`, at its
+  // host path in the guest; "" = none, resolv.conf still names only the stub): the VPC resolver
+  // answers `dns_records` (name → IPv4), the stub forwards to it.
+  std::string dns_server;
+  std::map<std::string, std::string> dns_records;
 };
 
 class GuestImageBuilder {
@@ -68,6 +73,7 @@ class GuestImageBuilder {
     std::string mvr_copy;    // what is copied there ("": mvr_binary itself)
     std::string busybox = "/bin/busybox";
     std::string ip = "/usr/bin/ip";
+    std::string setpriv = "/usr/bin/setpriv";  // for images without additionalOsCapabilities ALL
     // A guest of another machine than this host's (empty: the host's own, x86-64):
     std::string guest_root;    // its userland: bin/busybox, usr/bin/ip and their libraries
     std::string guest_bundle;  // its mvr: a launcher `mvr` and lib/ (build-supervisor-arm64.sh)
@@ -83,6 +89,8 @@ class GuestImageBuilder {
   static std::string InitScript(const ProgramSpec& program,
                                 const std::map<std::string, std::string>& env,
                                 const GuestNetwork& network);
+  // The part of /init that sets up the guest's name service and UDP rules ($IP is iproute2's ip).
+  static std::string GuestNameService(const GuestNetwork& network);
   // The kernel modules loaded by /init, in dependency order.
   static const std::vector<std::string>& Modules();
 

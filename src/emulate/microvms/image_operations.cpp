@@ -151,6 +151,16 @@ Result<MicrovmModel::Version> MicrovmModel::ReadVersionRequest(const json& in,
       v.program.env[k] = val.get<std::string>();
     }
   }
+  if (in.contains("additionalOsCapabilities") && !in["additionalOsCapabilities"].is_null()) {
+    const json& caps = in["additionalOsCapabilities"];
+    if (!caps.is_array()) return Invalid("additionalOsCapabilities must be a list: [\"ALL\"]");
+    for (const json& c : caps) {
+      if (!c.is_string() || c.get<std::string>() != "ALL") {
+        return Invalid("additionalOsCapabilities may hold only \"ALL\" (got " + JsonText(c) + ")");
+      }
+    }
+    v.all_os_capabilities = !caps.empty();
+  }
   for (const char* f : kVersionConfigFields) {
     if (in.contains(f) && !in[f].is_null()) v.config[f] = in[f];
   }

@@ -139,6 +139,7 @@ Status MicrovmModel::RegisterImage(const std::string& name, ProgramSpec program)
     h->timeout_seconds = options_.registered_hook_timeout_seconds;
   }
   v.program = std::move(program);
+  v.all_os_capabilities = options_.registered_all_os_capabilities;
   v.memory_mib = options_.default_memory_mib;
   v.created_at = v.updated_at = Now();
   v.config = {{"baseImageArn", "arn:aws:lambda:" + options_.region + ":aws:microvm-image:al2023"},
@@ -147,6 +148,7 @@ Status MicrovmModel::RegisterImage(const std::string& name, ProgramSpec program)
               {"hooks", v.hooks.ToJson()},
               // as if built with its size given, so a reader sees what its VMs are billed at
               {"resources", json::array({{{"minimumMemoryInMiB", v.memory_mib}}})}};
+  if (v.all_os_capabilities) v.config["additionalOsCapabilities"] = json::array({"ALL"});
   Build build;
   build.id = seam_.random.Hex(16);
   build.image = name;

@@ -156,6 +156,7 @@ Effect MicrovmModel::MakeEffect(const std::string& target, const Step& step) {
     Version& version = BuildVersion(b->second);
     hooks = &version.hooks;
     e.program = version.program;
+    e.program.all_os_capabilities = version.all_os_capabilities;
     e.artifact_uri = version.config["codeArtifact"].value("uri", "");
     if (step.kind == Effect::Kind::kCallHook) e.body = Secret("{}");
   }

@@ -108,6 +108,7 @@ class MicrovmModel {
     nlohmann::json config;  // the create/update request members echoed back
     HookSet hooks;
     ProgramSpec program;
+    bool all_os_capabilities = false;  // additionalOsCapabilities ["ALL"]
     int memory_mib = 0;
     TimePoint created_at, updated_at;
     std::string build_id;
@@ -131,7 +132,7 @@ class MicrovmModel {
     Duration max_idle{0}, suspended_for{0};  // the idle policy's timers (after idle_time_scale)
     bool auto_resume = false;
     HookSet hooks;
-    ProgramSpec program;
+    ProgramSpec program;  // its all_os_capabilities is the version's
     Secret run_payload;
     TimePoint started_at, last_traffic, suspended_at;
     std::optional<TimePoint> terminated_at;

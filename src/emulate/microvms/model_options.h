@@ -80,6 +80,9 @@ struct MicrovmModelOptions {
   // The run, resume, suspend and terminate hooks' timeout of images made by RegisterImage
   // (--image-hook-timeout); 1 to 60, the service's range.
   int registered_hook_timeout_seconds = 10;
+  // Whether images made by RegisterImage have additionalOsCapabilities ["ALL"], as the images
+  // `mvr image build` makes (--image-capabilities ALL|none).
+  bool registered_all_os_capabilities = true;
   int64_t memory_quota_mib = 0;  // sum over VMs that are not TERMINATED; 0 = no quota
   int default_max_duration_seconds = 28'800;
   Duration terminated_retention{3'600'000};  // TERMINATED VMs stay visible this long

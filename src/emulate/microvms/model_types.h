@@ -53,6 +53,10 @@ struct ProgramSpec {
   std::vector<std::string> argv;
   std::string working_dir;
   std::map<std::string, std::string> env;
+  // The image's additionalOsCapabilities is ["ALL"]. Without it the platform runs the image's
+  // application as a container with a container's capability set (a host that can, QEMU, does
+  // too); the model sets this on every effect from the image version.
+  bool all_os_capabilities = false;
 };
 
 // One thing the model wants done in the outside world. The host executes it and reports back

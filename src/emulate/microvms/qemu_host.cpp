@@ -94,7 +94,8 @@ class Qmp {
 std::string KeyOf(const Effect& effect) {
   std::ostringstream s;
   for (const std::string& a : effect.program.argv) s << a << '\0';
-  s << '\1' << effect.program.working_dir << '\1' << effect.hook_port;
+  s << '\1' << effect.program.working_dir << '\1' << effect.hook_port << '\1'
+    << effect.program.all_os_capabilities;
   for (const auto& [k, v] : effect.program.env) s << k << '=' << v << '\0';
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>()(s.str()));
@@ -214,6 +215,8 @@ QemuHost::QemuHost(Deps deps, Options options, std::string accel)
   if (api_port > 0 && (api_port < low || api_port > high)) {
     network_.extra_host_ports.push_back(api_port);
   }
+  network_.dns_server = options_.mvr_binary;
+  network_.dns_records = options_.dns_records;
 }
 
 EffectOutcome QemuHost::Execute(const Effect& effect) {
@@ -292,8 +295,10 @@ Status QemuHost::RunTool(const std::vector<std::string>& argv, const std::string
 
 Result<int> QemuHost::Launch(Instance& inst, const std::string& log_name,
                              const std::string& memory) {
-  std::string netdev = "user,id=net0,hostfwd=tcp:127.0.0.1:" + std::to_string(inst.hook_port) +
-                       "-127.0.0.1:" + std::to_string(inst.guest_hook_port);
+  // No IPv6: QEMU's user network would hand the guest a route and a DNS forwarder over it.
+  std::string netdev =
+      "user,id=net0,ipv6=off,hostfwd=tcp:127.0.0.1:" + std::to_string(inst.hook_port) +
+      "-127.0.0.1:" + std::to_string(inst.guest_hook_port);
   for (const auto& [guest, local] : inst.ports) {
     netdev +=
         ",hostfwd=tcp:127.0.0.1:" + std::to_string(local) + "-127.0.0.1:" + std::to_string(guest);

@@ -66,6 +66,8 @@ class QemuHost : public GuestHost {
     Duration poll_interval{100};
     Duration boot_timeout{180'000};  // an image's first boot until /ready answers
     Duration stop_grace{5000};
+    // Names the guests' VPC resolver answers (--vm-dns-record NAME=IPV4); nothing else resolves.
+    std::map<std::string, std::string> dns_records;
   };
 
   // Checks that the kernel and QEMU are there; picks the accelerator (`auto`: KVM when a short

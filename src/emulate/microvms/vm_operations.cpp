@@ -173,6 +173,7 @@ MicrovmModel::Vm MicrovmModel::NewVm(const Image& image, const Version& version,
   vm.version = std::to_string(version.number);
   vm.hooks = version.hooks;
   vm.program = version.program;
+  vm.program.all_os_capabilities = version.all_os_capabilities;
   vm.memory_mib = version.memory_mib;
   vm.run_payload = Secret(request.payload.value_or(""));
   vm.max_duration_s =

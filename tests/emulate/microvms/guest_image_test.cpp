@@ -110,6 +110,27 @@ TEST(GuestInit, LoadsModulesInOrderRoutesToTheHostAndRunsTheProgramQuoted) {
   EXPECT_NE(init.find("poweroff -f"), std::string::npos);
 }
 
+// Without additionalOsCapabilities ALL the program runs under setpriv with a container's bounding
+// set (no CAP_SYS_ADMIN, CAP_NET_ADMIN or CAP_SYS_TIME); with ALL it runs as init's root.
+TEST(GuestInit, AProgramWithoutAllCapabilitiesRunsWithAContainersBoundingSet) {
+  ProgramSpec program;
+  program.argv = {"/bin/sh", "-c", "exec mvr supervisor"};
+  const std::string init = GuestImageBuilder::InitScript(program, {}, GuestNetwork{});
+  const size_t run = init.find("'/bin/sh' '-c' 'exec mvr supervisor'");
+  ASSERT_NE(run, std::string::npos) << init;
+  const size_t line = init.rfind('\n', run) + 1;
+  const std::string command = init.substr(line, init.find('\n', run) - line);
+  EXPECT_EQ(command.rfind("/usr/bin/setpriv --bounding-set -all,+chown,", 0), 0u) << command;
+  EXPECT_NE(command.find("+net_bind_service"), std::string::npos) << command;
+  EXPECT_NE(command.find("--inh-caps -all -- '/bin/sh'"), std::string::npos) << command;
+  for (const char* cap : {"sys_admin", "net_admin", "sys_time", "sys_module"}) {
+    EXPECT_EQ(command.find(cap), std::string::npos) << cap << " in " << command;
+  }
+  program.all_os_capabilities = true;
+  const std::string all = GuestImageBuilder::InitScript(program, {}, GuestNetwork{});
+  EXPECT_EQ(all.find("setpriv"), std::string::npos) << all;
+}
+
 // An ARM64 guest: its busybox, ip and libraries come from the guest root (symlinks kept), its mvr
 // from the guest bundle with a launcher at the host mvr's path, and a program naming a binary of
 // this host is refused by name.
@@ -136,6 +157,13 @@ TEST(GuestImageBuilder, AForeignGuestCarriesItsOwnUserlandAndMvrAndRefusesHostBi
   GuestImageBuilder builder(processes, options);
   ProgramSpec program;
   program.argv = {"/bin/sh", "-c", "exec /bin/sh '" + d + "/host/run.sh'"};
+  // Without additionalOsCapabilities ALL the program runs under setpriv, which this userland
+  // lacks: refused by name.
+  Status no_setpriv = builder.Write(program, {}, GuestNetwork{}, d + "/out.cpio");
+  ASSERT_FALSE(no_setpriv.ok());
+  EXPECT_NE(no_setpriv.message().find("/usr/bin/setpriv"), std::string::npos)
+      << no_setpriv.message();
+  program.all_os_capabilities = true;
   ASSERT_TRUE(builder.Write(program, {}, GuestNetwork{}, d + "/out.cpio").ok());
   fs::create_directories(d + "/x");
   const std::string cmd = "cd " + d + "/x && /bin/busybox cpio -i -d < ../out.cpio 2>" + d + "/err";

@@ -138,9 +138,58 @@ TEST_F(ModelValidationTest, ImageRequestsAreChecked) {
   ExpectInvalid("CreateMicrovmImage", no_role, "buildRoleArn");
   ExpectInvalid("UpdateMicrovmImageVersion",
                 {{"imageIdentifier", "img"}, {"imageVersion", "1"}, {"status", "ON"}}, "status");
+  // additionalOsCapabilities is a CapabilityList whose one value is ALL.
+  for (const json& caps : {json("ALL"), json::array({"SYS_ADMIN"}), json::array({1})}) {
+    json other = good;
+    other["additionalOsCapabilities"] = caps;
+    ExpectInvalid("CreateMicrovmImage", other, "additionalOsCapabilities");
+  }
+  json all = good;
+  all["name"] = "web-all";
+  all["additionalOsCapabilities"] = json::array({"ALL"});
+  auto with_all = Call("CreateMicrovmImage", all);
+  ASSERT_TRUE(with_all.ok()) << with_all.status().ToString();
+  EXPECT_EQ((*with_all)["additionalOsCapabilities"], json::array({"ALL"})) << with_all->dump();
   ASSERT_TRUE(Call("CreateMicrovmImage", good).ok());
   auto again = Call("CreateMicrovmImage", good);
   EXPECT_EQ(again.status().code(), Code::kConflict);
+}
+
+// additionalOsCapabilities reaches the host with every program the image starts: its build's and
+// its VMs' (a QEMU guest runs the program with a container's capabilities unless it is ALL).
+TEST_F(ModelValidationTest, TheImagesCapabilitiesReachEveryProgramItStarts) {
+  auto started = [](const std::vector<Effect>& effects) {
+    std::vector<bool> all;
+    for (const Effect& e : effects) {
+      if (e.kind == Effect::Kind::kStartProgram) all.push_back(e.program.all_os_capabilities);
+    }
+    return all;
+  };
+  ASSERT_TRUE(Call("RunMicrovm", {{"imageIdentifier", "img"}}).ok());
+  EXPECT_EQ(started(Drain()), std::vector<bool>{true}) << "--image images have ALL by default";
+
+  json none = {{"name", "none"},
+               {"baseImageArn", "arn:aws:lambda:us-east-1:aws:microvm-image:al2023"},
+               {"buildRoleArn", "arn:aws:iam::123456789012:role/build"},
+               {"codeArtifact", {{"uri", "file:///tmp/app"}}}};
+  json all = none;
+  all["name"] = "all";
+  all["additionalOsCapabilities"] = json::array({"ALL"});
+  ASSERT_TRUE(Call("CreateMicrovmImage", none).ok());
+  ASSERT_TRUE(Call("CreateMicrovmImage", all).ok());
+  std::vector<bool> builds = started(Drain());
+  ASSERT_EQ(builds.size(), 2u);
+  EXPECT_NE(builds[0], builds[1]);
+  for (const char* image : {"none", "all"}) {
+    ASSERT_TRUE(Call("RunMicrovm", {{"imageIdentifier", image}}).ok()) << image;
+    EXPECT_EQ(started(Drain()), std::vector<bool>{std::string(image) == "all"}) << image;
+  }
+
+  MicrovmModelOptions options;
+  options.registered_all_os_capabilities = false;
+  Rebuild(options);
+  ASSERT_TRUE(Call("RunMicrovm", {{"imageIdentifier", "img"}}).ok());
+  EXPECT_EQ(started(Drain()), std::vector<bool>{false});
 }
 
 TEST_F(ModelValidationTest, UnknownIdsAreResourceNotFound) {
