@@ -185,8 +185,10 @@ TEST_F(PoolFlowTest, StartKilledBeforeRecordingItsLaunchIsRecoveredWithTheSameVm
   // nonce derived from the token, so a retried launch sends the very same payload).
   const std::string token = MemberLaunchToken(r.partition, killed.member);
   const Secret nonce = supervisor::DeriveControlNonce(control_key_, token).value();
+  StartCommand killed_start = Command("x");
+  killed_start.image_arn = "arn:aws:lambda:us-east-1:123456789012:microvm-image:img-1";
   aws::RunMicrovmRequest run = internal::RunRequest(
-      Command("x"), token,
+      killed_start, token,
       supervisor::EncodeRunPayload(supervisor::RunPayload::Warm(nonce)).value(),
       command_.lifetime.max_lifetime_seconds);
   run.image_version = target.image_version;
