@@ -28,6 +28,10 @@ const std::vector<FlagDoc>& StartFlags() {
       {"runner-labels", "extra runner labels, comma-separated"},
       {"startup-timeout-seconds", "overall start deadline (default 300)"},
       {"log-group", "CloudWatch log group for the MicroVM"},
+      {"ingress-connectors",
+       "network connectors letting traffic in (default: AWS's ALL_INGRESS; none: no list)"},
+      {"egress-connectors",
+       "network connectors for outbound traffic (default: AWS's INTERNET_EGRESS; none: no list)"},
       {"idempotency-key", "tells apart starts that would otherwise have the same identity"},
       {"ephemeral-max-lifetime-seconds",
        "ephemeral: the MicroVM's maximum duration (default: job-timeout-minutes x 60 + "

@@ -202,6 +202,8 @@ const std::vector<InputRule>& InputRules() {
       {"runner-labels", {}, F::kLabels, 32768},
       {"startup-timeout-seconds", {}, F::kNumber, 20},
       {"log-group", {}, F::kLogGroup, 512},
+      {"ingress-connectors", {}, F::kLabels, 8192},
+      {"egress-connectors", {}, F::kLabels, 8192},
       {"idempotency-key", {}, F::kText, 256},
       {"ephemeral-max-lifetime-seconds", {}, F::kNumber, 20},
       {"job-timeout-minutes", {}, F::kNumber, 20},

@@ -8,6 +8,7 @@
 #include "action/input_rules.h"
 #include "action/server_handle.h"
 #include "base/numbers.h"
+#include "fleet/network_connectors.h"
 #include "github/platform_labels.h"
 
 namespace mvr::action {
@@ -93,6 +94,16 @@ Result<Endpoints> ParseEndpoints(const InputReader& in) {
   return e;
 }
 
+// A connectors input: unset, `fallback` (one of AWS's managed connectors) of `region`; "none", no
+// list; else each entry an ARN or a managed connector's name, which becomes its ARN.
+Result<std::vector<std::string>> ConnectorInput(const InputReader& in, const std::string& name,
+                                                const std::string& region, const char* fallback) {
+  std::vector<std::string> given = in.GetList(name);
+  if (given.empty()) given = {fallback};
+  if (given.size() == 1 && given[0] == "none") return std::vector<std::string>{};
+  return fleet::ResolveConnectors(given, region, "input '" + name + "'");
+}
+
 }  // namespace
 
 std::string InputReader::Get(const std::string& name) const {
@@ -167,6 +178,12 @@ Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_
   c.image_version = in.Get("image-version");
   c.execution_role_arn = in.Get("execution-role-arn");
   c.log_group = in.Get("log-group");
+  MVR_ASSIGN_OR_RETURN(c.ingress_connectors,
+                       ConnectorInput(in, "ingress-connectors", c.endpoints.region,
+                                      fleet::kDefaultIngressConnector));
+  MVR_ASSIGN_OR_RETURN(
+      c.egress_connectors,
+      ConnectorInput(in, "egress-connectors", c.endpoints.region, fleet::kDefaultEgressConnector));
   MVR_ASSIGN_OR_RETURN(c.runner_group_id, in.GetInt("runner-group-id", 1, 1, INT64_MAX));
   c.extra_labels = in.GetList("runner-labels");
   if (c.extra_labels.size() > 90) {

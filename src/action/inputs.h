@@ -54,6 +54,12 @@ struct StartCommand {
   std::string image_version;  // empty: the latest ACTIVE version
   std::string execution_role_arn;
   std::string log_group;
+  // RunMicrovm's network connectors, as ARNs: AWS's managed ALL_INGRESS / INTERNET_EGRESS of the
+  // region unless the inputs name others ("none": an empty list).
+  std::vector<std::string> ingress_connectors;
+  std::vector<std::string> egress_connectors;
+  // image_id's ARN when known (RunMicrovm gets it); "": resolved at launch (LaunchRequest).
+  std::string image_arn;
   int64_t runner_group_id = 1;
   std::vector<std::string> extra_labels;
   Duration startup_timeout{300'000};

@@ -138,10 +138,11 @@ Result<std::optional<Claimed>> PooledStart::Launch(const Acquisition& acq) {
   MVR_ASSIGN_OR_RETURN(Secret nonce, internal::ControlNonce(deps_, c_, token));
   MVR_ASSIGN_OR_RETURN(std::string payload,
                        supervisor::EncodeRunPayload(supervisor::RunPayload::Warm(nonce)));
-  aws::RunMicrovmRequest run =
-      internal::RunRequest(c_, token, std::move(payload), c_.lifetime.max_lifetime_seconds);
-  run.image_version = target_.image_version;
-  Result<aws::Microvm> vm = parts_.vms.Launch(run, deadline_);
+  Result<aws::RunMicrovmRequest> run = internal::LaunchRequest(
+      deps_, c_, token, std::move(payload), c_.lifetime.max_lifetime_seconds, deadline_);
+  if (run.ok()) run->image_version = target_.image_version;
+  Result<aws::Microvm> vm =
+      run.ok() ? parts_.vms.Launch(*run, deadline_) : Result<aws::Microvm>(run.status());
   if (!vm.ok()) {
     Status retired = leases_.Retire(lease);
     return vm.status().Annotate(retired.ok() ? "its pool reservation was released"

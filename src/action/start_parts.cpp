@@ -1,6 +1,8 @@
 #include "action/start_parts.h"
 
 #include "fleet/control_delivery.h"
+#include "fleet/image_arn.h"
+#include "fleet/network_connectors.h"
 #include "github/platform_labels.h"
 
 #include <algorithm>
@@ -104,13 +106,28 @@ StartResult Outputs(const std::string& label, const github::Runner& runner,
 aws::RunMicrovmRequest RunRequest(const StartCommand& c, std::string client_token,
                                   std::string payload, int64_t max_duration_seconds) {
   aws::RunMicrovmRequest r;
-  r.image_identifier = c.image_id;
+  r.image_identifier = c.image_arn.empty() ? c.image_id : c.image_arn;
+  fleet::ApplyConnectors({c.ingress_connectors, c.egress_connectors}, r);
   r.image_version = c.image_version;
   r.execution_role_arn = c.execution_role_arn;
   r.log_group = c.log_group;
   r.run_hook_payload = Secret(std::move(payload));
   r.maximum_duration_in_seconds = max_duration_seconds;
   r.client_token = std::move(client_token);
+  return r;
+}
+
+Result<aws::RunMicrovmRequest> LaunchRequest(const ActionDeps& deps, const StartCommand& c,
+                                             std::string client_token, std::string payload,
+                                             int64_t max_duration_seconds, TimePoint deadline) {
+  aws::RunMicrovmRequest r =
+      RunRequest(c, std::move(client_token), std::move(payload), max_duration_seconds);
+  if (c.image_arn.empty()) {
+    Result<std::string> arn =
+        fleet::ResolveImageArn(deps.seam, deps.microvms, c.image_id, deadline);
+    if (!arn.ok()) return arn.status().Annotate("input 'image-id'");
+    r.image_identifier = std::move(*arn);
+  }
   return r;
 }
 

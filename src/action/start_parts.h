@@ -53,6 +53,12 @@ Result<github::RunnerScope> ScopeOf(const Endpoints& e);
 StartResult Outputs(const std::string& label, const github::Runner& runner, const aws::Microvm& vm);
 aws::RunMicrovmRequest RunRequest(const StartCommand& c, std::string client_token,
                                   std::string payload, int64_t max_duration_seconds);
+// RunRequest naming the image by its ARN: c.image_arn when set, else image-id resolved now
+// (GetMicrovmImage; an ARN as it is). Called just before RunMicrovm, so a start that fails
+// earlier makes no MicroVMs call.
+Result<aws::RunMicrovmRequest> LaunchRequest(const ActionDeps& deps, const StartCommand& c,
+                                             std::string client_token, std::string payload,
+                                             int64_t max_duration_seconds, TimePoint deadline);
 
 // Warm and pooled starts need MVR_CONTROL_KEY: InvalidArgument saying how to set it otherwise.
 Status RequireControlKey(const ActionDeps& deps);

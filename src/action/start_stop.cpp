@@ -40,10 +40,11 @@ Result<StartResult> StartFlow::Ephemeral(const StartCommand& c, TimePoint deadli
   // The payload carries this registration's JIT config, so the clientToken names the identity
   // and the runner: a retried RunMicrovm returns the same VM, and a later start with the same
   // identity (a new runner, a new payload) gets a new token instead of a ConflictException.
-  Result<aws::Microvm> vm = vms.Launch(
-      internal::RunRequest(c, LaunchClientToken(id, "runner:" + std::to_string(runner_id)),
-                           std::move(*payload), c.ephemeral_max_lifetime_seconds),
-      deadline);
+  Result<aws::RunMicrovmRequest> run = internal::LaunchRequest(
+      deps_, c, LaunchClientToken(id, "runner:" + std::to_string(runner_id)), std::move(*payload),
+      c.ephemeral_max_lifetime_seconds, deadline);
+  if (!run.ok()) return cleanup.Fail(run.status());
+  Result<aws::Microvm> vm = vms.Launch(*run, deadline);
   if (!vm.ok()) return cleanup.Fail(vm.status());
   const std::string microvm_id = vm->microvm_id;
   parts->TerminateOnFailure(microvm_id);

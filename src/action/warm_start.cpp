@@ -75,9 +75,10 @@ Result<StartResult> StartFlow::WarmNew(const StartCommand& c, TimePoint deadline
     MVR_ASSIGN_OR_RETURN(nonce, internal::ControlNonce(deps_, c, launch_token));
     MVR_ASSIGN_OR_RETURN(std::string payload,
                          supervisor::EncodeRunPayload(supervisor::RunPayload::Warm(nonce)));
-    vm = vms.Launch(
-        internal::RunRequest(c, launch_token, std::move(payload), c.lifetime.max_lifetime_seconds),
-        deadline);
+    MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run,
+                         internal::LaunchRequest(deps_, c, launch_token, std::move(payload),
+                                                 c.lifetime.max_lifetime_seconds, deadline));
+    vm = vms.Launch(run, deadline);
     if (!vm.ok()) return vm.status();
     if (!fleet::Ending(vm->state)) break;
     vm = Conflict("every MicroVM launched for this start's identity has ended (last: " +

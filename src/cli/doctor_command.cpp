@@ -16,6 +16,7 @@
 #include "cli/runnerset_wiring.h"
 #include "http/curl_client.h"
 #include "runnerset/doctor.h"
+#include "runnerset/doctor_connectors.h"
 
 namespace mvr::cli {
 namespace {
@@ -130,8 +131,11 @@ runnerset::DoctorReport Diagnose(Context& ctx, const std::string& config_path) {
   }
   if (report.Passed("aws settings") && WireMicrovms(ctx, *config, *w).ok()) {
     clients.microvms = w->microvms.get();
+    // As `mvr serve` starts: the later reads name the images by ARN ("image arns" says why not).
+    ResolveRunnerClasses(ctx, *config, *w).IgnoreError();
   }
   runnerset::CheckImages(*config, clients, report);
+  runnerset::CheckImageArnsAndConnectors(*config, clients, report);
   report.Append(state);
   runnerset::CheckAws(*config, clients, report);
   return report;

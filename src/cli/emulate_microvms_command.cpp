@@ -45,6 +45,8 @@ struct MicrovmsFlags {
   std::string program_exit;             // "": not given
   int64_t running_before_hook_ms = -1;  // -1: not given
   std::string run_body = "raw";
+  bool require_image_arn = false;
+  bool require_ingress_connector = false;
   std::string network = "host";
   std::string netns_range;
   std::string s3_endpoint_url;
@@ -201,6 +203,8 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
   Result<emulate::microvms::RunBody> run_body = emulate::microvms::ParseRunBody(f.run_body);
   if (!run_body.ok()) return run_body.status().Annotate("--run-body");
   o.model.run_body = *run_body;
+  if (f.require_image_arn) o.model.require_image_arn = true;
+  if (f.require_ingress_connector) o.model.require_ingress_connector = true;
   if (!f.guest_ports.empty()) o.guest_ports = f.guest_ports;
   for (const std::string& image : f.images) {
     size_t eq = image.find('=');
@@ -366,6 +370,10 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
   cmd->add_option("--run-body", flags->run_body,
                   "Body of the /run hook: raw (the runHookPayload itself; default), envelope "
                   "({\"runHookPayload\"}) or envelope-with-id (also \"microvmId\")");
+  cmd->add_flag("--require-image-arn", flags->require_image_arn,
+                "Refuse a bare image name in RunMicrovm and ListMicrovms (the stricter reading)");
+  cmd->add_flag("--require-ingress-connector", flags->require_ingress_connector,
+                "Let no traffic into a VM launched without an ingress network connector");
   cmd->add_option("--verify-sigv4-keys", flags->sigv4_keys_file,
                   "File of 'ACCESS_KEY_ID SECRET' lines: require valid SigV4 signatures");
   cmd->add_option("--iam-policies", flags->iam_policies_file,

@@ -126,6 +126,7 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
     return std::nullopt;
   }
   Status wired = WireMicrovms(ctx, fn.config, *fn.wiring);
+  if (wired.ok()) wired = ResolveRunnerClasses(ctx, fn.config, *fn.wiring);
   if (wired.ok()) {
     // While GitHub refuses the credential, each probe reads it again (a fresh resolver: no
     // cache), so a rotated SSM parameter or file is picked up by a warm container.

@@ -4,6 +4,7 @@
 #include "aws/endpoints.h"
 #include "cli/http_client_factory.h"
 #include "queue/open_queue.h"
+#include "runnerset/class_resolve.h"
 #include "store/open_store.h"
 
 namespace mvr::cli {
@@ -26,7 +27,14 @@ Status WireMicrovms(Context& ctx, const runnerset::ServeConfig&, RunnerSetWiring
   mo.endpoint = endpoint;
   w.microvms = std::make_unique<aws::MicrovmsClient>(
       mo, aws::MicrovmsClientDeps{w.http, *w.credentials, ctx.seam()});
+  w.microvms_region = endpoint.region;
   return Status::Ok();
+}
+
+Status ResolveRunnerClasses(Context& ctx, runnerset::ServeConfig& config, RunnerSetWiring& w) {
+  if (!w.microvms) return Internal("the MicroVMs client is not wired");
+  return runnerset::ResolveClasses(config, ctx.seam(), *w.microvms,
+                                   w.region.value_or(w.microvms_region));
 }
 
 Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,

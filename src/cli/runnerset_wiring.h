@@ -30,6 +30,7 @@ struct RunnerSetWiring {
   http::HttpClient& http;
   std::unique_ptr<aws::DefaultCredentialsChain> credentials;
   std::optional<std::string> region;  // the configuration's, when it names one
+  std::string microvms_region;        // the MicroVMs endpoint's region (WireMicrovms)
   std::unique_ptr<aws::MicrovmsClient> microvms;
   std::unique_ptr<http::HttpClient> github_http;  // with github.caBundle: GitHub's own client
   // One client per GitHub App (github.apps), or the one with a PAT; with several Apps the set
@@ -48,6 +49,9 @@ std::unique_ptr<RunnerSetWiring> NewRunnerSetWiring(Context& ctx,
 Status WireQueue(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
 Status WireStore(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
 Status WireMicrovms(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
+// After WireMicrovms: each class's image ARN and network connectors (runnerset/class_resolve.h),
+// settled once before the set launches anything.
+Status ResolveRunnerClasses(Context& ctx, runnerset::ServeConfig& config, RunnerSetWiring& w);
 // Needs the PAT or the Apps' keys in `secrets`; `reload(i)` reads the PAT or App i's key again
 // from its source while GitHub refuses it (github/auth.h).
 Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,

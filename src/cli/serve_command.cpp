@@ -25,11 +25,12 @@ namespace mvr::cli {
 namespace {
 
 // The set's clients: those `mvr serve` runs on, and `mvr status --html` reads.
-Result<std::unique_ptr<RunnerSetWiring>> Wire(Context& ctx, const runnerset::ServeConfig& config,
+Result<std::unique_ptr<RunnerSetWiring>> Wire(Context& ctx, runnerset::ServeConfig& config,
                                               const runnerset::ServeSecrets& secrets) {
   std::unique_ptr<RunnerSetWiring> w =
       NewRunnerSetWiring(ctx, config, std::make_unique<http::CurlHttpClient>());
   MVR_RETURN_IF_ERROR(WireMicrovms(ctx, config, *w));
+  MVR_RETURN_IF_ERROR(ResolveRunnerClasses(ctx, config, *w));
   MVR_RETURN_IF_ERROR(WireGitHub(ctx, config, secrets, *w, [&config](size_t app) {
     return runnerset::ReadGitHubCredential(config, app);
   }));
@@ -90,7 +91,7 @@ int RunServe(Context& ctx, const std::string& config_path) {
 // (the same sources as `mvr serve`'s GET /), so it works where no daemon runs (the Lambda
 // deployment, or a daemon that is down). The janitor's sweeps and the finished jobs come from the
 // store's history; what only a running daemon knows (runners seen coming online) is absent.
-int RunStatusHtml(Context& ctx, const runnerset::ServeConfig& config, const std::string& html) {
+int RunStatusHtml(Context& ctx, runnerset::ServeConfig config, const std::string& html) {
   auto fail = [&](const Status& s) {
     std::cerr << "mvr status: " << s.message() << std::endl;
     return 2;

@@ -183,9 +183,12 @@ Status LocalStack::Start() {
   MVR_ASSIGN_OR_RETURN(github_url_, WaitForUrl(github.output_path, "GitHub emulator", github_pid));
 
   process::ProcessSpec microvms;
-  microvms.argv = {mvr_,          "emulate",    "microvms",    "--listen",         "127.0.0.1:0",
-                   "--region",    kDemoRegion,  "--state-dir", dir_ + "/microvms", "--request-log",
-                   request_log(), "--run-body", run_body_};
+  microvms.argv = {mvr_, "emulate", "microvms", "--listen", "127.0.0.1:0", "--region", kDemoRegion,
+                   "--state-dir", dir_ + "/microvms", "--request-log", request_log(), "--run-body",
+                   run_body_,
+                   // The stricter readings (docs/emulate-microvms.md): what mvr sends must work
+                   // under both.
+                   "--require-image-arn", "--require-ingress-connector"};
   Image standard;
   standard.name = kDemoImage;
   standard.runner_body = StandInRunner();

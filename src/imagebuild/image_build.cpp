@@ -272,7 +272,8 @@ Status ImageBuilder::Activate(const std::string& name, const aws::MicrovmImageVe
   if (inactive.size() <= static_cast<size_t>(keep_inactive)) return Status::Ok();
   // A version a live VM runs stays; without a complete VM listing nothing is deleted.
   aws::ListMicrovmsRequest vms_request;
-  vms_request.image_identifier = name;
+  // The ARN: AWS's guide has MicroVM calls take the image's ARN, not its name.
+  vms_request.image_identifier = out.image_arn.empty() ? name : out.image_arn;
   Result<std::vector<aws::MicrovmSummary>> vms = Retried<std::vector<aws::MicrovmSummary>>(
       [&] { return aws::ListAllMicrovms(deps_.microvms, vms_request); });
   if (!vms.ok()) {

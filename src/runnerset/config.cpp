@@ -9,6 +9,7 @@
 #include "base/files.h"
 #include "base/host_port.h"
 #include "base/json_fields.h"
+#include "fleet/network_connectors.h"
 #include "github/labels.h"
 #include "github/types.h"
 
@@ -282,6 +283,17 @@ Status ParsePoolSize(Strict& s, const std::string& name, int& fixed,
   return Status::Ok();
 }
 
+// A list of network connectors (fleet/network_connectors.h); absent leaves `out` unset.
+Status ParseConnectors(Strict& s, const std::string& name,
+                       std::optional<std::vector<std::string>>& out) {
+  if (!s.Find(name)) return Status::Ok();
+  std::vector<std::string> list;
+  MVR_RETURN_IF_ERROR(s.Strings(name, list));
+  MVR_RETURN_IF_ERROR(fleet::CheckConnectors(list, s.Key(name)));
+  out = std::move(list);
+  return Status::Ok();
+}
+
 Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   if (!j.is_object()) return InvalidArgument(key + ": expected an object");
   Strict s(j, key);
@@ -298,6 +310,8 @@ Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
     return InvalidArgument(s.Key("warmPoolSize") + " / " + s.Key("hotPoolSize") +
                            ": give a target to one pool of a class; the other takes a size");
   }
+  MVR_RETURN_IF_ERROR(ParseConnectors(s, "ingressConnectors", c.ingress_connectors));
+  MVR_RETURN_IF_ERROR(ParseConnectors(s, "egressConnectors", c.egress_connectors));
   MVR_RETURN_IF_ERROR(s.String("fallbackClass", c.fallback_class));
   MVR_RETURN_IF_ERROR(s.Strings("labels", c.labels));
   MVR_RETURN_IF_ERROR(s.String("architecture", c.architecture));

@@ -71,6 +71,15 @@ struct RunnerClass {
   }
   // Whether a job asking for `job_labels` runs on this class (label_match).
   bool Takes(const std::vector<std::string>& job_labels) const;
+  // RunMicrovm's ingressNetworkConnectors / egressNetworkConnectors (ingressConnectors,
+  // egressConnectors): unset, AWS's managed ALL_INGRESS / INTERNET_EGRESS of the set's region
+  // (ResolveClasses fills them in); an empty list sends none.
+  std::optional<std::vector<std::string>> ingress_connectors{};
+  std::optional<std::vector<std::string>> egress_connectors{};
+  // `image`'s ARN, resolved once when the set starts (ResolveClasses); "" before.
+  std::string image_arn{};
+  // What RunMicrovm and ListMicrovms get: the ARN once resolved, else `image` as configured.
+  const std::string& RunImage() const { return image_arn.empty() ? image : image_arn; }
 };
 
 struct GitHubSettings {

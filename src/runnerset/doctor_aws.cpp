@@ -68,7 +68,7 @@ void DoctorReadCalls(const ServeConfig& config, DoctorClients& clients, DoctorRe
     return;
   }
   std::set<std::string> images;
-  for (const RunnerClass& cls : config.classes) images.insert(cls.image);
+  for (const RunnerClass& cls : config.classes) images.insert(cls.RunImage());
   for (const std::string& image : images) {
     aws::ListMicrovmsRequest req;
     req.image_identifier = image;

@@ -132,7 +132,7 @@ Result<T> Read(const Seam& seam, const std::function<Result<T>()>& read) {
 Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
   Inventory inv;
   std::set<std::string> images;
-  for (const RunnerClass& c : config_.classes) images.insert(c.image);
+  for (const RunnerClass& c : config_.classes) images.insert(c.RunImage());
   inv.vms_ok = true;
   for (const std::string& image : images) {
     aws::ListMicrovmsRequest req;

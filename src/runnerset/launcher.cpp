@@ -8,9 +8,11 @@
 
 #include "fleet/control_delivery.h"
 #include "fleet/microvm_lifecycle.h"
+#include "fleet/network_connectors.h"
 #include "fleet/runner_registration.h"
 #include "github/labels.h"
 #include "github/platform_labels.h"
+#include "runnerset/class_resolve.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::runnerset {
@@ -122,7 +124,7 @@ bool Launcher::InScope(const std::string& repository) const {
 
 Result<std::set<std::string>> Launcher::ListLiveVms() {
   std::set<std::string> images, live;
-  for (const RunnerClass& c : config_.classes) images.insert(c.image);
+  for (const RunnerClass& c : config_.classes) images.insert(c.RunImage());
   for (const std::string& image : images) {
     aws::ListMicrovmsRequest req;
     req.image_identifier = image;
@@ -400,7 +402,8 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
   MVR_ASSIGN_OR_RETURN(std::string payload,
                        supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered(a.nonce)));
   aws::RunMicrovmRequest run;
-  run.image_identifier = a.runner_class.image;
+  run.image_identifier = a.runner_class.RunImage();
+  fleet::ApplyConnectors(ConnectorsOf(a.runner_class), run);
   run.image_version = a.runner_class.image_version;
   run.execution_role_arn = config_.launcher.execution_role_arn;
   run.run_hook_payload = Secret(payload);

@@ -23,7 +23,7 @@ StatusInputs GatherStatus(const ServeConfig& config, const StatusSources& src, T
   for (const RunnerClass& c : config.classes) {
     if (in.vms_by_image.count(c.image)) continue;
     aws::ListMicrovmsRequest req;
-    req.image_identifier = c.image;
+    req.image_identifier = c.RunImage();
     req.max_results = 50;
     auto vms = aws::ListAllMicrovms(src.microvms, req);
     if (vms.ok()) {

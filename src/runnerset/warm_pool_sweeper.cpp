@@ -4,6 +4,8 @@
 #include <chrono>
 
 #include "fleet/microvm_lifecycle.h"
+#include "fleet/network_connectors.h"
+#include "runnerset/class_resolve.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::runnerset {
@@ -310,7 +312,8 @@ Result<aws::RunMicrovmRequest> WarmPoolSweeper::PoolRunRequest(const RunnerClass
   MVR_ASSIGN_OR_RETURN(std::string payload,
                        supervisor::EncodeRunPayload(supervisor::RunPayload::Delivered(nonce)));
   aws::RunMicrovmRequest run;
-  run.image_identifier = cls.image;
+  run.image_identifier = cls.RunImage();
+  fleet::ApplyConnectors(ConnectorsOf(cls), run);
   run.image_version = version;
   run.execution_role_arn = config_.launcher.execution_role_arn;
   run.run_hook_payload = Secret(payload);

@@ -22,7 +22,7 @@ TEST_F(ActionPolicyTest, EveryScenarioPassesUnderTheWholePolicy) {
 TEST_F(ActionPolicyTest, WithoutAnyOneStatementSomeScenarioIsDenied) {
   const json policy = Policy();
   const std::vector<std::string> sids = mvr::testing::StatementSids(policy);
-  ASSERT_EQ(sids.size(), 4u);
+  ASSERT_EQ(sids.size(), 5u);
   for (size_t i = 0; i < sids.size(); ++i) {
     std::string denied;
     for (const auto& [name, status] : RunScenarios(mvr::testing::WithoutStatement(policy, i))) {
@@ -38,7 +38,8 @@ TEST_F(ActionPolicyTest, WithoutAnyOneStatementSomeScenarioIsDenied) {
 
 TEST_F(ActionPolicyTest, AnotherImageOrRoleIsDeniedInAwsWords) {
   Enforce(Policy());
-  command_.image_id = "img-2";
+  // Given as an ARN, the image is not read first: RunMicrovm is what is refused.
+  command_.image_id = "arn:aws:lambda:us-east-1:123456789012:microvm-image:img-2";
   Status other_image = Ephemeral();
   EXPECT_EQ(other_image.code(), Code::kUnauthorized);
   EXPECT_NE(other_image.message().find(
@@ -56,6 +57,18 @@ TEST_F(ActionPolicyTest, AnotherImageOrRoleIsDeniedInAwsWords) {
                                       "arn:aws:iam::123456789012:role/admin"),
             std::string::npos)
       << other_role.ToString();
+  EXPECT_TRUE(VmIds().empty());
+}
+
+TEST_F(ActionPolicyTest, ANetworkConnectorThePolicyDoesNotNameIsDenied) {
+  Enforce(Policy());
+  command_.egress_connectors = {"arn:aws:lambda:us-east-1:123456789012:network-connector:other"};
+  Status denied = Ephemeral();
+  EXPECT_EQ(denied.code(), Code::kUnauthorized);
+  EXPECT_NE(denied.message().find("lambda:PassNetworkConnector on resource: "
+                                  "arn:aws:lambda:us-east-1:123456789012:network-connector:other"),
+            std::string::npos)
+      << denied.ToString();
   EXPECT_TRUE(VmIds().empty());
 }
 

@@ -40,6 +40,11 @@ class InProcessActionTest : public ::testing::Test {
     command_.identity.run_attempt = "1";
     command_.identity.job = "build";
     command_.image_id = "img-1";
+    // What ParseStart gives by default: AWS's managed connectors of the region.
+    command_.ingress_connectors = {
+        "arn:aws:lambda:us-east-1:aws:network-connector:aws-network-connector:ALL_INGRESS"};
+    command_.egress_connectors = {
+        "arn:aws:lambda:us-east-1:aws:network-connector:aws-network-connector:INTERNET_EGRESS"};
     command_.event_name = "push";
     label_ = DeriveIdentity(command_.identity).value().label;
   }

@@ -186,8 +186,10 @@ TEST_F(PoolFlowTest, StartKilledBeforeRecordingItsLaunchIsRecoveredWithTheSameVm
   const std::string token = MemberLaunchToken(r.partition, killed.member);
   const Secret nonce =
       supervisor::DeriveBoundControlNonce(control_key_, {"123", "us-east-1"}, token).value();
+  StartCommand killed_start = Command("x");
+  killed_start.image_arn = "arn:aws:lambda:us-east-1:123456789012:microvm-image:img-1";
   aws::RunMicrovmRequest run = internal::RunRequest(
-      Command("x"), token,
+      killed_start, token,
       supervisor::EncodeRunPayload(supervisor::RunPayload::Warm(nonce)).value(),
       command_.lifetime.max_lifetime_seconds);
   run.image_version = target.image_version;

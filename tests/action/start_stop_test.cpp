@@ -55,7 +55,9 @@ TEST_F(StartFlowTest, EphemeralStartRegistersLaunchesAndWaitsForTheExactRunner) 
   // As long as its job may run (issue 52, item 8); max-lifetime-seconds is the warm lifetime.
   EXPECT_EQ(vm["maximumDurationInSeconds"], command_.ephemeral_max_lifetime_seconds);
   ASSERT_EQ(Calls("RunMicrovm"), 1);
-  EXPECT_EQ(microvms_->calls()[0].client_token,
+  // The image's name is resolved to its ARN just before the launch.
+  ASSERT_EQ(microvms_->calls()[0].operation, "GetMicrovmImage");
+  EXPECT_EQ(microvms_->calls()[1].client_token,
             LaunchClientToken(DeriveIdentity(command_.identity).value(),
                               "runner:" + std::to_string(r->runner_id)));
   // The model refuses a runHookPayload over 4096 bytes; this one reached the guest.

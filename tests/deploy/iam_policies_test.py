@@ -107,7 +107,22 @@ class IamPoliciesTest(unittest.TestCase):
     def test_the_action_policy_allows_exactly_the_microvm_calls_the_action_makes(self):
         calls = called(sources("src/action", "src/fleet", "src/cli"))
         self.assertIn("RunMicrovm", calls)  # the scan finds calls at all
-        self.assertEqual(allowed(policy("action.json")), {"lambda:" + op for op in calls})
+        # lambda:PassNetworkConnector is no operation: RunMicrovm needs it per connector (below).
+        self.assertEqual(allowed(policy("action.json")) - {"lambda:PassNetworkConnector"},
+                         {"lambda:" + op for op in calls})
+
+    def test_every_policy_that_runs_microvms_may_pass_the_default_connectors(self):
+        # Every RunMicrovm names AWS's managed connectors (src/fleet/network_connectors.h), and
+        # attaching one is lambda:PassNetworkConnector on its ARN.
+        managed = "arn:{{partition}}:lambda:{{region}}:aws:network-connector:aws-network-connector:"
+        for path in sorted(glob.glob(os.path.join(IAM, "*.json"))):
+            doc = json.loads(read(path))
+            if "lambda:RunMicrovm" not in allowed(doc):
+                continue
+            passed = {r for st in doc["Statement"] if "lambda:PassNetworkConnector" in st["Action"]
+                      for r in st["Resource"]}
+            self.assertEqual(passed, {managed + "ALL_INGRESS", managed + "INTERNET_EGRESS"},
+                             os.path.basename(path))
 
     def test_the_action_pool_policy_is_data_plane_on_one_table(self):
         doc = policy("action-pool.json")

@@ -153,8 +153,9 @@ TEST_F(DoctorEndToEnd, HealthySetPassesEveryCheckAndExitsZero) {
   DoctorRun run = Doctor(Config());
   for (const char* name :
        {"config", "secret files", "github credentials", "github permissions", "webhook url",
-        "webhook settings", "webhook deliveries", "aws settings", "image mvr-small", "store",
-        "queue", "dead letters", "aws identity", "aws read calls", "aws mutating calls"}) {
+        "webhook settings", "webhook deliveries", "aws settings", "image mvr-small", "image arns",
+        "network connectors", "store", "queue", "dead letters", "aws identity", "aws read calls",
+        "aws mutating calls"}) {
     EXPECT_EQ(Line(run, name).rfind("PASS", 0), 0u) << name << " in:\n" << run.output;
   }
   EXPECT_NE(Line(run, "aws mutating calls").find("(iam:SimulatePrincipalPolicy)"),
@@ -175,6 +176,25 @@ TEST_F(DoctorEndToEnd, AMutatingCallThePolicyDeniesFails) {
   DoctorRun run = Doctor(Config());
   ExpectFailed(run, "aws mutating calls", "lambda:TerminateMicrovm on arn:aws:lambda:");
   EXPECT_EQ(Line(run, "aws read calls").rfind("PASS", 0), 0u) << run.output;
+}
+
+// Without the statement that lets the set pass AWS's managed network connectors, every launch
+// would be refused: the doctor names the connectors and the statement. The class image, given by
+// name, resolves to its ARN.
+TEST_F(DoctorEndToEnd, AConnectorThePolicyDoesNotLetPassFails) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  ASSERT_NO_FATAL_FAILURE(GrantTheSetsPolicies({"PassNetworkConnectors"}));
+  DoctorRun run = Doctor(Config());
+  ExpectFailed(run, "network connectors", "lambda:PassNetworkConnector denied for ");
+  EXPECT_NE(Line(run, "network connectors").find("aws-network-connector:ALL_INGRESS"),
+            std::string::npos)
+      << run.output;
+  const std::string arns = Line(run, "image arns");
+  EXPECT_EQ(arns.rfind("PASS", 0), 0u) << run.output;
+  EXPECT_NE(arns.find("mvr-runner -> arn:aws:lambda:us-east-1:123456789012:microvm-image:"
+                      "mvr-runner"),
+            std::string::npos)
+      << arns;
 }
 
 // No principal IAM knows (moto's default user was never created): the simulator answers

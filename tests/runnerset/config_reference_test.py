@@ -22,7 +22,7 @@ def parser_keys(text):
             continue
         if section is None:
             continue
-        for name in re.findall(r'(?:s\.(?:Strings|String|PathOrPem|Integer|Number|Find)\(|ParsePoolSize\(s, )"(\w+)"', line):
+        for name in re.findall(r'(?:s\.(?:Strings|String|PathOrPem|Integer|Number|Find)\(|(?:ParsePoolSize|ParseConnectors)\(s, )"(\w+)"', line):
             keys.add(f"{section}.{name}" if section else name)
         for name in re.findall(r'\{(?:std::pair<const char\*, bool\*>\{)?"(\w+)", &', line):
             keys.add(f"{section}.{name}" if section else name)

@@ -64,6 +64,16 @@ std::vector<aws::IamRequest> MicrovmsIamRequests(const std::string& operation, c
     out.push_back(LambdaRequest(operation, base + "microvm:*", region));
     const std::string role = StringMember(input, "executionRoleArn");
     if (!role.empty()) out.push_back(PassRole(role, region));
+    // Attaching a connector is lambda:PassNetworkConnector on the connector's ARN.
+    for (const char* list : {"ingressNetworkConnectors", "egressNetworkConnectors"}) {
+      auto it = input.find(list);
+      if (it == input.end() || !it->is_array()) continue;
+      for (const json& c : *it) {
+        if (c.is_string()) {
+          out.push_back(LambdaRequest("PassNetworkConnector", c.get<std::string>(), region));
+        }
+      }
+    }
   } else if (operation == "CreateMicrovmImage") {
     out.push_back(LambdaRequest(
         operation, ArnOf(StringMember(input, "name"), base + "microvm-image:"), region));

@@ -21,7 +21,8 @@ namespace mvr::emulate::microvms {
 // The IAM requests one operation makes with its validated input: `lambda:<Operation>` on the
 // MicroVM (…:microvm:ID), the image (…:microvm-image:NAME) or "*" for a list; RunMicrovm on both
 // its image and …:microvm:* (the new VM's id is not known yet); plus `iam:PassRole` on the
-// executionRoleArn (RunMicrovm) or buildRoleArn (Create/UpdateMicrovmImage) with
+// executionRoleArn (RunMicrovm), `lambda:PassNetworkConnector` on each of RunMicrovm's ingress
+// and egress network connectors, or buildRoleArn (Create/UpdateMicrovmImage) with
 // iam:PassedToService = lambda.amazonaws.com. Every request carries aws:RequestedRegion.
 std::vector<aws::IamRequest> MicrovmsIamRequests(const std::string& operation,
                                                  const nlohmann::json& input,

@@ -80,6 +80,12 @@ Result<MicrovmModel::IngressGrant> MicrovmModel::AuthorizeIngress(const std::str
   auto it = vms_.find(microvm_id);
   if (it == vms_.end()) return NotFound("MicroVM " + microvm_id + " not found");
   Vm& vm = it->second;
+  if (options_.require_ingress_connector && !vm.ingress) {
+    return Unauthorized("MicroVM " + microvm_id +
+                        " was launched without an ingress network connector, so its endpoint "
+                        "takes no traffic; launch it with ingressNetworkConnectors (AWS's "
+                        "ALL_INGRESS) (the emulator's requireIngressConnector)");
+  }
   if (token == nullptr || token->empty()) {
     return Unauthorized(
         "the X-aws-proxy-auth header is missing; create a token with "

@@ -137,6 +137,7 @@ class MicrovmModel {
     TimePoint started_at, last_traffic, suspended_at;
     std::optional<TimePoint> terminated_at;
     bool program_started = false, frozen = false, resume_after_suspend = false;
+    bool ingress = false;  // launched with an ingress connector that lets traffic in
     Sequence seq;
   };
   struct Grant {
@@ -157,6 +158,8 @@ class MicrovmModel {
     std::optional<nlohmann::json> idle_policy;  // the three members, checked
   };
   Result<nlohmann::json> RunMicrovm(const nlohmann::json& in);
+  // Ok unless options' require_image_arn is set and `identifier` is not an ARN.
+  Status CheckImageArn(const std::string& identifier, const char* operation) const;
   static Result<RunRequest> ReadRunRequest(const nlohmann::json& in);
   // The VM an earlier RunMicrovm with the same clientToken and parameters made (none when the
   // token is new); Conflict when the token came with other parameters.

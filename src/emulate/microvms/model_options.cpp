@@ -191,6 +191,13 @@ Status MicrovmModelOptions::ApplyJson(const json& config) {
     }
     program_exit_terminates = v == "terminate";
   }
+  for (auto [key, flag] : {std::pair{"requireImageArn", &require_image_arn},
+                           std::pair{"requireIngressConnector", &require_ingress_connector}}) {
+    if (!config.contains(key)) continue;
+    if (!config[key].is_boolean())
+      return InvalidArgument(std::string(key) + " must be true or false");
+    *flag = config[key].get<bool>();
+  }
   if (config.contains("runningBeforeHookMs")) {
     int64_t ms = 0;
     MVR_RETURN_IF_ERROR(read_int("runningBeforeHookMs", 0, kMaxLatencyMs, ms));

@@ -112,6 +112,14 @@ struct MicrovmModelOptions {
   // RUNNING for "the hook has run" meet the race (0 = the hook finishes first, as before).
   Duration running_before_hook{0};
   RunBody run_body = RunBody::kRaw;
+  // The stricter readings of two things AWS leaves open (docs/emulate-microvms.md, "Strict
+  // readings"). require_image_arn: RunMicrovm and ListMicrovms refuse an imageIdentifier that is
+  // not an image ARN (the service model says "ARN or ID"; AWS's guide says run-microvm's "must be
+  // the ARN"). require_ingress_connector: a VM launched without an ingress network connector (or
+  // with only NO_INGRESS) takes no traffic on its endpoint (AWS: ingress connectors "enable
+  // inbound connectivity"; what a VM without one gets is not documented).
+  bool require_image_arn = false;
+  bool require_ingress_connector = false;
   // The ingress endpoint of a new VM. Unset: "https://<id>.microvms.lambda.<region>.on.aws/".
   std::function<std::string(const std::string& microvm_id)> endpoint_for;
 

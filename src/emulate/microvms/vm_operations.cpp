@@ -81,7 +81,32 @@ std::string Fingerprint(const json& in) {
   return JsonText(rest);
 }
 
+// Whether the request's ingressNetworkConnectors let traffic in: at least one that is not AWS's
+// NO_INGRESS connector.
+bool LetsTrafficIn(const json& in) {
+  auto it = in.find("ingressNetworkConnectors");
+  if (it == in.end() || !it->is_array()) return false;
+  for (const json& c : *it) {
+    const std::string s = c.is_string() ? c.get<std::string>() : "";
+    const std::string tail = ":NO_INGRESS";
+    if (!s.empty() && (s.size() < tail.size() || s.substr(s.size() - tail.size()) != tail)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+Status MicrovmModel::CheckImageArn(const std::string& identifier, const char* operation) const {
+  if (!options_.require_image_arn || identifier.rfind("arn:", 0) == 0) return Status::Ok();
+  return InvalidArgument(std::string(operation) + ": imageIdentifier \"" + identifier +
+                         "\" is not an image ARN; give arn:aws:lambda:" + options_.region + ":" +
+                         options_.account_id + ":microvm-image:" + identifier +
+                         " (GetMicrovmImage returns it). This emulator takes the stricter reading "
+                         "(requireImageArn): AWS's guide says the identifier must be the ARN")
+      .WithErrorType("ValidationException");
+}
 
 Result<MicrovmModel::RunRequest> MicrovmModel::ReadRunRequest(const json& in) {
   RunRequest r;
@@ -97,6 +122,7 @@ Result<MicrovmModel::RunRequest> MicrovmModel::ReadRunRequest(const json& in) {
 
 Result<json> MicrovmModel::RunMicrovm(const json& in) {
   MVR_ASSIGN_OR_RETURN(RunRequest request, ReadRunRequest(in));
+  MVR_RETURN_IF_ERROR(CheckImageArn(request.image_id, "RunMicrovm"));
   MVR_ASSIGN_OR_RETURN(const Vm* prior, PriorRun(in, request));
   if (prior != nullptr) return VmJson(*prior);
   MVR_ASSIGN_OR_RETURN(Image * image, FindImage(request.image_id));
@@ -183,6 +209,7 @@ MicrovmModel::Vm MicrovmModel::NewVm(const Image& image, const Version& version,
        {"executionRoleArn", "ingressNetworkConnectors", "egressNetworkConnectors"}) {
     if (in.contains(f) && !in[f].is_null()) vm.echo[f] = in[f];
   }
+  vm.ingress = LetsTrafficIn(in);
   if (const std::optional<json>& idle = request.idle_policy) {
     vm.idle_policy = idle;
     vm.suspended_s = (*idle)["suspendedDurationSeconds"].get<int>();
@@ -243,6 +270,7 @@ Result<json> MicrovmModel::ListMicrovms(const json& in) {
                        OptionalString(in, "imageVersion", 1, 2048));
   std::string image_name;
   if (image_filter) {
+    MVR_RETURN_IF_ERROR(CheckImageArn(*image_filter, "ListMicrovms"));
     MVR_ASSIGN_OR_RETURN(Image * image, FindImage(*image_filter));
     image_name = image->name;
   }

@@ -52,6 +52,22 @@ TEST(MicrovmsIamRequests, RunMicrovmNeedsTheImageTheVmsAndPassRole) {
   EXPECT_EQ(build[1].resource, "arn:b");
 }
 
+TEST(MicrovmsIamRequests, RunMicrovmPassesEachNetworkConnector) {
+  const std::string in =
+      "arn:aws:lambda:us-east-1:aws:network-connector:aws-network-connector:ALL_INGRESS";
+  const std::string out = "arn:aws:lambda:us-east-1:123456789012:network-connector:vpc";
+  auto r = MicrovmsIamRequests("RunMicrovm",
+                               {{"imageIdentifier", "img"},
+                                {"ingressNetworkConnectors", {in}},
+                                {"egressNetworkConnectors", {out}}},
+                               "us-east-1", "123456789012");
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[2].action, "lambda:PassNetworkConnector");
+  EXPECT_EQ(r[2].resource, in);
+  EXPECT_EQ(r[3].action, "lambda:PassNetworkConnector");
+  EXPECT_EQ(r[3].resource, out);
+}
+
 TEST(MicrovmsIamPoliciesFile, BadFilesAreRefusedWithWhereAndWhat) {
   struct Case {
     const char* text;
