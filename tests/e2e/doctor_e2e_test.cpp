@@ -8,6 +8,8 @@
 #include <set>
 
 #include "aws/microvms_client.h"
+#include "base/time_format.h"
+#include "emulate/github/runner_versions.h"
 #include "queue/sqlite_queue.h"
 #include "runnerset/class_health.h"
 #include "runnerset/runner_table.h"
@@ -138,11 +140,22 @@ class DoctorEndToEnd : public RunnerSetStack {
   void ConfigureStack(LocalStack& stack) override {
     stack.AddGithubArgs(github_args_);
     stack.AddMicrovmsArgs(microvms_args_);
+    // The image as `mvr image build` records it (its runner's version in the version's
+    // description), and GitHub's latest runner release, published `released_days_ago_`.
+    stack.AddMicrovmsArgs(
+        {"--image-description",
+         std::string(kDemoImage) + "=mvr image build config=e2e runner=" + image_runner_});
+    stack.AddGithubArgs(
+        {"--latest-runner-release", latest_release_, "--latest-runner-released-at",
+         FormatRfc3339(real_.clock.Now() - std::chrono::hours(24 * released_days_ago_))});
   }
 
   std::unique_ptr<testing::MotoServer> moto_;
   int port_ = 0;
   std::vector<std::string> github_args_, microvms_args_;  // emulator flags of a test
+  std::string image_runner_ = emulate::github::kStandInRunnerVersion;
+  std::string latest_release_ = emulate::github::kStandInRunnerVersion;
+  int released_days_ago_ = 1;
 };
 
 // The set's principal holds the set's own policies (deploy/iam): every check passes, the mutating
@@ -151,10 +164,10 @@ TEST_F(DoctorEndToEnd, HealthySetPassesEveryCheckAndExitsZero) {
   ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_NO_FATAL_FAILURE(GrantTheSetsPolicies());
   DoctorRun run = Doctor(Config());
-  for (const char* name :
-       {"config", "secret files", "github credentials", "github permissions", "webhook url",
-        "webhook settings", "webhook deliveries", "aws settings", "image mvr-small", "store",
-        "queue", "dead letters", "aws identity", "aws read calls", "aws mutating calls"}) {
+  for (const char* name : {"config", "secret files", "github credentials", "github permissions",
+                           "webhook url", "webhook settings", "webhook deliveries", "aws settings",
+                           "image mvr-small", "store", "queue", "dead letters", "aws identity",
+                           "aws read calls", "aws mutating calls", "runner version mvr-small"}) {
     EXPECT_EQ(Line(run, name).rfind("PASS", 0), 0u) << name << " in:\n" << run.output;
   }
   EXPECT_NE(Line(run, "aws mutating calls").find("(iam:SimulatePrincipalPolicy)"),
@@ -363,6 +376,36 @@ TEST_F(DoctorEndToEnd, ImageLineNamesItsRunnerVersionAndFailsWhenGitHubRefusesIt
   ASSERT_NO_FATAL_FAILURE(RecordRunnerVerdict(dir_ + "/state.db", real_, true, "2.330.0"));
   run = Doctor(Config());
   ExpectFailed(run, "image mvr-small", "GitHub refuses its runner 2.330.0");
+}
+
+// The runner the image carries, as `mvr image build` recorded it, against GitHub's rules: below
+// the minimum fails; behind a release published 30 days ago fails; behind one published 25 days
+// ago fails too (GitHub stops within the week); the latest passes with no deadline.
+TEST_F(DoctorEndToEnd, RunnerVersionGitHubRefusesFailsWithTheFix) {
+  image_runner_ = "2.321.0";
+  ASSERT_NO_FATAL_FAILURE(Start());
+  DoctorRun run = Doctor(Config());
+  ExpectFailed(run, "runner version mvr-small", "runner 2.321.0 is below 2.329.0");
+  EXPECT_NE(run.output.find("fix: move ARG RUNNER_VERSION"), std::string::npos) << run.output;
+}
+
+TEST_F(DoctorEndToEnd, RunnerVersionThirtyDaysBehindTheLatestReleaseFails) {
+  latest_release_ = "2.337.0";
+  released_days_ago_ = 31;
+  ASSERT_NO_FATAL_FAILURE(Start());
+  DoctorRun run = Doctor(Config());
+  ExpectFailed(run, "runner version mvr-small", "older than the latest release 2.337.0");
+  EXPECT_NE(Line(run, "runner version mvr-small").find("stopped handing it jobs"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST_F(DoctorEndToEnd, RunnerVersionGitHubStopsAcceptingWithinAWeekFails) {
+  latest_release_ = "2.337.0";
+  released_days_ago_ = 25;
+  ASSERT_NO_FATAL_FAILURE(Start());
+  DoctorRun run = Doctor(Config());
+  ExpectFailed(run, "runner version mvr-small", "(within 7 days)");
 }
 
 TEST_F(DoctorEndToEnd, StoreInAMissingDirectoryFails) {
