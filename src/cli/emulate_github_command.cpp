@@ -62,7 +62,7 @@ struct GithubFlags {
   double busy_lies = 0;
   std::string assignment = "oldest";
   double completed_loss = 0;
-  std::string min_runner_version;  // GitHub refuses runners older than this
+  std::string min_runner_version = gh::kGitHubMinRunnerVersion;  // GitHub refuses older runners
   std::string latest_runner_release;
   std::string latest_runner_released_at;  // RFC 3339
   std::vector<std::string> dispatch_workflows;
@@ -268,7 +268,8 @@ void AddFieldFaultFlags(CLI::App& g, GithubFlags& f) {
       ->check(CLI::Range(0.0, 1.0));
   g.add_option("--min-runner-version", f.min_runner_version,
                "refuse runners older than this version (403 'Runner version vX is deprecated and "
-               "cannot receive messages.', no job; actions/runner #4392)");
+               "cannot receive messages.', no job; actions/runner #4392; default 2.329.0, "
+               "GitHub's own minimum; \"\" for none)");
   g.add_option("--dispatch-workflow", f.dispatch_workflows,
                "a workflow FILE every repository holds with workflow_dispatch, shaped as "
                "examples/workflows/mvr-canary.yml (input runner-label; one job runs-on "
