@@ -1,5 +1,9 @@
 #include "runnerset/image_runner.h"
 
+#include <cstdint>
+
+#include "base/numbers.h"
+
 namespace mvr::runnerset {
 
 std::string RecordedRunnerVersion(const std::string& description) {
@@ -17,26 +21,38 @@ std::string RecordedRunnerVersion(const std::string& description) {
 
 Result<ClassImageRunner> FindClassImageRunner(const RunnerClass& cls,
                                               aws::MicrovmService& microvms) {
-  ClassImageRunner out;
-  out.image = cls.image;
-  out.image_version = cls.image_version;
-  if (out.image_version.empty()) {
-    MVR_ASSIGN_OR_RETURN(aws::MicrovmImage image, microvms.GetMicrovmImage(cls.image));
-    if (image.latest_active_image_version.empty()) {
-      return NotFound("image " + cls.image + " has no active version");
-    }
-    out.image_version = image.latest_active_image_version;
-  }
   aws::ListMicrovmImageVersionsRequest req;
   req.image_identifier = cls.image;
   MVR_ASSIGN_OR_RETURN(std::vector<aws::MicrovmImageVersion> all,
                        aws::ListAllMicrovmImageVersions(microvms, req, 20));
+  // The pinned version, else the newest ACTIVE one (what GetMicrovmImage calls the latest active
+  // version: read from the listing, since the janitor's role may list versions but not get the
+  // image, deploy/iam/runner-set-janitor.json).
+  const aws::MicrovmImageVersion* found = nullptr;
   for (const aws::MicrovmImageVersion& v : all) {
-    if (v.image_version != out.image_version) continue;
-    out.runner_version = RecordedRunnerVersion(v.config.description);
-    return out;
+    if (!cls.image_version.empty()) {
+      if (v.image_version == cls.image_version) found = &v;
+      continue;
+    }
+    if (v.status != aws::ImageVersionStatus::kActive ||
+        v.state != aws::ImageVersionState::kSuccessful) {
+      continue;
+    }
+    const int64_t n = ParseInt64InRange(v.image_version, 0, INT64_MAX).value_or(-1);
+    if (!found || n > ParseInt64InRange(found->image_version, 0, INT64_MAX).value_or(-1)) {
+      found = &v;
+    }
   }
-  return NotFound("image " + cls.image + " has no version " + out.image_version);
+  if (found == nullptr) {
+    return NotFound(cls.image_version.empty()
+                        ? "image " + cls.image + " has no active version"
+                        : "image " + cls.image + " has no version " + cls.image_version);
+  }
+  ClassImageRunner out;
+  out.image = cls.image;
+  out.image_version = found->image_version;
+  out.runner_version = RecordedRunnerVersion(found->config.description);
+  return out;
 }
 
 }  // namespace mvr::runnerset

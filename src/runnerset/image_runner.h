@@ -22,8 +22,9 @@ struct ClassImageRunner {
   std::string runner_version;  // "" when its description records none
 };
 
-// The class's image version (classes[].imageVersion, else the latest active one) as the image's
-// listing shows it (ListMicrovmImageVersions: a call the set's roles may make) and its runner.
+// The class's image version (classes[].imageVersion, else the newest ACTIVE one) as the image's
+// listing shows it (ListMicrovmImageVersions only: a call the janitor's role may make) and its
+// runner.
 // NotFound when the image or the version is missing or no version is active.
 Result<ClassImageRunner> FindClassImageRunner(const RunnerClass& cls,
                                               aws::MicrovmService& microvms);
