@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "aws/endpoints.h"
 #include "base/files.h"
@@ -16,6 +17,8 @@
 #include "cli/runnerset_wiring.h"
 #include "http/curl_client.h"
 #include "runnerset/doctor.h"
+#include "runnerset/doctor_canary.h"
+#include "runnerset/doctor_checks.h"
 #include "runnerset/doctor_connectors.h"
 
 namespace mvr::cli {
@@ -94,7 +97,42 @@ void WireDoctorGitHub(Context& ctx, const runnerset::ServeConfig& config, Runner
   }
 }
 
-runnerset::DoctorReport Diagnose(Context& ctx, const std::string& config_path) {
+struct CanaryFlags {
+  bool run = false;
+  runnerset::CanaryOptions options;
+  int timeout_seconds = 900;
+};
+
+// The canary, once every check passed or could not be checked (a failed check names a broken
+// assumption already; a VM launched on it would only fail the same way).
+std::optional<runnerset::CanaryResult> Canary(Context& ctx, const runnerset::ServeConfig& config,
+                                              const CanaryFlags& flags,
+                                              runnerset::DoctorClients& clients,
+                                              runnerset::DoctorReport& report) {
+  if (report.ExitCode() == runnerset::kDoctorFailed) {
+    report.NotChecked("canary", "a check failed above: fix it first, then run the canary");
+    return std::nullopt;
+  }
+  if (clients.github == nullptr || clients.microvms == nullptr) {
+    report.NotChecked("canary", "it needs the GitHub and MicroVMs clients (see above)");
+    return std::nullopt;
+  }
+  runnerset::CanaryOptions options = flags.options;
+  options.timeout = Duration(static_cast<int64_t>(flags.timeout_seconds) * 1000);
+  runnerset::CanaryResult r = runnerset::RunCanary(
+      config, options, runnerset::CanaryDeps{ctx.seam(), *clients.github, *clients.microvms});
+  if (!r.passed) {
+    const std::string at = r.segments.empty() ? "start" : r.segments.back().name;
+    report.Fail("canary",
+                "failed at " + at + ": " + (r.segments.empty() ? "" : r.segments.back().detail),
+                r.likely_cause);
+  }
+  return r;
+}
+
+runnerset::DoctorReport Diagnose(Context& ctx, const std::string& config_path,
+                                 const CanaryFlags& canary,
+                                 std::optional<runnerset::CanaryResult>& canary_out) {
   runnerset::DoctorReport report;
   Result<runnerset::ServeConfig> config = [&]() -> Result<runnerset::ServeConfig> {
     MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(config_path, "--config"));
@@ -138,6 +176,10 @@ runnerset::DoctorReport Diagnose(Context& ctx, const std::string& config_path) {
   runnerset::CheckImageArnsAndConnectors(*config, clients, report);
   report.Append(state);
   runnerset::CheckAws(*config, clients, report);
+  for (const runnerset::DoctorCheck& check : runnerset::FirstDeploymentChecks()) {
+    check.run(*config, clients, report);
+  }
+  if (canary.run) canary_out = Canary(ctx, *config, canary, clients, report);
   return report;
 }
 
@@ -150,11 +192,36 @@ void AddDoctorCommand(CLI::App& app, Context& ctx) {
       "queue and AWS permissions; exit 0 only when every check passes");
   auto config = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
+  auto canary = std::make_shared<CanaryFlags>();
   doctor->add_option("--config", *config, "the configuration `mvr serve` runs with")->required();
   doctor->add_flag("--json", *as_json, "print the checks as JSON");
-  doctor->callback([&ctx, config, as_json] {
-    runnerset::DoctorReport report = Diagnose(ctx, *config);
-    std::cout << (*as_json ? JsonText(report.Json(), 2) + "\n" : report.Text()) << std::flush;
+  doctor->add_flag("--canary", canary->run,
+                   "after the checks, run one real job end to end (a MicroVM, a JIT runner and "
+                   "a workflow_dispatch of the canary workflow) and time each segment; it "
+                   "cleans up after itself (docs/first-deployment.md)");
+  doctor->add_option("--canary-class", canary->options.class_label,
+                     "the class whose image the canary runs (default: the first)");
+  doctor->add_option("--canary-repository", canary->options.repository,
+                     "OWNER/NAME holding the canary workflow (default: github.repository)");
+  doctor->add_option("--canary-workflow", canary->options.workflow,
+                     "the canary workflow's file under .github/workflows (default "
+                     "mvr-canary.yml: examples/workflows/mvr-canary.yml)");
+  doctor->add_option("--canary-ref", canary->options.ref,
+                     "the branch the canary workflow is on (default main)");
+  doctor
+      ->add_option("--canary-timeout-seconds", canary->timeout_seconds,
+                   "how long the canary may take before its cleanup (default 900)")
+      ->check(CLI::Range(10, 3 * 3600));
+  doctor->callback([&ctx, config, as_json, canary] {
+    std::optional<runnerset::CanaryResult> ran;
+    runnerset::DoctorReport report = Diagnose(ctx, *config, *canary, ran);
+    if (*as_json) {
+      nlohmann::json doc = report.Json();
+      if (ran) doc["canary"] = ran->Json();
+      std::cout << JsonText(doc, 2) + "\n" << std::flush;
+    } else {
+      std::cout << report.Text() << (ran ? ran->Text() : "") << std::flush;
+    }
     ctx.exit_code = report.ExitCode();
   });
 }

@@ -62,9 +62,10 @@ struct GithubFlags {
   double busy_lies = 0;
   std::string assignment = "oldest";
   double completed_loss = 0;
-  std::string min_runner_version;  // GitHub refuses runners older than this
+  std::string min_runner_version = gh::kGitHubMinRunnerVersion;  // GitHub refuses older runners
   std::string latest_runner_release;
   std::string latest_runner_released_at;  // RFC 3339
+  std::vector<std::string> dispatch_workflows;
 };
 
 Result<gh::RunnerVersionPolicy> VersionPolicy(const GithubFlags& f) {
@@ -160,6 +161,7 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   o.model.queue_timeout = Duration(f.queue_timeout_s * 1000);
   o.model.runner_offline_after = Duration(f.offline_after_s * 1000);
   o.model.runner_arch = f.arch;
+  o.model.dispatch_workflows = f.dispatch_workflows;
   o.model.runner_busy_lies = f.busy_lies;
   o.model.assignment = f.assignment;
   o.model.completed_webhook_loss = f.completed_loss;
@@ -266,7 +268,13 @@ void AddFieldFaultFlags(CLI::App& g, GithubFlags& f) {
       ->check(CLI::Range(0.0, 1.0));
   g.add_option("--min-runner-version", f.min_runner_version,
                "refuse runners older than this version (403 'Runner version vX is deprecated and "
-               "cannot receive messages.', no job; actions/runner #4392)");
+               "cannot receive messages.', no job; actions/runner #4392; default 2.329.0, "
+               "GitHub's own minimum; \"\" for none)");
+  g.add_option("--dispatch-workflow", f.dispatch_workflows,
+               "a workflow FILE every repository holds with workflow_dispatch, shaped as "
+               "examples/workflows/mvr-canary.yml (input runner-label; one job runs-on "
+               "[self-hosted, <runner-label>] and runs `true`): what `mvr doctor --canary` "
+               "dispatches");
   g.add_option("--latest-runner-release", f.latest_runner_release,
                "the newest runner release: runners older than it get no job 30 days after "
                "--latest-runner-released-at");

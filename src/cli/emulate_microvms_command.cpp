@@ -2,6 +2,7 @@
 // ready, serves until SIGINT or SIGTERM, then terminates its MicroVMs and exits 0.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +31,7 @@ namespace {
 struct MicrovmsFlags {
   std::string listen = "127.0.0.1:0";
   std::vector<std::string> images;
+  std::vector<std::string> image_descriptions;  // NAME=TEXT
   std::string region = "us-east-1";
   std::string state_dir;
   std::vector<int> guest_ports;
@@ -213,6 +215,17 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
     }
     o.images.emplace_back(image.substr(0, eq), image.substr(eq + 1));
   }
+  for (const std::string& d : f.image_descriptions) {
+    const size_t eq = d.find('=');
+    const std::string name = d.substr(0, eq);
+    if (eq == std::string::npos ||
+        std::none_of(o.images.begin(), o.images.end(),
+                     [&](const auto& image) { return image.first == name; })) {
+      return InvalidArgument("--image-description must be NAME=TEXT for an --image NAME (got " + d +
+                             ")");
+    }
+    o.image_descriptions[name] = d.substr(eq + 1);
+  }
   if (!f.sigv4_keys_file.empty()) {
     MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.sigv4_keys_file, "--verify-sigv4-keys"));
     MVR_ASSIGN_OR_RETURN(o.sigv4_keys, emulate::microvms::ParseSigv4Keys(text, f.sigv4_keys_file));
@@ -300,6 +313,9 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
   cmd->add_option(
       "--image", flags->images,
       "NAME=COMMAND: pre-register an ACTIVE image running COMMAND (sh -c), all hooks on");
+  cmd->add_option("--image-description", flags->image_descriptions,
+                  "NAME=TEXT: the description of --image NAME's version (as `mvr image build` "
+                  "sets it: \"... runner=2.337.0\" names the image's runner version)");
   cmd->add_option("--image-hook-timeout", flags->image_hook_timeout,
                   "Seconds the run, resume, suspend and terminate hooks of every --image get "
                   "(default 10; the service allows 1 to 60)")

@@ -18,7 +18,9 @@
 #include "aws/s3.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "base/time_format.h"
 #include "cli/commands.h"
+#include "github/runner_release.h"
 #include "http/curl_client.h"
 #include "imagebuild/artifact.h"
 #include "imagebuild/image_build.h"
@@ -49,6 +51,7 @@ struct BuildFlags {
   int timeout_seconds = 3600;
   double poll_seconds = 10;
   std::string region;
+  std::string github_api_url;  // default: GITHUB_API_URL, else https://api.github.com
 };
 
 void AddPackFlags(CLI::App* cmd, PackFlags& f) {
@@ -143,11 +146,52 @@ Result<imagebuild::ImageBuildRequest> BuildRequest(const BuildFlags& f) {
   return r;
 }
 
+// GitHub must accept the runner the Dockerfile pins: at least its minimum, and not past the 30-day
+// deadline of a newer release (read from GitHub now, on the context's clock). Refused before any
+// AWS call, with the fix.
+Status CheckImageRunner(Context& ctx, const BuildFlags& f, const imagebuild::Artifact& artifact) {
+  const std::string fix =
+      "; set ARG RUNNER_VERSION and RUNNER_SHA256 in the Dockerfile to a current actions/runner "
+      "release (docs/image.md, \"Moving the runner pin\")";
+  if (artifact.runner_version.empty()) {
+    return InvalidArgument(
+        "the Dockerfile has no ARG RUNNER_VERSION=<version>, so mvr cannot "
+        "tell which runner the image carries" +
+        fix);
+  }
+  std::string api = f.github_api_url;
+  if (api.empty()) api = ctx.env.Get("GITHUB_API_URL").value_or("https://api.github.com");
+  std::optional<Secret> token;
+  if (std::optional<std::string> t = ctx.env.Get("GITHUB_TOKEN"); t && !t->empty()) {
+    token = Secret(*t);
+    ctx.logger.redactor().Add(*token);
+  }
+  http::CurlHttpClient http;
+  Result<github::RunnerRelease> latest = github::FetchLatestRunnerRelease(http, api, token);
+  if (!latest.ok()) {
+    return Status(
+        latest.status().code(),
+        "cannot read the runner's latest release, so the 30-day rule cannot be checked: " +
+            latest.status().message() +
+            " (check --github-api-url or GITHUB_API_URL, and GITHUB_TOKEN)");
+  }
+  const github::RunnerJudgement j =
+      github::JudgeRunnerVersion(artifact.runner_version, *latest, ctx.clock.Now());
+  if (j.verdict == github::RunnerJudgement::Verdict::kRefused) {
+    return InvalidArgument("GitHub would refuse this image's runner: " + j.why + fix);
+  }
+  std::fprintf(stderr, "mvr image build: runner %s (latest release %s)%s\n",
+               artifact.runner_version.c_str(), latest->version.c_str(),
+               j.deadline ? (": accepted until " + FormatRfc3339(*j.deadline)).c_str() : "");
+  return Status::Ok();
+}
+
 int RunBuild(Context& ctx, const BuildFlags& f) {
   Result<imagebuild::ImageBuildRequest> request = BuildRequest(f);
   if (!request.ok()) return Fail("build", request.status(), 2);
   Result<imagebuild::Artifact> artifact = Pack(f.pack);
   if (!artifact.ok()) return Fail("build", artifact.status(), 2);
+  if (Status s = CheckImageRunner(ctx, f, *artifact); !s.ok()) return Fail("build", s, 2);
 
   http::CurlHttpClient http;
   aws::SharedConfig shared = aws::LoadSharedConfig(ctx.env);
@@ -234,6 +278,9 @@ void AddImageCommand(CLI::App& app, Context& ctx) {
   build->add_option("--poll-seconds", f->poll_seconds, "between build polls (default 10)")
       ->check(CLI::Range(0.1, 3600.0));
   build->add_option("--region", f->region, "AWS region (default: AWS_REGION, the profile)");
+  build->add_option("--github-api-url", f->github_api_url,
+                    "where to read the runner's latest release (default: GITHUB_API_URL, else "
+                    "https://api.github.com; GITHUB_TOKEN is sent when set)");
   build->callback([&ctx, f] { ctx.exit_code = RunBuild(ctx, *f); });
 }
 

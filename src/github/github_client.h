@@ -10,6 +10,7 @@
 // Thread-safety: safe to share between threads; no lock is held across an HTTP call.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -74,6 +75,12 @@ class GitHubClient final : public GitHub {
   // or an installation token, which carry none).
   Result<CredentialProbe> ProbeCredential(const RunnerScope& scope);
   bool is_app() const { return auth_.is_app(); }
+  // workflow_dispatch of `workflow` (its file name or id) at `ref` with `inputs`
+  // (github_client_dispatch.cpp): what `mvr doctor --canary` queues its job with. NotFound when
+  // the repository has no such workflow; InvalidArgument (422) when it has no workflow_dispatch
+  // trigger or refuses the inputs.
+  Status DispatchWorkflow(const RepositoryRef& repo, const std::string& workflow,
+                          const std::string& ref, const std::map<std::string, std::string>& inputs);
 
   // The X-RateLimit-* values of the last answer that carried them.
   std::optional<RateLimit> last_rate_limit() const { return rest_.last_rate_limit(); }

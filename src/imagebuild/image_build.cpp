@@ -83,7 +83,9 @@ Result<ImageBuildResult> ImageBuilder::Build(const ImageBuildRequest& request,
   config.minimum_memory_in_mib = request.memory_mib;
   config.hooks = request.hooks;
   config.additional_os_capabilities = request.os_capabilities;
-  config.description = kDescriptionPrefix + Fingerprint(config);
+  config.description =
+      kDescriptionPrefix + Fingerprint(config) +
+      (artifact.runner_version.empty() ? "" : " runner=" + artifact.runner_version);
 
   Progress("image " + out.name + " from " + std::to_string(artifact.files) + " files, " +
            std::to_string(artifact.zip.size()) + " bytes, sha256 " + artifact.sha256);

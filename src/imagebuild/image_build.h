@@ -70,8 +70,10 @@ class ImageBuilder {
   // same version instead of starting another).
   Result<ImageBuildResult> Build(const ImageBuildRequest& request, const Artifact& artifact);
 
-  // The configuration's fingerprint, kept in each version's description so a re-run can tell
-  // whether an existing version was built from exactly this request. Public for tests.
+  // The configuration's fingerprint, kept in each version's description ("mvr image build
+  // config=<fingerprint> runner=<RUNNER_VERSION>") so a re-run can tell whether an existing version
+  // was built from exactly this request; the runner version is what `mvr doctor` and the janitor
+  // judge (runnerset/image_runner.h reads it). Public for tests.
   static std::string Fingerprint(const aws::ImageConfiguration& config);
 
  private:

@@ -7,6 +7,7 @@
 
 #include "base/time_format.h"
 #include "github/labels.h"
+#include "github/runner_release.h"
 #include "runnerset/metrics.h"
 
 namespace mvr::runnerset {
@@ -136,6 +137,21 @@ Result<bool> ClassHealth::RecordSuspectedRefusal(const std::string& label,
   return copy.refused;
 }
 
+Status ClassHealth::NoteImageRunner(const std::string& label, const std::string& image_version,
+                                    const std::string& runner_version) {
+  Sync();
+  RunnerVerdictRow copy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RunnerVerdictRow& row = RowLocked(label, image_version);
+    if (!row.runner_version.empty()) return Status::Ok();
+    row.runner_version = runner_version;
+    row.updated_ms = ToUnixMillis(clock_.Now());
+    copy = row;
+  }
+  return Store(copy);
+}
+
 void ClassHealth::NoteLatestRelease(const github::RunnerRelease& release) {
   std::lock_guard<std::mutex> lock(mu_);
   latest_ = release;
@@ -198,6 +214,12 @@ ClassVerdict ClassHealth::OfLocked(const std::string& label) const {
     if (seen->since_ms > 0) v.since = TimePoint(Duration(seen->since_ms));
     return v;
   }
+  if (!seen->runner_version.empty() &&
+      CompareVersions(seen->runner_version, github::kMinRunnerVersion) < 0) {
+    v.healthy = false;
+    v.reason = "runner_below_minimum";
+    return v;
+  }
   if (latest_ && !seen->runner_version.empty() &&
       CompareVersions(seen->runner_version, latest_->version) < 0) {
     v.deadline = latest_->published_at + kRunnerUpdateDeadline;
@@ -243,6 +265,10 @@ std::string ClassHealth::Prometheus(const ServeConfig& config) const {
   std::string info =
       "# HELP mvr_runnerset_class_runner_version_info the runner version of the class's current "
       "image version, as GitHub reports it\n# TYPE mvr_runnerset_class_runner_version_info gauge\n";
+  std::string deadlines =
+      "# HELP mvr_runnerset_class_runner_deadline_seconds when GitHub stops handing jobs to the "
+      "runner of the class's current image version (Unix seconds; 30 days after a newer release)"
+      "\n# TYPE mvr_runnerset_class_runner_deadline_seconds gauge\n";
   for (const RunnerClass& c : config.classes) {
     const ClassVerdict v = Of(c.label);
     out += "mvr_runnerset_class_healthy{class=\"" + PrometheusLabel(c.label) + "\",reason=\"" +
@@ -252,8 +278,14 @@ std::string ClassHealth::Prometheus(const ServeConfig& config) const {
               "\",image_version=\"" + PrometheusLabel(v.image_version) + "\",runner_version=\"" +
               PrometheusLabel(v.runner_version) + "\"} 1\n";
     }
+    if (v.deadline) {
+      deadlines += "mvr_runnerset_class_runner_deadline_seconds{class=\"" +
+                   PrometheusLabel(c.label) + "\",runner_version=\"" +
+                   PrometheusLabel(v.runner_version) + "\"} " +
+                   std::to_string(ToUnixMillis(*v.deadline) / 1000) + "\n";
+    }
   }
-  return out + info;
+  return out + info + deadlines;
 }
 
 nlohmann::json ClassHealthJson(const ClassVerdict& v, const RunnerClass& cls) {
@@ -279,6 +311,9 @@ std::string ClassHealthText(const nlohmann::json& h) {
   std::string out = "; UNHEALTHY: ";
   if (reason == "runner_update_due") {
     out += "its runner " + runner + " must be updated: GitHub stops handing it jobs at " + deadline;
+  } else if (reason == "runner_below_minimum") {
+    out += "its runner " + runner + " is below " + github::kMinRunnerVersion +
+           ", the lowest version GitHub accepts";
   } else if (reason == "runner_update_deadline_passed") {
     out += "its runner " + runner + " missed GitHub's 30-day update deadline (" + deadline + ")";
   } else {

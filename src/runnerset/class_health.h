@@ -30,7 +30,8 @@ struct ClassVerdict {
   bool healthy = true;
   // When unhealthy: "runner_version_refused" (GitHub refused a runner of it),
   // "runner_update_deadline_passed" (older than a release published over 30 days ago) or
-  // "runner_update_due" (the same, within kRunnerUpdateWarning of that deadline).
+  // "runner_update_due" (the same, within kRunnerUpdateWarning of that deadline) or
+  // "runner_below_minimum" (older than github::kMinRunnerVersion, which GitHub refuses).
   std::string reason;
   std::string image_version;   // the class's current image version, when known
   std::string runner_version;  // its runner's, when a runner of it has connected
@@ -87,6 +88,11 @@ class ClassHealth {
   // The runner's newest release (the sweeper reads it hourly): a class whose runner is older is
   // unhealthy from kRunnerUpdateWarning before 30 days after its publication.
   void NoteLatestRelease(const github::RunnerRelease& release);
+  // The runner version `mvr image build` recorded for this image version (the janitor reads it
+  // from the version's description), known before any runner of it connected. What GitHub showed
+  // of a connected runner stays first: this only fills a row that has no version yet.
+  Status NoteImageRunner(const std::string& label, const std::string& image_version,
+                         const std::string& runner_version);
 
   ClassVerdict Of(const std::string& label) const;
   // The class a job of `cls` launches on: `cls` while healthy; else the first healthy class along

@@ -6,7 +6,8 @@
 // check passes, fails (with what to do), or is not checked (with why: an earlier check failed, or
 // nothing can tell without acting). Read-only: nothing is created, changed or deleted, except that
 // a fine-grained token's write permission is shown by asking GitHub for a runner registration
-// token (valid one hour, never used). No secret reaches the report.
+// token (valid one hour, never used); `--canary` is the exception asked for: one real job end to
+// end, which cleans up after itself (doctor_canary.h). No secret reaches the report.
 // Thread-safety: a DoctorReport is a plain value; the checks run on one thread.
 #pragma once
 

@@ -72,6 +72,7 @@ SweepReport Janitor::Sweep() {
   }
   if (config_.janitor.prune_image_versions) PruneImageVersions(inv, report);
   if (inv.runners_ok && inv.rows_ok) LearnAcceptedRunners(inv);
+  WatchRunnerWindow(report);
   if (config_.janitor.recover_stuck_launches) {
     RecoverStuckLaunches(inv, DiscoverRepositories(report), report);
   }

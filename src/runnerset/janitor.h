@@ -42,6 +42,7 @@
 #include "queue/queue.h"
 #include "runnerset/class_health.h"
 #include "runnerset/config.h"
+#include "runnerset/image_runner.h"
 #include "runnerset/metrics.h"
 #include "runnerset/runner_table.h"
 #include "runnerset/warm_pool_table.h"
@@ -179,6 +180,17 @@ class Janitor {
   // Whether a queued job of `cls` waits for its class to be healthy again instead of being
   // launched (one probe per class a sweep goes through; `probing` collects them).
   bool HeldByRefusal(const RunnerClass& cls, std::set<std::string>& probing);
+  // Whether GitHub will keep handing jobs to the runner each class's active image version carries
+  // (janitor_runner_window.cpp): the version `mvr image build` recorded, against GitHub's minimum
+  // and the runner's latest release, read at most every kRunnerWindowEvery. Warns (log; class
+  // health: metric and status page) from kRunnerUpdateNotice before GitHub stops.
+  void WatchRunnerWindow(SweepReport& report);
+  struct RunnerWindow {
+    std::optional<TimePoint> read_at;                // when the release and images were read
+    std::optional<github::RunnerRelease> latest;     // the runner's latest release, when known
+    std::map<std::string, ClassImageRunner> images;  // by class label, those that record one
+  };
+  RunnerWindow runner_window_;  // Sweep's alone (one thread at a time)
 
   // Work announced while the set was down or whose delivery was lost (janitor_discover.cpp): the
   // repositories to scan this sweep (none when no scan is due, and at repository scope, whose

@@ -17,6 +17,7 @@
 
 #include "aws/s3.h"
 #include "base/json_text.h"
+#include "base/time_format.h"
 #include "emulate/microvms/emulator_harness.h"
 #include "emulate/microvms/host_processes.h"
 #include "process/process_runner.h"
@@ -56,9 +57,11 @@ class ImageBuildE2eTest : public ::testing::Test {
     ASSERT_TRUE(http.Send(bucket).ok());
     ASSERT_NO_FATAL_FAILURE(CreateUsers());
     StartEmulator();
+    ASSERT_NO_FATAL_FAILURE(StartGitHub("2.337.0", 1));
   }
   void TearDown() override {
     StopEmulator();
+    StopGitHub();
     std::error_code ec;
     if (!work_.empty()) fs::remove_all(work_, ec);
   }
@@ -148,13 +151,47 @@ class ImageBuildE2eTest : public ::testing::Test {
     ASSERT_FALSE(url_.empty()) << ReadText(spec.output_path);
   }
 
+  // `mvr emulate github` answering GET /repos/actions/runner/releases/latest with `latest`,
+  // published `days_ago` days ago (what `mvr image build` judges the image's runner against).
+  void StartGitHub(const std::string& latest, int days_ago) {
+    StopGitHub();
+    const std::string published = FormatRfc3339(clock_.Now() - std::chrono::hours(24 * days_ago));
+    process::ProcessSpec spec = HostProcessSpec(
+        {MvrBinary(), "emulate", "github", "--listen", "127.0.0.1:0", "--repo", "o/r", "--pat",
+         "e2e-token", "--latest-runner-release", latest, "--latest-runner-released-at", published});
+    spec.output_path = work_ + "/github.log";
+    Result<int> pid = processes_.Spawn(spec);
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+    github_pid_ = *pid;
+    const std::string marker = "listening on ";
+    for (int i = 0; i < 1000 && github_url_.empty(); ++i) {
+      std::string log = ReadText(spec.output_path);
+      size_t at = log.find(marker);
+      if (at != std::string::npos && log.find('\n', at) != std::string::npos) {
+        github_url_ = log.substr(at + marker.size(), log.find('\n', at) - at - marker.size());
+      }
+      sleeper_.Sleep(Duration(20));
+    }
+    ASSERT_FALSE(github_url_.empty()) << ReadText(spec.output_path);
+  }
+  void StopGitHub() {
+    if (github_pid_ <= 0) return;
+    processes_.Signal(github_pid_, SIGTERM).IgnoreError();
+    while (!process::PollExit(processes_, github_pid_)) sleeper_.Sleep(Duration(20));
+    github_pid_ = 0;
+    github_url_.clear();
+    std::error_code ec;
+    fs::remove(work_ + "/github.log", ec);
+  }
+
   // A build context: a Dockerfile running the test guest, hooks, and a "bundle" directory.
-  std::string MakeContext(const std::string& name, const std::string& env_line) {
+  std::string MakeContext(const std::string& name, const std::string& env_line,
+                          const std::string& runner = "2.337.0") {
     fs::path ctx = fs::path(work_) / name;
     Write(ctx / "image/Dockerfile",
           "FROM public.ecr.aws/amazonlinux/amazonlinux:2023\n"
-          "ARG RUNNER_VERSION=2.321.0\n" +
-              env_line + "CMD [\"" + GuestBinary() + "\"]\n");
+          "ARG RUNNER_VERSION=" +
+              runner + "\n" + env_line + "CMD [\"" + GuestBinary() + "\"]\n");
     Write(ctx / "image/hooks.json",
           R"({"port": 9000, "microvmImageHooks": {"ready": "ENABLED", "readyTimeoutInSeconds": 30,
               "validate": "ENABLED", "validateTimeoutInSeconds": 10},
@@ -211,7 +248,9 @@ class ImageBuildE2eTest : public ::testing::Test {
             "--poll-seconds",
             "0.2",
             "--timeout-seconds",
-            "120"};
+            "120",
+            "--github-api-url",
+            github_url_};
   }
 
   json Api(const std::string& path) {
@@ -245,6 +284,8 @@ class ImageBuildE2eTest : public ::testing::Test {
   process::PosixProcessRunner processes_;
   std::string work_, url_;
   int emulator_pid_ = 0;
+  std::string github_url_;  // `mvr emulate github`
+  int github_pid_ = 0;
   aws::AwsCredentials builder_, build_role_;  // moto users of image-build(-role).json
   aws::AwsCredentials build_role_without_;    // image-build-role.json without its statement
   aws::AwsCredentials as_;                    // whom `mvr image build` runs as
@@ -377,6 +418,29 @@ TEST_F(ImageBuildE2eTest, CapabilitiesNoneLeavesThemOutAndAnUnknownOneIsRefused)
   Ran all = Run(BuildArgs(ctx));
   ASSERT_EQ(all.code, 0) << all.output;
   EXPECT_EQ(all.result.value("outcome", ""), "updated") << all.output;
+}
+
+// A Dockerfile pinning a runner GitHub would refuse is refused before any AWS call, with the fix:
+// below GitHub's minimum, or behind a release published more than 30 days ago. Nothing is
+// uploaded and no image is made.
+TEST_F(ImageBuildE2eTest, ARunnerGitHubWouldRefuseIsRefusedBeforeAnyCall) {
+  Ran old = Run(BuildArgs(MakeContext("old", "", "2.321.0")));
+  EXPECT_EQ(old.code, 2) << old.output;
+  EXPECT_NE(old.output.find("runner 2.321.0 is below 2.329.0"), std::string::npos) << old.output;
+  EXPECT_NE(old.output.find("ARG RUNNER_VERSION"), std::string::npos) << old.output;
+
+  ASSERT_NO_FATAL_FAILURE(StartGitHub("2.337.0", 31));
+  Ran behind = Run(BuildArgs(MakeContext("behind", "", "2.336.0")));
+  EXPECT_EQ(behind.code, 2) << behind.output;
+  EXPECT_NE(behind.output.find("older than the latest release 2.337.0"), std::string::npos)
+      << behind.output;
+  Ran current = Run(BuildArgs(MakeContext("current", "", "2.337.0")));
+  EXPECT_EQ(current.code, 0) << current.output;
+  EXPECT_NE(current.output.find("runner 2.337.0 (latest release 2.337.0)"), std::string::npos)
+      << current.output;
+  // Only the current one was uploaded: the refused builds made no call.
+  const json images = Api("/2025-09-09/microvm-images");
+  EXPECT_EQ(images.value("items", json::array()).size(), 1u) << images.dump();
 }
 
 TEST_F(ImageBuildE2eTest, PackIsReproducible) {

@@ -46,6 +46,10 @@ struct GithubModelOptions {
   // payload=<the JSON, URL-encoded>, signed as sent, as GitHub does).
   std::string hook_url;
   std::string hook_content_type = "json";
+  // Workflow files every repository holds with a workflow_dispatch trigger, each of the shape of
+  // examples/workflows/mvr-canary.yml: one required input `runner-label`, one job that runs-on
+  // [self-hosted, <runner-label>] and runs `true` (rest_api_dispatch.cpp).
+  std::vector<std::string> dispatch_workflows;
 };
 
 struct JitRequest {

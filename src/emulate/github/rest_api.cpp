@@ -207,18 +207,25 @@ void RestApi::AddRoutes(http::Router& router) {
   AddRunnerRoutes(router);
   AddJobRoutes(router);
   AddHookRoutes(router);
+  AddDispatchRoutes(router);
   // The runner's latest release (the 30-day update rule counts from it): a public repository's,
-  // readable with any token.
+  // readable with any token, or with none (as GitHub answers anonymous readers of a public
+  // repository; `mvr image build` may ask without one).
+  auto release = [this](const ServerRequest&, const PathParams&) {
+    const RunnerVersionPolicy policy = model_.runner_version_policy();
+    if (policy.latest_release.empty()) return ErrorResponse(NotFound("Not Found"));
+    // Without a date the release is older than GitHub's 30-day deadline.
+    const TimePoint published =
+        policy.released_at.value_or(FromUnixSeconds(1577836800));  // 2020-01-01
+    return JsonResponse(
+        200, RunnerReleaseJson(policy.latest_release, published, model_.options().base_url));
+  };
   router.Add("GET", "/repos/actions/runner/releases/latest",
-             Guard(AuthKind::kToken, kRead, [this](const ServerRequest&, const PathParams&) {
-               const RunnerVersionPolicy policy = model_.runner_version_policy();
-               if (policy.latest_release.empty()) return ErrorResponse(NotFound("Not Found"));
-               // Without a date the release is older than GitHub's 30-day deadline.
-               const TimePoint published =
-                   policy.released_at.value_or(FromUnixSeconds(1577836800));  // 2020-01-01
-               return JsonResponse(200, RunnerReleaseJson(policy.latest_release, published,
-                                                          model_.options().base_url));
-             }));
+             [guarded = Guard(AuthKind::kToken, kRead, release), release](
+                 const ServerRequest& req, const PathParams& params) {
+               if (req.headers.Get("Authorization")) return guarded(req, params);
+               return release(req, params);
+             });
 }
 
 // The repository and the App's installation on it.

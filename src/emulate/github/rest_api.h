@@ -35,6 +35,9 @@ class RestApi {
   void AddHookRoutes(http::Router& router);
   // The webhook's settings and the App's installation (rest_api_hooks.cpp).
   void AddHookConfigRoutes(http::Router& router);
+  // workflow_dispatch of the workflows GithubModelOptions::dispatch_workflows names
+  // (rest_api_dispatch.cpp).
+  void AddDispatchRoutes(http::Router& router);
   // kPat: a personal access token only; an installation token is refused with 403, as GitHub
   // refuses it on an enterprise's endpoints.
   enum class AuthKind { kToken, kApp, kPat };

@@ -16,12 +16,16 @@ namespace mvr::emulate::github {
 // The version the stand-in runner reports unless told otherwise.
 inline constexpr const char* kStandInRunnerVersion = "2.332.0";
 
+// The lowest version GitHub accepts (github::kMinRunnerVersion; actions/runner #3767): the
+// emulator's default minimum, as GitHub's is.
+inline constexpr const char* kGitHubMinRunnerVersion = "2.329.0";
+
 // How long after a release GitHub still hands jobs to runners older than it.
 inline constexpr Duration kRunnerUpdateDeadline{30LL * 24 * 3600 * 1000};
 
 struct RunnerVersionPolicy {
-  std::string min_version;               // "" = no minimum
-  std::string latest_release;            // "" = no release known
+  std::string min_version = kGitHubMinRunnerVersion;  // "" = no minimum
+  std::string latest_release;                         // "" = no release known
   std::optional<TimePoint> released_at;  // when latest_release came out (nullopt: long ago)
 };
 

@@ -77,7 +77,9 @@ Result<std::string> Emulator::Start() {
   for (const auto& [name, command] : options_.images) {
     ProgramSpec program;
     program.argv = {"/bin/sh", "-c", command};
-    Status s = model_->RegisterImage(name, program);
+    auto described = options_.image_descriptions.find(name);
+    Status s = model_->RegisterImage(
+        name, program, described == options_.image_descriptions.end() ? "" : described->second);
     if (!s.ok()) {
       api_->Stop();
       return s;

@@ -58,6 +58,9 @@ class Emulator {
     QemuHost::Options qemu;  // with kQemu: kernel_dir, mvr_binary, accel, memory_mib
     // --image NAME=COMMAND: COMMAND runs under /bin/sh -c.
     std::vector<std::pair<std::string, std::string>> images;
+    // --image-description NAME=TEXT: the description of that image's version, as a build's
+    // request would have set it (`mvr image build` records the image's runner version there).
+    std::map<std::string, std::string> image_descriptions;
     // Access key id → secret. Non-empty: every API request must carry a valid SigV4 signature.
     std::map<std::string, std::string> sigv4_keys;
     // --iam-policies: set, every API request is authorised against its access key's policies.

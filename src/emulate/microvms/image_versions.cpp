@@ -120,7 +120,8 @@ Result<json> MicrovmModel::Tags(std::string_view operation, const json& in) {
   return json::object();
 }
 
-Status MicrovmModel::RegisterImage(const std::string& name, ProgramSpec program) {
+Status MicrovmModel::RegisterImage(const std::string& name, ProgramSpec program,
+                                   const std::string& description) {
   if (name.empty() || images_.count(name) != 0) {
     return InvalidArgument("image name '" + name + "' is empty or already registered");
   }
@@ -149,6 +150,7 @@ Status MicrovmModel::RegisterImage(const std::string& name, ProgramSpec program)
               // as if built with its size given, so a reader sees what its VMs are billed at
               {"resources", json::array({{{"minimumMemoryInMiB", v.memory_mib}}})}};
   if (v.all_os_capabilities) v.config["additionalOsCapabilities"] = json::array({"ALL"});
+  if (!description.empty()) v.config["description"] = description;
   Build build;
   build.id = seam_.random.Hex(16);
   build.image = name;

@@ -45,8 +45,9 @@ class MicrovmModel {
 
   // Registers an image named `name` whose version "1" is ACTIVE at once (no build), runs
   // `program` and has every hook enabled: ready and validate with the default timeout, the others
-  // with options' registered_hook_timeout_seconds.
-  Status RegisterImage(const std::string& name, ProgramSpec program);
+  // with options' registered_hook_timeout_seconds. `description`: the version's, when not empty.
+  Status RegisterImage(const std::string& name, ProgramSpec program,
+                       const std::string& description = "");
 
   // Ingress. Checks `token` (nullptr = header missing) for `microvm_id` and `port`; Unauthorized
   // for a missing, unknown, expired, other-VM or wrong-port token, NotFound for an unknown VM,

@@ -27,6 +27,16 @@ export const allowList = [
     why: "no such job: 404 Not Found, undocumented",
   },
   {
+    // A workflow_dispatch of a workflow file the repository does not hold answers 404
+    // {"message":"Not Found"}, as every GitHub resource that does not exist does ("Troubleshooting
+    // the REST API", 404); the description lists only 204 (and 200 with return_run_details).
+    // `mvr doctor --canary` names the missing canary workflow from it (docs/first-deployment.md).
+    methods: ["POST"],
+    template: /^\/repos\/\{owner\}\/\{repo\}\/actions\/workflows\/\{workflow_id\}\/dispatches$/,
+    statuses: [404],
+    why: "no such workflow in the repository: 404 Not Found, undocumented",
+  },
+  {
     // Any operation answers 401 {"message":"Bad credentials"} to a token GitHub does not know
     // ("Troubleshooting the REST API", 401); most operations do not list it.
     methods: ["GET", "POST", "DELETE", "PUT", "PATCH"],

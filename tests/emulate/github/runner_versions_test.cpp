@@ -25,6 +25,11 @@ TEST(RunnerVersions, ComparesDottedVersionsWithOrWithoutV) {
 TEST(RunnerVersions, MinimumAndThirtyDayRuleGiveGitHubsMessage) {
   const TimePoint now = FromUnixSeconds(1'800'000'000);
   RunnerVersionPolicy p;
+  // GitHub's own minimum by default (2.329.0): the shipped 2.321.0 was refused (issue 52).
+  EXPECT_EQ(RunnerVersionRefusal(p, "2.321.0", now),
+            "Runner version v2.321.0 is deprecated and cannot receive messages.");
+  EXPECT_EQ(RunnerVersionRefusal(p, "2.329.0", now), "");
+  p.min_version.clear();
   EXPECT_EQ(RunnerVersionRefusal(p, "2.300.0", now), "");
   p.min_version = "2.332.0";
   EXPECT_EQ(RunnerVersionRefusal(p, "2.331.0", now),
