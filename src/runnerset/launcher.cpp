@@ -243,7 +243,7 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
   if (!seat.ok()) {
     out.decision = LaunchDecision::kDeferred;
     out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
-    out.detail = "cannot count the set's MicroVMs: " + seat.status().ToString();
+    out.detail = "cannot read the cap's seats: " + seat.status().ToString();
     deps_.metrics.AddDeferral("list_failed");
     return out;
   }
