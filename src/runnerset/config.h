@@ -142,7 +142,10 @@ struct LauncherSettings {
   int claim_takeover_seconds = 0;     // 0 = twice the launch timeout
   int defer_seconds = 10;             // how long a deferred launch waits before it is retried
   double run_microvm_per_second = 5;  // RunMicrovm pace (the platform's rate is 5/s)
-  std::string execution_role_arn;     // "" = no role (the default)
+  // How often, at most, the cap's seats are reconciled with a listing of the set's VMs, across
+  // the set's processes (cap_ledger.h).
+  int cap_reconcile_seconds = 60;
+  std::string execution_role_arn;  // "" = no role (the default)
 };
 
 // The janitor (001, duty 6): a sweep on a schedule inside `mvr serve`.

@@ -23,6 +23,22 @@ constexpr Duration kCleanupTime{60'000};
 
 bool Live(aws::MicrovmState s) { return s != aws::MicrovmState::kTerminated; }
 
+// Whether RunMicrovm's failure says no VM was made: the request was refused as invalid,
+// unauthorized, for an unknown image, for want of capacity or quota, or for a clientToken reused
+// with other parameters. A timeout, a 5xx or a throttle after retries leaves the outcome unknown.
+bool RefusedToRun(const Status& s) {
+  switch (s.code()) {
+    case Code::kInvalidArgument:
+    case Code::kUnauthorized:
+    case Code::kNotFound:
+    case Code::kConflict:
+    case Code::kQuotaExceeded:
+      return true;
+    default:
+      return IsOutOfCapacity(s);
+  }
+}
+
 // The labels a cold runner registers with: an ARM64 MicroVM's (self-hosted, linux, ARM64), the
 // class label and the job's own (so GitHub hands the job to it; the class took it, so they are
 // among what the class offers, and never another platform's: github/platform_labels.h).
@@ -75,7 +91,7 @@ Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
     : config_(config),
       deps_(deps),
       scope_(RunnerScopeOf(config)),
-      cap_(deps.seam.clock),
+      cap_(deps.table.store(), deps.seam),
       run_pacer_(deps.seam.clock, deps.seam.sleeper, config.launcher.run_microvm_per_second) {}
 
 LaunchOutcome Launcher::Handle(const Intent& intent) {
@@ -122,8 +138,9 @@ bool Launcher::InScope(const std::string& repository) const {
   return config_.github.Serves(repository);
 }
 
-Result<std::set<std::string>> Launcher::ListLiveVms() {
-  std::set<std::string> images, live;
+Result<std::map<std::string, int64_t>> Launcher::ListLiveVms() {
+  std::set<std::string> images;
+  std::map<std::string, int64_t> live;
   for (const RunnerClass& c : config_.classes) images.insert(c.RunImage());
   for (const std::string& image : images) {
     aws::ListMicrovmsRequest req;
@@ -131,10 +148,27 @@ Result<std::set<std::string>> Launcher::ListLiveVms() {
     req.max_results = 50;
     MVR_ASSIGN_OR_RETURN(auto items, aws::ListAllMicrovms(deps_.microvms, req));
     for (const auto& vm : items) {
-      if (Live(vm.state)) live.insert(vm.microvm_id);
+      if (Live(vm.state)) live[vm.microvm_id] = vm.started_at ? ToUnixMillis(*vm.started_at) : 0;
     }
   }
+  LeavePoolMembersOut(live);
   return live;
+}
+
+CapLedger::Options Launcher::CapOptions() const {
+  CapLedger::Options o;
+  o.cap = config_.max_concurrent_vms;
+  o.period = Duration(config_.launcher.cap_reconcile_seconds * 1000LL);
+  // A launch names its VM within its timeout; one that has not by then (and its cleanup) died.
+  o.settle = config_.launch_timeout() + kCleanupTime + Duration(60'000);
+  return o;
+}
+
+void Launcher::NameSeat(Attempt& a) {
+  if (Status s = cap_.Name(a.seat, a.microvm_id); !s.ok()) {
+    deps_.seam.logger.Warn("naming the MicroVM on its seat of the cap",
+                           {{"microvm_id", a.microvm_id}, {"error", s.ToString()}});
+  }
 }
 
 bool Launcher::CleanUpTakenOver(const Claim& previous, TimePoint deadline) {
@@ -209,20 +243,17 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
     out.detail = "GitHub says the job is no longer queued";
     return out;
   }
-  // (2) The concurrency cap defers, never fails.
-  const TimePoint listed_at = seam.clock.Now();
-  Result<std::set<std::string>> live = ListLiveVms();
-  if (!live.ok()) {
+  // (2) The concurrency cap defers, never fails: a seat in the store (cap_ledger.h).
+  Result<std::optional<CapSeat>> seat =
+      cap_.Reserve(CapOptions(), [this] { return ListLiveVms(); });
+  if (!seat.ok()) {
     out.decision = LaunchDecision::kDeferred;
     out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
-    out.detail = "cannot count the set's MicroVMs: " + live.status().ToString();
+    out.detail = "cannot read the cap's seats: " + seat.status().ToString();
     deps_.metrics.AddDeferral("list_failed");
     return out;
   }
-  std::optional<std::vector<PoolMember>> pool_members = LeavePoolMembersOut(*live);
-  std::optional<uint64_t> reservation =
-      cap_.TryReserve(*live, listed_at, config_.max_concurrent_vms);
-  if (!reservation) {
+  if (!*seat) {
     out.decision = LaunchDecision::kDeferred;
     out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
     out.detail = "at the concurrency cap (" + std::to_string(config_.max_concurrent_vms) + ")";
@@ -232,22 +263,23 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
   // A class whose runner GitHub refuses launches on its healthy fallbackClass, if it names one;
   // with none, only a probe launches.
   if (std::optional<LaunchOutcome> held = HeldByRefusal(*cls, true)) {
-    cap_.Finish(*reservation, true);
+    cap_.Free(**seat).IgnoreError();  // a seat left behind is freed by the next reconciliation
     return *held;
   }
   const RunnerClass* asked = cls;
   if (deps_.health) cls = &deps_.health->LaunchClass(config_, *cls);
   cls = &capacity_.Route(config_, *cls, seam.clock.Now());
   LaunchOutcome o;
+  bool keep_seat = false;
   // A class the platform has no capacity or quota for falls back along its fallbackClass chain.
   for (size_t hop = 0; hop <= config_.classes.size(); ++hop) {
     auto attempt = std::make_unique<Attempt>(seam, *this, in, *cls);
-    attempt->reservation = *reservation;
-    attempt->pool_members = pool_members;
+    attempt->seat = **seat;
     attempt->deadline = seam.clock.Now() + config_.launch_timeout();
     attempt->times.received_ms = ToUnixMillis(in.queued_at);
     if (hop == 0 && asked->has_pool_target()) attempt->counts_for = asked;
     o = Run(*attempt);
+    keep_seat = keep_seat || attempt->keep_seat;
     if (!attempt->out_of_capacity || o.decision != LaunchDecision::kFailed) break;
     const RunnerClass* fallback = capacity_.Short(config_, *cls, seam.clock.Now());
     if (!fallback) break;
@@ -259,7 +291,7 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
     deps_.metrics.Add(Counter::kCapacityFallback);
     cls = fallback;
   }
-  cap_.Finish(*reservation, o.decision != LaunchDecision::kLaunched);
+  if (o.decision != LaunchDecision::kLaunched && !keep_seat) cap_.Free(**seat).IgnoreError();
   return o;
 }
 
@@ -413,11 +445,14 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
   Result<aws::Microvm> launched = a.vms.Launch(run, a.deadline);
   if (!launched.ok()) {
     a.out_of_capacity = IsOutOfCapacity(launched.status());
+    // Unless the platform refused the request, a VM may exist that no answer named: its seat
+    // stays until a reconciliation settles it (cap_count.h).
+    a.keep_seat = a.keep_seat || !RefusedToRun(launched.status());
     return launched.status();
   }
   const aws::Microvm& vm = *launched;
   a.microvm_id = vm.microvm_id;
-  cap_.Launched(a.reservation, a.microvm_id);
+  NameSeat(a);
   if (Status s = deps_.table.RecordMicrovm(a.claim, a.token, a.microvm_id); !s.ok()) {
     return s.Annotate("recording the MicroVM on the claim");
   }
@@ -461,7 +496,7 @@ LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
     Status r = deps_.table.Release(a.claim, a.token);
     if (!r.ok()) out.detail += "; releasing the claim failed: " + r.message();
   }
-  if (!vm_gone) cap_.Launched(a.reservation, a.microvm_id);
+  if (!vm_gone) a.keep_seat = true;  // the seat names it (NameSeat) and counts it until it ends
   if (failure.code() == Code::kUnauthorized &&
       (failure.error_type() == "AuthFailing" || failure.error_type() == "BadCredentials")) {
     // GitHub refuses the set's credentials: no launch can succeed until the secret is fixed, and

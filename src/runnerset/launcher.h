@@ -33,6 +33,7 @@
 #include "http/client.h"
 #include "runnerset/assigned_jobs.h"
 #include "runnerset/cap_gate.h"
+#include "runnerset/cap_ledger.h"
 #include "runnerset/class_health.h"
 #include "runnerset/config.h"
 #include "runnerset/intent.h"
@@ -159,8 +160,13 @@ class Launcher {
   // longer queued, and the chain of jobs taken by runners launched for other jobs ends with no
   // job left waiting.
   Result<bool> StillNeeded(const LaunchIntent& intent);
-  // The set's VMs that hold capacity (every state but TERMINATED) by its image ARNs.
-  Result<std::set<std::string>> ListLiveVms();
+  // The set's VMs that hold capacity (every state but TERMINATED) by its image ARNs, unclaimed
+  // pool members left out, with their startedAt (epoch ms): what reconciles the cap's seats.
+  Result<std::map<std::string, int64_t>> ListLiveVms();
+  CapLedger::Options CapOptions() const;
+  // Names the attempt's VM (a.microvm_id) on its seat of the cap; a failure is logged (the next
+  // reconciliation counts the VM all the same).
+  void NameSeat(Attempt& attempt);
   // Removes what a dead attempt left; true when its runner is busy (so its VM was left alone).
   bool CleanUpTakenOver(const Claim& previous, TimePoint deadline);
   LaunchOutcome Run(Attempt& attempt);
@@ -195,10 +201,8 @@ class Launcher {
   static constexpr int kMaxChain = 8;
   // Whether the hot member whose runner this is is claimed by a launch (not the sweeper).
   bool HotLaunchInFlight(const std::string& runner_name);
-  // Removes unclaimed pool members from the VMs the cap counts: they are not jobs. Returns the
-  // members it read (nothing when no class has a pool, or the read failed), which the warm path
-  // then picks from instead of reading the pool again: a launch scans the pool once.
-  std::optional<std::vector<PoolMember>> LeavePoolMembersOut(std::set<std::string>& live);
+  // Removes unclaimed pool members from the VMs the cap counts: they are not jobs.
+  void LeavePoolMembersOut(std::map<std::string, int64_t>& live);
   LaunchOutcome Fail(Attempt& attempt, const Status& failure);
   // A job's end (or a failed launch) in the store's history, for the status page.
   void KeepJobRecord(const JobRecord& record);
@@ -219,7 +223,7 @@ class Launcher {
   const ServeConfig& config_;
   LauncherDeps deps_;
   github::RunnerScope scope_;
-  CapGate cap_;
+  CapLedger cap_;
   AssignedJobs assigned_;
   Pacer run_pacer_;
   CapacityRoute capacity_;

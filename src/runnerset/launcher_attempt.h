@@ -25,7 +25,10 @@ struct Launcher::Attempt {
   fleet::RunnerRegistration runners;
   fleet::MicrovmLifecycle vms;
   TimePoint deadline{};
-  uint64_t reservation = 0;
+  CapSeat seat;  // the attempt's seat of the cap (cap_ledger.h)
+  // The seat must stay when the launch fails: its VM is left running, or RunMicrovm's outcome is
+  // unknown (a VM may exist; the next reconciliation finds out).
+  bool keep_seat = false;
   store::Key claim;
   std::string token;
   std::string runner_name;
@@ -44,9 +47,6 @@ struct Launcher::Attempt {
   Secret nonce;
   LaunchTimes times;
   std::string job_key;  // the timeline's name of the job
-  // The pool's members as the cap check read them (a listing a moment old is safe: a member
-  // taken or retired since is refused by its claim).
-  std::optional<std::vector<PoolMember>> pool_members;
 };
 
 }  // namespace mvr::runnerset

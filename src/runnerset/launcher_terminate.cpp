@@ -36,6 +36,11 @@ LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
     out.detail = d.ToString();
     return out;
   }
+  // Its seat of the cap is free again (one left behind is freed by the next reconciliation).
+  if (Status f = cap_.FreeVm(r.microvm_id); !f.ok()) {
+    seam.logger.Warn("freeing the MicroVM's seat of the cap",
+                     {{"microvm_id", r.microvm_id}, {"error", f.ToString()}});
+  }
   EndJob(in, r);
   out.decision = LaunchDecision::kTerminated;
   out.microvm_id = r.microvm_id;

@@ -42,15 +42,13 @@ std::vector<PoolMember> Candidates(const std::vector<PoolMember>& members, PoolM
 
 }  // namespace
 
-std::optional<std::vector<PoolMember>> Launcher::LeavePoolMembersOut(std::set<std::string>& live) {
-  if (!deps_.pool) return std::nullopt;
-  if (!config_.any_pool()) return std::nullopt;
+void Launcher::LeavePoolMembersOut(std::map<std::string, int64_t>& live) {
+  if (!deps_.pool || !config_.any_pool()) return;
   Result<std::vector<PoolMember>> members = deps_.pool->ScanMembers();
-  if (!members.ok()) return std::nullopt;  // counting them is the safe side of the cap
+  if (!members.ok()) return;  // counting them is the safe side of the cap
   for (const PoolMember& m : *members) {
     if (!m.claimed_by) live.erase(m.microvm_id);
   }
-  return std::move(members).value();
 }
 
 bool Launcher::PoolUsable(const Attempt& a) const {
@@ -85,9 +83,7 @@ Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind)
   if (!deps_.pool) return aws::Microvm{};
   Result<std::string> version = CurrentImageVersion(deps_.microvms, cls);
   Result<std::vector<PoolMember>> members =
-      !version.ok()    ? Result<std::vector<PoolMember>>(version.status())
-      : a.pool_members ? Result<std::vector<PoolMember>>(*a.pool_members)
-                       : deps_.pool->ScanMembers();
+      version.ok() ? deps_.pool->ScanMembers() : Result<std::vector<PoolMember>>(version.status());
   if (!members.ok()) {
     seam.logger.Warn(
         "cannot read the pool; launching without it",
@@ -122,7 +118,7 @@ Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind)
         return s.Annotate("recording the hot runner on the claim");
       }
     }
-    cap_.Launched(a.reservation, a.microvm_id);
+    NameSeat(a);
     if (Status s = deps_.table.RecordMicrovm(a.claim, a.token, a.microvm_id); !s.ok()) {
       return s.Annotate("recording the pool MicroVM on the claim");
     }

@@ -146,6 +146,9 @@ class RunnerTable {
   RunnerTable(store::Store& store, const Seam& seam, Options options)
       : store_(store), seam_(seam), options_(options) {}
 
+  // The store the table lives in (the cap's seats share it: cap_ledger.h).
+  store::Store& store() const { return store_; }
+
   static store::Key ClaimKey(const std::string& repository, int64_t job_id);
   // How logs and the timeline name a job: "<owner/name>#<job id>".
   static std::string JobKey(const std::string& repository, int64_t job_id);

@@ -170,6 +170,7 @@ class World {
   // --- the invariants (world_invariants.cpp) ---
   std::vector<nlohmann::json> ModelVms();
   void CheckCapacity();
+  void CheckCap();
   void CheckTheEnd(WorldReport& report);
   void CheckJobs(WorldReport& report);
   void CheckVms(WorldReport& report);
@@ -256,6 +257,7 @@ class World {
   std::vector<double> action_start_cold_, action_start_warm_;
   int webhook_handler_crashes_ = 0;
   bool over_capacity_ = false;
+  bool over_cap_ = false;  // CheckCap found the set over maxConcurrentVms (reported once)
   // world_stolen.cpp's state: its own random stream (the other draws stay as they were), when
   // each job lost the runner launched for it, and what was reported.
   SeededRandom stolen_random_{options_.seed * 7919 + 9};

@@ -25,7 +25,10 @@ std::vector<json> World::ModelVms() {
 // The capacity a pooled request states bounds the members it creates: the pool never holds
 // more live VMs than the runs' server-capacity.
 void World::CheckCapacity() {
-  if (options_.action_runs == 0) return;
+  if (options_.action_runs == 0) {
+    CheckCap();
+    return;
+  }
   int live = 0;
   for (const json& vm : ModelVms()) {
     const std::string state = vm.value("state", "");
@@ -38,6 +41,21 @@ void World::CheckCapacity() {
                                std::to_string(options_.action_capacity));
     scheduler_.Note("VIOLATION over capacity");
   }
+}
+
+// The runner set never holds more live VMs than maxConcurrentVms, whichever of its launchers
+// launched them (issue 56: the cap is counted in the store, shared by every process). Pool members
+// are not jobs and do not count against the cap, so a run with pools is not checked here.
+void World::CheckCap() {
+  if (!options_.runner_set || options_.has_pool() || over_cap_) return;
+  const int live = microvms_.WithModel(
+      [](emulate::microvms::MicrovmModel& model) { return model.CountHoldingCapacity(); });
+  if (live <= options_.max_concurrent_vms) return;
+  over_cap_ = true;
+  action_failures_.push_back("the set holds " + std::to_string(live) +
+                             " live VMs, over its maxConcurrentVms of " +
+                             std::to_string(options_.max_concurrent_vms));
+  scheduler_.Note("VIOLATION over the cap");
 }
 
 void World::CheckTheEnd(WorldReport& report) {

@@ -335,6 +335,12 @@ void MicrovmModel::TerminateAll(const std::string& reason) {
   }
 }
 
+int MicrovmModel::CountHoldingCapacity() const {
+  int n = 0;
+  for (const Vm* vm : live_) n += vm->state != MicrovmState::kTerminating;
+  return n;
+}
+
 bool MicrovmModel::Settled() const {
   if (!outbox_.empty() || !inflight_steps_.empty()) return false;
   for (const auto& [id, vm] : vms_) {

@@ -77,6 +77,8 @@ class MicrovmModel {
   void TerminateAll(const std::string& reason);
   // True when no VM or build is between states and no effect is outstanding.
   bool Settled() const;
+  // VMs that hold capacity: neither TERMINATING nor TERMINATED (cheap: the live VMs only).
+  int CountHoldingCapacity() const;
 
   const MicrovmModelOptions& options() const { return options_; }
   // When each injected boot failure (bootFailureProbability) happened, oldest first.

@@ -85,7 +85,8 @@ struct MicrovmModelOptions {
   bool registered_all_os_capabilities = true;
   int64_t memory_quota_mib = 0;  // sum over VMs that are not TERMINATED; 0 = no quota
   int default_max_duration_seconds = 28'800;
-  Duration terminated_retention{3'600'000};  // TERMINATED VMs stay visible this long
+  // TERMINATED VMs stay visible this long: about a day, as AWS keeps them (DESIGN.md §2).
+  Duration terminated_retention{24 * 3'600'000LL};
   // Defaults from the published quotas: RunMicrovm 5/s, TerminateMicrovm 10/s, GetMicrovm 100/s.
   std::map<std::string, RateLimit> rate_limits = {
       {"RunMicrovm", {5, 5}}, {"TerminateMicrovm", {10, 10}}, {"GetMicrovm", {100, 100}}};
