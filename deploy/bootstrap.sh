@@ -276,6 +276,43 @@ if [[ -n "$config_file" ]]; then
 else
   say skip function "the Lambda functions, their dashboard and alarms (no --config)"
 fi
+
+# Proof: the set is listed again (inventory.sh), the same listings teardown uses, and everything
+# bootstrap made or found must be there.
+# shellcheck source=deploy/inventory.sh
+source "$deploy_dir/inventory.sh"
+expected_resources() {
+  local fn secret
+  printf 'table %s\n' "$table" "$pool_table"
+  printf 'queue %s\n' "$queue" "$dlq"
+  for fn in "${FUNCTIONS[@]}"; do
+    printf '%s\n' "log-group $(log_group_of "$fn")" "role $(role_of "$fn")" \
+      "role-policy $(role_of "$fn"):$(role_of "$fn")"
+  done
+  printf 'policy %s\n' "$action_policy" "$action_pool_policy"
+  for secret in webhook-secret github-token github-app-private-key; do
+    if secret_exists "$secret"; then echo "parameter $ssm_prefix/$secret"; fi
+  done
+  [[ -n "$config_file" ]] || return 0
+  for fn in "${LAMBDA_FUNCTIONS[@]}"; do echo "function $(function_of "$fn")"; done
+  printf '%s\n' "trigger $queue -> $(function_of launcher)" "schedule $janitor_rule" \
+    "schedule $warm_pool_rule" "target $janitor_rule -> janitor" \
+    "target $warm_pool_rule -> warm-pool" "dashboard $dashboard"
+  desired_alarms | jq -r '"alarm " + .AlarmName'
+}
+verify_created() {
+  local found line missing=()
+  list_set "$work/verify"
+  listings_ok aws || die "cannot list the account to check what was made; run bootstrap again"
+  found="$(set_resources aws)"
+  while read -r line; do
+    named "$line" "$found" || missing+=("$line")
+  done < <(expected_resources)
+  [[ ${#missing[@]} -eq 0 ]] || die "made, but not there when listed again (run bootstrap \
+again): $(printf '%s\n' "${missing[@]}" | paste -sd, | sed 's/,/, /g')"
+  say checked set "$(wc -l <<<"$found") resources listed again, all there"
+}
+verify_created
 echo "bootstrap: done. The Action's users get the policies $action_policy and"
 echo "  $action_pool_policy (state-table: dynamodb:$pool_table)."
 [[ -z "$config_file" ]] || github_step

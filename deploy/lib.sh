@@ -49,33 +49,51 @@ exists() { aws_ "$@" >/dev/null 2>&1; }
 # A scratch directory for the run, removed at exit.
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# Where fetch puts the listings: $work, or the directory of a later round of listings
+# (inventory.sh: list_set), so that a fresh listing never mixes with an older one.
+listing_dir="$work"
 
 # fetch NAME COMMAND...: starts COMMAND (aws_ or microvms with arguments) in the background, its
-# output to $work/NAME and its exit status to $work/NAME.rc. The reads a script needs are
-# independent, and each CLI process spends about a second starting, so they run side by side;
-# `fetched NAME` waits for one.
+# output to $listing_dir/NAME and its exit status to $listing_dir/NAME.rc. The reads a script
+# needs are independent, and each CLI process spends about a second starting, so they run side by
+# side; `fetched NAME` waits for one.
 fetch() {
-  local name="$1"
+  local name="$1" dir="$listing_dir"
   shift
   { rc=0
-    "$@" >"$work/$name" 2>"$work/$name.err" || rc=$?
-    echo "$rc" >"$work/$name.rc"; } &
+    "$@" >"$dir/$name" 2>"$dir/$name.err" || rc=$?
+    echo "$rc" >"$dir/$name.rc"; } &
 }
 # fetched NAME: waits for fetch NAME; fails (printing the CLI's error) when the read failed.
 fetched() {
-  while [[ ! -s "$work/$1.rc" ]]; do wait -n 2>/dev/null || sleep 0.05; done
-  if [[ "$(cat "$work/$1.rc")" != 0 ]]; then
-    sed "s/^/${0##*\/}: /" "$work/$1.err" >&2
+  local dir="$listing_dir"
+  while [[ ! -s "$dir/$1.rc" ]]; do wait -n 2>/dev/null || sleep 0.05; done
+  if [[ "$(cat "$dir/$1.rc")" != 0 ]]; then
+    sed "s/^/${0##*\/}: /" "$dir/$1.err" >&2
     return 1
   fi
-  cat "$work/$1"
+  cat "$dir/$1"
 }
 # fetched_or_none NAME: as fetched, but a resource that does not exist (ResourceNotFoundException;
 # CloudWatch's dashboards say ResourceNotFound) prints nothing and succeeds.
 fetched_or_none() {
   fetched "$1" 2>/dev/null && return 0
-  grep -q ResourceNotFound "$work/$1.err" && return 0
-  sed "s/^/${0##*\/}: /" "$work/$1.err" >&2
+  grep ResourceNotFound "$listing_dir/$1.err" >/dev/null && return 0
+  sed "s/^/${0##*\/}: /" "$listing_dir/$1.err" >&2
+  return 1
+}
+# names NAME JQ: the names a fetched listing holds (one a line), by a jq filter.
+names() { fetched "$1" | jq -r "$2"; }
+# named NAME LINES...: whether NAME is one of the lines of LINES. Without a pipe into `grep -q`:
+# bash's printf writes a line at a time, grep -q exits at the first match, and the next write
+# then kills printf (SIGPIPE), which pipefail turned into "not there" (teardown once skipped the
+# launcher function that way, a race that loses more often on a loaded machine).
+named() {
+  local n="$1" line
+  shift
+  while IFS= read -r line; do
+    [[ "$line" == "$n" ]] && return 0
+  done <<<"$(printf '%s\n' "$@")"
   return 1
 }
 
