@@ -151,6 +151,34 @@ class IamPoliciesTest(unittest.TestCase):
             self.assertEqual(logs, ["arn:{{partition}}:logs:{{region}}:{{account}}:log-group:"
                                     "/aws/lambda/mvr-{{runner_set}}-%s:*" % fn])
 
+    def test_each_function_may_read_only_the_secrets_it_uses(self):
+        """Issue 53 item 9: the internet-facing webhook reads the webhook secret and not the
+        GitHub credentials; the launcher, janitor and warm pool read the credentials (the token,
+        the App keys) and not the webhook secret; none reads another set's."""
+        def may_read(doc, parameter):
+            arn = "arn:aws:ssm:us-east-1:123456789012:parameter" + parameter
+            for st in doc["Statement"]:
+                if "ssm:GetParameter" not in st["Action"]:
+                    continue
+                for resource in st["Resource"]:
+                    filled = resource.replace("{{partition}}", "aws").replace(
+                        "{{region}}", "us-east-1").replace("{{account}}", "123456789012").replace(
+                        "{{runner_set}}", "ci")
+                    pattern = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c)
+                                      for c in filled)
+                    if re.fullmatch(pattern, arn):
+                        return True
+            return False
+        secrets = ["webhook-secret", "github-token", "github-app-private-key",
+                   "github-app-private-key-2"]
+        for fn in RUNNER_SET_FUNCTIONS:
+            doc = policy("runner-set-%s.json" % fn)
+            readable = [s for s in secrets if may_read(doc, "/mvr/ci/" + s)]
+            want = ["webhook-secret"] if fn == "webhook" else secrets[1:]
+            self.assertEqual(readable, want, fn)
+            for other in ("/mvr/ci1/" + want[0], "/mvr/ci-gpu/" + want[0]):
+                self.assertFalse(may_read(doc, other), fn + " reads " + other)
+
     def test_the_deployer_policy_allows_every_call_of_bootstrap_and_teardown(self):
         """Every `aws_ SERVICE COMMAND` and `microvms COMMAND` of deploy/*.sh is an action of
         deployer.json (`iam detach-$kind-policy`: the three kinds); a new call without it fails."""
