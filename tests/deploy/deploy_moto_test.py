@@ -572,6 +572,41 @@ class DeployOnMoto(DeployFixture):
         self.assertIn("arn:aws:dynamodb:us-east-1:%s:table/mvr-%s" % (ACCOUNT, SET), text)
 
 
+class DeployLoopOnMoto(DeployFixture):
+    """Issue 52 item 11: bootstrap, teardown and a full inventory, several times in a row, as the
+    deployer. Each bootstrap lists the set again and finds all it made; each teardown says nothing
+    of the set is left, and the account's full inventory (every resource of the kinds bootstrap
+    makes) is what it was before. The last round also has two of the set's MicroVMs running."""
+
+    ROUNDS = 3
+
+    def test_bootstrap_teardown_inventory_in_a_row(self):
+        before = self.inventory()
+        for n in range(self.ROUNDS):
+            with self.subTest(round=n):
+                made = self.bootstrap()
+                self.assertRegex(made, r"checked set +36 resources listed again, all there")
+                state = self.inventory()
+                self.assertEqual(sorted(set(state["functions"]) - set(before["functions"])),
+                                 ["mvr-%s-%s" % (SET, f)
+                                  for f in ("janitor", "launcher", "warm-pool", "webhook")])
+                vms = []
+                if n == self.ROUNDS - 1:
+                    microvms = self.client("lambda-microvms")
+                    vms = [microvms.run_microvm(imageIdentifier="%s0-0123abcd" % SET)["microvmId"]
+                           for _ in range(2)]
+                done = self.script("teardown.sh", "--yes")
+                self.assertIn("listed again, nothing of the set is left", done)
+                for fn in ("webhook", "launcher", "janitor", "warm-pool"):
+                    self.assertIn("deleted         function        mvr-%s-%s\n" % (SET, fn), done)
+                after = self.inventory()
+                self.assertEqual({k: v for k, v in after.items() if k != "images"},
+                                 {k: v for k, v in before.items() if k != "images"})
+                states = self.vm_states()
+                self.assertEqual([states[vm][1] for vm in vms], ["TERMINATED"] * len(vms))
+                self.assertIn("nothing of runner set", self.script("teardown.sh"))
+
+
 # Statements of deploy/iam/deployer.json that no scenario here can show needed, with the reason
 # (docs/iam.md says the same). Empty: every statement is shown.
 NOT_SHOWN = {}
