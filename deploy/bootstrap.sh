@@ -65,20 +65,20 @@ fetch tables aws_ dynamodb list-tables
 fetch ttl-"$table" aws_ dynamodb describe-time-to-live --table-name "$table"
 fetch ttl-"$pool_table" aws_ dynamodb describe-time-to-live --table-name "$pool_table"
 fetch queues aws_ sqs list-queues --queue-name-prefix "$queue"
-fetch logs aws_ logs describe-log-groups --log-group-name-prefix "/aws/lambda/mvr-$set_id-"
+fetch logs aws_ logs describe-log-groups --log-group-name-prefix "/aws/lambda/${name_prefix}"
 fetch iam aws_ iam get-account-authorization-details --filter Role LocalManagedPolicy --query \
-  "{roles: RoleDetailList[?starts_with(RoleName, 'mvr-$set_id-')], policies: Policies[?contains(Arn, ':policy/mvr-$set_id-')]}"
+  "{roles: RoleDetailList[?starts_with(RoleName, '${name_prefix}')], policies: Policies[?contains(Arn, ':policy/${name_prefix}')]}"
 fetch params aws_ ssm get-parameters --names "$ssm_prefix/webhook-secret" \
   "$ssm_prefix/github-token" "$ssm_prefix/github-app-private-key" --query 'Parameters[].Name'
 if [[ -n "$config_file" ]]; then
   fetch functions aws_ lambda list-functions \
-    --query "Functions[?starts_with(FunctionName, 'mvr-$set_id-')]"
+    --query "Functions[?starts_with(FunctionName, '${name_prefix}')]"
   fetch url aws_ lambda get-function-url-config --function-name "$(function_of webhook)"
   fetch policy-webhook aws_ lambda get-policy --function-name "$(function_of webhook)"
   fetch policy-janitor aws_ lambda get-policy --function-name "$(function_of janitor)"
   fetch policy-warm-pool aws_ lambda get-policy --function-name "$(function_of warm-pool)"
   fetch mappings aws_ lambda list-event-source-mappings --function-name "$(function_of launcher)"
-  fetch rules aws_ events list-rules --name-prefix "mvr-$set_id-"
+  fetch rules aws_ events list-rules --name-prefix "${name_prefix}"
   fetch targets-janitor aws_ events list-targets-by-rule --rule "$janitor_rule"
   fetch targets-warm-pool aws_ events list-targets-by-rule --rule "$warm_pool_rule"
   fetch alarms aws_ cloudwatch describe-alarms --alarm-name-prefix "$alarm_prefix"
@@ -101,7 +101,7 @@ for listing in ${config_file:+url policy-webhook policy-janitor policy-warm-pool
   targets-janitor targets-warm-pool dashboard}; do
   fetched_or_none "$listing" >/dev/null || die "cannot read the account ($listing); nothing was changed"
 done
-action_image="${action_image:-$set_id*}"
+action_image="${action_image:-${set_id}_*}"
 
 # render FILE TABLE: a policy of deploy/iam/ with its placeholders filled (compact, sorted keys);
 # without an execution role, the statement that passes one is left out.

@@ -18,20 +18,20 @@ list_set() {
   fetch params aws_ ssm get-parameters --names "$ssm_prefix/webhook-secret" \
     "$ssm_prefix/github-token" "$ssm_prefix/github-app-private-key" --query 'Parameters[].Name'
   fetch iam aws_ iam get-account-authorization-details --filter Role LocalManagedPolicy --query \
-    "{roles: RoleDetailList[?starts_with(RoleName, 'mvr-$set_id-')], policies: Policies[?contains(Arn, ':policy/mvr-$set_id-')]}"
-  fetch logs aws_ logs describe-log-groups --log-group-name-prefix "/aws/lambda/mvr-$set_id-"
+    "{roles: RoleDetailList[?starts_with(RoleName, '${name_prefix}')], policies: Policies[?contains(Arn, ':policy/${name_prefix}')]}"
+  fetch logs aws_ logs describe-log-groups --log-group-name-prefix "/aws/lambda/${name_prefix}"
   fetch queues aws_ sqs list-queues --queue-name-prefix "$queue"
   fetch tables aws_ dynamodb list-tables
   fetch functions aws_ lambda list-functions \
-    --query "Functions[?starts_with(FunctionName, 'mvr-$set_id-')].FunctionName"
+    --query "Functions[?starts_with(FunctionName, '${name_prefix}')].FunctionName"
   fetch mappings aws_ lambda list-event-source-mappings --function-name "$(function_of launcher)"
   fetch targets-janitor aws_ events list-targets-by-rule --rule "$janitor_rule"
   fetch targets-warm-pool aws_ events list-targets-by-rule --rule "$warm_pool_rule"
-  fetch rules aws_ events list-rules --name-prefix "mvr-$set_id-"
+  fetch rules aws_ events list-rules --name-prefix "${name_prefix}"
   fetch alarms aws_ cloudwatch describe-alarms --alarm-name-prefix "$alarm_prefix"
   fetch dashboard aws_ cloudwatch get-dashboard --dashboard-name "$dashboard"
   if [[ "${2:-}" == microvms ]]; then
-    fetch images microvms list-microvm-images --name-filter "$set_id"
+    fetch images microvms list-microvm-images --name-filter "${set_id}_"
     fetch vms microvms list-microvms
   fi
 }
@@ -76,7 +76,7 @@ set_resources() {
     sub(".*:"; "")) -> \(.FunctionArn | sub(".*:function:"; "") | sub(":.*"; ""))"'
   names rules '.Rules[]?.Name' | only "${rules[@]}" | sed 's/^/schedule /'
   for fn in janitor warm-pool; do
-    fetched_or_none "targets-$fn" | jq -r --arg r "mvr-$set_id-$fn" \
+    fetched_or_none "targets-$fn" | jq -r --arg r "${name_prefix}$fn" \
       '.Targets[]? | "target \($r) -> \(.Id)"'
   done
   names alarms '.MetricAlarms[]?, .CompositeAlarms[]? | .AlarmName' | sed 's/^/alarm /'

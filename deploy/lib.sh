@@ -123,30 +123,37 @@ resolve_region() {
   [[ -n "$region" ]] || die "no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION)"
 }
 
-# set_names ID: every name the runner set uses.
+# set_names ID: every name the runner set uses. An id holds lowercase letters, digits and '-',
+# never '_': '_' follows the id in every name derived from it (mvr-ID_<what>, images
+# ID_<index>-<8 hex>), so no set's names, patterns or IAM wildcards reach another set whose id
+# starts with this one (ci, ci1, ci-gpu). src/runnerset/runner_name.h is the same scheme.
 set_names() {
   set_id="$1"
+  [[ "$set_id" != *[_.A-Z]* ]] || die "--runner-set-id '$set_id': '_', '.' and capitals are no \
+longer allowed: '_' ends the id in the set's names (mvr-ID_...), so an id holds lowercase letters, \
+digits and '-' only; rename the set (docs/operations.md)"
   [[ "$set_id" =~ ^[a-z][a-z0-9-]{0,19}$ ]] ||
     die "--runner-set-id must be 1-20 characters: a lowercase letter, then letters, digits or '-' (got '$set_id')"
+  name_prefix="mvr-${set_id}_"
   table="mvr-$set_id"
-  pool_table="mvr-$set_id-pools"
-  queue="mvr-$set_id-jobs"
-  dlq="mvr-$set_id-jobs-dlq"
+  pool_table="${name_prefix}pools"
+  queue="${name_prefix}jobs"
+  dlq="${name_prefix}jobs-dlq"
   ssm_prefix="/mvr/$set_id"
-  action_policy="mvr-$set_id-action"
-  action_pool_policy="mvr-$set_id-action-pool"
-  janitor_rule="mvr-$set_id-janitor"
-  warm_pool_rule="mvr-$set_id-warm-pool"
+  action_policy="${name_prefix}action"
+  action_pool_policy="${name_prefix}action-pool"
+  janitor_rule="${name_prefix}janitor"
+  warm_pool_rule="${name_prefix}warm-pool"
   # CloudWatch: the dashboard, and the alarms as mvr-ID.<what>. No id has a '.', so the prefix
-  # is the set's alone (mvr-ID- would also match the alarms of a set named ID-x).
+  # is the set's alone.
   dashboard="mvr-$set_id"
   alarm_prefix="mvr-$set_id."
-  # The set's MicroVM images: <runnerSetId><index>-<8 hex> (seed 001).
-  image_pattern="^${set_id}[0-9]+-[0-9a-f]{8}\$"
+  # The set's MicroVM images: <runnerSetId>_<index>-<8 hex>.
+  image_pattern="^${set_id}_[0-9]+-[0-9a-f]{8}\$"
 }
-role_of() { echo "mvr-$set_id-$1"; }
-function_of() { echo "mvr-$set_id-$1"; }
-log_group_of() { echo "/aws/lambda/mvr-$set_id-$1"; }
+role_of() { echo "$name_prefix$1"; }
+function_of() { echo "$name_prefix$1"; }
+log_group_of() { echo "/aws/lambda/$name_prefix$1"; }
 
 # The account and partition of the credentials in use (from fetch caller).
 resolve_account() {

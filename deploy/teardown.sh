@@ -8,7 +8,7 @@
 # Region and endpoint come from the usual AWS settings (AWS_REGION, AWS_ENDPOINT_URL, profiles;
 # AWS_ENDPOINT_URL_LAMBDA_MICROVMS for the MicroVMs API). Order: the functions and their
 # triggers, the dashboard and the alarms first (nothing launches or notifies any more), then every
-# MicroVM of the set's images (<ID><index>-<8 hex>) is terminated and waited for (up to
+# MicroVM of the set's images (<ID>_<index>-<8 hex>) is terminated and waited for (up to
 # --wait-seconds, default 600), then the images, secrets, policies, roles, log groups, queues and
 # tables. The Action users' managed policies are detached from every user, group and role first;
 # teardown prints each detachment. On a half-deployed account it deletes what exists and skips
@@ -75,7 +75,7 @@ AWS_ENDPOINT_URL_LAMBDA_MICROVMS if the MicroVMs API is elsewhere; nothing was d
 delete_schedule() {
   local fn rule
   for fn in janitor warm-pool; do
-    rule="mvr-$set_id-$fn"
+    rule="${name_prefix}$fn"
     if named "$fn" "$(fetched_or_none "targets-$fn" | jq -r '.Targets[]?.Id')"; then
       act target "$rule -> $fn" aws_ events remove-targets --rule "$rule" --ids "$fn"
     fi

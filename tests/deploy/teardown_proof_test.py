@@ -20,7 +20,7 @@ SET = "px"
 def set_resources(set_id):
     """Every resource bootstrap makes for SET_ID with --config, by kind (fake_aws.py's state)."""
     fns = ["webhook", "launcher", "janitor", "warm-pool"]
-    p = "mvr-%s-" % set_id
+    p = "mvr-%s_" % set_id
     return {
         "table": ["mvr-%s" % set_id, p + "pools"], "queue": [p + "jobs", p + "jobs-dlq"],
         "log-group": ["/aws/lambda/" + p + f for f in fns], "role": [p + f for f in fns],
@@ -53,11 +53,11 @@ class TeardownProof(unittest.TestCase):
             return r, json.load(f)
 
     def test_a_function_the_first_listing_missed_is_deleted_in_the_next_round(self):
-        r, state = self.teardown(hidden_once=["function mvr-px-launcher"])
+        r, state = self.teardown(hidden_once=["function mvr-px_launcher"])
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         first, again = r.stdout.split("teardown: listed again: 1 still there; deleting them\n")
-        self.assertNotIn("function        mvr-px-launcher", first)
-        self.assertIn("deleted         function        mvr-px-launcher\n", again)
+        self.assertNotIn("function        mvr-px_launcher", first)
+        self.assertIn("deleted         function        mvr-px_launcher\n", again)
         self.assertIn("teardown: deleted 30; listed again, nothing of the set is left", again)
         self.assertEqual({k: v for k, v in state["resources"].items() if v}, {})
         # Listed before deleting, after the first round and after the second.
@@ -65,13 +65,13 @@ class TeardownProof(unittest.TestCase):
         self.assertEqual(state["calls"].count("lambda delete-function"), 4)
 
     def test_what_is_still_there_after_deleting_fails_the_run_named(self):
-        r, state = self.teardown(sticky=["function mvr-px-launcher", "queue mvr-px-jobs-dlq"])
+        r, state = self.teardown(sticky=["function mvr-px_launcher", "queue mvr-px_jobs-dlq"])
         self.assertNotEqual(r.returncode, 0, r.stdout)
         self.assertIn("still there after deleting (run teardown again, or delete them by hand): "
-                      "queue mvr-px-jobs-dlq, function mvr-px-launcher", r.stderr)
+                      "queue mvr-px_jobs-dlq, function mvr-px_launcher", r.stderr)
         self.assertNotIn("nothing of the set is left", r.stdout)
         self.assertEqual({k: v for k, v in state["resources"].items() if v},
-                         {"queue": ["mvr-px-jobs-dlq"], "function": ["mvr-px-launcher"]})
+                         {"queue": ["mvr-px_jobs-dlq"], "function": ["mvr-px_launcher"]})
 
     def test_named_finds_a_name_at_the_head_of_a_list_longer_than_a_pipe_buffer(self):
         script = ('set -euo pipefail; source "%s/deploy/lib.sh"; list="$(seq -f mvr-x-%%g 1 20000)"\n'

@@ -140,7 +140,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
           MVR_SOURCE_DIR, "runner-set-" + std::string(function) + ".json", values);
       ASSERT_TRUE(policy.ok()) << policy.status().ToString();
       const json narrowed =
-          mvr::testing::ReplaceInResources(*policy, "microvm-image:e2e*", "microvm-image:mvr-*");
+          mvr::testing::ReplaceInResources(*policy, "microvm-image:e2e_*", "microvm-image:mvr-*");
       auto key = iam.CreateUser("mvr-e2e-" + std::string(function), narrowed);
       ASSERT_TRUE(key.ok()) << key.status().ToString();
       keys_[function] = *key;

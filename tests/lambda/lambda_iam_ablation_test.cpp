@@ -103,7 +103,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
 
   // One moto user per variant, the same policies for the MicroVMs emulator, and an
   // administrator for what the harness itself sends. Images are named mvr-* here (as in
-  // lambda_e2e_test.cpp), so the filled microvm-image:e2e* resources are narrowed to them.
+  // lambda_e2e_test.cpp), so the filled microvm-image:e2e_* resources are narrowed to them.
   void CreateUsers() {
     std::map<std::string, std::string> values = mvr::testing::DefaultIamValues();
     values["runner_set"] = "e2e";
@@ -113,7 +113,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
         mvr::testing::LoadIamPolicy(MVR_SOURCE_DIR, "runner-set-" + function_ + ".json", values);
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     policy_ =
-        mvr::testing::ReplaceInResources(*loaded, "microvm-image:e2e*", "microvm-image:mvr-*");
+        mvr::testing::ReplaceInResources(*loaded, "microvm-image:e2e_*", "microvm-image:mvr-*");
     if (!extra_.is_null()) policy_["Statement"].push_back(extra_);
     mvr::testing::MotoIam iam(moto_->url());
     json emulator = {{"", json::array({mvr::testing::AllowAll()})}};
