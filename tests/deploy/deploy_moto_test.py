@@ -576,7 +576,7 @@ class DeployLoopOnMoto(DeployFixture):
     """Issue 52 item 11: bootstrap, teardown and a full inventory, several times in a row, as the
     deployer. Each bootstrap lists the set again and finds all it made; each teardown says nothing
     of the set is left, and the account's full inventory (every resource of the kinds bootstrap
-    makes) is what it was before. The last round also has two of the set's MicroVMs running."""
+    makes) is what it was before. The first round also has two of the set's MicroVMs running."""
 
     ROUNDS = 3
 
@@ -591,7 +591,7 @@ class DeployLoopOnMoto(DeployFixture):
                                  ["mvr-%s_%s" % (SET, f)
                                   for f in ("janitor", "launcher", "warm-pool", "webhook")])
                 vms = []
-                if n == self.ROUNDS - 1:
+                if n == 0:  # teardown deletes the set's image: only the first round has it
                     microvms = self.client("lambda-microvms")
                     vms = [microvms.run_microvm(imageIdentifier="%s_0-0123abcd" % SET)["microvmId"]
                            for _ in range(2)]
