@@ -612,7 +612,7 @@ class TwoSetsOnMoto(DeployFixture):
     one MicroVMs emulator, each deployed by its own deployer (deployer.json filled for its id).
     Every derived name has '_' after the id, which ids cannot hold: no set's listing, image
     pattern or IAM wildcard reaches another's. Teardown of ci leaves ci1's and ci-gpu's
-    resources, images and VMs as they were; ci's deployer is denied their function and VM."""
+    resources, images and VMs as they were; ci's deployer is denied their function and image."""
 
     SETS = ("ci", "ci1", "ci-gpu")
 
@@ -651,17 +651,19 @@ class TwoSetsOnMoto(DeployFixture):
                 if other != s:
                     self.assertEqual(set(mine) & set(self.inventory_of(state, other)), set())
 
-        # ci's deployer may not touch the others' function or VM (IAM on moto and the emulator).
+        # ci's deployer may not touch the others' function or image (IAM on moto and the
+        # emulator). A VM's ARN names no image, so TerminateMicrovm is granted on microvm:*
+        # (docs/iam.md): teardown itself picks the set's VMs by their image ARNs (checked below).
         key, secret = self.keys["deployer-ci"]
         env = dict(self.env, AWS_ACCESS_KEY_ID=key, AWS_SECRET_ACCESS_KEY=secret,
                    AWS_DATA_PATH=os.environ["AWS_DATA_PATH"])
         for argv in (["lambda", "delete-function", "--function-name", "mvr-ci-gpu_launcher"],
-                     ["--endpoint-url", self.microvms_url, "lambda-microvms", "terminate-microvm",
-                      "--microvm-identifier", vms["ci1"]]):
+                     ["--endpoint-url", self.microvms_url, "lambda-microvms",
+                      "delete-microvm-image", "--image-identifier", "ci1_0-0123abcd"]):
             r = subprocess.run([AWS] + (["--endpoint-url", self.url] if argv[0] == "lambda"
                                         else []) + argv, env=env, capture_output=True, text=True)
-            self.assertNotEqual(r.returncode, 0, r.stdout)
-            self.assertIn(DENIED, r.stderr)
+            self.assertNotEqual(r.returncode, 0, "%s: %s" % (argv, r.stdout))
+            self.assertIn(DENIED, r.stderr, argv)
 
         r = self.run_script("teardown.sh", "--yes", user="deployer-ci", set_id="ci")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
