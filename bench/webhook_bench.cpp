@@ -41,7 +41,7 @@ std::string Payload(int64_t kind) {
     return github::testing::InGitHubOrder(event);
   }
   o.action = "completed";
-  o.runner_name = "mvr-demo-29679449-1a2b3c";
+  o.runner_name = "mvr-demo_29679449-1a2b3c";
   o.runner_id = 4242;
   for (o.steps = 1; o.steps < 500; ++o.steps) {
     if (github::testing::WorkflowJobPayload(o).size() >= kTargetBytes) break;
@@ -59,7 +59,7 @@ WebhookRouter Router() {
   WebhookRouterConfig c;
   c.secret = kSecret;
   for (const auto& label : kClassLabels) c.classes.push_back(RunnerClass{.label = label});
-  c.runner_name_prefix = DefaultRunnerNamePrefix("demo");
+  c.runner_name_prefix = RunnerNamePrefix("demo");
   auto router = WebhookRouter::Create(std::move(c));
   if (!router.ok()) throw std::runtime_error(router.status().ToString());
   return std::move(router).value();

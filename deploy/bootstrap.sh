@@ -65,20 +65,20 @@ fetch tables aws_ dynamodb list-tables
 fetch ttl-"$table" aws_ dynamodb describe-time-to-live --table-name "$table"
 fetch ttl-"$pool_table" aws_ dynamodb describe-time-to-live --table-name "$pool_table"
 fetch queues aws_ sqs list-queues --queue-name-prefix "$queue"
-fetch logs aws_ logs describe-log-groups --log-group-name-prefix "/aws/lambda/mvr-$set_id-"
+fetch logs aws_ logs describe-log-groups --log-group-name-prefix "/aws/lambda/${name_prefix}"
 fetch iam aws_ iam get-account-authorization-details --filter Role LocalManagedPolicy --query \
-  "{roles: RoleDetailList[?starts_with(RoleName, 'mvr-$set_id-')], policies: Policies[?contains(Arn, ':policy/mvr-$set_id-')]}"
+  "{roles: RoleDetailList[?starts_with(RoleName, '${name_prefix}')], policies: Policies[?contains(Arn, ':policy/${name_prefix}')]}"
 fetch params aws_ ssm get-parameters --names "$ssm_prefix/webhook-secret" \
   "$ssm_prefix/github-token" "$ssm_prefix/github-app-private-key" --query 'Parameters[].Name'
 if [[ -n "$config_file" ]]; then
   fetch functions aws_ lambda list-functions \
-    --query "Functions[?starts_with(FunctionName, 'mvr-$set_id-')]"
+    --query "Functions[?starts_with(FunctionName, '${name_prefix}')]"
   fetch url aws_ lambda get-function-url-config --function-name "$(function_of webhook)"
   fetch policy-webhook aws_ lambda get-policy --function-name "$(function_of webhook)"
   fetch policy-janitor aws_ lambda get-policy --function-name "$(function_of janitor)"
   fetch policy-warm-pool aws_ lambda get-policy --function-name "$(function_of warm-pool)"
   fetch mappings aws_ lambda list-event-source-mappings --function-name "$(function_of launcher)"
-  fetch rules aws_ events list-rules --name-prefix "mvr-$set_id-"
+  fetch rules aws_ events list-rules --name-prefix "${name_prefix}"
   fetch targets-janitor aws_ events list-targets-by-rule --rule "$janitor_rule"
   fetch targets-warm-pool aws_ events list-targets-by-rule --rule "$warm_pool_rule"
   fetch alarms aws_ cloudwatch describe-alarms --alarm-name-prefix "$alarm_prefix"
@@ -101,7 +101,7 @@ for listing in ${config_file:+url policy-webhook policy-janitor policy-warm-pool
   targets-janitor targets-warm-pool dashboard}; do
   fetched_or_none "$listing" >/dev/null || die "cannot read the account ($listing); nothing was changed"
 done
-action_image="${action_image:-$set_id*}"
+action_image="${action_image:-${set_id}_*}"
 
 # render FILE TABLE: a policy of deploy/iam/ with its placeholders filled (compact, sorted keys);
 # without an execution role, the statement that passes one is left out.
@@ -276,6 +276,43 @@ if [[ -n "$config_file" ]]; then
 else
   say skip function "the Lambda functions, their dashboard and alarms (no --config)"
 fi
+
+# Proof: the set is listed again (inventory.sh), the same listings teardown uses, and everything
+# bootstrap made or found must be there.
+# shellcheck source=deploy/inventory.sh
+source "$deploy_dir/inventory.sh"
+expected_resources() {
+  local fn secret
+  printf 'table %s\n' "$table" "$pool_table"
+  printf 'queue %s\n' "$queue" "$dlq"
+  for fn in "${FUNCTIONS[@]}"; do
+    printf '%s\n' "log-group $(log_group_of "$fn")" "role $(role_of "$fn")" \
+      "role-policy $(role_of "$fn"):$(role_of "$fn")"
+  done
+  printf 'policy %s\n' "$action_policy" "$action_pool_policy"
+  for secret in webhook-secret github-token github-app-private-key; do
+    if secret_exists "$secret"; then echo "parameter $ssm_prefix/$secret"; fi
+  done
+  [[ -n "$config_file" ]] || return 0
+  for fn in "${LAMBDA_FUNCTIONS[@]}"; do echo "function $(function_of "$fn")"; done
+  printf '%s\n' "trigger $queue -> $(function_of launcher)" "schedule $janitor_rule" \
+    "schedule $warm_pool_rule" "target $janitor_rule -> janitor" \
+    "target $warm_pool_rule -> warm-pool" "dashboard $dashboard"
+  desired_alarms | jq -r '"alarm " + .AlarmName'
+}
+verify_created() {
+  local found line missing=()
+  list_set "$work/verify"
+  listings_ok aws || die "cannot list the account to check what was made; run bootstrap again"
+  found="$(set_resources aws)"
+  while read -r line; do
+    named "$line" "$found" || missing+=("$line")
+  done < <(expected_resources)
+  [[ ${#missing[@]} -eq 0 ]] || die "made, but not there when listed again (run bootstrap \
+again): $(printf '%s\n' "${missing[@]}" | paste -sd, | sed 's/,/, /g')"
+  say checked set "$(wc -l <<<"$found") resources listed again, all there"
+}
+verify_created
 echo "bootstrap: done. The Action's users get the policies $action_policy and"
 echo "  $action_pool_policy (state-table: dynamodb:$pool_table)."
 [[ -z "$config_file" ]] || github_step

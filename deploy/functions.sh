@@ -99,10 +99,9 @@ ensure_function() {
 }
 
 # has_statement FN ID: whether FN's resource policy (fetched as policy-FN) has statement ID.
-# (jq 1.6's -e succeeds on empty input, so the ids are compared as text.)
+# (jq 1.6's -e succeeds on empty input, so the ids are compared as text; lib.sh: named.)
 has_statement() {
-  fetched_or_none "policy-$1" | jq -r '.Policy // "{}" | fromjson | .Statement[]?.Sid' |
-    grep -qxF -- "$2"
+  named "$2" "$(fetched_or_none "policy-$1" | jq -r '.Policy // "{}" | fromjson | .Statement[]?.Sid')"
 }
 
 # ensure_permission FN ID ARGS...: a statement of FN's resource policy (add-permission), kept

@@ -49,33 +49,51 @@ exists() { aws_ "$@" >/dev/null 2>&1; }
 # A scratch directory for the run, removed at exit.
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# Where fetch puts the listings: $work, or the directory of a later round of listings
+# (inventory.sh: list_set), so that a fresh listing never mixes with an older one.
+listing_dir="$work"
 
 # fetch NAME COMMAND...: starts COMMAND (aws_ or microvms with arguments) in the background, its
-# output to $work/NAME and its exit status to $work/NAME.rc. The reads a script needs are
-# independent, and each CLI process spends about a second starting, so they run side by side;
-# `fetched NAME` waits for one.
+# output to $listing_dir/NAME and its exit status to $listing_dir/NAME.rc. The reads a script
+# needs are independent, and each CLI process spends about a second starting, so they run side by
+# side; `fetched NAME` waits for one.
 fetch() {
-  local name="$1"
+  local name="$1" dir="$listing_dir"
   shift
   { rc=0
-    "$@" >"$work/$name" 2>"$work/$name.err" || rc=$?
-    echo "$rc" >"$work/$name.rc"; } &
+    "$@" >"$dir/$name" 2>"$dir/$name.err" || rc=$?
+    echo "$rc" >"$dir/$name.rc"; } &
 }
 # fetched NAME: waits for fetch NAME; fails (printing the CLI's error) when the read failed.
 fetched() {
-  while [[ ! -s "$work/$1.rc" ]]; do wait -n 2>/dev/null || sleep 0.05; done
-  if [[ "$(cat "$work/$1.rc")" != 0 ]]; then
-    sed "s/^/${0##*\/}: /" "$work/$1.err" >&2
+  local dir="$listing_dir"
+  while [[ ! -s "$dir/$1.rc" ]]; do wait -n 2>/dev/null || sleep 0.05; done
+  if [[ "$(cat "$dir/$1.rc")" != 0 ]]; then
+    sed "s/^/${0##*\/}: /" "$dir/$1.err" >&2
     return 1
   fi
-  cat "$work/$1"
+  cat "$dir/$1"
 }
 # fetched_or_none NAME: as fetched, but a resource that does not exist (ResourceNotFoundException;
 # CloudWatch's dashboards say ResourceNotFound) prints nothing and succeeds.
 fetched_or_none() {
   fetched "$1" 2>/dev/null && return 0
-  grep -q ResourceNotFound "$work/$1.err" && return 0
-  sed "s/^/${0##*\/}: /" "$work/$1.err" >&2
+  grep ResourceNotFound "$listing_dir/$1.err" >/dev/null && return 0
+  sed "s/^/${0##*\/}: /" "$listing_dir/$1.err" >&2
+  return 1
+}
+# names NAME JQ: the names a fetched listing holds (one a line), by a jq filter.
+names() { fetched "$1" | jq -r "$2"; }
+# named NAME LINES...: whether NAME is one of the lines of LINES. Without a pipe into `grep -q`:
+# bash's printf writes a line at a time, grep -q exits at the first match, and the next write
+# then kills printf (SIGPIPE), which pipefail turned into "not there" (teardown once skipped the
+# launcher function that way, a race that loses more often on a loaded machine).
+named() {
+  local n="$1" line
+  shift
+  while IFS= read -r line; do
+    [[ "$line" == "$n" ]] && return 0
+  done <<<"$(printf '%s\n' "$@")"
   return 1
 }
 
@@ -105,30 +123,37 @@ resolve_region() {
   [[ -n "$region" ]] || die "no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION)"
 }
 
-# set_names ID: every name the runner set uses.
+# set_names ID: every name the runner set uses. An id holds lowercase letters, digits and '-',
+# never '_': '_' follows the id in every name derived from it (mvr-ID_<what>, images
+# ID_<index>-<8 hex>), so no set's names, patterns or IAM wildcards reach another set whose id
+# starts with this one (ci, ci1, ci-gpu). src/runnerset/runner_name.h is the same scheme.
 set_names() {
   set_id="$1"
+  [[ "$set_id" != *[_.A-Z]* ]] || die "--runner-set-id '$set_id': '_', '.' and capitals are no \
+longer allowed: '_' ends the id in the set's names (mvr-ID_...), so an id holds lowercase letters, \
+digits and '-' only; rename the set (docs/operations.md)"
   [[ "$set_id" =~ ^[a-z][a-z0-9-]{0,19}$ ]] ||
     die "--runner-set-id must be 1-20 characters: a lowercase letter, then letters, digits or '-' (got '$set_id')"
+  name_prefix="mvr-${set_id}_"
   table="mvr-$set_id"
-  pool_table="mvr-$set_id-pools"
-  queue="mvr-$set_id-jobs"
-  dlq="mvr-$set_id-jobs-dlq"
+  pool_table="${name_prefix}pools"
+  queue="${name_prefix}jobs"
+  dlq="${name_prefix}jobs-dlq"
   ssm_prefix="/mvr/$set_id"
-  action_policy="mvr-$set_id-action"
-  action_pool_policy="mvr-$set_id-action-pool"
-  janitor_rule="mvr-$set_id-janitor"
-  warm_pool_rule="mvr-$set_id-warm-pool"
+  action_policy="${name_prefix}action"
+  action_pool_policy="${name_prefix}action-pool"
+  janitor_rule="${name_prefix}janitor"
+  warm_pool_rule="${name_prefix}warm-pool"
   # CloudWatch: the dashboard, and the alarms as mvr-ID.<what>. No id has a '.', so the prefix
-  # is the set's alone (mvr-ID- would also match the alarms of a set named ID-x).
+  # is the set's alone.
   dashboard="mvr-$set_id"
   alarm_prefix="mvr-$set_id."
-  # The set's MicroVM images: <runnerSetId><index>-<8 hex> (seed 001).
-  image_pattern="^${set_id}[0-9]+-[0-9a-f]{8}\$"
+  # The set's MicroVM images: <runnerSetId>_<index>-<8 hex>.
+  image_pattern="^${set_id}_[0-9]+-[0-9a-f]{8}\$"
 }
-role_of() { echo "mvr-$set_id-$1"; }
-function_of() { echo "mvr-$set_id-$1"; }
-log_group_of() { echo "/aws/lambda/mvr-$set_id-$1"; }
+role_of() { echo "$name_prefix$1"; }
+function_of() { echo "$name_prefix$1"; }
+log_group_of() { echo "/aws/lambda/$name_prefix$1"; }
 
 # The account and partition of the credentials in use (from fetch caller).
 resolve_account() {

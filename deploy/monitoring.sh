@@ -25,7 +25,7 @@ desired_dashboard() {
   local arns functions
   arns="$(desired_alarms | jq -cs --arg a "arn:$partition:cloudwatch:$region:$account:alarm:" \
     'map($a + .AlarmName)')"
-  functions="$(jq -cn --arg p "mvr-$set_id-" '$ARGS.positional | map($p + .)' \
+  functions="$(jq -cn --arg p "${name_prefix}" '$ARGS.positional | map($p + .)' \
     --args "${LAMBDA_FUNCTIONS[@]}")"
   jq -cSn --arg id "$set_id" --arg region "$region" --arg queue "$queue" --arg dlq "$dlq" \
     --argjson alarms "$arns" --argjson functions "$functions" \

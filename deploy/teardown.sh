@@ -8,7 +8,7 @@
 # Region and endpoint come from the usual AWS settings (AWS_REGION, AWS_ENDPOINT_URL, profiles;
 # AWS_ENDPOINT_URL_LAMBDA_MICROVMS for the MicroVMs API). Order: the functions and their
 # triggers, the dashboard and the alarms first (nothing launches or notifies any more), then every
-# MicroVM of the set's images (<ID><index>-<8 hex>) is terminated and waited for (up to
+# MicroVM of the set's images (<ID>_<index>-<8 hex>) is terminated and waited for (up to
 # --wait-seconds, default 600), then the images, secrets, policies, roles, log groups, queues and
 # tables. The Action users' managed policies are detached from every user, group and role first;
 # teardown prints each detachment. On a half-deployed account it deletes what exists and skips
@@ -35,60 +35,39 @@ command -v jq >/dev/null || die "needs jq (Debian: apt-get install jq)"
 resolve_region
 model_dir >/dev/null
 
-# Every read at once (lib.sh: fetch).
-fetch caller aws_ sts get-caller-identity
-fetch params aws_ ssm get-parameters --names "$ssm_prefix/webhook-secret" \
-  "$ssm_prefix/github-token" "$ssm_prefix/github-app-private-key" --query 'Parameters[].Name'
-fetch iam aws_ iam get-account-authorization-details --filter Role LocalManagedPolicy --query \
-  "{roles: RoleDetailList[?starts_with(RoleName, 'mvr-$set_id-')], policies: Policies[?contains(Arn, ':policy/mvr-$set_id-')]}"
-fetch logs aws_ logs describe-log-groups --log-group-name-prefix "/aws/lambda/mvr-$set_id-"
-fetch queues aws_ sqs list-queues --queue-name-prefix "$queue"
-fetch tables aws_ dynamodb list-tables
-fetch functions aws_ lambda list-functions \
-  --query "Functions[?starts_with(FunctionName, 'mvr-$set_id-')].FunctionName"
-fetch mappings aws_ lambda list-event-source-mappings --function-name "$(function_of launcher)"
-fetch targets-janitor aws_ events list-targets-by-rule --rule "$janitor_rule"
-fetch targets-warm-pool aws_ events list-targets-by-rule --rule "$warm_pool_rule"
-fetch rules aws_ events list-rules --name-prefix "mvr-$set_id-"
-fetch alarms aws_ cloudwatch describe-alarms --alarm-name-prefix "$alarm_prefix"
-fetch dashboard aws_ cloudwatch get-dashboard --dashboard-name "$dashboard"
-fetch images microvms list-microvm-images --name-filter "$set_id"
-fetch vms microvms list-microvms
-resolve_account
+# shellcheck source=deploy/inventory.sh
+source "$deploy_dir/inventory.sh"
 
-# act KIND NAME COMMAND...: runs COMMAND with --yes, otherwise says it would.
+# Every read at once (inventory.sh: list_set).
+list_set "$work/list.1" microvms
+resolve_account
+round=1
+
+# act KIND NAME COMMAND...: runs COMMAND with --yes, otherwise says it would. After the first
+# round, something already gone is fine (IAM's listings can lag a deletion by seconds).
 act() {
-  local kind="$1" name="$2"
+  local kind="$1" name="$2" out
   shift 2
   local verb=delete
   [[ "$kind" != microvm ]] || verb=terminate
   echo >>"$work/acts"
-  if [[ $yes -eq 1 ]]; then
-    "$@" >/dev/null
-    printf '%-15s %-15s %s\n' "${verb}d" "$kind" "$name"
-  else
+  if [[ $yes -eq 0 ]]; then
     printf '%-15s %-15s %s\n' "would $verb" "$kind" "$name"
+  elif out="$("$@" 2>&1 >/dev/null)"; then
+    printf '%-15s %-15s %s\n' "${verb}d" "$kind" "$name"
+  elif [[ $round -gt 1 && "$out" =~ NoSuchEntity|NotFound|does\ not\ exist ]]; then
+    printf '%-15s %-15s %s\n' gone "$kind" "$name"
+  else
+    echo "$out" >&2
+    return 1
   fi
 }
-# names NAME JQ: the names a fetched listing holds (one a line), by a jq filter.
-names() { fetched "$1" | jq -r "$2"; }
-named() { local n="$1"; shift; printf '%s\n' "$@" | grep -qxF -- "$n"; }
 
 echo "teardown: runner set '$set_id' in $region (account $account)$([[ $yes -eq 1 ]] || echo ': preview, nothing is deleted without --yes')"
 # Every listing must have worked before anything is deleted (a missing rule or function is fine).
-for listing in params iam logs queues tables functions rules alarms; do
-  fetched "$listing" >/dev/null || die "cannot read the account ($listing); nothing was deleted"
-done
-{ fetched_or_none mappings >/dev/null && fetched_or_none targets-janitor >/dev/null &&
-  fetched_or_none targets-warm-pool >/dev/null && fetched_or_none dashboard >/dev/null; } ||
-  die "cannot read the launcher's trigger, the sweepers' schedules or the dashboard; nothing was deleted"
-for listing in images vms; do
-  fetched "$listing" >/dev/null || die "cannot list MicroVMs or their images: set \
+listings_ok aws || die "cannot read the account; nothing was deleted"
+{ fetched images && fetched vms; } >/dev/null || die "cannot list MicroVMs or their images: set \
 AWS_ENDPOINT_URL_LAMBDA_MICROVMS if the MicroVMs API is elsewhere; nothing was deleted"
-done
-mapfile -t images < <(names images '.items[]? | "\(.name) \(.imageArn)"')
-mapfile -t vms < <(names vms '.items[]? | select(.state != "TERMINATED")
-  | "\(.microvmId) \(.imageArn) \(.state)"')
 
 # 1. Nothing launches or notifies any more: the sweepers' schedules, the launcher's trigger, the
 # functions (deleting a function deletes its Function URL and permissions), the dashboard and
@@ -96,8 +75,8 @@ mapfile -t vms < <(names vms '.items[]? | select(.state != "TERMINATED")
 delete_schedule() {
   local fn rule
   for fn in janitor warm-pool; do
-    rule="mvr-$set_id-$fn"
-    if fetched_or_none "targets-$fn" | jq -r '.Targets[]?.Id' | grep -qx "$fn"; then
+    rule="${name_prefix}$fn"
+    if named "$fn" "$(fetched_or_none "targets-$fn" | jq -r '.Targets[]?.Id')"; then
       act target "$rule -> $fn" aws_ events remove-targets --rule "$rule" --ids "$fn"
     fi
     if named "$rule" "$(names rules '.Rules[]?.Name')"; then
@@ -125,40 +104,35 @@ delete_monitoring() {
   [[ -z "$(fetched_or_none dashboard)" ]] ||
     act dashboard "$dashboard" aws_ cloudwatch delete-dashboards --dashboard-names "$dashboard"
 }
-in_parallel step delete_schedule delete_trigger delete_functions delete_monitoring
 
 # 2. The set's MicroVMs: terminated, then waited for, before their images go.
-set_arns=()
-for entry in "${images[@]}"; do
-  [[ "${entry%% *}" =~ $image_pattern ]] && set_arns+=("${entry#* }")
-done
-ours=()
-for entry in "${vms[@]}"; do
-  read -r id arn state <<<"$entry"
-  named "$arn" "${set_arns[@]}" || continue
-  ours+=("$id")
-  if [[ "$state" == TERMINATING ]]; then
-    printf "%-15s %-15s %s\n" waiting microvm "$id (terminating)"
-  else
-    act microvm "$id ($state, ${arn##*:})" microvms terminate-microvm --microvm-identifier "$id"
+delete_microvms() {
+  local ours=() id arn state entry left deadline
+  while read -r id arn state; do
+    [[ -n "$id" ]] || continue
+    ours+=("$id")
+    if [[ "$state" == TERMINATING ]]; then
+      printf "%-15s %-15s %s\n" waiting microvm "$id (terminating)"
+    else
+      act microvm "$id ($state, ${arn##*:})" microvms terminate-microvm --microvm-identifier "$id"
+    fi
+  done < <(set_vms)
+  if [[ $yes -eq 1 && ${#ours[@]} -gt 0 ]]; then
+    deadline=$((SECONDS + wait_seconds))
+    while :; do
+      left="$(microvms list-microvms | jq '[.items[]? | select(.state != "TERMINATED"
+        and (.microvmId | IN($ARGS.positional[])))] | length' --args "${ours[@]}")"
+      [[ "$left" == 0 ]] && break
+      [[ $SECONDS -lt $deadline ]] ||
+        die "$left MicroVM(s) of the set did not reach TERMINATED within $wait_seconds s; run teardown again"
+      sleep 2
+    done
+    printf "%-15s %-15s %s\n" terminated microvms "${#ours[@]} (all TERMINATED)"
   fi
-done
-if [[ $yes -eq 1 && ${#ours[@]} -gt 0 ]]; then
-  deadline=$((SECONDS + wait_seconds))
-  while :; do
-    left="$(microvms list-microvms | jq '[.items[]? | select(.state != "TERMINATED"
-      and (.microvmId | IN($ARGS.positional[])))] | length' --args "${ours[@]}")"
-    [[ "$left" == 0 ]] && break
-    [[ $SECONDS -lt $deadline ]] ||
-      die "$left MicroVM(s) of the set did not reach TERMINATED within $wait_seconds s; run teardown again"
-    sleep 2
-  done
-  printf "%-15s %-15s %s\n" terminated microvms "${#ours[@]} (all TERMINATED)"
-fi
-for entry in "${images[@]}"; do
-  [[ "${entry%% *}" =~ $image_pattern ]] || continue
-  act image "${entry%% *}" microvms delete-microvm-image --image-identifier "${entry#* }"
-done
+  while read -r entry; do
+    act image "${entry%% *}" microvms delete-microvm-image --image-identifier "${entry#* }"
+  done < <(set_images)
+}
 
 # 3. The rest, side by side where independent.
 delete_parameters() {
@@ -224,7 +198,29 @@ delete_table() {
 }
 delete_queues() { in_parallel delete_queue "$queue" "$dlq"; }
 delete_tables() { in_parallel delete_table "$table" "$pool_table"; }
-in_parallel step delete_parameters delete_iam delete_log_groups delete_queues delete_tables
+
+delete_round() {
+  in_parallel step delete_schedule delete_trigger delete_functions delete_monitoring
+  delete_microvms
+  in_parallel step delete_parameters delete_iam delete_log_groups delete_queues delete_tables
+}
+delete_round
+
+# Proof: everything named for the set is listed again; what a round missed is deleted in the
+# next, and what is still there after that fails the run, named.
+if [[ $yes -eq 1 ]]; then
+  while :; do
+    round=$((round + 1))
+    list_set "$work/list.$round" microvms
+    listings_ok microvms || die "cannot list the account to check that all is gone; run teardown again"
+    left="$(set_resources microvms)"
+    [[ -n "$left" ]] || break
+    [[ $round -lt 3 ]] || die "still there after deleting (run teardown again, or delete them \
+by hand): $(paste -sd, <<<"$left" | sed 's/,/, /g')"
+    echo "teardown: listed again: $(wc -l <<<"$left") still there; deleting them"
+    delete_round
+  done
+fi
 
 found="$(wc -l <"$work/acts" 2>/dev/null || echo 0)"
 if [[ $found -eq 0 ]]; then
@@ -232,5 +228,5 @@ if [[ $found -eq 0 ]]; then
 elif [[ $yes -eq 0 ]]; then
   echo "teardown: $found to delete; run again with --yes to delete them"
 else
-  echo "teardown: deleted $found"
+  echo "teardown: deleted $found; listed again, nothing of the set is left"
 fi

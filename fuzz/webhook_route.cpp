@@ -53,7 +53,7 @@ mvr::runnerset::WebhookRouter MakeRouter() {
   c.secret = mvr::Secret(kSecret);
   c.classes = {mvr::runnerset::RunnerClass{.label = "mvr-small"},
                mvr::runnerset::RunnerClass{.label = "mvr-large"}};
-  c.runner_name_prefix = mvr::runnerset::DefaultRunnerNamePrefix("demo");
+  c.runner_name_prefix = mvr::runnerset::RunnerNamePrefix("demo");
   c.body_limit = 64 * 1024;
   auto router = mvr::runnerset::WebhookRouter::Create(std::move(c));
   if (!router.ok()) __builtin_trap();

@@ -146,16 +146,18 @@ Result<Artifact> PackArtifact(std::vector<ZipEntry> entries) {
 Result<std::string> ImageName(const std::string& runner_set_id, int class_index,
                               const Artifact& artifact) {
   if (runner_set_id.empty()) return InvalidArgument("the runner set id is empty");
+  // The runner set's id rule (runnerset/runner_name.h: CheckRunnerSetId): '_' is the separator.
   for (char c : runner_set_id) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
       return InvalidArgument("runner set id '" + runner_set_id +
-                             "' can only hold letters, digits, '-' and '_' in an image name");
+                             "' can only hold lowercase letters, digits and '-' ('_' ends the id "
+                             "in the set's image names: <id>_<class index>-<8 hex>)");
     }
   }
   if (class_index < 0) return InvalidArgument("the class index must be 0 or more");
   const std::string hash =
       Sha256Hex("mvr-image-name-v1\n" + artifact.sha256 + "\n" + artifact.runner_version + "\n");
-  std::string name = runner_set_id + std::to_string(class_index) + "-" + hash.substr(0, 8);
+  std::string name = runner_set_id + "_" + std::to_string(class_index) + "-" + hash.substr(0, 8);
   if (name.size() > 64) {
     return InvalidArgument("image name " + name +
                            " is longer than the service's 64 characters: shorten the runner set "

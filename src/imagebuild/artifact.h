@@ -1,10 +1,11 @@
 // The code artifact of a runner image and the image's name. The artifact is a zip holding the
 // Dockerfile at its root and the files it COPYs (image/ and the ARM64 supervisor bundle), laid out
 // as in the repository, so the same inputs always give the same bytes (base/zip_writer.h: fixed
-// order, fixed timestamps, only the mode kept). The name is 001's
-// `<runnerSetId><index>-<8 hex>`, hashed over those bytes and the runner version, so a change to
-// either is a new image and the launcher and janitor can pick the set's VMs by image ARN.
-// Thread-safety: pure functions, except CollectArtifactFiles, which reads the file system.
+// order, fixed timestamps, only the mode kept). The name is
+// `<runnerSetId>_<index>-<8 hex>` (001's scheme with issue 53's separator), hashed over those bytes
+// and the runner version, so a change to either is a new image and the launcher and janitor can
+// pick the set's VMs by image ARN. Thread-safety: pure functions, except CollectArtifactFiles,
+// which reads the file system.
 #pragma once
 
 #include <string>
@@ -43,9 +44,10 @@ Result<Artifact> PackArtifact(std::vector<ZipEntry> entries);
 // `ARG RUNNER_VERSION=<v>` in a Dockerfile, or "".
 std::string RunnerVersionOf(const std::string& dockerfile);
 
-// `<runnerSetId><index>-<8 hex>`: the hex is the start of SHA-256 over the artifact's SHA-256 and
-// the runner version. InvalidArgument when the id has characters an image name cannot carry
-// (letters, digits, '-', '_') or the name would exceed the service's 64 characters.
+// `<runnerSetId>_<index>-<8 hex>`: the hex is the start of SHA-256 over the artifact's SHA-256 and
+// the runner version; '_' ends the id, which cannot hold one, so no set's image names start with
+// another set's (`ci_…` vs `ci1_…`, `ci-gpu_…`). InvalidArgument when the id has characters
+// other than lowercase letters, digits and '-', or the name would exceed the service's 64.
 Result<std::string> ImageName(const std::string& runner_set_id, int class_index,
                               const Artifact& artifact);
 

@@ -12,6 +12,7 @@
 #include "fleet/network_connectors.h"
 #include "github/labels.h"
 #include "github/types.h"
+#include "runnerset/runner_name.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -564,13 +565,8 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
     MVR_RETURN_IF_ERROR(s.Integer("maxWebhookBodyBytes", c.max_webhook_body_bytes, 1024, 25 << 20));
     MVR_RETURN_IF_ERROR(s.Integer("shutdownGraceSeconds", c.shutdown_grace_seconds, 0, 3600));
     MVR_RETURN_IF_ERROR(s.NoOthers());
-    for (char ch : c.runner_set_id) {
-      if (!IsRunnerNameChar(ch)) {
-        return InvalidArgument("runnerSetId: only letters, digits, '-', '_' and '.' (got \"" +
-                               c.runner_set_id + "\")");
-      }
-    }
-    if (c.runner_name_prefix.empty()) c.runner_name_prefix = "mvr-" + c.runner_set_id + "-";
+    MVR_RETURN_IF_ERROR(CheckRunnerSetId(c.runner_set_id, "runnerSetId"));
+    if (c.runner_name_prefix.empty()) c.runner_name_prefix = RunnerNamePrefix(c.runner_set_id);
     MVR_RETURN_IF_ERROR(CheckPrefix(c));
     MVR_RETURN_IF_ERROR(CheckHotPools(c));
     MVR_RETURN_IF_ERROR(CheckFallbackClasses(c));

@@ -191,7 +191,7 @@ struct ServeConfig {
   int max_concurrent_vms = 20;
   std::string store;
   QueueSettings queue;
-  std::string runner_name_prefix;  // default "mvr-<runnerSetId>-"
+  std::string runner_name_prefix;  // default "mvr-<runnerSetId>_" (runner_name.h)
   LauncherSettings launcher;
   size_t max_webhook_body_bytes = 1 << 20;
   int shutdown_grace_seconds = 30;

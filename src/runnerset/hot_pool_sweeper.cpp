@@ -8,6 +8,7 @@
 #include "fleet/microvm_lifecycle.h"
 #include "fleet/runner_registration.h"
 #include "runnerset/launcher.h"
+#include "runnerset/runner_name.h"
 #include "runnerset/warm_pool_sweeper.h"
 
 namespace mvr::runnerset {
@@ -323,7 +324,7 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
 
 github::JitConfigRequest WarmPoolSweeper::HotRunnerRequest(const RunnerClass& cls) const {
   github::JitConfigRequest request;
-  request.name = config_.runner_name_prefix + "hot-" + deps_.seam.secure_random.Hex(4);
+  request.name = HotRunnerName(config_.runner_name_prefix, deps_.seam.secure_random.Hex(4));
   request.runner_group_id = config_.github.runner_group_id;
   // The class label and an ARM64 MicroVM's own (self-hosted, linux, ARM64): the runner may take
   // any queued job of the class that asks for nothing more (FitsClassLabelAlone).

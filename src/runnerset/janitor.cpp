@@ -5,6 +5,7 @@
 #include "base/retry.h"
 #include "fleet/microvm_lifecycle.h"
 #include "runnerset/rate_budget_metrics.h"
+#include "runnerset/runner_name.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -155,7 +156,7 @@ Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
   if (runners.ok()) {
     inv.runners_ok = true;
     for (github::Runner& r : *runners) {
-      if (r.name.rfind(config_.runner_name_prefix, 0) == 0) inv.runners[r.name] = std::move(r);
+      if (IsRunnerOf(config_.runner_name_prefix, r.name)) inv.runners[r.name] = std::move(r);
     }
     report.Add(Swept::kRunnersListed, static_cast<int64_t>(inv.runners.size()));
   } else {

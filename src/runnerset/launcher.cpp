@@ -13,6 +13,7 @@
 #include "github/labels.h"
 #include "github/platform_labels.h"
 #include "runnerset/class_resolve.h"
+#include "runnerset/runner_name.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::runnerset {
@@ -404,8 +405,7 @@ LaunchOutcome Launcher::Run(Attempt& a) {
 
 Status Launcher::Register(Attempt& a) {
   const LaunchIntent& in = a.intent;
-  a.runner_name =
-      config_.runner_name_prefix + std::to_string(in.job_id) + "-" + a.token.substr(0, 8);
+  a.runner_name = JobRunnerName(config_.runner_name_prefix, in.job_id, a.token.substr(0, 8));
   github::JitConfigRequest jit_request;
   jit_request.name = a.runner_name;
   jit_request.runner_group_id = config_.github.runner_group_id;

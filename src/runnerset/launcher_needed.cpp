@@ -2,33 +2,23 @@
 // to any idle runner whose labels match, so the answer follows the chain of jobs taken by
 // runners this set launched for other jobs (by their names, or a hot runner's mapping row).
 #include <algorithm>
-#include <exception>
 #include <set>
 #include <string>
 
 #include "runnerset/launcher.h"
+#include "runnerset/runner_name.h"
 
 namespace mvr::runnerset {
 
 std::optional<int64_t> Launcher::LaunchedFor(const std::string& runner) {
-  const std::string& prefix = config_.runner_name_prefix;
-  if (runner.rfind(prefix, 0) != 0) return std::nullopt;
-  const size_t dash = runner.find('-', prefix.size());
-  if (dash != std::string::npos) {
-    const std::string id = runner.substr(prefix.size(), dash - prefix.size());
-    if (!id.empty() &&
-        std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      try {
-        return std::stoll(id);
-      } catch (const std::exception&) {
-      }
-    }
-  }
+  const RunnerNameParts parts = ParseRunnerName(config_.runner_name_prefix, runner);
+  if (parts.kind == RunnerNameParts::Kind::kForeign) return std::nullopt;
+  if (parts.kind == RunnerNameParts::Kind::kJob) return parts.job_id;
   // A hot-pool runner carries no job id: the launch that resumed it names its job on the mapping
   // row, once the resume is done. The runner takes a job within a second of waking, before
   // that: with no row yet, the job it was resumed for may be waiting.
   Result<std::optional<MappingRow>> row = deps_.table.GetMapping(runner);
-  if (row.ok() && !*row && runner.rfind(prefix + "hot-", 0) == 0 && HotLaunchInFlight(runner)) {
+  if (row.ok() && !*row && parts.kind == RunnerNameParts::Kind::kHot && HotLaunchInFlight(runner)) {
     return kLaunchInFlight;
   }
   // No row (a parked runner handed a job, which the sweeper adopts), or a row for no job (one

@@ -10,6 +10,7 @@
 #include "github/labels.h"
 #include "github/platform_labels.h"
 #include "github/workflow_job_event.h"
+#include "runnerset/runner_name.h"
 #include "runnerset/workflow_job_reader.h"
 
 namespace mvr::runnerset {
@@ -121,7 +122,7 @@ WebhookDecision OnCompleted(WorkflowJobFields& job, const std::string& runner_na
     return Ignored(IgnoreReason::kNoRunner,
                    "completed " + what + " had no runner (cancelled while queued)");
   }
-  if (job.runner_name.compare(0, runner_name_prefix.size(), runner_name_prefix) != 0) {
+  if (!IsRunnerOf(runner_name_prefix, job.runner_name)) {
     return Ignored(IgnoreReason::kForeignRunner, "completed " + what + " ran on runner " +
                                                      Shown(job.runner_name) +
                                                      ", not one of this set's");
@@ -138,20 +139,12 @@ WebhookDecision OnCompleted(WorkflowJobFields& job, const std::string& runner_na
   return d;
 }
 
-// The id of the job a runner was launched for, from its name "<prefix><job id>-<suffix>" (a
-// hot-pool runner's name carries none).
+// The id of the job a runner was launched for, from its name (runner_name.h; a hot-pool
+// runner's name carries none).
 std::optional<int64_t> LaunchedForByName(const std::string& runner, const std::string& prefix) {
-  if (runner.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
-  const size_t dash = runner.find('-', prefix.size());
-  if (dash == std::string::npos || dash == prefix.size() || dash - prefix.size() > 18) {
-    return std::nullopt;
-  }
-  int64_t id = 0;
-  for (size_t i = prefix.size(); i < dash; ++i) {
-    if (runner[i] < '0' || runner[i] > '9') return std::nullopt;
-    id = id * 10 + (runner[i] - '0');
-  }
-  return id;
+  const RunnerNameParts parts = ParseRunnerName(prefix, runner);
+  if (parts.kind != RunnerNameParts::Kind::kJob) return std::nullopt;
+  return parts.job_id;
 }
 
 // A job in progress on a runner the set launched for another job (issue 30, item 1): that job
@@ -203,10 +196,6 @@ class WebhookRouter::ReaderPool {
   std::mutex mu_;
   std::vector<std::unique_ptr<WorkflowJobReader>> idle_;
 };
-
-std::string DefaultRunnerNamePrefix(std::string_view runner_set_id) {
-  return "mvr-" + std::string(runner_set_id) + "-";
-}
 
 Result<WebhookRouter> WebhookRouter::Create(WebhookRouterConfig config) {
   if (config.secret.empty()) {

@@ -19,6 +19,7 @@
 #include "github/webhook_signature.h"
 #include "http/types.h"
 #include "runnerset/config.h"
+#include "runnerset/runner_name.h"
 #include "runnerset/webhook_decision.h"
 
 namespace mvr::runnerset {
@@ -27,9 +28,6 @@ namespace mvr::runnerset {
 // hundreds of steps stays well under this.
 inline constexpr size_t kDefaultWebhookBodyLimit = 1024 * 1024;
 
-// "mvr-<runnerSetId>-": names of the set's runners start with it, and nothing else's should.
-std::string DefaultRunnerNamePrefix(std::string_view runner_set_id);
-
 struct WebhookRouterConfig {
   Secret secret;  // the webhook secret set on GitHub
   // The runner classes: a queued job launches on the first that takes it (RunnerClass::Takes,
@@ -37,7 +35,7 @@ struct WebhookRouterConfig {
   std::vector<RunnerClass> classes;
   // "owner/name" of the repositories whose jobs it launches (empty: every one).
   std::vector<std::string> allowed_repositories;
-  std::string runner_name_prefix;                // see DefaultRunnerNamePrefix
+  std::string runner_name_prefix;                // runner_name.h: RunnerNamePrefix
   size_t body_limit = kDefaultWebhookBodyLimit;  // bytes
 };
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emulate/github/jit_config.h"
+#include "runnerset/runner_name.h"
 #include "supervisor/servers.h"
 #include "supervisor/supervisor.h"
 
@@ -32,13 +33,8 @@ FollowUp FollowUpOf(const Outcome& o) {
 // The job a runner was launched for, from its name "<prefix><jobId>-<token>" (0: not one of the
 // set's launched runners).
 int64_t LaunchedFor(const std::string& runner_name, const std::string& prefix) {
-  if (runner_name.rfind(prefix, 0) != 0) return 0;
-  int64_t id = 0;
-  for (size_t i = prefix.size(); i < runner_name.size() && runner_name[i] != '-'; ++i) {
-    if (runner_name[i] < '0' || runner_name[i] > '9') return 0;
-    id = id * 10 + (runner_name[i] - '0');
-  }
-  return id;
+  const runnerset::RunnerNameParts parts = runnerset::ParseRunnerName(prefix, runner_name);
+  return parts.kind == runnerset::RunnerNameParts::Kind::kJob ? parts.job_id : 0;
 }
 
 // One VM's supervisor: the StateMachine behind the supervisor's own edges.

@@ -80,7 +80,7 @@ class World {
   // The stale-runner-version scenario's fallback class (WorldOptions::fallback_class).
   static constexpr char kFallbackLabel[] = "mvr-large";
   static constexpr char kFallbackImage[] = "img-2";
-  static constexpr char kPrefix[] = "mvr-sim-";
+  static constexpr char kPrefix[] = "mvr-sim_";  // runnerset::RunnerNamePrefix("sim")
   static constexpr char kToken[] = "ghp_SIMTOKENFIXTURE0123456789";
   static constexpr int64_t kFirstAppId = 4101;  // App i is 4101 + i, installed as 4101 + i
   // The PAT that replaces kToken in the revoked-credentials scenario.

@@ -211,7 +211,7 @@ class DeployFixture(unittest.TestCase):
         with open(guest, "w") as f:
             f.write(GUEST)
         guest_cmd = "%s %s" % (sys.executable, guest)
-        images = ["other0-89abcdef"] + ["%s0-0123abcd" % s for s, _ in cls.users().values()]
+        images = ["other_0-89abcdef"] + ["%s_0-0123abcd" % s for s, _ in cls.users().values()]
         vm_port = free_port()
         cls.emulator_log = open(os.path.join(cls.work, "emulator.log"), "w")
         cls.emulator = subprocess.Popen(
@@ -251,7 +251,7 @@ class DeployFixture(unittest.TestCase):
                        "github": {"repository": "octo/hello", "patFile": "/etc/mvr/pat",
                                   "webhookSecretFile": "/etc/mvr/webhook-secret",
                                   "caBundle": cls.ca},
-                       "classes": [{"label": "mvr", "image": "%s0-0123abcd" % SET}],
+                       "classes": [{"label": "mvr", "image": "%s_0-0123abcd" % SET}],
                        "store": "sqlite:/tmp/mvr.db", "queue": "sqlite:/tmp/mvr-queue.db",
                        "janitor": {"intervalSeconds": 120}}, f)
         cls.token = os.path.join(cls.work, "token")
@@ -334,11 +334,11 @@ class DeployOnMoto(DeployFixture):
 
     def test_bootstrap_is_idempotent_and_teardown_leaves_nothing(self):
         microvms = self.client("lambda-microvms")
-        ours = [microvms.run_microvm(imageIdentifier="%s0-0123abcd" % SET)["microvmId"]
+        ours = [microvms.run_microvm(imageIdentifier="%s_0-0123abcd" % SET)["microvmId"]
                 for _ in range(2)]
-        theirs = microvms.run_microvm(imageIdentifier="other0-89abcdef")["microvmId"]
+        theirs = microvms.run_microvm(imageIdentifier="other_0-89abcdef")["microvmId"]
         # Not the set's: must survive teardown.
-        self.client("sqs").create_queue(QueueName="mvr-%s-jobs-other" % SET)
+        self.client("sqs").create_queue(QueueName="mvr-%s_jobs-other" % SET)
         cloudwatch = self.client("cloudwatch")
         cloudwatch.put_metric_alarm(
             AlarmName="mvr-%s-other.dead-letters" % SET, Namespace="AWS/SQS",
@@ -360,13 +360,13 @@ class DeployOnMoto(DeployFixture):
         self.assertEqual(len(created), 42, first)
         state = self.inventory()
         new = lambda kind: sorted(set(state[kind]) - set(before[kind]))
-        self.assertEqual(new("tables"), ["mvr-%s" % SET, "mvr-%s-pools" % SET])
-        self.assertEqual(new("queues"), ["mvr-%s-jobs" % SET, "mvr-%s-jobs-dlq" % SET])
+        self.assertEqual(new("tables"), ["mvr-%s" % SET, "mvr-%s_pools" % SET])
+        self.assertEqual(new("queues"), ["mvr-%s_jobs" % SET, "mvr-%s_jobs-dlq" % SET])
         self.assertEqual(len(new("roles")), 4)
         self.assertEqual(len(new("log_groups")), 4)
         self.assertEqual(state["parameters"], ["/mvr/%s/github-token" % SET,
                                                "/mvr/%s/webhook-secret" % SET])
-        self.assertEqual(new("functions"), ["mvr-%s-%s" % (SET, f)
+        self.assertEqual(new("functions"), ["mvr-%s_%s" % (SET, f)
                                             for f in ("janitor", "launcher", "warm-pool",
                                                       "webhook")])
         self.check_functions(first)
@@ -378,7 +378,7 @@ class DeployOnMoto(DeployFixture):
         self.assertNotIn(secret, first)
         self.assertNotIn("not-a-real-token", first)
         # Debian's CLI 2.9 cannot limit lambda:InvokeFunction to the Function URL: said, not hidden.
-        self.assertIn("warn    permission      mvr-%s-webhook: function-url-invoke" % SET, first)
+        self.assertIn("warn    permission      mvr-%s_webhook: function-url-invoke" % SET, first)
         self.assertIn("--invoked-via-function-url", first)
 
         second = self.bootstrap()
@@ -388,21 +388,21 @@ class DeployOnMoto(DeployFixture):
 
         # Drift: someone widened a role's policy and shortened the launcher's timeout.
         self.client("iam").put_role_policy(
-            RoleName="mvr-%s-webhook" % SET, PolicyName="mvr-%s-webhook" % SET,
+            RoleName="mvr-%s_webhook" % SET, PolicyName="mvr-%s_webhook" % SET,
             PolicyDocument='{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}')
         self.client("lambda").update_function_configuration(
-            FunctionName="mvr-%s-launcher" % SET, Timeout=3)
+            FunctionName="mvr-%s_launcher" % SET, Timeout=3)
         # ... and someone raised an alarm's threshold and emptied the dashboard.
         cloudwatch.put_metric_alarm(
             AlarmName="mvr-%s.dead-letters" % SET, Namespace="AWS/SQS",
             MetricName="ApproximateNumberOfMessagesVisible",
-            Dimensions=[{"Name": "QueueName", "Value": "mvr-%s-jobs-dlq" % SET}],
+            Dimensions=[{"Name": "QueueName", "Value": "mvr-%s_jobs-dlq" % SET}],
             Statistic="Maximum", Period=300, EvaluationPeriods=1, Threshold=100,
             ComparisonOperator="GreaterThanOrEqualToThreshold")
         cloudwatch.put_dashboard(DashboardName="mvr-%s" % SET, DashboardBody='{"widgets":[]}')
         third = self.bootstrap()
-        self.assertIn("update  policy          mvr-%s-webhook (inline)" % SET, third)
-        self.assertIn("update  function        mvr-%s-launcher (configuration)" % SET, third)
+        self.assertIn("update  policy          mvr-%s_webhook (inline)" % SET, third)
+        self.assertIn("update  function        mvr-%s_launcher (configuration)" % SET, third)
         self.assertIn("update  alarm           mvr-%s.dead-letters\n" % SET, third)
         self.assertIn("update  dashboard       mvr-%s\n" % SET, third)
         self.assertEqual(len([l for l in third.splitlines() if l.startswith("update")]), 4, third)
@@ -421,27 +421,27 @@ class DeployOnMoto(DeployFixture):
         warm = self.script("bootstrap.sh", "--execution-role", "mvr-vm", "--config", warm_config,
                            "--package", self.package, "--github-token-file", self.token,
                            "--alarm-topic", topic)
-        self.assertIn("update  schedule        mvr-%s-warm-pool (rate(1 minute) ENABLED)" % SET,
+        self.assertIn("update  schedule        mvr-%s_warm-pool (rate(1 minute) ENABLED)" % SET,
                       warm)
         for name in ALARMS:
             self.assertIn("update  alarm           mvr-%s.%s\n" % (SET, name), warm)
         self.assertIn("exists  dashboard       mvr-%s\n" % SET, warm)
         self.check_dashboard_and_alarms(actions=[topic])
-        rule = self.client("events").describe_rule(Name="mvr-%s-warm-pool" % SET)
+        rule = self.client("events").describe_rule(Name="mvr-%s_warm-pool" % SET)
         self.assertEqual(rule["State"], "ENABLED")
         conf = self.client("lambda").get_function_configuration(
-            FunctionName="mvr-%s-warm-pool" % SET)
+            FunctionName="mvr-%s_warm-pool" % SET)
         self.assertEqual(
             json.loads(conf["Environment"]["Variables"]["MVR_CONFIG"])["classes"][0]
             ["warmPoolSize"], 2)
 
         self.client("iam").create_user(UserName="ci-user")
         self.client("iam").attach_user_policy(
-            UserName="ci-user", PolicyArn="arn:aws:iam::%s:policy/mvr-%s-action" % (ACCOUNT, SET))
+            UserName="ci-user", PolicyArn="arn:aws:iam::%s:policy/mvr-%s_action" % (ACCOUNT, SET))
         state = self.inventory()  # the alarms' actions changed
         preview = self.script("teardown.sh")
         self.assertIn("nothing is deleted without --yes", preview)
-        self.assertIn("would delete    attachment      mvr-%s-action from user ci-user" % SET,
+        self.assertIn("would delete    attachment      mvr-%s_action from user ci-user" % SET,
                       preview)
         for vm in ours:
             self.assertIn("would terminate microvm         %s" % vm, preview)
@@ -453,34 +453,34 @@ class DeployOnMoto(DeployFixture):
         self.assertNotIn("TERMINATED", [s for _, s in self.vm_states().values()])
 
         # Half deployed: the launcher and the janitor's schedule are already gone.
-        self.client("lambda").delete_function(FunctionName="mvr-%s-launcher" % SET)
+        self.client("lambda").delete_function(FunctionName="mvr-%s_launcher" % SET)
         events = self.client("events")
-        events.remove_targets(Rule="mvr-%s-janitor" % SET, Ids=["janitor"])
-        events.delete_rule(Name="mvr-%s-janitor" % SET)
+        events.remove_targets(Rule="mvr-%s_janitor" % SET, Ids=["janitor"])
+        events.delete_rule(Name="mvr-%s_janitor" % SET)
         done = self.script("teardown.sh", "--yes")
         self.assertIn("deleted         table           mvr-%s" % SET, done)
         self.assertIn("terminated      microvms        2 (all TERMINATED)", done)
         self.assertIn("deleted         dashboard       mvr-%s\n" % SET, done)
         after = self.inventory()
-        self.assertEqual(after["images"], ["other0-89abcdef"])
+        self.assertEqual(after["images"], ["other_0-89abcdef"])
         self.assertEqual({k: v for k, v in after.items() if k != "images"},
                          {k: v for k, v in before.items() if k != "images"})
-        self.assertIn("mvr-%s-jobs-other" % SET, after["queues"])
+        self.assertIn("mvr-%s_jobs-other" % SET, after["queues"])
         # Nothing of the set's monitoring is left; another set's (a longer id) is untouched.
         self.assertEqual([a[0] for a in after["alarms"]], ["mvr-%s-other.dead-letters" % SET])
         self.assertEqual([d[0] for d in after["dashboards"]], ["mvr-%s-other" % SET])
         states = self.vm_states()
         self.assertEqual([states[vm][1] for vm in ours], ["TERMINATED", "TERMINATED"])
-        self.assertEqual(states[theirs], ("other0-89abcdef", "RUNNING"))
+        self.assertEqual(states[theirs], ("other_0-89abcdef", "RUNNING"))
         self.assertIn("nothing of runner set", self.script("teardown.sh"))
 
     def check_functions(self, output):
         lam = self.client("lambda")
-        queue_url = self.client("sqs").get_queue_url(QueueName="mvr-%s-jobs" % SET)["QueueUrl"]
+        queue_url = self.client("sqs").get_queue_url(QueueName="mvr-%s_jobs" % SET)["QueueUrl"]
         for fn in ("webhook", "launcher", "janitor", "warm-pool"):
-            conf = lam.get_function_configuration(FunctionName="mvr-%s-%s" % (SET, fn))
+            conf = lam.get_function_configuration(FunctionName="mvr-%s_%s" % (SET, fn))
             self.assertEqual((conf["Handler"], conf["Runtime"]), (fn, "provided.al2023"))
-            self.assertEqual(conf["Role"], "arn:aws:iam::%s:role/mvr-%s-%s" % (ACCOUNT, SET, fn))
+            self.assertEqual(conf["Role"], "arn:aws:iam::%s:role/mvr-%s_%s" % (ACCOUNT, SET, fn))
             config = json.loads(conf["Environment"]["Variables"]["MVR_CONFIG"])
             self.assertEqual(config["runnerSetId"], SET)
             self.assertEqual(config["store"], "dynamodb:mvr-%s" % SET)
@@ -492,26 +492,26 @@ class DeployOnMoto(DeployFixture):
                              "arn:aws:iam::%s:role/mvr-vm" % ACCOUNT)
             self.assertNotIn("listen", config)
             self.assertEqual(config["github"]["caBundle"], GHES_CA_PEM)
-        url = lam.get_function_url_config(FunctionName="mvr-%s-webhook" % SET)
+        url = lam.get_function_url_config(FunctionName="mvr-%s_webhook" % SET)
         self.assertEqual(url["AuthType"], "NONE")
         self.assertIn("Payload URL   " + url["FunctionUrl"], output)
-        policy = json.loads(lam.get_policy(FunctionName="mvr-%s-webhook" % SET)["Policy"])
+        policy = json.loads(lam.get_policy(FunctionName="mvr-%s_webhook" % SET)["Policy"])
         self.assertEqual([s["Action"] for s in policy["Statement"]], ["lambda:InvokeFunctionUrl"])
         (mapping,) = lam.list_event_source_mappings(
-            FunctionName="mvr-%s-launcher" % SET)["EventSourceMappings"]
+            FunctionName="mvr-%s_launcher" % SET)["EventSourceMappings"]
         self.assertEqual(mapping["EventSourceArn"],
-                         "arn:aws:sqs:us-east-1:%s:mvr-%s-jobs" % (ACCOUNT, SET))
+                         "arn:aws:sqs:us-east-1:%s:mvr-%s_jobs" % (ACCOUNT, SET))
         self.assertEqual(mapping["BatchSize"], 10)
         events = self.client("events")
-        rule = events.describe_rule(Name="mvr-%s-janitor" % SET)
+        rule = events.describe_rule(Name="mvr-%s_janitor" % SET)
         self.assertEqual((rule["ScheduleExpression"], rule["State"]), ("rate(2 minutes)", "ENABLED"))
-        (target,) = events.list_targets_by_rule(Rule="mvr-%s-janitor" % SET)["Targets"]
-        self.assertTrue(target["Arn"].endswith(":function:mvr-%s-janitor" % SET))
+        (target,) = events.list_targets_by_rule(Rule="mvr-%s_janitor" % SET)["Targets"]
+        self.assertTrue(target["Arn"].endswith(":function:mvr-%s_janitor" % SET))
         # No class has a warm pool: the sweeper's rule is there, disabled, until one does.
-        rule = events.describe_rule(Name="mvr-%s-warm-pool" % SET)
+        rule = events.describe_rule(Name="mvr-%s_warm-pool" % SET)
         self.assertEqual((rule["ScheduleExpression"], rule["State"]), ("rate(1 minute)", "DISABLED"))
-        (target,) = events.list_targets_by_rule(Rule="mvr-%s-warm-pool" % SET)["Targets"]
-        self.assertTrue(target["Arn"].endswith(":function:mvr-%s-warm-pool" % SET))
+        (target,) = events.list_targets_by_rule(Rule="mvr-%s_warm-pool" % SET)["Targets"]
+        self.assertTrue(target["Arn"].endswith(":function:mvr-%s_warm-pool" % SET))
 
     def check_dashboard_and_alarms(self, actions):
         """The dashboard and every alarm, with the metrics, thresholds and ACTIONS expected; each
@@ -535,7 +535,7 @@ class DeployOnMoto(DeployFixture):
                     self.assertEqual(dims["RunnerSetId"], SET, name)
                     self.assertIn(metric["MetricName"], emitted[dims["Function"]], name)
         dlq = alarms["mvr-%s.dead-letters" % SET]["Dimensions"]
-        self.assertEqual(dlq, [{"Name": "QueueName", "Value": "mvr-%s-jobs-dlq" % SET}])
+        self.assertEqual(dlq, [{"Name": "QueueName", "Value": "mvr-%s_jobs-dlq" % SET}])
 
         body = json.loads(cloudwatch.get_dashboard(DashboardName="mvr-%s" % SET)["DashboardBody"])
         (status,) = [w for w in body["widgets"] if w["type"] == "alarm"]
@@ -562,14 +562,128 @@ class DeployOnMoto(DeployFixture):
         ttl = self.client("dynamodb").describe_time_to_live(TableName="mvr-%s" % SET)
         self.assertEqual(ttl["TimeToLiveDescription"]["AttributeName"], "ttl")
         sqs = self.client("sqs")
-        queue = sqs.get_queue_url(QueueName="mvr-%s-jobs" % SET)["QueueUrl"]
+        queue = sqs.get_queue_url(QueueName="mvr-%s_jobs" % SET)["QueueUrl"]
         attrs = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["RedrivePolicy"])
         self.assertTrue(json.loads(attrs["Attributes"]["RedrivePolicy"])["deadLetterTargetArn"]
-                        .endswith(":mvr-%s-jobs-dlq" % SET))
+                        .endswith(":mvr-%s_jobs-dlq" % SET))
         text = json.dumps(self.client("iam").get_role_policy(
-            RoleName="mvr-%s-janitor" % SET, PolicyName="mvr-%s-janitor" % SET)["PolicyDocument"])
+            RoleName="mvr-%s_janitor" % SET, PolicyName="mvr-%s_janitor" % SET)["PolicyDocument"])
         self.assertNotIn("{{", text)
         self.assertIn("arn:aws:dynamodb:us-east-1:%s:table/mvr-%s" % (ACCOUNT, SET), text)
+
+
+class DeployLoopOnMoto(DeployFixture):
+    """Issue 52 item 11: bootstrap, teardown and a full inventory, several times in a row, as the
+    deployer. Each bootstrap lists the set again and finds all it made; each teardown says nothing
+    of the set is left, and the account's full inventory (every resource of the kinds bootstrap
+    makes) is what it was before. The first round also has two of the set's MicroVMs running."""
+
+    ROUNDS = 3
+
+    def test_bootstrap_teardown_inventory_in_a_row(self):
+        before = self.inventory()
+        for n in range(self.ROUNDS):
+            with self.subTest(round=n):
+                made = self.bootstrap()
+                self.assertRegex(made, r"checked set +36 resources listed again, all there")
+                state = self.inventory()
+                self.assertEqual(sorted(set(state["functions"]) - set(before["functions"])),
+                                 ["mvr-%s_%s" % (SET, f)
+                                  for f in ("janitor", "launcher", "warm-pool", "webhook")])
+                vms = []
+                if n == 0:  # teardown deletes the set's image: only the first round has it
+                    microvms = self.client("lambda-microvms")
+                    vms = [microvms.run_microvm(imageIdentifier="%s_0-0123abcd" % SET)["microvmId"]
+                           for _ in range(2)]
+                done = self.script("teardown.sh", "--yes")
+                self.assertIn("listed again, nothing of the set is left", done)
+                for fn in ("webhook", "launcher", "janitor", "warm-pool"):
+                    self.assertIn("deleted         function        mvr-%s_%s\n" % (SET, fn), done)
+                after = self.inventory()
+                self.assertEqual({k: v for k, v in after.items() if k != "images"},
+                                 {k: v for k, v in before.items() if k != "images"})
+                states = self.vm_states()
+                self.assertEqual([states[vm][1] for vm in vms], ["TERMINATED"] * len(vms))
+                self.assertIn("nothing of runner set", self.script("teardown.sh"))
+
+
+class TwoSetsOnMoto(DeployFixture):
+    """Issue 53 item 4: runner-set ids that prefix one another (ci, ci1, ci-gpu) on one moto and
+    one MicroVMs emulator, each deployed by its own deployer (deployer.json filled for its id).
+    Every derived name has '_' after the id, which ids cannot hold: no set's listing, image
+    pattern or IAM wildcard reaches another's. Teardown of ci leaves ci1's and ci-gpu's
+    resources, images and VMs as they were; ci's deployer is denied their function and image."""
+
+    SETS = ("ci", "ci1", "ci-gpu")
+
+    @classmethod
+    def users(cls):
+        return {"deployer-" + s: (s, filled(deployer_policy(), s)) for s in cls.SETS}
+
+    def inventory_of(self, state, set_id):
+        """The names in an inventory that belong to SET_ID (mvr-ID, mvr-ID_*, mvr-ID.*, /mvr/ID/,
+        ID_<index>-<hex>), as (kind, name) pairs."""
+        def ours(name):
+            name = str(name[0] if isinstance(name, tuple) else name)
+            name = name.rsplit("/", 1)[-1] if name.startswith("/aws/lambda/") else name
+            name = name.rsplit(":", 1)[-1] if name.startswith("arn:") else name
+            return (name in ("mvr-" + set_id,) or name.startswith(("mvr-%s_" % set_id,
+                    "mvr-%s." % set_id, "/mvr/%s/" % set_id, "%s_" % set_id)))
+        return sorted((kind, str(n)) for kind, names in state.items() for n in names
+                      if kind != "function_settings" and ours(n))
+
+    def test_sets_whose_ids_prefix_each_other_never_touch_each_other(self):
+        before = self.inventory()
+        for s in self.SETS:
+            r = self.run_script("bootstrap.sh", *self.bootstrap_args(), user="deployer-" + s,
+                                set_id=s)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertRegex(r.stdout, r"checked set +36 resources listed again, all there")
+        microvms = self.client("lambda-microvms")
+        vms = {s: microvms.run_microvm(imageIdentifier="%s_0-0123abcd" % s)["microvmId"]
+               for s in self.SETS}
+        state = self.inventory()
+        for s in self.SETS:
+            mine = self.inventory_of(state, s)
+            self.assertIn(("functions", "mvr-%s_launcher" % s), mine)
+            self.assertIn(("images", "%s_0-0123abcd" % s), mine)
+            for other in self.SETS:
+                if other != s:
+                    self.assertEqual(set(mine) & set(self.inventory_of(state, other)), set())
+
+        # ci's deployer may not touch the others' function or image (IAM on moto and the
+        # emulator). A VM's ARN names no image, so TerminateMicrovm is granted on microvm:*
+        # (docs/iam.md): teardown itself picks the set's VMs by their image ARNs (checked below).
+        key, secret = self.keys["deployer-ci"]
+        env = dict(self.env, AWS_ACCESS_KEY_ID=key, AWS_SECRET_ACCESS_KEY=secret,
+                   AWS_DATA_PATH=os.environ["AWS_DATA_PATH"])
+        for argv in (["lambda", "delete-function", "--function-name", "mvr-ci-gpu_launcher"],
+                     ["--endpoint-url", self.microvms_url, "lambda-microvms",
+                      "delete-microvm-image", "--image-identifier", "ci1_0-0123abcd"]):
+            r = subprocess.run([AWS] + (["--endpoint-url", self.url] if argv[0] == "lambda"
+                                        else []) + argv, env=env, capture_output=True, text=True)
+            self.assertNotEqual(r.returncode, 0, "%s: %s" % (argv, r.stdout))
+            self.assertIn(DENIED, r.stderr, argv)
+
+        r = self.run_script("teardown.sh", "--yes", user="deployer-ci", set_id="ci")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("listed again, nothing of the set is left", r.stdout)
+        self.assertIn("terminated      microvms        1 (all TERMINATED)", r.stdout)
+        after = self.inventory()
+        self.assertEqual(self.inventory_of(after, "ci"), [])
+        for s in ("ci1", "ci-gpu"):
+            self.assertEqual(self.inventory_of(after, s), self.inventory_of(state, s), s)
+        states = self.vm_states()
+        self.assertEqual(states[vms["ci"]][1], "TERMINATED")
+        self.assertEqual((states[vms["ci1"]][1], states[vms["ci-gpu"]][1]), ("RUNNING", "RUNNING"))
+
+        for s in ("ci1", "ci-gpu"):
+            r = self.run_script("teardown.sh", "--yes", user="deployer-" + s, set_id=s)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        after = self.inventory()
+        self.assertEqual({k: v for k, v in after.items() if k != "images"},
+                         {k: v for k, v in before.items() if k != "images"})
+        self.assertEqual(after["images"], ["other_0-89abcdef"])
 
 
 # Statements of deploy/iam/deployer.json that no scenario here can show needed, with the reason
@@ -579,7 +693,7 @@ NOT_SHOWN = {}
 
 def ablation_set(index):
     """The runner set id of ablation variant INDEX: "ab" and a letter, so that no set's name
-    filter or image pattern (<id><digits>-<8 hex>) matches another set's images."""
+    filter or image pattern (<id>_<digits>-<8 hex>) matches another set's images."""
     return "ab" + chr(ord("a") + index)
 
 
@@ -634,11 +748,11 @@ class DeployerIamAblation(DeployFixture):
                 step = "bootstrap"
                 if r.returncode == 0:
                     self.client("lambda-microvms").run_microvm(
-                        imageIdentifier="%s0-0123abcd" % set_id)
+                        imageIdentifier="%s_0-0123abcd" % set_id)
                     self.client("iam").create_user(UserName="ci-" + set_id)
                     self.client("iam").attach_user_policy(
                         UserName="ci-" + set_id,
-                        PolicyArn="arn:aws:iam::%s:policy/mvr-%s-action" % (ACCOUNT, set_id))
+                        PolicyArn="arn:aws:iam::%s:policy/mvr-%s_action" % (ACCOUNT, set_id))
                     r = self.run_script("teardown.sh", "--yes", user=user, set_id=set_id)
                     step = "teardown"
                 output = r.stdout + r.stderr

@@ -164,7 +164,61 @@ class IamPoliciesTest(unittest.TestCase):
             logs = [r for st in doc["Statement"] if any(a.startswith("logs:") for a in st["Action"])
                     for r in st["Resource"]]
             self.assertEqual(logs, ["arn:{{partition}}:logs:{{region}}:{{account}}:log-group:"
-                                    "/aws/lambda/mvr-{{runner_set}}-%s:*" % fn])
+                                    "/aws/lambda/mvr-{{runner_set}}_%s:*" % fn])
+
+    def test_no_resource_of_a_set_reaches_a_set_whose_id_extends_its_own(self):
+        """Issue 53 item 4: ids prefix one another (ci, ci1, ci-gpu). Every resource naming the
+        set puts a character ids cannot hold ('_', '/' or '.') right after the id, so the
+        resource filled for ci matches nothing the same resource names for ci1 or ci-gpu."""
+        def wildcard(text):
+            return "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in text)
+        checked = 0
+        for path in sorted(glob.glob(os.path.join(IAM, "*.json"))):
+            doc = json.loads(read(path))
+            for st in doc["Statement"]:
+                values = list(st["Resource"]) + [v for c in st.get("Condition", {}).values()
+                                                  for vs in c.values()
+                                                  for v in (vs if isinstance(vs, list) else [vs])]
+                for resource in values:
+                    if "{{runner_set}}" not in resource:
+                        continue
+                    checked += 1
+                    after = resource.split("{{runner_set}}", 1)[1][:1]
+                    self.assertIn(after, ("_", "/", ".", "", '"'), "%s: %s" % (path, resource))
+                    ours = wildcard(resource.replace("{{runner_set}}", "ci"))
+                    for other in ("ci1", "ci-gpu", "ci10"):
+                        theirs = resource.replace("{{runner_set}}", other).replace("*", "x")
+                        self.assertIsNone(re.fullmatch(ours, theirs),
+                                          "%s: %s reaches %s" % (path, resource, theirs))
+        self.assertGreater(checked, 30)
+
+    def test_each_function_may_read_only_the_secrets_it_uses(self):
+        """Issue 53 item 9: the internet-facing webhook reads the webhook secret and not the
+        GitHub credentials; the launcher, janitor and warm pool read the credentials (the token,
+        the App keys) and not the webhook secret; none reads another set's."""
+        def may_read(doc, parameter):
+            arn = "arn:aws:ssm:us-east-1:123456789012:parameter" + parameter
+            for st in doc["Statement"]:
+                if "ssm:GetParameter" not in st["Action"]:
+                    continue
+                for resource in st["Resource"]:
+                    filled = resource.replace("{{partition}}", "aws").replace(
+                        "{{region}}", "us-east-1").replace("{{account}}", "123456789012").replace(
+                        "{{runner_set}}", "ci")
+                    pattern = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c)
+                                      for c in filled)
+                    if re.fullmatch(pattern, arn):
+                        return True
+            return False
+        secrets = ["webhook-secret", "github-token", "github-app-private-key",
+                   "github-app-private-key-2"]
+        for fn in RUNNER_SET_FUNCTIONS:
+            doc = policy("runner-set-%s.json" % fn)
+            readable = [s for s in secrets if may_read(doc, "/mvr/ci/" + s)]
+            want = ["webhook-secret"] if fn == "webhook" else secrets[1:]
+            self.assertEqual(readable, want, fn)
+            for other in ("/mvr/ci1/" + want[0], "/mvr/ci-gpu/" + want[0]):
+                self.assertFalse(may_read(doc, other), fn + " reads " + other)
 
     def test_the_deployer_policy_allows_every_call_of_bootstrap_and_teardown(self):
         """Every `aws_ SERVICE COMMAND` and `microvms COMMAND` of deploy/*.sh is an action of

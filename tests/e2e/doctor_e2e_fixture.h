@@ -87,7 +87,7 @@ class DoctorEndToEnd : public RunnerSetStack {
   // (by Sid) left out.
   void GrantTheSetsPolicies(const std::set<std::string>& drop = {}) {
     std::map<std::string, std::string> values = testing::DefaultIamValues();
-    values["runner_set"] = "mvr-";  // the prefix of the emulator's images (mvr-runner, ...)
+    values["runner_set"] = "e2e";
     json statements = json::array();
     // Sids stay unique: each is prefixed with its file's function.
     for (const auto& [file, function] : std::map<std::string, std::string>{
@@ -95,6 +95,8 @@ class DoctorEndToEnd : public RunnerSetStack {
       Result<json> policy =
           testing::LoadIamPolicy(MVR_SOURCE_DIR, "runner-set-" + file + ".json", values);
       ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+      // The emulator's images are mvr-runner, ...: the set's images (e2e_*) narrowed to them.
+      *policy = testing::ReplaceInResources(*policy, "microvm-image:e2e_*", "microvm-image:mvr-*");
       for (json statement : (*policy)["Statement"]) {
         if (drop.count(statement.value("Sid", ""))) continue;
         statement["Sid"] = function + statement.value("Sid", "");

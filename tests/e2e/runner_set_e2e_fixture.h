@@ -266,7 +266,7 @@ class RunnerSetStack : public ::testing::Test {
         << Job(job).dump();
     json done = Job(job);
     EXPECT_EQ(done.value("conclusion", ""), "success") << done.dump();
-    EXPECT_EQ(done.value("runner_name", "").rfind("mvr-e2e-" + std::to_string(job) + "-", 0), 0u)
+    EXPECT_EQ(done.value("runner_name", "").rfind("mvr-e2e_" + std::to_string(job) + "-", 0), 0u)
         << done.dump();
     EXPECT_EQ(CountOperation("RunMicrovm"), 1);
     ExpectNothingLeft();
@@ -495,7 +495,7 @@ class RunnerSetStack : public ::testing::Test {
     EXPECT_EQ(CountOperation("RunMicrovm"), 1);
     EXPECT_EQ(CountOperation("SuspendMicrovm"), 1);
     const std::string hot_runner = Runners().at(0).value("name", "");
-    EXPECT_EQ(hot_runner.rfind("mvr-e2e-hot-", 0), 0u) << hot_runner;
+    EXPECT_EQ(hot_runner.rfind("mvr-e2e_hot-", 0), 0u) << hot_runner;
 
     const int64_t id = QueueJob({"echo on $RUNNER_NAME"});
     ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(40)));

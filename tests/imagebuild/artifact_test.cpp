@@ -69,9 +69,12 @@ TEST_F(ArtifactTest, SameFilesGiveTheSameBytesWhateverTheirTimestamps) {
 TEST_F(ArtifactTest, ChangedContentOrRunnerVersionRenamesTheImage) {
   Artifact base = Packed();
   std::string name = ImageName("ci", 0, base).value();
-  EXPECT_TRUE(std::regex_match(name, std::regex("ci0-[0-9a-f]{8}"))) << name;
+  EXPECT_TRUE(std::regex_match(name, std::regex("ci_0-[0-9a-f]{8}"))) << name;
   EXPECT_EQ(ImageName("ci", 0, base).value(), name);  // stable
-  EXPECT_EQ(ImageName("ci", 1, base).value().substr(0, 4), "ci1-");
+  EXPECT_EQ(ImageName("ci", 1, base).value().substr(0, 5), "ci_1-");
+  // Issue 53 item 4: no set's image names start with another set's ("ci" + 10 vs "ci1" + 0).
+  EXPECT_EQ(ImageName("ci", 10, base).value().substr(0, 6), "ci_10-");
+  EXPECT_EQ(ImageName("ci1", 0, base).value().substr(0, 6), "ci1_0-");
 
   Write(root_ / "bundle/lib/mvr", "ELF v2");
   EXPECT_NE(ImageName("ci", 0, Packed()).value(), name);
@@ -159,8 +162,11 @@ TEST(ImageNameTest, RefusesIdsAnImageNameCannotCarry) {
   a.sha256 = "00";
   EXPECT_FALSE(ImageName("", 0, a).ok());
   EXPECT_FALSE(ImageName("ci.prod", 0, a).ok());
+  EXPECT_FALSE(ImageName("ci_prod", 0, a).ok());  // '_' ends the id
+  EXPECT_FALSE(ImageName("CI", 0, a).ok());
   EXPECT_FALSE(ImageName(std::string(60, 'a'), 0, a).ok());
-  EXPECT_TRUE(ImageName(std::string(54, 'a'), 0, a).ok());  // 54 + "0-" + 8 = 64
+  EXPECT_TRUE(ImageName(std::string(53, 'a'), 0, a).ok());  // 53 + "_0-" + 8 = 64
+  EXPECT_FALSE(ImageName(std::string(54, 'a'), 0, a).ok());
 }
 
 TEST(RunnerVersionTest, ReadsTheArgDefault) {

@@ -297,7 +297,7 @@ TEST_F(ImageBuildE2eTest, BuildsFromS3ActivatesAndReusesOnARerun) {
   Ran first = Run(BuildArgs(ctx));
   ASSERT_EQ(first.code, 0) << first.output;
   const std::string name = first.result.value("name", "");
-  EXPECT_TRUE(std::regex_match(name, std::regex("e2e0-[0-9a-f]{8}"))) << name;
+  EXPECT_TRUE(std::regex_match(name, std::regex("e2e_0-[0-9a-f]{8}"))) << name;
   EXPECT_EQ(first.result.value("outcome", ""), "created");
   EXPECT_TRUE(first.result.value("uploaded", false));
   EXPECT_EQ(first.result.value("artifact", ""), "s3://artifacts/mvr/" + name + ".zip");
@@ -337,7 +337,7 @@ TEST_F(ImageBuildE2eTest, WithoutAnyOneStatementABuildIsDenied) {
     const std::string output = first.output + second.output;
     // A denied HeadObject is a bare 403 (a HEAD answer has no body to name the error).
     const bool head_refused =
-        output.find("HeadObject s3://artifacts/mvr/e2e0-") != std::string::npos &&
+        output.find("HeadObject s3://artifacts/mvr/e2e_0-") != std::string::npos &&
         output.find(": HTTP 403") != std::string::npos;
     const bool denied = output.find("AccessDenied") != std::string::npos || head_refused;
     EXPECT_TRUE(denied) << "nothing needs " << sid << ":\n" << output;
@@ -354,7 +354,7 @@ TEST_F(ImageBuildE2eTest, WithoutReadArtifactsTheBuildRoleCannotFetchTheArtifact
   ASSERT_NO_FATAL_FAILURE(StartEmulator());
   Ran build = Run(BuildArgs(MakeContext("no-read", "")));
   EXPECT_EQ(build.code, 1) << build.output;
-  EXPECT_NE(build.output.find("GetObject s3://artifacts/mvr/e2e0-"), std::string::npos)
+  EXPECT_NE(build.output.find("GetObject s3://artifacts/mvr/e2e_0-"), std::string::npos)
       << build.output;
   EXPECT_NE(build.output.find("HTTP 403 AccessDenied"), std::string::npos) << build.output;
   std::printf("without ReadArtifacts: %s\n", build.output.c_str());
@@ -368,7 +368,7 @@ TEST_F(ImageBuildE2eTest, FailedValidationPrintsTheReasonAndCleansUp) {
   EXPECT_NE(failed.output.find("HTTP 500"), std::string::npos) << failed.output;
   EXPECT_EQ(failed.output.find(builder_.secret_access_key.Reveal()), std::string::npos);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(failed.output, m, std::regex("image (e2e0-[0-9a-f]{8})")))
+  ASSERT_TRUE(std::regex_search(failed.output, m, std::regex("image (e2e_0-[0-9a-f]{8})")))
       << failed.output;
   const std::string name = m[1];
   EXPECT_FALSE(ObjectExists("mvr/" + name + ".zip"));

@@ -70,7 +70,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
     function_url_ = "http://127.0.0.1:" + std::to_string(*port) + "/";
     ASSERT_NO_FATAL_FAILURE(StartStack(function_url_));
     ASSERT_NO_FATAL_FAILURE(PutSecret("/mvr/e2e/webhook-secret", kWebhookSecret));
-    ASSERT_NO_FATAL_FAILURE(PutSecret("/mvr/e2e/pat", stack_->token().Reveal()));
+    ASSERT_NO_FATAL_FAILURE(PutSecret("/mvr/e2e/github-token", stack_->token().Reveal()));
     ASSERT_TRUE(mvr::testing::MotoIam(moto_->url()).Enforce().ok());
     const json config = Config();
     for (const char* name : kFunctions) {
@@ -140,7 +140,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
           MVR_SOURCE_DIR, "runner-set-" + std::string(function) + ".json", values);
       ASSERT_TRUE(policy.ok()) << policy.status().ToString();
       const json narrowed =
-          mvr::testing::ReplaceInResources(*policy, "microvm-image:e2e*", "microvm-image:mvr-*");
+          mvr::testing::ReplaceInResources(*policy, "microvm-image:e2e_*", "microvm-image:mvr-*");
       auto key = iam.CreateUser("mvr-e2e-" + std::string(function), narrowed);
       ASSERT_TRUE(key.ok()) << key.status().ToString();
       keys_[function] = *key;
@@ -180,7 +180,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
   // The runner set's configuration on Lambda; suites change what they test.
   virtual json Config() {
     json c = SharedConfig();
-    c["github"]["patFile"] = "ssm:/mvr/e2e/pat";
+    c["github"]["patFile"] = "ssm:/mvr/e2e/github-token";
     c["github"]["webhookSecretFile"] = "ssm:/mvr/e2e/webhook-secret";
     c["store"] = "dynamodb:mvr-e2e-runners";
     c["queue"] = {{"uri", "sqs:" + queue_url_}, {"maxReceiveCount", 5}};

@@ -80,7 +80,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
     c.content_type = "application/x-amz-json-1.1";
     aws::JsonProtocolClient ssm(c, http_, setup_, real_.seam);
     for (auto [name, value] : {std::pair{"/mvr/e2e/webhook-secret", kWebhookSecret},
-                               std::pair{"/mvr/e2e/pat", "pending"}}) {
+                               std::pair{"/mvr/e2e/github-token", "pending"}}) {
       auto put =
           ssm.Invoke("PutParameter", {{"Name", name}, {"Value", value}, {"Type", "SecureString"}});
       ASSERT_TRUE(put.status.ok()) << put.status.ToString();
@@ -88,7 +88,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
     ASSERT_NO_FATAL_FAILURE(CreateUsers());
     // GitHub's webhooks go nowhere: each scenario hands its function the event itself.
     ASSERT_NO_FATAL_FAILURE(StartStack("http://127.0.0.1:9/"));
-    auto pat = ssm.Invoke("PutParameter", {{"Name", "/mvr/e2e/pat"},
+    auto pat = ssm.Invoke("PutParameter", {{"Name", "/mvr/e2e/github-token"},
                                            {"Value", stack_->token().Reveal()},
                                            {"Type", "SecureString"},
                                            {"Overwrite", true}});
@@ -103,7 +103,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
 
   // One moto user per variant, the same policies for the MicroVMs emulator, and an
   // administrator for what the harness itself sends. Images are named mvr-* here (as in
-  // lambda_e2e_test.cpp), so the filled microvm-image:e2e* resources are narrowed to them.
+  // lambda_e2e_test.cpp), so the filled microvm-image:e2e_* resources are narrowed to them.
   void CreateUsers() {
     std::map<std::string, std::string> values = mvr::testing::DefaultIamValues();
     values["runner_set"] = "e2e";
@@ -113,7 +113,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
         mvr::testing::LoadIamPolicy(MVR_SOURCE_DIR, "runner-set-" + function_ + ".json", values);
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     policy_ =
-        mvr::testing::ReplaceInResources(*loaded, "microvm-image:e2e*", "microvm-image:mvr-*");
+        mvr::testing::ReplaceInResources(*loaded, "microvm-image:e2e_*", "microvm-image:mvr-*");
     if (!extra_.is_null()) policy_["Statement"].push_back(extra_);
     mvr::testing::MotoIam iam(moto_->url());
     json emulator = {{"", json::array({mvr::testing::AllowAll()})}};
@@ -140,7 +140,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
 
   json Config() const {
     json c = SharedConfig();
-    c["github"]["patFile"] = "ssm:/mvr/e2e/pat";
+    c["github"]["patFile"] = "ssm:/mvr/e2e/github-token";
     c["github"]["webhookSecretFile"] = "ssm:/mvr/e2e/webhook-secret";
     c["store"] = "dynamodb:mvr-e2e-runners";
     c["queue"] = {{"uri", "sqs:" + queue_url_}, {"maxReceiveCount", 5}};

@@ -36,7 +36,7 @@ void ExpectRefusedNaming(const json& j, const std::string& key) {
 TEST(ServeConfig, MinimalConfigGetsTheDocumentedDefaults) {
   auto c = Parse(Minimal());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->runner_name_prefix, "mvr-demo-");
+  EXPECT_EQ(c->runner_name_prefix, "mvr-demo_");
   EXPECT_EQ(c->listen, "127.0.0.1:8080");
   EXPECT_EQ(c->github.api_url, "https://api.github.com");
   EXPECT_EQ(c->max_concurrent_vms, 20);
@@ -378,6 +378,11 @@ TEST(ServeConfig, EveryStringIsOneLineWithoutControlsAndBounded) {
   json escape = Minimal();
   escape["runnerSetId"] = "demo\x1b[31m";
   ExpectRefusedNaming(escape, "runnerSetId");
+  // '_' is the separator after the id in every derived name (issue 53 item 4): an id that held
+  // one was accepted before and is now refused, saying why and what to do.
+  json separator = Minimal();
+  separator["runnerSetId"] = "ci_gpu";
+  ExpectRefusedNaming(separator, "runnerSetId: \"ci_gpu\": '_' is no longer allowed");
 }
 
 // classes[].labels and labelMatch (default all), and github.allowedRepositories (an

@@ -20,7 +20,7 @@ class EmulatorWebhookTest : public ::testing::Test {
     WebhookRouterConfig c;
     c.secret = Secret(kSecretText);
     c.classes = {RunnerClass{.label = "mvr-small"}};
-    c.runner_name_prefix = DefaultRunnerNamePrefix("demo");
+    c.runner_name_prefix = RunnerNamePrefix("demo");
     auto router = WebhookRouter::Create(std::move(c));
     EXPECT_TRUE(router.ok()) << router.status().ToString();
     router_ = std::make_unique<WebhookRouter>(std::move(router).value());
@@ -68,7 +68,7 @@ class EmulatorWebhookTest : public ::testing::Test {
 
 TEST_F(EmulatorWebhookTest, AJobsLifeIsLaunchThenTerminate) {
   emu::JitRequest jit;
-  jit.name = "mvr-demo-1";
+  jit.name = "mvr-demo_1";
   jit.runner_group_id = 1;
   jit.labels = {"mvr-small"};
   auto reg = model_.GenerateJitConfig(emu::Scope::Repo("octo-org", "widget-service"), jit);
@@ -94,7 +94,7 @@ TEST_F(EmulatorWebhookTest, AJobsLifeIsLaunchThenTerminate) {
   ASSERT_TRUE(model_.RunnerCompleteJob(contents->credential, job_id, "success").ok());
   WebhookDecision completed = Route(job_id, "completed");
   ASSERT_EQ(completed.verdict, WebhookVerdict::kTerminate) << completed.message;
-  EXPECT_EQ(std::get<TerminateIntent>(*completed.intent).runner_name, "mvr-demo-1");
+  EXPECT_EQ(std::get<TerminateIntent>(*completed.intent).runner_name, "mvr-demo_1");
   EXPECT_EQ(std::get<TerminateIntent>(*completed.intent).job_id, job_id);
 }
 

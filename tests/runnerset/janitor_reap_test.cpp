@@ -2,6 +2,7 @@
 // re-scan before an unmapped VM or runner is removed, RUNNING VMs only, stale rows. Asserted on
 // the MicroVMs model (VM states), the GitHub model (runners) and the runner table.
 #include "janitor_fixture.h"
+#include "runnerset/runner_name.h"
 
 namespace mvr::runnerset::testing {
 namespace {
@@ -329,6 +330,22 @@ TEST_F(JanitorTest, RunnerIsSparedWhenTheReScanFindsTheLaunchThatRegisteredIt) {
   SweepReport r = J().Sweep();
   EXPECT_TRUE(fleet_.RunnerExists(runner.id));
   EXPECT_EQ(r.Get(Swept::kOrphansSpared), 1);
+}
+
+// Issue 53 item 4: runner-set ids may prefix one another (ci, ci-gpu, ci1). The runners of the
+// others are not ci's: its janitor leaves them alone while it removes an orphan of its own.
+TEST_F(JanitorTest, RunnersOfSetsWhoseIdsExtendThisOnesAreNotItsOwn) {
+  config_.runner_name_prefix = RunnerNamePrefix("ci");
+  const Runner gpu = OnlineRunner(JobRunnerName(RunnerNamePrefix("ci-gpu"), 1, "aaaaaaaa"));
+  const Runner one = OnlineRunner(JobRunnerName(RunnerNamePrefix("ci1"), 2, "bbbbbbbb"));
+  const Runner own = OnlineRunner(JobRunnerName(RunnerNamePrefix("ci"), 3, "cccccccc"));
+  for (int i = 0; i < 3; ++i) {
+    J().Sweep();
+    m_.clock.Advance(config_.claim_takeover_after());
+  }
+  EXPECT_TRUE(fleet_.RunnerExists(gpu.id));
+  EXPECT_TRUE(fleet_.RunnerExists(one.id));
+  EXPECT_FALSE(fleet_.RunnerExists(own.id)) << "the sweeps removed an orphan of its own";
 }
 
 TEST_F(JanitorTest, BusyRunnerNoLaunchOwnsIsLeftAlone) {

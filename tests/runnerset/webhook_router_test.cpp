@@ -26,7 +26,7 @@ WebhookRouterConfig Config() {
   WebhookRouterConfig c;
   c.secret = Secret(kSecretText);
   c.classes = {RunnerClass{.label = "mvr-small"}, RunnerClass{.label = "mvr-large"}};
-  c.runner_name_prefix = DefaultRunnerNamePrefix("demo");
+  c.runner_name_prefix = RunnerNamePrefix("demo");
   return c;
 }
 
@@ -208,11 +208,11 @@ TEST(WebhookRouterTest, JobsOfRepositoriesNotAllowedAreIgnored) {
 }
 
 TEST(WebhookRouterTest, CompletedJobOfOneOfTheSetsRunnersBecomesATerminateIntent) {
-  WebhookDecision d = Deliver(Router(), Completed("mvr-demo-29679449-a1"));
+  WebhookDecision d = Deliver(Router(), Completed("mvr-demo_29679449-a1"));
   ASSERT_EQ(d.verdict, WebhookVerdict::kTerminate) << d.message;
   EXPECT_EQ(d.http_status, 202);
   ASSERT_TRUE(d.intent.has_value());
-  TerminateIntent expected{.runner_name = "mvr-demo-29679449-a1",
+  TerminateIntent expected{.runner_name = "mvr-demo_29679449-a1",
                            .repository = "octo-org/widget-service",
                            .job_id = 29679449,
                            .completed_at = kNow,
@@ -243,7 +243,7 @@ TEST(WebhookRouterTest, OtherActionsAreIgnored) {
     PayloadOptions o;
     o.action = action;
     o.labels = {"mvr-small"};
-    o.runner_name = action == "in_progress" ? "mvr-demo-1" : "";
+    o.runner_name = action == "in_progress" ? "mvr-demo_1" : "";
     ExpectIgnored(Deliver(router, WorkflowJobPayload(o)), IgnoreReason::kOtherAction);
   }
 }
@@ -256,19 +256,19 @@ TEST(WebhookRouterTest, InProgressOnARunnerLaunchedForAnotherJobBecomesATakenInt
   PayloadOptions o;
   o.action = "in_progress";
   o.labels = {"mvr-small"};
-  o.runner_name = "mvr-demo-1234-a1";
+  o.runner_name = "mvr-demo_1234-a1";
   WebhookDecision d = Deliver(router, WorkflowJobPayload(o));
   ASSERT_EQ(d.verdict, WebhookVerdict::kTaken) << d.message;
   EXPECT_EQ(d.http_status, 202);
-  TakenIntent expected{.runner_name = "mvr-demo-1234-a1",
+  TakenIntent expected{.runner_name = "mvr-demo_1234-a1",
                        .repository = "octo-org/widget-service",
                        .job_id = 29679449,
                        .delivery_id = "72d3162e-cc78-11e3-81ab-4c9367dc0958"};
   EXPECT_EQ(std::get<TakenIntent>(*d.intent), expected);
   EXPECT_STREQ(WebhookVerdictName(d.verdict), "taken");
-  o.runner_name = "mvr-demo-29679449-a1";
+  o.runner_name = "mvr-demo_29679449-a1";
   ExpectIgnored(Deliver(router, WorkflowJobPayload(o)), IgnoreReason::kOtherAction);
-  for (std::string other : {"mvr-demo-hot-7", "someone-else-1234-a1", "mvr-demo--a1", ""}) {
+  for (std::string other : {"mvr-demo_hot-7", "someone-else-1234-a1", "mvr-demo_-a1", ""}) {
     o.runner_name = other;
     ExpectIgnored(Deliver(router, WorkflowJobPayload(o)), IgnoreReason::kOtherAction);
   }
@@ -425,7 +425,7 @@ TEST(WebhookRouterTest, NoAnswerEverCarriesTheSecretOrTheExpectedSignature) {
   std::string expected_hex = Sign(body).substr(7);
   std::vector<WebhookDecision> decisions = {
       Deliver(router, body),
-      Deliver(router, Completed("mvr-demo-1")),
+      Deliver(router, Completed("mvr-demo_1")),
       Deliver(router, Completed("GitHub Actions 5")),
       Deliver(router, "{}", "ping"),
       Deliver(router, "{"),
@@ -471,7 +471,7 @@ TEST(WebhookRouterTest, ConfigurationMistakesAreNamed) {
   c = Config();
   c.body_limit = 0;
   expect_refused(c, "body limit");
-  EXPECT_EQ(DefaultRunnerNamePrefix("demo"), "mvr-demo-");
+  EXPECT_EQ(RunnerNamePrefix("demo"), "mvr-demo_");
 }
 
 TEST(WebhookRouterTest, ConcurrentDeliveriesAreEachRoutedOnTheirOwn) {
@@ -487,7 +487,7 @@ TEST(WebhookRouterTest, ConcurrentDeliveriesAreEachRoutedOnTheirOwn) {
         o.job_id = 1 + t * kPerThread + i;
         o.labels = {"mvr-small"};
         o.action = i % 3 == 0 ? "completed" : "queued";
-        o.runner_name = i % 3 == 0 ? "mvr-demo-" + std::to_string(o.job_id) : "";
+        o.runner_name = i % 3 == 0 ? "mvr-demo_" + std::to_string(o.job_id) : "";
         o.steps = (i * 7) % 30;
         WebhookDecision d = Deliver(router, WorkflowJobPayload(o));
         if (!d.intent) continue;
@@ -495,7 +495,7 @@ TEST(WebhookRouterTest, ConcurrentDeliveriesAreEachRoutedOnTheirOwn) {
           seen[t].push_back(launch->job_id);
         } else {
           const auto& terminate = std::get<TerminateIntent>(*d.intent);
-          if (terminate.runner_name == "mvr-demo-" + std::to_string(o.job_id)) {
+          if (terminate.runner_name == "mvr-demo_" + std::to_string(o.job_id)) {
             seen[t].push_back(terminate.job_id);
           }
         }

@@ -1,0 +1,44 @@
+// The names a runner set derives from its id, built and parsed here and nowhere else (issue 53,
+// item 4). Ids may hold lowercase letters, digits and '-', never '_': every derived name puts a
+// '_' right after the id, so no set's names start with another set's prefix (`ci` vs `ci-gpu`,
+// `ci1`). The runner of a job is "<prefix><job id>-<8 hex>", a hot-pool runner
+// "<prefix>hot-<hex>"; the default prefix is "mvr-<id>_" (runnerNamePrefix overrides it). The
+// deploy scripts (deploy/lib.sh: set_names) and the IAM policies (deploy/iam) use the same
+// scheme for AWS names: mvr-<id>_<what>, images <id>_<class index>-<8 hex>.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace mvr::runnerset {
+
+// Ok for a usable runner-set id: 1-31 characters, lowercase letters, digits and '-', starting
+// with a letter or digit; otherwise InvalidArgument naming `key`, what is wrong and what to do
+// (an id with '_', '.' or capitals was accepted before the separator: it says so).
+Status CheckRunnerSetId(std::string_view id, std::string_view key);
+
+// "mvr-<id>_": names of the set's runners start with it, and no other set's do.
+std::string RunnerNamePrefix(std::string_view runner_set_id);
+
+// "<prefix><job id>-<suffix>" (the suffix: 8 characters of the launch's token).
+std::string JobRunnerName(std::string_view prefix, int64_t job_id, std::string_view suffix);
+// "<prefix>hot-<hex>".
+std::string HotRunnerName(std::string_view prefix, std::string_view hex);
+
+struct RunnerNameParts {
+  enum class Kind { kForeign, kJob, kHot, kOther };
+  Kind kind = Kind::kForeign;  // kForeign: not the prefix's; kOther: the prefix's, neither form
+  int64_t job_id = 0;          // kJob only
+};
+// What `name` is to the set whose runners start with `prefix`.
+RunnerNameParts ParseRunnerName(std::string_view prefix, std::string_view name);
+
+// Whether `name` starts with `prefix` (a runner of that set, of any form).
+bool IsRunnerOf(std::string_view prefix, std::string_view name);
+
+}  // namespace mvr::runnerset
