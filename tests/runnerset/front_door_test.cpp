@@ -13,6 +13,7 @@
 #include "github/webhook_signature.h"
 #include "github/workflow_job_payloads.h"  // tests/github: realistic payload builder
 #include "queue/memory_queue.h"
+#include "runnerset/runner_name.h"
 #include "runnerset/delivery_ledger.h"
 #include "runnerset/reserved_github.h"
 #include "runnerset/status_cache.h"
@@ -111,7 +112,7 @@ WebhookRouter Router() {
   WebhookRouterConfig c;
   c.secret = Secret(kSecretText);
   c.classes = {RunnerClass{.label = "mvr-small"}};
-  c.runner_name_prefix = DefaultRunnerNamePrefix("demo");
+  c.runner_name_prefix = RunnerNamePrefix("demo");
   return WebhookRouter::Create(std::move(c)).value();
 }
 
