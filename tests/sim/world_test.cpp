@@ -253,9 +253,11 @@ TEST(WorldTest, APlantedAuthSpinIsFound) {
 
 // The performance model reproduces seed 001's quiet cold start segment by segment (6.8 s queued →
 // VM running, 8.2 s → the runner's first log line, 9.0 s → connected, 1.0 s → the job: 25 s,
-// within 10%), and its 45 s at fifteen launches when batches are launched one at a time.
+// within 10%), and its 45 s at fifteen launches when batches are launched one at a time. The
+// quiet segments are medians of 16 seeds: over 4, one change to the order of the launcher's store
+// writes moved the first-log segment by a second (which poll sees the VM running).
 TEST(LatencyModelTest, ReproducesSeed001) {
-  LatencyRow quiet = LatencyCell("cold", 1, 4, 2);
+  LatencyRow quiet = LatencyCell("cold", 1, 16, 2);
   EXPECT_EQ(quiet.violations, 0);
   EXPECT_NEAR(quiet.p50, 25.0, 2.5);
   EXPECT_NEAR(quiet.to_vm_running, 6.8, 0.7);
