@@ -391,7 +391,7 @@ TEST_F(StopFlowTest, EphemeralStopTerminatesAndIsIdempotent) {
   c.microvm_id = id;
   ASSERT_TRUE(Stop(c).ok());
   EXPECT_EQ(VmState(id), "TERMINATED");
-  EXPECT_TRUE(Stop(c).ok());  // already terminated
+  EXPECT_TRUE(Stop(c).ok());               // already terminated
   clock_.Advance(std::chrono::hours(25));  // AWS lists a terminated VM for about a day
   ASSERT_EQ(microvms_->Describe(id).status().code(), Code::kNotFound);
   EXPECT_TRUE(Stop(c).ok());  // gone

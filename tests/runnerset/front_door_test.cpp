@@ -13,9 +13,9 @@
 #include "github/webhook_signature.h"
 #include "github/workflow_job_payloads.h"  // tests/github: realistic payload builder
 #include "queue/memory_queue.h"
-#include "runnerset/runner_name.h"
 #include "runnerset/delivery_ledger.h"
 #include "runnerset/reserved_github.h"
+#include "runnerset/runner_name.h"
 #include "runnerset/status_cache.h"
 #include "runnerset/webhook_endpoint.h"
 #include "store/memory_store.h"
