@@ -7,6 +7,9 @@
 #include "fleet/runner_registration.h"
 #include "github/labels.h"
 #include "runnerset/doctor_canary.h"
+
+#include "fleet/network_connectors.h"
+#include "runnerset/class_resolve.h"
 #include "supervisor/run_payload.h"
 
 namespace mvr::runnerset {
@@ -76,8 +79,10 @@ class CanaryRun {
     MVR_ASSIGN_OR_RETURN(std::string payload,
                          supervisor::EncodeRunPayload(supervisor::RunPayload::Ephemeral(jit_)));
     aws::RunMicrovmRequest run;
-    run.image_identifier = cls_->image;
+    // As the launcher sends it: the image's ARN and the class's network connectors.
+    run.image_identifier = cls_->RunImage();
     run.image_version = cls_->image_version;
+    fleet::ApplyConnectors(ConnectorsOf(*cls_), run);
     run.execution_role_arn = config_.launcher.execution_role_arn;
     run.run_hook_payload = Secret(payload);
     run.maximum_duration_in_seconds = cls_->max_duration_seconds;

@@ -33,8 +33,12 @@ class DoctorCanaryEndToEnd : public DoctorEndToEnd {
     aws::MicrovmsClientOptions mo;
     mo.endpoint = {stack_->microvms_url(), kDemoRegion, "lambda", "test"};
     aws::MicrovmsClient microvms(mo, {http_, creds, real_.seam});
+    // The emulator runs strict (requireImageArn): the listing takes the image's ARN.
+    auto image = microvms.GetMicrovmImage(kDemoImage);
+    EXPECT_TRUE(image.ok()) << image.status().ToString();
+    if (!image.ok()) return {};
     aws::ListMicrovmsRequest req;
-    req.image_identifier = kDemoImage;
+    req.image_identifier = image->image_arn;
     auto listed = microvms.ListMicrovms(req);
     EXPECT_TRUE(listed.ok()) << listed.status().ToString();
     std::vector<std::string> out;

@@ -63,7 +63,7 @@ TEST_F(RunnerSetStolenRandom, EveryJobCompletesWhenAnyIdleRunnerMayTakeAnyJob) {
     const json job = Job(id);
     EXPECT_EQ(job.value("conclusion", ""), "success") << job.dump();
     const std::string runner = job.value("runner_name", "");
-    taken_elsewhere += runner.find("-" + std::to_string(id) + "-") == std::string::npos;
+    taken_elsewhere += runner.find("_" + std::to_string(id) + "-") == std::string::npos;
   }
   // The figure for the log: how many jobs ran on a runner launched for another.
   std::printf("%d of %zu jobs ran on a runner launched for another job\n", taken_elsewhere,
@@ -93,7 +93,7 @@ TEST_F(RunnerSetStolenHung, JobWhoseRunnerTookAnotherJobIsLaunchedAgainOnceTheOt
   std::printf("B completed %.1f s after it was queued\n", took_s);
   EXPECT_EQ(Job(a).value("conclusion", ""), "success");
   EXPECT_EQ(Job(b).value("conclusion", ""), "success");
-  EXPECT_NE(Job(a).value("runner_name", "").find("-" + std::to_string(b) + "-"), std::string::npos)
+  EXPECT_NE(Job(a).value("runner_name", "").find("_" + std::to_string(b) + "-"), std::string::npos)
       << "A ran on the runner launched for B";
   // B's new runner comes from the taken intent (relaunched_taken) or, when A's launch failed at
   // its timeout first, from A's own intent coming back and following A to the waiting B; either

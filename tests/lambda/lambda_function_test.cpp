@@ -90,7 +90,10 @@ class LambdaFunctionTest : public ::testing::Test {
                   {"repository", "octo-org/octo-repo"},
                   {"patFile", "ssm:/mvr/test/pat"},
                   {"webhookSecretFile", "ssm:/mvr/test/webhook-secret"}}},
-                {"classes", json::array({{{"label", kClassLabel}, {"image", "img-test"}}})},
+                {"classes",
+                 json::array({{{"label", kClassLabel},
+                               {"image",
+                                "arn:aws:lambda:us-east-1:123456789012:microvm-image:img-test"}}})},
                 {"store", "dynamodb:mvr-runners"},
                 {"queue", {{"uri", "sqs:" + queue_url_}}}};
   }
