@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "github/labels.h"
+#include "github/platform_labels.h"
 #include "runnerset/config.h"
 
 namespace mvr::runnerset {
