@@ -28,11 +28,7 @@ class DoctorCanaryEndToEnd : public DoctorEndToEnd {
   }
   // The state of each MicroVM of the class's image ("TERMINATED" ...).
   std::vector<std::string> VmStates() {
-    aws::StaticCredentialsProvider creds(
-        aws::AwsCredentials{"AKIDMVRDEMO", Secret("mvr-demo-not-a-secret"), Secret(), {}, "test"});
-    aws::MicrovmsClientOptions mo;
-    mo.endpoint = {stack_->microvms_url(), kDemoRegion, "lambda", "test"};
-    aws::MicrovmsClient microvms(mo, {http_, creds, real_.seam});
+    aws::MicrovmsClient microvms = Microvms();
     // The emulator runs strict (requireImageArn): the listing takes the image's ARN.
     auto image = microvms.GetMicrovmImage(kDemoImage);
     EXPECT_TRUE(image.ok()) << image.status().ToString();

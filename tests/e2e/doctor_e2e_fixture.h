@@ -153,6 +153,15 @@ class DoctorEndToEnd : public RunnerSetStack {
          FormatRfc3339(real_.clock.Now() - std::chrono::hours(24 * released_days_ago_))});
   }
 
+  // A client of the stack's MicroVMs emulator, as the demo's credentials.
+  aws::MicrovmsClient Microvms() {
+    aws::MicrovmsClientOptions mo;
+    mo.endpoint = {stack_->microvms_url(), kDemoRegion, "lambda", "test"};
+    return aws::MicrovmsClient(mo, {http_, demo_credentials_, real_.seam});
+  }
+
+  aws::StaticCredentialsProvider demo_credentials_{
+      aws::AwsCredentials{"AKIDMVRDEMO", Secret("mvr-demo-not-a-secret"), Secret(), {}, "test"}};
   std::unique_ptr<testing::MotoServer> moto_;
   int port_ = 0;
   std::vector<std::string> github_args_, microvms_args_;  // emulator flags of a test

@@ -203,11 +203,7 @@ TEST_F(DoctorEndToEnd, MissingImageVersionFails) {
 
 TEST_F(DoctorEndToEnd, InactiveImageVersionFails) {
   ASSERT_NO_FATAL_FAILURE(Start());
-  aws::StaticCredentialsProvider creds(
-      aws::AwsCredentials{"AKIDMVRDEMO", Secret("mvr-demo-not-a-secret"), Secret(), {}, "test"});
-  aws::MicrovmsClientOptions mo;
-  mo.endpoint = {stack_->microvms_url(), kDemoRegion, "lambda", "test"};
-  aws::MicrovmsClient microvms(mo, {http_, creds, real_.seam});
+  aws::MicrovmsClient microvms = Microvms();
   auto image = microvms.GetMicrovmImage(kDemoImage);
   ASSERT_TRUE(image.ok()) << image.status().ToString();
   json config = Config();
