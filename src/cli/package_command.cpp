@@ -61,6 +61,10 @@ int RunPackageLambda(const PackageFlags& f) {
   }
   Result<std::string> bytes = StrippedBinary(f, *arch, binary);
   if (!bytes.ok()) return fail(bytes.status());
+  const lambda::BuildMarker marker = lambda::BuildMarkerOf(*bytes);
+  for (const std::string& w : lambda::PackageWarnings(marker)) {
+    std::cerr << "mvr package lambda: warning: " << w << std::endl;
+  }
   lambda::PackageInputs in;
   in.arch = *arch;
   in.binary = std::move(*bytes);
@@ -82,8 +86,10 @@ int RunPackageLambda(const PackageFlags& f) {
     return fail(InvalidArgument("--output: cannot move " + tmp + " to " + f.output));
   }
   std::cout << "mvr package lambda: " << f.output << " (" << lambda::LambdaArchName(*arch) << ", "
-            << pkg->zip.size() << " bytes, bootstrap + mvr + " << pkg->libraries.size()
-            << " libraries)" << std::endl;
+            << pkg->zip.size() << " bytes, bootstrap + "
+            << (marker.flavour.empty() ? "mvr" : marker.flavour) << " ("
+            << (marker.build_type.empty() ? "unknown build" : marker.build_type) << ") + "
+            << pkg->libraries.size() << " libraries)" << std::endl;
   return 0;
 }
 

@@ -44,6 +44,44 @@ std::string BootstrapScript(LambdaArch arch) {
          LoaderName(arch) + "\" --library-path \"$here/lib\" \"$here/lib/mvr\" lambda \"$@\"\n";
 }
 
+BuildMarker BuildMarkerOf(std::string_view binary) {
+  constexpr std::string_view kTag = "mvr-build-marker:";
+  BuildMarker m;
+  const size_t at = binary.find(kTag);
+  if (at == std::string_view::npos) return m;
+  std::string_view rest = binary.substr(at + kTag.size(), 64);
+  const size_t semi1 = rest.find(';');
+  const size_t semi2 = semi1 == std::string_view::npos ? semi1 : rest.find(';', semi1 + 1);
+  if (semi2 == std::string_view::npos) return m;
+  m.build_type = std::string(rest.substr(0, semi1));
+  m.flavour = std::string(rest.substr(semi1 + 1, semi2 - semi1 - 1));
+  return m;
+}
+
+std::vector<std::string> PackageWarnings(const BuildMarker& marker) {
+  std::vector<std::string> out;
+  if (marker.flavour.empty()) {
+    out.push_back(
+        "the binary carries no build marker (not an mvr of this version?): its cold "
+        "start cannot be vouched for; pack this version's mvr-lambda");
+    return out;
+  }
+  if (marker.flavour != "mvr-lambda") {
+    out.push_back("packing the whole " + marker.flavour +
+                  " (libcurl and its ~30 libraries): a cold start about twice the bootstrap "
+                  "build's; build the mvr-lambda target beside it (ninja -C TREE mvr-lambda) or "
+                  "pass --binary TREE/src/cli/mvr-lambda");
+  }
+  const std::string& t = marker.build_type;
+  if (t != "Release" && t != "RelWithDebInfo" && t != "MinSizeRel") {
+    out.push_back("the binary was built with CMAKE_BUILD_TYPE=" + (t.empty() ? "(none)" : t) +
+                  ", not for deployment (Quick is the test tiers' -O1): its cold start is about "
+                  "twice a release build's; build a release tree for the package: bash "
+                  "scripts/build.sh build-release -DCMAKE_BUILD_TYPE=Release (docs/lambda.md)");
+  }
+  return out;
+}
+
 Result<PackageContents> BuildLambdaPackage(const PackageInputs& in) {
   MVR_ASSIGN_OR_RETURN(ElfInfo bin, ReadElfInfo(in.binary));
   if (bin.machine != MachineOf(in.arch)) {

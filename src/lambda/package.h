@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -41,6 +42,20 @@ struct PackageContents {
   std::string zip;
   std::vector<std::string> libraries;  // the file names bundled under lib/, sorted
 };
+
+// How a binary was built, read from the marker src/cli/version_command.cpp leaves in its bytes:
+// build_type is CMake's (Release, RelWithDebInfo, Quick, ...), flavour "mvr-lambda" (the bootstrap
+// build: `lambda` and `version`, no libcurl) or "mvr" (everything). Both empty when no marker.
+struct BuildMarker {
+  std::string build_type;
+  std::string flavour;
+};
+BuildMarker BuildMarkerOf(std::string_view binary);
+
+// What `mvr package lambda` warns about the binary it packs, one line each: the whole mvr instead
+// of the bootstrap build (about twice the cold start: 37 libraries instead of 10), or a build type
+// without full optimisation (the test tiers' Quick, -O1, or Debug); empty for a release mvr-lambda.
+std::vector<std::string> PackageWarnings(const BuildMarker& marker);
 
 // InvalidArgument when the binary is not an ELF executable for `arch`; NotFound naming a library
 // found in none of the directories.

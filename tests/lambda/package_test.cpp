@@ -168,6 +168,53 @@ TEST_F(PackageTest, X86PackageIsSelfContainedAndServesAWebhookEvent) {
   ExpectServesAWebhook({root + "/bootstrap"});
 }
 
+// The cold start doubles when the package holds the whole mvr or a test build (docs/lambda.md,
+// "Cold start"): the marker in the binary says which, and the package command warns.
+TEST(BuildMarkerTest, ReadsTheMarkerAndWarnsOnWholeOrUnoptimisedBuilds) {
+  std::string bytes(
+      "\x7f"
+      "ELF junk",
+      8);
+  bytes += std::string("mvr-build-marker:Release;mvr-lambda;\0more", 42);
+  BuildMarker m = BuildMarkerOf(bytes);
+  EXPECT_EQ(m.build_type, "Release");
+  EXPECT_EQ(m.flavour, "mvr-lambda");
+  EXPECT_TRUE(PackageWarnings(m).empty());
+  EXPECT_TRUE(PackageWarnings({"RelWithDebInfo", "mvr-lambda"}).empty());
+
+  auto quick = PackageWarnings({"Quick", "mvr-lambda"});
+  ASSERT_EQ(quick.size(), 1u);
+  EXPECT_NE(quick[0].find("CMAKE_BUILD_TYPE=Quick"), std::string::npos) << quick[0];
+  EXPECT_NE(quick[0].find("-DCMAKE_BUILD_TYPE=Release"), std::string::npos) << quick[0];
+
+  auto whole = PackageWarnings({"Release", "mvr"});
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_NE(whole[0].find("mvr-lambda"), std::string::npos) << whole[0];
+  EXPECT_EQ(PackageWarnings({"Debug", "mvr"}).size(), 2u);
+
+  EXPECT_TRUE(BuildMarkerOf("no marker here").flavour.empty());
+  EXPECT_TRUE(BuildMarkerOf("mvr-build-marker:Release").flavour.empty()) << "unterminated";
+  EXPECT_EQ(PackageWarnings(BuildMarkerOf("")).size(), 1u);
+}
+
+TEST(BuildMarkerTest, TheBuiltBinariesCarryTheirMarker) {
+  BuildMarker whole = BuildMarkerOf(Slurp(kMvr));
+  EXPECT_EQ(whole.flavour, "mvr");
+  EXPECT_FALSE(whole.build_type.empty());
+  const std::string bootstrap = std::string(MVR_BINARY_DIR) + "/src/cli/mvr-lambda";
+  if (!fs::exists(bootstrap)) GTEST_SKIP() << "mvr-lambda not built in this tree";
+  EXPECT_EQ(BuildMarkerOf(Slurp(bootstrap)).flavour, "mvr-lambda");
+}
+
+TEST_F(PackageTest, PackingAWholeMvrWarnsAndNamesIt) {
+  auto r = Run({kMvr, "package", "lambda", "--arch", "x86_64", "--output", dir_->path() + "/w.zip",
+                "--binary", kMvr});
+  ASSERT_TRUE(r.exit.ok()) << r.output << r.error_output;
+  EXPECT_NE(r.error_output.find("warning: packing the whole mvr"), std::string::npos)
+      << r.error_output;
+  EXPECT_NE(r.output.find("bootstrap + mvr ("), std::string::npos) << r.output;
+}
+
 TEST_F(PackageTest, WrongArchitectureBinaryIsRefused) {
   auto r = Run({kMvr, "package", "lambda", "--arch", "arm64", "--output", dir_->path() + "/x.zip",
                 "--binary", kMvr, "--no-strip"});
