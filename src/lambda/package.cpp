@@ -77,7 +77,7 @@ std::vector<std::string> PackageWarnings(const BuildMarker& marker) {
     out.push_back("the binary was built with CMAKE_BUILD_TYPE=" + (t.empty() ? "(none)" : t) +
                   ", not for deployment (Quick is the test tiers' -O1): its cold start is about "
                   "twice a release build's; build a release tree for the package: bash "
-                  "scripts/build.sh build-release -DCMAKE_BUILD_TYPE=Release (docs/lambda.md)");
+                  "scripts/build.sh build-release -DCMAKE_BUILD_TYPE=RelWithDebInfo (docs/lambda.md)");
   }
   return out;
 }
