@@ -9,6 +9,7 @@
 
 #include "action/ephemeral_records.h"
 #include "store/memory_store.h"
+#include "tests/action/actions_env.h"
 #include "tests/action/inprocess_world.h"
 
 namespace mvr::action {
@@ -129,6 +130,45 @@ TEST_F(SweepFlowTest, AStartThatFailsAfterTheLaunchLeavesNoRecord) {
   EXPECT_NE(r.status().message().find("removed its state-table record"), std::string::npos)
       << r.status().ToString();
   EXPECT_TRUE(store_.QueryAll({EphemeralPartition("123"), "", 100, ""}).value().empty());
+}
+
+// The sweep's inputs, as action.yml passes them (mode: sweep gets every input of the action):
+// defaults, and each bad value refused by name with what to give.
+TEST(SweepInputsTest, DefaultsAndBadValuesAreNamed) {
+  MapEnvironment env = testing::ActionsEnv();
+  env.Set("INPUT_STATE-TABLE", "dynamodb:mvr-state");
+  env.Set("INPUT_STARTUP-TIMEOUT-SECONDS", "300");  // another mode's input: ignored
+  Result<SweepCommand> c = ParseSweep(InputReader(env, {}));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->state_table, "dynamodb:mvr-state");
+  EXPECT_EQ(c->repository_id, "123");
+  EXPECT_EQ(c->endpoints.repository, "octo/app");
+  EXPECT_EQ(c->min_age, std::chrono::seconds(120));
+  EXPECT_EQ(c->timeout, std::chrono::seconds(600));
+  EXPECT_FALSE(c->dry_run);
+  c = ParseSweep(InputReader(env, {{"min-age-seconds", "0"}, {"dry-run", "true"}}));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->min_age, Duration(0));
+  EXPECT_TRUE(c->dry_run);
+
+  auto refused = [&](MapEnvironment e, std::map<std::string, std::string> flags,
+                     const std::string& needle) {
+    Result<SweepCommand> r = ParseSweep(InputReader(e, std::move(flags)));
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+  };
+  refused(env, {{"dry-run", "yes"}}, "'dry-run' must be true or false");
+  refused(env, {{"min-age-seconds", "-1"}}, "'min-age-seconds' must be between 0 and 28800");
+  refused(env, {{"state-table", "postgres:x"}}, "'state-table' must be dynamodb:TABLE");
+  MapEnvironment no_table = env;
+  no_table.Set("INPUT_STATE-TABLE", "");
+  refused(no_table, {}, "'state-table' is required");
+  MapEnvironment no_id = env;
+  no_id.Set("GITHUB_REPOSITORY_ID", "");
+  refused(no_id, {}, "--repository-id");
+  MapEnvironment no_token = env;
+  no_token.Set("INPUT_GITHUB-TOKEN", "");
+  refused(no_token, {}, "'github-token' is required");
 }
 
 }  // namespace
