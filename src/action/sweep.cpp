@@ -22,10 +22,8 @@ std::optional<std::set<int64_t>> ListedRunnerIds(const ActionDeps& deps,
   Result<std::vector<github::Runner>> listed = Retry<std::vector<github::Runner>>(
       policy, deps.seam, [&] { return deps.github.ListRunners(scope, {}); });
   if (!listed.ok()) {
-    deps.seam.logger.Warn(
-        "sweep: could not list the repository's runners; no VM is ended for "
-        "its runner",
-        {{"error", listed.status().message()}});
+    deps.seam.logger.Warn("sweep: could not list the runners; no VM is ended for its runner",
+                          {{"error", listed.status().message()}});
     return std::nullopt;
   }
   std::set<int64_t> ids;
