@@ -42,7 +42,9 @@ const std::vector<FlagDoc>& StartFlags() {
       {"server", "warm: a server name (a pool with state-table), or an lmvm1_ handle to resume"},
       {"max-lifetime-seconds", "warm: the MicroVM's lifetime (default 7200, at most 28800)"},
       {"reuse-safety-margin-seconds", "warm: no new job this close to the lifetime (default 1800)"},
-      {"state-table", "server pools: the state store (sqlite:PATH or dynamodb:TABLE)"},
+      {"state-table",
+       "the state store (sqlite:PATH or dynamodb:TABLE): a server pool's, or where an ephemeral "
+       "start records its VM for mvr sweep"},
       {"server-capacity",
        "server pools: create a member only while fewer are active (default: no bound)"},
       {"lease-timeout-seconds",
@@ -64,7 +66,8 @@ const std::vector<FlagDoc>& StopFlags() {
       {"runner-id", "the runner start registered (removed if still registered and idle)"},
       {"server", "warm: the lmvm1_ or lmvm2_ handle start gave"},
       {"stop-timeout-seconds", "deadline for the stop (default 300)"},
-      {"state-table", "server pools: the state store the start used (lmvm2_ handles)"},
+      {"state-table",
+       "the state store the start used (lmvm2_ handles; ephemeral: its record is removed)"},
       {"server-capacity", "ignored by stop (accepted so one set of inputs serves both modes)"},
       {"lease-timeout-seconds", "ignored by stop"},
   };

@@ -216,6 +216,9 @@ const std::vector<InputRule>& InputRules() {
       {"state-table", {}, F::kStateTable, 4096},
       {"server-capacity", {}, F::kNumber, 20},
       {"lease-timeout-seconds", {}, F::kNumber, 20},
+      {"min-age-seconds", {}, F::kNumber, 20},
+      {"dry-run", {}, F::kWord, 16},
+      {"timeout-seconds", {}, F::kNumber, 20},
   };
   return kRules;
 }

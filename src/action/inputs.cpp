@@ -49,8 +49,15 @@ Status ParsePoolInputs(const InputReader& in, StartCommand& c) {
     return Status::Ok();
   }
   if (c.server.empty()) {
-    return InvalidArgument(
-        "input 'state-table' needs 'server': the name of the server pool to start a job in");
+    // An ephemeral start records its VM there for `mvr sweep`; the pool inputs mean nothing.
+    for (const char* name : {"server-capacity", "lease-timeout-seconds"}) {
+      if (in.Has(name)) {
+        return InvalidArgument(std::string("input '") + name +
+                               "' applies to server pools only: give 'server' (the pool's name) "
+                               "too, or remove it");
+      }
+    }
+    return Status::Ok();
   }
   if (c.server.rfind("lmvm", 0) == 0) {
     return InvalidArgument(
@@ -66,6 +73,8 @@ Status ParsePoolInputs(const InputReader& in, StartCommand& c) {
                                  kMaxLifetimeCeilingSeconds));
   return Status::Ok();
 }
+
+}  // namespace
 
 Result<Endpoints> ParseEndpoints(const InputReader& in) {
   Endpoints e;
@@ -93,6 +102,8 @@ Result<Endpoints> ParseEndpoints(const InputReader& in) {
   }
   return e;
 }
+
+namespace {
 
 // A connectors input: unset, `fallback` (one of AWS's managed connectors) of `region`; "none", no
 // list; else each entry an ARN or a managed connector's name, which becomes its ARN.
@@ -239,11 +250,6 @@ Result<StopCommand> ParseStop(const InputReader& in) {
         "give either 'microvm-id' (ephemeral) or 'server' (warm) to stop, "
         "not both");
   }
-  if (!c.microvm_id.empty() && !c.state_table.empty()) {
-    return InvalidArgument(
-        "input 'state-table' is for stopping a server pool handle (server: lmvm2_...); an "
-        "ephemeral stop (microvm-id) uses no state table");
-  }
   if (c.empty()) return c;  // nothing to stop; the caller says so and exits 0
   if (c.server.rfind(kHandlePrefixV2, 0) == 0 && c.state_table.empty()) {
     return InvalidArgument(
@@ -253,6 +259,11 @@ Result<StopCommand> ParseStop(const InputReader& in) {
   MVR_ASSIGN_OR_RETURN(c.endpoints, ParseEndpoints(in));
   c.repository_id = in.Has("repository-id") ? in.Get("repository-id")
                                             : in.env().GetOr("GITHUB_REPOSITORY_ID", "");
+  if (!c.microvm_id.empty() && !c.state_table.empty() && c.repository_id.empty()) {
+    return InvalidArgument(
+        "with 'state-table', an ephemeral stop removes its VM's record, which is kept under the "
+        "repository id: run inside GitHub Actions (GITHUB_REPOSITORY_ID) or pass --repository-id");
+  }
   MVR_ASSIGN_OR_RETURN(int64_t timeout, in.GetInt("stop-timeout-seconds", 300, 10, 3'600));
   c.stop_timeout = std::chrono::seconds(timeout);
   return c;

@@ -78,15 +78,18 @@ struct StartCommand {
   int64_t lease_timeout_seconds = kDefaultMaxLifetimeSeconds;
 
   bool warm() const { return !server.empty(); }
-  bool pooled() const { return !state_table.empty(); }
+  // Warm with a state table: a server pool. Ephemeral with one: the VM is recorded for `mvr sweep`.
+  bool pooled() const { return warm() && !state_table.empty(); }
 };
 
 struct StopCommand {
   Endpoints endpoints;
-  std::string microvm_id;   // ephemeral stop
-  std::string server;       // warm stop: the lmvm1_ or lmvm2_ handle start gave
-  std::string state_table;  // the pool's store URI (lmvm2_ handles)
-  int64_t runner_id = 0;    // optional (0 = none): the runner start registered (ephemeral cleanup)
+  std::string microvm_id;  // ephemeral stop
+  std::string server;      // warm stop: the lmvm1_ or lmvm2_ handle start gave
+  // The store URI: a pool's (lmvm2_ handles), or where an ephemeral start recorded its VM (the
+  // stop removes the record).
+  std::string state_table;
+  int64_t runner_id = 0;  // optional (0 = none): the runner start registered (ephemeral cleanup)
   std::string repository_id;  // GITHUB_REPOSITORY_ID: a warm handle must name the same
   Duration stop_timeout{300'000};
 
@@ -94,6 +97,9 @@ struct StopCommand {
   bool empty() const { return microvm_id.empty() && server.empty(); }
 };
 
+// The repository, GitHub API, token and region every command needs; InvalidArgument naming
+// what is missing.
+Result<Endpoints> ParseEndpoints(const InputReader& in);
 Result<StartCommand> ParseStart(const InputReader& in, const std::string& event_json);
 Result<StopCommand> ParseStop(const InputReader& in);
 

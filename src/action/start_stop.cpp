@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "action/ephemeral_records.h"
 #include "action/identity.h"
 #include "action/start_parts.h"
 #include "action/trust.h"
@@ -22,6 +23,30 @@ Result<StartResult> StartFlow::Run(const StartCommand& c) {
   if (c.pooled()) return Pooled(c, deadline);
   if (IsServerHandle(c.server)) return WarmResume(c, deadline);
   return WarmNew(c, deadline);
+}
+
+// With a state table, the ephemeral VM is recorded for `mvr sweep` (ephemeral_records.h) right
+// after its launch (a failure to record ends the start: the VM is terminated).
+Status StartFlow::RecordForSweep(internal::StartParts& parts, const StartCommand& c,
+                                 const github::Runner& runner, const std::string& microvm_id) {
+  if (deps_.pool_store == nullptr || c.state_table.empty()) return Status::Ok();
+  // Taken after RunMicrovm answered, so the recorded deadline is not before the platform's.
+  EphemeralRecord record = MakeEphemeralRecord(
+      c.identity.repository_id, microvm_id, c.endpoints.repository, c.endpoints.region, runner.id,
+      runner.name, deps_.seam.clock.Now(), c.ephemeral_max_lifetime_seconds);
+  MVR_RETURN_IF_ERROR(deps_.pool_store->Put(EphemeralToItem(record))
+                          .Annotate("recording MicroVM " + microvm_id + " in 'state-table'"));
+  // The termination TerminateOnFailure added becomes one step that removes the record only once
+  // the VM is gone: a VM whose termination failed keeps its record for the sweep.
+  parts.cleanup.DropLast();
+  parts.cleanup.Add(
+      "terminated MicroVM " + microvm_id + " and removed its state-table record",
+      [&parts, table = deps_.pool_store, microvm_id,
+       key = EphemeralKey(c.identity.repository_id, microvm_id)] {
+        MVR_RETURN_IF_ERROR(parts.vms.Terminate(microvm_id, internal::CleanupDeadline(parts.seam)));
+        return table->Delete(key);
+      });
+  return Status::Ok();
 }
 
 Result<StartResult> StartFlow::Ephemeral(const StartCommand& c, TimePoint deadline) {
@@ -49,6 +74,8 @@ Result<StartResult> StartFlow::Ephemeral(const StartCommand& c, TimePoint deadli
   const std::string microvm_id = vm->microvm_id;
   parts->TerminateOnFailure(microvm_id);
   seam.logger.Info("MicroVM launched", {{"microvm_id", microvm_id}, {"label", id.label}});
+  if (Status recorded = RecordForSweep(*parts, c, jit.runner, microvm_id); !recorded.ok())
+    return cleanup.Fail(recorded);
 
   vm = vms.WaitRunning(microvm_id, deadline);
   if (!vm.ok()) return cleanup.Fail(vm.status());
@@ -78,6 +105,16 @@ Result<StopResult> StopFlow::Ephemeral(const StopCommand& c, TimePoint deadline)
   const Seam& seam = deps_.seam;
   fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   MVR_RETURN_IF_ERROR(vms.Terminate(c.microvm_id, deadline));
+  if (deps_.pool_store != nullptr && !c.state_table.empty()) {
+    // The VM is gone: a record left behind would only be forgotten by the next sweep.
+    Status removed = deps_.pool_store->Delete(EphemeralKey(c.repository_id, c.microvm_id));
+    if (!removed.ok()) {
+      seam.logger.Warn(
+          "could not remove the MicroVM's state-table record; the next mvr sweep "
+          "removes it",
+          {{"microvm_id", c.microvm_id}, {"error", removed.message()}});
+    }
+  }
   if (c.runner_id > 0) {
     MVR_ASSIGN_OR_RETURN(github::RunnerScope scope, internal::ScopeOf(c.endpoints));
     fleet::RunnerRegistration runners(seam, deps_.github, scope);

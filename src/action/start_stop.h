@@ -20,6 +20,10 @@
 
 namespace mvr::action {
 
+namespace internal {
+struct StartParts;
+}  // namespace internal
+
 struct ActionDeps {
   Seam seam;
   aws::MicrovmService& microvms;
@@ -29,7 +33,8 @@ struct ActionDeps {
   std::function<void(const Secret&)> on_secret;
   // Progress milestones ("vm_running", "runner_online" ...) with the time they happened.
   std::function<void(const std::string&, TimePoint)> on_milestone;
-  // The server pools' state store (the state-table input); null when none was given.
+  // The state-table input's store, null when none was given: server pools keep their members there,
+  // ephemeral starts their VMs' records for `mvr sweep`.
   store::Store* pool_store = nullptr;
   // MVR_CONTROL_KEY: the secret warm and pooled starts derive each VM's control nonce from (with
   // the VM's launch token), so that a later job's start can deliver to it. Required by warm and
@@ -65,6 +70,8 @@ class StartFlow {
 
  private:
   Result<StartResult> Ephemeral(const StartCommand& c, TimePoint deadline);
+  Status RecordForSweep(internal::StartParts& parts, const StartCommand& c,
+                        const github::Runner& runner, const std::string& microvm_id);
   Result<StartResult> WarmNew(const StartCommand& c, TimePoint deadline);
   Result<StartResult> WarmResume(const StartCommand& c, TimePoint deadline);
   Result<StartResult> Pooled(const StartCommand& c, TimePoint deadline);  // pool_start.cpp

@@ -1,5 +1,5 @@
-// `mvr start` and `mvr stop`: the Action's two modes as commands. Inputs come from flags or from
-// the INPUT_* variables the Actions runtime sets; the GitHub token only ever from the
+// `mvr start`, `mvr stop` and `mvr sweep`: the Action's modes as commands. Inputs come from flags
+// or from the INPUT_* variables the Actions runtime sets; the GitHub token only ever from the
 // environment or a file, never from an argument (argument lists are world-readable).
 #include <cstdio>
 #include <map>
@@ -9,6 +9,7 @@
 #include "action/github_output.h"
 #include "action/inputs.h"
 #include "action/start_stop.h"
+#include "action/sweep.h"
 #include "aws/credentials_chain.h"
 #include "aws/credentials_profile.h"
 #include "aws/endpoints.h"
@@ -171,6 +172,37 @@ int RunStop(Context& ctx, FlagMap flags, const std::string& token_file) {
   return 0;
 }
 
+int RunSweep(Context& ctx, FlagMap flags, const std::string& token_file) {
+  action::GitHubOutput out(stdout, ctx.env.GetOr("GITHUB_OUTPUT", ""), ctx.secure_random);
+  if (Status s = AddToken(ctx, token_file, flags); !s.ok()) return Fail(ctx, out, "sweep", s);
+  action::InputReader in(ctx.env, flags);
+  out.Mask(Secret(in.Get("github-token")));
+  ctx.logger.redactor().Add(in.Get("github-token"));
+  Result<action::SweepCommand> cmd = action::ParseSweep(in);
+  if (!cmd.ok()) return Fail(ctx, out, "sweep", cmd.status());
+  Result<std::unique_ptr<Clients>> clients = BuildClients(ctx, cmd->endpoints, cmd->state_table);
+  if (!clients.ok()) return Fail(ctx, out, "sweep", clients.status());
+  action::SweepFlow flow(Deps(ctx, **clients, out));
+  Result<action::SweepReport> r = flow.Run(*cmd);
+  if (!r.ok()) return Fail(ctx, out, "sweep", r.status());
+  out.Set("terminated", std::to_string(r->terminated));
+  out.Set("kept", std::to_string(r->kept));
+  if (Status s = out.Flush(); !s.ok()) return Fail(ctx, out, "sweep", s);
+  ctx.logger.Info("swept", {{"records", r->records.size()},
+                            {"terminated", r->terminated},
+                            {"forgotten", r->forgotten},
+                            {"kept", r->kept},
+                            {"failed", r->failed},
+                            {"dry_run", cmd->dry_run}});
+  if (r->failed > 0) {
+    return Fail(ctx, out, "sweep",
+                Transient(std::to_string(r->failed) +
+                          " record(s) could not be swept (see the log lines above); the next "
+                          "sweep tries them again"));
+  }
+  return 0;
+}
+
 std::shared_ptr<FlagMap> AddFlags(CLI::App* cmd, const std::vector<action::FlagDoc>& flags) {
   auto values = std::make_shared<FlagMap>();
   for (const auto& f : flags) cmd->add_option("--" + f.name, (*values)[f.name], f.help);
@@ -198,6 +230,18 @@ void AddStartStopCommands(CLI::App& app, Context& ctx) {
                    "file holding the GitHub token (default: INPUT_GITHUB_TOKEN or GITHUB_TOKEN)");
   stop->callback(
       [&ctx, stop_flags, stop_token] { ctx.exit_code = RunStop(ctx, *stop_flags, *stop_token); });
+
+  auto* sweep = app.add_subcommand(
+      "sweep",
+      "End the ephemeral MicroVMs mvr start recorded in a state table whose runner has finished "
+      "(the stop step never ran), and forget the records of VMs already gone");
+  auto sweep_flags = AddFlags(sweep, action::SweepFlags());
+  auto sweep_token = std::make_shared<std::string>();
+  sweep->add_option("--github-token-file", *sweep_token,
+                    "file holding the GitHub token (default: INPUT_GITHUB_TOKEN or GITHUB_TOKEN)");
+  sweep->callback([&ctx, sweep_flags, sweep_token] {
+    ctx.exit_code = RunSweep(ctx, *sweep_flags, *sweep_token);
+  });
 }
 
 }  // namespace mvr::cli

@@ -17,7 +17,7 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx);
 void AddEmulateRunnerCommand(CLI::App& emulate, Context& ctx);
 // `mvr emulate dns` (emulate_dns_command.cpp): the resolvers of the emulator's QEMU guests.
 void AddEmulateDnsCommand(CLI::App& emulate, Context& ctx);
-// `mvr start` and `mvr stop` (action_commands.cpp).
+// `mvr start`, `mvr stop` and `mvr sweep` (action_commands.cpp).
 void AddStartStopCommands(CLI::App& app, Context& ctx);
 // `mvr demo` (demo_command.cpp).
 void AddDemoCommand(CLI::App& app, Context& ctx);

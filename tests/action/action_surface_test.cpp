@@ -10,6 +10,7 @@
 #include <string>
 
 #include "action/flags.h"
+#include "action/sweep.h"
 
 namespace mvr::action {
 namespace {
@@ -52,7 +53,7 @@ std::set<std::string> ForwardedInputs(const std::string& yml) {
 
 std::set<std::string> FlagNames(bool action_inputs_only) {
   std::set<std::string> out;
-  for (const auto* flags : {&StartFlags(), &StopFlags()}) {
+  for (const auto* flags : {&StartFlags(), &StopFlags(), &SweepFlags()}) {
     for (const FlagDoc& f : *flags) {
       if (!action_inputs_only || f.action_input) out.insert(f.name);
     }

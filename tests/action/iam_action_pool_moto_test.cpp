@@ -3,8 +3,13 @@
 // that holds only action-pool.json, while the in-process MicroVMs service enforces action.json.
 // The whole policy passes; without its statement the pooled start is denied; and the policy as
 // it was before issue 29 (no dynamodb:Query) is denied at the first call of every pooled start.
+// The same table holds the records of ephemeral starts (issue 52, item 8): a start and stop
+// under action-pool.json write and remove them, and `mvr sweep`'s flow reads and removes them as
+// a user holding only action-sweep.json, and is denied without its table statement.
 #include <gtest/gtest.h>
 
+#include "action/ephemeral_records.h"
+#include "action/sweep.h"
 #include "aws/dynamodb.h"
 #include "aws/endpoints.h"
 #include "base/environment.h"
@@ -40,6 +45,17 @@ class ActionPoolMotoPolicyTest : public testing::ActionPolicyTest {
       ASSERT_TRUE(key.ok()) << key.status().ToString();
       keys_[name] = *key;
     }
+    auto sweep = mvr::testing::LoadIamPolicy(MVR_SOURCE_DIR, "action-sweep.json",
+                                             mvr::testing::DefaultIamValues());
+    ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+    ASSERT_EQ(mvr::testing::StatementSids(*sweep)[1], "ReadAndRemoveRecords");
+    for (const auto& [name, policy] : std::vector<std::pair<std::string, json>>{
+             {"sweep", *sweep},
+             {"sweep-without-table", mvr::testing::WithoutStatement(*sweep, 1)}}) {
+      auto key = iam.CreateUser(name, policy);
+      ASSERT_TRUE(key.ok()) << key.status().ToString();
+      keys_[name] = *key;
+    }
     ASSERT_TRUE(iam.Enforce().ok());
   }
 
@@ -60,6 +76,21 @@ class ActionPoolMotoPolicyTest : public testing::ActionPolicyTest {
     Enforce(Policy());
     command_.server = "pool-" + name;
     return Pooled();
+  }
+
+  // The sweep's flow with its table reached as the user `sweeper` (its MicroVMs calls go through
+  // the in-process service under action.json; SweepPolicyTest enforces action-sweep.json there).
+  Result<SweepReport> SweepAs(const std::string& sweeper) {
+    SweepCommand sweep;
+    sweep.endpoints = command_.endpoints;
+    sweep.repository_id = "123";
+    sweep.state_table = "dynamodb:mvr-state";
+    sweep.min_age = Duration(0);
+    pool_store_ = &Table(keys_.at(sweeper));
+    return SweepFlow(Deps()).Run(sweep);
+  }
+  bool Recorded(const std::string& microvm_id) {
+    return Table(keys_.at("whole")).Get(EphemeralKey("123", microvm_id)).value().has_value();
   }
 
   std::unique_ptr<mvr::testing::MotoServer> moto_;
@@ -92,6 +123,44 @@ TEST_F(ActionPoolMotoPolicyTest, ThePolicyWithoutQueryDeniesEveryPooledStart) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("dynamodb:Query"), std::string::npos) << s.ToString();
   EXPECT_TRUE(VmIds().empty());
+}
+
+// One test (one moto start): the records of ephemeral starts in the pools' table, written and
+// removed under action-pool.json; the sweep denied without its table statement, then ending the
+// finished VM under the whole action-sweep.json.
+TEST_F(ActionPoolMotoPolicyTest, EphemeralRecordsAndTheSweepUnderTheirPolicies) {
+  pool_store_ = &Table(keys_.at("whole"));
+  Enforce(Policy());
+  command_.server.clear();
+  command_.state_table = "dynamodb:mvr-state";
+  Result<StartResult> stopped = StartFlow(Deps()).Run(command_);
+  ASSERT_TRUE(stopped.ok()) << stopped.status().ToString();
+  EXPECT_TRUE(Recorded(stopped->microvm_id));
+  StopCommand stop;
+  stop.microvm_id = stopped->microvm_id;
+  stop.state_table = "dynamodb:mvr-state";
+  stop.repository_id = "123";
+  ASSERT_TRUE(InProcessActionTest::Stop(stop).ok());
+  EXPECT_FALSE(Recorded(stopped->microvm_id)) << "the stop did not remove its record";
+
+  command_.identity.job = "never-stopped";
+  Result<StartResult> left = StartFlow(Deps()).Run(command_);
+  ASSERT_TRUE(left.ok()) << left.status().ToString();
+  ASSERT_TRUE(
+      github_->DeleteRunner(github::RunnerScope::Parse("octo/app").value(), left->runner_id).ok());
+
+  Result<SweepReport> denied = SweepAs("sweep-without-table");
+  ASSERT_FALSE(denied.ok());
+  EXPECT_NE(denied.status().message().find("dynamodb:Query"), std::string::npos)
+      << denied.status().ToString();
+  EXPECT_EQ(VmState(left->microvm_id), "RUNNING");
+
+  Result<SweepReport> swept = SweepAs("sweep");
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(swept->terminated, 1);
+  EXPECT_EQ(swept->failed, 0);
+  EXPECT_EQ(VmState(left->microvm_id), "TERMINATED");
+  EXPECT_FALSE(Recorded(left->microvm_id));
 }
 
 }  // namespace

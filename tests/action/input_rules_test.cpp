@@ -6,6 +6,7 @@
 
 #include "action/flags.h"
 #include "action/inputs.h"
+#include "action/sweep.h"
 #include "base/utf8.h"
 
 #include "tests/action/actions_env.h"
@@ -33,6 +34,7 @@ TEST(InputRulesTest, EveryFlagOfStartAndStopAndTheTokenHasARule) {
   std::set<std::string> flags = {"github-token"}, rules;
   for (const FlagDoc& f : StartFlags()) flags.insert(f.name);
   for (const FlagDoc& f : StopFlags()) flags.insert(f.name);
+  for (const FlagDoc& f : SweepFlags()) flags.insert(f.name);
   for (const InputRule& r : InputRules()) EXPECT_TRUE(rules.insert(r.name).second) << r.name;
   EXPECT_EQ(flags, rules);
 }

@@ -77,7 +77,12 @@ TEST(InputsTest, PoolInputsTakeAServerNameAndDefaultTheLeaseTimeoutToTheLifetime
     ASSERT_FALSE(r.ok()) << needle;
     EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
   };
-  refused({{"state-table", "sqlite:t.db"}}, "needs 'server'");
+  // Without a server the state table is where an ephemeral start records its VM for the sweep
+  // (issue 52, item 8): not a pool, and the pool inputs still mean nothing.
+  c = ParseStart(InputReader(env, {{"state-table", "sqlite:t.db"}}), "").value();
+  EXPECT_EQ(c.state_table, "sqlite:t.db");
+  EXPECT_FALSE(c.pooled());
+  refused({{"state-table", "sqlite:t.db"}, {"server-capacity", "3"}}, "server-capacity");
   refused({{"server", "lmvm2_abc"}, {"state-table", "sqlite:t.db"}}, "not a handle");
   refused({{"server", "x"}, {"state-table", "sqlite:t.db"}, {"server-capacity", "0"}},
           "server-capacity");
@@ -112,10 +117,17 @@ TEST(InputsTest, AdvertisedIdentityAndStopFlagsWork) {
           .value();
   EXPECT_EQ(s.stop_timeout, std::chrono::seconds(42));
   EXPECT_EQ(s.repository_id, "123");
-  auto pool =
+  // An ephemeral stop with the state table removes the VM's record, kept under the repository id.
+  auto recorded =
       ParseStop(InputReader(env, {{"microvm-id", "mvm-1"}, {"state-table", "sqlite:t.db"}}));
-  ASSERT_FALSE(pool.ok());
-  EXPECT_NE(pool.status().message().find("state-table"), std::string::npos);
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  EXPECT_EQ(recorded->state_table, "sqlite:t.db");
+  MapEnvironment no_id = env;
+  no_id.Set("GITHUB_REPOSITORY_ID", "");
+  auto unknown =
+      ParseStop(InputReader(no_id, {{"microvm-id", "mvm-1"}, {"state-table", "sqlite:t.db"}}));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("--repository-id"), std::string::npos);
 }
 
 TEST(InputsTest, MatrixLegAndStepComeFromWhatActionYmlPasses) {

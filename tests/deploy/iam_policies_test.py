@@ -124,6 +124,15 @@ class IamPoliciesTest(unittest.TestCase):
             self.assertEqual(passed, {managed + "ALL_INGRESS", managed + "INTERNET_EGRESS"},
                              os.path.basename(path))
 
+    def test_the_sweep_policy_may_only_read_and_end_vms_and_read_and_remove_records(self):
+        """Issue 52 item 8: `mvr sweep` reads its records (Query), reads each VM (GetMicrovm),
+        ends the finished ones (TerminateMicrovm) and removes records (DeleteItem): nothing that
+        launches, resumes or lists VMs, and no write but a delete to the table."""
+        doc = policy("action-sweep.json")
+        self.assertEqual(allowed(doc) | allowed(doc, "dynamodb"),
+                         {"lambda:GetMicrovm", "lambda:TerminateMicrovm", "dynamodb:Query",
+                          "dynamodb:DeleteItem"})
+
     def test_the_action_pool_policy_is_data_plane_on_one_table(self):
         doc = policy("action-pool.json")
         for st in doc["Statement"]:

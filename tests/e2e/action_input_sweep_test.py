@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Every input of action.yml and every flag of `mvr start`/`mvr stop`, each given bytes that are not
-UTF-8, control bytes, a 100 KB value and an empty value, one at a time over otherwise good inputs:
-no run may end by a signal or with an exit of 128 or more, a bad value must be refused with an
-error naming it, and a refused run must make no request to either API.
+"""Every input of action.yml and every flag of `mvr start`/`mvr stop`/`mvr sweep`, each given
+bytes that are not UTF-8, control bytes, a 100 KB value and an empty value, one at a time over
+otherwise good inputs: no run may end by a signal or with an exit of 128 or more, a bad value
+must be refused with an error naming it, and a refused run must make no request to either API.
 
 Both APIs (GitHub's and the Lambda MicroVMs') are one loopback listener that counts every request
 and answers 403, so a run that wrongly gets as far as a call fails fast and is counted. action.yml
@@ -165,9 +165,13 @@ class SweepTest(unittest.TestCase):
 
     def test_every_cli_flag(self):
         checked = 0
-        for mode in ("start", "stop"):
+        # mvr sweep too (issue 52 item 8); through action.yml it reads the same rules as start and
+        # stop, so only its flags are run here (each action.yml run costs a Python runner).
+        good = {"start": {"--image-id": "runner"}, "stop": {"--microvm-id": "mvm-sweep"},
+                "sweep": {"--state-table": "sqlite:" + os.path.join(self.dir, "sweep.db")}}
+        for mode in ("start", "stop", "sweep"):
             for flag in self.flags_of(mode):
-                base = {"--image-id": "runner"} if mode == "start" else {"--microvm-id": "mvm-sweep"}
+                base = dict(good[mode])
                 base["--github-token-file"] = self.token_file
                 base.pop(flag, None)
                 for what, raw in dict(BAD, empty=b"").items():
@@ -184,7 +188,7 @@ class SweepTest(unittest.TestCase):
                                flag.lstrip("-").replace("github-token-file", "github-token"),
                                refused=what != "empty")
                     checked += 1
-        print(f"mvr start/stop: {checked} runs")
+        print(f"mvr start/stop/sweep: {checked} runs")
 
 
 if __name__ == "__main__":
