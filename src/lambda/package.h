@@ -53,8 +53,9 @@ struct BuildMarker {
 BuildMarker BuildMarkerOf(std::string_view binary);
 
 // What `mvr package lambda` warns about the binary it packs, one line each: the whole mvr instead
-// of the bootstrap build (about twice the cold start: 37 libraries instead of 10), or a build type
-// without full optimisation (the test tiers' Quick, -O1, or Debug); empty for a release mvr-lambda.
+// of the bootstrap build (more than twice the cold start: 37 libraries instead of 10), or a build
+// type without full optimisation (the test tiers' Quick, -O1: about 1.5 times the CPU; Debug);
+// empty for a release mvr-lambda.
 std::vector<std::string> PackageWarnings(const BuildMarker& marker);
 
 // InvalidArgument when the binary is not an ELF executable for `arch`; NotFound naming a library
