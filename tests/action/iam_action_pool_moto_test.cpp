@@ -5,8 +5,8 @@
 // it was before issue 29 (no dynamodb:Query) is denied at the first call of every pooled start.
 #include <gtest/gtest.h>
 
-#include "aws/dynamodb.h"
-#include "aws/endpoints.h"
+#include "aws/services/dynamodb.h"
+#include "aws/signing/endpoints.h"
 #include "base/environment.h"
 #include "store/dynamodb_store.h"
 #include "support/moto_iam.h"
