@@ -3,7 +3,7 @@
 // the derived signing key and the canonical request. Run: build-*/bench/sigv4_bench
 #include <benchmark/benchmark.h>
 
-#include "aws/sigv4.h"
+#include "aws/signing/sigv4.h"
 #include "base/encoding.h"
 #include "base/time_format.h"
 

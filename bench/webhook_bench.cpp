@@ -13,8 +13,8 @@
 #include "github/webhook_signature.h"
 #include "github/workflow_job_event.h"
 #include "github/workflow_job_payloads.h"  // tests/github: shared payload builder
-#include "runnerset/webhook_router.h"
-#include "runnerset/workflow_job_reader.h"
+#include "runnerset/intake/webhook_router.h"
+#include "runnerset/intake/workflow_job_reader.h"
 
 namespace mvr::runnerset {
 namespace {

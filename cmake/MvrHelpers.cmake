@@ -67,7 +67,7 @@ function(mvr_test name)
   if(ARG_LABELS)
     set(labels ${ARG_LABELS})
   endif()
-  # support/moto.h checks every request against botocore's models (src/aws/aws_contracts.h).
+  # support/moto.h checks every request against botocore's models (src/aws/contracts/aws_contracts.h).
   if("moto" IN_LIST labels)
     target_link_libraries(${name} PRIVATE mvr_aws_contracts)
   endif()

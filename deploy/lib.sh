@@ -126,7 +126,7 @@ resolve_region() {
 # set_names ID: every name the runner set uses. An id holds lowercase letters, digits and '-',
 # never '_': '_' follows the id in every name derived from it (mvr-ID_<what>, images
 # ID_<index>-<8 hex>), so no set's names, patterns or IAM wildcards reach another set whose id
-# starts with this one (ci, ci1, ci-gpu). src/runnerset/runner_name.h is the same scheme.
+# starts with this one (ci, ci1, ci-gpu). src/runnerset/config/runner_name.h is the same scheme.
 set_names() {
   set_id="$1"
   [[ "$set_id" != *[_.A-Z]* ]] || die "--runner-set-id '$set_id': '_', '.' and capitals are no \

@@ -3,8 +3,8 @@
 // Thread-safety: single-threaded.
 #pragma once
 
-#include "aws/credentials.h"
-#include "aws/endpoints.h"
+#include "aws/signing/credentials.h"
+#include "aws/signing/endpoints.h"
 #include "base/clock.h"
 #include "base/random.h"
 #include "base/retry.h"

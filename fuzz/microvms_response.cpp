@@ -4,7 +4,7 @@
 // body; OP picks the client call.
 #include <cstdint>
 
-#include "aws/microvms_client.h"
+#include "aws/microvms/microvms_client.h"
 #include "base/clock.h"
 #include "base/random.h"
 #include "fuzz_support.h"

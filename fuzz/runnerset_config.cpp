@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "runnerset/config.h"
-#include "runnerset/webhook_endpoint.h"
-#include "runnerset/webhook_router.h"
+#include "runnerset/config/config.h"
+#include "runnerset/intake/webhook_endpoint.h"
+#include "runnerset/intake/webhook_router.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mvr::runnerset;

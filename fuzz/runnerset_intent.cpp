@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "runnerset/intent.h"
+#include "runnerset/jobs/intent.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mvr::runnerset;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "aws/sigv4.h"
+#include "aws/signing/sigv4.h"
 #include "base/time_format.h"
 #include "fuzz_support.h"
 

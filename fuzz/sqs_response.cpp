@@ -3,7 +3,7 @@
 // Input: "OP STATUS", response header lines, blank line, body; OP picks the client call.
 #include <cstdint>
 
-#include "aws/sqs.h"
+#include "aws/services/sqs.h"
 #include "aws_fixture.h"
 #include "fuzz_support.h"
 

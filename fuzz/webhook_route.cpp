@@ -16,8 +16,8 @@
 #include "base/logger.h"
 #include "fuzz_support.h"
 #include "github/webhook_signature.h"
-#include "runnerset/intent.h"
-#include "runnerset/webhook_endpoint.h"
+#include "runnerset/intake/webhook_endpoint.h"
+#include "runnerset/jobs/intent.h"
 
 namespace {
 

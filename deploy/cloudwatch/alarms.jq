@@ -1,7 +1,7 @@
 # The runner set's CloudWatch alarms, one put-metric-alarm input (--cli-input-json) each, for
 # deploy/monitoring.sh. Each watches a metric the code really emits: the Lambda functions' EMF
 # lines (src/lambda/emf.cpp: namespace mvr/runnerset, dimensions RunnerSetId and Function, the
-# counters of src/runnerset/metrics.cpp and janitor.cpp as what one invocation added, the GitHub
+# counters of src/runnerset/metrics/metrics.cpp and janitor.cpp as what one invocation added, the GitHub
 # rate gauges of rate_budget_metrics.cpp) or the dead-letter queue's own AWS/SQS metric. A counter
 # is in a line only when it grew, so no data is no event: every alarm treats it as not breaching.
 # docs/operations.md ("Dashboard and alarms") says why each threshold.

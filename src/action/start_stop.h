@@ -12,7 +12,7 @@
 
 #include "action/inputs.h"
 #include "action/lifetime.h"
-#include "aws/microvms.h"
+#include "aws/microvms/microvms.h"
 #include "base/seam.h"
 #include "github/github.h"
 #include "http/client.h"

@@ -11,14 +11,14 @@ add_custom_command(
   VERBATIM)
 
 mvr_library(mvr_microvms
-  SOURCES service_model.cpp service_model_validator.cpp ${MVR_MICROVMS_MODEL_CPP}
-          microvms.cpp microvms_json_reader.cpp microvms_json.cpp microvms_image_json.cpp
-          microvms_errors.cpp microvms_ingress.cpp microvms_client.cpp
+  SOURCES microvms/service_model.cpp microvms/service_model_validator.cpp ${MVR_MICROVMS_MODEL_CPP}
+          microvms/microvms.cpp microvms/microvms_json_reader.cpp microvms/microvms_json.cpp microvms/microvms_image_json.cpp
+          microvms/microvms_errors.cpp microvms/microvms_ingress.cpp microvms/microvms_client.cpp
   DEPS mvr_aws mvr_http_core nlohmann_json::nlohmann_json)
 
 # botocore's models of the other services mvr calls, read at run time, and the check of a wire
 # request against them (tests/support/moto.h puts it in front of moto).
 find_package(ZLIB REQUIRED)
 mvr_library(mvr_aws_contracts
-  SOURCES aws_contracts.cpp xml_payload.cpp
+  SOURCES contracts/aws_contracts.cpp contracts/xml_payload.cpp
   DEPS mvr_microvms ZLIB::ZLIB)

@@ -9,7 +9,7 @@ endif()
 file(WRITE "${OUTPUT}.tmp"
   "// Generated from ${INPUT} by src/aws/microvms_embed_model.cmake. Do not edit.\n"
   "#include <string_view>\n\n"
-  "#include \"aws/service_model.h\"\n\n"
+  "#include \"aws/microvms/service_model.h\"\n\n"
   "namespace mvr::aws {\n\n"
   "std::string_view EmbeddedLambdaMicrovmsModel() {\n"
   "  static constexpr char kModel[] = R\"mvr_model(${content})mvr_model\";\n"

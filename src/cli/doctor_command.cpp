@@ -1,6 +1,6 @@
 // `mvr doctor --config FILE`: checks a runner set's configuration and what it depends on, in
 // order, and prints each check as PASS, FAIL (with what to do) or NOT CHECKED (with why);
-// runnerset/doctor.h says what each check reads. Exit 0 when every check passed, 1 when one
+// runnerset/doctor/doctor.h says what each check reads. Exit 0 when every check passed, 1 when one
 // failed, 3 when none failed but some could not be checked; --json prints the same as JSON.
 // The clients are wired as `mvr serve` wires them (runnerset_wiring.h), step by step so that one
 // failing leaves the others' checks, and the store only once its check passed: opening an SQLite
@@ -10,16 +10,16 @@
 #include <memory>
 #include <optional>
 
-#include "aws/endpoints.h"
+#include "aws/signing/endpoints.h"
 #include "base/files.h"
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/runnerset_wiring.h"
 #include "http/curl_client.h"
-#include "runnerset/doctor.h"
-#include "runnerset/doctor_canary.h"
-#include "runnerset/doctor_checks.h"
-#include "runnerset/doctor_connectors.h"
+#include "runnerset/doctor/doctor.h"
+#include "runnerset/doctor/doctor_canary.h"
+#include "runnerset/doctor/doctor_checks.h"
+#include "runnerset/doctor/doctor_connectors.h"
 
 namespace mvr::cli {
 namespace {

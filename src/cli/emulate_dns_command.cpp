@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "emulate/microvms/guest_dns.h"
+#include "emulate/microvms/host/guest_dns.h"
 
 namespace mvr::cli {
 namespace {

@@ -9,17 +9,17 @@
 #include <memory>
 #include <optional>
 
-#include "aws/credentials_chain.h"
-#include "aws/credentials_profile.h"
-#include "aws/endpoints.h"
-#include "aws/s3.h"
+#include "aws/services/s3.h"
+#include "aws/signing/credentials_chain.h"
+#include "aws/signing/credentials_profile.h"
+#include "aws/signing/endpoints.h"
 #include "base/files.h"
 #include "base/host_port.h"
 #include "base/stop_signals.h"
 #include "cli/commands.h"
 #include "emulate/microvms/emulator.h"
-#include "emulate/microvms/guest_dns.h"
-#include "emulate/microvms/network_namespaces.h"
+#include "emulate/microvms/host/guest_dns.h"
+#include "emulate/microvms/host/network_namespaces.h"
 #include "emulate/microvms/sigv4_keys.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"

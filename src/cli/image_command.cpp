@@ -10,12 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "aws/credentials_chain.h"
-#include "aws/credentials_profile.h"
-#include "aws/endpoints.h"
-#include "aws/microvms_client.h"
-#include "aws/microvms_json.h"
-#include "aws/s3.h"
+#include "aws/microvms/microvms_client.h"
+#include "aws/microvms/microvms_json.h"
+#include "aws/services/s3.h"
+#include "aws/signing/credentials_chain.h"
+#include "aws/signing/credentials_profile.h"
+#include "aws/signing/endpoints.h"
 #include "base/files.h"
 #include "base/json_text.h"
 #include "base/time_format.h"

@@ -11,18 +11,18 @@
 #include <memory>
 #include <sstream>
 
-#include "aws/credentials_profile.h"
-#include "aws/endpoints.h"
-#include "aws/ssm.h"
+#include "aws/services/ssm.h"
+#include "aws/signing/credentials_profile.h"
+#include "aws/signing/endpoints.h"
 #include "cli/commands.h"
 #include "cli/http_client_factory.h"
 #include "cli/runnerset_wiring.h"
 #include "lambda/handlers.h"
 #include "lambda/runtime_loop.h"
 #include "lambda/secret_refs.h"
-#include "runnerset/class_health.h"
-#include "runnerset/runner_table.h"
-#include "runnerset/webhook_endpoint.h"
+#include "runnerset/classes/class_health.h"
+#include "runnerset/intake/webhook_endpoint.h"
+#include "runnerset/table/runner_table.h"
 
 namespace mvr::cli {
 namespace {

@@ -1,10 +1,10 @@
 #include "cli/runnerset_wiring.h"
 
-#include "aws/credentials_profile.h"
-#include "aws/endpoints.h"
+#include "aws/signing/credentials_profile.h"
+#include "aws/signing/endpoints.h"
 #include "cli/http_client_factory.h"
 #include "queue/open_queue.h"
-#include "runnerset/class_resolve.h"
+#include "runnerset/classes/class_resolve.h"
 #include "store/open_store.h"
 
 namespace mvr::cli {

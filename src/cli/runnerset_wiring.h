@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "aws/credentials_chain.h"
-#include "aws/microvms_client.h"
+#include "aws/microvms/microvms_client.h"
+#include "aws/signing/credentials_chain.h"
 #include "cli/context.h"
 #include "github/github_client.h"
 #include "github/multi_app.h"
 #include "http/client.h"
 #include "queue/queue.h"
-#include "runnerset/config.h"
+#include "runnerset/config/config.h"
 #include "store/store.h"
 
 namespace mvr::cli {
@@ -49,8 +49,8 @@ std::unique_ptr<RunnerSetWiring> NewRunnerSetWiring(Context& ctx,
 Status WireQueue(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
 Status WireStore(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
 Status WireMicrovms(Context& ctx, const runnerset::ServeConfig& config, RunnerSetWiring& w);
-// After WireMicrovms: each class's image ARN and network connectors (runnerset/class_resolve.h),
-// settled once before the set launches anything.
+// After WireMicrovms: each class's image ARN and network connectors
+// (runnerset/classes/class_resolve.h), settled once before the set launches anything.
 Status ResolveRunnerClasses(Context& ctx, runnerset::ServeConfig& config, RunnerSetWiring& w);
 // Needs the PAT or the Apps' keys in `secrets`; `reload(i)` reads the PAT or App i's key again
 // from its source while GitHub refuses it (github/auth.h).

@@ -16,10 +16,10 @@
 #include "cli/commands.h"
 #include "cli/runnerset_wiring.h"
 #include "http/curl_client.h"
-#include "runnerset/rate_budget_metrics.h"
-#include "runnerset/server.h"
-#include "runnerset/status.h"
-#include "runnerset/status_page.h"
+#include "runnerset/metrics/rate_budget_metrics.h"
+#include "runnerset/ops/status.h"
+#include "runnerset/ops/status_page.h"
+#include "runnerset/serve/server.h"
 
 namespace mvr::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "runnerset/billing.h"
+#include "runnerset/ops/billing.h"
 #include "sim/pool_target_report.h"
 #include "sim/scenarios.h"
 
@@ -96,7 +96,7 @@ int ReportLatency(int threads) {
   return 0;
 }
 
-// `mvr simulate --report cost`: the latency report's runs, priced (runnerset/billing.h).
+// `mvr simulate --report cost`: the latency report's runs, priced (runnerset/ops/billing.h).
 int ReportCost(int threads, int memory_mib) {
   const runnerset::PublishedRates rates;
   const double vcpus = runnerset::BaselineVcpus(memory_mib, rates);

@@ -9,9 +9,9 @@
 #include <ctime>
 #include <thread>
 
-#include "aws/credentials_chain.h"
-#include "aws/endpoints.h"
-#include "aws/microvms_client.h"
+#include "aws/microvms/microvms_client.h"
+#include "aws/signing/credentials_chain.h"
+#include "aws/signing/endpoints.h"
 #include "base/stop_signals.h"
 #include "base/time_format.h"
 #include "cli/commands.h"

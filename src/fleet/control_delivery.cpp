@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "aws/microvms_ingress.h"
+#include "aws/microvms/microvms_ingress.h"
 #include "base/json_fields.h"
 #include "base/json_text.h"
 #include "base/retry.h"

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "aws/microvms.h"
+#include "aws/microvms/microvms.h"
 #include "base/retry.h"
 #include "base/seam.h"
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "aws/microvms.h"
+#include "aws/microvms/microvms.h"
 #include "base/status.h"
 
 namespace mvr::fleet {

@@ -146,7 +146,8 @@ Result<Artifact> PackArtifact(std::vector<ZipEntry> entries) {
 Result<std::string> ImageName(const std::string& runner_set_id, int class_index,
                               const Artifact& artifact) {
   if (runner_set_id.empty()) return InvalidArgument("the runner set id is empty");
-  // The runner set's id rule (runnerset/runner_name.h: CheckRunnerSetId): '_' is the separator.
+  // The runner set's id rule (runnerset/config/runner_name.h: CheckRunnerSetId): '_' is the
+  // separator.
   for (char c : runner_set_id) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
       return InvalidArgument("runner set id '" + runner_set_id +

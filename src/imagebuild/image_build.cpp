@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "aws/microvms_json.h"
+#include "aws/microvms/microvms_json.h"
 #include "base/encoding.h"
 #include "base/json_text.h"
 #include "base/retry.h"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "aws/microvms.h"
-#include "aws/s3.h"
+#include "aws/microvms/microvms.h"
+#include "aws/services/s3.h"
 #include "base/retry.h"
 #include "base/seam.h"
 #include "imagebuild/artifact.h"
@@ -73,7 +73,7 @@ class ImageBuilder {
   // The configuration's fingerprint, kept in each version's description ("mvr image build
   // config=<fingerprint> runner=<RUNNER_VERSION>") so a re-run can tell whether an existing version
   // was built from exactly this request; the runner version is what `mvr doctor` and the janitor
-  // judge (runnerset/image_runner.h reads it). Public for tests.
+  // judge (runnerset/classes/image_runner.h reads it). Public for tests.
   static std::string Fingerprint(const aws::ImageConfiguration& config);
 
  private:

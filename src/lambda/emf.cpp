@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_text.h"
-#include "runnerset/janitor.h"
+#include "runnerset/janitor/janitor.h"
 
 namespace mvr::lambda {
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "base/clock.h"
-#include "runnerset/metrics.h"
+#include "runnerset/metrics/metrics.h"
 
 namespace mvr::lambda {
 

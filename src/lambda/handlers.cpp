@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "base/json_text.h"
-#include "runnerset/consumer.h"
-#include "runnerset/intent.h"
-#include "runnerset/webhook_endpoint.h"
+#include "runnerset/intake/webhook_endpoint.h"
+#include "runnerset/jobs/intent.h"
+#include "runnerset/launch/consumer.h"
 
 namespace mvr::lambda {
 

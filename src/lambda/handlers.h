@@ -19,12 +19,12 @@
 #include "lambda/events.h"
 #include "lambda/runtime_api.h"
 #include "queue/queue.h"
-#include "runnerset/config.h"
-#include "runnerset/janitor.h"
-#include "runnerset/launcher.h"
-#include "runnerset/metrics.h"
-#include "runnerset/warm_pool_sweeper.h"
-#include "runnerset/webhook_router.h"
+#include "runnerset/config/config.h"
+#include "runnerset/intake/webhook_router.h"
+#include "runnerset/janitor/janitor.h"
+#include "runnerset/launch/launcher.h"
+#include "runnerset/metrics/metrics.h"
+#include "runnerset/pools/warm/warm_pool_sweeper.h"
 
 namespace mvr::lambda {
 
@@ -92,7 +92,7 @@ class JanitorHandler final : public Handler {
 };
 
 // _HANDLER=warm-pool: one pool sweep (warm and hot members) per scheduled event
-// (runnerset/warm_pool_sweeper.h).
+// (runnerset/pools/warm/warm_pool_sweeper.h).
 class WarmPoolHandler final : public Handler {
  public:
   // References must outlive the handler.

@@ -17,7 +17,7 @@
 #include "base/environment.h"
 #include "base/secret.h"
 #include "base/status.h"
-#include "runnerset/config.h"
+#include "runnerset/config/config.h"
 
 namespace mvr::lambda {
 

@@ -1,7 +1,7 @@
 #include "queue/open_queue.h"
 
-#include "aws/endpoints.h"
-#include "aws/sqs.h"
+#include "aws/services/sqs.h"
+#include "aws/signing/endpoints.h"
 #include "queue/forwarding_queue.h"
 #include "queue/memory_queue.h"
 #include "queue/sqlite_queue.h"

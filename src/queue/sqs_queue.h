@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "aws/sqs.h"
+#include "aws/services/sqs.h"
 #include "queue/queue.h"
 
 namespace mvr::queue {

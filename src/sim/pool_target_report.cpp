@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "base/random.h"
-#include "runnerset/pool_target.h"
+#include "runnerset/pools/pool_target.h"
 #include "sim/scenarios.h"
 #include "sim/scheduler.h"
 #include "sim/world.h"

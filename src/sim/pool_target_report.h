@@ -1,6 +1,6 @@
 // `mvr simulate --report pool-target` (issue 34, item 2; docs/simulation.md): a recorded week of
 // arrivals with a daily pattern and bursts, run against a hot pool of fixed sizes and against
-// one sized to a start-time target (runnerset/pool_target.h), each reporting p95 queued →
+// one sized to a start-time target (runnerset/pools/pool_target.h), each reporting p95 queued →
 // started and the VM-seconds without a job per job.
 // Thread-safety: plain functions; PoolTargetReport runs seeds on `threads` threads.
 #pragma once

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emulate/github/jit_config.h"
-#include "runnerset/runner_name.h"
+#include "runnerset/config/runner_name.h"
 #include "supervisor/servers.h"
 #include "supervisor/supervisor.h"
 

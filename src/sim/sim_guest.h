@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "emulate/github/github_model.h"
-#include "emulate/microvms/inprocess_microvms.h"
-#include "runnerset/billing.h"
+#include "emulate/microvms/front/inprocess_microvms.h"
+#include "runnerset/ops/billing.h"
 #include "sim/scheduler.h"
 #include "sim/seams.h"
 

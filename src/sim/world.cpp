@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "base/json_text.h"
-#include "runnerset/webhook_endpoint.h"
+#include "runnerset/intake/webhook_endpoint.h"
 
 namespace mvr::sim {
 namespace {

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <exception>
 
-#include "runnerset/consumer.h"
-#include "runnerset/janitor.h"
-#include "runnerset/launcher.h"
-#include "runnerset/warm_pool_sweeper.h"
-#include "runnerset/webhook_endpoint.h"
+#include "runnerset/intake/webhook_endpoint.h"
+#include "runnerset/janitor/janitor.h"
+#include "runnerset/launch/consumer.h"
+#include "runnerset/launch/launcher.h"
+#include "runnerset/pools/warm/warm_pool_sweeper.h"
 #include "sim/world.h"
 
 namespace mvr::sim {

@@ -1,7 +1,7 @@
 // The runner set's configuration knobs a seed draws (world_options.h): each within the range the
-// configuration's validation accepts (runnerset/config.cpp), from its lowest accepted value (but
-// the 0 that turns a part off), up to what one run can judge. A seed draws the same knobs every
-// time.
+// configuration's validation accepts (runnerset/config/config.cpp), from its lowest accepted value
+// (but the 0 that turns a part off), up to what one run can judge. A seed draws the same knobs
+// every time.
 #include <algorithm>
 #include <stdexcept>
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "aws/dynamodb_attributes.h"
+#include "aws/services/dynamodb_attributes.h"
 #include "store/condition.h"
 
 namespace mvr::store {

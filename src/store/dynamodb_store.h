@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "aws/dynamodb.h"
+#include "aws/services/dynamodb.h"
 #include "store/store.h"
 
 namespace mvr::store {

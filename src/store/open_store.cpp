@@ -1,7 +1,7 @@
 #include "store/open_store.h"
 
-#include "aws/dynamodb.h"
-#include "aws/endpoints.h"
+#include "aws/services/dynamodb.h"
+#include "aws/signing/endpoints.h"
 #include "store/dynamodb_store.h"
 #include "store/memory_store.h"
 #include "store/sqlite_store.h"

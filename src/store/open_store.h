@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "aws/credentials.h"
+#include "aws/signing/credentials.h"
 #include "base/clock.h"
 #include "base/environment.h"
 #include "base/random.h"

@@ -1,6 +1,6 @@
 #include "supervisor/api_self_terminator.h"
 
-#include "aws/microvms_errors.h"
+#include "aws/microvms/microvms_errors.h"
 
 namespace mvr::supervisor {
 

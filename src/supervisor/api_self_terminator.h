@@ -4,7 +4,7 @@
 // Thread-safety: safe to share when the MicrovmService and the retry seam are.
 #pragma once
 
-#include "aws/microvms.h"
+#include "aws/microvms/microvms.h"
 #include "base/logger.h"
 #include "base/retry.h"
 #include "base/seam.h"

@@ -10,8 +10,8 @@
 
 #include "action/ephemeral_records.h"
 #include "action/sweep.h"
-#include "aws/dynamodb.h"
-#include "aws/endpoints.h"
+#include "aws/services/dynamodb.h"
+#include "aws/signing/endpoints.h"
 #include "base/environment.h"
 #include "store/dynamodb_store.h"
 #include "support/moto_iam.h"

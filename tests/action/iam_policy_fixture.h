@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/json_text.h"
-#include "emulate/microvms/iam_authorization.h"
+#include "emulate/microvms/front/iam_authorization.h"
 #include "support/iam_documents.h"
 #include "tests/action/pool_flow_fixture.h"
 

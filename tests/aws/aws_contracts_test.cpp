@@ -1,13 +1,13 @@
 // AwsContracts: requests as mvr's clients put them on the wire, held to botocore's models of
 // DynamoDB, SQS, SSM and S3 (read from the installed awscli); for each service one request that
 // fits and one that does not, with the breach named by operation and field.
-#include "aws/aws_contracts.h"
+#include "aws/contracts/aws_contracts.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "aws/xml_payload.h"
+#include "aws/contracts/xml_payload.h"
 
 namespace mvr::aws {
 namespace {

@@ -1,4 +1,4 @@
-#include "aws/aws_identity.h"
+#include "aws/services/aws_identity.h"
 
 #include <gtest/gtest.h>
 

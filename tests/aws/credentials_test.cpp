@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "aws/credentials_chain.h"
+#include "aws/signing/credentials_chain.h"
 #include "base/time_format.h"
 #include "fake_http.h"
 #include "http/curl_client.h"

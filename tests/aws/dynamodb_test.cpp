@@ -1,6 +1,6 @@
 // DynamoDB client against a scripted HttpClient: request documents, answers, pagination,
 // cancellation reasons, input checks and malformed answers.
-#include "aws/dynamodb.h"
+#include "aws/services/dynamodb.h"
 
 #include <gtest/gtest.h>
 

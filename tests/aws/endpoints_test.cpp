@@ -1,4 +1,4 @@
-#include "aws/endpoints.h"
+#include "aws/signing/endpoints.h"
 
 #include "fake_http.h"
 

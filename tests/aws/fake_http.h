@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "aws/credentials.h"
+#include "aws/signing/credentials.h"
 #include "base/clock.h"
 #include "base/random.h"
 #include "base/retry.h"

@@ -1,5 +1,5 @@
 // The IAM policy evaluator: each feature with a request it allows and one it refuses.
-#include "aws/iam_policy.h"
+#include "aws/services/iam_policy.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "aws/json_protocol.h"
+#include "aws/services/json_protocol.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include <functional>
 #include <regex>
 
-#include "aws/microvms_json.h"
+#include "aws/microvms/microvms_json.h"
 #include "aws/microvms_test_fixture.h"
 
 namespace mvr::aws::testing {

@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "aws/microvms_errors.h"
+#include "aws/microvms/microvms_errors.h"
 #include "aws/microvms_test_fixture.h"
 
 namespace mvr::aws::testing {

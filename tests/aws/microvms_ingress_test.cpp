@@ -1,5 +1,5 @@
 // Requests to a MicroVM's ingress endpoint carry the auth token and port headers the proxy wants.
-#include "aws/microvms_ingress.h"
+#include "aws/microvms/microvms_ingress.h"
 
 #include <gtest/gtest.h>
 

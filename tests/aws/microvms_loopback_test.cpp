@@ -6,8 +6,8 @@
 #include <mutex>
 
 #include "aws/fake_http.h"
-#include "aws/microvms_client.h"
-#include "aws/sigv4.h"
+#include "aws/microvms/microvms_client.h"
+#include "aws/signing/sigv4.h"
 #include "http/curl_client.h"
 #include "http/server.h"
 

@@ -2,7 +2,7 @@
 // name it.
 #pragma once
 
-#include "aws/service_model.h"
+#include "aws/microvms/service_model.h"
 
 namespace mvr::aws::testing {
 

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "aws/fake_http.h"
-#include "aws/microvms_client.h"
-#include "aws/service_model.h"
+#include "aws/microvms/microvms_client.h"
+#include "aws/microvms/service_model.h"
 #include "microvms_model.h"
 
 namespace mvr::aws::testing {

@@ -6,10 +6,10 @@
 
 #include <memory>
 
-#include "aws/dynamodb.h"
-#include "aws/endpoints.h"
-#include "aws/sigv4.h"
-#include "aws/sqs.h"
+#include "aws/services/dynamodb.h"
+#include "aws/services/sqs.h"
+#include "aws/signing/endpoints.h"
+#include "aws/signing/sigv4.h"
 #include "fake_http.h"
 #include "http/curl_client.h"
 #include "support/moto.h"

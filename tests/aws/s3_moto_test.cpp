@@ -6,8 +6,8 @@
 
 #include <memory>
 
-#include "aws/endpoints.h"
-#include "aws/s3.h"
+#include "aws/services/s3.h"
+#include "aws/signing/endpoints.h"
 #include "fake_http.h"
 #include "http/curl_client.h"
 #include "support/moto.h"

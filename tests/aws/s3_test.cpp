@@ -3,8 +3,8 @@
 // mapping, and a multipart upload that fails half-way being aborted.
 #include <gtest/gtest.h>
 
-#include "aws/s3.h"
-#include "aws/sigv4.h"
+#include "aws/services/s3.h"
+#include "aws/signing/sigv4.h"
 #include "base/encoding.h"
 #include "fake_http.h"
 

@@ -1,5 +1,5 @@
 // The embedded Lambda MicroVMs model: parsing, routing, bindings and error statuses.
-#include "aws/service_model.h"
+#include "aws/microvms/service_model.h"
 #include "microvms_model.h"
 
 #include <gtest/gtest.h>

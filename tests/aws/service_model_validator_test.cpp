@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "aws/service_model.h"
+#include "aws/microvms/service_model.h"
 #include "microvms_model.h"
 
 namespace mvr::aws {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "aws/sigv4.h"
+#include "aws/signing/sigv4.h"
 #include "base/encoding.h"
 #include "base/time_format.h"
 

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "aws/sigv4.h"
+#include "aws/signing/sigv4.h"
 #include "base/encoding.h"
 #include "base/time_format.h"
 #include "http/curl_client.h"

@@ -1,6 +1,6 @@
 // SQS client against a scripted HttpClient: request documents, answers, batch failures, errors,
 // input checks and malformed answers.
-#include "aws/sqs.h"
+#include "aws/services/sqs.h"
 
 #include <gtest/gtest.h>
 

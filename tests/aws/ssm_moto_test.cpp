@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "aws/endpoints.h"
-#include "aws/ssm.h"
+#include "aws/services/ssm.h"
+#include "aws/signing/endpoints.h"
 #include "fake_http.h"
 #include "http/curl_client.h"
 #include "support/moto.h"

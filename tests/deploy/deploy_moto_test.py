@@ -96,21 +96,22 @@ def source_text(*path):
 
 def emitted_metrics():
     """Function dimension -> the EMF metric names the Lambda functions can emit, read from the
-    C++ sources (src/lambda/emf.cpp, src/runnerset/metrics.cpp, janitor.cpp,
+    C++ sources (src/lambda/emf.cpp, src/runnerset/metrics/metrics.cpp, janitor.cpp,
     rate_budget_metrics.cpp): what a dashboard widget or an alarm in namespace mvr/runnerset may
     name. The GitHub gauges are set by the launcher and the janitor."""
     emf = source_text("src", "lambda", "emf.cpp")
     assert '{"Namespace", "mvr/runnerset"}' in emf and '{{"RunnerSetId", "Function"}}' in emf
-    metrics = source_text("src", "runnerset", "metrics.cpp")
+    metrics = source_text("src", "runnerset", "metrics", "metrics.cpp")
     counter_names = metrics.split("const char* CounterName(", 1)[1].split("\n}\n", 1)[0]
     counters = set(re.findall(r'return "(\w+)";', counter_names)) - {"unknown"}
-    swept = source_text("src", "runnerset", "janitor.cpp").split("kSweptNames = {", 1)[1]
+    swept = source_text("src", "runnerset", "janitor", "janitor.cpp")
+    swept = swept.split("kSweptNames = {", 1)[1]
     janitor = {"janitor_" + n for n in re.findall(r'"(\w+)"', swept.split("};", 1)[0])}
     janitor |= set(re.findall(r'v\["(janitor_\w+)"\] = metrics.GetJanitor', emf))
     # Janitor::Sweep does not add the listing sizes (gauges of one sweep) to the metrics.
     janitor -= {n for n in janitor if n.endswith("_listed")}
     gauges = set(re.findall(r'g\["(\w+)"\]', source_text("src", "runnerset",
-                                                         "rate_budget_metrics.cpp")))
+                                                         "metrics", "rate_budget_metrics.cpp")))
     pool_names = emf.split('for (const char* name : {', 1)[1].split("})", 1)[0]
     pool = {"pool_" + n for n in re.findall(r'"(\w+)"', pool_names)}
     assert "failed" in counters and "janitor_errors" in janitor and "github_rate_limit" in gauges

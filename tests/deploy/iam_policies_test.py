@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """deploy/iam/*.json: well-formed IAM policies, no `*` resource where a narrower one exists, and
 every Lambda MicroVMs operation the code calls is allowed. The operations are read from the code
-(MicrovmService's methods in src/aws/microvms.h, their calls in src/action, src/runnerset,
+(MicrovmService's methods in src/aws/microvms/microvms.h, their calls in src/action, src/runnerset,
 src/lambda and src/fleet, the MicroVM lifecycle both products share), so a new call without a
 policy fails here."""
 import glob
@@ -43,13 +43,13 @@ def allowed(doc, service="lambda"):
 
 def service_methods():
     """MicrovmService's operations: its pure virtual methods."""
-    header = read(os.path.join(SOURCE, "src", "aws", "microvms.h"))
+    header = read(os.path.join(SOURCE, "src", "aws", "microvms", "microvms.h"))
     return set(re.findall(r"virtual [^;]*?\b([A-Z]\w*Microvm\w*)\(", header))
 
 
 def called(files):
     """The MicrovmService operations called in `files`: member calls (`x.Op(`, `x->Op(`) and the
-    ListAll… pagination helpers of src/aws/microvms.h (ListAllMicrovms calls ListMicrovms)."""
+    ListAll… pagination helpers of src/aws/microvms/microvms.h (ListAllMicrovms calls ListMicrovms)."""
     methods = service_methods()
     ops = set()
     for path in files:
@@ -66,7 +66,7 @@ def called(files):
 def sources(*dirs):
     out = []
     for d in dirs:
-        out += glob.glob(os.path.join(SOURCE, d, "*.cpp"))
+        out += glob.glob(os.path.join(SOURCE, d, "**", "*.cpp"), recursive=True)
     return out
 
 

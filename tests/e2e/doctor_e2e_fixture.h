@@ -8,12 +8,12 @@
 #include <map>
 #include <set>
 
-#include "aws/microvms_client.h"
+#include "aws/microvms/microvms_client.h"
 #include "base/time_format.h"
 #include "emulate/github/runner_versions.h"
 #include "queue/sqlite_queue.h"
-#include "runnerset/class_health.h"
-#include "runnerset/runner_table.h"
+#include "runnerset/classes/class_health.h"
+#include "runnerset/table/runner_table.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_store.h"
 #include "tests/e2e/runner_set_e2e_fixture.h"

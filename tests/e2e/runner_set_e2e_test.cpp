@@ -3,7 +3,7 @@
 // runner → job → completed webhook → terminate.
 #include <csignal>
 
-#include "aws/credentials.h"
+#include "aws/signing/credentials.h"
 #include "base/environment.h"
 #include "queue/open_queue.h"
 #include "runner_set_e2e_fixture.h"

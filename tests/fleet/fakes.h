@@ -5,7 +5,7 @@
 
 #include <gmock/gmock.h>
 
-#include "aws/microvms.h"
+#include "aws/microvms/microvms.h"
 #include "base/seam.h"
 #include "github/github.h"
 #include "http/client.h"

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "aws/microvms_json.h"
-#include "aws/service_model.h"
+#include "aws/microvms/microvms_json.h"
+#include "aws/microvms/service_model.h"
 #include "fleet/image_arn.h"
 #include "tests/fleet/fakes.h"
 

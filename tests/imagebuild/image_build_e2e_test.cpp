@@ -15,11 +15,11 @@
 #include <fstream>
 #include <regex>
 
-#include "aws/s3.h"
+#include "aws/services/s3.h"
 #include "base/json_text.h"
 #include "base/time_format.h"
 #include "emulate/microvms/emulator_harness.h"
-#include "emulate/microvms/host_processes.h"
+#include "emulate/microvms/host/host_processes.h"
 #include "process/process_runner.h"
 #include "support/iam_documents.h"
 #include "support/moto.h"

@@ -7,11 +7,11 @@
 
 #include <memory>
 
-#include "aws/endpoints.h"
-#include "aws/microvms_client.h"
-#include "aws/s3.h"
+#include "aws/microvms/microvms_client.h"
+#include "aws/services/s3.h"
+#include "aws/signing/endpoints.h"
 #include "base/encoding.h"
-#include "emulate/microvms/inprocess_microvms.h"
+#include "emulate/microvms/front/inprocess_microvms.h"
 #include "http/curl_client.h"
 #include "imagebuild/image_build.h"
 #include "support/manual_seam.h"

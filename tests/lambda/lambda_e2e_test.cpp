@@ -25,10 +25,10 @@
 #include <thread>
 #include <utility>
 
-#include "aws/dynamodb.h"
-#include "aws/endpoints.h"
-#include "aws/json_protocol.h"
-#include "aws/sqs.h"
+#include "aws/services/dynamodb.h"
+#include "aws/services/json_protocol.h"
+#include "aws/services/sqs.h"
+#include "aws/signing/endpoints.h"
 #include "base/encoding.h"
 #include "base/json_text.h"
 #include "base/time_format.h"

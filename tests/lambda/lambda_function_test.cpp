@@ -12,18 +12,18 @@
 #include <sstream>
 #include <thread>
 
-#include "aws/dynamodb.h"
-#include "aws/endpoints.h"
-#include "aws/json_protocol.h"
-#include "aws/sqs.h"
+#include "aws/services/dynamodb.h"
+#include "aws/services/json_protocol.h"
+#include "aws/services/sqs.h"
+#include "aws/signing/endpoints.h"
 #include "base/encoding.h"
 #include "base/random.h"
 #include "github/workflow_job_payloads.h"
 #include "http/curl_client.h"
 #include "lambda/fake_runtime_api.h"
 #include "process/process_runner.h"
-#include "runnerset/intent.h"
-#include "runnerset/janitor.h"
+#include "runnerset/janitor/janitor.h"
+#include "runnerset/jobs/intent.h"
 #include "support/moto.h"
 #include "support/real_seam.h"
 

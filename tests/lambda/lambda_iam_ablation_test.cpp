@@ -19,16 +19,16 @@
 #include <string>
 #include <vector>
 
-#include "aws/dynamodb.h"
-#include "aws/endpoints.h"
-#include "aws/json_protocol.h"
-#include "aws/sqs.h"
+#include "aws/services/dynamodb.h"
+#include "aws/services/json_protocol.h"
+#include "aws/services/sqs.h"
+#include "aws/signing/endpoints.h"
 #include "base/encoding.h"
 #include "base/json_text.h"
 #include "base/time_format.h"
 #include "github/workflow_job_payloads.h"
 #include "lambda/fake_runtime_api.h"
-#include "runnerset/intent.h"
+#include "runnerset/jobs/intent.h"
 #include "support/iam_documents.h"
 #include "support/moto.h"
 #include "support/moto_iam.h"

@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "aws/endpoints.h"
-#include "aws/sqs.h"
+#include "aws/services/sqs.h"
+#include "aws/signing/endpoints.h"
 #include "base/environment.h"
 #include "http/curl_client.h"
 #include "queue/memory_queue.h"

@@ -1,4 +1,4 @@
-#include "runnerset/assigned_jobs.h"
+#include "runnerset/launch/assigned_jobs.h"
 
 #include <gtest/gtest.h>
 

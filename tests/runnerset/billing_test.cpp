@@ -1,4 +1,4 @@
-#include "runnerset/billing.h"
+#include "runnerset/ops/billing.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The cap's count as pure decisions (cap_count.h): when a launch lists, and what a listing
 // changes in the seats. Table tests.
-#include "runnerset/cap_count.h"
+#include "runnerset/launch/cap_count.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "runnerset/cap_gate.h"
+#include "runnerset/launch/cap_gate.h"
 
 #include <gtest/gtest.h>
 

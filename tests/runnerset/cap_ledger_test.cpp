@@ -2,7 +2,7 @@
 // the in-process fleet: a launch pays no ListMicrovms call but one per reconciliation period, a
 // launch in flight in another process counts, a launcher that died between RunMicrovm and naming
 // its VM still counts it, and the terminate intent frees the seat at once.
-#include "runnerset/cap_ledger.h"
+#include "runnerset/launch/cap_ledger.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // A class whose runner GitHub refuses (issue 30, item 5): its verdict, the fallback chain the
 // launcher follows, the metrics; and the configuration's fallbackClass checks.
-#include "runnerset/class_health.h"
+#include "runnerset/classes/class_health.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -3,7 +3,7 @@
 // launch then carries them. Against the MicroVMs model's strict readings (a bare image name
 // refused, no ingress without a connector), a launch of an unresolved class fails and a resolved
 // one runs.
-#include "runnerset/class_resolve.h"
+#include "runnerset/classes/class_resolve.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The configuration reference (docs/runner-set.md, the table under "## Configuration") names
-exactly the keys the runner set's parser reads (src/runnerset/config.cpp). The parser refuses any
+exactly the keys the runner set's parser reads (src/runnerset/config/config.cpp). The parser refuses any
 member it did not read (Strict::NoOthers), so the keys it reads are the keys it accepts: every
 `s.String/Integer/Number/Find("key")` of a `Strict s(j, "section")`, and the flags read through
 the (name, &field) list. A key added to the parser without a line in the table, or a line for a
@@ -41,7 +41,7 @@ def documented_keys(text):
 
 
 def main():
-    with open(os.path.join(SOURCE, "src/runnerset/config.cpp")) as f:
+    with open(os.path.join(SOURCE, "src/runnerset/config/config.cpp")) as f:
         code = parser_keys(f.read())
     with open(os.path.join(SOURCE, "docs/runner-set.md")) as f:
         docs = documented_keys(f.read())

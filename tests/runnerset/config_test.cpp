@@ -1,4 +1,4 @@
-#include "runnerset/config.h"
+#include "runnerset/config/config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

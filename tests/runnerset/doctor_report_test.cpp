@@ -1,4 +1,4 @@
-#include "runnerset/doctor.h"
+#include "runnerset/doctor/doctor.h"
 
 #include <gtest/gtest.h>
 

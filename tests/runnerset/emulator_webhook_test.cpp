@@ -5,7 +5,7 @@
 
 #include "emulate/github/github_model.h"
 #include "emulate/github/jit_config.h"
-#include "runnerset/webhook_router.h"
+#include "runnerset/intake/webhook_router.h"
 
 namespace mvr::runnerset {
 namespace {

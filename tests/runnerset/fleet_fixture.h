@@ -18,10 +18,10 @@
 
 #include "fixture_time.h"
 #include "queue/memory_queue.h"
-#include "runnerset/intent.h"
-#include "runnerset/janitor.h"
-#include "runnerset/launcher.h"
-#include "runnerset/warm_pool_sweeper.h"
+#include "runnerset/janitor/janitor.h"
+#include "runnerset/jobs/intent.h"
+#include "runnerset/launch/launcher.h"
+#include "runnerset/pools/warm/warm_pool_sweeper.h"
 #include "support/hooked_store.h"
 #include "support/inprocess_fleet.h"
 

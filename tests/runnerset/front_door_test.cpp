@@ -13,11 +13,11 @@
 #include "github/webhook_signature.h"
 #include "github/workflow_job_payloads.h"  // tests/github: realistic payload builder
 #include "queue/memory_queue.h"
-#include "runnerset/delivery_ledger.h"
-#include "runnerset/reserved_github.h"
-#include "runnerset/runner_name.h"
-#include "runnerset/status_cache.h"
-#include "runnerset/webhook_endpoint.h"
+#include "runnerset/config/runner_name.h"
+#include "runnerset/intake/delivery_ledger.h"
+#include "runnerset/intake/webhook_endpoint.h"
+#include "runnerset/ops/reserved_github.h"
+#include "runnerset/ops/status_cache.h"
 #include "store/memory_store.h"
 
 namespace mvr::runnerset {

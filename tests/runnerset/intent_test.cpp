@@ -1,4 +1,4 @@
-#include "runnerset/intent.h"
+#include "runnerset/jobs/intent.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // re-scan before an unmapped VM or runner is removed, RUNNING VMs only, stale rows. Asserted on
 // the MicroVMs model (VM states), the GitHub model (runners) and the runner table.
 #include "janitor_fixture.h"
-#include "runnerset/runner_name.h"
+#include "runnerset/config/runner_name.h"
 
 namespace mvr::runnerset::testing {
 namespace {

@@ -1,7 +1,7 @@
 // The launcher's steps and failure handling over the in-process fleet: the MicroVMs and GitHub
 // models behind the real clients, a stand-in supervisor in every VM, an in-memory store and a
 // manual clock. Each test asserts on what the models and the table hold afterwards.
-#include "runnerset/launcher.h"
+#include "runnerset/launch/launcher.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

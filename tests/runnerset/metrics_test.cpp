@@ -1,4 +1,4 @@
-#include "runnerset/metrics.h"
+#include "runnerset/metrics/metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Scheduled pool sizes: cron expressions, time zones from the system's zoneinfo (with DST, and
 // past the files' last transition by their POSIX rule), the first matching window, the
 // configuration's errors.
-#include "runnerset/pool_schedule.h"
+#include "runnerset/pools/pool_schedule.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "base/files.h"
-#include "runnerset/config.h"
+#include "runnerset/config/config.h"
 
 namespace mvr::runnerset {
 namespace {

@@ -1,9 +1,9 @@
-#include "runnerset/pool_target.h"
+#include "runnerset/pools/pool_target.h"
 
 #include <gtest/gtest.h>
 
 #include "../support/manual_seam.h"
-#include "runnerset/config.h"
+#include "runnerset/config/config.h"
 #include "store/memory_store.h"
 
 namespace mvr::runnerset {

@@ -1,7 +1,7 @@
-// Runner names and runner-set ids (runnerset/runner_name.h, issue 53 item 4): ids that prefix
-// one another (ci, ci-gpu, ci1) give names no other set parses as its own, and ids that held the
-// separator before are refused with a clear error.
-#include "runnerset/runner_name.h"
+// Runner names and runner-set ids (runnerset/config/runner_name.h, issue 53 item 4): ids that
+// prefix one another (ci, ci-gpu, ci1) give names no other set parses as its own, and ids that held
+// the separator before are refused with a clear error.
+#include "runnerset/config/runner_name.h"
 
 #include <gtest/gtest.h>
 

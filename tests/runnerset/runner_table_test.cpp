@@ -1,4 +1,4 @@
-#include "runnerset/runner_table.h"
+#include "runnerset/table/runner_table.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The runner watch's spending of the GitHub budget (issue 53, item 6): one runner looked up by
 // name rather than the scope's whole listing, looks that back off, a listing only when it is the
 // cheaper look, and an allowance a minute however many runners are awaited.
-#include "runnerset/runner_watch.h"
+#include "runnerset/launch/runner_watch.h"
 
 #include <gtest/gtest.h>
 

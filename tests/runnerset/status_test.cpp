@@ -1,11 +1,11 @@
 // What GET /status and `mvr status` show, from given listings.
-#include "runnerset/status.h"
+#include "runnerset/ops/status.h"
 
-#include "runnerset/status_page.h"
+#include "runnerset/ops/status_page.h"
 
 #include "base/json_text.h"
-#include "runnerset/billing.h"
-#include "runnerset/refused_job.h"
+#include "runnerset/jobs/refused_job.h"
+#include "runnerset/ops/billing.h"
 
 #include <gtest/gtest.h>
 

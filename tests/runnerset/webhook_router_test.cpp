@@ -1,7 +1,7 @@
 // WebhookRouter: one hand-written delivery per decision, the signature's edge cases, the body
 // limit, label matching as GitHub does it, the configuration checks, and that no answer ever
 // carries the secret.
-#include "runnerset/webhook_router.h"
+#include "runnerset/intake/webhook_router.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "github/webhook_signature.h"
 #include "github/workflow_job_payloads.h"  // tests/github: realistic payload builder
 #include "queue/memory_queue.h"
-#include "runnerset/webhook_endpoint.h"
+#include "runnerset/intake/webhook_endpoint.h"
 
 namespace mvr::runnerset {
 namespace {

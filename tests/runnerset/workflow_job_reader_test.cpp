@@ -1,7 +1,7 @@
 // WorkflowJobReader: the members the runner set needs are read from real-shaped payloads, members
 // it does not need never cause a refusal, and every malformed body is an InvalidArgument that
 // names what is wrong.
-#include "runnerset/workflow_job_reader.h"
+#include "runnerset/intake/workflow_job_reader.h"
 
 #include <gtest/gtest.h>
 

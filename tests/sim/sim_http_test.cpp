@@ -7,9 +7,9 @@
 
 #include <atomic>
 
-#include "aws/credentials.h"
-#include "aws/microvms_client.h"
-#include "emulate/microvms/inprocess_microvms.h"
+#include "aws/microvms/microvms_client.h"
+#include "aws/signing/credentials.h"
+#include "emulate/microvms/front/inprocess_microvms.h"
 #include "fleet/microvm_lifecycle.h"
 #include "sim/seams.h"
 

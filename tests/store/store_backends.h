@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
-#include "aws/dynamodb.h"
-#include "aws/endpoints.h"
+#include "aws/services/dynamodb.h"
+#include "aws/signing/endpoints.h"
 #include "base/clock.h"
 #include "base/environment.h"
 #include "base/random.h"

@@ -10,9 +10,9 @@
 #include <functional>
 #include <regex>
 
-#include "aws/credentials.h"
-#include "aws/microvms_client.h"
-#include "aws/microvms_ingress.h"
+#include "aws/microvms/microvms_client.h"
+#include "aws/microvms/microvms_ingress.h"
+#include "aws/signing/credentials.h"
 #include "base/clock.h"
 #include "base/random.h"
 #include "http/curl_client.h"

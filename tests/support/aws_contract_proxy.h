@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "aws/aws_contracts.h"
+#include "aws/contracts/aws_contracts.h"
 #include "base/numbers.h"
 #include "base/status.h"
 #include "http/types.h"

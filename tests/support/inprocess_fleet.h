@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "aws/credentials.h"
-#include "aws/microvms_client.h"
+#include "aws/microvms/microvms_client.h"
+#include "aws/signing/credentials.h"
 #include "emulate/github/inprocess_github.h"
-#include "emulate/microvms/inprocess_microvms.h"
+#include "emulate/microvms/front/inprocess_microvms.h"
 #include "github/github_client.h"
 #include "supervisor/run_payload.h"
 #include "support/manual_seam.h"

@@ -36,7 +36,7 @@
 
 #include <gtest/gtest.h>
 
-#include "aws/aws_contracts.h"
+#include "aws/contracts/aws_contracts.h"
 #include "base/clock.h"
 #include "base/host_port.h"
 #include "base/status.h"

@@ -18,8 +18,8 @@
 
 #include <string>
 
-#include "aws/credentials.h"
-#include "aws/sigv4.h"
+#include "aws/signing/credentials.h"
+#include "aws/signing/sigv4.h"
 #include "base/clock.h"
 #include "base/json_text.h"
 #include "http/curl_client.h"

@@ -4,7 +4,7 @@
 #include "emulate/microvms/emulator.h"
 
 #include "base/time_format.h"
-#include "emulate/microvms/rest_json_front.h"
+#include "emulate/microvms/front/rest_json_front.h"
 
 namespace mvr::emulate::microvms {
 

@@ -9,8 +9,8 @@
 
 #include "base/numbers.h"
 #include "emulate/microvms/emulator.h"
+#include "emulate/microvms/front/ingress_rules.h"
 #include "emulate/microvms/ingress_proxy.h"
-#include "emulate/microvms/ingress_rules.h"
 
 namespace mvr::emulate::microvms {
 

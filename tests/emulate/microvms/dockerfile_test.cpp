@@ -1,7 +1,7 @@
 // The Dockerfile reader: exec and shell forms, ENTRYPOINT + CMD, ENV, continuations, errors.
 #include <gtest/gtest.h>
 
-#include "emulate/microvms/dockerfile.h"
+#include "emulate/microvms/host/dockerfile.h"
 
 namespace mvr::emulate::microvms {
 namespace {

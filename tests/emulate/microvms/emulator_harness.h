@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "aws/service_model.h"
+#include "aws/microvms/service_model.h"
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/random.h"

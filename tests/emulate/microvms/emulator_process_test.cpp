@@ -4,7 +4,7 @@
 // Dockerfile, and every answer fits the service model.
 #include <chrono>
 
-#include "aws/sigv4.h"
+#include "aws/signing/sigv4.h"
 #include "emulator_harness.h"
 #include "raw_http.h"
 

@@ -1,11 +1,11 @@
 // The guests' name service: answers built from the emulator's records (read back by the test as
 // a resolver would), the records' flag, and the /init lines that block outbound UDP, put the VPC
 // resolver on its address and make the stub the guest's one nameserver.
-#include "emulate/microvms/guest_dns.h"
+#include "emulate/microvms/host/guest_dns.h"
 
 #include <gtest/gtest.h>
 
-#include "emulate/microvms/guest_image.h"
+#include "emulate/microvms/host/guest_image.h"
 
 namespace mvr::emulate::microvms {
 namespace {

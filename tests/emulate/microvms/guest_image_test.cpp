@@ -2,7 +2,7 @@
 // implementation we did not write), the host files a program names (through scripts that name
 // others), and the guest's /init (modules in dependency order, the route to the host's listeners,
 // the environment and the program quoted for the shell).
-#include "emulate/microvms/guest_image.h"
+#include "emulate/microvms/host/guest_image.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

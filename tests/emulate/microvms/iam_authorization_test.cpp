@@ -1,11 +1,11 @@
 // The MicroVMs emulator's --iam-policies: the IAM requests each operation makes, the file's
 // forms and its errors, and the answer a denied request gets through the rest-json front.
-#include "emulate/microvms/iam_authorization.h"
+#include "emulate/microvms/front/iam_authorization.h"
 
 #include <gtest/gtest.h>
 
-#include "aws/sigv4.h"
-#include "emulate/microvms/rest_json_front.h"
+#include "aws/signing/sigv4.h"
+#include "emulate/microvms/front/rest_json_front.h"
 
 namespace mvr::emulate::microvms {
 namespace {

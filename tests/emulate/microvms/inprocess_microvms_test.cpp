@@ -1,12 +1,12 @@
 // The in-process MicroVMs service: the real client's requests reach the model through the
 // rest-json front (signatures checked), VMs move only as the injected clock does, and the ingress
 // enforces the model's tokens before the guest sees a request.
-#include "emulate/microvms/inprocess_microvms.h"
+#include "emulate/microvms/front/inprocess_microvms.h"
 
 #include <gtest/gtest.h>
 
-#include "aws/credentials.h"
-#include "aws/microvms_client.h"
+#include "aws/microvms/microvms_client.h"
+#include "aws/signing/credentials.h"
 #include "support/manual_seam.h"
 
 namespace mvr::emulate::microvms {

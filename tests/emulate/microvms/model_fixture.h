@@ -12,8 +12,8 @@
 
 #include "base/clock.h"
 #include "base/random.h"
-#include "emulate/microvms/effect_driver.h"
-#include "emulate/microvms/microvm_model.h"
+#include "emulate/microvms/model/effect_driver.h"
+#include "emulate/microvms/model/microvm_model.h"
 
 namespace mvr::emulate::microvms {
 

@@ -6,7 +6,7 @@
 // Traffic stays on loopback and on the namespaces this test's emulator creates.
 #include <unistd.h>
 
-#include "emulate/microvms/network_namespaces.h"
+#include "emulate/microvms/host/network_namespaces.h"
 #include "emulator_harness.h"
 
 namespace mvr::emulate::microvms {

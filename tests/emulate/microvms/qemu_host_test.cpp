@@ -2,7 +2,7 @@
 // and what to run: an unknown machine, an ARM64 guest without its kernel's userland or without
 // the ARM64 guest tools, KVM for an ARM64 guest, and a missing QEMU. A fake ProcessRunner stands
 // in for the host's tools, so this runs where QEMU is not installed.
-#include "emulate/microvms/qemu_host.h"
+#include "emulate/microvms/host/qemu_host.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
-#include "emulate/microvms/vm_host.h"
+#include "emulate/microvms/host/vm_host.h"
 #include "emulator_harness.h"
 #include "support/fake_process_runner.h"
 

@@ -1,0 +1,72 @@
+#include "runnerset/config/runner_name.h"
+
+#include <string>
+
+namespace mvr::runnerset {
+
+namespace {
+
+bool IsIdChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
+
+}  // namespace
+
+Status CheckRunnerSetId(std::string_view id, std::string_view key) {
+  const std::string shown = std::string(key) + ": \"" + std::string(id) + "\": ";
+  if (id.empty()) return InvalidArgument(std::string(key) + ": empty; give the runner set's id");
+  // <prefix "mvr-" + id + "_"> + <job id, up to 19 digits>-<8 hex> within GitHub's 64.
+  if (id.size() > 31) return InvalidArgument(shown + "at most 31 characters");
+  for (char c : id) {
+    if (c == '_' || c == '.' || (c >= 'A' && c <= 'Z')) {
+      return InvalidArgument(
+          shown + "'" + std::string(1, c) +
+          "' is no longer allowed: an id holds lowercase letters, digits and '-' only, because "
+          "the set's names put '_' after the id (mvr-<id>_...) so that no set's names start "
+          "with another's; rename the set (docs/runner-set.md, \"Runner-set ids\")");
+    }
+    if (!IsIdChar(c)) {
+      return InvalidArgument(shown + "only lowercase letters, digits and '-'");
+    }
+  }
+  if (id.front() == '-') return InvalidArgument(shown + "must start with a letter or digit");
+  return Status::Ok();
+}
+
+std::string RunnerNamePrefix(std::string_view runner_set_id) {
+  return "mvr-" + std::string(runner_set_id) + "_";
+}
+
+std::string JobRunnerName(std::string_view prefix, int64_t job_id, std::string_view suffix) {
+  return std::string(prefix) + std::to_string(job_id) + "-" + std::string(suffix);
+}
+
+std::string HotRunnerName(std::string_view prefix, std::string_view hex) {
+  return std::string(prefix) + "hot-" + std::string(hex);
+}
+
+bool IsRunnerOf(std::string_view prefix, std::string_view name) {
+  return name.size() >= prefix.size() && name.compare(0, prefix.size(), prefix) == 0;
+}
+
+RunnerNameParts ParseRunnerName(std::string_view prefix, std::string_view name) {
+  RunnerNameParts out;
+  if (!IsRunnerOf(prefix, name)) return out;
+  out.kind = RunnerNameParts::Kind::kOther;
+  const std::string_view rest = name.substr(prefix.size());
+  if (rest.rfind("hot-", 0) == 0) {
+    out.kind = RunnerNameParts::Kind::kHot;
+    return out;
+  }
+  const size_t dash = rest.find('-');
+  // At most 18 digits: any such number fits an int64_t.
+  if (dash == std::string_view::npos || dash == 0 || dash > 18) return out;
+  int64_t id = 0;
+  for (size_t i = 0; i < dash; ++i) {
+    if (rest[i] < '0' || rest[i] > '9') return out;
+    id = id * 10 + (rest[i] - '0');
+  }
+  out.kind = RunnerNameParts::Kind::kJob;
+  out.job_id = id;
+  return out;
+}
+
+}  // namespace mvr::runnerset

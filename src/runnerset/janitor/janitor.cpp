@@ -1,0 +1,315 @@
+#include "runnerset/janitor/janitor.h"
+
+#include <chrono>
+
+#include "base/retry.h"
+#include "fleet/microvm_lifecycle.h"
+#include "runnerset/config/runner_name.h"
+#include "runnerset/metrics/rate_budget_metrics.h"
+
+namespace mvr::runnerset {
+namespace {
+
+constexpr size_t kJanitorErrorsKept = 10;
+// A termination the janitor waits for (it polls until TERMINATED).
+constexpr Duration kJanitorTerminateTime{60'000};
+
+constexpr std::array<const char*, kSweptCount> kSweptNames = {
+    "vms_listed",         "runners_listed", "rows_listed",       "strikes_added",
+    "strikes_cleared",    "busy_spared",    "runners_removed",   "vms_terminated",
+    "orphans_terminated", "orphans_spared", "rows_removed",      "image_versions_deleted",
+    "launches_recovered", "errors",         "deliveries_failed", "repositories_scanned",
+};
+
+}  // namespace
+
+const char* SweptName(Swept counter) { return kSweptNames[static_cast<int>(counter)]; }
+
+Janitor::Janitor(const ServeConfig& config, JanitorDeps deps)
+    : config_(config), deps_(deps), scope_(RunnerScopeOf(config)) {}
+
+std::optional<SweepReport> Janitor::LastSweep() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_;
+}
+
+void Janitor::Error(SweepReport& report, const std::string& what, const Status& status) {
+  report.Add(Swept::kErrors);
+  const std::string message = what + ": " + status.ToString();
+  if (report.errors.size() < kJanitorErrorsKept) report.errors.push_back(message);
+  deps_.seam.logger.Warn("janitor: " + what, {{"error", status.ToString()}});
+}
+
+bool Janitor::OldEnough(const aws::MicrovmSummary& vm) const {
+  if (!vm.started_at) return false;
+  return deps_.seam.clock.Now() - *vm.started_at >=
+         Duration(config_.janitor.grace_seconds * 1000LL);
+}
+
+Status Janitor::TerminateVm(const std::string& microvm_id) {
+  // Requested, not waited for: a VM's terminate hook runs for a while, and a sweep that waited
+  // on each VM it reaps in turn left the last of a burst's strays for the sweep after (the
+  // runner-set end-to-end test, 12 jobs killed mid-burst). Once the service has taken the request
+  // the VM ends on its own; a sweep acts only on RUNNING VMs, so none is asked twice.
+  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  return vms.RequestTerminate(microvm_id, deps_.seam.clock.Now() + kJanitorTerminateTime);
+}
+
+SweepReport Janitor::Sweep() {
+  SweepReport report;
+  report.started = deps_.seam.clock.Now();
+  if (PacedByBudget()) {
+    report.paced = true;
+    report.finished = report.started;
+    deps_.metrics.AddJanitor("sweeps_paced");
+    Keep(report);
+    return report;
+  }
+  const std::optional<github::RateBudgetSnapshot> before = deps_.github.RateBudgetNow();
+  Inventory inv = TakeInventory(report);
+  if (inv.vms_ok && inv.rows_ok) {
+    ReapMapped(inv, report);
+    ReapUnmapped(inv, report);
+  }
+  if (config_.janitor.prune_image_versions) PruneImageVersions(inv, report);
+  if (inv.runners_ok && inv.rows_ok) LearnAcceptedRunners(inv);
+  WatchRunnerWindow(report);
+  if (config_.janitor.recover_stuck_launches) {
+    RecoverStuckLaunches(inv, DiscoverRepositories(report), report);
+  }
+  report.finished = deps_.seam.clock.Now();
+  const std::optional<github::RateBudgetSnapshot> after = deps_.github.RateBudgetNow();
+  if (before && after && before->primary && after->primary &&
+      before->primary->reset == after->primary->reset) {
+    last_cost_ = std::max<int64_t>(0, before->primary->remaining - after->primary->remaining);
+  }
+  last_swept_ = report.started;
+
+  deps_.metrics.AddJanitor("sweeps");
+  LogFields fields;
+  for (int i = 0; i < kSweptCount; ++i) {
+    // Listing sizes are gauges of one sweep, not totals worth adding up.
+    const Swept c = static_cast<Swept>(i);
+    if (c != Swept::kVmsListed && c != Swept::kRunnersListed && c != Swept::kRowsListed) {
+      deps_.metrics.AddJanitor(kSweptNames[i], report.counts[i]);
+    }
+    if (report.counts[i] != 0) fields.push_back({kSweptNames[i], report.counts[i]});
+  }
+  fields.push_back(
+      {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(report.finished - report.started)
+                 .count()});
+  deps_.seam.logger.Info("janitor sweep", fields);
+  Keep(report);
+  return report;
+}
+
+void Janitor::Keep(const SweepReport& report) {
+  // For the status page of any process of the set (a Lambda janitor keeps nothing in memory).
+  SweepRecord r;
+  r.started_ms = ToUnixMillis(report.started);
+  r.duration_ms = ToUnixMillis(report.finished) - r.started_ms;
+  r.paced = report.paced;
+  for (int i = 0; i < kSweptCount; ++i) {
+    if (report.counts[i] != 0) r.counters.emplace_back(kSweptNames[i], report.counts[i]);
+  }
+  r.errors = report.errors;
+  if (Status s = deps_.table.PutSweep(r); !s.ok()) {
+    deps_.seam.logger.Warn("janitor: recording the sweep", {{"error", s.ToString()}});
+  }
+  // GitHub's budget and auth state as this sweep left them (the janitor function's EMF line).
+  deps_.metrics.SetGauges(GitHubGauges(deps_.github, deps_.seam.clock.Now()));
+  std::lock_guard<std::mutex> lock(mu_);
+  last_ = report;
+}
+
+namespace {
+
+template <typename T>
+Result<T> Read(const Seam& seam, const std::function<Result<T>()>& read) {
+  return Retry<T>(kJanitorReadRetry, seam, read);
+}
+
+}  // namespace
+
+Janitor::Inventory Janitor::TakeInventory(SweepReport& report) {
+  Inventory inv;
+  std::set<std::string> images;
+  for (const RunnerClass& c : config_.classes) images.insert(c.RunImage());
+  inv.vms_ok = true;
+  for (const std::string& image : images) {
+    aws::ListMicrovmsRequest req;
+    req.image_identifier = image;
+    req.max_results = 50;
+    Result<std::vector<aws::MicrovmSummary>> vms = Read<std::vector<aws::MicrovmSummary>>(
+        deps_.seam, [&] { return aws::ListAllMicrovms(deps_.microvms, req); });
+    if (!vms.ok()) {
+      Error(report, "listing the MicroVMs of " + image, vms.status());
+      inv.vms_ok = false;
+      continue;
+    }
+    for (const aws::MicrovmSummary& vm : *vms) inv.vms[vm.microvm_id] = vm;
+  }
+  report.Add(Swept::kVmsListed, static_cast<int64_t>(inv.vms.size()));
+
+  Result<std::vector<github::Runner>> runners = Read<std::vector<github::Runner>>(
+      deps_.seam, [&] { return deps_.github.ListRunners(scope_, {}); });
+  if (runners.ok()) {
+    inv.runners_ok = true;
+    for (github::Runner& r : *runners) {
+      if (IsRunnerOf(config_.runner_name_prefix, r.name)) inv.runners[r.name] = std::move(r);
+    }
+    report.Add(Swept::kRunnersListed, static_cast<int64_t>(inv.runners.size()));
+  } else {
+    Error(report, "listing the runners", runners.status());
+  }
+
+  Result<std::vector<MappingRow>> rows = Read<std::vector<MappingRow>>(
+      deps_.seam, [&] { return deps_.table.ScanMappings(config_.runner_name_prefix); });
+  Result<std::vector<Claim>> claims =
+      Read<std::vector<Claim>>(deps_.seam, [&] { return deps_.table.ScanClaims(); });
+  Result<std::vector<OrphanRow>> orphans =
+      Read<std::vector<OrphanRow>>(deps_.seam, [&] { return deps_.table.ScanOrphans(); });
+  Result<PoolNames> pool = Read<PoolNames>(deps_.seam, [&] { return ScanPool(); });
+  if (rows.ok() && claims.ok() && orphans.ok() && pool.ok()) {
+    inv.pool_vms = std::move(pool->vms);
+    inv.pool_runners = std::move(pool->runners);
+    inv.rows = std::move(*rows);
+    inv.claims = std::move(*claims);
+    inv.orphans = std::move(*orphans);
+    inv.rows_ok = true;
+    report.Add(Swept::kRowsListed, static_cast<int64_t>(inv.rows.size()));
+  } else {
+    Error(report, "scanning the runner table",
+          !rows.ok()      ? rows.status()
+          : !claims.ok()  ? claims.status()
+          : !orphans.ok() ? orphans.status()
+                          : pool.status());
+  }
+  return inv;
+}
+
+void Janitor::ReapMapped(const Inventory& inv, SweepReport& report) {
+  for (const MappingRow& row : inv.rows) ReapMappedOne(inv, row, report);
+}
+
+void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepReport& report) {
+  auto clear = [&] {
+    if (row.strikes == 0) return;
+    Status s = deps_.table.SetStrikes(row.runner_name, row.microvm_id, 0, "");
+    if (!s.ok()) return Error(report, "clearing the strikes of " + row.runner_name, s);
+    report.Add(Swept::kStrikesCleared);
+  };
+  auto vm = inv.vms.find(row.microvm_id);
+  if (vm == inv.vms.end() || vm->second.state == aws::MicrovmState::kTerminated) {
+    return RemoveIfVmGone(row, report);
+  }
+  // Only a RUNNING VM is ever acted on: a suspended or starting one is left alone.
+  if (vm->second.state != aws::MicrovmState::kRunning) return clear();
+  auto listed = inv.runners.find(row.runner_name);
+  if (inv.runners_ok && listed != inv.runners.end() && listed->second.busy) return clear();
+  // The job it was launched for has ended (cancelled before any runner took it, or run by
+  // another runner) and its `completed` webhook may never come (actions/runner #4309): no
+  // grace and no strikes, it is reaped this sweep if its runner is on no job. Unless its runner
+  // is registered and a job of its class waits: the runner may serve that job, whose own runner
+  // another job took (reaped at once, the waiting job waited for the janitor's stuck-launch
+  // recovery: simulation, stolen-runners seed 61). A job that ended moments ago is its
+  // `completed` webhook's to clean up, if it comes.
+  const JobEnded own = inv.runners_ok ? OwnJobEnded(row) : JobEnded::kNo;
+  if (own == JobEnded::kRecently) return;
+  const bool ended = (own == JobEnded::kYes || own == JobEnded::kLongAgo) &&
+                     (listed == inv.runners.end() || !AJobOfItsClassWaits(inv, row.class_label));
+  if (!ended && !OldEnough(vm->second)) return clear();
+  if (!inv.runners_ok) return;  // no listing to raise a suspicion on
+  // A runner not yet online on a VM its launch may still be bringing up is starting, not
+  // stranded: a launch the janitor itself queued is otherwise reaped at its next sweep whenever
+  // the period falls between graceSeconds and the runner's start-up (simulation, busy-lies seed
+  // 882, a relaunch loop that never ran its job).
+  if (!ended && listed != inv.runners.end() && !listed->second.online() && vm->second.started_at &&
+      deps_.seam.clock.Now() - *vm->second.started_at <
+          Duration(config_.janitor.grace_seconds * 1000LL) + config_.launch_timeout()) {
+    return clear();
+  }
+  const std::string suspicion = listed == inv.runners.end() ? "absent" : "idle";
+  const int strikes = row.suspicion == suspicion ? row.strikes + 1 : 1;
+  if (!ended && strikes < config_.janitor.strikes) {
+    Status s = deps_.table.SetStrikes(row.runner_name, row.microvm_id, strikes, suspicion);
+    if (!s.ok()) return Error(report, "recording a strike on " + row.runner_name, s);
+    report.Add(Swept::kStrikesAdded);
+    return;
+  }
+
+  // Suspect since an earlier sweep: act only on a fresh per-runner read that agrees.
+  Result<github::Runner> fresh = deps_.github.GetRunner(scope_, row.runner_id);
+  if (!fresh.ok() && fresh.status().code() != Code::kNotFound) {
+    return Error(report, "reading runner " + row.runner_name, fresh.status());
+  }
+  if (fresh.ok()) {
+    if (fresh->busy) {
+      deps_.seam.logger.Info("janitor: the runner is busy after all; left alone",
+                             {{"runner_name", row.runner_name}, {"listed_as", suspicion}});
+      report.Add(Swept::kBusySpared);
+      return clear();
+    }
+    if (suspicion == "absent" && !ended) return clear();  // back in GitHub's view
+  }
+  // Idle or gone by its flag, which can lie: neither the jobs API nor the VM's supervisor may
+  // say it runs a job.
+  Result<VmWork> working = WorksOnAJob(inv, row, suspicion, own != JobEnded::kLongAgo);
+  if (!working.ok())
+    return Error(report, "reading the jobs of " + row.runner_name, working.status());
+  // Its VM is ending already: the next sweep finds it gone and removes the row and runner.
+  if (*working == VmWork::kEnding) return;
+  if (*working == VmWork::kRunsAJob) {
+    report.Add(Swept::kBusySpared);
+    return clear();
+  }
+  if (fresh.ok()) {
+    // Idle still: deregister first. GitHub refuses to remove a runner that took a job meanwhile.
+    Status removed = deps_.github.DeleteRunner(scope_, row.runner_id);
+    if (removed.code() == Code::kConflict || removed.code() == Code::kInvalidArgument) {
+      report.Add(Swept::kBusySpared);
+      return clear();
+    }
+    if (!removed.ok() && removed.code() != Code::kNotFound) {
+      return Error(report, "removing runner " + row.runner_name, removed);
+    }
+    if (removed.ok()) report.Add(Swept::kRunnersRemoved);
+  }
+  Status terminated = TerminateVm(row.microvm_id);
+  if (!terminated.ok()) return Error(report, "terminating MicroVM " + row.microvm_id, terminated);
+  report.Add(Swept::kVmsTerminated);
+  deps_.seam.logger.Info("janitor: terminated a stranded MicroVM",
+                         {{"microvm_id", row.microvm_id},
+                          {"runner_name", row.runner_name},
+                          {"reason", ended ? "the job it was launched for has ended"
+                                     : suspicion == "absent" ? "GitHub lost track of its runner"
+                                                             : "its runner never got a job"}});
+  Status deleted = deps_.table.DeleteMapping(row.runner_name, row.microvm_id);
+  if (!deleted.ok()) return Error(report, "deleting the row of " + row.runner_name, deleted);
+  report.Add(Swept::kRowsRemoved);
+}
+
+void Janitor::RemoveIfVmGone(const MappingRow& row, SweepReport& report) {
+  Result<aws::Microvm> vm = deps_.microvms.GetMicrovm(row.microvm_id);
+  if (vm.ok() && vm->state != aws::MicrovmState::kTerminated) return;  // the listing lagged
+  if (!vm.ok() && vm.status().code() != Code::kNotFound) {
+    return Error(report, "reading MicroVM " + row.microvm_id, vm.status());
+  }
+  // Its runner can no longer run anything: remove the registration unless GitHub says busy.
+  if (row.runner_id > 0) {
+    Status removed = deps_.github.DeleteRunner(scope_, row.runner_id);
+    if (removed.ok()) report.Add(Swept::kRunnersRemoved);
+    if (removed.code() == Code::kConflict || removed.code() == Code::kInvalidArgument) {
+      report.Add(Swept::kBusySpared);
+      return;
+    }
+    if (!removed.ok() && removed.code() != Code::kNotFound) {
+      return Error(report, "removing runner " + row.runner_name, removed);
+    }
+  }
+  Status deleted = deps_.table.DeleteMapping(row.runner_name, row.microvm_id);
+  if (!deleted.ok()) return Error(report, "deleting the row of " + row.runner_name, deleted);
+  report.Add(Swept::kRowsRemoved);
+}
+
+}  // namespace mvr::runnerset

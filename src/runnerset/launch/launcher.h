@@ -1,0 +1,232 @@
+// Launcher: carries out the runner set's intents (001, duties 3 and 4).
+// Launch, step by step: (1) ask GitHub whether the job is still queued, and drop it if it
+// definitely is not (anything short of a definite answer proceeds: fail open; a job that a
+// runner launched for another job took still gets its launch, for that other job); (2) count the
+// set's live VMs by its image ARNs and defer at the cap; (3) claim job#<repo>#<jobId> with a
+// conditional write and a random attemptToken (taking over, and cleaning up after, an attempt
+// that died); (4) register a single-use JIT runner; (5) RunMicrovm in "delivered" mode with a
+// clientToken from the claim attempt and no execution role by default; (6) wait for RUNNING and
+// push the runner's JIT config to the supervisor's control port through the VM's ingress
+// endpoint with a short-lived token for that port only; (7) write the mapping row and stamp the
+// claim's VM id in one transaction. A failure after the VM exists terminates it and releases the
+// claim once it is gone; a failed launch removes its runner registration.
+// Step (1) is launcher_needed.cpp.
+// The warm path (launcher_warm.cpp; a class with warmPoolSize): after the job's claim, claim a
+// usable pool member's warmvm#<id> first-writer-wins (losing means trying the next member, then
+// the cold path), resume it, THEN register the runner against it, deliver, and commit (which
+// also deletes the member row). A member of an old image version is never used.
+// The hot path (a class with hotPoolSize, a job whose labels are the class label alone): claim a
+// ready hot member first-writer-wins, resume it, and commit a mapping row naming its runner,
+// which is registered and connected already: nothing is registered or delivered.
+// Terminate: mapping row → terminate that VM → delete the row; an unknown runner is a no-op.
+// Thread-safety: Launch and Terminate may run concurrently from many threads.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "aws/microvms/microvms.h"
+#include "base/seam.h"
+#include "github/github.h"
+#include "http/client.h"
+#include "runnerset/classes/class_health.h"
+#include "runnerset/config/config.h"
+#include "runnerset/jobs/intent.h"
+#include "runnerset/launch/assigned_jobs.h"
+#include "runnerset/launch/cap_gate.h"
+#include "runnerset/launch/cap_ledger.h"
+#include "runnerset/launch/runner_watch.h"
+#include "runnerset/metrics/metrics.h"
+#include "runnerset/pools/pool_target.h"
+#include "runnerset/pools/warm_pool_table.h"
+#include "runnerset/table/runner_table.h"
+
+namespace mvr::runnerset {
+
+// Whether RunMicrovm failed for want of the platform's capacity or the account's quota
+// (InsufficientCapacityException, ServiceQuotaExceededException): a fallbackClass may serve.
+bool IsOutOfCapacity(const Status& status);
+
+// Where launches go while a class's image had no capacity or quota: for kCapacityMemory after
+// RunMicrovm said so, a class with a fallbackClass launches there at once (a burst does not pay a
+// failed RunMicrovm per job). Per process; safe from many threads.
+class CapacityRoute {
+ public:
+  static constexpr Duration kCapacityMemory{60'000};
+  // The class to launch `cls`'s job on now: `cls`, or the first class along its fallbackClass
+  // chain not short of capacity.
+  const RunnerClass& Route(const ServeConfig& config, const RunnerClass& cls, TimePoint now);
+  // Records that `cls` is short of capacity; its fallbackClass if it names one, else nullptr.
+  const RunnerClass* Short(const ServeConfig& config, const RunnerClass& cls, TimePoint now);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, TimePoint> short_until_;  // by class label
+};
+
+struct LauncherDeps {
+  Seam seam;
+  aws::MicrovmService& microvms;
+  github::GitHub& github;
+  http::HttpClient& http;  // the VMs' ingress endpoints
+  RunnerTable& table;
+  Metrics& metrics;
+  RunnerWatch* watch = nullptr;   // told about each delivered runner (the timeline); optional
+  WarmPoolTable* pool = nullptr;  // the warm pools' rows; optional (no warm path without)
+  // The set's control key (ControlKeyOf, config.h), from which a pool member's control nonce is
+  // derived again at delivery (warm_pool_sweeper.h); a cold launch's nonce is random.
+  Secret control_key{};
+  // Which classes GitHub refuses the runner of (class_health.h): their pools are left alone and
+  // their jobs launch on a healthy fallbackClass. Optional.
+  ClassHealth* health = nullptr;
+  // A launch GitHub's rate limits hold back is deferred until they allow it (never failed).
+  // false only for the simulation's planted bug `rate-blind`.
+  bool defer_rate_limited = true;
+  // Where a job of a class whose pool is sized to a target is counted (pool_target.h). Optional.
+  ArrivalHistory* arrivals = nullptr;
+};
+
+enum class LaunchDecision {
+  kLaunched,          // a VM runs the job's runner: delete the message
+  kDuplicate,         // the job already has its VM: delete
+  kDroppedNotQueued,  // GitHub says the job is no longer queued: delete
+  kIgnored,           // nothing to do (no such class, unknown runner): delete
+  kDeferred,          // try again after retry_after (not a failure)
+  kFailed,            // failed; the message comes back (and is dead-lettered after enough)
+  kTerminated,        // the runner's VM is terminated and its row deleted
+  kHeld,  // GitHub refuses the runner of the job's class and no fallback is healthy: delete (the
+          // janitor launches the job once the class is healthy again, or as a probe)
+};
+const char* LaunchDecisionName(LaunchDecision decision);
+
+// The labels a hot runner of the class registers with: self-hosted, linux, ARM64 and the class
+// label (github/platform_labels.h).
+std::vector<std::string> HotRunnerLabels(const std::string& class_label);
+// Whether a hot runner (HotRunnerLabels) can take the job: every label the job asks for is one of
+// those.
+bool FitsClassLabelAlone(const LaunchIntent& intent);
+
+struct LaunchOutcome {
+  LaunchDecision decision = LaunchDecision::kFailed;
+  Duration retry_after{0};
+  std::string detail;  // for logs; never a secret
+  std::string microvm_id;
+  std::string runner_name;
+};
+
+class Launcher {
+ public:
+  Launcher(const ServeConfig& config, LauncherDeps deps);
+
+  LaunchOutcome Launch(const LaunchIntent& intent);
+  LaunchOutcome Terminate(const TerminateIntent& intent);
+  // A runner launched for one job took another (launcher_taken.cpp): when the job it was
+  // launched for still waits, its claim is released and it is launched again.
+  LaunchOutcome Taken(const TakenIntent& intent);
+  // What the taken job's own launch means for the job left waiting (launcher_taken.cpp).
+  enum class TakenJobsLaunch { kServes, kUnderWay, kNone };
+  // kUnderWay sets `under_way_since_ms` to when that launch claimed its job.
+  TakenJobsLaunch TakenJobsLaunchState(const TakenIntent& intent,
+                                       int64_t* under_way_since_ms = nullptr);
+  // How long an intent waits before it looks again at a launch another attempt holds, claimed
+  // at `claimed_ms`, which counts as hung (or can be taken over) `horizon` after that: half
+  // the claim's age, at least deferSeconds and at most until then. A young claim commits within
+  // seconds and is looked at again soon; one that has not commits late or never, and each look
+  // costs GitHub calls (the chain walk, the still-queued check), so polling it every few seconds
+  // for minutes spent the hourly budget (chaos seed 256).
+  Duration WaitOnClaim(int64_t claimed_ms, Duration horizon) const;
+  // The job at the head of a chain of taken jobs, still queued, and the runner launched for it
+  // (which took another job).
+  struct WaitingHead {
+    std::string repository;
+    github::Job job;
+    std::string runner_name;
+  };
+  Result<std::optional<WaitingHead>> FindWaitingHead(std::string repository, int64_t job_id,
+                                                     std::string runner_name);
+  // Any of them, counted in the metrics.
+  LaunchOutcome Handle(const Intent& intent);
+
+  const github::RunnerScope& scope() const { return scope_; }
+
+ private:
+  struct Attempt;
+  // Whether a job of `repository` can run on the set's runners (GitHub compares names
+  // case-insensitively).
+  bool InScope(const std::string& repository) const;
+  // False only when GitHub definitely says the job needs no runner from this launch: it is no
+  // longer queued, and the chain of jobs taken by runners launched for other jobs ends with no
+  // job left waiting.
+  Result<bool> StillNeeded(const LaunchIntent& intent);
+  // The set's VMs that hold capacity (every state but TERMINATED) by its image ARNs, unclaimed
+  // pool members left out, with their startedAt (epoch ms): what reconciles the cap's seats.
+  Result<std::map<std::string, int64_t>> ListLiveVms();
+  CapLedger::Options CapOptions() const;
+  // Names the attempt's VM (a.microvm_id) on its seat of the cap; a failure is logged (the next
+  // reconciliation counts the VM all the same).
+  void NameSeat(Attempt& attempt);
+  // Removes what a dead attempt left; true when its runner is busy (so its VM was left alone).
+  bool CleanUpTakenOver(const Claim& previous, TimePoint deadline);
+  LaunchOutcome Run(Attempt& attempt);
+  // Counts a job whose claim this launch won first among its class's arrivals (pool_target.h).
+  void CountArrival(const RunnerClass& cls, const LaunchIntent& in);
+  // Registers the attempt's JIT runner and records it on the claim.
+  Status Register(Attempt& attempt);
+  // RunMicrovm (paced, idempotent per attempt), recorded on the claim, then RUNNING.
+  Result<aws::Microvm> LaunchCold(Attempt& attempt);
+  // The warm path's VM: a usable member of the class's pool, claimed and resumed (attempt.warm).
+  // A default Microvm with attempt.warm false means "go cold" (no pool, none usable, all lost).
+  Result<aws::Microvm> TakeWarmMember(Attempt& attempt);
+  // Whether the attempt's class's pools may serve it (GitHub accepts the class's runner).
+  bool PoolUsable(const Attempt& attempt) const;
+  // The hot path's VM: a ready hot member, claimed and resumed, whose runner takes the job
+  // (attempt.hot). A default Microvm with attempt.hot false means "not hot".
+  Result<aws::Microvm> TakeHotMember(Attempt& attempt);
+  Result<aws::Microvm> TakePoolMember(Attempt& attempt, PoolMember::Kind kind);
+  // Whether the attempt's (hot) runner has taken a job: busy, or already removed after it.
+  bool RunnerTookAJob(Attempt& attempt);
+  // The id of the job a runner this set launched was launched for (from its name, or for a hot
+  // runner from the mapping row its launch wrote); kLaunchInFlight for a hot runner a launch has
+  // resumed but not yet mapped; nullopt for a runner the set did not launch or mapped to no job.
+  std::optional<int64_t> LaunchedFor(const std::string& runner_name);
+  // What a taken intent tells for later walks: the job it names is the runner's (AssignedJobs),
+  // and the runner launched for `launched_for` went there (RunnerTable::RecordTook).
+  Status NoteTook(const TakenIntent& in, const std::string& repository, int64_t launched_for);
+  // GitHub's answer for a job in a chain walk: kept once a runner has taken it (assigned_).
+  Result<github::Job> ReadJob(const github::RepositoryRef& repo, int64_t job_id);
+  static constexpr int64_t kLaunchInFlight = -1;
+  // How many links of a chain of taken jobs are followed, in either direction, before giving up.
+  static constexpr int kMaxChain = 8;
+  // Whether the hot member whose runner this is is claimed by a launch (not the sweeper).
+  bool HotLaunchInFlight(const std::string& runner_name);
+  // Removes unclaimed pool members from the VMs the cap counts: they are not jobs.
+  void LeavePoolMembersOut(std::map<std::string, int64_t>& live);
+  LaunchOutcome Fail(Attempt& attempt, const Status& failure);
+  // A job's end (or a failed launch) in the store's history, for the status page.
+  void KeepJobRecord(const JobRecord& record);
+  // The end of the job the runner of `row` ran: its timeline's last milestones and its record.
+  void EndJob(const TerminateIntent& in, const MappingRow& row);
+  // GitHub's rate limits (launcher_rate.cpp). Whether `failure` is one (its 403/429, or the
+  // client's own budget); the deferral for it (recorded for the other processes); and, before a
+  // launch that will register a JIT runner asks GitHub anything, its deferral while the client's
+  // budget or another process's hold says no JIT runner can be registered now.
+  bool IsGitHubRateLimit(const Status& failure) const;
+  LaunchOutcome DeferForRateLimit(int64_t job_id, const Status& failure, LaunchOutcome out);
+  std::optional<LaunchOutcome> HeldByRateLimit(const LaunchIntent& in, const RunnerClass& cls);
+  // kHeld while GitHub refuses the runner `cls` would launch on (ClassHealth::Admit); `take`
+  // spends a probe that is due.
+  std::optional<LaunchOutcome> HeldByRefusal(const RunnerClass& cls, bool take);
+  void Record(const LaunchOutcome& outcome);
+
+  const ServeConfig& config_;
+  LauncherDeps deps_;
+  github::RunnerScope scope_;
+  CapLedger cap_;
+  AssignedJobs assigned_;
+  Pacer run_pacer_;
+  CapacityRoute capacity_;
+};
+
+}  // namespace mvr::runnerset

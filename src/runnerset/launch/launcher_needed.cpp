@@ -1,0 +1,97 @@
+// Launcher: step (1) of a launch, whether the job still needs a runner. GitHub hands a queued job
+// to any idle runner whose labels match, so the answer follows the chain of jobs taken by
+// runners this set launched for other jobs (by their names, or a hot runner's mapping row).
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "runnerset/config/runner_name.h"
+#include "runnerset/launch/launcher.h"
+
+namespace mvr::runnerset {
+
+std::optional<int64_t> Launcher::LaunchedFor(const std::string& runner) {
+  const RunnerNameParts parts = ParseRunnerName(config_.runner_name_prefix, runner);
+  if (parts.kind == RunnerNameParts::Kind::kForeign) return std::nullopt;
+  if (parts.kind == RunnerNameParts::Kind::kJob) return parts.job_id;
+  // A hot-pool runner carries no job id: the launch that resumed it names its job on the mapping
+  // row, once the resume is done. The runner takes a job within a second of waking, before
+  // that: with no row yet, the job it was resumed for may be waiting.
+  Result<std::optional<MappingRow>> row = deps_.table.GetMapping(runner);
+  if (row.ok() && !*row && parts.kind == RunnerNameParts::Kind::kHot && HotLaunchInFlight(runner)) {
+    return kLaunchInFlight;
+  }
+  // No row (a parked runner handed a job, which the sweeper adopts), or a row for no job (one
+  // it adopted): nobody waits for it.
+  if (!row.ok() || !*row || (*row)->job_id <= 0) return std::nullopt;
+  return (*row)->job_id;
+}
+
+Result<github::Job> Launcher::ReadJob(const github::RepositoryRef& repo, int64_t job_id) {
+  const std::string repository = repo.FullName();
+  if (std::optional<github::Job> known = assigned_.Find(repository, job_id)) return *known;
+  Result<github::Job> job = deps_.github.GetJob(repo, job_id);
+  if (job.ok()) assigned_.Remember(repository, *job);
+  return job;
+}
+
+bool Launcher::HotLaunchInFlight(const std::string& runner) {
+  if (deps_.pool == nullptr) return false;
+  Result<std::vector<PoolMember>> members = deps_.pool->ScanMembers();
+  if (!members.ok()) return true;  // fail open, as StillNeeded does
+  for (const PoolMember& m : *members) {
+    if (m.runner_name == runner) return m.claimed_by && *m.claimed_by != kSweeperHolder;
+  }
+  return false;
+}
+
+Result<bool> Launcher::StillNeeded(const LaunchIntent& in) {
+  auto repo = github::RepositoryRef::Parse(in.repository);
+  if (!repo.ok()) return true;
+  // GitHub hands a queued job to any idle runner whose labels match, so a runner this set
+  // launched for job K may have taken this job: K then waits for a runner, and this launch
+  // provides it. K may in turn have been taken by the runner of job L, and so on: follow that
+  // chain to a job still waiting (this launch is needed), or back to a runner launched for this
+  // very job (everyone in the chain has a runner: it is not). Jobs and runners stay one to one.
+  std::set<int64_t> seen;
+  int64_t job_id = in.job_id;
+  github::RepositoryRef job_repo = *repo;
+  for (int step = 0; step < kMaxChain; ++step) {
+    seen.insert(job_id);
+    Result<github::Job> job = ReadJob(job_repo, job_id);
+    // GitHub's rate limits hold the read back: the launch waits for them rather than spend a
+    // JIT config (the scarcest of them) on a job that may have its runner already.
+    if (!job.ok() && IsGitHubRateLimit(job.status())) return job.status();
+    if (!job.ok()) {
+      // While GitHub refuses the credentials the client has logged the outage once; a line per
+      // launch attempt would bury it.
+      const bool auth = job.status().code() == Code::kUnauthorized;
+      deps_.seam.logger.Log(auth ? LogLevel::kDebug : LogLevel::kWarn,
+                            "could not tell whether the job is still queued; launching anyway",
+                            {{"job_id", job_id}, {"error", job.status().ToString()}});
+      return true;  // fail open: dropping a live job is far worse than an unneeded VM
+    }
+    if (job->status != github::JobStatus::kInProgress &&
+        job->status != github::JobStatus::kCompleted) {
+      return true;  // still waiting for a runner
+    }
+    std::optional<int64_t> next = LaunchedFor(job->runner_name);
+    if (!next) return false;  // run by a runner this set did not launch (or by none)
+    if (*next == kLaunchInFlight) return true;
+    if (*next == in.job_id) return false;  // the chain closes: every job in it has a runner
+    if (seen.count(*next)) return false;
+    job_id = *next;
+    // At organisation scope the runner may have been launched for a job of another repository:
+    // its mapping row says which.
+    if (scope_.serves_many_repositories()) {
+      Result<std::optional<MappingRow>> row = deps_.table.GetMapping(job->runner_name);
+      if (row.ok() && *row) {
+        auto other = github::RepositoryRef::Parse((*row)->repository);
+        if (other.ok()) job_repo = *other;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,67 @@
+// Launcher: GitHub's rate limits. A launch that GitHub's rate limits hold back is deferred until
+// they allow it, never failed, so its message never dead-letters (issue 30, item 4). The wait is
+// recorded in the table (RunnerTable::HoldForRateLimit) for the set's other processes: the other
+// launchers then wait without asking GitHub (a deferred message that came back would otherwise
+// spend a GET on the still-queued check only to be deferred again), and the janitor does not
+// take the launches waiting on the queue for lost ones.
+#include <algorithm>
+
+#include "runnerset/launch/launcher.h"
+
+namespace mvr::runnerset {
+
+bool Launcher::IsGitHubRateLimit(const Status& failure) const {
+  if (!deps_.defer_rate_limited) return false;
+  const std::string& type = failure.error_type();
+  return failure.code() == Code::kThrottled &&
+         (type == "RateBudget" || type == "PrimaryRateLimit" || type == "SecondaryRateLimit");
+}
+
+LaunchOutcome Launcher::DeferForRateLimit(int64_t job_id, const Status& failure,
+                                          LaunchOutcome out) {
+  const Seam& seam = deps_.seam;
+  const Duration wait = failure.retry_after().value_or(Duration(60'000));
+  out.decision = LaunchDecision::kDeferred;
+  out.retry_after = std::max(out.retry_after, wait);
+  if (out.detail.empty()) out.detail = failure.ToString();
+  deps_.metrics.AddDeferral("github_rate_limit");
+  // A hold that cannot be written costs the others a GET each; the deferral stands anyway.
+  Status held = deps_.table.HoldForRateLimit(seam.clock.Now() + wait);
+  seam.logger.Debug("launch deferred: GitHub's rate limit",
+                    {{"job_id", job_id},
+                     {"retry_after_ms", out.retry_after.count()},
+                     {"hold_recorded", held.ok()},
+                     {"error", out.detail}});
+  return out;
+}
+
+std::optional<LaunchOutcome> Launcher::HeldByRateLimit(const LaunchIntent& in,
+                                                       const RunnerClass& cls) {
+  // A hot member's runner is registered already: a launch that takes one needs no JIT runner.
+  if (!deps_.defer_rate_limited || cls.hot_pool_size > 0) return std::nullopt;
+  const TimePoint now = deps_.seam.clock.Now();
+  Duration own{0}, wait{0};
+  if (std::optional<github::RateBudgetSnapshot> budget = deps_.github.RateBudgetNow()) {
+    own = budget->content_wait;
+  }
+  // The hold is a hint: a store that cannot answer does not stop the launch.
+  if (Result<std::optional<TimePoint>> hold = deps_.table.RateLimitHold(); hold.ok() && *hold) {
+    wait = std::chrono::duration_cast<Duration>(**hold - now);
+  }
+  if (own <= Duration(0) && wait <= Duration(0)) return std::nullopt;
+  if (own > wait) {
+    deps_.table.HoldForRateLimit(now + own).IgnoreError();  // tell the others (a hint)
+    wait = own;
+  }
+  LaunchOutcome out;
+  out.decision = LaunchDecision::kDeferred;
+  out.retry_after = wait;
+  out.detail = "GitHub's rate limits leave no room for a JIT runner for " +
+               std::to_string((wait.count() + 999) / 1000) + " s";
+  deps_.metrics.AddDeferral("github_rate_limit");
+  deps_.seam.logger.Debug("launch deferred: GitHub's rate limit",
+                          {{"job_id", in.job_id}, {"retry_after_ms", wait.count()}});
+  return out;
+}
+
+}  // namespace mvr::runnerset
