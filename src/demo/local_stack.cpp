@@ -113,6 +113,7 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
       // containers may get Docker's bridge as on a MicroVM (the kernel has no iptables there).
       << "\", " << (qemu_vms_ && docker_bridge_ ? "" : "\"--bridge=none\", ")
       << "\"--iptables=false\", \"--ip6tables=false\",\n"
+      << (keep_containers_ ? "    \"--live-restore\",\n" : "")
       << "    \"--containerd\", \"$DOCKER_EXEC/containerd.sock\",\n"
       << "    \"--data-root\", \"$MVR_VM_DIR/var/lib/docker\", \"--exec-root\", "
          "\"$DOCKER_EXEC\",\n"
@@ -143,6 +144,7 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
   } else {
     f << " \"docker\": {\"enabled\": false},\n";
   }
+  if (docker && keep_containers_) f << " \"cleanup\": {\"dockerPrune\": false},\n";
   // Host-network guests share this machine's network: the resume-time network check would test
   // the host (and fail the demo on an offline laptop), so the local stack turns it off.
   f << " \"network\": {\"routeTable\": \"\", \"resolvConf\": \"\"},\n"

@@ -75,6 +75,11 @@ class LocalStack {
   // container network of a MicroVM. Off by default, so the other guest tests keep the engine
   // they were measured with (--bridge=none); the tests of the container network turn it on.
   void UseDockerBridgeInGuests() { docker_bridge_ = true; }
+  // For every image with real Docker (before Start): a container a job leaves running keeps
+  // running across suspend and resume and into the next warm job, as a warm service (dockerd
+  // --live-restore, so stopping the daemons for /suspend leaves containers up, and no
+  // cleanup.dockerPrune between jobs). Off by default, as in the image's supervisor.json.
+  void KeepContainersAcrossJobs() { keep_containers_ = true; }
   // More `mvr supervisor` flags for every image's supervisor (before Start).
   void AddSupervisorArgs(const std::vector<std::string>& args) {
     supervisor_args_.insert(supervisor_args_.end(), args.begin(), args.end());
@@ -133,6 +138,7 @@ class LocalStack {
   bool qemu_vms_ = false;
   std::optional<std::vector<std::string>> docker_dns_;
   bool docker_bridge_ = false;
+  bool keep_containers_ = false;
   std::string run_body_ = "raw";
   std::vector<std::string> github_args_;
   Secret token_;
