@@ -61,7 +61,7 @@ TEST_F(RunnerSetOrder, AJobWaitingForApprovalGetsNoVmUntilApproved) {
   const int64_t job = GatedJob();
   ASSERT_TRUE(Eventually([&] { return AllDelivered(job, 2); }, std::chrono::seconds(20)));
   // Several of the launch's deferrals (deferSeconds 1) while GitHub says the job waits.
-  std::this_thread::sleep_for(std::chrono::seconds(4));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
   EXPECT_EQ(CountOperation("RunMicrovm"), 0) << "a VM for a job waiting for its approval";
   EXPECT_EQ(workflow_->CountLeftovers().runners, 0) << "a runner for a waiting job";
   EXPECT_EQ(Job(job).value("status", ""), "waiting");
@@ -129,7 +129,7 @@ TEST_F(RunnerSetOrder, AQueuedDeliveredAfterItsJobCompletedLaunchesNothing) {
   ASSERT_FALSE(completed_guid.empty());
   for (const std::string& guid : {completed_guid, queued_guid}) {
     ASSERT_TRUE(workflow_->GitHub("POST", "/_emulator/deliveries/" + guid + "/redeliver").ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the reorder knob's delay
+    std::this_thread::sleep_for(std::chrono::milliseconds(1700));  // past the reorder delay
   }
   ASSERT_TRUE(Eventually(
       [&] { return ReadWholeFile(dir_ + "/serve.log").find("a late queued") != std::string::npos; },
