@@ -62,6 +62,9 @@ struct GithubFlags {
   double busy_lies = 0;
   std::string assignment = "oldest";
   double completed_loss = 0;
+  int64_t approval_delay_s = 0;
+  double foreign_deliveries = 0;
+  int64_t foreign_installation_id = 999'001;
   std::string min_runner_version = gh::kGitHubMinRunnerVersion;  // GitHub refuses older runners
   std::string latest_runner_release;
   std::string latest_runner_released_at;  // RFC 3339
@@ -165,6 +168,9 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   o.model.runner_busy_lies = f.busy_lies;
   o.model.assignment = f.assignment;
   o.model.completed_webhook_loss = f.completed_loss;
+  o.model.approval_delay = Duration(f.approval_delay_s * 1000);
+  o.model.foreign_deliveries = f.foreign_deliveries;
+  o.model.foreign_installation_id = f.foreign_installation_id;
   MVR_ASSIGN_OR_RETURN(o.model.runner_versions, VersionPolicy(f));
   for (const auto& p : f.pats) o.auth.pats.emplace_back(p);
   if (!f.pat_file.empty()) {
@@ -266,6 +272,18 @@ void AddFieldFaultFlags(CLI::App& g, GithubFlags& f) {
                "probability that a workflow_job completed delivery is dropped, never sent "
                "(actions/runner #4309)")
       ->check(CLI::Range(0.0, 1.0));
+  g.add_option("--approval-delay-seconds", f.approval_delay_s,
+               "a job queued with wait_for_environment is approved this long after it was queued "
+               "(0: only POST /_emulator/jobs/{id}/approve approves it)")
+      ->check(CLI::Range(int64_t{0}, int64_t{30} * 24 * 3600));
+  g.add_option("--foreign-deliveries", f.foreign_deliveries,
+               "probability that a delivery is followed by a copy as another installation's, of "
+               "a repository and job this emulator does not have (RunsOn #509)")
+      ->check(CLI::Range(0.0, 1.0));
+  g.add_option("--foreign-installation-id", f.foreign_installation_id,
+               "the installation.id those copies name")
+      ->check(CLI::Range(int64_t{1}, INT64_MAX))
+      ->capture_default_str();
   g.add_option("--min-runner-version", f.min_runner_version,
                "refuse runners older than this version (403 'Runner version vX is deprecated and "
                "cannot receive messages.', no job; actions/runner #4392; default 2.329.0, "

@@ -326,6 +326,8 @@ std::vector<Scenario> StolenScenarios() {
   };
 }
 
+std::vector<Scenario> OrderScenarios();  // scenarios_order.cpp
+
 const std::vector<Scenario>& Scenarios() {
   static const std::vector<Scenario> scenarios = [] {
     std::vector<Scenario> all = FaultScenarios();
@@ -335,6 +337,7 @@ const std::vector<Scenario>& Scenarios() {
     for (Scenario& s : StolenScenarios()) all.push_back(std::move(s));
     for (Scenario& s : VersionScenarios()) all.push_back(std::move(s));
     for (Scenario& s : DownScenarios()) all.push_back(std::move(s));
+    for (Scenario& s : OrderScenarios()) all.push_back(std::move(s));
     all.push_back({"pool-target",
                    "a day of a recorded week (a daily pattern and bursts, pool_target_report.h) on "
                    "a hot pool sized to p95 queued -> started <= 10 s from the week before",
@@ -365,6 +368,10 @@ const std::vector<PlantedBug>& PlantedBugs() {
        "the set is blind to GitHub's rate limits: its client paces nothing and holds nothing "
        "back, and a launch refused for a rate limit fails as any other failure",
        [](WorldOptions& o) { o.plant_rate_blind = true; }},
+      {"undo-late-delivery",
+       "the job's state takes the last delivery to arrive, so a late queued undoes completed "
+       "(RunsOn #539)",
+       [](WorldOptions& o) { o.plant_undo_job_state = true; }},
       {"auth-spin",
        "the GitHub client's auth backoff is off: every call goes to GitHub while it refuses the "
        "credentials",

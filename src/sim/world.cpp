@@ -147,6 +147,7 @@ World::World(const WorldOptions& o)
     throw std::invalid_argument("runner_busy_lies: " + s.message());
   }
   ApplyStolenKnobs();
+  ApplyOrderKnobs();
 }
 
 World::~World() { scheduler_.Shutdown(); }
@@ -181,6 +182,7 @@ void World::SpawnActors() {
   if (options_.check_stolen || options_.check_ended_jobs) {
     scheduler_.Spawn("stolen-checks", [this] { StolenChecks(); });
   }
+  if (options_.check_order) scheduler_.Spawn("order-checks", [this] { OrderChecks(); });
   if (options_.credentials_outage.count() > 0) {
     scheduler_.Spawn("credentials", [this] { CredentialsOutage(); });
   }

@@ -195,6 +195,13 @@ class World {
   void MaybeCancel(int64_t job_id);
   void StolenChecks();
   void CheckStolenJobs();
+  // Issue 55, item 3 (world_order.cpp): the GitHub model's knobs, gated jobs, and the invariants
+  // watched as the run goes.
+  void ApplyOrderKnobs();
+  void GateJob(emulate::github::JobSpec& spec);
+  void NoteCompleted(const queue::QueueMessage& message);
+  void OrderChecks();
+  void CheckOrder();
   void CheckEndedJobs();
   Duration StolenBound() const;
   Duration EndedJobBound() const;
@@ -270,6 +277,13 @@ class World {
   std::set<std::string> stolen_reported_;
   std::vector<std::string> stolen_failures_;
   std::set<int64_t> cancelled_jobs_;  // cancelled by the workload while queued
+  // world_order.cpp's state: its own random stream, when the set had recorded each job completed,
+  // the claims seen committed at the last check, and when that check ran.
+  SeededRandom order_random_{options_.seed * 6151 + 17};
+  std::map<int64_t, TimePoint> completed_known_at_;
+  std::set<int64_t> committed_seen_;
+  std::optional<TimePoint> order_checked_at_;
+  std::set<std::string> order_reported_;
   bool webhooks_down_ = false;        // deliveries fail: nothing listens (SetOutage)
 };
 

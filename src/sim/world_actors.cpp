@@ -21,7 +21,8 @@ void World::LauncherLoop(Process& p) {
       config_,
       runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table, metrics_,
                               nullptr, &p.pool, Secret(kSetControlKey), &class_health_,
-                              /*defer_rate_limited=*/!options_.plant_rate_blind, &p.arrivals});
+                              /*defer_rate_limited=*/!options_.plant_rate_blind, &p.arrivals,
+                              options_.plant_undo_job_state});
   while (true) {
     queue::ReceiveOptions ro;
     ro.max_messages = std::max(1, options_.sequential_batch);
@@ -32,6 +33,7 @@ void World::LauncherLoop(Process& p) {
     if (!got.ok() || got->empty()) continue;
     for (const queue::QueueMessage& m : *got) {
       runnerset::HandleMessage(queue_, launcher, p.seam.seam, m, config_.queue.max_receive_count);
+      if (options_.check_order) NoteCompleted(m);
     }
   }
 }

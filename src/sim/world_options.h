@@ -161,6 +161,21 @@ struct WorldOptions {
   // A planted bug: the set is blind to GitHub's rate limits: its GitHub client paces nothing and
   // holds nothing back, and a launch refused for a rate limit fails (and dead-letters).
   bool plant_rate_blind = false;
+  // Issue 55, item 3 (world_order.cpp). This fraction of the jobs waits for an environment's
+  // approval, which comes up to `approval_within` after it was queued (GitHub delivers queued,
+  // waiting, then queued again: CloudSnorkel #416).
+  double gated_jobs = 0;
+  Duration approval_within{120'000};
+  // GitHub's GET of a job shows it as it was this long ago (RunsOn #429).
+  Duration jobs_api_lag{0};
+  // Each delivery is followed by another installation's copy with this probability (RunsOn #509).
+  double foreign_deliveries = 0;
+  // Watched as the run goes: no runner registered for a job while it waits for its approval or
+  // for a job GitHub does not have (another installation's), and no launch committed to a job
+  // after the set recorded it completed.
+  bool check_order = false;
+  // A planted bug: the job's state takes the last delivery to arrive, so a late one undoes it.
+  bool plant_undo_job_state = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };

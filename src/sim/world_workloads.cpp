@@ -37,6 +37,7 @@ void World::Workload() {
     spec.repository = JobRepository(i);
     spec.labels = {"self-hosted", kLabel};
     spec.steps = {"make test"};
+    GateJob(spec);
     Result<gh::Job> job = github_->model().QueueJob(spec);
     if (job.ok()) queued_at_[job->id] = scheduler_.Now();
     if (job.ok()) MaybeCancel(job->id);

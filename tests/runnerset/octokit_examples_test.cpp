@@ -104,7 +104,7 @@ TEST_F(OctokitExamplesTest, EveryExampleIsParsedByTheFullParserToo) {
 
 // Configured so that each example is one the set would act on: its first label is a class label
 // and its runner's name carries the prefix. Queued → launch, completed with a runner → terminate,
-// the rest acknowledged; never refused.
+// the rest of a class's jobs recorded, the rest acknowledged; never refused.
 TEST_F(OctokitExamplesTest, EveryExampleIsRoutedAndNoneIsRefused) {
   for (const Example& e : examples_) {
     const json& job = e.payload.at("workflow_job");
@@ -134,6 +134,10 @@ TEST_F(OctokitExamplesTest, EveryExampleIsRoutedAndNoneIsRefused) {
       EXPECT_EQ(d.verdict, WebhookVerdict::kLaunch) << e.source << ": " << d.message;
     } else if (action == "completed" && !runner_name.empty()) {
       EXPECT_EQ(d.verdict, WebhookVerdict::kTerminate) << e.source << ": " << d.message;
+    } else if (!labels.empty()) {
+      // Any other action of a job of the set's classes is recorded in its state (issue 55,
+      // item 3).
+      EXPECT_EQ(d.verdict, WebhookVerdict::kRecord) << e.source << ": " << d.message;
     } else {
       EXPECT_EQ(d.verdict, WebhookVerdict::kIgnored) << e.source << ": " << d.message;
     }

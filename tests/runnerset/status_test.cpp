@@ -404,5 +404,24 @@ TEST_F(StatusTest, RefusedJobsAreListedNewestFirstWithTheirLabel) {
   EXPECT_EQ(page.find("<b>x</b>"), std::string::npos) << page;
 }
 
+// Deliveries of another installation or repository (issue 55, item 3): a section of their own,
+// apart from the jobs refused for their platform.
+TEST_F(StatusTest, ForeignDeliveriesAreListedApartFromRefusedPlatforms) {
+  json s = BuildStatus(config_, in_);
+  s["refusedJobs"] = RefusedJobsJson(
+      {RefusedJob{"octo/app", 8, "old", "x64", "not_arm64", TimePoint(Duration(1'000))},
+       RefusedJob{"someone-else/app", 9, "build", "installation 999001", "foreign_installation",
+                  TimePoint(Duration(2'000))}});
+  const std::string page = RenderStatusPage(s, 0);
+  EXPECT_NE(page.find("Jobs refused: not ARM64 (1)"), std::string::npos) << page;
+  EXPECT_NE(page.find("Deliveries refused: not this set's (1)"), std::string::npos) << page;
+  EXPECT_NE(page.find("installation 999001"), std::string::npos) << page;
+  const std::string text = RenderStatusText(s);
+  EXPECT_NE(text.find("refused, not this set's (1, newest first):\n  someone-else/app#9 of "
+                      "installation 999001"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace mvr::runnerset

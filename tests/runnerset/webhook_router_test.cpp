@@ -237,15 +237,64 @@ TEST(WebhookRouterTest, JobCancelledWhileQueuedIsIgnored) {
   ExpectIgnored(Deliver(Router(), Completed("")), IgnoreReason::kNoRunner);
 }
 
+// Actions GitHub may add later are ignored; waiting and in_progress of a job of no class of the
+// set too. Of a job of the set's classes they are recorded in its state (issue 55, item 3).
 TEST(WebhookRouterTest, OtherActionsAreIgnored) {
   WebhookRouter router = Router();
   for (std::string action : {"waiting", "in_progress", "requested", "something_new"}) {
     PayloadOptions o;
     o.action = action;
-    o.labels = {"mvr-small"};
+    o.labels = {"lambda-mvm-small"};
     o.runner_name = action == "in_progress" ? "mvr-demo_1" : "";
     ExpectIgnored(Deliver(router, WorkflowJobPayload(o)), IgnoreReason::kOtherAction);
+    o.labels = {"mvr-small"};
+    WebhookDecision d = Deliver(router, WorkflowJobPayload(o));
+    if (action == "waiting" || action == "in_progress") {
+      ASSERT_EQ(d.verdict, WebhookVerdict::kRecord) << d.message;
+      EXPECT_EQ(d.http_status, 202);
+      EXPECT_EQ(std::get<JobEventIntent>(*d.intent).action, action);
+    } else {
+      ExpectIgnored(d, IgnoreReason::kOtherAction);
+    }
   }
+}
+
+// A completed job of the set's classes that no runner of the set ran is recorded: a queued
+// delivered after it launches nothing.
+TEST(WebhookRouterTest, ACompletedJobOfAClassWithNoRunnerOfTheSetIsRecorded) {
+  WebhookRouter router = Router();
+  PayloadOptions o;
+  o.action = "completed";
+  o.labels = {"self-hosted", "mvr-small"};
+  WebhookDecision d = Deliver(router, WorkflowJobPayload(o));
+  ASSERT_EQ(d.verdict, WebhookVerdict::kRecord) << d.message;
+  const JobEventIntent expected{.repository = "octo-org/widget-service",
+                                .job_id = 29679449,
+                                .action = "completed",
+                                .delivery_id = "72d3162e-cc78-11e3-81ab-4c9367dc0958"};
+  EXPECT_EQ(std::get<JobEventIntent>(*d.intent), expected);
+}
+
+// RunsOn #509: another installation's delivery is refused with a 2xx and the reason; so is one
+// of a repository outside the set's.
+TEST(WebhookRouterTest, DeliveriesOfAnotherInstallationOrRepositoryAreRefused) {
+  WebhookRouterConfig c = Config();
+  c.installation_ids = {77};
+  WebhookRouter router = Router(c);
+  WebhookDecision d = Deliver(router, Queued({"self-hosted", "mvr-small"}));
+  ExpectIgnored(d, IgnoreReason::kForeignInstallation);
+  ASSERT_TRUE(d.refused.has_value());
+  EXPECT_EQ(d.refused->label, "installation 2311213");
+  EXPECT_STREQ(IgnoreReasonName(d.ignore_reason), "foreign_installation");
+  c.installation_ids = {2311213};
+  EXPECT_EQ(Deliver(Router(c), Queued({"self-hosted", "mvr-small"})).verdict,
+            WebhookVerdict::kLaunch);
+  c.scope.organization = "other-org";
+  d = Deliver(Router(c), Completed("mvr-demo_1"));
+  ExpectIgnored(d, IgnoreReason::kForeignRepository);
+  EXPECT_EQ(d.refused->reason, "foreign_repository");
+  c.scope.organization = "OCTO-ORG";  // GitHub compares names case-insensitively
+  EXPECT_EQ(Deliver(Router(c), Completed("mvr-demo_1")).verdict, WebhookVerdict::kTerminate);
 }
 
 // GitHub binds no job to the runner launched for it (issue 30, item 1): a job in progress on a
@@ -266,11 +315,12 @@ TEST(WebhookRouterTest, InProgressOnARunnerLaunchedForAnotherJobBecomesATakenInt
                        .delivery_id = "72d3162e-cc78-11e3-81ab-4c9367dc0958"};
   EXPECT_EQ(std::get<TakenIntent>(*d.intent), expected);
   EXPECT_STREQ(WebhookVerdictName(d.verdict), "taken");
+  // Otherwise it is only recorded in the job's state (issue 55, item 3).
   o.runner_name = "mvr-demo_29679449-a1";
-  ExpectIgnored(Deliver(router, WorkflowJobPayload(o)), IgnoreReason::kOtherAction);
+  EXPECT_EQ(Deliver(router, WorkflowJobPayload(o)).verdict, WebhookVerdict::kRecord);
   for (std::string other : {"mvr-demo_hot-7", "someone-else-1234-a1", "mvr-demo_-a1", ""}) {
     o.runner_name = other;
-    ExpectIgnored(Deliver(router, WorkflowJobPayload(o)), IgnoreReason::kOtherAction);
+    EXPECT_EQ(Deliver(router, WorkflowJobPayload(o)).verdict, WebhookVerdict::kRecord) << other;
   }
 }
 

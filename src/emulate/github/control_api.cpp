@@ -120,11 +120,17 @@ HttpResponse ControlApi::QueueJob(const ServerRequest& req) {
     }
     if (seconds > 0) spec.timeout = Duration(seconds * 1000);
     spec.wait_for_environment = body.value("wait_for_environment", false);
+    int64_t approve_after = -1;
+    if (!NumberIn(body, "approve_after_seconds", 1, int64_t{30} * 24 * 3600, &approve_after)) {
+      return BadBody("approve_after_seconds must be a whole number from 1 to 2592000 (30 days)");
+    }
+    if (approve_after > 0) spec.approve_after = Duration(approve_after * 1000);
     spec.drop_webhooks = body.value("drop_webhooks", false);
   } catch (const json::exception&) {
     return BadBody(
         "expected {\"repository\":\"OWNER/NAME\",\"labels\":[...],\"steps\":[\"cmd\",...]} with "
-        "optional name, env, run_id, run_attempt, timeout_seconds, wait_for_environment");
+        "optional name, env, run_id, run_attempt, timeout_seconds, wait_for_environment, "
+        "approve_after_seconds");
   }
   auto job = model_.QueueJob(spec);
   if (!job.ok()) return ErrorResponse(job.status());

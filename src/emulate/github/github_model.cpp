@@ -30,6 +30,7 @@ GithubModel::GithubModel(GithubModelOptions options, Seam seam, WebhookSender* s
   runner_busy_lies_ = std::clamp(options_.runner_busy_lies, 0.0, 1.0);
   random_assignment_ = options_.assignment == "random";
   completed_webhook_loss_ = std::clamp(options_.completed_webhook_loss, 0.0, 1.0);
+  foreign_deliveries_ = std::clamp(options_.foreign_deliveries, 0.0, 1.0);
   runner_versions_ = options_.runner_versions;
   int64_t next_owner_id = 9'000'001;
   for (const auto& org : options_.organizations) org_ids_[AsciiLower(org)] = next_owner_id++;
@@ -340,6 +341,7 @@ void GithubModel::Tick() {
     std::lock_guard<std::mutex> lock(mu_);
     const TimePoint now = seam_.clock.Now();
     // Completing a job takes it out of unfinished_, so walk a copy.
+    ApproveDueLocked(now, out);
     const std::vector<int64_t> unfinished(unfinished_.begin(), unfinished_.end());
     for (int64_t id : unfinished) {
       Job& job = jobs_.at(id);

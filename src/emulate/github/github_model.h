@@ -40,6 +40,12 @@ struct GithubModelOptions {
   double runner_busy_lies = 0;          // initial SetRunnerBusyLies; within [0, 1]
   std::string assignment = "oldest";    // initial SetAssignment: "oldest" or "random"
   double completed_webhook_loss = 0;    // initial SetCompletedWebhookLoss; within [0, 1]
+  // A job queued with wait_for_environment and no approve_after of its own is approved this long
+  // after it was queued (0: only POST /_emulator/jobs/{id}/approve approves it).
+  Duration approval_delay{0};
+  double foreign_deliveries = 0;  // initial SetForeignDeliveries; within [0, 1]
+  // The installation a foreign delivery names (github_model_foreign.cpp).
+  int64_t foreign_installation_id = 999'001;
   RunnerVersionPolicy runner_versions;  // initial SetRunnerVersionPolicy
   // The webhook's settings as GET /app/hook/config and GET …/hooks/{id} show them: where it
   // delivers (the emulator's --webhook-url) and "json" or "form" (a form delivery's body is
@@ -104,6 +110,11 @@ class GithubModel {
   // Fault: the runner listing shows each runner's busy flag as it was `lag` ago (a listing that
   // lags behind the truth); GetRunner stays current. 0 turns it off.
   void SetRunnerListingLag(Duration lag);
+  // Fault (RunsOn #429: GitHub's jobs API converges on a job's state some seconds after its
+  // webhooks): GET .../actions/jobs/{id} shows the job as it was `lag` ago (waiting until that
+  // long after its approval, queued until that long after it started or ended). The listings and
+  // the deliveries stay current. 0 turns it off.
+  void SetJobsApiLag(Duration lag);
   // Fault (actions/runner #4422): each time the runner listing or GetRunner shows a runner that
   // is running a job, it says busy:false with probability `p`. Undocumented, so the stricter
   // reading: a DELETE of that runner believes the same lie with probability `p`, removes the
@@ -119,6 +130,12 @@ class GithubModel {
   // Fault (actions/runner #4309): each `completed` delivery is dropped (recorded as `dropped`,
   // never sent; a Redeliver still sends it) with probability `p`. InvalidArgument outside [0, 1].
   Status SetCompletedWebhookLoss(double p);
+  // Fault (RunsOn #509: during a GitHub incident an App's webhook received other installations'
+  // deliveries): each delivery is followed, with probability `p`, by a copy as another
+  // installation's (options().foreign_installation_id) would be: a repository of another owner
+  // and a job id this emulator does not have, signed with the same secret. Recorded as
+  // "foreign" deliveries. InvalidArgument outside [0, 1].
+  Status SetForeignDeliveries(double p);
   // Which runner versions get jobs (runner_versions.h): a runner older than the minimum, or older
   // than a release out for 30 days or more (the clock's days), is refused at its next connect or
   // poll, as GitHub answers 403 "Runner version vX is deprecated and cannot receive messages.";
@@ -192,7 +209,15 @@ class GithubModel {
   void GiveJobLocked(Job& job, RunnerState& r, Outbox& out);
   void CompleteLocked(Job& job, const std::string& conclusion, Outbox& out);
   void EmitLocked(const Job& job, const std::string& action, Outbox& out);
-  std::string PayloadLocked(const Job& job, const std::string& action) const;
+  std::string PayloadLocked(const Job& job, const std::string& action,
+                            int64_t installation_id = 0) const;
+  // With probability foreign_deliveries_, a copy of `d` (for `job`) as another installation's.
+  void MaybeForeignLocked(const Job& job, const std::string& action, Outbox& out);
+  // Approves the waiting jobs whose approve_at has come (github_model_foreign.cpp).
+  void ApproveDueLocked(TimePoint now, Outbox& out);
+  void ApproveLocked(Job& job, const std::string& detail, Outbox& out);
+  // `job` as GET shows it under the jobs API lag (github_model_foreign.cpp).
+  Job LaggedLocked(const Job& job) const;
   void Dispatch(Outbox out);
   void RecordOutcome(int64_t delivery_id, const DeliveryOutcome& outcome);
   // REQUIRES: mu_ held. Whether `filter` shows `d` (github_model_hooks.cpp).
@@ -221,6 +246,8 @@ class GithubModel {
   double runner_busy_lies_ = 0;
   bool random_assignment_ = false;
   double completed_webhook_loss_ = 0;
+  double foreign_deliveries_ = 0;
+  Duration jobs_api_lag_{0};
   RunnerVersionPolicy runner_versions_;
 };
 

@@ -50,8 +50,19 @@ Result<Job> GithubModel::QueueJob(const JobSpec& spec) {
     }
     job.status = spec.wait_for_environment ? "waiting" : "queued";
     job.timeline.push_back(TimelineEntry{job.created_at, job.status, ""});
+    if (spec.wait_for_environment) {
+      const Duration after = spec.approve_after.value_or(options_.approval_delay);
+      if (after > Duration(0)) job.approve_at = job.created_at + after;
+    }
     auto [it, inserted] = jobs_.emplace(job.id, std::move(job));
     unfinished_.insert(it->first);
+    if (it->second.status == "waiting") {
+      // The stricter reading of what GitHub sends for a job behind an approval: `queued` first
+      // (its payload saying queued), then `waiting`; `queued` again on approval.
+      Job shown = it->second;
+      shown.status = "queued";
+      EmitLocked(shown, "queued", out);
+    }
     EmitLocked(it->second, it->second.status, out);
     AssignLocked(out);
     copy = it->second;
@@ -70,9 +81,7 @@ Status GithubModel::ApproveJob(int64_t job_id) {
     if (job.status != "waiting") {
       return Conflict("job " + std::to_string(job_id) + " is " + job.status + ", not waiting");
     }
-    job.status = "queued";
-    job.timeline.push_back(TimelineEntry{seam_.clock.Now(), "queued", "approved"});
-    EmitLocked(job, "queued", out);
+    ApproveLocked(job, "approved", out);
     AssignLocked(out);
   }
   Dispatch(std::move(out));
@@ -126,7 +135,7 @@ Result<Job> GithubModel::GetJob(const std::string& owner, const std::string& rep
   const Repository* r = FindRepoLocked(owner, repo);
   auto it = jobs_.find(job_id);
   if (!r || it == jobs_.end() || it->second.repository_id != r->id) return NotFound("Not Found");
-  return it->second;
+  return LaggedLocked(it->second);
 }
 
 Result<std::vector<Job>> GithubModel::ListJobs(const std::string& owner, const std::string& repo,
@@ -313,7 +322,8 @@ Status GithubModel::RunnerCompleteJob(const Secret& credential, int64_t job_id,
   return Status::Ok();
 }
 
-std::string GithubModel::PayloadLocked(const Job& job, const std::string& action) const {
+std::string GithubModel::PayloadLocked(const Job& job, const std::string& action,
+                                       int64_t installation_id) const {
   json p;
   p["action"] = action;
   p["workflow_job"] = JobJson(job, options_.base_url);
@@ -324,7 +334,7 @@ std::string GithubModel::PayloadLocked(const Job& job, const std::string& action
       p["organization"] = OrganizationJson(repo.owner, repo.owner_id, options_.base_url);
     }
   }
-  p["installation"]["id"] = options_.installation_id;
+  p["installation"]["id"] = installation_id > 0 ? installation_id : options_.installation_id;
   p["installation"]["node_id"] = "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u";
   // The user whose push started the run.
   p["sender"] = SimpleUserJson("mvr-emulator", 1, false, options_.base_url);
@@ -356,6 +366,7 @@ void GithubModel::EmitLocked(const Job& job, const std::string& action, Outbox& 
   }
   deliveries_.push_back(d);
   out.push_back(std::move(d));
+  MaybeForeignLocked(job, action, out);
 }
 
 void GithubModel::Dispatch(Outbox out) {

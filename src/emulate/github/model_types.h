@@ -137,6 +137,7 @@ struct Job {
   std::vector<JobStep> steps;
   std::vector<TimelineEntry> timeline;
   bool drop_webhooks = false;  // fault: its deliveries are recorded as "dropped", never sent
+  std::optional<TimePoint> approve_at;  // a waiting job approved by the scheduler at this time
 };
 
 // One webhook delivery, as the emulator's deliveries log shows it.
@@ -183,7 +184,10 @@ struct JobSpec {
   std::optional<int64_t> run_id;
   int run_attempt = 1;
   std::optional<Duration> timeout;
-  bool wait_for_environment = false;  // starts "waiting" until approved
+  // Starts "waiting" for an environment's approval: GitHub delivers `queued` then `waiting`,
+  // and `queued` again once approved (CloudSnorkel/cdk-github-runners #416).
+  bool wait_for_environment = false;
+  std::optional<Duration> approve_after;  // approved this long after queued (else the default)
   bool drop_webhooks = false;         // fault: none of the job's webhooks is sent ("dropped")
 };
 

@@ -10,6 +10,8 @@ const char* WebhookVerdictName(WebhookVerdict verdict) {
       return "terminate";
     case WebhookVerdict::kTaken:
       return "taken";
+    case WebhookVerdict::kRecord:
+      return "record";
     case WebhookVerdict::kIgnored:
       return "ignored";
     case WebhookVerdict::kRejectedSignature:
@@ -44,6 +46,10 @@ const char* IgnoreReasonName(IgnoreReason reason) {
       return "repository_not_allowed";
     case IgnoreReason::kNotArm64:
       return "not_arm64";
+    case IgnoreReason::kForeignInstallation:
+      return "foreign_installation";
+    case IgnoreReason::kForeignRepository:
+      return "foreign_repository";
   }
   return "none";
 }

@@ -17,6 +17,8 @@ enum class WebhookVerdict {
   kLaunch,     // 202: a queued job with a class label; `intent` is a LaunchIntent
   kTerminate,  // 202: a completed job of one of the set's runners; a TerminateIntent
   kTaken,      // 202: a job in progress on a runner the set launched for another job; a TakenIntent
+  kRecord,     // 202: waiting, in_progress or completed of a job of the set's classes that asks
+               // for nothing else; a JobEventIntent (its state, job_state.h)
   kIgnored,    // 200: acknowledged, nothing to do; `ignore_reason` says why
   kRejectedSignature,  // 401: X-Hub-Signature-256 missing, malformed or wrong
   kMalformed,          // 400: signed, but not a readable workflow_job delivery
@@ -36,13 +38,19 @@ enum class IgnoreReason {
   // a queued self-hosted job (or one naming a class label) that asks for an architecture or OS a
   // MicroVM is not (x64, windows: github/platform_labels.h); `refused` names the label
   kNotArm64,
+  // the delivery's installation.id is none of the set's GitHub Apps' installations (a GitHub
+  // incident delivered other installations' jobs, RunsOn #509); `refused` names it
+  kForeignInstallation,
+  // the delivery's repository is outside the set's repository, organisation or enterprise
+  kForeignRepository,
 };
 
 // Stable snake_case names, used as metric label values and in logs: "launch", "terminate",
-// "taken", "ignored", "rejected_signature", "malformed", "too_large".
+// "taken", "record", "ignored", "rejected_signature", "malformed", "too_large".
 const char* WebhookVerdictName(WebhookVerdict verdict);
 // "none", "ping", "other_event", "other_action", "no_class_label", "no_runner", "foreign_runner",
-// "labels_not_offered", "repository_not_allowed", "not_arm64".
+// "labels_not_offered", "repository_not_allowed", "not_arm64", "foreign_installation",
+// "foreign_repository".
 const char* IgnoreReasonName(IgnoreReason reason);
 
 struct WebhookDecision {
@@ -52,8 +60,9 @@ struct WebhookDecision {
   // One line for the answer's body and the log: what was decided and why. Never contains the
   // secret, the expected signature or the body.
   std::string message;
-  std::optional<Intent> intent;  // set exactly when the verdict is kLaunch, kTerminate or kTaken
-  std::optional<RefusedJob> refused;  // set exactly when the reason is kNotArm64
+  std::optional<Intent> intent;  // set exactly when the verdict is kLaunch, kTerminate, kTaken or
+                                 // kRecord
+  std::optional<RefusedJob> refused;  // set when the reason is kNotArm64 or kForeign*
 
   bool accepted() const { return http_status >= 200 && http_status < 300; }
 };

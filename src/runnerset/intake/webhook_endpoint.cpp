@@ -1,6 +1,7 @@
 #include "runnerset/intake/webhook_endpoint.h"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <optional>
 
 #include "base/json_text.h"
@@ -49,6 +50,15 @@ WebhookRouterConfig WebhookRouterConfigOf(const ServeConfig& config, Secret webh
   c.allowed_repositories = config.github.allowed_repositories;
   c.runner_name_prefix = config.runner_name_prefix;
   c.body_limit = config.max_webhook_body_bytes;
+  c.scope = config.github;
+  for (const GitHubSettings::App& app : config.github.apps) {
+    if (app.installation_id > 0) c.installation_ids.push_back(app.installation_id);
+  }
+  if (config.github.installation_id > 0 &&
+      std::find(c.installation_ids.begin(), c.installation_ids.end(),
+                config.github.installation_id) == c.installation_ids.end()) {
+    c.installation_ids.push_back(config.github.installation_id);
+  }
   return c;
 }
 

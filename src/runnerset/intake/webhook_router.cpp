@@ -139,6 +139,37 @@ WebhookDecision OnCompleted(WorkflowJobFields& job, const std::string& runner_na
   return d;
 }
 
+// A job event for the launcher to record in the job's state (job_state.h): a delivery of a job of
+// the set's classes that asks for nothing else.
+WebhookDecision Record(WorkflowJobFields& job, const std::string& what,
+                       std::string_view delivery_id) {
+  WebhookDecision d;
+  d.verdict = WebhookVerdict::kRecord;
+  d.http_status = 202;
+  d.message = "record: " + job.action + " of " + what +
+              (job.action == "waiting" ? " (waiting for an environment's approval: no VM until "
+                                         "GitHub says queued)"
+                                       : "");
+  d.intent = JobEventIntent{.repository = std::move(job.repository),
+                            .job_id = job.job_id,
+                            .action = job.action,
+                            .delivery_id = std::string(delivery_id)};
+  return d;
+}
+
+bool HasClassLabel(const WorkflowJobFields& job, const std::vector<RunnerClass>& classes) {
+  for (const RunnerClass& c : classes) {
+    for (const std::string& label : job.labels) {
+      if (github::LabelEquals(label, c.label)) return true;
+    }
+  }
+  return false;
+}
+
+bool HasScope(const GitHubSettings& scope) {
+  return !scope.repository.empty() || !scope.organization.empty() || !scope.enterprise.empty();
+}
+
 // The id of the job a runner was launched for, from its name (runner_name.h; a hot-pool
 // runner's name carries none).
 std::optional<int64_t> LaunchedForByName(const std::string& runner, const std::string& prefix) {
@@ -232,6 +263,9 @@ WebhookRouter::WebhookRouter(WebhookRouterConfig config, std::unique_ptr<ReaderP
       body_limit_(config.body_limit),
       readers_(std::move(readers)) {
   allowed_.allowed_repositories = std::move(config.allowed_repositories);
+  scope_ = std::move(config.scope);
+  scope_.allowed_repositories.clear();
+  installation_ids_ = std::move(config.installation_ids);
 }
 
 WebhookRouter::WebhookRouter(WebhookRouter&&) noexcept = default;
@@ -275,17 +309,71 @@ WebhookDecision WebhookRouter::Route(const WebhookDelivery& delivery, TimePoint 
   if (!read.ok()) return Refused(WebhookVerdict::kMalformed, 400, read.status().message());
   WorkflowJobFields& job = *read;
   std::string what = "job " + std::to_string(job.job_id) + " of " + job.repository;
+  if (std::optional<WebhookDecision> foreign = RefuseForeign(job, delivery.body, what, now)) {
+    return *std::move(foreign);
+  }
 
   if (job.action == "queued") {
     return OnQueued(job, classes_, allowed_, what, delivery.delivery_id, now);
   }
+  const bool ours = HasClassLabel(job, classes_) && allowed_.Allows(job.repository);
   if (job.action == "completed") {
-    return OnCompleted(job, runner_name_prefix_, what, delivery.delivery_id, now);
+    WebhookDecision d = OnCompleted(job, runner_name_prefix_, what, delivery.delivery_id, now);
+    return d.intent || !ours ? d : Record(job, what, delivery.delivery_id);
   }
   if (job.action == "in_progress") {
-    return OnInProgress(job, runner_name_prefix_, what, delivery.delivery_id);
+    WebhookDecision d = OnInProgress(job, runner_name_prefix_, what, delivery.delivery_id);
+    return d.intent || !ours ? d : Record(job, what, delivery.delivery_id);
+  }
+  if (job.action == "waiting") {
+    if (!ours) {
+      return Ignored(IgnoreReason::kOtherAction,
+                     "waiting " + what + " (not a job of this set's classes)");
+    }
+    return Record(job, what, delivery.delivery_id);
   }
   return Ignored(IgnoreReason::kOtherAction, "action " + Shown(job.action) + " of " + what);
+}
+
+std::optional<WebhookDecision> WebhookRouter::RefuseForeign(const WorkflowJobFields& job,
+                                                            std::string_view body,
+                                                            const std::string& what,
+                                                            TimePoint now) const {
+  RefusedJob refused{job.repository, job.job_id, Shown(job.job_name), "", "", now};
+  if (!installation_ids_.empty()) {
+    Result<std::optional<int64_t>> id = ReadInstallationId(body);
+    if (!id.ok()) return Refused(WebhookVerdict::kMalformed, 400, id.status().message());
+    if (*id && std::find(installation_ids_.begin(), installation_ids_.end(), **id) ==
+                   installation_ids_.end()) {
+      WebhookDecision d =
+          Ignored(IgnoreReason::kForeignInstallation,
+                  what + " is of installation " + std::to_string(**id) +
+                      ", not this set's: GitHub delivered another installation's job (an "
+                      "incident, or the App's webhook URL shared by other runner sets)");
+      refused.label = "installation " + std::to_string(**id);
+      refused.reason = IgnoreReasonName(IgnoreReason::kForeignInstallation);
+      d.refused = refused;
+      return d;
+    }
+  }
+  if (HasScope(scope_) && !scope_.Serves(job.repository)) {
+    WebhookDecision d = Ignored(
+        IgnoreReason::kForeignRepository,
+        what + ": the repository is outside the set's github.repository, organization or "
+               "enterprise (is the webhook configured wider than the set?)");
+    refused.label = Shown(job.repository);
+    refused.reason = IgnoreReasonName(IgnoreReason::kForeignRepository);
+    d.refused = refused;
+    return d;
+  }
+  return std::nullopt;
+}
+
+Result<std::optional<int64_t>> WebhookRouter::ReadInstallationId(std::string_view body) const {
+  std::unique_ptr<WorkflowJobReader> reader = readers_->Take();
+  Result<std::optional<int64_t>> id = reader->ReadInstallationId(body);
+  readers_->Give(std::move(reader));
+  return id;
 }
 
 }  // namespace mvr::runnerset

@@ -3,12 +3,15 @@
 // oversized body (413), verify X-Hub-Signature-256 over the raw bytes before anything else looks
 // at them (401), read the workflow_job members it needs (400 when it cannot), and turn a queued
 // job with a class label into a launch intent and a completed job of one of the set's runners
-// into a terminate intent; everything else is acknowledged and ignored (2xx).
+// into a terminate intent; any other action of a job of the set's classes becomes a job intent
+// (its state: job_state.h); a delivery of another installation or repository is refused (2xx, so
+// GitHub shows it delivered, with the reason); everything else is acknowledged and ignored (2xx).
 // Thread-safety: Route may be called from any number of threads at once.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +24,7 @@
 #include "runnerset/config/config.h"
 #include "runnerset/config/runner_name.h"
 #include "runnerset/intake/webhook_decision.h"
+#include "runnerset/intake/workflow_job_reader.h"
 
 namespace mvr::runnerset {
 
@@ -37,6 +41,12 @@ struct WebhookRouterConfig {
   std::vector<std::string> allowed_repositories;
   std::string runner_name_prefix;                // runner_name.h: RunnerNamePrefix
   size_t body_limit = kDefaultWebhookBodyLimit;  // bytes
+  // The set's repository, organisation or enterprise (its allowed_repositories aside): a
+  // delivery of a repository outside it is refused as foreign_repository. All empty: no check.
+  GitHubSettings scope;
+  // The installations of the set's GitHub Apps: a delivery whose installation.id is another is
+  // refused as foreign_installation (RunsOn #509). Empty (a PAT): no check.
+  std::vector<int64_t> installation_ids;
 };
 
 // The parts of a POST /webhook request the router reads; views into the caller's request.
@@ -69,10 +79,16 @@ class WebhookRouter {
  private:
   class ReaderPool;
   WebhookRouter(WebhookRouterConfig config, std::unique_ptr<ReaderPool> readers);
+  // The refusal of a delivery of another installation or repository; nullopt: it is the set's.
+  std::optional<WebhookDecision> RefuseForeign(const WorkflowJobFields& job, std::string_view body,
+                                               const std::string& what, TimePoint now) const;
+  Result<std::optional<int64_t>> ReadInstallationId(std::string_view body) const;
 
   github::WebhookSignatureVerifier verifier_;
   std::vector<RunnerClass> classes_;
   GitHubSettings allowed_;  // allowed_repositories alone
+  GitHubSettings scope_;    // repository, organization, enterprise, organizations alone
+  std::vector<int64_t> installation_ids_;
   std::string runner_name_prefix_;
   size_t body_limit_;
   std::unique_ptr<ReaderPool> readers_;

@@ -311,6 +311,61 @@ struct WorkflowJobReader::Impl {
   }
 };
 
+namespace {
+
+// The id of a compact `,"installation":{"id":N` at the top level's end: the last such key, whose
+// object holds no other object and closes the body. nullopt when the body is not of that shape.
+std::optional<int64_t> CompactInstallationId(std::string_view body) {
+  constexpr std::string_view kKey = ",\"installation\":{\"id\":";
+  const size_t at = body.rfind(kKey);
+  if (at == std::string_view::npos) return std::nullopt;
+  const size_t close = body.find('}', at);
+  if (close == std::string_view::npos || body.find('{', at + kKey.size()) < close) {
+    return std::nullopt;
+  }
+  // Only the body's own closing '}' may follow the object: it is a top-level member.
+  constexpr std::string_view kWhitespace = " \t\r\n";
+  const size_t last = body.find_first_not_of(kWhitespace, close + 1);
+  if (last == std::string_view::npos || body[last] != '}' ||
+      body.find_first_not_of(kWhitespace, last + 1) != std::string_view::npos) {
+    return std::nullopt;
+  }
+  int64_t id = 0;
+  size_t i = at + kKey.size();
+  const size_t digits = i;
+  while (i < body.size() && body[i] >= '0' && body[i] <= '9' && i - digits < 18) {
+    id = id * 10 + (body[i] - '0');
+    ++i;
+  }
+  if (i == digits || id <= 0 || (body[i] != ',' && body[i] != '}')) return std::nullopt;
+  return id;
+}
+
+}  // namespace
+
+Result<std::optional<int64_t>> WorkflowJobReader::ReadInstallationId(std::string_view body) {
+  if (std::optional<int64_t> quick = CompactInstallationId(body)) return quick;
+  od::document doc;
+  if (auto e = impl_->parser.iterate(impl_->Pad(body, {}, false)).get(doc)) return NotJson(e);
+  od::object top;
+  if (doc.get_object().get(top)) return Malformed("the body is not a JSON object");
+  od::value installation;
+  simdjson::error_code found = top.find_field_unordered("installation").get(installation);
+  if (found == simdjson::NO_SUCH_FIELD) return std::optional<int64_t>();
+  if (found) return NotJson(found);
+  od::json_type type;
+  if (auto e = installation.type().get(type)) return NotJson(e);
+  if (type == od::json_type::null) return std::optional<int64_t>();
+  od::object object;
+  od::value id_value;
+  int64_t id = 0;
+  if (installation.get_object().get(object) || object.find_field_unordered("id").get(id_value) ||
+      id_value.get_int64().get(id) || id <= 0) {
+    return WrongType("installation", "an object with a positive integer id");
+  }
+  return std::optional<int64_t>(id);
+}
+
 WorkflowJobReader::WorkflowJobReader() : impl_(std::make_unique<Impl>()) {}
 WorkflowJobReader::~WorkflowJobReader() = default;
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,11 @@ class WorkflowJobReader {
   // everything after repository.full_name) are not looked at. The body is copied into a padded
   // buffer the reader keeps, so `body` need not outlive the call.
   Result<WorkflowJobFields> Read(std::string_view body);
+  // The delivery's installation.id (a GitHub App's delivery), nullopt when it has none (a
+  // repository's or organisation's webhook). GitHub puts installation last, as {"id":N,
+  // "node_id":"..."}: that compact tail is read without a parse; anything else is parsed whole.
+  // InvalidArgument when the member is there but not an object with a positive integer id.
+  Result<std::optional<int64_t>> ReadInstallationId(std::string_view body);
 
  private:
   struct Impl;

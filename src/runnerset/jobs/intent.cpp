@@ -58,6 +58,31 @@ Result<TakenIntent> DecodeTaken(const JsonFields& fields) {
   return taken;
 }
 
+json EncodeJobEvent(const JobEventIntent& event) {
+  return json{{"v", kVersion},
+              {"kind", "job"},
+              {"repository", event.repository},
+              {"jobId", event.job_id},
+              {"action", event.action},
+              {"deliveryId", event.delivery_id}};
+}
+
+Result<JobEventIntent> DecodeJobEvent(const JsonFields& fields) {
+  JobEventIntent event;
+  MVR_ASSIGN_OR_RETURN(event.repository, fields.String("repository"));
+  MVR_ASSIGN_OR_RETURN(event.job_id, fields.Int("jobId"));
+  MVR_ASSIGN_OR_RETURN(event.action, fields.String("action"));
+  MVR_ASSIGN_OR_RETURN(event.delivery_id, fields.OptionalString("deliveryId"));
+  if (event.repository.empty() || event.job_id <= 0) {
+    return InvalidArgument("job intent: repository and a positive jobId are required");
+  }
+  if (event.action != "waiting" && event.action != "in_progress" && event.action != "completed") {
+    return InvalidArgument("job intent: action must be waiting, in_progress or completed, got \"" +
+                           event.action + "\"");
+  }
+  return event;
+}
+
 Result<LaunchIntent> DecodeLaunch(const JsonFields& fields) {
   LaunchIntent launch;
   MVR_ASSIGN_OR_RETURN(launch.repository, fields.String("repository"));
@@ -98,6 +123,9 @@ std::string EncodeIntent(const Intent& intent) {
   if (const auto* launch = std::get_if<LaunchIntent>(&intent))
     return JsonText(EncodeLaunch(*launch));
   if (const auto* taken = std::get_if<TakenIntent>(&intent)) return JsonText(EncodeTaken(*taken));
+  if (const auto* event = std::get_if<JobEventIntent>(&intent)) {
+    return JsonText(EncodeJobEvent(*event));
+  }
   return JsonText(EncodeTerminate(std::get<TerminateIntent>(intent)));
 }
 
@@ -123,8 +151,13 @@ Result<Intent> DecodeIntent(std::string_view body) {
     MVR_ASSIGN_OR_RETURN(TakenIntent taken, DecodeTaken(fields));
     return Intent(std::move(taken));
   }
-  return InvalidArgument("intent.kind: expected \"launch\", \"terminate\" or \"taken\", got \"" +
-                         kind + "\"");
+  if (kind == "job") {
+    MVR_ASSIGN_OR_RETURN(JobEventIntent event, DecodeJobEvent(fields));
+    return Intent(std::move(event));
+  }
+  return InvalidArgument(
+      "intent.kind: expected \"launch\", \"terminate\", \"taken\" or \"job\", got \"" + kind +
+      "\"");
 }
 
 LaunchIntent LaunchIntentForJob(const std::string& repository, const github::Job& job,

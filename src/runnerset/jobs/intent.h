@@ -53,7 +53,20 @@ struct TakenIntent {
   bool operator==(const TakenIntent&) const = default;
 };
 
-using Intent = std::variant<LaunchIntent, TerminateIntent, TakenIntent>;
+// What a delivery told of a job of the set's classes when it asks for nothing else: `waiting`,
+// an `in_progress` on the runner launched for it or on another set's runner, a `completed` with no
+// runner of this set (cancelled while queued, run elsewhere). The launcher records it in the job's
+// state (job_state.h), so a late `queued` launches nothing (issue 55, item 3).
+struct JobEventIntent {
+  std::string repository;  // "owner/name"
+  int64_t job_id = 0;
+  std::string action;  // "waiting", "in_progress" or "completed"
+  std::string delivery_id;
+
+  bool operator==(const JobEventIntent&) const = default;
+};
+
+using Intent = std::variant<LaunchIntent, TerminateIntent, TakenIntent, JobEventIntent>;
 
 // The launch intent for a job GitHub's jobs API shows waiting, made as a webhook would have made
 // it: the janitor's recovery of a lost launch, a relaunch once the job's runner took another.
@@ -61,7 +74,7 @@ LaunchIntent LaunchIntentForJob(const std::string& repository, const github::Job
                                 const std::string& class_label, TimePoint now,
                                 std::string delivery_id);
 
-// The queue message body: {"v":1,"kind":"launch"|"terminate"|"taken",...}. Times are epoch
+// The queue message body: {"v":1,"kind":"launch"|"terminate"|"taken"|"job",...}. Times are epoch
 // milliseconds.
 std::string EncodeIntent(const Intent& intent);
 // InvalidArgument naming the member for anything EncodeIntent would not produce.

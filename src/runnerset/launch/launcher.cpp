@@ -93,13 +93,15 @@ Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
       deps_(deps),
       scope_(RunnerScopeOf(config)),
       cap_(deps.table.store(), deps.seam),
+      jobs_(deps.table.store(), deps.seam.clock, deps.plant_undo_job_state),
       run_pacer_(deps.seam.clock, deps.seam.sleeper, config.launcher.run_microvm_per_second) {}
 
 LaunchOutcome Launcher::Handle(const Intent& intent) {
   LaunchOutcome o =
-      std::holds_alternative<LaunchIntent>(intent)  ? Launch(std::get<LaunchIntent>(intent))
-      : std::holds_alternative<TakenIntent>(intent) ? Taken(std::get<TakenIntent>(intent))
-                                                    : Terminate(std::get<TerminateIntent>(intent));
+      std::holds_alternative<LaunchIntent>(intent)     ? Launch(std::get<LaunchIntent>(intent))
+      : std::holds_alternative<TakenIntent>(intent)    ? Taken(std::get<TakenIntent>(intent))
+      : std::holds_alternative<JobEventIntent>(intent) ? NoteJobEvent(std::get<JobEventIntent>(intent))
+                                                       : Terminate(std::get<TerminateIntent>(intent));
   Record(o);
   return o;
 }
@@ -208,6 +210,11 @@ std::optional<LaunchOutcome> Launcher::HeldByRefusal(const RunnerClass& cls, boo
 }
 
 LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
+  // The janitor launches a job GitHub's jobs API lists as queued.
+  return LaunchAs(in, in.delivery_id == "janitor" ? JobAction::kRequeued : JobAction::kQueued);
+}
+
+LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
   const Seam& seam = deps_.seam;
   LaunchOutcome out;
   const RunnerClass* cls = config_.FindClass(in.class_label);
@@ -231,15 +238,20 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
     out.detail = "the repository " + in.repository + " is outside the set's " + scope_.ToString();
     return out;
   }
+  // A late queued (the job is in progress or completed already) launches nothing; the job's
+  // state says whether it was seen waiting for an approval (launcher_job_state.cpp).
+  JobState state;
+  if (std::optional<LaunchOutcome> stop = CheckJobState(in, action, state)) return *stop;
   // (0) GitHub's rate limits leave no room for a JIT runner now: wait, without asking GitHub.
   if (std::optional<LaunchOutcome> held = HeldByRateLimit(in, *cls)) return *held;
   // GitHub refuses the runner of the class, and no fallback is healthy: nothing to launch.
   if (std::optional<LaunchOutcome> held = HeldByRefusal(*cls, false)) return *held;
   // (1) Still queued (or its runner taken by another job)? Fails open, but for GitHub's rate
   // limits, which the launch waits for.
-  Result<bool> needed = StillNeeded(in);
+  Result<Need> needed = StillNeeded(in);
   if (!needed.ok()) return DeferForRateLimit(in.job_id, needed.status(), std::move(out));
-  if (!*needed) {
+  if (std::optional<LaunchOutcome> held = HoldForApproval(in, *needed, state)) return *held;
+  if (*needed == Need::kNo) {
     out.decision = LaunchDecision::kDroppedNotQueued;
     out.detail = "GitHub says the job is no longer queued";
     return out;
@@ -331,7 +343,7 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   deps_.metrics.Observe(a.job_key, Milestone::kClaimed, a.times.received_ms, a.times.claimed_ms);
   if (a.counts_for && deps_.arrivals && !claim->taken_over) CountArrival(*a.counts_for, in);
   if (claim->taken_over && CleanUpTakenOver(*claim->taken_over, a.deadline) &&
-      !StillNeeded(in).value_or(true)) {
+      StillNeeded(in).value_or(Need::kUnknown) == Need::kNo) {
     // The dead attempt's runner took this very job.
     deps_.table.Release(a.claim, a.token).IgnoreError();
     out.decision = LaunchDecision::kDroppedNotQueued;
@@ -395,6 +407,8 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   row.times = a.times;
   std::vector<store::WriteOp> also;
   if (a.warm) also.push_back(WarmPoolTable::RemoveMemberOp(a.microvm_id));
+  // A job whose `completed` was recorded while this launch ran gets no VM (issue 55, item 3).
+  also.push_back(JobStateLedger::NotCompletedCheck(in.repository, in.job_id));
   if (Status s = deps_.table.Commit(a.claim, a.token, row, also); !s.ok()) return Fail(a, s);
   if (deps_.watch) deps_.watch->Await(a.runner_name, a.job_key, a.times.received_ms);
   out.decision = LaunchDecision::kLaunched;

@@ -34,6 +34,7 @@
 #include "runnerset/classes/class_health.h"
 #include "runnerset/config/config.h"
 #include "runnerset/jobs/intent.h"
+#include "runnerset/jobs/job_state.h"
 #include "runnerset/launch/assigned_jobs.h"
 #include "runnerset/launch/cap_gate.h"
 #include "runnerset/launch/cap_ledger.h"
@@ -86,6 +87,8 @@ struct LauncherDeps {
   bool defer_rate_limited = true;
   // Where a job of a class whose pool is sized to a target is counted (pool_target.h). Optional.
   ArrivalHistory* arrivals = nullptr;
+  // The simulation's planted bug `undo-late-delivery`: a late delivery undoes the job's state.
+  bool plant_undo_job_state = false;
 };
 
 enum class LaunchDecision {
@@ -121,6 +124,10 @@ class Launcher {
   Launcher(const ServeConfig& config, LauncherDeps deps);
 
   LaunchOutcome Launch(const LaunchIntent& intent);
+  // `action`: kQueued for a webhook's launch, kRequeued for one GitHub's jobs API asked for.
+  LaunchOutcome LaunchAs(const LaunchIntent& intent, JobAction action);
+  // Records what a delivery told of a job (launcher_job_state.cpp): nothing else to do.
+  LaunchOutcome NoteJobEvent(const JobEventIntent& intent);
   LaunchOutcome Terminate(const TerminateIntent& intent);
   // A runner launched for one job took another (launcher_taken.cpp): when the job it was
   // launched for still waits, its claim is released and it is launched again.
@@ -156,10 +163,22 @@ class Launcher {
   // Whether a job of `repository` can run on the set's runners (GitHub compares names
   // case-insensitively).
   bool InScope(const std::string& repository) const;
-  // False only when GitHub definitely says the job needs no runner from this launch: it is no
+  // kNo only when GitHub definitely says the job needs no runner from this launch: it is no
   // longer queued, and the chain of jobs taken by runners launched for other jobs ends with no
-  // job left waiting.
-  Result<bool> StillNeeded(const LaunchIntent& intent);
+  // job left waiting; kAwaitsApproval while the job itself waits for an environment's approval;
+  // kUnknown when GitHub could not be asked (the launch fails open, but for a job seen waiting).
+  enum class Need { kYes, kNo, kAwaitsApproval, kUnknown };
+  Result<Need> StillNeeded(const LaunchIntent& intent);
+  // The job's state for a launch (launcher_job_state.cpp): an outcome when the launch must not
+  // go on (a late queued, a store failure), else nullopt and `state` the job's state.
+  std::optional<LaunchOutcome> CheckJobState(const LaunchIntent& in, JobAction action,
+                                             JobState& state);
+  // What becomes of a launch GitHub's answer (`need`) does not let go on; nullopt: go on.
+  std::optional<LaunchOutcome> HoldForApproval(const LaunchIntent& in, Need need,
+                                               const JobState& state);
+  // Records `action` of a job in its state for a terminate or taken intent; a failure is
+  // logged (the intent goes on: its own work does not depend on it).
+  void NoteJobAction(const std::string& repository, int64_t job_id, JobAction action);
   // The set's VMs that hold capacity (every state but TERMINATED) by its image ARNs, unclaimed
   // pool members left out, with their startedAt (epoch ms): what reconciles the cap's seats.
   Result<std::map<std::string, int64_t>> ListLiveVms();
@@ -225,6 +244,7 @@ class Launcher {
   github::RunnerScope scope_;
   CapLedger cap_;
   AssignedJobs assigned_;
+  JobStateLedger jobs_;
   Pacer run_pacer_;
   CapacityRoute capacity_;
 };

@@ -45,9 +45,9 @@ bool Launcher::HotLaunchInFlight(const std::string& runner) {
   return false;
 }
 
-Result<bool> Launcher::StillNeeded(const LaunchIntent& in) {
+Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in) {
   auto repo = github::RepositoryRef::Parse(in.repository);
-  if (!repo.ok()) return true;
+  if (!repo.ok()) return Need::kUnknown;
   // GitHub hands a queued job to any idle runner whose labels match, so a runner this set
   // launched for job K may have taken this job: K then waits for a runner, and this launch
   // provides it. K may in turn have been taken by the runner of job L, and so on: follow that
@@ -69,17 +69,20 @@ Result<bool> Launcher::StillNeeded(const LaunchIntent& in) {
       deps_.seam.logger.Log(auth ? LogLevel::kDebug : LogLevel::kWarn,
                             "could not tell whether the job is still queued; launching anyway",
                             {{"job_id", job_id}, {"error", job.status().ToString()}});
-      return true;  // fail open: dropping a live job is far worse than an unneeded VM
+      return Need::kUnknown;  // fail open: dropping a live job is far worse than an unneeded VM
     }
+    // The job itself waits for an environment's approval (issue 55, item 3): no VM until GitHub
+    // says it is queued.
+    if (step == 0 && job->status == github::JobStatus::kWaiting) return Need::kAwaitsApproval;
     if (job->status != github::JobStatus::kInProgress &&
         job->status != github::JobStatus::kCompleted) {
-      return true;  // still waiting for a runner
+      return Need::kYes;  // still waiting for a runner
     }
     std::optional<int64_t> next = LaunchedFor(job->runner_name);
-    if (!next) return false;  // run by a runner this set did not launch (or by none)
-    if (*next == kLaunchInFlight) return true;
-    if (*next == in.job_id) return false;  // the chain closes: every job in it has a runner
-    if (seen.count(*next)) return false;
+    if (!next) return Need::kNo;  // run by a runner this set did not launch (or by none)
+    if (*next == kLaunchInFlight) return Need::kYes;
+    if (*next == in.job_id) return Need::kNo;  // the chain closes: every job in it has a runner
+    if (seen.count(*next)) return Need::kNo;
     job_id = *next;
     // At organisation scope the runner may have been launched for a job of another repository:
     // its mapping row says which.
@@ -91,7 +94,7 @@ Result<bool> Launcher::StillNeeded(const LaunchIntent& in) {
       }
     }
   }
-  return true;
+  return Need::kYes;
 }
 
 }  // namespace mvr::runnerset

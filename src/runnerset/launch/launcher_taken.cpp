@@ -108,6 +108,7 @@ Status Launcher::NoteTook(const TakenIntent& in, const std::string& repository,
 }
 
 LaunchOutcome Launcher::Taken(const TakenIntent& in) {
+  NoteJobAction(in.repository, in.job_id, JobAction::kInProgress);
   LaunchOutcome out;
   out.runner_name = in.runner_name;
   auto settle = [&](LaunchDecision decision, std::string detail) {
@@ -197,8 +198,10 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
                           {"job_id", w.job.id},
                           {"repository", w.repository}});
   deps_.metrics.Add(Counter::kRelaunchedTaken);
-  return Launch(LaunchIntentForJob(w.repository, w.job, cls->label, deps_.seam.clock.Now(),
-                                   in.delivery_id.empty() ? "taken" : in.delivery_id));
+  // GitHub's jobs API says that job still waits: its word, newer than any delivery.
+  return LaunchAs(LaunchIntentForJob(w.repository, w.job, cls->label, deps_.seam.clock.Now(),
+                                     in.delivery_id.empty() ? "taken" : in.delivery_id),
+                  JobAction::kRequeued);
 }
 
 }  // namespace mvr::runnerset

@@ -7,6 +7,9 @@
 namespace mvr::runnerset {
 LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
   const Seam& seam = deps_.seam;
+  if (!in.repository.empty() && in.job_id > 0) {
+    NoteJobAction(in.repository, in.job_id, JobAction::kCompleted);
+  }
   LaunchOutcome out;
   out.runner_name = in.runner_name;
   Result<std::optional<MappingRow>> row = deps_.table.GetMapping(in.runner_name);

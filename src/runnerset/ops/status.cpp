@@ -405,12 +405,24 @@ std::string RenderStatusText(const json& s) {
                   j.value("microvmId", std::string()).c_str());
     out += line;
   }
-  const json refused = s.value("refusedJobs", json::array());
+  json refused = json::array();
+  json foreign = json::array();  // deliveries of another installation or repository
+  for (const json& j : s.value("refusedJobs", json::array())) {
+    (j.value("reason", std::string()).rfind("foreign_", 0) == 0 ? foreign : refused).push_back(j);
+  }
   if (!refused.empty()) {
     out += "refused, not ARM64 (" + std::to_string(refused.size()) + ", newest first):\n";
     for (const json& j : refused) {
       out += "  " + j.value("repository", std::string()) + "#" +
              std::to_string(j.value("jobId", int64_t{0})) + " asks for " +
+             j.value("label", std::string()) + "\n";
+    }
+  }
+  if (!foreign.empty()) {
+    out += "refused, not this set's (" + std::to_string(foreign.size()) + ", newest first):\n";
+    for (const json& j : foreign) {
+      out += "  " + j.value("repository", std::string()) + "#" +
+             std::to_string(j.value("jobId", int64_t{0})) + " of " +
              j.value("label", std::string()) + "\n";
     }
   }

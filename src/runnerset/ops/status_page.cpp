@@ -217,18 +217,38 @@ std::string InFlight(const json& s) {
 }
 
 // Jobs the webhook refused for the platform they ask for (x64, windows): no VM ever comes for them.
+// Deliveries of another installation or repository (issue 55, item 3) get their own section.
 std::string Refused(const json& s) {
-  const json jobs = s.value("refusedJobs", json::array());
-  if (jobs.empty()) return "";
-  std::string out = "<h2 class=\"bad\">Jobs refused: not ARM64 (" + std::to_string(jobs.size()) +
-                    ")</h2><p>Lambda MicroVMs are ARM64 Linux only; these jobs ask for another "
-                    "architecture or OS, so no VM is launched for them.</p><table id=\"refused\">"
-                    "<tr><th>Job</th><th>Name</th><th>Label</th><th>Why</th></tr>";
-  for (const json& j : jobs) {
-    out += "<tr class=\"job\">" + Cell(JobName(j)) + Cell(Str(j, "jobName")) +
-           Cell(Str(j, "label"), "bad") + Cell(Str(j, "reason")) + "</tr>";
+  json arm64 = json::array();
+  json foreign = json::array();
+  for (const json& j : s.value("refusedJobs", json::array())) {
+    (Str(j, "reason").rfind("foreign_", 0) == 0 ? foreign : arm64).push_back(j);
   }
-  return out + "</table>";
+  std::string out;
+  if (!arm64.empty()) {
+    out += "<h2 class=\"bad\">Jobs refused: not ARM64 (" + std::to_string(arm64.size()) +
+           ")</h2><p>Lambda MicroVMs are ARM64 Linux only; these jobs ask for another "
+           "architecture or OS, so no VM is launched for them.</p><table id=\"refused\">"
+           "<tr><th>Job</th><th>Name</th><th>Label</th><th>Why</th></tr>";
+    for (const json& j : arm64) {
+      out += "<tr class=\"job\">" + Cell(JobName(j)) + Cell(Str(j, "jobName")) +
+             Cell(Str(j, "label"), "bad") + Cell(Str(j, "reason")) + "</tr>";
+    }
+    out += "</table>";
+  }
+  if (!foreign.empty()) {
+    out += "<h2 class=\"bad\">Deliveries refused: not this set's (" +
+           std::to_string(foreign.size()) +
+           ")</h2><p>Deliveries of another GitHub App installation or of a repository outside the "
+           "set's; answered 200 and never launched.</p><table id=\"foreign\">"
+           "<tr><th>Job</th><th>Name</th><th>Of</th><th>Why</th></tr>";
+    for (const json& j : foreign) {
+      out += "<tr class=\"job\">" + Cell(JobName(j)) + Cell(Str(j, "jobName")) +
+             Cell(Str(j, "label"), "bad") + Cell(Str(j, "reason")) + "</tr>";
+    }
+    out += "</table>";
+  }
+  return out;
 }
 
 std::string Finished(const json& s) {

@@ -173,6 +173,11 @@ Status RunnerTable::Commit(const store::Key& claim, const std::string& token, co
   store::TransactionOutcome outcome = store_.Transact(writes);
   if (outcome.ok()) return Status::Ok();
   if (store::IsConditionFailed(outcome.status)) {
+    if (outcome.failed_index.value_or(0) >= 2) {
+      return Conflict("the launch of " + row.runner_name +
+                      " cannot commit: " + writes[*outcome.failed_index].key.partition +
+                      " changed meanwhile (the job completed, or the pool member went)");
+    }
     return Conflict(outcome.failed_index == std::optional<size_t>(0)
                         ? "runner " + row.runner_name + " already has a mapping row"
                         : "the claim " + claim.partition + " is no longer this attempt's");

@@ -348,7 +348,28 @@ TEST_F(GithubModelTest, WaitingJobIsQueuedOnApproval) {
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->status, "waiting");
   ASSERT_TRUE(model_.ApproveJob(job->id).ok());
-  EXPECT_EQ(sender_.Actions(job->id), (std::vector<std::string>{"waiting", "queued"}));
+  // The stricter reading of GitHub (CloudSnorkel/cdk-github-runners #416): queued first, then
+  // waiting, then queued again on approval.
+  EXPECT_EQ(sender_.Actions(job->id), (std::vector<std::string>{"queued", "waiting", "queued"}));
+}
+
+TEST_F(GithubModelTest, AWaitingJobIsApprovedAfterItsDelay) {
+  JobSpec spec;
+  spec.repository = "octo/app";
+  spec.labels = {"x"};
+  spec.steps = {"true"};
+  spec.wait_for_environment = true;
+  spec.approve_after = Duration(30'000);
+  auto job = model_.QueueJob(spec);
+  ASSERT_TRUE(job.ok());
+  clock_.Advance(Duration(29'000));
+  model_.Tick();
+  EXPECT_EQ(model_.GetJobById(job->id)->status, "waiting");
+  clock_.Advance(Duration(1'000));
+  model_.Tick();
+  EXPECT_EQ(model_.GetJobById(job->id)->status, "queued");
+  EXPECT_EQ(sender_.Actions(job->id), (std::vector<std::string>{"queued", "waiting", "queued"}));
+  EXPECT_EQ(model_.ApproveJob(job->id).code(), Code::kConflict) << "approved once";
 }
 
 TEST_F(GithubModelTest, DeliveriesAreSignedOverTheExactBytes) {

@@ -1,0 +1,104 @@
+// The launcher and the job's state (issue 55, item 3): a late queued launches nothing, a job
+// waiting for an environment's approval gets no VM until GitHub says queued, and the other
+// deliveries of a job are recorded whatever their order.
+#include <gtest/gtest.h>
+
+#include "fleet_fixture.h"
+#include "runnerset/launch/launcher.h"
+
+namespace mvr::runnerset::testing {
+namespace {
+
+class LauncherJobStateTest : public RunnerSetTest {
+ protected:
+  LaunchOutcome Event(int64_t job, const std::string& action) {
+    return L().Handle(JobEventIntent{mvr::testing::kFleetRepository, job, action, "d-" + action});
+  }
+  int64_t GatedJob() {
+    emulate::github::JobSpec spec;
+    spec.repository = mvr::testing::kFleetRepository;
+    spec.labels = {"self-hosted", "mvr-small"};
+    spec.steps = {"true"};
+    spec.wait_for_environment = true;
+    return fleet_.github_model->QueueJob(spec).value().id;
+  }
+  JobState StateOf(int64_t job) {
+    return JobStateLedger(store_, m_.clock).Get(mvr::testing::kFleetRepository, job).value();
+  }
+};
+
+// RunsOn #539's order: completed (cancelled while queued, or run elsewhere) before queued. GitHub
+// may still list the job queued (its API lags the deliveries); the late queued launches nothing.
+TEST_F(LauncherJobStateTest, AQueuedArrivingAfterCompletedLaunchesNothing) {
+  const int64_t job = QueueJob();
+  ASSERT_EQ(Event(job, "completed").decision, LaunchDecision::kIgnored);
+  LaunchOutcome o = L().Handle(Intent(job));
+  EXPECT_EQ(o.decision, LaunchDecision::kDroppedNotQueued) << o.detail;
+  EXPECT_NE(o.detail.find("late queued"), std::string::npos) << o.detail;
+  EXPECT_TRUE(fleet_.VmIds().empty()) << "no VM was launched";
+  EXPECT_TRUE(fleet_.Runners().empty()) << "no runner was registered";
+  EXPECT_EQ(StateOf(job).phase, JobPhase::kCompleted) << "the late queued undid nothing";
+}
+
+TEST_F(LauncherJobStateTest, AQueuedArrivingAfterInProgressLaunchesNothing) {
+  const int64_t job = QueueJob();
+  ASSERT_EQ(Event(job, "in_progress").decision, LaunchDecision::kIgnored);
+  EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDroppedNotQueued);
+  EXPECT_TRUE(fleet_.VmIds().empty());
+  // The janitor's launch is GitHub's own word that the job is queued again: it goes on.
+  LaunchIntent janitor = Intent(job);
+  janitor.delivery_id = "janitor";
+  EXPECT_EQ(L().Handle(janitor).decision, LaunchDecision::kLaunched);
+}
+
+// CloudSnorkel #416: a job behind an approval is delivered queued, then waiting, then queued
+// again once approved. The first queued gets no VM while GitHub says the job waits.
+TEST_F(LauncherJobStateTest, AJobWaitingForApprovalGetsNoVmUntilApproved) {
+  const int64_t job = GatedJob();
+  LaunchOutcome first = L().Handle(Intent(job));
+  EXPECT_EQ(first.decision, LaunchDecision::kDeferred) << first.detail;
+  EXPECT_GE(first.retry_after, Duration(config_.launcher.defer_seconds * 1000LL));
+  EXPECT_TRUE(fleet_.VmIds().empty()) << "no VM while the job waits for its approval";
+  EXPECT_TRUE(fleet_.Runners().empty());
+  EXPECT_TRUE(StateOf(job).waited);
+  ASSERT_TRUE(fleet_.github_model->ApproveJob(job).ok());
+  LaunchOutcome approved = L().Handle(Intent(job));
+  EXPECT_EQ(approved.decision, LaunchDecision::kLaunched) << approved.detail;
+  // The first queued's deferred intent comes back: the job has its VM, and gets no other.
+  EXPECT_NE(L().Handle(Intent(job)).decision, LaunchDecision::kLaunched);
+  EXPECT_EQ(fleet_.VmIds().size(), 1u);
+}
+
+TEST_F(LauncherJobStateTest, ALongWaitForApprovalIsRecheckedLessOften) {
+  const int64_t job = GatedJob();
+  LaunchIntent in = Intent(job);
+  m_.clock.Advance(Duration(3'600'000));
+  LaunchOutcome o = L().Handle(in);
+  ASSERT_EQ(o.decision, LaunchDecision::kDeferred);
+  EXPECT_EQ(o.retry_after, Duration(300'000)) << "at most every 5 minutes";
+}
+
+TEST_F(LauncherJobStateTest, AWaitingRecordsAndALateWaitingUndoesNothing) {
+  const int64_t job = QueueJob();
+  EXPECT_EQ(Event(job, "waiting").decision, LaunchDecision::kIgnored);
+  EXPECT_TRUE(StateOf(job).waited);
+  EXPECT_EQ(Event(job, "completed").decision, LaunchDecision::kIgnored);
+  LaunchOutcome late = Event(job, "waiting");
+  EXPECT_NE(late.detail.find("late waiting"), std::string::npos) << late.detail;
+  EXPECT_EQ(StateOf(job).phase, JobPhase::kCompleted);
+}
+
+// A terminate intent records completed: its job's late queued launches nothing.
+TEST_F(LauncherJobStateTest, ATerminateRecordsTheJobCompleted) {
+  const int64_t job = QueueJob();
+  TerminateIntent t;
+  t.runner_name = "mvr-demo-" + std::to_string(job) + "-0a1b2c3d";
+  t.repository = mvr::testing::kFleetRepository;
+  t.job_id = job;
+  L().Handle(t);
+  EXPECT_EQ(StateOf(job).phase, JobPhase::kCompleted);
+  EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDroppedNotQueued);
+}
+
+}  // namespace
+}  // namespace mvr::runnerset::testing
