@@ -59,8 +59,8 @@ void World::StolenChecks() {
 // One launch (a VM's boot failing once within the launch timeout, the retry after deferSeconds,
 // and a launch's boot, runner start and connection, a minute at most) plus one janitor period.
 Duration World::StolenBound() const {
-  return 2 * (config_.launch_timeout() + Duration(config_.launcher.defer_seconds * 1000LL)) +
-         Duration(60'000) + Duration(config_.janitor.interval_seconds * 1000LL);
+  return 2 * (config_.launch_timeout() + config_.defer_delay()) + Duration(60'000) +
+         Duration(config_.janitor.interval_seconds * 1000LL);
 }
 
 // One janitor period, and the sweep's own calls (its reads, the deregistration, the terminate).
@@ -122,8 +122,7 @@ void World::CheckStolenJobs() {
     // (seed 628: the last of a chain of five taken jobs failed to boot four times in a row).
     const auto boots_failed = static_cast<int64_t>(std::count_if(
         boot_failures.begin(), boot_failures.end(), [&](TimePoint at) { return at >= taken_at; }));
-    bound += boots_failed *
-             (config_.launch_timeout() + Duration(config_.launcher.defer_seconds * 1000LL));
+    bound += boots_failed * (config_.launch_timeout() + config_.defer_delay());
     if (auto released = claim_released_at_.find(id); released != claim_released_at_.end()) {
       bound = std::max(bound, released->second - taken_at + StolenBound());
     }

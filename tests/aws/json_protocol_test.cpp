@@ -25,6 +25,20 @@ JsonServiceConfig DynamoConfig() {
   return c;
 }
 
+// DynamoDB's and SQS's clients build their config here (it was written out twice, issue 57).
+TEST(JsonServiceTest, CarriesTheEndpointPrefixTimeoutAndRetry) {
+  RetryPolicy retry;
+  retry.max_attempts = 7;
+  const JsonServiceConfig c =
+      JsonService(DynamoConfig().endpoint, "AmazonSQS", Duration(1'234), retry);
+  EXPECT_EQ(c.endpoint.url, "https://dynamodb.us-east-1.amazonaws.com");
+  EXPECT_EQ(c.endpoint.signing_name, "dynamodb");
+  EXPECT_EQ(c.target_prefix, "AmazonSQS");
+  EXPECT_EQ(c.content_type, "application/x-amz-json-1.0");
+  EXPECT_EQ(c.timeout, Duration(1'234));
+  EXPECT_EQ(c.retry.max_attempts, 7);
+}
+
 class JsonProtocolTest : public ::testing::Test {
  protected:
   FakeHttpClient http_;

@@ -46,6 +46,8 @@ TEST(ServeConfig, MinimalConfigGetsTheDocumentedDefaults) {
   EXPECT_EQ(c->classes[0].max_duration_seconds, 3600);
   EXPECT_EQ(c->visibility_timeout(), c->launch_timeout() + Duration(60'000));
   EXPECT_EQ(c->claim_takeover_after(), 2 * c->launch_timeout());
+  EXPECT_EQ(c->launcher.defer_seconds, 10);
+  EXPECT_EQ(c->defer_delay(), Duration(10'000));
   EXPECT_TRUE(c->launcher.execution_role_arn.empty());
   EXPECT_NE(c->FindClass("MVR-SMALL"), nullptr);
   EXPECT_EQ(c->FindClass("other"), nullptr);

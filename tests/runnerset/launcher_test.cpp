@@ -176,8 +176,7 @@ TEST_F(LauncherTest, AChainThatEndsAtAHungLaunchLaunchesTheWaitingJobAgain) {
   m_.clock.Advance(config_.launch_timeout() / 2);
   LaunchOutcome later = L().Handle(by_a);
   EXPECT_EQ(later.decision, LaunchDecision::kDeferred) << later.detail;
-  EXPECT_EQ(later.retry_after, std::max(config_.launch_timeout() / 4,
-                                        Duration(config_.launcher.defer_seconds * 1000LL)))
+  EXPECT_EQ(later.retry_after, std::max(config_.launch_timeout() / 4, config_.defer_delay()))
       << "an older launch is looked at again less often";
   m_.clock.Advance(config_.launch_timeout() / 2);
   const TakenIntent by_c{rc.name, mvr::testing::kFleetRepository, a, "d-c"};
@@ -436,7 +435,7 @@ TEST_F(LauncherTest, ADuplicateOfALaunchedJobCreatesNothing) {
 TEST_F(LauncherTest, ADuplicateLooksAgainLessOftenTheLongerAClaimHasBeenHeld) {
   const int64_t job = QueueJob();
   ASSERT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kWon);  // another attempt's
-  const Duration defer(config_.launcher.defer_seconds * 1000LL);
+  const Duration defer = config_.defer_delay();
   const Duration takeover = config_.claim_takeover_after();
   ASSERT_GT(takeover, defer * 6) << "the fixture's times leave room for each case";
   auto retry = [&] {

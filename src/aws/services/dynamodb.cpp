@@ -78,16 +78,8 @@ DynamoDbClient::DynamoDbClient(const ServiceEndpoint& endpoint, http::HttpClient
 
 DynamoDbClient::DynamoDbClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
                                CredentialsProvider& credentials, Seam seam, Options options)
-    : rpc_(
-          [&] {
-            JsonServiceConfig config;
-            config.endpoint = endpoint;
-            config.target_prefix = "DynamoDB_20120810";
-            config.timeout = options.timeout;
-            config.retry = options.retry;
-            return config;
-          }(),
-          http, credentials, seam) {}
+    : rpc_(JsonService(endpoint, "DynamoDB_20120810", options.timeout, options.retry), http,
+           credentials, seam) {}
 
 Result<std::optional<ddb::Item>> DynamoDbClient::GetItem(const GetItemRequest& request) {
   MVR_RETURN_IF_ERROR(RequireTable(request.table, "GetItem"));

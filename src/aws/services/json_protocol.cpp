@@ -128,6 +128,16 @@ Status MapJsonError(int http_status, const http::Headers& headers, const std::st
   return status;
 }
 
+JsonServiceConfig JsonService(const ServiceEndpoint& endpoint, std::string target_prefix,
+                              Duration timeout, RetryPolicy retry) {
+  JsonServiceConfig config;
+  config.endpoint = endpoint;
+  config.target_prefix = std::move(target_prefix);
+  config.timeout = timeout;
+  config.retry = retry;
+  return config;
+}
+
 JsonProtocolClient::JsonProtocolClient(JsonServiceConfig config, http::HttpClient& http,
                                        CredentialsProvider& credentials, Seam seam)
     : config_(std::move(config)), http_(http), credentials_(credentials), seam_(seam) {}

@@ -54,6 +54,11 @@ struct JsonServiceConfig {
   RetryPolicy retry;         // max_attempts = 1 turns retries off
 };
 
+// The config of a service at `endpoint` whose operations are "<target_prefix>.<Operation>", with
+// the default content type and a client's own timeout and retry policy (DynamoDB's and SQS's).
+JsonServiceConfig JsonService(const ServiceEndpoint& endpoint, std::string target_prefix,
+                              Duration timeout, RetryPolicy retry);
+
 class JsonProtocolClient {
  public:
   // References must outlive the client.

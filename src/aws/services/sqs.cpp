@@ -71,16 +71,8 @@ SqsClient::SqsClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
 
 SqsClient::SqsClient(const ServiceEndpoint& endpoint, http::HttpClient& http,
                      CredentialsProvider& credentials, Seam seam, Options options)
-    : rpc_(
-          [&] {
-            JsonServiceConfig config;
-            config.endpoint = endpoint;
-            config.target_prefix = "AmazonSQS";
-            config.timeout = options.timeout;
-            config.retry = options.retry;
-            return config;
-          }(),
-          http, credentials, seam) {}
+    : rpc_(JsonService(endpoint, "AmazonSQS", options.timeout, options.retry), http, credentials,
+           seam) {}
 
 Result<std::string> SqsClient::SendMessage(const SendMessageRequest& request) {
   MVR_RETURN_IF_ERROR(RequireUrl(request.queue_url, "SendMessage"));

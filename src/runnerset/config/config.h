@@ -206,6 +206,8 @@ struct ServeConfig {
   Duration visibility_timeout() const;
   Duration claim_takeover_after() const;
   Duration launch_timeout() const { return Duration(launcher.launch_timeout_seconds * 1000LL); }
+  // How long a deferred intent waits before it is tried again (launcher.deferSeconds).
+  Duration defer_delay() const { return Duration(launcher.defer_seconds * 1000LL); }
   // Whether any class keeps a warm or hot pool (the sweeper runs only then).
   bool any_pool() const;
   // A hot member of `cls` is retired this long after it was created: hotPool.maxAgeSeconds, and

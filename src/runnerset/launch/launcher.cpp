@@ -261,14 +261,14 @@ LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
       cap_.Reserve(CapOptions(), [this] { return ListLiveVms(); });
   if (!seat.ok()) {
     out.decision = LaunchDecision::kDeferred;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.retry_after = config_.defer_delay();
     out.detail = "cannot read the cap's seats: " + seat.status().ToString();
     deps_.metrics.AddDeferral("list_failed");
     return out;
   }
   if (!*seat) {
     out.decision = LaunchDecision::kDeferred;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.retry_after = config_.defer_delay();
     out.detail = "at the concurrency cap (" + std::to_string(config_.max_concurrent_vms) + ")";
     deps_.metrics.AddDeferral("cap");
     return out;
@@ -482,7 +482,7 @@ LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
   const TimePoint cleanup_deadline = std::max(a.deadline, seam.clock.Now()) + kCleanupTime;
   LaunchOutcome out;
   out.decision = LaunchDecision::kFailed;
-  out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+  out.retry_after = config_.defer_delay();
   out.detail = failure.ToString();
   // The runner goes first: GitHub refuses to remove one that is running a job, and a busy
   // runner is never terminated. A resumed hot runner takes a job within a second of its thaw,

@@ -14,7 +14,7 @@
 namespace mvr::runnerset {
 
 Duration Launcher::WaitOnClaim(int64_t claimed_ms, Duration horizon) const {
-  const Duration floor(config_.launcher.defer_seconds * 1000LL);
+  const Duration floor = config_.defer_delay();
   const int64_t now_ms = ToUnixMillis(deps_.seam.clock.Now());
   const Duration half_age((now_ms - claimed_ms) / 2);
   const Duration left(claimed_ms + horizon.count() - now_ms);
@@ -115,7 +115,7 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
     out.decision = decision;
     out.detail = std::move(detail);
     if (decision == LaunchDecision::kFailed || decision == LaunchDecision::kDeferred) {
-      out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+      out.retry_after = config_.defer_delay();
     }
     return out;
   };

@@ -15,7 +15,7 @@ LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
   Result<std::optional<MappingRow>> row = deps_.table.GetMapping(in.runner_name);
   if (!row.ok()) {
     out.decision = LaunchDecision::kFailed;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.retry_after = config_.defer_delay();
     out.detail = row.status().ToString();
     return out;
   }
@@ -29,13 +29,13 @@ LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
   Status t = vms.Terminate(r.microvm_id, seam.clock.Now() + config_.launch_timeout());
   if (!t.ok()) {
     out.decision = LaunchDecision::kFailed;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.retry_after = config_.defer_delay();
     out.detail = t.ToString();
     return out;
   }
   if (Status d = deps_.table.DeleteMapping(r.runner_name, r.microvm_id); !d.ok()) {
     out.decision = LaunchDecision::kFailed;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.retry_after = config_.defer_delay();
     out.detail = d.ToString();
     return out;
   }
