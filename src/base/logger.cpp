@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/github_token_mask.h"
 #include "base/json_text.h"
 #include "base/time_format.h"
 
@@ -47,7 +48,8 @@ std::string Redactor::Redact(std::string text) const {
       pos += 3;
     }
   }
-  return text;
+  // And what looks like a GitHub token though nobody registered it (github_token_mask.h).
+  return MaskGitHubTokens(std::move(text));
 }
 
 void StreamSink::Write(std::string_view line) {

@@ -25,7 +25,8 @@ const char* LogLevelName(LogLevel level);
 // "debug", "info", "warn", "error"; anything else is info.
 LogLevel ParseLogLevel(std::string_view name);
 
-// Replaces every registered secret value in a string with "***".
+// Replaces every registered secret value in a string with "***", and every run shaped like a
+// GitHub token (classic or stateless: github_token_mask.h).
 class Redactor {
  public:
   // Values shorter than 6 characters are not registered: they would redact ordinary words.

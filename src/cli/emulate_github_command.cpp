@@ -43,6 +43,7 @@ struct GithubFlags {
   std::string webhook_secret_file;
   std::string webhook_content_type = "json";
   std::vector<std::string> installation_permissions;  // NAME=LEVEL
+  std::string installation_token_format = "stateless";
   int64_t rate_limit = 5000;
   int secondary_limit = 0;
   std::string rate_limits = "off";
@@ -193,6 +194,8 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
     }
     o.auth.installation_permissions[p.substr(0, eq)] = p.substr(eq + 1);
   }
+  MVR_ASSIGN_OR_RETURN(o.auth.installation_token_format,
+                       gh::ParseInstallationTokenFormat(f.installation_token_format));
   o.model.hook_content_type = f.webhook_content_type;
   if (!f.webhook_url.empty()) {
     o.webhook_url = f.webhook_url;
@@ -354,6 +357,11 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
                 "the hook's content type: json, or form (payload=<URL-encoded JSON>)")
       ->capture_default_str()
       ->check(CLI::IsMember({"json", "form"}));
+  g->add_option("--installation-token-format", gflags->installation_token_format,
+                "what POST /app/installations/{id}/access_tokens issues: stateless (GitHub's "
+                "~520-character ghs_ tokens with dots, since 2026-04) or classic (ghs_ + 36)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"stateless", "classic"}));
   g->add_option("--installation-permission", gflags->installation_permissions,
                 "NAME=LEVEL: a permission the App's installation shows (repeatable; given, it "
                 "replaces the default set: actions=read, administration=write, metadata=read, "

@@ -58,6 +58,8 @@ Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
   github::GitHubClientOptions go;
   go.rest.base_url = config.github.api_url;
   go.jitter = &ctx.seam().random;
+  go.random = &ctx.seam().secure_random;  // jti: unique across processes and clones
+  go.sleeper = &ctx.seam().sleeper;
   // A GitHub Enterprise Server signed by a private CA gets a client of its own that trusts it;
   // AWS's endpoints keep the system's CAs alone.
   MVR_ASSIGN_OR_RETURN(std::string ca_pem, runnerset::GitHubCaBundlePem(config.github));

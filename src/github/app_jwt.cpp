@@ -49,14 +49,16 @@ Result<std::unique_ptr<EVP_PKEY, PkeyFree>> LoadRsaKey(const Secret& pem) {
 
 }  // namespace
 
-Result<Secret> MakeAppJwt(const std::string& app_id, const Secret& private_key_pem, TimePoint now) {
+Result<Secret> MakeAppJwt(const std::string& app_id, const Secret& private_key_pem, TimePoint now,
+                          Random& random) {
   if (app_id.empty()) return InvalidArgument("the GitHub App id is empty");
   if (private_key_pem.empty()) return InvalidArgument("the GitHub App private key is empty");
   MVR_ASSIGN_OR_RETURN(auto key, LoadRsaKey(private_key_pem));
 
   nlohmann::json header = {{"alg", "RS256"}, {"typ", "JWT"}};
   nlohmann::json claims = {{"iat", ToUnixSeconds(now - kAppJwtBackdate)},
-                           {"exp", ToUnixSeconds(now + kAppJwtLifetime)}};
+                           {"exp", ToUnixSeconds(now + kAppJwtLifetime)},
+                           {"jti", random.Hex(16)}};
   if (std::optional<int64_t> numeric = ParseInt64InRange(app_id, 0, INT64_MAX)) {
     claims["iss"] = *numeric;
   } else {

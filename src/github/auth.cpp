@@ -1,6 +1,7 @@
 #include "github/auth.h"
 
 #include "base/json_fields.h"
+#include "base/retry.h"
 #include "github/app_jwt.h"
 #include "github/json_parsers.h"
 
@@ -59,8 +60,8 @@ void RegisterPem(Redactor& redactor, const Secret& pem) {
 
 }  // namespace
 
-Authenticator::Authenticator(GitHubAuth auth, const Logger* logger)
-    : logger_(logger), auth_(std::move(auth)) {
+Authenticator::Authenticator(GitHubAuth auth, const Logger* logger, AuthSeam seam)
+    : logger_(logger), seam_(seam), auth_(std::move(auth)) {
   if (logger_ == nullptr) return;
   if (auth_.token) logger_->redactor().Add(*auth_.token);
   if (auth_.app) RegisterPem(logger_->redactor(), auth_.app->private_key_pem);
@@ -70,15 +71,51 @@ Result<Secret> Authenticator::BearerToken(RestTransport& rest) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auth_.token) return *auth_.token;
-    if (installation_token_ &&
-        rest.clock().Now() < installation_token_->expires_at - auth_.refresh_margin) {
+  }
+  std::optional<uint64_t> waited_since;  // flights_done_ when this caller began to wait
+  for (;;) {
+    const TimePoint now = rest.clock().Now();  // a seam call: never under the lock
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!in_flight_ && waited_since && flights_done_ != *waited_since) {
+      // The exchange this caller waited on is over: its outcome is this caller's too.
+      if (!last_flight_.ok()) return last_flight_;
+      if (installation_token_) return installation_token_->token;
+    }
+    if (!in_flight_ && installation_token_ &&
+        now < installation_token_->expires_at - auth_.refresh_margin) {
       return installation_token_->token;
     }
+    if (!in_flight_ || !seam_.single_flight) {
+      in_flight_ = true;
+      break;
+    }
+    if (!waited_since) waited_since = flights_done_;
+    lock.unlock();
+    seam_.sleeper->Sleep(kTokenFlightPoll);
   }
-  MVR_ASSIGN_OR_RETURN(RegistrationToken fresh, Exchange(rest));
-  Secret token = fresh.token;
-  std::lock_guard<std::mutex> lock(mu_);
-  installation_token_ = std::move(fresh);
+  // This caller owns the flight. It ends however the exchange ends (an exception too: the
+  // simulation crashes actors by throwing from a seam call), or the waiters would wait forever.
+  struct FlightEnd {
+    explicit FlightEnd(Authenticator& owner) : self(owner) {}
+    Authenticator& self;
+    Status outcome = Internal("the installation token exchange was interrupted");
+    std::optional<RegistrationToken> token;
+    ~FlightEnd() {
+      std::lock_guard<std::mutex> lock(self.mu_);
+      self.in_flight_ = false;
+      ++self.flights_done_;
+      self.last_flight_ = outcome;
+      if (token) self.installation_token_ = std::move(token);
+    }
+  } end(*this);
+  Result<RegistrationToken> fresh = ExchangeWithRetry(rest);
+  if (!fresh.ok()) {
+    end.outcome = fresh.status();
+    return fresh.status();
+  }
+  Secret token = fresh->token;
+  end.outcome = Status::Ok();
+  end.token = std::move(*fresh);
   return token;
 }
 
@@ -89,9 +126,40 @@ Result<Secret> Authenticator::AppJwt(TimePoint now) {
     if (!auth_.app) return InvalidArgument("only a GitHub App can read its own hook's deliveries");
     app = *auth_.app;
   }
-  MVR_ASSIGN_OR_RETURN(Secret jwt, MakeAppJwt(app.app_id, app.private_key_pem, now));
+  MVR_ASSIGN_OR_RETURN(Secret jwt, MakeAppJwt(app.app_id, app.private_key_pem, now, *seam_.random));
   if (logger_ != nullptr) logger_->redactor().Add(jwt);
   return jwt;
+}
+
+Result<RegistrationToken> Authenticator::ExchangeWithRetry(RestTransport& rest) {
+  RetryPolicy backoff;
+  backoff.base_delay = kTokenExchangeRetryFloor;
+  backoff.max_delay = 4 * kTokenExchangeRetryFloor;
+  for (int attempt = 1;; ++attempt) {
+    Result<RegistrationToken> token = Exchange(rest);
+    if (token.ok() || token.status().code() != Code::kNotFound) return token;
+    if (attempt == kTokenExchangeAttempts) {
+      // Not NotFound to the caller: that would read as "the runner (or job) is gone" to code
+      // that asked for one, and lose the job. Transient keeps it for another try.
+      return Transient("GitHub answered 404 to " + std::to_string(attempt) +
+                       " installation token requests of installation " +
+                       std::to_string(installation_id()) +
+                       ": check that the GitHub App is installed there (github.installationId); "
+                       "GitHub also answers 404 to a JWT it saw in the same second")
+          .WithErrorType("InstallationTokenNotFound");
+    }
+    const Duration wait =
+        kTokenExchangeRetryFloor + FullJitterDelay(backoff, attempt - 1, *seam_.random);
+    if (logger_ != nullptr) {
+      // The status names the request, never the JWT (which the redactor holds anyway).
+      logger_->Warn("github installation token request answered 404; retrying",
+                    {{"installation_id", installation_id()},
+                     {"attempt", attempt},
+                     {"wait_ms", wait.count()},
+                     {"error", token.status().message()}});
+    }
+    seam_.sleeper->Sleep(wait);
+  }
 }
 
 Result<RegistrationToken> Authenticator::Exchange(RestTransport& rest) {
@@ -100,7 +168,8 @@ Result<RegistrationToken> Authenticator::Exchange(RestTransport& rest) {
     std::lock_guard<std::mutex> lock(mu_);
     app = *auth_.app;
   }
-  MVR_ASSIGN_OR_RETURN(Secret jwt, MakeAppJwt(app.app_id, app.private_key_pem, rest.clock().Now()));
+  MVR_ASSIGN_OR_RETURN(
+      Secret jwt, MakeAppJwt(app.app_id, app.private_key_pem, rest.clock().Now(), *seam_.random));
   if (logger_ != nullptr) logger_->redactor().Add(jwt);
   std::string path = "/app/installations/" + std::to_string(app.installation_id) + "/access_tokens";
   {

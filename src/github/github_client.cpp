@@ -57,6 +57,11 @@ Result<std::unique_ptr<GitHubClient>> GitHubClient::Create(http::HttpClient& htt
   }
   if (options.max_pages < 1) return InvalidArgument("max_pages must be at least 1");
   if (options.rest.timeout.count() <= 0) return InvalidArgument("the timeout must be positive");
+  if (auth.app && (options.random == nullptr || options.sleeper == nullptr)) {
+    return InvalidArgument(
+        "GitHub App auth needs the seam's random (options.random: each JWT's jti) and sleeper "
+        "(options.sleeper: token request retries)");
+  }
   return std::unique_ptr<GitHubClient>(
       new GitHubClient(http, clock, std::move(base), std::move(auth), options, logger));
 }
@@ -64,7 +69,8 @@ Result<std::unique_ptr<GitHubClient>> GitHubClient::Create(http::HttpClient& htt
 GitHubClient::GitHubClient(http::HttpClient& http, const Clock& clock, std::string base_url,
                            GitHubAuth auth, GitHubClientOptions options, const Logger* logger)
     : rest_(http, clock, std::move(base_url), options.rest),
-      auth_(std::move(auth), logger),
+      auth_(std::move(auth), logger,
+            AuthSeam{options.random, options.sleeper, options.single_flight_tokens}),
       options_(std::move(options)),
       health_(options_.auth_backoff, options_.jitter),
       budget_(options_.rate_budget),

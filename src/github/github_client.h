@@ -31,6 +31,13 @@ struct GitHubClientOptions {
   int max_pages = 100;       // a listing longer than this is refused rather than followed forever
   AuthBackoff auth_backoff;  // the waits between probes while GitHub refuses the credentials
   Random* jitter = nullptr;  // the seam's random, for those waits' jitter (none: no jitter)
+  // The seam's random and sleeper, required with an App: its JWTs' jti, the backoff of its token
+  // requests answered 404, and the waits for another caller's token request (auth.h).
+  Random* random = nullptr;
+  Sleeper* sleeper = nullptr;
+  // One installation token request in flight at a time (auth.h). Off only for the simulation's
+  // planted bug (plant_token_race), which must be found.
+  bool single_flight_tokens = true;
   RateBudgetOptions rate_budget;  // the rate limits the client paces itself to
 };
 

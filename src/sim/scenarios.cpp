@@ -290,6 +290,26 @@ std::vector<Scenario> DownScenarios() {
   };
 }
 
+// GitHub as it behaves in 2026 (issue 55).
+std::vector<Scenario> TokenScenarios() {
+  return {
+      {"token-formats",
+       "12 jobs within 2 s, 6 launchers, the set authenticating as a GitHub App whose "
+       "installation tokens are stateless (~520 characters with dots; odd seeds) or classic (even "
+       "seeds); GitHub answers 404 to a JWT it saw within the second (terraform-aws-github-runner "
+       "#5056) and processes sign JWTs in the same second: none is refused, no job is lost",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.jobs = 12;
+         o.arrivals = Duration(2'000);
+         o.launchers = 6;
+         o.github_app_auth = true;
+         o.installation_token_format = seed % 2 == 1 ? "stateless" : "classic";
+         return o;
+       }},
+  };
+}
+
 }  // namespace
 
 // Issue 30, items 1 and 7: runners that take another job than theirs, and jobs that end with no
@@ -338,6 +358,7 @@ const std::vector<Scenario>& Scenarios() {
     for (Scenario& s : VersionScenarios()) all.push_back(std::move(s));
     for (Scenario& s : DownScenarios()) all.push_back(std::move(s));
     for (Scenario& s : OrderScenarios()) all.push_back(std::move(s));
+    for (Scenario& s : TokenScenarios()) all.push_back(std::move(s));
     all.push_back({"pool-target",
                    "a day of a recorded week (a daily pattern and bursts, pool_target_report.h) on "
                    "a hot pool sized to p95 queued -> started <= 10 s from the week before",
@@ -372,6 +393,10 @@ const std::vector<PlantedBug>& PlantedBugs() {
        "the job's state takes the last delivery to arrive, so a late queued undoes completed "
        "(RunsOn #539)",
        [](WorldOptions& o) { o.plant_undo_job_state = true; }},
+      {"token-race",
+       "the set's App JWTs carry no distinguishing jti and each caller requests its own "
+       "installation token (no single flight): JWTs of the same second collide",
+       [](WorldOptions& o) { o.plant_token_race = true; }},
       {"auth-spin",
        "the GitHub client's auth backoff is off: every call goes to GitHub while it refuses the "
        "credentials",

@@ -206,10 +206,9 @@ World::Process::Process(World& w, Duration skew)
       arrivals(w.store_, seam.seam) {
   std::vector<github::GitHub*> each;
   for (int i = 0; i < w.options_.github_apps; ++i) {
-    apps.push_back(github::GitHubClient::Create(
-                       w.github_http_, seam.clock,
-                       w.options_.github_apps > 1 ? w.GithubAppAuth(i) : w.GithubAuth(),
-                       w.GithubOptions(seam), &seam.logger)
+    apps.push_back(github::GitHubClient::Create(w.github_http_, seam.clock,
+                                                w.UsesApps() ? w.GithubAppAuth(i) : w.GithubAuth(),
+                                                w.GithubOptions(seam), &seam.logger)
                        .value());
     each.push_back(apps.back().get());
   }
@@ -242,6 +241,13 @@ github::GitHubAuth World::GithubAppAuth(int i) const {
 github::GitHubClientOptions World::GithubOptions(ActorSeam& seam) const {
   github::GitHubClientOptions o = GithubClientOptions();
   o.jitter = &seam.random;
+  o.random = &seam.random;
+  o.sleeper = &seam.sleeper;
+  if (options_.plant_token_race) {
+    static ConstantRandom same_jti;  // every JWT's jti the same: as good as none
+    o.random = &same_jti;
+    o.single_flight_tokens = false;
+  }
   if (options_.plant_auth_spin) o.auth_backoff = {Duration(0), Duration(0)};
   if (options_.plant_rate_blind) o.rate_budget.pace = false;
   return o;
@@ -266,13 +272,15 @@ std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
   }
   o.model.webhook_secret = Secret(kWebhookSecret);
   o.auth.pats = {Secret(kToken)};
-  for (int i = 0; options_.github_apps > 1 && i < options_.github_apps; ++i) {
+  for (int i = 0; UsesApps() && i < options_.github_apps; ++i) {
     gh::AppOptions app;
     app.app_id = kFirstAppId + i;
     app.installation_id = kFirstAppId + i;
     app.private_key_pem = Secret(SimAppKeyPem(i));
     o.auth.apps.push_back(std::move(app));
   }
+  o.auth.installation_token_format =
+      gh::ParseInstallationTokenFormat(options_.installation_token_format).value();
   o.rate.secondary_per_minute = options_.github_mutations_per_minute;
   o.rate.github = options_.github_rate_limits;
   return gh::InProcessGithub::Create(o, services_).value();

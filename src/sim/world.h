@@ -128,7 +128,13 @@ class World {
   Process& NewProcess();
   // The set's GitHub credential, re-read from github_secret_ while GitHub refuses it.
   github::GitHubAuth GithubAuth();
-  // App i's credentials (options_.github_apps > 1).
+  // Whether the set calls GitHub as Apps (several, or one with github_app_auth) or with its PAT.
+  bool UsesApps() const { return options_.github_apps > 1 || options_.github_app_auth; }
+  // A Random whose every draw is 0 (the planted token race's jti).
+  struct ConstantRandom final : Random {
+    uint64_t Next64() override { return 0; }
+  };
+  // App i's credentials (UsesApps()).
   github::GitHubAuth GithubAppAuth(int i) const;
   github::GitHubClientOptions GithubOptions(ActorSeam& seam) const;
   void SpawnRole(Role role);
@@ -182,6 +188,9 @@ class World {
   void CheckRunnerVersions(WorldReport& report);
   // GitHub's rate limits (world_rate_limits.cpp): no launch failed, and the burst's figures.
   void CheckRateLimits(WorldReport& report);
+  // token-formats: GitHub never had to refuse one of the set's JWTs as seen within the second
+  // (world_tokens.cpp).
+  void CheckTokenRequests(WorldReport& report);
   void ReportFigures(WorldReport& report);
   Duration JanitorBound() const;
   // How long a pool member's VM may idle unparked: its launch, then two sweeps of the sweeper

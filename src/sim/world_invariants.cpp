@@ -72,6 +72,7 @@ void World::CheckTheEnd(WorldReport& report) {
   CheckAuthOutage(report);
   CheckRunnerVersions(report);
   CheckRateLimits(report);
+  CheckTokenRequests(report);
   ReportFigures(report);
 }
 

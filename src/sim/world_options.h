@@ -176,6 +176,15 @@ struct WorldOptions {
   bool check_order = false;
   // A planted bug: the job's state takes the last delivery to arrive, so a late one undoes it.
   bool plant_undo_job_state = false;
+  // The set authenticates as one GitHub App even with github_apps 1 (token-formats): each process
+  // signs JWTs and buys installation tokens of `installation_token_format` ("stateless", GitHub's
+  // ~520-character tokens since 2026-04, or "classic"), and GitHub answers 404 to a JWT it saw in
+  // the same second (terraform-aws-github-runner #5056).
+  bool github_app_auth = false;
+  std::string installation_token_format = "stateless";
+  // A planted bug: App JWTs carry no distinguishing jti (every process draws the same one) and a
+  // process's callers each request their own installation token (no single flight).
+  bool plant_token_race = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };

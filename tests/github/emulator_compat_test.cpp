@@ -68,6 +68,8 @@ class EmulatorCompatTest : public ::testing::Test {
     GitHubClientOptions o;
     o.rest.base_url = url_;
     o.per_page = per_page;
+    o.random = &random_;
+    o.sleeper = &sleeper_;
     auto c = GitHubClient::Create(*api_http_, clock_, std::move(auth), o, &logger_);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return std::move(c).value();
@@ -215,6 +217,25 @@ TEST_F(EmulatorCompatTest, GitHubAppAuthExchangesOnceAndWorks) {
   app.private_key_pem = testing::GenerateRsaKey().private_pem;
   EXPECT_EQ(Client(GitHubAuth::App(app))->ListRunners(scope_, {}).status().code(),
             Code::kUnauthorized);
+}
+
+// The emulator issues GitHub's stateless installation tokens by default (~520 characters with
+// dots) and answers 404 to a JWT it saw in the same second. Several clients of one App (the
+// runner set's Lambda functions, each its own process) asking in the same second all get a
+// token: their JWTs differ by jti.
+TEST_F(EmulatorCompatTest, AppClientsInTheSameSecondAllGetStatelessTokens) {
+  AppCredentials app;
+  app.app_id = std::to_string(kAppId);
+  app.installation_id = 1;
+  app.private_key_pem = AppKey().private_pem;
+  std::vector<std::unique_ptr<GitHubClient>> clients;
+  for (int i = 0; i < 4; ++i) clients.push_back(Client(GitHubAuth::App(app)));
+  for (auto& c : clients) {
+    Result<RegistrationToken> t = c->CreateRegistrationToken(scope_);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_EQ(c->token_exchanges(), 1);
+  }
+  EXPECT_EQ(sink_.Joined().find("answered 404"), std::string::npos) << sink_.Joined();
 }
 
 TEST_F(EmulatorCompatTest, QueuedJobsAndTheirWebhooksParse) {

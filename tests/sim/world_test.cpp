@@ -264,6 +264,21 @@ TEST(WorldTest, APlantedAuthSpinIsFound) {
   EXPECT_NE(what.find("401"), std::string::npos) << what;
 }
 
+// Issue 55, item 2: App JWTs without a distinguishing jti, minted in the same second by the set's
+// processes, are refused 404 by GitHub (terraform-aws-github-runner #5056), which the
+// token-formats scenario's invariant finds.
+TEST(WorldTest, APlantedTokenRaceIsFound) {
+  const PlantedBug* bug = FindPlantedBug("token-race");
+  ASSERT_NE(bug, nullptr);
+  std::string what;
+  RunSeeds(*FindScenario("token-formats"), 1, 2, 2, bug->plant, [&](const SeedOutcome& o) {
+    for (const std::string& v : o.report.violations) {
+      if (what.empty() && v.find("404") != std::string::npos) what = v;
+    }
+  });
+  EXPECT_FALSE(what.empty()) << "the planted bug was not found in 2 seeds";
+}
+
 // The performance model reproduces seed 001's quiet cold start segment by segment (6.8 s queued →
 // VM running, 8.2 s → the runner's first log line, 9.0 s → connected, 1.0 s → the job: 25 s,
 // within 10%), and its 45 s at fifteen launches when batches are launched one at a time. The

@@ -150,6 +150,11 @@ bool Authenticator::app_key_revoked(int64_t app_id) const {
   return revoked_apps_.count(app_id) > 0;
 }
 
+int Authenticator::same_second_refusals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return same_second_refusals_;
+}
+
 std::vector<TimePoint> Authenticator::refusals() const {
   std::lock_guard<std::mutex> lock(mu_);
   return refusals_;
@@ -159,13 +164,17 @@ Result<Identity> Authenticator::AuthenticateApp(
     const std::optional<std::string>& authorization) const {
   const char* const undecodable = "A JSON web token could not be decoded";
   std::optional<std::string> value = BearerValue(authorization);
-  Result<size_t> verified = value ? VerifyJwt(*value) : Result<size_t>(Unauthorized(undecodable));
+  Result<VerifiedJwt> verified =
+      value ? VerifyJwt(*value) : Result<VerifiedJwt>(Unauthorized(undecodable));
   std::lock_guard<std::mutex> lock(mu_);
   if (!verified.ok()) return Refuse(verified.status().message());
-  const AppOptions& app = options_.apps[*verified];
+  const AppOptions& app = options_.apps[verified->app];
   // Checked again under the lock: the key may have been revoked while the JWT was verified.
   if (revoked_apps_.count(app.app_id)) return Refuse(undecodable);
-  return Identity{"app", "app:" + std::to_string(app.app_id), app.app_id, app.installation_id};
+  Identity who{"app", "app:" + std::to_string(app.app_id), app.app_id, app.installation_id};
+  who.jwt_iat = verified->iat;
+  who.jwt_jti = verified->jti;
+  return who;
 }
 
 bool Authenticator::SignedBy(size_t app, const std::string& signed_part,
@@ -181,7 +190,7 @@ bool Authenticator::SignedBy(size_t app, const std::string& signed_part,
   return ok;
 }
 
-Result<size_t> Authenticator::VerifyJwt(const std::string& jwt) const {
+Result<Authenticator::VerifiedJwt> Authenticator::VerifyJwt(const std::string& jwt) const {
   const Status undecodable = Unauthorized("A JSON web token could not be decoded");
   size_t dot1 = jwt.find('.');
   size_t dot2 = dot1 == std::string::npos ? dot1 : jwt.find('.', dot1 + 1);
@@ -239,7 +248,11 @@ Result<size_t> Authenticator::VerifyJwt(const std::string& jwt) const {
   if (exp - iat > 600) {
     return Unauthorized("'Expiration time' claim ('exp') is too far in the future");
   }
-  return *app;
+  // RFC 7519 jti; GitHub does not document it for App JWTs and ignores it otherwise.
+  std::string jti = c.contains("jti")
+                        ? (c["jti"].is_string() ? c["jti"].get<std::string>() : JsonText(c["jti"]))
+                        : "";
+  return VerifiedJwt{*app, iat, std::move(jti)};
 }
 
 Result<InstallationToken> Authenticator::CreateInstallationToken(const Identity& app,
@@ -247,11 +260,18 @@ Result<InstallationToken> Authenticator::CreateInstallationToken(const Identity&
   const AppOptions* caller = app.kind == "app" ? FindApp(app.app_id) : nullptr;
   if (!caller || caller->installation_id != installation_id) return NotFound("Not Found");
   InstallationToken t;
-  t.token = Secret("ghs_" + secure_random_.Hex(18));
-  t.expires_at = clock_.Now() + options_.installation_token_lifetime;
+  const TimePoint now = clock_.Now();
+  t.expires_at = now + options_.installation_token_lifetime;
+  t.token = MintInstallationToken(options_.installation_token_format, secure_random_,
+                                  installation_id, t.expires_at);
   std::lock_guard<std::mutex> lock(mu_);
   // The key may have been revoked since the JWT was verified: no token outlives it.
   if (revoked_apps_.count(caller->app_id)) return Refuse("A JSON web token could not be decoded");
+  // terraform-aws-github-runner #5056: the same JWT claims again within a second is 404.
+  if (recent_jwts_.SeenRecently(caller->app_id, app.jwt_iat, app.jwt_jti, now)) {
+    ++same_second_refusals_;
+    return NotFound("Not Found");
+  }
   installation_tokens_[Sha256Hex(t.token.Reveal())] =
       IssuedToken{t.expires_at, caller->app_id, installation_id};
   return t;

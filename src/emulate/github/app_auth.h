@@ -2,6 +2,8 @@
 // configured list, and GitHub App auth for several Apps, each installed once: an RS256 JWT signed
 // with an App's key (iss = that App's id, valid iat/exp, at most 10 minutes long) buys a 1-hour
 // token for that App's installation only. Everything else is Unauthorized with GitHub's messages.
+// Tokens are stateless (~520 characters, since 2026-04) or classic (installation_tokens.h); a JWT
+// presented to access_tokens again within a second (same App, iat and jti) is 404.
 // Each installation, each App and each PAT is its own rate-limit bucket, as on GitHub.
 // Thread-safety: every method is safe from many threads.
 #pragma once
@@ -18,6 +20,7 @@
 #include "base/random.h"
 #include "base/secret.h"
 #include "base/status.h"
+#include "emulate/github/installation_tokens.h"
 
 namespace mvr::emulate::github {
 
@@ -33,6 +36,8 @@ struct AuthOptions {
   // No two Apps share an app id or an installation id.
   std::vector<AppOptions> apps;
   Duration installation_token_lifetime{3'600'000};
+  // What access_tokens issues: stateless by default, the stricter reading (longer, with dots).
+  InstallationTokenFormat installation_token_format = InstallationTokenFormat::kStateless;
   // Every installation's permissions (name → "read"/"write"); empty: what the runner set and the
   // Action need (InstallationPermissionsJson). Shown, not enforced.
   std::map<std::string, std::string> installation_permissions;
@@ -47,6 +52,9 @@ struct Identity {
   std::string bucket;  // rate-limit key ("pat:N", "installation:ID", "app:ID"); never the token
   int64_t app_id = 0;  // the App, or the App whose installation a token is for; 0 for a PAT
   int64_t installation_id = 0;  // the token's installation, or the App's; 0 for a PAT
+  // For an App: its JWT's `iat` and `jti` (empty without one), which access_tokens compares.
+  int64_t jwt_iat = 0;
+  std::string jwt_jti = {};
 };
 
 struct InstallationToken {
@@ -67,7 +75,8 @@ class Authenticator {
   // An App JWT in "Authorization: Bearer <jwt>", verified with the key of the App its `iss` names.
   Result<Identity> AuthenticateApp(const std::optional<std::string>& authorization) const;
   // A token for `installation_id`, bought by `app`. REQUIRES: `app` came from AuthenticateApp.
-  // NotFound for any installation but the App's own, as GitHub answers 404.
+  // NotFound for any installation but the App's own, as GitHub answers 404; NotFound too when
+  // the same App presented a JWT with the same iat and jti less than a second before.
   Result<InstallationToken> CreateInstallationToken(const Identity& app, int64_t installation_id);
   // A self-hosted runner registration token (1 hour); nothing in the emulator consumes it.
   InstallationToken CreateRegistrationToken();
@@ -88,6 +97,9 @@ class Authenticator {
   bool app_key_revoked(int64_t app_id) const;
   // When each 401 was answered (oldest first): what a client that retries on 401 costs GitHub.
   std::vector<TimePoint> refusals() const;
+  // access_tokens requests answered 404 for a JWT seen within the second (the simulation's
+  // token-formats invariant: a client whose JWTs differ never gets one).
+  int same_second_refusals() const;
   const std::map<std::string, std::string>& installation_permissions() const {
     return options_.installation_permissions;
   }
@@ -100,8 +112,12 @@ class Authenticator {
   };
 
   Authenticator(AuthOptions options, const Clock& clock, Random& secure_random);
-  // The index in options_.apps of the App that signed `jwt` and whose id it claims.
-  Result<size_t> VerifyJwt(const std::string& jwt) const;
+  struct VerifiedJwt {
+    size_t app = 0;  // index in options_.apps of the App that signed it and whose id it claims
+    int64_t iat = 0;
+    std::string jti;
+  };
+  Result<VerifiedJwt> VerifyJwt(const std::string& jwt) const;
   bool SignedBy(size_t app, const std::string& signed_part, const std::string& signature) const;
   const AppOptions* FindApp(int64_t app_id) const;
 
@@ -115,6 +131,8 @@ class Authenticator {
   std::vector<Secret> pats_;                                // options_.pats and added ones
   std::set<int64_t> revoked_apps_;                          // app ids whose key is deleted
   mutable std::vector<TimePoint> refusals_;
+  SameSecondJwts recent_jwts_;
+  int same_second_refusals_ = 0;
   Status Refuse(std::string message) const;  // REQUIRES: mu_ held
 };
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "base/random.h"
 #include "test_keys.h"
 
@@ -65,6 +68,72 @@ TEST_F(AppAuthTest, JwtSignedWithAppKeyBuysOneHourInstallationToken) {
   clock_.Advance(std::chrono::minutes(61));
   EXPECT_EQ(auth_->AuthenticateToken("token " + token->token.Reveal()).status().code(),
             Code::kUnauthorized);
+}
+
+// GitHub's installation tokens since 2026-04: `ghs_` and a JWT-like body, ~520 characters.
+TEST_F(AppAuthTest, InstallationTokensAreStatelessByDefault) {
+  auto app = auth_->AuthenticateApp(Bearer(SignJwt(*app_key_, Claims(Now(), Now() + 540, "4242"))));
+  ASSERT_TRUE(app.ok());
+  auto token = auth_->CreateInstallationToken(*app, 77);
+  ASSERT_TRUE(token.ok());
+  const std::string& t = token->token.Reveal();
+  EXPECT_EQ(t.size(), kStatelessTokenLength);
+  EXPECT_EQ(t.rfind("ghs_", 0), 0u);
+  EXPECT_EQ(std::count(t.begin(), t.end(), '.'), 2);
+  EXPECT_TRUE(auth_->AuthenticateToken("token " + t).ok());
+}
+
+TEST_F(AppAuthTest, ClassicInstallationTokensAreGhsAnd36Alphanumerics) {
+  AuthOptions o;
+  o.apps.push_back({4242, Secret(*app_key_), 77});
+  o.installation_token_format = InstallationTokenFormat::kClassic;
+  auto classic = Authenticator::Create(std::move(o), clock_, random_).value();
+  auto app =
+      classic->AuthenticateApp(Bearer(SignJwt(*app_key_, Claims(Now(), Now() + 540, "4242"))));
+  ASSERT_TRUE(app.ok());
+  const std::string t = classic->CreateInstallationToken(*app, 77).value().token.Reveal();
+  EXPECT_EQ(t.size(), 40u);
+  EXPECT_EQ(t.rfind("ghs_", 0), 0u);
+  EXPECT_TRUE(std::all_of(t.begin() + 4, t.end(), [](char c) { return std::isalnum(c); }));
+  EXPECT_TRUE(classic->AuthenticateToken("Bearer " + t).ok());
+}
+
+TEST(InstallationTokenFormatTest, ParsesBothAndNamesThemOnAMistake) {
+  EXPECT_EQ(ParseInstallationTokenFormat("stateless").value(), InstallationTokenFormat::kStateless);
+  EXPECT_EQ(ParseInstallationTokenFormat("classic").value(), InstallationTokenFormat::kClassic);
+  Status bad = ParseInstallationTokenFormat("jwt").status();
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.message().find("'stateless'"), std::string::npos);
+  EXPECT_NE(bad.message().find("'classic'"), std::string::npos);
+}
+
+// terraform-aws-github-runner #5056: two JWTs with the same iat and no jti (so, with RS256, the
+// same bytes) within a second: the second access_tokens request is 404.
+TEST_F(AppAuthTest, TheSameJwtTwiceWithinASecondIs404) {
+  std::string jwt = SignJwt(*app_key_, Claims(Now() - 60, Now() + 540, "4242"));
+  auto app = auth_->AuthenticateApp(Bearer(jwt));
+  ASSERT_TRUE(app.ok());
+  EXPECT_TRUE(auth_->CreateInstallationToken(*app, 77).ok());
+  clock_.Advance(Duration(999));
+  Result<InstallationToken> again = auth_->CreateInstallationToken(*app, 77);
+  EXPECT_EQ(again.status().code(), Code::kNotFound);
+  EXPECT_EQ(again.status().message(), "Not Found");
+  clock_.Advance(Duration(1'000));  // a second after the last presentation
+  EXPECT_TRUE(auth_->CreateInstallationToken(*app, 77).ok());
+}
+
+TEST_F(AppAuthTest, JwtsOfTheSameSecondWithDistinctJtisAreBothServed) {
+  auto claims = [&](const std::string& jti) {
+    return "{\"iat\":" + std::to_string(Now() - 60) + ",\"exp\":" + std::to_string(Now() + 540) +
+           ",\"iss\":\"4242\",\"jti\":\"" + jti + "\"}";
+  };
+  auto first = auth_->AuthenticateApp(Bearer(SignJwt(*app_key_, claims("a1"))));
+  auto second = auth_->AuthenticateApp(Bearer(SignJwt(*app_key_, claims("b2"))));
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_TRUE(auth_->CreateInstallationToken(*first, 77).ok());
+  EXPECT_TRUE(auth_->CreateInstallationToken(*second, 77).ok());
+  // The same jti again is the same JWT: refused (the stricter reading).
+  EXPECT_EQ(auth_->CreateInstallationToken(*first, 77).status().code(), Code::kNotFound);
 }
 
 // The credentials knob (POST /_emulator/credentials): a revoked PAT answers as GitHub answers an
