@@ -288,8 +288,14 @@ int RunScenario(const sim::Scenario& scenario, const SimulateFlags& f, uint64_t 
     if (f.default_knobs) o.knobs = sim::ConfigKnobs{};
     if (bug) bug->plant(o);
   };
+  int dead_launches = 0, dead_launch_seeds = 0;  // launch_dies_before_commit (issue 53, item 3)
   sim::RunSeeds(scenario, first, last, threads, adjust, [&](const sim::SeedOutcome& o) {
     t.Add(o.report);
+    if (auto dead = o.report.faults.find("launch died before its commit");
+        dead != o.report.faults.end()) {
+      dead_launches += dead->second;
+      ++dead_launch_seeds;
+    }
     traces[o.seed] = o.report.trace_hash;
     if (!o.report.violations.empty()) {
       PrintFailure(f, o);
@@ -310,6 +316,10 @@ int RunScenario(const sim::Scenario& scenario, const SimulateFlags& f, uint64_t 
       static_cast<unsigned long long>(last), t.seeds - t.failed, t.failed, t.completed, t.jobs,
       static_cast<unsigned long long>(t.seeds > 0 ? t.steps / static_cast<uint64_t>(t.seeds) : 0),
       sim::Percentile(t.starts, 0.5), sim::Percentile(t.starts, 0.95));
+  if (dead_launches > 0) {
+    std::printf("  launches that died between their delivery and their commit: %d, in %d seeds\n",
+                dead_launches, dead_launch_seeds);
+  }
   if (!t.bursts.empty()) PrintRateLimits(t);
   if (!t.action_cold.empty() || !t.action_warm.empty()) {
     std::printf(

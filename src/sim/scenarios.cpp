@@ -46,12 +46,14 @@ std::vector<Scenario> FaultScenarios() {
        }},
       {"crashes",
        "8 jobs; launchers, the janitor and the sweeper crash between any two calls (about 30 an "
-       "hour) and are replaced, and a fifth of the webhook handlers die mid-delivery; duplicated "
-       "webhooks and queue messages",
+       "hour) and are replaced, a fifth of the launches die between delivering the runner's config "
+       "and committing, and a fifth of the webhook handlers die mid-delivery; duplicated webhooks "
+       "and queue messages",
        [](uint64_t seed) {
          WorldOptions o = Base(seed);
          o.jobs = 8;
          o.crashes_per_hour = 30;
+         o.launch_dies_before_commit = 0.2;
          o.webhooks.handler_crashes = 0.2;
          o.webhooks.duplicated = 0.3;
          o.queue_duplicates = 0.2;
@@ -111,21 +113,40 @@ std::vector<Scenario> PoolScenarios() {
          return o;
        }},
       {"warm-pool",
-       "6 jobs on a class with a warm pool of 2; API faults and duplicated webhooks: members are "
-       "claimed once, resumed, and refilled",
+       "6 jobs on a class with a warm pool of 2; API faults and duplicated webhooks, and a fifth "
+       "of the launches die between delivering the runner's config and committing: members are "
+       "claimed once, resumed, and refilled, and a busy runner a dead launch left is adopted",
        [](uint64_t seed) {
          WorldOptions o = Base(seed);
          o.warm_pool_size = 2;
+         o.launch_dies_before_commit = 0.2;
          o.store = o.microvms = Flaky(0.5);
          o.webhooks.duplicated = 0.3;
          return o;
        }},
+      {"dead-launches",
+       "8 long jobs (8-12 min, past any takeover age drawn) on a class with a warm pool of 8, "
+       "after it has filled; half the launches die between delivering the runner's config and "
+       "committing: the takeover, the sweeper and the janitor adopt each busy runner they left, "
+       "and no VM is ended while its runner runs a job (issue 53, item 3)",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.jobs = 8;
+         o.warm_pool_size = 8;
+         o.first_job_after = Duration(300'000);
+         o.launch_dies_before_commit = 0.5;
+         o.guest.job_min = Duration(480'000);
+         o.guest.job_max = Duration(720'000);
+         return o;
+       }},
       {"hot-pool",
        "6 jobs on a class with a hot pool of 2 (suspended VMs whose runners are registered and "
-       "parked), after the pool has filled; store and MicroVMs faults, duplicated webhooks",
+       "parked), after the pool has filled; store and MicroVMs faults, duplicated webhooks, and a "
+       "fifth of the launches die between resuming a member and committing",
        [](uint64_t seed) {
          WorldOptions o = Base(seed);
          o.hot_pool_size = 2;
+         o.launch_dies_before_commit = 0.2;
          o.first_job_after = Duration(600'000);
          o.store = o.microvms = Flaky(0.5);
          o.webhooks.duplicated = 0.3;
@@ -397,6 +418,10 @@ const std::vector<PlantedBug>& PlantedBugs() {
        "the set's App JWTs carry no distinguishing jti and each caller requests its own "
        "installation token (no single flight): JWTs of the same second collide",
        [](WorldOptions& o) { o.plant_token_race = true; }},
+      {"kill-dead-launches",
+       "what a launch that died between its delivery and its commit left is released and retired "
+       "without asking its runner, which may be running a job (issue 53, item 3 reverted)",
+       [](WorldOptions& o) { o.plant_kill_dead_launches = true; }},
       {"auth-spin",
        "the GitHub client's auth backoff is off: every call goes to GitHub while it refuses the "
        "credentials",

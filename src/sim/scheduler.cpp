@@ -439,6 +439,12 @@ std::string Scheduler::Current() const {
   return self ? self->name : "driver";
 }
 
+ActorId Scheduler::CurrentId() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Actor* self = tls_scheduler == this ? static_cast<const Actor*>(tls_actor) : nullptr;
+  return self ? self->id : kDriver;
+}
+
 void Scheduler::Note(std::string_view event) {
   std::lock_guard<std::mutex> lock(mu_);
   Actor* self = Self();

@@ -108,6 +108,8 @@ class Scheduler {
   bool Alive(ActorId actor) const;
   // The name of the actor calling, or "driver".
   std::string Current() const;
+  // The id of the actor calling (-1 for the driver).
+  ActorId CurrentId() const;
   // Adds a line to the trace (for models and checks that want their events in it).
   void Note(std::string_view event);
 

@@ -91,7 +91,14 @@ Result<store::Page> SimStore::Scan(const store::ScanRequest& request) {
   return Apply(Enter("store.Scan"), "store.Scan", [&] { return inner().Scan(request); });
 }
 
+bool SimStore::IsLaunchCommit(const std::vector<store::WriteOp>& writes) {
+  return writes.size() >= 2 && writes[0].kind == store::WriteOp::Kind::kPut &&
+         writes[0].key.sort == "runner" && writes[1].kind == store::WriteOp::Kind::kUpdate &&
+         writes[1].key.sort == "claim";
+}
+
 store::TransactionOutcome SimStore::Transact(const std::vector<store::WriteOp>& writes) {
+  if (before_commit_ && IsLaunchCommit(writes)) before_commit_();
   const Faults::Kind kind = Enter("store.Transact");
   if (Before(kind)) return {Faults::ErrorFor(kind, "store.Transact"), std::nullopt};
   store::TransactionOutcome outcome = inner().Transact(writes);

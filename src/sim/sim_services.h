@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -63,12 +64,19 @@ class SimStore final : public store::ForwardingStore {
   // A planted bug, for the test that shows the simulation finds one: Puts to partitions that
   // start with `prefix` ignore their condition (a claim that is no longer first-writer-wins).
   void PlantUnconditionalPuts(std::string prefix) { unconditional_prefix_ = std::move(prefix); }
+  // Called before a launch's commit (the transaction that writes a mapping row and stamps its
+  // job's claim), before its scheduling point: the world may kill the caller there (issue 53,
+  // item 3: "commit fails after delivery").
+  void BeforeCommit(std::function<void()> hook) { before_commit_ = std::move(hook); }
+  // Whether `writes` is a launch's commit (RunnerTable::Commit).
+  static bool IsLaunchCommit(const std::vector<store::WriteOp>& writes);
 
  private:
   Faults::Kind Enter(std::string_view operation);
   Scheduler& scheduler_;
   Faults& faults_;
   std::string unconditional_prefix_;
+  std::function<void()> before_commit_;
 };
 
 // A receive with a wait is a long poll, as on SQS: the actor is parked until a message is sent

@@ -141,6 +141,7 @@ World::World(const WorldOptions& o)
     return r;
   });
   if (o.plant_unconditional_claims) store_.PlantUnconditionalPuts("job#");
+  if (o.launch_dies_before_commit > 0) store_.BeforeCommit([this] { MaybeDieBeforeCommit(); });
   queue_.DuplicateSends(o.queue_duplicates, chance_);
   github_->model().SetRunnerListingLag(o.runner_listing_lag);
   if (Status s = github_->model().SetRunnerBusyLies(o.runner_busy_lies); !s.ok()) {

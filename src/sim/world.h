@@ -283,6 +283,10 @@ class World {
   std::map<int64_t, TimePoint> claim_released_at_;
   // On a launcher's kill: the claims of jobs waiting for a runner that no launch has committed.
   void NoteClaimsOfKilledLauncher();
+  // SimStore's hook before a launch's commit: with launch_dies_before_commit, the launcher calling
+  // is killed there (and replaced).
+  void MaybeDieBeforeCommit();
+  int launches_died_at_commit_ = 0;
   std::set<std::string> stolen_reported_;
   std::vector<std::string> stolen_failures_;
   std::set<int64_t> cancelled_jobs_;  // cancelled by the workload while queued

@@ -22,7 +22,8 @@ void World::LauncherLoop(Process& p) {
       runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table, metrics_,
                               nullptr, &p.pool, Secret(kSetControlKey), &class_health_,
                               /*defer_rate_limited=*/!options_.plant_rate_blind, &p.arrivals,
-                              options_.plant_undo_job_state});
+                              options_.plant_undo_job_state,
+                              /*adopt_dead_launches=*/!options_.plant_kill_dead_launches});
   while (true) {
     queue::ReceiveOptions ro;
     ro.max_messages = std::max(1, options_.sequential_batch);
@@ -40,8 +41,9 @@ void World::LauncherLoop(Process& p) {
 
 void World::JanitorLoop(Process& p) {
   runnerset::Janitor janitor(
-      config_, runnerset::JanitorDeps{p.seam.seam, p.vms, *p.github, p.table, queue_, metrics_,
-                                      &p.pool, &ingress_http_, &class_health_});
+      config_,
+      runnerset::JanitorDeps{p.seam.seam, p.vms, *p.github, p.table, queue_, metrics_, &p.pool,
+                             &ingress_http_, &class_health_, !options_.plant_kill_dead_launches});
   const Duration interval(config_.janitor.interval_seconds * 1000LL);
   while (true) {
     p.seam.sleeper.Sleep(interval);
@@ -54,17 +56,19 @@ void World::JanitorLoop(Process& p) {
 }
 
 void World::SweeperLoop(Process& p) {
-  runnerset::WarmPoolSweeper sweeper(config_, runnerset::WarmPoolDeps{p.seam.seam,
-                                                                      p.vms,
-                                                                      p.pool,
-                                                                      p.github,
-                                                                      &ingress_http_,
-                                                                      &p.table,
-                                                                      Secret(kSetControlKey),
-                                                                      &class_health_,
-                                                                      runnerset::kDefaultHotSettle,
-                                                                      {},
-                                                                      &p.arrivals});
+  runnerset::WarmPoolSweeper sweeper(config_,
+                                     runnerset::WarmPoolDeps{p.seam.seam,
+                                                             p.vms,
+                                                             p.pool,
+                                                             p.github,
+                                                             &ingress_http_,
+                                                             &p.table,
+                                                             Secret(kSetControlKey),
+                                                             &class_health_,
+                                                             runnerset::kDefaultHotSettle,
+                                                             {},
+                                                             &p.arrivals,
+                                                             !options_.plant_kill_dead_launches});
   const Duration interval(config_.warm_pool.interval_seconds * 1000LL);
   while (true) {
     const runnerset::PoolSweepReport swept = sweeper.Sweep();
@@ -190,6 +194,22 @@ void World::CredentialsOutage() {
   github_secret_ = kFixedToken;
   fixed_at_ = scheduler_.Now();
   scheduler_.Note("credentials fixed");
+}
+
+void World::MaybeDieBeforeCommit() {
+  const ActorId self = scheduler_.CurrentId();
+  auto entry = std::find_if(crashable_.begin(), crashable_.end(), [&](const auto& c) {
+    return c.first == Role::kLauncher && c.second == self;
+  });
+  // Only a launcher's commit (the sweeper's and the janitor's adoptions commit too), and only one
+  // that is still crashable (not already dying).
+  if (entry == crashable_.end() || !Chance(chance_, options_.launch_dies_before_commit)) return;
+  crashable_.erase(entry);
+  ++launches_died_at_commit_;
+  scheduler_.Note("a launcher dies between its delivery and its commit");
+  NoteClaimsOfKilledLauncher();
+  SpawnRole(Role::kLauncher);
+  scheduler_.CrashAfter(1);  // the commit's own scheduling point, before it is applied
 }
 
 int World::CrashPoint(int span) {

@@ -285,6 +285,9 @@ void World::ReportFigures(WorldReport& report) {
   for (const Faults* f : {&store_faults_, &queue_faults_, &microvms_faults_, &github_faults_}) {
     for (const auto& [what, n] : f->counts()) report.faults[what] += n;
   }
+  if (launches_died_at_commit_ > 0) {
+    report.faults["launch died before its commit"] = launches_died_at_commit_;
+  }
 }
 
 }  // namespace mvr::sim

@@ -185,6 +185,14 @@ struct WorldOptions {
   // A planted bug: App JWTs carry no distinguishing jti (every process draws the same one) and a
   // process's callers each request their own installation token (no single flight).
   bool plant_token_race = false;
+  // A launch dies between delivering its runner's config and committing, with this probability
+  // per commit (issue 53, item 3: "commit fails after delivery"): the launcher is killed just
+  // before its commit's transaction and replaced. Its runner may take a job; the takeover of its
+  // claim, the warm-pool sweeper and the janitor must adopt a busy one, never kill its VM.
+  double launch_dies_before_commit = 0;
+  // A planted bug: what such a launch left is released and retired without asking its runner
+  // (the code before item 3: LauncherDeps/WarmPoolDeps::adopt_dead_launches off).
+  bool plant_kill_dead_launches = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };

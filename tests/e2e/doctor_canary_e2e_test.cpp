@@ -30,7 +30,7 @@ class DoctorCanaryEndToEnd : public DoctorEndToEnd {
   std::vector<std::string> VmStates() {
     aws::MicrovmsClient microvms = Microvms();
     // The emulator runs strict (requireImageArn): the listing takes the image's ARN.
-    auto image = microvms.GetMicrovmImage(kDemoImage);
+    auto image = microvms.GetMicrovmImage(kSetImage);
     EXPECT_TRUE(image.ok()) << image.status().ToString();
     if (!image.ok()) return {};
     aws::ListMicrovmsRequest req;

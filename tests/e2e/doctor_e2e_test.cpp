@@ -53,8 +53,8 @@ TEST_F(DoctorEndToEnd, AConnectorThePolicyDoesNotLetPassFails) {
       << run.output;
   const std::string arns = Line(run, "image arns");
   EXPECT_EQ(arns.rfind("PASS", 0), 0u) << run.output;
-  EXPECT_NE(arns.find("mvr-runner -> arn:aws:lambda:us-east-1:123456789012:microvm-image:"
-                      "mvr-runner"),
+  EXPECT_NE(arns.find(std::string(kSetImage) +
+                      " -> arn:aws:lambda:us-east-1:123456789012:microvm-image:" + kSetImage),
             std::string::npos)
       << arns;
 }
@@ -201,15 +201,29 @@ TEST_F(DoctorEndToEnd, MissingImageVersionFails) {
   ExpectFailed(run, "image mvr-small", "version 999");
 }
 
+// An image belongs to one set (issue 53, item 2): the emulator's mvr-runner exists and is active,
+// but it is named for no set, so another set's janitor or the Action could launch it too.
+TEST_F(DoctorEndToEnd, ClassImageNotNamedForTheSetFailsWithTheFix) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  json config = Config();
+  config["classes"][0]["image"] = kDemoImage;
+  DoctorRun run = Doctor(config);
+  ExpectFailed(run, "image mvr-small", "mvr-runner is not named for runner set e2e");
+  EXPECT_NE(run.output.find("fix: build the class's image for this set (mvr image build "
+                            "--runner-set-id e2e"),
+            std::string::npos)
+      << run.output;
+}
+
 TEST_F(DoctorEndToEnd, InactiveImageVersionFails) {
   ASSERT_NO_FATAL_FAILURE(Start());
   aws::MicrovmsClient microvms = Microvms();
-  auto image = microvms.GetMicrovmImage(kDemoImage);
+  auto image = microvms.GetMicrovmImage(kSetImage);
   ASSERT_TRUE(image.ok()) << image.status().ToString();
   json config = Config();
   config["classes"][0]["imageVersion"] = image->latest_active_image_version;
   aws::UpdateMicrovmImageVersionRequest update;
-  update.image_identifier = kDemoImage;
+  update.image_identifier = kSetImage;
   update.image_version = image->latest_active_image_version;
   update.status = aws::ImageVersionStatus::kInactive;
   auto updated = microvms.UpdateMicrovmImageVersion(update);

@@ -251,6 +251,24 @@ TEST(WorldTest, APlantedUndoOfTheJobsStateIsFound) {
   EXPECT_NE(what.find("after the set recorded the job completed"), std::string::npos) << what;
 }
 
+// Issue 53, item 3: what a launch that died between its delivery and its commit left is adopted
+// when its runner runs a job. With that reverted (the takeover releases the claim, the sweeper
+// retires the warm member unasked), the dead-launches scenario finds a VM ended under its job
+// (20 of seeds 1..20 fail; 2 of 2 here).
+TEST(WorldTest, APlantedKillOfDeadLaunchesIsFound) {
+  const PlantedBug* bug = FindPlantedBug("kill-dead-launches");
+  ASSERT_NE(bug, nullptr);
+  int found = 0;
+  std::string what;
+  RunSeeds(*FindScenario("dead-launches"), 1, 2, 2, bug->plant, [&](const SeedOutcome& o) {
+    if (o.report.violations.empty()) return;
+    ++found;
+    what = o.report.violations.front();
+  });
+  EXPECT_EQ(found, 2) << "the planted bug was found in " << found << " of 2 seeds";
+  EXPECT_NE(what.find("was terminated while its runner ran job"), std::string::npos) << what;
+}
+
 // Without its backoff, a set whose PAT was revoked sends GitHub a request storm, which the
 // revoked-credentials scenario's invariant finds.
 TEST(WorldTest, APlantedAuthSpinIsFound) {

@@ -15,11 +15,14 @@ class HookedStore : public store::ForwardingStore {
  public:
   explicit HookedStore(const Clock& clock) : ForwardingStore(memory_), memory_(clock) {}
   std::function<void(const store::ScanRequest&)> before_scan;
+  // Runs before each Update (a claim's takeover is one), as before_scan does.
+  std::function<void(const store::Key&)> before_update;
   // The next this many Update calls fail (Transient, a simulated 500) and change nothing.
   int fail_updates = 0;
 
   Result<store::Item> Update(const store::Key& key, const std::vector<store::Update>& updates,
                              const std::optional<store::Condition>& condition) override {
+    if (auto hook = before_update) hook(key);
     if (fail_updates > 0) {
       --fail_updates;
       return Transient("store.Update: service error (simulated 500)");

@@ -69,4 +69,24 @@ RunnerNameParts ParseRunnerName(std::string_view prefix, std::string_view name) 
   return out;
 }
 
+bool IsImageOfSet(std::string_view runner_set_id, std::string_view image) {
+  constexpr std::string_view kArnPart = "microvm-image:";
+  if (const size_t at = image.rfind(kArnPart); at != std::string_view::npos) {
+    image = image.substr(at + kArnPart.size());
+    image = image.substr(0, image.find(':'));
+  }
+  const std::string prefix = std::string(runner_set_id) + "_";
+  if (runner_set_id.empty() || image.rfind(prefix, 0) != 0) return false;
+  const std::string_view rest = image.substr(prefix.size());  // <index>-<8 hex>
+  const size_t dash = rest.find('-');
+  if (dash == 0 || dash == std::string_view::npos || rest.size() - dash - 1 != 8) return false;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const char c = rest[i];
+    const bool ok = i < dash ? (c >= '0' && c <= '9')
+                             : i == dash || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace mvr::runnerset

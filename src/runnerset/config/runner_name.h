@@ -41,4 +41,10 @@ RunnerNameParts ParseRunnerName(std::string_view prefix, std::string_view name);
 // Whether `name` starts with `prefix` (a runner of that set, of any form).
 bool IsRunnerOf(std::string_view prefix, std::string_view name);
 
+// Whether `image` (a name, or an ARN ending in "microvm-image:<name>") is named for the set
+// `runner_set_id`: "<id>_<index>-<8 hex>", as `mvr image build` names the set's images
+// (imagebuild/artifact.h). An image belongs to one set: its janitor takes every running VM of it
+// for its own (issue 53, item 2; `mvr doctor` checks it).
+bool IsImageOfSet(std::string_view runner_set_id, std::string_view image);
+
 }  // namespace mvr::runnerset

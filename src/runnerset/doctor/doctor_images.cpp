@@ -2,6 +2,7 @@
 // the version of the runner baked into it, as GitHub last showed a runner of it (the store's
 // class-health rows; unknown until a runner of it has connected).
 #include "runnerset/classes/class_health.h"
+#include "runnerset/config/runner_name.h"
 #include "runnerset/doctor/doctor.h"
 #include "runnerset/table/runner_table.h"
 
@@ -52,6 +53,20 @@ std::string DoctorRunnerText(const ServeConfig& config, const RunnerClass& cls,
 void DoctorImage(const ServeConfig& config, const RunnerClass& cls, DoctorClients& clients,
                  DoctorReport& report) {
   const std::string name = "image " + cls.label;
+  if (!IsImageOfSet(config.runner_set_id, cls.image)) {
+    // Another's image (the Action's, another set's): this set's janitor would take its VMs for
+    // orphans of its own, and its IAM policies name only images `<id>_*` (issue 53, item 2).
+    report.Fail(name,
+                cls.image + " is not named for runner set " + config.runner_set_id + " (" +
+                    config.runner_set_id +
+                    "_<index>-<8 hex>): an image belongs to one set, whose janitor treats every "
+                    "running VM of it as its own",
+                "build the class's image for this set (mvr image build --runner-set-id " +
+                    config.runner_set_id +
+                    " --class-index N) and name that image in classes[].image; never share an "
+                    "image with the Action or another set");
+    return;
+  }
   Result<std::string> version = DoctorImageVersion(cls, *clients.microvms);
   Result<aws::MicrovmImageVersion> v =
       version.ok() ? DoctorFindVersion(cls.image, *version, *clients.microvms)

@@ -104,6 +104,9 @@ struct JanitorDeps {
   // What GitHub makes of each class's runner: learnt from the runners of launches, and holding
   // the recovery of a class GitHub refuses (class_health.h); optional.
   ClassHealth* health = nullptr;
+  // The runner of a launch that died before its commit, found running a job, is adopted
+  // (janitor_adopt.cpp). false only for the simulation's planted bug `kill-dead-launches`.
+  bool adopt_dead_launches = true;
 };
 
 class Janitor {
@@ -156,6 +159,11 @@ class Janitor {
                                          SweepReport& report);
   void ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
                            std::set<std::string>& struck);
+  // An unmapped RUNNING VM that the claim of a launch that died before its commit names
+  // (janitor_adopt.cpp, issue 53, item 3): when GitHub's listing, the jobs API or its supervisor
+  // says its runner runs a job, that runner is adopted (the claim committed with its mapping row),
+  // and the VM is then the mapped path's. True when it was adopted (or is being: not an orphan).
+  bool AdoptDeadLaunch(const Inventory& inv, const std::string& microvm_id, SweepReport& report);
   // Every VM id a mapping row, a claim whose launch may still be working, or a warm-pool member
   // row names.
   std::set<std::string> KnownVms(const std::vector<MappingRow>& rows,

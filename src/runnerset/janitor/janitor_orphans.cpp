@@ -144,6 +144,7 @@ void Janitor::ReapUnmapped(const Inventory& inv, SweepReport& report) {
   ReapUnmappedRunners(inv, report, struck);
   for (const auto& [id, vm] : inv.vms) {
     if (known.count(id) || vm.state != aws::MicrovmState::kRunning || !OldEnough(vm)) continue;
+    if (AdoptDeadLaunch(inv, id, report)) continue;
     struck.insert(id);
     // The instant before the kill: a strongly consistent re-scan, which aborts it if a launch
     // has written a row or a claim for this VM meanwhile.

@@ -174,29 +174,6 @@ void Launcher::NameSeat(Attempt& a) {
   }
 }
 
-bool Launcher::CleanUpTakenOver(const Claim& previous, TimePoint deadline) {
-  const Seam& seam = deps_.seam;
-  // The runner first: GitHub refuses to remove a busy one, and a VM whose runner is running a
-  // job must not be killed under it (it terminates itself when the job ends).
-  if (previous.pending_runner_id > 0) {
-    fleet::RunnerRegistration runners(seam, deps_.github, scope_);
-    Status removed = runners.Remove(previous.pending_runner_id, deadline);
-    if (removed.code() == Code::kConflict) {
-      seam.logger.Info(
-          "the runner of a launch attempt that died is running a job; left alone",
-          {{"runner_id", previous.pending_runner_id}, {"microvm_id", previous.pending_microvm_id}});
-      return true;
-    }
-  }
-  if (!previous.pending_microvm_id.empty()) {
-    fleet::MicrovmLifecycle vms(seam, deps_.microvms);
-    Status s = vms.Terminate(previous.pending_microvm_id, deadline);
-    seam.logger.Info("terminated the MicroVM of a launch attempt that died",
-                     {{"microvm_id", previous.pending_microvm_id}, {"ok", s.ok()}});
-  }
-  return false;
-}
-
 std::optional<LaunchOutcome> Launcher::HeldByRefusal(const RunnerClass& cls, bool take) {
   if (!deps_.health) return std::nullopt;
   const RunnerClass& launch = deps_.health->LaunchClass(config_, cls);
@@ -342,13 +319,10 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   a.job_key = RunnerTable::JobKey(in.repository, in.job_id);
   deps_.metrics.Observe(a.job_key, Milestone::kClaimed, a.times.received_ms, a.times.claimed_ms);
   if (a.counts_for && deps_.arrivals && !claim->taken_over) CountArrival(*a.counts_for, in);
-  if (claim->taken_over && CleanUpTakenOver(*claim->taken_over, a.deadline) &&
-      StillNeeded(in).value_or(Need::kUnknown) == Need::kNo) {
-    // The dead attempt's runner took this very job.
-    deps_.table.Release(a.claim, a.token).IgnoreError();
-    out.decision = LaunchDecision::kDroppedNotQueued;
-    out.detail = "the job runs on the runner of an earlier attempt";
-    return out;
+  if (claim->taken_over) {
+    if (std::optional<LaunchOutcome> settled = SettleTakenOver(a, *claim->taken_over)) {
+      return *settled;
+    }
   }
 
   // (4)-(6) A VM with a runner for the job: a hot-pool member resumed (its runner registered

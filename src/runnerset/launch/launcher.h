@@ -89,6 +89,10 @@ struct LauncherDeps {
   ArrivalHistory* arrivals = nullptr;
   // The simulation's planted bug `undo-late-delivery`: a late delivery undoes the job's state.
   bool plant_undo_job_state = false;
+  // The runner of a launch that died before its commit, found running a job by the takeover of
+  // its claim, is adopted (a mapping row). false only for the simulation's planted bug
+  // `kill-dead-launches`, which restores the release that left its VM an orphan.
+  bool adopt_dead_launches = true;
 };
 
 enum class LaunchDecision {
@@ -186,8 +190,17 @@ class Launcher {
   // Names the attempt's VM (a.microvm_id) on its seat of the cap; a failure is logged (the next
   // reconciliation counts the VM all the same).
   void NameSeat(Attempt& attempt);
-  // Removes what a dead attempt left; true when its runner is busy (so its VM was left alone).
-  bool CleanUpTakenOver(const Claim& previous, TimePoint deadline);
+  // What a dead attempt left (launcher_adopt.cpp): removed, or, when its runner runs a job, that
+  // runner adopted (issue 53, item 3).
+  struct TakenOverLeft {
+    bool runner_busy = false;          // its VM was left alone
+    std::optional<MappingRow> adopt;   // the row that adopts its runner (nullopt: none)
+    std::vector<store::WriteOp> also;  // with it: its pool member's row goes
+  };
+  TakenOverLeft CleanUpTakenOver(const Claim& previous, TimePoint deadline);
+  // After a takeover: the outcome when the dead attempt's busy runner settles the job (adopted
+  // with the claim, or the job no longer queued); nullopt: this attempt launches.
+  std::optional<LaunchOutcome> SettleTakenOver(Attempt& attempt, const Claim& previous);
   LaunchOutcome Run(Attempt& attempt);
   // Counts a job whose claim this launch won first among its class's arrivals (pool_target.h).
   void CountArrival(const RunnerClass& cls, const LaunchIntent& in);

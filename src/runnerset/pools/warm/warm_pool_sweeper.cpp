@@ -187,9 +187,10 @@ void WarmPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolM
       // and died before committing (a commit deletes the member row).
       const bool abandoned = *m.claimed_by != kSweeperHolder &&
                              now_ms - m.claimed_ms > config_.claim_takeover_after().count();
-      if (*m.claimed_by == kSweeperHolder || abandoned) {
-        Retire(m, abandoned ? "a launch claimed it and died" : "its retirement did not finish",
-               false, report);
+      if (abandoned) {
+        SettleAbandoned(m, report);
+      } else if (*m.claimed_by == kSweeperHolder) {
+        Retire(m, "its retirement did not finish", false, report);
       }
       continue;
     }

@@ -89,6 +89,10 @@ struct WarmPoolDeps {
   // Where the launcher counts the jobs of classes whose pool is sized to a target
   // (pool_target.h). Without it such a pool is an error in every sweep, and stays empty.
   ArrivalHistory* arrivals = nullptr;
+  // A warm member whose launch died after delivering its runner's config is settled by that
+  // runner: adopted when it runs a job (SettleAbandoned). false only for the simulation's planted
+  // bug `kill-dead-launches`, which restores retiring it unasked.
+  bool adopt_dead_launches = true;
 };
 
 // The image version a class's new VMs get: its pinned imageVersion, or its image's latest
@@ -120,6 +124,11 @@ class WarmPoolSweeper {
   std::string RetireReason(const PoolMember& m, const RunnerClass& cls, const std::string& version,
                            const std::optional<aws::Microvm>& vm, int64_t now_ms) const;
   void Retire(const PoolMember& m, const std::string& reason, bool claim, PoolSweepReport& report);
+  // A warm member a launch claimed and then died holding (warm_pool_adopt.cpp, issue 53, item 3):
+  // its launch's claim names the runner it registered; remove that runner and retire the member,
+  // or, if the runner runs a job, adopt it (the claim committed with its mapping row, the member
+  // row deleted), as the launch would have.
+  void SettleAbandoned(const PoolMember& m, PoolSweepReport& report);
   // Claims `m` for the sweeper (first writer wins) in order to `purpose` it; false when a launch
   // was first or the claim failed (an error, counted).
   bool ClaimForSweeper(const PoolMember& m, const char* purpose, PoolSweepReport& report);
