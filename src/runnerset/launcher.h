@@ -86,6 +86,10 @@ struct LauncherDeps {
   bool defer_rate_limited = true;
   // Where a job of a class whose pool is sized to a target is counted (pool_target.h). Optional.
   ArrivalHistory* arrivals = nullptr;
+  // A hot member's registration is read before it is resumed, and one GitHub no longer has is
+  // recycled rather than served (issue 55). false only for the simulation's planted bug
+  // `stale-hot`.
+  bool check_hot_registration = true;
 };
 
 enum class LaunchDecision {
@@ -187,6 +191,9 @@ class Launcher {
   Result<aws::Microvm> TakePoolMember(Attempt& attempt, PoolMember::Kind kind);
   // Whether the attempt's (hot) runner has taken a job: busy, or already removed after it.
   bool RunnerTookAJob(Attempt& attempt);
+  // Whether hot member `m` (claimed by this attempt, not yet resumed) lost its registration:
+  // then its VM is terminated and its row removed, so that no launch serves it (issue 55).
+  bool RecycledStaleHot(Attempt& attempt, const PoolMember& m);
   // The id of the job a runner this set launched was launched for (from its name, or for a hot
   // runner from the mapping row its launch wrote); kLaunchInFlight for a hot runner a launch has
   // resumed but not yet mapped; nullopt for a runner the set did not launch or mapped to no job.

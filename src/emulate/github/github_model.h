@@ -44,8 +44,9 @@ struct GithubModelOptions {
   // (unpublished; actions/runner #4191 saw ~51 min).
   Duration offline_registration_expiry{0};
   // A job handed to a runner that does not pick it up within this long goes back to the queue
-  // for another runner. 0 = never.
-  Duration assignment_pickup_timeout{60'000};
+  // for another runner. 0 = never: the model's default, for tests whose runners are handed jobs
+  // without polling for them; `mvr emulate github` and the simulation use 60 s.
+  Duration assignment_pickup_timeout{0};
   std::string runner_arch = "ARM64";    // every runner mvr registers runs on an ARM64 MicroVM
   double runner_busy_lies = 0;          // initial SetRunnerBusyLies; within [0, 1]
   std::string assignment = "oldest";    // initial SetAssignment: "oldest" or "random"
@@ -137,6 +138,9 @@ class GithubModel {
   Status SetRunnerVersionPolicy(RunnerVersionPolicy policy);
   RunnerVersionPolicy runner_version_policy() const;
   Result<Job> GetJobById(int64_t job_id) const;
+  // When GitHub collected the registration of runner `runner_id` (registration expiry, issue 55);
+  // nullopt while it has one, or when it was removed otherwise.
+  std::optional<TimePoint> RegistrationExpiredAt(int64_t runner_id) const;
   std::vector<Job> ListAllJobs() const;
   std::vector<Runner> ListAllRunners() const;
   std::vector<Delivery> ListDeliveries() const;
@@ -199,6 +203,7 @@ class GithubModel {
   bool OnlineLocked(const RunnerState& r) const;
   // --- registration expiry and re-queue (github_model_expiry.cpp) ---
   bool ExpiredLocked(const RunnerState& r) const;
+  TimePoint ExpiryTimeLocked(const RunnerState& r) const;  // REQUIRES: ExpiredLocked(r)
   void ExpireRegistrationsLocked();        // removes expired registrations, remembering credentials
   void RequeueUnpickedLocked();            // jobs whose runner did not pick them up in time
   void NoteContactLocked(RunnerState& r);  // last_seen, and online_since when it was offline
@@ -237,6 +242,7 @@ class GithubModel {
   std::map<std::string, int64_t> retired_credentials_;
   // Credentials (hashes) of registrations GitHub expired, with the runner's id.
   std::map<std::string, int64_t> expired_credentials_;
+  std::map<int64_t, TimePoint> expired_at_;  // by runner id: when its registration expired
   int64_t next_runner_id_ = 1;
   int64_t next_job_id_ = 10'000'001;
   int64_t next_run_id_ = 5'000'001;

@@ -25,6 +25,25 @@ bool GithubModel::ExpiredLocked(const RunnerState& r) const {
   return offline.count() > 0 && now - *r.runner.last_seen >= offline;
 }
 
+TimePoint GithubModel::ExpiryTimeLocked(const RunnerState& r) const {
+  const Duration idle = options_.registration_idle_expiry;
+  if (!r.runner.last_seen) return r.runner.created_at + idle;
+  if (OnlineLocked(r) && r.online_since) return *r.online_since + idle;
+  return *r.runner.last_seen + options_.offline_registration_expiry;
+}
+
+std::optional<TimePoint> GithubModel::RegistrationExpiredAt(int64_t runner_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto r = runners_.find(runner_id);
+  if (r != runners_.end()) {
+    if (!ExpiredLocked(r->second)) return std::nullopt;
+    return ExpiryTimeLocked(r->second);
+  }
+  auto e = expired_at_.find(runner_id);
+  if (e == expired_at_.end()) return std::nullopt;
+  return e->second;
+}
+
 void GithubModel::ExpireRegistrationsLocked() {
   if (options_.registration_idle_expiry.count() <= 0 &&
       options_.offline_registration_expiry.count() <= 0) {
@@ -36,6 +55,7 @@ void GithubModel::ExpireRegistrationsLocked() {
       continue;
     }
     expired_credentials_[it->second.credential_hash] = it->first;
+    expired_at_[it->first] = ExpiryTimeLocked(it->second);
     it = runners_.erase(it);
   }
 }

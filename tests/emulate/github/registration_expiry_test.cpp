@@ -25,6 +25,7 @@ class RegistrationExpiryTest : public ::testing::Test {
     o.runner_offline_after = seconds(60);
     o.registration_idle_expiry = minutes(5);
     o.offline_registration_expiry = minutes(51);
+    o.assignment_pickup_timeout = seconds(60);
     return o;
   }
   // Registers a runner; returns its id and credential (not connected).
