@@ -21,7 +21,8 @@ void World::LauncherLoop(Process& p) {
       config_,
       runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table, metrics_,
                               nullptr, &p.pool, Secret(kSetControlKey), &class_health_,
-                              /*defer_rate_limited=*/!options_.plant_rate_blind, &p.arrivals});
+                              /*defer_rate_limited=*/!options_.plant_rate_blind, &p.arrivals,
+                              /*check_hot_registration=*/!options_.plant_stale_hot});
   while (true) {
     queue::ReceiveOptions ro;
     ro.max_messages = std::max(1, options_.sequential_batch);
