@@ -57,6 +57,9 @@ struct GithubFlags {
   int64_t reorder_delay_ms = 3000;
   int64_t queue_timeout_s = 24 * 3600;
   int64_t offline_after_s = 60;
+  int64_t idle_expiry_s = 0;     // 0 = registrations never expire
+  int64_t offline_expiry_s = 0;  // 0 = registrations never expire
+  int64_t pickup_timeout_s = 60;  // 0 = a job stays with the runner it was handed to
   int64_t tick_ms = 200;
   std::string arch = "ARM64";
   std::string record;
@@ -164,6 +167,9 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   o.model.enterprise = f.enterprise;
   o.model.queue_timeout = Duration(f.queue_timeout_s * 1000);
   o.model.runner_offline_after = Duration(f.offline_after_s * 1000);
+  o.model.registration_idle_expiry = Duration(f.idle_expiry_s * 1000);
+  o.model.offline_registration_expiry = Duration(f.offline_expiry_s * 1000);
+  o.model.assignment_pickup_timeout = Duration(f.pickup_timeout_s * 1000);
   o.model.runner_arch = f.arch;
   o.model.dispatch_workflows = f.dispatch_workflows;
   o.model.runner_busy_lies = f.busy_lies;
@@ -397,6 +403,21 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
                 "an idle runner silent this long shows offline")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, kMonthSeconds));
+  g->add_option("--registration-idle-expiry-seconds", gflags->idle_expiry_s,
+                "a runner listening (online, idle) this long without a job, or never connected "
+                "this long after registering, loses its registration; 0 = never")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
+  g->add_option("--offline-registration-expiry-seconds", gflags->offline_expiry_s,
+                "a once-connected runner offline this long since its last contact loses its "
+                "registration; 0 = never")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
+  g->add_option("--assignment-pickup-timeout-seconds", gflags->pickup_timeout_s,
+                "a job handed to a runner that has not picked it up this long goes back to the "
+                "queue for another runner; 0 = never")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
   g->add_option("--tick-ms", gflags->tick_ms, "scheduler period")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{10}, kHourMs));

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "runnerset/ops/billing.h"
+#include "sim/expiry_report.h"
 #include "sim/pool_target_report.h"
 #include "sim/scenarios.h"
 
@@ -338,6 +339,7 @@ int Simulate(const SimulateFlags& f) {
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   if (!f.report.empty()) {
     if (f.report == "latency") return ReportLatency(threads);
+    if (f.report == "registration-expiry") return sim::PrintRegistrationExpiryReport(6, threads);
     if (f.report == "pool-target") {
       if (f.target_seconds < 1 || f.pool_max < 1 || f.weeks < 1 || f.weeks > 100 || f.days < 1 ||
           f.days > 7) {
@@ -351,7 +353,7 @@ int Simulate(const SimulateFlags& f) {
     if (f.report != "cost") {
       std::fprintf(stderr,
                    "mvr simulate: --report '%s' is not a report; there are: latency, cost, "
-                   "pool-target\n",
+                   "pool-target, registration-expiry\n",
                    f.report.c_str());
       return 2;
     }
@@ -405,10 +407,12 @@ void AddSimulateCommand(CLI::App& app, Context& ctx) {
   cmd->add_flag("--list-scenarios", flags->list, "Name the scenarios, one a line");
   cmd->add_flag("--default-knobs", flags->default_knobs,
                 "Run every seed with the default configuration knobs instead of drawing them");
-  cmd->add_option("--report", flags->report,
-                  "Print a report instead: latency (the performance model's table), cost "
-                  "(what a job costs on MicroVMs and on GitHub's hosted runners) or pool-target "
-                  "(a week of arrivals on fixed hot pools and on one sized to a target)");
+  cmd->add_option(
+      "--report", flags->report,
+      "Print a report instead: latency (the performance model's table), cost "
+      "(what a job costs on MicroVMs and on GitHub's hosted runners), registration-expiry "
+      "(a hot pool when GitHub collects idle registrations) or pool-target "
+      "(a week of arrivals on fixed hot pools and on one sized to a target)");
   cmd->add_option("--target-seconds", flags->target_seconds,
                   "The p95 queued -> started --report pool-target sizes for (default 10)");
   cmd->add_option("--pool-max", flags->pool_max,

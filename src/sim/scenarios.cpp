@@ -376,6 +376,7 @@ const std::vector<Scenario>& Scenarios() {
     for (Scenario& s : PoolScenarios()) all.push_back(std::move(s));
     for (Scenario& s : FieldScenarios()) all.push_back(std::move(s));
     for (Scenario& s : StolenScenarios()) all.push_back(std::move(s));
+    for (Scenario& s : ExpiryScenarios()) all.push_back(std::move(s));
     for (Scenario& s : VersionScenarios()) all.push_back(std::move(s));
     for (Scenario& s : DownScenarios()) all.push_back(std::move(s));
     for (Scenario& s : OrderScenarios()) all.push_back(std::move(s));
@@ -426,6 +427,10 @@ const std::vector<PlantedBug>& PlantedBugs() {
        "the GitHub client's auth backoff is off: every call goes to GitHub while it refuses the "
        "credentials",
        [](WorldOptions& o) { o.plant_auth_spin = true; }},
+      {"stale-hot",
+       "the launcher resumes a hot member without reading its registration, so it serves one "
+       "whose registration GitHub collected while it was parked",
+       [](WorldOptions& o) { o.plant_stale_hot = true; }},
   };
   return bugs;
 }

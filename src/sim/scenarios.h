@@ -22,6 +22,8 @@ struct Scenario {
 };
 
 const std::vector<Scenario>& Scenarios();
+// Issue 55, item 1 (expiry_scenarios.cpp): `registration-expiry`.
+std::vector<Scenario> ExpiryScenarios();
 // nullptr when there is no scenario called `name`.
 const Scenario* FindScenario(const std::string& name);
 

@@ -78,6 +78,7 @@ class SimGuest::Vm final : public supervisor::RunnerCommands {
   bool ended = false;  // terminated or stopped: its runner is gone
   bool docker_running = false;
   int64_t launched_for = 0;  // the job its runner was registered for
+  int64_t runner_id = 0;     // its runner's, once one was started
   int64_t running_job = 0;   // the job its runner took, while it runs it
   int64_t took = 0;          // the job its runner took, ever
   TimePoint idle_since;      // booted, thawed, or its runner's job ended
@@ -172,6 +173,7 @@ EffectOutcome SimGuest::Execute(const Effect& effect) {
       }
       break;
     case Hook::kResume:
+      CheckRegistrationOnResume(vm);  // not on a thaw: a terminate thaws a suspended VM too
       o = vm.machine.Resume();
       if (FollowUpOf(o) == FollowUp::kResumeDocker) {
         vm.docker_running = true;
@@ -205,6 +207,20 @@ http::HttpResponse SimGuest::Serve(const std::string& microvm_id, int port,
   return http::HttpResponse::Json(404, R"({"error":"not_found"})");
 }
 
+// Issue 55: a VM resumed well after GitHub collected its runner's registration was served stale
+// (its runner can only exit, and the job waits for another). The launcher reads the registration
+// just before its resume, so the registration may go between the two; the grace covers that.
+void SimGuest::CheckRegistrationOnResume(Vm& vm) {
+  constexpr Duration kGrace{10'000};
+  if (vm.runner_id == 0) return;
+  std::optional<TimePoint> expired = github_.RegistrationExpiredAt(vm.runner_id);
+  if (!expired || scheduler_.Now() - *expired <= kGrace) return;
+  Violation("VM " + vm.id + " was resumed " +
+            std::to_string((scheduler_.Now() - *expired).count() / 1000) +
+            " s after GitHub collected its runner's registration (runner " +
+            std::to_string(vm.runner_id) + "): a hot member served stale");
+}
+
 void SimGuest::StartRunner(Vm& vm, const Secret& jit_config) {
   secrets_.insert(jit_config.Reveal());
   Result<emulate::github::JitConfigContents> contents =
@@ -212,6 +228,7 @@ void SimGuest::StartRunner(Vm& vm, const Secret& jit_config) {
   if (contents.ok()) {
     secrets_.insert(contents->credential.Reveal());
     vm.launched_for = LaunchedFor(contents->runner_name, runner_prefix_);
+    vm.runner_id = contents->runner_id;
   }
   // Runners of a label are interchangeable: a VM whose runner took another job serves that job
   // now, and the janitor rightly launches again for a job still queued. Two VMs that both still
@@ -257,6 +274,7 @@ void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config
         vm.busy += scheduler_.Now() - jobs_[vm.running_job].started.value_or(scheduler_.Now());
       }
       vm.running_job = 0;
+      vm.runner_id = 0;  // no runner to serve stale any more
       (void)vm.machine.RunnerExited(code);
       return 0;
     });

@@ -121,6 +121,7 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   class Vm;
   Vm& VmFor(const std::string& microvm_id);            // mu_ held
   void StartRunner(Vm& vm, const Secret& jit_config);  // mu_ held
+  void CheckRegistrationOnResume(Vm& vm);              // mu_ held
   void RunRunner(const std::string& microvm_id, const Secret& jit_config);
   // Sleeps `d` of the runner's own time: while its VM is frozen, time does not count.
   void RunnerSleep(const std::string& microvm_id, Duration d);

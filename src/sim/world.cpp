@@ -61,6 +61,9 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
         {"graceSeconds", k.janitor_grace_seconds},
         {"stuckLaunchSeconds", k.stuck_launch_seconds}}},
       {"warmPool", {{"intervalSeconds", k.warm_pool_interval_seconds}}}};
+  if (o.hot_pool_max_age_seconds > 0) {
+    config["hotPool"] = {{"maxAgeSeconds", o.hot_pool_max_age_seconds}};
+  }
   Result<runnerset::ServeConfig> parsed =
       runnerset::ParseServeConfig(JsonText(config), "simulation");
   if (!parsed.ok())
@@ -184,6 +187,7 @@ void World::SpawnActors() {
     scheduler_.Spawn("stolen-checks", [this] { StolenChecks(); });
   }
   if (options_.check_order) scheduler_.Spawn("order-checks", [this] { OrderChecks(); });
+  if (options_.check_expiry) scheduler_.Spawn("expiry-checks", [this] { ExpiryChecks(); });
   if (options_.credentials_outage.count() > 0) {
     scheduler_.Spawn("credentials", [this] { CredentialsOutage(); });
   }
@@ -272,6 +276,9 @@ std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
         std::string(kRepository).substr(0, std::string(kRepository).find('/'))};
   }
   o.model.webhook_secret = Secret(kWebhookSecret);
+  o.model.registration_idle_expiry = options_.registration_idle_expiry;
+  o.model.offline_registration_expiry = options_.offline_registration_expiry;
+  o.model.assignment_pickup_timeout = Duration(60'000);  // as `mvr emulate github`
   o.auth.pats = {Secret(kToken)};
   for (int i = 0; UsesApps() && i < options_.github_apps; ++i) {
     gh::AppOptions app;

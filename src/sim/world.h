@@ -213,6 +213,9 @@ class World {
   void CheckOrder();
   void CheckEndedJobs();
   Duration StolenBound() const;
+  // Issue 55 (world_expiry.cpp): every job starts within ExpiryBound() of being queued.
+  void ExpiryChecks();
+  Duration ExpiryBound() const;
   Duration EndedJobBound() const;
 
   WorldOptions options_;

@@ -193,6 +193,18 @@ struct WorldOptions {
   // A planted bug: what such a launch left is released and retired without asking its runner
   // (the code before item 3: LauncherDeps/WarmPoolDeps::adopt_dead_launches off).
   bool plant_kill_dead_launches = false;
+  // Issue 55, item 1 (world_expiry.cpp): GitHub removes a registration listening without a job
+  // this long, and a once-connected one offline this long (GithubModelOptions; 0: never).
+  Duration registration_idle_expiry{0};
+  Duration offline_registration_expiry{0};
+  int hot_pool_max_age_seconds = 0;  // hotPool.maxAgeSeconds (0: the default)
+  // Watched as the run goes: every job starts within one launch plus one janitor period of being
+  // queued (ExpiryBound()),
+  // however the registrations of the hot members it could take expired.
+  bool check_expiry = false;
+  // A planted bug: the launcher resumes a hot member without reading its registration first, so
+  // it serves one whose registration expired.
+  bool plant_stale_hot = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };

@@ -107,6 +107,55 @@ TEST_F(ActionEndToEnd, WarmPairRunsTwoRunnersOnOneMicrovmSuspendedBetweenThem) {
   EXPECT_EQ(JitFixtures().size(), 2u);
 }
 
+// Issue 55: GitHub collects idle registrations (here a runner listening 12 s without a job, or
+// offline 4 s). The warm server's first runner never gets its job and loses its registration while
+// it listens; the server is suspended past the offline expiry; the next start registers a new
+// runner as it resumes the VM and serves its job on it.
+class ActionRegistrationExpiry : public ActionEndToEnd {
+ protected:
+  void ConfigureStack(LocalStack& stack) override {
+    // Offline after 3 s, above the stand-in runner's 1 s poll: a polling runner stays online.
+    stack.AddGithubArgs({"--runner-offline-after-seconds", "3",
+                         "--registration-idle-expiry-seconds", "12",
+                         "--offline-registration-expiry-seconds", "4"});
+  }
+  bool RunnerListed(const std::string& name) {
+    auto listed = workflow_->GitHub("GET", "/_emulator/runners");
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    if (!listed.ok()) return true;
+    for (const json& r : listed->value("runners", json::array())) {
+      if (r.value("name", "") == name) return true;
+    }
+    return false;
+  }
+};
+
+TEST_F(ActionRegistrationExpiry, WarmServerWhoseRegistrationExpiredServesItsNextJob) {
+  StepResult first = Step("start", "expiry-first", {{"SERVER", "expiring"}});
+  ASSERT_TRUE(first.ok()) << first.Describe();
+  const std::string handle = first.outputs["server"];
+  const std::string microvm_id = first.outputs["microvm-id"];
+  const std::string stale = first.outputs["runner-name"];
+  auto gone = [&] { return !RunnerListed(stale); };
+  ASSERT_TRUE(Eventually(gone) || Eventually(gone)) << "GitHub still lists " << stale;
+  StepResult park = Step("stop", "expiry-first", {{"SERVER", handle}});
+  ASSERT_TRUE(park.ok()) << park.Describe();
+  EXPECT_EQ(StateOf(microvm_id), "SUSPENDED");
+  real_.sleeper.Sleep(Duration(5'000));  // suspended past the offline expiry
+
+  StepResult second = Step("start", "expiry-second", {{"SERVER", handle}});
+  ASSERT_TRUE(second.ok()) << second.Describe();
+  EXPECT_EQ(second.outputs["warm-hit"], "true");
+  EXPECT_EQ(second.outputs["microvm-id"], microvm_id);
+  EXPECT_NE(second.outputs["runner-name"], stale);
+  JobResult job = Job(second.outputs["label"], {"echo warm again"});
+  EXPECT_EQ(job.conclusion, "success");
+  EXPECT_EQ(job.runner_name, second.outputs["runner-name"]);
+  StepResult done = Step("stop", "expiry-teardown", {{"MICROVM_ID", microvm_id}});
+  ASSERT_TRUE(done.ok()) << done.Describe();
+  ExpectNothingLeft();
+}
+
 TEST_F(ActionEndToEnd, AtTheReuseDeadlineStartTerminatesTheVmAndSaysSo) {
   // The reuse deadline falls 30 s after the VM starts (lifetime 60 s, margin 30 s): room for the
   // park below to land before it on a loaded machine (CI once took more than 8 s for start and

@@ -37,5 +37,36 @@ TEST_F(RunnerSetHotPool, ClassServesAJobByResumingAHotVmAndThePoolRefills) {
   EXPECT_EQ(ServeStatus()["classes"][0]["pool"]["hotTarget"], 1);
 }
 
+// Issue 55: GitHub collects a parked runner's registration (here 5 s after its last poll, where
+// GitHub takes minutes to an hour). The stale member is recycled, never served, and a job queued
+// once its runner is gone still runs, on a runner that has a registration.
+class RunnerSetHotPoolExpiry : public RunnerSetHotPool {
+ protected:
+  void ConfigureStack(LocalStack& stack) override {
+    UseQuicklyOfflineRunners(stack);
+    stack.AddGithubArgs({"--offline-registration-expiry-seconds", "5"});
+  }
+  bool Listed(const std::string& name) {
+    for (const json& r : Runners()) {
+      if (r.value("name", "") == name) return true;
+    }
+    return false;
+  }
+};
+
+TEST_F(RunnerSetHotPoolExpiry, AJobQueuedAfterTheParkedRunnersRegistrationExpiredStillRuns) {
+  ASSERT_TRUE(Eventually([&] { return OneHotMemberParked(); }, std::chrono::seconds(45)));
+  const std::string stale = Runners().at(0).value("name", "");
+  ASSERT_TRUE(Eventually([&] { return !Listed(stale); }, std::chrono::seconds(20)))
+      << "GitHub still lists " << stale;
+  const int64_t id = QueueJob({"echo on $RUNNER_NAME"});
+  ASSERT_TRUE(Eventually([&] { return Completed(id); }, std::chrono::seconds(60)))
+      << Job(id).dump();
+  json job = Job(id);
+  EXPECT_EQ(job.value("conclusion", ""), "success");
+  EXPECT_NE(job.value("runner_name", ""), stale) << "a runner without a registration ran nothing";
+  EXPECT_GE(CountOperation("TerminateMicrovm"), 1) << "the stale member was recycled";
+}
+
 }  // namespace
 }  // namespace mvr::demo

@@ -266,10 +266,13 @@ TEST_F(HotPoolTest, HotLaunchResumesAMemberAndRegistersAndDeliversNothing) {
 TEST_F(HotPoolTest, AJobOverBeforeTheResumeWasSeenStillCountsAsLaunched) {
   MakeReady();
   const std::string hot_runner = HotRunnerName();
-  // The job ran and GitHub removed its JIT runner; the VM ended itself.
-  ASSERT_TRUE(
-      fleet_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
-          .ok());
+  const int64_t runner_id = HotRunner().id;
+  // The job ran while the VM thawed and GitHub removed its JIT runner; the VM ended itself.
+  fleet_.guest.on_resume_hook = [&](const std::string&) {
+    ASSERT_TRUE(
+        fleet_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), runner_id)
+            .ok());
+  };
   fleet_.guest.fail_resume_hook = "the runner finished its job and the VM ended itself";
   const int runs = fleet_.Calls("RunMicrovm");
   LaunchOutcome o = NewLauncher().Handle(NewJob());
@@ -293,6 +296,29 @@ TEST_F(HotPoolTest, AHotMemberThatDoesNotResumeGivesWayToTheNextPath) {
       << "cold, with its own runner";
   EXPECT_TRUE(fleet_.RunnerNamed(o.runner_name).ok());
   EXPECT_FALSE(fleet_.RunnerNamed(hot_runner).ok()) << "the unused hot runner is removed";
+}
+
+// Issue 55: GitHub collects a parked runner's registration (idle JIT registrations live minutes
+// to an hour). Resumed, that runner could only exit and the job would wait for the janitor: the
+// launch reads the registration first, recycles the member and launches cold in the same attempt.
+TEST_F(HotPoolTest, AHotMemberWhoseRegistrationExpiredIsRecycledNotServed) {
+  MakeReady();
+  const std::string vm = Member();
+  const std::string hot_runner = HotRunnerName();
+  ASSERT_TRUE(
+      fleet_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
+          .ok());
+  const LaunchIntent in = NewJob();
+  LaunchOutcome o = NewLauncher().Handle(in);
+  ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_NE(o.microvm_id, vm) << "the stale member is not served";
+  EXPECT_EQ(o.runner_name.rfind("mvr-demo-" + std::to_string(in.job_id) + "-", 0), 0u)
+      << "cold, with its own runner: " << o.runner_name;
+  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 0) << "nothing resumed a runner that can only exit";
+  EXPECT_EQ(State(vm), "TERMINATED");
+  EXPECT_TRUE(Members().empty()) << "its row is gone; the next sweep refills the pool";
+  fleet_.Tick();
+  EXPECT_EQ(JobOf(in.job_id).runner_name, o.runner_name) << "the job runs on the cold runner";
 }
 
 TEST_F(HotPoolTest, AJobAskingForMoreThanTheClassLabelIsNotGivenAHotRunner) {

@@ -297,6 +297,20 @@ TEST(WorldTest, APlantedTokenRaceIsFound) {
   EXPECT_FALSE(what.empty()) << "the planted bug was not found in 2 seeds";
 }
 
+// Issue 55: a launch that resumes a hot member without reading its registration serves a runner
+// GitHub collected while it was parked; that runner can only exit, and the job waits past one
+// launch, which the registration-expiry scenario's invariant finds.
+TEST(WorldTest, APlantedStaleHotMemberIsFound) {
+  const PlantedBug* bug = FindPlantedBug("stale-hot");
+  ASSERT_NE(bug, nullptr);
+  std::string what;
+  RunSeeds(*FindScenario("registration-expiry"), 1, 2, 2, bug->plant, [&](const SeedOutcome& o) {
+    if (what.empty() && !o.report.violations.empty()) what = o.report.violations.front();
+  });
+  ASSERT_FALSE(what.empty()) << "the planted bug was not found in 2 seeds";
+  EXPECT_NE(what.find("a hot member served stale"), std::string::npos) << what;
+}
+
 // The performance model reproduces seed 001's quiet cold start segment by segment (6.8 s queued →
 // VM running, 8.2 s → the runner's first log line, 9.0 s → connected, 1.0 s → the job: 25 s,
 // within 10%), and its 45 s at fifteen launches when batches are launched one at a time. The

@@ -43,6 +43,7 @@ Result<http::HttpResponse> RefusingApi::Send(const http::HttpRequest& request) {
 
 EffectOutcome StandInSupervisor::Execute(const Effect& effect) {
   if (effect.kind == Effect::Kind::kCallHook && effect.hook == Hook::kResume) {
+    if (on_resume_hook) on_resume_hook(effect.target);
     if (!fail_resume_hook.empty()) return EffectOutcome::Failure(fail_resume_hook);
     if (reconnect_on_resume) {
       for (const std::string& jit : jit_configs_of[effect.target]) Connect(Secret(jit));

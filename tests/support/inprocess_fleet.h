@@ -9,6 +9,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,6 +50,8 @@ class StandInSupervisor final : public emulate::microvms::InProcessGuest {
   std::string fail_run_hook;     // non-empty: the /run hook fails with this reason
   bool runners_connect = true;   // false: runners never come online
   std::string fail_resume_hook;  // non-empty: the /resume hook fails with this reason
+  // Called as the /resume hook runs (before fail_resume_hook): what happens while a VM thaws.
+  std::function<void(const std::string& microvm_id)> on_resume_hook;
   // The runners a VM started long-poll GitHub again once the VM resumes (a hot member's runner,
   // frozen while it waited, comes back online).
   bool reconnect_on_resume = false;

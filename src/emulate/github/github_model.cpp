@@ -84,7 +84,7 @@ Result<Repository> GithubModel::GetRepository(const std::string& owner,
 }
 
 bool GithubModel::OnlineLocked(const RunnerState& r) const {
-  if (!r.runner.last_seen || r.version_refused) return false;
+  if (!r.runner.last_seen || r.version_refused || r.session_lost) return false;
   // A runner running a job stays online: it is talking to the service through its job.
   if (r.runner.busy) return true;
   return seam_.clock.Now() - *r.runner.last_seen <= options_.runner_offline_after;
@@ -114,6 +114,7 @@ Result<JitRegistration> GithubModel::GenerateJitConfig(const Scope& scope,
   std::lock_guard<std::mutex> lock(mu_);
   MVR_RETURN_IF_ERROR(CheckScopeLocked(scope));
   if (*request.runner_group_id != 1) return NotFound("Not Found");
+  ExpireRegistrationsLocked();  // an expired registration's name is free again
   for (const auto& [id, r] : runners_) {
     if (SameName(r.runner.scope.Name(), scope.Name()) && SameName(r.runner.name, request.name)) {
       return Conflict("Already exists - A runner with the name " + request.name +
@@ -160,6 +161,7 @@ Result<std::vector<Runner>> GithubModel::ListRunners(const Scope& scope,
     if (!SameName(r.runner.scope.Name(), scope.Name()) || r.runner.scope.kind != scope.kind)
       continue;
     if (!name.empty() && !SameName(r.runner.name, name)) continue;
+    if (ExpiredLocked(r)) continue;  // GitHub removed it; the model forgets it at its next step
     Runner shown = ShownLocked(r);
     if (runner_listing_lag_.count() > 0 && shown.busy &&
         (!shown.busy_since || seam_.clock.Now() - *shown.busy_since < runner_listing_lag_)) {
@@ -194,7 +196,8 @@ Result<Runner> GithubModel::GetRunner(const Scope& scope, int64_t runner_id) con
   std::lock_guard<std::mutex> lock(mu_);
   MVR_RETURN_IF_ERROR(CheckScopeLocked(scope));
   auto it = runners_.find(runner_id);
-  if (it == runners_.end() || !SameName(it->second.runner.scope.Name(), scope.Name())) {
+  if (it == runners_.end() || !SameName(it->second.runner.scope.Name(), scope.Name()) ||
+      ExpiredLocked(it->second)) {
     return NotFound("Not Found");
   }
   return ShownLocked(it->second);
@@ -203,6 +206,7 @@ Result<Runner> GithubModel::GetRunner(const Scope& scope, int64_t runner_id) con
 Status GithubModel::DeleteRunner(const Scope& scope, int64_t runner_id) {
   std::unique_lock<std::mutex> lock(mu_);
   MVR_RETURN_IF_ERROR(CheckScopeLocked(scope));
+  ExpireRegistrationsLocked();
   auto it = runners_.find(runner_id);
   if (it == runners_.end() || !SameName(it->second.runner.scope.Name(), scope.Name())) {
     return NotFound("Not Found");
@@ -232,7 +236,9 @@ Status GithubModel::DeleteRunner(const Scope& scope, int64_t runner_id) {
 std::vector<Runner> GithubModel::ListAllRunners() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Runner> out;
-  for (const auto& [id, r] : runners_) out.push_back(SnapshotLocked(r));
+  for (const auto& [id, r] : runners_) {
+    if (!ExpiredLocked(r)) out.push_back(SnapshotLocked(r));
+  }
   return out;
 }
 
@@ -255,6 +261,7 @@ bool GithubModel::RunnerServesLocked(const RunnerState& r, const Job& job) const
 void GithubModel::GiveJobLocked(Job& job, RunnerState& r, Outbox& out) {
   r.runner.busy = true;
   r.runner.job_id = job.id;
+  r.job_picked_up = false;
   r.runner.busy_since = seam_.clock.Now();
   job.status = "in_progress";
   job.started_at = seam_.clock.Now();
@@ -278,6 +285,7 @@ std::vector<GithubModel::RunnerState*> GithubModel::IdleRunnersLocked() {
 // and a burst queues a thousand jobs beside hundreds of runners. Which runner gets which job is
 // as it was (the oldest job first, the lowest runner id that serves it).
 void GithubModel::AssignLocked(Outbox& out) {
+  ExpireRegistrationsLocked();  // an expired registration is handed nothing
   if (random_assignment_) return AssignRandomLocked(out);
   std::vector<RunnerState*> idle = IdleRunnersLocked();
   for (auto& [job_id, job] : jobs_) {
@@ -354,6 +362,7 @@ void GithubModel::Tick() {
         CompleteLocked(job, "cancelled", out);
       }
     }
+    RequeueUnpickedLocked();
     AssignLocked(out);
   }
   Dispatch(std::move(out));

@@ -36,6 +36,17 @@ struct GithubModelOptions {
   int64_t installation_id = 1;
   Duration queue_timeout{24LL * 3600 * 1000};  // GitHub cancels jobs queued this long
   Duration runner_offline_after{60'000};       // idle runner silent this long shows offline
+  // Registration expiry (issue 55, github_model_expiry.cpp); 0 = never. A registration listening
+  // (online, idle) this long without a job, or never connected this long after it was made, is
+  // removed (actions/runner #4726: 2-6 min; ubicloud #2957: JIT configs valid 5 min).
+  Duration registration_idle_expiry{0};
+  // A once-connected registration offline this long since its last contact is removed
+  // (unpublished; actions/runner #4191 saw ~51 min).
+  Duration offline_registration_expiry{0};
+  // A job handed to a runner that does not pick it up within this long goes back to the queue
+  // for another runner. 0 = never: the model's default, for tests whose runners are handed jobs
+  // without polling for them; `mvr emulate github` and the simulation use 60 s.
+  Duration assignment_pickup_timeout{0};
   std::string runner_arch = "ARM64";    // every runner mvr registers runs on an ARM64 MicroVM
   double runner_busy_lies = 0;          // initial SetRunnerBusyLies; within [0, 1]
   std::string assignment = "oldest";    // initial SetAssignment: "oldest" or "random"
@@ -144,6 +155,9 @@ class GithubModel {
   Status SetRunnerVersionPolicy(RunnerVersionPolicy policy);
   RunnerVersionPolicy runner_version_policy() const;
   Result<Job> GetJobById(int64_t job_id) const;
+  // When GitHub collected the registration of runner `runner_id` (registration expiry, issue 55);
+  // nullopt while it has one, or when it was removed otherwise.
+  std::optional<TimePoint> RegistrationExpiredAt(int64_t runner_id) const;
   std::vector<Job> ListAllJobs() const;
   std::vector<Runner> ListAllRunners() const;
   std::vector<Delivery> ListDeliveries() const;
@@ -170,7 +184,9 @@ class GithubModel {
 
   // --- the runner's side (authenticated by the credential in its JIT config) ---
   // `version` is the runner's own ("" = kStandInRunnerVersion). Unauthorized with error type
-  // kRunnerVersionRefused (HTTP 403) when GitHub refuses that version.
+  // kRunnerVersionRefused (HTTP 403) when GitHub refuses that version; NotFound with error type
+  // kRegistrationNotFound (HTTP 404, "Registration … was not found.") once its registration
+  // expired (also from RunnerAcquireJob).
   Result<RunnerSession> RunnerConnect(const Secret& credential, const std::string& version = "");
   // The runner's job once one is assigned, nullopt while it waits. Counts as a heartbeat.
   Result<std::optional<JobAssignment>> RunnerAcquireJob(const Secret& credential);
@@ -188,6 +204,9 @@ class GithubModel {
     Runner runner;
     std::string credential_hash;   // SHA-256 hex of the credential
     bool version_refused = false;  // GitHub refused its version: its session ended
+    std::optional<TimePoint> online_since;  // the start of its current stretch online
+    bool job_picked_up = false;             // it polled and received the job it was given
+    bool session_lost = false;  // it did not pick up a job in time: offline until it polls
   };
   using Outbox = std::vector<Delivery>;
 
@@ -199,6 +218,14 @@ class GithubModel {
   // What a REST read shows of `r`: the snapshot, with the busy flag lying as the faults say.
   Runner ShownLocked(const RunnerState& r) const;
   bool OnlineLocked(const RunnerState& r) const;
+  // --- registration expiry and re-queue (github_model_expiry.cpp) ---
+  bool ExpiredLocked(const RunnerState& r) const;
+  TimePoint ExpiryTimeLocked(const RunnerState& r) const;  // REQUIRES: ExpiredLocked(r)
+  void ExpireRegistrationsLocked();        // removes expired registrations, remembering credentials
+  void RequeueUnpickedLocked();            // jobs whose runner did not pick them up in time
+  void NoteContactLocked(RunnerState& r);  // last_seen, and online_since when it was offline
+  // NotFound "Registration … was not found." for a credential whose registration expired.
+  Status ExpiredRegistrationLocked(const Secret& credential) const;
   // GitHub's refusal of `r`'s version now ("" = accepted); marks it refused when it is.
   std::string RefuseVersionLocked(RunnerState& r);
   bool RunnerServesLocked(const RunnerState& r, const Job& job) const;
@@ -238,6 +265,9 @@ class GithubModel {
   // Credentials of runners removed after their job, so that a late report gets Conflict
   // ("the job has ended") rather than Unauthorized.
   std::map<std::string, int64_t> retired_credentials_;
+  // Credentials (hashes) of registrations GitHub expired, with the runner's id.
+  std::map<std::string, int64_t> expired_credentials_;
+  std::map<int64_t, TimePoint> expired_at_;  // by runner id: when its registration expired
   int64_t next_runner_id_ = 1;
   int64_t next_job_id_ = 10'000'001;
   int64_t next_run_id_ = 5'000'001;
@@ -253,6 +283,9 @@ class GithubModel {
 
 // The error type of a runner GitHub refuses for its version (HTTP 403 on the runner protocol).
 inline constexpr const char* kRunnerVersionRefused = "RunnerVersionDeprecated";
+
+// The error type of a runner whose registration expired (HTTP 404 on the runner protocol).
+inline constexpr const char* kRegistrationNotFound = "RegistrationNotFound";
 
 // Case-insensitive: every job label must be one of the runner's labels.
 bool LabelsMatch(const std::vector<std::string>& job_labels,

@@ -208,15 +208,18 @@ Result<RunnerSession> GithubModel::RunnerConnect(const Secret& credential,
   RunnerSession session;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    ExpireRegistrationsLocked();
     RunnerState* r = FindRunnerByCredentialLocked(credential);
-    if (!r)
+    if (!r) {
+      MVR_RETURN_IF_ERROR(ExpiredRegistrationLocked(credential));
       return Unauthorized(
           "runner credential is not valid (the runner was removed or its job ended)");
+    }
     r->runner.version = version.empty() ? kStandInRunnerVersion : version;
     if (std::string why = RefuseVersionLocked(*r); !why.empty()) {
       return Unauthorized(why).WithErrorType(kRunnerVersionRefused);
     }
-    r->runner.last_seen = seam_.clock.Now();
+    NoteContactLocked(*r);
     session.runner_id = r->runner.id;
     session.runner_name = r->runner.name;
     AssignLocked(out);
@@ -230,11 +233,13 @@ Result<std::optional<JobAssignment>> GithubModel::RunnerAcquireJob(const Secret&
   std::optional<JobAssignment> assignment;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    ExpireRegistrationsLocked();
     RunnerState* r = FindRunnerByCredentialLocked(credential);
     if (!r) {
       if (retired_credentials_.count(Sha256Hex(credential.Reveal()))) {
         return Conflict("the runner's job has ended");
       }
+      MVR_RETURN_IF_ERROR(ExpiredRegistrationLocked(credential));
       return Unauthorized("runner credential is not valid (the runner was removed)");
     }
     if (!r->runner.job_id) {
@@ -243,9 +248,10 @@ Result<std::optional<JobAssignment>> GithubModel::RunnerAcquireJob(const Secret&
         return Unauthorized(why).WithErrorType(kRunnerVersionRefused);
       }
     }
-    r->runner.last_seen = seam_.clock.Now();
+    NoteContactLocked(*r);
     AssignLocked(out);
     if (r->runner.job_id) {
+      r->job_picked_up = true;
       const Job& job = jobs_.at(*r->runner.job_id);
       JobAssignment a;
       a.job_id = job.id;

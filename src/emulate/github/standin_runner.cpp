@@ -27,6 +27,11 @@ Status StatusFor(const http::HttpResponse& res) {
   return Internal(message);
 }
 
+// GitHub's answer to a runner whose registration expired (404 "Registration … was not found.").
+bool RegistrationGone(const Status& s) {
+  return s.code() == Code::kNotFound && s.message().rfind("Registration ", 0) == 0;
+}
+
 std::string Display(const std::string& conclusion) {
   if (conclusion == "success") return "Succeeded";
   if (conclusion == "cancelled") return "Canceled";
@@ -76,6 +81,7 @@ Result<RunnerOutcome> StandInRunner::Run() {
       Call("POST", "/_runner/connect", JsonText(json{{"version", options_.version}}), true);
   if (!connected.ok()) {
     if (connected.status().error_type() == "Forbidden") return Refused(connected.status());
+    if (RegistrationGone(connected.status())) return Deregistered(connected.status());
     log.Error("runner could not connect", {{"error", connected.status().message()}});
     return connected.status().Annotate("connecting runner " + config_.runner_name);
   }
@@ -102,6 +108,16 @@ Status StandInRunner::Refused(const Status& s) {
   return s;
 }
 
+Status StandInRunner::Deregistered(const Status& s) {
+  console_ << "Failed to create a session. The runner registration has been deleted from the "
+              "server, please re-configure."
+           << std::endl;
+  console_ << "Runner listener exit with terminated error, stop the service, no retry needed."
+           << std::endl;
+  seam_.logger.Error("runner registration expired", {{"runner_name", config_.runner_name}});
+  return s;
+}
+
 Result<JobAssignment> StandInRunner::WaitForJob() {
   int failures = 0;
   while (true) {
@@ -109,6 +125,17 @@ Result<JobAssignment> StandInRunner::WaitForJob() {
     if (!res.ok()) {
       const Status& s = res.status();
       if (s.error_type() == "Forbidden") return Refused(s);
+      if (RegistrationGone(s)) {
+        // As the official runner (actions/runner #4191): it reports the poll's error, tries to
+        // create a session again, and exits once that says the registration is gone.
+        console_ << "Runner connect error: " << s.message() << ". Retrying until reconnected."
+                 << std::endl;
+        auto again =
+            Call("POST", "/_runner/connect", JsonText(json{{"version", options_.version}}), false);
+        if (!again.ok() && RegistrationGone(again.status())) return Deregistered(again.status());
+        seam_.sleeper.Sleep(options_.poll_interval);
+        continue;
+      }
       if (s.code() == Code::kUnauthorized || s.code() == Code::kConflict) {
         return Unauthorized("runner " + config_.runner_name +
                             " was removed before it got a job; register a new JIT runner");

@@ -44,7 +44,8 @@ class StandInRunner {
                 process::ProcessRunner& processes, Seam seam, std::ostream& console);
 
   // Runs until its one job is done. Errors: a malformed config (InvalidArgument), the runner
-  // removed before it got a job (Unauthorized), the emulator unreachable (Transient).
+  // removed before it got a job (Unauthorized), its registration expired (NotFound), the
+  // emulator unreachable (Transient).
   Result<RunnerOutcome> Run();
 
  private:
@@ -53,6 +54,8 @@ class StandInRunner {
   Result<JobAssignment> WaitForJob();
   // GitHub refused the runner's version: says so and returns `s` (the runner exits).
   Status Refused(const Status& s);
+  // GitHub no longer has the runner's registration: says so and returns `s` (the runner exits).
+  Status Deregistered(const Status& s);
   Result<std::string> RunJob(const JobAssignment& job);
   std::map<std::string, std::string> JobEnvironment(const JobAssignment& job,
                                                     const std::string& workspace) const;

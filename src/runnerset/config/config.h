@@ -170,10 +170,13 @@ struct WarmPoolSettings {
   int boot_timeout_seconds = 300;    // a pre-boot not suspended by then is abandoned
 };
 
-// Hot pools (hotPoolSize): how long a parked runner may wait for a job. GitHub removes an
-// ephemeral runner that has not connected for more than a day.
+// Hot pools (hotPoolSize): how long a parked runner may wait for a job. GitHub collects idle JIT
+// registrations long before the day it documents for offline ephemeral runners: listening ones
+// within 2-6 min, one after ~51 min (issue 55; docs/runner-set.md, "Registration expiry"). 45 min
+// stays under every figure reported for a registration that had connected; a member whose
+// registration went sooner is recycled when a launch finds it (launcher_warm.cpp).
 struct HotPoolSettings {
-  int max_age_seconds = 12 * 3600;  // a hot member older than this is retired
+  int max_age_seconds = 45 * 60;  // a hot member older than this is retired
 };
 
 struct ServeConfig {

@@ -93,6 +93,10 @@ struct LauncherDeps {
   // its claim, is adopted (a mapping row). false only for the simulation's planted bug
   // `kill-dead-launches`, which restores the release that left its VM an orphan.
   bool adopt_dead_launches = true;
+  // A hot member's registration is read before it is resumed, and one GitHub no longer has is
+  // recycled rather than served (issue 55). false only for the simulation's planted bug
+  // `stale-hot`.
+  bool check_hot_registration = true;
 };
 
 enum class LaunchDecision {
@@ -219,6 +223,9 @@ class Launcher {
   Result<aws::Microvm> TakePoolMember(Attempt& attempt, PoolMember::Kind kind);
   // Whether the attempt's (hot) runner has taken a job: busy, or already removed after it.
   bool RunnerTookAJob(Attempt& attempt);
+  // Whether hot member `m` (claimed by this attempt, not yet resumed) lost its registration:
+  // then its VM is terminated and its row removed, so that no launch serves it (issue 55).
+  bool RecycledStaleHot(Attempt& attempt, const PoolMember& m);
   // The id of the job a runner this set launched was launched for (from its name, or for a hot
   // runner from the mapping row its launch wrote); kLaunchInFlight for a hot runner a launch has
   // resumed but not yet mapped; nullopt for a runner the set did not launch or mapped to no job.

@@ -75,6 +75,23 @@ bool Launcher::RunnerTookAJob(Attempt& a) {
   return (r.ok() && r->busy) || (!r.ok() && r.status().code() == Code::kNotFound);
 }
 
+bool Launcher::RecycledStaleHot(Attempt& a, const PoolMember& m) {
+  if (!deps_.check_hot_registration) return false;
+  // A parked runner is offline: GitHub may have collected its registration meanwhile (idle JIT
+  // registrations live minutes to an hour; docs/runner-set.md, "Registration expiry"). Resumed,
+  // it would only exit, and the job would wait for the janitor. One read tells.
+  Result<github::Runner> r = deps_.github.GetRunner(scope_, m.runner_id);
+  if (r.ok() || r.status().code() != Code::kNotFound) return false;  // a failed read: as before
+  deps_.seam.logger.Warn(
+      "a hot member's runner registration is gone; recycling it",
+      {{"microvm_id", m.microvm_id}, {"runner_name", m.runner_name}, {"job_id", a.intent.job_id}});
+  if (a.vms.Terminate(m.microvm_id, a.deadline).ok()) {
+    deps_.pool->RemoveMember(m.microvm_id).IgnoreError();
+  }
+  // Otherwise the row stays claimed by this job: the sweeper retires it once the claim is old.
+  return true;
+}
+
 Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind) {
   const Seam& seam = deps_.seam;
   const RunnerClass& cls = a.runner_class;
@@ -101,6 +118,7 @@ Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind)
       continue;
     }
     if (!*won) continue;  // another launch (or the sweeper) reached it first
+    if (hot && RecycledStaleHot(a, m)) continue;
     // From here the VM (and a hot member's runner) is this attempt's: recorded on the claim, so
     // a takeover cleans it up.
     a.microvm_id = m.microvm_id;

@@ -29,9 +29,7 @@ class StandInRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     processes_.SetRunHandler(ScriptedStep);
-    GithubModelOptions o;
-    o.repositories = {"octo/app"};
-    model_ = std::make_unique<GithubModel>(o, MakeSeam(), nullptr);
+    model_ = std::make_unique<GithubModel>(ModelOptions(), MakeSeam(), nullptr);
     auth_ = Authenticator::Create(AuthOptions{}, clock_, random_).value();
     control_ = std::make_unique<ControlApi>(*model_, *auth_, logger_);
     control_->AddRoutes(router_);
@@ -42,6 +40,12 @@ class StandInRunnerTest : public ::testing::Test {
   void TearDown() override {
     client_.reset();  // close kept-alive connections so that the server stops at once
     server_->Stop();
+  }
+
+  virtual GithubModelOptions ModelOptions() {
+    GithubModelOptions o;
+    o.repositories = {"octo/app"};
+    return o;
   }
 
   Secret Register(const std::string& name) {
@@ -186,6 +190,37 @@ TEST_F(StandInRunnerTest, MalformedConfigIsInvalidArgumentWithoutEchoingIt) {
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.status().code(), Code::kInvalidArgument);
   EXPECT_EQ(outcome.status().message().find("bm90LWEt"), std::string::npos);
+}
+
+// Issue 55: GitHub collected the registration of a runner listening without a job. As the
+// official runner (actions/runner #4191): the poll's 404, one more session create, and an exit.
+class StandInRunnerExpiryTest : public StandInRunnerTest {
+ protected:
+  GithubModelOptions ModelOptions() override {
+    GithubModelOptions o = StandInRunnerTest::ModelOptions();
+    o.registration_idle_expiry = Duration(5'000);
+    return o;
+  }
+};
+
+TEST_F(StandInRunnerExpiryTest, RunnerWhoseRegistrationExpiredSaysSoAndExits) {
+  Secret config = Register("standin-idle");
+  std::ostringstream console;
+  StandInRunner runner(Options(config), *client_, processes_, MakeSeam(), console);
+  auto outcome = runner.Run();
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), Code::kNotFound);
+  EXPECT_EQ(outcome.status().message(),
+            "Registration " + std::to_string(runner_id_) + " was not found.");
+  EXPECT_NE(console.str().find("Runner connect error: Registration " + std::to_string(runner_id_) +
+                               " was not found.. Retrying until reconnected."),
+            std::string::npos)
+      << console.str();
+  EXPECT_NE(console.str().find("The runner registration has been deleted from the server"),
+            std::string::npos)
+      << console.str();
+  EXPECT_LE(sleeper_.total(), Duration(6'000)) << "it stops polling once the session is refused";
+  EXPECT_TRUE(processes_.runs().empty());
 }
 
 }  // namespace
