@@ -300,8 +300,8 @@ class LambdaIamAblation : public demo::RunnerSetStack {
   int pool_classes_ = 0;
 };
 
-// The webhook: a signed workflow_job delivery is verified with the secret read from SSM at cold
-// start and queued on SQS.
+// The webhook: a signed workflow_job delivery is verified with the secret read from SSM on this
+// first request, remembered by its delivery id in the set's table (DynamoDB) and queued on SQS.
 TEST_F(LambdaIamAblation, WebhookNeedsEachStatement) {
   ASSERT_NO_FATAL_FAILURE(StartFor("webhook"));
   json config = Config();
