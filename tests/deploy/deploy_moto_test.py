@@ -809,6 +809,14 @@ class DeployerBoundary(DeployFixture):
 NOT_SHOWN = {}
 
 
+def ablated(statement):
+    """Whether the ablation removes STATEMENT: each Allow (a Deny removed only widens the policy;
+    DeployerBoundary shows each), or only those MVR_ABLATION_STATEMENTS names (comma-separated
+    Sids: the run split in parts on a loaded machine)."""
+    only = [s for s in os.environ.get("MVR_ABLATION_STATEMENTS", "").split(",") if s]
+    return statement["Effect"] == "Allow" and (not only or statement["Sid"] in only)
+
+
 def ablation_set(index):
     """The runner set id of ablation variant INDEX: "ab" and a letter, so that no set's name
     filter or image pattern (<id>_<digits>-<8 hex>) matches another set's images."""
@@ -841,8 +849,8 @@ class DeployerIamAblation(DeployFixture):
     def users(cls):
         users = {}
         for i, st in enumerate(deployer_policy()["Statement"]):
-            if st["Effect"] != "Allow":
-                continue  # a Deny removed widens the policy: DeployerBoundary shows each
+            if not ablated(st):
+                continue
             doc = deployer_policy()
             doc["Statement"] = [s for s in doc["Statement"] if s["Sid"] != st["Sid"]]
             users["without-" + st["Sid"]] = (ablation_set(i), filled(doc, ablation_set(i)))
@@ -858,7 +866,7 @@ class DeployerIamAblation(DeployFixture):
     def test_without_any_one_statement_bootstrap_or_teardown_is_denied(self):
         shown = {}
         for i, st in enumerate(deployer_policy()["Statement"]):
-            if st["Effect"] != "Allow":
+            if not ablated(st):
                 continue
             sid, set_id = st["Sid"], ablation_set(i)
             with self.subTest(statement=sid):
