@@ -239,9 +239,11 @@ ensure_concurrency() {
     say "$([[ -z "$current" ]] && echo create || echo update)" concurrency "$name ($2)"
   fi
 }
+# From the user's file: function_config leaves the `lambda` object out of the functions'
+# configuration (they do not use it).
 ensure_concurrencies() {
-  ensure_concurrency webhook "$(jq '.lambda.webhookReservedConcurrency // 10' <<<"$config")"
-  ensure_concurrency launcher "$(jq '.lambda.launcherReservedConcurrency // 10' <<<"$config")"
+  ensure_concurrency webhook "$(jq '.lambda.webhookReservedConcurrency // 10' "$config_file")"
+  ensure_concurrency launcher "$(jq '.lambda.launcherReservedConcurrency // 10' "$config_file")"
 }
 
 deploy_functions() {
