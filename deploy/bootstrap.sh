@@ -78,6 +78,9 @@ if [[ -n "$config_file" ]]; then
   fetch policy-janitor aws_ lambda get-policy --function-name "$(function_of janitor)"
   fetch policy-warm-pool aws_ lambda get-policy --function-name "$(function_of warm-pool)"
   fetch mappings aws_ lambda list-event-source-mappings --function-name "$(function_of launcher)"
+  fetch concurrency-webhook aws_ lambda get-function-concurrency --function-name "$(function_of webhook)"
+  fetch concurrency-launcher aws_ lambda get-function-concurrency \
+    --function-name "$(function_of launcher)"
   fetch rules aws_ events list-rules --name-prefix "${name_prefix}"
   fetch targets-janitor aws_ events list-targets-by-rule --rule "$janitor_rule"
   fetch targets-warm-pool aws_ events list-targets-by-rule --rule "$warm_pool_rule"
@@ -98,10 +101,11 @@ for listing in tables queues logs iam params ${config_file:+functions rules alar
   fetched "$listing" >/dev/null || die "cannot read the account ($listing); nothing was changed"
 done
 for listing in ${config_file:+url policy-webhook policy-janitor policy-warm-pool mappings \
-  targets-janitor targets-warm-pool dashboard}; do
+  targets-janitor targets-warm-pool dashboard concurrency-webhook concurrency-launcher}; do
   fetched_or_none "$listing" >/dev/null || die "cannot read the account ($listing); nothing was changed"
 done
 action_image="${action_image:-${set_id}_*}"
+boundary_arn="arn:$partition:iam::$account:policy/$boundary_policy"
 
 # render FILE TABLE: a policy of deploy/iam/ with its placeholders filled (compact, sorted keys);
 # without an execution role, the statement that passes one is left out.
@@ -174,9 +178,32 @@ ensure_log_group() {
   fi
 }
 
+# The permissions boundary every role of the set gets (issue 53, item 5): what the functions and
+# their VMs need, nothing more, so no inline policy the deployer writes can give a role more.
+# The deployer may create it but not change it: a boundary that differs stops bootstrap.
+ensure_boundary() {
+  local doc policy
+  doc="$(render runner-set-boundary.json "$table")"
+  policy="$(fetched iam | jq -c --arg n "$boundary_policy" \
+    '.policies[] | select(.Arn | endswith("/" + $n))')"
+  if [[ -z "$policy" ]]; then
+    aws_ iam create-policy --policy-name "$boundary_policy" --policy-document "$doc" \
+      --description "mvr runner set $set_id: permissions boundary of its roles" \
+      --tags "${tags_kv[@]}" >/dev/null
+    say create boundary "$boundary_policy"
+  elif [[ "$(jq -cS ".PolicyVersionList[] | select(.IsDefaultVersion) | .Document | $normalize" \
+    <<<"$policy")" == "$doc" ]]; then
+    say exists boundary "$boundary_policy"
+  else
+    die "the permissions boundary $boundary_policy is not deploy/iam/runner-set-boundary.json \
+filled for this set (another --execution-role, or changed by someone): the deployer may not change \
+it; an administrator can set the new version (docs/iam.md, \"The permissions boundary\")"
+  fi
+}
+
 trust='{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}'
 ensure_role() {
-  local fn="$1" role doc current
+  local fn="$1" role doc current bound
   role="$(role_of "$fn")"
   doc="$(render "runner-set-$fn.json" "$table")"
   current="$(fetched iam | jq -cS --arg r "$role" \
@@ -184,8 +211,17 @@ ensure_role() {
      | .PolicyDocument | $normalize][0] // \"\"")"
   if [[ -n "$current" ]]; then
     say exists role "$role"
+    bound="$(fetched iam | jq -r --arg r "$role" \
+      '.roles[] | select(.RoleName == $r) | .PermissionsBoundary.PermissionsBoundaryArn // ""')"
+    if [[ "$bound" != "$boundary_arn" ]]; then
+      # A role made before roles had a boundary, or given another one.
+      aws_ iam put-role-permissions-boundary --role-name "$role" \
+        --permissions-boundary "$boundary_arn"
+      say update role "$role (permissions boundary $boundary_policy)"
+    fi
   else
     aws_ iam create-role --role-name "$role" --assume-role-policy-document "$trust" \
+      --permissions-boundary "$boundary_arn" \
       --description "mvr runner set $set_id: the $fn function" --tags "${tags_kv[@]}" >/dev/null
     say create role "$role"
   fi
@@ -259,7 +295,10 @@ ensure_queues() {
     '{VisibilityTimeout: "900", MessageRetentionPeriod: "345600", RedrivePolicy: $r}')"
 }
 ensure_log_groups() { in_parallel ensure_log_group "${FUNCTIONS[@]}"; }
-ensure_roles() { in_parallel ensure_role "${FUNCTIONS[@]}"; }
+ensure_roles() {
+  ensure_boundary
+  in_parallel ensure_role "${FUNCTIONS[@]}"
+}
 ensure_managed_policies() { in_parallel ensure_managed_policy "$action_policy" "$action_pool_policy"; }
 ensure_secrets() {
   ensure_secret webhook-secret

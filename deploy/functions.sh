@@ -21,7 +21,7 @@ function_config() {
   jq -cS --arg id "$set_id" --arg region "$region" --arg store "dynamodb:$table" \
     --arg queue "sqs:$(cat "$work/url.$queue")" --arg hook "ssm:$ssm_prefix/webhook-secret" \
     --arg pat "$pat" --arg key "$key" --arg role "$role" --arg ca_pem "$ca_pem" '
-    del(.listen, .shutdownGraceSeconds)
+    del(.listen, .shutdownGraceSeconds, .lambda)
     | .runnerSetId = $id | .region = $region | .store = $store
     | .queue = ((if (.queue | type) == "object" then .queue else {} end)
                 + {uri: $queue, maxReceiveCount: 5})
@@ -224,6 +224,28 @@ ensure_warm_pool_schedule() {
     "$([[ $seconds -ne 0 && "$pools" == true ]] && echo 1 || echo 0)" "warm-pool sweeps"
 }
 
+# ensure_concurrency FN N: FN's reserved concurrency is N (issue 53, item 7): a flood of requests
+# to the public Function URL scales the webhook to N instances at most, and the launcher never
+# takes the account's whole concurrency (docs/lambda.md, "Reserved concurrency").
+ensure_concurrency() {
+  local name current
+  name="$(function_of "$1")"
+  current="$(fetched_or_none "concurrency-$1" | jq -r '.ReservedConcurrentExecutions // empty')"
+  if [[ "$current" == "$2" ]]; then
+    say exists concurrency "$name ($2)"
+  else
+    aws_ lambda put-function-concurrency --function-name "$name" \
+      --reserved-concurrent-executions "$2" >/dev/null
+    say "$([[ -z "$current" ]] && echo create || echo update)" concurrency "$name ($2)"
+  fi
+}
+# From the user's file: function_config leaves the `lambda` object out of the functions'
+# configuration (they do not use it).
+ensure_concurrencies() {
+  ensure_concurrency webhook "$(jq '.lambda.webhookReservedConcurrency // 10' "$config_file")"
+  ensure_concurrency launcher "$(jq '.lambda.launcherReservedConcurrency // 10' "$config_file")"
+}
+
 deploy_functions() {
   secret_exists github-token || secret_exists github-app-private-key ||
     die "the launcher needs GitHub credentials: give --github-token-file or --github-app-key-file"
@@ -232,7 +254,7 @@ deploy_functions() {
   in_parallel ensure_function "${LAMBDA_FUNCTIONS[@]}"
   # Independent of one another: side by side.
   in_parallel step ensure_function_url ensure_event_source ensure_schedule \
-    ensure_warm_pool_schedule
+    ensure_warm_pool_schedule ensure_concurrencies
 }
 
 # The GitHub step: bootstrap does not hold a GitHub credential that may create webhooks (the

@@ -18,9 +18,11 @@
 #include "cli/http_client_factory.h"
 #include "cli/runnerset_wiring.h"
 #include "lambda/handlers.h"
+#include "lambda/lazy_secret.h"
 #include "lambda/runtime_loop.h"
 #include "lambda/secret_refs.h"
 #include "runnerset/classes/class_health.h"
+#include "runnerset/intake/delivery_ledger.h"
 #include "runnerset/intake/webhook_endpoint.h"
 #include "runnerset/table/runner_table.h"
 
@@ -66,7 +68,9 @@ struct Function {
   runnerset::ServeConfig config;
   std::unique_ptr<RunnerSetWiring> wiring;
   std::unique_ptr<aws::SsmClient> ssm;
-  std::optional<runnerset::WebhookRouter> router;
+  std::unique_ptr<lambda::LazySecret> webhook_secret;  // the webhook: read on its first POST
+  std::unique_ptr<lambda::LazyWebhookRouter> router;
+  std::unique_ptr<runnerset::DeliveryLedger> ledger;
   runnerset::Metrics metrics;
   std::unique_ptr<runnerset::RunnerTable> table;
   std::unique_ptr<runnerset::ClassHealth> health;  // kept in the table, shared by the functions
@@ -90,6 +94,41 @@ Result<Secret> FetchSsm(Context& ctx, Function& fn, const std::string& name) {
   return fn.ssm->GetParameter(name);
 }
 
+// The webhook function: nothing is read from SSM at initialisation. The secret is read when the
+// first POST needs it, kept, refreshed at most every 15 minutes, and a failed read backs off
+// (lazy_secret.h: a flood of cold starts must not spend SSM's throughput). Deliveries it turned
+// into intents are remembered in the set's table for a day (issue 53, item 13).
+std::optional<InitError> InitWebhook(Context& ctx, const Seam& seam, Function& fn) {
+  const std::string reference = fn.config.github.webhook_secret_file;
+  if (reference.empty()) {
+    return InitError{lambda::kSecretError,
+                     InvalidArgument("github.webhookSecretFile: no secret is configured")};
+  }
+  // The configuration is checked now (with a stand-in secret): a mistake there is an init error,
+  // not a 503 for every delivery.
+  Result<runnerset::WebhookRouter> probe = runnerset::WebhookRouter::Create(
+      runnerset::WebhookRouterConfigOf(fn.config, Secret("configuration-check")));
+  if (!probe.ok()) return InitError{lambda::kConfigError, probe.status()};
+  fn.webhook_secret = std::make_unique<lambda::LazySecret>(
+      [&ctx, &fn, reference]() -> Result<Secret> {
+        lambda::SecretResolver fresh(
+            ctx.env, [&](const std::string& parameter) { return FetchSsm(ctx, fn, parameter); });
+        Result<Secret> got = fresh.Resolve(reference, "github.webhookSecretFile");
+        if (got.ok()) ctx.logger.redactor().Add(*got);
+        return got;
+      },
+      seam.clock);
+  fn.router = std::make_unique<lambda::LazyWebhookRouter>(
+      runnerset::WebhookRouterConfigOf(fn.config, Secret()), *fn.webhook_secret);
+  if (Status s = WireStore(ctx, fn.config, *fn.wiring); !s.ok()) {
+    return InitError{lambda::kConfigError, s};
+  }
+  fn.ledger = std::make_unique<runnerset::DeliveryLedger>(*fn.wiring->store, seam.clock);
+  fn.handler = std::make_unique<lambda::WebhookHandler>(*fn.router, *fn.wiring->queue, seam,
+                                                        fn.ledger.get());
+  return std::nullopt;
+}
+
 std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string& name,
                               Function& fn) {
   if (name != "webhook" && name != "launcher" && name != "janitor" && name != "warm-pool") {
@@ -102,29 +141,17 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   if (!config.ok()) return InitError{lambda::kConfigError, config.status()};
   fn.config = std::move(*config);
   fn.wiring = NewRunnerSetWiring(ctx, fn.config, NewHttpClient(CaBundle(ctx.env)));
-  lambda::SecretResolver resolver(
-      ctx.env, [&](const std::string& parameter) { return FetchSsm(ctx, fn, parameter); });
-  const bool webhook = name == "webhook";
-  Result<runnerset::ServeSecrets> secrets = lambda::ResolveSecrets(
-      fn.config,
-      webhook ? lambda::SecretNeeds::kWebhookSecret : lambda::SecretNeeds::kGitHubCredentials,
-      resolver);
-  if (!secrets.ok()) return InitError{lambda::kSecretError, secrets.status()};
-  if (!secrets->webhook_secret.empty()) ctx.logger.redactor().Add(secrets->webhook_secret);
-  if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
-  for (const Secret& key : secrets->app_private_keys) ctx.logger.redactor().Add(key);
-
   if (Status s = WireQueue(ctx, fn.config, *fn.wiring); !s.ok()) {
     return InitError{lambda::kConfigError, s};
   }
-  if (webhook) {
-    Result<runnerset::WebhookRouter> router = runnerset::WebhookRouter::Create(
-        runnerset::WebhookRouterConfigOf(fn.config, std::move(secrets->webhook_secret)));
-    if (!router.ok()) return InitError{lambda::kConfigError, router.status()};
-    fn.router.emplace(std::move(*router));
-    fn.handler = std::make_unique<lambda::WebhookHandler>(*fn.router, *fn.wiring->queue, seam);
-    return std::nullopt;
-  }
+  if (name == "webhook") return InitWebhook(ctx, seam, fn);
+  lambda::SecretResolver resolver(
+      ctx.env, [&](const std::string& parameter) { return FetchSsm(ctx, fn, parameter); });
+  Result<runnerset::ServeSecrets> secrets =
+      lambda::ResolveSecrets(fn.config, lambda::SecretNeeds::kGitHubCredentials, resolver);
+  if (!secrets.ok()) return InitError{lambda::kSecretError, secrets.status()};
+  if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
+  for (const Secret& key : secrets->app_private_keys) ctx.logger.redactor().Add(key);
   Status wired = WireMicrovms(ctx, fn.config, *fn.wiring);
   if (wired.ok()) wired = ResolveRunnerClasses(ctx, fn.config, *fn.wiring);
   if (wired.ok()) {

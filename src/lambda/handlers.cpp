@@ -22,8 +22,21 @@ Result<std::string> WebhookHandler::Handle(const Invocation& invocation) {
     return FunctionUrlResponse(
         405, R"({"decision":"method_not_allowed","message":"GitHub delivers webhooks by POST"})");
   }
-  runnerset::WebhookAnswer a = runnerset::AnswerWebhook(
-      router_, queue_, metrics_, seam_.logger, request->headers, request->body, seam_.clock.Now());
+  Result<const runnerset::WebhookRouter*> router = router_.Get();
+  if (!router.ok()) {
+    // GitHub shows the delivery as failed (and never retries it itself); the janitor finds a
+    // queued job whose webhook was lost.
+    metrics_.Add(runnerset::Counter::kReceived);
+    metrics_.AddWebhookDecision("secret_unavailable");
+    seam_.logger.Error("the webhook secret cannot be read; the delivery is refused with 503",
+                       {{"error", router.status().ToString()}});
+    return FunctionUrlResponse(
+        503, R"({"decision":"secret_unavailable","message":"the webhook secret cannot be read )"
+             R"(now; redeliver the delivery later"})");
+  }
+  runnerset::WebhookAnswer a =
+      runnerset::AnswerWebhook(**router, queue_, metrics_, seam_.logger, request->headers,
+                               request->body, seam_.clock.Now(), ledger_);
   return FunctionUrlResponse(a.status, a.body);
 }
 

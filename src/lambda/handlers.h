@@ -17,9 +17,11 @@
 
 #include "base/seam.h"
 #include "lambda/events.h"
+#include "lambda/lazy_secret.h"
 #include "lambda/runtime_api.h"
 #include "queue/queue.h"
 #include "runnerset/config/config.h"
+#include "runnerset/intake/delivery_memory.h"
 #include "runnerset/intake/webhook_router.h"
 #include "runnerset/janitor/janitor.h"
 #include "runnerset/launch/launcher.h"
@@ -43,16 +45,21 @@ class Handler {
 
 class WebhookHandler final : public Handler {
  public:
-  // References must outlive the handler.
-  WebhookHandler(const runnerset::WebhookRouter& router, queue::Queue& queue, const Seam& seam)
-      : router_(router), queue_(queue), seam_(seam) {}
+  // The router is built on the first POST from the lazily read webhook secret (lazy_secret.h);
+  // while the secret cannot be read, a POST gets 503 and queues nothing. With a `ledger`, a
+  // delivery id seen before queues nothing (issue 53, item 13). References must outlive the
+  // handler.
+  WebhookHandler(LazyWebhookRouter& router, queue::Queue& queue, const Seam& seam,
+                 runnerset::DeliveryMemory* ledger = nullptr)
+      : router_(router), queue_(queue), seam_(seam), ledger_(ledger) {}
   Result<std::string> Handle(const Invocation& invocation) override;
   runnerset::Metrics& metrics() override { return metrics_; }
 
  private:
-  const runnerset::WebhookRouter& router_;
+  LazyWebhookRouter& router_;
   queue::Queue& queue_;
   Seam seam_;
+  runnerset::DeliveryMemory* ledger_;
   runnerset::Metrics metrics_;
 };
 

@@ -303,8 +303,11 @@ class DeployFixture(unittest.TestCase):
             "queues": sorted(u.rsplit("/", 1)[1]
                              for u in c("sqs").list_queues().get("QueueUrls", [])),
             "roles": sorted(r["RoleName"] for r in c("iam").list_roles()["Roles"]),
+            # Teardown keeps a set's permissions boundary on purpose (the deployer may not delete
+            # it: docs/iam.md); DeployerBoundary and DeployOnMoto check it apart.
             "policies": sorted(p["PolicyName"] for p in
-                               c("iam").list_policies(Scope="Local")["Policies"]),
+                               c("iam").list_policies(Scope="Local")["Policies"]
+                               if not p["PolicyName"].endswith("_boundary")),
             "log_groups": sorted(g["logGroupName"] for g in
                                  c("logs").describe_log_groups()["logGroups"]),
             "parameters": sorted(p["Name"] for p in c("ssm").describe_parameters()["Parameters"]),
@@ -358,7 +361,8 @@ class DeployOnMoto(DeployFixture):
 
         first = self.bootstrap()
         created = [l.split()[1:] for l in first.splitlines() if l.startswith("create")]
-        self.assertEqual(len(created), 42, first)
+        # 42, the permissions boundary and the two functions' reserved concurrency (issue 53).
+        self.assertEqual(len(created), 45, first)
         state = self.inventory()
         new = lambda kind: sorted(set(state[kind]) - set(before[kind]))
         self.assertEqual(new("tables"), ["mvr-%s" % SET, "mvr-%s_pools" % SET])
@@ -371,6 +375,7 @@ class DeployOnMoto(DeployFixture):
                                             for f in ("janitor", "launcher", "warm-pool",
                                                       "webhook")])
         self.check_functions(first)
+        self.check_concurrency({"webhook": 10, "launcher": 10})
         self.check_iam_and_tables()
         self.check_dashboard_and_alarms(actions=[])
         secret = self.client("ssm").get_parameter(
@@ -393,6 +398,9 @@ class DeployOnMoto(DeployFixture):
             PolicyDocument='{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}')
         self.client("lambda").update_function_configuration(
             FunctionName="mvr-%s_launcher" % SET, Timeout=3)
+        # ... and lifted the webhook's reserved concurrency.
+        self.client("lambda").put_function_concurrency(
+            FunctionName="mvr-%s_webhook" % SET, ReservedConcurrentExecutions=500)
         # ... and someone raised an alarm's threshold and emptied the dashboard.
         cloudwatch.put_metric_alarm(
             AlarmName="mvr-%s.dead-letters" % SET, Namespace="AWS/SQS",
@@ -404,9 +412,10 @@ class DeployOnMoto(DeployFixture):
         third = self.bootstrap()
         self.assertIn("update  policy          mvr-%s_webhook (inline)" % SET, third)
         self.assertIn("update  function        mvr-%s_launcher (configuration)" % SET, third)
+        self.assertIn("update  concurrency     mvr-%s_webhook (10)" % SET, third)
         self.assertIn("update  alarm           mvr-%s.dead-letters\n" % SET, third)
         self.assertIn("update  dashboard       mvr-%s\n" % SET, third)
-        self.assertEqual(len([l for l in third.splitlines() if l.startswith("update")]), 4, third)
+        self.assertEqual(len([l for l in third.splitlines() if l.startswith("update")]), 5, third)
         self.assertEqual(self.inventory(), state)
 
         # A class gets a warm pool: the sweeper's schedule is enabled, every function's
@@ -414,6 +423,7 @@ class DeployOnMoto(DeployFixture):
         with open(self.config) as f:
             c = json.load(f)
         c["classes"][0]["warmPoolSize"] = 2
+        c["lambda"] = {"webhookReservedConcurrency": 5}
         warm_config = os.path.join(self.work, "warm-pool.json")
         with open(warm_config, "w") as f:
             json.dump(c, f)
@@ -427,6 +437,9 @@ class DeployOnMoto(DeployFixture):
         for name in ALARMS:
             self.assertIn("update  alarm           mvr-%s.%s\n" % (SET, name), warm)
         self.assertIn("exists  dashboard       mvr-%s\n" % SET, warm)
+        self.assertIn("update  concurrency     mvr-%s_webhook (5)" % SET, warm)
+        self.assertIn("exists  concurrency     mvr-%s_launcher (10)" % SET, warm)
+        self.check_concurrency({"webhook": 5, "launcher": 10})
         self.check_dashboard_and_alarms(actions=[topic])
         rule = self.client("events").describe_rule(Name="mvr-%s_warm-pool" % SET)
         self.assertEqual(rule["State"], "ENABLED")
@@ -474,6 +487,10 @@ class DeployOnMoto(DeployFixture):
         self.assertEqual([states[vm][1] for vm in ours], ["TERMINATED", "TERMINATED"])
         self.assertEqual(states[theirs], ("other_0-89abcdef", "RUNNING"))
         self.assertIn("nothing of runner set", self.script("teardown.sh"))
+        # The permissions boundary stays: the deployer may not delete it (docs/iam.md).
+        self.assertEqual(self.client("iam").get_policy(
+            PolicyArn="arn:aws:iam::%s:policy/mvr-%s_boundary" % (ACCOUNT, SET))["Policy"]
+            ["PolicyName"], "mvr-%s_boundary" % SET)
 
     def check_functions(self, output):
         lam = self.client("lambda")
@@ -558,6 +575,13 @@ class DeployOnMoto(DeployFixture):
                 if not metric.startswith("AWS/"):
                     self.assertIn(" ".join(metric.split()[:2]), shown)
         self.assertIn("webhook received", shown)
+
+    def check_concurrency(self, want):
+        """Issue 53 item 7: the functions' reserved concurrency, as bootstrap set it."""
+        lam = self.client("lambda")
+        got = {fn: lam.get_function_concurrency(FunctionName="mvr-%s_%s" % (SET, fn))
+               .get("ReservedConcurrentExecutions") for fn in want}
+        self.assertEqual(got, want)
 
     def check_iam_and_tables(self):
         ttl = self.client("dynamodb").describe_time_to_live(TableName="mvr-%s" % SET)
@@ -687,9 +711,111 @@ class TwoSetsOnMoto(DeployFixture):
         self.assertEqual(after["images"], ["other_0-89abcdef"])
 
 
+ADMIN_DOC = json.dumps(ALLOW_ALL)
+ADMIN_POLICY = "arn:aws:iam::aws:policy/AdministratorAccess"
+
+
+class DeployerBoundary(DeployFixture):
+    """Issue 53, item 5: the deployer is not admin-equivalent. Every role it may create or write
+    must carry the set's permissions boundary (deploy/iam/runner-set-boundary.json, made by
+    bootstrap), which it may not remove, swap, re-version or delete; so an administrator's inline
+    policy on a role is bounded by what the functions need. moto evaluates the deployer's
+    conditions on iam:PermissionsBoundary through tests/support/moto_iam (it would not on its
+    own); it never applies a boundary to the role's own calls (docs/testing.md)."""
+
+    def deployer_iam(self):
+        key, secret = self.keys["deployer"]
+        import boto3
+        return boto3.session.Session(region_name=REGION, aws_access_key_id=key,
+                                     aws_secret_access_key=secret).client(
+                                         "iam", endpoint_url=self.url)
+
+    def denied(self, call, **kwargs):
+        from botocore.exceptions import ClientError
+        try:
+            call(**kwargs)
+        except ClientError as e:
+            self.assertIn(e.response["Error"]["Code"], ("AccessDenied", "AccessDeniedException"),
+                          "%s %s: %s" % (call.__name__, kwargs, e))
+            return
+        self.fail("%s %s was allowed" % (call.__name__, kwargs))
+
+    def test_roles_carry_the_boundary_and_the_deployer_cannot_escape_it(self):
+        iam = self.deployer_iam()
+        boundary = "arn:aws:iam::%s:policy/mvr-%s_boundary" % (ACCOUNT, SET)
+        role = "mvr-%s_webhook" % SET
+        trust = json.dumps({"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"},
+            "Action": "sts:AssumeRole"}]})
+        # No role without the boundary, nor with another one.
+        self.denied(iam.create_role, RoleName=role, AssumeRolePolicyDocument=trust)
+        self.denied(iam.create_role, RoleName=role, AssumeRolePolicyDocument=trust,
+                    PermissionsBoundary=ADMIN_POLICY)
+        # Nor a role of another name than the set's four.
+        self.denied(iam.create_role, RoleName="mvr-%s_admin" % SET,
+                    AssumeRolePolicyDocument=trust, PermissionsBoundary=boundary)
+
+        out = self.script("bootstrap.sh", "--execution-role", "mvr-vm", "--github-token-file",
+                          self.token)
+        self.assertIn("create  boundary        mvr-%s_boundary" % SET, out)
+        admin = self.client("iam")
+        for fn in ("webhook", "launcher", "janitor", "warm-pool"):
+            got = admin.get_role(RoleName="mvr-%s_%s" % (SET, fn))["Role"]
+            self.assertEqual(got["PermissionsBoundary"]["PermissionsBoundaryArn"], boundary, fn)
+        version = admin.get_policy(PolicyArn=boundary)["Policy"]["DefaultVersionId"]
+        document = admin.get_policy_version(PolicyArn=boundary, VersionId=version)
+        actions = {a for st in document["PolicyVersion"]["Document"]["Statement"]
+                   for a in st["Action"]}
+        self.assertFalse([a for a in actions if a.startswith("iam:") and a != "iam:PassRole"])
+
+        # The boundary stays on, and stays what bootstrap wrote.
+        self.denied(iam.delete_role_permissions_boundary, RoleName=role)
+        self.denied(iam.put_role_permissions_boundary, RoleName=role,
+                    PermissionsBoundary=ADMIN_POLICY)
+        self.denied(iam.create_policy_version, PolicyArn=boundary, PolicyDocument=ADMIN_DOC,
+                    SetAsDefault=True)
+        self.denied(iam.set_default_policy_version, PolicyArn=boundary, VersionId="v1")
+        self.denied(iam.delete_policy, PolicyArn=boundary)
+        self.denied(iam.attach_role_policy, RoleName=role, PolicyArn=ADMIN_POLICY)
+        # An AdministratorAccess-like inline policy is refused on a role that escaped the
+        # boundary (an administrator took it off)...
+        admin.delete_role_permissions_boundary(RoleName=role)
+        self.denied(iam.put_role_policy, RoleName=role, PolicyName=role, PolicyDocument=ADMIN_DOC)
+        # ... and bootstrap puts the boundary back before it writes the role's policy.
+        again = self.script("bootstrap.sh", "--execution-role", "mvr-vm", "--github-token-file",
+                            self.token)
+        self.assertIn("update  role            %s (permissions boundary" % role, again)
+        self.assertEqual(admin.get_role(RoleName=role)["Role"]["PermissionsBoundary"]
+                         ["PermissionsBoundaryArn"], boundary)
+        # A boundary someone changed stops bootstrap, naming it; nothing is written through it.
+        admin.create_policy_version(PolicyArn=boundary, PolicyDocument=ADMIN_DOC,
+                                    SetAsDefault=True)
+        r = self.run_script("bootstrap.sh", "--execution-role", "mvr-vm", "--github-token-file",
+                            self.token)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("the permissions boundary mvr-%s_boundary is not" % SET, r.stderr)
+        admin.set_default_policy_version(PolicyArn=boundary, VersionId=version)
+
+        # Teardown removes the roles and keeps the boundary (the deployer may not delete it).
+        done = self.script("teardown.sh", "--yes")
+        self.assertIn("listed again, nothing of the set is left", done)
+        self.assertEqual([r["RoleName"] for r in admin.list_roles()["Roles"]
+                          if r["RoleName"].startswith("mvr-%s_" % SET)], [])
+        self.assertEqual(admin.get_policy(PolicyArn=boundary)["Policy"]["PolicyName"],
+                         "mvr-%s_boundary" % SET)
+
+
 # Statements of deploy/iam/deployer.json that no scenario here can show needed, with the reason
 # (docs/iam.md says the same). Empty: every statement is shown.
 NOT_SHOWN = {}
+
+
+def ablated(statement):
+    """Whether the ablation removes STATEMENT: each Allow (a Deny removed only widens the policy;
+    DeployerBoundary shows each), or only those MVR_ABLATION_STATEMENTS names (comma-separated
+    Sids: the run split in parts on a loaded machine)."""
+    only = [s for s in os.environ.get("MVR_ABLATION_STATEMENTS", "").split(",") if s]
+    return statement["Effect"] == "Allow" and (not only or statement["Sid"] in only)
 
 
 def ablation_set(index):
@@ -724,6 +850,8 @@ class DeployerIamAblation(DeployFixture):
     def users(cls):
         users = {}
         for i, st in enumerate(deployer_policy()["Statement"]):
+            if not ablated(st):
+                continue
             doc = deployer_policy()
             doc["Statement"] = [s for s in doc["Statement"] if s["Sid"] != st["Sid"]]
             users["without-" + st["Sid"]] = (ablation_set(i), filled(doc, ablation_set(i)))
@@ -739,6 +867,8 @@ class DeployerIamAblation(DeployFixture):
     def test_without_any_one_statement_bootstrap_or_teardown_is_denied(self):
         shown = {}
         for i, st in enumerate(deployer_policy()["Statement"]):
+            if not ablated(st):
+                continue
             sid, set_id = st["Sid"], ablation_set(i)
             with self.subTest(statement=sid):
                 started = time.monotonic()

@@ -87,7 +87,9 @@ class IamPoliciesTest(unittest.TestCase):
                 self.assertTrue(set(st) <= {"Sid", "Effect", "Action", "Resource", "Condition"},
                                 where)
                 self.assertRegex(st["Sid"], r"^[A-Za-z0-9]+$", where)
-                self.assertEqual(st["Effect"], "Allow", where)
+                # Deny only in deployer.json: what keeps the set's roles inside their boundary.
+                self.assertIn(st["Effect"], ("Allow", "Deny") if name == "deployer.json"
+                              else ("Allow",), where)
                 self.assertTrue(st["Action"] and st["Resource"], where)
                 for action in st["Action"]:
                     self.assertRegex(action, r"^[a-z0-9]+:[A-Z][A-Za-z]+$", where)
@@ -232,7 +234,8 @@ class IamPoliciesTest(unittest.TestCase):
     def test_the_deployer_policy_allows_every_call_of_bootstrap_and_teardown(self):
         """Every `aws_ SERVICE COMMAND` and `microvms COMMAND` of deploy/*.sh is an action of
         deployer.json (`iam detach-$kind-policy`: the three kinds); a new call without it fails."""
-        actions = {a for st in policy("deployer.json")["Statement"] for a in st["Action"]}
+        actions = {a for st in policy("deployer.json")["Statement"] if st["Effect"] == "Allow"
+                   for a in st["Action"]}
         calls = set()
         for path in glob.glob(os.path.join(SOURCE, "deploy", "*.sh")):
             text = read(path)
@@ -254,6 +257,51 @@ class IamPoliciesTest(unittest.TestCase):
                 prefix = "lambda" if service == "lambda-microvms" else service
                 needed.add(prefix + ":" + "".join(w.capitalize() for w in command.split("-")))
         self.assertEqual(sorted(needed - actions), [], "called by deploy/*.sh, not in deployer.json")
+
+    def test_every_role_the_deployer_writes_must_carry_the_boundary(self):
+        """Issue 53 item 5: the deployer may create or write a role only with the set's boundary
+        (a condition on iam:PermissionsBoundary), is denied doing so without it, and may neither
+        remove it nor change, re-version or delete the boundary policy; it passes only the set's
+        four function roles, only to Lambda; the boundary allows what the four functions' policies
+        allow and nothing of IAM but passing the VMs' execution role."""
+        boundary = "arn:{{partition}}:iam::{{account}}:policy/mvr-{{runner_set}}_boundary"
+        roles = ["arn:{{partition}}:iam::{{account}}:role/mvr-{{runner_set}}_%s" % f
+                 for f in RUNNER_SET_FUNCTIONS]
+        role_writes = {"iam:CreateRole", "iam:PutRolePolicy", "iam:AttachRolePolicy",
+                       "iam:PutRolePermissionsBoundary"}
+        doc = policy("deployer.json")
+        allows = [st for st in doc["Statement"] if st["Effect"] == "Allow"]
+        denies = [st for st in doc["Statement"] if st["Effect"] == "Deny"]
+        for st in allows:
+            if set(st["Action"]) & role_writes:
+                self.assertEqual(st.get("Condition"),
+                                 {"StringEquals": {"iam:PermissionsBoundary": boundary}}, st["Sid"])
+                self.assertEqual(st["Resource"], roles, st["Sid"])
+            if "iam:PassRole" in st["Action"]:
+                self.assertEqual(st["Resource"], roles, st["Sid"])
+                self.assertEqual(st["Condition"], {"StringEquals": {
+                    "iam:PassedToService": "lambda.amazonaws.com"}}, st["Sid"])
+            if any(a.startswith("iam:") and "PolicyVersion" in a for a in st["Action"]):
+                self.assertNotIn(boundary, st["Resource"], st["Sid"])
+                self.assertFalse([r for r in st["Resource"] if r.endswith("_*")], st["Sid"])
+        denied = {a: st for st in denies for a in st["Action"]}
+        for action in role_writes:
+            self.assertEqual(denied[action].get("Condition"),
+                             {"StringNotEquals": {"iam:PermissionsBoundary": boundary}}, action)
+        self.assertNotIn("Condition", denied["iam:DeleteRolePermissionsBoundary"])
+        for action in ("iam:CreatePolicyVersion", "iam:SetDefaultPolicyVersion",
+                       "iam:DeletePolicyVersion", "iam:DeletePolicy"):
+            self.assertEqual(denied[action]["Resource"], [boundary], action)
+            self.assertNotIn("Condition", denied[action], action)
+
+        bounds = policy("runner-set-boundary.json")
+        bounded = {a for st in bounds["Statement"] for a in st["Action"]}
+        for fn in RUNNER_SET_FUNCTIONS:
+            needed = {a for st in policy("runner-set-%s.json" % fn)["Statement"]
+                      for a in st["Action"]}
+            self.assertEqual(sorted(needed - bounded), [], fn + " needs more than the boundary")
+        self.assertEqual(sorted(a for a in bounded if a.startswith("iam:")), ["iam:PassRole"])
+        self.assertNotIn("*", [a for st in bounds["Statement"] for a in st["Action"]])
 
     def test_docs_justify_every_action(self):
         docs = read(os.path.join(SOURCE, "docs", "iam.md"))

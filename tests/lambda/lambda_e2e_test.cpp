@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -340,6 +341,15 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
     return sum;
   }
 
+  // Deliveries the webhook function refused as replays (its delivery ledger in DynamoDB).
+  int64_t ReplaysRefused() override {
+    const std::string log = ReadWholeFile(Log("webhook"));
+    const std::string line = "a webhook delivery seen before is ignored";
+    int64_t n = 0;
+    for (size_t at = log.find(line); at != std::string::npos; at = log.find(line, at + 1)) ++n;
+    return n;
+  }
+
   void ExpectNoSecretInAnyLog() {
     for (const char* f : kFunctions) {
       const std::string log = ReadWholeFile(Log(f));
@@ -381,6 +391,14 @@ TEST_F(LambdaEndToEnd, QueuedJobRunsOnAFreshVmThatIsThenTerminated) {
 
 TEST_F(LambdaEndToEnd, FiveDeliveriesOfOneWebhookLaunchOneVm) {
   ExpectFiveDeliveriesOfOneWebhookLaunchOneVm();
+  // Issue 53, item 13: the four copies are refused at the door (the webhook's delivery ledger in
+  // the set's table), so none reaches the queue, and none could launch during a GitHub outage
+  // (when the launcher's still-queued check fails open).
+  EXPECT_EQ(ReplaysRefused(), 4) << Logs();
+  std::printf(
+      "one delivery sent 5 times through the webhook function: %lld replays refused, "
+      "%d RunMicrovm\n",
+      static_cast<long long>(ReplaysRefused()), CountOperation("RunMicrovm"));
 }
 
 TEST_F(LambdaEndToEnd, BadSignatureIsRefusedWith401AndTheLauncherIsNeverInvoked) {

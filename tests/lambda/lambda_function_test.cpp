@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "aws/services/dynamodb.h"
 #include "aws/services/json_protocol.h"
@@ -273,18 +275,63 @@ TEST_F(LambdaFunctionTest, MalformedEventIsAnInvocationErrorAndTheFunctionGoesOn
 
 TEST_F(LambdaFunctionTest, MissingSecretIsAnInitErrorNamingTheParameter) {
   json config = Config();
-  config["github"]["webhookSecretFile"] = "ssm:/mvr/test/absent";
-  StartFunction("webhook", config);
+  config["github"]["patFile"] = "ssm:/mvr/test/absent";
+  StartFunction("launcher", config);
   auto error = fake_.WaitInitError(kWait);
   ASSERT_TRUE(error.has_value()) << Output();
   EXPECT_EQ(error->error_type, "Mvr.SecretError");
   const std::string message = json::parse(error->body)["errorMessage"];
-  EXPECT_NE(message.find("github.webhookSecretFile"), std::string::npos) << message;
+  EXPECT_NE(message.find("github.patFile"), std::string::npos) << message;
   EXPECT_NE(message.find("/mvr/test/absent"), std::string::npos) << message;
   auto exited = processes_.Wait(pid_);
   pid_ = 0;
   ASSERT_TRUE(exited.ok());
   EXPECT_EQ(exited->code, 1);
+}
+
+// Issue 53, item 7: the webhook reads its secret when a delivery needs it, not at cold start; an
+// unreadable secret answers 503 (GitHub shows the delivery failed) naming the parameter, queues
+// nothing, and the function goes on serving.
+TEST_F(LambdaFunctionTest, WebhookSecretIsReadOnTheFirstDeliveryAndAnUnreadableOneAnswers503) {
+  json config = Config();
+  config["github"]["webhookSecretFile"] = "ssm:/mvr/test/absent";
+  StartFunction("webhook", config);
+  const std::string body = github::testing::WorkflowJobPayload();
+  const std::string id = fake_.Enqueue(UrlEvent(body, Sign(body)).dump());
+  auto answer = fake_.WaitAnswer(id, kWait);
+  ASSERT_TRUE(answer.has_value()) << Output();
+  ASSERT_EQ(answer->kind, Answer::Kind::kResponse) << answer->body;
+  json r = json::parse(answer->body);
+  EXPECT_EQ(r["statusCode"], 503) << answer->body;
+  EXPECT_EQ(json::parse(r["body"].get<std::string>())["decision"], "secret_unavailable");
+  EXPECT_FALSE(fake_.WaitInitError(Duration(0)).has_value()) << "not an init error any more";
+  EXPECT_NE(Output().find("/mvr/test/absent"), std::string::npos) << Output();
+  EXPECT_TRUE(QueuedMessages().empty());
+  ExpectNoSecretAnywhere();
+}
+
+// Issue 53, item 13 (the Lambda half): one delivery replayed - GitHub's "Redeliver", or anyone who
+// saw it - is taken once: the webhook remembers its X-GitHub-Delivery in the set's DynamoDB table
+// (a conditional put with a TTL), so the copies queue nothing and launch no VM.
+TEST_F(LambdaFunctionTest, WebhookTakesADeliveryReplayedFiveTimesOnce) {
+  github::testing::PayloadOptions o;
+  o.job_id = 5353;
+  const std::string body = github::testing::WorkflowJobPayload(o);
+  StartFunction("webhook", Config());
+  std::vector<std::string> decisions;
+  for (int i = 0; i < 5; ++i) {
+    const std::string id = fake_.Enqueue(UrlEvent(body, Sign(body)).dump());
+    auto answer = fake_.WaitAnswer(id, kWait);
+    ASSERT_TRUE(answer.has_value()) << Output();
+    json r = json::parse(answer->body);
+    decisions.push_back(json::parse(r["body"].get<std::string>())["decision"]);
+  }
+  EXPECT_EQ(decisions, (std::vector<std::string>{
+                           "launch", "ignored_duplicate_delivery", "ignored_duplicate_delivery",
+                           "ignored_duplicate_delivery", "ignored_duplicate_delivery"}));
+  const std::vector<aws::SqsMessage> queued = QueuedMessages();
+  std::printf("one delivery sent 5 times: %zu intent(s) queued\n", queued.size());
+  EXPECT_EQ(queued.size(), 1u) << "each intent is at most one VM";
 }
 
 TEST_F(LambdaFunctionTest, BadConfigurationIsAnInitErrorNamingTheKey) {

@@ -300,8 +300,8 @@ class LambdaIamAblation : public demo::RunnerSetStack {
   int pool_classes_ = 0;
 };
 
-// The webhook: a signed workflow_job delivery is verified with the secret read from SSM at cold
-// start and queued on SQS.
+// The webhook: a signed workflow_job delivery is verified with the secret read from SSM on this
+// first request, remembered by its delivery id in the set's table (DynamoDB) and queued on SQS.
 TEST_F(LambdaIamAblation, WebhookNeedsEachStatement) {
   ASSERT_NO_FATAL_FAILURE(StartFor("webhook"));
   json config = Config();
@@ -423,7 +423,10 @@ TEST_F(LambdaIamAblation, JanitorNeedsEachStatement) {
               run.method = "POST";
               run.url = stack_->microvms_url() + "/2025-09-09/microvms";
               run.headers.Set("Content-Type", "application/json");
-              run.body = JsonText(json{{"imageIdentifier", demo::kDemoImage}});
+              // By ARN: the emulator takes the stricter reading (requireImageArn).
+              run.body = JsonText(
+                  json{{"imageIdentifier", "arn:aws:lambda:" + std::string(demo::kDemoRegion) +
+                                               ":123456789012:microvm-image:" + demo::kDemoImage}});
               auto ran = http_.Send(run);
               EXPECT_TRUE(ran.ok() && ran->status == 200)
                   << (ran.ok() ? ran->body : ran.status().ToString());

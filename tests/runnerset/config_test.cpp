@@ -551,6 +551,30 @@ TEST(ServeConfigTest, StatusListenDefaultsToLoopbackBesideListenAndNeverSharesIt
   ExpectRefusedNaming(bad, "statusListen");
 }
 
+// Issue 53, item 7: the Lambda functions' reserved concurrency, read by deploy/bootstrap.sh from
+// the same file `mvr serve` reads (which accepts it): defaults 10, the launcher at least 5.
+TEST(ServeConfigTest, LambdaReservedConcurrencyHasDefaultsAndBounds) {
+  auto c = Parse(Minimal());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->webhook_reserved_concurrency, 10);
+  EXPECT_EQ(c->launcher_reserved_concurrency, 10);
+  json set = Minimal();
+  set["lambda"] = {{"webhookReservedConcurrency", 3}, {"launcherReservedConcurrency", 20}};
+  c = Parse(set);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->webhook_reserved_concurrency, 3);
+  EXPECT_EQ(c->launcher_reserved_concurrency, 20);
+  json few = Minimal();
+  few["lambda"] = {{"launcherReservedConcurrency", 4}};
+  ExpectRefusedNaming(few, "launcherReservedConcurrency");
+  json none = Minimal();
+  none["lambda"] = {{"webhookReservedConcurrency", 0}};
+  ExpectRefusedNaming(none, "webhookReservedConcurrency");
+  json typo = Minimal();
+  typo["lambda"] = {{"webhookConcurrency", 5}};
+  ExpectRefusedNaming(typo, "webhookConcurrency");
+}
+
 TEST(ServeConfigTest, StatusTokenFileIsReadOnlyWhenSetAndMustHoldAToken) {
   auto none = Parse(Minimal());
   ASSERT_TRUE(none.ok());

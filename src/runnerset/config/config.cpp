@@ -347,6 +347,17 @@ Status ParseQueue(const json& j, QueueSettings& q) {
   return Status::Ok();
 }
 
+// `lambda`: the Lambda functions' reserved concurrency (issue 53, item 7). The launcher's is at
+// least 5: the SQS event source mapping polls with five functions at once.
+Status ParseLambda(const json& j, ServeConfig& c) {
+  Strict s(j, "lambda");
+  MVR_RETURN_IF_ERROR(
+      s.Integer("webhookReservedConcurrency", c.webhook_reserved_concurrency, 1, 1000));
+  MVR_RETURN_IF_ERROR(
+      s.Integer("launcherReservedConcurrency", c.launcher_reserved_concurrency, 5, 1000));
+  return s.NoOthers();
+}
+
 Status ParseLauncher(const json& j, LauncherSettings& l) {
   Strict s(j, "launcher");
   MVR_RETURN_IF_ERROR(s.Integer("concurrency", l.concurrency, 1, 256));
@@ -549,6 +560,10 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
           std::to_string(c.launcher.launch_timeout_seconds) +
           "): a launch may still be working on a claim that young, and taking it over would give "
           "its job a second VM; set it to at least the launch timeout (the default is twice it)");
+    }
+    if (const json* l = s.Find("lambda")) {
+      MVR_RETURN_IF_ERROR(ObjectAt(l, "lambda"));
+      MVR_RETURN_IF_ERROR(ParseLambda(*l, c));
     }
     if (const json* t = s.Find("janitor")) {
       MVR_RETURN_IF_ERROR(ObjectAt(t, "janitor"));

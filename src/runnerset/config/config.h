@@ -198,6 +198,10 @@ struct ServeConfig {
   LauncherSettings launcher;
   size_t max_webhook_body_bytes = 1 << 20;
   int shutdown_grace_seconds = 30;
+  // Reserved concurrency deploy/bootstrap.sh gives the Lambda functions (`lambda`; read by
+  // bootstrap, unused by `mvr serve`; docs/lambda.md says why these defaults).
+  int webhook_reserved_concurrency = 10;
+  int launcher_reserved_concurrency = 10;
   JanitorSettings janitor;
   WarmPoolSettings warm_pool;
   HotPoolSettings hot_pool;

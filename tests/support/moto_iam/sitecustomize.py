@@ -23,11 +23,28 @@ resources of more services, which moto 5.2.1 also evaluates against "*" or not a
     no policy names, and the resource "*": the action is cloudwatch:OPERATION, the resource
     alarm:NAME or dashboard/NAME, DeleteAlarms and DeleteDashboards once per name, as AWS does;
     DescribeAlarms is alarm:* (AWS checks that whatever names or prefix the request gives).
+  - IAM permissions boundaries (issue 53, item 5): moto supplies no condition key to an identity
+    policy and treats a condition that fails as an explicit deny, even in an Allow statement. For
+    the role actions AWS gives the key iam:PermissionsBoundary (CreateRole and
+    PutRolePermissionsBoundary: the boundary the request names; PutRolePolicy, AttachRolePolicy,
+    DetachRolePolicy, DeleteRolePolicy, DeleteRolePermissionsBoundary: the role's boundary now),
+    the shim supplies it, absent when there is none, and evaluates the conditions on it as AWS
+    does (StringEquals, StringNotEquals, StringLike, StringNotLike, ArnEquals, ArnLike,
+    ArnNotEquals, ArnNotLike; an absent key fails the positive operators and passes the negated
+    ones); a condition that fails makes its statement not apply, Allow or Deny. Conditions on keys
+    the shim does not supply stay as moto has them (they pass). The boundary itself is not
+    enforced on the role's own calls (moto never evaluates boundaries).
 Only the resource and the action checked change; moto's own evaluation does the rest.
 """
+import fnmatch
 import json
 import re
+import threading
 from urllib.parse import unquote
+
+# Condition keys the shim supplies for the request being authorized (this thread's): key -> value,
+# None meaning "absent from the request".
+_CONTEXT = threading.local()
 
 
 def _install():
@@ -108,6 +125,7 @@ def _install():
         SimpleSystemManagerResponse._authenticate_and_authorize_normal_action, ssm_names)
     _install_deployer_services(body_of)
     _install_cloudwatch()
+    _install_boundary_conditions()
 
 
 def _check_as(handler, action, resource):
@@ -248,6 +266,65 @@ def _install_cloudwatch():
 
     CloudWatchResponse._authenticate_and_authorize_normal_action = authorize
 
+
+
+def _condition_holds(operator, expected, actual):
+    """One condition operator of AWS's on a key the shim supplies (`actual` None: absent)."""
+    expected = expected if isinstance(expected, list) else [expected]
+    negated = "Not" in operator
+    base = operator.replace("Not", "")
+    if actual is None:
+        return negated
+    if base in ("StringEquals", "ArnEquals"):
+        match = actual in expected
+    elif base in ("StringLike", "ArnLike"):
+        match = any(fnmatch.fnmatchcase(actual, e) for e in expected)
+    else:
+        return False  # an operator not modelled here: the statement does not apply
+    return match != negated
+
+
+def _install_boundary_conditions():
+    try:
+        from moto.iam.access_control import IAMPolicyStatement, PermissionResult
+        from moto.iam.responses import IamResponse
+    except Exception:
+        return
+
+    plain_statement = IAMPolicyStatement.is_action_permitted
+
+    def is_action_permitted(self, action, resource="*", principal=None, incoming=None):
+        known = getattr(_CONTEXT, "keys", None) or {}
+        for operator, pairs in (self._statement.get("Condition") or {}).items():
+            for key, expected in pairs.items():
+                if key in known and not _condition_holds(operator, expected, known[key]):
+                    return PermissionResult.NEUTRAL
+        return plain_statement(self, action, resource, principal, incoming)
+
+    from_request = {"CreateRole", "PutRolePermissionsBoundary"}
+    from_role = {"PutRolePolicy", "AttachRolePolicy", "DetachRolePolicy", "DeleteRolePolicy",
+                 "DeleteRolePermissionsBoundary"}
+    plain_iam = IamResponse._authenticate_and_authorize_normal_action
+
+    def iam_authorize(self, resource="*"):
+        action = self._get_action()
+        keys = {}
+        if action in from_request:
+            keys["iam:PermissionsBoundary"] = self._get_param("PermissionsBoundary") or None
+        elif action in from_role:
+            try:
+                role = self.backend.get_role(self._get_param("RoleName"))
+                keys["iam:PermissionsBoundary"] = role.permissions_boundary_arn or None
+            except Exception:
+                keys["iam:PermissionsBoundary"] = None
+        _CONTEXT.keys = keys
+        try:
+            return plain_iam(self, resource)
+        finally:
+            _CONTEXT.keys = {}
+
+    IAMPolicyStatement.is_action_permitted = is_action_permitted
+    IamResponse._authenticate_and_authorize_normal_action = iam_authorize
 
 
 def _install_policy_simulator():
