@@ -62,7 +62,7 @@ Launcher::TakenOverLeft Launcher::CleanUpTakenOver(const Claim& previous, TimePo
 std::optional<LaunchOutcome> Launcher::SettleTakenOver(Attempt& a, const Claim& previous) {
   const TakenOverLeft left = CleanUpTakenOver(previous, a.deadline);
   if (!left.runner_busy) return std::nullopt;
-  const bool needed = StillNeeded(a.intent).value_or(true);
+  const bool needed = StillNeeded(a.intent).value_or(Need::kUnknown) != Need::kNo;
   LaunchOutcome out;
   if (left.adopt && !needed) {
     // The dead attempt's runner took this job (or the job needs no runner any more): the claim
