@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     const std::string db = "memory:";
     json config = {{"runnerSetId", "bench"},
                    {"github",
-                    {{"repository", "octo-org/octo-repo"},
+                    {{"repository", "octo-org/widget-service"},
                      {"patFile", "env:MVR_PAT"},
                      {"webhookSecretFile", "env:MVR_WEBHOOK_SECRET"}}},
                    {"classes", json::array({{{"label", "lambda-mvm-small"}, {"image", "img-1"}}})},

@@ -99,9 +99,11 @@ void World::CheckOrder() {
       const runnerset::Claim claim = runnerset::ClaimFromItem(item);
       if (claim.microvm_id.empty() || !committed_seen_.insert(claim.job_id).second) continue;
       auto known = completed_known_at_.find(claim.job_id);
-      // Committed after the last check; late only when that check was after the set knew.
+      // Late only when the launch began (its claim was won) after the set knew the job
+      // completed: a launch already under way commits (its runner may run the job or another),
+      // and the job state stops only launches that begin after the record.
       if (known == completed_known_at_.end() || !order_checked_at_ ||
-          *order_checked_at_ < known->second) {
+          *order_checked_at_ < known->second || claim.claimed_ms <= ToUnixMillis(known->second)) {
         continue;
       }
       report("late " + std::to_string(claim.job_id),

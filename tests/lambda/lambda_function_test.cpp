@@ -89,7 +89,7 @@ class LambdaFunctionTest : public ::testing::Test {
                 {"region", "us-east-1"},
                 {"github",
                  {{"apiUrl", "http://127.0.0.1:9"},
-                  {"repository", "octo-org/octo-repo"},
+                  {"repository", "octo-org/widget-service"},
                   {"patFile", "ssm:/mvr/test/pat"},
                   {"webhookSecretFile", "ssm:/mvr/test/webhook-secret"}}},
                 {"classes",

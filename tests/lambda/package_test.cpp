@@ -107,7 +107,7 @@ class PackageTest : public ::testing::Test {
     const std::string id = fake.Enqueue(event.dump());
     json config = {{"runnerSetId", "pkg"},
                    {"github",
-                    {{"repository", "octo-org/octo-repo"},
+                    {{"repository", "octo-org/widget-service"},
                      {"patFile", "env:MVR_PAT"},
                      {"webhookSecretFile", "env:MVR_WEBHOOK_SECRET"}}},
                    {"classes", json::array({{{"label", "lambda-mvm-small"}, {"image", "img-1"}}})},

@@ -48,7 +48,7 @@ def main():
     # Objects whose members have their own lines: the table names them too, the parser reads them
     # with Find and then parses their members.
     containers = {"github", "classes", "classes[]", "queue", "launcher", "janitor", "warmPool",
-                  "hotPool"}
+                  "hotPool", "lambda"}
     code -= containers
     docs -= containers
     if len(code) < 30:

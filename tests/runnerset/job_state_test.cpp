@@ -128,9 +128,8 @@ class JobStateLedgerTest : public ::testing::Test {
 };
 
 TEST_F(JobStateLedgerTest, ACompletedWrittenDuringALateQueuedsReadWins) {
-  RacingStore racing(memory_, [&] {
-    ASSERT_TRUE(other_.Apply("octo/app", 7, A::kCompleted).ok());
-  });
+  RacingStore racing(memory_,
+                     [&] { ASSERT_TRUE(other_.Apply("octo/app", 7, A::kCompleted).ok()); });
   JobStateLedger ledger(racing, m_.clock);
   Result<JobStep> step = ledger.Apply("octo/app", 7, A::kQueued);
   ASSERT_TRUE(step.ok()) << step.status().ToString();
@@ -139,9 +138,8 @@ TEST_F(JobStateLedgerTest, ACompletedWrittenDuringALateQueuedsReadWins) {
 }
 
 TEST_F(JobStateLedgerTest, WithoutConditionsTheLateWriterUndoesTheState) {
-  RacingStore racing(memory_, [&] {
-    ASSERT_TRUE(other_.Apply("octo/app", 7, A::kCompleted).ok());
-  });
+  RacingStore racing(memory_,
+                     [&] { ASSERT_TRUE(other_.Apply("octo/app", 7, A::kCompleted).ok()); });
   JobStateLedger planted(racing, m_.clock, /*plant_undo=*/true);
   ASSERT_TRUE(planted.Apply("octo/app", 7, A::kQueued).ok());
   EXPECT_EQ(other_.Get("octo/app", 7)->phase, P::kQueued) << "the planted bug undid completed";
@@ -153,19 +151,6 @@ TEST_F(JobStateLedgerTest, TheStateOutlivesLateDeliveriesAndThenExpires) {
   EXPECT_EQ(other_.Get("octo/app", 7)->phase, P::kCompleted);
   m_.clock.Advance(Duration(6LL * 24 * 3600 * 1000));
   EXPECT_EQ(other_.Get("octo/app", 7)->phase, P::kNone);
-}
-
-TEST_F(JobStateLedgerTest, TheCommitCheckHoldsUntilTheJobIsCompleted) {
-  auto check = [&] {
-    store::TransactionOutcome o =
-        memory_.Transact({JobStateLedger::NotCompletedCheck("octo/app", 7)});
-    return o.ok();
-  };
-  EXPECT_TRUE(check()) << "no state yet";
-  ASSERT_TRUE(other_.Apply("octo/app", 7, A::kInProgress).ok());
-  EXPECT_TRUE(check());
-  ASSERT_TRUE(other_.Apply("octo/app", 7, A::kCompleted).ok());
-  EXPECT_FALSE(check());
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ namespace {
 constexpr int kMaxRaces = 8;
 
 JobStep MakeJobStep(const JobState& next, const JobState& stored, JobStepVerdict verdict,
-             std::string why) {
+                    std::string why) {
   JobStep s;
   s.next = next;
   s.write = !(next == stored);
@@ -79,7 +79,8 @@ JobStep DecideJobStep(const JobState& stored, JobAction incoming) {
       if (IsPastPhase(stored, JobPhase::kInProgress)) {
         return MakeJobStep(stored, stored, JobStepVerdict::kStale, LateWhy(incoming, stored));
       }
-      return MakeJobStep(AtLeastPhase(stored, JobPhase::kQueued), stored, JobStepVerdict::kGo, "queued");
+      return MakeJobStep(AtLeastPhase(stored, JobPhase::kQueued), stored, JobStepVerdict::kGo,
+                         "queued");
     case JobAction::kRequeued:
       // GitHub's own listing says queued now: newer than an in_progress it may have undone itself
       // (a runner that never picked the job up), never newer than completed.
@@ -87,26 +88,27 @@ JobStep DecideJobStep(const JobState& stored, JobAction incoming) {
         return MakeJobStep(stored, stored, JobStepVerdict::kStale, LateWhy(incoming, stored));
       }
       return MakeJobStep(AtLeastPhase(stored, JobPhase::kQueued), stored, JobStepVerdict::kGo,
-                  "queued, by GitHub's jobs API");
+                         "queued, by GitHub's jobs API");
     case JobAction::kWaiting: {
       if (IsPastPhase(stored, JobPhase::kInProgress)) {
         return MakeJobStep(stored, stored, JobStepVerdict::kStale, LateWhy(incoming, stored));
       }
       JobState next = stored;
       next.waited = true;
-      return MakeJobStep(next, stored, JobStepVerdict::kHold,
-                  "waiting for an environment's approval: nothing launches until GitHub says "
-                  "queued");
+      return MakeJobStep(
+          next, stored, JobStepVerdict::kHold,
+          "waiting for an environment's approval: nothing launches until GitHub says "
+          "queued");
     }
     case JobAction::kInProgress:
       if (IsPastPhase(stored, JobPhase::kCompleted)) {
         return MakeJobStep(stored, stored, JobStepVerdict::kGo, LateWhy(incoming, stored));
       }
       return MakeJobStep(AtLeastPhase(stored, JobPhase::kInProgress), stored, JobStepVerdict::kGo,
-                  "in_progress");
+                         "in_progress");
     case JobAction::kCompleted:
       return MakeJobStep(AtLeastPhase(stored, JobPhase::kCompleted), stored, JobStepVerdict::kGo,
-                  "completed");
+                         "completed");
   }
   return MakeJobStep(stored, stored, JobStepVerdict::kGo, "");
 }
@@ -136,14 +138,6 @@ JobStep UndoingJobStep(const JobState& stored, JobAction incoming) {
 
 store::Key JobStateLedger::KeyOf(const std::string& repository, int64_t job_id) {
   return store::Key{"JOBSTATE#" + repository + "#" + std::to_string(job_id), "STATE"};
-}
-
-store::WriteOp JobStateLedger::NotCompletedCheck(const std::string& repository, int64_t job_id) {
-  return store::WriteOp::Check(
-      KeyOf(repository, job_id),
-      store::Condition::AttributeNotExists("phase") ||
-          store::Condition::Compare("phase", store::Condition::Op::kLt,
-                                    store::Value(static_cast<int64_t>(JobPhase::kCompleted))));
 }
 
 namespace {

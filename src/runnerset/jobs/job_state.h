@@ -27,7 +27,7 @@ enum class JobAction {
   kInProgress,  // an `in_progress` delivery
   kCompleted,   // a `completed` delivery
 };
-const char* JobPhaseName(JobPhase phase);    // "none", "queued", "in_progress", "completed"
+const char* JobPhaseName(JobPhase phase);     // "none", "queued", "in_progress", "completed"
 const char* JobActionName(JobAction action);  // "queued", "requeued", "waiting", ...
 
 struct JobState {
@@ -76,9 +76,6 @@ class JobStateLedger {
   Result<JobStep> Apply(const std::string& repository, int64_t job_id, JobAction action);
   Result<JobState> Get(const std::string& repository, int64_t job_id);
 
-  // A transaction's check that the job is not recorded completed: the launch's commit carries it,
-  // so a launch racing the job's `completed` never commits a VM to it.
-  static store::WriteOp NotCompletedCheck(const std::string& repository, int64_t job_id);
   static store::Key KeyOf(const std::string& repository, int64_t job_id);
 
  private:

@@ -98,10 +98,11 @@ Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
 
 LaunchOutcome Launcher::Handle(const Intent& intent) {
   LaunchOutcome o =
-      std::holds_alternative<LaunchIntent>(intent)     ? Launch(std::get<LaunchIntent>(intent))
-      : std::holds_alternative<TakenIntent>(intent)    ? Taken(std::get<TakenIntent>(intent))
-      : std::holds_alternative<JobEventIntent>(intent) ? NoteJobEvent(std::get<JobEventIntent>(intent))
-                                                       : Terminate(std::get<TerminateIntent>(intent));
+      std::holds_alternative<LaunchIntent>(intent)  ? Launch(std::get<LaunchIntent>(intent))
+      : std::holds_alternative<TakenIntent>(intent) ? Taken(std::get<TakenIntent>(intent))
+      : std::holds_alternative<JobEventIntent>(intent)
+          ? NoteJobEvent(std::get<JobEventIntent>(intent))
+          : Terminate(std::get<TerminateIntent>(intent));
   Record(o);
   return o;
 }
@@ -218,15 +219,22 @@ LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
   // A late queued (the job is in progress or completed already) launches nothing; the job's
   // state says whether it was seen waiting for an approval (launcher_job_state.cpp).
   JobState state;
-  if (std::optional<LaunchOutcome> stop = CheckJobState(in, action, state)) return *stop;
+  std::string stale;
+  if (std::optional<LaunchOutcome> stop = CheckJobState(in, action, state, stale)) return *stop;
   // (0) GitHub's rate limits leave no room for a JIT runner now: wait, without asking GitHub.
   if (std::optional<LaunchOutcome> held = HeldByRateLimit(in, *cls)) return *held;
   // GitHub refuses the runner of the class, and no fallback is healthy: nothing to launch.
   if (std::optional<LaunchOutcome> held = HeldByRefusal(*cls, false)) return *held;
   // (1) Still queued (or its runner taken by another job)? Fails open, but for GitHub's rate
   // limits, which the launch waits for.
-  Result<Need> needed = StillNeeded(in);
+  Result<Need> needed = StillNeeded(in, !stale.empty());
   if (!needed.ok()) return DeferForRateLimit(in.job_id, needed.status(), std::move(out));
+  // A late queued goes on only for a job its runner's chain left waiting: never on a guess.
+  if (!stale.empty() && *needed != Need::kYes) {
+    out.decision = LaunchDecision::kDroppedNotQueued;
+    out.detail = stale;
+    return out;
+  }
   if (std::optional<LaunchOutcome> held = HoldForApproval(in, *needed, state)) return *held;
   if (*needed == Need::kNo) {
     out.decision = LaunchDecision::kDroppedNotQueued;
@@ -381,8 +389,11 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   row.times = a.times;
   std::vector<store::WriteOp> also;
   if (a.warm) also.push_back(WarmPoolTable::RemoveMemberOp(a.microvm_id));
-  // A job whose `completed` was recorded while this launch ran gets no VM (issue 55, item 3).
-  also.push_back(JobStateLedger::NotCompletedCheck(in.repository, in.job_id));
+  // No check here that the job's `completed` was not recorded meanwhile: once the config is
+  // delivered the runner may be running this job or another of its labels, and failing the
+  // launch would end that job's VM. A launch that raced the job's end commits like any other;
+  // its runner ran the job (the VM ends with it), takes another (the taken-job accounting), or
+  // stays idle (the janitor). The job state stops a launch only before it begins.
   if (Status s = deps_.table.Commit(a.claim, a.token, row, also); !s.ok()) return Fail(a, s);
   if (deps_.watch) deps_.watch->Await(a.runner_name, a.job_key, a.times.received_ms);
   out.decision = LaunchDecision::kLaunched;

@@ -175,12 +175,16 @@ class Launcher {
   // longer queued, and the chain of jobs taken by runners launched for other jobs ends with no
   // job left waiting; kAwaitsApproval while the job itself waits for an environment's approval;
   // kUnknown when GitHub could not be asked (the launch fails open, but for a job seen waiting).
+  // own_job_over: the set's job state says this job is in progress or over (a late queued), so
+  // GitHub's word on the job itself (a lagging jobs API) does not count: the launch is needed only
+  // when the chain leads to another job still waiting (its runner took this job).
   enum class Need { kYes, kNo, kAwaitsApproval, kUnknown };
-  Result<Need> StillNeeded(const LaunchIntent& intent);
+  Result<Need> StillNeeded(const LaunchIntent& intent, bool own_job_over = false);
   // The job's state for a launch (launcher_job_state.cpp): an outcome when the launch must not
-  // go on (a late queued, a store failure), else nullopt and `state` the job's state.
+  // go on (a store failure), else nullopt, `state` the job's state and `stale` why a queued is
+  // late (the job is in progress or completed already; empty when it is not).
   std::optional<LaunchOutcome> CheckJobState(const LaunchIntent& in, JobAction action,
-                                             JobState& state);
+                                             JobState& state, std::string& stale);
   // What becomes of a launch GitHub's answer (`need`) does not let go on; nullopt: go on.
   std::optional<LaunchOutcome> HoldForApproval(const LaunchIntent& in, Need need,
                                                const JobState& state);

@@ -1,7 +1,8 @@
 // Launcher: the job's state (job_state.h) on the launch path (issue 55, item 3). A late `queued`
-// launches nothing; a job waiting for an environment's approval gets no VM until GitHub's jobs
-// API says it is queued, and one seen `waiting` never launches on a guess while GitHub cannot be
-// asked; the other deliveries of a job of the set's classes are recorded.
+// launches nothing unless the job's runner was launched for another job still waiting; a job
+// waiting for an environment's approval gets no VM until GitHub's jobs API says it is queued, and
+// one seen `waiting` never launches on a guess while GitHub cannot be asked; the other deliveries
+// of a job of the set's classes are recorded.
 #include <algorithm>
 #include <string>
 
@@ -25,20 +26,20 @@ Result<JobAction> JobActionOfEvent(const std::string& action) {
 }  // namespace
 
 std::optional<LaunchOutcome> Launcher::CheckJobState(const LaunchIntent& in, JobAction action,
-                                                     JobState& state) {
+                                                     JobState& state, std::string& stale) {
   Result<JobStep> step = jobs_.Apply(in.repository, in.job_id, action);
   LaunchOutcome out;
   if (!step.ok()) {
     out.decision = LaunchDecision::kFailed;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.retry_after = config_.defer_delay();
     out.detail = "reading the job's state: " + step.status().ToString();
     return out;
   }
   state = step->next;
-  if (step->verdict != JobStepVerdict::kStale) return std::nullopt;
-  out.decision = LaunchDecision::kDroppedNotQueued;
-  out.detail = step->why;
-  return out;
+  // A late queued is not dropped here: the runner that took this job may have been launched for
+  // another, which then waits and which this launch serves (StillNeeded follows that chain).
+  if (step->verdict == JobStepVerdict::kStale) stale = step->why;
+  return std::nullopt;
 }
 
 std::optional<LaunchOutcome> Launcher::HoldForApproval(const LaunchIntent& in, Need need,
@@ -81,7 +82,7 @@ LaunchOutcome Launcher::NoteJobEvent(const JobEventIntent& in) {
   Result<JobStep> step = jobs_.Apply(in.repository, in.job_id, *action);
   if (!step.ok()) {
     out.decision = LaunchDecision::kFailed;
-    out.retry_after = Duration(config_.launcher.defer_seconds * 1000LL);
+    out.retry_after = config_.defer_delay();
     out.detail = "recording the job's state: " + step.status().ToString();
     return out;
   }

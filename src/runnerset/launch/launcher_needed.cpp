@@ -45,7 +45,7 @@ bool Launcher::HotLaunchInFlight(const std::string& runner) {
   return false;
 }
 
-Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in) {
+Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in, bool own_job_over) {
   auto repo = github::RepositoryRef::Parse(in.repository);
   if (!repo.ok()) return Need::kUnknown;
   // GitHub hands a queued job to any idle runner whose labels match, so a runner this set
@@ -76,7 +76,9 @@ Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in) {
     if (step == 0 && job->status == github::JobStatus::kWaiting) return Need::kAwaitsApproval;
     if (job->status != github::JobStatus::kInProgress &&
         job->status != github::JobStatus::kCompleted) {
-      return Need::kYes;  // still waiting for a runner
+      // Still waiting for a runner; but for the job of a late queued, GitHub's jobs API lags
+      // the set's own record (RunsOn #429): no launch on its word.
+      return step == 0 && own_job_over ? Need::kNo : Need::kYes;
     }
     std::optional<int64_t> next = LaunchedFor(job->runner_name);
     if (!next) return Need::kNo;  // run by a runner this set did not launch (or by none)

@@ -176,7 +176,7 @@ Status RunnerTable::Commit(const store::Key& claim, const std::string& token, co
     if (outcome.failed_index.value_or(0) >= 2) {
       return Conflict("the launch of " + row.runner_name +
                       " cannot commit: " + writes[*outcome.failed_index].key.partition +
-                      " changed meanwhile (the job completed, or the pool member went)");
+                      " changed meanwhile (the pool member went, or another write it depends on)");
     }
     return Conflict(outcome.failed_index == std::optional<size_t>(0)
                         ? "runner " + row.runner_name + " already has a mapping row"
