@@ -57,8 +57,8 @@ struct GithubFlags {
   int64_t reorder_delay_ms = 3000;
   int64_t queue_timeout_s = 24 * 3600;
   int64_t offline_after_s = 60;
-  int64_t idle_expiry_s = 0;     // 0 = registrations never expire
-  int64_t offline_expiry_s = 0;  // 0 = registrations never expire
+  int64_t idle_expiry_s = 0;      // 0 = registrations never expire
+  int64_t offline_expiry_s = 0;   // 0 = registrations never expire
   int64_t pickup_timeout_s = 60;  // 0 = a job stays with the runner it was handed to
   int64_t tick_ms = 200;
   std::string arch = "ARM64";

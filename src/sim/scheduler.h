@@ -4,12 +4,12 @@
 // until it reaches a seam call (clock read, sleep, random draw, external call), where the
 // scheduler picks the next actor with its seeded random source and switches straight to it. A
 // step costs one fiber switch (tens of nanoseconds; the thread switch it replaced cost microseconds
-// and was 40% of a 1,000-job seed's CPU time), or none when the same actor is picked again. Time is virtual: it moves
-// only when no actor can run, straight to the earliest sleeper's wake-up. The same seed and the
-// same actors give the same sequence of steps; every step is folded into a trace hash, and the
-// last steps are kept for a failure report. An actor can be crashed between any two seam calls
-// (Kill): it throws Killed from its next seam call, unwinding the real code as a process crash
-// would end it, with no further seam calls. Each fiber keeps its own C++ exception state (the
+// and was 40% of a 1,000-job seed's CPU time), or none when the same actor is picked again. Time is
+// virtual: it moves only when no actor can run, straight to the earliest sleeper's wake-up. The
+// same seed and the same actors give the same sequence of steps; every step is folded into a trace
+// hash, and the last steps are kept for a failure report. An actor can be crashed between any two
+// seam calls (Kill): it throws Killed from its next seam call, unwinding the real code as a process
+// crash would end it, with no further seam calls. Each fiber keeps its own C++ exception state (the
 // caught-exception stack is per thread in the ABI), so an actor may reach a seam call inside a
 // catch block. Thread-safety: every member is safe to call from actors and from the thread that
 // calls Run; code under simulation must block only through the scheduler (a real mutex held

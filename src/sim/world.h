@@ -300,7 +300,7 @@ class World {
   std::set<int64_t> committed_seen_;
   std::optional<TimePoint> order_checked_at_;
   std::set<std::string> order_reported_;
-  bool webhooks_down_ = false;        // deliveries fail: nothing listens (SetOutage)
+  bool webhooks_down_ = false;  // deliveries fail: nothing listens (SetOutage)
 };
 
 // Runs one seed (the world on the heap: it is large).

@@ -127,8 +127,8 @@ TEST_F(EmulatorWebhookTest, AJobBehindAnApprovalIsQueuedWaitingThenQueuedAgain) 
     WebhookDecision decision = router_->Route(d.headers, d.payload, clock_.Now());
     verdicts.push_back(d.action + ":" + WebhookVerdictName(decision.verdict));
   }
-  EXPECT_EQ(verdicts, (std::vector<std::string>{"queued:launch", "waiting:record",
-                                                "queued:launch"}));
+  EXPECT_EQ(verdicts,
+            (std::vector<std::string>{"queued:launch", "waiting:record", "queued:launch"}));
 }
 
 // RunsOn #509: deliveries of another installation reach the App's webhook. A set that knows its
@@ -157,8 +157,7 @@ TEST_F(EmulatorWebhookTest, AnotherInstallationsDeliveryIsRefused) {
     EXPECT_FALSE(decision.intent.has_value());
     ASSERT_TRUE(decision.refused.has_value());
     EXPECT_EQ(decision.refused->reason, "foreign_installation");
-    EXPECT_NE(decision.message.find("installation 999001"), std::string::npos)
-        << decision.message;
+    EXPECT_NE(decision.message.find("installation 999001"), std::string::npos) << decision.message;
   }
   EXPECT_EQ(own, 1);
   EXPECT_EQ(foreign, 1);

@@ -47,10 +47,10 @@ struct GithubModelOptions {
   // for another runner. 0 = never: the model's default, for tests whose runners are handed jobs
   // without polling for them; `mvr emulate github` and the simulation use 60 s.
   Duration assignment_pickup_timeout{0};
-  std::string runner_arch = "ARM64";    // every runner mvr registers runs on an ARM64 MicroVM
-  double runner_busy_lies = 0;          // initial SetRunnerBusyLies; within [0, 1]
-  std::string assignment = "oldest";    // initial SetAssignment: "oldest" or "random"
-  double completed_webhook_loss = 0;    // initial SetCompletedWebhookLoss; within [0, 1]
+  std::string runner_arch = "ARM64";  // every runner mvr registers runs on an ARM64 MicroVM
+  double runner_busy_lies = 0;        // initial SetRunnerBusyLies; within [0, 1]
+  std::string assignment = "oldest";  // initial SetAssignment: "oldest" or "random"
+  double completed_webhook_loss = 0;  // initial SetCompletedWebhookLoss; within [0, 1]
   // A job queued with wait_for_environment and no approve_after of its own is approved this long
   // after it was queued (0: only POST /_emulator/jobs/{id}/approve approves it).
   Duration approval_delay{0};
@@ -202,8 +202,8 @@ class GithubModel {
  private:
   struct RunnerState {
     Runner runner;
-    std::string credential_hash;   // SHA-256 hex of the credential
-    bool version_refused = false;  // GitHub refused its version: its session ended
+    std::string credential_hash;            // SHA-256 hex of the credential
+    bool version_refused = false;           // GitHub refused its version: its session ended
     std::optional<TimePoint> online_since;  // the start of its current stretch online
     bool job_picked_up = false;             // it polled and received the job it was given
     bool session_lost = false;  // it did not pick up a job in time: offline until it polls

@@ -41,7 +41,8 @@ Job GithubModel::LaggedLocked(const Job& job) const {
     }
   }
   // A job behind an approval shows waiting until `lag` after its approval.
-  if (shown.status == "queued" && !job.timeline.empty() && job.timeline.front().event == "waiting") {
+  if (shown.status == "queued" && !job.timeline.empty() &&
+      job.timeline.front().event == "waiting") {
     const bool approved_by_then =
         std::any_of(job.timeline.begin(), job.timeline.end(),
                     [&](const TimelineEntry& e) { return e.event == "queued" && e.at <= then; });

@@ -188,7 +188,7 @@ struct JobSpec {
   // and `queued` again once approved (CloudSnorkel/cdk-github-runners #416).
   bool wait_for_environment = false;
   std::optional<Duration> approve_after;  // approved this long after queued (else the default)
-  bool drop_webhooks = false;         // fault: none of the job's webhooks is sent ("dropped")
+  bool drop_webhooks = false;             // fault: none of the job's webhooks is sent ("dropped")
 };
 
 // What a runner receives when it is given a job.

@@ -1,7 +1,7 @@
 #include "runnerset/intake/webhook_endpoint.h"
 
-#include <nlohmann/json.hpp>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "base/json_text.h"

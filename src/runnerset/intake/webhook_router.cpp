@@ -357,10 +357,11 @@ std::optional<WebhookDecision> WebhookRouter::RefuseForeign(const WorkflowJobFie
     }
   }
   if (HasScope(scope_) && !scope_.Serves(job.repository)) {
-    WebhookDecision d = Ignored(
-        IgnoreReason::kForeignRepository,
-        what + ": the repository is outside the set's github.repository, organization or "
-               "enterprise (is the webhook configured wider than the set?)");
+    WebhookDecision d =
+        Ignored(IgnoreReason::kForeignRepository,
+                what +
+                    ": the repository is outside the set's github.repository, organization or "
+                    "enterprise (is the webhook configured wider than the set?)");
     refused.label = Shown(job.repository);
     refused.reason = IgnoreReasonName(IgnoreReason::kForeignRepository);
     d.refused = refused;

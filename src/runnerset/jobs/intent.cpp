@@ -59,12 +59,8 @@ Result<TakenIntent> DecodeTaken(const JsonFields& fields) {
 }
 
 json EncodeJobEvent(const JobEventIntent& event) {
-  return json{{"v", kVersion},
-              {"kind", "job"},
-              {"repository", event.repository},
-              {"jobId", event.job_id},
-              {"action", event.action},
-              {"deliveryId", event.delivery_id}};
+  return json{{"v", kVersion},         {"kind", "job"},          {"repository", event.repository},
+              {"jobId", event.job_id}, {"action", event.action}, {"deliveryId", event.delivery_id}};
 }
 
 Result<JobEventIntent> DecodeJobEvent(const JsonFields& fields) {
