@@ -49,7 +49,7 @@ std::optional<LaunchOutcome> Launcher::HoldForApproval(const LaunchIntent& in, N
   const bool unsure = need == Need::kUnknown && state.waited;
   if (!waits && !unsure) return std::nullopt;
   if (waits) NoteJobAction(in.repository, in.job_id, JobAction::kWaiting);
-  const Duration floor(config_.launcher.defer_seconds * 1000LL);
+  const Duration floor = config_.defer_delay();
   const Duration waited = std::max(Duration(0), deps_.seam.clock.Now() - in.queued_at);
   LaunchOutcome out;
   out.decision = LaunchDecision::kDeferred;
