@@ -233,11 +233,11 @@ ensure_role() {
   fi
 }
 
-# ensure_managed_policy NAME: a customer-managed policy for the Action's users.
+# ensure_managed_policy NAME: a customer-managed policy for the Action's users, from
+# deploy/iam/<NAME without the set's prefix>.json.
 ensure_managed_policy() {
   local name="$1" doc arn policy oldest
-  doc="$(render "$([[ "$name" == "$action_policy" ]] && echo action.json || echo action-pool.json)" \
-    "$pool_table")"
+  doc="$(render "${name#"$name_prefix"}.json" "$pool_table")"
   arn="arn:$partition:iam::$account:policy/$name"
   policy="$(fetched iam | jq -c --arg n "$name" '.policies[] | select(.Arn | endswith("/" + $n))')"
   if [[ -z "$policy" ]]; then
@@ -299,7 +299,9 @@ ensure_roles() {
   ensure_boundary
   in_parallel ensure_role "${FUNCTIONS[@]}"
 }
-ensure_managed_policies() { in_parallel ensure_managed_policy "$action_policy" "$action_pool_policy"; }
+ensure_managed_policies() {
+  in_parallel ensure_managed_policy "$action_policy" "$action_pool_policy" "$action_sweep_policy"
+}
 ensure_secrets() {
   ensure_secret webhook-secret
   [[ -z "$token_file" ]] || ensure_secret github-token "$token_file"
@@ -328,7 +330,7 @@ expected_resources() {
     printf '%s\n' "log-group $(log_group_of "$fn")" "role $(role_of "$fn")" \
       "role-policy $(role_of "$fn"):$(role_of "$fn")"
   done
-  printf 'policy %s\n' "$action_policy" "$action_pool_policy"
+  printf 'policy %s\n' "$action_policy" "$action_pool_policy" "$action_sweep_policy"
   for secret in webhook-secret github-token github-app-private-key; do
     if secret_exists "$secret"; then echo "parameter $ssm_prefix/$secret"; fi
   done
@@ -353,5 +355,6 @@ again): $(printf '%s\n' "${missing[@]}" | paste -sd, | sed 's/,/, /g')"
 }
 verify_created
 echo "bootstrap: done. The Action's users get the policies $action_policy and"
-echo "  $action_pool_policy (state-table: dynamodb:$pool_table)."
+echo "  $action_pool_policy (state-table: dynamodb:$pool_table); the sweep's job"
+echo "  (mode: sweep) gets $action_sweep_policy."
 [[ -z "$config_file" ]] || github_step

@@ -68,7 +68,8 @@ set_resources() {
   names iam '.roles[].RoleName' | only "${roles[@]}" | sed 's/^/role /'
   fetched iam | jq -r '.roles[] | select(.RoleName | IN($ARGS.positional[])) | .RoleName as $r
     | .RolePolicyList[]? | "role-policy \($r):\(.PolicyName)"' --args "${roles[@]}"
-  names iam '.policies[].Arn | sub(".*/"; "")' | only "$action_policy" "$action_pool_policy" |
+  names iam '.policies[].Arn | sub(".*/"; "")' | only "$action_policy" "$action_pool_policy" \
+    "$action_sweep_policy" |
     sed 's/^/policy /'
   names params '.[]?' | sed 's/^/parameter /'
   names functions '.[]' | only "${fns[@]}" | sed 's/^/function /'

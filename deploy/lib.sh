@@ -142,6 +142,7 @@ digits and '-' only; rename the set (docs/operations.md)"
   ssm_prefix="/mvr/$set_id"
   action_policy="${name_prefix}action"
   action_pool_policy="${name_prefix}action-pool"
+  action_sweep_policy="${name_prefix}action-sweep"
   # The permissions boundary of the set's roles (deploy/iam/runner-set-boundary.json). Teardown
   # keeps it: the deployer may create it but never change or delete it (docs/iam.md).
   boundary_policy="${name_prefix}boundary"

@@ -179,7 +179,7 @@ delete_role() {
 }
 # The Action users' policies before the roles (one could be attached to a role).
 delete_iam() {
-  in_parallel delete_policy "$action_policy" "$action_pool_policy"
+  in_parallel delete_policy "$action_policy" "$action_pool_policy" "$action_sweep_policy"
   in_parallel delete_role "${FUNCTIONS[@]}"
 }
 delete_log_group() {

@@ -610,7 +610,7 @@ class DeployLoopOnMoto(DeployFixture):
         for n in range(self.ROUNDS):
             with self.subTest(round=n):
                 made = self.bootstrap()
-                self.assertRegex(made, r"checked set +36 resources listed again, all there")
+                self.assertRegex(made, r"checked set +37 resources listed again, all there")
                 state = self.inventory()
                 self.assertEqual(sorted(set(state["functions"]) - set(before["functions"])),
                                  ["mvr-%s_%s" % (SET, f)
@@ -663,7 +663,7 @@ class TwoSetsOnMoto(DeployFixture):
             r = self.run_script("bootstrap.sh", *self.bootstrap_args(), user="deployer-" + s,
                                 set_id=s)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertRegex(r.stdout, r"checked set +36 resources listed again, all there")
+            self.assertRegex(r.stdout, r"checked set +37 resources listed again, all there")
         microvms = self.client("lambda-microvms")
         vms = {s: microvms.run_microvm(imageIdentifier="%s_0-0123abcd" % s)["microvmId"]
                for s in self.SETS}

@@ -24,7 +24,7 @@ def set_resources(set_id):
     return {
         "table": ["mvr-%s" % set_id, p + "pools"], "queue": [p + "jobs", p + "jobs-dlq"],
         "log-group": ["/aws/lambda/" + p + f for f in fns], "role": [p + f for f in fns],
-        "policy": [p + "action", p + "action-pool"],
+        "policy": [p + "action", p + "action-pool", p + "action-sweep"],
         "parameter": ["/mvr/%s/webhook-secret" % set_id, "/mvr/%s/github-token" % set_id],
         "function": [p + f for f in fns], "trigger": [p + "jobs>" + p + "launcher"],
         "schedule": [p + "janitor", p + "warm-pool"],
@@ -58,7 +58,7 @@ class TeardownProof(unittest.TestCase):
         first, again = r.stdout.split("teardown: listed again: 1 still there; deleting them\n")
         self.assertNotIn("function        mvr-px_launcher", first)
         self.assertIn("deleted         function        mvr-px_launcher\n", again)
-        self.assertIn("teardown: deleted 30; listed again, nothing of the set is left", again)
+        self.assertIn("teardown: deleted 31; listed again, nothing of the set is left", again)
         self.assertEqual({k: v for k, v in state["resources"].items() if v}, {})
         # Listed before deleting, after the first round and after the second.
         self.assertEqual(state["calls"].count("lambda list-functions"), 3)
