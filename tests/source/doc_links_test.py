@@ -18,8 +18,9 @@ CITING = ["src", "tests", "deploy", "bench", "scripts", "examples", "cmake", "ac
 CITING_EXT = (".cpp", ".h", ".py", ".sh", ".txt", ".cmake", ".json", ".yml", ".yaml", ".mjs")
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-# A page's name, then (after the link's closing parenthesis or bracket, a comma) a quoted section.
-CITE = re.compile(r"([\w./-]*?[\w-]+\.md)(?:\]\([^)]*\))?\)?,? \\?\"([^\"\\\s][^\"\\]*)\\?\"")
+# A page's name, then (after the link's closing parenthesis, a comma, a line break of prose or of
+# a comment) a quoted section.
+CITE = re.compile(r"([\w./-]*?[\w-]+\.md)(?:\]\([^)]*\))?\)?,?\s+(?:(?://|#) *)?\\?\"([^\"\\\s][^\"\\]*)\\?\"")
 
 
 def slug(heading):
