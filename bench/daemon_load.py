@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mvr serve under load (issue 34, item 6; the figures are in docs/runner-set.md).
+"""mvr serve under load (issue 34, item 6; the figures are in docs/runner-set-webhook.md, "Under load").
 
 1. A burst of --jobs jobs (default 1,000) queued at once on `mvr demo` (SQLite store and queue,
    the GitHub and MicroVMs emulators, RunMicrovm at the platform's 5 a second): mvr serve's

@@ -197,7 +197,7 @@ ensure_boundary() {
   else
     die "the permissions boundary $boundary_policy is not deploy/iam/runner-set-boundary.json \
 filled for this set (another --execution-role, or changed by someone): the deployer may not change \
-it; an administrator can set the new version (docs/iam.md, \"The permissions boundary\")"
+it; an administrator can set the new version (docs/iam.md, \"runner-set-boundary.json\")"
   fi
 }
 

@@ -61,7 +61,7 @@ int RunDemo(DemoFlags& f, Context& ctx) {
   return demo::RunnerSetDemo(seam, processes, http, options).Run();
 }
 
-// What breaks runner fleets in the field (docs/runner-set.md, "Failures it survives"): the GitHub
+// What breaks runner fleets in the field (docs/runner-set-failures.md): the GitHub
 // emulator's faults the demo passes on.
 void AddFieldFaultOptions(CLI::App& cmd, demo::RunnerSetDemoOptions& set) {
   cmd.add_option("--runner-busy-lies", set.runner_busy_lies,

@@ -93,7 +93,7 @@ void WireDoctorGitHub(Context& ctx, const runnerset::ServeConfig& config, Runner
                                   " are readable (not shown)");
   if (Status s = WireGitHub(ctx, config, *secrets, w, nullptr); !s.ok()) {
     report.Fail("github credentials", s.message(),
-                "fix github.apiUrl or the credential's file (docs/runner-set.md)");
+                "fix github.apiUrl or the credential's file (docs/runner-set-config.md)");
   }
 }
 
@@ -140,7 +140,7 @@ runnerset::DoctorReport Diagnose(Context& ctx, const std::string& config_path,
   }();
   if (!config.ok()) {
     report.Fail("config", config.status().message(),
-                "fix " + config_path + " (docs/runner-set.md lists every key)");
+                "fix " + config_path + " (docs/runner-set-config.md lists every key)");
     report.NotChecked("everything else", "the configuration is needed first");
     return report;
   }

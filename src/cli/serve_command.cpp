@@ -176,7 +176,7 @@ void AddServeCommand(CLI::App& app, Context& ctx) {
   auto* serve = app.add_subcommand(
       "serve", "Run a runner set on this machine: webhook → queue → launcher → MicroVM");
   auto config = std::make_shared<std::string>();
-  serve->add_option("--config", *config, "the runner set's JSON configuration (docs/runner-set.md)")
+  serve->add_option("--config", *config, "the runner set's JSON (docs/runner-set-config.md)")
       ->required();
   serve->callback([&ctx, config] { ctx.exit_code = RunServe(ctx, *config); });
 

@@ -1,6 +1,6 @@
 // MultiAppGitHub: one GitHub seam over several GitHub Apps installed on the same scope
-// (`github.apps`, docs/runner-set.md "Several GitHub Apps"). GitHub's rate limits are per App
-// installation: 5,000 requests an hour, and the secondary limits, of which 500 content-creating
+// (`github.apps`, docs/runner-set-github.md "Several GitHub Apps"). GitHub's rate limits are per
+// App installation: 5,000 requests an hour, and the secondary limits, of which 500 content-creating
 // requests an hour (JIT configs) bind a burst first. Each App here is a GitHubClient with its own
 // token and its own RateBudget, and each call goes to the App with the most room for it:
 //  - a JIT config or a registration token (content-creating): the App whose budget admits one

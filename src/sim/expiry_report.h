@@ -1,7 +1,7 @@
 // `mvr simulate --report registration-expiry` (issue 55, item 1): how a hot pool fares when
 // GitHub collects idle registrations after 5 min, 51 min or 24 h (the reports' figures and a
 // day), at the default hotPool.maxAgeSeconds and at the 12 h it had before, so an operator can
-// choose. docs/runner-set.md, "Registration expiry", holds the table.
+// choose. docs/runner-set-pools.md, "Registration expiry", holds the table.
 // Thread-safety: RegistrationExpiryReport runs seeds on `threads` worker threads.
 #pragma once
 

@@ -58,7 +58,7 @@ TEST_F(RunnerSetFleetControls, JobsOfOtherRepositoriesOrAskingForLabelsNotOffere
   EXPECT_EQ(Job(fits).value("conclusion", ""), "success");
   // Queued once that runner is gone: GitHub hands an organisation's runner any repository's job
   // whose labels it has (allowedRepositories says which jobs the set launches for, the runner
-  // group's repository access which jobs its runners may take; docs/runner-set.md).
+  // group's repository access which jobs its runners may take; docs/runner-set-config.md).
   const int64_t other = QueueJobIn(kOtherRepository, {"self-hosted", kClassLabel});
   const int64_t gpu = QueueJobIn(kDemoRepository, {"self-hosted", kClassLabel, "gpu"});
   EXPECT_TRUE(Eventually(

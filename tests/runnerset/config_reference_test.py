@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The configuration reference (docs/runner-set.md, the table under "## Configuration") names
-exactly the keys the runner set's parser reads (src/runnerset/config/config.cpp). The parser refuses any
+"""The configuration reference (docs/runner-set-config.md, its `| key | default | meaning |`
+table) names exactly the keys the runner set's parser reads (src/runnerset/config/config.cpp). The parser refuses any
 member it did not read (Strict::NoOthers), so the keys it reads are the keys it accepts: every
 `s.String/Integer/Number/Find("key")` of a `Strict s(j, "section")`, and the flags read through
 the (name, &field) list. A key added to the parser without a line in the table, or a line for a
@@ -30,9 +30,13 @@ def parser_keys(text):
 
 
 def documented_keys(text):
-    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    # The rows of the one table headed `| key | default | meaning |`, up to the first line that
+    # is not a row.
+    section = text.split("\n| key | default | meaning |\n", 1)[1]
     keys = set()
     for row in section.splitlines():
+        if not row.startswith("|"):
+            break
         if not row.startswith("| `"):
             continue
         first = row.split("|")[1]
@@ -43,7 +47,7 @@ def documented_keys(text):
 def main():
     with open(os.path.join(SOURCE, "src/runnerset/config/config.cpp")) as f:
         code = parser_keys(f.read())
-    with open(os.path.join(SOURCE, "docs/runner-set.md")) as f:
+    with open(os.path.join(SOURCE, "docs/runner-set-config.md")) as f:
         docs = documented_keys(f.read())
     # Objects whose members have their own lines: the table names them too, the parser reads them
     # with Find and then parses their members.
@@ -56,9 +60,9 @@ def main():
         return 1
     missing, unknown = sorted(code - docs), sorted(docs - code)
     for k in missing:
-        print("docs/runner-set.md: the configuration table lacks `%s` (read by config.cpp)" % k)
+        print("docs/runner-set-config.md: the configuration table lacks `%s` (read by config.cpp)" % k)
     for k in unknown:
-        print("docs/runner-set.md: the configuration table names `%s`, which config.cpp does not read" % k)
+        print("docs/runner-set-config.md: the configuration table names `%s`, which config.cpp does not read" % k)
     if missing or unknown:
         return 1
     print("%d configuration keys, documented and parsed alike" % len(code))

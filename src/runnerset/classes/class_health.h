@@ -1,8 +1,8 @@
 // ClassHealth: whether GitHub still hands jobs to the runner baked into each class's current
-// image version (issue 30, item 5; docs/runner-set.md, "A runner version GitHub refuses"). GitHub
-// refuses a runner older than its minimum, or one that did not update within 30 days of a release
-// (actions/runner #4392): the runner connects, its session is refused, and GitHub's runner listing
-// shows it with its `version` but offline. The pool sweeper records what it sees of the hot
+// image version (issue 30, item 5; docs/runner-set-failures.md, "A runner version GitHub refuses").
+// GitHub refuses a runner older than its minimum, or one that did not update within 30 days of a
+// release (actions/runner #4392): the runner connects, its session is refused, and GitHub's runner
+// listing shows it with its `version` but offline. The pool sweeper records what it sees of the hot
 // runners it starts, the janitor what it sees of every launch's runner; the sweepers stop
 // refilling an unhealthy class, the launcher leaves its pools alone and launches on its
 // fallbackClass when that one is healthy, and holds the launches of a refused class that has

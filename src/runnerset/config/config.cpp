@@ -85,7 +85,7 @@ class Strict {
   Status NoOthers() const {
     for (auto it = object().begin(); it != object().end(); ++it) {
       if (!seen_.count(it.key())) {
-        return InvalidArgument(Key(it.key()) + ": unknown member (see docs/runner-set.md)");
+        return InvalidArgument(Key(it.key()) + ": unknown member (see docs/runner-set-config.md)");
       }
     }
     return Status::Ok();

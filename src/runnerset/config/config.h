@@ -1,7 +1,7 @@
 // ServeConfig: the configuration of one runner set as `mvr serve --config FILE` reads it (JSON).
 // Unknown keys are refused and every error names the key it is about ("classes[1].image: ...").
 // Secrets are never in the file itself, only the paths of files holding them; LoadSecrets reads
-// them. docs/runner-set.md is the reference.
+// them. docs/runner-set-config.md is the reference.
 // Thread-safety: plain values and pure functions (LoadSecrets reads files).
 #pragma once
 
@@ -41,7 +41,7 @@ struct RunnerClass {
   int max_duration_seconds = 3600;
   int warm_pool_size = 0;  // SUSPENDED VMs kept pre-booted for this class's jobs (0 = none)
   // SUSPENDED VMs whose JIT runner is already registered and connected (0 = none; opt-in:
-  // docs/runner-set.md, "Hot pools").
+  // docs/runner-set-pools.md, "Hot pools").
   int hot_pool_size = 0;
   // The class whose image this class's jobs launch on while this class is unhealthy (its
   // image's runner version refused by GitHub or near its deadline: class_health.h); "" = none.
@@ -172,9 +172,9 @@ struct WarmPoolSettings {
 
 // Hot pools (hotPoolSize): how long a parked runner may wait for a job. GitHub collects idle JIT
 // registrations long before the day it documents for offline ephemeral runners: listening ones
-// within 2-6 min, one after ~51 min (issue 55; docs/runner-set.md, "Registration expiry"). 45 min
-// stays under every figure reported for a registration that had connected; a member whose
-// registration went sooner is recycled when a launch finds it (launcher_warm.cpp).
+// within 2-6 min, one after ~51 min (issue 55; docs/runner-set-pools.md, "Registration
+// expiry"). 45 min stays under every figure reported for a registration that had connected; a
+// member whose registration went sooner is recycled when a launch finds it (launcher_warm.cpp).
 struct HotPoolSettings {
   int max_age_seconds = 45 * 60;  // a hot member older than this is retired
 };

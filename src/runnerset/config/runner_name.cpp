@@ -21,7 +21,7 @@ Status CheckRunnerSetId(std::string_view id, std::string_view key) {
           shown + "'" + std::string(1, c) +
           "' is no longer allowed: an id holds lowercase letters, digits and '-' only, because "
           "the set's names put '_' after the id (mvr-<id>_...) so that no set's names start "
-          "with another's; rename the set (docs/runner-set.md, \"Runner-set ids\")");
+          "with another's; rename the set (docs/runner-set-config.md, \"Runner-set ids\")");
     }
     if (!IsIdChar(c)) {
       return InvalidArgument(shown + "only lowercase letters, digits and '-'");

@@ -316,7 +316,7 @@ void CheckGitHub(const ServeConfig& config, DoctorClients& clients, DoctorReport
       DoctorCallFailed(config, name, "listing the runners of " + RunnerScopeOf(config).ToString(),
                        other.status(),
                        "install the App on " + RunnerScopeOf(config).ToString() +
-                           " with the permissions of the first (docs/runner-set.md)",
+                           " with the permissions of the first (docs/runner-set-github.md)",
                        report);
     } else {
       report.Pass(name,

@@ -17,7 +17,7 @@
 
 namespace mvr::runnerset {
 
-// How long a delivery id is remembered (docs/runner-set.md).
+// How long a delivery id is remembered (docs/runner-set-webhook.md).
 inline constexpr Duration kRememberDeliveriesFor{24LL * 3600 * 1000};
 
 class DeliveryLedger final : public DeliveryMemory {

@@ -158,9 +158,9 @@ void Janitor::ReapUnmapped(const Inventory& inv, SweepReport& report) {
       continue;
     }
     // No row names it, but it may be another's VM of the same image (the Action's, another
-    // set's; docs/runner-set.md says an image belongs to one set): one whose supervisor says its
-    // runner runs a job is left alone, its strikes kept, until it says so no longer (its own
-    // maximum lifetime bounds a VM that would say it forever).
+    // set's; docs/runner-set-janitor.md says an image belongs to one set): one whose supervisor
+    // says its runner runs a job is left alone, its strikes kept, until it says so no longer (its
+    // own maximum lifetime bounds a VM that would say it forever).
     const VmWork work = SupervisorRunsAJob(id);
     if (work == VmWork::kEnding) continue;
     if (work == VmWork::kRunsAJob) {

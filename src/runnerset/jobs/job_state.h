@@ -51,7 +51,7 @@ struct JobStep {
   std::string why;  // one line for logs and the launcher's detail
 };
 
-// The table (docs/runner-set.md, "Deliveries in any order"):
+// The table (docs/runner-set-failures.md, "Deliveries in any order"):
 //   queued      after completed or in_progress: stale; else go (phase at least queued)
 //   requeued    after completed: stale; else go (GitHub's API has the last word over in_progress)
 //   waiting     after completed or in_progress: stale; else hold and remember it waited

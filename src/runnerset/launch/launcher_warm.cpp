@@ -78,8 +78,8 @@ bool Launcher::RunnerTookAJob(Attempt& a) {
 bool Launcher::RecycledStaleHot(Attempt& a, const PoolMember& m) {
   if (!deps_.check_hot_registration) return false;
   // A parked runner is offline: GitHub may have collected its registration meanwhile (idle JIT
-  // registrations live minutes to an hour; docs/runner-set.md, "Registration expiry"). Resumed,
-  // it would only exit, and the job would wait for the janitor. One read tells.
+  // registrations live minutes to an hour; docs/runner-set-pools.md, "Registration expiry").
+  // Resumed, it would only exit, and the job would wait for the janitor. One read tells.
   Result<github::Runner> r = deps_.github.GetRunner(scope_, m.runner_id);
   if (r.ok() || r.status().code() != Code::kNotFound) return false;  // a failed read: as before
   deps_.seam.logger.Warn(

@@ -5,7 +5,7 @@
 // webhook's arrival to each milestone (claimed, VM running, config delivered, runner online, job
 // started, completed) as histograms, the same milestones of the last jobs one by one (GET
 // /timeline, what `mvr demo` tabulates), and the janitor's sweep counters
-// (mvr_runnerset_janitor_<counter>_total). docs/runner-set.md says what each one means.
+// (mvr_runnerset_janitor_<counter>_total). docs/runner-set-janitor.md says what each one means.
 // Thread-safety: safe to share; one mutex guards everything (no external call under it).
 #pragma once
 

@@ -13,7 +13,7 @@
 
 namespace mvr::runnerset {
 
-// The share of the primary budget background reads never spend (docs/runner-set.md).
+// The share of the primary budget background reads never spend (docs/runner-set-operations.md).
 inline constexpr double kLaunchReservedShare = 0.2;
 
 class ReservedGitHub final : public github::GitHub {

@@ -1,6 +1,6 @@
-// Scheduled pool sizes (docs/runner-set.md, "Warm pools"): `warmPoolSize` and `hotPoolSize` may be
-// a list of windows {"cron": "* 8-18 * * 1-5", "timezone": "Europe/Berlin", "size": 5}; at each
-// moment the first window whose cron expression matches the current minute, in its time zone,
+// Scheduled pool sizes (docs/runner-set-pools.md, "Warm pools"): `warmPoolSize` and `hotPoolSize`
+// may be a list of windows {"cron": "* 8-18 * * 1-5", "timezone": "Europe/Berlin", "size": 5}; at
+// each moment the first window whose cron expression matches the current minute, in its time zone,
 // gives the pool's size, and no match means 0.
 //   CronSchedule: the five fields minute, hour, day of month, month, day of week, each "*", a
 //     number, a range "a-b", a step "*/n" or "a-b/n", or a list of these; months and days of the

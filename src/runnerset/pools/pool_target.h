@@ -1,4 +1,4 @@
-// Pools sized to a start-time target (docs/runner-set.md, "Pools sized to a target").
+// Pools sized to a start-time target (docs/runner-set-pools.md, "Pools sized to a target").
 //
 // A class may give a target instead of a size:
 //   "hotPoolSize": {"target": {"p95QueuedToStartedSeconds": 10}, "max": 20}

@@ -1,6 +1,6 @@
-// WarmPoolSweeper: the hot members (hotPoolSize; docs/runner-set.md, "Hot pools"). A hot member
-// moves one step per sweep (launched → runner started → parked → ready), so a sweep never waits
-// for a runner to start or for GitHub to notice a frozen one.
+// WarmPoolSweeper: the hot members (hotPoolSize; docs/runner-set-pools.md, "Hot pools"). A hot
+// member moves one step per sweep (launched → runner started → parked → ready), so a sweep never
+// waits for a runner to start or for GitHub to notice a frozen one.
 #include <algorithm>
 #include <chrono>
 
