@@ -44,7 +44,7 @@ using nlohmann::json;
 constexpr char kExecutionRole[] = "arn:aws:iam::123456789012:role/mvr-vm-role";
 constexpr char kDenied[] = "is not authorized to perform: ";
 // The webhook's payloads (tests/github/workflow_job_payloads.h) come from this repository.
-constexpr char kPayloadRepository[] = "octo-org/octo-repo";
+constexpr char kPayloadRepository[] = "octo-org/widget-service";
 constexpr char kPayloadLabel[] = "lambda-mvm-small";
 
 class LambdaIamAblation : public demo::RunnerSetStack {
