@@ -50,7 +50,10 @@ class RunnerSetDeadLaunch : public RunnerSetEndToEnd {
     ASSERT_TRUE(Eventually([&] { return Job(id).value("status", "") == "in_progress"; },
                            std::chrono::seconds(20)))
         << Job(id).dump();
-    ASSERT_EQ(Metric("launched"), 0) << "the launch committed: the delivery was not held";
+    int64_t launched = -1;  // -1 while /metrics does not answer
+    ASSERT_TRUE(
+        Eventually([&] { return (launched = Metric("launched")) >= 0; }, std::chrono::seconds(5)));
+    ASSERT_EQ(launched, 0) << "the launch committed: the delivery was not held";
     ASSERT_TRUE(StopServe(SIGKILL).signaled);
     const std::string runner = Job(id).value("runner_name", "");
     EXPECT_EQ(runner.rfind("mvr-e2e_" + std::to_string(id) + "-", 0), 0u) << runner;
