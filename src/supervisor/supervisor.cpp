@@ -273,6 +273,9 @@ StatusView Supervisor::Snapshot() const {
     v.clone_check = clone_check_;
     v.clock_corrected_seconds = clock_corrected_seconds_;
   }
+  // The state machine hears of the job only when asked to suspend; the runner's job-started hook
+  // marks it at once. The janitor asks /v1/status before it ends a VM no row names (issue 53).
+  if (v.state == State::kRunning && !v.job_started) v.job_started = JobStartedMarked();
   v.docker_running = docker_.running();
   return v;
 }

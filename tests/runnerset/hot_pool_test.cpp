@@ -355,6 +355,47 @@ TEST_F(HotPoolTest, ARunnerHandedAJobWhileParkingIsResumedAndAdopted) {
   EXPECT_FALSE(Members().count("parking"));
 }
 
+// The sweeper adopts a hot member whose claim looks abandoned (its launch slower than
+// claimTakeoverSeconds, or dead and then taken over) when its runner is busy or cannot be removed.
+// The launch that then commits finds its runner mapped on its VM: it stands on that row. Before,
+// it logged "launch failed" and counted a failure (and, had its runner not taken a job yet,
+// removed it and ended the VM under the sweeper's row).
+TEST_F(HotPoolTest, ALaunchWhoseMemberTheSweeperAdoptedFirstStandsOnThatRowAndLogsNoFailure) {
+  MakeReady();
+  const std::string vm = Member();
+  const std::string hot_runner = HotRunnerName();
+  const int64_t runner_id = HotRunner().id;
+  // While the launch waits for its resume, the sweeper adopts the member (AdoptHot's writes).
+  fleet_.guest.on_resume_hook = [&](const std::string&) {
+    MappingRow row;
+    row.runner_name = hot_runner;
+    row.runner_id = runner_id;
+    row.microvm_id = vm;
+    row.repository = mvr::testing::kFleetRepository;
+    row.class_label = config_.classes[0].label;
+    row.path = "hot";
+    ASSERT_TRUE(table_.Adopt(row, {WarmPoolTable::RemoveMemberOp(vm)}).ok());
+  };
+  const LaunchIntent in = NewJob();
+  LaunchOutcome o = NewLauncher().Handle(in);
+  const std::string log = m_.sink.Joined();
+  EXPECT_EQ(LaunchDecisionName(o.decision), std::string("launched")) << o.detail;
+  EXPECT_EQ(o.microvm_id, vm);
+  EXPECT_EQ(o.runner_name, hot_runner);
+  EXPECT_NE(o.detail.find("adopted first"), std::string::npos) << o.detail;
+  EXPECT_EQ(log.find("launch failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("the launch stands on that mapping row"), std::string::npos) << log;
+  EXPECT_EQ(State(vm), "RUNNING") << "the adopted VM was not ended";
+  EXPECT_TRUE(fleet_.RunnerNamed(hot_runner).ok()) << "its runner was not removed";
+  fleet_.Tick();
+  EXPECT_EQ(JobOf(in.job_id).runner_name, hot_runner) << "the resumed runner takes the job";
+  auto row = table_.GetMapping(hot_runner);
+  ASSERT_TRUE(row.ok() && *row) << "the sweeper's row stands, so the job's end ends the VM";
+  EXPECT_EQ((*row)->microvm_id, vm);
+  EXPECT_EQ(ClaimNow(in.job_id), RunnerTable::ClaimOutcome::kWon)
+      << "the launch released its claim";
+}
+
 TEST_F(HotPoolTest, AnOldMemberIsRetiredRunnerFirstAndReplaced) {
   config_.hot_pool.max_age_seconds = 600;
   MakeReady();

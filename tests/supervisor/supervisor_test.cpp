@@ -228,6 +228,22 @@ TEST(Supervisor, HotRunnerIsNotSuspendedOnceItsJobStarted) {
   EXPECT_EQ(h.state(), State::kRunning);
 }
 
+// The janitor asks GET /v1/status whether the runner of a VM no row names runs a job, before it
+// ends that VM (issue 53, items 2 and 3): once the runner's job-started hook ran, the status says
+// so at once, not only after a suspend was asked for.
+TEST(Supervisor, StatusSaysTheJobStartedOnceTheRunnersHookRan) {
+  Harness h;
+  ASSERT_EQ(Hook(h, "run", RunBody(RunPayload::Delivered())).status, 200);
+  const int pid = StartWarmRunner(h, "cold", "jit-333333");
+  EXPECT_EQ(json::parse(HandleStatus(*h.supervisor).body)["jobStarted"], false);
+  RunJobStartedHook(h, pid);
+  const json status = json::parse(HandleStatus(*h.supervisor).body);
+  EXPECT_EQ(status["state"], "RUNNING");
+  EXPECT_EQ(status["jobStarted"], true) << status.dump();
+  h.processes.Exit(pid, 0);
+  ASSERT_TRUE(testing::Eventually([&] { return h.supervisor->Finished(); }));
+}
+
 TEST(Supervisor, SuspendFailsWhenDockerMustBeKilled) {
   Harness h;
   GoWarmIdle(h);

@@ -243,6 +243,11 @@ http::HttpResponse Emulator::HandleIngress(const std::string& microvm_id,
     return finish(ProxyError(502, "the MicroVM did not answer on port " + std::to_string(*port) +
                                       ": " + answer.status().message()));
   }
+  // The injected fault ingressAnswerDelayMs: the guest has acted; its answer waits.
+  if (const Duration hold = options_.model.IngressAnswerDelay(request.path); hold > Duration(0)) {
+    log_line["heldMs"] = hold.count();
+    deps_.seam.sleeper.Sleep(hold);
+  }
   return finish(ForwardAnswer(*std::move(answer)));
 }
 

@@ -394,7 +394,9 @@ LaunchOutcome Launcher::Run(Attempt& a) {
   // launch would end that job's VM. A launch that raced the job's end commits like any other;
   // its runner ran the job (the VM ends with it), takes another (the taken-job accounting), or
   // stays idle (the janitor). The job state stops a launch only before it begins.
-  if (Status s = deps_.table.Commit(a.claim, a.token, row, also); !s.ok()) return Fail(a, s);
+  if (Status s = deps_.table.Commit(a.claim, a.token, row, also); !s.ok()) {
+    return CommitRefused(a, s, row);
+  }
   if (deps_.watch) deps_.watch->Await(a.runner_name, a.job_key, a.times.received_ms);
   out.decision = LaunchDecision::kLaunched;
   out.microvm_id = a.microvm_id;

@@ -209,6 +209,10 @@ class Launcher {
   // After a takeover: the outcome when the dead attempt's busy runner settles the job (adopted
   // with the claim, or the job no longer queued); nullopt: this attempt launches.
   std::optional<LaunchOutcome> SettleTakenOver(Attempt& attempt, const Claim& previous);
+  // A commit of `row` refused: when a mapping row for its runner on its VM is there already (the
+  // pool sweeper or the janitor adopted that runner first), the launch stands on that row and its
+  // claim is released; any other refusal fails the launch (Fail).
+  LaunchOutcome CommitRefused(Attempt& attempt, const Status& refused, const MappingRow& row);
   LaunchOutcome Run(Attempt& attempt);
   // Counts a job whose claim this launch won first among its class's arrivals (pool_target.h).
   void CountArrival(const RunnerClass& cls, const LaunchIntent& in);

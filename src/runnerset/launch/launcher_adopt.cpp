@@ -68,7 +68,10 @@ std::optional<LaunchOutcome> Launcher::SettleTakenOver(Attempt& a, const Claim& 
     // The dead attempt's runner took this job (or the job needs no runner any more): the claim
     // is committed with that runner's row, as if the attempt had lived.
     Status s = deps_.table.Commit(a.claim, a.token, *left.adopt, left.also);
-    if (!s.ok()) return Fail(a, s.Annotate("adopting the runner of the attempt that died"));
+    if (!s.ok()) {
+      return CommitRefused(a, s.Annotate("adopting the runner of the attempt that died"),
+                           *left.adopt);
+    }
     deps_.seam.logger.Info("adopted the runner of a launch attempt that died before its commit",
                            {{"runner_name", left.adopt->runner_name},
                             {"microvm_id", left.adopt->microvm_id},
@@ -94,6 +97,29 @@ std::optional<LaunchOutcome> Launcher::SettleTakenOver(Attempt& a, const Claim& 
   deps_.table.Release(a.claim, a.token).IgnoreError();
   out.decision = LaunchDecision::kDroppedNotQueued;
   out.detail = "the job runs on the runner of an earlier attempt";
+  return out;
+}
+
+LaunchOutcome Launcher::CommitRefused(Attempt& a, const Status& refused, const MappingRow& row) {
+  if (refused.code() != Code::kConflict) return Fail(a, refused);
+  // A hot member whose claim looked abandoned (its launch slow past claimTakeoverSeconds, or dead
+  // and taken over meanwhile) is adopted by the pool sweeper when its runner is busy or cannot be
+  // removed; the janitor adopts a dead launch's busy runner. The commit then finds that row.
+  Result<std::optional<MappingRow>> there = deps_.table.GetMapping(row.runner_name);
+  if (!there.ok() || !*there || (*there)->microvm_id != row.microvm_id) return Fail(a, refused);
+  // Not a failure: the runner is mapped on its VM, which its job's end terminates. Failing would
+  // remove that runner (unless busy) and end its VM under the row.
+  deps_.table.Release(a.claim, a.token).IgnoreError();
+  deps_.seam.logger.Info(
+      "the runner of this launch was adopted first (by the pool sweeper or the janitor); the "
+      "launch stands on that mapping row",
+      {{"runner_name", row.runner_name}, {"microvm_id", row.microvm_id}, {"job_id", row.job_id}});
+  LaunchOutcome out;
+  out.decision = LaunchDecision::kLaunched;
+  out.microvm_id = row.microvm_id;
+  out.runner_name = row.runner_name;
+  out.detail = "its runner was adopted first on MicroVM " + row.microvm_id +
+               " (by the pool sweeper or the janitor); the launch stands on that mapping row";
   return out;
 }
 

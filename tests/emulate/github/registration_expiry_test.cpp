@@ -1,13 +1,7 @@
 // Idle JIT registrations do not live long (issue 55, item 1): the model expires listening and
 // offline registrations on separate limits, answers their runner 404 "Registration … was not
 // found.", and re-queues a job its runner did not pick up within a minute.
-#include <gtest/gtest.h>
-
-#include "base/clock.h"
-#include "base/logger.h"
-#include "base/random.h"
-#include "emulate/github/github_model.h"
-#include "emulate/github/jit_config.h"
+#include "model_fixture.h"
 
 namespace mvr::emulate::github {
 namespace {
@@ -15,36 +9,16 @@ namespace {
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-class RegistrationExpiryTest : public ::testing::Test {
+class RegistrationExpiryTest : public GithubModelFixture {
  protected:
-  RegistrationExpiryTest() : model_(Options(), seam_, nullptr) {}
+  RegistrationExpiryTest() : GithubModelFixture(Options()) {}
   static GithubModelOptions Options() {
-    GithubModelOptions o;
-    o.repositories = {"octo/app"};
-    o.base_url = "http://127.0.0.1:9";
+    GithubModelOptions o = OneRepository();
     o.runner_offline_after = seconds(60);
     o.registration_idle_expiry = minutes(5);
     o.offline_registration_expiry = minutes(51);
     o.assignment_pickup_timeout = seconds(60);
     return o;
-  }
-  // Registers a runner; returns its id and credential (not connected).
-  std::pair<int64_t, Secret> Register(const std::string& name) {
-    JitRequest r;
-    r.name = name;
-    r.runner_group_id = 1;
-    r.labels = {"mvr-small"};
-    auto reg = model_.GenerateJitConfig(Scope::Repo("octo", "app"), r);
-    EXPECT_TRUE(reg.ok()) << reg.status().ToString();
-    auto contents = DecodeJitConfig(reg->encoded_jit_config);
-    return {reg->runner.id, contents->credential};
-  }
-  Job Queue() {
-    JobSpec spec;
-    spec.repository = "octo/app";
-    spec.labels = {"self-hosted", "mvr-small"};
-    spec.steps = {"true"};
-    return *model_.QueueJob(spec);
   }
   // Polls every 10 s for `d` (a runner listening).
   void Listen(const Secret& cred, Duration d) {
@@ -54,15 +28,6 @@ class RegistrationExpiryTest : public ::testing::Test {
     }
   }
   bool Listed(int64_t id) { return model_.GetRunner(Scope::Repo("octo", "app"), id).ok(); }
-
-  ManualClock clock_;
-  ManualSleeper sleeper_{clock_};
-  SeededRandom random_{1};
-  SeededRandom secure_random_{2};
-  MemorySink sink_;
-  Logger logger_{sink_, clock_};
-  Seam seam_{clock_, sleeper_, random_, secure_random_, logger_};
-  GithubModel model_;
 };
 
 TEST_F(RegistrationExpiryTest,

@@ -1,13 +1,7 @@
 // GitHub refuses old runner versions (actions/runner #4392): the minimum and the 30-day rule, in
 // the model and in virtual time.
-#include <gtest/gtest.h>
-
-#include "base/clock.h"
-#include "base/logger.h"
-#include "base/random.h"
-#include "emulate/github/github_model.h"
-#include "emulate/github/jit_config.h"
 #include "emulate/github/runner_versions.h"
+#include "model_fixture.h"
 
 namespace mvr::emulate::github {
 namespace {
@@ -43,41 +37,9 @@ TEST(RunnerVersions, MinimumAndThirtyDayRuleGiveGitHubsMessage) {
   EXPECT_EQ(RunnerVersionRefusal(p, "2.333.0", now + 1 * kDay), "");
 }
 
-class RunnerVersionModelTest : public ::testing::Test {
+class RunnerVersionModelTest : public GithubModelFixture {
  protected:
-  RunnerVersionModelTest() : model_(Options(), seam_, nullptr) {}
-  static GithubModelOptions Options() {
-    GithubModelOptions o;
-    o.repositories = {"octo/app"};
-    o.base_url = "http://127.0.0.1:9";
-    return o;
-  }
-  // Registers a runner; returns its id and credential (not connected).
-  std::pair<int64_t, Secret> Register(const std::string& name) {
-    JitRequest r;
-    r.name = name;
-    r.runner_group_id = 1;
-    r.labels = {"mvr-small"};
-    auto reg = model_.GenerateJitConfig(Scope::Repo("octo", "app"), r);
-    EXPECT_TRUE(reg.ok());
-    auto contents = DecodeJitConfig(reg->encoded_jit_config);
-    return {reg->runner.id, contents->credential};
-  }
-  Job Queue() {
-    JobSpec spec;
-    spec.repository = "octo/app";
-    spec.labels = {"self-hosted", "mvr-small"};
-    spec.steps = {"true"};
-    return *model_.QueueJob(spec);
-  }
-  ManualClock clock_;
-  ManualSleeper sleeper_{clock_};
-  SeededRandom random_{1};
-  SeededRandom secure_random_{2};
-  MemorySink sink_;
-  Logger logger_{sink_, clock_};
-  Seam seam_{clock_, sleeper_, random_, secure_random_, logger_};
-  GithubModel model_;
+  RunnerVersionModelTest() : GithubModelFixture(OneRepository()) {}
 };
 
 TEST_F(RunnerVersionModelTest, OldRunnerIsRefusedAtConnectShowsOfflineWithItsVersionAndGetsNoJob) {

@@ -314,6 +314,26 @@ TEST_F(ModelLifecycleTest, HungLaunchStaysPendingUntilTerminatedAndOnlyTheFirstN
   EXPECT_FALSE(MicrovmModelOptions().ApplyJson({{"hangLaunches", -1}}).ok());
 }
 
+// ingressAnswerDelayMs: the answer to an ingress request of a named path is held (the runner
+// set's dead-launch end-to-end test holds /v1/runner/start's); every other path answers at once,
+// and a wrong setting is refused naming the knob.
+TEST(ModelOptionsTest, IngressAnswerDelayHoldsOnlyTheNamedPathsAndRefusesWrongSettings) {
+  MicrovmModelOptions options;
+  EXPECT_EQ(options.IngressAnswerDelay("/v1/runner/start"), Duration(0)) << "off by default";
+  ASSERT_TRUE(options.ApplyJson({{"ingressAnswerDelayMs", {{"/v1/runner/start", 8000}}}}).ok());
+  EXPECT_EQ(options.IngressAnswerDelay("/v1/runner/start"), Duration(8000));
+  EXPECT_EQ(options.IngressAnswerDelay("/v1/status"), Duration(0));
+  EXPECT_EQ(options.IngressAnswerDelay("/v1/runner/start/"), Duration(0));
+  for (const json& wrong : {json{{"v1/runner/start", 1}}, json{{"/v1/status?x=1", 1}},
+                            json{{"/v1/status", -1}}, json{{"/v1/status", 3'600'001}},
+                            json{{"/v1/status", "1000"}}, json{{"/v1/status", 1.5}}, json(8000)}) {
+    Status s = MicrovmModelOptions().ApplyJson({{"ingressAnswerDelayMs", wrong}});
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << wrong.dump();
+    EXPECT_NE(s.message().find("ingressAnswerDelayMs must map request paths"), std::string::npos)
+        << s.message();
+  }
+}
+
 TEST_F(ModelLifecycleTest, RunningBeforeHookReportsRunningBeforeRunAndResumeHooks) {
   MicrovmModelOptions options;
   options.running_before_hook = Duration(2000);

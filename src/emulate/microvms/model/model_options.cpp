@@ -13,7 +13,30 @@ namespace {
 
 constexpr double kDayMs = 24.0 * 3600 * 1000;
 
+// ingressAnswerDelayMs: {"/path": milliseconds, ...}.
+Result<std::map<std::string, Duration>> ParseIngressAnswerDelays(const json& delays) {
+  const std::string wrong =
+      "ingressAnswerDelayMs must map request paths (each starting with '/', no query) to "
+      "milliseconds from 0 to " +
+      std::to_string(kMaxLatencyMs) + ", e.g. {\"/v1/runner/start\": 8000}";
+  if (!delays.is_object()) return InvalidArgument(wrong);
+  std::map<std::string, Duration> out;
+  for (const auto& [path, ms] : delays.items()) {
+    if (path.empty() || path[0] != '/' || path.find('?') != std::string::npos ||
+        !ms.is_number_integer() || ms.get<int64_t>() < 0 || ms.get<int64_t>() > kMaxLatencyMs) {
+      return InvalidArgument(wrong + " (not so: \"" + path.substr(0, 80) + "\")");
+    }
+    out[path] = Duration(ms.get<int64_t>());
+  }
+  return out;
+}
+
 }  // namespace
+
+Duration MicrovmModelOptions::IngressAnswerDelay(std::string_view path) const {
+  auto it = ingress_answer_delays.find(std::string(path));
+  return it == ingress_answer_delays.end() ? Duration(0) : it->second;
+}
 
 Duration LatencyDistribution::Sample(Random& random) const {
   switch (kind) {
@@ -155,12 +178,10 @@ Status MicrovmModelOptions::ApplyJson(const json& config) {
   MVR_RETURN_IF_ERROR(read_int("terminatedRetentionSeconds", 0, 30LL * 24 * 3600, retention_s));
   terminated_retention = Duration(retention_s * 1000);
   MVR_RETURN_IF_ERROR(ReadProbability(config, "bootFailureProbability", boot_failure_probability));
-  if (config.contains("hangLaunches")) {
-    const json& v = config["hangLaunches"];
-    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1'000'000) {
-      return InvalidArgument("hangLaunches must be an integer 0-1000000");
-    }
-    hang_launches = static_cast<int>(v.get<int64_t>());
+  MVR_RETURN_IF_ERROR(read_int("hangLaunches", 0, 1'000'000, hang_launches));
+  if (config.contains("ingressAnswerDelayMs")) {
+    MVR_ASSIGN_OR_RETURN(ingress_answer_delays,
+                         ParseIngressAnswerDelays(config["ingressAnswerDelayMs"]));
   }
   MVR_RETURN_IF_ERROR(ReadProbability(config, "serverErrorProbability", server_error_probability));
   MVR_RETURN_IF_ERROR(ReadProbability(config, "throttleProbability", throttle_probability));

@@ -123,6 +123,13 @@ struct MicrovmModelOptions {
   bool require_ingress_connector = false;
   // The ingress endpoint of a new VM. Unset: "https://<id>.microvms.lambda.<region>.on.aws/".
   std::function<std::string(const std::string& microvm_id)> endpoint_for;
+  // A test fault (ingressAnswerDelayMs), keyed by request path (no query): an ingress request to
+  // one of these paths reaches the guest at once, and the guest's answer is held this long, so a
+  // client can die after the guest acted and before it heard so (a launcher between its runner's
+  // delivery, /v1/runner/start, and its commit).
+  std::map<std::string, Duration> ingress_answer_delays;
+  // How long the answer to an ingress request for `path` is held (0 for most).
+  Duration IngressAnswerDelay(std::string_view path) const;
 
   // Overlays the keys present in `config` (see docs/emulate-microvms.md) on these options.
   Status ApplyJson(const nlohmann::json& config);
