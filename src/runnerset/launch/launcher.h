@@ -157,6 +157,9 @@ class Launcher {
   };
   Result<std::optional<WaitingHead>> FindWaitingHead(std::string repository, int64_t job_id,
                                                      std::string runner_name);
+  // The job left waiting at the head of a taken job's chain: its committed claim released and the
+  // job launched again (unless its launch is under way, or it was launched again already).
+  LaunchOutcome RelaunchWaiting(const TakenIntent& intent, const WaitingHead& head);
   // Any of them, counted in the metrics.
   LaunchOutcome Handle(const Intent& intent);
 
