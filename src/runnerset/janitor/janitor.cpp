@@ -1,4 +1,5 @@
 #include "runnerset/janitor/janitor.h"
+#include "runnerset/janitor/janitor_verdict.h"
 
 #include <chrono>
 
@@ -193,97 +194,124 @@ void Janitor::ReapMapped(const Inventory& inv, SweepReport& report) {
 }
 
 void Janitor::ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepReport& report) {
+  auto vm = inv.vms.find(row.microvm_id);
+  auto listed = inv.runners.find(row.runner_name);
+  MappedEvidence e;
+  e.vm_listed_live = vm != inv.vms.end() && vm->second.state != aws::MicrovmState::kTerminated;
+  e.vm_running = e.vm_listed_live && vm->second.state == aws::MicrovmState::kRunning;
+  e.runners_ok = inv.runners_ok;
+  e.listed = listed != inv.runners.end();
+  e.listed_busy = e.listed && listed->second.busy;
+  e.listed_online = e.listed && listed->second.online();
+  const std::string suspicion = e.listed ? "idle" : "absent";
+  e.strikes = row.suspicion == suspicion ? row.strikes + 1 : 1;
+  e.strikes_needed = config_.janitor.strikes;
+  for (;;) {
+    const MappedVerdict v = DecideMapped(e);
+    switch (v.reason) {
+      case MappedReason::kNeedOwnJob:
+        e.own = OwnJobEnded(row);
+        continue;
+      case MappedReason::kNeedClassJobWaits:
+        e.class_job_waits = AJobOfItsClassWaits(inv, row.class_label);
+        continue;
+      case MappedReason::kNeedAge:
+        e.old_enough = OldEnough(vm->second);
+        continue;
+      case MappedReason::kNeedStarting:
+        e.starting = vm->second.started_at && deps_.seam.clock.Now() - *vm->second.started_at <
+                                                  Duration(config_.janitor.grace_seconds * 1000LL) +
+                                                      config_.launch_timeout();
+        continue;
+      case MappedReason::kNeedFreshRead:
+        e.fresh = FreshRead(row, report);
+        continue;
+      case MappedReason::kNeedVmDoing: {
+        // The VM's own word counts until its job ended kVmWordLapse ago (OwnJobEnded).
+        Result<VmWork> working = WorksOnAJob(inv, row, suspicion, e.own != OwnJob::kLongAgo);
+        if (!working.ok())
+          Error(report, "reading the jobs of " + row.runner_name, working.status());
+        e.doing = !working.ok()                   ? VmDoing::kFailed
+                  : *working == VmWork::kEnding   ? VmDoing::kEnding
+                  : *working == VmWork::kRunsAJob ? VmDoing::kRunsAJob
+                                                  : VmDoing::kIdle;
+        continue;
+      }
+      default:
+        return CarryOutMapped(v, row, suspicion, e.strikes, report);
+    }
+  }
+}
+
+FreshRunner Janitor::FreshRead(const MappingRow& row, SweepReport& report) {
+  // Suspect since an earlier sweep: act only on a fresh per-runner read that agrees.
+  Result<github::Runner> fresh = deps_.github.GetRunner(scope_, row.runner_id);
+  if (!fresh.ok() && fresh.status().code() != Code::kNotFound) {
+    Error(report, "reading runner " + row.runner_name, fresh.status());
+    return FreshRunner::kFailed;
+  }
+  if (!fresh.ok()) return FreshRunner::kGone;
+  return fresh->busy ? FreshRunner::kBusy : FreshRunner::kIdle;
+}
+
+void Janitor::CarryOutMapped(const MappedVerdict& v, const MappingRow& row,
+                             const std::string& suspicion, int strikes, SweepReport& report) {
   auto clear = [&] {
     if (row.strikes == 0) return;
     Status s = deps_.table.SetStrikes(row.runner_name, row.microvm_id, 0, "");
     if (!s.ok()) return Error(report, "clearing the strikes of " + row.runner_name, s);
     report.Add(Swept::kStrikesCleared);
   };
-  auto vm = inv.vms.find(row.microvm_id);
-  if (vm == inv.vms.end() || vm->second.state == aws::MicrovmState::kTerminated) {
-    return RemoveIfVmGone(row, report);
+  switch (v.step) {
+    case MappedStep::kRemove:
+      return RemoveIfVmGone(row, report);
+    case MappedStep::kKeep:
+      if (v.reason == MappedReason::kBusyAfterAll) {
+        deps_.seam.logger.Info("janitor: the runner is busy after all; left alone",
+                               {{"runner_name", row.runner_name}, {"listed_as", suspicion}});
+      }
+      if (v.reason == MappedReason::kBusyAfterAll || v.reason == MappedReason::kRunsAJob) {
+        report.Add(Swept::kBusySpared);
+      }
+      return clear();
+    case MappedStep::kStrike:
+      if (Status s = deps_.table.SetStrikes(row.runner_name, row.microvm_id, strikes, suspicion);
+          !s.ok()) {
+        return Error(report, "recording a strike on " + row.runner_name, s);
+      }
+      report.Add(Swept::kStrikesAdded);
+      return;
+    case MappedStep::kDeregister: {
+      // GitHub refuses to remove a runner that took a job meanwhile.
+      Status removed = deps_.github.DeleteRunner(scope_, row.runner_id);
+      if (removed.code() == Code::kConflict || removed.code() == Code::kInvalidArgument) {
+        report.Add(Swept::kBusySpared);
+        return clear();
+      }
+      if (!removed.ok() && removed.code() != Code::kNotFound) {
+        return Error(report, "removing runner " + row.runner_name, removed);
+      }
+      if (removed.ok()) report.Add(Swept::kRunnersRemoved);
+      return EndMappedVm(v, row, report);
+    }
+    case MappedStep::kTerminate:
+      return EndMappedVm(v, row, report);
+    default:  // kWait, kError (reported where the read failed), kGather (none left)
+      return;
   }
-  // Only a RUNNING VM is ever acted on: a suspended or starting one is left alone.
-  if (vm->second.state != aws::MicrovmState::kRunning) return clear();
-  auto listed = inv.runners.find(row.runner_name);
-  if (inv.runners_ok && listed != inv.runners.end() && listed->second.busy) return clear();
-  // The job it was launched for has ended (cancelled before any runner took it, or run by
-  // another runner) and its `completed` webhook may never come (actions/runner #4309): no
-  // grace and no strikes, it is reaped this sweep if its runner is on no job. Unless its runner
-  // is registered and a job of its class waits: the runner may serve that job, whose own runner
-  // another job took (reaped at once, the waiting job waited for the janitor's stuck-launch
-  // recovery: simulation, stolen-runners seed 61). A job that ended moments ago is its
-  // `completed` webhook's to clean up, if it comes.
-  const JobEnded own = inv.runners_ok ? OwnJobEnded(row) : JobEnded::kNo;
-  if (own == JobEnded::kRecently) return;
-  const bool ended = (own == JobEnded::kYes || own == JobEnded::kLongAgo) &&
-                     (listed == inv.runners.end() || !AJobOfItsClassWaits(inv, row.class_label));
-  if (!ended && !OldEnough(vm->second)) return clear();
-  if (!inv.runners_ok) return;  // no listing to raise a suspicion on
-  // A runner not yet online on a VM its launch may still be bringing up is starting, not
-  // stranded: a launch the janitor itself queued is otherwise reaped at its next sweep whenever
-  // the period falls between graceSeconds and the runner's start-up (simulation, busy-lies seed
-  // 882, a relaunch loop that never ran its job).
-  if (!ended && listed != inv.runners.end() && !listed->second.online() && vm->second.started_at &&
-      deps_.seam.clock.Now() - *vm->second.started_at <
-          Duration(config_.janitor.grace_seconds * 1000LL) + config_.launch_timeout()) {
-    return clear();
-  }
-  const std::string suspicion = listed == inv.runners.end() ? "absent" : "idle";
-  const int strikes = row.suspicion == suspicion ? row.strikes + 1 : 1;
-  if (!ended && strikes < config_.janitor.strikes) {
-    Status s = deps_.table.SetStrikes(row.runner_name, row.microvm_id, strikes, suspicion);
-    if (!s.ok()) return Error(report, "recording a strike on " + row.runner_name, s);
-    report.Add(Swept::kStrikesAdded);
-    return;
-  }
+}
 
-  // Suspect since an earlier sweep: act only on a fresh per-runner read that agrees.
-  Result<github::Runner> fresh = deps_.github.GetRunner(scope_, row.runner_id);
-  if (!fresh.ok() && fresh.status().code() != Code::kNotFound) {
-    return Error(report, "reading runner " + row.runner_name, fresh.status());
-  }
-  if (fresh.ok()) {
-    if (fresh->busy) {
-      deps_.seam.logger.Info("janitor: the runner is busy after all; left alone",
-                             {{"runner_name", row.runner_name}, {"listed_as", suspicion}});
-      report.Add(Swept::kBusySpared);
-      return clear();
-    }
-    if (suspicion == "absent" && !ended) return clear();  // back in GitHub's view
-  }
-  // Idle or gone by its flag, which can lie: neither the jobs API nor the VM's supervisor may
-  // say it runs a job.
-  Result<VmWork> working = WorksOnAJob(inv, row, suspicion, own != JobEnded::kLongAgo);
-  if (!working.ok())
-    return Error(report, "reading the jobs of " + row.runner_name, working.status());
-  // Its VM is ending already: the next sweep finds it gone and removes the row and runner.
-  if (*working == VmWork::kEnding) return;
-  if (*working == VmWork::kRunsAJob) {
-    report.Add(Swept::kBusySpared);
-    return clear();
-  }
-  if (fresh.ok()) {
-    // Idle still: deregister first. GitHub refuses to remove a runner that took a job meanwhile.
-    Status removed = deps_.github.DeleteRunner(scope_, row.runner_id);
-    if (removed.code() == Code::kConflict || removed.code() == Code::kInvalidArgument) {
-      report.Add(Swept::kBusySpared);
-      return clear();
-    }
-    if (!removed.ok() && removed.code() != Code::kNotFound) {
-      return Error(report, "removing runner " + row.runner_name, removed);
-    }
-    if (removed.ok()) report.Add(Swept::kRunnersRemoved);
-  }
+void Janitor::EndMappedVm(const MappedVerdict& v, const MappingRow& row, SweepReport& report) {
   Status terminated = TerminateVm(row.microvm_id);
   if (!terminated.ok()) return Error(report, "terminating MicroVM " + row.microvm_id, terminated);
   report.Add(Swept::kVmsTerminated);
-  deps_.seam.logger.Info("janitor: terminated a stranded MicroVM",
-                         {{"microvm_id", row.microvm_id},
-                          {"runner_name", row.runner_name},
-                          {"reason", ended ? "the job it was launched for has ended"
-                                     : suspicion == "absent" ? "GitHub lost track of its runner"
-                                                             : "its runner never got a job"}});
+  deps_.seam.logger.Info(
+      "janitor: terminated a stranded MicroVM",
+      {{"microvm_id", row.microvm_id},
+       {"runner_name", row.runner_name},
+       {"reason", v.reason == MappedReason::kOwnJobEnded ? "the job it was launched for has ended"
+                  : v.reason == MappedReason::kAbsent    ? "GitHub lost track of its runner"
+                                                         : "its runner never got a job"}});
   Status deleted = deps_.table.DeleteMapping(row.runner_name, row.microvm_id);
   if (!deleted.ok()) return Error(report, "deleting the row of " + row.runner_name, deleted);
   report.Add(Swept::kRowsRemoved);

@@ -43,6 +43,7 @@
 #include "runnerset/classes/class_health.h"
 #include "runnerset/classes/image_runner.h"
 #include "runnerset/config/config.h"
+#include "runnerset/janitor/janitor_verdict.h"
 #include "runnerset/metrics/metrics.h"
 #include "runnerset/pools/warm_pool_table.h"
 #include "runnerset/table/runner_table.h"
@@ -144,6 +145,13 @@ class Janitor {
   void ReapMappedOne(const Inventory& inv, const MappingRow& row, SweepReport& report);
   // A row whose VM the listing does not show live: removed once a fresh read agrees.
   void RemoveIfVmGone(const MappingRow& row, SweepReport& report);
+  // The mapped VM's verdict (janitor_verdict.h) carried out: strikes, a removal, a termination.
+  void CarryOutMapped(const MappedVerdict& verdict, const MappingRow& row,
+                      const std::string& suspicion, int strikes, SweepReport& report);
+  // Terminates a stranded mapped VM and deletes its row.
+  void EndMappedVm(const MappedVerdict& verdict, const MappingRow& row, SweepReport& report);
+  // A fresh read of a suspect row's runner (a failure other than NotFound is reported).
+  FreshRunner FreshRead(const MappingRow& row, SweepReport& report);
   void ReapUnmapped(const Inventory& inv, SweepReport& report);
   // Idle runners with the set's prefix that no row or live claim names; `struck` collects the
   // orphan-row keys struck this sweep.
@@ -157,6 +165,20 @@ class Janitor {
   };
   std::optional<Rescan> StrikeThenRescan(const std::string& key, const std::string& what,
                                          SweepReport& report);
+  // One orphan VM or registration (janitor_orphans.cpp): its verdict (janitor_verdict.h)
+  // gathered and carried out; `struck` collects the orphan rows this sweep struck.
+  void ReapOrphanVm(const Inventory& inv, const std::string& microvm_id, OrphanVmEvidence& evidence,
+                    SweepReport& report, std::set<std::string>& struck);
+  void TerminateOrphanVm(const std::string& microvm_id, SweepReport& report,
+                         std::set<std::string>& struck);
+  void ReapOrphanRunner(const Inventory& inv, const github::Runner& runner,
+                        OrphanRunnerEvidence& evidence, SweepReport& report,
+                        std::set<std::string>& struck);
+  // Whether the re-scan shows a row, claim (in flight) or pool member that owns `runner`.
+  bool OwnedOnRescan(const Rescan& rescan, const github::Runner& runner) const;
+  // Deletes the orphan row of runner `name` (its strikes), and forgets it was struck.
+  void ForgetOrphan(const std::string& key, const std::string& runner_name, SweepReport& report,
+                    std::set<std::string>& struck);
   void ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
                            std::set<std::string>& struck);
   // An unmapped RUNNING VM that the claim of a launch that died before its commit names
@@ -187,6 +209,14 @@ class Janitor {
   void NoteRefusalSuspect(const Inventory& inv, const Claim& claim, const RunnerClass& cls);
   // Whether a queued job of `cls` waits for its class to be healthy again instead of being
   // launched (one probe per class a sweep goes through; `probing` collects them).
+  // One job GitHub lists as queued (janitor_recover.cpp): its verdict (DecideStuckJob) gathered
+  // and carried out; `claim` its launch's claim, if any.
+  void RecoverStuckJob(const Inventory& inv, const std::string& repository, const github::Job& job,
+                       const Claim* claim, TimePoint now, std::set<std::string>& probing,
+                       SweepReport& report);
+  // A launch intent for the job on the queue.
+  void QueueRecovery(const std::string& repository, const github::Job& job, const RunnerClass& cls,
+                     TimePoint now, SweepReport& report);
   bool HeldByRefusal(const RunnerClass& cls, std::set<std::string>& probing);
   // Whether GitHub will keep handing jobs to the runner each class's active image version carries
   // (janitor_runner_window.cpp): the version `mvr image build` recorded, against GitHub's minimum
@@ -225,7 +255,7 @@ class Janitor {
   // terminate intent ends the VM, may still be on its way (kEndedWebhookWait); kLongAgo when it
   // completed kVmWordLapse ago or more: the VM's own word (its supervisor's /v1/status, which the
   // job's code could forge) no longer keeps it, only the jobs API can (issue 53, item 14).
-  enum class JobEnded { kNo, kRecently, kYes, kLongAgo };
+  using JobEnded = OwnJob;
   JobEnded OwnJobEnded(const MappingRow& row);
   // What a VM about to be reaped is doing, by a fresh read: kEnding when it is no longer RUNNING
   // (a terminate intent or its own exit got there first: asking its supervisor would wait out

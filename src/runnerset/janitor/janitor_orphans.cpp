@@ -85,56 +85,87 @@ void Janitor::ReapUnmappedRunners(const Inventory& inv, SweepReport& report,
     }
   }
   for (const auto& [name, runner] : inv.runners) {
-    if (mapped.count(name) || pending.count(runner.id) || runner.busy) continue;
-    // A registration no launch owns (its attempt died): strikes, then a fresh read.
-    const std::string key = "runner-" + std::to_string(runner.id);
-    struck.insert(key);
-    // As for a VM: a consistent re-scan just before, in case a launch has claimed it meanwhile.
-    std::optional<Rescan> rescan = StrikeThenRescan(key, "runner " + name, report);
-    if (!rescan) continue;
-    bool owned = rescan->pool_runners.count(name) > 0;
-    for (const MappingRow& r : rescan->rows) owned = owned || r.runner_name == name;
-    for (const Claim& c : rescan->claims) {
-      owned = owned || c.runner_name == name ||
-              (c.pending_runner_id == runner.id &&
-               InFlight(c, deps_.seam.clock.Now().time_since_epoch().count(),
-                        config_.claim_takeover_after()));
-    }
-    if (owned) {
-      report.Add(Swept::kOrphansSpared);
-      if (Status s = deps_.table.DeleteOrphan(key); s.ok()) struck.erase(key);
-      continue;
-    }
-    Result<github::Runner> fresh = deps_.github.GetRunner(scope_, runner.id);
-    if (fresh.ok() && !fresh->busy) {
-      // Its busy flag can lie (actions/runner #4422): the jobs API must not name it on a job.
-      Result<bool> working = RunsAJob(inv, name);
-      if (!working.ok()) {
-        Error(report, "reading the jobs of " + name, working.status());
+    OrphanRunnerEvidence e;
+    e.owned = mapped.count(name) || pending.count(runner.id) || runner.busy;
+    ReapOrphanRunner(inv, runner, e, report, struck);
+  }
+}
+
+void Janitor::ReapOrphanRunner(const Inventory& inv, const github::Runner& runner,
+                               OrphanRunnerEvidence& e, SweepReport& report,
+                               std::set<std::string>& struck) {
+  const std::string& name = runner.name;
+  // A registration no launch owns (its attempt died): strikes, then a fresh read.
+  const std::string key = "runner-" + std::to_string(runner.id);
+  for (;;) {
+    switch (DecideOrphanRunner(e)) {
+      case OrphanStep::kGather:
+        if (!e.strikes_done) {
+          struck.insert(key);
+          // As for a VM: a consistent re-scan just before, in case a launch claimed it meanwhile.
+          std::optional<Rescan> rescan = StrikeThenRescan(key, "runner " + name, report);
+          e.strikes_done = rescan.has_value();
+          if (rescan) e.owned_on_rescan = OwnedOnRescan(*rescan, runner);
+        } else if (!e.fresh) {
+          Result<github::Runner> fresh = deps_.github.GetRunner(scope_, runner.id);
+          e.fresh = !fresh.ok()   ? FreshRunner::kGone
+                    : fresh->busy ? FreshRunner::kBusy
+                                  : FreshRunner::kIdle;
+        } else {
+          Result<bool> working = RunsAJob(inv, name);
+          if (!working.ok()) Error(report, "reading the jobs of " + name, working.status());
+          e.jobs_api = !working.ok() ? VmDoing::kFailed
+                       : *working    ? VmDoing::kRunsAJob
+                                     : VmDoing::kIdle;
+        }
         continue;
-      }
-      if (*working) {
+      case OrphanStep::kSpare:
+        report.Add(Swept::kOrphansSpared);
+        if (Status s = deps_.table.DeleteOrphan(key); s.ok()) struck.erase(key);
+        return;
+      case OrphanStep::kKeep:
         report.Add(Swept::kBusySpared);
-        continue;  // its strike stays; a later sweep sees it done
+        return;  // its strike stays; a later sweep sees it done
+      case OrphanStep::kForget:
+        if (*e.fresh == FreshRunner::kBusy) report.Add(Swept::kBusySpared);
+        return ForgetOrphan(key, name, report, struck);
+      case OrphanStep::kDeregister: {
+        Status removed = deps_.github.DeleteRunner(scope_, runner.id);
+        if (removed.code() == Code::kConflict || removed.code() == Code::kInvalidArgument) {
+          report.Add(Swept::kBusySpared);
+        } else if (!removed.ok() && removed.code() != Code::kNotFound) {
+          return Error(report, "removing runner " + name, removed);
+        } else {
+          report.Add(Swept::kRunnersRemoved);
+          deps_.seam.logger.Info("janitor: removed a runner no launch owns",
+                                 {{"runner_name", name}});
+        }
+        return ForgetOrphan(key, name, report, struck);
       }
+      default:  // kSkip, kStrike (counted by StrikeThenRescan), kError (reported)
+        return;
     }
-    Status removed =
-        fresh.ok() && !fresh->busy ? deps_.github.DeleteRunner(scope_, runner.id) : Status::Ok();
-    if (fresh.ok() && fresh->busy) report.Add(Swept::kBusySpared);
-    if (removed.code() == Code::kConflict || removed.code() == Code::kInvalidArgument) {
-      report.Add(Swept::kBusySpared);
-    } else if (!removed.ok() && removed.code() != Code::kNotFound) {
-      Error(report, "removing runner " + name, removed);
-      continue;
-    } else if (fresh.ok() && !fresh->busy) {
-      report.Add(Swept::kRunnersRemoved);
-      deps_.seam.logger.Info("janitor: removed a runner no launch owns", {{"runner_name", name}});
-    }
-    if (Status s = deps_.table.DeleteOrphan(key); !s.ok()) {
-      Error(report, "deleting the orphan row of runner " + name, s);
-    } else {
-      struck.erase(key);
-    }
+  }
+}
+
+bool Janitor::OwnedOnRescan(const Rescan& rescan, const github::Runner& runner) const {
+  bool owned = rescan.pool_runners.count(runner.name) > 0;
+  for (const MappingRow& r : rescan.rows) owned = owned || r.runner_name == runner.name;
+  for (const Claim& c : rescan.claims) {
+    owned = owned || c.runner_name == runner.name ||
+            (c.pending_runner_id == runner.id &&
+             InFlight(c, deps_.seam.clock.Now().time_since_epoch().count(),
+                      config_.claim_takeover_after()));
+  }
+  return owned;
+}
+
+void Janitor::ForgetOrphan(const std::string& key, const std::string& name, SweepReport& report,
+                           std::set<std::string>& struck) {
+  if (Status s = deps_.table.DeleteOrphan(key); !s.ok()) {
+    Error(report, "deleting the orphan row of runner " + name, s);
+  } else {
+    struck.erase(key);
   }
 }
 
@@ -143,45 +174,9 @@ void Janitor::ReapUnmapped(const Inventory& inv, SweepReport& report) {
   std::set<std::string> struck;
   ReapUnmappedRunners(inv, report, struck);
   for (const auto& [id, vm] : inv.vms) {
-    if (known.count(id) || vm.state != aws::MicrovmState::kRunning || !OldEnough(vm)) continue;
-    if (AdoptDeadLaunch(inv, id, report)) continue;
-    struck.insert(id);
-    // The instant before the kill: a strongly consistent re-scan, which aborts it if a launch
-    // has written a row or a claim for this VM meanwhile.
-    std::optional<Rescan> rescan = StrikeThenRescan(id, "unmapped MicroVM " + id, report);
-    if (!rescan) continue;
-    if (KnownVms(rescan->rows, rescan->claims, rescan->pool_vms).count(id)) {
-      report.Add(Swept::kOrphansSpared);
-      if (Status s = deps_.table.DeleteOrphan(id); !s.ok()) {
-        Error(report, "deleting the orphan row of " + id, s);
-      }
-      continue;
-    }
-    // No row names it, but it may be another's VM of the same image (the Action's, another
-    // set's; docs/runner-set-janitor.md says an image belongs to one set): one whose supervisor
-    // says its runner runs a job is left alone, its strikes kept, until it says so no longer (its
-    // own maximum lifetime bounds a VM that would say it forever).
-    const VmWork work = SupervisorRunsAJob(id);
-    if (work == VmWork::kEnding) continue;
-    if (work == VmWork::kRunsAJob) {
-      report.Add(Swept::kBusySpared);
-      deps_.seam.logger.Info(
-          "janitor: the supervisor of a MicroVM no row names says it runs a job; left alone",
-          {{"microvm_id", id}});
-      continue;
-    }
-    Status terminated = TerminateVm(id);
-    if (!terminated.ok()) {
-      Error(report, "terminating unmapped MicroVM " + id, terminated);
-      continue;
-    }
-    report.Add(Swept::kOrphansTerminated);
-    deps_.seam.logger.Info("janitor: terminated a MicroVM no row names", {{"microvm_id", id}});
-    if (Status s = deps_.table.DeleteOrphan(id); !s.ok()) {
-      Error(report, "deleting the orphan row of " + id, s);
-    } else {
-      struck.erase(id);
-    }
+    OrphanVmEvidence e;
+    e.suspect = !known.count(id) && vm.state == aws::MicrovmState::kRunning && OldEnough(vm);
+    ReapOrphanVm(inv, id, e, report, struck);
   }
   // Orphan rows of VMs that are gone, mapped after all, or no longer running are stale.
   for (const OrphanRow& o : inv.orphans) {
@@ -195,6 +190,64 @@ void Janitor::ReapUnmapped(const Inventory& inv, SweepReport& report) {
       continue;
     }
     report.Add(Swept::kRowsRemoved);
+  }
+}
+
+void Janitor::ReapOrphanVm(const Inventory& inv, const std::string& id, OrphanVmEvidence& e,
+                           SweepReport& report, std::set<std::string>& struck) {
+  for (;;) {
+    switch (DecideOrphanVm(e)) {
+      case OrphanStep::kGather:
+        if (!e.adopted) {
+          e.adopted = AdoptDeadLaunch(inv, id, report);
+        } else if (!e.strikes_done) {
+          struck.insert(id);
+          // The instant before the kill: a strongly consistent re-scan, which aborts it if a
+          // launch has written a row or a claim for this VM meanwhile.
+          std::optional<Rescan> rescan = StrikeThenRescan(id, "unmapped MicroVM " + id, report);
+          e.strikes_done = rescan.has_value();
+          if (rescan) {
+            e.known_on_rescan = KnownVms(rescan->rows, rescan->claims, rescan->pool_vms).count(id);
+          }
+        } else {
+          // No row names it, but it may be another's VM of the same image (the Action's,
+          // another set's; docs/runner-set-janitor.md says an image belongs to one set).
+          const VmWork work = SupervisorRunsAJob(id);
+          e.doing = work == VmWork::kEnding     ? VmDoing::kEnding
+                    : work == VmWork::kRunsAJob ? VmDoing::kRunsAJob
+                                                : VmDoing::kIdle;
+        }
+        continue;
+      case OrphanStep::kSpare:
+        report.Add(Swept::kOrphansSpared);
+        if (Status s = deps_.table.DeleteOrphan(id); !s.ok()) {
+          Error(report, "deleting the orphan row of " + id, s);
+        }
+        return;
+      case OrphanStep::kKeep:
+        report.Add(Swept::kBusySpared);
+        deps_.seam.logger.Info(
+            "janitor: the supervisor of a MicroVM no row names says it runs a job; left alone",
+            {{"microvm_id", id}});
+        return;
+      case OrphanStep::kTerminate:
+        return TerminateOrphanVm(id, report, struck);
+      default:  // kSkip, kAdopt (done), kStrike (counted), kWait (ending)
+        return;
+    }
+  }
+}
+
+void Janitor::TerminateOrphanVm(const std::string& id, SweepReport& report,
+                                std::set<std::string>& struck) {
+  Status terminated = TerminateVm(id);
+  if (!terminated.ok()) return Error(report, "terminating unmapped MicroVM " + id, terminated);
+  report.Add(Swept::kOrphansTerminated);
+  deps_.seam.logger.Info("janitor: terminated a MicroVM no row names", {{"microvm_id", id}});
+  if (Status s = deps_.table.DeleteOrphan(id); !s.ok()) {
+    Error(report, "deleting the orphan row of " + id, s);
+  } else {
+    struck.erase(id);
   }
 }
 

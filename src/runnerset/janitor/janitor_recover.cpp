@@ -60,9 +60,8 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
   for (const Claim& c : inv.claims) {
     claims[c.repository + "#" + std::to_string(c.job_id)] = &c;
   }
+  // One time for the whole sweep: a job's age, a claim's, and the relaunched intent's queued_at.
   const TimePoint now = deps_.seam.clock.Now();
-  const Duration stuck_after(config_.janitor.stuck_launch_seconds * 1000LL);
-  const Duration takeover_after = config_.claim_takeover_after();
   std::set<std::string> probing;
   for (const std::string& repository : repositories) {
     if (!config_.github.Serves(repository)) continue;
@@ -81,51 +80,73 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
     }
     for (const github::Job& job : *queued) {
       if (job.status != github::JobStatus::kQueued) continue;
-      const RunnerClass* cls = config_.ClassForJob(job.labels);
-      if (!cls) continue;  // not this set's job
-      auto claim = claims.find(repository + "#" + std::to_string(job.id));
-      // The evidence is read while it is there (the launch's row goes with its VM), before the
-      // job is old enough to look stuck.
-      if (claim != claims.end()) NoteRefusalSuspect(inv, *claim->second, *cls);
-      if (job.created_at && now - *job.created_at < stuck_after) continue;
-      if (claim != claims.end()) {
-        const Claim& c = *claim->second;
-        if (!c.microvm_id.empty()) {
-          // Launched: leave it while its VM lives and its runner may still take the job (the
-          // listings must be complete to say otherwise). A VM gone, or a runner that took
-          // another job (busy, or finished and deregistered) while this one still waits, means
-          // the claim is released for a new launch.
-          auto vm = inv.vms.find(c.microvm_id);
-          const bool vm_live = !inv.vms_ok || (vm != inv.vms.end() &&
-                                               vm->second.state != aws::MicrovmState::kTerminated);
-          auto runner = inv.runners.find(c.runner_name);
-          const bool runner_elsewhere = inv.runners_ok && !c.runner_name.empty() &&
-                                        (runner == inv.runners.end() || runner->second.busy);
-          if (vm_live && !runner_elsewhere) continue;
-          Status released = deps_.table.ReleaseCommitted(repository, job.id, c.attempt_token);
-          if (!released.ok()) {
-            Error(report, "releasing the claim of job " + std::to_string(job.id), released);
-            continue;
-          }
-        } else if (ToUnixMillis(now) - c.claimed_ms < takeover_after.count()) {
-          continue;  // a launch holds it and may still be working
-        }
+      const Claim* claim = nullptr;
+      if (auto c = claims.find(repository + "#" + std::to_string(job.id)); c != claims.end()) {
+        claim = c->second;
       }
-      if (HeldByRefusal(*cls, probing)) {
-        deps_.metrics.AddJanitor("recovery_held_refused_runner");
-        continue;
-      }
-      const LaunchIntent intent = LaunchIntentForJob(repository, job, cls->label, now, "janitor");
-      Result<std::string> sent = deps_.queue.Send(queue::OutgoingMessage{EncodeIntent(intent)});
-      if (!sent.ok()) {
-        Error(report, "queueing the launch of job " + std::to_string(job.id), sent.status());
-        continue;
-      }
-      report.Add(Swept::kLaunchesRecovered);
-      deps_.seam.logger.Info("janitor: re-launching a job still queued without its runner",
-                             {{"job_id", job.id}, {"repository", repository}});
+      RecoverStuckJob(inv, repository, job, claim, now, probing, report);
     }
   }
+}
+
+void Janitor::RecoverStuckJob(const Inventory& inv, const std::string& repository,
+                              const github::Job& job, const Claim* claim, TimePoint now,
+                              std::set<std::string>& probing, SweepReport& report) {
+  const RunnerClass* cls = config_.ClassForJob(job.labels);
+  StuckJobEvidence e;
+  e.has_class = cls != nullptr;
+  // The evidence is read while it is there (the launch's row goes with its VM), before the job
+  // is old enough to look stuck.
+  if (cls && claim) NoteRefusalSuspect(inv, *claim, *cls);
+  e.young = job.created_at &&
+            now - *job.created_at < Duration(config_.janitor.stuck_launch_seconds * 1000LL);
+  if (claim) {
+    const Claim& c = *claim;
+    e.claimed = true;
+    e.committed = !c.microvm_id.empty();
+    // The listings must be complete to say the VM is gone or the runner elsewhere (busy, or
+    // finished and deregistered) while this job still waits.
+    auto vm = inv.vms.find(c.microvm_id);
+    e.vm_live =
+        !inv.vms_ok || (vm != inv.vms.end() && vm->second.state != aws::MicrovmState::kTerminated);
+    auto runner = inv.runners.find(c.runner_name);
+    e.runner_elsewhere = inv.runners_ok && !c.runner_name.empty() &&
+                         (runner == inv.runners.end() || runner->second.busy);
+    e.claim_young = ToUnixMillis(now) - c.claimed_ms < config_.claim_takeover_after().count();
+  }
+  for (;;) {
+    switch (DecideStuckJob(e)) {
+      case StuckStep::kRelease:
+        if (Status released =
+                deps_.table.ReleaseCommitted(repository, job.id, claim->attempt_token);
+            !released.ok()) {
+          return Error(report, "releasing the claim of job " + std::to_string(job.id), released);
+        }
+        e.released = true;
+        continue;
+      case StuckStep::kGather:
+        e.held = HeldByRefusal(*cls, probing);
+        continue;
+      case StuckStep::kHold:
+        return deps_.metrics.AddJanitor("recovery_held_refused_runner");
+      case StuckStep::kRelaunch:
+        return QueueRecovery(repository, job, *cls, now, report);
+      default:  // kSkip, kWait, kKeep
+        return;
+    }
+  }
+}
+
+void Janitor::QueueRecovery(const std::string& repository, const github::Job& job,
+                            const RunnerClass& cls, TimePoint now, SweepReport& report) {
+  const LaunchIntent intent = LaunchIntentForJob(repository, job, cls.label, now, "janitor");
+  Result<std::string> sent = deps_.queue.Send(queue::OutgoingMessage{EncodeIntent(intent)});
+  if (!sent.ok()) {
+    return Error(report, "queueing the launch of job " + std::to_string(job.id), sent.status());
+  }
+  report.Add(Swept::kLaunchesRecovered);
+  deps_.seam.logger.Info("janitor: re-launching a job still queued without its runner",
+                         {{"job_id", job.id}, {"repository", repository}});
 }
 
 void Janitor::LearnAcceptedRunners(const Inventory& inv) {

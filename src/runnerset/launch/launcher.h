@@ -38,6 +38,7 @@
 #include "runnerset/launch/assigned_jobs.h"
 #include "runnerset/launch/cap_gate.h"
 #include "runnerset/launch/cap_ledger.h"
+#include "runnerset/launch/launch_decision.h"
 #include "runnerset/launch/runner_watch.h"
 #include "runnerset/metrics/metrics.h"
 #include "runnerset/pools/pool_target.h"
@@ -112,12 +113,7 @@ enum class LaunchDecision {
 };
 const char* LaunchDecisionName(LaunchDecision decision);
 
-// The labels a hot runner of the class registers with: self-hosted, linux, ARM64 and the class
-// label (github/platform_labels.h).
-std::vector<std::string> HotRunnerLabels(const std::string& class_label);
-// Whether a hot runner (HotRunnerLabels) can take the job: every label the job asks for is one of
-// those.
-bool FitsClassLabelAlone(const LaunchIntent& intent);
+// HotRunnerLabels and FitsClassLabelAlone: launch_decision.h.
 
 struct LaunchOutcome {
   LaunchDecision decision = LaunchDecision::kFailed;
@@ -161,6 +157,9 @@ class Launcher {
   };
   Result<std::optional<WaitingHead>> FindWaitingHead(std::string repository, int64_t job_id,
                                                      std::string runner_name);
+  // The job left waiting at the head of a taken job's chain: its committed claim released and the
+  // job launched again (unless its launch is under way, or it was launched again already).
+  LaunchOutcome RelaunchWaiting(const TakenIntent& intent, const WaitingHead& head);
   // Any of them, counted in the metrics.
   LaunchOutcome Handle(const Intent& intent);
 
@@ -178,16 +177,26 @@ class Launcher {
   // own_job_over: the set's job state says this job is in progress or over (a late queued), so
   // GitHub's word on the job itself (a lagging jobs API) does not count: the launch is needed only
   // when the chain leads to another job still waiting (its runner took this job).
-  enum class Need { kYes, kNo, kAwaitsApproval, kUnknown };
+  using Need = JobNeed;
   Result<Need> StillNeeded(const LaunchIntent& intent, bool own_job_over = false);
-  // The job's state for a launch (launcher_job_state.cpp): an outcome when the launch must not
-  // go on (a store failure), else nullopt, `state` the job's state and `stale` why a queued is
-  // late (the job is in progress or completed already; empty when it is not).
-  std::optional<LaunchOutcome> CheckJobState(const LaunchIntent& in, JobAction action,
-                                             JobState& state, std::string& stale);
-  // What becomes of a launch GitHub's answer (`need`) does not let go on; nullopt: go on.
-  std::optional<LaunchOutcome> HoldForApproval(const LaunchIntent& in, Need need,
-                                               const JobState& state);
+  // The launch's decision (launch_decision.h): the evidence gathered so far and what gathering
+  // kept for carrying the verdict out (launcher_attempt.h).
+  struct Gathered;
+  // Gathers the piece of evidence `need` names (the verdict's reason), in the I/O it costs.
+  void Gather(LaunchReason need, LaunchEvidence& evidence, Gathered& gathered);
+  // Carries out a verdict that ends the intent before any attempt: ignore, fail, drop, hold.
+  LaunchOutcome Settle(const LaunchVerdict& verdict, const LaunchEvidence& evidence,
+                       Gathered& gathered);
+  // ... and one that defers it.
+  LaunchOutcome Defer(LaunchReason reason, const LaunchEvidence& evidence, Gathered& gathered);
+  // Admitted with a seat: the attempts on the class's route (fallbackClass on want of capacity).
+  LaunchOutcome LaunchOnRoute(const LaunchEvidence& evidence, Gathered& gathered);
+  // The job's state for a launch (launcher_job_state.cpp): evidence.job, and in `gathered` the
+  // job's state and why a queued is late (the job is in progress or completed already).
+  void GatherJobState(const LaunchIntent& in, LaunchEvidence& evidence, Gathered& gathered);
+  // A launch deferred while the job waits for an environment's approval (`waits`), or was seen
+  // waiting and GitHub cannot say whether the approval came.
+  LaunchOutcome DeferForApproval(const LaunchIntent& in, bool waits);
   // Records `action` of a job in its state for a terminate or taken intent; a failure is
   // logged (the intent goes on: its own work does not depend on it).
   void NoteJobAction(const std::string& repository, int64_t job_id, JobAction action);
@@ -213,22 +222,28 @@ class Launcher {
   // pool sweeper or the janitor adopted that runner first), the launch stands on that row and its
   // claim is released; any other refusal fails the launch (Fail).
   LaunchOutcome CommitRefused(Attempt& attempt, const Status& refused, const MappingRow& row);
-  LaunchOutcome Run(Attempt& attempt);
+  // One attempt on its class: claims the job, decides the path and carries it out.
+  LaunchOutcome Run(Attempt& attempt, LaunchEvidence evidence);
+  // The attempt's VM on the path the decision chose: a hot member (attempt.hot), a warm one
+  // (attempt.warm), or a default Microvm for a cold launch.
+  Result<aws::Microvm> TakeMemberOnPath(Attempt& attempt, LaunchEvidence& evidence);
+  // Delivers the runner's JIT config to a warm or cold attempt's VM (steps 5-6).
+  Status Deliver(Attempt& attempt, const aws::Microvm& vm);
+  // (7) The mapping row and the claim's VM id, together.
+  LaunchOutcome Commit(Attempt& attempt, const aws::Microvm& vm);
   // Counts a job whose claim this launch won first among its class's arrivals (pool_target.h).
   void CountArrival(const RunnerClass& cls, const LaunchIntent& in);
   // Registers the attempt's JIT runner and records it on the claim.
   Status Register(Attempt& attempt);
   // RunMicrovm (paced, idempotent per attempt), recorded on the claim, then RUNNING.
   Result<aws::Microvm> LaunchCold(Attempt& attempt);
-  // The warm path's VM: a usable member of the class's pool, claimed and resumed (attempt.warm).
-  // A default Microvm with attempt.warm false means "go cold" (no pool, none usable, all lost).
-  Result<aws::Microvm> TakeWarmMember(Attempt& attempt);
-  // Whether the attempt's class's pools may serve it (GitHub accepts the class's runner).
-  bool PoolUsable(const Attempt& attempt) const;
-  // The hot path's VM: a ready hot member, claimed and resumed, whose runner takes the job
-  // (attempt.hot). A default Microvm with attempt.hot false means "not hot".
-  Result<aws::Microvm> TakeHotMember(Attempt& attempt);
+  // A usable member of `kind` of the class's pool, claimed and resumed (attempt.warm, and for a
+  // hot one attempt.hot). A default Microvm with attempt.warm false: none taken (none usable,
+  // all lost).
   Result<aws::Microvm> TakePoolMember(Attempt& attempt, PoolMember::Kind kind);
+  // Claims and resumes member `m`, won for the attempt; nullopt: it would not resume and is gone
+  // (try the next).
+  std::optional<Result<aws::Microvm>> ResumeMember(Attempt& attempt, const PoolMember& m);
   // Whether the attempt's (hot) runner has taken a job: busy, or already removed after it.
   bool RunnerTookAJob(Attempt& attempt);
   // Whether hot member `m` (claimed by this attempt, not yet resumed) lost its registration:
@@ -261,10 +276,11 @@ class Launcher {
   // budget or another process's hold says no JIT runner can be registered now.
   bool IsGitHubRateLimit(const Status& failure) const;
   LaunchOutcome DeferForRateLimit(int64_t job_id, const Status& failure, LaunchOutcome out);
-  std::optional<LaunchOutcome> HeldByRateLimit(const LaunchIntent& in, const RunnerClass& cls);
-  // kHeld while GitHub refuses the runner `cls` would launch on (ClassHealth::Admit); `take`
-  // spends a probe that is due.
-  std::optional<LaunchOutcome> HeldByRefusal(const RunnerClass& cls, bool take);
+  LaunchEvidence::RateRoom RateRoomNow();
+  LaunchOutcome DeferForRateRoom(const LaunchIntent& in, const LaunchEvidence::RateRoom& room);
+  // The class whose runner GitHub refuses, when `cls`'s jobs would launch on it and no probe is
+  // due (ClassHealth::Admit; `take` spends a probe that is due); nullopt: admitted.
+  std::optional<std::string> RefusedClass(const RunnerClass& cls, bool take);
   void Record(const LaunchOutcome& outcome);
 
   const ServeConfig& config_;

@@ -13,6 +13,21 @@
 
 namespace mvr::runnerset {
 
+// Time a failing launch may spend cleaning up after its deadline.
+inline constexpr Duration kLaunchCleanupTime{60'000};
+
+// What gathering the launch's evidence (launch_decision.h) kept for carrying out the verdict.
+struct Launcher::Gathered {
+  JobAction action = JobAction::kQueued;
+  JobState state;     // the job's state after the intent's action
+  std::string stale;  // why a queued is late (empty: it is not)
+  Status job_error;   // reading the job's state failed
+  Status need_error;  // GitHub's rate limits kept StillNeeded from answering
+  std::optional<CapSeat> seat;
+  Status seat_error;       // the cap's seats could not be read
+  std::string held_class;  // the class whose runner GitHub refuses (a kHold verdict)
+};
+
 struct Launcher::Attempt {
   Attempt(const Seam& seam, Launcher& l, const LaunchIntent& in, const RunnerClass& cls)
       : intent(in),

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runnerset/launch/launcher.h"
+#include "runnerset/launch/launcher_attempt.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -25,29 +26,25 @@ Result<JobAction> JobActionOfEvent(const std::string& action) {
 
 }  // namespace
 
-std::optional<LaunchOutcome> Launcher::CheckJobState(const LaunchIntent& in, JobAction action,
-                                                     JobState& state, std::string& stale) {
-  Result<JobStep> step = jobs_.Apply(in.repository, in.job_id, action);
-  LaunchOutcome out;
+void Launcher::GatherJobState(const LaunchIntent& in, LaunchEvidence& e, Gathered& g) {
+  Result<JobStep> step = jobs_.Apply(in.repository, in.job_id, g.action);
+  e.job.emplace();
   if (!step.ok()) {
-    out.decision = LaunchDecision::kFailed;
-    out.retry_after = config_.defer_delay();
-    out.detail = "reading the job's state: " + step.status().ToString();
-    return out;
+    e.job->readable = false;
+    g.job_error = step.status();
+    return;
   }
-  state = step->next;
+  g.state = step->next;
+  e.job->waited = g.state.waited;
   // A late queued is not dropped here: the runner that took this job may have been launched for
   // another, which then waits and which this launch serves (StillNeeded follows that chain).
-  if (step->verdict == JobStepVerdict::kStale) stale = step->why;
-  return std::nullopt;
+  if (step->verdict == JobStepVerdict::kStale) {
+    g.stale = step->why;
+    e.job->stale = true;
+  }
 }
 
-std::optional<LaunchOutcome> Launcher::HoldForApproval(const LaunchIntent& in, Need need,
-                                                       const JobState& state) {
-  const bool waits = need == Need::kAwaitsApproval;
-  // GitHub could not be asked: a job seen waiting launches only on GitHub's word.
-  const bool unsure = need == Need::kUnknown && state.waited;
-  if (!waits && !unsure) return std::nullopt;
+LaunchOutcome Launcher::DeferForApproval(const LaunchIntent& in, bool waits) {
   if (waits) NoteJobAction(in.repository, in.job_id, JobAction::kWaiting);
   const Duration floor = config_.defer_delay();
   const Duration waited = std::max(Duration(0), deps_.seam.clock.Now() - in.queued_at);

@@ -35,23 +35,27 @@ LaunchOutcome Launcher::DeferForRateLimit(int64_t job_id, const Status& failure,
   return out;
 }
 
-std::optional<LaunchOutcome> Launcher::HeldByRateLimit(const LaunchIntent& in,
-                                                       const RunnerClass& cls) {
-  // A hot member's runner is registered already: a launch that takes one needs no JIT runner.
-  if (!deps_.defer_rate_limited || cls.hot_pool_size > 0) return std::nullopt;
+LaunchEvidence::RateRoom Launcher::RateRoomNow() {
   const TimePoint now = deps_.seam.clock.Now();
-  Duration own{0}, wait{0};
+  LaunchEvidence::RateRoom room;
+  room.at = now;
   if (std::optional<github::RateBudgetSnapshot> budget = deps_.github.RateBudgetNow()) {
-    own = budget->content_wait;
+    room.own = budget->content_wait;
   }
   // The hold is a hint: a store that cannot answer does not stop the launch.
   if (Result<std::optional<TimePoint>> hold = deps_.table.RateLimitHold(); hold.ok() && *hold) {
-    wait = std::chrono::duration_cast<Duration>(**hold - now);
+    room.held = std::chrono::duration_cast<Duration>(**hold - now);
   }
-  if (own <= Duration(0) && wait <= Duration(0)) return std::nullopt;
-  if (own > wait) {
-    deps_.table.HoldForRateLimit(now + own).IgnoreError();  // tell the others (a hint)
-    wait = own;
+  return room;
+}
+
+LaunchOutcome Launcher::DeferForRateRoom(const LaunchIntent& in,
+                                         const LaunchEvidence::RateRoom& room) {
+  Duration wait = room.held;
+  if (room.own > wait) {
+    // Tell the others (a hint).
+    deps_.table.HoldForRateLimit(room.at + room.own).IgnoreError();
+    wait = room.own;
   }
   LaunchOutcome out;
   out.decision = LaunchDecision::kDeferred;

@@ -12,6 +12,20 @@
 #include "runnerset/launch/launcher.h"
 
 namespace mvr::runnerset {
+namespace {
+
+// `out` with `decision` and `detail`; a failure or a deferral comes back after `defer_delay`.
+LaunchOutcome Settled(LaunchOutcome& out, LaunchDecision decision, std::string detail,
+                      Duration defer_delay) {
+  out.decision = decision;
+  out.detail = std::move(detail);
+  if (decision == LaunchDecision::kFailed || decision == LaunchDecision::kDeferred) {
+    out.retry_after = defer_delay;
+  }
+  return out;
+}
+
+}  // namespace
 
 Duration Launcher::WaitOnClaim(int64_t claimed_ms, Duration horizon) const {
   const Duration floor = config_.defer_delay();
@@ -112,12 +126,7 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
   LaunchOutcome out;
   out.runner_name = in.runner_name;
   auto settle = [&](LaunchDecision decision, std::string detail) {
-    out.decision = decision;
-    out.detail = std::move(detail);
-    if (decision == LaunchDecision::kFailed || decision == LaunchDecision::kDeferred) {
-      out.retry_after = config_.defer_delay();
-    }
-    return out;
+    return Settled(out, decision, std::move(detail), config_.defer_delay());
   };
   // The job the runner was launched for, and its repository: the mapping row's (at organisation
   // scope it may be another repository than the job it took), else the runner's name and the
@@ -170,6 +179,15 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
     case TakenJobsLaunch::kNone:
       break;
   }
+  return RelaunchWaiting(in, w);
+}
+
+LaunchOutcome Launcher::RelaunchWaiting(const TakenIntent& in, const WaitingHead& w) {
+  LaunchOutcome out;
+  out.runner_name = in.runner_name;
+  auto settle = [&](LaunchDecision decision, std::string detail) {
+    return Settled(out, decision, std::move(detail), config_.defer_delay());
+  };
   const RunnerClass* cls = config_.ClassForJob(w.job.labels);
   if (!cls) return settle(LaunchDecision::kIgnored, "no class of the set takes the job's labels");
   const std::string waiting = std::to_string(w.job.id);

@@ -51,25 +51,6 @@ void Launcher::LeavePoolMembersOut(std::map<std::string, int64_t>& live) {
   }
 }
 
-bool Launcher::PoolUsable(const Attempt& a) const {
-  // The members of a class whose runner GitHub refuses hold that runner (or its image).
-  return !deps_.health || deps_.health->Of(a.runner_class.label).healthy;
-}
-
-Result<aws::Microvm> Launcher::TakeWarmMember(Attempt& a) {
-  if (a.runner_class.warm_pool_size <= 0 || !PoolUsable(a)) return aws::Microvm{};
-  return TakePoolMember(a, PoolMember::Kind::kWarm);
-}
-
-Result<aws::Microvm> Launcher::TakeHotMember(Attempt& a) {
-  // A hot runner carries the class label alone: a job asking for more labels could not run on it.
-  if (a.runner_class.hot_pool_size <= 0 || !FitsClassLabelAlone(a.intent) || !PoolUsable(a) ||
-      !github::LabelEquals(a.runner_class.label, a.intent.class_label)) {
-    return aws::Microvm{};  // (a fallback class's hot runners carry that class's label alone)
-  }
-  return TakePoolMember(a, PoolMember::Kind::kHot);
-}
-
 bool Launcher::RunnerTookAJob(Attempt& a) {
   Result<github::Runner> r = deps_.github.GetRunner(scope_, a.runner_id);
   return (r.ok() && r->busy) || (!r.ok() && r.status().code() == Code::kNotFound);
@@ -90,6 +71,67 @@ bool Launcher::RecycledStaleHot(Attempt& a, const PoolMember& m) {
   }
   // Otherwise the row stays claimed by this job: the sweeper retires it once the claim is old.
   return true;
+}
+
+std::optional<Result<aws::Microvm>> Launcher::ResumeMember(Attempt& a, const PoolMember& m) {
+  const Seam& seam = deps_.seam;
+  const bool hot = m.kind == PoolMember::Kind::kHot;
+  const char* what = hot ? "hot" : "warm";
+  // From here the VM (and a hot member's runner) is this attempt's: recorded on the claim, so a
+  // takeover cleans it up.
+  a.microvm_id = m.microvm_id;
+  a.warm = true;
+  a.hot = hot;
+  a.times.member_created_ms = m.created_ms;
+  a.times.member_parked_ms = m.parked_ms;
+  Result<Secret> nonce = MemberNonce(deps_.control_key, m);
+  if (!nonce.ok()) return nonce.status().Annotate("the pool MicroVM's control nonce");
+  a.nonce = *std::move(nonce);
+  if (hot) {
+    a.runner_name = m.runner_name;
+    a.runner_id = m.runner_id;
+    if (Status s = deps_.table.RecordRunner(a.claim, a.token, a.runner_id); !s.ok()) {
+      return s.Annotate("recording the hot runner on the claim");
+    }
+  }
+  NameSeat(a);
+  if (Status s = deps_.table.RecordMicrovm(a.claim, a.token, a.microvm_id); !s.ok()) {
+    return s.Annotate("recording the pool MicroVM on the claim");
+  }
+  Result<aws::Microvm> vm = a.vms.Resume(a.microvm_id, a.deadline);
+  if (vm.ok()) {
+    seam.logger.Info(std::string(what) + " MicroVM resumed", {{"microvm_id", a.microvm_id},
+                                                              {"class", a.runner_class.label},
+                                                              {"runner_name", a.runner_name},
+                                                              {"job_id", a.intent.job_id}});
+    return vm;
+  }
+  // A hot runner thaws with its VM, before the VM is seen RUNNING: a short job may already be
+  // over and the VM ended by its supervisor. If the runner took a job (busy, or removed by
+  // GitHub after it), the launch stands: the mapping row lets the still-queued check follow that
+  // runner to this job, which another launch then serves if it was not the one taken.
+  if (hot && RunnerTookAJob(a)) {
+    seam.logger.Info("the hot runner took a job before its VM was seen RUNNING",
+                     {{"microvm_id", a.microvm_id}, {"runner_name", a.runner_name}});
+    aws::Microvm taken;
+    taken.microvm_id = a.microvm_id;
+    return taken;
+  }
+  // A member that will not resume is of no use to anyone: it goes (a hot member's runner first),
+  // and the next one is tried.
+  seam.logger.Warn("a pool MicroVM did not resume; terminating it",
+                   {{"microvm_id", a.microvm_id}, {"error", vm.status().ToString()}});
+  if (hot) a.runners.Remove(a.runner_id, a.deadline).IgnoreError();
+  if (!a.vms.Terminate(a.microvm_id, a.deadline).ok()) {
+    return vm.status().Annotate("resuming pool MicroVM " + a.microvm_id);
+  }
+  deps_.pool->RemoveMember(a.microvm_id).IgnoreError();
+  a.microvm_id.clear();
+  a.warm = a.hot = false;
+  a.nonce.Clear();
+  a.runner_name.clear();
+  a.runner_id = 0;
+  return std::nullopt;
 }
 
 Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind) {
@@ -119,61 +161,7 @@ Result<aws::Microvm> Launcher::TakePoolMember(Attempt& a, PoolMember::Kind kind)
     }
     if (!*won) continue;  // another launch (or the sweeper) reached it first
     if (hot && RecycledStaleHot(a, m)) continue;
-    // From here the VM (and a hot member's runner) is this attempt's: recorded on the claim, so
-    // a takeover cleans it up.
-    a.microvm_id = m.microvm_id;
-    a.warm = true;
-    a.hot = hot;
-    a.times.member_created_ms = m.created_ms;
-    a.times.member_parked_ms = m.parked_ms;
-    Result<Secret> nonce = MemberNonce(deps_.control_key, m);
-    if (!nonce.ok()) return nonce.status().Annotate("the pool MicroVM's control nonce");
-    a.nonce = *std::move(nonce);
-    if (hot) {
-      a.runner_name = m.runner_name;
-      a.runner_id = m.runner_id;
-      if (Status s = deps_.table.RecordRunner(a.claim, a.token, a.runner_id); !s.ok()) {
-        return s.Annotate("recording the hot runner on the claim");
-      }
-    }
-    NameSeat(a);
-    if (Status s = deps_.table.RecordMicrovm(a.claim, a.token, a.microvm_id); !s.ok()) {
-      return s.Annotate("recording the pool MicroVM on the claim");
-    }
-    Result<aws::Microvm> vm = a.vms.Resume(a.microvm_id, a.deadline);
-    if (vm.ok()) {
-      seam.logger.Info(std::string(what) + " MicroVM resumed", {{"microvm_id", a.microvm_id},
-                                                                {"class", cls.label},
-                                                                {"runner_name", a.runner_name},
-                                                                {"job_id", a.intent.job_id}});
-      return vm;
-    }
-    // A hot runner thaws with its VM, before the VM is seen RUNNING: a short job may already be
-    // over and the VM ended by its supervisor. If the runner took a job (busy, or removed by
-    // GitHub after it), the launch stands: the mapping row lets the still-queued check follow
-    // that runner to this job, which another launch then serves if it was not the one taken.
-    if (hot && RunnerTookAJob(a)) {
-      seam.logger.Info("the hot runner took a job before its VM was seen RUNNING",
-                       {{"microvm_id", a.microvm_id}, {"runner_name", a.runner_name}});
-      aws::Microvm taken;
-      taken.microvm_id = a.microvm_id;
-      return taken;
-    }
-    // A member that will not resume is of no use to anyone: it goes (a hot member's runner
-    // first), and the next one is tried.
-    seam.logger.Warn("a pool MicroVM did not resume; terminating it",
-                     {{"microvm_id", a.microvm_id}, {"error", vm.status().ToString()}});
-    if (hot) a.runners.Remove(a.runner_id, a.deadline).IgnoreError();
-    if (a.vms.Terminate(a.microvm_id, a.deadline).ok()) {
-      deps_.pool->RemoveMember(a.microvm_id).IgnoreError();
-      a.microvm_id.clear();
-      a.warm = a.hot = false;
-      a.nonce.Clear();
-      a.runner_name.clear();
-      a.runner_id = 0;
-      continue;
-    }
-    return vm.status().Annotate("resuming pool MicroVM " + a.microvm_id);
+    if (std::optional<Result<aws::Microvm>> vm = ResumeMember(a, m)) return *std::move(vm);
   }
   seam.logger.Info(std::string("no ") + what + " MicroVM to take", {{"class", cls.label}});
   return aws::Microvm{};

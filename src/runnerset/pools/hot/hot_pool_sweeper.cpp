@@ -9,6 +9,7 @@
 #include "fleet/runner_registration.h"
 #include "runnerset/config/runner_name.h"
 #include "runnerset/launch/launcher.h"
+#include "runnerset/pools/hot/hot_step.h"
 #include "runnerset/pools/warm/warm_pool_sweeper.h"
 
 namespace mvr::runnerset {
@@ -53,37 +54,8 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
   } else {
     for (const github::Runner& r : *listed) runners[r.id] = r;
   }
-  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
-  std::vector<const PoolMember*> usable;
-  for (const PoolMember& m : members) {
-    Result<aws::Microvm> vm = vms.Get(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
-    ObserveRunnerVersion(m, vm, runners);  // first: a refused runner's VM ends soon after
-    const bool gone =
-        (!vm.ok() && vm.status().code() == Code::kNotFound) || (vm.ok() && PoolVmGone(vm->state));
-    const bool ours = !m.claimed_by || *m.claimed_by == kSweeperHolder;
-    if (gone && ours) {
-      RetireHot(m, "its VM is gone", !m.claimed_by, report);
-      continue;
-    }
-    if (!vm.ok()) {
-      if (!gone) Error(report, "reading hot pool member " + m.microvm_id, vm.status());
-      continue;
-    }
-    if (m.claimed_by) {
-      const bool abandoned = *m.claimed_by != kSweeperHolder &&
-                             NowMs() - m.claimed_ms > config_.claim_takeover_after().count();
-      if (ours || abandoned) {
-        RetireHot(m, abandoned ? "a launch claimed it and died" : "its retirement did not finish",
-                  false, report);
-      }
-      continue;
-    }
-    if (!listed.ok()) {
-      usable.push_back(&m);  // no step without the listing; it still counts toward the target
-      continue;
-    }
-    if (StepHot(cls, current, m, *vm, runners, report)) usable.push_back(&m);
-  }
+  std::vector<const PoolMember*> usable =
+      FollowHotMembers(cls, current, members, listed.ok() ? &runners : nullptr, report);
   // A pool made smaller: the oldest members go first.
   std::sort(usable.begin(), usable.end(),
             [](const PoolMember* x, const PoolMember* y) { return x->created_ms < y->created_ms; });
@@ -115,6 +87,45 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
   };
   launch_some();
   SettleHotMembers(cls, current, launch_some, report);
+}
+
+std::vector<const PoolMember*> WarmPoolSweeper::FollowHotMembers(
+    const RunnerClass& cls, const std::string& version, const std::vector<PoolMember>& members,
+    const std::map<int64_t, github::Runner>* runners, PoolSweepReport& report) {
+  const std::map<int64_t, github::Runner> none;
+  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  std::vector<const PoolMember*> usable;
+  for (const PoolMember& m : members) {
+    Result<aws::Microvm> vm = vms.Get(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
+    ObserveRunnerVersion(
+        m, vm, runners ? *runners : none);  // first: a refused runner's VM ends soon after
+    const bool gone =
+        (!vm.ok() && vm.status().code() == Code::kNotFound) || (vm.ok() && PoolVmGone(vm->state));
+    const bool ours = !m.claimed_by || *m.claimed_by == kSweeperHolder;
+    if (gone && ours) {
+      RetireHot(m, "its VM is gone", !m.claimed_by, report);
+      continue;
+    }
+    if (!vm.ok()) {
+      if (!gone) Error(report, "reading hot pool member " + m.microvm_id, vm.status());
+      continue;
+    }
+    if (m.claimed_by) {
+      const bool abandoned = *m.claimed_by != kSweeperHolder &&
+                             NowMs() - m.claimed_ms > config_.claim_takeover_after().count();
+      if (ours || abandoned) {
+        RetireHot(m, abandoned ? "a launch claimed it and died" : "its retirement did not finish",
+                  false, report);
+      }
+      continue;
+    }
+    if (!runners) {
+      usable.push_back(&m);  // no step without the listing; it still counts toward the target
+      continue;
+    }
+    if (StepHot(cls, version, m, *vm, *runners, report)) usable.push_back(&m);
+  }
+  return usable;
 }
 
 void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string& version,
@@ -239,36 +250,26 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
                               const PoolMember& m, const aws::Microvm& vm,
                               const std::map<int64_t, github::Runner>& runners,
                               PoolSweepReport& report) {
-  const int64_t age_ms = NowMs() - m.created_ms;
   auto runner = m.runner_id > 0 ? runners.find(m.runner_id) : runners.end();
-  const bool listed = runner != runners.end();
-  // GitHub handed the runner a job before any launch claimed the member (while it still looked
-  // online after its suspend, or on its way there): resume it, so that the job runs.
-  if (listed && runner->second.busy) {
-    AdoptHot(m, true, report);
-    return false;
-  }
-  std::string reason;
-  if (m.state != PoolMember::State::kSuspended &&
-      age_ms > config_.warm_pool.boot_timeout_seconds * 1000LL) {
-    reason = "it was not ready within bootTimeoutSeconds";
-  } else if (m.image != cls.image || (!version.empty() && m.image_version != version)) {
-    reason = "it runs an old image version";
-  } else if (age_ms >= config_.hot_member_max_age(cls).count()) {
-    reason = "it is older than hotPool.maxAgeSeconds (or near its maximum duration)";
-  } else if (m.state != PoolMember::State::kBooting && !listed) {
-    reason = "GitHub no longer lists its runner";
-  } else if (!PoolVmInPlace(m.state, vm.state)) {
-    reason = "its VM is not SUSPENDED";
-  }
-  if (!reason.empty()) {
-    RetireHot(m, reason, true, report);
-    return false;
-  }
-  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
-  switch (m.state) {
-    case PoolMember::State::kBooting: {
-      if (vm.state != aws::MicrovmState::kRunning) return true;  // still booting
+  HotStepEvidence e;
+  e.state = m.state;
+  e.vm = vm.state;
+  e.age_ms = NowMs() - m.created_ms;
+  e.image_current = m.image == cls.image && (version.empty() || m.image_version == version);
+  e.listed = runner != runners.end();
+  e.busy = e.listed && runner->second.busy;
+  e.online = e.listed && runner->second.online();
+  e.boot_timeout = Duration(config_.warm_pool.boot_timeout_seconds * 1000LL);
+  e.max_age = config_.hot_member_max_age(cls);
+  const HotVerdict verdict = DecideHotStep(e);
+  switch (verdict.step) {
+    case HotStep::kAdopt:
+      AdoptHot(m, true, report);
+      return false;
+    case HotStep::kRetire:
+      RetireHot(m, HotStepReasonText(verdict.reason), true, report);
+      return false;
+    case HotStep::kStartRunner:
       if (Status s = StartHotRunner(cls, m, vm); !s.ok()) {
         Error(report, "starting the runner of hot pool member " + m.microvm_id, s);
         RetireHot(m, "its runner could not be started", true, report);
@@ -276,36 +277,9 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
       }
       ++report.hot_started;
       return true;
-    }
-    case PoolMember::State::kStarting: {
-      if (!runner->second.online()) return true;  // the runner is still starting
-      // Connected and idle: freeze it as it is. Its registration stays; only its poll stops.
-      // Parking is recorded first: a starting member is never one whose suspend was asked for,
-      // so its runner going offline still means GitHub refused it. The suspend is requested,
-      // not waited for: the next sweep sees it SUSPENDED.
-      if (Status s = deps_.pool.MarkState(m.microvm_id, PoolMember::State::kParking); !s.ok()) {
-        Error(report, "marking hot pool member " + m.microvm_id + " parking", s);
-        return true;
-      }
-      Status frozen = vms.RequestSuspend(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
-      if (!frozen.ok()) {
-        // The supervisor refuses once the runner's job started: then the job is served.
-        Result<github::Runner> fresh = deps_.github->GetRunner(RunnerScopeOf(config_), m.runner_id);
-        if (fresh.ok() && fresh->busy) {
-          AdoptHot(m, true, report);
-        } else {
-          Error(report, "suspending hot pool member " + m.microvm_id, frozen);
-          RetireHot(m, "it could not be suspended", true, report);
-        }
-        return false;
-      }
-      ++report.hot_parked;
-      return true;
-    }
-    case PoolMember::State::kParking: {
-      // Claimable only once the VM is SUSPENDED and GitHub shows the runner offline: until then
-      // it could hand the frozen runner a job (which the busy check above then serves).
-      if (vm.state != aws::MicrovmState::kSuspended || runner->second.online()) return true;
+    case HotStep::kPark:
+      return ParkHot(m, report);
+    case HotStep::kMarkReady:
       if (Status s = deps_.pool.MarkSuspended(m.microvm_id); !s.ok()) {
         Error(report, "marking hot pool member " + m.microvm_id + " ready", s);
         return true;
@@ -315,10 +289,34 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
           "hot pool member ready",
           {{"microvm_id", m.microvm_id}, {"class", m.class_label}, {"runner_name", m.runner_name}});
       return true;
-    }
-    case PoolMember::State::kSuspended:
+    case HotStep::kWait:
       return true;
   }
+  return true;
+}
+
+bool WarmPoolSweeper::ParkHot(const PoolMember& m, PoolSweepReport& report) {
+  // Parking is recorded first: a starting member is never one whose suspend was asked for, so its
+  // runner going offline still means GitHub refused it. The suspend is requested, not waited for:
+  // the next sweep sees it SUSPENDED.
+  if (Status s = deps_.pool.MarkState(m.microvm_id, PoolMember::State::kParking); !s.ok()) {
+    Error(report, "marking hot pool member " + m.microvm_id + " parking", s);
+    return true;
+  }
+  fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
+  Status frozen = vms.RequestSuspend(m.microvm_id, deps_.seam.clock.Now() + kStepTime);
+  if (!frozen.ok()) {
+    // The supervisor refuses once the runner's job started: then the job is served.
+    Result<github::Runner> fresh = deps_.github->GetRunner(RunnerScopeOf(config_), m.runner_id);
+    if (fresh.ok() && fresh->busy) {
+      AdoptHot(m, true, report);
+    } else {
+      Error(report, "suspending hot pool member " + m.microvm_id, frozen);
+      RetireHot(m, "it could not be suspended", true, report);
+    }
+    return false;
+  }
+  ++report.hot_parked;
   return true;
 }
 

@@ -175,12 +175,22 @@ class WarmPoolSweeper {
   int PoolSizeNow(const RunnerClass& cls, bool hot, PoolSweepReport& report);
   // The class's cold path's p95 queued → started over its recent jobs (nullopt: under 20 known).
   std::optional<double> ColdP95(const RunnerClass& cls);
+  // Each member of the class's hot pool this sweep: its VM gone, retired when claimed and left,
+  // else one step (StepHot; none without GitHub's listing, `runners` null). The usable members.
+  std::vector<const PoolMember*> FollowHotMembers(const RunnerClass& cls,
+                                                  const std::string& version,
+                                                  const std::vector<PoolMember>& members,
+                                                  const std::map<int64_t, github::Runner>* runners,
+                                                  PoolSweepReport& report);
   void SweepHotClass(const RunnerClass& cls, const std::vector<PoolMember>& members,
                      PoolSweepReport& report);
   // One step of a hot member's life; false when it was retired or adopted (no longer usable).
   bool StepHot(const RunnerClass& cls, const std::string& version, const PoolMember& m,
                const aws::Microvm& vm, const std::map<int64_t, github::Runner>& runners,
                PoolSweepReport& report);
+  // Parks a hot member whose runner is online (parking, suspend asked for); false when it was
+  // adopted or retired instead.
+  bool ParkHot(const PoolMember& m, PoolSweepReport& report);
   // Delivers the member's runner config: the one registered at its launch (hot_configs_), or,
   // when this process did not launch it, a new registration in place of the recorded one.
   Status StartHotRunner(const RunnerClass& cls, const PoolMember& m, const aws::Microvm& vm);

@@ -1,0 +1,140 @@
+// The launcher's decision (issue 57, item 2): whether a launch intent goes on (admission) and on
+// which path (hot, warm, cold), from the evidence gathered so far, as one pure function. The
+// launcher (launcher.cpp) gathers evidence lazily, in the order this function asks for it (each
+// piece costs a store read or a GitHub call, and a later one is not asked for once an earlier
+// one settles the launch), and carries out what it decides:
+//   ignore: no class, labels the class does not offer, a repository outside the set's scope;
+//   fail: the job's state or claim cannot be read (the message comes back);
+//   defer: GitHub's rate limits, an approval awaited or unknown, the cap (or its seats
+//     unreadable), another attempt holding the claim;
+//   drop: a late queued whose runner's chain leaves no job waiting, a job no longer queued;
+//   hold: GitHub refuses the class's runner and no fallback is healthy;
+//   duplicate: the job has its VM;
+//   take a hot member, take a warm member, launch cold.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "runnerset/config/config.h"
+#include "runnerset/jobs/intent.h"
+
+namespace mvr::runnerset {
+
+// GitHub's word on whether the job needs a runner from this launch (Launcher::StillNeeded).
+// The labels a hot runner of the class registers with: self-hosted, linux, ARM64 and the class
+// label (github/platform_labels.h).
+std::vector<std::string> HotRunnerLabels(const std::string& class_label);
+// Whether a hot runner (HotRunnerLabels) can take the job: every label the job asks for is one of
+// those.
+bool FitsClassLabelAlone(const LaunchIntent& intent);
+
+enum class JobNeed { kYes, kNo, kAwaitsApproval, kUnknown };
+
+// What the claim of job#<repo>#<jobId> said (RunnerTable::ClaimJob).
+enum class ClaimEvidence { kUnreadable, kLaunched, kBusy, kWon };
+
+struct LaunchEvidence {
+  const LaunchIntent* intent = nullptr;
+  const RunnerClass* cls = nullptr;  // the class the intent names (nullptr: the config has none)
+  bool in_scope = true;              // the set's runners may serve the job's repository
+  bool defer_rate_limited = true;    // LauncherDeps::defer_rate_limited
+
+  // The job's state, once read (and the intent's action applied to it).
+  struct Job {
+    bool readable = true;
+    bool stale = false;   // a late queued: the job is in progress or completed already
+    bool waited = false;  // the job was seen waiting for an environment's approval
+  };
+  std::optional<Job> job;
+  // How long GitHub's rate limits leave no room for a JIT runner: the client's own budget and
+  // the hold another process recorded (zero or less: room now).
+  struct RateRoom {
+    Duration own{0};
+    Duration held{0};
+    TimePoint at{};  // when they were read
+  };
+  std::optional<RateRoom> rate;
+  std::optional<bool> refused;  // GitHub refuses the runner the class launches on (no probe due)
+  // GitHub's answer (nullopt inside: its rate limits kept it from answering).
+  std::optional<std::optional<JobNeed>> need;
+  // A seat of the concurrency cap (nullopt inside: the seats could not be read).
+  std::optional<std::optional<bool>> seat;
+  std::optional<bool> refused_with_seat;  // as `refused`, a due probe spent
+
+  // One attempt, on the class the job launches on now (after health and capacity routes).
+  const RunnerClass* launch_class = nullptr;
+  std::optional<ClaimEvidence> claim;
+  bool has_pool_table = true;       // the launcher has the pools' rows
+  std::optional<bool> pool_usable;  // GitHub accepts the launch class's runner (its pools serve)
+  bool hot_tried = false;           // no hot member was taken (or none could be)
+  bool warm_tried = false;          // no warm member was taken
+};
+
+enum class LaunchStep {
+  kGather,  // the evidence `need` names is missing: gather it and decide again
+  kIgnore,
+  kFail,
+  kDefer,
+  kDrop,
+  kHold,
+  kDuplicate,
+  kTakeHot,
+  kTakeWarm,
+  kLaunchCold,
+};
+
+enum class LaunchReason {
+  // kGather: the evidence to gather next.
+  kNeedJobState,
+  kNeedRateRoom,
+  kNeedRefusal,
+  kNeedStillNeeded,
+  kNeedSeat,
+  kNeedRefusalWithSeat,
+  kNeedClaim,  // admitted: route the launch and claim the job (per attempt)
+  kNeedPoolHealth,
+  // kIgnore.
+  kNoClass,
+  kLabelsNotOffered,
+  kOutOfScope,
+  // kFail.
+  kJobStateUnreadable,
+  kClaimUnreadable,
+  // kDefer.
+  kRateLimited,        // no room for a JIT runner now
+  kRateLimitedAsking,  // GitHub's rate limits kept it from saying whether the job waits
+  kAwaitingApproval,
+  kApprovalUnknown,
+  kSeatsUnreadable,
+  kAtCap,
+  kClaimedElsewhere,
+  // kDrop.
+  kLateQueued,
+  kNotQueued,
+  // kHold.
+  kRefused,
+  kRefusedWithSeat,  // the seat taken is freed
+  // kDuplicate.
+  kHasVm,
+  // kTakeHot, kTakeWarm, kLaunchCold.
+  kHotMember,
+  kWarmMember,
+  kCold,
+};
+
+struct LaunchVerdict {
+  LaunchStep step = LaunchStep::kGather;
+  LaunchReason reason = LaunchReason::kNeedJobState;
+  bool operator==(const LaunchVerdict&) const = default;
+};
+
+LaunchVerdict DecideLaunch(const LaunchEvidence& evidence);
+
+const char* LaunchStepName(LaunchStep step);
+const char* LaunchReasonName(LaunchReason reason);
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,241 @@
+// Issue 57, item 2: the launcher's admission and path choice as one pure function of the evidence
+// (DecideLaunch), by table: one row per branch, each reason to ignore, fail, defer, drop or hold
+// included. No services, no seam, no clock.
+#include "runnerset/launch/launch_decision.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+namespace mvr::runnerset {
+namespace {
+
+RunnerClass Class(const std::string& label, int warm = 0, int hot = 0) {
+  RunnerClass c;
+  c.label = label;
+  c.warm_pool_size = warm;
+  c.hot_pool_size = hot;
+  return c;
+}
+
+const RunnerClass kCold = Class("mvr-small");
+const RunnerClass kWarm = Class("mvr-small", 2);
+const RunnerClass kHot = Class("mvr-small", 0, 2);
+const RunnerClass kBoth = Class("mvr-small", 2, 2);
+const RunnerClass kBothGpu = [] {
+  RunnerClass c = Class("mvr-small", 2, 2);
+  c.labels = {"gpu"};
+  return c;
+}();
+const RunnerClass kOtherHot = Class("mvr-large", 2, 2);  // a fallback with both pools
+
+LaunchIntent Intent(std::vector<std::string> labels = {"mvr-small"}) {
+  LaunchIntent in;
+  in.repository = "octo/repo";
+  in.job_id = 7;
+  in.class_label = "mvr-small";
+  in.labels = std::move(labels);
+  return in;
+}
+
+const LaunchIntent kPlain = Intent();
+const LaunchIntent kGpu = Intent({"mvr-small", "gpu"});  // more than a hot runner carries
+
+// Evidence gathered up to (not including) the claim: admitted, with a seat.
+LaunchEvidence Admitted(const RunnerClass& cls = kCold, const LaunchIntent& in = kPlain) {
+  LaunchEvidence e;
+  e.intent = &in;
+  e.cls = &cls;
+  e.job = LaunchEvidence::Job{};
+  e.rate = LaunchEvidence::RateRoom{};
+  e.refused = false;
+  e.need = std::optional<JobNeed>(JobNeed::kYes);
+  e.seat = std::optional<bool>(true);
+  e.refused_with_seat = false;
+  return e;
+}
+
+// ... and with the job's claim won on `launch`.
+LaunchEvidence Claimed(const RunnerClass& cls, const LaunchIntent& in = kPlain,
+                       const RunnerClass* launch = nullptr) {
+  LaunchEvidence e = Admitted(cls, in);
+  e.launch_class = launch ? launch : &cls;
+  e.claim = ClaimEvidence::kWon;
+  return e;
+}
+
+struct Row {
+  const char* name;
+  std::function<void(LaunchEvidence&)> edit;
+  LaunchEvidence base;
+  LaunchStep step;
+  LaunchReason reason;
+};
+
+void Check(const std::vector<Row>& rows) {
+  for (const Row& r : rows) {
+    LaunchEvidence e = r.base;
+    if (r.edit) r.edit(e);
+    const LaunchVerdict v = DecideLaunch(e);
+    EXPECT_EQ(LaunchStepName(v.step), std::string(LaunchStepName(r.step))) << r.name;
+    EXPECT_EQ(LaunchReasonName(v.reason), std::string(LaunchReasonName(r.reason))) << r.name;
+  }
+}
+
+TEST(LaunchDecision, AdmissionAsksForEachPieceOfEvidenceInItsOrder) {
+  LaunchEvidence bare;
+  bare.intent = &kPlain;
+  bare.cls = &kCold;
+  Check({
+      {"the job's state first", nullptr, bare, LaunchStep::kGather, LaunchReason::kNeedJobState},
+      {"then GitHub's rate room", [](LaunchEvidence& e) { e.job.emplace(); }, bare,
+       LaunchStep::kGather, LaunchReason::kNeedRateRoom},
+      {"then the class's health",
+       [](LaunchEvidence& e) {
+         e.job.emplace();
+         e.rate.emplace();
+       },
+       bare, LaunchStep::kGather, LaunchReason::kNeedRefusal},
+      {"then GitHub's word on the job", [](LaunchEvidence& e) { e.need.reset(); }, Admitted(),
+       LaunchStep::kGather, LaunchReason::kNeedStillNeeded},
+      {"then a seat", [](LaunchEvidence& e) { e.seat.reset(); }, Admitted(), LaunchStep::kGather,
+       LaunchReason::kNeedSeat},
+      {"then the health again, a probe spent",
+       [](LaunchEvidence& e) { e.refused_with_seat.reset(); }, Admitted(), LaunchStep::kGather,
+       LaunchReason::kNeedRefusalWithSeat},
+      {"admitted: route and claim", nullptr, Admitted(), LaunchStep::kGather,
+       LaunchReason::kNeedClaim},
+      // A hot member's runner is registered already: its class's launch needs no JIT runner.
+      {"a hot class skips the rate room", [](LaunchEvidence& e) { e.job.emplace(); },
+       [&] {
+         LaunchEvidence e = bare;
+         e.cls = &kHot;
+         return e;
+       }(),
+       LaunchStep::kGather, LaunchReason::kNeedRefusal},
+      {"the rate-blind plant skips it too",
+       [](LaunchEvidence& e) {
+         e.job.emplace();
+         e.defer_rate_limited = false;
+       },
+       bare, LaunchStep::kGather, LaunchReason::kNeedRefusal},
+  });
+}
+
+TEST(LaunchDecision, EachReasonToIgnoreFailDropOrHold) {
+  const RunnerClass gpu_only = [] {
+    RunnerClass c = Class("mvr-small");
+    c.labels = {"large"};
+    return c;
+  }();
+  Check({
+      {"no class has the label", [](LaunchEvidence& e) { e.cls = nullptr; }, Admitted(),
+       LaunchStep::kIgnore, LaunchReason::kNoClass},
+      {"the class does not offer the job's labels", nullptr, Admitted(gpu_only, kGpu),
+       LaunchStep::kIgnore, LaunchReason::kLabelsNotOffered},
+      {"a repository outside the scope", [](LaunchEvidence& e) { e.in_scope = false; }, Admitted(),
+       LaunchStep::kIgnore, LaunchReason::kOutOfScope},
+      {"the job's state cannot be read", [](LaunchEvidence& e) { e.job->readable = false; },
+       Admitted(), LaunchStep::kFail, LaunchReason::kJobStateUnreadable},
+      {"the claim cannot be read", [](LaunchEvidence& e) { e.claim = ClaimEvidence::kUnreadable; },
+       Claimed(kCold), LaunchStep::kFail, LaunchReason::kClaimUnreadable},
+      {"GitHub refuses the class's runner", [](LaunchEvidence& e) { e.refused = true; }, Admitted(),
+       LaunchStep::kHold, LaunchReason::kRefused},
+      {"... found again with a seat", [](LaunchEvidence& e) { e.refused_with_seat = true; },
+       Admitted(), LaunchStep::kHold, LaunchReason::kRefusedWithSeat},
+      {"a late queued, GitHub says not needed",
+       [](LaunchEvidence& e) {
+         e.job->stale = true;
+         e.need = std::optional<JobNeed>(JobNeed::kNo);
+       },
+       Admitted(), LaunchStep::kDrop, LaunchReason::kLateQueued},
+      // Never on a guess: GitHub could not say.
+      {"a late queued, GitHub cannot say",
+       [](LaunchEvidence& e) {
+         e.job->stale = true;
+         e.need = std::optional<JobNeed>(JobNeed::kUnknown);
+       },
+       Admitted(), LaunchStep::kDrop, LaunchReason::kLateQueued},
+      {"a late queued its runner's chain left waiting goes on",
+       [](LaunchEvidence& e) { e.job->stale = true; }, Admitted(), LaunchStep::kGather,
+       LaunchReason::kNeedClaim},
+      {"no longer queued", [](LaunchEvidence& e) { e.need = std::optional<JobNeed>(JobNeed::kNo); },
+       Admitted(), LaunchStep::kDrop, LaunchReason::kNotQueued},
+      {"the job has its VM", [](LaunchEvidence& e) { e.claim = ClaimEvidence::kLaunched; },
+       Claimed(kCold), LaunchStep::kDuplicate, LaunchReason::kHasVm},
+  });
+}
+
+TEST(LaunchDecision, EachReasonToDefer) {
+  Check({
+      {"the client's own rate budget", [](LaunchEvidence& e) { e.rate->own = Duration(1'000); },
+       Admitted(), LaunchStep::kDefer, LaunchReason::kRateLimited},
+      {"another process's hold", [](LaunchEvidence& e) { e.rate->held = Duration(1'000); },
+       Admitted(), LaunchStep::kDefer, LaunchReason::kRateLimited},
+      {"a hold already over", [](LaunchEvidence& e) { e.rate->held = Duration(-5); }, Admitted(),
+       LaunchStep::kGather, LaunchReason::kNeedClaim},
+      {"GitHub's limits kept it from answering",
+       [](LaunchEvidence& e) { e.need = std::optional<JobNeed>(); }, Admitted(), LaunchStep::kDefer,
+       LaunchReason::kRateLimitedAsking},
+      {"an approval awaited",
+       [](LaunchEvidence& e) { e.need = std::optional<JobNeed>(JobNeed::kAwaitsApproval); },
+       Admitted(), LaunchStep::kDefer, LaunchReason::kAwaitingApproval},
+      {"seen waiting, GitHub cannot say",
+       [](LaunchEvidence& e) {
+         e.job->waited = true;
+         e.need = std::optional<JobNeed>(JobNeed::kUnknown);
+       },
+       Admitted(), LaunchStep::kDefer, LaunchReason::kApprovalUnknown},
+      {"never seen waiting, GitHub cannot say: fail open",
+       [](LaunchEvidence& e) { e.need = std::optional<JobNeed>(JobNeed::kUnknown); }, Admitted(),
+       LaunchStep::kGather, LaunchReason::kNeedClaim},
+      {"the cap's seats cannot be read", [](LaunchEvidence& e) { e.seat = std::optional<bool>(); },
+       Admitted(), LaunchStep::kDefer, LaunchReason::kSeatsUnreadable},
+      {"at the cap", [](LaunchEvidence& e) { e.seat = std::optional<bool>(false); }, Admitted(),
+       LaunchStep::kDefer, LaunchReason::kAtCap},
+      {"another attempt holds the claim", [](LaunchEvidence& e) { e.claim = ClaimEvidence::kBusy; },
+       Claimed(kCold), LaunchStep::kDefer, LaunchReason::kClaimedElsewhere},
+  });
+}
+
+TEST(LaunchDecision, ThePathIsHotThenWarmThenCold) {
+  auto usable = [](LaunchEvidence& e) { e.pool_usable = true; };
+  Check({
+      {"no pool: cold", nullptr, Claimed(kCold), LaunchStep::kLaunchCold, LaunchReason::kCold},
+      {"a pool asks whether GitHub accepts its runner", nullptr, Claimed(kHot), LaunchStep::kGather,
+       LaunchReason::kNeedPoolHealth},
+      {"hot", usable, Claimed(kHot), LaunchStep::kTakeHot, LaunchReason::kHotMember},
+      {"hot, none taken: cold",
+       [](LaunchEvidence& e) {
+         e.pool_usable = true;
+         e.hot_tried = true;
+       },
+       Claimed(kHot), LaunchStep::kLaunchCold, LaunchReason::kCold},
+      {"both, none hot taken: the warm pool's health asked again",
+       [](LaunchEvidence& e) { e.hot_tried = true; }, Claimed(kBoth), LaunchStep::kGather,
+       LaunchReason::kNeedPoolHealth},
+      {"both, none hot taken: warm",
+       [](LaunchEvidence& e) {
+         e.hot_tried = true;
+         e.pool_usable = true;
+       },
+       Claimed(kBoth), LaunchStep::kTakeWarm, LaunchReason::kWarmMember},
+      {"a job asking for more than the class label: never hot", usable, Claimed(kBothGpu, kGpu),
+       LaunchStep::kTakeWarm, LaunchReason::kWarmMember},
+      {"a fallback class's hot runners carry its own label: warm", usable,
+       Claimed(kBoth, kPlain, &kOtherHot), LaunchStep::kTakeWarm, LaunchReason::kWarmMember},
+      {"GitHub refuses the class's runner: its pools stay out",
+       [](LaunchEvidence& e) { e.pool_usable = false; }, Claimed(kBoth), LaunchStep::kLaunchCold,
+       LaunchReason::kCold},
+      {"no pool table: cold",
+       [](LaunchEvidence& e) {
+         e.pool_usable = true;
+         e.has_pool_table = false;
+       },
+       Claimed(kBoth), LaunchStep::kLaunchCold, LaunchReason::kCold},
+      {"warm", usable, Claimed(kWarm), LaunchStep::kTakeWarm, LaunchReason::kWarmMember},
+  });
+}
+
+}  // namespace
+}  // namespace mvr::runnerset
