@@ -127,6 +127,7 @@ class LocalStack {
     GuestDocker docker = GuestDocker::kNone;
   };
   Result<std::string> WriteGuestScript(const Image& image);
+  std::string DockerSupervisorConfig() const;  // the guest config's "docker" with real Docker
 
   Seam seam_;
   process::ProcessRunner& processes_;
