@@ -79,14 +79,7 @@ class Strict {
     return Status::Ok();
   }
   // Call last: every member not read is an unknown key.
-  Status NoOthers() const {
-    for (auto it = object().begin(); it != object().end(); ++it) {
-      if (!seen_.count(it.key())) {
-        return InvalidArgument(Key(it.key()) + ": unknown member (see docs/runner-set.md)");
-      }
-    }
-    return Status::Ok();
-  }
+  Status NoOthers() const { return fields_.OnlyKeys(seen_, " (see docs/runner-set.md)"); }
 
  private:
   // Every string of this file is one line: a name, label, path, URL or ARN.
