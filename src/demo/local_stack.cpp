@@ -9,16 +9,10 @@
 #include <sstream>
 
 #include "base/encoding.h"
+#include "base/files.h"
 
 namespace mvr::demo {
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::map<std::string, std::string> BaseEnvironment(const std::string& home) {
   std::map<std::string, std::string> env;
@@ -223,7 +217,7 @@ Result<std::string> LocalStack::WaitForUrl(const std::string& log_path, const st
   const std::string marker = " listening on ";
   TimePoint deadline = seam_.clock.Now() + std::chrono::seconds(30);
   while (seam_.clock.Now() < deadline) {
-    std::string log = Slurp(log_path);
+    std::string log = ReadFile(log_path, "log").value_or("");
     size_t at = log.find(marker);
     if (at != std::string::npos) {
       size_t end = log.find('\n', at);

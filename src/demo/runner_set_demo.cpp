@@ -9,7 +9,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include "base/files.h"
@@ -64,7 +63,7 @@ class Session {
     MVR_ASSIGN_OR_RETURN(serve_pid_, processes_.Spawn(spec));
     const std::string line = "mvr serve listening on " + serve_url_;
     const TimePoint deadline = seam_.clock.Now() + Duration(30'000);
-    while (ReadWholeFile(spec.output_path).find(line) == std::string::npos) {
+    while (ReadFile(spec.output_path, "log").value_or("").find(line) == std::string::npos) {
       auto exited = processes_.TryWait(serve_pid_);
       if (exited.ok() && exited->has_value()) {
         serve_pid_ = 0;

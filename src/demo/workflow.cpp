@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/encoding.h"
+#include "base/files.h"
 #include "base/json_text.h"
 #include "base/time_format.h"
 
@@ -18,7 +19,7 @@ using nlohmann::json;
 // KEY=value lines, as a step writes them to GITHUB_OUTPUT.
 std::map<std::string, std::string> ReadOutputs(const std::string& path) {
   std::map<std::string, std::string> out;
-  std::istringstream in(ReadWholeFile(path));
+  std::istringstream in(ReadFile(path, "log").value_or(""));
   std::string line;
   while (std::getline(in, line)) {
     size_t eq = line.find('=');
@@ -101,13 +102,6 @@ ShownOutput AsTheRunnerShows(const std::string& stdout_text) {
   return shown;
 }
 
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 std::string StepResult::Describe() const {
   return "exit " + std::to_string(exit.code) + (error.empty() ? "" : ": " + error);
 }
@@ -134,7 +128,7 @@ StepResult ResultOf(const process::CommandResult& run, const std::string& name,
   StepResult result;
   result.exit = run.exit;
   result.log_path = name + ".log";
-  const std::string log = run.output + ReadWholeFile(result.log_path);
+  const std::string log = run.output + ReadFile(result.log_path, "log").value_or("");
   result.error = ErrorAnnotation(log);
   result.milestones = ReadMilestones(log);
   result.outputs = ReadOutputs(output_file);

@@ -116,7 +116,4 @@ struct ShownOutput {
 };
 ShownOutput AsTheRunnerShows(const std::string& stdout_text);
 
-// The whole file ("" if it cannot be read).
-std::string ReadWholeFile(const std::string& path);
-
 }  // namespace mvr::demo
