@@ -57,7 +57,7 @@ TEST_F(LauncherJobStateTest, AJobWaitingForApprovalGetsNoVmUntilApproved) {
   const int64_t job = GatedJob();
   LaunchOutcome first = L().Handle(Intent(job));
   EXPECT_EQ(first.decision, LaunchDecision::kDeferred) << first.detail;
-  EXPECT_GE(first.retry_after, Duration(config_.launcher.defer_seconds * 1000LL));
+  EXPECT_GE(first.retry_after, config_.defer_delay());
   EXPECT_TRUE(fleet_.VmIds().empty()) << "no VM while the job waits for its approval";
   EXPECT_TRUE(fleet_.Runners().empty());
   EXPECT_TRUE(StateOf(job).waited);
