@@ -2,11 +2,11 @@
 #include <climits>
 
 #include "cli/commands.h"
-#include "demo/demo.h"
-#include "demo/runner_set_demo.h"
 #include "emulate/github/runner_versions.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
+#include "testbed/demo.h"
+#include "testbed/runner_set_demo.h"
 
 namespace mvr::cli {
 namespace {
@@ -27,7 +27,7 @@ struct DemoFlags {
   std::string run_body = "raw";
   std::string vm = "process";
   std::string vm_arch = "x86_64";
-  demo::RunnerSetDemoOptions set;
+  testbed::RunnerSetDemoOptions set;
 };
 
 int RunDemo(DemoFlags& f, Context& ctx) {
@@ -39,7 +39,7 @@ int RunDemo(DemoFlags& f, Context& ctx) {
       std::fprintf(stderr, "mvr demo --action: --jobs is at most 20 (the jobs run at once)\n");
       return 2;
     }
-    demo::DemoOptions options;
+    testbed::DemoOptions options;
     options.mvr_path = SelfPath();
     if (f.jobs > 0) options.ephemeral_jobs = f.jobs;
     options.warm_pair = f.warm_pair;
@@ -48,9 +48,9 @@ int RunDemo(DemoFlags& f, Context& ctx) {
     options.run_body = f.run_body;
     options.vm = f.vm;
     options.vm_arch = f.vm_arch;
-    return demo::Demo(seam, processes, http, options).Run();
+    return testbed::Demo(seam, processes, http, options).Run();
   }
-  demo::RunnerSetDemoOptions options = f.set;
+  testbed::RunnerSetDemoOptions options = f.set;
   options.mvr_path = SelfPath();
   if (f.jobs > 0) options.jobs = f.jobs;
   options.work_dir = f.work_dir;
@@ -58,12 +58,12 @@ int RunDemo(DemoFlags& f, Context& ctx) {
   options.run_body = f.run_body;
   options.vm = f.vm;
   options.vm_arch = f.vm_arch;
-  return demo::RunnerSetDemo(seam, processes, http, options).Run();
+  return testbed::RunnerSetDemo(seam, processes, http, options).Run();
 }
 
 // What breaks runner fleets in the field (docs/runner-set.md, "Failures it survives"): the GitHub
 // emulator's faults the demo passes on.
-void AddFieldFaultOptions(CLI::App& cmd, demo::RunnerSetDemoOptions& set) {
+void AddFieldFaultOptions(CLI::App& cmd, testbed::RunnerSetDemoOptions& set) {
   cmd.add_option("--runner-busy-lies", set.runner_busy_lies,
                  "probability that the GitHub emulator's runner listing or GET says busy:false "
                  "for a runner running a job (actions/runner #4422); no job may be lost to it")
@@ -91,7 +91,7 @@ void AddFieldFaultOptions(CLI::App& cmd, demo::RunnerSetDemoOptions& set) {
 }
 
 // The runner set demo's emulated platform: its pace, delays and faults.
-void AddPlatformOptions(CLI::App& cmd, demo::RunnerSetDemoOptions& set) {
+void AddPlatformOptions(CLI::App& cmd, testbed::RunnerSetDemoOptions& set) {
   cmd.add_option("--run-rate", set.run_rate,
                  "RunMicrovm calls per second the MicroVMs emulator allows (the platform's quota)")
       ->check(CLI::Range(0.1, 1000.0))
@@ -134,7 +134,7 @@ void AddPlatformOptions(CLI::App& cmd, demo::RunnerSetDemoOptions& set) {
 }
 
 // The runner set demo's burst: its pools, its jobs, how long it may take and its report.
-void AddBurstOptions(CLI::App& cmd, demo::RunnerSetDemoOptions& set) {
+void AddBurstOptions(CLI::App& cmd, testbed::RunnerSetDemoOptions& set) {
   cmd.add_option("--warm-pool", set.warm_pool,
                  "mvr-small keeps this many suspended VMs (its warmPoolSize), filled before the "
                  "burst; compare its p50s with mvr-large's")

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "demo/local_stack.h"
 #include "http/client.h"
+#include "testbed/local_stack.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 struct StepResult {
   process::ExitStatus exit;
@@ -116,4 +116,4 @@ struct ShownOutput {
 };
 ShownOutput AsTheRunnerShows(const std::string& stdout_text);
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -1,4 +1,4 @@
-#include "demo/runner_set_demo.h"
+#include "testbed/runner_set_demo.h"
 
 #include <sys/stat.h>
 
@@ -14,12 +14,12 @@
 #include "base/files.h"
 #include "base/host_port.h"
 #include "base/json_text.h"
-#include "demo/burst.h"
-#include "demo/latency_table.h"
-#include "demo/local_stack.h"
-#include "demo/workflow.h"
+#include "testbed/burst.h"
+#include "testbed/latency_table.h"
+#include "testbed/local_stack.h"
+#include "testbed/workflow.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 using nlohmann::json;
@@ -403,4 +403,4 @@ int RunnerSetDemo::Run() {
   return ok ? 0 : 1;
 }
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

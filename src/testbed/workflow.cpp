@@ -1,4 +1,4 @@
-#include "demo/workflow.h"
+#include "testbed/workflow.h"
 
 #include <cctype>
 #include <cstdio>
@@ -11,7 +11,7 @@
 #include "base/json_text.h"
 #include "base/time_format.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 using nlohmann::json;
@@ -311,4 +311,4 @@ Workflow::Leftovers Workflow::CountLeftovers() {
   return left;
 }
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -1,4 +1,4 @@
-#include "demo/local_stack.h"
+#include "testbed/local_stack.h"
 
 #include <filesystem>
 
@@ -11,7 +11,7 @@
 #include "base/encoding.h"
 #include "base/files.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 std::map<std::string, std::string> BaseEnvironment(const std::string& home) {
@@ -263,4 +263,4 @@ std::map<std::string, std::string> LocalStack::StepEnvironment(const std::string
   return env;
 }
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

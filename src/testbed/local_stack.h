@@ -18,7 +18,7 @@
 #include "base/secret.h"
 #include "process/process_runner.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 inline constexpr char kDemoImage[] = "mvr-runner";
 inline constexpr char kDemoRepository[] = "demo/app";
@@ -149,4 +149,4 @@ class LocalStack {
   int microvms_pid_ = 0;
 };
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed
