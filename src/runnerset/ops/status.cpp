@@ -57,7 +57,7 @@ std::string PoolText(const char* kind, int target, const json& members, const js
 
 // One class: its pool targets and members, and its VMs by state (null when its image's listing
 // failed).
-json ClassEntry(const RunnerClass& c, const StatusInputs& in) {
+json ClassEntry(const RunnerClass& c, const StatusReportInputs& in) {
   json by_state = json::object();
   auto listed = in.vms_by_image.find(c.image);
   if (listed != in.vms_by_image.end()) {
@@ -163,7 +163,7 @@ json RowEntry(const MappingRow& r, const std::map<std::string, const github::Run
   return j;
 }
 
-json JobsInFlight(const ServeConfig& config, const StatusInputs& in, int64_t now) {
+json JobsInFlight(const ServeConfig& config, const StatusReportInputs& in, int64_t now) {
   std::map<std::string, const github::Runner*> runners;
   if (in.runners) {
     for (const github::Runner& r : *in.runners) runners[r.name] = &r;
@@ -178,7 +178,7 @@ json JobsInFlight(const ServeConfig& config, const StatusInputs& in, int64_t now
   return jobs;
 }
 
-json JanitorEntry(const ServeConfig& config, const StatusInputs& in) {
+json JanitorEntry(const ServeConfig& config, const StatusReportInputs& in) {
   json janitor = {{"intervalSeconds", config.janitor.interval_seconds},
                   {"recoverStuckLaunches", config.janitor.recover_stuck_launches}};
   if (!in.last_sweep) {
@@ -268,7 +268,7 @@ json Latency(const std::vector<JobRecord>& records) {
 
 }  // namespace
 
-json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
+json BuildStatusReport(const ServeConfig& config, const StatusReportInputs& in) {
   const int64_t now = ToUnixMillis(in.now);
   json out;
   out["runnerSetId"] = config.runner_set_id;
@@ -467,7 +467,7 @@ std::string JanitorText(const json& s) {
 
 }  // namespace
 
-std::string RenderStatusText(const json& s) {
+std::string RenderStatusReportText(const json& s) {
   std::string out = "runner set " + s.value("runnerSetId", std::string()) + "\n";
   out += AuthText(s);
   out += RateBudgetStatusLine(s);

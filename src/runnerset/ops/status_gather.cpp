@@ -1,6 +1,6 @@
-// GatherStatus: everything BuildStatus shows, read from the set's clients and tables, for `mvr
-// serve`'s GET /status and GET / and for `mvr status --html` (which reads the store itself, so it
-// works for the Lambda deployment, where no process keeps the set's state in memory).
+// GatherStatusReport: everything BuildStatusReport shows, read from the set's clients and tables,
+// for `mvr serve`'s GET /status and GET / and for `mvr status --html` (which reads the store
+// itself, so it works for the Lambda deployment, where no process keeps the set's state in memory).
 #include "runnerset/ops/status.h"
 
 namespace mvr::runnerset {
@@ -17,7 +17,7 @@ void Take(Result<T> listed, T& into, std::vector<std::string>& errors, const std
 }
 
 // Each image's MicroVMs, listed once however many classes run it.
-void GatherVms(const ServeConfig& config, const StatusSources& src, StatusInputs& in) {
+void GatherVms(const ServeConfig& config, const StatusReportSources& src, StatusReportInputs& in) {
   for (const RunnerClass& c : config.classes) {
     if (in.vms_by_image.count(c.image)) continue;
     aws::ListMicrovmsRequest req;
@@ -33,7 +33,8 @@ void GatherVms(const ServeConfig& config, const StatusSources& src, StatusInputs
 }
 
 // What the cost table prices the finished jobs at: each class's memory by image version.
-void GatherMemoryPrices(const ServeConfig& config, const StatusSources& src, StatusInputs& in) {
+void GatherMemoryPrices(const ServeConfig& config, const StatusReportSources& src,
+                        StatusReportInputs& in) {
   std::map<std::string, std::map<std::string, int>> by_image;
   for (const RunnerClass& c : config.classes) {
     auto known = by_image.find(c.image);
@@ -60,7 +61,8 @@ void GatherMemoryPrices(const ServeConfig& config, const StatusSources& src, Sta
 }
 
 // The last sizing of each pool that sizes itself from the arrivals.
-void GatherPoolSizing(const ServeConfig& config, const StatusSources& src, StatusInputs& in) {
+void GatherPoolSizing(const ServeConfig& config, const StatusReportSources& src,
+                      StatusReportInputs& in) {
   for (const RunnerClass& c : config.classes) {
     for (const auto& [pool, target] :
          {std::pair{"hot", &c.hot_pool_target}, std::pair{"warm", &c.warm_pool_target}}) {
@@ -78,8 +80,9 @@ void GatherPoolSizing(const ServeConfig& config, const StatusSources& src, Statu
 
 }  // namespace
 
-StatusInputs GatherStatus(const ServeConfig& config, const StatusSources& src, TimePoint now) {
-  StatusInputs in;
+StatusReportInputs GatherStatusReport(const ServeConfig& config, const StatusReportSources& src,
+                                      TimePoint now) {
+  StatusReportInputs in;
   GatherVms(config, src, in);
   auto runners = src.github.ListRunners(RunnerScopeOf(config), {});
   if (runners.ok()) {
