@@ -102,6 +102,8 @@ ShownOutput AsTheRunnerShows(const std::string& stdout_text) {
   return shown;
 }
 
+std::string ReadWholeFile(const std::string& path) { return ReadFile(path, "log").value_or(""); }
+
 std::string StepResult::Describe() const {
   return "exit " + std::to_string(exit.code) + (error.empty() ? "" : ": " + error);
 }

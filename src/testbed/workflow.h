@@ -116,4 +116,8 @@ struct ShownOutput {
 };
 ShownOutput AsTheRunnerShows(const std::string& stdout_text);
 
+// The whole file, "" if it cannot be read: ReadFile (base/files.h) for the logs and outputs the
+// end-to-end suites look through.
+std::string ReadWholeFile(const std::string& path);
+
 }  // namespace mvr::testbed
