@@ -7,6 +7,7 @@
 #include "action/lifetime.h"
 #include "action/pool_keys.h"
 #include "base/encoding.h"
+#include "base/json_fields.h"
 #include "base/json_text.h"
 #include "base/time_format.h"
 
@@ -197,13 +198,9 @@ Result<PoolHandle> DecodePoolHandle(std::string_view text) {
                            std::string(text.substr(0, std::min<size_t>(text.size(), 6))) + "')");
   }
   MVR_ASSIGN_OR_RETURN(nlohmann::json j, DecodePayload(text, prefix));
-  static const char* const kKnown[] = {"v",  "p", "k", "n", "r",  "mb",
-                                       "li", "g", "m", "d", "ri", "rn"};
-  for (const auto& [key, value] : j.items()) {
-    bool known = false;
-    for (const char* k : kKnown) known = known || key == k;
-    if (!known) return InvalidArgument("server handle has an unknown field '" + key + "'");
-  }
+  MVR_RETURN_IF_ERROR(
+      JsonFields(j, "server handle")
+          .OnlyKeys({"v", "p", "k", "n", "r", "mb", "li", "g", "m", "d", "ri", "rn"}));
   auto str = [&](const char* key, std::string& out) { return ReadString(j, key, out); };
   auto num = [&](const char* key, int64_t& out) { return ReadInteger(j, key, out); };
   int64_t version = 0;

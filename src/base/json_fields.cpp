@@ -268,11 +268,16 @@ bool JsonFields::Has(const char* key) const {
 }
 
 Status JsonFields::OnlyKeys(std::initializer_list<const char*> known) const {
-  for (const auto& [name, value] : object_.items()) {
-    (void)value;
-    bool found = false;
-    for (const char* k : known) found = found || name == k;
-    if (!found) return InvalidArgument(MemberPath(name.c_str()) + ": unknown member");
+  std::set<std::string> names;
+  for (const char* k : known) names.insert(k);
+  return OnlyKeys(names);
+}
+
+Status JsonFields::OnlyKeys(const std::set<std::string>& known, std::string_view hint) const {
+  for (auto it = object_.begin(); it != object_.end(); ++it) {
+    if (known.count(it.key()) == 0) {
+      return InvalidArgument(MemberPath(it.key().c_str()) + ": unknown member" + std::string(hint));
+    }
   }
   return Status::Ok();
 }

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,8 +71,10 @@ class JsonFields {
 
   // True when `key` is present and not null.
   bool Has(const char* key) const;
-  // InvalidArgument naming the first member that is not one of `known`.
+  // InvalidArgument "<path>.<member>: unknown member<hint>" for the first member that is not one
+  // of `known`: the one way a reader refuses members it does not know (issue 57, item 4).
   Status OnlyKeys(std::initializer_list<const char*> known) const;
+  Status OnlyKeys(const std::set<std::string>& known, std::string_view hint = "") const;
 
   const std::string& path() const { return path_; }
   const nlohmann::json& object() const { return object_; }

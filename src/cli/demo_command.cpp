@@ -2,11 +2,11 @@
 #include <climits>
 
 #include "cli/commands.h"
-#include "demo/demo.h"
-#include "demo/runner_set_demo.h"
 #include "emulate/github/runner_versions.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
+#include "testbed/demo.h"
+#include "testbed/runner_set_demo.h"
 
 namespace mvr::cli {
 namespace {
@@ -27,7 +27,7 @@ struct DemoFlags {
   std::string run_body = "raw";
   std::string vm = "process";
   std::string vm_arch = "x86_64";
-  demo::RunnerSetDemoOptions set;
+  testbed::RunnerSetDemoOptions set;
 };
 
 int RunDemo(DemoFlags& f, Context& ctx) {
@@ -39,7 +39,7 @@ int RunDemo(DemoFlags& f, Context& ctx) {
       std::fprintf(stderr, "mvr demo --action: --jobs is at most 20 (the jobs run at once)\n");
       return 2;
     }
-    demo::DemoOptions options;
+    testbed::DemoOptions options;
     options.mvr_path = SelfPath();
     if (f.jobs > 0) options.ephemeral_jobs = f.jobs;
     options.warm_pair = f.warm_pair;
@@ -48,9 +48,9 @@ int RunDemo(DemoFlags& f, Context& ctx) {
     options.run_body = f.run_body;
     options.vm = f.vm;
     options.vm_arch = f.vm_arch;
-    return demo::Demo(seam, processes, http, options).Run();
+    return testbed::Demo(seam, processes, http, options).Run();
   }
-  demo::RunnerSetDemoOptions options = f.set;
+  testbed::RunnerSetDemoOptions options = f.set;
   options.mvr_path = SelfPath();
   if (f.jobs > 0) options.jobs = f.jobs;
   options.work_dir = f.work_dir;
@@ -58,12 +58,12 @@ int RunDemo(DemoFlags& f, Context& ctx) {
   options.run_body = f.run_body;
   options.vm = f.vm;
   options.vm_arch = f.vm_arch;
-  return demo::RunnerSetDemo(seam, processes, http, options).Run();
+  return testbed::RunnerSetDemo(seam, processes, http, options).Run();
 }
 
 // What breaks runner fleets in the field (docs/runner-set-failures.md): the GitHub
 // emulator's faults the demo passes on.
-void AddFieldFaultOptions(CLI::App& cmd, demo::RunnerSetDemoOptions& set) {
+void AddFieldFaultOptions(CLI::App& cmd, testbed::RunnerSetDemoOptions& set) {
   cmd.add_option("--runner-busy-lies", set.runner_busy_lies,
                  "probability that the GitHub emulator's runner listing or GET says busy:false "
                  "for a runner running a job (actions/runner #4422); no job may be lost to it")
@@ -88,6 +88,72 @@ void AddFieldFaultOptions(CLI::App& cmd, demo::RunnerSetDemoOptions& set) {
                  "configs a minute, 500 an hour, ...); the set paces itself and loses no job")
       ->check(CLI::IsMember({"off", "github"}))
       ->capture_default_str();
+}
+
+// The runner set demo's emulated platform: its pace, delays and faults.
+void AddPlatformOptions(CLI::App& cmd, testbed::RunnerSetDemoOptions& set) {
+  cmd.add_option("--run-rate", set.run_rate,
+                 "RunMicrovm calls per second the MicroVMs emulator allows (the platform's quota)")
+      ->check(CLI::Range(0.1, 1000.0))
+      ->capture_default_str();
+  cmd.add_option("--vm-boot-ms", set.vm_boot_ms,
+                 "median time from RunMicrovm to the VM's program starting (log-normal, p90 = "
+                 "1.7x; 0: at once)")
+      ->check(CLI::Range(0, 600'000))
+      ->capture_default_str();
+  cmd.add_option("--boot-failure", set.boot_failure,
+                 "probability that a launched VM never boots (the launcher must recover)")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  cmd.add_option("--webhook-delay-ms", set.webhook_delay_ms,
+                 "webhook deliveries are delayed uniformly between 0 and this")
+      ->check(CLI::Range(0, 600'000))
+      ->capture_default_str();
+  cmd.add_option("--webhook-duplication", set.webhook_duplication,
+                 "probability that a webhook is delivered twice")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd.add_option("--runner-startup-ms", set.runner_startup_ms,
+                 "the stand-in runner's start-up delay and its registration delay, each (the "
+                 "real runner: about 8200 and 9000)")
+      ->check(CLI::Range(0, 600'000))
+      ->capture_default_str();
+  cmd.add_option("--runner-registration-ms", set.runner_registration_ms,
+                 "the stand-in runner's registration delay alone (the real runner: about 9000; "
+                 "default: the same as --runner-startup-ms)")
+      ->check(CLI::Range(0, 600'000));
+  cmd.add_option("--runner-offline-after-seconds", set.runner_offline_after_seconds,
+                 "the GitHub emulator shows an idle runner that stopped polling offline after "
+                 "this (GitHub: about a minute); a hot member is claimable only then")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  cmd.add_option("--microvms-config", set.microvms_config,
+                 "a `mvr emulate microvms --config` file for every other knob (replaces "
+                 "--run-rate, --vm-boot-ms and --boot-failure)")
+      ->check(CLI::ExistingFile);
+}
+
+// The runner set demo's burst: its pools, its jobs, how long it may take and its report.
+void AddBurstOptions(CLI::App& cmd, testbed::RunnerSetDemoOptions& set) {
+  cmd.add_option("--warm-pool", set.warm_pool,
+                 "mvr-small keeps this many suspended VMs (its warmPoolSize), filled before the "
+                 "burst; compare its p50s with mvr-large's")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  cmd.add_option("--hot-pool", set.hot_pool,
+                 "mvr-small keeps this many suspended VMs whose runners are registered and "
+                 "connected (its hotPoolSize), filled before the burst")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  cmd.add_option("--job-seconds", set.job_seconds, "how long each queued job runs")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
+  cmd.add_option("--timeout-seconds", set.timeout_seconds,
+                 "how long the burst may take to complete")
+      ->check(CLI::Range(10, 7200))
+      ->capture_default_str();
+  cmd.add_option("--report", set.report_html,
+                 "runner set: save mvr serve's status page (HTML) to this file at the end");
 }
 
 }  // namespace
@@ -121,65 +187,9 @@ void AddDemoCommand(CLI::App& app, Context& ctx) {
                   "scripts/fetch-vm-kernel.sh --arch arm64 and scripts/build-supervisor-arm64.sh)")
       ->check(CLI::IsMember({"x86_64", "arm64"}));
   cmd->add_flag("--keep", f->keep, "keep the work directory afterwards");
-  cmd->add_option("--report", f->set.report_html,
-                  "runner set: save mvr serve's status page (HTML) to this file at the end");
-  cmd->add_option("--run-rate", f->set.run_rate,
-                  "RunMicrovm calls per second the MicroVMs emulator allows (the platform's quota)")
-      ->check(CLI::Range(0.1, 1000.0))
-      ->capture_default_str();
-  cmd->add_option("--vm-boot-ms", f->set.vm_boot_ms,
-                  "median time from RunMicrovm to the VM's program starting (log-normal, p90 = "
-                  "1.7x; 0: at once)")
-      ->check(CLI::Range(0, 600'000))
-      ->capture_default_str();
-  cmd->add_option("--boot-failure", f->set.boot_failure,
-                  "probability that a launched VM never boots (the launcher must recover)")
-      ->check(CLI::Range(0.0, 0.9))
-      ->capture_default_str();
-  cmd->add_option("--webhook-delay-ms", f->set.webhook_delay_ms,
-                  "webhook deliveries are delayed uniformly between 0 and this")
-      ->check(CLI::Range(0, 600'000))
-      ->capture_default_str();
-  cmd->add_option("--webhook-duplication", f->set.webhook_duplication,
-                  "probability that a webhook is delivered twice")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--runner-startup-ms", f->set.runner_startup_ms,
-                  "the stand-in runner's start-up delay and its registration delay, each (the "
-                  "real runner: about 8200 and 9000)")
-      ->check(CLI::Range(0, 600'000))
-      ->capture_default_str();
-  cmd->add_option("--runner-registration-ms", f->set.runner_registration_ms,
-                  "the stand-in runner's registration delay alone (the real runner: about 9000; "
-                  "default: the same as --runner-startup-ms)")
-      ->check(CLI::Range(0, 600'000));
-  cmd->add_option("--runner-offline-after-seconds", f->set.runner_offline_after_seconds,
-                  "the GitHub emulator shows an idle runner that stopped polling offline after "
-                  "this (GitHub: about a minute); a hot member is claimable only then")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
   AddFieldFaultOptions(*cmd, f->set);
-  cmd->add_option("--microvms-config", f->set.microvms_config,
-                  "a `mvr emulate microvms --config` file for every other knob (replaces "
-                  "--run-rate, --vm-boot-ms and --boot-failure)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--warm-pool", f->set.warm_pool,
-                  "mvr-small keeps this many suspended VMs (its warmPoolSize), filled before the "
-                  "burst; compare its p50s with mvr-large's")
-      ->check(CLI::Range(0, 100))
-      ->capture_default_str();
-  cmd->add_option("--hot-pool", f->set.hot_pool,
-                  "mvr-small keeps this many suspended VMs whose runners are registered and "
-                  "connected (its hotPoolSize), filled before the burst")
-      ->check(CLI::Range(0, 100))
-      ->capture_default_str();
-  cmd->add_option("--job-seconds", f->set.job_seconds, "how long each queued job runs")
-      ->check(CLI::Range(0, 3600))
-      ->capture_default_str();
-  cmd->add_option("--timeout-seconds", f->set.timeout_seconds,
-                  "how long the burst may take to complete")
-      ->check(CLI::Range(10, 7200))
-      ->capture_default_str();
+  AddPlatformOptions(*cmd, f->set);
+  AddBurstOptions(*cmd, f->set);
   cmd->callback([&ctx, f] { ctx.exit_code = RunDemo(*f, ctx); });
 }
 

@@ -328,6 +328,85 @@ void AddRateLimitFlags(CLI::App& g, GithubFlags& f) {
                "token_requests_per_hour) to N, 0 for off (repeatable; with --rate-limits github)");
 }
 
+// Who may call: personal access tokens and GitHub Apps, with what their installations hold.
+void AddCredentialFlags(CLI::App& g, GithubFlags& f) {
+  g.add_option("--pat", f.pats, "accepted personal access token (repeatable; prefer --pat-file)");
+  g.add_option("--pat-file", f.pat_file, "file with accepted personal access tokens, one a line");
+  g.add_option("--app-id", f.app_ids,
+               "GitHub App id whose JWTs are accepted (repeatable: several Apps, each with its "
+               "own installation and rate-limit budgets)")
+      ->check(CLI::PositiveNumber);
+  g.add_option("--app-key-file", f.app_key_files,
+               "PEM private key of that App (repeatable: the k-th goes with the k-th --app-id)");
+  g.add_option("--installation-id", f.installation_ids,
+               "that App's installation id (default 1 with one App; repeatable, and required "
+               "for each --app-id when there are several)")
+      ->check(CLI::PositiveNumber);
+  g.add_option("--installation-token-format", f.installation_token_format,
+               "what POST /app/installations/{id}/access_tokens issues: stateless (GitHub's "
+               "~520-character ghs_ tokens with dots, since 2026-04) or classic (ghs_ + 36)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"stateless", "classic"}));
+  g.add_option("--installation-permission", f.installation_permissions,
+               "NAME=LEVEL: a permission the App's installation shows (repeatable; given, it "
+               "replaces the default set: actions=read, administration=write, metadata=read, "
+               "organization_self_hosted_runners=write)");
+}
+
+// Where workflow_job webhooks go and how they are signed and shaped.
+void AddWebhookFlags(CLI::App& g, GithubFlags& f) {
+  g.add_option("--webhook-url", f.webhook_url, "where workflow_job webhooks are delivered");
+  g.add_option("--webhook-secret-file", f.webhook_secret_file, "file holding the webhook secret");
+  g.add_option("--webhook-content-type", f.webhook_content_type,
+               "the hook's content type: json, or form (payload=<URL-encoded JSON>)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"json", "form"}));
+  g.add_option("--delivery-delay-min-ms", f.delay_min_ms, "minimum webhook delivery delay")
+      ->check(CLI::Range(int64_t{0}, kHourMs));
+  g.add_option("--delivery-delay-max-ms", f.delay_max_ms,
+               "maximum webhook delivery delay (uniform in between)")
+      ->check(CLI::Range(int64_t{0}, kHourMs));
+  g.add_option("--delivery-loss", f.loss, "probability a webhook is never delivered")
+      ->check(CLI::Range(0.0, 1.0));
+  g.add_option("--delivery-duplication", f.duplication, "probability a webhook is delivered twice")
+      ->check(CLI::Range(0.0, 1.0));
+  g.add_option("--delivery-reorder", f.reorder,
+               "probability a webhook is held back so later ones overtake it")
+      ->check(CLI::Range(0.0, 1.0));
+  g.add_option("--reorder-delay-ms", f.reorder_delay_ms, "how long a held-back webhook waits")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, kHourMs));
+}
+
+// The job scheduler: its period, and when queued jobs, idle runners and registrations expire.
+void AddSchedulerFlags(CLI::App& g, GithubFlags& f) {
+  g.add_option("--queue-timeout-seconds", f.queue_timeout_s, "jobs queued this long are cancelled")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, kMonthSeconds));
+  g.add_option("--runner-offline-after-seconds", f.offline_after_s,
+               "an idle runner silent this long shows offline")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, kMonthSeconds));
+  g.add_option("--registration-idle-expiry-seconds", f.idle_expiry_s,
+               "a runner listening (online, idle) this long without a job, or never connected "
+               "this long after registering, loses its registration; 0 = never")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
+  g.add_option("--offline-registration-expiry-seconds", f.offline_expiry_s,
+               "a once-connected runner offline this long since its last contact loses its "
+               "registration; 0 = never")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
+  g.add_option("--assignment-pickup-timeout-seconds", f.pickup_timeout_s,
+               "a job handed to a runner that has not picked it up this long goes back to the "
+               "queue for another runner; 0 = never")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
+  g.add_option("--tick-ms", f.tick_ms, "scheduler period")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{10}, kHourMs));
+}
+
 }  // namespace
 
 void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
@@ -342,85 +421,15 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
   g->add_option("--enterprise", gflags->enterprise,
                 "an enterprise (slug) holding every --org: its runners (personal access tokens "
                 "only, as on GitHub) serve all their repositories");
-  g->add_option("--pat", gflags->pats,
-                "accepted personal access token (repeatable; prefer --pat-file)");
-  g->add_option("--pat-file", gflags->pat_file,
-                "file with accepted personal access tokens, one a line");
-  g->add_option("--app-id", gflags->app_ids,
-                "GitHub App id whose JWTs are accepted (repeatable: several Apps, each with its "
-                "own installation and rate-limit budgets)")
-      ->check(CLI::PositiveNumber);
-  g->add_option("--app-key-file", gflags->app_key_files,
-                "PEM private key of that App (repeatable: the k-th goes with the k-th --app-id)");
-  g->add_option("--installation-id", gflags->installation_ids,
-                "that App's installation id (default 1 with one App; repeatable, and required "
-                "for each --app-id when there are several)")
-      ->check(CLI::PositiveNumber);
-  g->add_option("--webhook-url", gflags->webhook_url, "where workflow_job webhooks are delivered");
-  g->add_option("--webhook-secret-file", gflags->webhook_secret_file,
-                "file holding the webhook secret");
-  g->add_option("--webhook-content-type", gflags->webhook_content_type,
-                "the hook's content type: json, or form (payload=<URL-encoded JSON>)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"json", "form"}));
-  g->add_option("--installation-token-format", gflags->installation_token_format,
-                "what POST /app/installations/{id}/access_tokens issues: stateless (GitHub's "
-                "~520-character ghs_ tokens with dots, since 2026-04) or classic (ghs_ + 36)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"stateless", "classic"}));
-  g->add_option("--installation-permission", gflags->installation_permissions,
-                "NAME=LEVEL: a permission the App's installation shows (repeatable; given, it "
-                "replaces the default set: actions=read, administration=write, metadata=read, "
-                "organization_self_hosted_runners=write)");
+  AddCredentialFlags(*g, *gflags);
+  AddWebhookFlags(*g, *gflags);
   g->add_option("--rate-limit", gflags->rate_limit, "requests per hour per caller")
       ->capture_default_str();
   g->add_option("--secondary-limit", gflags->secondary_limit,
                 "content-creating requests per minute per caller before 429 (0: off)")
       ->capture_default_str();
   AddRateLimitFlags(*g, *gflags);
-  g->add_option("--delivery-delay-min-ms", gflags->delay_min_ms, "minimum webhook delivery delay")
-      ->check(CLI::Range(int64_t{0}, kHourMs));
-  g->add_option("--delivery-delay-max-ms", gflags->delay_max_ms,
-                "maximum webhook delivery delay (uniform in between)")
-      ->check(CLI::Range(int64_t{0}, kHourMs));
-  g->add_option("--delivery-loss", gflags->loss, "probability a webhook is never delivered")
-      ->check(CLI::Range(0.0, 1.0));
-  g->add_option("--delivery-duplication", gflags->duplication,
-                "probability a webhook is delivered twice")
-      ->check(CLI::Range(0.0, 1.0));
-  g->add_option("--delivery-reorder", gflags->reorder,
-                "probability a webhook is held back so later ones overtake it")
-      ->check(CLI::Range(0.0, 1.0));
-  g->add_option("--reorder-delay-ms", gflags->reorder_delay_ms,
-                "how long a held-back webhook waits")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{0}, kHourMs));
-  g->add_option("--queue-timeout-seconds", gflags->queue_timeout_s,
-                "jobs queued this long are cancelled")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, kMonthSeconds));
-  g->add_option("--runner-offline-after-seconds", gflags->offline_after_s,
-                "an idle runner silent this long shows offline")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, kMonthSeconds));
-  g->add_option("--registration-idle-expiry-seconds", gflags->idle_expiry_s,
-                "a runner listening (online, idle) this long without a job, or never connected "
-                "this long after registering, loses its registration; 0 = never")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
-  g->add_option("--offline-registration-expiry-seconds", gflags->offline_expiry_s,
-                "a once-connected runner offline this long since its last contact loses its "
-                "registration; 0 = never")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
-  g->add_option("--assignment-pickup-timeout-seconds", gflags->pickup_timeout_s,
-                "a job handed to a runner that has not picked it up this long goes back to the "
-                "queue for another runner; 0 = never")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
-  g->add_option("--tick-ms", gflags->tick_ms, "scheduler period")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t{10}, kHourMs));
+  AddSchedulerFlags(*g, *gflags);
   g->add_option("--record", gflags->record,
                 "append each REST exchange and webhook delivery to FILE as JSON lines (for "
                 "tests/contracts/github; holds tokens: a test artefact, never a log)");

@@ -125,89 +125,109 @@ Result<std::unique_ptr<ArtifactReader>> NewArtifactReader(const MicrovmsFlags& f
   return reader;
 }
 
-Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f) {
-  emulate::microvms::Emulator::Options o;
-  MVR_ASSIGN_OR_RETURN(HostPort listen, ParseHostPort(f.listen, "--listen"));
-  o.listen_host = listen.host;
-  o.listen_port = listen.port;
-  o.model.region = f.region;
+using MicrovmsOptions = emulate::microvms::Emulator::Options;
+
+// --config and the flags that set the service model's knobs (quotas, rate limits, time scales,
+// the hooks' form and the stricter readings).
+Status ApplyModelFlags(const MicrovmsFlags& f, emulate::microvms::MicrovmModelOptions& model) {
+  model.region = f.region;
   if (!f.config_file.empty()) {
     MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.config_file, "--config"));
     nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
     if (config.is_discarded()) return InvalidArgument(f.config_file + " is not valid JSON");
-    MVR_RETURN_IF_ERROR(o.model.ApplyJson(config).Annotate(f.config_file));
+    MVR_RETURN_IF_ERROR(model.ApplyJson(config).Annotate(f.config_file));
   }
-  if (f.memory_quota_mib >= 0) o.model.memory_quota_mib = f.memory_quota_mib;
+  if (f.memory_quota_mib >= 0) model.memory_quota_mib = f.memory_quota_mib;
   if (f.run_rate > 0 && f.run_rate < 0.001) {
     return InvalidArgument("--run-rate must be 0 (no limit) or from 0.001 to 1000000");
   }
   if (f.run_rate >= 0) {
-    o.model.rate_limits["RunMicrovm"].per_second = f.run_rate;
-    o.model.rate_limits["RunMicrovm"].burst = f.run_burst >= 0 ? f.run_burst : f.run_rate;
+    model.rate_limits["RunMicrovm"].per_second = f.run_rate;
+    model.rate_limits["RunMicrovm"].burst = f.run_burst >= 0 ? f.run_burst : f.run_rate;
   } else if (f.run_burst >= 0) {
-    o.model.rate_limits["RunMicrovm"].burst = f.run_burst;
+    model.rate_limits["RunMicrovm"].burst = f.run_burst;
   }
-  if (f.network == "namespace") {
-    MVR_RETURN_IF_ERROR(emulate::microvms::CheckNamespaceModeAllowed(geteuid()));
-    o.network = emulate::microvms::Emulator::Options::Network::kNamespace;
-    if (!f.netns_range.empty()) o.namespace_range = f.netns_range;
-    MVR_RETURN_IF_ERROR(emulate::microvms::Ipv4Range::Parse(o.namespace_range).status());
-  } else if (f.network != "host") {
-    return InvalidArgument("--network must be host (the default) or namespace (got " + f.network +
-                           ")");
-  } else if (!f.netns_range.empty()) {
-    return InvalidArgument("--netns-range only applies with --network namespace");
-  }
-  if (f.vm == "qemu") {
-    if (o.network != emulate::microvms::Emulator::Options::Network::kHost) {
-      return InvalidArgument("--vm qemu brings its own network: leave out --network namespace");
-    }
-    o.vm = emulate::microvms::Emulator::Options::Vm::kQemu;
-    const bool arm64 = f.vm_arch == "arm64";
-    o.qemu.arch = f.vm_arch;
-    o.qemu.kernel_dir = !f.vm_kernel.empty()
-                            ? f.vm_kernel
-                            : (arm64 ? EnvOr("MVR_VM_KERNEL_DIR_ARM64", kDefaultArm64VmKernelDir)
-                                     : EnvOr("MVR_VM_KERNEL_DIR", kDefaultVmKernelDir));
-    o.qemu.accel = f.accel;
-    o.qemu.memory_mib = static_cast<int>(f.vm_memory_mib);
-    auto records = emulate::microvms::ParseDnsRecords(f.vm_dns_records);
-    if (!records.ok()) return records.status().Annotate("--vm-dns-record");
-    o.qemu.dns_records = *records;
-    std::error_code ec;
-    o.qemu.mvr_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-    if (ec) return Internal("cannot find this program's path: " + ec.message());
-    // A source checkout's ARM64 guest tools sit beside its build tree (build/src/cli/mvr).
-    const std::string beside = (std::filesystem::path(o.qemu.mvr_binary).parent_path() /
-                                "../../../build-arm64/guest-bundle")
-                                   .lexically_normal()
-                                   .string();
-    o.qemu.guest_bundle =
-        !f.vm_guest_bundle.empty() ? f.vm_guest_bundle : EnvOr("MVR_VM_GUEST_BUNDLE", beside);
-  } else if (f.vm != "process") {
-    return InvalidArgument("--vm must be process (the default) or qemu (got " + f.vm + ")");
-  } else if (!f.vm_kernel.empty() || f.vm_arch != "x86_64" || !f.vm_guest_bundle.empty() ||
-             !f.vm_dns_records.empty()) {
-    return InvalidArgument(
-        "--vm-kernel, --vm-arch, --vm-guest-bundle and --vm-dns-record only apply with --vm qemu");
-  }
-  if (f.idle_time_scale > 0) o.model.idle_time_scale = f.idle_time_scale;
-  if (f.duration_time_scale > 0) o.model.duration_time_scale = f.duration_time_scale;
-  if (!f.program_exit.empty()) o.model.program_exit_terminates = f.program_exit == "terminate";
-  o.model.registered_hook_timeout_seconds = static_cast<int>(f.image_hook_timeout);
+  if (f.idle_time_scale > 0) model.idle_time_scale = f.idle_time_scale;
+  if (f.duration_time_scale > 0) model.duration_time_scale = f.duration_time_scale;
+  if (!f.program_exit.empty()) model.program_exit_terminates = f.program_exit == "terminate";
+  model.registered_hook_timeout_seconds = static_cast<int>(f.image_hook_timeout);
   if (f.image_capabilities != "ALL" && f.image_capabilities != "none") {
     return InvalidArgument("--image-capabilities must be ALL or none (got " + f.image_capabilities +
                            ")");
   }
-  o.model.registered_all_os_capabilities = f.image_capabilities == "ALL";
-  if (f.running_before_hook_ms >= 0)
-    o.model.running_before_hook = Duration(f.running_before_hook_ms);
+  model.registered_all_os_capabilities = f.image_capabilities == "ALL";
+  if (f.running_before_hook_ms >= 0) model.running_before_hook = Duration(f.running_before_hook_ms);
   Result<emulate::microvms::RunBody> run_body = emulate::microvms::ParseRunBody(f.run_body);
   if (!run_body.ok()) return run_body.status().Annotate("--run-body");
-  o.model.run_body = *run_body;
-  if (f.require_image_arn) o.model.require_image_arn = true;
-  if (f.require_ingress_connector) o.model.require_ingress_connector = true;
-  if (!f.guest_ports.empty()) o.guest_ports = f.guest_ports;
+  model.run_body = *run_body;
+  if (f.require_image_arn) model.require_image_arn = true;
+  if (f.require_ingress_connector) model.require_ingress_connector = true;
+  return Status::Ok();
+}
+
+// --network and --netns-range: loopback ports on the host, or a namespace per VM (root only).
+Status ApplyNetworkFlags(const MicrovmsFlags& f, MicrovmsOptions& o) {
+  if (f.network == "namespace") {
+    MVR_RETURN_IF_ERROR(emulate::microvms::CheckNamespaceModeAllowed(geteuid()));
+    o.network = MicrovmsOptions::Network::kNamespace;
+    if (!f.netns_range.empty()) o.namespace_range = f.netns_range;
+    return emulate::microvms::Ipv4Range::Parse(o.namespace_range).status();
+  }
+  if (f.network != "host") {
+    return InvalidArgument("--network must be host (the default) or namespace (got " + f.network +
+                           ")");
+  }
+  if (!f.netns_range.empty()) {
+    return InvalidArgument("--netns-range only applies with --network namespace");
+  }
+  return Status::Ok();
+}
+
+// --vm qemu and its --vm-* flags (which only apply with it): where the guest kernel and the
+// guest tools come from.
+Status ApplyVmFlags(const MicrovmsFlags& f, MicrovmsOptions& o) {
+  if (f.vm != "qemu") {
+    if (f.vm != "process") {
+      return InvalidArgument("--vm must be process (the default) or qemu (got " + f.vm + ")");
+    }
+    if (!f.vm_kernel.empty() || f.vm_arch != "x86_64" || !f.vm_guest_bundle.empty() ||
+        !f.vm_dns_records.empty()) {
+      return InvalidArgument(
+          "--vm-kernel, --vm-arch, --vm-guest-bundle and --vm-dns-record only apply with --vm "
+          "qemu");
+    }
+    return Status::Ok();
+  }
+  if (o.network != MicrovmsOptions::Network::kHost) {
+    return InvalidArgument("--vm qemu brings its own network: leave out --network namespace");
+  }
+  o.vm = MicrovmsOptions::Vm::kQemu;
+  const bool arm64 = f.vm_arch == "arm64";
+  o.qemu.arch = f.vm_arch;
+  o.qemu.kernel_dir = !f.vm_kernel.empty()
+                          ? f.vm_kernel
+                          : (arm64 ? EnvOr("MVR_VM_KERNEL_DIR_ARM64", kDefaultArm64VmKernelDir)
+                                   : EnvOr("MVR_VM_KERNEL_DIR", kDefaultVmKernelDir));
+  o.qemu.accel = f.accel;
+  o.qemu.memory_mib = static_cast<int>(f.vm_memory_mib);
+  auto records = emulate::microvms::ParseDnsRecords(f.vm_dns_records);
+  if (!records.ok()) return records.status().Annotate("--vm-dns-record");
+  o.qemu.dns_records = *records;
+  std::error_code ec;
+  o.qemu.mvr_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return Internal("cannot find this program's path: " + ec.message());
+  // A source checkout's ARM64 guest tools sit beside its build tree (build/src/cli/mvr).
+  const std::string beside =
+      (std::filesystem::path(o.qemu.mvr_binary).parent_path() / "../../../build-arm64/guest-bundle")
+          .lexically_normal()
+          .string();
+  o.qemu.guest_bundle =
+      !f.vm_guest_bundle.empty() ? f.vm_guest_bundle : EnvOr("MVR_VM_GUEST_BUNDLE", beside);
+  return Status::Ok();
+}
+
+// --image NAME=COMMAND and --image-description NAME=TEXT: the images registered at start.
+Status ApplyImageFlags(const MicrovmsFlags& f, MicrovmsOptions& o) {
   for (const std::string& image : f.images) {
     size_t eq = image.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == image.size()) {
@@ -226,6 +246,11 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
     }
     o.image_descriptions[name] = d.substr(eq + 1);
   }
+  return Status::Ok();
+}
+
+// --verify-sigv4-keys and --iam-policies: who may call, and what each caller may do.
+Status ApplyCallerFlags(const MicrovmsFlags& f, MicrovmsOptions& o) {
   if (!f.sigv4_keys_file.empty()) {
     MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(f.sigv4_keys_file, "--verify-sigv4-keys"));
     MVR_ASSIGN_OR_RETURN(o.sigv4_keys, emulate::microvms::ParseSigv4Keys(text, f.sigv4_keys_file));
@@ -238,6 +263,20 @@ Result<emulate::microvms::Emulator::Options> BuildOptions(const MicrovmsFlags& f
     o.iam_policies =
         std::make_shared<const emulate::microvms::MicrovmsIamPolicies>(std::move(policies));
   }
+  return Status::Ok();
+}
+
+Result<MicrovmsOptions> BuildOptions(const MicrovmsFlags& f) {
+  MicrovmsOptions o;
+  MVR_ASSIGN_OR_RETURN(HostPort listen, ParseHostPort(f.listen, "--listen"));
+  o.listen_host = listen.host;
+  o.listen_port = listen.port;
+  MVR_RETURN_IF_ERROR(ApplyModelFlags(f, o.model));
+  MVR_RETURN_IF_ERROR(ApplyNetworkFlags(f, o));
+  MVR_RETURN_IF_ERROR(ApplyVmFlags(f, o));
+  if (!f.guest_ports.empty()) o.guest_ports = f.guest_ports;
+  MVR_RETURN_IF_ERROR(ApplyImageFlags(f, o));
+  MVR_RETURN_IF_ERROR(ApplyCallerFlags(f, o));
   return o;
 }
 
@@ -303,6 +342,106 @@ int RunMicrovmsEmulator(const MicrovmsFlags& flags, Context& ctx) {
   return 0;
 }
 
+// The images registered at start, and what their hooks and programs get.
+void AddImageOptions(CLI::App& cmd, MicrovmsFlags& f) {
+  cmd.add_option(
+      "--image", f.images,
+      "NAME=COMMAND: pre-register an ACTIVE image running COMMAND (sh -c), all hooks on");
+  cmd.add_option("--image-description", f.image_descriptions,
+                 "NAME=TEXT: the description of --image NAME's version (as `mvr image build` "
+                 "sets it: \"... runner=2.337.0\" names the image's runner version)");
+  cmd.add_option("--image-hook-timeout", f.image_hook_timeout,
+                 "Seconds the run, resume, suspend and terminate hooks of every --image get "
+                 "(default 10; the service allows 1 to 60)")
+      ->check(CLI::Range(int64_t{1}, int64_t{60}));
+  cmd.add_option("--image-capabilities", f.image_capabilities,
+                 "additionalOsCapabilities of every --image: ALL (default, as mvr image build "
+                 "makes them) or none (--vm qemu then runs the program with a container's "
+                 "capabilities)");
+}
+
+// The service model's knobs: quotas, rate limits, time scales, the /run hook's form and the
+// stricter readings.
+void AddModelOptions(CLI::App& cmd, MicrovmsFlags& f) {
+  cmd.add_option("--config", f.config_file,
+                 "JSON knobs: latency, failure probabilities, quotas, rate limits");
+  cmd.add_option("--memory-quota-mib", f.memory_quota_mib,
+                 "Memory of live VMs beyond which RunMicrovm answers 402 (0: none)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  cmd.add_option("--run-rate", f.run_rate,
+                 "RunMicrovm requests per second (default 5; 0: no limit)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd.add_option("--run-burst", f.run_burst, "RunMicrovm burst (default 5)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd.add_option("--idle-time-scale", f.idle_time_scale,
+                 "Run idle policy timers F times faster than requested (tests, demos; default 1)")
+      ->check(
+          CLI::Range(emulate::microvms::kMinIdleTimeScale, emulate::microvms::kMaxIdleTimeScale));
+  cmd.add_option("--duration-time-scale", f.duration_time_scale,
+                 "Run maximumDurationInSeconds F times faster than requested (tests; default 1)")
+      ->check(
+          CLI::Range(emulate::microvms::kMinIdleTimeScale, emulate::microvms::kMaxIdleTimeScale));
+  cmd.add_option("--program-exit", f.program_exit,
+                 "A VM whose program exits: terminate (default) or keep (it runs on until "
+                 "terminated or its maximum duration; AWS documents neither)")
+      ->check(CLI::IsMember({"terminate", "keep"}));
+  cmd.add_option("--running-before-hook-ms", f.running_before_hook_ms,
+                 "Report a booting or resuming VM RUNNING this many ms before its /run or "
+                 "/resume hook (the eventual-consistency race; default 0)")
+      ->check(CLI::Range(int64_t{0}, emulate::microvms::kMaxLatencyMs));
+  cmd.add_option("--run-body", f.run_body,
+                 "Body of the /run hook: raw (the runHookPayload itself; default), envelope "
+                 "({\"runHookPayload\"}) or envelope-with-id (also \"microvmId\")");
+  cmd.add_flag("--require-image-arn", f.require_image_arn,
+               "Refuse a bare image name in RunMicrovm and ListMicrovms (the stricter reading)");
+  cmd.add_flag("--require-ingress-connector", f.require_ingress_connector,
+               "Let no traffic into a VM launched without an ingress network connector");
+}
+
+// What a VM is (host processes or a QEMU machine) and the network it gets.
+void AddVmOptions(CLI::App& cmd, MicrovmsFlags& f) {
+  cmd.add_option("--network", f.network,
+                 "host (default): guests share the host network on loopback ports; namespace "
+                 "(root only): each VM gets its own network namespace and the real ports");
+  cmd.add_option("--vm", f.vm,
+                 "process (default): each VM is a tree of host processes; qemu: a QEMU virtual "
+                 "machine restored from its image's snapshot (docs/emulate-microvms.md)");
+  cmd.add_option("--vm-kernel", f.vm_kernel,
+                 "With --vm qemu: directory of the guest kernel (vmlinuz, modules/) "
+                 "(default $MVR_VM_KERNEL_DIR, else /var/cache/mvr/vm-kernel)");
+  cmd.add_option("--vm-arch", f.vm_arch,
+                 "With --vm qemu: x86_64 (default) or arm64 (Graviton's machine, under software "
+                 "emulation; its kernel default $MVR_VM_KERNEL_DIR_ARM64, else "
+                 "/var/cache/mvr/vm-kernel-arm64: scripts/fetch-vm-kernel.sh --arch arm64)")
+      ->check(CLI::IsMember({"x86_64", "arm64"}));
+  cmd.add_option("--vm-guest-bundle", f.vm_guest_bundle,
+                 "With --vm-arch arm64: the ARM64 guest tools (scripts/build-supervisor-arm64.sh; "
+                 "default $MVR_VM_GUEST_BUNDLE, else build-arm64/guest-bundle beside this "
+                 "program's build tree)");
+  cmd.add_option("--accel", f.accel,
+                 "With --vm qemu: auto (default: KVM if a test boot works, else TCG), kvm or tcg");
+  cmd.add_option("--vm-memory-mib", f.vm_memory_mib,
+                 "With --vm qemu: memory of each guest (default 512)")
+      ->check(CLI::Range(int64_t{128}, int64_t{16384}));
+  cmd.add_option("--vm-dns-record", f.vm_dns_records,
+                 "With --vm qemu: NAME=IPV4, a name the guests' VPC resolver (169.254.169.253) "
+                 "answers; no other name resolves in a guest");
+  cmd.add_option("--netns-range", f.netns_range,
+                 "IPv4 range the per-VM /30s come from in namespace mode (default 10.213.0.0/16)");
+}
+
+// Who may call and what they may do, and where s3:// code artifacts come from.
+void AddCallerOptions(CLI::App& cmd, MicrovmsFlags& f) {
+  cmd.add_option("--verify-sigv4-keys", f.sigv4_keys_file,
+                 "File of 'ACCESS_KEY_ID SECRET' lines: require valid SigV4 signatures");
+  cmd.add_option("--iam-policies", f.iam_policies_file,
+                 "JSON file, access key id -> IAM policy documents: refuse with "
+                 "AccessDeniedException what the caller's policies do not allow");
+  cmd.add_option("--s3-endpoint-url", f.s3_endpoint_url,
+                 "S3 endpoint for s3:// code artifacts (default: AWS_ENDPOINT_URL_S3, "
+                 "AWS_ENDPOINT_URL, then AWS)");
+}
+
 }  // namespace
 
 void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
@@ -310,96 +449,17 @@ void AddEmulateMicrovmsCommand(CLI::App& emulate, Context& ctx) {
   CLI::App* cmd = emulate.add_subcommand(
       "microvms", "Local Lambda MicroVMs service: VMs are local process groups");
   cmd->add_option("--listen", flags->listen, "HOST:PORT to serve the API on (port 0: any free)");
-  cmd->add_option(
-      "--image", flags->images,
-      "NAME=COMMAND: pre-register an ACTIVE image running COMMAND (sh -c), all hooks on");
-  cmd->add_option("--image-description", flags->image_descriptions,
-                  "NAME=TEXT: the description of --image NAME's version (as `mvr image build` "
-                  "sets it: \"... runner=2.337.0\" names the image's runner version)");
-  cmd->add_option("--image-hook-timeout", flags->image_hook_timeout,
-                  "Seconds the run, resume, suspend and terminate hooks of every --image get "
-                  "(default 10; the service allows 1 to 60)")
-      ->check(CLI::Range(int64_t{1}, int64_t{60}));
-  cmd->add_option("--image-capabilities", flags->image_capabilities,
-                  "additionalOsCapabilities of every --image: ALL (default, as mvr image build "
-                  "makes them) or none (--vm qemu then runs the program with a container's "
-                  "capabilities)");
   cmd->add_option("--region", flags->region, "Region the emulator reports");
   cmd->add_option("--state-dir", flags->state_dir,
                   "Directory for VM disks, artifacts and guest logs (default: a temporary one)");
   cmd->add_option("--guest-port", flags->guest_ports,
                   "Guest port served through ingress, passed as MVR_PORT_<port> (default 8080)");
-  cmd->add_option("--config", flags->config_file,
-                  "JSON knobs: latency, failure probabilities, quotas, rate limits");
-  cmd->add_option("--memory-quota-mib", flags->memory_quota_mib,
-                  "Memory of live VMs beyond which RunMicrovm answers 402 (0: none)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  cmd->add_option("--run-rate", flags->run_rate,
-                  "RunMicrovm requests per second (default 5; 0: no limit)")
-      ->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--run-burst", flags->run_burst, "RunMicrovm burst (default 5)")
-      ->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--network", flags->network,
-                  "host (default): guests share the host network on loopback ports; namespace "
-                  "(root only): each VM gets its own network namespace and the real ports");
-  cmd->add_option("--vm", flags->vm,
-                  "process (default): each VM is a tree of host processes; qemu: a QEMU virtual "
-                  "machine restored from its image's snapshot (docs/emulate-microvms.md)");
-  cmd->add_option("--vm-kernel", flags->vm_kernel,
-                  "With --vm qemu: directory of the guest kernel (vmlinuz, modules/) "
-                  "(default $MVR_VM_KERNEL_DIR, else /var/cache/mvr/vm-kernel)");
-  cmd->add_option("--vm-arch", flags->vm_arch,
-                  "With --vm qemu: x86_64 (default) or arm64 (Graviton's machine, under software "
-                  "emulation; its kernel default $MVR_VM_KERNEL_DIR_ARM64, else "
-                  "/var/cache/mvr/vm-kernel-arm64: scripts/fetch-vm-kernel.sh --arch arm64)")
-      ->check(CLI::IsMember({"x86_64", "arm64"}));
-  cmd->add_option("--vm-guest-bundle", flags->vm_guest_bundle,
-                  "With --vm-arch arm64: the ARM64 guest tools (scripts/build-supervisor-arm64.sh; "
-                  "default $MVR_VM_GUEST_BUNDLE, else build-arm64/guest-bundle beside this "
-                  "program's build tree)");
-  cmd->add_option("--accel", flags->accel,
-                  "With --vm qemu: auto (default: KVM if a test boot works, else TCG), kvm or tcg");
-  cmd->add_option("--vm-memory-mib", flags->vm_memory_mib,
-                  "With --vm qemu: memory of each guest (default 512)")
-      ->check(CLI::Range(int64_t{128}, int64_t{16384}));
-  cmd->add_option("--vm-dns-record", flags->vm_dns_records,
-                  "With --vm qemu: NAME=IPV4, a name the guests' VPC resolver (169.254.169.253) "
-                  "answers; no other name resolves in a guest");
-  cmd->add_option("--netns-range", flags->netns_range,
-                  "IPv4 range the per-VM /30s come from in namespace mode (default 10.213.0.0/16)");
-  cmd->add_option("--idle-time-scale", flags->idle_time_scale,
-                  "Run idle policy timers F times faster than requested (tests, demos; default 1)")
-      ->check(
-          CLI::Range(emulate::microvms::kMinIdleTimeScale, emulate::microvms::kMaxIdleTimeScale));
-  cmd->add_option("--duration-time-scale", flags->duration_time_scale,
-                  "Run maximumDurationInSeconds F times faster than requested (tests; default 1)")
-      ->check(
-          CLI::Range(emulate::microvms::kMinIdleTimeScale, emulate::microvms::kMaxIdleTimeScale));
-  cmd->add_option("--program-exit", flags->program_exit,
-                  "A VM whose program exits: terminate (default) or keep (it runs on until "
-                  "terminated or its maximum duration; AWS documents neither)")
-      ->check(CLI::IsMember({"terminate", "keep"}));
-  cmd->add_option("--running-before-hook-ms", flags->running_before_hook_ms,
-                  "Report a booting or resuming VM RUNNING this many ms before its /run or "
-                  "/resume hook (the eventual-consistency race; default 0)")
-      ->check(CLI::Range(int64_t{0}, emulate::microvms::kMaxLatencyMs));
-  cmd->add_option("--run-body", flags->run_body,
-                  "Body of the /run hook: raw (the runHookPayload itself; default), envelope "
-                  "({\"runHookPayload\"}) or envelope-with-id (also \"microvmId\")");
-  cmd->add_flag("--require-image-arn", flags->require_image_arn,
-                "Refuse a bare image name in RunMicrovm and ListMicrovms (the stricter reading)");
-  cmd->add_flag("--require-ingress-connector", flags->require_ingress_connector,
-                "Let no traffic into a VM launched without an ingress network connector");
-  cmd->add_option("--verify-sigv4-keys", flags->sigv4_keys_file,
-                  "File of 'ACCESS_KEY_ID SECRET' lines: require valid SigV4 signatures");
-  cmd->add_option("--iam-policies", flags->iam_policies_file,
-                  "JSON file, access key id -> IAM policy documents: refuse with "
-                  "AccessDeniedException what the caller's policies do not allow");
-  cmd->add_option("--s3-endpoint-url", flags->s3_endpoint_url,
-                  "S3 endpoint for s3:// code artifacts (default: AWS_ENDPOINT_URL_S3, "
-                  "AWS_ENDPOINT_URL, then AWS)");
   cmd->add_option("--request-log", flags->request_log,
                   "Append one JSON line per API and ingress request (no secrets)");
+  AddImageOptions(*cmd, *flags);
+  AddModelOptions(*cmd, *flags);
+  AddVmOptions(*cmd, *flags);
+  AddCallerOptions(*cmd, *flags);
   cmd->callback([flags, &ctx] { ctx.exit_code = RunMicrovmsEmulator(*flags, ctx); });
 }
 

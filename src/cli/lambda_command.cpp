@@ -6,14 +6,13 @@
 // goes to the Runtime API's /init/error. docs/lambda.md is the reference.
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "aws/services/ssm.h"
 #include "aws/signing/credentials_profile.h"
 #include "aws/signing/endpoints.h"
+#include "base/files.h"
 #include "cli/commands.h"
 #include "cli/http_client_factory.h"
 #include "cli/runnerset_wiring.h"
@@ -45,11 +44,8 @@ Result<runnerset::ServeConfig> LoadConfig(const Environment& env) {
         "no configuration: set MVR_CONFIG to the runner set's JSON or MVR_CONFIG_FILE to a file "
         "holding it (docs/lambda.md)");
   }
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return InvalidArgument("MVR_CONFIG_FILE: cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return runnerset::ParseServeConfig(ss.str(), path);
+  MVR_ASSIGN_OR_RETURN(std::string text, ReadFile(path, "MVR_CONFIG_FILE"));
+  return runnerset::ParseServeConfig(text, path);
 }
 
 // The CA bundle for HTTPS. Debian's libcurl and OpenSSL (bundled in the package) look for Debian's

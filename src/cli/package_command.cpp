@@ -69,11 +69,7 @@ int RunPackageLambda(const PackageFlags& f) {
   in.arch = *arch;
   in.binary = std::move(*bytes);
   in.library_dirs = lambda::DefaultLibraryDirs(*arch);
-  in.read_file = [](const std::string& path) -> Result<std::string> {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) return NotFound("no file " + path);
-    return std::string(std::istreambuf_iterator<char>(file), {});
-  };
+  in.read_file = [](const std::string& path) { return ReadFile(path, "shared library"); };
   Result<lambda::PackageContents> pkg = lambda::BuildLambdaPackage(in);
   if (!pkg.ok()) return fail(pkg.status());
   const std::string tmp = f.output + ".tmp";

@@ -108,12 +108,12 @@ int RunStatusHtml(Context& ctx, runnerset::ServeConfig config, const std::string
   runnerset::WarmPoolTable pool(*w->store, ctx.seam());
   runnerset::ClassHealth health(ctx.seam().clock, &table);
   runnerset::ArrivalHistory arrivals(*w->store, ctx.seam());
-  runnerset::StatusInputs in =
-      runnerset::GatherStatus(config,
-                              runnerset::StatusSources{*w->microvms, *w->github, table, pool,
-                                                       &health, w->queue.get(), &arrivals},
-                              ctx.seam().clock.Now());
-  nlohmann::json status = runnerset::BuildStatus(config, in);
+  runnerset::StatusReportInputs in = runnerset::GatherStatusReport(
+      config,
+      runnerset::StatusReportSources{*w->microvms, *w->github, table, pool, &health, w->queue.get(),
+                                     &arrivals},
+      ctx.seam().clock.Now());
+  nlohmann::json status = runnerset::BuildStatusReport(config, in);
   status["githubRateLimit"] = runnerset::RateBudgetStatusJson(w->github->RateBudgetNow());
   if (Status s = WriteFileAtomically(html, runnerset::RenderStatusPage(status, 0), "--html");
       !s.ok()) {
@@ -166,7 +166,7 @@ int RunStatus(Context& ctx, const std::string& config_path, bool as_json, const 
   nlohmann::json status = nlohmann::json::parse(res->body, nullptr, false);
   if (status.is_discarded()) return fail(Internal("GET " + url + " answered something not JSON"));
   (void)ctx;
-  std::cout << (as_json ? JsonText(status, 2) + "\n" : runnerset::RenderStatusText(status));
+  std::cout << (as_json ? JsonText(status, 2) + "\n" : runnerset::RenderStatusReportText(status));
   return 0;
 }
 

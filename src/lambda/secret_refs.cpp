@@ -1,7 +1,7 @@
 #include "lambda/secret_refs.h"
 
-#include <fstream>
-#include <sstream>
+
+#include "base/files.h"
 
 namespace mvr::lambda {
 namespace {
@@ -11,12 +11,10 @@ std::string TrimNewlines(std::string s) {
   return s;
 }
 
-Result<Secret> ReadFile(const std::string& path, const std::string& key) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFound(key + ": cannot read the secret file " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return Secret(TrimNewlines(ss.str()));
+Result<Secret> ReadSecretFile(const std::string& path, const std::string& key) {
+  Result<std::string> text = ReadFile(path, key);
+  if (!text.ok()) return NotFound(key + ": cannot read the secret file " + path);
+  return Secret(TrimNewlines(std::move(*text)));
 }
 
 }  // namespace
@@ -41,7 +39,7 @@ Result<Secret> SecretResolver::Resolve(const std::string& reference, const std::
   } else {
     const std::string path = reference.rfind("file:", 0) == 0 ? reference.substr(5) : reference;
     where = "the file " + path;
-    got = ReadFile(path, key);
+    got = ReadSecretFile(path, key);
     if (!got.ok()) return got.status();
   }
   if (got->empty()) return InvalidArgument(key + ": " + where + " is empty");

@@ -11,7 +11,6 @@
 #include "sim/world.h"
 
 namespace mvr::sim {
-namespace {
 
 FaultRates Flaky(double scale) { return FaultRates{0.03 * scale, 0.02 * scale, 0.02 * scale}; }
 
@@ -20,6 +19,8 @@ WorldOptions Base(uint64_t seed) {
   o.seed = seed;
   return o;
 }
+
+namespace {
 
 // The baseline and the faults of the services, the queue and the VMs, on a steady workload.
 std::vector<Scenario> FaultScenarios() {
@@ -94,110 +95,6 @@ std::vector<Scenario> RunnerApiScenarios() {
          o.guest.job_min = Duration(240'000);
          o.guest.job_max = Duration(480'000);
          o.runner_busy_lies = 0.9;
-         return o;
-       }},
-  };
-}
-
-// Bursts, the warm and hot pools, the Action's pool, and all at once.
-std::vector<Scenario> PoolScenarios() {
-  return {
-      {"burst",
-       "30 jobs within 30 s, 5 launchers, a cap of 10 VMs: launches defer at the cap and all run",
-       [](uint64_t seed) {
-         WorldOptions o = Base(seed);
-         o.jobs = 30;
-         o.arrivals = Duration(30'000);
-         o.launchers = 5;
-         o.max_concurrent_vms = 10;
-         return o;
-       }},
-      {"warm-pool",
-       "6 jobs on a class with a warm pool of 2; API faults and duplicated webhooks, and a fifth "
-       "of the launches die between delivering the runner's config and committing: members are "
-       "claimed once, resumed, and refilled, and a busy runner a dead launch left is adopted",
-       [](uint64_t seed) {
-         WorldOptions o = Base(seed);
-         o.warm_pool_size = 2;
-         o.launch_dies_before_commit = 0.2;
-         o.store = o.microvms = Flaky(0.5);
-         o.webhooks.duplicated = 0.3;
-         return o;
-       }},
-      {"dead-launches",
-       "8 long jobs (8-12 min, past any takeover age drawn) on a class with a warm pool of 8, "
-       "after it has filled; half the launches die between delivering the runner's config and "
-       "committing: the takeover, the sweeper and the janitor adopt each busy runner they left, "
-       "and no VM is ended while its runner runs a job (issue 53, item 3)",
-       [](uint64_t seed) {
-         WorldOptions o = Base(seed);
-         o.jobs = 8;
-         o.warm_pool_size = 8;
-         o.first_job_after = Duration(300'000);
-         o.launch_dies_before_commit = 0.5;
-         o.guest.job_min = Duration(480'000);
-         o.guest.job_max = Duration(720'000);
-         return o;
-       }},
-      {"hot-pool",
-       "6 jobs on a class with a hot pool of 2 (suspended VMs whose runners are registered and "
-       "parked), after the pool has filled; store and MicroVMs faults, duplicated webhooks, and a "
-       "fifth of the launches die between resuming a member and committing",
-       [](uint64_t seed) {
-         WorldOptions o = Base(seed);
-         o.hot_pool_size = 2;
-         o.launch_dies_before_commit = 0.2;
-         o.first_job_after = Duration(600'000);
-         o.store = o.microvms = Flaky(0.5);
-         o.webhooks.duplicated = 0.3;
-         return o;
-       }},
-      {"hot-burst",
-       "40 jobs within 2 s on a class with a hot pool of 20, 20 launchers: half resume parked "
-       "runners, half launch cold, and the pool refills under load",
-       [](uint64_t seed) {
-         WorldOptions o = Base(seed);
-         o.jobs = 40;
-         o.arrivals = Duration(2'000);
-         o.launchers = 20;
-         o.max_concurrent_vms = 100;
-         o.hot_pool_size = 20;
-         o.first_job_after = Duration(600'000);
-         return o;
-       }},
-      {"action-pool",
-       "12 runs of the Action on one warm pool with server-capacity 3 over 10 minutes, a fifth "
-       "abandoning their lease and stopping late with the old handle, a tenth dying mid-start or "
-       "mid-stop, API faults, seed 000's boot (9.9 s); then a final wave of 3 runs that must "
-       "reconcile whatever was left",
-       [](uint64_t seed) {
-         WorldOptions o = Base(seed);
-         o.jobs = 0;
-         o.runner_set = false;         // the Action alone: its pool's VMs are no runner set's
-         o.vm_boot = Duration(9'900);  // seed 000: RunMicrovm → RUNNING p50
-         o.action_runs = 12;
-         o.action_capacity = 3;
-         o.action_abandon = 0.2;
-         o.action_crashes = 0.1;
-         o.arrivals = Duration(600'000);
-         o.store = o.microvms = o.github = Flaky(0.3);
-         return o;
-       }},
-      {"chaos",
-       "10 jobs; everything at once: webhook faults, API faults, duplicated queue messages, VM "
-       "boot and /run hook failures, crashes, clock skew of up to 2 s, and actors delayed at "
-       "random between their steps",
-       [](uint64_t seed) {
-         WorldOptions o = Base(seed);
-         o.jobs = 10;
-         o.webhooks = WebhookFaults{0.1, 0.2, 0.1, Duration(120'000), 0.1};
-         o.store = o.queue = o.microvms = o.github = Flaky(0.5);
-         o.crashes_per_hour = 20;
-         o.queue_duplicates = 0.1;
-         o.boot_failure = 0.05;
-         o.guest.run_hook_failure = 0.05;
-         o.max_clock_skew = Duration(2'000);
-         o.yield_delay_probability = 0.02;
          return o;
        }},
   };
@@ -368,6 +265,7 @@ std::vector<Scenario> StolenScenarios() {
 }
 
 std::vector<Scenario> OrderScenarios();  // scenarios_order.cpp
+std::vector<Scenario> PoolScenarios();   // pool_scenarios.cpp
 
 const std::vector<Scenario>& Scenarios() {
   static const std::vector<Scenario> scenarios = [] {

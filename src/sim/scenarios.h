@@ -22,6 +22,8 @@ struct Scenario {
 };
 
 const std::vector<Scenario>& Scenarios();
+FaultRates Flaky(double scale);    // scenarios.cpp: the scenarios' fault mix at `scale`
+WorldOptions Base(uint64_t seed);  // scenarios.cpp: a scenario's options before its own
 // Issue 55, item 1 (expiry_scenarios.cpp): `registration-expiry`.
 std::vector<Scenario> ExpiryScenarios();
 // nullptr when there is no scenario called `name`.

@@ -262,6 +262,33 @@ void SimGuest::RunnerSleep(const std::string& microvm_id, Duration d) {
   }
 }
 
+std::optional<int64_t> SimGuest::RunnerAwaitJob(const std::string& microvm_id,
+                                                const Secret& credential) {
+  auto with_vm = [&](auto f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return f(*vms_.at(microvm_id));
+  };
+  int64_t job = 0;
+  while (job == 0) {
+    scheduler_.Yield("runner poll");
+    bool frozen = with_vm([](Vm& vm) { return vm.frozen; });
+    if (!frozen) {
+      auto got = github_.RunnerAcquireJob(credential);
+      if (!got.ok()) return std::nullopt;
+      if (*got) job = (*got)->job_id;
+    }
+    if (job != 0) RunnerSleep(microvm_id, timings_.assignment);
+    if (job == 0 && frozen) {
+      // Frozen with its VM: nothing runs until the thaw wakes it.
+      const void* channel = with_vm([](Vm& vm) { return static_cast<const void*>(&vm); });
+      scheduler_.Park(channel, Duration(3'600'000));
+    } else if (job == 0) {
+      seam_.sleeper.Sleep(timings_.poll);
+    }
+  }
+  return job;
+}
+
 void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config) {
   auto with_vm = [&](auto f) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -302,43 +329,27 @@ void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config
     return exited(1);
   }
   with_vm([&](Vm& vm) { return vm.launch.connected = scheduler_.Now(); });
-  int64_t job = 0;
-  while (job == 0) {
-    scheduler_.Yield("runner poll");
-    bool frozen = with_vm([](Vm& vm) { return vm.frozen; });
-    if (!frozen) {
-      auto got = github_.RunnerAcquireJob(contents->credential);
-      if (!got.ok()) return exited(1);  // removed (its registration was deleted)
-      if (*got) job = (*got)->job_id;
-    }
-    if (job != 0) RunnerSleep(microvm_id, timings_.assignment);
-    if (job == 0 && frozen) {
-      // Frozen with its VM: nothing runs until the thaw wakes it.
-      const void* channel = with_vm([](Vm& vm) { return static_cast<const void*>(&vm); });
-      scheduler_.Park(channel, Duration(3'600'000));
-    } else if (job == 0) {
-      seam_.sleeper.Sleep(timings_.poll);
-    }
-  }
+  const std::optional<int64_t> job = RunnerAwaitJob(microvm_id, contents->credential);
+  if (!job) return exited(1);  // removed (its registration was deleted)
   with_vm([&](Vm& vm) {
-    vm.running_job = job;
-    vm.took = job;
+    vm.running_job = *job;
+    vm.took = *job;
     (void)vm.machine.JobStarted();  // the runner's job-started hook
-    if (job == vm.launched_for) {
+    if (*job == vm.launched_for) {
       vm.launch.job_started = scheduler_.Now();
-      launches_[job] = vm.launch;
+      launches_[*job] = vm.launch;
     }
-    jobs_[job].started = scheduler_.Now();
-    jobs_[job].runner_version = version.empty() ? emulate::github::kStandInRunnerVersion : version;
+    jobs_[*job].started = scheduler_.Now();
+    jobs_[*job].runner_version = version.empty() ? emulate::github::kStandInRunnerVersion : version;
     return 0;
   });
   const int64_t span = std::max<int64_t>(1, (timings_.job_max - timings_.job_min).count());
   RunnerSleep(microvm_id,
               timings_.job_min + Duration(static_cast<int64_t>(seam_.random.Next64() % span)));
   scheduler_.Yield("runner complete");
-  Status done = github_.RunnerCompleteJob(contents->credential, job, "success");
+  Status done = github_.RunnerCompleteJob(contents->credential, *job, "success");
   with_vm([&](Vm&) {
-    if (done.ok()) jobs_[job].finished = scheduler_.Now();
+    if (done.ok()) jobs_[*job].finished = scheduler_.Now();
     return 0;
   });
   exited(0);

@@ -125,6 +125,8 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   void RunRunner(const std::string& microvm_id, const Secret& jit_config);
   // Sleeps `d` of the runner's own time: while its VM is frozen, time does not count.
   void RunnerSleep(const std::string& microvm_id, Duration d);
+  // The runner's poll for a job until it is assigned one; nullopt once its registration is gone.
+  std::optional<int64_t> RunnerAwaitJob(const std::string& microvm_id, const Secret& credential);
   void Ended(Vm& vm, const std::string& how);  // mu_ held: terminate hook or stop
   void Violation(std::string what);            // mu_ held
   // Usage, of every VM or only of the reserve (ReserveUsage).

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "base/secret_finder.h"
+#include "runnerset/config/runner_name.h"
 #include "sim/world.h"
 
 namespace mvr::sim {
@@ -133,7 +134,10 @@ void World::CheckRunners(WorldReport& report) {
   for (const gh::Runner& runner : github_->model().ListAllRunners()) {
     // A hot member's runner stays registered, parked with its suspended VM.
     const bool hot_pool = options_.hot_pool_size > 0 || options_.hot_pool_target_seconds > 0;
-    if (hot_pool && runner.name.find("hot-") != std::string::npos) continue;
+    if (hot_pool && runnerset::ParseRunnerName(config_.runner_name_prefix, runner.name).kind ==
+                        runnerset::RunnerNameParts::Kind::kHot) {
+      continue;
+    }
     // A run that died between registering its runner and naming it on its member leaves it
     // unused: no reconcile knows it, and GitHub removes an ephemeral runner that has not
     // connected for a day. At most one such runner per crashed run, never one given a job.

@@ -1,19 +1,18 @@
 #include "supervisor/network_check.h"
 
 #include <charconv>
-#include <fstream>
 #include <optional>
 #include <sstream>
+
+#include "base/files.h"
 
 namespace mvr::supervisor {
 namespace {
 
 std::optional<std::string> ReadIfReadable(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  Result<std::string> text = ReadFile(path, "network");
+  if (!text.ok()) return std::nullopt;
+  return std::move(*text);
 }
 
 }  // namespace

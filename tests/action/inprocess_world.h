@@ -1,8 +1,8 @@
-// The Action's world in one process: the in-process fleet (tests/support/inprocess_fleet.h: the
-// MicroVMs and GitHub models behind the real clients, a stand-in supervisor in every VM, a
+// The Action's world in one process: the in-process platform (tests/support/inprocess_platform.h:
+// the MicroVMs and GitHub models behind the real clients, a stand-in supervisor in every VM, a
 // manual clock that the clients' own sleeps move) and the Action's command and dependencies. Tests
 // start and stop through the real flows and assert on what the models hold afterwards (VMs and
-// their states, runners registered) instead of on call sequences. The fleet's parts keep the
+// their states, runners registered) instead of on call sequences. The platform's parts keep the
 // names the Action's tests have always used for them.
 // Thread-safety: one owner (the test).
 #pragma once
@@ -18,13 +18,13 @@
 #include "action/identity.h"
 #include "action/server_handle.h"
 #include "action/start_stop.h"
-#include "support/inprocess_fleet.h"
+#include "support/inprocess_platform.h"
 
 namespace mvr::action::testing {
 
-inline constexpr const char* kGithubToken = mvr::testing::kFleetGithubToken;
-inline constexpr const char* kAccessKeyId = mvr::testing::kFleetAccessKeyId;
-inline constexpr const char* kSecretKey = mvr::testing::kFleetSecretKey;
+inline constexpr const char* kGithubToken = mvr::testing::kPlatformGithubToken;
+inline constexpr const char* kAccessKeyId = mvr::testing::kPlatformAccessKeyId;
+inline constexpr const char* kSecretKey = mvr::testing::kPlatformSecretKey;
 using mvr::testing::RefusingApi;
 using mvr::testing::StandInSupervisor;
 
@@ -50,10 +50,10 @@ class InProcessActionTest : public ::testing::Test {
   }
 
   static emulate::microvms::InProcessMicrovmsOptions Options() {
-    return mvr::testing::InProcessFleet::DefaultOptions();
+    return mvr::testing::InProcessPlatform::DefaultOptions();
   }
   void Rebuild(emulate::microvms::InProcessMicrovmsOptions options) {
-    fleet_.Rebuild(std::move(options));
+    platform_.Rebuild(std::move(options));
   }
 
   ActionDeps Deps() {
@@ -72,44 +72,44 @@ class InProcessActionTest : public ::testing::Test {
     return StopFlow(Deps()).Run(c);
   }
 
-  // --- the models' observable state (see InProcessFleet) ---
-  std::string VmState(const std::string& microvm_id) { return fleet_.VmState(microvm_id); }
-  std::string VmReason(const std::string& microvm_id) { return fleet_.VmReason(microvm_id); }
-  std::vector<std::string> VmIds() { return fleet_.VmIds(); }
-  std::vector<emulate::github::Runner> Runners() { return fleet_.Runners(); }
-  bool RunnerExists(int64_t runner_id) { return fleet_.RunnerExists(runner_id); }
-  int Calls(const std::string& operation) { return fleet_.Calls(operation); }
+  // --- the models' observable state (see InProcessPlatform) ---
+  std::string VmState(const std::string& microvm_id) { return platform_.VmState(microvm_id); }
+  std::string VmReason(const std::string& microvm_id) { return platform_.VmReason(microvm_id); }
+  std::vector<std::string> VmIds() { return platform_.VmIds(); }
+  std::vector<emulate::github::Runner> Runners() { return platform_.Runners(); }
+  bool RunnerExists(int64_t runner_id) { return platform_.RunnerExists(runner_id); }
+  int Calls(const std::string& operation) { return platform_.Calls(operation); }
 
   // --- setting the world up through the models directly ---
   std::string RunningVm(const nlohmann::json& extra = nlohmann::json::object()) {
-    return fleet_.RunningVm(extra);
+    return platform_.RunningVm(extra);
   }
-  std::string SuspendedVm() { return fleet_.SuspendedVm(); }
+  std::string SuspendedVm() { return platform_.SuspendedVm(); }
   // A handle to `microvm_id` whose reuse deadline is `reuse_deadline`.
   ServerHandle Handle(const std::string& microvm_id, TimePoint reuse_deadline);
   emulate::github::Runner OnlineRunner(const std::string& name, bool busy) {
-    return fleet_.OnlineRunner(name, busy);
+    return platform_.OnlineRunner(name, busy);
   }
 
   // Nothing secret (the token, any JIT config or proxy token the flow met) in `s` or the log.
   void ExpectNoSecrets(const Status& s);
 
-  mvr::testing::InProcessFleet fleet_;
-  ManualClock& clock_ = fleet_.m.clock;
-  ManualSleeper& sleeper_ = fleet_.m.sleeper;
-  SeededRandom& random_ = fleet_.m.random;
-  MemorySink& sink_ = fleet_.m.sink;
-  Logger& logger_ = fleet_.m.logger;
-  Seam& seam_ = fleet_.m.seam;
-  emulate::github::GithubModel*& github_model_ = fleet_.github_model;
-  StandInSupervisor& guest_ = fleet_.guest;
-  std::unique_ptr<emulate::microvms::InProcessMicrovms>& microvms_ = fleet_.microvms;
-  std::unique_ptr<emulate::github::InProcessGithub>& github_service_ = fleet_.github_service;
-  aws::StaticCredentialsProvider& credentials_ = fleet_.credentials;
-  RefusingApi& vms_api_ = fleet_.vms_api;
-  RefusingApi& github_api_ = fleet_.github_api;
-  std::unique_ptr<aws::MicrovmsClient>& vms_ = fleet_.vms_client;
-  std::unique_ptr<github::GitHubClient>& github_ = fleet_.github_client;
+  mvr::testing::InProcessPlatform platform_;
+  ManualClock& clock_ = platform_.m.clock;
+  ManualSleeper& sleeper_ = platform_.m.sleeper;
+  SeededRandom& random_ = platform_.m.random;
+  MemorySink& sink_ = platform_.m.sink;
+  Logger& logger_ = platform_.m.logger;
+  Seam& seam_ = platform_.m.seam;
+  emulate::github::GithubModel*& github_model_ = platform_.github_model;
+  StandInSupervisor& guest_ = platform_.guest;
+  std::unique_ptr<emulate::microvms::InProcessMicrovms>& microvms_ = platform_.microvms;
+  std::unique_ptr<emulate::github::InProcessGithub>& github_service_ = platform_.github_service;
+  aws::StaticCredentialsProvider& credentials_ = platform_.credentials;
+  RefusingApi& vms_api_ = platform_.vms_api;
+  RefusingApi& github_api_ = platform_.github_api;
+  std::unique_ptr<aws::MicrovmsClient>& vms_ = platform_.vms_client;
+  std::unique_ptr<github::GitHubClient>& github_ = platform_.github_client;
   store::Store* pool_store_ = nullptr;  // the state-table pooled flows use
   // MVR_CONTROL_KEY; a test clears it to see warm starts refuse to run without one.
   Secret control_key_{"inprocess-action-control-key-5e0c"};

@@ -23,15 +23,15 @@
 
 #include "base/clock.h"
 #include "base/time_format.h"
-#include "demo/local_stack.h"
-#include "demo/workflow.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
+#include "testbed/local_stack.h"
+#include "testbed/workflow.h"
 #include "tests/support/github_record.h"
 #include "tests/support/real_seam.h"
 #include "tests/support/run_body_env.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -269,4 +269,4 @@ class ActionEndToEnd : public ::testing::Test {
   std::unique_ptr<Workflow> workflow_;
 };
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -6,7 +6,7 @@
 // the AWS key and each JIT config the runners received. Label: e2e.
 #include "tests/e2e/action_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 TEST_F(ActionEndToEnd, EphemeralJobRunsOnItsOwnMicrovmAndStopLeavesNothing) {
@@ -263,4 +263,4 @@ TEST_F(ActionEndToEnd, WarmPairKeepsARealDockerImageAcrossSuspendAndResume) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

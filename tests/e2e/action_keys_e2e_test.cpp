@@ -7,7 +7,7 @@
 #include "action/server_handle.h"
 #include "tests/e2e/action_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr char kRotatedKey[] = "e2e-rotated-control-key-9a41c7d2e0b35f68";
@@ -147,4 +147,4 @@ TEST_F(ActionKeysEndToEnd, AnotherRepositorysOrAnAlteredHandleNeverReachesTheVm)
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

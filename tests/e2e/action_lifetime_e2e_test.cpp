@@ -7,7 +7,7 @@
 // default (28,800 s: 16 minutes here) it would still be running.
 #include "tests/e2e/action_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class ActionEphemeralBound : public ActionEndToEnd {
@@ -46,4 +46,4 @@ TEST_F(ActionEphemeralBound, WithoutAStopTheVmEndsAtItsJobsBoundAndNothingIsLeft
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

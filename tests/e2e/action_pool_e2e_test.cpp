@@ -12,7 +12,7 @@
 #include "store/store_backends.h"
 #include "tests/e2e/action_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr int kStarts = 20;
@@ -145,4 +145,4 @@ TEST_F(ActionPoolEndToEnd, TwentyStartsWithCapacityFiveShareFiveMembersAndReuseT
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -9,7 +9,7 @@
 
 #include "tests/e2e/action_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class ActionSweep : public ActionEndToEnd {
@@ -88,4 +88,4 @@ TEST_F(ActionSweep, EndsTheFinishedEphemeralVmAndLeavesAWarmServerAndARunningJob
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -6,7 +6,7 @@
 
 #include "tests/e2e/action_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 StepContext Leg(int index, const std::string& os) {
@@ -192,4 +192,4 @@ TEST_F(RunningBeforeHook, ControlDeliveryWaitsOutTheHookAfterRunAndResume) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -8,7 +8,7 @@
 
 #include "tests/e2e/doctor_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class DoctorCanaryEndToEnd : public DoctorEndToEnd {
@@ -108,4 +108,4 @@ TEST_F(DoctorCanaryEndToEnd, IsNotRunWhenACheckFailed) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -22,7 +22,7 @@
 #include "tests/support/moto.h"
 #include "tests/support/moto_iam.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 // The class's image, named for the set "e2e" as `mvr image build --runner-set-id e2e` names one:
 // the doctor fails an image named for no set or another (issue 53, item 2).
@@ -174,4 +174,4 @@ class DoctorEndToEnd : public RunnerSetStack {
   int released_days_ago_ = 1;
 };
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -4,7 +4,7 @@
 // the App's key, the webhook secret) never appear in the output. Everything listens on 127.0.0.1.
 #include "tests/e2e/doctor_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 // The set's principal holds the set's own policies (deploy/iam): every check passes, the mutating
@@ -343,4 +343,4 @@ TEST_F(DoctorEndToEnd, AwsAccessDeniedFails) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

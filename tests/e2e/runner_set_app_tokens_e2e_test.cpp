@@ -10,7 +10,7 @@
 #include "runner_set_e2e_fixture.h"
 #include "tests/github/test_support.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr int64_t kAppId = 4242;
@@ -83,4 +83,4 @@ TEST_F(RunnerSetAppTokens, ABurstRunsOnOneStatelessInstallationTokenThatNeverRea
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -8,7 +8,7 @@
 
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class RunnerSetArm64 : public RunnerSetEndToEnd {
@@ -91,4 +91,4 @@ TEST_F(RunnerSetArm64, X64JobsGetNoVmAndTheStatusSaysWhyWhileAnArm64JobRunsOnArm
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

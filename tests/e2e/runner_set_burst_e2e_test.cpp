@@ -8,7 +8,7 @@
 
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class RunnerSetCapped : public RunnerSetEndToEnd {
@@ -99,4 +99,4 @@ TEST_F(RunnerSetEndToEnd, SigtermInTheMiddleOfABurstStopsCleanlyAndARestartCompl
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

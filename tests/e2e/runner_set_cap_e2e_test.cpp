@@ -5,7 +5,7 @@
 // a launch, counted from the MicroVMs emulator's own request log (the janitor's sweeps included).
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class RunnerSetCapCost : public RunnerSetEndToEnd {
@@ -58,4 +58,4 @@ TEST_F(RunnerSetCapCost, ASecondBurstOfThirtyMakesAtMostSixListMicrovmsCalls) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -14,7 +14,7 @@
 
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr char kOrganization[] = "demo";
@@ -256,4 +256,4 @@ TEST_F(RunnerSetEnterprise,
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -7,7 +7,7 @@
 
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr char kNewPat[] = "ghp_e2eReplacementPatFixture0123456789ab";
@@ -97,4 +97,4 @@ TEST_F(RunnerSetCredentials, RevokedPatIsReportedAndTheSetRecoversWhenTheFileIsF
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -8,7 +8,7 @@
 
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr char kOrganization[] = "demo";
@@ -92,4 +92,4 @@ TEST_F(RunnerSetDownWhileQueued, TwentyJobsQueuedWhileServeWasKilledAllCompleteA
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

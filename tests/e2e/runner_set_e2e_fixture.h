@@ -26,15 +26,15 @@
 
 #include "base/clock.h"
 #include "base/host_port.h"
-#include "demo/local_stack.h"
-#include "demo/workflow.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
+#include "testbed/local_stack.h"
+#include "testbed/workflow.h"
 #include "tests/support/github_record.h"
 #include "tests/support/real_seam.h"
 #include "tests/support/run_body_env.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -661,4 +661,4 @@ class RunnerSetEndToEnd : public RunnerSetStack {
   int status_port_ = 0;  // statusListen's, picked by the first Config()
 };
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

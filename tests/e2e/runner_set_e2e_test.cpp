@@ -9,7 +9,7 @@
 #include "runner_set_e2e_fixture.h"
 #include "store/open_store.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 TEST_F(RunnerSetEndToEnd, QueuedJobRunsOnAFreshVmThatIsThenTerminatedAndItsRunnerIsGone) {
@@ -86,4 +86,4 @@ TEST_F(RunnerSetLateWebhook, JobCancelledWhileQueuedGetsNoVm) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -12,7 +12,7 @@
 #include "runner_set_e2e_fixture.h"
 #include "tests/http/raw_connection.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class RunnerSetFrontDoor : public RunnerSetEndToEnd {
@@ -161,4 +161,4 @@ TEST_F(RunnerSetFrontDoorToken, StatusRoutesAskForTheBearerTokenAndMvrStatusSend
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -6,7 +6,7 @@
 // janitor (on a short period) leaves the parked runner alone.
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class RunnerSetHotPool : public RunnerSetEndToEnd {
@@ -69,4 +69,4 @@ TEST_F(RunnerSetHotPoolExpiry, AJobQueuedAfterTheParkedRunnersRegistrationExpire
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

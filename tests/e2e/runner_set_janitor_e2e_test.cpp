@@ -15,7 +15,7 @@
 
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr int kJanitorSeconds = 1;
@@ -214,4 +214,4 @@ TEST_F(RunnerSetJanitor, TheGrafanaDashboardNamesOnlyMetricsServeExports) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

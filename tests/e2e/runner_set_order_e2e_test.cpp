@@ -5,7 +5,7 @@
 // deliveries of another installation's repository are refused with a 2xx and counted.
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class RunnerSetOrder : public RunnerSetEndToEnd {
@@ -140,4 +140,4 @@ TEST_F(RunnerSetOrder, AQueuedDeliveredAfterItsJobCompletedLaunchesNothing) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -10,7 +10,7 @@
 #include "base/time_format.h"
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class RunnerSetRateLimits : public RunnerSetEndToEnd {
@@ -127,4 +127,4 @@ TEST_F(RunnerSetRateLimits, ABurstMeetsGitHubsLimitHonoursItsRetryAfterAndLosesN
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -7,7 +7,7 @@
 
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 // A janitor slow enough that only the set's prompt reactions fit in the tests' waits: a sweep
@@ -152,4 +152,4 @@ TEST_F(RunnerSetLostCompleted, JobWhoseCompletedWebhookNeverComesLeavesNothingBe
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

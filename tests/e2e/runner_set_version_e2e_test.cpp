@@ -6,7 +6,7 @@
 // /metrics show mvr-small unhealthy, its pool is not refilled, and its jobs run on mvr-new.
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr char kNewLabel[] = "mvr-new";
@@ -98,4 +98,4 @@ TEST_F(RunnerSetStaleVersion, RefusedRunnerMakesTheClassUnhealthyStopsItsPoolAnd
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -4,7 +4,7 @@
 // changes, the old members are not used and are replaced by members of the new image.
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr char kOtherImage[] = "mvr-runner-b";
@@ -71,4 +71,4 @@ TEST_F(RunnerSetWarmPool, OldImageMembersAreNotUsedAndAreReplaced) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -6,7 +6,7 @@
 // leaves nothing behind. Label: e2e (about 10 s).
 #include "tests/e2e/action_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr char kAllIngress[] =
@@ -82,4 +82,4 @@ TEST_F(StrictPlatformEndToEnd, WarmStartWithoutAnIngressConnectorFailsAndWithThe
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -14,7 +14,7 @@
 #include "action_e2e_fixture.h"
 #include "vm_support.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 // The image of this test: the stand-in runner under the supervisor, with a real Docker engine.
@@ -228,4 +228,4 @@ TEST_F(VmContainersWithDefaultCleanup, TheLayersStayButTheRedisServiceAndItsKeyA
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -14,7 +14,7 @@
 #include "base/files.h"
 #include "vm_support.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 constexpr char kName[] = "registry.test";
@@ -147,4 +147,4 @@ TEST_F(VmDockerWithoutCapabilities, WithoutAllOsCapabilitiesDockerdCannotStart) 
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

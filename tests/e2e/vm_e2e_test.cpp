@@ -25,7 +25,7 @@
 #include "base/files.h"
 #include "vm_support.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 // The image whose runner first starts (once per VM) a loop that holds a connection to a listener
@@ -462,4 +462,4 @@ TEST_F(VmArm64EndToEnd, AWarmPairRunsOnAnArm64GuestAcrossARealSuspendAndResume) 
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

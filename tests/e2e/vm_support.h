@@ -8,7 +8,7 @@
 
 #include "process/process_runner.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 inline std::string KernelDir() {
   const char* dir = std::getenv("MVR_VM_KERNEL_DIR");
@@ -34,4 +34,4 @@ inline std::string WhyNoVms() {
   return "";
 }
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

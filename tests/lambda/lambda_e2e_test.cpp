@@ -42,16 +42,16 @@
 namespace mvr::lambda {
 namespace {
 
-using demo::kWebhookSecret;
-using demo::ReadWholeFile;
 using nlohmann::json;
+using testbed::kWebhookSecret;
+using testbed::ReadWholeFile;
 
 constexpr const char* kFunctions[] = {"webhook", "launcher", "janitor", "warm-pool"};
 // The scheduled functions and the configuration section whose intervalSeconds is their period.
 constexpr std::pair<const char*, const char*> kSchedules[] = {{"janitor", "janitor"},
                                                               {"warm-pool", "warmPool"}};
 
-class LambdaEndToEnd : public demo::RunnerSetStack {
+class LambdaEndToEnd : public testbed::RunnerSetStack {
  protected:
   // One function: its fake Runtime API and its `mvr lambda` process.
   struct Function {
@@ -150,7 +150,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
     iam_policies_file_ = dir_ + "/iam-policies.json";
     std::ofstream(iam_policies_file_) << JsonText(emulator);
   }
-  void ConfigureStack(demo::LocalStack& stack) override {
+  void ConfigureStack(testbed::LocalStack& stack) override {
     stack.AddMicrovmsArgs({"--iam-policies", iam_policies_file_});
   }
 
@@ -194,7 +194,7 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
     spec.env = {{"AWS_LAMBDA_RUNTIME_API", api.endpoint()},
                 {"_HANDLER", handler},
                 {"MVR_CONFIG", config.dump()},
-                {"AWS_REGION", demo::kDemoRegion},
+                {"AWS_REGION", testbed::kDemoRegion},
                 {"AWS_ENDPOINT_URL_SQS", moto_->url()},
                 {"AWS_ENDPOINT_URL_DYNAMODB", moto_->url()},
                 {"AWS_ENDPOINT_URL_SSM", moto_->url()},
@@ -304,9 +304,9 @@ class LambdaEndToEnd : public demo::RunnerSetStack {
                   {"source", "aws.events"},
                   {"account", "123456789012"},
                   {"time", FormatRfc3339(real_.clock.Now())},
-                  {"region", demo::kDemoRegion},
+                  {"region", testbed::kDemoRegion},
                   {"resources",
-                   {"arn:aws:events:" + std::string(demo::kDemoRegion) +
+                   {"arn:aws:events:" + std::string(testbed::kDemoRegion) +
                     ":123456789012:rule/mvr-e2e-" + function}},
                   {"detail", json::object()}};
     auto answer = Invoke(function, event.dump(), Duration(120'000));
@@ -415,9 +415,9 @@ TEST_F(LambdaEndToEnd, BadSignatureIsRefusedWith401AndTheLauncherIsNeverInvoked)
 }
 
 class LambdaLateWebhook : public LambdaEndToEnd {
-  void ConfigureStack(demo::LocalStack& stack) override {
+  void ConfigureStack(testbed::LocalStack& stack) override {
     LambdaEndToEnd::ConfigureStack(stack);
-    demo::UseLateWebhooks(stack);
+    testbed::UseLateWebhooks(stack);
   }
 };
 
@@ -460,12 +460,12 @@ class LambdaJanitor : public LambdaEndToEnd {
  protected:
   json Config() override {
     json c = LambdaEndToEnd::Config();
-    demo::UseShortJanitor(c, 1);
+    testbed::UseShortJanitor(c, 1);
     return c;
   }
-  void ConfigureStack(demo::LocalStack& stack) override {
+  void ConfigureStack(testbed::LocalStack& stack) override {
     LambdaEndToEnd::ConfigureStack(stack);
-    demo::AddSlowImage(stack);
+    testbed::AddSlowImage(stack);
   }
 };
 
@@ -487,7 +487,7 @@ class LambdaWarmPool : public LambdaEndToEnd {
  protected:
   json Config() override {
     json c = LambdaEndToEnd::Config();
-    demo::UseWarmPoolOfOne(c);
+    testbed::UseWarmPoolOfOne(c);
     return c;
   }
 };
@@ -504,12 +504,12 @@ class LambdaHotPool : public LambdaEndToEnd {
  protected:
   json Config() override {
     json c = LambdaEndToEnd::Config();
-    demo::UseHotPoolOfOne(c);
+    testbed::UseHotPoolOfOne(c);
     return c;
   }
-  void ConfigureStack(demo::LocalStack& stack) override {
+  void ConfigureStack(testbed::LocalStack& stack) override {
     LambdaEndToEnd::ConfigureStack(stack);
-    demo::UseQuicklyOfflineRunners(stack);
+    testbed::UseQuicklyOfflineRunners(stack);
   }
 };
 

@@ -37,9 +37,9 @@
 namespace mvr::lambda {
 namespace {
 
-using demo::kWebhookSecret;
-using demo::ReadWholeFile;
 using nlohmann::json;
+using testbed::kWebhookSecret;
+using testbed::ReadWholeFile;
 
 constexpr char kExecutionRole[] = "arn:aws:iam::123456789012:role/mvr-vm-role";
 constexpr char kDenied[] = "is not authorized to perform: ";
@@ -47,7 +47,7 @@ constexpr char kDenied[] = "is not authorized to perform: ";
 constexpr char kPayloadRepository[] = "octo-org/widget-service";
 constexpr char kPayloadLabel[] = "lambda-mvm-small";
 
-class LambdaIamAblation : public demo::RunnerSetStack {
+class LambdaIamAblation : public testbed::RunnerSetStack {
  protected:
   LambdaIamAblation() { max_concurrent_vms_ = 100; }  // denied variants leave VMs behind
 
@@ -134,7 +134,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
     iam_policies_file_ = dir_ + "/iam-policies.json";
     std::ofstream(iam_policies_file_) << JsonText(emulator);
   }
-  void ConfigureStack(demo::LocalStack& stack) override {
+  void ConfigureStack(testbed::LocalStack& stack) override {
     stack.AddMicrovmsArgs({"--iam-policies", iam_policies_file_});
   }
 
@@ -162,7 +162,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
     spec.env = {{"AWS_LAMBDA_RUNTIME_API", api.endpoint()},
                 {"_HANDLER", function_},
                 {"MVR_CONFIG", JsonText(config)},
-                {"AWS_REGION", demo::kDemoRegion},
+                {"AWS_REGION", testbed::kDemoRegion},
                 {"AWS_ENDPOINT_URL_SQS", moto_->url()},
                 {"AWS_ENDPOINT_URL_DYNAMODB", moto_->url()},
                 {"AWS_ENDPOINT_URL_SSM", moto_->url()},
@@ -224,7 +224,7 @@ class LambdaIamAblation : public demo::RunnerSetStack {
             {"source", "aws.events"},
             {"account", "123456789012"},
             {"time", FormatRfc3339(real_.clock.Now())},
-            {"region", demo::kDemoRegion},
+            {"region", testbed::kDemoRegion},
             {"resources", {"arn:aws:events:us-east-1:123456789012:rule/mvr-e2e-" + function_}},
             {"detail", json::object()}};
   }
@@ -365,12 +365,12 @@ TEST_F(LambdaIamAblation, LauncherNeedsEachStatement) {
             variant, config, {[&]() -> std::string {
               const int64_t id = QueueJob({"true"});
               runnerset::LaunchIntent intent;
-              intent.repository = demo::kDemoRepository;
+              intent.repository = testbed::kDemoRepository;
               intent.job_id = id;
               intent.run_id = Job(id).value("run_id", int64_t{1});
               intent.job_name = "iam";
-              intent.class_label = demo::kClassLabel;
-              intent.labels = {"self-hosted", demo::kClassLabel};
+              intent.class_label = testbed::kClassLabel;
+              intent.labels = {"self-hosted", testbed::kClassLabel};
               intent.queued_at = real_.clock.Now();
               intent.delivery_id = "iam-" + std::to_string(id);
               auto sent = admin.SendMessage({queue_url_, runnerset::EncodeIntent(intent)});
@@ -424,9 +424,9 @@ TEST_F(LambdaIamAblation, JanitorNeedsEachStatement) {
               run.url = stack_->microvms_url() + "/2025-09-09/microvms";
               run.headers.Set("Content-Type", "application/json");
               // By ARN: the emulator takes the stricter reading (requireImageArn).
-              run.body = JsonText(
-                  json{{"imageIdentifier", "arn:aws:lambda:" + std::string(demo::kDemoRegion) +
-                                               ":123456789012:microvm-image:" + demo::kDemoImage}});
+              run.body = JsonText(json{
+                  {"imageIdentifier", "arn:aws:lambda:" + std::string(testbed::kDemoRegion) +
+                                          ":123456789012:microvm-image:" + testbed::kDemoImage}});
               auto ran = http_.Send(run);
               EXPECT_TRUE(ran.ok() && ran->status == 200)
                   << (ran.ok() ? ran->body : ran.status().ToString());
@@ -439,8 +439,8 @@ TEST_F(LambdaIamAblation, JanitorNeedsEachStatement) {
                   },
                   std::chrono::seconds(20)))
                   << variant << ": the orphan never ran";
-              json body = {{"repository", demo::kDemoRepository},
-                           {"labels", {"self-hosted", demo::kClassLabel}},
+              json body = {{"repository", testbed::kDemoRepository},
+                           {"labels", {"self-hosted", testbed::kClassLabel}},
                            {"steps", {"true"}},
                            {"drop_webhooks", true}};
               auto job = workflow_->GitHub("POST", "/_emulator/jobs", body.dump());

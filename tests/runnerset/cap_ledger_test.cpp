@@ -1,12 +1,12 @@
 // The concurrency cap counted from seats in the store (cap_ledger.h), through the launcher over
-// the in-process fleet: a launch pays no ListMicrovms call but one per reconciliation period, a
+// the in-process platform: a launch pays no ListMicrovms call but one per reconciliation period, a
 // launch in flight in another process counts, a launcher that died between RunMicrovm and naming
 // its VM still counts it, and the terminate intent frees the seat at once.
 #include "runnerset/launch/cap_ledger.h"
 
 #include <gtest/gtest.h>
 
-#include "fleet_fixture.h"
+#include "platform_fixture.h"
 
 namespace mvr::runnerset::testing {
 namespace {
@@ -21,7 +21,7 @@ class CapLedgerTest : public RunnerSetTest {
     o.cap = config_.max_concurrent_vms;
     return o;
   }
-  int Listings() { return fleet_.Calls("ListMicrovms"); }
+  int Listings() { return platform_.Calls("ListMicrovms"); }
   int Seats() { return static_cast<int>(CapLedger(store_, m_.seam).Read()->seats.size()); }
 };
 
@@ -45,7 +45,7 @@ TEST_F(CapLedgerTest, ALaunchInFlightInAnotherProcessCountsAgainstTheCap) {
   auto seat = other.Reserve(Options(), NoVms());
   ASSERT_TRUE(seat.ok() && *seat);
   EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kDeferred);
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 0);
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), 0);
   ASSERT_TRUE(other.Free(**seat).ok());
   EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kLaunched);
 }
@@ -54,14 +54,14 @@ TEST_F(CapLedgerTest, ALauncherThatDiedBetweenRunMicrovmAndNamingItsVmStillCount
   config_.max_concurrent_vms = 1;
   CapLedger dead(store_, m_.seam);
   ASSERT_TRUE(dead.Reserve(Options(), NoVms()).ok());
-  const std::string vm = fleet_.RunningVm();  // its VM, which it never named
+  const std::string vm = platform_.RunningVm();  // its VM, which it never named
   EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kDeferred);
   // Once the dead launch's seat has settled, the reconciliation keeps one seat for the VM.
   m_.clock.Advance(Duration(10 * 60'000));
   EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kDeferred);
   EXPECT_EQ(Seats(), 1);
   // The VM ends (the janitor, its maximum duration): the next reconciliation frees its seat.
-  fleet_.TerminateVm(vm);
+  platform_.TerminateVm(vm);
   m_.clock.Advance(Duration(61'000));
   EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kLaunched);
 }
@@ -83,18 +83,18 @@ TEST_F(CapLedgerTest, TheTerminateIntentFreesTheSeatWithoutAListing) {
 TEST_F(CapLedgerTest, ARunMicrovmWhoseAnswerWasLostKeepsItsSeat) {
   config_.max_concurrent_vms = 1;
   // The service makes the VM but every answer is lost: the launch fails without its VM's id.
-  fleet_.vms_api.refusals.push_back(
+  platform_.vms_api.refusals.push_back(
       {"POST", "/microvms", 500, "ServiceException", "lost", /*carried_out=*/true});
   EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kFailed);
   ASSERT_EQ(LiveVms(), 1u);
-  fleet_.vms_api.refusals.clear();
+  platform_.vms_api.refusals.clear();
   EXPECT_EQ(Seats(), 1) << "a VM may exist: the seat stays";
   EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kDeferred);
 }
 
 TEST_F(CapLedgerTest, ARefusedRunMicrovmFreesItsSeat) {
   config_.max_concurrent_vms = 1;
-  fleet_.vms_api.refusals.push_back(
+  platform_.vms_api.refusals.push_back(
       {"POST", "/microvms", 400, "ValidationException", "no such image version"});
   EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kFailed);
   EXPECT_EQ(Seats(), 0) << "the platform refused: no VM exists";

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "fleet_fixture.h"
+#include "platform_fixture.h"
 
 namespace mvr::runnerset::testing {
 namespace {
@@ -23,21 +23,22 @@ constexpr char kEgress[] =
 class ClassResolveTest : public RunnerSetTest {
  protected:
   void Strict() {
-    emulate::microvms::InProcessMicrovmsOptions o = mvr::testing::InProcessFleet::DefaultOptions();
+    emulate::microvms::InProcessMicrovmsOptions o =
+        mvr::testing::InProcessPlatform::DefaultOptions();
     o.model.require_image_arn = true;
     o.model.require_ingress_connector = true;
-    fleet_.Rebuild(o);
+    platform_.Rebuild(o);
   }
 };
 
 TEST_F(ClassResolveTest, ANameBecomesItsArnAndUnsetConnectorsTheManagedOnes) {
-  ASSERT_TRUE(ResolveClasses(config_, m_.seam, fleet_.vms(), kRegion).ok());
+  ASSERT_TRUE(ResolveClasses(config_, m_.seam, platform_.vms(), kRegion).ok());
   const RunnerClass& c = config_.classes[0];
   EXPECT_EQ(c.image, "img-1");  // as configured: pool rows and status keep naming it so
   EXPECT_EQ(c.RunImage(), kImageArn);
   EXPECT_EQ(c.ingress_connectors, std::vector<std::string>{kIngress});
   EXPECT_EQ(c.egress_connectors, std::vector<std::string>{kEgress});
-  EXPECT_EQ(fleet_.Calls("GetMicrovmImage"), 1);
+  EXPECT_EQ(platform_.Calls("GetMicrovmImage"), 1);
 }
 
 TEST_F(ClassResolveTest, ConfiguredConnectorsAreKeptAndManagedNamesExpanded) {
@@ -45,15 +46,15 @@ TEST_F(ClassResolveTest, ConfiguredConnectorsAreKeptAndManagedNamesExpanded) {
   config_.classes[0].image = kImageArn;
   config_.classes[0].ingress_connectors = std::vector<std::string>{"ALL_INGRESS"};
   config_.classes[0].egress_connectors = std::vector<std::string>{vpc};
-  ASSERT_TRUE(ResolveClasses(config_, m_.seam, fleet_.vms(), kRegion).ok());
+  ASSERT_TRUE(ResolveClasses(config_, m_.seam, platform_.vms(), kRegion).ok());
   EXPECT_EQ(config_.classes[0].ingress_connectors, std::vector<std::string>{kIngress});
   EXPECT_EQ(config_.classes[0].egress_connectors, std::vector<std::string>{vpc});
-  EXPECT_EQ(fleet_.Calls("GetMicrovmImage"), 0) << "an ARN needs no lookup";
+  EXPECT_EQ(platform_.Calls("GetMicrovmImage"), 0) << "an ARN needs no lookup";
 }
 
 TEST_F(ClassResolveTest, AnImageThatDoesNotResolveNamesTheClass) {
   config_.classes[0].image = "no-such-image";
-  Status s = ResolveClasses(config_, m_.seam, fleet_.vms(), kRegion);
+  Status s = ResolveClasses(config_, m_.seam, platform_.vms(), kRegion);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message().rfind("classes[0].image: resolving image \"no-such-image\"", 0), 0u)
       << s.message();
@@ -65,14 +66,14 @@ TEST_F(ClassResolveTest, UnderTheStrictReadingsOnlyAResolvedClassLaunches) {
   const int64_t refused_job = QueueJob();
   LaunchOutcome refused = L().Handle(Intent(refused_job));
   EXPECT_NE(refused.decision, LaunchDecision::kLaunched);
-  EXPECT_TRUE(fleet_.VmIds().empty());
+  EXPECT_TRUE(platform_.VmIds().empty());
 
-  ASSERT_TRUE(ResolveClasses(config_, m_.seam, fleet_.vms(), kRegion).ok());
+  ASSERT_TRUE(ResolveClasses(config_, m_.seam, platform_.vms(), kRegion).ok());
   launchers_.clear();
   const int64_t job = QueueJob();
   LaunchOutcome o = L().Handle(Intent(job));
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
-  const nlohmann::json vm = fleet_.microvms->Describe(o.microvm_id).value();
+  const nlohmann::json vm = platform_.microvms->Describe(o.microvm_id).value();
   EXPECT_EQ(vm.value("imageArn", ""), kImageArn);
   EXPECT_EQ(vm.value("ingressNetworkConnectors", nlohmann::json()),
             nlohmann::json::array({kIngress}));

@@ -2,7 +2,7 @@
 // not named for the set (`<id>_<index>-<8 hex>`, as `mvr image build` names it), with the fix.
 #include <gtest/gtest.h>
 
-#include "fleet_fixture.h"
+#include "platform_fixture.h"
 #include "runnerset/config/runner_name.h"
 #include "runnerset/doctor/doctor.h"
 
@@ -29,7 +29,7 @@ TEST(ImageOfSet, OnlyTheSetsOwnImageNamesAndArnsAreItsOwn) {
 class DoctorImageNameTest : public RunnerSetTest {
  protected:
   DoctorReport Check() {
-    DoctorClients clients{.seam = m_.seam, .region = "us-east-1", .microvms = &fleet_.vms()};
+    DoctorClients clients{.seam = m_.seam, .region = "us-east-1", .microvms = &platform_.vms()};
     DoctorReport report;
     CheckImages(config_, clients, report);
     return report;
@@ -37,7 +37,7 @@ class DoctorImageNameTest : public RunnerSetTest {
 };
 
 TEST_F(DoctorImageNameTest, AClassImageNotNamedForTheSetFailsWithTheFix) {
-  // The fleet's image is named like the Action's (no set's): this set ("demo") must not use it.
+  // The platform's image is named like the Action's (no set's): this set ("demo") must not use it.
   ASSERT_FALSE(IsImageOfSet(config_.runner_set_id, config_.classes[0].image));
   const DoctorReport report = Check();
   ASSERT_EQ(report.checks().size(), 1u);
@@ -55,7 +55,7 @@ TEST_F(DoctorImageNameTest, AnImageNamedForTheSetIsCheckedFurther) {
   config_.classes[0].image = "demo_0-0a1b2c3d";
   const DoctorReport report = Check();
   ASSERT_EQ(report.checks().size(), 1u);
-  // Not in the fleet: the next check (the version exists) is what fails.
+  // Not on the platform: the next check (the version exists) is what fails.
   EXPECT_EQ(report.checks()[0].detail.find("not named for"), std::string::npos)
       << report.checks()[0].detail;
 }

@@ -26,11 +26,11 @@ namespace {
 using ::testing::_;
 using ::testing::Return;
 
-// ---- StatusCache --------------------------------------------------------------------------
+// ---- StatusReportCache --------------------------------------------------------------------------
 
 TEST(StatusCacheTest, ManyAsksWithinTheMaxAgeGatherOnce) {
   ManualClock clock;
-  StatusCache cache(clock, Duration(5'000));
+  StatusReportCache cache(clock, Duration(5'000));
   int gathered = 0;
   auto gather = [&] { return nlohmann::json{{"n", ++gathered}}; };
   for (int i = 0; i < 200; ++i) EXPECT_EQ(cache.Get(gather)["n"], 1);
@@ -45,7 +45,7 @@ TEST(StatusCacheTest, ManyAsksWithinTheMaxAgeGatherOnce) {
 // Concurrent asks while one gathers wait for it instead of gathering too.
 TEST(StatusCacheTest, ConcurrentAsksShareOneGathering) {
   ManualClock clock;
-  StatusCache cache(clock, Duration(5'000));
+  StatusReportCache cache(clock, Duration(5'000));
   std::atomic<int> gathered{0};
   std::atomic<bool> go{false};
   auto gather = [&] {

@@ -24,7 +24,7 @@ class HotPoolTest : public WarmPoolTest {
     config_.classes[0].warm_pool_size = 0;
     config_.classes[0].hot_pool_size = 1;
     config_.max_concurrent_vms = 10;
-    fleet_.guest.reconnect_on_resume = true;
+    platform_.guest.reconnect_on_resume = true;
     hot_settle_ = Duration(0);  // the steps one sweep at a time; followed within one below
   }
 
@@ -39,7 +39,7 @@ class HotPoolTest : public WarmPoolTest {
     EXPECT_EQ(rows.size(), 1u);
     return rows.empty() ? "" : rows[0].runner_name;
   }
-  Runner HotRunner() { return fleet_.RunnerNamed(HotRunnerName()).value(); }
+  Runner HotRunner() { return platform_.RunnerNamed(HotRunnerName()).value(); }
   // The sweeper's next run, kSweepGap after whatever came before.
   PoolSweepReport Sweep() {
     Settle(kSweepGap);
@@ -48,7 +48,7 @@ class HotPoolTest : public WarmPoolTest {
   // Lets the model finish what it was asked (a suspend takes ~2 s).
   void Settle(Duration d = Duration(5'000)) {
     m_.clock.Advance(d);
-    fleet_.microvms->RunDue();
+    platform_.microvms->RunDue();
   }
   // Sweeps until the one member is parked: launched, started (its runner connects at once),
   // its runner seen online → suspended.
@@ -70,7 +70,7 @@ class HotPoolTest : public WarmPoolTest {
 };
 
 TEST_F(HotPoolTest, AMemberIsReadyOnlyOnceItsRunnerConnectedAndThenShowedOffline) {
-  fleet_.guest.runners_connect = false;  // its supervisor has not started it yet
+  platform_.guest.runners_connect = false;  // its supervisor has not started it yet
   PoolSweepReport first = Sweep();
   EXPECT_EQ(first.booted, 1);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"booting", 1}}));
@@ -78,9 +78,9 @@ TEST_F(HotPoolTest, AMemberIsReadyOnlyOnceItsRunnerConnectedAndThenShowedOffline
   EXPECT_EQ(second.hot_started, 1);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"starting", 1}}));
   const std::string vm = Member();
-  ASSERT_EQ(fleet_.Runners().size(), 1u);
-  EXPECT_EQ(fleet_.Runners()[0].name.rfind("mvr-demo-hot-", 0), 0u);
-  EXPECT_EQ(fleet_.guest.jit_configs_of[vm].size(), 1u) << "delivered to its VM";
+  ASSERT_EQ(platform_.Runners().size(), 1u);
+  EXPECT_EQ(platform_.Runners()[0].name.rfind("mvr-demo-hot-", 0), 0u);
+  EXPECT_EQ(platform_.guest.jit_configs_of[vm].size(), 1u) << "delivered to its VM";
   std::vector<std::string> labels;
   for (const auto& l : HotRunner().labels) {
     if (l.type == "custom") labels.push_back(l.name);
@@ -91,9 +91,9 @@ TEST_F(HotPoolTest, AMemberIsReadyOnlyOnceItsRunnerConnectedAndThenShowedOffline
       << "an ARM64 MicroVM's labels and the class label (issue 52, item 6)";
   // Not online yet: not suspended, and nothing new is launched (it counts toward the target).
   Sweep();
-  EXPECT_EQ(fleet_.Calls("SuspendMicrovm"), 0);
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 1);
-  fleet_.ConnectRunnersOf(vm);
+  EXPECT_EQ(platform_.Calls("SuspendMicrovm"), 0);
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), 1);
+  platform_.ConnectRunnersOf(vm);
   EXPECT_EQ(Sweep().hot_parked, 1);
   Settle();
   EXPECT_EQ(State(vm), "SUSPENDED");
@@ -122,7 +122,7 @@ TEST_F(HotPoolTest, TheSweepThatLaunchesAMemberFollowsItToReady) {
   EXPECT_EQ(State(Member()), "SUSPENDED");
   EXPECT_LE(m_.clock.Now() - began, Duration(120'000)) << "bounded by the settle time";
   // A member that does not get there within the settle time is left to the next sweep.
-  fleet_.guest.runners_connect = false;
+  platform_.guest.runners_connect = false;
   hot_settle_ = Duration(20'000);
   sweeper_.reset();
   config_.classes[0].hot_pool_size = 2;
@@ -140,7 +140,7 @@ TEST_F(HotPoolTest, AMemberWhoseRunnerGitHubRefusesIsRetiredWhileTheSweepFollows
   UseClassHealth();
   emulate::github::RunnerVersionPolicy policy;
   policy.min_version = "9.0.0";
-  ASSERT_TRUE(fleet_.github_model->SetRunnerVersionPolicy(policy).ok());
+  ASSERT_TRUE(platform_.github_model->SetRunnerVersionPolicy(policy).ok());
   const TimePoint began = m_.clock.Now();
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_EQ(r.booted, 1);
@@ -166,16 +166,16 @@ TEST_F(HotPoolTest, AFailedParkingRecordOrAnUnreadVmIsNeverTakenForARefusedRunne
   PoolSweepReport r = Sweep();  // the parking record fails
   EXPECT_GE(r.errors, 1);
   Settle();
-  EXPECT_EQ(fleet_.Calls("SuspendMicrovm"), 0) << "suspended without a record of it";
+  EXPECT_EQ(platform_.Calls("SuspendMicrovm"), 0) << "suspended without a record of it";
   EXPECT_EQ(State(vm), "RUNNING");
   // From now on the sweeps cannot read the VM.
-  fleet_.vms_api.refusals.push_back(
+  platform_.vms_api.refusals.push_back(
       {"GET", "/microvms/" + vm, 500, "InternalServerException", "simulated"});
   Settle(kOfflineAfter);
   Sweep();
   Sweep();
   EXPECT_TRUE(health_->Of("mvr-small").healthy) << health_->Of("mvr-small").reason;
-  fleet_.vms_api.refusals.clear();
+  platform_.vms_api.refusals.clear();
   EXPECT_EQ(Sweep().hot_parked, 1);
   Settle(kOfflineAfter);
   EXPECT_EQ(Sweep().hot_ready, 1);
@@ -185,7 +185,7 @@ TEST_F(HotPoolTest, AFailedParkingRecordOrAnUnreadVmIsNeverTakenForARefusedRunne
 // Stopping the process ends a sweep that follows its members at the next poll.
 TEST_F(HotPoolTest, ASweepFollowingItsMembersEndsWhenTheProcessStops) {
   hot_settle_ = Duration(120'000);
-  fleet_.guest.runners_connect = false;  // the member never gets to ready
+  platform_.guest.runners_connect = false;  // the member never gets to ready
   int polls = 0;
   stopping_ = [&] { return ++polls > 2; };
   const TimePoint began = m_.clock.Now();
@@ -197,10 +197,10 @@ TEST_F(HotPoolTest, ASweepFollowingItsMembersEndsWhenTheProcessStops) {
 // A sweep walks a hundred members in turn, so it asks for a suspend or a termination and moves on:
 // waiting on each (seconds apiece) made members of a big pool age out before they were ready.
 TEST_F(HotPoolTest, ASweepRequestsSuspendsAndTerminationsWithoutWaitingForThem) {
-  auto options = mvr::testing::InProcessFleet::DefaultOptions();
+  auto options = mvr::testing::InProcessPlatform::DefaultOptions();
   options.model.latency.suspend.low = Duration(90'000);    // the service is still at it
   options.model.latency.terminate.low = Duration(90'000);  // likewise
-  fleet_.Rebuild(options);
+  platform_.Rebuild(options);
   Sweep();
   Sweep();
   EXPECT_EQ(Sweep().hot_parked, 1);
@@ -209,22 +209,22 @@ TEST_F(HotPoolTest, ASweepRequestsSuspendsAndTerminationsWithoutWaitingForThem) 
   EXPECT_EQ(State(vm), "SUSPENDING");
   // Still SUSPENDING when GitHub shows the runner offline: neither ready nor given up on.
   Settle(kOfflineAfter);
-  const int reads_before = fleet_.Calls("GetMicrovm");
+  const int reads_before = platform_.Calls("GetMicrovm");
   PoolSweepReport r = Sweep();
   EXPECT_EQ(r.hot_ready, 0);
   EXPECT_EQ(r.retired, 0);
-  EXPECT_EQ(fleet_.Calls("GetMicrovm") - reads_before, 1) << "one read per sweep, no polling";
+  EXPECT_EQ(platform_.Calls("GetMicrovm") - reads_before, 1) << "one read per sweep, no polling";
   Settle(Duration(90'000));
   ASSERT_EQ(State(vm), "SUSPENDED");
   EXPECT_EQ(Sweep().hot_ready, 1);
   // Retiring it asks for the termination and drops the row while the VM is still TERMINATING.
-  ASSERT_TRUE(
-      fleet_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
-          .ok());
+  ASSERT_TRUE(platform_.github_model
+                  ->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
+                  .ok());
   r = Sweep();
   EXPECT_EQ(r.retired, 1);
   EXPECT_EQ(State(vm), "TERMINATING");
-  EXPECT_EQ(fleet_.Calls("TerminateMicrovm", vm), 1);
+  EXPECT_EQ(platform_.Calls("TerminateMicrovm", vm), 1);
 }
 
 TEST_F(HotPoolTest, AParkingMemberIsNotTakenByALaunch) {
@@ -234,14 +234,14 @@ TEST_F(HotPoolTest, AParkingMemberIsNotTakenByALaunch) {
   LaunchOutcome o = NewLauncher().Handle(NewJob());
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_NE(o.microvm_id, vm) << "a runner GitHub may still hand a job is not claimable";
-  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 0);
+  EXPECT_EQ(platform_.Calls("ResumeMicrovm"), 0);
 }
 
 TEST_F(HotPoolTest, HotLaunchResumesAMemberAndRegistersAndDeliversNothing) {
   MakeReady();
   const std::string vm = Member();
   const std::string hot_runner = HotRunnerName();
-  const size_t before = fleet_.trace.size();
+  const size_t before = platform_.trace.size();
   const LaunchIntent in = NewJob();
   LaunchOutcome o = NewLauncher().Handle(in);
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
@@ -250,7 +250,7 @@ TEST_F(HotPoolTest, HotLaunchResumesAMemberAndRegistersAndDeliversNothing) {
   EXPECT_EQ(Changes(before),
             (std::vector<std::string>{"POST /2025-09-09/microvms/" + vm + "/resume"}));
   EXPECT_EQ(State(vm), "RUNNING");
-  fleet_.Tick();
+  platform_.Tick();
   EXPECT_EQ(JobOf(in.job_id).runner_name, hot_runner) << "the resumed runner takes the job";
   auto row = table_.GetMapping(hot_runner);
   ASSERT_TRUE(row.ok() && *row);
@@ -268,34 +268,34 @@ TEST_F(HotPoolTest, AJobOverBeforeTheResumeWasSeenStillCountsAsLaunched) {
   const std::string hot_runner = HotRunnerName();
   const int64_t runner_id = HotRunner().id;
   // The job ran while the VM thawed and GitHub removed its JIT runner; the VM ended itself.
-  fleet_.guest.on_resume_hook = [&](const std::string&) {
+  platform_.guest.on_resume_hook = [&](const std::string&) {
     ASSERT_TRUE(
-        fleet_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), runner_id)
+        platform_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), runner_id)
             .ok());
   };
-  fleet_.guest.fail_resume_hook = "the runner finished its job and the VM ended itself";
-  const int runs = fleet_.Calls("RunMicrovm");
+  platform_.guest.fail_resume_hook = "the runner finished its job and the VM ended itself";
+  const int runs = platform_.Calls("RunMicrovm");
   LaunchOutcome o = NewLauncher().Handle(NewJob());
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(o.runner_name, hot_runner);
   auto row = table_.GetMapping(hot_runner);
   ASSERT_TRUE(row.ok() && *row) << "the still-queued check can follow the runner to its job";
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), runs) << "no cold launch for a job already served";
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), runs) << "no cold launch for a job already served";
 }
 
 TEST_F(HotPoolTest, AHotMemberThatDoesNotResumeGivesWayToTheNextPath) {
   MakeReady();
   const std::string vm = Member();
   const std::string hot_runner = HotRunnerName();
-  fleet_.guest.fail_resume_hook = "the VM did not come back";  // the runner never ran
+  platform_.guest.fail_resume_hook = "the VM did not come back";  // the runner never ran
   const LaunchIntent in = NewJob();
   LaunchOutcome o = NewLauncher().Handle(in);
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_NE(o.microvm_id, vm);
   EXPECT_EQ(o.runner_name.rfind("mvr-demo-" + std::to_string(in.job_id) + "-", 0), 0u)
       << "cold, with its own runner";
-  EXPECT_TRUE(fleet_.RunnerNamed(o.runner_name).ok());
-  EXPECT_FALSE(fleet_.RunnerNamed(hot_runner).ok()) << "the unused hot runner is removed";
+  EXPECT_TRUE(platform_.RunnerNamed(o.runner_name).ok());
+  EXPECT_FALSE(platform_.RunnerNamed(hot_runner).ok()) << "the unused hot runner is removed";
 }
 
 // Issue 55: GitHub collects a parked runner's registration (idle JIT registrations live minutes
@@ -305,19 +305,19 @@ TEST_F(HotPoolTest, AHotMemberWhoseRegistrationExpiredIsRecycledNotServed) {
   MakeReady();
   const std::string vm = Member();
   const std::string hot_runner = HotRunnerName();
-  ASSERT_TRUE(
-      fleet_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
-          .ok());
+  ASSERT_TRUE(platform_.github_model
+                  ->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
+                  .ok());
   const LaunchIntent in = NewJob();
   LaunchOutcome o = NewLauncher().Handle(in);
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_NE(o.microvm_id, vm) << "the stale member is not served";
   EXPECT_EQ(o.runner_name.rfind("mvr-demo-" + std::to_string(in.job_id) + "-", 0), 0u)
       << "cold, with its own runner: " << o.runner_name;
-  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 0) << "nothing resumed a runner that can only exit";
+  EXPECT_EQ(platform_.Calls("ResumeMicrovm"), 0) << "nothing resumed a runner that can only exit";
   EXPECT_EQ(State(vm), "TERMINATED");
   EXPECT_TRUE(Members().empty()) << "its row is gone; the next sweep refills the pool";
-  fleet_.Tick();
+  platform_.Tick();
   EXPECT_EQ(JobOf(in.job_id).runner_name, o.runner_name) << "the job runs on the cold runner";
 }
 
@@ -341,7 +341,7 @@ TEST_F(HotPoolTest, ARunnerHandedAJobWhileParkingIsResumedAndAdopted) {
   const std::string hot_runner = HotRunnerName();
   // GitHub hands the frozen runner a job in the minute before it shows offline.
   const int64_t job = QueueJob();
-  fleet_.Tick();
+  platform_.Tick();
   ASSERT_TRUE(HotRunner().busy);
   PoolSweepReport r = Sweep();
   EXPECT_EQ(r.hot_adopted, 1);
@@ -401,12 +401,12 @@ TEST_F(HotPoolTest, AnOldMemberIsRetiredRunnerFirstAndReplaced) {
   MakeReady();
   const std::string vm = Member();
   const Runner hot = HotRunner();
-  const size_t before = fleet_.trace.size();
+  const size_t before = platform_.trace.size();
   m_.clock.Advance(11 * kMinute);
   PoolSweepReport r = Sweep();
   EXPECT_EQ(r.retired, 1);
   EXPECT_EQ(r.booted, 1);
-  EXPECT_FALSE(fleet_.RunnerExists(hot.id));
+  EXPECT_FALSE(platform_.RunnerExists(hot.id));
   EXPECT_EQ(State(vm), "TERMINATED");
   const std::vector<std::string> changes = Changes(before);
   const auto deleted =
@@ -423,9 +423,9 @@ TEST_F(HotPoolTest, AMemberWhoseRunnerGitHubNoLongerListsIsRetired) {
   MakeReady();
   const std::string vm = Member();
   // GitHub removed it (an ephemeral runner away for more than a day).
-  ASSERT_TRUE(
-      fleet_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
-          .ok());
+  ASSERT_TRUE(platform_.github_model
+                  ->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), HotRunner().id)
+                  .ok());
   PoolSweepReport r = Sweep();
   EXPECT_EQ(r.retired, 1);
   EXPECT_EQ(State(vm), "TERMINATED");
@@ -437,14 +437,14 @@ TEST_F(HotPoolTest, AMemberWhoseRunnerGitHubNoLongerListsIsRetired) {
 TEST_F(HotPoolTest, AMemberLaunchedByAnotherProcessGetsANewRunnerInPlaceOfTheRecordedOne) {
   Sweep();
   const std::string vm = Member();
-  ASSERT_EQ(fleet_.Runners().size(), 1u);
-  const int64_t registered = fleet_.Runners()[0].id;
+  ASSERT_EQ(platform_.Runners().size(), 1u);
+  const int64_t registered = platform_.Runners()[0].id;
   sweeper_.reset();  // the next sweep is another process's
   PoolSweepReport r = Sweep();
   EXPECT_EQ(r.errors, 0) << (r.error_messages.empty() ? "" : r.error_messages[0]);
   EXPECT_EQ(r.hot_started, 1);
-  EXPECT_FALSE(fleet_.RunnerExists(registered)) << "the launching process's runner was removed";
-  ASSERT_EQ(fleet_.Runners().size(), 1u);
+  EXPECT_FALSE(platform_.RunnerExists(registered)) << "the launching process's runner was removed";
+  ASSERT_EQ(platform_.Runners().size(), 1u);
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"starting", 1}}));
   EXPECT_EQ(Member(), vm);
 }
@@ -480,17 +480,17 @@ TEST_F(HotPoolTest, ASweepLaunchesAFewMembersARoundAndFollowsTheEarlierOnes) {
 }
 
 TEST_F(HotPoolTest, ARunnerThatCannotBeDeliveredIsRemovedWithItsVm) {
-  fleet_.guest.start_status = 400;
-  fleet_.guest.start_body = R"({"error":"no"})";
+  platform_.guest.start_status = 400;
+  platform_.guest.start_body = R"({"error":"no"})";
   Sweep();
   const std::string vm = Member();
   // Registered at the launch, before the VM ran.
-  ASSERT_EQ(fleet_.Runners().size(), 1u);
-  const int64_t registered = fleet_.Runners()[0].id;
+  ASSERT_EQ(platform_.Runners().size(), 1u);
+  const int64_t registered = platform_.Runners()[0].id;
   PoolSweepReport r = Sweep();
   EXPECT_EQ(r.errors, 1);
   EXPECT_EQ(r.retired, 1);
-  EXPECT_FALSE(fleet_.RunnerExists(registered)) << "the registration was removed";
+  EXPECT_FALSE(platform_.RunnerExists(registered)) << "the registration was removed";
   EXPECT_EQ(State(vm), "TERMINATED");
 }
 
@@ -506,7 +506,7 @@ TEST_F(HotPoolTest, JanitorNeverStrikesOrRemovesAParkedRunner) {
     EXPECT_EQ(s.Get(Swept::kRunnersRemoved), 0);
     EXPECT_EQ(s.Get(Swept::kOrphansTerminated), 0);
   }
-  EXPECT_TRUE(fleet_.RunnerExists(hot.id));
+  EXPECT_TRUE(platform_.RunnerExists(hot.id));
   EXPECT_EQ(State(vm), "SUSPENDED");
 }
 
@@ -516,12 +516,12 @@ TEST_F(HotPoolTest, StillQueuedCheckFollowsAJobTakenByAHotRunner) {
   const int64_t taken = QueueJob();    // older: the resumed runner takes it
   const int64_t waiting = QueueJob();  // the job the hot launch was for
   ASSERT_EQ(NewLauncher().Handle(Intent(waiting)).decision, LaunchDecision::kLaunched);
-  fleet_.Tick();
+  platform_.Tick();
   ASSERT_EQ(JobOf(taken).runner_name, hot_runner);
   ASSERT_EQ(JobOf(waiting).status, "queued");
   LaunchOutcome o = NewLauncher().Handle(Intent(taken));
   EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << "the waiting job's launch is this one";
-  fleet_.Tick();
+  platform_.Tick();
   ASSERT_EQ(JobOf(waiting).runner_name, o.runner_name);
   // Every job in the chain has a runner now: `taken` → the hot runner (row: `waiting`) → the
   // runner launched for `taken` → `taken` again. Another intent for it is not needed.
@@ -532,11 +532,11 @@ TEST_F(HotPoolTest, StillQueuedCheckFollowsAJobTakenByAHotRunner) {
 TEST_F(HotPoolTest, AJobTakenByAParkedRunnerIsNotLaunchedFor) {
   MakeParking();
   const int64_t job = QueueJob();
-  fleet_.Tick();  // GitHub hands it to the parked runner, still online
+  platform_.Tick();  // GitHub hands it to the parked runner, still online
   ASSERT_EQ(JobOf(job).runner_name, HotRunnerName());
   LaunchOutcome o = NewLauncher().Handle(Intent(job));
   EXPECT_EQ(o.decision, LaunchDecision::kDroppedNotQueued) << "the sweeper adopts that runner";
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 1) << "no VM but the member";
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), 1) << "no VM but the member";
 }
 
 // A launch resumed a hot member for job 7; its runner woke and took job J before that launch
@@ -553,9 +553,9 @@ TEST_F(HotPoolTest, AJobTakenByAHotRunnerWhoseLaunchIsInFlightIsLaunchedFor) {
   ASSERT_EQ(members.size(), 2u);
   const PoolMember& resuming = members[0];
   ASSERT_TRUE(pool_.Claim(resuming.microvm_id, "launch-for-job-7").value());  // not yet mapped
-  fleet_.ConnectRunnersOf(resuming.microvm_id);                               // its runner woke
+  platform_.ConnectRunnersOf(resuming.microvm_id);                            // its runner woke
   const int64_t job = QueueJob();
-  fleet_.Tick();
+  platform_.Tick();
   ASSERT_EQ(JobOf(job).runner_name, resuming.runner_name);
   LaunchOutcome o = NewLauncher().Handle(Intent(job));
   EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;

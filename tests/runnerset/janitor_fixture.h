@@ -1,6 +1,6 @@
-// The janitor's unit-test fixture: the runner set over the in-process fleet (fleet_fixture.h),
-// with helpers for the janitor's world: VMs of a given age, runners registered, idle, busy or
-// listed late, committed launches, jobs queued a while ago.
+// The janitor's unit-test fixture: the runner set over the in-process platform
+// (platform_fixture.h), with helpers for the janitor's world: VMs of a given age, runners
+// registered, idle, busy or listed late, committed launches, jobs queued a while ago.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fleet_fixture.h"
+#include "platform_fixture.h"
 
 namespace mvr::runnerset::testing {
 
@@ -23,7 +23,7 @@ class JanitorTest : public RunnerSetTest {
   std::string OldVm() { return VmAged(10 * kMinute); }
   // GitHub's runner listing shows a runner that just took a job as idle for a while; a fresh
   // read of that one runner shows it busy.
-  void ListingLags() { fleet_.github_model->SetRunnerListingLag(60 * kMinute); }
+  void ListingLags() { platform_.github_model->SetRunnerListingLag(60 * kMinute); }
   // A job queued `age` ago asking for `labels`; its id.
   int64_t JobQueuedAgo(Duration age, std::vector<std::string> labels) {
     const int64_t id = QueueJob(std::move(labels));

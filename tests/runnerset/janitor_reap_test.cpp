@@ -24,9 +24,9 @@ TEST_F(JanitorTest, IdleRunnerThatNeverGotAJobIsDeregisteredThenItsVmTerminated)
   const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
   Launched(runner.name, runner.id, vm, 1);
   J().Sweep();
-  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_TRUE(platform_.RunnerExists(runner.id));
   SweepReport r = J().Sweep();
-  EXPECT_FALSE(fleet_.RunnerExists(runner.id));
+  EXPECT_FALSE(platform_.RunnerExists(runner.id));
   EXPECT_EQ(State(vm), "TERMINATED");
   EXPECT_EQ(r.Get(Swept::kRunnersRemoved), 1);
 }
@@ -38,14 +38,14 @@ TEST_F(JanitorTest, RunnerWhoseSupervisorSaysItRunsAJobKeepsItsVm) {
   const std::string vm = OldVm();
   const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
   Launched(runner.name, runner.id, vm, 1);
-  fleet_.guest.status_state = "RUNNING";
-  fleet_.guest.status_job_started = true;
+  platform_.guest.status_state = "RUNNING";
+  platform_.guest.status_job_started = true;
   for (int i = 0; i < 4; ++i) J().Sweep();
   EXPECT_EQ(State(vm), "RUNNING");
-  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_TRUE(platform_.RunnerExists(runner.id));
   EXPECT_GE(metrics_.GetJanitor("busy_spared"), 1);
   EXPECT_NE(m_.sink.Joined().find("the supervisor says its runner runs a job"), std::string::npos);
-  fleet_.guest.status_job_started = false;  // its runner never took a job after all
+  platform_.guest.status_job_started = false;  // its runner never took a job after all
   for (int i = 0; i < 2; ++i) J().Sweep();
   EXPECT_EQ(State(vm), "TERMINATED");
 }
@@ -55,13 +55,13 @@ TEST_F(JanitorTest, RunnerWhoseSupervisorSaysItRunsAJobKeepsItsVm) {
 // job. Its word counts for five minutes after the job completed (the jobs API may lag a job its
 // runner just took); after that only the jobs API can keep the VM.
 TEST_F(JanitorTest, SupervisorsWordStopsCountingFiveMinutesAfterItsOwnJobCompleted) {
-  const int64_t job = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
-  ASSERT_TRUE(fleet_.github_model->CancelJob(job).ok());
-  const std::string vm = fleet_.RunningVm();
+  const int64_t job = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(platform_.github_model->CancelJob(job).ok());
+  const std::string vm = platform_.RunningVm();
   const Runner runner = OnlineRunner("mvr-demo-" + std::to_string(job) + "-aaaa");
   Launched(runner.name, runner.id, vm, job);
-  fleet_.guest.status_state = "RUNNING";
-  fleet_.guest.status_job_started = true;
+  platform_.guest.status_state = "RUNNING";
+  platform_.guest.status_job_started = true;
   J().Sweep();
   m_.clock.Advance(4 * kMinute);
   J().Sweep();
@@ -69,7 +69,7 @@ TEST_F(JanitorTest, SupervisorsWordStopsCountingFiveMinutesAfterItsOwnJobComplet
   m_.clock.Advance(kMinute);
   J().Sweep();
   EXPECT_EQ(State(vm), "TERMINATED");
-  EXPECT_FALSE(fleet_.RunnerExists(runner.id));
+  EXPECT_FALSE(platform_.RunnerExists(runner.id));
   EXPECT_NE(m_.sink.Joined().find("the VM's word no longer counts"), std::string::npos);
 }
 
@@ -81,7 +81,7 @@ TEST_F(JanitorTest, BusyRunnerIsNeverTerminatedEvenWhenTheListingSaysIdle) {
   Launched(runner.name, runner.id, vm, 1);
   for (int i = 0; i < 5; ++i) J().Sweep();
   EXPECT_EQ(State(vm), "RUNNING");
-  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_TRUE(platform_.RunnerExists(runner.id));
   EXPECT_EQ(Traced("DELETE /repos/octo/app/actions/runners/"), 0u)
       << "the fresh read spares it; no removal is even tried (GitHub would refuse it)";
   EXPECT_GE(metrics_.GetJanitor("busy_spared"), 2);
@@ -95,13 +95,13 @@ TEST_F(JanitorTest, RunnerThatTakesAJobBetweenTheReadAndTheRemovalKeepsItsVm) {
   const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
   Launched(runner.name, runner.id, vm, 1);
   // GitHub refuses to remove a runner that is running a job (422).
-  fleet_.github_api.refusals.push_back(
+  platform_.github_api.refusals.push_back(
       {"DELETE", "/runners/" + std::to_string(runner.id), 422, "", "runner is busy"});
   J().Sweep();
   J().Sweep();
   EXPECT_EQ(State(vm), "RUNNING");
   EXPECT_TRUE(HasRow(runner.name));
-  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_TRUE(platform_.RunnerExists(runner.id));
 }
 
 TEST_F(JanitorTest, RunnerBackInTheFreshReadClearsTheStrikes) {
@@ -130,9 +130,9 @@ TEST_F(JanitorTest, StrikesOfDifferentSuspicionsDoNotAddUp) {
 }
 
 TEST_F(JanitorTest, YoungVmIsNeverSuspect) {
-  const std::string mapped = fleet_.RunningVm();
+  const std::string mapped = platform_.RunningVm();
   Launched("mvr-demo-1-aaaa", 11, mapped, 1);
-  const std::string unmapped = fleet_.RunningVm();
+  const std::string unmapped = platform_.RunningVm();
   for (int i = 0; i < 4; ++i) J().Sweep();
   EXPECT_TRUE(Terminated().empty());
   EXPECT_EQ(State(mapped), "RUNNING");
@@ -144,63 +144,63 @@ TEST_F(JanitorTest, YoungVmIsNeverSuspect) {
 // and removes its runner at its first sweep, young or not, with no strikes; a VM whose runner
 // took another job and runs it is left alone although its own job has ended.
 TEST_F(JanitorTest, VmOfAJobThatEndedIsReapedAtTheFirstSweepUnlessItsRunnerRunsAnother) {
-  const int64_t cancelled = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
-  const int64_t ended = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
-  const int64_t other = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
-  ASSERT_TRUE(fleet_.github_model->CancelJob(cancelled).ok());
-  ASSERT_TRUE(fleet_.github_model->CancelJob(ended).ok());
-  const std::string busy_vm = fleet_.RunningVm();
+  const int64_t cancelled = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+  const int64_t ended = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+  const int64_t other = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(platform_.github_model->CancelJob(cancelled).ok());
+  ASSERT_TRUE(platform_.github_model->CancelJob(ended).ok());
+  const std::string busy_vm = platform_.RunningVm();
   const Runner busy = OnlineRunner("mvr-demo-" + std::to_string(ended) + "-bbbb");
   Launched(busy.name, busy.id, busy_vm, ended);
-  fleet_.Tick();  // the runner launched for `ended` takes `other`
+  platform_.Tick();  // the runner launched for `ended` takes `other`
   ASSERT_EQ(JobOf(other).runner_name, busy.name);
-  const std::string idle_vm = fleet_.RunningVm();
+  const std::string idle_vm = platform_.RunningVm();
   const Runner idle = OnlineRunner("mvr-demo-" + std::to_string(cancelled) + "-aaaa");
   Launched(idle.name, idle.id, idle_vm, cancelled);
   SweepReport r = J().Sweep();
   EXPECT_EQ(State(idle_vm), "TERMINATED");
-  EXPECT_FALSE(fleet_.RunnerExists(idle.id));
+  EXPECT_FALSE(platform_.RunnerExists(idle.id));
   EXPECT_FALSE(HasRow(idle.name));
   EXPECT_EQ(r.Get(Swept::kVmsTerminated), 1);
   EXPECT_EQ(State(busy_vm), "RUNNING");
-  EXPECT_TRUE(fleet_.RunnerExists(busy.id));
+  EXPECT_TRUE(platform_.RunnerExists(busy.id));
 }
 
 // The idle runner of an ended job is a spare while a job of its class waits (often the job
 // whose own runner another job took): it keeps its grace and strikes until no job waits.
 TEST_F(JanitorTest, RunnerOfAnEndedJobIsKeptWhileAJobOfItsClassWaits) {
-  const int64_t cancelled = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
-  const int64_t waiting = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
-  ASSERT_TRUE(fleet_.github_model->CancelJob(cancelled).ok());
-  const std::string vm = fleet_.RunningVm();
+  const int64_t cancelled = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+  const int64_t waiting = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(platform_.github_model->CancelJob(cancelled).ok());
+  const std::string vm = platform_.RunningVm();
   const Runner spare = OnlineRunner("mvr-demo-" + std::to_string(cancelled) + "-aaaa");
   Launched(spare.name, spare.id, vm, cancelled);
   SweepReport r = J().Sweep();
   EXPECT_EQ(State(vm), "RUNNING");
-  EXPECT_TRUE(fleet_.RunnerExists(spare.id));
+  EXPECT_TRUE(platform_.RunnerExists(spare.id));
   EXPECT_EQ(r.Get(Swept::kVmsTerminated), 0);
-  ASSERT_TRUE(fleet_.github_model->CancelJob(waiting).ok());
+  ASSERT_TRUE(platform_.github_model->CancelJob(waiting).ok());
   r = J().Sweep();
   EXPECT_EQ(State(vm), "TERMINATED") << "no job waits any more: reaped at once";
-  EXPECT_FALSE(fleet_.RunnerExists(spare.id));
+  EXPECT_FALSE(platform_.RunnerExists(spare.id));
 }
 
 // Each idle runner is weighed against the jobs in progress, which cost a GET per run in progress:
 // a sweep that weighed 80 of them during a burst read 300 runs 80 times (the rate-limits
 // scenario). Within a sweep a listing younger than ten seconds answers for the next runner.
 TEST_F(JanitorTest, IdleRunnersWeighedTogetherShareOneListingOfTheJobsInProgress) {
-  const int64_t other = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
-  const int64_t own = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
-  ASSERT_TRUE(fleet_.github_model->CancelJob(own).ok());
+  const int64_t other = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+  const int64_t own = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(platform_.github_model->CancelJob(own).ok());
   const Runner busy = OnlineRunner("mvr-demo-" + std::to_string(own) + "-bbbb");
-  Launched(busy.name, busy.id, fleet_.RunningVm(), own);
-  fleet_.Tick();  // the runner launched for `own` takes `other`
+  Launched(busy.name, busy.id, platform_.RunningVm(), own);
+  platform_.Tick();  // the runner launched for `own` takes `other`
   ASSERT_EQ(JobOf(other).runner_name, busy.name);
   std::vector<std::string> idle_vms;
   for (int i = 0; i < 3; ++i) {
-    const int64_t ended = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
-    ASSERT_TRUE(fleet_.github_model->CancelJob(ended).ok());
-    idle_vms.push_back(fleet_.RunningVm());
+    const int64_t ended = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+    ASSERT_TRUE(platform_.github_model->CancelJob(ended).ok());
+    idle_vms.push_back(platform_.RunningVm());
     const Runner idle =
         OnlineRunner("mvr-demo-" + std::to_string(ended) + "-aaa" + std::to_string(i));
     Launched(idle.name, idle.id, idle_vms.back(), ended);
@@ -216,9 +216,9 @@ TEST_F(JanitorTest, IdleRunnersWeighedTogetherShareOneListingOfTheJobsInProgress
 // job is a spare for them, and the queued runs are not read (a GET each, of the budget the
 // launches wait for).
 TEST_F(JanitorTest, RunnerOfAnEndedJobIsKeptWhileGitHubsRateLimitsHoldLaunchesBack) {
-  const int64_t cancelled = fleet_.QueueJob({"self-hosted", "mvr-small"}).id;
-  ASSERT_TRUE(fleet_.github_model->CancelJob(cancelled).ok());
-  const std::string vm = fleet_.RunningVm();
+  const int64_t cancelled = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(platform_.github_model->CancelJob(cancelled).ok());
+  const std::string vm = platform_.RunningVm();
   const Runner spare = OnlineRunner("mvr-demo-" + std::to_string(cancelled) + "-aaaa");
   Launched(spare.name, spare.id, vm, cancelled);
   ASSERT_TRUE(table_.HoldForRateLimit(m_.clock.Now() + Duration(60'000)).ok());
@@ -231,11 +231,11 @@ TEST_F(JanitorTest, RunnerOfAnEndedJobIsKeptWhileGitHubsRateLimitsHoldLaunchesBa
 }
 
 TEST_F(JanitorTest, OnlyRunningVmsAreActedOnSuspendedOnesAreLeftAlone) {
-  const std::string mapped = fleet_.SuspendedVm();
+  const std::string mapped = platform_.SuspendedVm();
   Launched("mvr-demo-1-aaaa", 11, mapped, 1);
-  fleet_.SuspendedVm();  // unmapped: a warm-pool member
+  platform_.SuspendedVm();  // unmapped: a warm-pool member
   m_.clock.Advance(10 * kMinute);
-  const std::string pending = fleet_.PendingVm();
+  const std::string pending = platform_.PendingVm();
   for (int i = 0; i < 4; ++i) J().Sweep();
   EXPECT_EQ(State(pending), "PENDING");
   EXPECT_TRUE(Terminated().empty());
@@ -257,15 +257,15 @@ TEST_F(JanitorTest, UnmappedRunningVmIsTerminatedAfterItsStrikes) {
 // or not, and reaped once it says so no longer.
 TEST_F(JanitorTest, UnmappedVmWhoseSupervisorRunsAJobIsLeftAlone) {
   const std::string vm = OldVm();
-  fleet_.guest.status_state = "RUNNING";
-  fleet_.guest.status_job_started = true;
+  platform_.guest.status_state = "RUNNING";
+  platform_.guest.status_job_started = true;
   SweepReport r;
   for (int i = 0; i < 4; ++i) r = J().Sweep();
   EXPECT_EQ(State(vm), "RUNNING");
   EXPECT_EQ(r.Get(Swept::kBusySpared), 1);
   EXPECT_NE(m_.sink.Joined().find("the supervisor of a MicroVM no row names says it runs a job"),
             std::string::npos);
-  fleet_.guest.status_job_started = false;
+  platform_.guest.status_job_started = false;
   J().Sweep();
   EXPECT_EQ(State(vm), "TERMINATED");
 }
@@ -310,7 +310,7 @@ TEST_F(JanitorTest, VmAndRunnerOfALaunchAttemptThatDiedAreReapedAfterTheTakeover
   J().Sweep();
   SweepReport r = J().Sweep();
   EXPECT_EQ(State(vm), "TERMINATED");
-  EXPECT_FALSE(fleet_.RunnerExists(runner.id));
+  EXPECT_FALSE(platform_.RunnerExists(runner.id));
   EXPECT_EQ(r.Get(Swept::kOrphansTerminated), 1);
 }
 
@@ -328,7 +328,7 @@ TEST_F(JanitorTest, RunnerIsSparedWhenTheReScanFindsTheLaunchThatRegisteredIt) {
             .ok());
   };
   SweepReport r = J().Sweep();
-  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_TRUE(platform_.RunnerExists(runner.id));
   EXPECT_EQ(r.Get(Swept::kOrphansSpared), 1);
 }
 
@@ -343,49 +343,50 @@ TEST_F(JanitorTest, RunnersOfSetsWhoseIdsExtendThisOnesAreNotItsOwn) {
     J().Sweep();
     m_.clock.Advance(config_.claim_takeover_after());
   }
-  EXPECT_TRUE(fleet_.RunnerExists(gpu.id));
-  EXPECT_TRUE(fleet_.RunnerExists(one.id));
-  EXPECT_FALSE(fleet_.RunnerExists(own.id)) << "the sweeps removed an orphan of its own";
+  EXPECT_TRUE(platform_.RunnerExists(gpu.id));
+  EXPECT_TRUE(platform_.RunnerExists(one.id));
+  EXPECT_FALSE(platform_.RunnerExists(own.id)) << "the sweeps removed an orphan of its own";
 }
 
 TEST_F(JanitorTest, BusyRunnerNoLaunchOwnsIsLeftAlone) {
   const Runner runner = OnlineRunner("mvr-demo-6-dddd", /*busy=*/true);
   ListingLags();
   for (int i = 0; i < 3; ++i) J().Sweep();
-  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_TRUE(platform_.RunnerExists(runner.id));
   EXPECT_EQ(Traced("DELETE /repos/octo/app/actions/runners/"), 0u) << "spared on the fresh read";
   EXPECT_GE(metrics_.GetJanitor("busy_spared"), 1);
 }
 
 TEST_F(JanitorTest, RowOfAVmThatIsGoneIsRemovedWithItsRunner) {
   const std::string vm = OldVm();
-  fleet_.TerminateVm(vm);
+  platform_.TerminateVm(vm);
   const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
   Launched(runner.name, runner.id, vm, 1);
   SweepReport r = J().Sweep();
   EXPECT_FALSE(HasRow(runner.name));
-  EXPECT_FALSE(fleet_.RunnerExists(runner.id));
+  EXPECT_FALSE(platform_.RunnerExists(runner.id));
   EXPECT_EQ(r.Get(Swept::kRowsRemoved), 1);
-  EXPECT_EQ(fleet_.Calls("TerminateMicrovm"), 0) << "nothing left to terminate";
+  EXPECT_EQ(platform_.Calls("TerminateMicrovm"), 0) << "nothing left to terminate";
 }
 
 TEST_F(JanitorTest, RowIsKeptWhenTheFreshReadShowsItsVmAlive) {
   // The listing (by the class's image) does not show the VM; GetMicrovm does.
-  Result<int> registered = fleet_.microvms->WithModel([](emulate::microvms::MicrovmModel& model) {
-    emulate::microvms::ProgramSpec program;
-    program.argv = {"true"};
-    return model.RegisterImage("img-2", program).ok()
-               ? Result<int>(0)
-               : Result<int>(Internal("cannot register img-2"));
-  });
+  Result<int> registered =
+      platform_.microvms->WithModel([](emulate::microvms::MicrovmModel& model) {
+        emulate::microvms::ProgramSpec program;
+        program.argv = {"true"};
+        return model.RegisterImage("img-2", program).ok()
+                   ? Result<int>(0)
+                   : Result<int>(Internal("cannot register img-2"));
+      });
   ASSERT_TRUE(registered.ok());
-  const std::string vm = fleet_.RunningVm({{"imageIdentifier", "img-2"}});
+  const std::string vm = platform_.RunningVm({{"imageIdentifier", "img-2"}});
   const Runner runner = OnlineRunner("mvr-demo-1-aaaa");
   Launched(runner.name, runner.id, vm, 1);
   m_.clock.Advance(10 * kMinute);
   J().Sweep();
   EXPECT_TRUE(HasRow(runner.name));
-  EXPECT_TRUE(fleet_.RunnerExists(runner.id));
+  EXPECT_TRUE(platform_.RunnerExists(runner.id));
   EXPECT_EQ(State(vm), "RUNNING");
 }
 
@@ -395,7 +396,7 @@ TEST_F(JanitorTest, RowIsKeptWhenTheFreshReadShowsItsVmAlive) {
 // reset.
 TEST_F(JanitorTest, SweepsArePacedToWhatIsLeftOfGithubsHourlyBudget) {
   auto budget = [&](int64_t remaining) {
-    fleet_.github_api.answer_headers = {
+    platform_.github_api.answer_headers = {
         {"X-RateLimit-Limit", "5000"},
         {"X-RateLimit-Remaining", std::to_string(remaining)},
         {"X-RateLimit-Used", std::to_string(5000 - remaining)},

@@ -26,9 +26,9 @@ TEST_F(JanitorTest, QueuedJobWhoseVmLivesOrWhoseLaunchIsInFlightIsLeftAlone) {
   const int64_t mapped = QueueJob({"mvr-small"});
   const int64_t in_flight = QueueJob({"mvr-small"});
   m_.clock.Advance(5 * kMinute);
-  const std::string vm = fleet_.RunningVm();
+  const std::string vm = platform_.RunningVm();
   // Its runner is registered and starting: it will take the job.
-  const Runner starting = fleet_.RegisteredRunner("mvr-demo-1-aaaa", {"mvr-small"});
+  const Runner starting = platform_.RegisteredRunner("mvr-demo-1-aaaa", {"mvr-small"});
   Launched(starting.name, starting.id, vm, mapped);
   ASSERT_TRUE(table_.ClaimJob("octo/app", in_flight).ok());  // in flight, fresh
   EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 0);
@@ -38,8 +38,8 @@ TEST_F(JanitorTest, QueuedJobWhoseVmLivesOrWhoseLaunchIsInFlightIsLeftAlone) {
 
 TEST_F(JanitorTest, QueuedJobWhoseVmIsGoneGetsItsClaimReleasedAndIsLaunchedAgain) {
   const int64_t job = QueueJob({"mvr-small"});
-  const std::string vm = fleet_.RunningVm();
-  fleet_.TerminateVm(vm);
+  const std::string vm = platform_.RunningVm();
+  platform_.TerminateVm(vm);
   Launched("mvr-demo-1-aaaa", 11, vm, job);
   m_.clock.Advance(5 * kMinute);
   EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 1);
@@ -51,7 +51,7 @@ TEST_F(JanitorTest, QueuedJobWhoseVmIsGoneGetsItsClaimReleasedAndIsLaunchedAgain
 TEST_F(JanitorTest, QueuedJobWhoseRunnerTookAnotherJobIsLaunchedAgain) {
   const Runner runner = OnlineRunner("mvr-demo-1-aaaa", /*busy=*/true);  // with another job
   const int64_t job = JobQueuedAgo(5 * kMinute, {"mvr-small"});
-  const std::string vm = fleet_.RunningVm();
+  const std::string vm = platform_.RunningVm();
   Launched(runner.name, runner.id, vm, job);
   EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 1);
   EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kWon);
@@ -68,9 +68,9 @@ TEST_F(JanitorTest, RecoveryCanBeTurnedOff) {
 
 TEST_F(JanitorTest, OldImageVersionsArePrunedKeepingTheActiveInUseAndNewestOnes) {
   config_.janitor.keep_image_versions = 1;
-  for (int v = 2; v <= 6; ++v) ASSERT_EQ(fleet_.NewImageVersion(), std::to_string(v));
+  for (int v = 2; v <= 6; ++v) ASSERT_EQ(platform_.NewImageVersion(), std::to_string(v));
   // Only the newest is ACTIVE; a suspended VM runs version 3.
-  fleet_.microvms->WithModel([](emulate::microvms::MicrovmModel& model) {
+  platform_.microvms->WithModel([](emulate::microvms::MicrovmModel& model) {
     for (int v = 1; v <= 5; ++v) {
       EXPECT_TRUE(model
                       .Invoke("UpdateMicrovmImageVersion", {{"imageIdentifier", "img-1"},
@@ -80,14 +80,14 @@ TEST_F(JanitorTest, OldImageVersionsArePrunedKeepingTheActiveInUseAndNewestOnes)
     }
     return 0;
   });
-  const std::string vm = fleet_.RunningVm({{"imageVersion", "3"}});
-  fleet_.SuspendVm(vm);
+  const std::string vm = platform_.RunningVm({{"imageVersion", "3"}});
+  platform_.SuspendVm(vm);
   Launched("mvr-demo-1-aaaa", 11, vm, 1);
   SweepReport r = J().Sweep();
   aws::ListMicrovmImageVersionsRequest versions;
   versions.image_identifier = "img-1";
   Result<aws::ListMicrovmImageVersionsResponse> listed =
-      fleet_.vms().ListMicrovmImageVersions(versions);
+      platform_.vms().ListMicrovmImageVersions(versions);
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   std::vector<std::string> left;
   for (const aws::MicrovmImageVersion& v : listed->items) left.push_back(v.image_version);
@@ -97,21 +97,21 @@ TEST_F(JanitorTest, OldImageVersionsArePrunedKeepingTheActiveInUseAndNewestOnes)
 }
 
 TEST_F(JanitorTest, OneFailingItemDoesNotStopTheSweepAndIsCounted) {
-  const std::string unread = fleet_.RunningVm();
-  const std::string failing = fleet_.RunningVm();
-  const std::string vm = fleet_.RunningVm();
+  const std::string unread = platform_.RunningVm();
+  const std::string failing = platform_.RunningVm();
+  const std::string vm = platform_.RunningVm();
   m_.clock.Advance(10 * kMinute);
   Launched("mvr-demo-0-aaaa", 10, unread, 1);
   Launched("mvr-demo-1-aaaa", 11, failing, 2);
   Launched("mvr-demo-2-aaaa", 12, vm, 3);
-  fleet_.vms_api.refusals.push_back(
+  platform_.vms_api.refusals.push_back(
       {"DELETE", "/" + failing, 500, "InternalServerException", "the service failed"});
   // The first item's jobs API read fails through all its retries (4 attempts): the janitor
   // cannot tell whether its runner works, so it leaves that VM alone and goes on.
   mvr::testing::RefusingApi::Refusal down{"GET", "/actions/runs", 500, "", "GitHub is down"};
   down.times = 4;
   J().Sweep();
-  fleet_.github_api.refusals.push_back(down);
+  platform_.github_api.refusals.push_back(down);
   SweepReport r = J().Sweep();
   EXPECT_EQ(State(vm), "TERMINATED");
   EXPECT_EQ(State(unread), "RUNNING");
@@ -128,7 +128,7 @@ TEST_F(JanitorTest, OneFailingItemDoesNotStopTheSweepAndIsCounted) {
 TEST_F(JanitorTest, NothingIsTerminatedWhenTheVmListingFails) {
   const std::string vm = OldVm();
   J().Sweep();
-  fleet_.vms_api.refusals.push_back(
+  platform_.vms_api.refusals.push_back(
       {"GET", "/microvms", 500, "InternalServerException", "the listing failed"});
   SweepReport r = J().Sweep();
   EXPECT_EQ(State(vm), "RUNNING");
@@ -144,14 +144,14 @@ TEST_F(JanitorTest, ARefusedRunnerVersionHoldsTheClassInsteadOfRelaunchingItsJob
   UseClassHealth();
   emulate::github::RunnerVersionPolicy policy;
   policy.min_version = "9.0.0";
-  ASSERT_TRUE(fleet_.github_model->SetRunnerVersionPolicy(policy).ok());
+  ASSERT_TRUE(platform_.github_model->SetRunnerVersionPolicy(policy).ok());
   std::vector<int64_t> jobs;
   for (int i = 0; i < 3; ++i) {
     jobs.push_back(QueueJob({"self-hosted", "mvr-small"}));
     LaunchOutcome o = L().Handle(Intent(jobs.back()));
     ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
-    fleet_.ConnectRunnersOf(o.microvm_id, /*refusal_expected=*/true);
-    fleet_.TerminateVm(o.microvm_id);  // its supervisor ends the VM when the runner exits
+    platform_.ConnectRunnersOf(o.microvm_id, /*refusal_expected=*/true);
+    platform_.TerminateVm(o.microvm_id);  // its supervisor ends the VM when the runner exits
   }
   J().Sweep();
   ClassVerdict v = health_->Of("mvr-small");
@@ -164,7 +164,7 @@ TEST_F(JanitorTest, ARefusedRunnerVersionHoldsTheClassInsteadOfRelaunchingItsJob
   EXPECT_TRUE(QueuedLaunches().empty());
   const int64_t late = QueueJob({"self-hosted", "mvr-small"});
   EXPECT_EQ(L().Handle(Intent(late)).decision, LaunchDecision::kHeld);
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 3) << "no VM since the first three";
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), 3) << "no VM since the first three";
 
   m_.clock.Advance(kProbeEvery);
   EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 1) << "one probe for the class";
@@ -172,11 +172,11 @@ TEST_F(JanitorTest, ARefusedRunnerVersionHoldsTheClassInsteadOfRelaunchingItsJob
   ASSERT_EQ(probe.size(), 1u);
   // GitHub takes the runner again (its minimum lowered): the probe's runner goes online and the
   // class is healthy at the next sweep.
-  ASSERT_TRUE(fleet_.github_model->SetRunnerVersionPolicy({}).ok());
+  ASSERT_TRUE(platform_.github_model->SetRunnerVersionPolicy({}).ok());
   LaunchOutcome o = L().Handle(probe[0]);
   EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(L().Handle(Intent(late)).decision, LaunchDecision::kHeld) << "the probe is spent";
-  fleet_.ConnectRunnersOf(o.microvm_id);
+  platform_.ConnectRunnersOf(o.microvm_id);
   J().Sweep();
   EXPECT_TRUE(health_->Of("mvr-small").healthy);
   LaunchOutcome now = L().Handle(Intent(late));

@@ -15,7 +15,7 @@ class JanitorRunnerWindowTest : public JanitorTest {
  protected:
   // The class's image is one `mvr image build` made with RUNNER_VERSION=`runner`.
   void ImageCarries(const std::string& runner) {
-    Status s = fleet_.microvms->WithModel([&](emulate::microvms::MicrovmModel& model) {
+    Status s = platform_.microvms->WithModel([&](emulate::microvms::MicrovmModel& model) {
       emulate::microvms::ProgramSpec program;
       program.argv = {"/bin/true"};
       return model.RegisterImage("img-built", program,
@@ -29,7 +29,7 @@ class JanitorRunnerWindowTest : public JanitorTest {
     emulate::github::RunnerVersionPolicy policy;
     policy.latest_release = version;
     policy.released_at = m_.clock.Now() - ago;
-    ASSERT_TRUE(fleet_.github_model->SetRunnerVersionPolicy(policy).ok());
+    ASSERT_TRUE(platform_.github_model->SetRunnerVersionPolicy(policy).ok());
   }
   std::string Log() const { return m_.sink.Joined(); }
 };

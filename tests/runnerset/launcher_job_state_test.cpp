@@ -3,7 +3,7 @@
 // deliveries of a job are recorded whatever their order.
 #include <gtest/gtest.h>
 
-#include "fleet_fixture.h"
+#include "platform_fixture.h"
 #include "runnerset/launch/launcher.h"
 
 namespace mvr::runnerset::testing {
@@ -12,18 +12,19 @@ namespace {
 class LauncherJobStateTest : public RunnerSetTest {
  protected:
   LaunchOutcome Event(int64_t job, const std::string& action) {
-    return L().Handle(JobEventIntent{mvr::testing::kFleetRepository, job, action, "d-" + action});
+    return L().Handle(
+        JobEventIntent{mvr::testing::kPlatformRepository, job, action, "d-" + action});
   }
   int64_t GatedJob() {
     emulate::github::JobSpec spec;
-    spec.repository = mvr::testing::kFleetRepository;
+    spec.repository = mvr::testing::kPlatformRepository;
     spec.labels = {"self-hosted", "mvr-small"};
     spec.steps = {"true"};
     spec.wait_for_environment = true;
-    return fleet_.github_model->QueueJob(spec).value().id;
+    return platform_.github_model->QueueJob(spec).value().id;
   }
   JobState StateOf(int64_t job) {
-    return JobStateLedger(store_, m_.clock).Get(mvr::testing::kFleetRepository, job).value();
+    return JobStateLedger(store_, m_.clock).Get(mvr::testing::kPlatformRepository, job).value();
   }
 };
 
@@ -35,8 +36,8 @@ TEST_F(LauncherJobStateTest, AQueuedArrivingAfterCompletedLaunchesNothing) {
   LaunchOutcome o = L().Handle(Intent(job));
   EXPECT_EQ(o.decision, LaunchDecision::kDroppedNotQueued) << o.detail;
   EXPECT_NE(o.detail.find("late queued"), std::string::npos) << o.detail;
-  EXPECT_TRUE(fleet_.VmIds().empty()) << "no VM was launched";
-  EXPECT_TRUE(fleet_.Runners().empty()) << "no runner was registered";
+  EXPECT_TRUE(platform_.VmIds().empty()) << "no VM was launched";
+  EXPECT_TRUE(platform_.Runners().empty()) << "no runner was registered";
   EXPECT_EQ(StateOf(job).phase, JobPhase::kCompleted) << "the late queued undid nothing";
 }
 
@@ -44,7 +45,7 @@ TEST_F(LauncherJobStateTest, AQueuedArrivingAfterInProgressLaunchesNothing) {
   const int64_t job = QueueJob();
   ASSERT_EQ(Event(job, "in_progress").decision, LaunchDecision::kIgnored);
   EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDroppedNotQueued);
-  EXPECT_TRUE(fleet_.VmIds().empty());
+  EXPECT_TRUE(platform_.VmIds().empty());
   // The janitor's launch is GitHub's own word that the job is queued again: it goes on.
   LaunchIntent janitor = Intent(job);
   janitor.delivery_id = "janitor";
@@ -57,16 +58,16 @@ TEST_F(LauncherJobStateTest, AJobWaitingForApprovalGetsNoVmUntilApproved) {
   const int64_t job = GatedJob();
   LaunchOutcome first = L().Handle(Intent(job));
   EXPECT_EQ(first.decision, LaunchDecision::kDeferred) << first.detail;
-  EXPECT_GE(first.retry_after, Duration(config_.launcher.defer_seconds * 1000LL));
-  EXPECT_TRUE(fleet_.VmIds().empty()) << "no VM while the job waits for its approval";
-  EXPECT_TRUE(fleet_.Runners().empty());
+  EXPECT_GE(first.retry_after, config_.defer_delay());
+  EXPECT_TRUE(platform_.VmIds().empty()) << "no VM while the job waits for its approval";
+  EXPECT_TRUE(platform_.Runners().empty());
   EXPECT_TRUE(StateOf(job).waited);
-  ASSERT_TRUE(fleet_.github_model->ApproveJob(job).ok());
+  ASSERT_TRUE(platform_.github_model->ApproveJob(job).ok());
   LaunchOutcome approved = L().Handle(Intent(job));
   EXPECT_EQ(approved.decision, LaunchDecision::kLaunched) << approved.detail;
   // The first queued's deferred intent comes back: the job has its VM, and gets no other.
   EXPECT_NE(L().Handle(Intent(job)).decision, LaunchDecision::kLaunched);
-  EXPECT_EQ(fleet_.VmIds().size(), 1u);
+  EXPECT_EQ(platform_.VmIds().size(), 1u);
 }
 
 TEST_F(LauncherJobStateTest, ALongWaitForApprovalIsRecheckedLessOften) {
@@ -93,7 +94,7 @@ TEST_F(LauncherJobStateTest, ATerminateRecordsTheJobCompleted) {
   const int64_t job = QueueJob();
   TerminateIntent t;
   t.runner_name = "mvr-demo-" + std::to_string(job) + "-0a1b2c3d";
-  t.repository = mvr::testing::kFleetRepository;
+  t.repository = mvr::testing::kPlatformRepository;
   t.job_id = job;
   L().Handle(t);
   EXPECT_EQ(StateOf(job).phase, JobPhase::kCompleted);

@@ -1,4 +1,4 @@
-// The launcher's steps and failure handling over the in-process fleet: the MicroVMs and GitHub
+// The launcher's steps and failure handling over the in-process platform: the MicroVMs and GitHub
 // models behind the real clients, a stand-in supervisor in every VM, an in-memory store and a
 // manual clock. Each test asserts on what the models and the table hold afterwards.
 #include "runnerset/launch/launcher.h"
@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "fleet_fixture.h"
+#include "platform_fixture.h"
 #include "supervisor/run_payload.h"
 #include "support/store_text.h"
 
@@ -35,9 +35,9 @@ class LauncherTest : public RunnerSetTest {
     ch.b = QueueJob();
     ch.c = QueueJob();
     ch.rc = OnlineRunner(RunnerFor(ch.c));
-    fleet_.Tick();  // c's runner takes a
+    platform_.Tick();  // c's runner takes a
     ch.ra = OnlineRunner(RunnerFor(ch.a));
-    fleet_.Tick();  // a's runner takes b
+    platform_.Tick();  // a's runner takes b
     return ch;
   }
 };
@@ -48,27 +48,27 @@ TEST_F(LauncherTest, LaunchRegistersRunsDeliversAndCommits) {
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(o.runner_name.rfind("mvr-demo-" + std::to_string(job) + "-", 0), 0u);
   // The VM: RUNNING, of the class's image, with its maximum duration and no execution role.
-  const nlohmann::json vm = fleet_.microvms->Describe(o.microvm_id).value();
+  const nlohmann::json vm = platform_.microvms->Describe(o.microvm_id).value();
   EXPECT_EQ(vm.value("state", ""), "RUNNING");
   EXPECT_EQ(vm.value("imageArn", "").find("img-1") != std::string::npos, true) << vm.dump();
   EXPECT_EQ(vm.value("maximumDurationInSeconds", 0), 600) << vm.dump();
   EXPECT_FALSE(vm.contains("executionRoleArn")) << vm.dump();
-  EXPECT_EQ(fleet_.ClientTokenOf(o.microvm_id).rfind("mvr-launch-", 0), 0u);
-  auto payload = fleet_.PayloadOf(o.microvm_id);
+  EXPECT_EQ(platform_.ClientTokenOf(o.microvm_id).rfind("mvr-launch-", 0), 0u);
+  auto payload = platform_.PayloadOf(o.microvm_id);
   ASSERT_TRUE(payload.ok()) << payload.status().ToString();
   EXPECT_EQ(payload->mode, supervisor::LaunchMode::kDelivered);
   // A nonce of the launch's own, delivered with the runner through the control port and kept
   // nowhere.
   const std::string nonce = payload->control_nonce.Reveal();
   EXPECT_TRUE(supervisor::CheckControlNonce(payload->control_nonce).ok()) << "no nonce";
-  ASSERT_EQ(fleet_.guest.control_nonces.size(), 1u);
-  EXPECT_EQ(fleet_.guest.control_nonces[0], nonce);
-  EXPECT_EQ(fleet_.guest.control_paths[0], "POST /v1/runner/start @" + o.microvm_id + ":8080");
+  ASSERT_EQ(platform_.guest.control_nonces.size(), 1u);
+  EXPECT_EQ(platform_.guest.control_nonces[0], nonce);
+  EXPECT_EQ(platform_.guest.control_paths[0], "POST /v1/runner/start @" + o.microvm_id + ":8080");
   EXPECT_EQ(testing_support::StoreText(store_).find(nonce), std::string::npos);
   EXPECT_EQ(m_.sink.Joined().find(nonce), std::string::npos);
   EXPECT_EQ(o.detail.find(nonce), std::string::npos);
   // The runner: registered with the job's labels, connected, and handed the job.
-  auto runner = fleet_.RunnerNamed(o.runner_name);
+  auto runner = platform_.RunnerNamed(o.runner_name);
   ASSERT_TRUE(runner.ok()) << runner.status().ToString();
   EXPECT_TRUE(runner->online);
   EXPECT_EQ(JobOf(job).runner_name, o.runner_name);
@@ -79,17 +79,17 @@ TEST_F(LauncherTest, LaunchRegistersRunsDeliversAndCommits) {
   EXPECT_EQ((*row)->runner_id, runner->id);
   EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kLaunched);
   EXPECT_EQ(metrics_.Get(Counter::kLaunched), 1);
-  ASSERT_EQ(fleet_.guest.jit_configs.size(), 1u);
-  EXPECT_EQ(m_.sink.Joined().find(fleet_.guest.jit_configs[0]), std::string::npos);
+  ASSERT_EQ(platform_.guest.jit_configs.size(), 1u);
+  EXPECT_EQ(m_.sink.Joined().find(platform_.guest.jit_configs[0]), std::string::npos);
 }
 
 TEST_F(LauncherTest, AJobNoLongerQueuedIsDroppedBeforeAnythingIsCreated) {
   const int64_t job = QueueJob();
-  ASSERT_TRUE(fleet_.github_model->CancelJob(job).ok());
+  ASSERT_TRUE(platform_.github_model->CancelJob(job).ok());
   EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDroppedNotQueued);
   EXPECT_EQ(metrics_.Get(Counter::kDroppedNotQueued), 1);
-  EXPECT_TRUE(fleet_.Runners().empty()) << "no runner was registered";
-  EXPECT_TRUE(fleet_.VmIds().empty()) << "no VM was launched";
+  EXPECT_TRUE(platform_.Runners().empty()) << "no runner was registered";
+  EXPECT_TRUE(platform_.VmIds().empty()) << "no VM was launched";
   EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kWon);  // no claim was taken
 }
 
@@ -98,7 +98,7 @@ TEST_F(LauncherTest, AJobTakenByARunnerLaunchedForAnotherJobStillGetsItsLaunch) 
   const int64_t waiting = QueueJob();
   // The runner launched for `waiting` took `job` (the older), so `waiting` has no runner.
   const Runner other = OnlineRunner(RunnerFor(waiting));
-  fleet_.Tick();
+  platform_.Tick();
   ASSERT_EQ(JobOf(job).runner_name, other.name);
   LaunchOutcome o = L().Handle(Intent(job));
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
@@ -114,22 +114,22 @@ TEST_F(LauncherTest, AJobWhoseRunnerTookAnotherJobIsLaunchedAgainAtOnce) {
   const int64_t job = QueueJob();
   const int64_t waiting = QueueJob();
   const Runner other = OnlineRunner(RunnerFor(waiting));
-  Launched(other.name, other.id, fleet_.RunningVm(), waiting);
-  fleet_.Tick();
+  Launched(other.name, other.id, platform_.RunningVm(), waiting);
+  platform_.Tick();
   ASSERT_EQ(JobOf(job).runner_name, other.name);
   // The taken job's own launch began and then hung past the launch timeout: its runner will not
   // come (with no claim at all, its pending intent would serve the waiting job).
-  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kFleetRepository, job).ok());
+  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kPlatformRepository, job).ok());
   m_.clock.Advance(config_.launch_timeout());
-  const TakenIntent taken{other.name, mvr::testing::kFleetRepository, job, "d-1"};
+  const TakenIntent taken{other.name, mvr::testing::kPlatformRepository, job, "d-1"};
   LaunchOutcome o = L().Handle(taken);
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(o.runner_name.rfind(RunnerFor(waiting).substr(0, 15), 0), 0u) << o.runner_name;
-  fleet_.Tick();
+  platform_.Tick();
   EXPECT_EQ(JobOf(waiting).runner_name, o.runner_name) << "the new runner serves the waiting job";
   EXPECT_EQ(metrics_.Get(Counter::kRelaunchedTaken), 1);
   EXPECT_EQ(L().Handle(taken).decision, LaunchDecision::kIgnored) << "it has its runner now";
-  const TakenIntent own{o.runner_name, mvr::testing::kFleetRepository, waiting, "d-2"};
+  const TakenIntent own{o.runner_name, mvr::testing::kPlatformRepository, waiting, "d-2"};
   EXPECT_EQ(L().Handle(own).decision, LaunchDecision::kIgnored);
   EXPECT_EQ(metrics_.Get(Counter::kRelaunchedTaken), 1);
 }
@@ -143,14 +143,14 @@ TEST_F(LauncherTest, AChainWhoseRunnersRanAndLeftEndsAtALaunchThatServesTheWaiti
   const auto [a, b, c, ra, rc] = TakenChain();
   ASSERT_EQ(JobOf(a).runner_name, rc.name);
   ASSERT_EQ(JobOf(b).runner_name, ra.name);
-  ASSERT_TRUE(fleet_.github_model->CancelJob(b).ok());  // b ends; a's runner is gone
+  ASSERT_TRUE(platform_.github_model->CancelJob(b).ok());  // b ends; a's runner is gone
   ASSERT_FALSE(HasRunner(ra.name));
-  Launched(ra.name, ra.id, fleet_.RunningVm(), a);
+  Launched(ra.name, ra.id, platform_.RunningVm(), a);
   Launched(RunnerFor(b), 9999, "mvm-b", b);  // registered, not yet online
-  Launched(rc.name, rc.id, fleet_.RunningVm(), c);
+  Launched(rc.name, rc.id, platform_.RunningVm(), c);
   const size_t vms = LiveVms();
-  const TakenIntent by_c{rc.name, mvr::testing::kFleetRepository, a, "d-c"};
-  const TakenIntent by_a{ra.name, mvr::testing::kFleetRepository, b, "d-a"};
+  const TakenIntent by_c{rc.name, mvr::testing::kPlatformRepository, a, "d-c"};
+  const TakenIntent by_a{ra.name, mvr::testing::kPlatformRepository, b, "d-a"};
   for (bool c_first : {true, false}) {
     SCOPED_TRACE(c_first ? "c's runner's intent first" : "a's runner's intent first");
     for (const TakenIntent& taken : c_first ? std::vector{by_c, by_a} : std::vector{by_a, by_c}) {
@@ -167,11 +167,11 @@ TEST_F(LauncherTest, AChainWhoseRunnersRanAndLeftEndsAtALaunchThatServesTheWaiti
 // timeout): nothing will serve c, so c is launched again, at once.
 TEST_F(LauncherTest, AChainThatEndsAtAHungLaunchLaunchesTheWaitingJobAgain) {
   const auto [a, b, c, ra, rc] = TakenChain();
-  ASSERT_TRUE(fleet_.github_model->CancelJob(b).ok());
+  ASSERT_TRUE(platform_.github_model->CancelJob(b).ok());
   Launched(ra.name, ra.id, "mvm-a", a);
-  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kFleetRepository, b).ok());  // b's launch hangs
+  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kPlatformRepository, b).ok());  // b's launch hangs
   Launched(rc.name, rc.id, "mvm-c", c);
-  const TakenIntent by_a{ra.name, mvr::testing::kFleetRepository, b, "d-a"};
+  const TakenIntent by_a{ra.name, mvr::testing::kPlatformRepository, b, "d-a"};
   EXPECT_EQ(L().Handle(by_a).decision, LaunchDecision::kDeferred) << "b's launch is under way";
   m_.clock.Advance(config_.launch_timeout() / 2);
   LaunchOutcome later = L().Handle(by_a);
@@ -179,10 +179,10 @@ TEST_F(LauncherTest, AChainThatEndsAtAHungLaunchLaunchesTheWaitingJobAgain) {
   EXPECT_EQ(later.retry_after, std::max(config_.launch_timeout() / 4, config_.defer_delay()))
       << "an older launch is looked at again less often";
   m_.clock.Advance(config_.launch_timeout() / 2);
-  const TakenIntent by_c{rc.name, mvr::testing::kFleetRepository, a, "d-c"};
+  const TakenIntent by_c{rc.name, mvr::testing::kPlatformRepository, a, "d-c"};
   LaunchOutcome o = L().Handle(by_c);
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
-  fleet_.Tick();
+  platform_.Tick();
   EXPECT_EQ(JobOf(c).runner_name, o.runner_name) << "the new runner serves the waiting job";
   EXPECT_EQ(metrics_.Get(Counter::kRelaunchedTaken), 1);
   EXPECT_EQ(L().Handle(by_a).decision, LaunchDecision::kIgnored) << "c has its runner now";
@@ -193,17 +193,17 @@ TEST_F(LauncherTest, AChainThatEndsAtAHungLaunchLaunchesTheWaitingJobAgain) {
 // on to c, which waits (stolen-runners seed 632 left c to the janitor's stuck-launch recovery).
 TEST_F(LauncherTest, AChainThroughAJobThatHasEndedStillFindsTheWaitingJob) {
   const auto [a, b, c, ra, rc] = TakenChain();
-  ASSERT_TRUE(fleet_.github_model->CancelJob(a).ok());  // a ran on c's runner and ended
+  ASSERT_TRUE(platform_.github_model->CancelJob(a).ok());  // a ran on c's runner and ended
   ASSERT_EQ(JobOf(a).status, "completed");
   ASSERT_EQ(JobOf(a).runner_name, rc.name);
   Launched(ra.name, ra.id, "mvm-a", a);
-  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kFleetRepository, b).ok());  // b's launch hangs
+  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kPlatformRepository, b).ok());  // b's launch hangs
   Launched(rc.name, rc.id, "mvm-c", c);
   m_.clock.Advance(config_.launch_timeout());
-  const TakenIntent by_a{ra.name, mvr::testing::kFleetRepository, b, "d-a"};
+  const TakenIntent by_a{ra.name, mvr::testing::kPlatformRepository, b, "d-a"};
   LaunchOutcome o = L().Handle(by_a);
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
-  fleet_.Tick();
+  platform_.Tick();
   EXPECT_EQ(JobOf(c).runner_name, o.runner_name) << "the new runner serves the waiting job";
   EXPECT_EQ(metrics_.Get(Counter::kRelaunchedTaken), 1);
 }
@@ -214,13 +214,13 @@ TEST_F(LauncherTest, AChainOfTakenJobsThatClosesOnThisJobNeedsNoLaunch) {
   const int64_t x = QueueJob();
   const int64_t y = QueueJob();
   OnlineRunner(RunnerFor(y));
-  fleet_.Tick();  // takes x
+  platform_.Tick();  // takes x
   OnlineRunner(RunnerFor(x, "deadbeef"));
-  fleet_.Tick();  // takes y
+  platform_.Tick();  // takes y
   ASSERT_EQ(JobOf(x).status, "in_progress");
   ASSERT_EQ(JobOf(y).status, "in_progress");
   EXPECT_EQ(L().Handle(Intent(x)).decision, LaunchDecision::kDroppedNotQueued);
-  EXPECT_TRUE(fleet_.VmIds().empty());
+  EXPECT_TRUE(platform_.VmIds().empty());
 }
 
 TEST_F(LauncherTest, AChainOfTakenJobsThatEndsWithAWaitingJobGetsTheLaunch) {
@@ -228,9 +228,9 @@ TEST_F(LauncherTest, AChainOfTakenJobsThatEndsWithAWaitingJobGetsTheLaunch) {
   const int64_t y = QueueJob();
   const int64_t z = QueueJob();
   OnlineRunner(RunnerFor(y));
-  fleet_.Tick();  // x runs on y's runner
+  platform_.Tick();  // x runs on y's runner
   OnlineRunner(RunnerFor(z));
-  fleet_.Tick();  // y runs on z's runner; z waits
+  platform_.Tick();  // y runs on z's runner; z waits
   ASSERT_EQ(JobOf(z).status, "queued");
   LaunchOutcome o = L().Handle(Intent(x));
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
@@ -242,10 +242,10 @@ TEST_F(LauncherTest, AChainOfTakenJobsThatEndsWithAWaitingJobGetsTheLaunch) {
 // the class's fallbackClass; for a minute the class's jobs go there directly, then back.
 TEST_F(LauncherTest, AClassWithoutCapacityLaunchesOnItsFallbackClass) {
   config_.classes[0].fallback_class = "mvr-large";
-  config_.classes.push_back(RunnerClass{"mvr-large", mvr::testing::kFleetImage, "", "", 600});
+  config_.classes.push_back(RunnerClass{"mvr-large", mvr::testing::kPlatformImage, "", "", 600});
   config_.max_concurrent_vms = 5;
-  fleet_.vms_api.refusals.push_back({"POST", "/microvms", 402, "ServiceQuotaExceededException",
-                                     "You have exceeded a service quota", false, 1});
+  platform_.vms_api.refusals.push_back({"POST", "/microvms", 402, "ServiceQuotaExceededException",
+                                        "You have exceeded a service quota", false, 1});
   auto class_of = [&](const LaunchOutcome& o) {
     Result<std::optional<MappingRow>> row = table_.GetMapping(o.runner_name);
     return row.ok() && *row ? (*row)->class_label : std::string("(no row)");
@@ -255,8 +255,8 @@ TEST_F(LauncherTest, AClassWithoutCapacityLaunchesOnItsFallbackClass) {
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_EQ(class_of(o), "mvr-large");
   EXPECT_EQ(metrics_.Get(Counter::kCapacityFallback), 1);
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 1) << "the refused call never reached the service";
-  fleet_.Tick();
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), 1) << "the refused call never reached the service";
+  platform_.Tick();
   EXPECT_EQ(JobOf(first).runner_name, o.runner_name) << "the fallback's runner takes the job";
 
   LaunchOutcome second = L().Handle(Intent(QueueJob()));
@@ -272,13 +272,13 @@ TEST_F(LauncherTest, AClassWithoutCapacityLaunchesOnItsFallbackClass) {
 
 // Without a fallbackClass the launch fails as before (and is retried from the queue).
 TEST_F(LauncherTest, AClassWithoutCapacityAndNoFallbackFails) {
-  fleet_.vms_api.refusals.push_back({"POST", "/microvms", 402, "ServiceQuotaExceededException",
-                                     "You have exceeded a service quota", false, 1});
+  platform_.vms_api.refusals.push_back({"POST", "/microvms", 402, "ServiceQuotaExceededException",
+                                        "You have exceeded a service quota", false, 1});
   LaunchOutcome o = L().Handle(Intent(QueueJob()));
   EXPECT_EQ(o.decision, LaunchDecision::kFailed);
   EXPECT_NE(o.detail.find("ServiceQuotaExceededException"), std::string::npos) << o.detail;
   EXPECT_EQ(metrics_.Get(Counter::kCapacityFallback), 0);
-  EXPECT_TRUE(fleet_.Runners().empty()) << "the registration was removed";
+  EXPECT_TRUE(platform_.Runners().empty()) << "the registration was removed";
 }
 
 TEST_F(LauncherTest, AJobOfARepositoryOutsideTheSetIsIgnored) {
@@ -286,17 +286,17 @@ TEST_F(LauncherTest, AJobOfARepositoryOutsideTheSetIsIgnored) {
   LaunchIntent in = Intent(job);
   in.repository = "octo/other";
   EXPECT_EQ(L().Handle(in).decision, LaunchDecision::kIgnored);
-  EXPECT_TRUE(fleet_.Runners().empty());
-  EXPECT_TRUE(fleet_.VmIds().empty());
+  EXPECT_TRUE(platform_.Runners().empty());
+  EXPECT_TRUE(platform_.VmIds().empty());
   in.repository = "OCTO/App";
   EXPECT_EQ(L().Handle(in).decision, LaunchDecision::kLaunched);
-  EXPECT_EQ(fleet_.Runners().size(), 1u);
+  EXPECT_EQ(platform_.Runners().size(), 1u);
 }
 
 TEST_F(LauncherTest, TheStillQueuedCheckFailsOpen) {
   const int64_t job = QueueJob();
-  ASSERT_TRUE(fleet_.github_model->CancelJob(job).ok());  // GitHub would say: not queued
-  fleet_.github_api.refusals.push_back(
+  ASSERT_TRUE(platform_.github_model->CancelJob(job).ok());  // GitHub would say: not queued
+  platform_.github_api.refusals.push_back(
       {"GET", "/actions/jobs/" + std::to_string(job), 502, "", "GitHub is having a moment"});
   EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kLaunched);
   EXPECT_EQ(LiveVms(), 1u);
@@ -307,8 +307,8 @@ TEST_F(LauncherTest, TheStillQueuedCheckFailsOpen) {
 // rather than spend a JIT config, the scarcest of them, on a job that may have its runner.
 TEST_F(LauncherTest, TheStillQueuedCheckWaitsForGitHubsRateLimitInsteadOfFailingOpen) {
   const int64_t job = QueueJob();
-  fleet_.github_api.refusals.push_back({"GET", "/actions/jobs/" + std::to_string(job), 429, "",
-                                        "You have exceeded a secondary rate limit.", false, 1});
+  platform_.github_api.refusals.push_back({"GET", "/actions/jobs/" + std::to_string(job), 429, "",
+                                           "You have exceeded a secondary rate limit.", false, 1});
   LaunchOutcome o = L().Handle(Intent(job));
   EXPECT_EQ(o.decision, LaunchDecision::kDeferred) << o.detail;
   EXPECT_GT(o.retry_after, Duration(0));
@@ -326,13 +326,14 @@ TEST_F(LauncherTest, ATakenIntentHeldBackByGitHubsRateLimitIsDeferredNotFailed) 
   const int64_t job = QueueJob();
   const int64_t waiting = QueueJob();
   const Runner other = OnlineRunner(RunnerFor(waiting));
-  Launched(other.name, other.id, fleet_.RunningVm(), waiting);
-  fleet_.Tick();
-  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kFleetRepository, job).ok());
+  Launched(other.name, other.id, platform_.RunningVm(), waiting);
+  platform_.Tick();
+  ASSERT_TRUE(table_.ClaimJob(mvr::testing::kPlatformRepository, job).ok());
   m_.clock.Advance(config_.launch_timeout());
-  fleet_.github_api.refusals.push_back({"GET", "/actions/jobs/" + std::to_string(waiting), 429, "",
-                                        "You have exceeded a secondary rate limit.", false, 1});
-  const TakenIntent taken{other.name, mvr::testing::kFleetRepository, job, "d-1"};
+  platform_.github_api.refusals.push_back({"GET", "/actions/jobs/" + std::to_string(waiting), 429,
+                                           "", "You have exceeded a secondary rate limit.", false,
+                                           1});
+  const TakenIntent taken{other.name, mvr::testing::kPlatformRepository, job, "d-1"};
   LaunchOutcome o = L().Handle(taken);
   EXPECT_EQ(o.decision, LaunchDecision::kDeferred) << o.detail;
   EXPECT_EQ(metrics_.Get(Counter::kFailed), 0);
@@ -345,15 +346,15 @@ TEST_F(LauncherTest, ATakenIntentHeldBackByGitHubsRateLimitIsDeferredNotFailed) 
 // job the in_progress webhook named the runner of not at all.
 TEST_F(LauncherTest, AChainWalkAsksAboutATakenJobOnce) {
   std::vector<std::string> trace;
-  fleet_.github_api.trace = &trace;
+  platform_.github_api.trace = &trace;
   const int64_t job = QueueJob();
   const int64_t waiting = QueueJob();
   const Runner other = OnlineRunner(RunnerFor(waiting));
-  fleet_.Tick();
+  platform_.Tick();
   ASSERT_EQ(JobOf(job).runner_name, other.name);
   auto reads_of = [&](int64_t id) {
     return std::count(trace.begin(), trace.end(),
-                      "GET /repos/" + std::string(mvr::testing::kFleetRepository) +
+                      "GET /repos/" + std::string(mvr::testing::kPlatformRepository) +
                           "/actions/jobs/" + std::to_string(id));
   };
   const LaunchOutcome o = L().Handle(Intent(job));
@@ -362,34 +363,34 @@ TEST_F(LauncherTest, AChainWalkAsksAboutATakenJobOnce) {
   EXPECT_EQ(reads_of(job), 1);
   // The `in_progress` webhook says the runner launched for `job` took `third`.
   const int64_t third = QueueJob();
-  const TakenIntent taken{o.runner_name, mvr::testing::kFleetRepository, third, "d-3"};
+  const TakenIntent taken{o.runner_name, mvr::testing::kPlatformRepository, third, "d-3"};
   L().Handle(taken);
   L().Handle(Intent(third));
   EXPECT_EQ(reads_of(third), 0) << "the webhook named its runner";
-  fleet_.github_api.trace = nullptr;
+  platform_.github_api.trace = nullptr;
 }
 
 TEST_F(LauncherTest, AtTheCapTheLaunchIsDeferredNotFailed) {
-  fleet_.RunningVm();
-  fleet_.RunningVm();
+  platform_.RunningVm();
+  platform_.RunningVm();
   LaunchOutcome o = L().Handle(Intent(QueueJob()));
   EXPECT_EQ(o.decision, LaunchDecision::kDeferred);
   EXPECT_GT(o.retry_after, Duration(0));
   EXPECT_EQ(metrics_.Get(Counter::kDeferred), 1);
   EXPECT_EQ(metrics_.Get(Counter::kFailed), 0);
-  EXPECT_TRUE(fleet_.Runners().empty()) << "nothing registered at the cap";
-  EXPECT_EQ(fleet_.VmIds().size(), 2u);
+  EXPECT_TRUE(platform_.Runners().empty()) << "nothing registered at the cap";
+  EXPECT_EQ(platform_.VmIds().size(), 2u);
 }
 
 TEST_F(LauncherTest, AFailureAfterTheVmExistsTerminatesItRemovesTheRunnerAndReleasesTheClaim) {
-  fleet_.guest.start_status = 400;
-  fleet_.guest.start_body = R"({"error":"malformed","message":"bad request","state":"IDLE"})";
+  platform_.guest.start_status = 400;
+  platform_.guest.start_body = R"({"error":"malformed","message":"bad request","state":"IDLE"})";
   const int64_t job = QueueJob();
   LaunchOutcome o = L().Handle(Intent(job));
   EXPECT_EQ(o.decision, LaunchDecision::kFailed);
-  ASSERT_EQ(fleet_.VmIds().size(), 1u);
-  EXPECT_EQ(State(fleet_.VmIds()[0]), "TERMINATED");
-  EXPECT_TRUE(fleet_.Runners().empty()) << "the registration was removed";
+  ASSERT_EQ(platform_.VmIds().size(), 1u);
+  EXPECT_EQ(State(platform_.VmIds()[0]), "TERMINATED");
+  EXPECT_TRUE(platform_.Runners().empty()) << "the registration was removed";
   EXPECT_EQ(JobOf(job).status, "queued");
   EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kWon);  // released: a retry can claim it
   EXPECT_EQ(metrics_.Get(Counter::kFailed), 1);
@@ -397,35 +398,35 @@ TEST_F(LauncherTest, AFailureAfterTheVmExistsTerminatesItRemovesTheRunnerAndRele
 }
 
 TEST_F(LauncherTest, AClaimIsKeptWhileItsVmCannotBeConfirmedGone) {
-  fleet_.guest.start_status = 400;
-  fleet_.guest.start_body = R"({"error":"malformed"})";
-  fleet_.vms_api.refusals.push_back({"DELETE", "", 403, "AccessDeniedException", "denied"});
+  platform_.guest.start_status = 400;
+  platform_.guest.start_body = R"({"error":"malformed"})";
+  platform_.vms_api.refusals.push_back({"DELETE", "", 403, "AccessDeniedException", "denied"});
   const int64_t job = QueueJob();
   EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kFailed);
-  ASSERT_EQ(fleet_.VmIds().size(), 1u);
-  EXPECT_EQ(State(fleet_.VmIds()[0]), "RUNNING");
+  ASSERT_EQ(platform_.VmIds().size(), 1u);
+  EXPECT_EQ(State(platform_.VmIds()[0]), "RUNNING");
   EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kBusy);
 }
 
 TEST_F(LauncherTest, AFailedLaunchRemovesItsRegistration) {
-  fleet_.vms_api.refusals.push_back(
+  platform_.vms_api.refusals.push_back(
       {"POST", "/microvms", 400, "ValidationException", "no such image"});
   const int64_t job = QueueJob();
   EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kFailed);
-  EXPECT_TRUE(fleet_.Runners().empty()) << "the registration was removed";
-  EXPECT_TRUE(fleet_.VmIds().empty());
-  EXPECT_EQ(fleet_.Calls("TerminateMicrovm"), 0) << "no VM, nothing to terminate";
+  EXPECT_TRUE(platform_.Runners().empty()) << "the registration was removed";
+  EXPECT_TRUE(platform_.VmIds().empty());
+  EXPECT_EQ(platform_.Calls("TerminateMicrovm"), 0) << "no VM, nothing to terminate";
   EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kWon);
 }
 
 TEST_F(LauncherTest, ADuplicateOfALaunchedJobCreatesNothing) {
   // The duplicate comes before the runner has started: the job is still queued on GitHub.
-  fleet_.guest.runners_connect = false;
+  platform_.guest.runners_connect = false;
   const int64_t job = QueueJob();
   ASSERT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kLaunched);
   EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDuplicate);
-  EXPECT_EQ(fleet_.VmIds().size(), 1u);
-  EXPECT_EQ(fleet_.Runners().size(), 1u);
+  EXPECT_EQ(platform_.VmIds().size(), 1u);
+  EXPECT_EQ(platform_.Runners().size(), 1u);
 }
 
 // A duplicate finds another attempt's claim: it looks again after deferSeconds while that claim
@@ -448,7 +449,7 @@ TEST_F(LauncherTest, ADuplicateLooksAgainLessOftenTheLongerAClaimHasBeenHeld) {
   EXPECT_EQ(retry(), takeover / 4) << "half the claim's age";
   m_.clock.Advance(takeover / 2 - defer - Duration(1000));
   EXPECT_EQ(retry(), defer + Duration(1000)) << "no later than the takeover";
-  EXPECT_TRUE(fleet_.VmIds().empty());
+  EXPECT_TRUE(platform_.VmIds().empty());
 }
 
 TEST_F(LauncherTest, TerminateEndsTheMappedVmAndAnUnknownRunnerIsANoOp) {
@@ -458,7 +459,7 @@ TEST_F(LauncherTest, TerminateEndsTheMappedVmAndAnUnknownRunnerIsANoOp) {
   TerminateIntent unknown;
   unknown.runner_name = "mvr-demo-9-ffffffff";
   EXPECT_EQ(L().Handle(unknown).decision, LaunchDecision::kIgnored);
-  EXPECT_EQ(fleet_.Calls("TerminateMicrovm"), 0);
+  EXPECT_EQ(platform_.Calls("TerminateMicrovm"), 0);
   EXPECT_EQ(State(launched.microvm_id), "RUNNING");
   TerminateIntent done;
   done.runner_name = launched.runner_name;

@@ -33,7 +33,7 @@ class StatusTest : public ::testing::Test {
   }
 
   ServeConfig config_;
-  StatusInputs in_;
+  StatusReportInputs in_;
 };
 
 TEST_F(StatusTest, ShowsVmsByStateJobsBySegmentAndTheLastSweep) {
@@ -77,7 +77,7 @@ TEST_F(StatusTest, ShowsVmsByStateJobsBySegmentAndTheLastSweep) {
   sweep.errors.push_back("listing the queued jobs of octo/app: boom");
   in_.last_sweep = sweep;
 
-  json s = BuildStatus(config_, in_);
+  json s = BuildStatusReport(config_, in_);
   EXPECT_EQ(s["vms"]["RUNNING"], 2);
   EXPECT_EQ(s["vms"]["TERMINATED"], 1);
   EXPECT_EQ(s["liveVms"], 2);
@@ -95,7 +95,7 @@ TEST_F(StatusTest, ShowsVmsByStateJobsBySegmentAndTheLastSweep) {
   EXPECT_EQ(s["janitor"]["lastSweep"]["counters"]["vms_terminated"], 2);
   EXPECT_EQ(s["janitor"]["lastSweep"]["durationMs"], 12);
 
-  const std::string text = RenderStatusText(s);
+  const std::string text = RenderStatusReportText(s);
   EXPECT_NE(text.find("mvr-small (image img-1): VMs RUNNING 2, TERMINATED 1"), std::string::npos)
       << text;
   EXPECT_NE(text.find("jobs in flight: 3"), std::string::npos) << text;
@@ -117,13 +117,13 @@ TEST_F(StatusTest, ShowsEachClassWarmPoolTargetAndMembersByState) {
   taken.microvm_id = "vm-9";
   taken.claimed_by = "job#octo/app#4";
   in_.pool_members = {ready, booting, taken};
-  json s = BuildStatus(config_, in_);
+  json s = BuildStatusReport(config_, in_);
   const json& pool = s["classes"][0]["pool"];
   EXPECT_EQ(pool["warmTarget"], 3);
   EXPECT_EQ(pool["members"]["suspended"], 1);
   EXPECT_EQ(pool["members"]["booting"], 1);
   EXPECT_EQ(pool["members"]["claimed"], 1);
-  const std::string text = RenderStatusText(s);
+  const std::string text = RenderStatusReportText(s);
   EXPECT_NE(text.find("warm pool target 3, members booting 1, claimed 1, suspended 1"),
             std::string::npos)
       << text;
@@ -140,13 +140,13 @@ TEST_F(StatusTest, ShowsTheHotPoolApartFromTheWarmPool) {
   parking.microvm_id = "vm-8";
   parking.state = PoolMember::State::kParking;
   in_.pool_members = {ready, parking};
-  json s = BuildStatus(config_, in_);
+  json s = BuildStatusReport(config_, in_);
   const json& pool = s["classes"][0]["pool"];
   EXPECT_EQ(pool["hotTarget"], 2);
   EXPECT_EQ(pool["hotMembers"]["suspended"], 1);
   EXPECT_EQ(pool["hotMembers"]["parking"], 1);
   EXPECT_TRUE(pool["members"].empty()) << "no warm members";
-  const std::string text = RenderStatusText(s);
+  const std::string text = RenderStatusReportText(s);
   EXPECT_NE(text.find("hot pool target 2, members parking 1, suspended 1"), std::string::npos)
       << text;
   EXPECT_EQ(text.find("warm pool"), std::string::npos) << "a class without a warm pool: " << text;
@@ -155,19 +155,19 @@ TEST_F(StatusTest, ShowsTheHotPoolApartFromTheWarmPool) {
 TEST_F(StatusTest, APoolSizedToATargetShowsTheSizeTheSweeperFoundAndWhy) {
   config_.classes[0].hot_pool_target = PoolTarget{10, 30};
   config_.classes[0].hot_pool_size = 30;
-  json s = BuildStatus(config_, in_);
+  json s = BuildStatusReport(config_, in_);
   EXPECT_EQ(s["classes"][0]["pool"]["hotTarget"], 0) << "not sized yet, not its max";
   EXPECT_EQ(s["classes"][0]["pool"]["hotSizing"]["why"], "not sized yet");
   in_.pool_sizing["mvr-small#hot"] =
       SizingRow{7, "40.0 jobs an hour and bursts of 7 a minute ask for 7 (max 30)", Ms(20)};
-  s = BuildStatus(config_, in_);
+  s = BuildStatusReport(config_, in_);
   const json& pool = s["classes"][0]["pool"];
   EXPECT_EQ(pool["hotTarget"], 7);
   EXPECT_EQ(pool["hotSizing"]["p95QueuedToStartedSeconds"], 10);
   EXPECT_EQ(pool["hotSizing"]["max"], 30);
   EXPECT_EQ(pool["hotSizing"]["sizedAtMs"], Ms(20));
   EXPECT_FALSE(pool.contains("warmSizing"));
-  const std::string text = RenderStatusText(s);
+  const std::string text = RenderStatusReportText(s);
   EXPECT_NE(text.find("hot pool target 7 (sized to p95 <= 10 s: 40.0 jobs an hour and bursts of 7 "
                       "a minute ask for 7 (max 30))"),
             std::string::npos)
@@ -178,10 +178,10 @@ TEST_F(StatusTest, APoolSizedToATargetShowsTheSizeTheSweeperFoundAndWhy) {
 
 TEST_F(StatusTest, FailedListingsAreSaidNotHidden) {
   in_.errors.push_back("listing the MicroVMs of img-1: throttled");
-  json s = BuildStatus(config_, in_);
+  json s = BuildStatusReport(config_, in_);
   EXPECT_TRUE(s["classes"][0]["vms"].is_null());
   EXPECT_TRUE(s["janitor"]["lastSweep"].is_null());
-  const std::string text = RenderStatusText(s);
+  const std::string text = RenderStatusReportText(s);
   EXPECT_NE(text.find("unknown (listing failed)"), std::string::npos) << text;
   EXPECT_NE(text.find("janitor: no sweep yet"), std::string::npos) << text;
   EXPECT_NE(text.find("error: listing the MicroVMs of img-1: throttled"), std::string::npos);
@@ -205,7 +205,7 @@ JobRecord Finished(int64_t id, const std::string& path, int64_t received, int64_
 TEST_F(StatusTest, LatencyIsByClassAndPathWithNearestRankPercentiles) {
   for (int i = 1; i <= 20; ++i) in_.finished.push_back(Finished(i, "cold", 0 + 1, 1 + i * 1000));
   in_.finished.push_back(Finished(99, "hot", 1000, 3000));
-  const json s = BuildStatus(config_, in_);
+  const json s = BuildStatusReport(config_, in_);
   ASSERT_EQ(s["finishedJobs"].size(), 21u);
   ASSERT_EQ(s["latency"].size(), 2u);
   const json cold = s["latency"][0];
@@ -240,7 +240,7 @@ TEST_F(StatusTest, CostIsByClassAndPathFromEachJobsOwnTimes) {
   warm.image_version = "2";  // priced at its own version's memory
   in_.finished = {cold, warm, failed, elsewhere, old_member};
   in_.memory_mib_by_class["mvr-small"] = {{"2", 2048}, {"3", 4096}};
-  const json s = BuildStatus(config_, in_);
+  const json s = BuildStatusReport(config_, in_);
   const json rows = s["cost"]["rows"];
   ASSERT_EQ(rows.size(), 2u) << JsonText(s["cost"]);
   EXPECT_EQ(s["cost"]["unpricedJobs"], 2);  // the failed launch is no VM time at all
@@ -257,7 +257,7 @@ TEST_F(StatusTest, CostIsByClassAndPathFromEachJobsOwnTimes) {
   EXPECT_DOUBLE_EQ(rows[1]["suspendedSeconds"].get<double>(), 890);
   EXPECT_EQ(rows[1]["memoryMiB"], json::array({2048}));
   EXPECT_NEAR(rows[1]["usdPerJob"].get<double>(), MicrovmPrice({60, 16, 890}, 2048).total(), 1e-12);
-  const std::string text = RenderStatusText(s);
+  const std::string text = RenderStatusReportText(s);
   EXPECT_NE(text.find("mvr-small warm: 1 jobs, 60 / 16 / 890 s"), std::string::npos) << text;
   const std::string page = RenderStatusPage(s, 0);
   EXPECT_NE(page.find("<table id=\"cost\">"), std::string::npos);
@@ -273,13 +273,13 @@ TEST_F(StatusTest, CostWithoutTheImagesMemoryIsUnpricedNotGuessed) {
   cold.image_version = "1";  // deleted since
   in_.finished = {cold};
   in_.memory_mib_by_class["mvr-small"] = {{"9", 2048}, {"10", 8192}};
-  json s = BuildStatus(config_, in_);
+  json s = BuildStatusReport(config_, in_);
   EXPECT_EQ(s["cost"]["rows"][0]["memoryMiB"], json::array({8192}));
   in_.memory_mib_by_class.clear();
-  s = BuildStatus(config_, in_);
+  s = BuildStatusReport(config_, in_);
   ASSERT_EQ(s["cost"]["rows"].size(), 1u);
   EXPECT_TRUE(s["cost"]["rows"][0]["usdPerJob"].is_null());
-  EXPECT_NE(RenderStatusText(s).find("unpriced (the image's memory is not known)"),
+  EXPECT_NE(RenderStatusReportText(s).find("unpriced (the image's memory is not known)"),
             std::string::npos);
 }
 
@@ -299,7 +299,7 @@ TEST_F(StatusTest, ThePageEscapesEverythingThatCameFromOutside) {
   in_.rows = {row};
   in_.errors.push_back("listing: <b>bold</b> & 'quoted'");
   config_.runner_set_id = "<set>";
-  const std::string page = RenderStatusPage(BuildStatus(config_, in_), 5);
+  const std::string page = RenderStatusPage(BuildStatusReport(config_, in_), 5);
   for (const char* raw : {"<script", "<img", "<iframe", "<svg onload", "<b>", "<set>"}) {
     EXPECT_EQ(page.find(raw), std::string::npos) << raw << " reached the page unescaped";
   }
@@ -322,13 +322,13 @@ TEST_F(StatusTest, ShowsTheQueueDepthAndItsDeadLettersWithWhatToDo) {
   depth.dead_letters = 3;
   depth.dead_letter_queue = "mvr-demo-jobs-dlq";
   in_.queue = depth;
-  json s = BuildStatus(config_, in_);
+  json s = BuildStatusReport(config_, in_);
   EXPECT_EQ(s["queue"], (json{{"waiting", 4},
                               {"inFlight", 2},
                               {"delayed", 1},
                               {"deadLetters", 3},
                               {"deadLetterQueue", "mvr-demo-jobs-dlq"}}));
-  const std::string text = RenderStatusText(s);
+  const std::string text = RenderStatusReportText(s);
   EXPECT_NE(text.find("queue: 4 waiting, 2 in flight, 1 delayed; DEAD LETTERS: 3 ("),
             std::string::npos)
       << text;
@@ -340,22 +340,22 @@ TEST_F(StatusTest, ShowsTheQueueDepthAndItsDeadLettersWithWhatToDo) {
       << page;
 
   in_.queue->dead_letters = 0;
-  EXPECT_NE(RenderStatusText(BuildStatus(config_, in_)).find("; no dead letters\n"),
+  EXPECT_NE(RenderStatusReportText(BuildStatusReport(config_, in_)).find("; no dead letters\n"),
             std::string::npos);
-  page = RenderStatusPage(BuildStatus(config_, in_), 0);
+  page = RenderStatusPage(BuildStatusReport(config_, in_), 0);
   EXPECT_EQ(page.find("id=\"dead-letters\""), std::string::npos);
 
   in_.queue->dead_letters.reset();
-  s = BuildStatus(config_, in_);
+  s = BuildStatusReport(config_, in_);
   EXPECT_TRUE(s["queue"]["deadLetters"].is_null());
-  EXPECT_NE(RenderStatusText(s).find("no dead-letter queue"), std::string::npos);
+  EXPECT_NE(RenderStatusReportText(s).find("no dead-letter queue"), std::string::npos);
   EXPECT_NE(RenderStatusPage(s, 0).find("no dead-letter queue"), std::string::npos);
 
   in_.queue->dead_letter_error = "AWS.SimpleQueueService.NonExistentQueue <gone>";
-  s = BuildStatus(config_, in_);
-  EXPECT_NE(RenderStatusText(s).find("dead-letter queue mvr-demo-jobs-dlq unreadable: AWS."),
+  s = BuildStatusReport(config_, in_);
+  EXPECT_NE(RenderStatusReportText(s).find("dead-letter queue mvr-demo-jobs-dlq unreadable: AWS."),
             std::string::npos)
-      << RenderStatusText(s);
+      << RenderStatusReportText(s);
   page = RenderStatusPage(s, 0);
   EXPECT_NE(page.find("could not be read: AWS.SimpleQueueService.NonExistentQueue &lt;gone&gt;"),
             std::string::npos)
@@ -363,7 +363,7 @@ TEST_F(StatusTest, ShowsTheQueueDepthAndItsDeadLettersWithWhatToDo) {
   EXPECT_EQ(page.find("no dead-letter queue"), std::string::npos);
 
   in_.queue.reset();
-  EXPECT_FALSE(BuildStatus(config_, in_).contains("queue")) << "not read: not shown as empty";
+  EXPECT_FALSE(BuildStatusReport(config_, in_).contains("queue")) << "not read: not shown as empty";
 }
 
 TEST(QueuePrometheusTest, GaugesTheQueueByStateAndItsDeadLettersOnlyWhereItHasThem) {
@@ -384,7 +384,7 @@ TEST(QueuePrometheusTest, GaugesTheQueueByStateAndItsDeadLettersOnlyWhereItHasTh
 // Jobs refused for asking for another platform (issue 52, item 6): newest first in the JSON, a
 // line each in `mvr status`, a table on the page with the job's name escaped.
 TEST_F(StatusTest, RefusedJobsAreListedNewestFirstWithTheirLabel) {
-  json s = BuildStatus(config_, in_);
+  json s = BuildStatusReport(config_, in_);
   EXPECT_EQ(RenderStatusPage(s, 0).find("Jobs refused"), std::string::npos) << "none: no section";
   const TimePoint at = TimePoint(Duration(1'000));
   s["refusedJobs"] = RefusedJobsJson(
@@ -393,7 +393,7 @@ TEST_F(StatusTest, RefusedJobsAreListedNewestFirstWithTheirLabel) {
   ASSERT_EQ(s["refusedJobs"].size(), 2u);
   EXPECT_EQ(s["refusedJobs"][0]["jobId"], 9);
   EXPECT_EQ(s["refusedJobs"][0]["atMs"], 2'000);
-  const std::string text = RenderStatusText(s);
+  const std::string text = RenderStatusReportText(s);
   EXPECT_NE(text.find("refused, not ARM64 (2, newest first):\n  octo/app#9 asks for x64\n  "
                       "octo/app#8 asks for windows"),
             std::string::npos)
@@ -407,7 +407,7 @@ TEST_F(StatusTest, RefusedJobsAreListedNewestFirstWithTheirLabel) {
 // Deliveries of another installation or repository (issue 55, item 3): a section of their own,
 // apart from the jobs refused for their platform.
 TEST_F(StatusTest, ForeignDeliveriesAreListedApartFromRefusedPlatforms) {
-  json s = BuildStatus(config_, in_);
+  json s = BuildStatusReport(config_, in_);
   s["refusedJobs"] = RefusedJobsJson(
       {RefusedJob{"octo/app", 8, "old", "x64", "not_arm64", TimePoint(Duration(1'000))},
        RefusedJob{"someone-else/app", 9, "build", "installation 999001", "foreign_installation",
@@ -416,7 +416,7 @@ TEST_F(StatusTest, ForeignDeliveriesAreListedApartFromRefusedPlatforms) {
   EXPECT_NE(page.find("Jobs refused: not ARM64 (1)"), std::string::npos) << page;
   EXPECT_NE(page.find("Deliveries refused: not this set's (1)"), std::string::npos) << page;
   EXPECT_NE(page.find("installation 999001"), std::string::npos) << page;
-  const std::string text = RenderStatusText(s);
+  const std::string text = RenderStatusReportText(s);
   EXPECT_NE(text.find("refused, not this set's (1, newest first):\n  someone-else/app#9 of "
                       "installation 999001"),
             std::string::npos)

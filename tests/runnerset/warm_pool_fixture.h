@@ -1,5 +1,5 @@
-// Warm- and hot-pool unit-test fixture: the runner set over the in-process fleet
-// (fleet_fixture.h) with a class that keeps a pool of suspended VMs; the launcher, the sweeper
+// Warm- and hot-pool unit-test fixture: the runner set over the in-process platform
+// (platform_fixture.h) with a class that keeps a pool of suspended VMs; the launcher, the sweeper
 // and the janitor built over the MicroVMs and GitHub models.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fleet_fixture.h"
+#include "platform_fixture.h"
 
 namespace mvr::runnerset::testing {
 
@@ -31,12 +31,12 @@ class WarmPoolTest : public RunnerSetTest {
   }
   // A launch for a job queued in GitHub now.
   LaunchIntent NewJob() { return Intent(QueueJob()); }
-  // The requests that change something (every method but GET) in the fleet's trace from `from`
+  // The requests that change something (every method but GET) in the platform's trace from `from`
   // on, with the VM and runner ids left in.
   std::vector<std::string> Changes(size_t from = 0) const {
     std::vector<std::string> out;
-    for (size_t i = from; i < fleet_.trace.size(); ++i) {
-      if (fleet_.trace[i].rfind("GET ", 0) != 0) out.push_back(fleet_.trace[i]);
+    for (size_t i = from; i < platform_.trace.size(); ++i) {
+      if (platform_.trace[i].rfind("GET ", 0) != 0) out.push_back(platform_.trace[i]);
     }
     return out;
   }

@@ -19,25 +19,25 @@ TEST_F(WarmPoolTest, SweepFillsThePoolWithSuspendedPreBootedVms) {
   for (const std::string& vm : MemberVms()) EXPECT_EQ(State(vm), "SUSPENDED") << vm;
   // At target: the next sweep boots nothing.
   EXPECT_EQ(Sweeper().Sweep().booted, 0);
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), 2);
-  EXPECT_EQ(fleet_.VmIds().size(), 2u);
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), 2);
+  EXPECT_EQ(platform_.VmIds().size(), 2u);
 }
 
 // A sweep launches all its pre-boots, then follows them together for a minute; one slower than
 // that is stepped by the next sweep. It never waits on one VM while the others wait (in turn,
 // a pool of 100 took over 11 minutes to fill).
 TEST_F(WarmPoolTest, PreBootsAreFollowedTogetherAndASlowOneIsSteppedByTheNextSweep) {
-  auto options = mvr::testing::InProcessFleet::DefaultOptions();
+  auto options = mvr::testing::InProcessPlatform::DefaultOptions();
   options.model.latency.suspend.low = 2 * kMinute;  // the service is still at it after a minute
-  fleet_.Rebuild(options);
+  platform_.Rebuild(options);
   const TimePoint start = m_.clock.Now();
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_EQ(r.booted, 2);
-  EXPECT_EQ(fleet_.Calls("SuspendMicrovm"), 2) << "each asked for once, as soon as it RAN";
+  EXPECT_EQ(platform_.Calls("SuspendMicrovm"), 2) << "each asked for once, as soon as it RAN";
   EXPECT_EQ(Members(), (std::map<std::string, int>{{"parking", 2}}));
   EXPECT_LE(m_.clock.Now() - start, Duration(65'000)) << "a minute for the lot, not per VM";
   m_.clock.Advance(2 * kMinute);
-  fleet_.microvms->RunDue();
+  platform_.microvms->RunDue();
   for (const std::string& vm : MemberVms()) ASSERT_EQ(State(vm), "SUSPENDED") << vm;
   r = Sweeper().Sweep();
   EXPECT_EQ(r.booted, 0) << "members on their way count toward the target";
@@ -47,8 +47,8 @@ TEST_F(WarmPoolTest, PreBootsAreFollowedTogetherAndASlowOneIsSteppedByTheNextSwe
 TEST_F(WarmPoolTest, AClassWithoutAPoolGetsNoMembersAndCostsNoCalls) {
   config_.classes[0].warm_pool_size = 0;
   EXPECT_EQ(Sweeper().Sweep().booted, 0);
-  EXPECT_TRUE(fleet_.trace.empty()) << fleet_.trace.front();
-  EXPECT_TRUE(fleet_.VmIds().empty());
+  EXPECT_TRUE(platform_.trace.empty()) << platform_.trace.front();
+  EXPECT_TRUE(platform_.VmIds().empty());
 }
 
 TEST_F(WarmPoolTest, APoolMadeSmallerRetiresItsExtraMembers) {
@@ -86,11 +86,11 @@ TEST_F(WarmPoolTest, AScheduledPoolFillsInsideItsWindowAndEmptiesOutsideIt) {
 
 TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
   Fill();
-  const size_t before = fleet_.trace.size();
-  const int runs = fleet_.Calls("RunMicrovm");
+  const size_t before = platform_.trace.size();
+  const int runs = platform_.Calls("RunMicrovm");
   LaunchOutcome o = NewLauncher().Handle(NewJob());
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), runs) << "a warm launch boots nothing";
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), runs) << "a warm launch boots nothing";
   // 001's order on the warm path: resume first, then register against it, then deliver (with a
   // token for the control port).
   const std::string vm = "POST /2025-09-09/microvms/" + o.microvm_id;
@@ -99,7 +99,7 @@ TEST_F(WarmPoolTest, WarmLaunchResumesAMemberThenRegistersThenDelivers) {
                                       "POST /repos/octo/app/actions/runners/generate-jitconfig",
                                       vm + "/auth-token", "POST /v1/runner/start"}));
   EXPECT_EQ(State(o.microvm_id), "RUNNING");
-  EXPECT_TRUE(fleet_.RunnerNamed(o.runner_name).ok());
+  EXPECT_TRUE(platform_.RunnerNamed(o.runner_name).ok());
   auto row = table_.GetMapping(o.runner_name);
   ASSERT_TRUE(row.ok() && *row);
   EXPECT_EQ((*row)->microvm_id, o.microvm_id);
@@ -132,9 +132,9 @@ TEST_F(WarmPoolTest, AMemberIsLaunchedWithADerivedNonceThatTheLaunchDeliversAndN
   Fill();
   std::map<std::string, std::string> nonces;  // by VM id
   for (const std::string& vm : MemberVms()) {
-    auto payload = fleet_.PayloadOf(vm);
+    auto payload = platform_.PayloadOf(vm);
     ASSERT_TRUE(payload.ok()) << payload.status().ToString();
-    auto derived = supervisor::DeriveControlNonce(control_key_, fleet_.ClientTokenOf(vm));
+    auto derived = supervisor::DeriveControlNonce(control_key_, platform_.ClientTokenOf(vm));
     ASSERT_TRUE(derived.ok());
     EXPECT_EQ(payload->control_nonce.Reveal(), derived->Reveal()) << vm;
     nonces[vm] = derived->Reveal();
@@ -142,8 +142,8 @@ TEST_F(WarmPoolTest, AMemberIsLaunchedWithADerivedNonceThatTheLaunchDeliversAndN
   ASSERT_EQ(nonces.size(), 2u);
   LaunchOutcome o = NewLauncher().Handle(NewJob());
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
-  ASSERT_EQ(fleet_.guest.control_nonces.size(), 1u);
-  EXPECT_EQ(fleet_.guest.control_nonces[0], nonces.at(o.microvm_id));
+  ASSERT_EQ(platform_.guest.control_nonces.size(), 1u);
+  EXPECT_EQ(platform_.guest.control_nonces[0], nonces.at(o.microvm_id));
   const std::string stored = testing_support::StoreText(store_);
   EXPECT_NE(stored.find("launchToken=\"mvr-pool-"), std::string::npos)
       << "the other member's row keeps its launch token";
@@ -159,13 +159,13 @@ TEST_F(WarmPoolTest, AMemberWithoutALaunchTokenIsDeliveredToWithoutANonce) {
   control_key_ = Secret();
   Fill();
   for (const std::string& vm : MemberVms()) {
-    EXPECT_TRUE(fleet_.PayloadOf(vm)->control_nonce.empty()) << vm;
+    EXPECT_TRUE(platform_.PayloadOf(vm)->control_nonce.empty()) << vm;
   }
   control_key_ = Secret("a-key-that-arrived-later");
   LaunchOutcome o = NewLauncher().Handle(NewJob());
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
-  ASSERT_EQ(fleet_.guest.control_nonces.size(), 1u);
-  EXPECT_EQ(fleet_.guest.control_nonces[0], "");
+  ASSERT_EQ(platform_.guest.control_nonces.size(), 1u);
+  EXPECT_EQ(platform_.guest.control_nonces[0], "");
 }
 
 // On DynamoDB a scan of the pool's rows reads the whole runner table: a launch reads it once,
@@ -179,7 +179,7 @@ TEST_F(WarmPoolTest, ALaunchReadsThePoolOnce) {
   store_.before_scan = [&](const store::ScanRequest&) { ++scans; };
   LaunchOutcome o = launcher.Handle(NewJob());
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
-  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 2);
+  EXPECT_EQ(platform_.Calls("ResumeMicrovm"), 2);
   EXPECT_EQ(scans, 1);
 }
 
@@ -187,14 +187,14 @@ TEST_F(WarmPoolTest, FailureAfterTheResumeTerminatesTheMemberAndReleasesTheJob) 
   config_.classes[0].warm_pool_size = 1;
   Fill();
   const std::string member = MemberVms().at(0);
-  fleet_.guest.start_status = 400;
-  fleet_.guest.start_body = R"({"error":"no"})";
+  platform_.guest.start_status = 400;
+  platform_.guest.start_body = R"({"error":"no"})";
   const LaunchIntent in = NewJob();
   LaunchOutcome o = NewLauncher().Handle(in);
   ASSERT_EQ(o.decision, LaunchDecision::kFailed) << o.detail;
   EXPECT_EQ(State(member), "TERMINATED");
   EXPECT_TRUE(Members().empty()) << "the used member's row went with its VM";
-  EXPECT_TRUE(fleet_.Runners().empty()) << "the runner registered against it was removed";
+  EXPECT_TRUE(platform_.Runners().empty()) << "the runner registered against it was removed";
   EXPECT_EQ(ClaimNow(in.job_id), RunnerTable::ClaimOutcome::kWon)
       << "the job's claim was released for the retry";
 }
@@ -206,7 +206,7 @@ TEST_F(WarmPoolTest, AMemberLaunchedUnderARotatedKeyIsTerminatedNotOfferedAgain)
   config_.classes[0].warm_pool_size = 1;
   Fill();
   const std::string member = MemberVms().at(0);
-  fleet_.guest.check_nonce = true;
+  platform_.guest.check_nonce = true;
   control_key_ = Secret("the-rotated-github-credential");
   const LaunchIntent in = NewJob();
   LaunchOutcome o = NewLauncher().Handle(in);
@@ -214,7 +214,7 @@ TEST_F(WarmPoolTest, AMemberLaunchedUnderARotatedKeyIsTerminatedNotOfferedAgain)
   EXPECT_NE(o.detail.find("wrong_nonce"), std::string::npos) << o.detail;
   EXPECT_EQ(State(member), "TERMINATED");
   EXPECT_TRUE(Members().empty());
-  EXPECT_TRUE(fleet_.Runners().empty());
+  EXPECT_TRUE(platform_.Runners().empty());
   LaunchOutcome retry = NewLauncher().Handle(in);
   ASSERT_EQ(retry.decision, LaunchDecision::kLaunched) << retry.detail;
   EXPECT_NE(retry.microvm_id, member);
@@ -224,15 +224,15 @@ TEST_F(WarmPoolTest, TwoLaunchersOneMemberOnlyOneWinsAndTheOtherGoesCold) {
   config_.classes[0].warm_pool_size = 1;
   Fill();
   const std::string member = MemberVms().at(0);
-  const int runs = fleet_.Calls("RunMicrovm");
+  const int runs = platform_.Calls("RunMicrovm");
   LaunchOutcome first = NewLauncher().Handle(NewJob());
   LaunchOutcome second = NewLauncher().Handle(NewJob());
   ASSERT_EQ(first.decision, LaunchDecision::kLaunched) << first.detail;
   ASSERT_EQ(second.decision, LaunchDecision::kLaunched) << second.detail;
   EXPECT_EQ(first.microvm_id, member);
   EXPECT_NE(second.microvm_id, member);
-  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 1);
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), runs + 1) << "the loser of the member launches cold";
+  EXPECT_EQ(platform_.Calls("ResumeMicrovm"), 1);
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), runs + 1) << "the loser of the member launches cold";
 }
 
 TEST_F(WarmPoolTest, ClaimIsFirstWriterWins) {
@@ -253,23 +253,23 @@ TEST_F(WarmPoolTest, LosingAMemberClaimTriesTheNextMember) {
   LaunchOutcome o = NewLauncher().Handle(NewJob());
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
   EXPECT_TRUE(o.microvm_id != members[0] && o.microvm_id != members[1]) << "both taken: cold";
-  fleet_.TerminateVm(o.microvm_id);
+  platform_.TerminateVm(o.microvm_id);
   Fill();  // refills
-  const int runs = fleet_.Calls("RunMicrovm");
+  const int runs = platform_.Calls("RunMicrovm");
   LaunchOutcome next = NewLauncher().Handle(NewJob());
   ASSERT_EQ(next.decision, LaunchDecision::kLaunched) << next.detail;
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), runs) << "an unclaimed member was there";
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), runs) << "an unclaimed member was there";
 }
 
 TEST_F(WarmPoolTest, MemberOfAnOldImageVersionIsNotUsedAndIsReplaced) {
   Fill();
   const std::vector<std::string> old_members = MemberVms();
-  const std::string version = fleet_.NewImageVersion();  // becomes the active one
-  const int runs = fleet_.Calls("RunMicrovm");
+  const std::string version = platform_.NewImageVersion();  // becomes the active one
+  const int runs = platform_.Calls("RunMicrovm");
   LaunchOutcome o = NewLauncher().Handle(NewJob());
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
-  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 0);
-  EXPECT_EQ(fleet_.Calls("RunMicrovm"), runs + 1);
+  EXPECT_EQ(platform_.Calls("ResumeMicrovm"), 0);
+  EXPECT_EQ(platform_.Calls("RunMicrovm"), runs + 1);
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_EQ(r.retired, 2);
   EXPECT_EQ(r.booted, 2);
@@ -285,7 +285,8 @@ TEST_F(WarmPoolTest, MemberNearItsMaximumDurationIsReplacedAndNotUsed) {
   m_.clock.Advance(Duration(3000'000 + 1'000));
   LaunchOutcome o = NewLauncher().Handle(NewJob());
   ASSERT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
-  EXPECT_EQ(fleet_.Calls("ResumeMicrovm"), 0) << "a member about to expire would cut the job short";
+  EXPECT_EQ(platform_.Calls("ResumeMicrovm"), 0)
+      << "a member about to expire would cut the job short";
   PoolSweepReport r = Fill();
   EXPECT_EQ(r.retired, 2);
   EXPECT_EQ(r.booted, 2);
@@ -296,7 +297,7 @@ TEST_F(WarmPoolTest, SweeperNeverRetiresAMemberALaunchClaimedFirst) {
   Fill();
   const std::string claimed = MemberVms().at(0);
   ASSERT_TRUE(*pool_.Claim(claimed, "job#octo/app#5"));
-  fleet_.NewImageVersion();
+  platform_.NewImageVersion();
   PoolSweepReport r = Sweeper().Sweep();
   EXPECT_EQ(r.retired, 1);  // the other one only
   EXPECT_EQ(State(claimed), "SUSPENDED");
@@ -314,7 +315,7 @@ TEST_F(WarmPoolTest, AMemberALaunchClaimedAndAbandonedIsTerminated) {
 
 TEST_F(WarmPoolTest, RowOfAGoneMemberIsRemovedAndThePoolRefilled) {
   Fill();
-  fleet_.TerminateVm(MemberVms().at(0));  // the service ended it
+  platform_.TerminateVm(MemberVms().at(0));  // the service ended it
   PoolSweepReport r = Fill();
   EXPECT_EQ(r.removed, 1);
   EXPECT_EQ(r.booted, 1);
@@ -322,7 +323,7 @@ TEST_F(WarmPoolTest, RowOfAGoneMemberIsRemovedAndThePoolRefilled) {
 }
 
 TEST_F(WarmPoolTest, APreBootThatCannotBeSuspendedIsNeverReadyAndIsRetiredAfterBootTimeout) {
-  fleet_.vms_api.refusals.push_back(
+  platform_.vms_api.refusals.push_back(
       {"POST", "/suspend", 500, "InternalServerException", "suspend broke"});
   Sweeper().Sweep();
   const std::vector<std::string> first = MemberVms();
@@ -363,9 +364,9 @@ TEST_F(WarmPoolTest, JanitorLeavesAPreBootingMemberAndSuspendedMembersAlone) {
     EXPECT_EQ(r.Get(Swept::kOrphansTerminated), 0);
     EXPECT_EQ(r.Get(Swept::kVmsTerminated), 0);
   }
-  EXPECT_EQ(fleet_.Calls("TerminateMicrovm"), 0);
+  EXPECT_EQ(platform_.Calls("TerminateMicrovm"), 0);
   EXPECT_EQ(State(booting), "RUNNING");
-  EXPECT_EQ(fleet_.VmIdsIn("SUSPENDED").size(), 2u);
+  EXPECT_EQ(platform_.VmIdsIn("SUSPENDED").size(), 2u);
 }
 
 TEST_F(WarmPoolTest, JanitorStillReapsAnUnmappedRunningVmThatIsNoMember) {

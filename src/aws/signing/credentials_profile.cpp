@@ -1,7 +1,8 @@
 #include "aws/signing/credentials_profile.h"
 
-#include <fstream>
 #include <sstream>
+
+#include "base/files.h"
 
 namespace mvr::aws {
 namespace {
@@ -21,14 +22,6 @@ std::string StripInlineComment(const std::string& value) {
     }
   }
   return value;
-}
-
-std::optional<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string ExpandHome(const std::string& path, const Environment& env) {
@@ -118,10 +111,10 @@ SharedConfig LoadSharedConfig(const Environment& env) {
       ExpandHome(env.GetOr("AWS_CONFIG_FILE", home.empty() ? "" : home + "/.aws/config"), env);
   auto profile = env.Get("AWS_PROFILE");
   bool explicit_profile = profile && !profile->empty();
-  SharedConfig cfg =
-      SharedConfigFromText(creds_path.empty() ? "" : ReadWholeFile(creds_path).value_or(""),
-                           config_path.empty() ? "" : ReadWholeFile(config_path).value_or(""),
-                           explicit_profile ? *profile : "default");
+  SharedConfig cfg = SharedConfigFromText(
+      creds_path.empty() ? "" : ReadFile(creds_path, "AWS credentials").value_or(""),
+      config_path.empty() ? "" : ReadFile(config_path, "AWS config").value_or(""),
+      explicit_profile ? *profile : "default");
   cfg.profile_explicit = explicit_profile;
   cfg.credentials_path = creds_path;
   cfg.config_path = config_path;

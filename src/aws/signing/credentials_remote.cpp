@@ -2,9 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
 
+#include "base/files.h"
 #include "base/time_format.h"
 
 namespace mvr::aws {
@@ -104,16 +103,9 @@ Result<AwsCredentials> FetchContainerCredentials(const Environment& env, http::H
   req.headers.Set("Accept", "application/json");
   std::string token_file = env.GetOr("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "");
   if (!token_file.empty()) {
-    std::ifstream in(token_file, std::ios::binary);
-    if (!in) {
-      return InvalidArgument(
-          "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE names a file that cannot be "
-          "read: " +
-          token_file);
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    Secret token(TrimEnd(ss.str()));
+    MVR_ASSIGN_OR_RETURN(std::string text,
+                         ReadFile(token_file, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"));
+    Secret token(TrimEnd(text));
     req.headers.Set("Authorization", token.Reveal());
   } else if (auto token = env.Get("AWS_CONTAINER_AUTHORIZATION_TOKEN"); token && !token->empty()) {
     req.headers.Set("Authorization", *token);

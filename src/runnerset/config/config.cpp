@@ -12,215 +12,17 @@
 #include "fleet/network_connectors.h"
 #include "github/labels.h"
 #include "github/types.h"
+#include "runnerset/config/config_reader.h"
 #include "runnerset/config/runner_name.h"
 
 namespace mvr::runnerset {
 namespace {
 
-using nlohmann::json;
-
-constexpr size_t kMaxSettingBytes = 4096;
-
-// Reads the members of one JSON object through JsonFields (so errors read as everywhere else:
-// "github.installationId: expected a whole number from 1 to ..., got a string"), refusing any
-// member it was not asked about. A missing or null member leaves `out` as it was.
-class Strict {
- public:
-  Strict(const json& object, std::string path) : fields_(object, std::move(path)) {}
-
-  std::string Key(const std::string& name) const { return fields_.MemberPath(name.c_str()); }
-  const json* Find(const std::string& name) {
-    seen_.insert(name);
-    return fields_.Has(name.c_str()) ? &object()[name] : nullptr;
-  }
-  Status String(const std::string& name, std::string& out, bool required = false) {
-    if (!Find(name)) return required ? InvalidArgument(Key(name) + ": required") : Status::Ok();
-    MVR_ASSIGN_OR_RETURN(out, fields_.String(name.c_str()));
-    if (required && out.empty()) return InvalidArgument(Key(name) + ": must not be empty");
-    return OneLine(Key(name), out);
-  }
-  // A path (one line), or PEM text (lines of base64 between "-----BEGIN" and "-----END" lines;
-  // at most 4096 bytes, as Lambda's environment holds 4 KB).
-  Status PathOrPem(const std::string& name, std::string& out) {
-    if (!Find(name)) return Status::Ok();
-    MVR_ASSIGN_OR_RETURN(out, fields_.String(name.c_str()));
-    if (out.rfind("-----BEGIN", 0) != 0) return OneLine(Key(name), out);
-    if (out.size() > kMaxSettingBytes) return OneLine(Key(name), out);  // names the limit
-    if (out.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-                              "+/=- \r\n") != std::string::npos) {
-      return InvalidArgument(Key(name) + ": PEM text holds characters PEM does not have");
-    }
-    return Status::Ok();
-  }
-  // An array of non-empty one-line strings.
-  Status Strings(const std::string& name, std::vector<std::string>& out) {
-    const json* v = Find(name);
-    if (!v) return Status::Ok();
-    if (!v->is_array()) return InvalidArgument(Key(name) + ": expected an array of strings");
-    out.clear();
-    for (size_t i = 0; i < v->size(); ++i) {
-      const std::string at = Key(name) + "[" + std::to_string(i) + "]";
-      const json& e = (*v)[i];
-      if (!e.is_string() || e.get<std::string>().empty()) {
-        return InvalidArgument(at + ": expected a non-empty string");
-      }
-      MVR_RETURN_IF_ERROR(OneLine(at, e.get<std::string>()));
-      out.push_back(e.get<std::string>());
-    }
-    return Status::Ok();
-  }
-  template <typename Int>
-  Status Integer(const std::string& name, Int& out, int64_t min, int64_t max) {
-    if (!Find(name)) return Status::Ok();
-    MVR_ASSIGN_OR_RETURN(int64_t n, fields_.IntInRange(name.c_str(), min, max));
-    out = static_cast<Int>(n);
-    return Status::Ok();
-  }
-  Status Number(const std::string& name, double& out, double min, double max) {
-    if (!Find(name)) return Status::Ok();
-    MVR_ASSIGN_OR_RETURN(out, fields_.NumberInRange(name.c_str(), min, max));
-    return Status::Ok();
-  }
-  // Call last: every member not read is an unknown key.
-  Status NoOthers() const {
-    for (auto it = object().begin(); it != object().end(); ++it) {
-      if (!seen_.count(it.key())) {
-        return InvalidArgument(Key(it.key()) + ": unknown member (see docs/runner-set-config.md)");
-      }
-    }
-    return Status::Ok();
-  }
-
- private:
-  // Every string of this file is one line: a name, label, path, URL or ARN.
-  static Status OneLine(const std::string& key, const std::string& value) {
-    if (value.size() > kMaxSettingBytes) {
-      return InvalidArgument(key + ": " + std::to_string(value.size()) +
-                             " bytes, over the limit of " + std::to_string(kMaxSettingBytes));
-    }
-    if (value.find_first_of("\t\n\r") != std::string::npos) {
-      return InvalidArgument(key + ": must be one line, without tabs or line breaks");
-    }
-    return Status::Ok();
-  }
-  const json& object() const { return fields_.object(); }
-
-  JsonFields fields_;
-  std::set<std::string> seen_;
-};
-
-Status ObjectAt(const json* v, const std::string& key) {
-  if (!v->is_object()) return InvalidArgument(key + ": expected an object");
-  return Status::Ok();
-}
-
-std::string AppIdOf(const json& v) {
-  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
-  if (v.is_string()) return v.get<std::string>();
-  return "";
-}
-
-// github.apps: [{"appId", "privateKeyFile", "installationId"}, ...], each App installed on the
-// set's repository, organisation or enterprise; the first's fields fill github.appId and the
-// rest (its webhook delivers the jobs).
-Status ParseGitHubApps(const json& v, GitHubSettings& g) {
-  if (!g.app_id.empty() || !g.private_key_file.empty() || g.installation_id != 0) {
-    return InvalidArgument(
-        "github.apps: give the Apps in github.apps alone, without github.appId, privateKeyFile "
-        "and installationId beside it");
-  }
-  if (!v.is_array() || v.empty() || v.size() > 20) {
-    return InvalidArgument(
-        "github.apps: expected a list of 1 to 20 Apps, each {\"appId\", \"privateKeyFile\", "
-        "\"installationId\"}");
-  }
-  std::set<std::string> ids;
-  std::set<int64_t> installations;
-  for (size_t i = 0; i < v.size(); ++i) {
-    const std::string key = "github.apps[" + std::to_string(i) + "]";
-    MVR_RETURN_IF_ERROR(ObjectAt(&v[i], key));
-    Strict a(v[i], key);
-    GitHubSettings::App app;
-    if (const json* id = a.Find("appId")) app.app_id = AppIdOf(*id);
-    MVR_RETURN_IF_ERROR(a.String("privateKeyFile", app.private_key_file));
-    MVR_RETURN_IF_ERROR(a.Integer("installationId", app.installation_id, 1, INT64_MAX));
-    MVR_RETURN_IF_ERROR(a.NoOthers());
-    if (app.app_id.empty() || app.private_key_file.empty() || app.installation_id == 0) {
-      return InvalidArgument(key +
-                             ": each App needs appId (a number or a string), privateKeyFile and "
-                             "installationId");
-    }
-    if (!ids.insert(app.app_id).second) {
-      return InvalidArgument(key + ": the App " + app.app_id +
-                             " is listed twice; each App has its own rate limits once");
-    }
-    if (!installations.insert(app.installation_id).second) {
-      return InvalidArgument(key + ": the installation " + std::to_string(app.installation_id) +
-                             " is listed twice; each App has an installation of its own");
-    }
-    g.apps.push_back(std::move(app));
-  }
-  g.app_id = g.apps[0].app_id;
-  g.private_key_file = g.apps[0].private_key_file;
-  g.installation_id = g.apps[0].installation_id;
-  return Status::Ok();
-}
-
-Status ParseGitHub(const json& j, GitHubSettings& g) {
-  Strict s(j, "github");
-  MVR_RETURN_IF_ERROR(s.String("apiUrl", g.api_url));
-  MVR_RETURN_IF_ERROR(s.PathOrPem("caBundle", g.ca_bundle));
-  MVR_RETURN_IF_ERROR(s.String("repository", g.repository));
-  MVR_RETURN_IF_ERROR(s.String("organization", g.organization));
-  MVR_RETURN_IF_ERROR(s.String("enterprise", g.enterprise));
-  MVR_RETURN_IF_ERROR(s.Strings("organizations", g.organizations));
-  MVR_RETURN_IF_ERROR(s.String("patFile", g.pat_file));
-  if (const json* app = s.Find("appId")) {
-    g.app_id = AppIdOf(*app);
-    if (g.app_id.empty()) return InvalidArgument("github.appId: expected a number or a string");
-  }
-  MVR_RETURN_IF_ERROR(s.String("privateKeyFile", g.private_key_file));
-  MVR_RETURN_IF_ERROR(s.Integer("installationId", g.installation_id, 1, INT64_MAX));
-  if (const json* apps = s.Find("apps")) MVR_RETURN_IF_ERROR(ParseGitHubApps(*apps, g));
-  MVR_RETURN_IF_ERROR(s.String("webhookSecretFile", g.webhook_secret_file, true));
-  MVR_RETURN_IF_ERROR(s.Integer("runnerGroupId", g.runner_group_id, 1, INT64_MAX));
-  MVR_RETURN_IF_ERROR(s.Integer("hookId", g.hook_id, 1, INT64_MAX));
-  MVR_RETURN_IF_ERROR(s.String("webhookUrl", g.webhook_url));
-  MVR_RETURN_IF_ERROR(s.Strings("allowedRepositories", g.allowed_repositories));
-  MVR_RETURN_IF_ERROR(s.NoOthers());
-  if (g.api_url.rfind("http://", 0) != 0 && g.api_url.rfind("https://", 0) != 0) {
-    return InvalidArgument("github.apiUrl: expected an http(s) URL, got \"" + g.api_url + "\"");
-  }
-  while (!g.api_url.empty() && g.api_url.back() == '/') g.api_url.pop_back();
-  if (!g.ca_bundle.empty() && g.api_url.rfind("https://", 0) != 0) {
-    return InvalidArgument("github.caBundle: only for an https apiUrl, got \"" + g.api_url + "\"");
-  }
-  if (!g.webhook_url.empty() && g.webhook_url.rfind("http://", 0) != 0 &&
-      g.webhook_url.rfind("https://", 0) != 0) {
-    return InvalidArgument("github.webhookUrl: expected an http(s) URL, got \"" + g.webhook_url +
-                           "\"");
-  }
-  if (!g.repository.empty() + !g.organization.empty() + !g.enterprise.empty() != 1) {
-    return InvalidArgument(
-        "github.repository / github.organization / github.enterprise: give exactly one");
-  }
-  if (!g.repository.empty() && !github::RepositoryRef::Parse(g.repository).ok()) {
-    return InvalidArgument("github.repository: expected \"owner/name\", got \"" + g.repository +
-                           "\"");
-  }
-  const bool app = !g.app_id.empty() || !g.private_key_file.empty() || g.installation_id != 0;
-  if (g.pat_file.empty() == !app) {
-    return InvalidArgument(
-        "github.patFile / github.appId: give a patFile, or appId with privateKeyFile and "
-        "installationId");
-  }
-  if (app && (g.app_id.empty() || g.private_key_file.empty() || g.installation_id == 0)) {
-    return InvalidArgument(
-        "github.appId: a GitHub App needs appId, privateKeyFile and installationId together");
-  }
-  if (app && g.apps.empty()) g.apps.push_back({g.app_id, g.private_key_file, g.installation_id});
-  return CheckEnterprise(g);
-}
+using config_internal::json;
+using config_internal::kMaxSettingBytes;
+using config_internal::ObjectAt;
+using config_internal::ParseGitHubSettings;
+using config_internal::Strict;
 
 // {"target": {"p95QueuedToStartedSeconds": 10}, "max": 20} (pool_target.h).
 Status ParsePoolTarget(const json& v, const std::string& key, PoolTarget& target) {
@@ -465,6 +267,63 @@ Status CheckPrefix(const ServeConfig& c) {
   return Status::Ok();
 }
 
+// classes: a non-empty array of runner classes, each label used once.
+Status ParseClasses(const json* classes, ServeConfig& c) {
+  if (!classes || !classes->is_array() || classes->empty()) {
+    return InvalidArgument("classes: required, a non-empty array of {label, image}");
+  }
+  for (size_t i = 0; i < classes->size(); ++i) {
+    RunnerClass rc;
+    const std::string key = "classes[" + std::to_string(i) + "]";
+    MVR_RETURN_IF_ERROR(ParseClass((*classes)[i], key, rc));
+    if (c.FindClass(rc.label)) {
+      return InvalidArgument(key + ".label: \"" + rc.label + "\" is used by another class");
+    }
+    c.classes.push_back(rc);
+  }
+  return Status::Ok();
+}
+
+// The optional sections of the functions' settings: launcher, lambda, janitor, warmPool, hotPool.
+Status ParseSections(Strict& s, ServeConfig& c) {
+  if (const json* l = s.Find("launcher")) {
+    MVR_RETURN_IF_ERROR(ObjectAt(l, "launcher"));
+    MVR_RETURN_IF_ERROR(ParseLauncher(*l, c.launcher));
+  }
+  if (const json* l = s.Find("lambda")) {
+    MVR_RETURN_IF_ERROR(ObjectAt(l, "lambda"));
+    MVR_RETURN_IF_ERROR(ParseLambda(*l, c));
+  }
+  if (const json* t = s.Find("janitor")) {
+    MVR_RETURN_IF_ERROR(ObjectAt(t, "janitor"));
+    MVR_RETURN_IF_ERROR(ParseJanitor(*t, c.janitor));
+  }
+  if (const json* w = s.Find("warmPool")) {
+    MVR_RETURN_IF_ERROR(ObjectAt(w, "warmPool"));
+    MVR_RETURN_IF_ERROR(ParseWarmPool(*w, c.warm_pool));
+  }
+  if (const json* h = s.Find("hotPool")) {
+    MVR_RETURN_IF_ERROR(ObjectAt(h, "hotPool"));
+    MVR_RETURN_IF_ERROR(ParseHotPool(*h, c.hot_pool));
+  }
+  return Status::Ok();
+}
+
+// launcher.claimTakeoverSeconds: never shorter than the launch timeout.
+Status CheckClaimTakeover(const ServeConfig& c) {
+  if (c.launcher.claim_takeover_seconds > 0 && c.claim_takeover_after() < c.launch_timeout()) {
+    // Found by the simulation (lagging-listing seed 481, a 4 s takeover of 293 s launches):
+    // a claim taken over while its launch still runs gives the job two VMs.
+    return InvalidArgument(
+        "launcher.claimTakeoverSeconds: " + std::to_string(c.launcher.claim_takeover_seconds) +
+        " is shorter than launcher.launchTimeoutSeconds (" +
+        std::to_string(c.launcher.launch_timeout_seconds) +
+        "): a launch may still be working on a claim that young, and taking it over would give "
+        "its job a second VM; set it to at least the launch timeout (the default is twice it)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const RunnerClass* ServeConfig::FindClass(std::string_view label) const {
@@ -527,62 +386,22 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
     const json* gh = s.Find("github");
     if (!gh) return InvalidArgument("github: required");
     MVR_RETURN_IF_ERROR(ObjectAt(gh, "github"));
-    MVR_RETURN_IF_ERROR(ParseGitHub(*gh, c.github));
-    const json* classes = s.Find("classes");
-    if (!classes || !classes->is_array() || classes->empty()) {
-      return InvalidArgument("classes: required, a non-empty array of {label, image}");
-    }
-    for (size_t i = 0; i < classes->size(); ++i) {
-      RunnerClass rc;
-      const std::string key = "classes[" + std::to_string(i) + "]";
-      MVR_RETURN_IF_ERROR(ParseClass((*classes)[i], key, rc));
-      if (c.FindClass(rc.label)) {
-        return InvalidArgument(key + ".label: \"" + rc.label + "\" is used by another class");
-      }
-      c.classes.push_back(rc);
-    }
+    MVR_RETURN_IF_ERROR(ParseGitHubSettings(*gh, c.github));
+    MVR_RETURN_IF_ERROR(ParseClasses(s.Find("classes"), c));
     MVR_RETURN_IF_ERROR(s.Integer("maxConcurrentVms", c.max_concurrent_vms, 1, 100000));
     MVR_RETURN_IF_ERROR(s.String("store", c.store, true));
     const json* queue = s.Find("queue");
     if (!queue) return InvalidArgument("queue: required");
     MVR_RETURN_IF_ERROR(ParseQueue(*queue, c.queue));
     MVR_RETURN_IF_ERROR(s.String("runnerNamePrefix", c.runner_name_prefix));
-    if (const json* l = s.Find("launcher")) {
-      MVR_RETURN_IF_ERROR(ObjectAt(l, "launcher"));
-      MVR_RETURN_IF_ERROR(ParseLauncher(*l, c.launcher));
-    }
-    if (c.launcher.claim_takeover_seconds > 0 && c.claim_takeover_after() < c.launch_timeout()) {
-      // Found by the simulation (lagging-listing seed 481, a 4 s takeover of 293 s launches):
-      // a claim taken over while its launch still runs gives the job two VMs.
-      return InvalidArgument(
-          "launcher.claimTakeoverSeconds: " + std::to_string(c.launcher.claim_takeover_seconds) +
-          " is shorter than launcher.launchTimeoutSeconds (" +
-          std::to_string(c.launcher.launch_timeout_seconds) +
-          "): a launch may still be working on a claim that young, and taking it over would give "
-          "its job a second VM; set it to at least the launch timeout (the default is twice it)");
-    }
-    if (const json* l = s.Find("lambda")) {
-      MVR_RETURN_IF_ERROR(ObjectAt(l, "lambda"));
-      MVR_RETURN_IF_ERROR(ParseLambda(*l, c));
-    }
-    if (const json* t = s.Find("janitor")) {
-      MVR_RETURN_IF_ERROR(ObjectAt(t, "janitor"));
-      MVR_RETURN_IF_ERROR(ParseJanitor(*t, c.janitor));
-    }
-    if (const json* w = s.Find("warmPool")) {
-      MVR_RETURN_IF_ERROR(ObjectAt(w, "warmPool"));
-      MVR_RETURN_IF_ERROR(ParseWarmPool(*w, c.warm_pool));
-    }
-    if (const json* h = s.Find("hotPool")) {
-      MVR_RETURN_IF_ERROR(ObjectAt(h, "hotPool"));
-      MVR_RETURN_IF_ERROR(ParseHotPool(*h, c.hot_pool));
-    }
+    MVR_RETURN_IF_ERROR(ParseSections(s, c));
     MVR_RETURN_IF_ERROR(s.Integer("maxWebhookBodyBytes", c.max_webhook_body_bytes, 1024, 25 << 20));
     MVR_RETURN_IF_ERROR(s.Integer("shutdownGraceSeconds", c.shutdown_grace_seconds, 0, 3600));
     MVR_RETURN_IF_ERROR(s.NoOthers());
     MVR_RETURN_IF_ERROR(CheckRunnerSetId(c.runner_set_id, "runnerSetId"));
     if (c.runner_name_prefix.empty()) c.runner_name_prefix = RunnerNamePrefix(c.runner_set_id);
     MVR_RETURN_IF_ERROR(CheckPrefix(c));
+    MVR_RETURN_IF_ERROR(CheckClaimTakeover(c));
     MVR_RETURN_IF_ERROR(CheckHotPools(c));
     MVR_RETURN_IF_ERROR(CheckFallbackClasses(c));
     MVR_RETURN_IF_ERROR(CheckAllowedRepositories(c.github));
@@ -591,75 +410,6 @@ Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& o
   }();
   if (!st.ok()) return st.Annotate(origin);
   return c;
-}
-
-namespace {
-
-Result<Secret> ReadSecretFile(const std::string& path, const std::string& key) {
-  MVR_ASSIGN_OR_RETURN(std::string text, ReadTrimmedFile(path, key));
-  if (text.empty()) return InvalidArgument(key + ": the file " + path + " is empty");
-  return Secret(std::move(text));
-}
-
-}  // namespace
-
-Result<ServeSecrets> LoadSecrets(const ServeConfig& config) {
-  ServeSecrets out;
-  MVR_ASSIGN_OR_RETURN(out.webhook_secret, ReadSecretFile(config.github.webhook_secret_file,
-                                                          "github.webhookSecretFile"));
-  if (!config.github.pat_file.empty()) {
-    MVR_ASSIGN_OR_RETURN(out.pat, ReadSecretFile(config.github.pat_file, "github.patFile"));
-  } else {
-    for (size_t i = 0; i < config.github.apps.size(); ++i) {
-      MVR_ASSIGN_OR_RETURN(Secret key, ReadGitHubCredential(config, i));
-      out.app_private_keys.push_back(std::move(key));
-    }
-    if (!out.app_private_keys.empty()) out.app_private_key = out.app_private_keys.front();
-  }
-  MVR_ASSIGN_OR_RETURN(out.status_token, ReadStatusToken(config));
-  return out;
-}
-
-Result<std::optional<Secret>> ReadStatusToken(const ServeConfig& config) {
-  if (config.status_token_file.empty()) return std::optional<Secret>();
-  MVR_ASSIGN_OR_RETURN(Secret token, ReadSecretFile(config.status_token_file, "statusTokenFile"));
-  return std::optional<Secret>(std::move(token));
-}
-
-Result<Secret> ReadGitHubCredential(const ServeConfig& config, size_t app) {
-  if (!config.github.pat_file.empty())
-    return ReadSecretFile(config.github.pat_file, "github.patFile");
-  if (app >= config.github.apps.size()) return Internal("no GitHub App " + std::to_string(app));
-  return ReadSecretFile(config.github.apps[app].private_key_file, config.github.AppKeyName(app));
-}
-
-std::string GitHubSettings::AppKeyName(size_t i) const {
-  return apps.size() <= 1 ? "github.privateKeyFile"
-                          : "github.apps[" + std::to_string(i) + "].privateKeyFile";
-}
-
-Secret ControlKeyOf(const ServeSecrets& secrets) {
-  if (secrets.pat) return *secrets.pat;
-  if (secrets.app_private_key) return *secrets.app_private_key;
-  return Secret();
-}
-
-Result<std::string> GitHubCaBundlePem(const GitHubSettings& github) {
-  constexpr std::string_view kCertificate = "-----BEGIN CERTIFICATE-----";
-  if (github.ca_bundle.empty()) return std::string();
-  if (github.ca_bundle.rfind("-----BEGIN", 0) == 0) {
-    if (github.ca_bundle.find(kCertificate) == std::string::npos) {
-      return InvalidArgument("github.caBundle: the PEM text holds no certificate");
-    }
-    return github.ca_bundle;
-  }
-  MVR_ASSIGN_OR_RETURN(std::string pem, ReadFile(github.ca_bundle, "github.caBundle"));
-  if (pem.find(kCertificate) == std::string::npos) {
-    return InvalidArgument("github.caBundle: " + github.ca_bundle +
-                           " holds no PEM certificate (a \"" + std::string(kCertificate) +
-                           "\" block); give the CA that signed the server's certificate");
-  }
-  return pem;
 }
 
 }  // namespace mvr::runnerset

@@ -1,12 +1,23 @@
 #include "runnerset/config/runner_name.h"
 
+#include <cstdint>
 #include <string>
+
+#include "base/numbers.h"
 
 namespace mvr::runnerset {
 
 namespace {
 
+constexpr std::string_view kHot = "hot-";
+constexpr std::string_view kCanary = "canary-";
+
 bool IsIdChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
+
+// `rest` is `tag` and something after it.
+bool IsTagged(std::string_view rest, std::string_view tag) {
+  return rest.size() > tag.size() && rest.substr(0, tag.size()) == tag;
+}
 
 }  // namespace
 
@@ -40,7 +51,11 @@ std::string JobRunnerName(std::string_view prefix, int64_t job_id, std::string_v
 }
 
 std::string HotRunnerName(std::string_view prefix, std::string_view hex) {
-  return std::string(prefix) + "hot-" + std::string(hex);
+  return std::string(prefix) + std::string(kHot) + std::string(hex);
+}
+
+std::string CanaryRunnerName(std::string_view prefix, std::string_view hex) {
+  return std::string(prefix) + std::string(kCanary) + std::string(hex);
 }
 
 bool IsRunnerOf(std::string_view prefix, std::string_view name) {
@@ -52,20 +67,25 @@ RunnerNameParts ParseRunnerName(std::string_view prefix, std::string_view name) 
   if (!IsRunnerOf(prefix, name)) return out;
   out.kind = RunnerNameParts::Kind::kOther;
   const std::string_view rest = name.substr(prefix.size());
-  if (rest.rfind("hot-", 0) == 0) {
+  if (IsTagged(rest, kHot)) {
     out.kind = RunnerNameParts::Kind::kHot;
     return out;
   }
-  const size_t dash = rest.find('-');
-  // At most 18 digits: any such number fits an int64_t.
-  if (dash == std::string_view::npos || dash == 0 || dash > 18) return out;
-  int64_t id = 0;
-  for (size_t i = 0; i < dash; ++i) {
-    if (rest[i] < '0' || rest[i] > '9') return out;
-    id = id * 10 + (rest[i] - '0');
+  if (IsTagged(rest, kCanary)) {
+    out.kind = RunnerNameParts::Kind::kCanary;
+    return out;
   }
+  // <job id>-<suffix>: the id as std::to_string writes it (no sign, no leading zero), at least 1.
+  const size_t dash = rest.find('-');
+  if (dash == std::string_view::npos || dash + 1 == rest.size() || rest[0] < '1' || rest[0] > '9') {
+    return out;
+  }
+  const std::string_view digits = rest.substr(0, dash);
+  if (digits.find_first_not_of("0123456789") != std::string_view::npos) return out;
+  const std::optional<int64_t> id = ParseInt64InRange(digits, 1, INT64_MAX);
+  if (!id) return out;
   out.kind = RunnerNameParts::Kind::kJob;
-  out.job_id = id;
+  out.job_id = *id;
   return out;
 }
 

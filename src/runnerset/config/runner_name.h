@@ -2,7 +2,10 @@
 // item 4). Ids may hold lowercase letters, digits and '-', never '_': every derived name puts a
 // '_' right after the id, so no set's names start with another set's prefix (`ci` vs `ci-gpu`,
 // `ci1`). The runner of a job is "<prefix><job id>-<8 hex>", a hot-pool runner
-// "<prefix>hot-<hex>"; the default prefix is "mvr-<id>_" (runnerNamePrefix overrides it). The
+// "<prefix>hot-<hex>", `mvr doctor --canary`'s "<prefix>canary-<hex>"; the default prefix is
+// "mvr-<id>_" (runnerNamePrefix overrides it). ParseRunnerName reads back exactly what the
+// builders write (issue 57, item 4): a job id in canonical decimal from 1 to INT64_MAX and a
+// non-empty suffix, a hot or canary name with a non-empty tail. The
 // deploy scripts (deploy/lib.sh: set_names) and the IAM policies (deploy/iam) use the same
 // scheme for AWS names: mvr-<id>_<what>, images <id>_<class index>-<8 hex>.
 // Thread-safety: pure functions.
@@ -25,14 +28,16 @@ Status CheckRunnerSetId(std::string_view id, std::string_view key);
 // "mvr-<id>_": names of the set's runners start with it, and no other set's do.
 std::string RunnerNamePrefix(std::string_view runner_set_id);
 
-// "<prefix><job id>-<suffix>" (the suffix: 8 characters of the launch's token).
+// "<prefix><job id>-<suffix>" (the suffix: 8 characters of the launch's token; job_id >= 1).
 std::string JobRunnerName(std::string_view prefix, int64_t job_id, std::string_view suffix);
 // "<prefix>hot-<hex>".
 std::string HotRunnerName(std::string_view prefix, std::string_view hex);
+// "<prefix>canary-<hex>": the runner `mvr doctor --canary` registers for its one job.
+std::string CanaryRunnerName(std::string_view prefix, std::string_view hex);
 
 struct RunnerNameParts {
-  enum class Kind { kForeign, kJob, kHot, kOther };
-  Kind kind = Kind::kForeign;  // kForeign: not the prefix's; kOther: the prefix's, neither form
+  enum class Kind { kForeign, kJob, kHot, kCanary, kOther };
+  Kind kind = Kind::kForeign;  // kForeign: not the prefix's; kOther: the prefix's, no form of it
   int64_t job_id = 0;          // kJob only
 };
 // What `name` is to the set whose runners start with `prefix`.

@@ -6,6 +6,7 @@
 #include "fleet/microvm_lifecycle.h"
 #include "fleet/runner_registration.h"
 #include "github/labels.h"
+#include "runnerset/config/runner_name.h"
 #include "runnerset/doctor/doctor_canary.h"
 
 #include "fleet/network_connectors.h"
@@ -32,7 +33,7 @@ class CanaryRun {
                                         : config_.FindClass(options_.class_label);
     const std::string id = HexEncode(deps_.seam.random.Bytes(4));
     label_ = "mvr-canary-" + id;
-    out_.runner_name = config_.runner_name_prefix + "canary-" + id;
+    out_.runner_name = CanaryRunnerName(config_.runner_name_prefix, id);
     deadline_ = deps_.seam.clock.Now() + options_.timeout;
     const bool passed = Segment("registration", [&] { return Register(); }) &&
                         Segment("RunMicrovm", [&] { return Launch(); }) &&

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "base/time_format.h"
 #include "runnerset/metrics/rate_budget_metrics.h"
@@ -56,7 +57,7 @@ std::string PoolText(const char* kind, int target, const json& members, const js
 
 // One class: its pool targets and members, and its VMs by state (null when its image's listing
 // failed).
-json ClassEntry(const RunnerClass& c, const StatusInputs& in) {
+json ClassEntry(const RunnerClass& c, const StatusReportInputs& in) {
   json by_state = json::object();
   auto listed = in.vms_by_image.find(c.image);
   if (listed != in.vms_by_image.end()) {
@@ -162,7 +163,7 @@ json RowEntry(const MappingRow& r, const std::map<std::string, const github::Run
   return j;
 }
 
-json JobsInFlight(const ServeConfig& config, const StatusInputs& in, int64_t now) {
+json JobsInFlight(const ServeConfig& config, const StatusReportInputs& in, int64_t now) {
   std::map<std::string, const github::Runner*> runners;
   if (in.runners) {
     for (const github::Runner& r : *in.runners) runners[r.name] = &r;
@@ -177,7 +178,7 @@ json JobsInFlight(const ServeConfig& config, const StatusInputs& in, int64_t now
   return jobs;
 }
 
-json JanitorEntry(const ServeConfig& config, const StatusInputs& in) {
+json JanitorEntry(const ServeConfig& config, const StatusReportInputs& in) {
   json janitor = {{"intervalSeconds", config.janitor.interval_seconds},
                   {"recoverStuckLaunches", config.janitor.recover_stuck_launches}};
   if (!in.last_sweep) {
@@ -267,7 +268,7 @@ json Latency(const std::vector<JobRecord>& records) {
 
 }  // namespace
 
-json BuildStatus(const ServeConfig& config, const StatusInputs& in) {
+json BuildStatusReport(const ServeConfig& config, const StatusReportInputs& in) {
   const int64_t now = ToUnixMillis(in.now);
   json out;
   out["runnerSetId"] = config.runner_set_id;
@@ -357,23 +358,26 @@ std::string QueuePrometheus(const Result<queue::QueueDepth>& depth) {
   return out;
 }
 
-std::string RenderStatusText(const json& s) {
-  std::string out;
-  char line[512];
-  out += "runner set " + s.value("runnerSetId", std::string()) + "\n";
+namespace {
+
+// Whether GitHub takes the set's credentials, and since when it has not.
+std::string AuthText(const json& s) {
   const json auth = s.value("githubAuth", json::object());
   if (auth.contains("failingSince")) {
+    char line[512];
     std::snprintf(
         line, sizeof(line),
         "GitHub auth failing since %s (%.0f s): fix the secret; it is re-read without a restart\n",
         auth.value("failingSince", std::string()).c_str(),
         (s.value("nowMs", int64_t{0}) - auth.value("failingSinceMs", int64_t{0})) / 1000.0);
-    out += line;
-  } else if (auth.value("ok", false)) {
-    out += "GitHub auth: ok\n";
+    return line;
   }
-  out += RateBudgetStatusLine(s);
-  out += "classes:\n";
+  return auth.value("ok", false) ? "GitHub auth: ok\n" : "";
+}
+
+// One line per class (its VMs, pools and health), then the set's VMs against its cap.
+std::string ClassesText(const json& s) {
+  std::string out = "classes:\n";
   for (const json& c : s.value("classes", json::array())) {
     const json& vms = c["vms"];
     const json& pool = c["pool"];
@@ -385,13 +389,19 @@ std::string RenderStatusText(const json& s) {
                     pool.value("hotSizing", json())) +
            ClassHealthText(c.value("health", json::object())) + "\n";
   }
+  char line[512];
   std::snprintf(line, sizeof(line), "VMs: %s (%lld live of at most %lld)\n",
                 CountsText(s.value("vms", json::object())).c_str(),
                 static_cast<long long>(s.value("liveVms", int64_t{0})),
                 static_cast<long long>(s.value("maxConcurrentVms", int64_t{0})));
-  out += line;
+  return out + line;
+}
+
+// The jobs in flight, one line each: where each is and for how long.
+std::string JobsText(const json& s) {
   const json jobs = s.value("jobsInFlight", json::array());
-  out += "jobs in flight: " + std::to_string(jobs.size()) + "\n";
+  std::string out = "jobs in flight: " + std::to_string(jobs.size()) + "\n";
+  char line[512];
   for (const json& j : jobs) {
     std::string segment = j.value("segment", std::string());
     if (j["segmentSeconds"].is_number()) {
@@ -405,47 +415,68 @@ std::string RenderStatusText(const json& s) {
                   j.value("microvmId", std::string()).c_str());
     out += line;
   }
+  return out;
+}
+
+// The jobs refused, split into those asking for another architecture and those of another
+// installation or repository.
+std::string RefusedText(const json& s) {
   json refused = json::array();
   json foreign = json::array();  // deliveries of another installation or repository
   for (const json& j : s.value("refusedJobs", json::array())) {
     (j.value("reason", std::string()).rfind("foreign_", 0) == 0 ? foreign : refused).push_back(j);
   }
-  if (!refused.empty()) {
-    out += "refused, not ARM64 (" + std::to_string(refused.size()) + ", newest first):\n";
-    for (const json& j : refused) {
+  std::string out;
+  for (const auto& [jobs, title, joint] :
+       {std::tuple<const json&, const char*, const char*>{refused, "not ARM64", " asks for "},
+        {foreign, "not this set's", " of "}}) {
+    if (jobs.empty()) continue;
+    out += std::string("refused, ") + title + " (" + std::to_string(jobs.size()) +
+           ", newest first):\n";
+    for (const json& j : jobs) {
       out += "  " + j.value("repository", std::string()) + "#" +
-             std::to_string(j.value("jobId", int64_t{0})) + " asks for " +
+             std::to_string(j.value("jobId", int64_t{0})) + joint +
              j.value("label", std::string()) + "\n";
     }
   }
-  if (!foreign.empty()) {
-    out += "refused, not this set's (" + std::to_string(foreign.size()) + ", newest first):\n";
-    for (const json& j : foreign) {
-      out += "  " + j.value("repository", std::string()) + "#" +
-             std::to_string(j.value("jobId", int64_t{0})) + " of " +
-             j.value("label", std::string()) + "\n";
-    }
-  }
-  out += RenderCostText(s);
-  out += QueueText(s);
+  return out;
+}
+
+// The janitor's last sweep: when, how long, what it counted and what failed.
+std::string JanitorText(const json& s) {
   const json& janitor = s["janitor"];
   const json& last = janitor["lastSweep"];
   if (last.is_null()) {
-    out += "janitor: no sweep yet (every " + std::to_string(janitor.value("intervalSeconds", 0)) +
+    return "janitor: no sweep yet (every " + std::to_string(janitor.value("intervalSeconds", 0)) +
            " s)\n";
-  } else {
-    json nonzero = json::object();
-    for (auto it = last["counters"].begin(); it != last["counters"].end(); ++it) {
-      if (it.value().get<int64_t>() != 0) nonzero[it.key()] = it.value();
-    }
-    std::snprintf(line, sizeof(line), "janitor: last sweep %.0f s ago, %lld ms: ",
-                  (s.value("nowMs", int64_t{0}) - last.value("startedAtMs", int64_t{0})) / 1e3,
-                  static_cast<long long>(last.value("durationMs", int64_t{0})));
-    out += line + CountsText(nonzero) + "\n";
-    for (const json& e : last.value("errors", json::array())) {
-      out += "  error: " + e.get<std::string>() + "\n";
-    }
   }
+  json nonzero = json::object();
+  for (auto it = last["counters"].begin(); it != last["counters"].end(); ++it) {
+    if (it.value().get<int64_t>() != 0) nonzero[it.key()] = it.value();
+  }
+  char line[512];
+  std::snprintf(line, sizeof(line), "janitor: last sweep %.0f s ago, %lld ms: ",
+                (s.value("nowMs", int64_t{0}) - last.value("startedAtMs", int64_t{0})) / 1e3,
+                static_cast<long long>(last.value("durationMs", int64_t{0})));
+  std::string out = line + CountsText(nonzero) + "\n";
+  for (const json& e : last.value("errors", json::array())) {
+    out += "  error: " + e.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderStatusReportText(const json& s) {
+  std::string out = "runner set " + s.value("runnerSetId", std::string()) + "\n";
+  out += AuthText(s);
+  out += RateBudgetStatusLine(s);
+  out += ClassesText(s);
+  out += JobsText(s);
+  out += RefusedText(s);
+  out += RenderCostText(s);
+  out += QueueText(s);
+  out += JanitorText(s);
   for (const json& e : s.value("errors", json::array())) {
     out += "error: " + e.get<std::string>() + "\n";
   }

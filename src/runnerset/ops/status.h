@@ -1,8 +1,8 @@
 // Status: what an operator asks a runner set first (`mvr status`, GET /status): per class its
 // warm- and hot-pool targets and members by state and its VMs by state; all the set's VMs by state;
 // the jobs in flight with the segment each is in and for how long; the last janitor sweep's
-// counters. BuildStatus is pure (the Server gathers the listings); RenderStatusText turns the JSON
-// into lines for a terminal. Thread-safety: pure functions.
+// counters. BuildStatusReport is pure (the Server gathers the listings); RenderStatusReportText
+// turns the JSON into lines for a terminal. Thread-safety: pure functions.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -24,7 +24,7 @@
 
 namespace mvr::runnerset {
 
-struct StatusInputs {
+struct StatusReportInputs {
   TimePoint now{};
   // The set's VMs as listed by each class's image (missing: that listing failed).
   std::map<std::string, std::vector<aws::MicrovmSummary>> vms_by_image;
@@ -52,7 +52,7 @@ struct StatusInputs {
 };
 
 // Where a status comes from: the set's clients and tables. `health` is optional.
-struct StatusSources {
+struct StatusReportSources {
   aws::MicrovmService& microvms;
   github::GitHub& github;
   RunnerTable& table;
@@ -64,7 +64,7 @@ struct StatusSources {
 // The status's "cost": per class and path, the finished jobs' VM-seconds per job (with the job,
 // without one, suspended) and their price at the published rates (billing.h), beside a
 // GitHub-hosted runner's (status_cost.cpp). RenderCostText is its lines for `mvr status`.
-nlohmann::json CostEntry(const StatusInputs& in);
+nlohmann::json CostEntry(const StatusReportInputs& in);
 std::string RenderCostText(const nlohmann::json& status);
 
 // What an operator does about dead letters (the status page, `mvr status`, `mvr doctor`).
@@ -83,7 +83,8 @@ inline constexpr int kStatusSweeps = 10;
 
 // Lists the VMs, runners, rows, claims, pool members, history and class health; a listing that
 // fails is named in `errors` and the rest is still gathered. `last_sweep` is left to the caller.
-StatusInputs GatherStatus(const ServeConfig& config, const StatusSources& sources, TimePoint now);
+StatusReportInputs GatherStatusReport(const ServeConfig& config, const StatusReportSources& sources,
+                                      TimePoint now);
 
 // Segments of a job in flight, in order: "claimed" (registering its runner), "vm_starting" (the
 // VM launched, not yet RUNNING with the runner delivered), "runner_starting" (delivered, the
@@ -92,8 +93,8 @@ StatusInputs GatherStatus(const ServeConfig& config, const StatusSources& source
 // Also "finishedJobs" (each with its milestones, path, conclusion or failure), "latency" (queued
 // → job started by class and path: count, p50, p95 and a histogram) and the janitor's
 // "recentSweeps".
-nlohmann::json BuildStatus(const ServeConfig& config, const StatusInputs& in);
+nlohmann::json BuildStatusReport(const ServeConfig& config, const StatusReportInputs& in);
 
-std::string RenderStatusText(const nlohmann::json& status);
+std::string RenderStatusReportText(const nlohmann::json& status);
 
 }  // namespace mvr::runnerset

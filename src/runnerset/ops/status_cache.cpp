@@ -2,7 +2,7 @@
 
 namespace mvr::runnerset {
 
-nlohmann::json StatusCache::Get(const std::function<nlohmann::json()>& gather) {
+nlohmann::json StatusReportCache::Get(const std::function<nlohmann::json()>& gather) {
   std::unique_lock<std::mutex> lock(mu_);
   if (last_ && clock_.Now() - started_ < max_age_) return *last_;
   if (gathering_) {
@@ -33,7 +33,7 @@ nlohmann::json StatusCache::Get(const std::function<nlohmann::json()>& gather) {
   return *last_;
 }
 
-int64_t StatusCache::gatherings() const {
+int64_t StatusReportCache::gatherings() const {
   std::lock_guard<std::mutex> lock(mu_);
   return generation_;
 }

@@ -1,10 +1,9 @@
-// StatusCache: what `mvr serve`'s status routes (GET / and GET /status) answer, gathered at most
-// once per max_age however often they are asked (issue 53, item 1): each gathering lists runners
-// on GitHub and VMs on AWS and scans the store, and a page open in a browser reloads every 5 s, so
-// answering each request afresh would let anyone who can reach the routes spend GitHub's budget.
-// Callers that ask while a gathering runs wait for it and share its result.
-// Thread-safety: Get may be called from many threads; `gather` runs on one at a time, no lock
-// held.
+// StatusReportCache: what `mvr serve`'s status routes (GET / and GET /status) answer, gathered at
+// most once per max_age however often they are asked (issue 53, item 1): each gathering lists
+// runners on GitHub and VMs on AWS and scans the store, and a page open in a browser reloads every
+// 5 s, so answering each request afresh would let anyone who can reach the routes spend GitHub's
+// budget. Callers that ask while a gathering runs wait for it and share its result. Thread-safety:
+// Get may be called from many threads; `gather` runs on one at a time, no lock held.
 #pragma once
 
 #include <condition_variable>
@@ -18,9 +17,9 @@
 
 namespace mvr::runnerset {
 
-class StatusCache {
+class StatusReportCache {
  public:
-  StatusCache(const Clock& clock, Duration max_age) : clock_(clock), max_age_(max_age) {}
+  StatusReportCache(const Clock& clock, Duration max_age) : clock_(clock), max_age_(max_age) {}
 
   // The status gathered less than max_age ago (counted from the gathering's start), else the one
   // `gather` makes now.

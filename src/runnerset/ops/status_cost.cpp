@@ -45,7 +45,7 @@ std::optional<VmUsage> JobUsage(const JobRecord& r) {
 
 // The memory a job's VM had: its own image version's, or the newest listed version's when its
 // record names none that is still listed; nothing when the class's versions give none.
-std::optional<int> MemoryOf(const JobRecord& r, const StatusInputs& in) {
+std::optional<int> MemoryOf(const JobRecord& r, const StatusReportInputs& in) {
   auto cls = in.memory_mib_by_class.find(r.class_label);
   if (cls == in.memory_mib_by_class.end() || cls->second.empty()) return std::nullopt;
   const std::map<std::string, int>& versions = cls->second;
@@ -59,7 +59,7 @@ std::optional<int> MemoryOf(const JobRecord& r, const StatusInputs& in) {
 
 }  // namespace
 
-json CostEntry(const StatusInputs& in) {
+json CostEntry(const StatusReportInputs& in) {
   const PublishedRates rates;
   struct Sum {
     int jobs = 0;

@@ -1,8 +1,8 @@
-// The status page: BuildStatus's JSON as one self-contained HTML document (`mvr serve`'s GET /,
-// `mvr status --html FILE`, `mvr demo --report FILE`). Inline SVG and an inline style sheet only:
-// no script, nothing fetched (its Content-Security-Policy forbids both). Each class with its cap,
-// VMs, pools and health; the jobs in flight and the last finished ones, each with a waterfall of
-// its milestones coloured by path (hot, warm, cold); queued → job started per class and path
+// The status page: BuildStatusReport's JSON as one self-contained HTML document (`mvr serve`'s GET
+// /, `mvr status --html FILE`, `mvr demo --report FILE`). Inline SVG and an inline style sheet
+// only: no script, nothing fetched (its Content-Security-Policy forbids both). Each class with its
+// cap, VMs, pools and health; the jobs in flight and the last finished ones, each with a waterfall
+// of its milestones coloured by path (hot, warm, cold); queued → job started per class and path
 // (p50, p95, a histogram); the janitor's last sweeps; GitHub's rate budget; what failed to list.
 // Every text that came from outside (job and repository names are attacker-controlled) is
 // escaped. Thread-safety: pure function.

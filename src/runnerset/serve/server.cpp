@@ -191,12 +191,13 @@ void Server::WatchRunners() {
 }
 
 nlohmann::json Server::Status() {
-  StatusInputs in = GatherStatus(config_,
-                                 StatusSources{deps_.microvms, background_github_, table_, pool_,
-                                               &health_, &deps_.queue, &arrivals_},
-                                 deps_.seam.clock.Now());
+  StatusReportInputs in =
+      GatherStatusReport(config_,
+                         StatusReportSources{deps_.microvms, background_github_, table_, pool_,
+                                             &health_, &deps_.queue, &arrivals_},
+                         deps_.seam.clock.Now());
   in.last_sweep = janitor_.LastSweep();
-  nlohmann::json out = BuildStatus(config_, in);
+  nlohmann::json out = BuildStatusReport(config_, in);
   out["githubRateLimit"] = RateBudgetStatusJson(deps_.github.RateBudgetNow());
   out["refusedJobs"] = RefusedJobsJson(metrics_.RecentRefusedJobs());
   return out;

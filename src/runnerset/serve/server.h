@@ -56,7 +56,7 @@ struct ServerDeps {
   std::optional<Secret> status_token{};
 };
 
-// How old a status the status routes may answer with (StatusCache): the status page's reload
+// How old a status the status routes may answer with (StatusReportCache): the status page's reload
 // period.
 inline constexpr Duration kStatusMaxAge{5'000};
 // Connections the webhook listener holds from one address (http::HttpServer::Options).
@@ -113,7 +113,7 @@ class Server {
   Consumer consumer_;
   Janitor janitor_;
   WarmPoolSweeper sweeper_;
-  StatusCache status_cache_;
+  StatusReportCache status_cache_;
   http::Router router_;         // the webhook listener's
   http::Router status_router_;  // the status listener's
   std::unique_ptr<http::HttpServer> server_;

@@ -6,10 +6,9 @@
 #include <signal.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "base/encoding.h"
+#include "base/files.h"
 #include "base/numbers.h"
 
 namespace mvr::emulate::microvms {
@@ -137,15 +136,10 @@ Status NetworkNamespaces::RunIp(std::vector<std::string> args) {
     deps_.processes.Signal(*pid, SIGKILL).IgnoreError();
     while (!process::PollExit(deps_.processes, *pid)) deps_.seam.sleeper.Sleep(Duration(5));
   }
-  std::stringstream output;
-  {
-    std::ifstream in(spec.output_path);
-    output << in.rdbuf();
-  }
+  std::string text = ReadFile(spec.output_path, "command output").value_or("");
   std::error_code ec;
   fs::remove(spec.output_path, ec);
   if (status && status->ok()) return Status::Ok();
-  std::string text = output.str();
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return Internal("`" + Joined(args) + "` failed (" +
                   (status ? process::DescribeExit(*status) : std::string("timed out")) +

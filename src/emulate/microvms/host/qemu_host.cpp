@@ -1,8 +1,6 @@
 #include "emulate/microvms/host/qemu_host.h"
 
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -16,6 +14,9 @@
 #include "base/host_port.h"
 #include "base/json_text.h"
 #include "emulate/microvms/host/host_processes.h"
+#include "emulate/microvms/host/qemu_command_line.h"
+#include "emulate/microvms/host/qemu_prerequisites.h"
+#include "emulate/microvms/host/qmp.h"
 
 namespace mvr::emulate::microvms {
 
@@ -24,72 +25,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kKernelCommandLine[] = "quiet panic=-1";
-const Duration kQmpTimeout(30'000);
 const Duration kSaveTimeout(120'000);
 const Duration kKvmProbeTimeout(20'000);
-
-// QEMU's machine protocol over the instance's unix socket: one JSON command a line, answered by
-// one JSON line ("return" or "error"); asynchronous "event" lines are skipped.
-class Qmp {
- public:
-  ~Qmp() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  // Connects, retrying until `deadline` while QEMU has not made the socket yet.
-  Status Connect(const Seam& seam, const std::string& path, TimePoint deadline) {
-    while (true) {
-      fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (fd_ < 0) return Internal(std::string("socket: ") + std::strerror(errno));
-      sockaddr_un addr{};
-      addr.sun_family = AF_UNIX;
-      std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-      if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) break;
-      ::close(fd_);
-      fd_ = -1;
-      if (seam.clock.Now() >= deadline)
-        return Transient("QEMU's QMP socket " + path + " never opened");
-      seam.sleeper.Sleep(Duration(20));
-    }
-    timeval tv{static_cast<time_t>(kQmpTimeout.count() / 1000), 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    MVR_RETURN_IF_ERROR(ReadReply().status());  // the greeting
-    return Command("qmp_capabilities").status();
-  }
-  Result<nlohmann::json> Command(const std::string& name,
-                                 const nlohmann::json& arguments = nlohmann::json()) {
-    nlohmann::json c = {{"execute", name}};
-    if (!arguments.is_null()) c["arguments"] = arguments;
-    const std::string line = JsonText(c) + "\n";
-    if (::send(fd_, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
-      return Transient("QMP " + name + ": cannot send");
-    }
-    MVR_ASSIGN_OR_RETURN(nlohmann::json reply, ReadReply());
-    if (reply.contains("error")) {
-      return Internal("QMP " + name + ": " + reply["error"].value("desc", JsonText(reply)));
-    }
-    return reply.value("return", nlohmann::json::object());
-  }
-
- private:
-  Result<nlohmann::json> ReadReply() {
-    while (true) {
-      size_t nl;
-      while ((nl = buffer_.find('\n')) == std::string::npos) {
-        char chunk[4096];
-        ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-        if (n <= 0) return Transient("QMP: the connection to QEMU closed or timed out");
-        buffer_.append(chunk, static_cast<size_t>(n));
-      }
-      std::string line = buffer_.substr(0, nl);
-      buffer_.erase(0, nl + 1);
-      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_discarded()) return Internal("QMP: not JSON: " + line.substr(0, 200));
-      if (!j.contains("event")) return j;
-    }
-  }
-  int fd_ = -1;
-  std::string buffer_;
-};
 
 std::string KeyOf(const Effect& effect) {
   std::ostringstream s;
@@ -125,38 +62,8 @@ Result<std::unique_ptr<QemuHost>> QemuHost::Create(Deps deps, Options options) {
     return InvalidArgument("--vm-arch must be x86_64 or arm64, not '" + options.arch + "'");
   }
   if (options.qemu.empty()) options.qemu = arm64 ? "qemu-system-aarch64" : "qemu-system-x86_64";
-  const std::string fetch =
-      std::string("scripts/fetch-vm-kernel.sh ") + (arm64 ? "--arch arm64 " : "");
+  MVR_RETURN_IF_ERROR(CheckQemuPrerequisites(options, deps.processes));
   const std::string kernel = options.kernel_dir + "/vmlinuz";
-  if (!fs::is_regular_file(kernel, ec)) {
-    return InvalidArgument("--vm qemu needs a guest kernel at " + kernel + ": run " + fetch +
-                           options.kernel_dir + " (or give --vm-kernel DIR)");
-  }
-  if (arm64 && !fs::is_regular_file(options.kernel_dir + "/root/usr/bin/ip", ec)) {
-    return InvalidArgument("--vm-arch arm64 needs the guest's own userland in " +
-                           options.kernel_dir + "/root: run " + fetch + options.kernel_dir);
-  }
-  if (arm64 && !fs::is_regular_file(options.guest_bundle + "/lib/mvr.bin", ec)) {
-    return InvalidArgument(
-        "--vm-arch arm64 needs the ARM64 guest tools (an ARM64 mvr with the "
-        "supervisor and the stand-in runner) at '" +
-        options.guest_bundle +
-        "': scripts/build-supervisor-arm64.sh builds build-arm64/guest-bundle; "
-        "give it as --vm-guest-bundle DIR");
-  }
-  const std::vector<std::pair<std::string, std::string>> tools = {
-      {options.qemu, arm64 ? "--vm-arch arm64 needs " + options.qemu +
-                                 " (Debian's qemu-system-arm): apt-get install qemu-system-arm"
-                           : "--vm qemu needs " + options.qemu +
-                                 " (Debian's qemu-system-x86): apt-get install qemu-system-x86"},
-      {options.qemu_img,
-       "--vm qemu needs " + options.qemu_img +
-           " for the VMs' disks (Debian's qemu-utils): apt-get install qemu-utils"}};
-  for (const auto& [tool, why] : tools) {
-    process::ProcessSpec version = HostProcessSpec({tool, "--version"});
-    Result<process::CommandResult> ran = deps.processes.Run(version, Duration(20'000));
-    if (!ran.ok() || !ran->exit.ok()) return InvalidArgument(why);
-  }
   std::string accel = options.accel;
   if (accel != "auto" && accel != "kvm" && accel != "tcg") {
     return InvalidArgument("--accel must be auto, kvm or tcg, not '" + accel + "'");
@@ -295,86 +202,33 @@ Status QemuHost::RunTool(const std::vector<std::string>& argv, const std::string
 
 Result<int> QemuHost::Launch(Instance& inst, const std::string& log_name,
                              const std::string& memory) {
-  // No IPv6: QEMU's user network would hand the guest a route and a DNS forwarder over it.
-  std::string netdev =
-      "user,id=net0,ipv6=off,hostfwd=tcp:127.0.0.1:" + std::to_string(inst.hook_port) +
-      "-127.0.0.1:" + std::to_string(inst.guest_hook_port);
-  for (const auto& [guest, local] : inst.ports) {
-    netdev +=
-        ",hostfwd=tcp:127.0.0.1:" + std::to_string(local) + "-127.0.0.1:" + std::to_string(guest);
-  }
-  const std::string log = options_.state_dir + "/logs/" + log_name + ".log";
-  const std::string qmp = inst.dir + "/qmp.sock";
+  QemuMachine m;
+  m.qemu = options_.qemu;
+  m.arm64 = options_.arch == "arm64";
+  m.accel = accel_;
+  m.memory_mib = options_.memory_mib;
+  m.kernel = options_.kernel_dir + "/vmlinuz";
+  m.initrd = inst.image_dir + "/initrd.cpio";
+  m.disk = inst.disk;
+  m.disk_format = inst.disk_format;
+  m.kernel_command_line = kKernelCommandLine;
+  m.forwards.emplace_back(inst.hook_port, inst.guest_hook_port);
+  for (const auto& [guest, local] : inst.ports) m.forwards.emplace_back(local, guest);
+  m.console_log = options_.state_dir + "/logs/" + log_name + ".log";
+  m.qmp_socket = inst.dir + "/qmp.sock";
+  m.incoming_memory = memory;
   std::error_code ec;
   fs::create_directories(options_.state_dir + "/logs", ec);
-  fs::remove(qmp, ec);
-  const bool arm64 = options_.arch == "arm64";
-  // An ARM64 guest runs on QEMU's `virt` board (a PL011 serial port, PCIe for virtio), its CPU
-  // with QEMU's own pointer-authentication algorithm, several times faster under TCG.
-  std::vector<std::string> argv = {options_.qemu};
-  if (arm64) argv.insert(argv.end(), {"-machine", "virt"});
-  argv.insert(argv.end(),
-              {"-accel",
-               accel_,
-               "-cpu",
-               accel_ == "kvm" ? "host" : (arm64 ? "max,pauth-impdef=on" : "max"),
-               "-m",
-               std::to_string(options_.memory_mib),
-               "-smp",
-               "1",
-               "-nodefaults",
-               "-no-user-config",
-               "-display",
-               "none",
-               "-no-reboot",
-               "-kernel",
-               options_.kernel_dir + "/vmlinuz",
-               "-initrd",
-               inst.image_dir + "/initrd.cpio",
-               "-drive",
-               "if=virtio,format=" + inst.disk_format + ",file=" + inst.disk,
-               "-append",
-               std::string(arm64 ? "console=ttyAMA0 " : "console=ttyS0 ") + kKernelCommandLine,
-               "-netdev",
-               netdev,
-               "-device",
-               "virtio-net-pci,netdev=net0,romfile=",
-               "-chardev",
-               "file,id=console,append=on,path=" + log,
-               "-serial",
-               "chardev:console",
-               "-qmp",
-               "unix:" + qmp + ",server=on,wait=off"});
-  if (!memory.empty()) {
-    argv.push_back("-incoming");
-    argv.push_back("exec:cat " + ShellQuote(memory));
-  }
-  process::ProcessSpec spec = HostProcessSpec(argv);
+  fs::remove(m.qmp_socket, ec);
+  process::ProcessSpec spec = HostProcessSpec(QemuCommandLine(m));
   spec.cwd = inst.dir;
   spec.output_path = inst.dir + "/qemu.log";
   spec.end_with_this_process = true;  // a VM never outlives its emulator, even a kill -9
   MVR_ASSIGN_OR_RETURN(int pid, deps_.processes.Spawn(spec));
   inst.pid = pid;
   inst.exited = false;
-  if (memory.empty()) return pid;
-  // A restore: wait until the incoming state is loaded, then let the VM run.
-  Qmp q;
-  const TimePoint deadline = deps_.seam.clock.Now() + kQmpTimeout;
-  Status connected = q.Connect(deps_.seam, qmp, deadline);
-  while (connected.ok()) {
-    Result<nlohmann::json> st = q.Command("query-status");
-    if (!st.ok()) return st.status();
-    const std::string status = st->value("status", "");
-    if (status == "running") return pid;
-    if (status == "paused" || status == "postmigrate" || status == "prelaunch") {
-      MVR_RETURN_IF_ERROR(q.Command("cont").status());
-      return pid;
-    }
-    if (status != "inmigrate") return Internal("the restored VM is " + status);
-    if (deps_.seam.clock.Now() >= deadline) return Transient("the restore did not finish");
-    deps_.seam.sleeper.Sleep(Duration(20));
-  }
-  return connected;
+  if (!memory.empty()) MVR_RETURN_IF_ERROR(RunRestoredVm(deps_.seam, m.qmp_socket));
+  return pid;
 }
 
 Status QemuHost::Save(Instance& inst, const std::string& path) {

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/files.h"
 #include "base/host_port.h"
 #include "emulate/microvms/host/dockerfile.h"
 
@@ -143,11 +144,9 @@ EffectOutcome VmHost::Prepare(const Effect& effect) {
   } else {
     return EffectOutcome::Failure(path.string() + " is neither a directory nor a .zip file");
   }
-  std::ifstream in(context / "Dockerfile");
-  if (!in) return EffectOutcome::Failure("no Dockerfile at the root of " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  Result<ProgramSpec> spec = ParseDockerfile(text.str());
+  Result<std::string> text = ReadFile((context / "Dockerfile").string(), "Dockerfile");
+  if (!text.ok()) return EffectOutcome::Failure("no Dockerfile at the root of " + path.string());
+  Result<ProgramSpec> spec = ParseDockerfile(*text);
   if (!spec.ok()) return EffectOutcome::Failure(spec.status().message());
   spec->working_dir = context.string();
   EffectOutcome out;

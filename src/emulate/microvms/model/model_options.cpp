@@ -151,31 +151,87 @@ Result<RunBody> ParseRunBody(std::string_view text) {
                          std::string(text.substr(0, 40)) + "')");
 }
 
-Status MicrovmModelOptions::ApplyJson(const json& config) {
-  MVR_RETURN_IF_ERROR(CheckConfigStrings(config, "config"));
-  if (!config.is_object()) return InvalidArgument("the emulator config must be a JSON object");
-  if (config.contains("region")) {
-    if (!config["region"].is_string()) return InvalidArgument("region must be a string");
-    region = config["region"].get<std::string>();
+namespace {
+
+// A whole number in [min, max] at `key`, when present (JsonFields checks the range before any
+// conversion).
+template <typename T>
+Status ReadInt(const json& config, const char* key, int64_t min, int64_t max, T& out) {
+  if (!config.contains(key)) return Status::Ok();
+  Result<int64_t> v = JsonFields(config, "").IntInRange(key, min, max);
+  if (!v.ok()) {
+    return InvalidArgument(std::string(key) + " must be a whole number from " +
+                           std::to_string(min) + " to " + std::to_string(max));
   }
-  // A whole number in [min, max] (JsonFields checks the range before any conversion).
-  auto read_int = [&](const char* key, int64_t min, int64_t max, auto& out) -> Status {
-    if (!config.contains(key)) return Status::Ok();
-    Result<int64_t> v = JsonFields(config, "").IntInRange(key, min, max);
-    if (!v.ok()) {
-      return InvalidArgument(std::string(key) + " must be a whole number from " +
-                             std::to_string(min) + " to " + std::to_string(max));
+  out = static_cast<T>(*v);
+  return Status::Ok();
+}
+
+// idleTimeScale or durationTimeScale: how many times faster than requested a timer runs.
+Status ReadTimeScale(const json& config, const char* key, double& out) {
+  if (!config.contains(key)) return Status::Ok();
+  const json& v = config[key];
+  if (!v.is_number() ||
+      !(v.get<double>() >= kMinIdleTimeScale && v.get<double>() <= kMaxIdleTimeScale)) {
+    return InvalidArgument(std::string(key) +
+                           " must be a number from 0.001 to 1000000 (1 = real time)");
+  }
+  out = v.get<double>();
+  return Status::Ok();
+}
+
+// rateLimits: operation name -> {perSecond, burst}.
+Status ReadRateLimits(const json& limits, std::map<std::string, RateLimit>& out) {
+  if (!limits.is_object()) return InvalidArgument("rateLimits must map operation names");
+  for (const auto& [op, v] : limits.items()) {
+    // perSecond 0 is no limit; below 0.001 is a mistake, and near 0 the wait would overflow.
+    auto in = [](const json& n, double min, double max) {
+      return n.is_number() && n.get<double>() >= min && n.get<double>() <= max;
+    };
+    const json per_second = v.is_object() ? v.value("perSecond", json(0)) : json();
+    const json burst = v.is_object() ? v.value("burst", per_second) : json();
+    if (!(in(per_second, 0.001, 1e6) || (per_second.is_number() && per_second == 0)) ||
+        !in(burst, 0, 1e6)) {
+      return InvalidArgument("rateLimits." + op +
+                             " must be {\"perSecond\": N, \"burst\": N}, perSecond 0 (no "
+                             "limit) or from 0.001 to 1000000, burst from 0 to 1000000");
     }
-    out = static_cast<std::remove_reference_t<decltype(out)>>(*v);
-    return Status::Ok();
-  };
+    RateLimit limit;
+    limit.per_second = per_second.get<double>();
+    limit.burst = burst.get<double>();
+    out[op] = limit;
+  }
+  return Status::Ok();
+}
+
+// latency: the distribution of each operation's time to take effect.
+Status ReadLatencies(const json& l, TransitionLatencies& out) {
+  if (!l.is_object()) return InvalidArgument("latency must be an object");
+  const std::pair<const char*, LatencyDistribution*> fields[] = {{"run", &out.run},
+                                                                 {"suspend", &out.suspend},
+                                                                 {"resume", &out.resume},
+                                                                 {"terminate", &out.terminate},
+                                                                 {"build", &out.build}};
+  for (const auto& [name, target] : fields) {
+    if (!l.contains(name)) continue;
+    MVR_ASSIGN_OR_RETURN(*target,
+                         LatencyDistribution::FromJson(l[name], std::string("latency.") + name));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// The sizes, durations and failure rates.
+Status MicrovmModelOptions::ApplyQuantities(const json& config) {
   constexpr int64_t kMaxMiB = 1LL << 30;  // a petabyte of memory
-  MVR_RETURN_IF_ERROR(read_int("defaultMemoryMiB", 1, kMaxMiB, default_memory_mib));
-  MVR_RETURN_IF_ERROR(read_int("memoryQuotaMiB", 0, kMaxMiB, memory_quota_mib));
+  MVR_RETURN_IF_ERROR(ReadInt(config, "defaultMemoryMiB", 1, kMaxMiB, default_memory_mib));
+  MVR_RETURN_IF_ERROR(ReadInt(config, "memoryQuotaMiB", 0, kMaxMiB, memory_quota_mib));
   MVR_RETURN_IF_ERROR(
-      read_int("defaultMaximumDurationInSeconds", 1, 28800, default_max_duration_seconds));
+      ReadInt(config, "defaultMaximumDurationInSeconds", 1, 28800, default_max_duration_seconds));
   int64_t retention_s = terminated_retention.count() / 1000;
-  MVR_RETURN_IF_ERROR(read_int("terminatedRetentionSeconds", 0, 30LL * 24 * 3600, retention_s));
+  MVR_RETURN_IF_ERROR(
+      ReadInt(config, "terminatedRetentionSeconds", 0, 30LL * 24 * 3600, retention_s));
   terminated_retention = Duration(retention_s * 1000);
   MVR_RETURN_IF_ERROR(ReadProbability(config, "bootFailureProbability", boot_failure_probability));
   MVR_RETURN_IF_ERROR(read_int("hangLaunches", 0, 1'000'000, hang_launches));
@@ -185,24 +241,24 @@ Status MicrovmModelOptions::ApplyJson(const json& config) {
   }
   MVR_RETURN_IF_ERROR(ReadProbability(config, "serverErrorProbability", server_error_probability));
   MVR_RETURN_IF_ERROR(ReadProbability(config, "throttleProbability", throttle_probability));
-  if (config.contains("idleTimeScale")) {
-    const json& v = config["idleTimeScale"];
-    if (!v.is_number() ||
-        !(v.get<double>() >= kMinIdleTimeScale && v.get<double>() <= kMaxIdleTimeScale)) {
-      return InvalidArgument(
-          "idleTimeScale must be a number from 0.001 to 1000000 (1 = real time)");
-    }
-    idle_time_scale = v.get<double>();
+  MVR_RETURN_IF_ERROR(ReadTimeScale(config, "idleTimeScale", idle_time_scale));
+  MVR_RETURN_IF_ERROR(ReadTimeScale(config, "durationTimeScale", duration_time_scale));
+  if (config.contains("runningBeforeHookMs")) {
+    int64_t ms = 0;
+    MVR_RETURN_IF_ERROR(ReadInt(config, "runningBeforeHookMs", 0, kMaxLatencyMs, ms));
+    running_before_hook = Duration(ms);
   }
-  if (config.contains("durationTimeScale")) {
-    const json& v = config["durationTimeScale"];
-    if (!v.is_number() ||
-        !(v.get<double>() >= kMinIdleTimeScale && v.get<double>() <= kMaxIdleTimeScale)) {
-      return InvalidArgument(
-          "durationTimeScale must be a number from 0.001 to 1000000 (1 = real time)");
-    }
-    duration_time_scale = v.get<double>();
+  return Status::Ok();
+}
+
+Status MicrovmModelOptions::ApplyJson(const json& config) {
+  MVR_RETURN_IF_ERROR(CheckConfigStrings(config, "config"));
+  if (!config.is_object()) return InvalidArgument("the emulator config must be a JSON object");
+  if (config.contains("region")) {
+    if (!config["region"].is_string()) return InvalidArgument("region must be a string");
+    region = config["region"].get<std::string>();
   }
+  MVR_RETURN_IF_ERROR(ApplyQuantities(config));
   if (config.contains("programExit")) {
     const json& v = config["programExit"];
     if (!v.is_string() || (v != "terminate" && v != "keep")) {
@@ -219,48 +275,10 @@ Status MicrovmModelOptions::ApplyJson(const json& config) {
       return InvalidArgument(std::string(key) + " must be true or false");
     *flag = config[key].get<bool>();
   }
-  if (config.contains("runningBeforeHookMs")) {
-    int64_t ms = 0;
-    MVR_RETURN_IF_ERROR(read_int("runningBeforeHookMs", 0, kMaxLatencyMs, ms));
-    running_before_hook = Duration(ms);
-  }
   if (config.contains("rateLimits")) {
-    const json& limits = config["rateLimits"];
-    if (!limits.is_object()) return InvalidArgument("rateLimits must map operation names");
-    for (const auto& [op, v] : limits.items()) {
-      // perSecond 0 is no limit; below 0.001 is a mistake, and near 0 the wait would overflow.
-      auto in = [](const json& n, double min, double max) {
-        return n.is_number() && n.get<double>() >= min && n.get<double>() <= max;
-      };
-      const json per_second = v.is_object() ? v.value("perSecond", json(0)) : json();
-      const json burst = v.is_object() ? v.value("burst", per_second) : json();
-      if (!(in(per_second, 0.001, 1e6) || (per_second.is_number() && per_second == 0)) ||
-          !in(burst, 0, 1e6)) {
-        return InvalidArgument("rateLimits." + op +
-                               " must be {\"perSecond\": N, \"burst\": N}, perSecond 0 (no "
-                               "limit) or from 0.001 to 1000000, burst from 0 to 1000000");
-      }
-      RateLimit limit;
-      limit.per_second = per_second.get<double>();
-      limit.burst = burst.get<double>();
-      rate_limits[op] = limit;
-    }
+    MVR_RETURN_IF_ERROR(ReadRateLimits(config["rateLimits"], rate_limits));
   }
-  if (config.contains("latency")) {
-    const json& l = config["latency"];
-    if (!l.is_object()) return InvalidArgument("latency must be an object");
-    const std::pair<const char*, LatencyDistribution*> fields[] = {
-        {"run", &latency.run},
-        {"suspend", &latency.suspend},
-        {"resume", &latency.resume},
-        {"terminate", &latency.terminate},
-        {"build", &latency.build}};
-    for (const auto& [name, target] : fields) {
-      if (!l.contains(name)) continue;
-      MVR_ASSIGN_OR_RETURN(*target,
-                           LatencyDistribution::FromJson(l[name], std::string("latency.") + name));
-    }
-  }
+  if (config.contains("latency")) MVR_RETURN_IF_ERROR(ReadLatencies(config["latency"], latency));
   return Status::Ok();
 }
 

@@ -133,6 +133,9 @@ struct MicrovmModelOptions {
 
   // Overlays the keys present in `config` (see docs/emulate-microvms.md) on these options.
   Status ApplyJson(const nlohmann::json& config);
+
+ private:
+  Status ApplyQuantities(const nlohmann::json& config);  // ApplyJson's sizes, durations, rates
 };
 
 }  // namespace mvr::emulate::microvms

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "demo/local_stack.h"
 #include "http/client.h"
+#include "testbed/local_stack.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 struct StepResult {
   process::ExitStatus exit;
@@ -116,7 +116,8 @@ struct ShownOutput {
 };
 ShownOutput AsTheRunnerShows(const std::string& stdout_text);
 
-// The whole file ("" if it cannot be read).
+// The whole file, "" if it cannot be read: ReadFile (base/files.h) for the logs and outputs the
+// end-to-end suites look through.
 std::string ReadWholeFile(const std::string& path);
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

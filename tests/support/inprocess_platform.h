@@ -1,4 +1,4 @@
-// InProcessFleet: the outside world of the Action and of the runner set in one process, for unit
+// InProcessPlatform: the outside world of the Action and of the runner set in one process, for unit
 // tests. The MicroVMs model and the GitHub model sit behind the real clients (aws::MicrovmsClient
 // with SigV4, github::GitHubClient) through their in-process services; a stand-in supervisor runs
 // in every VM; time is a ManualSeam's, which the clients' own sleeps move. Tests drive the real
@@ -26,11 +26,11 @@
 
 namespace mvr::testing {
 
-inline const char kFleetGithubToken[] = "ghp_TOKENFIXTURE0123456789";
-inline const char kFleetAccessKeyId[] = "AKIDINPROCESS";
-inline const char kFleetSecretKey[] = "SECRETKEYFIXTURE-inprocess";
-inline const char kFleetRepository[] = "octo/app";
-inline const char kFleetImage[] = "img-1";
+inline const char kPlatformGithubToken[] = "ghp_TOKENFIXTURE0123456789";
+inline const char kPlatformAccessKeyId[] = "AKIDINPROCESS";
+inline const char kPlatformSecretKey[] = "SECRETKEYFIXTURE-inprocess";
+inline const char kPlatformRepository[] = "octo/app";
+inline const char kPlatformImage[] = "img-1";
 
 // The supervisor each in-process VM runs, reduced to what its callers see: the /run hook reads
 // the run-hook payload (an ephemeral payload's runner connects to GitHub at once), the control
@@ -109,13 +109,13 @@ class RefusingApi final : public http::HttpClient {
   std::map<std::string, std::string> answer_headers;
 };
 
-class InProcessFleet {
+class InProcessPlatform {
  public:
   // The services built from DefaultOptions(), empty but for the image img-1 and the repository
   // octo/app.
-  InProcessFleet();
-  InProcessFleet(const InProcessFleet&) = delete;
-  InProcessFleet& operator=(const InProcessFleet&) = delete;
+  InProcessPlatform();
+  InProcessPlatform(const InProcessPlatform&) = delete;
+  InProcessPlatform& operator=(const InProcessPlatform&) = delete;
 
   // 000's medians, fixed: RunMicrovm to RUNNING ~10 s, suspend ~2 s, resume ~4.5 s.
   static emulate::microvms::InProcessMicrovmsOptions DefaultOptions();
@@ -178,7 +178,7 @@ class InProcessFleet {
   std::unique_ptr<emulate::microvms::InProcessMicrovms> microvms;
   std::unique_ptr<emulate::github::InProcessGithub> github_service;
   aws::StaticCredentialsProvider credentials{aws::AwsCredentials{
-      kFleetAccessKeyId, Secret(kFleetSecretKey), Secret(), std::nullopt, "test"}};
+      kPlatformAccessKeyId, Secret(kPlatformSecretKey), Secret(), std::nullopt, "test"}};
   // The clients send through these: a test refuses an operation by adding to `refusals`.
   RefusingApi vms_api;
   RefusingApi github_api;

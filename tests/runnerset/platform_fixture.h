@@ -1,10 +1,10 @@
-// The runner set's unit-test fixture: the in-process fleet (tests/support/inprocess_fleet.h: the
-// MicroVMs and GitHub models behind the real clients, a stand-in supervisor in every VM, a
+// The runner set's unit-test fixture: the in-process platform (tests/support/inprocess_platform.h:
+// the MicroVMs and GitHub models behind the real clients, a stand-in supervisor in every VM, a
 // ManualSeam) with the set's own state in a store that can run a hook before a scan, and the
 // launcher, warm/hot-pool sweeper and janitor built over them. Tests assert on what the models
 // and the table hold afterwards: VMs and their states, runners registered and busy, jobs and who
 // runs them, mapping rows, claims and pool members. Faults are the services refusing a request
-// (fleet_.vms_api / fleet_.github_api) or the guest refusing a delivery.
+// (platform_.vms_api / platform_.github_api) or the guest refusing a delivery.
 // Thread-safety: one owner (the test).
 #pragma once
 
@@ -23,7 +23,7 @@
 #include "runnerset/launch/launcher.h"
 #include "runnerset/pools/warm/warm_pool_sweeper.h"
 #include "support/hooked_store.h"
-#include "support/inprocess_fleet.h"
+#include "support/inprocess_platform.h"
 
 namespace mvr::runnerset::testing {
 
@@ -35,8 +35,8 @@ class RunnerSetTest : public ::testing::Test {
     m_.clock.Advance(kMinute);
     config_.runner_set_id = "demo";
     config_.runner_name_prefix = "mvr-demo-";
-    config_.github.repository = mvr::testing::kFleetRepository;
-    config_.classes.push_back(RunnerClass{"mvr-small", mvr::testing::kFleetImage, "", "", 600});
+    config_.github.repository = mvr::testing::kPlatformRepository;
+    config_.classes.push_back(RunnerClass{"mvr-small", mvr::testing::kPlatformImage, "", "", 600});
     config_.max_concurrent_vms = 2;
     config_.launcher.launch_timeout_seconds = 60;
     config_.janitor.strikes = 2;
@@ -51,15 +51,15 @@ class RunnerSetTest : public ::testing::Test {
   Launcher& NewLauncher() {
     launchers_.push_back(std::make_unique<Launcher>(
         config_,
-        LauncherDeps{m_.seam, fleet_.vms(), fleet_.github(), fleet_.ingress(), table_, metrics_,
-                     nullptr, &pool_, control_key_, health_.get(), true, &arrivals_}));
+        LauncherDeps{m_.seam, platform_.vms(), platform_.github(), platform_.ingress(), table_,
+                     metrics_, nullptr, &pool_, control_key_, health_.get(), true, &arrivals_}));
     return *launchers_.back();
   }
   Janitor& J() {
     if (!janitor_) {
       janitor_ = std::make_unique<Janitor>(
-          config_, JanitorDeps{m_.seam, fleet_.vms(), fleet_.github(), table_, queue_, metrics_,
-                               &pool_, &fleet_.ingress(), health_.get()});
+          config_, JanitorDeps{m_.seam, platform_.vms(), platform_.github(), table_, queue_,
+                               metrics_, &pool_, &platform_.ingress(), health_.get()});
     }
     return *janitor_;
   }
@@ -71,8 +71,8 @@ class RunnerSetTest : public ::testing::Test {
     if (!sweeper_) {
       sweeper_ = std::make_unique<WarmPoolSweeper>(
           config_,
-          WarmPoolDeps{m_.seam, fleet_.vms(), pool_, &fleet_.github(), &fleet_.ingress(), &table_,
-                       control_key_, health_.get(), hot_settle_, stopping_, &arrivals_});
+          WarmPoolDeps{m_.seam, platform_.vms(), pool_, &platform_.github(), &platform_.ingress(),
+                       &table_, control_key_, health_.get(), hot_settle_, stopping_, &arrivals_});
     }
     return *sweeper_;
   }
@@ -80,11 +80,11 @@ class RunnerSetTest : public ::testing::Test {
   // --- GitHub ---
   // A job queued in octo/app for `labels`; its id.
   int64_t QueueJob(std::vector<std::string> labels = {"self-hosted", "mvr-small"}) {
-    return fleet_.QueueJob(std::move(labels)).id;
+    return platform_.QueueJob(std::move(labels)).id;
   }
   LaunchIntent Intent(int64_t job_id) {
     LaunchIntent in;
-    in.repository = mvr::testing::kFleetRepository;
+    in.repository = mvr::testing::kPlatformRepository;
     in.job_id = job_id;
     in.class_label = "mvr-small";
     in.labels = {"self-hosted", "mvr-small"};
@@ -93,40 +93,40 @@ class RunnerSetTest : public ::testing::Test {
   }
   // A runner of the class registered and online; busy: running a job GitHub handed it.
   Runner OnlineRunner(const std::string& name, bool busy = false) {
-    return fleet_.OnlineRunner(name, busy, {"mvr-small"});
+    return platform_.OnlineRunner(name, busy, {"mvr-small"});
   }
   emulate::github::Job JobOf(int64_t job_id) {
-    return fleet_.github_model->GetJobById(job_id).value();
+    return platform_.github_model->GetJobById(job_id).value();
   }
-  bool HasRunner(const std::string& name) { return fleet_.RunnerNamed(name).ok(); }
+  bool HasRunner(const std::string& name) { return platform_.RunnerNamed(name).ok(); }
 
   // --- MicroVMs ---
   // A RUNNING VM of the class's image that started `age` ago (the clock moves by `age`).
   std::string VmAged(Duration age) {
-    const std::string id = fleet_.RunningVm();
+    const std::string id = platform_.RunningVm();
     m_.clock.Advance(age - std::chrono::seconds(10));
     return id;
   }
-  std::string State(const std::string& microvm_id) { return fleet_.VmState(microvm_id); }
-  std::vector<std::string> Terminated() { return fleet_.VmIdsIn("TERMINATED"); }
+  std::string State(const std::string& microvm_id) { return platform_.VmState(microvm_id); }
+  std::vector<std::string> Terminated() { return platform_.VmIdsIn("TERMINATED"); }
   // VMs that are not TERMINATED.
-  size_t LiveVms() { return fleet_.VmIds().size() - Terminated().size(); }
+  size_t LiveVms() { return platform_.VmIds().size() - Terminated().size(); }
 
   // --- the runner table and the pool ---
   // A committed launch: claim + mapping row for runner `name` (id) on VM `vm`.
   void Launched(const std::string& name, int64_t runner_id, const std::string& vm, int64_t job) {
-    auto claim = table_.ClaimJob(mvr::testing::kFleetRepository, job);
+    auto claim = table_.ClaimJob(mvr::testing::kPlatformRepository, job);
     ASSERT_TRUE(claim.ok());
-    const store::Key key = RunnerTable::ClaimKey(mvr::testing::kFleetRepository, job);
+    const store::Key key = RunnerTable::ClaimKey(mvr::testing::kPlatformRepository, job);
     ASSERT_TRUE(table_.RecordRunner(key, claim->attempt_token, runner_id).ok());
     MappingRow row;
     row.runner_name = name;
     row.runner_id = runner_id;
     row.microvm_id = vm;
-    row.repository = mvr::testing::kFleetRepository;
+    row.repository = mvr::testing::kPlatformRepository;
     row.job_id = job;
     ASSERT_TRUE(table_
-                    .Commit(RunnerTable::ClaimKey(mvr::testing::kFleetRepository, job),
+                    .Commit(RunnerTable::ClaimKey(mvr::testing::kPlatformRepository, job),
                             claim->attempt_token, row)
                     .ok());
   }
@@ -135,7 +135,7 @@ class RunnerSetTest : public ::testing::Test {
     return row.ok() && row->has_value();
   }
   RunnerTable::ClaimOutcome ClaimNow(int64_t job_id) {
-    return table_.ClaimJob(mvr::testing::kFleetRepository, job_id)->outcome;
+    return table_.ClaimJob(mvr::testing::kPlatformRepository, job_id)->outcome;
   }
   std::vector<LaunchIntent> QueuedLaunches() {
     std::vector<LaunchIntent> out;
@@ -171,15 +171,15 @@ class RunnerSetTest : public ::testing::Test {
     for (const PoolMember& m : rows) ids.push_back(m.microvm_id);
     return ids;
   }
-  // Requests in the fleet's trace that start with `prefix` ("POST /2025-09-09/microvms").
+  // Requests in the platform's trace that start with `prefix` ("POST /2025-09-09/microvms").
   size_t Traced(const std::string& prefix) const {
     size_t n = 0;
-    for (const std::string& t : fleet_.trace) n += t.rfind(prefix, 0) == 0;
+    for (const std::string& t : platform_.trace) n += t.rfind(prefix, 0) == 0;
     return n;
   }
 
-  mvr::testing::InProcessFleet fleet_;
-  mvr::testing::ManualSeam& m_ = fleet_.m;
+  mvr::testing::InProcessPlatform platform_;
+  mvr::testing::ManualSeam& m_ = platform_.m;
   mvr::testing::HookedStore store_{m_.clock};
   RunnerTable table_{store_, m_.seam, RunnerTable::Options{}};
   WarmPoolTable pool_{store_, m_.seam};

@@ -1,8 +1,8 @@
-#include "demo/latency_table.h"
+#include "testbed/latency_table.h"
 
 #include <algorithm>
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 Duration Percentile(std::vector<Duration> values, double p) {
   if (values.empty()) return Duration(0);
@@ -62,4 +62,4 @@ void LatencyTable::Print(std::FILE* out) const {
   std::fflush(out);
 }
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -15,7 +15,7 @@
 #include "http/client.h"
 #include "process/process_runner.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 struct RunnerSetDemoOptions {
   std::string mvr_path;  // the mvr binary to run for every part
@@ -62,4 +62,4 @@ class RunnerSetDemo {
   RunnerSetDemoOptions options_;
 };
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -1,4 +1,4 @@
-#include "demo/burst.h"
+#include "testbed/burst.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "demo/local_stack.h"
+#include "testbed/local_stack.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 using nlohmann::json;
 
@@ -164,4 +164,4 @@ BurstTally TabulateJobs(const Observed& seen, const std::map<std::string, Milest
   return tally;
 }
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -13,7 +13,7 @@
 #include "http/client.h"
 #include "process/process_runner.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 struct DemoOptions {
   std::string mvr_path;    // the mvr binary to run for every part
@@ -42,4 +42,4 @@ class Demo {
   DemoOptions options_;
 };
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -1,4 +1,4 @@
-#include "demo/demo.h"
+#include "testbed/demo.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -12,11 +12,11 @@
 
 #include "base/files.h"
 #include "base/time_format.h"
-#include "demo/latency_table.h"
-#include "demo/local_stack.h"
-#include "demo/workflow.h"
+#include "testbed/latency_table.h"
+#include "testbed/local_stack.h"
+#include "testbed/workflow.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 using nlohmann::json;
@@ -244,4 +244,4 @@ int Demo::Run() {
   return ok ? 0 : 1;
 }
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

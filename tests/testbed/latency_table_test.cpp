@@ -1,4 +1,4 @@
-#include "demo/latency_table.h"
+#include "testbed/latency_table.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 TimePoint At(int seconds) { return TimePoint(std::chrono::seconds(seconds)); }
@@ -70,4 +70,4 @@ TEST(LatencyTableTest, PrintAlignsEveryRowWhateverTheNamesLengths) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -11,7 +11,7 @@
 
 #include "base/clock.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 // Milestone name → when a run reached it.
 using Milestones = std::map<std::string, TimePoint>;
@@ -43,4 +43,4 @@ class LatencyTable {
   std::map<std::pair<std::string, std::string>, std::vector<Duration>> values_;
 };
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -1,4 +1,4 @@
-// Issue 53, item 3, over the in-process fleet: a launch that delivered its runner's config and
+// Issue 53, item 3, over the in-process platform: a launch that delivered its runner's config and
 // died before its commit. Its runner may be running a job by then; whoever finds what it left (the
 // takeover of its claim, the warm-pool sweeper) adopts a busy runner, so the job runs on and the
 // VM ends after it like any launch's, and removes an idle one and ends its VM.
@@ -11,7 +11,7 @@
 namespace mvr::runnerset::testing {
 namespace {
 
-constexpr const char* kRepo = mvr::testing::kFleetRepository;
+constexpr const char* kRepo = mvr::testing::kPlatformRepository;
 
 // What the dead launch left: its claim (never committed), its runner and its VM.
 struct DeadLaunch {
@@ -41,7 +41,7 @@ class WithDeadLaunch : public Base {
     request.name = d.runner;
     request.runner_group_id = 1;
     request.labels = {"self-hosted", "mvr-small"};
-    auto registered = this->fleet_.github_model
+    auto registered = this->platform_.github_model
                           ->GenerateJitConfig(emulate::github::Scope::Repo("octo", "app"), request)
                           .value();
     d.credential =
@@ -52,7 +52,7 @@ class WithDeadLaunch : public Base {
     return d;
   }
   void Connect(const DeadLaunch& d) {
-    EXPECT_TRUE(this->fleet_.github_model->RunnerConnect(d.credential).ok());
+    EXPECT_TRUE(this->platform_.github_model->RunnerConnect(d.credential).ok());
   }
 };
 
@@ -66,7 +66,7 @@ class DeadLaunchTakeoverTest : public WithDeadLaunch<RunnerSetTest> {
 
 TEST_F(DeadLaunchTakeoverTest, TheTakeoverAdoptsTheBusyRunnerOfALaunchThatDiedBeforeItsCommit) {
   const int64_t job = QueueJob();
-  const DeadLaunch d = DiedBeforeCommit(job, fleet_.RunningVm(), /*online=*/false);
+  const DeadLaunch d = DiedBeforeCommit(job, platform_.RunningVm(), /*online=*/false);
   PastTakeover();
   // The job's intent comes back (its launcher died holding it) while the job is still queued, and
   // the dead launch's runner connects and takes the job just as the claim is taken over.
@@ -74,7 +74,7 @@ TEST_F(DeadLaunchTakeoverTest, TheTakeoverAdoptsTheBusyRunnerOfALaunchThatDiedBe
     if (key.sort != "claim") return;
     store_.before_update = nullptr;
     Connect(d);
-    fleet_.Tick();
+    platform_.Tick();
   };
   LaunchOutcome o = L().Handle(Intent(job));
   ASSERT_EQ(JobOf(job).runner_name, d.runner);
@@ -89,7 +89,7 @@ TEST_F(DeadLaunchTakeoverTest, TheTakeoverAdoptsTheBusyRunnerOfALaunchThatDiedBe
   EXPECT_EQ((*row)->microvm_id, d.vm);
   EXPECT_EQ((*row)->job_id, job);
   EXPECT_EQ(ClaimNow(job), RunnerTable::ClaimOutcome::kLaunched) << "the claim is committed";
-  EXPECT_EQ(fleet_.VmIds().size(), 1u) << "no second VM for the job";
+  EXPECT_EQ(platform_.VmIds().size(), 1u) << "no second VM for the job";
   // The job ends: its terminate intent ends the VM as for any launch.
   TerminateIntent done;
   done.runner_name = d.runner;
@@ -102,8 +102,8 @@ TEST_F(DeadLaunchTakeoverTest, TheTakeoverAdoptsTheBusyRunnerOfALaunchThatDiedBe
 TEST_F(DeadLaunchTakeoverTest, ABusyRunnerThatTookAnotherJobIsAdoptedAndItsOwnJobLaunchedAgain) {
   const int64_t other = QueueJob();  // older: GitHub hands it out first
   const int64_t job = QueueJob();
-  const DeadLaunch d = DiedBeforeCommit(job, fleet_.RunningVm(), /*online=*/true);
-  fleet_.Tick();
+  const DeadLaunch d = DiedBeforeCommit(job, platform_.RunningVm(), /*online=*/true);
+  platform_.Tick();
   ASSERT_EQ(JobOf(other).runner_name, d.runner) << "the dead launch's runner took the other job";
   PastTakeover();
   LaunchOutcome o = L().Handle(Intent(job));
@@ -123,7 +123,7 @@ TEST_F(DeadLaunchTakeoverTest, ABusyRunnerThatTookAnotherJobIsAdoptedAndItsOwnJo
 
 TEST_F(DeadLaunchTakeoverTest, TheIdleRunnerOfADeadLaunchIsRemovedAndItsVmTerminated) {
   const int64_t job = QueueJob();
-  const DeadLaunch d = DiedBeforeCommit(job, fleet_.RunningVm(), /*online=*/false);
+  const DeadLaunch d = DiedBeforeCommit(job, platform_.RunningVm(), /*online=*/false);
   PastTakeover();
   LaunchOutcome o = L().Handle(Intent(job));
   ASSERT_EQ(LaunchDecisionName(o.decision), std::string("launched")) << o.detail;
@@ -137,8 +137,8 @@ TEST_F(DeadLaunchTakeoverTest, TheIdleRunnerOfADeadLaunchIsRemovedAndItsVmTermin
 // takes the claim over: the janitor finds the VM unmapped once the claim is past its takeover age.
 TEST_F(DeadLaunchTakeoverTest, TheJanitorAdoptsTheBusyRunnerOfALaunchThatDiedBeforeItsCommit) {
   const int64_t job = QueueJob();
-  const DeadLaunch d = DiedBeforeCommit(job, fleet_.RunningVm(), /*online=*/true);
-  fleet_.Tick();
+  const DeadLaunch d = DiedBeforeCommit(job, platform_.RunningVm(), /*online=*/true);
+  platform_.Tick();
   ASSERT_EQ(JobOf(job).runner_name, d.runner);
   PastTakeover();
   m_.clock.Advance(std::chrono::seconds(config_.janitor.grace_seconds));
@@ -178,7 +178,7 @@ class DeadWarmLaunchTest : public WithDeadLaunch<WarmPoolTest> {
 TEST_F(DeadWarmLaunchTest, TheSweeperAdoptsTheBusyRunnerOfAWarmLaunchThatDiedBeforeItsCommit) {
   Fill();
   const DeadLaunch d = WarmLaunchDied(/*online=*/true);
-  fleet_.Tick();
+  platform_.Tick();
   ASSERT_EQ(JobOf(d.job).runner_name, d.runner);
   m_.clock.Advance(config_.claim_takeover_after() + kMinute);
   const PoolSweepReport swept = Sweeper().Sweep();

@@ -1,4 +1,4 @@
-#include "demo/runner_set_demo.h"
+#include "testbed/runner_set_demo.h"
 
 #include <sys/stat.h>
 
@@ -9,18 +9,17 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include "base/files.h"
 #include "base/host_port.h"
 #include "base/json_text.h"
-#include "demo/burst.h"
-#include "demo/latency_table.h"
-#include "demo/local_stack.h"
-#include "demo/workflow.h"
+#include "testbed/burst.h"
+#include "testbed/latency_table.h"
+#include "testbed/local_stack.h"
+#include "testbed/workflow.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 using nlohmann::json;
@@ -64,7 +63,7 @@ class Session {
     MVR_ASSIGN_OR_RETURN(serve_pid_, processes_.Spawn(spec));
     const std::string line = "mvr serve listening on " + serve_url_;
     const TimePoint deadline = seam_.clock.Now() + Duration(30'000);
-    while (ReadWholeFile(spec.output_path).find(line) == std::string::npos) {
+    while (ReadFile(spec.output_path, "log").value_or("").find(line) == std::string::npos) {
       auto exited = processes_.TryWait(serve_pid_);
       if (exited.ok() && exited->has_value()) {
         serve_pid_ = 0;
@@ -404,4 +403,4 @@ int RunnerSetDemo::Run() {
   return ok ? 0 : 1;
 }
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

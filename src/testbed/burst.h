@@ -12,10 +12,10 @@
 
 #include "base/seam.h"
 #include "base/status.h"
-#include "demo/latency_table.h"
-#include "demo/workflow.h"
+#include "testbed/latency_table.h"
+#include "testbed/workflow.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 // One queued job and what the demo saw of it.
 struct JobTrack {
@@ -68,4 +68,4 @@ struct BurstTally {
 BurstTally TabulateJobs(const Observed& seen, const std::map<std::string, Milestones>& timeline,
                         LatencyTable& table);
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

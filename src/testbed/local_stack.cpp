@@ -1,4 +1,4 @@
-#include "demo/local_stack.h"
+#include "testbed/local_stack.h"
 
 #include <filesystem>
 
@@ -9,16 +9,10 @@
 #include <sstream>
 
 #include "base/encoding.h"
+#include "base/files.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::map<std::string, std::string> BaseEnvironment(const std::string& home) {
   std::map<std::string, std::string> env;
@@ -27,6 +21,14 @@ std::map<std::string, std::string> BaseEnvironment(const std::string& home) {
   env["HOME"] = home;
   env["LANG"] = "C.UTF-8";
   return env;
+}
+
+// A program's path: a QEMU guest's initramfs gets every host file the image's program names (runc
+// and the shim, which containerd runs from PATH, are named for that alone), and the supervisor's
+// commands find them in either backend.
+std::string ProgramPath(const std::string& name) {
+  return process::FindProgram(name, {{"PATH", "/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"}})
+      .value_or(name);
 }
 
 }  // namespace
@@ -59,6 +61,54 @@ std::string LocalStack::StandInRunner() const {
   return "exec " + ShellQuote(mvr_) + " emulate runner --work-folder \"$MVR_VM_DIR/work\"";
 }
 
+// The supervisor config's "docker" member for a guest with real Docker: containerd and dockerd
+// with their data on the VM's disk and their sockets under $DOCKER_EXEC, and the docker commands
+// the supervisor cleans up with.
+std::string LocalStack::DockerSupervisorConfig() const {
+  const std::string docker_cli = ProgramPath("docker");
+  std::ostringstream f;
+  f << " \"docker\": {\"containerd\": [\"" << ProgramPath("containerd")
+    << "\", \"--address\", "
+       "\"$DOCKER_EXEC/containerd.sock\",\n"
+    << "    \"--root\", \"$MVR_VM_DIR/var/lib/containerd\", \"--state\", "
+       "\"$DOCKER_EXEC/containerd\"],\n"
+    << "  \"dockerd\": [\""
+    << ProgramPath("dockerd")
+    // On this machine dockerd makes no bridge; a QEMU guest is a network of its own, where
+    // containers may get Docker's bridge as on a MicroVM (the kernel has no iptables there).
+    << "\", " << (qemu_vms_ && docker_bridge_ ? "" : "\"--bridge=none\", ")
+    << "\"--iptables=false\", \"--ip6tables=false\",\n"
+    << (keep_containers_ ? "    \"--live-restore\",\n" : "")
+    << "    \"--containerd\", \"$DOCKER_EXEC/containerd.sock\",\n"
+    << "    \"--data-root\", \"$MVR_VM_DIR/var/lib/docker\", \"--exec-root\", "
+       "\"$DOCKER_EXEC\",\n"
+    << "    \"--pidfile\", \"$DOCKER_EXEC/dockerd.pid\", \"-H\", \"$DOCKER_SOCK\"],\n"
+    << "  \"info\": [\"" << docker_cli
+    << "\", \"-H\", \"$DOCKER_SOCK\", \"info\", \"--format\", "
+       "\"{{.Driver}}\"],\n"
+    << "  \"listContainers\": [\"" << docker_cli
+    << "\", \"-H\", \"$DOCKER_SOCK\", \"ps\", \"--all\", "
+       "\"--quiet\", \"--no-trunc\"],\n"
+    << "  \"removeContainers\": [\"" << docker_cli
+    << "\", \"-H\", \"$DOCKER_SOCK\", \"rm\", \"--force\", "
+       "\"--volumes\"],\n"
+    << "  \"cleanupVolumes\": [\"" << docker_cli
+    << "\", \"-H\", \"$DOCKER_SOCK\", \"volume\", "
+       "\"prune\", \"--force\"],\n"
+    << "  \"logFile\": \"$MVR_VM_DIR/dockerd.log\"";
+  if (docker_dns_) {
+    f << ",\n  \"dns\": [";
+    for (size_t i = 0; i < docker_dns_->size(); ++i) {
+      f << (i == 0 ? "\"" : ", \"") << (*docker_dns_)[i] << '"';
+    }
+    f << "]";
+  }
+  // Software emulation starts dockerd many times slower than a machine does.
+  if (qemu_vms_) f << ",\n  \"driverTimeoutSeconds\": 240";
+  f << "},\n";
+  return f.str();
+}
+
 // The image's program: the real supervisor, serving hooks and control on the ports the emulator
 // gives it. At boot it writes onto the VM's disk ($MVR_VM_DIR, as on a real MicroVM) the runner
 // script (the supervisor's runner inherits only PATH, so the disk's path is written into it) and
@@ -73,22 +123,14 @@ std::string LocalStack::StandInRunner() const {
 // script is exec'd, so it is the VM's main process that the emulator waits for.
 Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
   const bool docker = image.docker == GuestDocker::kReal;
-  // Docker's programs by their paths: a QEMU guest's initramfs gets every host file the image's
-  // program names (runc and the shim, which containerd runs from PATH, are named for that alone),
-  // and the supervisor's commands find them in either backend.
-  auto path_of = [](const std::string& name) {
-    return process::FindProgram(name, {{"PATH", "/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"}})
-        .value_or(name);
-  };
-  const std::string docker_cli = path_of("docker");
   const std::string path = dir_ + "/guest-" + image.name + ".sh";
   std::ofstream f(path);
   f << "#!/bin/sh\n"
     << "# MicroVM program of the local image " << image.name << " (written by mvr's LocalStack).\n"
     << "set -e\n";
   if (docker) {
-    f << "# Docker's runtime: " << path_of("runc") << ' ' << path_of("containerd-shim-runc-v2")
-      << ' ' << path_of("docker-init") << '\n';
+    f << "# Docker's runtime: " << ProgramPath("runc") << ' '
+      << ProgramPath("containerd-shim-runc-v2") << ' ' << ProgramPath("docker-init") << '\n';
   }
   f << "mkdir -p \"$MVR_VM_DIR/var/lib/docker\" \"$MVR_VM_DIR/work\"\n"
     << "DOCKER_EXEC=\"/run/mvr-$(basename \"$MVR_VM_DIR\")\"\n"
@@ -101,49 +143,7 @@ Result<std::string> LocalStack::WriteGuestScript(const Image& image) {
     << "chmod +x \"$MVR_VM_DIR/runner.sh\"\n"
     << "cat > \"$MVR_VM_DIR/supervisor.json\" <<MVR_SUPERVISOR_CONFIG\n"
     << "{\"runner\": {\"command\": [\"$MVR_VM_DIR/runner.sh\"]},\n";
-  if (docker) {
-    f << " \"docker\": {\"containerd\": [\"" << path_of("containerd")
-      << "\", \"--address\", "
-         "\"$DOCKER_EXEC/containerd.sock\",\n"
-      << "    \"--root\", \"$MVR_VM_DIR/var/lib/containerd\", \"--state\", "
-         "\"$DOCKER_EXEC/containerd\"],\n"
-      << "  \"dockerd\": [\""
-      << path_of("dockerd")
-      // On this machine dockerd makes no bridge; a QEMU guest is a network of its own, where
-      // containers may get Docker's bridge as on a MicroVM (the kernel has no iptables there).
-      << "\", " << (qemu_vms_ && docker_bridge_ ? "" : "\"--bridge=none\", ")
-      << "\"--iptables=false\", \"--ip6tables=false\",\n"
-      << (keep_containers_ ? "    \"--live-restore\",\n" : "")
-      << "    \"--containerd\", \"$DOCKER_EXEC/containerd.sock\",\n"
-      << "    \"--data-root\", \"$MVR_VM_DIR/var/lib/docker\", \"--exec-root\", "
-         "\"$DOCKER_EXEC\",\n"
-      << "    \"--pidfile\", \"$DOCKER_EXEC/dockerd.pid\", \"-H\", \"$DOCKER_SOCK\"],\n"
-      << "  \"info\": [\"" << docker_cli
-      << "\", \"-H\", \"$DOCKER_SOCK\", \"info\", \"--format\", "
-         "\"{{.Driver}}\"],\n"
-      << "  \"listContainers\": [\"" << docker_cli
-      << "\", \"-H\", \"$DOCKER_SOCK\", \"ps\", \"--all\", "
-         "\"--quiet\", \"--no-trunc\"],\n"
-      << "  \"removeContainers\": [\"" << docker_cli
-      << "\", \"-H\", \"$DOCKER_SOCK\", \"rm\", \"--force\", "
-         "\"--volumes\"],\n"
-      << "  \"cleanupVolumes\": [\"" << docker_cli
-      << "\", \"-H\", \"$DOCKER_SOCK\", \"volume\", "
-         "\"prune\", \"--force\"],\n"
-      << "  \"logFile\": \"$MVR_VM_DIR/dockerd.log\"";
-    if (docker_dns_) {
-      f << ",\n  \"dns\": [";
-      for (size_t i = 0; i < docker_dns_->size(); ++i) {
-        f << (i == 0 ? "\"" : ", \"") << (*docker_dns_)[i] << '"';
-      }
-      f << "]";
-    }
-    // Software emulation starts dockerd many times slower than a machine does.
-    if (qemu_vms_) f << ",\n  \"driverTimeoutSeconds\": 240";
-    f << "},\n";
-  } else {
-    f << " \"docker\": {\"enabled\": false},\n";
-  }
+  f << (docker ? DockerSupervisorConfig() : std::string(" \"docker\": {\"enabled\": false},\n"));
   if (docker && keep_containers_) f << " \"cleanup\": {\"dockerPrune\": false},\n";
   // Host-network guests share this machine's network: the resume-time network check would test
   // the host (and fail the demo on an offline laptop), so the local stack turns it off.
@@ -217,7 +217,7 @@ Result<std::string> LocalStack::WaitForUrl(const std::string& log_path, const st
   const std::string marker = " listening on ";
   TimePoint deadline = seam_.clock.Now() + std::chrono::seconds(30);
   while (seam_.clock.Now() < deadline) {
-    std::string log = Slurp(log_path);
+    std::string log = ReadFile(log_path, "log").value_or("");
     size_t at = log.find(marker);
     if (at != std::string::npos) {
       size_t end = log.find('\n', at);
@@ -263,4 +263,4 @@ std::map<std::string, std::string> LocalStack::StepEnvironment(const std::string
   return env;
 }
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

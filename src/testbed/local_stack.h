@@ -18,7 +18,7 @@
 #include "base/secret.h"
 #include "process/process_runner.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 
 inline constexpr char kDemoImage[] = "mvr-runner";
 inline constexpr char kDemoRepository[] = "demo/app";
@@ -127,6 +127,7 @@ class LocalStack {
     GuestDocker docker = GuestDocker::kNone;
   };
   Result<std::string> WriteGuestScript(const Image& image);
+  std::string DockerSupervisorConfig() const;  // the guest config's "docker" with real Docker
 
   Seam seam_;
   process::ProcessRunner& processes_;
@@ -148,4 +149,4 @@ class LocalStack {
   int microvms_pid_ = 0;
 };
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -1,4 +1,4 @@
-#include "demo/workflow.h"
+#include "testbed/workflow.h"
 
 #include <cctype>
 #include <cstdio>
@@ -7,10 +7,11 @@
 #include <sstream>
 
 #include "base/encoding.h"
+#include "base/files.h"
 #include "base/json_text.h"
 #include "base/time_format.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 using nlohmann::json;
@@ -18,7 +19,7 @@ using nlohmann::json;
 // KEY=value lines, as a step writes them to GITHUB_OUTPUT.
 std::map<std::string, std::string> ReadOutputs(const std::string& path) {
   std::map<std::string, std::string> out;
-  std::istringstream in(ReadWholeFile(path));
+  std::istringstream in(ReadFile(path, "log").value_or(""));
   std::string line;
   while (std::getline(in, line)) {
     size_t eq = line.find('=');
@@ -101,12 +102,7 @@ ShownOutput AsTheRunnerShows(const std::string& stdout_text) {
   return shown;
 }
 
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string ReadWholeFile(const std::string& path) { return ReadFile(path, "log").value_or(""); }
 
 std::string StepResult::Describe() const {
   return "exit " + std::to_string(exit.code) + (error.empty() ? "" : ": " + error);
@@ -134,7 +130,7 @@ StepResult ResultOf(const process::CommandResult& run, const std::string& name,
   StepResult result;
   result.exit = run.exit;
   result.log_path = name + ".log";
-  const std::string log = run.output + ReadWholeFile(result.log_path);
+  const std::string log = run.output + ReadFile(result.log_path, "log").value_or("");
   result.error = ErrorAnnotation(log);
   result.milestones = ReadMilestones(log);
   result.outputs = ReadOutputs(output_file);
@@ -317,4 +313,4 @@ Workflow::Leftovers Workflow::CountLeftovers() {
   return left;
 }
 
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -1,4 +1,4 @@
-#include "support/inprocess_fleet.h"
+#include "support/inprocess_platform.h"
 
 #include <gtest/gtest.h>
 
@@ -113,15 +113,15 @@ void StandInSupervisor::Connect(const Secret& jit_config) {
   if (contents.ok()) (void)github_->RunnerConnect(contents->credential);
 }
 
-InProcessFleet::InProcessFleet() {
-  m.logger.redactor().Add(kFleetGithubToken);
+InProcessPlatform::InProcessPlatform() {
+  m.logger.redactor().Add(kPlatformGithubToken);
   vms_api.trace = &trace;
   github_api.trace = &trace;
   guest.trace = &trace;
   Rebuild(DefaultOptions());
 }
 
-emulate::microvms::InProcessMicrovmsOptions InProcessFleet::DefaultOptions() {
+emulate::microvms::InProcessMicrovmsOptions InProcessPlatform::DefaultOptions() {
   emulate::microvms::InProcessMicrovmsOptions o;
   using emulate::microvms::LatencyDistribution;
   auto fixed = [](int64_t ms) {
@@ -132,19 +132,19 @@ emulate::microvms::InProcessMicrovmsOptions InProcessFleet::DefaultOptions() {
   o.model.latency.run = fixed(9'900);
   o.model.latency.suspend = fixed(2'070);
   o.model.latency.resume = fixed(4'550);
-  o.front.sigv4_keys = {{kFleetAccessKeyId, kFleetSecretKey}};
-  o.images = {kFleetImage};
+  o.front.sigv4_keys = {{kPlatformAccessKeyId, kPlatformSecretKey}};
+  o.images = {kPlatformImage};
   return o;
 }
 
-void InProcessFleet::Rebuild(emulate::microvms::InProcessMicrovmsOptions options) {
+void InProcessPlatform::Rebuild(emulate::microvms::InProcessMicrovmsOptions options) {
   github_client.reset();
   vms_client.reset();
   microvms =
       std::make_unique<emulate::microvms::InProcessMicrovms>(m.seam, std::move(options), &guest);
   emulate::github::InProcessGithubOptions github_options;
-  github_options.model.repositories = {kFleetRepository};
-  github_options.auth.pats = {Secret(kFleetGithubToken)};
+  github_options.model.repositories = {kPlatformRepository};
+  github_options.auth.pats = {Secret(kPlatformGithubToken)};
   github_service = emulate::github::InProcessGithub::Create(github_options, m.seam).value();
   github_model = &github_service->model();
 
@@ -156,25 +156,25 @@ void InProcessFleet::Rebuild(emulate::microvms::InProcessMicrovmsOptions options
       vms_options, aws::MicrovmsClientDeps{vms_api, credentials, m.seam});
   github::GitHubClientOptions github_client_options;
   github_client_options.rest.base_url = emulate::github::InProcessGithub::kApiUrl;
-  github_client = github::GitHubClient::Create(github_api, m.clock,
-                                               github::GitHubAuth::Token(Secret(kFleetGithubToken)),
-                                               github_client_options, &m.logger)
+  github_client = github::GitHubClient::Create(
+                      github_api, m.clock, github::GitHubAuth::Token(Secret(kPlatformGithubToken)),
+                      github_client_options, &m.logger)
                       .value();
 }
 
-std::string InProcessFleet::VmState(const std::string& microvm_id) {
+std::string InProcessPlatform::VmState(const std::string& microvm_id) {
   Result<json> vm = microvms->Describe(microvm_id);
   return vm.ok() ? vm->value("state", "") : vm.status().ToString();
 }
 
-std::string InProcessFleet::VmReason(const std::string& microvm_id) {
+std::string InProcessPlatform::VmReason(const std::string& microvm_id) {
   Result<json> vm = microvms->Describe(microvm_id);
   return vm.ok() ? vm->value("stateReason", "") : "";
 }
 
-std::vector<std::string> InProcessFleet::VmIds() { return VmIdsIn(""); }
+std::vector<std::string> InProcessPlatform::VmIds() { return VmIdsIn(""); }
 
-std::vector<std::string> InProcessFleet::VmIdsIn(const std::string& state) {
+std::vector<std::string> InProcessPlatform::VmIdsIn(const std::string& state) {
   std::vector<std::string> ids;
   microvms->WithModel([&](emulate::microvms::MicrovmModel& model) {
     std::string next;
@@ -194,38 +194,38 @@ std::vector<std::string> InProcessFleet::VmIdsIn(const std::string& state) {
   return ids;
 }
 
-Result<supervisor::RunPayload> InProcessFleet::PayloadOf(const std::string& microvm_id) {
+Result<supervisor::RunPayload> InProcessPlatform::PayloadOf(const std::string& microvm_id) {
   auto it = guest.payload_of.find(microvm_id);
   if (it == guest.payload_of.end()) return NotFound("no /run hook reached " + microvm_id);
   return it->second;
 }
 
-std::string InProcessFleet::ClientTokenOf(const std::string& microvm_id) {
+std::string InProcessPlatform::ClientTokenOf(const std::string& microvm_id) {
   for (const auto& call : microvms->calls()) {
     if (call.operation == "RunMicrovm" && call.microvm_id == microvm_id) return call.client_token;
   }
   return "";
 }
 
-std::vector<emulate::github::Runner> InProcessFleet::Runners() {
+std::vector<emulate::github::Runner> InProcessPlatform::Runners() {
   return github_model->ListAllRunners();
 }
 
-bool InProcessFleet::RunnerExists(int64_t runner_id) {
+bool InProcessPlatform::RunnerExists(int64_t runner_id) {
   for (const auto& r : Runners()) {
     if (r.id == runner_id) return true;
   }
   return false;
 }
 
-Result<emulate::github::Runner> InProcessFleet::RunnerNamed(const std::string& name) {
+Result<emulate::github::Runner> InProcessPlatform::RunnerNamed(const std::string& name) {
   for (const auto& r : Runners()) {
     if (r.name == name) return r;
   }
   return NotFound("GitHub has no runner named " + name);
 }
 
-int InProcessFleet::Calls(const std::string& operation, const std::string& microvm_id) {
+int InProcessPlatform::Calls(const std::string& operation, const std::string& microvm_id) {
   int n = 0;
   for (const auto& call : microvms->calls()) {
     n += call.operation == operation && (microvm_id.empty() || call.microvm_id == microvm_id);
@@ -233,9 +233,9 @@ int InProcessFleet::Calls(const std::string& operation, const std::string& micro
   return n;
 }
 
-std::string InProcessFleet::PendingVm(const json& extra) {
+std::string InProcessPlatform::PendingVm(const json& extra) {
   json in = {
-      {"imageIdentifier", kFleetImage},
+      {"imageIdentifier", kPlatformImage},
       {"runHookPayload", supervisor::EncodeRunPayload(supervisor::RunPayload::Warm()).value()}};
   in.update(extra);
   Result<json> out = microvms->WithModel(
@@ -244,7 +244,7 @@ std::string InProcessFleet::PendingVm(const json& extra) {
   return out.ok() ? (*out)["microvmId"].get<std::string>() : "";
 }
 
-std::string InProcessFleet::RunningVm(const json& extra) {
+std::string InProcessPlatform::RunningVm(const json& extra) {
   const std::string id = PendingVm(extra);
   if (id.empty()) return "";
   m.clock.Advance(std::chrono::seconds(10));
@@ -253,13 +253,13 @@ std::string InProcessFleet::RunningVm(const json& extra) {
   return id;
 }
 
-std::string InProcessFleet::SuspendedVm() {
+std::string InProcessPlatform::SuspendedVm() {
   const std::string id = RunningVm();
   SuspendVm(id);
   return id;
 }
 
-void InProcessFleet::SuspendVm(const std::string& id) {
+void InProcessPlatform::SuspendVm(const std::string& id) {
   Result<json> suspended = microvms->WithModel([&](emulate::microvms::MicrovmModel& model) {
     return model.Invoke("SuspendMicrovm", {{"microvmIdentifier", id}});
   });
@@ -269,7 +269,7 @@ void InProcessFleet::SuspendVm(const std::string& id) {
   EXPECT_EQ(VmState(id), "SUSPENDED");
 }
 
-void InProcessFleet::TerminateVm(const std::string& id) {
+void InProcessPlatform::TerminateVm(const std::string& id) {
   Result<json> terminated = microvms->WithModel([&](emulate::microvms::MicrovmModel& model) {
     return model.Invoke("TerminateMicrovm", {{"microvmIdentifier", id}});
   });
@@ -279,13 +279,14 @@ void InProcessFleet::TerminateVm(const std::string& id) {
   EXPECT_EQ(VmState(id), "TERMINATED");
 }
 
-std::string InProcessFleet::NewImageVersion() {
+std::string InProcessPlatform::NewImageVersion() {
   Result<json> added = microvms->WithModel([&](emulate::microvms::MicrovmModel& model) {
     Result<json> first = model.Invoke("GetMicrovmImageVersion",
-                                      {{"imageIdentifier", kFleetImage}, {"imageVersion", "1"}});
+                                      {{"imageIdentifier", kPlatformImage}, {"imageVersion", "1"}});
     if (!first.ok()) return first;
-    json in = {{"imageIdentifier", kFleetImage},
-               {"codeArtifact", {{"uri", std::string("s3://mvr-fleet/") + kFleetImage + ".zip"}}}};
+    json in = {
+        {"imageIdentifier", kPlatformImage},
+        {"codeArtifact", {{"uri", std::string("s3://mvr-platform/") + kPlatformImage + ".zip"}}}};
     for (const char* key : {"baseImageArn", "buildRoleArn"}) {
       if (first->contains(key)) in[key] = (*first)[key];
     }
@@ -298,8 +299,8 @@ std::string InProcessFleet::NewImageVersion() {
   return added->value("imageVersion", "");
 }
 
-emulate::github::Runner InProcessFleet::OnlineRunner(const std::string& name, bool busy,
-                                                     std::vector<std::string> labels) {
+emulate::github::Runner InProcessPlatform::OnlineRunner(const std::string& name, bool busy,
+                                                        std::vector<std::string> labels) {
   using emulate::github::Scope;
   emulate::github::JitRequest request;
   request.name = name;
@@ -315,7 +316,7 @@ emulate::github::Runner InProcessFleet::OnlineRunner(const std::string& name, bo
   return github_model->GetRunner(Scope::Repo("octo", "app"), registered.runner.id).value();
 }
 
-void InProcessFleet::ConnectRunnersOf(const std::string& microvm_id, bool refusal_expected) {
+void InProcessPlatform::ConnectRunnersOf(const std::string& microvm_id, bool refusal_expected) {
   for (const std::string& jit : guest.jit_configs_of[microvm_id]) {
     Result<emulate::github::JitConfigContents> contents =
         emulate::github::DecodeJitConfig(Secret(jit));
@@ -326,8 +327,8 @@ void InProcessFleet::ConnectRunnersOf(const std::string& microvm_id, bool refusa
   }
 }
 
-emulate::github::Runner InProcessFleet::RegisteredRunner(const std::string& name,
-                                                         std::vector<std::string> labels) {
+emulate::github::Runner InProcessPlatform::RegisteredRunner(const std::string& name,
+                                                            std::vector<std::string> labels) {
   emulate::github::JitRequest request;
   request.name = name;
   request.runner_group_id = 1;
@@ -337,9 +338,9 @@ emulate::github::Runner InProcessFleet::RegisteredRunner(const std::string& name
       .runner;
 }
 
-emulate::github::Job InProcessFleet::QueueJob(std::vector<std::string> labels) {
+emulate::github::Job InProcessPlatform::QueueJob(std::vector<std::string> labels) {
   emulate::github::JobSpec job;
-  job.repository = kFleetRepository;
+  job.repository = kPlatformRepository;
   job.labels = std::move(labels);
   job.steps = {"true"};
   Result<emulate::github::Job> queued = github_model->QueueJob(job);
