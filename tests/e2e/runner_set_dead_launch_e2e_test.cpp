@@ -11,7 +11,7 @@
 
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 // Longer than the runner takes to start and take its job: the answer reaches a dead `mvr serve`.
@@ -117,4 +117,4 @@ TEST_F(RunnerSetDeadWarmLaunch, WarmLaunchKilledAfterDeliveryHasItsBusyRunnerAdo
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

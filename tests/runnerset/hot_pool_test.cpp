@@ -366,12 +366,12 @@ TEST_F(HotPoolTest, ALaunchWhoseMemberTheSweeperAdoptedFirstStandsOnThatRowAndLo
   const std::string hot_runner = HotRunnerName();
   const int64_t runner_id = HotRunner().id;
   // While the launch waits for its resume, the sweeper adopts the member (AdoptHot's writes).
-  fleet_.guest.on_resume_hook = [&](const std::string&) {
+  platform_.guest.on_resume_hook = [&](const std::string&) {
     MappingRow row;
     row.runner_name = hot_runner;
     row.runner_id = runner_id;
     row.microvm_id = vm;
-    row.repository = mvr::testing::kFleetRepository;
+    row.repository = mvr::testing::kPlatformRepository;
     row.class_label = config_.classes[0].label;
     row.path = "hot";
     ASSERT_TRUE(table_.Adopt(row, {WarmPoolTable::RemoveMemberOp(vm)}).ok());
@@ -386,8 +386,8 @@ TEST_F(HotPoolTest, ALaunchWhoseMemberTheSweeperAdoptedFirstStandsOnThatRowAndLo
   EXPECT_EQ(log.find("launch failed"), std::string::npos) << log;
   EXPECT_NE(log.find("the launch stands on that mapping row"), std::string::npos) << log;
   EXPECT_EQ(State(vm), "RUNNING") << "the adopted VM was not ended";
-  EXPECT_TRUE(fleet_.RunnerNamed(hot_runner).ok()) << "its runner was not removed";
-  fleet_.Tick();
+  EXPECT_TRUE(platform_.RunnerNamed(hot_runner).ok()) << "its runner was not removed";
+  platform_.Tick();
   EXPECT_EQ(JobOf(in.job_id).runner_name, hot_runner) << "the resumed runner takes the job";
   auto row = table_.GetMapping(hot_runner);
   ASSERT_TRUE(row.ok() && *row) << "the sweeper's row stands, so the job's end ends the VM";
