@@ -258,7 +258,7 @@ bool GithubModel::RunnerServesLocked(const RunnerState& r, const Job& job) const
   // A scale set's job goes only to a runner of that set, once the set acquired it; a runner of a
   // set takes no other job.
   auto ss = scale_set_jobs_.find(job.id);
-  if (ss != scale_set_jobs_.end() && ss->second.state != "done") {
+  if (ss != scale_set_jobs_.end()) {
     return r.scale_set_id == ss->second.set_id && ss->second.state == "acquired";
   }
   if (r.scale_set_id != 0) return false;

@@ -268,7 +268,8 @@ class GithubModel {
     bool session_lost = false;  // it did not pick up a job in time: offline until it polls
     int64_t scale_set_id = 0;   // registered through a scale set's generatejitconfig (0: not)
   };
-  // A job routed to a scale set. state: available, offered, acquired, running, done, abandoned.
+  // A job routed to a scale set, until it ends. state: available, offered, acquired, running,
+  // abandoned (reassigned too often: offered no more).
   struct ScaleSetJob {
     int64_t set_id = 0;
     std::string state = "available";
@@ -341,6 +342,7 @@ class GithubModel {
   Status CheckHookLocked(const HookFilter& filter) const;  // REQUIRES: mu_ held
   // --- scale sets (github_model_scaleset*.cpp); REQUIRES: mu_ held ---
   Result<ScaleSetState*> FindScaleSetLocked(const Scope& scope, int64_t id);
+  Result<const ScaleSetState*> FindScaleSetLocked(const Scope& scope, int64_t id) const;
   ScaleSet SnapshotScaleSetLocked(const ScaleSetState& s) const;
   ScaleSetStatistics StatisticsLocked(const ScaleSetState& s) const;
   bool ScopeServesRepoLocked(const Scope& scope, const std::string& repository) const;

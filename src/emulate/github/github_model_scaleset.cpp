@@ -1,6 +1,7 @@
 // GithubModel: the runner scale-set API's sets, admin tokens, sessions and JIT runners (issue
 // 54). The message queue, job routing and offers are in github_model_scaleset_queue.cpp.
 #include <algorithm>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -101,6 +102,12 @@ ScaleSetStatistics GithubModel::StatisticsLocked(const ScaleSetState& s) const {
 
 Result<GithubModel::ScaleSetState*> GithubModel::FindScaleSetLocked(const Scope& scope,
                                                                     int64_t id) {
+  MVR_ASSIGN_OR_RETURN(const ScaleSetState* s, std::as_const(*this).FindScaleSetLocked(scope, id));
+  return &scale_sets_.at(s->set.id);
+}
+
+Result<const GithubModel::ScaleSetState*> GithubModel::FindScaleSetLocked(const Scope& scope,
+                                                                          int64_t id) const {
   auto it = scale_sets_.find(id);
   if (it == scale_sets_.end() || it->second.set.scope.kind != scope.kind ||
       !SetNameEq(it->second.set.scope.Name(), scope.Name())) {
@@ -125,8 +132,7 @@ std::vector<ScaleSet> GithubModel::ListScaleSets(const Scope& scope,
 
 Result<ScaleSet> GithubModel::GetScaleSet(const Scope& scope, int64_t id) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto* self = const_cast<GithubModel*>(this);  // FindScaleSetLocked hands out a mutable pointer
-  MVR_ASSIGN_OR_RETURN(ScaleSetState * s, self->FindScaleSetLocked(scope, id));
+  MVR_ASSIGN_OR_RETURN(const ScaleSetState* s, FindScaleSetLocked(scope, id));
   return SnapshotScaleSetLocked(*s);
 }
 

@@ -150,8 +150,8 @@ void GithubModel::ScaleSetJobEndedLocked(const Job& job) {
   auto it = scale_set_jobs_.find(job.id);
   if (it == scale_set_jobs_.end()) return;
   const bool held = it->second.state == "acquired" || it->second.state == "running";
-  it->second.state = "done";
   if (held) PushEventLocked(job, it->second, "JobCompleted", ResultName(job.conclusion));
+  scale_set_jobs_.erase(it);  // an ended job is no set's business (and the map stays small)
 }
 
 Result<GithubModel::ScaleSetState*> GithubModel::SessionByTokenLocked(int64_t id,
