@@ -17,6 +17,7 @@
 #include "base/time_format.h"
 #include "cli/commands.h"
 #include "emulate/github/emulator.h"
+#include "emulate/github/scaleset/scaleset_api.h"
 #include "http/curl_client.h"
 #include "process/process_runner.h"
 
@@ -73,6 +74,12 @@ struct GithubFlags {
   std::string latest_runner_release;
   std::string latest_runner_released_at;  // RFC 3339
   std::vector<std::string> dispatch_workflows;
+  gh::ScaleSetOptions scaleset;  // --scaleset-* (the runner scale-set API)
+  int64_t scaleset_long_poll_ms = 50'000;
+  int64_t scaleset_acquire_timeout_s = 60;
+  int64_t scaleset_start_timeout_s = 300;
+  int64_t scaleset_session_idle_s = 120;
+  int64_t scaleset_message_delay_ms = 0;
 };
 
 Result<gh::RunnerVersionPolicy> VersionPolicy(const GithubFlags& f) {
@@ -170,6 +177,12 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   o.model.registration_idle_expiry = Duration(f.idle_expiry_s * 1000);
   o.model.offline_registration_expiry = Duration(f.offline_expiry_s * 1000);
   o.model.assignment_pickup_timeout = Duration(f.pickup_timeout_s * 1000);
+  o.model.scaleset = f.scaleset;
+  o.model.scaleset.long_poll = Duration(f.scaleset_long_poll_ms);
+  o.model.scaleset.acquire_timeout = Duration(f.scaleset_acquire_timeout_s * 1000);
+  o.model.scaleset.start_timeout = Duration(f.scaleset_start_timeout_s * 1000);
+  o.model.scaleset.session_idle_timeout = Duration(f.scaleset_session_idle_s * 1000);
+  o.model.scaleset.message_delay = Duration(f.scaleset_message_delay_ms);
   o.model.runner_arch = f.arch;
   o.model.dispatch_workflows = f.dispatch_workflows;
   o.model.runner_busy_lies = f.busy_lies;
@@ -251,6 +264,10 @@ int RunGithub(const GithubFlags& flags, Context& ctx) {
     record_sink = std::make_unique<StreamSink>(record_file.get());
     options->record = record_sink.get();
   }
+  const Logger& logger = ctx.seam().logger;
+  options->extra_routes = [&logger](http::Router& r, gh::GithubModel& m, gh::Authenticator& a) {
+    return gh::AddScaleSetRoutes(r, m, a, logger);  // the runner scale-set API
+  };
   StopSignals stop;  // before any thread starts
   http::CurlHttpClient client;
   auto emulator = gh::GithubEmulator::Create(std::move(*options), ctx.seam(), client);
@@ -310,6 +327,36 @@ void AddFieldFaultFlags(CLI::App& g, GithubFlags& f) {
 }
 
 // GitHub's secondary rate limits (issue 30, item 4).
+// The runner scale-set API's limits and faults (docs/emulate-github.md, "Runner scale sets").
+void AddScaleSetFlags(CLI::App& g, GithubFlags& f) {
+  g.add_option("--scaleset-long-poll-ms", f.scaleset_long_poll_ms,
+               "a GET of scale-set messages waits this long before answering 202")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{600'000}));
+  g.add_option("--scaleset-acquire-timeout-seconds", f.scaleset_acquire_timeout_s,
+               "a JobAvailable not acquired this long is offered again (a reassignment)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{86'400}));
+  g.add_option("--scaleset-start-timeout-seconds", f.scaleset_start_timeout_s,
+               "an acquired job no runner of the set started this long is offered again")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{86'400}));
+  g.add_option("--scaleset-session-idle-seconds", f.scaleset_session_idle_s,
+               "a scale-set session not polled this long ends (a new one may then be made)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{86'400}));
+  g.add_option("--scaleset-lost-acknowledgements", f.scaleset.lost_acknowledgements,
+               "probability a DELETE of a message answers 204 but the message stays")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  g.add_option("--scaleset-message-delay-ms", f.scaleset_message_delay_ms,
+               "a scale-set message is visible only this long after it is made")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
+  g.add_flag("--scaleset-replay-assigned", f.scaleset.replay_assigned_on_new_session,
+             "a new session is told of the jobs its set acquired before (off: ARC #4027)");
+}
+
 void AddRateLimitFlags(CLI::App& g, GithubFlags& f) {
   g.add_option("--rate-limits", f.rate_limits,
                "github: also enforce GitHub's secondary limits (100 concurrent, 900 points a "
@@ -434,6 +481,7 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
                 "append each REST exchange and webhook delivery to FILE as JSON lines (for "
                 "tests/contracts/github; holds tokens: a test artefact, never a log)");
   AddFieldFaultFlags(*g, *gflags);
+  AddScaleSetFlags(*g, *gflags);
   g->add_option("--runner-arch", gflags->arch, "architecture label JIT runners get (X64, ARM64)")
       ->capture_default_str();
   g->callback([gflags, &ctx] { ctx.exit_code = RunGithub(*gflags, ctx); });

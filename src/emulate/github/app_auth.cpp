@@ -277,13 +277,28 @@ Result<InstallationToken> Authenticator::CreateInstallationToken(const Identity&
   return t;
 }
 
-InstallationToken Authenticator::CreateRegistrationToken() {
+InstallationToken Authenticator::CreateRegistrationToken(const std::string& scope_name) {
   InstallationToken t;
   std::string hex = secure_random_.Hex(14);
   for (auto& ch : hex) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   t.token = Secret("A" + hex);
   t.expires_at = clock_.Now() + Duration(3'600'000);
+  std::lock_guard<std::mutex> lock(mu_);
+  registration_tokens_[Sha256Hex(t.token.Reveal())] = {AsciiLower(scope_name), t.expires_at};
   return t;
+}
+
+Status Authenticator::CheckRegistrationToken(const std::string& value,
+                                             const std::string& scope_name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = registration_tokens_.find(Sha256Hex(value));
+  if (it == registration_tokens_.end() || it->second.first != AsciiLower(scope_name)) {
+    return Unauthorized("the registration token is not valid for " + scope_name);
+  }
+  if (clock_.Now() >= it->second.second) {
+    return Unauthorized("the registration token expired; ask for a new one");
+  }
+  return Status::Ok();
 }
 
 }  // namespace mvr::emulate::github

@@ -20,7 +20,7 @@
 #include "base/random.h"
 #include "base/secret.h"
 #include "base/status.h"
-#include "emulate/github/installation_tokens.h"
+#include "emulate/github/tokens/installation_tokens.h"
 
 namespace mvr::emulate::github {
 
@@ -78,8 +78,12 @@ class Authenticator {
   // NotFound for any installation but the App's own, as GitHub answers 404; NotFound too when
   // the same App presented a JWT with the same iat and jti less than a second before.
   Result<InstallationToken> CreateInstallationToken(const Identity& app, int64_t installation_id);
-  // A self-hosted runner registration token (1 hour); nothing in the emulator consumes it.
-  InstallationToken CreateRegistrationToken();
+  // A self-hosted runner registration token (1 hour) for the runners of `scope_name` (a Scope's
+  // Name()); POST /actions/runner-registration exchanges it (CheckRegistrationToken).
+  InstallationToken CreateRegistrationToken(const std::string& scope_name = "");
+  // Ok when `value` is a registration token made for `scope_name` that has not expired;
+  // Unauthorized otherwise.
+  Status CheckRegistrationToken(const std::string& value, const std::string& scope_name) const;
 
   // Credentials revoked at runtime (the control API's POST /_emulator/credentials, the
   // simulation). A revoked or expired PAT answers 401 "Bad credentials", as GitHub does. A revoked
@@ -128,8 +132,10 @@ class Authenticator {
 
   mutable std::mutex mu_;                                   // guards everything below
   std::map<std::string, IssuedToken> installation_tokens_;  // SHA-256 hex of the token
-  std::vector<Secret> pats_;                                // options_.pats and added ones
-  std::set<int64_t> revoked_apps_;                          // app ids whose key is deleted
+  // Registration tokens by SHA-256 hex: the scope's name (lower case) and the expiry.
+  std::map<std::string, std::pair<std::string, TimePoint>> registration_tokens_;
+  std::vector<Secret> pats_;        // options_.pats and added ones
+  std::set<int64_t> revoked_apps_;  // app ids whose key is deleted
   mutable std::vector<TimePoint> refusals_;
   SameSecondJwts recent_jwts_;
   int same_second_refusals_ = 0;

@@ -37,6 +37,9 @@ Result<std::unique_ptr<GithubEmulator>> GithubEmulator::Create(EmulatorOptions o
   e->control_ = std::make_unique<ControlApi>(*e->model_, *e->auth_, seam.logger);
   e->rest_->AddRoutes(e->router_);
   e->control_->AddRoutes(e->router_);
+  if (e->options_.extra_routes) {
+    e->extra_ = e->options_.extra_routes(e->router_, *e->model_, *e->auth_);
+  }
   e->router_.SetNotFound([](const http::ServerRequest&) {
     return http::HttpResponse::Json(404, JsonText(ErrorJson("Not Found")));
   });
@@ -78,6 +81,7 @@ Result<std::string> GithubEmulator::Start(const std::string& host, int port) {
 }
 
 void GithubEmulator::Stop() {
+  if (model_) model_->StopLongPolls();  // a waiting GET of messages answers 202 now
   if (server_) server_->Stop();
   stopping_.store(true);
   if (ticker_.joinable()) ticker_.join();

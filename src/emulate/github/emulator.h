@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,6 +35,11 @@ struct EmulatorOptions {
   // Where the traffic record goes (traffic_record.h): each REST exchange as it is answered, each
   // webhook delivery when the emulator stops. Holds secrets; null: no record.
   LogSink* record = nullptr;
+  // More routes on the same server, added after the REST and control routes: the runner
+  // scale-set API (emulate/github/scaleset: AddScaleSetRoutes), wired by whoever builds the
+  // emulator (`mvr emulate github` always does). What it returns owns the handlers' state and
+  // lives as long as the emulator.
+  std::function<std::shared_ptr<void>(http::Router&, GithubModel&, Authenticator&)> extra_routes;
 };
 
 class GithubEmulator {
@@ -63,6 +69,7 @@ class GithubEmulator {
   std::unique_ptr<RateLimiter> rate_;
   std::unique_ptr<RestApi> rest_;
   std::unique_ptr<ControlApi> control_;
+  std::shared_ptr<void> extra_;  // what options_.extra_routes returned
   http::Router router_;
   std::unique_ptr<http::HttpServer> server_;
   std::atomic<bool> stopping_{false};

@@ -255,6 +255,13 @@ bool GithubModel::RunnerServesLocked(const RunnerState& r, const Job& job) const
   } else if (!SameName(s.owner, owner)) {
     return false;
   }
+  // A scale set's job goes only to a runner of that set, once the set acquired it; a runner of a
+  // set takes no other job.
+  auto ss = scale_set_jobs_.find(job.id);
+  if (ss != scale_set_jobs_.end()) {
+    return r.scale_set_id == ss->second.set_id && ss->second.state == "acquired";
+  }
+  if (r.scale_set_id != 0) return false;
   return LabelsMatch(job.labels, r.runner.labels);
 }
 
@@ -270,6 +277,7 @@ void GithubModel::GiveJobLocked(Job& job, RunnerState& r, Outbox& out) {
   job.runner_group_id = r.runner.group_id;
   job.runner_group_name = "Default";
   job.timeline.push_back(TimelineEntry{seam_.clock.Now(), "assigned", r.runner.name});
+  ScaleSetJobStartedLocked(job, r);
   EmitLocked(job, "in_progress", out);
 }
 
@@ -286,6 +294,7 @@ std::vector<GithubModel::RunnerState*> GithubModel::IdleRunnersLocked() {
 // as it was (the oldest job first, the lowest runner id that serves it).
 void GithubModel::AssignLocked(Outbox& out) {
   ExpireRegistrationsLocked();  // an expired registration is handed nothing
+  MaintainScaleSetsLocked();    // which queued jobs are a scale set's, and which it holds
   if (random_assignment_) return AssignRandomLocked(out);
   std::vector<RunnerState*> idle = IdleRunnersLocked();
   for (auto& [job_id, job] : jobs_) {

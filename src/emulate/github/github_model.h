@@ -7,6 +7,7 @@
 // runs.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,7 @@ struct GithubModelOptions {
   // examples/workflows/mvr-canary.yml: one required input `runner-label`, one job that runs-on
   // [self-hosted, <runner-label>] and runs `true` (rest_api_dispatch.cpp).
   std::vector<std::string> dispatch_workflows;
+  ScaleSetOptions scaleset;  // the runner scale-set API (github_model_scaleset*.cpp)
 };
 
 struct JitRequest {
@@ -199,6 +201,63 @@ class GithubModel {
   // queued jobs to idle online runners whose labels match.
   void Tick();
 
+  // --- the runner scale-set API (issue 54; github_model_scaleset*.cpp, scaleset_types.h) ---
+  // A job whose runs-on is one label equal to a scale set's name (case-insensitive), of a
+  // repository the set's scope serves, is the set's: it is offered to the set's session
+  // (JobAvailable), handed only to a runner of the set once the set acquired it, and reported
+  // (JobAssigned, JobStarted, JobCompleted). Other jobs keep the webhook path. Errors: NotFound
+  // 404, Conflict 409 (kSessionConflict for a second session), Unauthorized 401 (a message queue
+  // token expired or of an ended session: refresh), InvalidArgument 400.
+  // POST /actions/runner-registration, after the REST layer checked the registration token:
+  // the Actions service URL and an admin token (a JWT) for `scope`.
+  Result<ActionsAdminConnection> IssueAdminConnection(const Scope& scope);
+  // The scope an admin token was issued for; Unauthorized when unknown or expired.
+  Result<Scope> AdminScope(const Secret& admin_token) const;
+  // The scope's sets, optionally only those of one runner group and/or one name.
+  std::vector<ScaleSet> ListScaleSets(const Scope& scope, std::optional<int64_t> group_id,
+                                      const std::string& name) const;
+  Result<ScaleSet> GetScaleSet(const Scope& scope, int64_t id) const;
+  Result<ScaleSet> CreateScaleSet(const Scope& scope, const ScaleSetSpec& spec);
+  Result<ScaleSet> UpdateScaleSet(const Scope& scope, int64_t id, const ScaleSetSpec& spec);
+  // Ends its session; its jobs not yet acquired go back to the webhook path's runners.
+  Status DeleteScaleSet(const Scope& scope, int64_t id);
+  Result<JitRegistration> GenerateScaleSetJitConfig(const Scope& scope, int64_t id,
+                                                    const std::string& name,
+                                                    const std::string& work_folder);
+  Result<ScaleSetSession> CreateScaleSetSession(const Scope& scope, int64_t id,
+                                                const std::string& owner);
+  // A new message queue token for the session (the client's answer to a 401).
+  Result<ScaleSetSession> RefreshScaleSetSession(const Scope& scope, int64_t id,
+                                                 const std::string& session_id);
+  Status DeleteScaleSetSession(const Scope& scope, int64_t id, const std::string& session_id);
+  // The oldest message not acknowledged, nullopt when none is visible. `max_capacity` (the
+  // X-ScaleSetMaxCapacity header) bounds the jobs offered and acquired; `last_message_id` is
+  // recorded but acknowledges nothing (only a DELETE does: the stricter reading).
+  Result<std::optional<ScaleSetMessage>> PollScaleSetMessage(int64_t id, const Secret& token,
+                                                             int64_t last_message_id,
+                                                             int max_capacity);
+  // PollScaleSetMessage, again every options().scaleset.long_poll_step through the seam's
+  // sleeper until a message comes or long_poll has passed on the seam's clock (the long poll).
+  Result<std::optional<ScaleSetMessage>> WaitScaleSetMessage(int64_t id, const Secret& token,
+                                                             int64_t last_message_id,
+                                                             int max_capacity);
+  Status DeleteScaleSetMessage(int64_t id, const Secret& token, int64_t message_id);
+  // The request ids the set now holds of those asked for (the others were taken, ended, or are
+  // beyond the set's capacity).
+  Result<std::vector<int64_t>> AcquireScaleSetJobs(int64_t id, const Secret& token,
+                                                   const std::vector<int64_t>& request_ids);
+  // Faults: a DELETE of a message lost with probability `lost_acks` (within [0, 1]); each new
+  // message visible `delay` after it is made.
+  Status SetScaleSetFaults(double lost_acks, Duration delay);
+  // Fault (ARC #4397): totalAssignedJobs shows `n` more jobs than the set holds until set to 0.
+  Status SetPhantomAssignedJobs(int64_t id, int n);
+  // Fault: another listener takes the set's session: the holder's token gets 401 and its
+  // refresh 404, and a new session 409 until the foreign one idles out.
+  Status TakeOverScaleSetSession(int64_t id);
+  std::vector<ScaleSetView> ListScaleSetViews() const;
+  // Ends every long poll waiting now and to come (the emulator is stopping).
+  void StopLongPolls();
+
  private:
   struct RunnerState {
     Runner runner;
@@ -207,6 +266,37 @@ class GithubModel {
     std::optional<TimePoint> online_since;  // the start of its current stretch online
     bool job_picked_up = false;             // it polled and received the job it was given
     bool session_lost = false;  // it did not pick up a job in time: offline until it polls
+    int64_t scale_set_id = 0;   // registered through a scale set's generatejitconfig (0: not)
+  };
+  // A job routed to a scale set, until it ends. state: available, offered, acquired, running,
+  // abandoned (reassigned too often: offered no more).
+  struct ScaleSetJob {
+    int64_t set_id = 0;
+    std::string state = "available";
+    int64_t request_id = 0;
+    std::string guid;
+    std::optional<TimePoint> since;  // when it entered its state (offered, acquired)
+    std::optional<TimePoint> acquired_at;
+    int reassignments = 0;
+  };
+  struct ScaleSetSessionState {
+    std::string id;
+    std::string owner;
+    std::string token_hash;
+    TimePoint token_expires;
+    TimePoint last_poll;
+    bool foreign = false;
+  };
+  struct ScaleSetState {
+    ScaleSet set;
+    std::optional<ScaleSetSessionState> session;
+    std::vector<ScaleSetMessage> queue;  // not acknowledged, oldest first
+    int max_capacity = -1;
+    int phantom_assigned = 0;
+  };
+  struct AdminGrant {
+    Scope scope;
+    TimePoint expires;
   };
   using Outbox = std::vector<Delivery>;
 
@@ -250,6 +340,29 @@ class GithubModel {
   // REQUIRES: mu_ held. Whether `filter` shows `d` (github_model_hooks.cpp).
   bool HookShowsLocked(const HookFilter& filter, const Delivery& d) const;
   Status CheckHookLocked(const HookFilter& filter) const;  // REQUIRES: mu_ held
+  // --- scale sets (github_model_scaleset*.cpp); REQUIRES: mu_ held ---
+  Result<ScaleSetState*> FindScaleSetLocked(const Scope& scope, int64_t id);
+  Result<const ScaleSetState*> FindScaleSetLocked(const Scope& scope, int64_t id) const;
+  ScaleSet SnapshotScaleSetLocked(const ScaleSetState& s) const;
+  ScaleSetStatistics StatisticsLocked(const ScaleSetState& s) const;
+  bool ScopeServesRepoLocked(const Scope& scope, const std::string& repository) const;
+  void RouteScaleSetJobsLocked();  // jobs whose runs-on names a set become the set's
+  // Ends sessions idle too long, reassigns jobs not acquired or started in time, offers jobs.
+  void MaintainScaleSetsLocked();
+  void OfferLocked(ScaleSetState& s);
+  void ReassignLocked(ScaleSetJob& job);
+  void EndSessionLocked(ScaleSetState& s);
+  // The request ids `s` holds after acquiring those offered, within its capacity.
+  std::vector<int64_t> AcquireLocked(ScaleSetState& s, const std::vector<int64_t>& request_ids);
+  Result<ScaleSetState*> SessionByTokenLocked(int64_t id, const Secret& token);
+  ScaleSetSession SessionViewLocked(ScaleSetState& s, const Secret& token) const;
+  // A job event for the set's queue (dropped while the set has no session).
+  void PushEventLocked(const Job& job, const ScaleSetJob& ss, const std::string& type,
+                       const std::string& result = "");
+  ScaleSetJobEvent EventLocked(const Job& job, const ScaleSetJob& ss,
+                               const std::string& type) const;
+  void ScaleSetJobStartedLocked(const Job& job, const RunnerState& r);  // from GiveJobLocked
+  void ScaleSetJobEndedLocked(const Job& job);                          // from CompleteLocked
 
   GithubModelOptions options_;
   Seam seam_;
@@ -279,7 +392,18 @@ class GithubModel {
   double foreign_deliveries_ = 0;
   Duration jobs_api_lag_{0};
   RunnerVersionPolicy runner_versions_;
+  std::map<int64_t, ScaleSetState> scale_sets_;
+  std::map<int64_t, ScaleSetJob> scale_set_jobs_;   // by REST job id
+  std::map<std::string, AdminGrant> admin_tokens_;  // by SHA-256 hex of the token
+  int64_t next_scale_set_id_ = 1;
+  int64_t next_message_id_ = 1;
+  int64_t next_request_id_ = 1'000'001;
+  std::atomic<bool> long_polls_stopped_{false};
 };
+
+// The typeName of a second session's refusal (409), as GitHub's Actions service names it.
+inline constexpr const char* kSessionConflict =
+    "GitHub.DistributedTask.WebApi.TaskAgentSessionConflictException";
 
 // The error type of a runner GitHub refuses for its version (HTTP 403 on the runner protocol).
 inline constexpr const char* kRunnerVersionRefused = "RunnerVersionDeprecated";

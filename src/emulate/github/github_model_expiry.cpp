@@ -101,6 +101,11 @@ void GithubModel::RequeueUnpickedLocked() {
     job.runner_group_id.reset();
     job.runner_group_name.clear();
     job.timeline.push_back(TimelineEntry{now, "requeued", "not picked up by " + runner.name});
+    auto ss = scale_set_jobs_.find(job.id);  // a scale set's job stays the set's, for another
+    if (ss != scale_set_jobs_.end() && ss->second.state == "running") {
+      ss->second.state = "acquired";
+      ss->second.since = now;
+    }
   }
 }
 

@@ -118,6 +118,7 @@ void GithubModel::CompleteLocked(Job& job, const std::string& conclusion, Outbox
     if (!step.completed_at) step.completed_at = now;
   }
   job.timeline.push_back(TimelineEntry{now, "completed", conclusion});
+  ScaleSetJobEndedLocked(job);
   if (job.runner_id) {
     auto r = runners_.find(*job.runner_id);
     if (r != runners_.end() && r->second.runner.job_id == job.id) {

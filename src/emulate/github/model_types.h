@@ -1,5 +1,6 @@
 // The values the GitHub emulator's model keeps: repositories, runners, jobs and webhook
-// deliveries, shaped after what GitHub's REST API shows. Plain data; the model (github_model.h)
+// deliveries, shaped after what GitHub's REST API shows, and the runner scale-set API's sets,
+// sessions and messages. Plain data; the model (github_model.h)
 // owns every instance and hands out copies.
 // Thread-safety: plain values.
 #pragma once
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/secret.h"
 #include "http/types.h"
 
 namespace mvr::emulate::github {
@@ -211,6 +213,115 @@ struct StepReport {
   int exit_code = 0;
   std::string stdout_text;
   std::string stderr_text;
+};
+
+// --- the runner scale-set API (issue 54), named after `actions/scaleset`'s wire types ---
+// The knobs of the scale-set API (GithubModelOptions::scaleset). Every limit GitHub does not
+// publish is a knob; docs/emulate-github.md says which reading each default takes.
+struct ScaleSetOptions {
+  Duration long_poll{50'000};        // GET of messages waits this long before 202
+  Duration long_poll_step{100};      // how often a waiting poll looks again (seam's sleeper)
+  Duration acquire_timeout{60'000};  // a JobAvailable not acquired this long is offered again
+  Duration start_timeout{300'000};   // an acquired job no runner started is offered again
+  int max_reassignments = 3;         // offers after the first; then the set is offered no more
+  Duration session_idle_timeout{120'000};    // a session not polled this long ends
+  Duration queue_token_lifetime{3'600'000};  // messageQueueAccessToken: then 401, refresh
+  Duration admin_token_lifetime{3'600'000};  // the runner-registration admin token (a JWT)
+  // Faults (settable at run time, GithubModel::SetScaleSetFaults).
+  double lost_acknowledgements = 0;  // a DELETE answers 204 but the message stays
+  Duration message_delay{0};         // a message is visible only this long after it is made
+  // ARC #4027 (the default, stricter): a new session is not told of jobs the set acquired before.
+  bool replay_assigned_on_new_session = false;
+};
+
+// What a create or update of a scale set asks for.
+struct ScaleSetSpec {
+  std::string name;
+  int64_t runner_group_id = 1;
+  std::vector<std::string> labels;  // besides the name; "" entries refused
+  bool ephemeral = true;
+  bool disable_update = false;
+};
+
+struct ScaleSetStatistics {
+  int total_available_jobs = 0;
+  int total_acquired_jobs = 0;
+  int total_assigned_jobs = 0;
+  int total_running_jobs = 0;
+  int total_registered_runners = 0;
+  int total_busy_runners = 0;
+  int total_idle_runners = 0;
+};
+
+struct ScaleSet {
+  int64_t id = 0;
+  std::string name;
+  Scope scope;
+  int64_t runner_group_id = 1;
+  std::string runner_group_name = "Default";
+  std::vector<std::string> labels;
+  bool ephemeral = true;
+  bool disable_update = false;
+  TimePoint created_on;
+  ScaleSetStatistics statistics;  // as of the copy
+};
+
+// One job event in a message's body (`messageType` JobAvailable, JobAssigned, JobStarted or
+// JobCompleted), with the job's fields as GitHub sends them.
+struct ScaleSetJobEvent {
+  std::string message_type;
+  int64_t runner_request_id = 0;
+  std::string job_id;       // GitHub's job GUID, not the REST job id
+  int64_t rest_job_id = 0;  // the emulator's own (never sent)
+  std::string repository_name;
+  std::string owner_name;
+  std::string job_workflow_ref;
+  std::string job_display_name;
+  int64_t workflow_run_id = 0;
+  std::string event_name = "push";
+  std::vector<std::string> request_labels;
+  TimePoint queue_time;
+  std::optional<TimePoint> scale_set_assign_time;
+  std::optional<TimePoint> runner_assign_time;
+  std::optional<TimePoint> finish_time;
+  int64_t runner_id = 0;  // JobStarted, JobCompleted
+  std::string runner_name;
+  std::string result;  // JobCompleted: succeeded, failed, canceled
+};
+
+// A message of a set's queue: a batch of job events (the wire's messageType is always
+// "RunnerScaleSetJobMessages") and the statistics at the time it is read.
+struct ScaleSetMessage {
+  int64_t message_id = 0;
+  std::vector<ScaleSetJobEvent> events;
+  ScaleSetStatistics statistics;
+  TimePoint visible_at;
+  int deliveries = 0;  // how often it was handed out
+};
+
+struct ScaleSetSession {
+  std::string session_id;  // a UUID
+  std::string owner_name;
+  ScaleSet scale_set;
+  std::string message_queue_url;
+  Secret message_queue_access_token;
+  ScaleSetStatistics statistics;
+};
+
+// What GitHub gives for a registration token at POST /actions/runner-registration.
+struct ActionsAdminConnection {
+  std::string actions_service_url;
+  Secret admin_token;  // a JWT whose `exp` clients read
+};
+
+// The test API's view of one set: its session's state and the messages waiting.
+struct ScaleSetView {
+  ScaleSet scale_set;
+  bool has_session = false;
+  bool foreign_session = false;  // taken over (SetScaleSetFaults's takeover)
+  int max_capacity = -1;         // the last X-ScaleSetMaxCapacity (-1: never polled)
+  int messages_waiting = 0;
+  int phantom_assigned_jobs = 0;
 };
 
 }  // namespace mvr::emulate::github

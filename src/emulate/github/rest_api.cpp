@@ -308,7 +308,7 @@ void RestApi::AddRunnerRoutes(http::Router& router) {
                Guard(auth, kWrite, [this, scope_of](const ServerRequest&, const PathParams& p) {
                  auto runners = model_.ListRunners(scope_of(p), "");
                  if (!runners.ok()) return ErrorResponse(runners.status());
-                 InstallationToken t = auth_.CreateRegistrationToken();
+                 InstallationToken t = auth_.CreateRegistrationToken(scope_of(p).Name());
                  json j;
                  j["token"] = t.token.Reveal();
                  j["expires_at"] = FormatRfc3339(t.expires_at);

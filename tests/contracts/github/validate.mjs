@@ -268,8 +268,10 @@ lines.forEach((text, i) => {
     usage(`${options.record}:${i + 1} is not a JSON line`);
   }
   if (line.kind === "rest") {
-    // The emulator's own control and stand-in runner endpoints are not GitHub's API.
-    if (/^\/_(emulator|runner)\//.test(line.path)) exempt += 1;
+    // The emulator's own control and stand-in runner endpoints are not GitHub's API, nor is the
+    // runner scale-set API (the Actions service under /_services, and its token exchange).
+    if (/^\/_(emulator|runner|services)\//.test(line.path) ||
+        line.path === "/actions/runner-registration") exempt += 1;
     else checkRest(line);
   } else if (line.kind === "delivery") checkDelivery(line);
   else usage(`${options.record}:${i + 1} has kind ${JSON.stringify(line.kind)}`);

@@ -1,4 +1,4 @@
-#include "emulate/github/installation_tokens.h"
+#include "emulate/github/tokens/installation_tokens.h"
 
 #include <nlohmann/json.hpp>
 
