@@ -60,6 +60,8 @@ struct GithubFlags {
   int64_t idle_expiry_s = 0;      // 0 = registrations never expire
   int64_t offline_expiry_s = 0;   // 0 = registrations never expire
   int64_t pickup_timeout_s = 60;  // 0 = a job stays with the runner it was handed to
+  int64_t lost_runner_s = 600;    // 0 = a job whose runner went silent runs to its timeout
+  double wedged_runners = 0;      // the runner picking up a job wedges with this probability
   int64_t tick_ms = 200;
   std::string arch = "ARM64";
   std::string record;
@@ -170,6 +172,8 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   o.model.registration_idle_expiry = Duration(f.idle_expiry_s * 1000);
   o.model.offline_registration_expiry = Duration(f.offline_expiry_s * 1000);
   o.model.assignment_pickup_timeout = Duration(f.pickup_timeout_s * 1000);
+  o.model.lost_runner_fails_job_after = Duration(f.lost_runner_s * 1000);
+  o.model.wedged_runners = f.wedged_runners;
   o.model.runner_arch = f.arch;
   o.model.dispatch_workflows = f.dispatch_workflows;
   o.model.runner_busy_lies = f.busy_lies;
@@ -328,6 +332,20 @@ void AddRateLimitFlags(CLI::App& g, GithubFlags& f) {
                "token_requests_per_hour) to N, 0 for off (repeatable; with --rate-limits github)");
 }
 
+// Issue 55, items 4 and 5: runners lost mid-job and wedged runners (github_model_expiry.cpp).
+void AddLostRunnerOptions(CLI::App* g, GithubFlags& flags) {
+  g->add_option("--lost-runner-fails-job-seconds", flags.lost_runner_s,
+                "a job in progress whose runner has made no contact this long fails (the runner "
+                "lost communication: its VM failed or was terminated); 0 = never")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
+  g->add_option("--wedged-runners", flags.wedged_runners,
+                "the runner picking up a job wedges with this probability: its worker never reads "
+                "the job and it is heard from no more (actions/runner #4598)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+}
+
 }  // namespace
 
 void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
@@ -418,6 +436,7 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
                 "queue for another runner; 0 = never")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, kMonthSeconds));
+  AddLostRunnerOptions(g, *gflags);
   g->add_option("--tick-ms", gflags->tick_ms, "scheduler period")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{10}, kHourMs));
