@@ -270,6 +270,7 @@ StatusView Supervisor::Snapshot() const {
     v.current_request_id = machine_.current_request();
     v.runners_started = runners_started_;
     v.job_started = machine_.job_started();
+    v.runner_exited_without_job = machine_.runner_exited_without_job();
     v.clone_check = clone_check_;
     v.clock_corrected_seconds = clock_corrected_seconds_;
   }
