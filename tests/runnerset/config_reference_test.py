@@ -30,6 +30,8 @@ def parser_keys(text):
 
 
 def documented_keys(text):
+    if "\n## Configuration\n" not in text:
+        return set()
     section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
     keys = set()
     for row in section.splitlines():
@@ -43,8 +45,13 @@ def documented_keys(text):
 def main():
     with open(os.path.join(SOURCE, "src/runnerset/config/config.cpp")) as f:
         code = parser_keys(f.read())
-    with open(os.path.join(SOURCE, "docs/runner-set.md")) as f:
-        docs = documented_keys(f.read())
+    # docs/runner-set.md's table, and those of the topic files split from it
+    # (docs/runner-set-<topic>.md, each with a "## Configuration" table of its own keys).
+    docs = set()
+    for name in sorted(os.listdir(os.path.join(SOURCE, "docs"))):
+        if name == "runner-set.md" or (name.startswith("runner-set-") and name.endswith(".md")):
+            with open(os.path.join(SOURCE, "docs", name)) as f:
+                docs |= documented_keys(f.read())
     # Objects whose members have their own lines: the table names them too, the parser reads them
     # with Find and then parses their members.
     containers = {"github", "classes", "classes[]", "queue", "launcher", "janitor", "warmPool",
