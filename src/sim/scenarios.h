@@ -24,6 +24,10 @@ struct Scenario {
 const std::vector<Scenario>& Scenarios();
 // Issue 55, item 1 (expiry_scenarios.cpp): `registration-expiry`.
 std::vector<Scenario> ExpiryScenarios();
+// Issue 55, items 4 and 5 (lost_scenarios.cpp): `vm-lost`, `wedged-runner`, and their bugs.
+std::vector<Scenario> LostScenarios();
+struct PlantedBug;
+std::vector<PlantedBug> WithLostBugs(std::vector<PlantedBug> bugs);
 // nullptr when there is no scenario called `name`.
 const Scenario* FindScenario(const std::string& name);
 
