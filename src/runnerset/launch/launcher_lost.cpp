@@ -9,22 +9,24 @@
 namespace mvr::runnerset {
 
 bool Launcher::RerunIfLost(const TerminateIntent& in, const MappingRow& r) {
-  // A runner that took another job than its own: the job it ran is not this row's.
-  if (r.job_id <= 0 || r.repository.empty() || (in.job_id != 0 && in.job_id != r.job_id)) {
-    return true;
-  }
+  // The job the `completed` is for: the row's, or another its runner took (runners of a label
+  // are interchangeable), lost with the VM all the same.
+  const int64_t job_id = in.job_id > 0 ? in.job_id : r.job_id;
+  const std::string& repository =
+      in.job_id > 0 && !in.repository.empty() ? in.repository : r.repository;
+  if (job_id <= 0 || repository.empty()) return true;
   Result<aws::Microvm> vm = deps_.microvms.GetMicrovm(r.microvm_id);
   if (!vm.ok() || vm->state != aws::MicrovmState::kTerminated || !vm->terminated_at) return true;
-  auto repo = github::RepositoryRef::Parse(r.repository);
+  auto repo = github::RepositoryRef::Parse(repository);
   if (!repo.ok()) return true;
-  Result<github::Job> job = deps_.github.GetJob(*repo, r.job_id);
+  Result<github::Job> job = deps_.github.GetJob(*repo, job_id);
   if (!job.ok()) return true;  // the janitor's recovery is the floor under a lost job
   const LostJobVerdict verdict = DecideLostJob(
       LostJobEvidenceOf(*job, r.runner_name, vm->terminated_at, config_.janitor.rerun_lost_jobs,
                         Duration(config_.janitor.rerun_max_minutes * 60'000LL)));
   if (verdict == LostJobVerdict::kNotLost || verdict == LostJobVerdict::kWait) return true;
-  const LogFields fields = {{"job_id", r.job_id},
-                            {"repository", r.repository},
+  const LogFields fields = {{"job_id", job_id},
+                            {"repository", repository},
                             {"runner_name", r.runner_name},
                             {"microvm_id", r.microvm_id},
                             {"verdict", LostJobVerdictName(verdict)}};
@@ -33,11 +35,11 @@ bool Launcher::RerunIfLost(const TerminateIntent& in, const MappingRow& r) {
     deps_.seam.logger.Warn("a job was lost with its MicroVM; not re-run", fields);
     return true;
   }
-  if (Status rerun = deps_.github.RerunJob(*repo, r.job_id); !rerun.ok()) {
+  if (Status rerun = deps_.github.RerunJob(*repo, job_id); !rerun.ok()) {
     deps_.seam.logger.Warn(
         "GitHub refused to re-run a job lost with its MicroVM; the janitor asks "
         "again",
-        {{"job_id", r.job_id}, {"error", rerun.ToString()}});
+        {{"job_id", job_id}, {"error", rerun.ToString()}});
     return false;
   }
   deps_.metrics.AddJanitor("lost_jobs_rerun");
