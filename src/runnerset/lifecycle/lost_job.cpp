@@ -37,7 +37,7 @@ LostJobEvidence LostJobEvidenceOf(const github::Job& job, const std::string& run
   e.rerun_enabled = rerun_enabled;
   e.rerun_max_ran = rerun_max_ran;
   const bool on_its_runner = !runner_name.empty() && job.runner_name == runner_name;
-  e.state = !on_its_runner                                  ? LostJobState::kElsewhere
+  e.state = !on_its_runner                                ? LostJobState::kElsewhere
             : job.status == github::JobStatus::kCompleted ? LostJobState::kCompleted
                                                           : LostJobState::kOnItsRunner;
   e.conclusion = job.conclusion;

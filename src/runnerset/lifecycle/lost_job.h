@@ -16,31 +16,31 @@ namespace mvr::runnerset {
 
 // Where GitHub's jobs API says the row's job is.
 enum class LostJobState {
-  kUnknown,     // no job (a pool member's row) or the jobs API could not say
-  kOnItsRunner, // queued or in progress, on the row's runner: GitHub has not failed it yet
-  kCompleted,   // completed on the row's runner
-  kElsewhere,   // ran (or runs) on another runner, or on none
+  kUnknown,      // no job (a pool member's row) or the jobs API could not say
+  kOnItsRunner,  // queued or in progress, on the row's runner: GitHub has not failed it yet
+  kCompleted,    // completed on the row's runner
+  kElsewhere,    // ran (or runs) on another runner, or on none
 };
 
 struct LostJobEvidence {
-  bool rerun_enabled = false;      // janitor.rerunLostJobs
+  bool rerun_enabled = false;         // janitor.rerunLostJobs
   Duration rerun_max_ran{3'600'000};  // janitor.rerunMaxMinutes
   LostJobState state = LostJobState::kUnknown;
-  std::string conclusion;                  // the job's, once completed
-  std::optional<TimePoint> vm_ended_at;    // GetMicrovm's terminatedAt (none: the VM is unknown)
+  std::string conclusion;                // the job's, once completed
+  std::optional<TimePoint> vm_ended_at;  // GetMicrovm's terminatedAt (none: the VM is unknown)
   std::optional<TimePoint> job_started_at;
   std::optional<TimePoint> job_completed_at;
   int64_t run_attempt = 1;
 };
 
 enum class LostJobVerdict {
-  kNotLost,      // the job ended before its VM did (or cannot be told): nothing to do
-  kWait,         // its VM is gone but GitHub still has the job on its runner: look again later
-  kRerun,        // lost: re-run it
-  kRerunOff,     // lost, and janitor.rerunLostJobs is off
-  kRanTooLong,   // lost after running rerunMaxMinutes or more (it would likely be lost again)
-  kAlreadyRerun, // lost, but it is itself a re-run (run_attempt > 1): at most once
-  kNotFailed,    // lost, but GitHub concluded it otherwise (cancelled: nobody wants it run)
+  kNotLost,       // the job ended before its VM did (or cannot be told): nothing to do
+  kWait,          // its VM is gone but GitHub still has the job on its runner: look again later
+  kRerun,         // lost: re-run it
+  kRerunOff,      // lost, and janitor.rerunLostJobs is off
+  kRanTooLong,    // lost after running rerunMaxMinutes or more (it would likely be lost again)
+  kAlreadyRerun,  // lost, but it is itself a re-run (run_attempt > 1): at most once
+  kNotFailed,     // lost, but GitHub concluded it otherwise (cancelled: nobody wants it run)
 };
 
 // A job GitHub completed this long after its VM's end outlived its VM: it was lost with it. A job

@@ -9,8 +9,8 @@ WedgedVerdict DecideWedged(const WedgedEvidence& e) {
   if (e.job == WedgedJobState::kUnknown || e.job == WedgedJobState::kEnded) {
     return WedgedVerdict::kLeave;
   }
-  const WedgedVerdict end = e.job == WedgedJobState::kQueued ? WedgedVerdict::kEndAndRelaunch
-                                                             : WedgedVerdict::kEnd;
+  const WedgedVerdict end =
+      e.job == WedgedJobState::kQueued ? WedgedVerdict::kEndAndRelaunch : WedgedVerdict::kEnd;
   // Its runner is gone without a job: nothing will ever run on this VM.
   if (e.exited_without_job) return end;
   // A runner alive, without a job this long, while its job waits or was handed to it and never

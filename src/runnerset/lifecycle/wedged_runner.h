@@ -22,11 +22,11 @@ enum class WedgedJobState {
 };
 
 struct WedgedEvidence {
-  Duration wedged_after{0};      // janitor.wedgedRunnerSeconds (0: off)
-  Duration since_delivered{0};   // since the supervisor accepted the runner's config
+  Duration wedged_after{0};     // janitor.wedgedRunnerSeconds (0: off)
+  Duration since_delivered{0};  // since the supervisor accepted the runner's config
   bool supervisor_answered = false;
-  std::string supervisor_state;  // IDLE, RUNNING, TERMINATING, ...
-  bool job_started = false;      // its runner began a job (the job-started hook ran)
+  std::string supervisor_state;     // IDLE, RUNNING, TERMINATING, ...
+  bool job_started = false;         // its runner began a job (the job-started hook ran)
   bool exited_without_job = false;  // its runner's process exited before beginning any job
   WedgedJobState job = WedgedJobState::kUnknown;
 };
