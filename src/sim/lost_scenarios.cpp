@@ -45,6 +45,10 @@ std::vector<Scenario> LostScenarios() {
          // A launch timeout shorter than a boot fails launches until one outlasts it, and a long
          // one widens the bound: neither is this scenario's subject.
          o.knobs->launch_timeout_seconds = std::clamp(o.knobs->launch_timeout_seconds, 30, 60);
+         // The configuration refuses a takeover younger than the launch timeout (one of seeds
+         // 107..200 drew 12).
+         o.knobs->claim_takeover_seconds =
+             std::max(o.knobs->claim_takeover_seconds, o.knobs->launch_timeout_seconds);
          o.wedged_runners = 0.5;
          o.wedged_runner_seconds = 120;
          o.webhooks.duplicated = 0.1;
