@@ -61,6 +61,8 @@ struct GithubFlags {
   int64_t idle_expiry_s = 0;      // 0 = registrations never expire
   int64_t offline_expiry_s = 0;   // 0 = registrations never expire
   int64_t pickup_timeout_s = 60;  // 0 = a job stays with the runner it was handed to
+  int64_t lost_runner_s = 600;    // 0 = a job whose runner went silent runs to its timeout
+  double wedged_runners = 0;      // the runner picking up a job wedges with this probability
   int64_t tick_ms = 200;
   std::string arch = "ARM64";
   std::string record;
@@ -183,6 +185,8 @@ Result<gh::EmulatorOptions> BuildOptions(const GithubFlags& f) {
   o.model.scaleset.start_timeout = Duration(f.scaleset_start_timeout_s * 1000);
   o.model.scaleset.session_idle_timeout = Duration(f.scaleset_session_idle_s * 1000);
   o.model.scaleset.message_delay = Duration(f.scaleset_message_delay_ms);
+  o.model.lost_runner_fails_job_after = Duration(f.lost_runner_s * 1000);
+  o.model.wedged_runners = f.wedged_runners;
   o.model.runner_arch = f.arch;
   o.model.dispatch_workflows = f.dispatch_workflows;
   o.model.runner_busy_lies = f.busy_lies;
@@ -454,6 +458,20 @@ void AddSchedulerFlags(CLI::App& g, GithubFlags& f) {
       ->check(CLI::Range(int64_t{10}, kHourMs));
 }
 
+// Issue 55, items 4 and 5: runners lost mid-job and wedged runners (github_model_expiry.cpp).
+void AddLostRunnerFlags(CLI::App& g, GithubFlags& f) {
+  g.add_option("--lost-runner-fails-job-seconds", f.lost_runner_s,
+               "a job in progress whose runner has made no contact this long fails (the runner "
+               "lost communication: its VM failed or was terminated); 0 = never")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, kMonthSeconds));
+  g.add_option("--wedged-runners", f.wedged_runners,
+               "the runner picking up a job wedges with this probability: its worker never reads "
+               "the job and it is heard from no more (actions/runner #4598)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+}
+
 }  // namespace
 
 void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
@@ -477,6 +495,7 @@ void AddEmulateGithubCommands(CLI::App& emulate, Context& ctx) {
       ->capture_default_str();
   AddRateLimitFlags(*g, *gflags);
   AddSchedulerFlags(*g, *gflags);
+  AddLostRunnerFlags(*g, *gflags);
   g->add_option("--record", gflags->record,
                 "append each REST exchange and webhook delivery to FILE as JSON lines (for "
                 "tests/contracts/github; holds tokens: a test artefact, never a log)");

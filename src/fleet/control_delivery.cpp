@@ -129,6 +129,8 @@ Result<SupervisorStatus> ReadSupervisorStatus(http::HttpClient& http, const Seam
     MVR_ASSIGN_OR_RETURN(out.state, fields.OptionalString("state"));
     MVR_ASSIGN_OR_RETURN(out.current_request_id, fields.OptionalString("currentRequestId"));
     MVR_ASSIGN_OR_RETURN(out.job_started, fields.OptionalBool("jobStarted", false));
+    MVR_ASSIGN_OR_RETURN(out.exited_without_job,
+                         fields.OptionalBool("runnerExitedWithoutJob", false));
     return Status::Ok();
   });
   if (!s.ok()) return s.Annotate("reading the supervisor's status");

@@ -50,9 +50,10 @@ Status DeliverRunnerStart(http::HttpClient& http, const Seam& seam,
                           const RunnerStartDelivery& delivery, TimePoint deadline);
 
 struct SupervisorStatus {
-  std::string state;               // the supervisor's state (IDLE, RUNNING, ...)
-  std::string current_request_id;  // the delivery whose runner it is running; "" when none
-  bool job_started = false;        // that runner has taken its job
+  std::string state;                // the supervisor's state (IDLE, RUNNING, ...)
+  std::string current_request_id;   // the delivery whose runner it is running; "" when none
+  bool job_started = false;         // that runner has taken its job
+  bool exited_without_job = false;  // its last runner exited before taking any job (wedged)
 };
 
 // GET /v1/status on the control port; transport errors, 429 and 5xx retried until `deadline`.

@@ -52,6 +52,15 @@ class GitHub {
 
   virtual Result<Job> GetJob(const RepositoryRef& repo, int64_t job_id) = 0;
 
+  // POST /repos/{o}/{r}/actions/jobs/{job_id}/rerun (needs `actions: write`): GitHub queues the
+  // job again in a new attempt of its run. GitHub's refusal (403: the run is not complete, or the
+  // credentials lack the permission) is Unauthorized with error type "Forbidden".
+  virtual Status RerunJob(const RepositoryRef& repo, int64_t job_id) {
+    (void)repo;
+    (void)job_id;
+    return Internal("re-running a job is not implemented by this GitHub client");
+  }
+
   // Jobs with status queued in the repository's queued workflow runs (latest attempt of each),
   // of the runs `filter` lets through: each run's jobs cost a GET.
   virtual Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo,

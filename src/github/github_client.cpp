@@ -235,6 +235,13 @@ Result<Job> GitHubClient::GetJob(const RepositoryRef& repo, int64_t job_id) {
   return ParseAnswer<Job>("GET", target, response, ParseJob);
 }
 
+Status GitHubClient::RerunJob(const RepositoryRef& repo, int64_t job_id) {
+  MVR_RETURN_IF_ERROR(CheckRepo(repo));
+  MVR_RETURN_IF_ERROR(CheckId(job_id, "job id"));
+  const std::string target = RepoPath(repo) + "/actions/jobs/" + std::to_string(job_id) + "/rerun";
+  return Call("POST", target, "{}").status();
+}
+
 Result<RunnerRelease> GitHubClient::GetLatestRunnerRelease() {
   const std::string target = "/repos/actions/runner/releases/latest";
   MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("GET", target));

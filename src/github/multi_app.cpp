@@ -111,6 +111,10 @@ Status MultiAppGitHub::DeleteRunner(const RunnerScope& scope, int64_t runner_id)
   return Route(false, [&](GitHub& app) { return app.DeleteRunner(scope, runner_id); });
 }
 
+Status MultiAppGitHub::RerunJob(const RepositoryRef& repo, int64_t job_id) {
+  return Route(false, [&](GitHub& app) { return app.RerunJob(repo, job_id); });
+}
+
 Result<Job> MultiAppGitHub::GetJob(const RepositoryRef& repo, int64_t job_id) {
   return Route(false, [&](GitHub& app) { return app.GetJob(repo, job_id); });
 }

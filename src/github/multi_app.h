@@ -40,6 +40,7 @@ class MultiAppGitHub final : public GitHub {
   Result<Runner> GetRunner(const RunnerScope& scope, int64_t runner_id) override;
   Status DeleteRunner(const RunnerScope& scope, int64_t runner_id) override;
   Result<Job> GetJob(const RepositoryRef& repo, int64_t job_id) override;
+  Status RerunJob(const RepositoryRef& repo, int64_t job_id) override;
   Result<std::vector<Job>> ListQueuedJobs(const RepositoryRef& repo,
                                           const QueuedRunsFilter& filter) override;
   Result<std::vector<Job>> ListInProgressJobs(const RepositoryRef& repo) override;

@@ -26,6 +26,10 @@ FaultRates Flaky(double scale);    // scenarios.cpp: the scenarios' fault mix at
 WorldOptions Base(uint64_t seed);  // scenarios.cpp: a scenario's options before its own
 // Issue 55, item 1 (expiry_scenarios.cpp): `registration-expiry`.
 std::vector<Scenario> ExpiryScenarios();
+// Issue 55, items 4 and 5 (lost_scenarios.cpp): `vm-lost`, `wedged-runner`, and their bugs.
+std::vector<Scenario> LostScenarios();
+struct PlantedBug;
+std::vector<PlantedBug> WithLostBugs(std::vector<PlantedBug> bugs);
 // nullptr when there is no scenario called `name`.
 const Scenario* FindScenario(const std::string& name);
 

@@ -63,6 +63,7 @@ class SimGuest::Vm final : public supervisor::RunnerCommands {
     v.runners_started = runner_actor >= 0 ? 1 : 0;
     v.docker_running = docker_running;
     v.job_started = machine.job_started();
+    v.runner_exited_without_job = machine.runner_exited_without_job();
     return v;
   }
   std::optional<supervisor::StateMachine::RequestRecord> FindRequest(
@@ -92,6 +93,7 @@ class SimGuest::Vm final : public supervisor::RunnerCommands {
     return frozen_before + (frozen ? now - frozen_at : Duration(0));
   }
   bool idle_reported = false;
+  bool lost = false;  // the platform lost it mid-job (lose_vm_mid_job): not the set's kill
   ActorId runner_actor = -1;
 
  private:
@@ -235,8 +237,11 @@ void SimGuest::StartRunner(Vm& vm, const Secret& jit_config) {
   // wait for (or run) the one job are the fault.
   if (vm.launched_for != 0) {
     for (const auto& [id, other] : vms_) {
+      // A wedged runner (GithubModelOptions::wedged_runners) hangs on the job it was handed: like
+      // one that took another job, it serves none of its own.
       if (id != vm.id && !other->ended && other->launched_for == vm.launched_for &&
-          (other->took == 0 || other->took == vm.launched_for)) {
+          (other->took == 0 || other->took == vm.launched_for) &&
+          !(other->runner_id != 0 && github_.RunnerWedged(other->runner_id))) {
         Violation("job " + std::to_string(vm.launched_for) + " has two VMs: " + id + " and " +
                   vm.id + " were both given a runner for it");
       }
@@ -343,9 +348,9 @@ void SimGuest::RunRunner(const std::string& microvm_id, const Secret& jit_config
     jobs_[*job].runner_version = version.empty() ? emulate::github::kStandInRunnerVersion : version;
     return 0;
   });
-  const int64_t span = std::max<int64_t>(1, (timings_.job_max - timings_.job_min).count());
-  RunnerSleep(microvm_id,
-              timings_.job_min + Duration(static_cast<int64_t>(seam_.random.Next64() % span)));
+  const Duration job_time = DrawJobTime();
+  if (LoseMidJob(microvm_id, job_time)) return;
+  RunnerSleep(microvm_id, job_time);
   scheduler_.Yield("runner complete");
   Status done = github_.RunnerCompleteJob(contents->credential, *job, "success");
   with_vm([&](Vm&) {
@@ -359,7 +364,7 @@ void SimGuest::Ended(Vm& vm, const std::string& how) {
   if (vm.ended) return;
   vm.ended = true;
   vm.ended_at = scheduler_.Now();
-  if (vm.running_job != 0) {
+  if (vm.running_job != 0 && !vm.lost) {
     Result<emulate::github::Job> job = github_.GetJobById(vm.running_job);
     if (job.ok() && job->status == "in_progress") {
       Violation("VM " + vm.id + " was " + how + " while its runner ran job " +
@@ -446,6 +451,39 @@ runnerset::VmUsage SimGuest::UsageOf(TimePoint now, bool reserve_only) const {
   }
   auto seconds = [](Duration d) { return static_cast<double>(d.count()) / 1000.0; };
   return {seconds(with_job), seconds(without_job), seconds(frozen)};
+}
+
+Duration SimGuest::DrawJobTime() {
+  const int64_t span = std::max<int64_t>(1, (timings_.job_max - timings_.job_min).count());
+  return timings_.job_min + Duration(static_cast<int64_t>(seam_.random.Next64() % span));
+}
+
+// Issue 55, item 4: drawn per job only when the knob is on (seeds without it keep their trace).
+bool SimGuest::LoseMidJob(const std::string& microvm_id, Duration job_time) {
+  if (timings_.lose_vm_mid_job <= 0 || !lose_vm_) return false;
+  const bool lose = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    const double draw = static_cast<double>(faults_.Next64() >> 11) * 0x1.0p-53;
+    return draw < timings_.lose_vm_mid_job;
+  }();
+  if (!lose) return false;
+  RunnerSleep(microvm_id, Duration(job_time.count() / 2));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Vm& vm = *vms_.at(microvm_id);
+    if (vm.ended) return true;
+    vm.lost = true;
+    vm.runner_actor = -1;  // this actor ends on its own: the platform's end must not kill it
+    ++vms_lost_;
+  }
+  scheduler_.Note("VM " + microvm_id + " is lost mid-job");
+  lose_vm_(microvm_id);
+  return true;
+}
+
+int SimGuest::vms_lost() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return vms_lost_;
 }
 
 int SimGuest::runners_started() const {

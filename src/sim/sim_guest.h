@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,9 @@ struct GuestTimings {
   Duration runner_connect{9'000};
   Duration assignment{1'000};   // a job assigned to the runner reaches it this much later
   double run_hook_failure = 0;  // a /run hook fails (the platform then ends the VM)
+  // Issue 55, item 4: the VM of a runner running a job is lost (the platform ends it: an error,
+  // the 8-hour limit, capacity) part-way through the job, with this probability per job.
+  double lose_vm_mid_job = 0;
   Duration poll{2'000};  // between the runner's job polls while it waits (each is a heartbeat)
   Duration job_min{20'000};
   Duration job_max{90'000};
@@ -104,6 +108,12 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   // ready, whose pre-boot is the price of the next jobs, not of the jobs so far.
   runnerset::VmUsage ReserveUsage(TimePoint now) const;
   int runners_started() const;
+  // How a VM is lost (lose_vm_mid_job): the platform ends it, as if its program had died. Set
+  // before the run; called from a runner's actor without the guest's lock.
+  void SetLoseVm(std::function<void(const std::string& microvm_id)> lose) {
+    lose_vm_ = std::move(lose);
+  }
+  int vms_lost() const;
 
   // A VM still running (not ended): the job it was launched for, whether its runner has a job
   // now, since when it has not, and whether it is frozen (for the lost-completed check).
@@ -128,7 +138,10 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   // The runner's poll for a job until it is assigned one; nullopt once its registration is gone.
   std::optional<int64_t> RunnerAwaitJob(const std::string& microvm_id, const Secret& credential);
   void Ended(Vm& vm, const std::string& how);  // mu_ held: terminate hook or stop
-  void Violation(std::string what);            // mu_ held
+  // Whether the VM is lost half-way through its job (lose_vm_mid_job); if so it has been.
+  bool LoseMidJob(const std::string& microvm_id, Duration job_time);
+  Duration DrawJobTime();            // a job's run time, job_min to job_max
+  void Violation(std::string what);  // mu_ held
   // Usage, of every VM or only of the reserve (ReserveUsage).
   runnerset::VmUsage UsageOf(TimePoint now, bool reserve_only) const;
 
@@ -147,6 +160,8 @@ class SimGuest final : public emulate::microvms::InProcessGuest {
   std::map<int64_t, JobTimes> jobs_;
   std::map<int64_t, LaunchTimes> launches_;
   int runners_started_ = 0;
+  std::function<void(const std::string&)> lose_vm_;
+  int vms_lost_ = 0;
 };
 
 }  // namespace mvr::sim

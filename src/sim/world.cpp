@@ -64,6 +64,7 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
   if (o.hot_pool_max_age_seconds > 0) {
     config["hotPool"] = {{"maxAgeSeconds", o.hot_pool_max_age_seconds}};
   }
+  LifecycleConfig(o, config["janitor"]);  // issue 55, items 4 and 5 (world_lost.cpp)
   Result<runnerset::ServeConfig> parsed =
       runnerset::ParseServeConfig(JsonText(config), "simulation");
   if (!parsed.ok())
@@ -152,6 +153,7 @@ World::World(const WorldOptions& o)
   }
   ApplyStolenKnobs();
   ApplyOrderKnobs();
+  ApplyLostKnobs();
 }
 
 World::~World() { scheduler_.Shutdown(); }
@@ -188,6 +190,7 @@ void World::SpawnActors() {
   }
   if (options_.check_order) scheduler_.Spawn("order-checks", [this] { OrderChecks(); });
   if (options_.check_expiry) scheduler_.Spawn("expiry-checks", [this] { ExpiryChecks(); });
+  if (options_.check_wedged) scheduler_.Spawn("wedged-checks", [this] { WedgedChecks(); });
   if (options_.credentials_outage.count() > 0) {
     scheduler_.Spawn("credentials", [this] { CredentialsOutage(); });
   }
@@ -279,6 +282,8 @@ std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
   o.model.registration_idle_expiry = options_.registration_idle_expiry;
   o.model.offline_registration_expiry = options_.offline_registration_expiry;
   o.model.assignment_pickup_timeout = Duration(60'000);  // as `mvr emulate github`
+  o.model.lost_runner_fails_job_after = options_.lost_runner_fails_job_after;
+  o.model.wedged_runners = options_.wedged_runners;
   o.auth.pats = {Secret(kToken)};
   for (int i = 0; UsesApps() && i < options_.github_apps; ++i) {
     gh::AppOptions app;

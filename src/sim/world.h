@@ -55,6 +55,10 @@ struct StopCommand;
 
 namespace mvr::sim {
 
+// janitor.rerunLostJobs and janitor.wedgedRunnerSeconds of `o` into the janitor's configuration
+// (world_lost.cpp).
+void LifecycleConfig(const WorldOptions& o, nlohmann::json& janitor);
+
 class World {
  public:
   explicit World(const WorldOptions& options);
@@ -216,6 +220,12 @@ class World {
   // Issue 55 (world_expiry.cpp): every job starts within ExpiryBound() of being queued.
   void ExpiryChecks();
   Duration ExpiryBound() const;
+  // Issue 55, items 4 and 5 (world_lost.cpp): VMs lost mid-job and wedged runners.
+  void ApplyLostKnobs();
+  void WedgedChecks();
+  Duration WedgedBound() const;
+  bool LostJobExcused(const emulate::github::Job& job) const;  // its re-run is checked instead
+  void CheckLost(WorldReport& report);
   Duration EndedJobBound() const;
 
   WorldOptions options_;

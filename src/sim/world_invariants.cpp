@@ -74,6 +74,7 @@ void World::CheckTheEnd(WorldReport& report) {
   CheckRunnerVersions(report);
   CheckRateLimits(report);
   CheckTokenRequests(report);
+  if (options_.check_lost) CheckLost(report);
   ReportFigures(report);
 }
 
@@ -92,6 +93,10 @@ void World::CheckJobs(WorldReport& report) {
     }
     if (cancelled_jobs_.count(job.id)) {  // cancelled by the workload (world_stolen.cpp)
       ++report.jobs_cancelled;
+      continue;
+    }
+    if (options_.check_lost && LostJobExcused(job)) {  // world_lost.cpp
+      ++report.jobs_lost;
       continue;
     }
     if (job.status == "completed" && job.conclusion == "success") {

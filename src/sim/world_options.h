@@ -205,6 +205,19 @@ struct WorldOptions {
   // A planted bug: the launcher resumes a hot member without reading its registration first, so
   // it serves one whose registration expired.
   bool plant_stale_hot = false;
+  // Issue 55, item 4 (world_lost.cpp): GitHub fails a job whose runner has made no contact this
+  // long (GithubModelOptions::lost_runner_fails_job_after; 0: never). The VMs lost mid-job are
+  // guest.lose_vm_mid_job. janitor.rerunLostJobs; watched at the end: a job lost with its VM is
+  // re-run at most once, and its re-run (when allowed) completes.
+  Duration lost_runner_fails_job_after{0};
+  bool rerun_lost_jobs = false;
+  bool check_lost = false;
+  // Issue 55, item 5: the runner picking up a job wedges with this probability (its worker never
+  // reads the job: GithubModelOptions::wedged_runners); janitor.wedgedRunnerSeconds (0: off).
+  // Watched as the run goes: a wedged runner's job starts within WedgedBound() of being queued.
+  double wedged_runners = 0;
+  int wedged_runner_seconds = 0;
+  bool check_wedged = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };
@@ -218,6 +231,7 @@ struct WorldReport {
   int jobs = 0;
   int jobs_completed = 0;
   int jobs_cancelled = 0;           // cancelled by the workload while queued (lost-completed)
+  int jobs_lost = 0;                // failed with a VM lost mid-job, their re-run checked (vm-lost)
   int action_started = 0;           // runs whose start succeeded
   int action_at_capacity = 0;       // runs refused with the pool's capacity error
   int action_stale_stops = 0;       // late stops of taken-over leases, refused as they must be

@@ -135,6 +135,13 @@ void Supervisor::AfterRunnerExit(int exit_code) {
   // While the machine still says RUNNING no new runner can be accepted, so cleanup cannot race it.
   if (warm) CleanupBetweenJobs();
   WaitOutSuspendOrResume();
+  // Whether the runner began a job (its hook's marker) before it exited: a runner that exits
+  // without one is reported on /v1/status (runnerExitedWithoutJob, issue 55, item 5).
+  if (JobStartedMarked()) {
+    (void)Apply([](StateMachine& m) {
+      return m.job_started() ? Outcome(Accepted{FollowUp::kNone, m.state(), true}) : m.JobStarted();
+    });
+  }
   Outcome o = Apply([&](StateMachine& m) { return m.RunnerExited(exit_code); });
   LogOutcome(deps_.seam.logger, "runner_exited", o);
   if (FollowUpOf(o) == FollowUp::kSelfTerminate) SelfTerminate();

@@ -183,6 +183,7 @@ HttpResponse HandleStatus(const RunnerCommands& supervisor) {
                              {"currentRequestId", v.current_request_id},
                              {"runnersStarted", v.runners_started},
                              {"jobStarted", v.job_started},
+                             {"runnerExitedWithoutJob", v.runner_exited_without_job},
                              {"cloneCheck", v.clone_check},
                              {"clockCorrectedSeconds", v.clock_corrected_seconds}});
 }

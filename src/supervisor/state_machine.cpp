@@ -177,6 +177,7 @@ Outcome StateMachine::StartRunner(StartRunnerRequest request) {
   requests_[request.request_id] = RequestRecord{request.body_digest, "starting"};
   current_request_ = request.request_id;
   job_started_ = false;
+  exited_without_job_ = false;
   jit_ = std::move(request.jit_config);
   return Move(State::kStartingDocker, FollowUp::kStartDockerRunner);
 }
@@ -224,6 +225,7 @@ Outcome StateMachine::RunnerExited(int exit_code) {
   jit_.Clear();
   RecordCurrent("completed (exit " + std::to_string(exit_code) + ")");
   current_request_.clear();
+  exited_without_job_ = !job_started_;
   job_started_ = false;
   if (mode_ == LaunchMode::kWarm) return Move(State::kIdle, FollowUp::kNone);
   return Move(State::kTerminating, FollowUp::kSelfTerminate);

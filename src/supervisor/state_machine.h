@@ -116,6 +116,9 @@ class StateMachine {
   // True while a suspend or resume holds the started runner (it resumes to RUNNING).
   bool holds_runner() const { return holds_runner_; }
   bool job_started() const { return job_started_; }
+  // The last runner's process exited before it began any job (issue 55, item 5: a wedged runner;
+  // the set's janitor reads it from /v1/status and launches the job again).
+  bool runner_exited_without_job() const { return exited_without_job_; }
   Outcome Suspend();
   Outcome SuspendFinished();
   Outcome SuspendFailed(const std::string& reason);
@@ -148,9 +151,10 @@ class StateMachine {
   std::string failure_;
   std::string storage_driver_;
   std::string current_request_;
-  bool job_started_ = false;      // the current runner has taken its job
-  bool holds_runner_ = false;     // suspended (or suspending/resuming) with a runner started
-  bool suspend_refused_ = false;  // refused while busy: the next resume is a no-op
+  bool job_started_ = false;         // the current runner has taken its job
+  bool exited_without_job_ = false;  // the last runner exited before taking any job
+  bool holds_runner_ = false;        // suspended (or suspending/resuming) with a runner started
+  bool suspend_refused_ = false;     // refused while busy: the next resume is a no-op
   std::map<std::string, RequestRecord> requests_;
 };
 

@@ -260,6 +260,10 @@ void Supervisor::WaitUntilFinished() {
 
 StatusView Supervisor::Snapshot() const {
   StatusView v;
+  // The runner's job-started hook leaves its marker; the machine learns of it only at a suspend
+  // or the runner's exit, so the status reads it too (issue 55, item 5: a runner on its job is
+  // never taken for a wedged one).
+  const bool marked = JobStartedMarked();
   {
     std::lock_guard<std::mutex> lock(mu_);
     v.state = machine_.state();
@@ -269,7 +273,8 @@ StatusView Supervisor::Snapshot() const {
     v.failure = machine_.failure();
     v.current_request_id = machine_.current_request();
     v.runners_started = runners_started_;
-    v.job_started = machine_.job_started();
+    v.job_started = machine_.job_started() || (marked && machine_.state() == State::kRunning);
+    v.runner_exited_without_job = machine_.runner_exited_without_job();
     v.clone_check = clone_check_;
     v.clock_corrected_seconds = clock_corrected_seconds_;
   }

@@ -92,6 +92,7 @@ struct StatusView {
   int runners_started = 0;
   bool docker_running = false;
   bool job_started = false;  // the current runner has taken its job (its job-started hook ran)
+  bool runner_exited_without_job = false;  // the last runner exited before taking any job
   // The first number the reseeded random state drew after the last /run or /resume, in hex:
   // VMs restored from one snapshot must show different ones ("" before the first /run).
   std::string clone_check;

@@ -166,6 +166,38 @@ TEST_F(DoctorEndToEnd, AppInstallationMissingAPermissionFails) {
   EXPECT_EQ(run.log.find(body), std::string::npos) << "the App's key in the log";
 }
 
+// Issue 55, item 4: re-running a job lost with its VM needs `actions: write`; doctor asks for it
+// only while janitor.rerunLostJobs is on.
+TEST_F(DoctorEndToEnd, RerunLostJobsNeedsActionsWrite) {
+  const github::testing::RsaKeyPair key = github::testing::GenerateRsaKey();
+  {
+    std::ofstream f(dir_ + "/app-key.pem");
+    f << key.private_pem.Reveal();
+  }
+  github_args_ = {"--app-id",
+                  "4242",
+                  "--app-key-file",
+                  dir_ + "/app-key.pem",
+                  "--installation-permission",
+                  "actions=read",
+                  "--installation-permission",
+                  "metadata=read",
+                  "--installation-permission",
+                  "administration=write"};
+  ASSERT_NO_FATAL_FAILURE(Start());
+  json config = Config();
+  config["github"].erase("patFile");
+  config["github"].erase("hookId");
+  config["github"]["appId"] = 4242;
+  config["github"]["installationId"] = 1;
+  config["github"]["privateKeyFile"] = dir_ + "/app-key.pem";
+  DoctorRun off = Doctor(config);
+  EXPECT_EQ(Line(off, "github permissions").rfind("PASS", 0), 0u) << off.output;
+  config["janitor"]["rerunLostJobs"] = true;
+  DoctorRun on = Doctor(config);
+  ExpectFailed(on, "github permissions", "actions: write (has read)");
+}
+
 TEST_F(DoctorEndToEnd, WebhookPointingElsewhereFails) {
   ASSERT_NO_FATAL_FAILURE(Start("http://127.0.0.1:9/webhook"));
   DoctorRun run = Doctor(Config());

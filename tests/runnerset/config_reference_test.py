@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The configuration reference (docs/runner-set-config.md, its `| key | default | meaning |`
-table) names exactly the keys the runner set's parser reads (src/runnerset/config/config.cpp). The parser refuses any
+table) names exactly the keys the runner set's parser reads (src/runnerset/config/config*.cpp). The parser refuses any
 member it did not read (Strict::NoOthers), so the keys it reads are the keys it accepts: every
 `s.String/Integer/Number/Find("key")` of a `Strict s(j, "section")`, and the flags read through
 the (name, &field) list. A key added to the parser without a line in the table, or a line for a
@@ -15,6 +15,12 @@ SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 def parser_keys(text):
     keys, section = set(), None
     for line in text.splitlines():
+        if line.startswith("}"):
+            section = None  # a function ends: the next one names its own object
+            continue
+        if re.search(r'\(Strict& s\b', line):
+            section = ""  # a helper of the top-level reader, handed its Strict
+            continue
         m = re.search(r'Strict s\(j, (?:"([^"]*)"|(key))\);', line)
         if m:
             # ParseClass is called with "classes[N]" as the key.
@@ -45,8 +51,13 @@ def documented_keys(text):
 
 
 def main():
-    with open(os.path.join(SOURCE, "src/runnerset/config/config.cpp")) as f:
-        code = parser_keys(f.read())
+    # config.cpp and the files it was split into (config_github.cpp, ...): each read on its own.
+    folder = os.path.join(SOURCE, "src/runnerset/config")
+    code = set()
+    for name in sorted(os.listdir(folder)):
+        if name.startswith("config") and name.endswith(".cpp"):
+            with open(os.path.join(folder, name)) as f:
+                code |= parser_keys(f.read())
     with open(os.path.join(SOURCE, "docs/runner-set-config.md")) as f:
         docs = documented_keys(f.read())
     # Objects whose members have their own lines: the table names them too, the parser reads them

@@ -65,7 +65,8 @@ TEST(WorldTest, EveryScenarioKeepsItsInvariants) {
     RunSeeds(s, 1, kLastSeedOfEveryScenario, 2, nullptr, [&](const SeedOutcome& o) {
       EXPECT_TRUE(o.report.violations.empty())
           << s.name << " seed " << o.seed << Violations(o.report);
-      EXPECT_EQ(o.report.jobs_completed + o.report.jobs_cancelled, o.report.jobs)
+      EXPECT_EQ(o.report.jobs_completed + o.report.jobs_cancelled + o.report.jobs_lost,
+                o.report.jobs)
           << s.name << " seed " << o.seed;
     });
   }
@@ -309,6 +310,35 @@ TEST(WorldTest, APlantedStaleHotMemberIsFound) {
   });
   ASSERT_FALSE(what.empty()) << "the planted bug was not found in 2 seeds";
   EXPECT_NE(what.find("a hot member served stale"), std::string::npos) << what;
+}
+
+// Issue 55, item 4: with the janitor and the terminate intent back to removing a lost VM's row
+// without reading its job, a job lost with its VM fails for good, which vm-lost's invariant finds.
+TEST(WorldTest, APlantedLostJobWithoutRerunIsFound) {
+  const PlantedBug* bug = FindPlantedBug("lost-no-rerun");
+  ASSERT_NE(bug, nullptr);
+  std::string what;
+  RunSeeds(*FindScenario("vm-lost"), 1, 2, 2, bug->plant, [&](const SeedOutcome& o) {
+    for (const std::string& v : o.report.violations) {
+      if (what.empty() && v.find("never re-run") != std::string::npos) what = v;
+    }
+  });
+  EXPECT_FALSE(what.empty()) << "the planted bug was not found in 2 seeds";
+}
+
+// Issue 55, item 5: without the janitor's reading of a wedged runner, its VM waits out the idle
+// reaping's 30 min grace and its job the stuck-launch recovery: wedged-runner's bound finds it.
+TEST(WorldTest, APlantedBlindnessToWedgedRunnersIsFound) {
+  const PlantedBug* bug = FindPlantedBug("ignore-wedged");
+  ASSERT_NE(bug, nullptr);
+  std::string what;
+  // Seeds 4 and 5 are two that strand a job (`mvr simulate --plant ignore-wedged` finds most).
+  RunSeeds(*FindScenario("wedged-runner"), 4, 5, 2, bug->plant, [&](const SeedOutcome& o) {
+    for (const std::string& v : o.report.violations) {
+      if (what.empty() && v.find("wedged") != std::string::npos) what = v;
+    }
+  });
+  EXPECT_FALSE(what.empty()) << "the planted bug was not found in 2 seeds";
 }
 
 // The performance model reproduces seed 001's quiet cold start segment by segment (6.8 s queued →

@@ -126,11 +126,12 @@ HttpResponse ControlApi::QueueJob(const ServerRequest& req) {
     }
     if (approve_after > 0) spec.approve_after = Duration(approve_after * 1000);
     spec.drop_webhooks = body.value("drop_webhooks", false);
+    spec.wedge_runner = body.value("wedge_runner", false);
   } catch (const json::exception&) {
     return BadBody(
         "expected {\"repository\":\"OWNER/NAME\",\"labels\":[...],\"steps\":[\"cmd\",...]} with "
         "optional name, env, run_id, run_attempt, timeout_seconds, wait_for_environment, "
-        "approve_after_seconds");
+        "approve_after_seconds, drop_webhooks, wedge_runner");
   }
   auto job = model_.QueueJob(spec);
   if (!job.ok()) return ErrorResponse(job.status());

@@ -372,6 +372,7 @@ void GithubModel::Tick() {
       }
     }
     RequeueUnpickedLocked();
+    FailJobsOfLostRunnersLocked(out);
     AssignLocked(out);
   }
   Dispatch(std::move(out));

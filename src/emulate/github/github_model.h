@@ -48,6 +48,13 @@ struct GithubModelOptions {
   // for another runner. 0 = never: the model's default, for tests whose runners are handed jobs
   // without polling for them; `mvr emulate github` and the simulation use 60 s.
   Duration assignment_pickup_timeout{0};
+  // A job in progress whose runner has made no contact this long fails, as GitHub fails a job
+  // whose runner "lost communication with the server" (issue 55, item 4; github_model_expiry.cpp).
+  // GitHub does not publish the delay; 0 = never (the job then runs to its timeout).
+  Duration lost_runner_fails_job_after{0};
+  // The runner picking up a job wedges with this probability (issue 55, item 5; actions/runner
+  // #4598, #4418): its worker never reads the job, and it is heard from no more.
+  double wedged_runners = 0;
   std::string runner_arch = "ARM64";  // every runner mvr registers runs on an ARM64 MicroVM
   double runner_busy_lies = 0;        // initial SetRunnerBusyLies; within [0, 1]
   std::string assignment = "oldest";  // initial SetAssignment: "oldest" or "random"
@@ -116,6 +123,11 @@ class GithubModel {
                                                  const std::optional<std::string>& status,
                                                  size_t reach) const;
 
+  // POST .../actions/jobs/{job_id}/rerun (github_model_expiry.cpp): a new attempt of the job's run
+  // holding a copy of the job, queued; the new job is returned. Conflict (GitHub's 403) while any
+  // job of the run has not completed, or when the job is not of the run's latest attempt.
+  Result<Job> RerunJob(const std::string& owner, const std::string& repo, int64_t job_id);
+
   // --- control API ---
   Result<Job> QueueJob(const JobSpec& spec);
   Status ApproveJob(int64_t job_id);  // a waiting job becomes queued
@@ -160,6 +172,8 @@ class GithubModel {
   // When GitHub collected the registration of runner `runner_id` (registration expiry, issue 55);
   // nullopt while it has one, or when it was removed otherwise.
   std::optional<TimePoint> RegistrationExpiredAt(int64_t runner_id) const;
+  // Whether the runner wedged on a job it was handed (wedged_runners; github_model_expiry.cpp).
+  bool RunnerWedged(int64_t runner_id) const;
   std::vector<Job> ListAllJobs() const;
   std::vector<Runner> ListAllRunners() const;
   std::vector<Delivery> ListDeliveries() const;
@@ -267,6 +281,7 @@ class GithubModel {
     bool job_picked_up = false;             // it polled and received the job it was given
     bool session_lost = false;  // it did not pick up a job in time: offline until it polls
     int64_t scale_set_id = 0;   // registered through a scale set's generatejitconfig (0: not)
+    bool wedged = false;        // its worker hangs: its polls no longer reach GitHub
   };
   // A job routed to a scale set, until it ends. state: available, offered, acquired, running,
   // abandoned (reassigned too often: offered no more).
@@ -311,8 +326,10 @@ class GithubModel {
   // --- registration expiry and re-queue (github_model_expiry.cpp) ---
   bool ExpiredLocked(const RunnerState& r) const;
   TimePoint ExpiryTimeLocked(const RunnerState& r) const;  // REQUIRES: ExpiredLocked(r)
-  void ExpireRegistrationsLocked();        // removes expired registrations, remembering credentials
-  void RequeueUnpickedLocked();            // jobs whose runner did not pick them up in time
+  void ExpireRegistrationsLocked();  // removes expired registrations, remembering credentials
+  void RequeueUnpickedLocked();      // jobs whose runner did not pick them up in time
+  void FailJobsOfLostRunnersLocked(Outbox& out);  // lost_runner_fails_job_after
+  bool WedgesLocked(Job& job);  // whether the runner picking up `job` wedges (wedged_runners)
   void NoteContactLocked(RunnerState& r);  // last_seen, and online_since when it was offline
   // NotFound "Registration … was not found." for a credential whose registration expired.
   Status ExpiredRegistrationLocked(const Secret& credential) const;

@@ -39,6 +39,7 @@ Result<Job> GithubModel::QueueJob(const JobSpec& spec) {
     job.env = spec.env;
     job.timeout = spec.timeout;
     job.drop_webhooks = spec.drop_webhooks;
+    job.wedge_runner = spec.wedge_runner;
     job.created_at = seam_.clock.Now();
     int n = 1;
     for (const auto& command : spec.steps) {
@@ -249,9 +250,13 @@ Result<std::optional<JobAssignment>> GithubModel::RunnerAcquireJob(const Secret&
         return Unauthorized(why).WithErrorType(kRunnerVersionRefused);
       }
     }
+    // A wedged runner's worker hangs: GitHub hears nothing more from it.
+    if (r->wedged) return std::optional<JobAssignment>{};
     NoteContactLocked(*r);
     AssignLocked(out);
-    if (r->runner.job_id) {
+    if (r->runner.job_id && WedgesLocked(jobs_.at(*r->runner.job_id))) {
+      r->wedged = true;  // the listener took the job; its worker never reads it (#4598)
+    } else if (r->runner.job_id) {
       r->job_picked_up = true;
       const Job& job = jobs_.at(*r->runner.job_id);
       JobAssignment a;

@@ -139,6 +139,8 @@ struct Job {
   std::vector<JobStep> steps;
   std::vector<TimelineEntry> timeline;
   bool drop_webhooks = false;  // fault: its deliveries are recorded as "dropped", never sent
+  bool wedge_runner = false;   // fault: the first runner handed it wedges (JobSpec::wedge_runner)
+  bool wedged_once = false;    // a runner wedged on it already
   std::optional<TimePoint> approve_at;  // a waiting job approved by the scheduler at this time
 };
 
@@ -191,6 +193,9 @@ struct JobSpec {
   bool wait_for_environment = false;
   std::optional<Duration> approve_after;  // approved this long after queued (else the default)
   bool drop_webhooks = false;             // fault: none of the job's webhooks is sent ("dropped")
+  // Fault (issue 55, item 5; actions/runner #4598): the first runner handed this job wedges: its
+  // worker never reads the job, so GitHub hears nothing more from it (github_model_expiry.cpp).
+  bool wedge_runner = false;
 };
 
 // What a runner receives when it is given a job.

@@ -339,6 +339,18 @@ void RestApi::AddJobRoutes(http::Router& router) {
                if (!job.ok()) return ErrorResponse(job.status());
                return JsonResponse(200, JobJson(*job, model_.options().base_url));
              }));
+  // 201 with an empty object; GitHub documents 403 as the refusal (github_model_expiry.cpp).
+  router.Add("POST", "/repos/{owner}/{repo}/actions/jobs/{job_id}/rerun",
+             Guard(AuthKind::kToken, kWrite, [this](const ServerRequest&, const PathParams& p) {
+               auto id = ParseId(p.at("job_id"));
+               if (!id) return ErrorResponse(NotFound("Not Found"));
+               auto rerun = model_.RerunJob(p.at("owner"), p.at("repo"), *id);
+               if (rerun.status().code() == Code::kConflict) {
+                 return JsonResponse(403, ErrorJson(rerun.status().message()));
+               }
+               if (!rerun.ok()) return ErrorResponse(rerun.status());
+               return JsonResponse(201, json::object());
+             }));
   router.Add("GET", "/repos/{owner}/{repo}/actions/runs",
              Guard(AuthKind::kToken, kRead,
                    [this](const ServerRequest& r, const PathParams& p) { return ListRuns(p, r); }));

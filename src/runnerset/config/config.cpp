@@ -180,9 +180,12 @@ Status ParseJanitor(const json& j, JanitorSettings& t) {
   MVR_RETURN_IF_ERROR(s.Integer("keepImageVersions", t.keep_image_versions, 0, 1000));
   MVR_RETURN_IF_ERROR(s.Integer("stuckLaunchSeconds", t.stuck_launch_seconds, 0, 86400));
   MVR_RETURN_IF_ERROR(s.Integer("scanEverySweeps", t.scan_every_sweeps, 1, 10000));
+  MVR_RETURN_IF_ERROR(s.Integer("rerunMaxMinutes", t.rerun_max_minutes, 1, 7 * 24 * 60));
+  MVR_RETURN_IF_ERROR(s.Integer("wedgedRunnerSeconds", t.wedged_runner_seconds, 0, 86400));
   for (auto [name, flag] :
        {std::pair<const char*, bool*>{"pruneImageVersions", &t.prune_image_versions},
-        {"recoverStuckLaunches", &t.recover_stuck_launches}}) {
+        {"recoverStuckLaunches", &t.recover_stuck_launches},
+        {"rerunLostJobs", &t.rerun_lost_jobs}}) {
     if (const json* v = s.Find(name)) {
       if (!v->is_boolean()) return InvalidArgument(s.Key(name) + ": expected true or false");
       *flag = v->get<bool>();

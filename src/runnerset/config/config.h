@@ -160,6 +160,15 @@ struct JanitorSettings {
   // At organisation scope, the queued runs of every repository the set can see are scanned at
   // start-up, after a failed webhook delivery, and every this many sweeps (janitor_discover.cpp).
   int scan_every_sweeps = 10;
+  // Issue 55, items 4 and 5 (runnerset/lifecycle, docs/runner-set-lost-jobs.md). A job whose VM
+  // was lost while it ran is re-run once through GitHub (needs `actions: write`) when it had run
+  // for less than rerunMaxMinutes; off by default.
+  bool rerun_lost_jobs = false;
+  int rerun_max_minutes = 60;
+  // A runner whose supervisor says it has not begun a job this long after it started (or whose
+  // process exited without one) is wedged: deregistered, its VM ended, its job launched again
+  // when still queued. 0 turns it off.
+  int wedged_runner_seconds = 0;
 };
 
 // The warm-pool sweeper (warm_pool_sweeper.h): keeps each class's pool of suspended VMs at its

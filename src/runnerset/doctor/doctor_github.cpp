@@ -53,6 +53,8 @@ std::map<std::string, std::string> DoctorAppNeeds(const ServeConfig& config) {
   std::map<std::string, std::string> needs = {{"actions", "read"}, {"metadata", "read"}};
   needs[org ? "organization_self_hosted_runners" : "administration"] = "write";
   if (config.github.hook_id > 0) needs[org ? "organization_hooks" : "repository_hooks"] = "read";
+  // Re-running a job lost with its VM (janitor.rerunLostJobs, issue 55, item 4).
+  if (config.janitor.rerun_lost_jobs) needs["actions"] = "write";
   return needs;
 }
 

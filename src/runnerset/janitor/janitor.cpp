@@ -69,6 +69,7 @@ SweepReport Janitor::Sweep() {
   const std::optional<github::RateBudgetSnapshot> before = deps_.github.RateBudgetNow();
   Inventory inv = TakeInventory(report);
   if (inv.vms_ok && inv.rows_ok) {
+    if (config_.janitor.wedged_runner_seconds > 0) EndWedged(inv, report);
     ReapMapped(inv, report);
     ReapUnmapped(inv, report);
   }
@@ -334,6 +335,9 @@ void Janitor::RemoveIfVmGone(const MappingRow& row, SweepReport& report) {
     if (!removed.ok() && removed.code() != Code::kNotFound) {
       return Error(report, "removing runner " + row.runner_name, removed);
     }
+  }
+  if (config_.janitor.rerun_lost_jobs && !SettleLostJob(row, vm.ok() ? &*vm : nullptr, report)) {
+    return;
   }
   Status deleted = deps_.table.DeleteMapping(row.runner_name, row.microvm_id);
   if (!deleted.ok()) return Error(report, "deleting the row of " + row.runner_name, deleted);

@@ -37,6 +37,7 @@
 #include "aws/microvms/microvms.h"
 #include "base/retry.h"
 #include "base/seam.h"
+#include "fleet/control_delivery.h"
 #include "github/github.h"
 #include "http/client.h"
 #include "queue/queue.h"
@@ -152,6 +153,16 @@ class Janitor {
   void EndMappedVm(const MappedVerdict& verdict, const MappingRow& row, SweepReport& report);
   // A fresh read of a suspect row's runner (a failure other than NotFound is reported).
   FreshRunner FreshRead(const MappingRow& row, SweepReport& report);
+  // Issue 55, item 4 (janitor_lost.cpp): the job of a row whose VM is gone, when GitHub completed
+  // it after the VM's end (lost with it), is re-run once when janitor.rerunLostJobs allows
+  // (lifecycle/lost_job.h). False: keep the row and look again next sweep.
+  bool SettleLostJob(const MappingRow& row, const aws::Microvm* vm, SweepReport& report);
+  // Issue 55, item 5 (janitor_wedged.cpp): rows whose runner is wedged (lifecycle/wedged_runner.h)
+  // are ended, and their job launched again while it is queued; they leave inv.rows.
+  void EndWedged(Inventory& inv, SweepReport& report);
+  bool EndWedgedOne(Inventory& inv, const MappingRow& row, SweepReport& report);
+  // GET /v1/status of the VM's supervisor (NotFound: no ingress or no endpoint).
+  Result<fleet::SupervisorStatus> ReadSupervisor(const std::string& microvm_id);
   void ReapUnmapped(const Inventory& inv, SweepReport& report);
   // Idle runners with the set's prefix that no row or live claim names; `struck` collects the
   // orphan-row keys struck this sweep.

@@ -270,6 +270,10 @@ class Launcher {
   void KeepJobRecord(const JobRecord& record);
   // The end of the job the runner of `row` ran: its timeline's last milestones and its record.
   void EndJob(const TerminateIntent& in, const MappingRow& row);
+  // Issue 55, item 4 (launcher_lost.cpp): the job of a `completed` whose VM ended before it was
+  // lost with it; it is re-run once when janitor.rerunLostJobs allows. False: GitHub refused the
+  // re-run, and the row is kept for the janitor to ask again.
+  bool RerunIfLost(const TerminateIntent& in, const MappingRow& row);
   // GitHub's rate limits (launcher_rate.cpp). Whether `failure` is one (its 403/429, or the
   // client's own budget); the deferral for it (recorded for the other processes); and, before a
   // launch that will register a JIT runner asks GitHub anything, its deferral while the client's

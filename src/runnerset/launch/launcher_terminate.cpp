@@ -25,6 +25,12 @@ LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
     return out;
   }
   const MappingRow& r = **row;
+  if (config_.janitor.rerun_lost_jobs && !RerunIfLost(in, r)) {
+    out.decision = LaunchDecision::kIgnored;
+    out.detail =
+        "the re-run of the job lost with MicroVM " + r.microvm_id + " waits for the janitor";
+    return out;
+  }
   fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   Status t = vms.Terminate(r.microvm_id, seam.clock.Now() + config_.launch_timeout());
   if (!t.ok()) {

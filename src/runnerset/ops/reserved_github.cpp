@@ -45,6 +45,10 @@ Status ReservedGitHub::DeleteRunner(const RunnerScope& scope, int64_t runner_id)
   return inner_.DeleteRunner(scope, runner_id);
 }
 
+Status ReservedGitHub::RerunJob(const RepositoryRef& repo, int64_t job_id) {
+  return inner_.RerunJob(repo, job_id);  // a write, as a launch's: never held back
+}
+
 Result<Job> ReservedGitHub::GetJob(const RepositoryRef& repo, int64_t job_id) {
   MVR_RETURN_IF_ERROR(Admit());
   return inner_.GetJob(repo, job_id);

@@ -33,6 +33,7 @@ class ReservedGitHub final : public github::GitHub {
   Result<github::Runner> GetRunner(const github::RunnerScope& scope, int64_t runner_id) override;
   Status DeleteRunner(const github::RunnerScope& scope, int64_t runner_id) override;
   Result<github::Job> GetJob(const github::RepositoryRef& repo, int64_t job_id) override;
+  Status RerunJob(const github::RepositoryRef& repo, int64_t job_id) override;
   Result<std::vector<github::Job>> ListQueuedJobs(const github::RepositoryRef& repo,
                                                   const github::QueuedRunsFilter& filter) override;
   Result<std::vector<github::Job>> ListInProgressJobs(const github::RepositoryRef& repo) override;

@@ -1,0 +1,56 @@
+// Janitor: the job of a VM lost mid-job (issue 55, item 4). A row whose VM is gone is removed by
+// RemoveIfVmGone once its runner is; before that, the job it was launched for is read: GitHub
+// completed it after the VM ended when the VM was lost under it (a platform error, the 8-hour
+// limit, capacity), and the set re-runs it once through POST .../actions/jobs/{id}/rerun when
+// janitor.rerunLostJobs allows (lifecycle/lost_job.h decides). docs/runner-set-lost-jobs.md.
+#include "runnerset/janitor/janitor.h"
+#include "runnerset/lifecycle/lost_job.h"
+
+namespace mvr::runnerset {
+namespace {
+
+// GitHub refuses a re-run while the job's run has other jobs in progress: the row stays and the
+// re-run is asked again each sweep, for at most this long after the job failed.
+constexpr Duration kRerunRetryWindow{3'600'000};
+
+}  // namespace
+
+bool Janitor::SettleLostJob(const MappingRow& row, const aws::Microvm* vm, SweepReport& report) {
+  if (row.job_id <= 0 || row.repository.empty()) return true;  // a pool member's row
+  auto repo = github::RepositoryRef::Parse(row.repository);
+  if (!repo.ok()) return true;
+  Result<github::Job> job = deps_.github.GetJob(*repo, row.job_id);
+  if (!job.ok()) {
+    if (job.status().code() == Code::kNotFound) return true;
+    Error(report, "reading job " + std::to_string(row.job_id), job.status());
+    return false;
+  }
+  const LostJobVerdict verdict = DecideLostJob(LostJobEvidenceOf(
+      *job, row.runner_name, vm != nullptr ? vm->terminated_at : std::nullopt,
+      config_.janitor.rerun_lost_jobs, Duration(config_.janitor.rerun_max_minutes * 60'000LL)));
+  if (verdict == LostJobVerdict::kNotLost) return true;
+  if (verdict == LostJobVerdict::kWait) return false;
+  const LogFields fields = {{"job_id", row.job_id},
+                            {"repository", row.repository},
+                            {"runner_name", row.runner_name},
+                            {"microvm_id", row.microvm_id},
+                            {"verdict", LostJobVerdictName(verdict)}};
+  if (verdict != LostJobVerdict::kRerun) {
+    deps_.metrics.AddJanitor(std::string("lost_jobs_") + LostJobVerdictName(verdict));
+    deps_.seam.logger.Warn("janitor: a job was lost with its MicroVM; not re-run", fields);
+    return true;
+  }
+  Status rerun = deps_.github.RerunJob(*repo, row.job_id);
+  if (!rerun.ok()) {
+    Error(report, "re-running job " + std::to_string(row.job_id), rerun);
+    const bool give_up =
+        job->completed_at && deps_.seam.clock.Now() - *job->completed_at >= kRerunRetryWindow;
+    if (give_up) deps_.metrics.AddJanitor("lost_jobs_rerun_refused");
+    return give_up;
+  }
+  deps_.metrics.AddJanitor("lost_jobs_rerun");
+  deps_.seam.logger.Warn("janitor: a job was lost with its MicroVM; GitHub re-runs it", fields);
+  return true;
+}
+
+}  // namespace mvr::runnerset

@@ -1,0 +1,96 @@
+// sim::World for issue 55, items 4 and 5. Item 4: the platform loses a VM half-way through its
+// job (SimGuest, guest.lose_vm_mid_job), GitHub fails the job once the runner has been silent for
+// lost_runner_fails_job_after, and the janitor re-runs it (janitor.rerunLostJobs). Checked at the
+// end: a job lost with its VM is re-run at most once, and its first attempt exactly once (the
+// re-run then completes as any job must). Item 5: the runner picking up a job wedges
+// (GithubModelOptions::wedged_runners); watched as the run goes: every job starts within
+// WedgedBound() of being queued, which only ending the wedged runner and launching again meets.
+#include "sim/world.h"
+
+namespace mvr::sim {
+
+namespace gh = emulate::github;
+
+void LifecycleConfig(const WorldOptions& o, nlohmann::json& janitor) {
+  if (o.rerun_lost_jobs) janitor["rerunLostJobs"] = true;
+  if (o.wedged_runner_seconds > 0) janitor["wedgedRunnerSeconds"] = o.wedged_runner_seconds;
+}
+
+void World::ApplyLostKnobs() {
+  if (options_.guest.lose_vm_mid_job <= 0) return;
+  guest_.SetLoseVm([this](const std::string& microvm_id) {
+    microvms_.WithModel([&](emulate::microvms::MicrovmModel& m) {
+      m.ProgramExited(microvm_id, "lost mid-job: a platform failure (simulated)");
+      return 0;
+    });
+  });
+}
+
+namespace {
+
+bool LostWithItsVm(const gh::Job& job) {
+  for (const gh::TimelineEntry& e : job.timeline) {
+    if (e.event == "runner_lost") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool World::LostJobExcused(const gh::Job& job) const { return LostWithItsVm(job); }
+
+void World::CheckLost(WorldReport& report) {
+  const std::vector<gh::Job> jobs = github_->model().ListAllJobs();
+  std::map<int64_t, std::vector<int>> attempts;  // by run
+  for (const gh::Job& job : jobs) attempts[job.run_id].push_back(job.run_attempt);
+  for (const gh::Job& job : jobs) {
+    if (!LostWithItsVm(job)) continue;
+    int later = 0;
+    for (int a : attempts[job.run_id]) later += a > job.run_attempt;
+    const std::string id = std::to_string(job.id);
+    if (later > 1) {
+      report.violations.push_back("job " + id + " was lost with its VM and re-run " +
+                                  std::to_string(later) + " times: at most once");
+    } else if (job.run_attempt == 1 && later == 0) {
+      report.violations.push_back("job " + id +
+                                  " was lost with its VM and never re-run: it failed for good");
+    } else if (job.run_attempt > 1 && later > 0) {
+      report.violations.push_back("job " + id + ", itself a re-run, was lost and re-run again");
+    }
+  }
+}
+
+// The wedged runner's launch, its wedgedRunnerSeconds, a janitor period for the sweep that ends it
+// to come round, the launch again, and a minute for the boots and GitHub's hand-over (each launch
+// bounded by its timeout and a deferral, as StolenBound counts them). A runner that wedged on
+// another job than its own leaves that job to the stuck-launch recovery (its own runner took the
+// wedged one's job, and GitHub re-queues it without a webhook): stuckLaunchSeconds stands in for
+// wedgedRunnerSeconds when longer (seed 7 of the first 10).
+Duration World::WedgedBound() const {
+  return 2 * (config_.launch_timeout() + config_.defer_delay()) +
+         std::max(Duration(options_.wedged_runner_seconds * 1000LL),
+                  Duration(config_.janitor.stuck_launch_seconds * 1000LL)) +
+         2 * Duration(config_.janitor.interval_seconds * 1000LL) + Duration(60'000);
+}
+
+void World::WedgedChecks() {
+  const Duration bound = WedgedBound();
+  while (true) {
+    scheduler_.Sleep(Duration(5'000));
+    const TimePoint now = scheduler_.Now();
+    for (const gh::Job& job : github_->model().ListAllJobs()) {
+      if (job.status != "queued" || cancelled_jobs_.count(job.id)) continue;
+      if (now - job.created_at <= bound) continue;
+      const std::string key = "wedged " + std::to_string(job.id);
+      if (!stolen_reported_.insert(key).second) continue;
+      stolen_failures_.push_back("job " + std::to_string(job.id) + " was still queued " +
+                                 std::to_string((now - job.created_at).count() / 1000) +
+                                 " s after it was queued, past " +
+                                 std::to_string(bound.count() / 1000) +
+                                 " s: the runner it was handed to wedged and nothing took over");
+      scheduler_.Note("VIOLATION " + stolen_failures_.back());
+    }
+  }
+}
+
+}  // namespace mvr::sim

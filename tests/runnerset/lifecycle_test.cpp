@@ -1,0 +1,160 @@
+// The decisions of issue 55, items 4 and 5 (runnerset/lifecycle): what the janitor does about the
+// job of a VM that is gone, and whether a runner is wedged. Tables of evidence → verdict.
+#include <gtest/gtest.h>
+
+#include "runnerset/lifecycle/lost_job.h"
+#include "runnerset/lifecycle/wedged_runner.h"
+
+namespace mvr::runnerset {
+namespace {
+
+const TimePoint kT0 = FromUnixSeconds(1'800'000'000);
+Duration Sec(int64_t s) { return Duration(s * 1000); }
+Duration Min(int64_t m) { return Sec(m * 60); }
+
+// A job that ran 10 minutes on the row's runner, whose VM ended 2 minutes in, failed by GitHub
+// 5 minutes after that: lost, first attempt, re-run allowed.
+LostJobEvidence Lost() {
+  LostJobEvidence e;
+  e.rerun_enabled = true;
+  e.rerun_max_ran = Min(60);
+  e.state = LostJobState::kCompleted;
+  e.conclusion = "failure";
+  e.job_started_at = kT0;
+  e.vm_ended_at = kT0 + Min(2);
+  e.job_completed_at = kT0 + Min(7);
+  e.run_attempt = 1;
+  return e;
+}
+
+TEST(LostJob, ALostFirstAttemptIsRerun) {
+  EXPECT_EQ(DecideLostJob(Lost()), LostJobVerdict::kRerun);
+}
+
+TEST(LostJob, Table) {
+  struct Row {
+    const char* name;
+    void (*change)(LostJobEvidence&);
+    LostJobVerdict want;
+  };
+  const Row rows[] = {
+      {"no job or the jobs API cannot say",
+       [](LostJobEvidence& e) { e.state = LostJobState::kUnknown; }, LostJobVerdict::kNotLost},
+      {"ran on another runner", [](LostJobEvidence& e) { e.state = LostJobState::kElsewhere; },
+       LostJobVerdict::kNotLost},
+      {"still on its runner: GitHub has not failed it yet",
+       [](LostJobEvidence& e) {
+         e.state = LostJobState::kOnItsRunner;
+         e.job_completed_at.reset();
+       },
+       LostJobVerdict::kWait},
+      {"on its runner but the VM is unknown (no end time)",
+       [](LostJobEvidence& e) {
+         e.state = LostJobState::kOnItsRunner;
+         e.vm_ended_at.reset();
+       },
+       LostJobVerdict::kNotLost},
+      {"completed before its VM ended (a job that failed on its own)",
+       [](LostJobEvidence& e) { e.job_completed_at = kT0 + Sec(110); }, LostJobVerdict::kNotLost},
+      {"completed within the margin after its VM ended",
+       [](LostJobEvidence& e) { e.job_completed_at = *e.vm_ended_at + Sec(10); },
+       LostJobVerdict::kNotLost},
+      {"completed just past the margin",
+       [](LostJobEvidence& e) { e.job_completed_at = *e.vm_ended_at + kLostJobMargin; },
+       LostJobVerdict::kRerun},
+      {"no VM end time", [](LostJobEvidence& e) { e.vm_ended_at.reset(); },
+       LostJobVerdict::kNotLost},
+      {"cancelled, not failed", [](LostJobEvidence& e) { e.conclusion = "cancelled"; },
+       LostJobVerdict::kNotFailed},
+      {"re-running is off", [](LostJobEvidence& e) { e.rerun_enabled = false; },
+       LostJobVerdict::kRerunOff},
+      {"a re-run already (attempt 2)", [](LostJobEvidence& e) { e.run_attempt = 2; },
+       LostJobVerdict::kAlreadyRerun},
+      {"ran the limit before its VM ended",
+       [](LostJobEvidence& e) {
+         e.vm_ended_at = kT0 + Min(60);
+         e.job_completed_at = kT0 + Min(65);
+       },
+       LostJobVerdict::kRanTooLong},
+      {"ran just under the limit",
+       [](LostJobEvidence& e) {
+         e.vm_ended_at = kT0 + Min(60) - Sec(1);
+         e.job_completed_at = kT0 + Min(65);
+       },
+       LostJobVerdict::kRerun},
+      {"the 8-hour limit: ran 8 h",
+       [](LostJobEvidence& e) {
+         e.vm_ended_at = kT0 + Min(480);
+         e.job_completed_at = kT0 + Min(490);
+       },
+       LostJobVerdict::kRanTooLong},
+  };
+  for (const Row& r : rows) {
+    LostJobEvidence e = Lost();
+    r.change(e);
+    EXPECT_EQ(LostJobVerdictName(DecideLostJob(e)), std::string(LostJobVerdictName(r.want)))
+        << r.name;
+  }
+}
+
+// A runner delivered 3 minutes ago, alive, that never began its job, which GitHub took back.
+WedgedEvidence Wedged() {
+  WedgedEvidence e;
+  e.wedged_after = Sec(120);
+  e.since_delivered = Sec(180);
+  e.supervisor_answered = true;
+  e.supervisor_state = "RUNNING";
+  e.job = WedgedJobState::kQueued;
+  return e;
+}
+
+TEST(WedgedRunner, AHungWorkerWhoseJobWaitsIsEndedAndItsJobLaunchedAgain) {
+  EXPECT_EQ(DecideWedged(Wedged()), WedgedVerdict::kEndAndRelaunch);
+}
+
+TEST(WedgedRunner, Table) {
+  struct Row {
+    const char* name;
+    void (*change)(WedgedEvidence&);
+    WedgedVerdict want;
+  };
+  const Row rows[] = {
+      {"off", [](WedgedEvidence& e) { e.wedged_after = Sec(0); }, WedgedVerdict::kLeave},
+      {"the supervisor did not answer", [](WedgedEvidence& e) { e.supervisor_answered = false; },
+       WedgedVerdict::kLeave},
+      {"its runner began a job", [](WedgedEvidence& e) { e.job_started = true; },
+       WedgedVerdict::kLeave},
+      {"young", [](WedgedEvidence& e) { e.since_delivered = Sec(119); }, WedgedVerdict::kLeave},
+      {"exactly the limit", [](WedgedEvidence& e) { e.since_delivered = Sec(120); },
+       WedgedVerdict::kEndAndRelaunch},
+      {"handed its job, never began it",
+       [](WedgedEvidence& e) { e.job = WedgedJobState::kOnItsRunner; }, WedgedVerdict::kEnd},
+      {"its job ended (ran elsewhere): the janitor's other phases decide",
+       [](WedgedEvidence& e) { e.job = WedgedJobState::kEnded; }, WedgedVerdict::kLeave},
+      {"the jobs API cannot say", [](WedgedEvidence& e) { e.job = WedgedJobState::kUnknown; },
+       WedgedVerdict::kLeave},
+      {"its runner exited without a job, however young",
+       [](WedgedEvidence& e) {
+         e.exited_without_job = true;
+         e.supervisor_state = "TERMINATING";
+         e.since_delivered = Sec(5);
+       },
+       WedgedVerdict::kEndAndRelaunch},
+      {"exited without a job, but the job ended",
+       [](WedgedEvidence& e) {
+         e.exited_without_job = true;
+         e.job = WedgedJobState::kEnded;
+       },
+       WedgedVerdict::kLeave},
+      {"still starting its runner (not RUNNING)",
+       [](WedgedEvidence& e) { e.supervisor_state = "STARTING_RUNNER"; }, WedgedVerdict::kLeave},
+  };
+  for (const Row& r : rows) {
+    WedgedEvidence e = Wedged();
+    r.change(e);
+    EXPECT_EQ(WedgedVerdictName(DecideWedged(e)), std::string(WedgedVerdictName(r.want))) << r.name;
+  }
+}
+
+}  // namespace
+}  // namespace mvr::runnerset
