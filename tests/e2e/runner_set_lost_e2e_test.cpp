@@ -5,7 +5,7 @@
 // janitor and its job launched again, long before the idle reaping's grace.
 #include "runner_set_e2e_fixture.h"
 
-namespace mvr::demo {
+namespace mvr::testbed {
 namespace {
 
 class RunnerSetLost : public RunnerSetEndToEnd {
@@ -112,4 +112,4 @@ TEST_F(RunnerSetLost, AWedgedRunnerIsEndedAndItsJobLaunchedAgain) {
 }
 
 }  // namespace
-}  // namespace mvr::demo
+}  // namespace mvr::testbed

@@ -234,7 +234,7 @@ Status MicrovmModelOptions::ApplyQuantities(const json& config) {
       ReadInt(config, "terminatedRetentionSeconds", 0, 30LL * 24 * 3600, retention_s));
   terminated_retention = Duration(retention_s * 1000);
   MVR_RETURN_IF_ERROR(ReadProbability(config, "bootFailureProbability", boot_failure_probability));
-  MVR_RETURN_IF_ERROR(read_int("hangLaunches", 0, 1'000'000, hang_launches));
+  MVR_RETURN_IF_ERROR(ReadInt(config, "hangLaunches", 0, 1'000'000, hang_launches));
   if (config.contains("ingressAnswerDelayMs")) {
     MVR_ASSIGN_OR_RETURN(ingress_answer_delays,
                          ParseIngressAnswerDelays(config["ingressAnswerDelayMs"]));
