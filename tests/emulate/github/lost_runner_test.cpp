@@ -4,37 +4,26 @@
 // picks its job up, so the job goes back to the queue and the runner is heard from no more.
 #include <gtest/gtest.h>
 
-#include "base/clock.h"
-#include "base/logger.h"
-#include "base/random.h"
-#include "emulate/github/github_model.h"
-#include "emulate/github/jit_config.h"
+#include "model_fixture.h"
 
 namespace mvr::emulate::github {
 namespace {
 
 using std::chrono::seconds;
 
-class LostRunnerTest : public ::testing::Test {
+class LostRunnerTest : public GithubModelFixture {
  protected:
-  LostRunnerTest() : model_(Options(), seam_, nullptr) {}
+  LostRunnerTest() : GithubModelFixture(Options()) {}
   static GithubModelOptions Options() {
-    GithubModelOptions o;
-    o.repositories = {"octo/app"};
-    o.base_url = "http://127.0.0.1:9";
+    GithubModelOptions o = OneRepository();
     o.runner_offline_after = seconds(60);
     o.assignment_pickup_timeout = seconds(60);
     o.lost_runner_fails_job_after = seconds(300);
     return o;
   }
+  // A runner of `octo/app` (mvr-small), connected.
   Secret Runner(const std::string& name) {
-    JitRequest r;
-    r.name = name;
-    r.runner_group_id = 1;
-    r.labels = {"mvr-small"};
-    auto reg = model_.GenerateJitConfig(Scope::Repo("octo", "app"), r);
-    EXPECT_TRUE(reg.ok()) << reg.status().ToString();
-    Secret cred = DecodeJitConfig(reg->encoded_jit_config)->credential;
+    Secret cred = Register(name).second;
     EXPECT_TRUE(model_.RunnerConnect(cred).ok());
     return cred;
   }
@@ -48,15 +37,6 @@ class LostRunnerTest : public ::testing::Test {
     return *model_.QueueJob(spec);
   }
   std::string Status(int64_t id) { return model_.GetJobById(id)->status; }
-
-  ManualClock clock_;
-  ManualSleeper sleeper_{clock_};
-  SeededRandom random_{1};
-  SeededRandom secure_random_{2};
-  MemorySink sink_;
-  Logger logger_{sink_, clock_};
-  Seam seam_{clock_, sleeper_, random_, secure_random_, logger_};
-  GithubModel model_;
 };
 
 TEST_F(LostRunnerTest, AJobWhoseRunnerGoesSilentFailsAfterTheLimitAndIsRerunOnce) {

@@ -4,11 +4,8 @@
 // are reassigned (three times, then no more); and the pitfalls' knobs.
 #include <gtest/gtest.h>
 
-#include "base/clock.h"
-#include "base/logger.h"
-#include "base/random.h"
-#include "emulate/github/github_model.h"
 #include "emulate/github/jit_config.h"
+#include "model_fixture.h"
 
 namespace mvr::emulate::github {
 namespace {
@@ -16,13 +13,11 @@ namespace {
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-class ScaleSetModelTest : public ::testing::Test {
+class ScaleSetModelTest : public GithubModelFixture {
  protected:
-  ScaleSetModelTest() : model_(Options(), seam_, nullptr) {}
+  ScaleSetModelTest() : GithubModelFixture(Options()) {}
   static GithubModelOptions Options() {
-    GithubModelOptions o;
-    o.repositories = {"octo/app"};
-    o.base_url = "http://127.0.0.1:9";
+    GithubModelOptions o = OneRepository();
     o.scaleset.long_poll = seconds(50);
     o.scaleset.long_poll_step = seconds(1);
     return o;
@@ -79,14 +74,6 @@ class ScaleSetModelTest : public ::testing::Test {
     return contents->credential;
   }
 
-  ManualClock clock_;
-  ManualSleeper sleeper_{clock_};
-  SeededRandom random_{1};
-  SeededRandom secure_random_{2};
-  MemorySink sink_;
-  Logger logger_{sink_, clock_};
-  Seam seam_{clock_, sleeper_, random_, secure_random_, logger_};
-  GithubModel model_;
   int64_t set_ = 0;
   std::optional<ScaleSetSession> session_;
   ScaleSetMessage last_;
