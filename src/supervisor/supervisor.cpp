@@ -261,8 +261,8 @@ void Supervisor::WaitUntilFinished() {
 StatusView Supervisor::Snapshot() const {
   StatusView v;
   // The runner's job-started hook leaves its marker; the machine learns of it only at a suspend
-  // or the runner's exit, so the status reads it too (issue 55, item 5: a runner on its job is
-  // never taken for a wedged one).
+  // or the runner's exit, so the status reads it too: the janitor asks /v1/status before it ends
+  // a VM no row names (issue 53) and before it takes a runner for a wedged one (issue 55, item 5).
   const bool marked = JobStartedMarked();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -278,9 +278,6 @@ StatusView Supervisor::Snapshot() const {
     v.clone_check = clone_check_;
     v.clock_corrected_seconds = clock_corrected_seconds_;
   }
-  // The state machine hears of the job only when asked to suspend; the runner's job-started hook
-  // marks it at once. The janitor asks /v1/status before it ends a VM no row names (issue 53).
-  if (v.state == State::kRunning && !v.job_started) v.job_started = JobStartedMarked();
   v.docker_running = docker_.running();
   return v;
 }
