@@ -220,6 +220,9 @@ class World {
   // Issue 55 (world_expiry.cpp): every job starts within ExpiryBound() of being queued.
   void ExpiryChecks();
   Duration ExpiryBound() const;
+  // Every 5 s: a job still queued (not cancelled) longer than `bound` after it was queued is a
+  // violation, once per job and tag: "job N was still queued S s after it was queued, past WHY".
+  void QueuedPastBoundChecks(const std::string& tag, Duration bound, const std::string& why);
   // Issue 55, items 4 and 5 (world_lost.cpp): VMs lost mid-job and wedged runners.
   void ApplyLostKnobs();
   void WedgedChecks();

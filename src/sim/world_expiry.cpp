@@ -17,21 +17,24 @@ namespace gh = emulate::github;
 Duration World::ExpiryBound() const { return StolenBound() + config_.visibility_timeout(); }
 
 void World::ExpiryChecks() {
-  const Duration bound = ExpiryBound();
+  QueuedPastBoundChecks("expiry", ExpiryBound(),
+                        "one launch plus one janitor period (" +
+                            std::to_string(ExpiryBound().count() / 1000) +
+                            " s): a registration expired and the job waited for it");
+}
+
+void World::QueuedPastBoundChecks(const std::string& tag, Duration bound, const std::string& why) {
   while (true) {
     scheduler_.Sleep(Duration(5'000));
     const TimePoint now = scheduler_.Now();
     for (const gh::Job& job : github_->model().ListAllJobs()) {
       if (job.status != "queued" || cancelled_jobs_.count(job.id)) continue;
       if (now - job.created_at <= bound) continue;
-      const std::string key = "expiry " + std::to_string(job.id);
+      const std::string key = tag + " " + std::to_string(job.id);
       if (!stolen_reported_.insert(key).second) continue;
-      stolen_failures_.push_back(
-          "job " + std::to_string(job.id) + " was still queued " +
-          std::to_string((now - job.created_at).count() / 1000) +
-          " s after it was queued, past one launch plus one janitor period (" +
-          std::to_string(bound.count() / 1000) +
-          " s): a registration expired and the job waited for it");
+      stolen_failures_.push_back("job " + std::to_string(job.id) + " was still queued " +
+                                 std::to_string((now - job.created_at).count() / 1000) +
+                                 " s after it was queued, past " + why);
       scheduler_.Note("VIOLATION " + stolen_failures_.back());
     }
   }

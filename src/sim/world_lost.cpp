@@ -74,23 +74,9 @@ Duration World::WedgedBound() const {
 }
 
 void World::WedgedChecks() {
-  const Duration bound = WedgedBound();
-  while (true) {
-    scheduler_.Sleep(Duration(5'000));
-    const TimePoint now = scheduler_.Now();
-    for (const gh::Job& job : github_->model().ListAllJobs()) {
-      if (job.status != "queued" || cancelled_jobs_.count(job.id)) continue;
-      if (now - job.created_at <= bound) continue;
-      const std::string key = "wedged " + std::to_string(job.id);
-      if (!stolen_reported_.insert(key).second) continue;
-      stolen_failures_.push_back("job " + std::to_string(job.id) + " was still queued " +
-                                 std::to_string((now - job.created_at).count() / 1000) +
-                                 " s after it was queued, past " +
-                                 std::to_string(bound.count() / 1000) +
-                                 " s: the runner it was handed to wedged and nothing took over");
-      scheduler_.Note("VIOLATION " + stolen_failures_.back());
-    }
-  }
+  QueuedPastBoundChecks("wedged", WedgedBound(),
+                        std::to_string(WedgedBound().count() / 1000) +
+                            " s: the runner it was handed to wedged and nothing took over");
 }
 
 }  // namespace mvr::sim
