@@ -1,6 +1,5 @@
 #include "lambda/secret_refs.h"
 
-
 #include "base/files.h"
 
 namespace mvr::lambda {

@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-
 #include "base/files.h"
 #include "base/time_format.h"
 

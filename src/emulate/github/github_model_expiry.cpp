@@ -122,7 +122,8 @@ void GithubModel::RequeueUnpickedLocked() {
 // the job's run (run_attempt + 1) in which the job is queued again under a new id; GitHub
 // documents 403 as its refusal. The stricter reading of when it refuses: while the run still has
 // a job that has not completed, and for a job of an attempt that is not the run's latest (an
-// older attempt's job was re-run already). docs/emulate-github.md, "Runners lost mid-job, re-runs and wedged runners".
+// older attempt's job was re-run already). docs/emulate-github.md, "Runners lost mid-job, re-runs
+// and wedged runners".
 namespace mvr::emulate::github {
 
 void GithubModel::FailJobsOfLostRunnersLocked(Outbox& out) {
