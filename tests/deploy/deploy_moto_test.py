@@ -361,8 +361,9 @@ class DeployOnMoto(DeployFixture):
 
         first = self.bootstrap()
         created = [l.split()[1:] for l in first.splitlines() if l.startswith("create")]
-        # 42, the permissions boundary and the two functions' reserved concurrency (issue 53).
-        self.assertEqual(len(created), 45, first)
+        # 42, the permissions boundary and the two functions' reserved concurrency (issue 53), and
+        # the sweep's managed policy (mvr-ID_action-sweep, issue 52 item 8).
+        self.assertEqual(len(created), 46, first)
         state = self.inventory()
         new = lambda kind: sorted(set(state[kind]) - set(before[kind]))
         self.assertEqual(new("tables"), ["mvr-%s" % SET, "mvr-%s_pools" % SET])
