@@ -1,5 +1,7 @@
 #include "sim/scheduler.h"
 
+#include "sim/run_queue_wait.h"
+
 #include <cxxabi.h>
 
 #include <algorithm>
@@ -212,6 +214,7 @@ Scheduler::Fiber& Scheduler::Body(Actor* actor) {
 }
 
 Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
+  run_thread_.store(CurrentThreadId(), std::memory_order_relaxed);
   StartWatchdog();
   std::unique_lock<std::mutex> lock(mu_);
   bounds_ = Bounds{until, max_steps, RunResult{}};
@@ -300,13 +303,22 @@ void Scheduler::StartWatchdog() {
 }
 
 void Scheduler::Watch() {
+  // It looks six times a `stall_timeout` and counts only the real time the run's thread could
+  // have run: on a loaded machine (a sweep at nice 19 beside builds) a thread may wait many
+  // seconds for a processor, which is no stall; a thread blocked on a real lock sleeps instead.
   std::unique_lock<std::mutex> lock(watch_mu_);
   uint64_t seen = progress_.load(std::memory_order_relaxed);
+  RunnableTime runnable(run_thread_.load(std::memory_order_relaxed));
+  std::chrono::nanoseconds stalled{0};
   while (!watch_stop_) {
-    watch_cv_.wait_for(lock, options_.stall_timeout);
+    watch_cv_.wait_for(lock, options_.stall_timeout / 6);
     if (watch_stop_) break;
     const uint64_t now = progress_.load(std::memory_order_relaxed);
-    if (now == seen && in_run_.load(std::memory_order_relaxed)) {
+    const std::chrono::nanoseconds could_run =
+        runnable.Look(run_thread_.load(std::memory_order_relaxed));
+    const bool still = now == seen && in_run_.load(std::memory_order_relaxed);
+    stalled = still ? stalled + could_run : std::chrono::nanoseconds{0};
+    if (stalled >= options_.stall_timeout) {
       std::lock_guard<std::mutex> scheduler_lock(mu_);  // the blocked actor holds none of it
       Stalled();
     }

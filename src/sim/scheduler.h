@@ -160,7 +160,7 @@ class Scheduler {
   void SwitchToHolder(std::unique_lock<std::mutex>& lock, Actor* self);
   Fiber& FiberOf(ActorId id);  // mu_ held; kDriver: the driver's
   // The watchdog: aborts the run when the actor holding the baton takes no step in
-  // `stall_timeout` of real time.
+  // `stall_timeout` of real time, not counting the time the run's thread waited for a processor.
   void StartWatchdog();
   void Watch();
   Actor* Self();                // the calling actor (mu_ held), or nullptr for the driver
@@ -187,6 +187,7 @@ class Scheduler {
 
   std::atomic<uint64_t> progress_{0};  // switches and Run calls, for the watchdog
   std::atomic<bool> in_run_{false};
+  std::atomic<pid_t> run_thread_{0};  // the thread the fibers of the current run share
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;
   bool watch_stop_ = false;  // GUARDED_BY(watch_mu_)
