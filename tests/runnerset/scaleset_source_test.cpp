@@ -16,6 +16,7 @@
 #include "http/curl_client.h"
 #include "queue/memory_queue.h"
 #include "runnerset/config/config.h"
+#include "runnerset/doctor/doctor.h"
 #include "runnerset/scaleset/intake/scaleset_github.h"
 #include "runnerset/scaleset/intake/scaleset_intents.h"
 #include "runnerset/scaleset/intake/scaleset_source.h"
@@ -328,6 +329,48 @@ TEST_F(ScaleSetSourceTest, ARunnerOfASetRegistersThroughTheSetAndAnyOtherThrough
   r.scale_set_id = 0;
   ASSERT_TRUE(routed.GenerateJitConfig(RunnerScopeOf(config_), r).ok());
   EXPECT_EQ(View("mvr-small")->scale_set.statistics.total_registered_runners, 1);
+}
+
+// `mvr doctor` with source scaleset: each class's set (there, or to be made by mvr serve) and its
+// session (opens and is deleted again, or another listener holds it); no webhook check.
+TEST_F(ScaleSetSourceTest, DoctorChecksTheSetsAndTheirSessionsInsteadOfTheWebhook) {
+  auto outcome = [](const DoctorReport& r, const std::string& name) -> std::string {
+    for (const CheckResult& c : r.checks()) {
+      if (c.name == name) return std::string(CheckOutcomeName(c.outcome)) + " " + c.detail;
+    }
+    return "absent";
+  };
+  DoctorReport before;
+  CheckScaleSets(config_, client_.get(), before);
+  EXPECT_EQ(outcome(before, "scale set mvr-small").rfind("PASS not there yet", 0), 0u)
+      << before.Text();
+  EXPECT_EQ(outcome(before, "scale set session mvr-small").rfind("NOT CHECKED", 0), 0u);
+  EXPECT_TRUE(emulator_->model().ListScaleSetViews().empty()) << "the doctor creates nothing";
+
+  auto small = client_->EnsureScaleSet("mvr-small", {});
+  ASSERT_TRUE(small.ok());
+  ASSERT_TRUE(client_->EnsureScaleSet("mvr-large", {}).ok());
+  ASSERT_TRUE(emulator_->model().TakeOverScaleSetSession(small->id).ok());
+  DoctorReport after;
+  CheckScaleSets(config_, client_.get(), after);
+  EXPECT_EQ(outcome(after, "scale set mvr-small").rfind("PASS scale set ", 0), 0u) << after.Text();
+  EXPECT_NE(outcome(after, "scale set session mvr-small").find("another listener holds"),
+            std::string::npos)
+      << after.Text();
+  EXPECT_EQ(outcome(after, "scale set session mvr-large"),
+            "PASS a session opens (and was deleted again)");
+  EXPECT_FALSE(View("mvr-large")->has_session);
+  EXPECT_EQ(after.ExitCode(), kDoctorAllPassed);
+  // The whole GitHub section: the scale sets' lines, and no webhook's (there is none to check).
+  DoctorClients clients{seam_, ""};
+  clients.github = github_.get();
+  clients.scale_sets = client_.get();
+  DoctorReport github;
+  CheckGitHub(config_, clients, github);
+  EXPECT_EQ(outcome(github, "github credentials").rfind("PASS", 0), 0u) << github.Text();
+  EXPECT_EQ(outcome(github, "scale set mvr-large").rfind("PASS", 0), 0u) << github.Text();
+  EXPECT_EQ(outcome(github, "webhook url"), "absent") << github.Text();
+  EXPECT_EQ(outcome(github, "webhook deliveries"), "absent") << github.Text();
 }
 
 }  // namespace
