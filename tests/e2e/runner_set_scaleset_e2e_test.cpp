@@ -4,8 +4,9 @@
 // run to completion on fresh VMs; `mvr serve` is killed with -9, jobs are queued while it is down
 // (GitHub holds them for the set), it is restarted, waits out the session its predecessor left
 // (ended here after 2 s without a poll, as GitHub ends one after ~2 min), and those jobs run; at
-// the end no VM, no runner, no session and no assigned job is left, and no scale-set token or JIT
-// config appears in mvr serve's output.
+// the end no VM, no runner, no session and no assigned job is left, each job's JobStarted was
+// recorded as its runner's binding, and no scale-set token or JIT config appears in mvr serve's
+// output.
 #include <csignal>
 
 #include "runner_set_e2e_fixture.h"
@@ -84,6 +85,13 @@ TEST_F(RunnerSetScaleSet, JobsRunWithoutAWebhookAndThoseQueuedWhileKilledRunAfte
     EXPECT_EQ(log.find(prefix), std::string::npos) << prefix << " in mvr serve's output";
   }
   EXPECT_NE(log.find("scale set job event queued"), std::string::npos) << log;
+  // Each job's JobStarted bound it to its runner (issue 54, item 3): the janitor's evidence.
+  size_t bindings = 0;
+  for (size_t at = log.find("scale set job started"); at != std::string::npos;
+       at = log.find("scale set job started", at + 1)) {
+    ++bindings;
+  }
+  EXPECT_EQ(bindings, 4u) << log;
 }
 
 }  // namespace

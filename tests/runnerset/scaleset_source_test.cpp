@@ -20,6 +20,7 @@
 #include "runnerset/scaleset/intake/scaleset_github.h"
 #include "runnerset/scaleset/intake/scaleset_intents.h"
 #include "runnerset/scaleset/intake/scaleset_source.h"
+#include "store/memory_store.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -166,6 +167,47 @@ TEST(IntentOfScaleSetEvent, AssignedLaunchesCompletedTerminatesTheRestIsNothing)
   EXPECT_FALSE(IntentOfScaleSetEvent(bad, cls, 5, *c, now)) << "no request id";
 }
 
+// Issue 54, item 3: JobStarted binds the job to the runner GitHub gave it, JobCompleted ends the
+// binding; a redelivered JobStarted does not revive it; another set's runner is not recorded.
+TEST(RecordScaleSetBinding, StartedBindsCompletedEndsAndARedeliveryChangesNothing) {
+  SystemClock clock;
+  RealSleeper sleeper;
+  SeededRandom random{1};
+  MemorySink sink;
+  Logger logger{sink, clock};
+  Seam seam{clock, sleeper, random, random, logger};
+  store::MemoryStore store(clock);
+  RunnerTable table(store, seam, RunnerTable::Options{});
+  json j = ConfigJson();
+  j["github"]["source"] = "scaleset";
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok());
+  const TimePoint t0 = clock.Now();
+  ScaleSetJobEvent started = Event("JobStarted");
+  started.runner_name = c->runner_name_prefix + "1000003-abcd1234";  // launched for another job
+  started.runner_id = 77;
+  ASSERT_TRUE(RecordScaleSetBinding(table, started, *c, t0).ok());
+  auto bound = table.GetJobBinding(started.runner_name);
+  ASSERT_TRUE(bound.ok() && *bound);
+  EXPECT_TRUE((*bound)->running());
+  EXPECT_EQ((*bound)->job_id, 1000007) << "the job GitHub gave it, not the one it was made for";
+  EXPECT_EQ((*bound)->runner_id, 77);
+  ScaleSetJobEvent completed = started;
+  completed.type = "JobCompleted";
+  ASSERT_TRUE(RecordScaleSetBinding(table, completed, *c, t0 + Duration(5'000)).ok());
+  ASSERT_TRUE(RecordScaleSetBinding(table, started, *c, t0 + Duration(6'000)).ok());
+  bound = table.GetJobBinding(started.runner_name);
+  ASSERT_TRUE(bound.ok() && *bound);
+  EXPECT_FALSE((*bound)->running()) << "ended stays ended";
+  EXPECT_EQ((*bound)->ended_ms, ToUnixMillis(t0 + Duration(5'000)));
+  ScaleSetJobEvent foreign = started;
+  foreign.runner_name = "arc-runner-7";
+  ASSERT_TRUE(RecordScaleSetBinding(table, foreign, *c, t0).ok());
+  auto none = table.GetJobBinding("arc-runner-7");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(*none);
+}
+
 TEST(FreeScaleSetCapacity, TheCapLessWhatGitHubCountsAssignedNeverBelowZero) {
   EXPECT_EQ(FreeScaleSetCapacity(20, {}), 20);
   EXPECT_EQ(FreeScaleSetCapacity(20, {3, 4}), 13);
@@ -258,13 +300,15 @@ class ScaleSetSourceTest : public ::testing::Test {
   std::unique_ptr<github::GitHubClient> github_;
   std::unique_ptr<github::ScaleSetClient> client_;
   std::vector<emu::ScaleSetView> views_;
+  store::MemoryStore store_{clock_};
+  RunnerTable table_{store_, seam_, RunnerTable::Options{}};
 };
 
 TEST_F(ScaleSetSourceTest, EachClassIsASetWhoseAssignedJobBecomesALaunchIntentOnTheQueue) {
   queue::MemoryQueue queue(clock_, sleeper_);
   ScaleSetSourceOptions o;
   o.retry = Duration(100);
-  ScaleSetSource source(config_, seam_, *client_, queue, o);
+  ScaleSetSource source(config_, seam_, *client_, queue, table_, o);
   ASSERT_TRUE(source.EnsureSets().ok());
   ASSERT_EQ(source.sets().size(), 2u);
   ASSERT_NE(View("mvr-small"), nullptr);
@@ -288,7 +332,7 @@ TEST_F(ScaleSetSourceTest, EachClassIsASetWhoseAssignedJobBecomesALaunchIntentOn
   EXPECT_FALSE(View("mvr-large")->has_session) << "Stop deletes the session";
   EXPECT_FALSE(View("mvr-small")->has_session);
   // Ensured again (a restart), the sets are found by name, not made twice.
-  ScaleSetSource again(config_, seam_, *client_, queue, o);
+  ScaleSetSource again(config_, seam_, *client_, queue, table_, o);
   ASSERT_TRUE(again.EnsureSets().ok());
   EXPECT_EQ(again.sets()[1].id, source.sets()[1].id);
   EXPECT_EQ(emulator_->model().ListScaleSetViews().size(), 2u);
@@ -299,7 +343,7 @@ TEST_F(ScaleSetSourceTest, NoOfferIsAcquiredWhileTheSetsAreAtTheCap) {
   config_.max_concurrent_vms = 1;
   ScaleSetSourceOptions o;
   o.retry = Duration(100);
-  ScaleSetSource source(config_, seam_, *client_, queue, o);
+  ScaleSetSource source(config_, seam_, *client_, queue, table_, o);
   ASSERT_TRUE(source.EnsureSets().ok());
   source.Start();
   QueueJob("mvr-small");

@@ -247,7 +247,7 @@ mvr::Status Server::EnsureScaleSets() {
                     " needs the scale-set client in ServerDeps");
   }
   auto source =
-      std::make_unique<ScaleSetSource>(config_, deps_.seam, *deps_.scale_sets, deps_.queue);
+      std::make_unique<ScaleSetSource>(config_, deps_.seam, *deps_.scale_sets, deps_.queue, table_);
   MVR_RETURN_IF_ERROR(source->EnsureSets());
   scale_set_source_ = std::move(source);
   return mvr::Status::Ok();

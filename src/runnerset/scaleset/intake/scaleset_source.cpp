@@ -7,9 +7,33 @@
 
 namespace mvr::runnerset {
 
+Status RecordScaleSetBinding(RunnerTable& table, const github::ScaleSetJobEvent& event,
+                             const ServeConfig& config, TimePoint now) {
+  const bool ours =
+      !event.runner_name.empty() && event.runner_name.rfind(config.runner_name_prefix, 0) == 0;
+  if (!ours || (event.type != "JobStarted" && event.type != "JobCompleted")) return Status::Ok();
+  JobBinding b;
+  b.runner_name = event.runner_name;
+  b.runner_id = event.runner_id;
+  b.repository = event.repository;
+  b.job_id = event.runner_request_id;
+  if (event.type == "JobStarted") {
+    b.started_ms = ToUnixMillis(now);
+    return table.RecordJobStarted(b);
+  }
+  b.ended_ms = ToUnixMillis(now);
+  return table.RecordJobEnded(b);
+}
+
 ScaleSetSource::ScaleSetSource(const ServeConfig& config, Seam seam, github::ScaleSetClient& client,
-                               queue::Queue& queue, ScaleSetSourceOptions options)
-    : config_(config), seam_(seam), client_(client), queue_(queue), options_(options) {}
+                               queue::Queue& queue, RunnerTable& table,
+                               ScaleSetSourceOptions options)
+    : config_(config),
+      seam_(seam),
+      client_(client),
+      queue_(queue),
+      table_(table),
+      options_(options) {}
 
 ScaleSetSource::~ScaleSetSource() { Stop(); }
 
@@ -62,6 +86,13 @@ void ScaleSetSource::Pause(Duration wait) {
 Status ScaleSetSource::Deliver(size_t index, const github::ScaleSetJobEvent& event) {
   const RunnerClass* cls = config_.FindClass(sets_[index].class_label);
   if (!cls) return Status::Ok();
+  // The binding first: the janitor's evidence must not lag the terminate intent that follows.
+  MVR_RETURN_IF_ERROR(RecordScaleSetBinding(table_, event, config_, seam_.clock.Now()));
+  if (event.type == "JobStarted") {
+    seam_.logger.Info("scale set job started", {{"class", cls->label},
+                                                {"runner_request_id", event.runner_request_id},
+                                                {"runner_name", event.runner_name}});
+  }
   std::optional<Intent> intent =
       IntentOfScaleSetEvent(event, *cls, sets_[index].id, config_, seam_.clock.Now());
   if (!intent) return Status::Ok();

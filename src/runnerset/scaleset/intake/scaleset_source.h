@@ -21,6 +21,7 @@
 #include "github/scaleset_client.h"
 #include "queue/queue.h"
 #include "runnerset/config/config.h"
+#include "runnerset/table/runner_table.h"
 
 namespace mvr::runnerset {
 
@@ -31,6 +32,12 @@ struct ScaleSetSourceOptions {
   Duration open_attempt{10'000};
 };
 
+// What a JobStarted or JobCompleted of one of the set's runners (its name carries the runner-name
+// prefix) tells the janitor: the job↔runner binding, recorded or ended at `now` in `table`
+// (issue 54, item 3). Ok and nothing written for any other event.
+Status RecordScaleSetBinding(RunnerTable& table, const github::ScaleSetJobEvent& event,
+                             const ServeConfig& config, TimePoint now);
+
 class ScaleSetSource {
  public:
   struct Set {
@@ -38,9 +45,10 @@ class ScaleSetSource {
     int64_t id = 0;
   };
 
-  // `client` and `queue` must outlive this.
+  // `client`, `queue` and `table` must outlive this. `table` takes the JobStarted/JobCompleted
+  // bindings (RecordScaleSetBinding).
   ScaleSetSource(const ServeConfig& config, Seam seam, github::ScaleSetClient& client,
-                 queue::Queue& queue, ScaleSetSourceOptions options = {});
+                 queue::Queue& queue, RunnerTable& table, ScaleSetSourceOptions options = {});
   ~ScaleSetSource();
 
   // Each class's set, found by name, created or updated; the error names the class.
@@ -62,6 +70,7 @@ class ScaleSetSource {
   Seam seam_;
   github::ScaleSetClient& client_;
   queue::Queue& queue_;
+  RunnerTable& table_;
   const ScaleSetSourceOptions options_;
   std::vector<Set> sets_;
   std::mutex mu_;              // guards assigned_
