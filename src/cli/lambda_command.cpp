@@ -135,6 +135,11 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   }
   Result<runnerset::ServeConfig> config = LoadConfig(ctx.env);
   if (!config.ok()) return InitError{lambda::kConfigError, config.status()};
+  // With `both` the webhook function would leave the scale sets' jobs to a listener that is not
+  // there: they would wait forever.
+  if (Status s = runnerset::CheckWebhookSourceOnly(*config, "on Lambda"); !s.ok()) {
+    return InitError{lambda::kConfigError, s};
+  }
   fn.config = std::move(*config);
   fn.wiring = NewRunnerSetWiring(ctx, fn.config, NewHttpClient(CaBundle(ctx.env)));
   if (Status s = WireQueue(ctx, fn.config, *fn.wiring); !s.ok()) {

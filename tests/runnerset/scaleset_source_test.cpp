@@ -100,6 +100,24 @@ TEST(GitHubSource, AScaleSetTakesAJobAskingForExactlyItsName) {
   EXPECT_EQ(c->ScaleSetClassOf({}), nullptr);
 }
 
+TEST(GitHubSource, ADeploymentWithoutAListenerRefusesEveryScaleSetSource) {
+  json j = ConfigJson();
+  j["github"]["webhookSecretFile"] = "/nonexistent/secret";
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(CheckWebhookSourceOnly(*c, "on Lambda").ok());
+  for (const char* source : {"scaleset", "both"}) {
+    j["github"]["source"] = source;
+    c = Parse(j);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    Status s = CheckWebhookSourceOnly(*c, "on Lambda");
+    EXPECT_EQ(s.code(), Code::kInvalidArgument);
+    EXPECT_NE(s.message().find("github.source: \"" + std::string(source) + "\""), std::string::npos)
+        << s.message();
+    EXPECT_NE(s.message().find("on Lambda"), std::string::npos) << s.message();
+  }
+}
+
 TEST(ScaleSetConfigUrl, NamesTheScopeOnGitHubsWebHost) {
   GitHubSettings g;
   g.repository = "octo/app";

@@ -269,6 +269,9 @@ github::RunnerScope RunnerScopeOf(const ServeConfig& config);
 // (https://github.com/OWNER/REPO, .../ORG, .../enterprises/SLUG): github.com's for
 // api.github.com, a GHES host's for its /api/v3, else apiUrl itself (an emulator).
 std::string ScaleSetConfigUrl(const GitHubSettings& github);
+// InvalidArgument naming github.source unless it is `webhook`: what a deployment with no scale-set
+// listener (`where`: "on Lambda") must refuse, lest a scale set's jobs wait for none.
+Status CheckWebhookSourceOnly(const ServeConfig& config, const std::string& where);
 
 // Parses and checks a configuration file's text. `origin` names the file in messages.
 Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& origin);

@@ -40,4 +40,12 @@ std::string ScaleSetConfigUrl(const GitHubSettings& g) {
   return web + "/" + g.repository;
 }
 
+Status CheckWebhookSourceOnly(const ServeConfig& config, const std::string& where) {
+  if (config.github.source == JobSource::kWebhook) return Status::Ok();
+  return InvalidArgument(std::string("github.source: \"") + JobSourceName(config.github.source) +
+                         "\" is not served " + where +
+                         " yet (nothing there holds a scale set's session): use \"webhook\", or "
+                         "run the set with mvr serve (docs/runner-set-scaleset.md)");
+}
+
 }  // namespace mvr::runnerset
