@@ -88,9 +88,9 @@ void WireDoctorGitHub(Context& ctx, const runnerset::ServeConfig& config, Runner
   ctx.logger.redactor().Add(secrets->webhook_secret);
   if (secrets->pat) ctx.logger.redactor().Add(*secrets->pat);
   for (const Secret& key : secrets->app_private_keys) ctx.logger.redactor().Add(key);
-  report.Pass("secret files", "the webhook secret and the " +
-                                  std::string(secrets->pat ? "token" : "App's private key") +
-                                  " are readable (not shown)");
+  report.Pass("secret files",
+              std::string(config.github.uses_webhook() ? "the webhook secret and " : "") + "the " +
+                  (secrets->pat ? "token" : "App's private key") + " are readable (not shown)");
   if (Status s = WireGitHub(ctx, config, *secrets, w, nullptr); !s.ok()) {
     report.Fail("github credentials", s.message(),
                 "fix github.apiUrl or the credential's file (docs/runner-set-config.md)");
@@ -152,6 +152,7 @@ runnerset::DoctorReport Diagnose(Context& ctx, const std::string& config_path,
   runnerset::DoctorClients clients{ctx.seam(), ""};
   WireDoctorGitHub(ctx, *config, *w, report);
   if (!w->github_clients.empty()) clients.github = w->github_clients.front().get();
+  clients.scale_sets = w->scale_sets.get();
   for (size_t i = 1; i < w->github_clients.size(); ++i) {
     clients.other_apps.push_back(w->github_clients[i].get());
   }

@@ -48,6 +48,14 @@ Result<runnerset::ServeConfig> LoadConfig(const Environment& env) {
   return runnerset::ParseServeConfig(text, path);
 }
 
+// The configuration, refused when its jobs come from scale sets: with `both` the webhook function
+// would leave the sets' jobs to a listener that is not there, and they would wait forever.
+Result<runnerset::ServeConfig> LoadLambdaConfig(const Environment& env) {
+  MVR_ASSIGN_OR_RETURN(runnerset::ServeConfig config, LoadConfig(env));
+  MVR_RETURN_IF_ERROR(runnerset::CheckWebhookSourceOnly(config, "on Lambda"));
+  return config;
+}
+
 // The CA bundle for HTTPS. Debian's libcurl and OpenSSL (bundled in the package) look for Debian's
 // path; Amazon Linux keeps its bundle elsewhere. MVR_CA_FILE overrides both.
 std::string CaBundle(const Environment& env) {
@@ -133,7 +141,7 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
                                      "' is not a handler of mvr lambda: use webhook, launcher, "
                                      "janitor or warm-pool")};
   }
-  Result<runnerset::ServeConfig> config = LoadConfig(ctx.env);
+  Result<runnerset::ServeConfig> config = LoadLambdaConfig(ctx.env);
   if (!config.ok()) return InitError{lambda::kConfigError, config.status()};
   fn.config = std::move(*config);
   fn.wiring = NewRunnerSetWiring(ctx, fn.config, NewHttpClient(CaBundle(ctx.env)));

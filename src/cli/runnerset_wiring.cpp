@@ -80,6 +80,13 @@ Status WireGitHub(Context& ctx, const runnerset::ServeConfig& config,
   } else {
     w.github = w.github_clients.front().get();
   }
+  if (config.github.uses_scale_sets()) {
+    github::ScaleSetClientOptions so;
+    so.api_base_url = config.github.api_url;
+    so.config_url = runnerset::ScaleSetConfigUrl(config.github);
+    w.scale_sets = std::make_unique<github::ScaleSetClient>(http, ctx.clock, *w.github,
+                                                            runnerset::RunnerScopeOf(config), so);
+  }
   return Status::Ok();
 }
 

@@ -15,6 +15,7 @@
 #include "cli/context.h"
 #include "github/github_client.h"
 #include "github/multi_app.h"
+#include "github/scaleset_client.h"
 #include "http/client.h"
 #include "queue/queue.h"
 #include "runnerset/config/config.h"
@@ -38,6 +39,8 @@ struct RunnerSetWiring {
   std::vector<std::unique_ptr<github::GitHubClient>> github_clients;
   std::unique_ptr<github::MultiAppGitHub> github_router;
   github::GitHub* github = nullptr;  // what the set calls: the router, else the one client
+  // The runner scale-set API, with github.source scaleset or both (WireGitHub); null otherwise.
+  std::unique_ptr<github::ScaleSetClient> scale_sets;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<queue::Queue> queue;
 };

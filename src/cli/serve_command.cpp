@@ -65,7 +65,8 @@ int RunServe(Context& ctx, const std::string& config_path) {
                              *(*w)->store,
                              *(*w)->queue,
                              runnerset::ControlKeyOf(*secrets),
-                             secrets->status_token};
+                             secrets->status_token,
+                             (*w)->scale_sets.get()};
   auto server = std::make_unique<runnerset::Server>(*config, secrets->webhook_secret, deps);
   Result<int> port = server->Start();
   if (!port.ok()) return fail(port.status().Annotate("listen"));

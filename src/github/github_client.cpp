@@ -181,6 +181,11 @@ Result<std::vector<T>> GitHubClient::ListAll(const std::string& target, const ch
 Result<JitConfig> GitHubClient::GenerateJitConfig(const RunnerScope& scope,
                                                   const JitConfigRequest& request) {
   MVR_RETURN_IF_ERROR(CheckScope(scope));
+  if (request.scale_set_id != 0) {
+    // A REST JIT runner belongs to no set: GitHub would never give it the set's job.
+    return InvalidArgument("the runner of scale set " + std::to_string(request.scale_set_id) +
+                           " must come from the set's generatejitconfig, not the REST endpoint");
+  }
   MVR_ASSIGN_OR_RETURN(std::string body, JitConfigRequestBody(request));
   std::string target = scope.RunnersPath() + "/generate-jitconfig";
   MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("POST", target, body));

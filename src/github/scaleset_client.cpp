@@ -211,6 +211,21 @@ Result<ScaleSetInfo> ScaleSetClient::EnsureScaleSet(const std::string& name,
   return SetFrom(json::parse(created.body, nullptr, false));
 }
 
+Result<std::optional<ScaleSetInfo>> ScaleSetClient::FindScaleSet(const std::string& name,
+                                                                 int64_t runner_group_id) {
+  const std::string query =
+      "runnerGroupId=" + std::to_string(runner_group_id) + "&name=" + UriEncode(name);
+  MVR_ASSIGN_OR_RETURN(http::HttpResponse found, ActionsCall("GET", kSets, query, ""));
+  if (found.status != 200) return ActionsStatus(found, "finding runner scale set " + name);
+  json list = json::parse(found.body, nullptr, false);
+  if (!list.is_object() || Int(list, "count") <= 0 || !list["value"].is_array() ||
+      list["value"].empty()) {
+    return std::optional<ScaleSetInfo>();
+  }
+  MVR_ASSIGN_OR_RETURN(ScaleSetInfo set, SetFrom(list["value"][0]));
+  return std::optional<ScaleSetInfo>(std::move(set));
+}
+
 Result<JitConfig> ScaleSetClient::GenerateJitConfig(int64_t scale_set_id,
                                                     const std::string& runner_name) {
   MVR_ASSIGN_OR_RETURN(

@@ -85,6 +85,9 @@ class ScaleSetClient {
   Result<ScaleSetInfo> EnsureScaleSet(const std::string& name,
                                       const std::vector<std::string>& labels,
                                       int64_t runner_group_id = 1);
+  // The set named `name` in the runner group, if there is one (nothing is created).
+  Result<std::optional<ScaleSetInfo>> FindScaleSet(const std::string& name,
+                                                   int64_t runner_group_id = 1);
   Result<JitConfig> GenerateJitConfig(int64_t scale_set_id, const std::string& runner_name);
   Result<ScaleSetSessionInfo> CreateSession(int64_t scale_set_id, const std::string& owner);
   Result<ScaleSetSessionInfo> RefreshSession(const ScaleSetSessionInfo& session);

@@ -96,6 +96,10 @@ struct JitConfigRequest {
   int64_t runner_group_id = 1;      // 1 is the "Default" group
   std::vector<std::string> labels;  // 1 to 100 custom labels
   std::string work_folder = "_work";
+  // A runner of this runner scale set (issue 54), registered through the set's generatejitconfig
+  // rather than the REST endpoint; 0: none. Only a GitHub that knows scale sets serves it
+  // (runnerset/scaleset/intake/scaleset_github.h); the REST client refuses it.
+  int64_t scale_set_id = 0;
 };
 
 struct JitConfig {

@@ -30,6 +30,28 @@ TEST_F(DoctorEndToEnd, HealthySetPassesEveryCheckAndExitsZero) {
   EXPECT_FALSE(fs::exists(dir_ + "/state.db")) << "the doctor must not create the state file";
 }
 
+// Issue 54: with github.source scaleset (and no webhook secret) the webhook's three lines give way
+// to each class's scale set (not there yet: mvr serve creates it) and its session; nothing is
+// created, and every check still passes.
+TEST_F(DoctorEndToEnd, ScaleSetSourceChecksTheScaleSetsInsteadOfTheWebhook) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  ASSERT_NO_FATAL_FAILURE(GrantTheSetsPolicies());
+  json config = Config();
+  config["github"]["source"] = "scaleset";
+  config["github"].erase("webhookSecretFile");
+  config["github"].erase("hookId");
+  DoctorRun run = Doctor(config);
+  EXPECT_EQ(Line(run, "scale set mvr-small").rfind("PASS", 0), 0u) << run.output;
+  EXPECT_NE(Line(run, "scale set mvr-small").find("not there yet"), std::string::npos)
+      << run.output;
+  EXPECT_EQ(Line(run, "scale set session mvr-small").rfind("NOT CHECKED", 0), 0u) << run.output;
+  EXPECT_EQ(run.output.find("webhook url"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("webhook deliveries"), std::string::npos) << run.output;
+  EXPECT_EQ(Line(run, "secret files").find("webhook"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("FAIL"), std::string::npos) << run.output;
+  ExpectNoSecrets(run);
+}
+
 // A policy without the statement that lets the set terminate its VMs: the simulator denies
 // lambda:TerminateMicrovm, and the doctor names it with the fix.
 TEST_F(DoctorEndToEnd, AMutatingCallThePolicyDeniesFails) {

@@ -344,6 +344,18 @@ TEST_F(LambdaFunctionTest, BadConfigurationIsAnInitErrorNamingTheKey) {
   EXPECT_NE(error->body.find("classes"), std::string::npos) << error->body;
 }
 
+// Issue 54: no Lambda function holds a scale set's session yet, so a set whose jobs come from
+// scale sets is refused at init, naming the key, rather than leaving those jobs unserved.
+TEST_F(LambdaFunctionTest, AScaleSetSourceIsAnInitErrorNamingTheKey) {
+  json config = Config();
+  config["github"]["source"] = "both";
+  StartFunction("webhook", config);
+  auto error = fake_.WaitInitError(kWait);
+  ASSERT_TRUE(error.has_value()) << Output();
+  EXPECT_EQ(error->error_type, "Mvr.ConfigError");
+  EXPECT_NE(error->body.find("github.source"), std::string::npos) << error->body;
+}
+
 TEST_F(LambdaFunctionTest, ConfigurationFromMvrConfigFileServesLikeInline) {
   const std::string path = log_path_ + ".config.json";
   {

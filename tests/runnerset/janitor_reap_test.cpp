@@ -90,6 +90,25 @@ TEST_F(JanitorTest, BusyRunnerIsNeverTerminatedEvenWhenTheListingSaysIdle) {
   EXPECT_LT((*row)->strikes, 2) << "the contradicting read clears the strike memory";
 }
 
+// Issue 54, item 3: a scale set's JobStarted bound the runner to a job. The listing says idle,
+// the jobs API shows nothing (a scale-set job's id is no REST job's) and the supervisor is not
+// asked: GitHub's binding alone keeps the VM; once JobCompleted ended it, the VM is reaped.
+TEST_F(JanitorTest, RunnerAScaleSetBoundToAJobKeepsItsVmUntilTheBindingEnds) {
+  const std::string vm = OldVm();
+  const Runner runner = OnlineRunner("mvr-demo-1000001-aaaa");
+  Launched(runner.name, runner.id, vm, 1000001);
+  JobBinding b{runner.name, runner.id, "octo/app", 1000002, 1, 0};
+  ASSERT_TRUE(table_.RecordJobStarted(b).ok());
+  for (int i = 0; i < 4; ++i) J().Sweep();
+  EXPECT_EQ(State(vm), "RUNNING");
+  EXPECT_TRUE(platform_.RunnerExists(runner.id));
+  EXPECT_GE(metrics_.GetJanitor("busy_spared"), 1);
+  b.ended_ms = 2;
+  ASSERT_TRUE(table_.RecordJobEnded(b).ok());
+  for (int i = 0; i < 2; ++i) J().Sweep();
+  EXPECT_EQ(State(vm), "TERMINATED");
+}
+
 TEST_F(JanitorTest, RunnerThatTakesAJobBetweenTheReadAndTheRemovalKeepsItsVm) {
   const std::string vm = OldVm();
   const Runner runner = OnlineRunner("mvr-demo-1-aaaa");

@@ -103,6 +103,19 @@ TEST(WebhookRouterTest, QueuedJobWithAClassLabelBecomesALaunchIntent) {
 
 // GitHub compares runs-on labels with a self-hosted runner's labels case-insensitively, so a job
 // asking for "MVR-Small" is one for the class labelled "mvr-small".
+// github.source both (issue 54): a job asking for a class label alone is the class's scale set's,
+// which GitHub never gives a runner registered for a webhook's job; every other job is launched
+// as before. With webhooks alone the same job is launched.
+TEST(WebhookRouterTest, WithBothSourcesAJobAskingForAClassLabelAloneIsLeftToItsScaleSet) {
+  WebhookRouterConfig both = Config();
+  both.scope.source = JobSource::kBoth;
+  const WebhookRouter router = Router(both);
+  ExpectIgnored(Deliver(router, Queued({"MVR-small"})), IgnoreReason::kScaleSetJob);
+  EXPECT_EQ(Deliver(router, Queued({"self-hosted", "mvr-small"})).verdict, WebhookVerdict::kLaunch);
+  EXPECT_EQ(Deliver(Router(), Queued({"mvr-small"})).verdict, WebhookVerdict::kLaunch);
+  EXPECT_STREQ(IgnoreReasonName(IgnoreReason::kScaleSetJob), "scale_set_job");
+}
+
 TEST(WebhookRouterTest, ClassLabelsMatchCaseInsensitivelyAsGitHubDoes) {
   WebhookDecision d = Deliver(Router(), Queued({"Self-Hosted", "MVR-Small"}));
   ASSERT_EQ(d.verdict, WebhookVerdict::kLaunch) << d.message;

@@ -82,8 +82,21 @@ struct RunnerClass {
   const std::string& RunImage() const { return image_arn.empty() ? image : image_arn; }
 };
 
+// Where the set learns of its jobs (github.source; issue 54, docs/runner-set-scaleset.md):
+//   kWebhook:  workflow_job webhooks on POST /webhook (the default);
+//   kScaleSet: GitHub's runner scale-set API: each class is a scale set named by its label, whose
+//              message session `mvr serve` holds; no webhook, no webhook secret, no /webhook;
+//   kBoth:     both: a job asking for exactly one class label is the scale set's, every other
+//              job the webhooks'.
+enum class JobSource { kWebhook, kScaleSet, kBoth };
+std::optional<JobSource> ParseJobSource(std::string_view text);
+const char* JobSourceName(JobSource source);
+
 struct GitHubSettings {
   std::string api_url = "https://api.github.com";
+  JobSource source = JobSource::kWebhook;
+  bool uses_webhook() const { return source != JobSource::kScaleSet; }
+  bool uses_scale_sets() const { return source != JobSource::kWebhook; }
   // More CAs to trust for api_url (a GitHub Enterprise Server whose certificate a private CA
   // signed): a PEM file's path, or the PEM text itself (how deploy/ hands it to the functions).
   std::string ca_bundle;
@@ -219,6 +232,11 @@ struct ServeConfig {
   const RunnerClass* FindClass(std::string_view label) const;
   // The first class that takes a job asking for `job_labels` (RunnerClass::Takes); nullptr: none.
   const RunnerClass* ClassForJob(const std::vector<std::string>& job_labels) const;
+  // The class whose scale set GitHub gives a job asking for `job_labels`: with a source that
+  // uses scale sets, a job asking for exactly one label, a class's (GitHub routes a job to a
+  // scale set when its runs-on is the set's name); nullptr otherwise. Such a job is left to the
+  // set's listener by the webhook intake and the janitor (config_source.cpp).
+  const RunnerClass* ScaleSetClassOf(const std::vector<std::string>& job_labels) const;
   Duration visibility_timeout() const;
   Duration claim_takeover_after() const;
   Duration launch_timeout() const { return Duration(launcher.launch_timeout_seconds * 1000LL); }
@@ -247,6 +265,13 @@ Status CheckArchitecture(const RunnerClass& cls, const std::string& key);
 
 // Where the set registers its runners: the repository, the organisation or the enterprise.
 github::RunnerScope RunnerScopeOf(const ServeConfig& config);
+// The GitHub URL of that scope, as the scale-set API's registration takes it
+// (https://github.com/OWNER/REPO, .../ORG, .../enterprises/SLUG): github.com's for
+// api.github.com, a GHES host's for its /api/v3, else apiUrl itself (an emulator).
+std::string ScaleSetConfigUrl(const GitHubSettings& github);
+// InvalidArgument naming github.source unless it is `webhook`: what a deployment with no scale-set
+// listener (`where`: "on Lambda") must refuse, lest a scale set's jobs wait for none.
+Status CheckWebhookSourceOnly(const ServeConfig& config, const std::string& where);
 
 // Parses and checks a configuration file's text. `origin` names the file in messages.
 Result<ServeConfig> ParseServeConfig(std::string_view text, const std::string& origin);

@@ -78,7 +78,17 @@ Status ParseGitHubSettings(const json& j, GitHubSettings& g) {
   MVR_RETURN_IF_ERROR(s.String("privateKeyFile", g.private_key_file));
   MVR_RETURN_IF_ERROR(s.Integer("installationId", g.installation_id, 1, INT64_MAX));
   if (const json* apps = s.Find("apps")) MVR_RETURN_IF_ERROR(ParseGitHubApps(*apps, g));
-  MVR_RETURN_IF_ERROR(s.String("webhookSecretFile", g.webhook_secret_file, true));
+  std::string source = JobSourceName(g.source);
+  MVR_RETURN_IF_ERROR(s.String("source", source));
+  const std::optional<JobSource> parsed = ParseJobSource(source);
+  if (!parsed) {
+    return InvalidArgument("github.source: \"" + source +
+                           "\" is not a job source; expected \"webhook\" (workflow_job webhooks, "
+                           "the default), \"scaleset\" (the runner scale-set API) or \"both\"");
+  }
+  g.source = *parsed;
+  // A set fed by its scale sets alone has no webhook to verify.
+  MVR_RETURN_IF_ERROR(s.String("webhookSecretFile", g.webhook_secret_file, g.uses_webhook()));
   MVR_RETURN_IF_ERROR(s.Integer("runnerGroupId", g.runner_group_id, 1, INT64_MAX));
   MVR_RETURN_IF_ERROR(s.Integer("hookId", g.hook_id, 1, INT64_MAX));
   MVR_RETURN_IF_ERROR(s.String("webhookUrl", g.webhook_url));

@@ -17,8 +17,10 @@ Result<Secret> ReadSecretFile(const std::string& path, const std::string& key) {
 
 Result<ServeSecrets> LoadSecrets(const ServeConfig& config) {
   ServeSecrets out;
-  MVR_ASSIGN_OR_RETURN(out.webhook_secret, ReadSecretFile(config.github.webhook_secret_file,
-                                                          "github.webhookSecretFile"));
+  if (!config.github.webhook_secret_file.empty()) {  // absent with source scaleset
+    MVR_ASSIGN_OR_RETURN(out.webhook_secret, ReadSecretFile(config.github.webhook_secret_file,
+                                                            "github.webhookSecretFile"));
+  }
   if (!config.github.pat_file.empty()) {
     MVR_ASSIGN_OR_RETURN(out.pat, ReadSecretFile(config.github.pat_file, "github.patFile"));
   } else {

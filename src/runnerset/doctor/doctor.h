@@ -23,6 +23,7 @@
 #include "base/clock.h"
 #include "base/seam.h"
 #include "github/github_client.h"
+#include "github/scaleset_client.h"
 #include "runnerset/config/config.h"
 #include "store/store.h"
 
@@ -77,10 +78,17 @@ struct DoctorClients {
   aws::SqsClient* sqs = nullptr;
   aws::QueryProtocolClient* sts = nullptr;
   aws::QueryProtocolClient* iam = nullptr;
+  // The runner scale-set API (github.source scaleset or both).
+  github::ScaleSetClient* scale_sets = nullptr;
 };
 
-// GitHub: credentials, permissions, webhook settings and deliveries (doctor_github.cpp).
+// GitHub: credentials, permissions, webhook settings and deliveries (doctor_github.cpp); with a
+// source that uses scale sets, the scale sets and their sessions too (or, with `scaleset`,
+// instead of the webhook).
 void CheckGitHub(const ServeConfig& config, DoctorClients& clients, DoctorReport& report);
+// Each class's scale set (there, or creatable) and its session (opens, or another listener holds
+// it): doctor_scaleset.cpp. `sets` null: not checked.
+void CheckScaleSets(const ServeConfig& config, github::ScaleSetClient* sets, DoctorReport& report);
 // The store and the queue: reachable, schema, dead letters (doctor_state.cpp). Run before
 // CheckImages, which reads the runners' versions from the store.
 void CheckStoreAndQueue(const ServeConfig& config, DoctorClients& clients, DoctorReport& report);

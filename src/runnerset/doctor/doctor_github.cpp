@@ -289,11 +289,17 @@ void DoctorWebhook(const ServeConfig& config, DoctorClients& clients, DoctorRepo
 }  // namespace
 
 void CheckGitHub(const ServeConfig& config, DoctorClients& clients, DoctorReport& report) {
-  const char* later[] = {kDoctorPermissions, "webhook url", "webhook settings",
-                         "webhook deliveries"};
+  std::vector<std::string> later = {kDoctorPermissions};
+  if (config.github.uses_webhook()) {
+    later.insert(later.end(), {"webhook url", "webhook settings", "webhook deliveries"});
+  }
+  for (const RunnerClass& cls : config.classes) {
+    if (!config.github.uses_scale_sets()) break;
+    later.insert(later.end(), {"scale set " + cls.label, "scale set session " + cls.label});
+  }
   if (clients.github == nullptr) {
     report.NotChecked(kDoctorCredentials, "no GitHub client: the configuration or secrets failed");
-    for (const char* name : later) report.NotChecked(name, "no GitHub credentials");
+    for (const std::string& name : later) report.NotChecked(name, "no GitHub credentials");
     return;
   }
   github::GitHubClient& gh = *clients.github;
@@ -304,7 +310,9 @@ void CheckGitHub(const ServeConfig& config, DoctorClients& clients, DoctorReport
                      "check github.repository/organization/enterprise and that the credential "
                      "may manage its self-hosted runners",
                      report);
-    for (const char* name : later) report.NotChecked(name, "GitHub did not accept the credential");
+    for (const std::string& name : later) {
+      report.NotChecked(name, "GitHub did not accept the credential");
+    }
     return;
   }
   report.Pass(kDoctorCredentials,
@@ -332,7 +340,8 @@ void CheckGitHub(const ServeConfig& config, DoctorClients& clients, DoctorReport
   } else {
     DoctorProbePermissions(config, gh, report);
   }
-  DoctorWebhook(config, clients, report);
+  if (config.github.uses_webhook()) DoctorWebhook(config, clients, report);
+  if (config.github.uses_scale_sets()) CheckScaleSets(config, clients.scale_sets, report);
 }
 
 }  // namespace mvr::runnerset

@@ -50,6 +50,8 @@ const char* IgnoreReasonName(IgnoreReason reason) {
       return "foreign_installation";
     case IgnoreReason::kForeignRepository:
       return "foreign_repository";
+    case IgnoreReason::kScaleSetJob:
+      return "scale_set_job";
   }
   return "none";
 }

@@ -43,6 +43,9 @@ enum class IgnoreReason {
   kForeignInstallation,
   // the delivery's repository is outside the set's repository, organisation or enterprise
   kForeignRepository,
+  // with github.source `both`: a queued job whose runs-on is exactly one class label, which GitHub
+  // gives to that class's scale set: the set's listener launches for it (issue 54)
+  kScaleSetJob,
 };
 
 // Stable snake_case names, used as metric label values and in logs: "launch", "terminate",
@@ -50,7 +53,7 @@ enum class IgnoreReason {
 const char* WebhookVerdictName(WebhookVerdict verdict);
 // "none", "ping", "other_event", "other_action", "no_class_label", "no_runner", "foreign_runner",
 // "labels_not_offered", "repository_not_allowed", "not_arm64", "foreign_installation",
-// "foreign_repository".
+// "foreign_repository", "scale_set_job".
 const char* IgnoreReasonName(IgnoreReason reason);
 
 struct WebhookDecision {

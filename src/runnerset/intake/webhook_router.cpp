@@ -90,6 +90,12 @@ WebhookDecision OnQueued(WorkflowJobFields& job, const std::vector<RunnerClass>&
   if (!has_class_label) {
     return Ignored(IgnoreReason::kNoClassLabel, "queued " + what + " has no class label");
   }
+  if (allowed.uses_scale_sets() && job.labels.size() == 1) {
+    return Ignored(IgnoreReason::kScaleSetJob,
+                   "queued " + what +
+                       " asks for a class label alone: GitHub gives it to the class's scale set, "
+                       "whose listener launches for it");
+  }
   if (!taker) {
     return Ignored(IgnoreReason::kNoClassTakesIt,
                    "queued " + what +
@@ -263,6 +269,7 @@ WebhookRouter::WebhookRouter(WebhookRouterConfig config, std::unique_ptr<ReaderP
       body_limit_(config.body_limit),
       readers_(std::move(readers)) {
   allowed_.allowed_repositories = std::move(config.allowed_repositories);
+  allowed_.source = config.scope.source;  // which queued jobs are a scale set's (OnQueued)
   scope_ = std::move(config.scope);
   scope_.allowed_repositories.clear();
   installation_ids_ = std::move(config.installation_ids);

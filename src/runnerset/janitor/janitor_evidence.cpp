@@ -48,6 +48,11 @@ std::set<std::string> RepositoriesOf(const std::string& own, const std::vector<M
 }  // namespace
 
 Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_name) {
+  // A scale set's runner: GitHub said which job it started (JobStarted) and whether that ended
+  // (JobCompleted), so nothing is inferred (issue 54, item 3). An ephemeral runner runs one job.
+  // An unreadable binding falls back to the listing.
+  Result<std::optional<JobBinding>> bound = deps_.table.GetJobBinding(runner_name);
+  if (bound.ok() && *bound) return (*bound)->running();
   // Asked just before the janitor acts, so that a job the runner took since is seen. A listing
   // costs a GET per run in progress, so one younger than kInProgressFresh is asked again (a sweep
   // that weighs 80 idle runners during a burst read 300 runs 80 times: the rate-limits scenario);

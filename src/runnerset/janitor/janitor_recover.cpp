@@ -92,7 +92,10 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
 void Janitor::RecoverStuckJob(const Inventory& inv, const std::string& repository,
                               const github::Job& job, const Claim* claim, TimePoint now,
                               std::set<std::string>& probing, SweepReport& report) {
-  const RunnerClass* cls = config_.ClassForJob(job.labels);
+  // A scale set's job is its listener's: GitHub offers it to the set again, and a runner launched
+  // for it here could not take it.
+  const RunnerClass* cls =
+      config_.ScaleSetClassOf(job.labels) ? nullptr : config_.ClassForJob(job.labels);
   StuckJobEvidence e;
   e.has_class = cls != nullptr;
   // The evidence is read while it is there (the launch's row goes with its VM), before the job

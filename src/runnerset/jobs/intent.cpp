@@ -13,17 +13,19 @@ using nlohmann::json;
 constexpr int64_t kVersion = 1;
 
 json EncodeLaunch(const LaunchIntent& launch) {
-  return json{{"v", kVersion},
-              {"kind", "launch"},
-              {"repository", launch.repository},
-              {"jobId", launch.job_id},
-              {"runId", launch.run_id},
-              {"runAttempt", launch.run_attempt},
-              {"jobName", launch.job_name},
-              {"classLabel", launch.class_label},
-              {"labels", launch.labels},
-              {"queuedAtMs", ToUnixMillis(launch.queued_at)},
-              {"deliveryId", launch.delivery_id}};
+  json j{{"v", kVersion},
+         {"kind", "launch"},
+         {"repository", launch.repository},
+         {"jobId", launch.job_id},
+         {"runId", launch.run_id},
+         {"runAttempt", launch.run_attempt},
+         {"jobName", launch.job_name},
+         {"classLabel", launch.class_label},
+         {"labels", launch.labels},
+         {"queuedAtMs", ToUnixMillis(launch.queued_at)},
+         {"deliveryId", launch.delivery_id}};
+  if (launch.scale_set_id != 0) j["scaleSetId"] = launch.scale_set_id;
+  return j;
 }
 
 json EncodeTerminate(const TerminateIntent& terminate) {
@@ -91,6 +93,9 @@ Result<LaunchIntent> DecodeLaunch(const JsonFields& fields) {
   MVR_ASSIGN_OR_RETURN(int64_t queued_ms, fields.Int("queuedAtMs"));
   launch.queued_at = TimePoint(Duration(queued_ms));
   MVR_ASSIGN_OR_RETURN(launch.delivery_id, fields.OptionalString("deliveryId"));
+  MVR_ASSIGN_OR_RETURN(std::optional<int64_t> set, fields.OptionalInt("scaleSetId"));
+  launch.scale_set_id = set.value_or(0);
+  if (launch.scale_set_id < 0) return InvalidArgument("launch intent: scaleSetId must be positive");
   if (launch.repository.empty() || launch.class_label.empty() || launch.job_id <= 0) {
     return InvalidArgument(
         "launch intent: repository, classLabel and a positive jobId are required");

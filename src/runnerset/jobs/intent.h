@@ -27,6 +27,10 @@ struct LaunchIntent {
   std::vector<std::string> labels;  // every label of the job, as delivered
   TimePoint queued_at{};            // when the webhook was received (the timeline's start)
   std::string delivery_id;          // X-GitHub-Delivery, for logs
+  // The runner scale set the job was acquired by (issue 54; 0: a webhook's job). Then job_id is
+  // the message's runnerRequestId, not a REST job id: no jobs API read applies to it, and the
+  // runner registers through the set's generatejitconfig.
+  int64_t scale_set_id = 0;
 
   bool operator==(const LaunchIntent&) const = default;
 };

@@ -188,6 +188,7 @@ Status Launcher::Register(Attempt& a) {
   jit_request.name = a.runner_name;
   jit_request.runner_group_id = config_.github.runner_group_id;
   jit_request.labels = RunnerLabels(in);
+  jit_request.scale_set_id = in.scale_set_id;
   // A longer wait for GitHub's rate limits would eat the launch's deadline: the launch is
   // deferred instead (launcher_rate.cpp), and the launcher takes the next message.
   a.runners.WaitForRateLimitsUpTo(Duration(5'000));

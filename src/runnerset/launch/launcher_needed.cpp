@@ -46,6 +46,9 @@ bool Launcher::HotLaunchInFlight(const std::string& runner) {
 }
 
 Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in, bool own_job_over) {
+  // A scale set's job was acquired for the set, and only the set's runners can take it: there is
+  // no REST job to read (its id is a runnerRequestId) and no other runner to have taken it.
+  if (in.scale_set_id != 0) return Need::kYes;
   auto repo = github::RepositoryRef::Parse(in.repository);
   if (!repo.ok()) return Need::kUnknown;
   // GitHub hands a queued job to any idle runner whose labels match, so a runner this set

@@ -54,9 +54,13 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
       health_(deps.seam.clock, &table_),
       watch_(deps.seam.clock, deps.seam.logger, background_github_, RunnerScopeOf(config_),
              metrics_),
+      set_github_(deps.scale_sets ? std::make_unique<ScaleSetGitHub>(deps.github, *deps.scale_sets)
+                                  : nullptr),
       launcher_(config_,
-                LauncherDeps{deps.seam, deps.microvms, deps.github, deps.http, table_, metrics_,
-                             &watch_, &pool_, deps.control_key, &health_, true, &arrivals_}),
+                LauncherDeps{deps.seam, deps.microvms,
+                             set_github_ ? static_cast<github::GitHub&>(*set_github_) : deps.github,
+                             deps.http, table_, metrics_, &watch_, &pool_, deps.control_key,
+                             &health_, true, &arrivals_}),
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
       janitor_(config_, JanitorDeps{deps.seam, deps.microvms, background_github_, table_,
                                     deps.queue, metrics_, &pool_, &deps.http, &health_}),
@@ -65,9 +69,13 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
                                      [this] { return stopping_.load(); }, &arrivals_}),
       status_cache_(deps.seam.clock, kStatusMaxAge) {
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));
-  // The webhook listener answers GitHub and a load balancer's health check, nothing else.
-  router_.Add("POST", "/webhook",
-              [this](const http::ServerRequest& r, const http::PathParams&) { return Webhook(r); });
+  // The webhook listener answers GitHub and a load balancer's health check, nothing else; with
+  // the scale sets as the only source, only the health check (POST /webhook is 404).
+  if (config_.github.uses_webhook()) {
+    router_.Add("POST", "/webhook", [this](const http::ServerRequest& r, const http::PathParams&) {
+      return Webhook(r);
+    });
+  }
   auto healthz = [this](const http::ServerRequest&, const http::PathParams&) {
     return Json(200, {{"status", "ok"}, {"runnerSetId", config_.runner_set_id}});
   };
@@ -150,10 +158,11 @@ Result<int> Server::Start() {
       HostPort status_listen,
       ParseHostPort(config_.status_listen.empty() ? "127.0.0.1:0" : config_.status_listen,
                     "statusListen"));
-  if (!webhook_router_) {
+  if (!webhook_router_ && config_.github.uses_webhook()) {
     MVR_ASSIGN_OR_RETURN(WebhookRouter router, WebhookRouter::Create(webhook_));
     webhook_router_.emplace(std::move(router));
   }
+  MVR_RETURN_IF_ERROR(EnsureScaleSets());
   http::HttpServer::Options options;
   // Above the router's limit, so the router (not the server) answers an oversized delivery.
   options.max_body_bytes = config_.max_webhook_body_bytes + 1;
@@ -174,6 +183,7 @@ Result<int> Server::Start() {
   }
   status_url_ = UrlOf(status_listen, *status_port);
   consumer_.Start();
+  if (scale_set_source_) scale_set_source_->Start();
   stopping_ = false;
   watcher_ = std::thread([this] { WatchRunners(); });
   if (config_.janitor.interval_seconds > 0) janitor_thread_ = std::thread([this] { RunJanitor(); });
@@ -230,7 +240,22 @@ void Server::RunWarmPools() {
         [this] { CountPoolSweep(metrics_, sweeper_.Sweep()); });
 }
 
+mvr::Status Server::EnsureScaleSets() {
+  if (!config_.github.uses_scale_sets() || scale_set_source_) return mvr::Status::Ok();
+  if (!deps_.scale_sets) {
+    return Internal("github.source " + std::string(JobSourceName(config_.github.source)) +
+                    " needs the scale-set client in ServerDeps");
+  }
+  auto source =
+      std::make_unique<ScaleSetSource>(config_, deps_.seam, *deps_.scale_sets, deps_.queue, table_);
+  MVR_RETURN_IF_ERROR(source->EnsureSets());
+  scale_set_source_ = std::move(source);
+  return mvr::Status::Ok();
+}
+
 bool Server::Stop() {
+  // No message is taken once the launches are winding down.
+  if (scale_set_source_) scale_set_source_->Stop();
   if (server_) server_->Stop();
   server_.reset();
   if (status_server_) status_server_->Stop();

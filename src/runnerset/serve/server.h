@@ -38,6 +38,8 @@
 #include "runnerset/ops/status_cache.h"
 #include "runnerset/pools/warm/warm_pool_sweeper.h"
 #include "runnerset/pools/warm_pool_table.h"
+#include "runnerset/scaleset/intake/scaleset_github.h"
+#include "runnerset/scaleset/intake/scaleset_source.h"
 #include "runnerset/table/runner_table.h"
 #include "store/store.h"
 
@@ -54,6 +56,9 @@ struct ServerDeps {
   Secret control_key{};
   // statusTokenFile's token: the status routes (but /healthz) ask for it as a bearer token.
   std::optional<Secret> status_token{};
+  // The runner scale-set API (github.source scaleset or both; issue 54): the sets' listeners
+  // and the JIT runners of their jobs go through it. Needed exactly then.
+  github::ScaleSetClient* scale_sets = nullptr;
 };
 
 // How old a status the status routes may answer with (StatusReportCache): the status page's reload
@@ -67,8 +72,10 @@ class Server {
   Server(ServeConfig config, Secret webhook_secret, ServerDeps deps);
   ~Server();
 
-  // Serves webhooks on config.listen and the status routes on config.statusListen, and starts
-  // the consumers. Returns the webhook listener's bound port.
+  // Serves webhooks on config.listen (with github.source scaleset, /healthz alone: /webhook is
+  // 404) and the status routes on config.statusListen, starts the consumers, and with a source
+  // that uses scale sets ensures each class's set and starts its listener. Returns the webhook
+  // listener's bound port.
   Result<int> Start();
   // Stops taking webhooks and messages; waits up to shutdownGraceSeconds for running intents.
   // True when every one finished (otherwise exit the process soon: they are still running).
@@ -87,6 +94,8 @@ class Server {
  private:
   http::HttpResponse Webhook(const http::ServerRequest& request);
   void AddStatusRoutes();
+  // With a source that uses scale sets: each class's set found, created or updated (once).
+  mvr::Status EnsureScaleSets();
   // The status listener's handler: the routes behind the bearer token, when one is set.
   http::Handler StatusHandler();
   void WatchRunners();
@@ -109,13 +118,16 @@ class Server {
   ArrivalHistory arrivals_;
   ClassHealth health_;  // shared by the launcher, the sweeper, /status and /metrics
   RunnerWatch watch_;
+  // GitHub as the launcher calls it: with scale sets, a set's JIT runners come from the set.
+  std::unique_ptr<ScaleSetGitHub> set_github_;
   Launcher launcher_;
   Consumer consumer_;
   Janitor janitor_;
   WarmPoolSweeper sweeper_;
   StatusReportCache status_cache_;
-  http::Router router_;         // the webhook listener's
-  http::Router status_router_;  // the status listener's
+  std::unique_ptr<ScaleSetSource> scale_set_source_;  // made by Start with a scale-set source
+  http::Router router_;                               // the webhook listener's
+  http::Router status_router_;                        // the status listener's
   std::unique_ptr<http::HttpServer> server_;
   std::unique_ptr<http::HttpServer> status_server_;
   std::string url_;

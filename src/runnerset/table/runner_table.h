@@ -8,6 +8,9 @@
 //   <runnerName> / runner        the mapping row: runner → MicroVM, plus the job's timeline and
 //                                the janitor's strike memory for it.
 //   orphan-vm-<id> / orphan      the janitor's strike memory for a VM no mapping row names.
+//   binding#<runnerName> / binding
+//                                a scale set's word on what the runner runs (issue 54, item 3):
+//                                JobStarted bound it to a job, JobCompleted ended it.
 //   github#runner-versions / <n>:<class>#<imageVersion>
 //                                what GitHub made of a class's image version's runner
 //                                (ClassHealth).
@@ -122,6 +125,18 @@ struct JobRecord {
   std::string failure;     // why the launch failed; "" when it did not
 };
 
+// GitHub's binding of a job to the runner that runs it, from a scale set's JobStarted (the
+// webhook source has none: GitHub's REST API only ever implies it). Ended by JobCompleted.
+struct JobBinding {
+  std::string runner_name;
+  int64_t runner_id = 0;
+  std::string repository;
+  int64_t job_id = 0;  // the runnerRequestId
+  int64_t started_ms = 0;
+  int64_t ended_ms = 0;  // 0 while the job runs
+  bool running() const { return ended_ms == 0; }
+};
+
 // An orphan row: strikes against a running VM that no mapping row or claim names.
 struct OrphanRow {
   std::string microvm_id;
@@ -228,6 +243,12 @@ class RunnerTable {
   // The last jobs that ended and the janitor's last sweeps, newest first, in two partitions whose
   // sort keys count down with time (runner_table_history.cpp). Records expire after
   // Options::history_ttl.
+  // The scale set's binding of a job to a runner (runner_table_binding.cpp): JobStarted records
+  // it (a redelivered JobStarted leaves an ended binding ended), JobCompleted ends it (recording
+  // it ended when its start was never seen).
+  Status RecordJobStarted(const JobBinding& binding);
+  Status RecordJobEnded(const JobBinding& binding);
+  Result<std::optional<JobBinding>> GetJobBinding(const std::string& runner_name);
   Status PutJobRecord(const JobRecord& record);
   Result<std::vector<JobRecord>> RecentJobRecords(int limit);
   Status PutSweep(const SweepRecord& sweep);
