@@ -35,8 +35,9 @@ class PoolSweeper {
  public:
   PoolSweeper(const ServeConfig& config, PoolSweeperDeps deps);
 
-  // Adds a pool's sweeper, built over this one's core: `Add<WarmPoolSweeper>()`. Each class's
-  // pools are swept in the order added; a member of a kind no sweeper keeps is left alone.
+  // Adds a pool's sweeper, built over this one's core: `Add<WarmPoolSweeper>()`, before the first
+  // Sweep. Each class's pools are swept in the order added; a member of a kind no sweeper keeps is
+  // left alone.
   template <typename Kind>
   Kind& Add() {
     auto kind = std::make_unique<Kind>(core_);
