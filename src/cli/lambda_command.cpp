@@ -23,6 +23,7 @@
 #include "runnerset/classes/class_health.h"
 #include "runnerset/intake/delivery_ledger.h"
 #include "runnerset/intake/webhook_endpoint.h"
+#include "runnerset/serve/pool_sweepers.h"
 #include "runnerset/table/runner_table.h"
 
 namespace mvr::cli {
@@ -82,7 +83,7 @@ struct Function {
   std::unique_ptr<runnerset::Janitor> janitor;
   std::unique_ptr<runnerset::WarmPoolTable> pool;
   std::unique_ptr<runnerset::ArrivalHistory> arrivals;
-  std::unique_ptr<runnerset::WarmPoolSweeper> sweeper;
+  std::unique_ptr<runnerset::PoolSweeper> sweeper;  // the warm and the hot pools'
   std::unique_ptr<lambda::Handler> handler;
 };
 
@@ -180,19 +181,20 @@ std::optional<InitError> Init(Context& ctx, const Seam& seam, const std::string&
   fn.arrivals = std::make_unique<runnerset::ArrivalHistory>(*fn.wiring->store, seam);
   fn.health = std::make_unique<runnerset::ClassHealth>(seam.clock, fn.table.get());
   if (name == "warm-pool") {
-    fn.sweeper = std::make_unique<runnerset::WarmPoolSweeper>(
-        fn.config, runnerset::WarmPoolDeps{seam,
-                                           *fn.wiring->microvms,
-                                           *fn.pool,
-                                           fn.wiring->github,
-                                           &fn.wiring->http,
-                                           fn.table.get(),
-                                           runnerset::ControlKeyOf(*secrets),
-                                           fn.health.get(),
-                                           runnerset::kDefaultHotSettle,
-                                           {},
-                                           fn.arrivals.get()});
-    fn.handler = std::make_unique<lambda::WarmPoolHandler>(*fn.sweeper, fn.metrics);
+    fn.sweeper = std::make_unique<runnerset::PoolSweeper>(
+        fn.config, runnerset::PoolSweeperDeps{seam,
+                                              *fn.wiring->microvms,
+                                              *fn.pool,
+                                              fn.wiring->github,
+                                              &fn.wiring->http,
+                                              fn.table.get(),
+                                              runnerset::ControlKeyOf(*secrets),
+                                              fn.health.get(),
+                                              runnerset::kDefaultHotSettle,
+                                              {},
+                                              fn.arrivals.get()});
+    runnerset::AddPoolSweepers(*fn.sweeper);
+    fn.handler = std::make_unique<lambda::PoolSweepHandler>(*fn.sweeper, fn.metrics);
     return std::nullopt;
   }
   if (name == "janitor") {

@@ -119,7 +119,7 @@ Result<std::string> JanitorHandler::Handle(const Invocation& invocation) {
   return JsonText(nlohmann::json{{"counters", counters}, {"errors", report.errors}});
 }
 
-Result<std::string> WarmPoolHandler::Handle(const Invocation& invocation) {
+Result<std::string> PoolSweepHandler::Handle(const Invocation& invocation) {
   nlohmann::json event = nlohmann::json::parse(invocation.event, nullptr, false);
   if (!event.is_object()) {
     return InvalidArgument("warm-pool: the event is not a JSON object (expected a scheduled event)")

@@ -26,7 +26,7 @@
 #include "runnerset/janitor/janitor.h"
 #include "runnerset/launch/launcher.h"
 #include "runnerset/metrics/metrics.h"
-#include "runnerset/pools/warm/warm_pool_sweeper.h"
+#include "runnerset/pools/sweep/pool_sweeper.h"
 
 namespace mvr::lambda {
 
@@ -99,11 +99,11 @@ class JanitorHandler final : public Handler {
 };
 
 // _HANDLER=warm-pool: one pool sweep (warm and hot members) per scheduled event
-// (runnerset/pools/warm/warm_pool_sweeper.h).
-class WarmPoolHandler final : public Handler {
+// (runnerset/pools/sweep/pool_sweeper.h).
+class PoolSweepHandler final : public Handler {
  public:
   // References must outlive the handler.
-  WarmPoolHandler(runnerset::WarmPoolSweeper& sweeper, runnerset::Metrics& metrics)
+  PoolSweepHandler(runnerset::PoolSweeper& sweeper, runnerset::Metrics& metrics)
       : sweeper_(sweeper), metrics_(metrics) {}
   // Any JSON object triggers a sweep; the answer is {"booted": n, "retired": n, "removed": n,
   // "hotStarted": n, "hotParked": n, "hotReady": n, "hotAdopted": n, "errors": [...]}.
@@ -111,7 +111,7 @@ class WarmPoolHandler final : public Handler {
   runnerset::Metrics& metrics() override { return metrics_; }
 
  private:
-  runnerset::WarmPoolSweeper& sweeper_;
+  runnerset::PoolSweeper& sweeper_;
   runnerset::Metrics& metrics_;
 };
 

@@ -8,7 +8,8 @@
 #include "runnerset/janitor/janitor.h"
 #include "runnerset/launch/consumer.h"
 #include "runnerset/launch/launcher.h"
-#include "runnerset/pools/warm/warm_pool_sweeper.h"
+#include "runnerset/pools/sweep/pool_sweeper.h"
+#include "runnerset/serve/pool_sweepers.h"
 #include "sim/world.h"
 
 namespace mvr::sim {
@@ -57,19 +58,20 @@ void World::JanitorLoop(Process& p) {
 }
 
 void World::SweeperLoop(Process& p) {
-  runnerset::WarmPoolSweeper sweeper(config_,
-                                     runnerset::WarmPoolDeps{p.seam.seam,
-                                                             p.vms,
-                                                             p.pool,
-                                                             p.github,
-                                                             &ingress_http_,
-                                                             &p.table,
-                                                             Secret(kSetControlKey),
-                                                             &class_health_,
-                                                             runnerset::kDefaultHotSettle,
-                                                             {},
-                                                             &p.arrivals,
-                                                             !options_.plant_kill_dead_launches});
+  runnerset::PoolSweeper sweeper(config_,
+                                 runnerset::PoolSweeperDeps{p.seam.seam,
+                                                            p.vms,
+                                                            p.pool,
+                                                            p.github,
+                                                            &ingress_http_,
+                                                            &p.table,
+                                                            Secret(kSetControlKey),
+                                                            &class_health_,
+                                                            runnerset::kDefaultHotSettle,
+                                                            {},
+                                                            &p.arrivals,
+                                                            !options_.plant_kill_dead_launches});
+  runnerset::AddPoolSweepers(sweeper);
   const Duration interval(config_.warm_pool.interval_seconds * 1000LL);
   while (true) {
     const runnerset::PoolSweepReport swept = sweeper.Sweep();

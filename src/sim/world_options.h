@@ -191,7 +191,7 @@ struct WorldOptions {
   // claim, the warm-pool sweeper and the janitor must adopt a busy one, never kill its VM.
   double launch_dies_before_commit = 0;
   // A planted bug: what such a launch left is released and retired without asking its runner
-  // (the code before item 3: LauncherDeps/WarmPoolDeps::adopt_dead_launches off).
+  // (the code before item 3: LauncherDeps/PoolSweeperDeps::adopt_dead_launches off).
   bool plant_kill_dead_launches = false;
   // Issue 55, item 1 (world_expiry.cpp): GitHub removes a registration listening without a job
   // this long, and a once-connected one offline this long (GithubModelOptions; 0: never).

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include "runnerset/pools/warm/warm_pool_sweeper.h"
+#include "runnerset/pools/sweep/pool_sweeper_core.h"
 
 #include <set>
 #include <stdexcept>

@@ -365,7 +365,8 @@ TEST_F(HotPoolTest, ALaunchWhoseMemberTheSweeperAdoptedFirstStandsOnThatRowAndLo
   const std::string vm = Member();
   const std::string hot_runner = HotRunnerName();
   const int64_t runner_id = HotRunner().id;
-  // While the launch waits for its resume, the sweeper adopts the member (AdoptHot's writes).
+  // While the launch waits for its resume, the sweeper adopts the member (HotPoolSweeper::Adopt's
+  // writes).
   platform_.guest.on_resume_hook = [&](const std::string&) {
     MappingRow row;
     row.runner_name = hot_runner;
@@ -598,6 +599,32 @@ TEST_F(HotPoolTest, APoolSizedToATargetFollowsTheArrivalsTheStoreKept) {
   EXPECT_EQ(r.retired, 0);
   EXPECT_EQ(r.booted, 0);
   EXPECT_EQ(MemberRows().size(), 4u);
+}
+
+// The pool sweep hands a member of a class no longer configured to the hot pool's sweeper
+// (pools/sweep/pool_sweeper.h), which removes its runner before its VM ends, as for any hot member.
+TEST_F(HotPoolTest, AMemberOfAClassNoLongerConfiguredIsRetiredRunnerFirst) {
+  MakeReady();
+  const std::string vm = Member();
+  const Runner hot = HotRunner();
+  const size_t before = platform_.trace.size();
+  config_.classes[0].label = "mvr-renamed";
+  config_.classes[0].hot_pool_size = 0;
+  PoolSweepReport r = Sweep();
+  EXPECT_EQ(r.retired, 1);
+  EXPECT_EQ(r.booted, 0);
+  EXPECT_TRUE(MemberRows().empty());
+  EXPECT_FALSE(platform_.RunnerExists(hot.id));
+  EXPECT_EQ(State(vm), "TERMINATED");
+  const std::vector<std::string> changes = Changes(before);
+  const auto deleted =
+      std::find(changes.begin(), changes.end(),
+                "DELETE /repos/octo/app/actions/runners/" + std::to_string(hot.id));
+  const auto terminated =
+      std::find(changes.begin(), changes.end(), "DELETE /2025-09-09/microvms/" + vm);
+  ASSERT_NE(deleted, changes.end());
+  ASSERT_NE(terminated, changes.end());
+  EXPECT_LT(deleted, terminated) << "the registration goes before its VM";
 }
 
 }  // namespace

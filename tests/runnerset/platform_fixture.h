@@ -21,7 +21,8 @@
 #include "runnerset/janitor/janitor.h"
 #include "runnerset/jobs/intent.h"
 #include "runnerset/launch/launcher.h"
-#include "runnerset/pools/warm/warm_pool_sweeper.h"
+#include "runnerset/pools/sweep/pool_sweeper.h"
+#include "runnerset/serve/pool_sweepers.h"
 #include "support/hooked_store.h"
 #include "support/inprocess_platform.h"
 
@@ -67,12 +68,13 @@ class RunnerSetTest : public ::testing::Test {
   Duration hot_settle_{120'000};
   // What the sweeper is told of the process stopping.
   std::function<bool()> stopping_{};
-  WarmPoolSweeper& Sweeper() {
+  PoolSweeper& Sweeper() {
     if (!sweeper_) {
-      sweeper_ = std::make_unique<WarmPoolSweeper>(
-          config_,
-          WarmPoolDeps{m_.seam, platform_.vms(), pool_, &platform_.github(), &platform_.ingress(),
-                       &table_, control_key_, health_.get(), hot_settle_, stopping_, &arrivals_});
+      sweeper_ = std::make_unique<PoolSweeper>(
+          config_, PoolSweeperDeps{m_.seam, platform_.vms(), pool_, &platform_.github(),
+                                   &platform_.ingress(), &table_, control_key_, health_.get(),
+                                   hot_settle_, stopping_, &arrivals_});
+      AddPoolSweepers(*sweeper_);
     }
     return *sweeper_;
   }
@@ -194,7 +196,7 @@ class RunnerSetTest : public ::testing::Test {
   void UseClassHealth() { health_ = std::make_unique<ClassHealth>(m_.clock, &table_); }
   std::vector<std::unique_ptr<Launcher>> launchers_;
   std::unique_ptr<Janitor> janitor_;
-  std::unique_ptr<WarmPoolSweeper> sweeper_;
+  std::unique_ptr<PoolSweeper> sweeper_;
 };
 
 }  // namespace mvr::runnerset::testing

@@ -376,5 +376,21 @@ TEST_F(WarmPoolTest, JanitorStillReapsAnUnmappedRunningVmThatIsNoMember) {
   EXPECT_EQ(State(stray), "TERMINATED");
 }
 
+// The pool sweep hands the members of a class no longer configured to the warm pool's sweeper
+// (pools/sweep/pool_sweeper.h): claimed, their VMs ended and their rows deleted.
+TEST_F(WarmPoolTest, MembersOfAClassNoLongerConfiguredAreRetired) {
+  Fill();
+  const std::vector<std::string> old_members = MemberVms();
+  ASSERT_EQ(old_members.size(), 2u);
+  config_.classes[0].label = "mvr-renamed";
+  config_.classes[0].warm_pool_size = 0;
+  PoolSweepReport r = Sweeper().Sweep();
+  EXPECT_EQ(r.retired, 2);
+  EXPECT_EQ(r.booted, 0);
+  EXPECT_EQ(r.errors, 0) << (r.error_messages.empty() ? "" : r.error_messages[0]);
+  EXPECT_TRUE(MemberRows().empty());
+  for (const std::string& vm : old_members) EXPECT_EQ(State(vm), "TERMINATED") << vm;
+}
+
 }  // namespace
 }  // namespace mvr::runnerset::testing

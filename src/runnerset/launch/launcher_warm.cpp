@@ -8,7 +8,7 @@
 #include "github/labels.h"
 #include "runnerset/launch/launcher.h"
 #include "runnerset/launch/launcher_attempt.h"
-#include "runnerset/pools/warm/warm_pool_sweeper.h"
+#include "runnerset/pools/sweep/pool_sweeper_core.h"
 
 namespace mvr::runnerset {
 namespace {

@@ -3,6 +3,7 @@
 #include "runnerset/intake/webhook_endpoint.h"
 #include "runnerset/metrics/rate_budget_metrics.h"
 #include "runnerset/ops/status_page.h"
+#include "runnerset/serve/pool_sweepers.h"
 
 #include <nlohmann/json.hpp>
 
@@ -64,10 +65,11 @@ Server::Server(ServeConfig config, Secret webhook_secret, ServerDeps deps)
       consumer_(deps.queue, launcher_, deps.seam, ConsumerOptions(config_)),
       janitor_(config_, JanitorDeps{deps.seam, deps.microvms, background_github_, table_,
                                     deps.queue, metrics_, &pool_, &deps.http, &health_}),
-      sweeper_(config_, WarmPoolDeps{deps.seam, deps.microvms, pool_, &deps.github, &deps.http,
-                                     &table_, deps.control_key, &health_, kDefaultHotSettle,
-                                     [this] { return stopping_.load(); }, &arrivals_}),
+      sweeper_(config_, PoolSweeperDeps{deps.seam, deps.microvms, pool_, &deps.github, &deps.http,
+                                        &table_, deps.control_key, &health_, kDefaultHotSettle,
+                                        [this] { return stopping_.load(); }, &arrivals_}),
       status_cache_(deps.seam.clock, kStatusMaxAge) {
+  AddPoolSweepers(sweeper_);
   webhook_ = WebhookRouterConfigOf(config_, std::move(webhook_secret));
   // The webhook listener answers GitHub and a load balancer's health check, nothing else; with
   // the scale sets as the only source, only the health check (POST /webhook is 404).

@@ -4,8 +4,8 @@
 // gathered at most once per kStatusMaxAge), GET /timeline, GET /metrics (Prometheus text) and
 // GET /healthz - two servers, so status work never holds up a webhook - the queue
 // consumers that carry out the intents through the Launcher, and the janitor's sweeps on their
-// schedule (janitor.intervalSeconds), and the warm-pool sweeper's on its own
-// (warmPool.intervalSeconds, when any class has a warmPoolSize). Everything outside comes in
+// schedule (janitor.intervalSeconds), and the pool sweeper's (warm and hot pools) on its
+// own (warmPool.intervalSeconds, when any class has a warmPoolSize). Everything outside comes in
 // through ServerDeps, so the CLI, the demo and tests wire it alike. Thread-safety: Start and Stop
 // from one thread; the handlers and consumers run on their own.
 #pragma once
@@ -36,7 +36,7 @@
 #include "runnerset/ops/reserved_github.h"
 #include "runnerset/ops/status.h"
 #include "runnerset/ops/status_cache.h"
-#include "runnerset/pools/warm/warm_pool_sweeper.h"
+#include "runnerset/pools/sweep/pool_sweeper.h"
 #include "runnerset/pools/warm_pool_table.h"
 #include "runnerset/scaleset/intake/scaleset_github.h"
 #include "runnerset/scaleset/intake/scaleset_source.h"
@@ -87,7 +87,7 @@ class Server {
   const std::string& status_url() const { return status_url_; }
   Metrics& metrics() { return metrics_; }
   Janitor& janitor() { return janitor_; }
-  WarmPoolSweeper& warm_pools() { return sweeper_; }
+  PoolSweeper& pool_sweeper() { return sweeper_; }
   // The status with its listings taken now (GET /status answers it through the cache).
   nlohmann::json Status();
 
@@ -123,7 +123,7 @@ class Server {
   Launcher launcher_;
   Consumer consumer_;
   Janitor janitor_;
-  WarmPoolSweeper sweeper_;
+  PoolSweeper sweeper_;  // the warm and the hot pools' sweepers
   StatusReportCache status_cache_;
   std::unique_ptr<ScaleSetSource> scale_set_source_;  // made by Start with a scale-set source
   http::Router router_;                               // the webhook listener's

@@ -1,6 +1,8 @@
-// WarmPoolSweeper: the hot members (hotPoolSize; docs/runner-set-pools.md, "Hot pools"). A hot
+// HotPoolSweeper: the hot members (hotPoolSize; docs/runner-set-pools.md, "Hot pools"). A hot
 // member moves one step per sweep (launched → runner started → parked → ready), so a sweep never
 // waits for a runner to start or for GitHub to notice a frozen one.
+#include "runnerset/pools/hot/hot_pool_sweeper.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -8,16 +10,15 @@
 #include "fleet/microvm_lifecycle.h"
 #include "fleet/runner_registration.h"
 #include "runnerset/config/runner_name.h"
-#include "runnerset/launch/launcher.h"
+#include "runnerset/launch/launch_decision.h"
 #include "runnerset/pools/hot/hot_step.h"
-#include "runnerset/pools/warm/warm_pool_sweeper.h"
 
 namespace mvr::runnerset {
 namespace {
 
 // One step of a member: a read, a suspend or resume, a registration and delivery.
 constexpr Duration kStepTime{60'000};
-// How often a sweep reads the hot members it follows (WarmPoolDeps::hot_settle).
+// How often a sweep reads the hot members it follows (PoolSweeperDeps::hot_settle).
 constexpr Duration kHotSettlePoll{2'000};
 // Members a sweep launches between two rounds of following them: 2 a second, below GitHub's
 // rate for registrations (166 mutations a minute, 2.8 a second), so that no member's launch waits
@@ -33,50 +34,59 @@ bool RefusedAsBusy(const Status& s) {
 
 }  // namespace
 
-void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<PoolMember>& members,
-                                    PoolSweepReport& report) {
+HotPoolSweeper::HotPoolSweeper(PoolSweeperCore& core)
+    : core_(core), config_(core.config()), deps_(core.deps()) {}
+
+bool HotPoolSweeper::StopRefilling(const RunnerClass& cls,
+                                   const std::vector<const PoolMember*>& usable,
+                                   PoolSweepReport& report) {
+  return core_.StopRefilling(cls, usable, [&](const PoolMember& m, const std::string& why) {
+    Retire(m, why, true, report);
+  });
+}
+
+void HotPoolSweeper::SweepClass(const RunnerClass& cls, const std::vector<PoolMember>& members,
+                                PoolSweepReport& report) {
   if (cls.hot_pool_size <= 0 && members.empty()) return;
   if (!deps_.github || !deps_.http || !deps_.table) {
-    Error(report, "keeping the hot pool of " + cls.label,
-          Internal("this sweeper was built without a GitHub client; hot pools need one"));
+    core_.Error(report, "keeping the hot pool of " + cls.label,
+                Internal("this sweeper was built without a GitHub client; hot pools need one"));
     return;
   }
-  Result<std::string> version = CurrentImageVersion(deps_.microvms, cls);
-  if (!version.ok()) Error(report, "reading the current version of " + cls.image, version.status());
+  Result<std::string> version = core_.ReadCurrentVersion(cls, report);
   const std::string current = version.ok() ? *version : "";
-  if (deps_.health) deps_.health->NoteCurrentVersion(cls.label, current);
   // One listing per class and sweep says where every member's runner is.
   std::map<int64_t, github::Runner> runners;
   Result<std::vector<github::Runner>> listed =
       deps_.github->ListRunners(RunnerScopeOf(config_), {});
   if (!listed.ok()) {
-    Error(report, "listing the runners for the hot pool of " + cls.label, listed.status());
+    core_.Error(report, "listing the runners for the hot pool of " + cls.label, listed.status());
   } else {
     for (const github::Runner& r : *listed) runners[r.id] = r;
   }
   std::vector<const PoolMember*> usable =
-      FollowHotMembers(cls, current, members, listed.ok() ? &runners : nullptr, report);
+      FollowMembers(cls, current, members, listed.ok() ? &runners : nullptr, report);
   // A pool made smaller: the oldest members go first.
   std::sort(usable.begin(), usable.end(),
             [](const PoolMember* x, const PoolMember* y) { return x->created_ms < y->created_ms; });
-  const int target = PoolSizeNow(cls, true, report);
+  const int target = core_.PoolSizeNow(cls, PoolMember::Kind::kHot, report);
   // A pool sized to a target shrinks by not refilling: a parked member beyond its size costs
   // only its snapshot's storage until a job takes it or it ages out, while retiring it would throw
   // away the boot already paid for.
   while (!cls.hot_pool_target.set() && static_cast<int>(usable.size()) > std::max(target, 0)) {
-    RetireHot(*usable.front(), "the pool is over its target", true, report);
+    Retire(*usable.front(), "the pool is over its target", true, report);
     usable.erase(usable.begin());
   }
   if (!version.ok() || !listed.ok()) return;
-  if (StopRefilling(cls, usable, true, report)) return;
+  if (StopRefilling(cls, usable, report)) return;
   // The missing members are launched a few at a time between the rounds that follow those
   // launched before, so that the first is parked while the last are still launching (at a
   // pool of 100, RunMicrovm's 5/s and GitHub's registrations take over half a minute).
   int to_launch = target - static_cast<int>(usable.size());
   auto launch_some = [&] {
     for (int n = 0; n < kHotLaunchesPerRound && to_launch > 0; ++n) {
-      if (Status s = LaunchHot(cls, current); !s.ok()) {
-        Error(report, "launching a hot pool member of " + cls.label, s);
+      if (Status s = Launch(cls, current); !s.ok()) {
+        core_.Error(report, "launching a hot pool member of " + cls.label, s);
         to_launch = 0;  // the next sweep tries again
         break;
       }
@@ -86,10 +96,10 @@ void WarmPoolSweeper::SweepHotClass(const RunnerClass& cls, const std::vector<Po
     return to_launch > 0;
   };
   launch_some();
-  SettleHotMembers(cls, current, launch_some, report);
+  SettleMembers(cls, current, launch_some, report);
 }
 
-std::vector<const PoolMember*> WarmPoolSweeper::FollowHotMembers(
+std::vector<const PoolMember*> HotPoolSweeper::FollowMembers(
     const RunnerClass& cls, const std::string& version, const std::vector<PoolMember>& members,
     const std::map<int64_t, github::Runner>* runners, PoolSweepReport& report) {
   const std::map<int64_t, github::Runner> none;
@@ -103,19 +113,19 @@ std::vector<const PoolMember*> WarmPoolSweeper::FollowHotMembers(
         (!vm.ok() && vm.status().code() == Code::kNotFound) || (vm.ok() && PoolVmGone(vm->state));
     const bool ours = !m.claimed_by || *m.claimed_by == kSweeperHolder;
     if (gone && ours) {
-      RetireHot(m, "its VM is gone", !m.claimed_by, report);
+      Retire(m, "its VM is gone", !m.claimed_by, report);
       continue;
     }
     if (!vm.ok()) {
-      if (!gone) Error(report, "reading hot pool member " + m.microvm_id, vm.status());
+      if (!gone) core_.Error(report, "reading hot pool member " + m.microvm_id, vm.status());
       continue;
     }
     if (m.claimed_by) {
       const bool abandoned = *m.claimed_by != kSweeperHolder &&
-                             NowMs() - m.claimed_ms > config_.claim_takeover_after().count();
+                             core_.NowMs() - m.claimed_ms > config_.claim_takeover_after().count();
       if (ours || abandoned) {
-        RetireHot(m, abandoned ? "a launch claimed it and died" : "its retirement did not finish",
-                  false, report);
+        Retire(m, abandoned ? "a launch claimed it and died" : "its retirement did not finish",
+               false, report);
       }
       continue;
     }
@@ -123,14 +133,14 @@ std::vector<const PoolMember*> WarmPoolSweeper::FollowHotMembers(
       usable.push_back(&m);  // no step without the listing; it still counts toward the target
       continue;
     }
-    if (StepHot(cls, version, m, *vm, *runners, report)) usable.push_back(&m);
+    if (Step(cls, version, m, *vm, *runners, report)) usable.push_back(&m);
   }
   return usable;
 }
 
-void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string& version,
-                                       const std::function<bool()>& launch_more,
-                                       PoolSweepReport& report) {
+void HotPoolSweeper::SettleMembers(const RunnerClass& cls, const std::string& version,
+                                   const std::function<bool()>& launch_more,
+                                   PoolSweepReport& report) {
   const Seam& seam = deps_.seam;
   // At most half of bootTimeoutSeconds, so that a warm-pool function (whose timeout is
   // bootTimeoutSeconds plus a minute) ends its sweep in time after the pre-boots' settle too.
@@ -155,7 +165,7 @@ void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string
     }
     // One read each round, no retries: whatever fails here, the next sweep looks again.
     Result<std::vector<PoolMember>> members =
-        scan ? deps_.pool.ScanMembers() : ReadMembers(followed);
+        scan ? deps_.pool.ScanMembers() : core_.ReadMembers(followed);
     if (!members.ok()) return;
     scan = false;
     std::vector<const PoolMember*> pending;
@@ -187,22 +197,13 @@ void WarmPoolSweeper::SettleHotMembers(const RunnerClass& cls, const std::string
     }
     std::vector<const PoolMember*> usable;
     for (const auto& [m, vm] : present) usable.push_back(m);
-    if (StopRefilling(cls, usable, true, report)) return;
-    for (const auto& [m, vm] : present) StepHot(cls, version, *m, vm, runners, report);
+    if (StopRefilling(cls, usable, report)) return;
+    for (const auto& [m, vm] : present) Step(cls, version, *m, vm, runners, report);
   }
 }
 
-Result<std::vector<PoolMember>> WarmPoolSweeper::ReadMembers(const std::vector<std::string>& ids) {
-  std::vector<PoolMember> out;
-  for (const std::string& id : ids) {
-    MVR_ASSIGN_OR_RETURN(std::optional<PoolMember> m, deps_.pool.ReadMember(id));
-    if (m) out.push_back(std::move(*m));  // a member retired meanwhile is no longer followed
-  }
-  return out;
-}
-
-void WarmPoolSweeper::ObserveRunnerVersion(const PoolMember& m, const Result<aws::Microvm>& vm,
-                                           const std::map<int64_t, github::Runner>& runners) {
+void HotPoolSweeper::ObserveRunnerVersion(const PoolMember& m, const Result<aws::Microvm>& vm,
+                                          const std::map<int64_t, github::Runner>& runners) {
   if (!deps_.health || m.runner_id <= 0) return;
   auto r = runners.find(m.runner_id);
   if (r == runners.end() || r->second.version.empty()) return;  // not connected yet
@@ -229,32 +230,14 @@ void WarmPoolSweeper::ObserveRunnerVersion(const PoolMember& m, const Result<aws
                           {"runner_name", m.runner_name}});
 }
 
-bool WarmPoolSweeper::StopRefilling(const RunnerClass& cls,
-                                    const std::vector<const PoolMember*>& usable, bool hot,
-                                    PoolSweepReport& report) {
-  if (!deps_.health) return false;
-  const ClassVerdict v = deps_.health->Of(cls.label);
-  if (v.healthy) return false;
-  const std::string reason = "GitHub refuses its runner version " + v.runner_version;
-  for (const PoolMember* m : usable) {
-    if (hot) {
-      RetireHot(*m, reason, true, report);
-    } else {
-      Retire(*m, reason, true, report);
-    }
-  }
-  return true;
-}
-
-bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version,
-                              const PoolMember& m, const aws::Microvm& vm,
-                              const std::map<int64_t, github::Runner>& runners,
-                              PoolSweepReport& report) {
+bool HotPoolSweeper::Step(const RunnerClass& cls, const std::string& version, const PoolMember& m,
+                          const aws::Microvm& vm, const std::map<int64_t, github::Runner>& runners,
+                          PoolSweepReport& report) {
   auto runner = m.runner_id > 0 ? runners.find(m.runner_id) : runners.end();
   HotStepEvidence e;
   e.state = m.state;
   e.vm = vm.state;
-  e.age_ms = NowMs() - m.created_ms;
+  e.age_ms = core_.NowMs() - m.created_ms;
   e.image_current = m.image == cls.image && (version.empty() || m.image_version == version);
   e.listed = runner != runners.end();
   e.busy = e.listed && runner->second.busy;
@@ -264,24 +247,24 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
   const HotVerdict verdict = DecideHotStep(e);
   switch (verdict.step) {
     case HotStep::kAdopt:
-      AdoptHot(m, true, report);
+      Adopt(m, true, report);
       return false;
     case HotStep::kRetire:
-      RetireHot(m, HotStepReasonText(verdict.reason), true, report);
+      Retire(m, HotStepReasonText(verdict.reason), true, report);
       return false;
     case HotStep::kStartRunner:
-      if (Status s = StartHotRunner(cls, m, vm); !s.ok()) {
-        Error(report, "starting the runner of hot pool member " + m.microvm_id, s);
-        RetireHot(m, "its runner could not be started", true, report);
+      if (Status s = StartRunner(cls, m, vm); !s.ok()) {
+        core_.Error(report, "starting the runner of hot pool member " + m.microvm_id, s);
+        Retire(m, "its runner could not be started", true, report);
         return false;
       }
       ++report.hot_started;
       return true;
     case HotStep::kPark:
-      return ParkHot(m, report);
+      return Park(m, report);
     case HotStep::kMarkReady:
       if (Status s = deps_.pool.MarkSuspended(m.microvm_id); !s.ok()) {
-        Error(report, "marking hot pool member " + m.microvm_id + " ready", s);
+        core_.Error(report, "marking hot pool member " + m.microvm_id + " ready", s);
         return true;
       }
       ++report.hot_ready;
@@ -295,12 +278,12 @@ bool WarmPoolSweeper::StepHot(const RunnerClass& cls, const std::string& version
   return true;
 }
 
-bool WarmPoolSweeper::ParkHot(const PoolMember& m, PoolSweepReport& report) {
+bool HotPoolSweeper::Park(const PoolMember& m, PoolSweepReport& report) {
   // Parking is recorded first: a starting member is never one whose suspend was asked for, so its
   // runner going offline still means GitHub refused it. The suspend is requested, not waited for:
   // the next sweep sees it SUSPENDED.
   if (Status s = deps_.pool.MarkState(m.microvm_id, PoolMember::State::kParking); !s.ok()) {
-    Error(report, "marking hot pool member " + m.microvm_id + " parking", s);
+    core_.Error(report, "marking hot pool member " + m.microvm_id + " parking", s);
     return true;
   }
   fleet::MicrovmLifecycle vms(deps_.seam, deps_.microvms);
@@ -309,10 +292,10 @@ bool WarmPoolSweeper::ParkHot(const PoolMember& m, PoolSweepReport& report) {
     // The supervisor refuses once the runner's job started: then the job is served.
     Result<github::Runner> fresh = deps_.github->GetRunner(RunnerScopeOf(config_), m.runner_id);
     if (fresh.ok() && fresh->busy) {
-      AdoptHot(m, true, report);
+      Adopt(m, true, report);
     } else {
-      Error(report, "suspending hot pool member " + m.microvm_id, frozen);
-      RetireHot(m, "it could not be suspended", true, report);
+      core_.Error(report, "suspending hot pool member " + m.microvm_id, frozen);
+      Retire(m, "it could not be suspended", true, report);
     }
     return false;
   }
@@ -320,7 +303,7 @@ bool WarmPoolSweeper::ParkHot(const PoolMember& m, PoolSweepReport& report) {
   return true;
 }
 
-github::JitConfigRequest WarmPoolSweeper::HotRunnerRequest(const RunnerClass& cls) const {
+github::JitConfigRequest HotPoolSweeper::RunnerRequest(const RunnerClass& cls) const {
   github::JitConfigRequest request;
   request.name = HotRunnerName(config_.runner_name_prefix, deps_.seam.secure_random.Hex(4));
   request.runner_group_id = config_.github.runner_group_id;
@@ -330,19 +313,19 @@ github::JitConfigRequest WarmPoolSweeper::HotRunnerRequest(const RunnerClass& cl
   return request;
 }
 
-Status WarmPoolSweeper::LaunchHot(const RunnerClass& cls, const std::string& version) {
+Status HotPoolSweeper::Launch(const RunnerClass& cls, const std::string& version) {
   const Seam& seam = deps_.seam;
-  MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run, PoolRunRequest(cls, version));
+  MVR_ASSIGN_OR_RETURN(aws::RunMicrovmRequest run, core_.PoolRunRequest(cls, version));
   fleet::RunnerRegistration runners(seam, *deps_.github, RunnerScopeOf(config_));
   MVR_ASSIGN_OR_RETURN(github::JitConfig jit,
-                       runners.Register(HotRunnerRequest(cls), seam.clock.Now() + kStepTime));
+                       runners.Register(RunnerRequest(cls), seam.clock.Now() + kStepTime));
   fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   Result<aws::Microvm> vm = vms.Launch(run, seam.clock.Now() + kStepTime);
   if (!vm.ok()) {
     runners.Remove(jit.runner.id, seam.clock.Now() + kStepTime).IgnoreError();
     return vm.status();
   }
-  PoolMember m = NewMember(cls, version, *vm);
+  PoolMember m = core_.NewMember(cls, version, *vm);
   m.kind = PoolMember::Kind::kHot;
   if (!deps_.control_key.empty()) m.launch_token = run.client_token;
   // The row maps the VM and names its runner from now on, so the janitor never takes either for
@@ -357,34 +340,34 @@ Status WarmPoolSweeper::LaunchHot(const RunnerClass& cls, const std::string& ver
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    hot_configs_[m.microvm_id] = std::move(jit);
+    configs_[m.microvm_id] = std::move(jit);
   }
   seam.logger.Info("hot pool member launched",
                    {{"microvm_id", m.microvm_id}, {"class", cls.label}});
   return Status::Ok();
 }
 
-std::optional<github::JitConfig> WarmPoolSweeper::TakeHotConfig(const std::string& microvm_id) {
+std::optional<github::JitConfig> HotPoolSweeper::TakeConfig(const std::string& microvm_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = hot_configs_.find(microvm_id);
-  if (it == hot_configs_.end()) return std::nullopt;
+  auto it = configs_.find(microvm_id);
+  if (it == configs_.end()) return std::nullopt;
   github::JitConfig jit = std::move(it->second);
-  hot_configs_.erase(it);
+  configs_.erase(it);
   return jit;
 }
 
-Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember& m,
-                                       const aws::Microvm& vm) {
+Status HotPoolSweeper::StartRunner(const RunnerClass& cls, const PoolMember& m,
+                                   const aws::Microvm& vm) {
   const Seam& seam = deps_.seam;
   const TimePoint deadline = seam.clock.Now() + kStepTime;
   fleet::RunnerRegistration runners(seam, *deps_.github, RunnerScopeOf(config_));
-  std::optional<github::JitConfig> launched = TakeHotConfig(m.microvm_id);
+  std::optional<github::JitConfig> launched = TakeConfig(m.microvm_id);
   Status s = Status::Ok();
   if (!launched) {
     // Launched by another process (or before a restart): its config is gone with it. The runner
     // it registered is replaced.
     if (m.runner_id > 0) MVR_RETURN_IF_ERROR(runners.Remove(m.runner_id, deadline));
-    MVR_ASSIGN_OR_RETURN(launched, runners.Register(HotRunnerRequest(cls), deadline));
+    MVR_ASSIGN_OR_RETURN(launched, runners.Register(RunnerRequest(cls), deadline));
     // Recorded before delivery, so that a crash from here on leaves a runner the row names.
     s = deps_.pool.RecordRunner(m.microvm_id, launched->runner.name, launched->runner.id);
   }
@@ -416,9 +399,9 @@ Status WarmPoolSweeper::StartHotRunner(const RunnerClass& cls, const PoolMember&
   return Status::Ok();
 }
 
-void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport& report) {
+void HotPoolSweeper::Adopt(const PoolMember& m, bool claim, PoolSweepReport& report) {
   const Seam& seam = deps_.seam;
-  if (claim && !ClaimForSweeper(m, "adopt", report)) return;
+  if (claim && !core_.ClaimForSweeper(m, "adopt", report)) return;
   fleet::MicrovmLifecycle vms(seam, deps_.microvms);
   const TimePoint deadline = seam.clock.Now() + kStepTime;
   Result<aws::Microvm> vm = vms.Get(m.microvm_id, deadline);
@@ -428,8 +411,8 @@ void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport&
   }
   if (!vm.ok()) {
     // Claimed by the sweeper: the next sweep retires it (or adopts it, if still busy).
-    Error(report, "resuming hot pool member " + m.microvm_id + " whose runner took a job",
-          vm.status());
+    core_.Error(report, "resuming hot pool member " + m.microvm_id + " whose runner took a job",
+                vm.status());
     return;
   }
   MappingRow row;
@@ -439,11 +422,11 @@ void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport&
   row.repository = config_.github.repository;
   row.class_label = m.class_label;
   row.path = "hot";
-  row.times.running_ms = NowMs();
+  row.times.running_ms = core_.NowMs();
   row.times.member_created_ms = m.created_ms;
   row.times.member_parked_ms = m.parked_ms;
   if (Status s = deps_.table->Adopt(row, {WarmPoolTable::RemoveMemberOp(m.microvm_id)}); !s.ok()) {
-    Error(report, "mapping the runner of hot pool member " + m.microvm_id, s);
+    core_.Error(report, "mapping the runner of hot pool member " + m.microvm_id, s);
     return;
   }
   ++report.hot_adopted;
@@ -451,25 +434,25 @@ void WarmPoolSweeper::AdoptHot(const PoolMember& m, bool claim, PoolSweepReport&
                    {{"microvm_id", m.microvm_id}, {"runner_name", m.runner_name}});
 }
 
-void WarmPoolSweeper::RetireHot(const PoolMember& m, const std::string& reason, bool claim,
-                                PoolSweepReport& report) {
-  if (claim && !ClaimForSweeper(m, "replace", report)) return;
-  TakeHotConfig(m.microvm_id);  // not delivered: dropped
+void HotPoolSweeper::Retire(const PoolMember& m, const std::string& reason, bool claim,
+                            PoolSweepReport& report) {
+  if (claim && !core_.ClaimForSweeper(m, "replace", report)) return;
+  TakeConfig(m.microvm_id);  // not delivered: dropped
   // The runner first: GitHub refuses to remove a busy one, and a runner that took a job must
   // keep its VM (it is adopted instead).
   if (m.runner_id > 0 && deps_.github) {
     fleet::RunnerRegistration runners(deps_.seam, *deps_.github, RunnerScopeOf(config_));
     Status removed = runners.Remove(m.runner_id, deps_.seam.clock.Now() + kStepTime);
     if (RefusedAsBusy(removed)) {
-      AdoptHot(m, false, report);
+      Adopt(m, false, report);
       return;
     }
     if (!removed.ok()) {
-      Error(report, "removing the runner of hot pool member " + m.microvm_id, removed);
+      core_.Error(report, "removing the runner of hot pool member " + m.microvm_id, removed);
       return;  // claimed by the sweeper: the next sweep tries again
     }
   }
-  Retire(m, reason, false, report);
+  core_.Retire(m, reason, false, report);
 }
 
 }  // namespace mvr::runnerset

@@ -1,6 +1,6 @@
 #include "runnerset/pools/hot/hot_step.h"
 
-#include "runnerset/pools/warm/warm_pool_sweeper.h"
+#include "runnerset/pools/sweep/pool_sweeper_core.h"
 
 namespace mvr::runnerset {
 

@@ -25,8 +25,8 @@ void WarmPoolSweeper::SettleAbandoned(const PoolMember& m, PoolSweepReport& repo
   const store::Key key{*m.claimed_by, table_attr::kClaimSort};
   Result<std::optional<store::Item>> item = deps_.table->store().Get(key);
   if (!item.ok()) {
-    Error(report, "reading the claim of the launch that took pool member " + m.microvm_id,
-          item.status());
+    core_.Error(report, "reading the claim of the launch that took pool member " + m.microvm_id,
+                item.status());
     return;  // the next sweep asks again
   }
   std::optional<Claim> claim;
@@ -43,8 +43,8 @@ void WarmPoolSweeper::SettleAbandoned(const PoolMember& m, PoolSweepReport& repo
                       deps_.seam.clock.Now() + kDeadLaunchSettleTime);
   const DeadLaunchStep step = DecideDeadLaunch(evidence);
   if (step == DeadLaunchStep::kWait) {
-    Error(report, "removing runner " + runner + " of abandoned pool member " + m.microvm_id,
-          Transient("GitHub did not say whether the runner runs a job"));
+    core_.Error(report, "removing runner " + runner + " of abandoned pool member " + m.microvm_id,
+                Transient("GitHub did not say whether the runner runs a job"));
     return;
   }
   if (step != DeadLaunchStep::kAdopt) {
@@ -56,7 +56,7 @@ void WarmPoolSweeper::SettleAbandoned(const PoolMember& m, PoolSweepReport& repo
                                  {WarmPoolTable::RemoveMemberOp(m.microvm_id)});
   if (!s.ok()) {
     // A conflict: the claim was taken over meanwhile; the next sweep reads it again.
-    Error(report, "adopting runner " + runner + " of pool member " + m.microvm_id, s);
+    core_.Error(report, "adopting runner " + runner + " of pool member " + m.microvm_id, s);
     return;
   }
   deps_.seam.logger.Info(
