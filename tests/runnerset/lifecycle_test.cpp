@@ -108,6 +108,18 @@ WedgedEvidence Wedged() {
   return e;
 }
 
+// The job whose loss is weighed is the one the runner ran (vm-lost seed 171).
+TEST(LostJob, TheJobWeighedIsTheOneTheRunnerRan) {
+  const LostJobRef own{"octo/app", 7};
+  const LostJobRef other{"octo/lib", 9};
+  EXPECT_EQ(JobTheRunnerRan(own, "mvr-7-a", "mvr-7-a", other), other) << "it took another";
+  EXPECT_EQ(JobTheRunnerRan(own, "mvr-7-a", "", {}), own) << "it took none: its own";
+  EXPECT_EQ(JobTheRunnerRan(own, "mvr-7-a", "mvr-7-b", other), own)
+      << "another attempt's runner took that one (a claim taken over)";
+  EXPECT_EQ(JobTheRunnerRan(own, "", "", other), own) << "no runner name: nothing to match";
+  EXPECT_EQ(JobTheRunnerRan(own, "mvr-7-a", "mvr-7-a", {"octo/lib", 0}), own);
+}
+
 TEST(WedgedRunner, AHungWorkerWhoseJobWaitsIsEndedAndItsJobLaunchedAgain) {
   EXPECT_EQ(DecideWedged(Wedged()), WedgedVerdict::kEndAndRelaunch);
 }

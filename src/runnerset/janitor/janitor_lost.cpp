@@ -15,14 +15,24 @@ constexpr Duration kRerunRetryWindow{3'600'000};
 
 }  // namespace
 
+LostJobRef Janitor::JobRanBy(const MappingRow& row) {
+  const LostJobRef own{row.repository, row.job_id};
+  Result<std::optional<Claim>> claim = deps_.table.GetClaim(row.repository, row.job_id);
+  if (!claim.ok() || !*claim) return own;  // no record of another job: the row's own
+  const Claim& c = **claim;
+  return JobTheRunnerRan(own, row.runner_name, c.took_runner, {c.took_repository, c.took_job_id});
+}
+
 bool Janitor::SettleLostJob(const MappingRow& row, const aws::Microvm* vm, SweepReport& report) {
   if (row.job_id <= 0 || row.repository.empty()) return true;  // a pool member's row
-  auto repo = github::RepositoryRef::Parse(row.repository);
+  // The job its runner ran: the row's, or another it took (lost with the VM all the same).
+  const LostJobRef ran = JobRanBy(row);
+  auto repo = github::RepositoryRef::Parse(ran.repository);
   if (!repo.ok()) return true;
-  Result<github::Job> job = deps_.github.GetJob(*repo, row.job_id);
+  Result<github::Job> job = deps_.github.GetJob(*repo, ran.job_id);
   if (!job.ok()) {
     if (job.status().code() == Code::kNotFound) return true;
-    Error(report, "reading job " + std::to_string(row.job_id), job.status());
+    Error(report, "reading job " + std::to_string(ran.job_id), job.status());
     return false;
   }
   const LostJobVerdict verdict = DecideLostJob(LostJobEvidenceOf(
@@ -30,8 +40,8 @@ bool Janitor::SettleLostJob(const MappingRow& row, const aws::Microvm* vm, Sweep
       config_.janitor.rerun_lost_jobs, Duration(config_.janitor.rerun_max_minutes * 60'000LL)));
   if (verdict == LostJobVerdict::kNotLost) return true;
   if (verdict == LostJobVerdict::kWait) return false;
-  const LogFields fields = {{"job_id", row.job_id},
-                            {"repository", row.repository},
+  const LogFields fields = {{"job_id", ran.job_id},
+                            {"repository", ran.repository},
                             {"runner_name", row.runner_name},
                             {"microvm_id", row.microvm_id},
                             {"verdict", LostJobVerdictName(verdict)}};
@@ -40,9 +50,9 @@ bool Janitor::SettleLostJob(const MappingRow& row, const aws::Microvm* vm, Sweep
     deps_.seam.logger.Warn("janitor: a job was lost with its MicroVM; not re-run", fields);
     return true;
   }
-  Status rerun = deps_.github.RerunJob(*repo, row.job_id);
+  Status rerun = deps_.github.RerunJob(*repo, ran.job_id);
   if (!rerun.ok()) {
-    Error(report, "re-running job " + std::to_string(row.job_id), rerun);
+    Error(report, "re-running job " + std::to_string(ran.job_id), rerun);
     const bool give_up =
         job->completed_at && deps_.seam.clock.Now() - *job->completed_at >= kRerunRetryWindow;
     if (give_up) deps_.metrics.AddJanitor("lost_jobs_rerun_refused");

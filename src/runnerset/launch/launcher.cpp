@@ -140,7 +140,7 @@ void Launcher::Gather(LaunchReason need, LaunchEvidence& e, Gathered& g) {
     case LaunchReason::kNeedStillNeeded: {
       // (1) Still queued (or its runner taken by another job)? Fails open, but for GitHub's rate
       // limits, which the launch waits for.
-      Result<Need> needed = StillNeeded(in, !g.stale.empty());
+      Result<Need> needed = StillNeeded(in, !g.stale.empty(), g.action == JobAction::kRequeued);
       e.need = needed.ok() ? std::optional<JobNeed>(*needed) : std::nullopt;
       if (!needed.ok()) g.need_error = needed.status();
       return;
