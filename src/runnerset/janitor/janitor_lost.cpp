@@ -23,6 +23,18 @@ LostJobRef Janitor::JobRanBy(const MappingRow& row) {
   return JobTheRunnerRan(own, row.runner_name, c.took_runner, {c.took_repository, c.took_job_id});
 }
 
+void Janitor::NoteLostVm(const MappingRow& row) {
+  // The class's circuit breaker counts the loss (once per VM: the launcher may count it too).
+  const RunnerClass* cls = config_.FindClass(row.class_label);
+  if (deps_.health == nullptr || cls == nullptr) return;
+  Result<BreakerVerdict> b =
+      deps_.health->breaker().RecordFailure(*cls, row.microvm_id, "lost_mid_job");
+  if (!b.ok()) {
+    deps_.seam.logger.Warn("janitor: recording a loss for the class's circuit breaker",
+                           {{"class", row.class_label}, {"error", b.status().ToString()}});
+  }
+}
+
 bool Janitor::SettleLostJob(const MappingRow& row, const aws::Microvm* vm, SweepReport& report) {
   if (row.job_id <= 0 || row.repository.empty()) return true;  // a pool member's row
   // The job its runner ran: the row's, or another it took (lost with the VM all the same).
@@ -40,6 +52,7 @@ bool Janitor::SettleLostJob(const MappingRow& row, const aws::Microvm* vm, Sweep
       config_.janitor.rerun_lost_jobs, Duration(config_.janitor.rerun_max_minutes * 60'000LL)));
   if (verdict == LostJobVerdict::kNotLost) return true;
   if (verdict == LostJobVerdict::kWait) return false;
+  NoteLostVm(row);
   const LogFields fields = {{"job_id", ran.job_id},
                             {"repository", ran.repository},
                             {"runner_name", row.runner_name},

@@ -109,6 +109,9 @@ LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
   evidence.defer_rate_limited = deps_.defer_rate_limited;
   Gathered gathered;
   gathered.action = action;
+  if (evidence.cls != nullptr) {
+    if (std::optional<LaunchOutcome> paused = DeferIfPaused(in, *evidence.cls)) return *paused;
+  }
   for (;;) {
     const LaunchVerdict verdict = DecideLaunch(evidence);
     if (verdict.step != LaunchStep::kGather) return Settle(verdict, evidence, gathered);

@@ -200,6 +200,11 @@ class Launcher {
   // A launch deferred while the job waits for an environment's approval (`waits`), or was seen
   // waiting and GitHub cannot say whether the approval came.
   LaunchOutcome DeferForApproval(const LaunchIntent& in, bool waits);
+  // The class's circuit breaker (issue 55, item 4; launcher_breaker.cpp): a deferral while it
+  // pauses the class, nullopt otherwise.
+  std::optional<LaunchOutcome> DeferIfPaused(const LaunchIntent& in, const RunnerClass& cls);
+  // A VM of class `label` failed ("launch_failed", "lost_mid_job"): the breaker counts it.
+  void NoteVmFailure(const std::string& label, const std::string& microvm_id, const char* why);
   // Records `action` of a job in its state for a terminate or taken intent; a failure is
   // logged (the intent goes on: its own work does not depend on it).
   void NoteJobAction(const std::string& repository, int64_t job_id, JobAction action);
