@@ -66,5 +66,32 @@ TEST_F(JanitorLostTest, AJobLostOnItsOwnRunnerIsRerun) {
   EXPECT_EQ(metrics_.GetJanitor("lost_jobs_rerun"), 1);
 }
 
+// Issue 55, item 4: GitHub refuses the re-run for want of `actions: write` ("Resource not
+// accessible by integration"). Asking again each sweep changes nothing: the refusal is counted
+// and logged once, and the row goes.
+TEST_F(JanitorLostTest, ARerunRefusedForWantOfActionsWriteIsCountedNotRetried) {
+  const int64_t job = QueueJob();
+  const std::string name = "mvr-demo-" + std::to_string(job) + "-0a1b2c3d";
+  const Runner runner = OnlineRunner(name);
+  platform_.Tick();
+  const std::string vm = platform_.RunningVm();
+  Launched(name, runner.id, vm, job);
+  m_.clock.Advance(Duration(30'000));
+  platform_.TerminateVm(vm);
+  m_.clock.Advance(Duration(200'000));
+  platform_.Tick();
+  // Refused once: a second request would reach GitHub and re-run the job.
+  mvr::testing::RefusingApi::Refusal forbidden{"POST", "/rerun", 403, "",
+                                               "Resource not accessible by integration"};
+  forbidden.times = 1;
+  platform_.github_api.refusals.push_back(forbidden);
+  J().Sweep();
+  EXPECT_EQ(metrics_.GetJanitor("lost_jobs_rerun_forbidden"), 1);
+  EXPECT_FALSE(HasRow(name)) << "not asked again each sweep";
+  m_.clock.Advance(Duration(60'000));
+  J().Sweep();
+  EXPECT_EQ(AttemptsOf(job), 1u);
+}
+
 }  // namespace
 }  // namespace mvr::runnerset::testing

@@ -3,6 +3,9 @@
 // completed it after the VM ended when the VM was lost under it (a platform error, the 8-hour
 // limit, capacity), and the set re-runs it once through POST .../actions/jobs/{id}/rerun when
 // janitor.rerunLostJobs allows (lifecycle/lost_job.h decides). docs/runner-set-lost-jobs.md.
+#include <algorithm>
+#include <cctype>
+
 #include "runnerset/janitor/janitor.h"
 #include "runnerset/lifecycle/lost_job.h"
 
@@ -12,6 +15,15 @@ namespace {
 // GitHub refuses a re-run while the job's run has other jobs in progress: the row stays and the
 // re-run is asked again each sweep, for at most this long after the job failed.
 constexpr Duration kRerunRetryWindow{3'600'000};
+
+// GitHub's 403 for credentials without `actions: write` ("Resource not accessible by
+// integration"), as against its 403 for a run with jobs still in progress, which passes.
+bool RerunNotPermitted(const Status& s) {
+  if (s.ok() || s.error_type() != "Forbidden") return false;
+  std::string m = s.message();
+  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return std::tolower(c); });
+  return m.find("not accessible by integration") != std::string::npos;
+}
 
 }  // namespace
 
@@ -64,6 +76,19 @@ bool Janitor::SettleLostJob(const MappingRow& row, const aws::Microvm* vm, Sweep
     return true;
   }
   Status rerun = deps_.github.RerunJob(*repo, ran.job_id);
+  if (RerunNotPermitted(rerun)) {
+    // Asking again changes nothing until someone grants the permission: counted, logged with
+    // the fix, and the row goes.
+    deps_.metrics.AddJanitor("lost_jobs_rerun_forbidden");
+    LogFields refused = fields;
+    refused.push_back({"error", rerun.ToString()});
+    deps_.seam.logger.Error(
+        "janitor: GitHub refuses to re-run a job lost with its MicroVM: the credentials lack "
+        "actions: write (grant the App \"Actions: Read and write\" and accept it in the "
+        "installation, or turn janitor.rerunLostJobs off)",
+        refused);
+    return true;
+  }
   if (!rerun.ok()) {
     Error(report, "re-running job " + std::to_string(ran.job_id), rerun);
     const bool give_up =
