@@ -60,17 +60,25 @@ void World::CheckLost(WorldReport& report) {
   }
 }
 
-// The wedged runner's launch, its wedgedRunnerSeconds, a janitor period for the sweep that ends it
-// to come round, the launch again, and a minute for the boots and GitHub's hand-over (each launch
-// bounded by its timeout and a deferral, as StolenBound counts them). A runner that wedged on
-// another job than its own leaves that job to the stuck-launch recovery (its own runner took the
-// wedged one's job, and GitHub re-queues it without a webhook): stuckLaunchSeconds stands in for
-// wedgedRunnerSeconds when longer (seed 7 of the first 10).
+// Two recoveries, each the wedged runner's wedgedRunnerSeconds (or, for a runner that wedged on
+// another job than its own, the stuck-launch recovery's stuckLaunchSeconds, whichever is longer:
+// seed 7 of the first 10) and a janitor period for the sweep that acts to come round; three
+// launches, each bounded by its timeout and a deferral (as StolenBound counts them); and a minute
+// for the boots and GitHub's hand-over. Two, not one: a job's wait can hold two wedges, its own
+// (GitHub's model wedges at most one runner a job) and that of a runner launched for it that took
+// another job first and wedged on that one (seed 232: ended at 11:00, its own third runner then
+// wedged on it), or of a job whose runner wedged, which GitHub re-queued and handed to a runner
+// launched for this one (seed 189, twice; the taken chain then counts that job's spent launch as
+// serving this one, and the stuck-launch recovery, due once the job is stuckLaunchSeconds old,
+// comes the next period). One recovery was the bound before; seeds 189 and 232 of 1..300 waited
+// 3 s past it. The planted ignore-wedged still fails: its wedged runner lives out the idle
+// reaping's 30-minute grace, past this bound.
 Duration World::WedgedBound() const {
-  return 2 * (config_.launch_timeout() + config_.defer_delay()) +
-         std::max(Duration(options_.wedged_runner_seconds * 1000LL),
-                  Duration(config_.janitor.stuck_launch_seconds * 1000LL)) +
-         2 * Duration(config_.janitor.interval_seconds * 1000LL) + Duration(60'000);
+  const Duration recovery = std::max(Duration(options_.wedged_runner_seconds * 1000LL),
+                                     Duration(config_.janitor.stuck_launch_seconds * 1000LL)) +
+                            Duration(config_.janitor.interval_seconds * 1000LL);
+  return 3 * (config_.launch_timeout() + config_.defer_delay()) + 2 * recovery +
+         Duration(config_.janitor.interval_seconds * 1000LL) + Duration(60'000);
 }
 
 void World::WedgedChecks() {

@@ -35,6 +35,18 @@ TEST(AssignedJobsTest, ALaterAnswerReplacesAnEarlierOne) {
   EXPECT_EQ(jobs.Find("octo/app", 2)->status, github::JobStatus::kCompleted);
 }
 
+// GitHub takes a job back from a runner that never picked it up (issue 55, items 1 and 5): a
+// queued answer after an in-progress one drops what was kept (wedged-runner seed 101).
+TEST(AssignedJobsTest, AQueuedAnswerDropsWhatWasKept) {
+  AssignedJobs jobs;
+  jobs.Remember("octo/app", JobOf(2, github::JobStatus::kInProgress, "mvr-2-a"));
+  jobs.Remember("Octo/App", JobOf(2, github::JobStatus::kQueued, ""));
+  EXPECT_FALSE(jobs.Find("octo/app", 2));
+  jobs.Remember("octo/app", JobOf(2, github::JobStatus::kInProgress, "mvr-2-b"));
+  ASSERT_TRUE(jobs.Find("octo/app", 2));
+  EXPECT_EQ(jobs.Find("octo/app", 2)->runner_name, "mvr-2-b");
+}
+
 TEST(AssignedJobsTest, TheOldestGoFirstPastTheCapacity) {
   AssignedJobs jobs(2);
   for (int64_t id = 1; id <= 3; ++id) {

@@ -101,6 +101,35 @@ TEST(ServeConfig, JanitorDefaultsAndKeys) {
   ExpectRefusedNaming(unknown, "janitor.interval: unknown member");
 }
 
+// classes[].circuitBreaker (issue 55, item 4): off by default; bad values name the key.
+TEST(ServeConfig, CircuitBreakerKeys) {
+  auto d = Parse(Minimal());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->classes[0].breaker_failures, 0) << "off by default";
+  json j = Minimal();
+  j["classes"][0]["circuitBreaker"] = {{"failures", 3}, {"windowSeconds", 300}};
+  auto c = Parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->classes[0].breaker_failures, 3);
+  EXPECT_EQ(c->classes[0].breaker_window_seconds, 300);
+  EXPECT_EQ(c->classes[0].breaker_pause_seconds, 900) << "the default pause";
+  json missing = Minimal();
+  missing["classes"][0]["circuitBreaker"] = {{"pauseSeconds", 60}};
+  ExpectRefusedNaming(missing, "classes[0].circuitBreaker.failures: required");
+  json zero = Minimal();
+  zero["classes"][0]["circuitBreaker"] = {{"failures", 0}};
+  ExpectRefusedNaming(zero, "classes[0].circuitBreaker.failures");
+  json brief = Minimal();
+  brief["classes"][0]["circuitBreaker"] = {{"failures", 2}, {"pauseSeconds", 1}};
+  ExpectRefusedNaming(brief, "classes[0].circuitBreaker.pauseSeconds");
+  json number = Minimal();
+  number["classes"][0]["circuitBreaker"] = 3;
+  ExpectRefusedNaming(number, "classes[0].circuitBreaker: expected an object");
+  json unknown = Minimal();
+  unknown["classes"][0]["circuitBreaker"] = {{"failures", 2}, {"window", 60}};
+  ExpectRefusedNaming(unknown, "classes[0].circuitBreaker.window: unknown member");
+}
+
 TEST(ServeConfig, WarmPoolDefaultsAndKeys) {
   auto d = Parse(Minimal());
   ASSERT_TRUE(d.ok());

@@ -52,6 +52,28 @@ TEST_F(LauncherJobStateTest, AQueuedArrivingAfterInProgressLaunchesNothing) {
   EXPECT_EQ(L().Handle(janitor).decision, LaunchDecision::kLaunched);
 }
 
+// wedged-runner seed 101: the job was handed to the runner launched for it, whose worker never
+// read it; a launch then kept GitHub's in-progress answer, and GitHub put the job back in the
+// queue 60 s later with no webhook. The janitor's launch (GitHub lists the job queued) read the
+// kept answer, found the job on its own runner, and dropped: the job never ran.
+TEST_F(LauncherJobStateTest, TheJanitorsLaunchOfAJobTakenBackReadsItAnew) {
+  platform_.github_model_options.assignment_pickup_timeout = Duration(60'000);
+  platform_.Rebuild(mvr::testing::InProcessPlatform::DefaultOptions());
+  const int64_t job = QueueJob();
+  OnlineRunner("mvr-demo-" + std::to_string(job) + "-0a1b2c3d");  // never polls for the job
+  platform_.Tick();
+  ASSERT_EQ(JobOf(job).status, "in_progress");
+  EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDroppedNotQueued)
+      << "its own runner has it";
+  m_.clock.Advance(Duration(61'000));
+  platform_.Tick();
+  ASSERT_EQ(JobOf(job).status, "queued") << "GitHub took it back";
+  LaunchIntent janitor = Intent(job);
+  janitor.delivery_id = "janitor";
+  LaunchOutcome o = L().Handle(janitor);
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+}
+
 // CloudSnorkel #416: a job behind an approval is delivered queued, then waiting, then queued
 // again once approved. The first queued gets no VM while GitHub says the job waits.
 TEST_F(LauncherJobStateTest, AJobWaitingForApprovalGetsNoVmUntilApproved) {

@@ -2,6 +2,7 @@
 // job of a VM that is gone, and whether a runner is wedged. Tables of evidence → verdict.
 #include <gtest/gtest.h>
 
+#include "runnerset/lifecycle/circuit_breaker.h"
 #include "runnerset/lifecycle/lost_job.h"
 #include "runnerset/lifecycle/wedged_runner.h"
 
@@ -106,6 +107,83 @@ WedgedEvidence Wedged() {
   e.supervisor_state = "RUNNING";
   e.job = WedgedJobState::kQueued;
   return e;
+}
+
+// The job whose loss is weighed is the one the runner ran (vm-lost seed 171).
+TEST(LostJob, TheJobWeighedIsTheOneTheRunnerRan) {
+  const LostJobRef own{"octo/app", 7};
+  const LostJobRef other{"octo/lib", 9};
+  EXPECT_EQ(JobTheRunnerRan(own, "mvr-7-a", "mvr-7-a", other), other) << "it took another";
+  EXPECT_EQ(JobTheRunnerRan(own, "mvr-7-a", "", {}), own) << "it took none: its own";
+  EXPECT_EQ(JobTheRunnerRan(own, "mvr-7-a", "mvr-7-b", other), own)
+      << "another attempt's runner took that one (a claim taken over)";
+  EXPECT_EQ(JobTheRunnerRan(own, "", "", other), own) << "no runner name: nothing to match";
+  EXPECT_EQ(JobTheRunnerRan(own, "mvr-7-a", "mvr-7-a", {"octo/lib", 0}), own);
+}
+
+// The circuit breaker (issue 55, item 4): 3 failures within 10 minutes pause for 15.
+TEST(CircuitBreaker, Table) {
+  BreakerPolicy p;
+  p.failures = 3;
+  p.window = Min(10);
+  p.pause = Min(15);
+  struct Row {
+    const char* name;
+    std::vector<int64_t> failures_s;  // failure times, seconds after kT0, in the order recorded
+    int64_t now_s;
+    BreakerPhase want;
+    int64_t until_s;  // when kOpen
+  };
+  const Row rows[] = {
+      {"no failures", {}, 0, BreakerPhase::kClosed, 0},
+      {"two failures: below the count", {0, 60}, 120, BreakerPhase::kClosed, 0},
+      {"three within the window pause from the third",
+       {0, 60, 120},
+       130,
+       BreakerPhase::kOpen,
+       120 + 900},
+      {"three, but the first fell out of the window", {0, 400, 700}, 710, BreakerPhase::kClosed, 0},
+      {"recorded out of order, still within the window",
+       {120, 0, 60},
+       130,
+       BreakerPhase::kOpen,
+       60 + 900},
+      {"failures while paused are not counted: the pause keeps its end",
+       {0, 60, 120, 300, 600},
+       700,
+       BreakerPhase::kOpen,
+       1020},
+      {"after the pause: half-open", {0, 60, 120}, 1020, BreakerPhase::kHalfOpen, 0},
+      {"half-open: one failure pauses again",
+       {0, 60, 120, 1100},
+       1110,
+       BreakerPhase::kOpen,
+       1100 + 900},
+      {"a window after the pause: closed again",
+       {0, 60, 120},
+       1020 + 600,
+       BreakerPhase::kClosed,
+       0},
+      {"closed again: one failure is one of three",
+       {0, 60, 120, 1700},
+       1710,
+       BreakerPhase::kClosed,
+       0},
+  };
+  for (const Row& r : rows) {
+    BreakerRecord rec;
+    for (int64_t f : r.failures_s) rec = RecordBreakerFailure(p, rec, kT0 + Sec(f));
+    const BreakerVerdict v = DecideBreaker(p, rec, kT0 + Sec(r.now_s));
+    EXPECT_EQ(v.phase, r.want) << r.name;
+    if (r.want == BreakerPhase::kOpen) {
+      ASSERT_TRUE(v.until) << r.name;
+      EXPECT_EQ(*v.until, kT0 + Sec(r.until_s)) << r.name;
+    }
+  }
+  BreakerPolicy off;
+  BreakerRecord rec;
+  for (int i = 0; i < 10; ++i) rec = RecordBreakerFailure(off, rec, kT0 + Sec(i));
+  EXPECT_EQ(DecideBreaker(off, rec, kT0 + Sec(10)).phase, BreakerPhase::kClosed) << "off";
 }
 
 TEST(WedgedRunner, AHungWorkerWhoseJobWaitsIsEndedAndItsJobLaunchedAgain) {

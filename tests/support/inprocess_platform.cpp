@@ -143,6 +143,7 @@ void InProcessPlatform::Rebuild(emulate::microvms::InProcessMicrovmsOptions opti
   microvms =
       std::make_unique<emulate::microvms::InProcessMicrovms>(m.seam, std::move(options), &guest);
   emulate::github::InProcessGithubOptions github_options;
+  github_options.model = github_model_options;
   github_options.model.repositories = {kPlatformRepository};
   github_options.auth.pats = {Secret(kPlatformGithubToken)};
   github_service = emulate::github::InProcessGithub::Create(github_options, m.seam).value();

@@ -173,6 +173,8 @@ class InProcessPlatform {
   void Tick() { github_model->Tick(); }
 
   ManualSeam m{7, LogLevel::kDebug};
+  // The GitHub model's options the next Rebuild uses (its repositories are always octo/app's).
+  emulate::github::GithubModelOptions github_model_options;
   emulate::github::GithubModel* github_model = nullptr;
   StandInSupervisor guest{github_model};
   std::unique_ptr<emulate::microvms::InProcessMicrovms> microvms;

@@ -339,18 +339,27 @@ void RestApi::AddJobRoutes(http::Router& router) {
                if (!job.ok()) return ErrorResponse(job.status());
                return JsonResponse(200, JobJson(*job, model_.options().base_url));
              }));
-  // 201 with an empty object; GitHub documents 403 as the refusal (github_model_expiry.cpp).
-  router.Add("POST", "/repos/{owner}/{repo}/actions/jobs/{job_id}/rerun",
-             Guard(AuthKind::kToken, kWrite, [this](const ServerRequest&, const PathParams& p) {
-               auto id = ParseId(p.at("job_id"));
-               if (!id) return ErrorResponse(NotFound("Not Found"));
-               auto rerun = model_.RerunJob(p.at("owner"), p.at("repo"), *id);
-               if (rerun.status().code() == Code::kConflict) {
-                 return JsonResponse(403, ErrorJson(rerun.status().message()));
-               }
-               if (!rerun.ok()) return ErrorResponse(rerun.status());
-               return JsonResponse(201, json::object());
-             }));
+  // 201 with an empty object; GitHub documents 403 as the refusal (github_model_expiry.cpp). An
+  // installation token needs `actions: write` (the installation's permissions, as
+  // --installation-permission shows them): without it GitHub answers 403 "Resource not
+  // accessible by integration".
+  router.Add(
+      "POST", "/repos/{owner}/{repo}/actions/jobs/{job_id}/rerun",
+      Guard(AuthKind::kToken, kWrite, [this](const ServerRequest& r, const PathParams& p) {
+        auto id = ParseId(p.at("job_id"));
+        if (!id) return ErrorResponse(NotFound("Not Found"));
+        Result<Identity> who = auth_.AuthenticateToken(r.headers.Get("Authorization"));
+        const json granted = InstallationPermissionsJson(auth_.installation_permissions());
+        if (who.ok() && who->kind == "installation" && granted.value("actions", "") != "write") {
+          return JsonResponse(403, ErrorJson("Resource not accessible by integration"));
+        }
+        auto rerun = model_.RerunJob(p.at("owner"), p.at("repo"), *id);
+        if (rerun.status().code() == Code::kConflict) {
+          return JsonResponse(403, ErrorJson(rerun.status().message()));
+        }
+        if (!rerun.ok()) return ErrorResponse(rerun.status());
+        return JsonResponse(201, json::object());
+      }));
   router.Add("GET", "/repos/{owner}/{repo}/actions/runs",
              Guard(AuthKind::kToken, kRead,
                    [this](const ServerRequest& r, const PathParams& p) { return ListRuns(p, r); }));

@@ -285,7 +285,16 @@ std::string ClassHealth::Prometheus(const ServeConfig& config) const {
                    std::to_string(ToUnixMillis(*v.deadline) / 1000) + "\n";
     }
   }
-  return out + info + deadlines;
+  return out + info + deadlines + breaker_.Prometheus(config);
+}
+
+ClassVerdict ClassHealth::OfClass(const RunnerClass& cls) const {
+  ClassVerdict v = Of(cls.label);
+  if (!BreakerPolicyOf(cls).on()) return v;
+  const BreakerVerdict b = breaker_.Of(cls);
+  v.breaker = BreakerPhaseName(b.phase);
+  v.paused_until = b.until;
+  return v;
 }
 
 nlohmann::json ClassHealthJson(const ClassVerdict& v, const RunnerClass& cls) {
@@ -296,11 +305,22 @@ nlohmann::json ClassHealthJson(const ClassVerdict& v, const RunnerClass& cls) {
                    {"fallbackClass", cls.fallback_class}};
   if (v.since) j["sinceMs"] = ToUnixMillis(*v.since);
   if (v.deadline) j["deadlineMs"] = ToUnixMillis(*v.deadline);
+  if (!v.breaker.empty()) j["circuitBreaker"] = v.breaker;
+  if (v.paused_until) j["pausedUntilMs"] = ToUnixMillis(*v.paused_until);
   return j;
 }
 
+// "; PAUSED ..." while the class's circuit breaker pauses it (class_breaker.h).
+static std::string PauseText(const nlohmann::json& h) {
+  if (!h.contains("pausedUntilMs") || !h["pausedUntilMs"].is_number_integer()) return "";
+  return "; PAUSED by its circuit breaker (its VMs kept failing) until " +
+         FormatRfc3339(TimePoint(std::chrono::milliseconds(h["pausedUntilMs"].get<int64_t>()))) +
+         ": its jobs wait";
+}
+
 std::string ClassHealthText(const nlohmann::json& h) {
-  if (!h.is_object() || h.value("healthy", true)) return "";
+  if (!h.is_object()) return "";
+  if (h.value("healthy", true)) return PauseText(h);
   const std::string reason = h.value("reason", std::string());
   const std::string runner = h.value("runnerVersion", std::string()) + " (image version " +
                              h.value("imageVersion", std::string()) + ")";
@@ -323,7 +343,7 @@ std::string ClassHealthText(const nlohmann::json& h) {
   const std::string fallback = h.value("fallbackClass", std::string());
   out += fallback.empty() ? "; no fallbackClass: its jobs wait"
                           : "; its jobs fall back to " + fallback + " while that is healthy";
-  return out;
+  return out + PauseText(h);
 }
 
 }  // namespace mvr::runnerset

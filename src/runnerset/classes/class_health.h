@@ -21,6 +21,7 @@
 
 #include "base/clock.h"
 #include "github/types.h"
+#include "runnerset/classes/class_breaker.h"
 #include "runnerset/config/config.h"
 #include "runnerset/table/runner_table.h"
 
@@ -37,6 +38,9 @@ struct ClassVerdict {
   std::string runner_version;  // its runner's, when a runner of it has connected
   std::optional<TimePoint> since;
   std::optional<TimePoint> deadline;  // when GitHub stops handing its runner jobs, if known
+  // Its circuit breaker (class_breaker.h), filled by whoever knows the class: "" when off.
+  std::string breaker;                    // "closed", "open" (paused) or "half_open"
+  std::optional<TimePoint> paused_until;  // while open
 };
 
 // GitHub's 30-day rule, and how long before its deadline a class is reported unhealthy (its
@@ -52,7 +56,12 @@ inline constexpr Duration kSyncEvery{10'000};
 class ClassHealth {
  public:
   explicit ClassHealth(const Clock& clock, RunnerTable* table = nullptr)
-      : clock_(clock), table_(table) {}
+      : clock_(clock), table_(table), breaker_(clock, table ? &table->store() : nullptr) {}
+
+  // Each class's circuit breaker (issue 55, item 4), kept in the same table.
+  ClassBreaker& breaker() { return breaker_; }
+  // Of(label) with the class's circuit breaker filled in.
+  ClassVerdict OfClass(const RunnerClass& cls) const;
 
   // The class's current image version, as the sweeper resolved it this sweep. Without one (a
   // process with no sweeper) the image version with the newest evidence stands for the class.
@@ -99,7 +108,8 @@ class ClassHealth {
   // its fallbackClass chain; `cls` itself when none is (its jobs wait there, as they would).
   const RunnerClass& LaunchClass(const ServeConfig& config, const RunnerClass& cls) const;
 
-  // mvr_runnerset_class_healthy{class,reason} and mvr_runnerset_class_runner_version_info.
+  // mvr_runnerset_class_healthy{class,reason} and mvr_runnerset_class_runner_version_info; and
+  // the circuit breakers' mvr_runnerset_class_paused{class} (ClassBreaker::Prometheus).
   std::string Prometheus(const ServeConfig& config) const;
 
  private:
@@ -119,6 +129,7 @@ class ClassHealth {
   mutable std::map<std::string, std::map<std::string, RunnerVerdictRow>> seen_;
   mutable std::optional<TimePoint> synced_;
   std::optional<github::RunnerRelease> latest_;
+  ClassBreaker breaker_;
 };
 
 // For GET /status: {"healthy", "reason", "imageVersion", "runnerVersion", "sinceMs",

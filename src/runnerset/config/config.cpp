@@ -97,6 +97,25 @@ Status ParseConnectors(Strict& s, const std::string& name,
   return Status::Ok();
 }
 
+// classes[].circuitBreaker (`b`, at `key`; absent: off): {"failures": N, "windowSeconds": W,
+// "pauseSeconds": P}.
+Status ParseBreaker(const json* b, const std::string& key, RunnerClass& c) {
+  if (!b) return Status::Ok();
+  if (!b->is_object()) {
+    return InvalidArgument(key + ": expected an object {\"failures\": 3, \"windowSeconds\": " +
+                           "600, \"pauseSeconds\": 900}");
+  }
+  Strict cb(*b, key);
+  if (!cb.Find("failures")) {
+    return InvalidArgument(cb.Key("failures") + ": required (how many VM failures within " +
+                           "windowSeconds pause the class)");
+  }
+  MVR_RETURN_IF_ERROR(cb.Integer("failures", c.breaker_failures, 1, 1000));
+  MVR_RETURN_IF_ERROR(cb.Integer("windowSeconds", c.breaker_window_seconds, 10, 86400));
+  MVR_RETURN_IF_ERROR(cb.Integer("pauseSeconds", c.breaker_pause_seconds, 10, 86400));
+  return cb.NoOthers();
+}
+
 Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   if (!j.is_object()) return InvalidArgument(key + ": expected an object");
   Strict s(j, key);
@@ -116,6 +135,7 @@ Status ParseClass(const json& j, const std::string& key, RunnerClass& c) {
   MVR_RETURN_IF_ERROR(ParseConnectors(s, "ingressConnectors", c.ingress_connectors));
   MVR_RETURN_IF_ERROR(ParseConnectors(s, "egressConnectors", c.egress_connectors));
   MVR_RETURN_IF_ERROR(s.String("fallbackClass", c.fallback_class));
+  MVR_RETURN_IF_ERROR(ParseBreaker(s.Find("circuitBreaker"), s.Key("circuitBreaker"), c));
   MVR_RETURN_IF_ERROR(s.Strings("labels", c.labels));
   MVR_RETURN_IF_ERROR(s.String("architecture", c.architecture));
   MVR_RETURN_IF_ERROR(CheckArchitecture(c, key));

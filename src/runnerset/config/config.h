@@ -47,6 +47,11 @@ struct RunnerClass {
   // image's runner version refused by GitHub or near its deadline: class_health.h); "" = none.
   std::string fallback_class{};
   std::vector<std::string> labels{};  // other labels its runners offer (gpu, large, ...)
+  // circuitBreaker (lifecycle/circuit_breaker.h): this many VM failures (lost mid-job, or failed
+  // at the platform before running) within the window pause the class's launches (0: off).
+  int breaker_failures = 0;
+  int breaker_window_seconds = 600;
+  int breaker_pause_seconds = 900;
   // "arm64" or "": the architecture its runners offer (MicroVMs are ARM64 only; anything else is
   // refused by CheckArchitecture).
   std::string architecture{};

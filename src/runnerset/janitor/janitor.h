@@ -45,6 +45,7 @@
 #include "runnerset/classes/image_runner.h"
 #include "runnerset/config/config.h"
 #include "runnerset/janitor/janitor_verdict.h"
+#include "runnerset/lifecycle/lost_job.h"
 #include "runnerset/metrics/metrics.h"
 #include "runnerset/pools/warm_pool_table.h"
 #include "runnerset/table/runner_table.h"
@@ -157,6 +158,10 @@ class Janitor {
   // it after the VM's end (lost with it), is re-run once when janitor.rerunLostJobs allows
   // (lifecycle/lost_job.h). False: keep the row and look again next sweep.
   bool SettleLostJob(const MappingRow& row, const aws::Microvm* vm, SweepReport& report);
+  // A VM of the row's class was lost mid-job: its circuit breaker counts it.
+  void NoteLostVm(const MappingRow& row);
+  // The job the row's runner ran: the row's own, or the one its claim records it took.
+  LostJobRef JobRanBy(const MappingRow& row);
   // Issue 55, item 5 (janitor_wedged.cpp): rows whose runner is wedged (lifecycle/wedged_runner.h)
   // are ended, and their job launched again while it is queued; they leave inv.rows.
   void EndWedged(Inventory& inv, SweepReport& report);

@@ -23,9 +23,15 @@ std::optional<github::Job> AssignedJobs::Find(const std::string& repository, int
 void AssignedJobs::Remember(const std::string& repository, const github::Job& job) {
   const bool taken =
       job.status == github::JobStatus::kInProgress || job.status == github::JobStatus::kCompleted;
-  if (!taken || job.runner_name.empty() || capacity_ == 0) return;
+  if (capacity_ == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   Key key{Folded(repository), job.id};
+  if (!taken || job.runner_name.empty()) {
+    // GitHub took the job back from a runner that never picked it up (issue 55, items 1 and 5):
+    // what was kept of it is no longer true. Its key stays in order_ until it is pushed out.
+    jobs_.erase(key);
+    return;
+  }
   auto [it, inserted] = jobs_.insert_or_assign(key, job);
   if (!inserted) return;
   order_.push_back(std::move(key));

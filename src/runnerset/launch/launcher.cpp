@@ -109,6 +109,9 @@ LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
   evidence.defer_rate_limited = deps_.defer_rate_limited;
   Gathered gathered;
   gathered.action = action;
+  if (evidence.cls != nullptr) {
+    if (std::optional<LaunchOutcome> paused = DeferIfPaused(in, *evidence.cls)) return *paused;
+  }
   for (;;) {
     const LaunchVerdict verdict = DecideLaunch(evidence);
     if (verdict.step != LaunchStep::kGather) return Settle(verdict, evidence, gathered);
@@ -140,7 +143,7 @@ void Launcher::Gather(LaunchReason need, LaunchEvidence& e, Gathered& g) {
     case LaunchReason::kNeedStillNeeded: {
       // (1) Still queued (or its runner taken by another job)? Fails open, but for GitHub's rate
       // limits, which the launch waits for.
-      Result<Need> needed = StillNeeded(in, !g.stale.empty());
+      Result<Need> needed = StillNeeded(in, !g.stale.empty(), g.action == JobAction::kRequeued);
       e.need = needed.ok() ? std::optional<JobNeed>(*needed) : std::nullopt;
       if (!needed.ok()) g.need_error = needed.status();
       return;

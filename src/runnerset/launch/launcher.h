@@ -176,9 +176,12 @@ class Launcher {
   // kUnknown when GitHub could not be asked (the launch fails open, but for a job seen waiting).
   // own_job_over: the set's job state says this job is in progress or over (a late queued), so
   // GitHub's word on the job itself (a lagging jobs API) does not count: the launch is needed only
-  // when the chain leads to another job still waiting (its runner took this job).
+  // when the chain leads to another job still waiting (its runner took this job). requeued:
+  // GitHub's jobs API listed the job queued when the intent was made (the janitor's launch), so the
+  // job itself is read from GitHub, never from the answers kept (assigned_).
   using Need = JobNeed;
-  Result<Need> StillNeeded(const LaunchIntent& intent, bool own_job_over = false);
+  Result<Need> StillNeeded(const LaunchIntent& intent, bool own_job_over = false,
+                           bool requeued = false);
   // The launch's decision (launch_decision.h): the evidence gathered so far and what gathering
   // kept for carrying the verdict out (launcher_attempt.h).
   struct Gathered;
@@ -197,6 +200,11 @@ class Launcher {
   // A launch deferred while the job waits for an environment's approval (`waits`), or was seen
   // waiting and GitHub cannot say whether the approval came.
   LaunchOutcome DeferForApproval(const LaunchIntent& in, bool waits);
+  // The class's circuit breaker (issue 55, item 4; launcher_breaker.cpp): a deferral while it
+  // pauses the class, nullopt otherwise.
+  std::optional<LaunchOutcome> DeferIfPaused(const LaunchIntent& in, const RunnerClass& cls);
+  // A VM of class `label` failed ("launch_failed", "lost_mid_job"): the breaker counts it.
+  void NoteVmFailure(const std::string& label, const std::string& microvm_id, const char* why);
   // Records `action` of a job in its state for a terminate or taken intent; a failure is
   // logged (the intent goes on: its own work does not depend on it).
   void NoteJobAction(const std::string& repository, int64_t job_id, JobAction action);
@@ -256,8 +264,10 @@ class Launcher {
   // What a taken intent tells for later walks: the job it names is the runner's (AssignedJobs),
   // and the runner launched for `launched_for` went there (RunnerTable::RecordTook).
   Status NoteTook(const TakenIntent& in, const std::string& repository, int64_t launched_for);
-  // GitHub's answer for a job in a chain walk: kept once a runner has taken it (assigned_).
-  Result<github::Job> ReadJob(const github::RepositoryRef& repo, int64_t job_id);
+  // GitHub's answer for a job in a chain walk: kept once a runner has taken it (assigned_); fresh:
+  // asked of GitHub even when kept.
+  Result<github::Job> ReadJob(const github::RepositoryRef& repo, int64_t job_id,
+                              bool fresh = false);
   static constexpr int64_t kLaunchInFlight = -1;
   // How many links of a chain of taken jobs are followed, in either direction, before giving up.
   static constexpr int kMaxChain = 8;

@@ -224,6 +224,7 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
   Result<aws::Microvm> launched = a.vms.Launch(run, a.deadline);
   if (!launched.ok()) {
     a.out_of_capacity = IsOutOfCapacity(launched.status());
+    a.vm_failed = launched.status().code() == Code::kInternal;
     // Unless the platform refused the request, a VM may exist that no answer named: its seat
     // stays until a reconciliation settles it (cap_count.h).
     a.keep_seat = a.keep_seat || !RefusedToRun(launched.status());
@@ -238,8 +239,11 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
   seam.logger.Info(
       "MicroVM launched",
       {{"microvm_id", a.microvm_id}, {"runner_name", a.runner_name}, {"job_id", a.intent.job_id}});
-  // RUNNING, then the runner's config goes through the control port.
-  return a.vms.WaitRunning(a.microvm_id, a.deadline);
+  // RUNNING, then the runner's config goes through the control port. Internal: the VM ended
+  // while it booted.
+  Result<aws::Microvm> running = a.vms.WaitRunning(a.microvm_id, a.deadline);
+  a.vm_failed = !running.ok() && running.status().code() == Code::kInternal;
+  return running;
 }
 
 LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
@@ -276,6 +280,7 @@ LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
     if (!r.ok()) out.detail += "; releasing the claim failed: " + r.message();
   }
   if (!vm_gone) a.keep_seat = true;  // the seat names it (NameSeat) and counts it until it ends
+  if (a.vm_failed) NoteVmFailure(a.runner_class.label, a.microvm_id, "launch_failed");
   if (failure.code() == Code::kUnauthorized &&
       (failure.error_type() == "AuthFailing" || failure.error_type() == "BadCredentials")) {
     // GitHub refuses the set's credentials: no launch can succeed until the secret is fixed, and

@@ -53,6 +53,9 @@ struct Launcher::Attempt {
   bool hot = false;   // ... a hot one: its runner (runner_name, runner_id) is registered already
   // RunMicrovm failed for want of capacity or quota (IsOutOfCapacity): a fallbackClass may serve.
   bool out_of_capacity = false;
+  // Its VM failed at the platform (RunMicrovm's InternalServerException, or the VM ended while it
+  // booted): a failure the class's circuit breaker counts.
+  bool vm_failed = false;
   // The job's class (before a fallback or a route) when this attempt is the job's first: a claim
   // it wins counts the job among the class's arrivals (pool_target.h). nullptr: not counted.
   const RunnerClass* counts_for = nullptr;

@@ -25,6 +25,7 @@ bool Launcher::RerunIfLost(const TerminateIntent& in, const MappingRow& r) {
       LostJobEvidenceOf(*job, r.runner_name, vm->terminated_at, config_.janitor.rerun_lost_jobs,
                         Duration(config_.janitor.rerun_max_minutes * 60'000LL)));
   if (verdict == LostJobVerdict::kNotLost || verdict == LostJobVerdict::kWait) return true;
+  NoteVmFailure(r.class_label, r.microvm_id, "lost_mid_job");
   const LogFields fields = {{"job_id", job_id},
                             {"repository", repository},
                             {"runner_name", r.runner_name},

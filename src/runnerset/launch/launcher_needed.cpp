@@ -27,9 +27,12 @@ std::optional<int64_t> Launcher::LaunchedFor(const std::string& runner) {
   return (*row)->job_id;
 }
 
-Result<github::Job> Launcher::ReadJob(const github::RepositoryRef& repo, int64_t job_id) {
+Result<github::Job> Launcher::ReadJob(const github::RepositoryRef& repo, int64_t job_id,
+                                      bool fresh) {
   const std::string repository = repo.FullName();
-  if (std::optional<github::Job> known = assigned_.Find(repository, job_id)) return *known;
+  if (!fresh) {
+    if (std::optional<github::Job> known = assigned_.Find(repository, job_id)) return *known;
+  }
   Result<github::Job> job = deps_.github.GetJob(repo, job_id);
   if (job.ok()) assigned_.Remember(repository, *job);
   return job;
@@ -45,7 +48,8 @@ bool Launcher::HotLaunchInFlight(const std::string& runner) {
   return false;
 }
 
-Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in, bool own_job_over) {
+Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in, bool own_job_over,
+                                             bool requeued) {
   // A scale set's job was acquired for the set, and only the set's runners can take it: there is
   // no REST job to read (its id is a runnerRequestId) and no other runner to have taken it.
   if (in.scale_set_id != 0) return Need::kYes;
@@ -61,7 +65,10 @@ Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in, bool own_jo
   github::RepositoryRef job_repo = *repo;
   for (int step = 0; step < kMaxChain; ++step) {
     seen.insert(job_id);
-    Result<github::Job> job = ReadJob(job_repo, job_id);
+    // A job GitHub lists as queued again (the janitor's launch, a taken job's relaunch) was
+    // taken back from the runner it was handed (one that never picked it up: issue 55, items 1
+    // and 5): the answer kept from when it was in progress is stale, so its own job is read anew.
+    Result<github::Job> job = ReadJob(job_repo, job_id, step == 0 && requeued);
     // GitHub's rate limits hold the read back: the launch waits for them rather than spend a
     // JIT config (the scarcest of them) on a job that may have its runner already.
     if (!job.ok() && IsGitHubRateLimit(job.status())) return job.status();

@@ -48,6 +48,13 @@ LostJobEvidence LostJobEvidenceOf(const github::Job& job, const std::string& run
   return e;
 }
 
+LostJobRef JobTheRunnerRan(const LostJobRef& row_job, const std::string& runner_name,
+                           const std::string& took_runner, const LostJobRef& took_job) {
+  const bool took_another = !runner_name.empty() && took_runner == runner_name &&
+                            took_job.job_id > 0 && !took_job.repository.empty();
+  return took_another ? took_job : row_job;
+}
+
 const char* LostJobVerdictName(LostJobVerdict v) {
   switch (v) {
     case LostJobVerdict::kNotLost:

@@ -55,4 +55,18 @@ LostJobEvidence LostJobEvidenceOf(const github::Job& job, const std::string& run
                                   Duration rerun_max_ran);
 const char* LostJobVerdictName(LostJobVerdict v);  // "rerun", "ran_too_long", ...
 
+// A job, by repository and id.
+struct LostJobRef {
+  std::string repository;
+  int64_t job_id = 0;
+  bool operator==(const LostJobRef&) const = default;
+};
+// The job whose loss the janitor weighs for a row whose VM is gone: the one its runner ran.
+// GitHub hands a queued job to any idle runner whose labels match, so the runner launched for the
+// row's job may have taken another; the launch's claim records which (`took_*`, from the taken
+// job's `in_progress` delivery). That job, when the claim says this runner took it; else the
+// row's own (vm-lost seed 171: a job lost on a runner launched for another was never re-run).
+LostJobRef JobTheRunnerRan(const LostJobRef& row_job, const std::string& runner_name,
+                           const std::string& took_runner, const LostJobRef& took_job);
+
 }  // namespace mvr::runnerset

@@ -110,7 +110,7 @@ StatusReportInputs GatherStatusReport(const ServeConfig& config, const StatusRep
   GatherPoolSizing(config, src, in);
   in.github_auth_failing_since = src.github.AuthFailingSince();
   if (src.health) {
-    for (const RunnerClass& c : config.classes) in.class_health[c.label] = src.health->Of(c.label);
+    for (const RunnerClass& c : config.classes) in.class_health[c.label] = src.health->OfClass(c);
   }
   in.now = now;
   return in;

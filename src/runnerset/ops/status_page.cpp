@@ -187,6 +187,14 @@ std::string Classes(const json& s) {
     if (!healthy && !Str(health, "fallbackClass").empty()) {
       health_text += "; jobs fall back to " + Str(health, "fallbackClass");
     }
+    // Its circuit breaker paused it: its jobs wait until the pause ends.
+    const bool paused = health.contains("pausedUntilMs") && health["pausedUntilMs"].is_number();
+    if (paused) {
+      const std::string pause =
+          "paused by its circuit breaker until " +
+          FormatRfc3339(TimePoint(Duration(health["pausedUntilMs"].get<int64_t>())));
+      health_text = healthy ? pause : health_text + "; " + pause;
+    }
     out += "<tr>" + Cell(Str(c, "label")) + Cell(Str(c, "image")) + Cell(Str(c, "size"), "num") +
            Cell(c["vms"].is_null() ? "not listed" : Counts(c["vms"])) +
            Cell("target " + Str(pool, "warmTarget") + Sizing(pool.value("warmSizing", json())) +
@@ -194,7 +202,7 @@ std::string Classes(const json& s) {
            Cell("target " + Str(pool, "hotTarget") + Sizing(pool.value("hotSizing", json())) +
                 "; " + Counts(pool.value("hotMembers", json()))) +
            Cell(Str(health, "imageVersion")) + Cell(Str(health, "runnerVersion")) +
-           Cell(health_text, healthy ? nullptr : "bad") + "</tr>";
+           Cell(health_text, healthy && !paused ? nullptr : "bad") + "</tr>";
   }
   return out + "</table>";
 }

@@ -296,6 +296,35 @@ TEST_F(EmulatorE2eTest, JobCancelledBeforePickupGivesCompletedWebhookWithNoRunne
   EXPECT_EQ(json::parse(rest.body)["status"], "completed");
 }
 
+// Issue 55, item 4: POST .../actions/jobs/{id}/rerun needs `actions: write`. An installation
+// whose permissions (--installation-permission) lack it is refused as GitHub refuses it.
+TEST_F(EmulatorE2eTest, RerunNeedsTheInstallationsActionsWrite) {
+  Start();  // the default permissions: actions read
+  const std::string token = InstallationToken(*app_key_, "31337", 1);
+  const int64_t job_id = QueueJob({"no-such-runner"}, {"true"});
+  ASSERT_EQ(Call("POST", "/_emulator/jobs/" + std::to_string(job_id) + "/cancel", "", "").status,
+            200);
+  const std::string rerun = "/repos/octo/app/actions/jobs/" + std::to_string(job_id) + "/rerun";
+  auto refused = Call("POST", rerun, "{}", token);
+  EXPECT_EQ(refused.status, 403) << refused.body;
+  EXPECT_EQ(json::parse(refused.body).value("message", ""),
+            "Resource not accessible by integration");
+  EXPECT_EQ(Call("POST", rerun, "{}").status, 201) << "a PAT's scopes hold it";
+}
+
+TEST_F(EmulatorE2eTest, RerunWithActionsWriteIsServed) {
+  Start(5000, [](EmulatorOptions& o) {
+    o.auth.installation_permissions = {{"actions", "write"}, {"metadata", "read"}};
+  });
+  const std::string token = InstallationToken(*app_key_, "31337", 1);
+  const int64_t job_id = QueueJob({"no-such-runner"}, {"true"});
+  ASSERT_EQ(Call("POST", "/_emulator/jobs/" + std::to_string(job_id) + "/cancel", "", "").status,
+            200);
+  auto served = Call("POST", "/repos/octo/app/actions/jobs/" + std::to_string(job_id) + "/rerun",
+                     "{}", token);
+  EXPECT_EQ(served.status, 201) << served.body;
+}
+
 TEST_F(EmulatorE2eTest, BusyRunnerCannotBeDeleted) {
   Start();
   Secret config = RegisterRunner("e2e-busy");

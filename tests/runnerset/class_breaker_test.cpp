@@ -1,0 +1,76 @@
+// A class whose VMs keep failing is paused (issue 55, item 4) on the in-process platform: VMs that
+// never boot pause the class, the launcher defers (not drops) its jobs, /metrics and /status say
+// so and until when, and the pause survives a restart (it is kept in the set's store).
+#include "platform_fixture.h"
+#include "runnerset/ops/status.h"
+
+namespace mvr::runnerset::testing {
+namespace {
+
+class ClassBreakerTest : public RunnerSetTest {
+ protected:
+  ClassBreakerTest() {
+    emulate::microvms::InProcessMicrovmsOptions o =
+        mvr::testing::InProcessPlatform::DefaultOptions();
+    o.model.boot_failure_probability = 1;  // every VM fails while it boots
+    platform_.Rebuild(o);
+    config_.classes[0].breaker_failures = 2;
+    config_.classes[0].breaker_window_seconds = 600;
+    config_.classes[0].breaker_pause_seconds = 900;
+    UseClassHealth();
+  }
+  const RunnerClass& Small() { return config_.classes[0]; }
+};
+
+TEST_F(ClassBreakerTest, VmsThatKeepFailingPauseTheClassAndItsJobsWait) {
+  EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kFailed);
+  EXPECT_EQ(health_->breaker().Of(Small()).phase, BreakerPhase::kClosed) << "one of two";
+  EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kFailed);
+  const BreakerVerdict paused = health_->breaker().Of(Small());
+  ASSERT_EQ(paused.phase, BreakerPhase::kOpen);
+  ASSERT_TRUE(paused.until);
+  const size_t vms = platform_.VmIds().size();
+  LaunchOutcome o = L().Handle(Intent(QueueJob()));
+  EXPECT_EQ(o.decision, LaunchDecision::kDeferred) << o.detail;
+  EXPECT_NE(o.detail.find("paused by its circuit breaker"), std::string::npos) << o.detail;
+  EXPECT_GE(o.retry_after, config_.defer_delay());
+  EXPECT_EQ(platform_.VmIds().size(), vms) << "no VM launched for a paused class";
+  // /metrics and the status say so, and until when.
+  const std::string metrics = health_->Prometheus(config_);
+  EXPECT_NE(metrics.find("mvr_runnerset_class_paused{class=\"mvr-small\"} 1"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("mvr_runnerset_class_paused_until_seconds{class=\"mvr-small\"} " +
+                         std::to_string(ToUnixMillis(*paused.until) / 1000)),
+            std::string::npos)
+      << metrics;
+  const nlohmann::json health = ClassHealthJson(health_->OfClass(Small()), Small());
+  EXPECT_EQ(health.value("circuitBreaker", ""), "open");
+  EXPECT_EQ(health.value("pausedUntilMs", int64_t{0}), ToUnixMillis(*paused.until));
+  EXPECT_NE(ClassHealthText(health).find("PAUSED"), std::string::npos);
+}
+
+TEST_F(ClassBreakerTest, ThePauseSurvivesARestartAndEndsHalfOpen) {
+  L().Handle(Intent(QueueJob()));
+  L().Handle(Intent(QueueJob()));
+  // A new process over the same store sees the pause.
+  ClassHealth restarted(m_.clock, &table_);
+  const BreakerVerdict seen = restarted.breaker().Of(Small());
+  ASSERT_EQ(seen.phase, BreakerPhase::kOpen);
+  m_.clock.Advance(Duration(901'000));
+  EXPECT_EQ(health_->breaker().Of(Small()).phase, BreakerPhase::kHalfOpen);
+  // Half-open: the job launches; its VM fails too, and that one failure pauses it again.
+  EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kFailed);
+  EXPECT_EQ(health_->breaker().Of(Small()).phase, BreakerPhase::kOpen);
+}
+
+TEST_F(ClassBreakerTest, AVmCountsOnce) {
+  ASSERT_TRUE(health_->breaker().RecordFailure(Small(), "mvm-1", "lost_mid_job").ok());
+  ASSERT_TRUE(health_->breaker().RecordFailure(Small(), "mvm-1", "lost_mid_job").ok());
+  EXPECT_EQ(health_->breaker().Of(Small()).phase, BreakerPhase::kClosed)
+      << "the janitor and the launcher both saw one loss";
+  ASSERT_TRUE(health_->breaker().RecordFailure(Small(), "mvm-2", "lost_mid_job").ok());
+  EXPECT_EQ(health_->breaker().Of(Small()).phase, BreakerPhase::kOpen);
+}
+
+}  // namespace
+}  // namespace mvr::runnerset::testing
