@@ -303,9 +303,7 @@ void Scheduler::StartWatchdog() {
 }
 
 void Scheduler::Watch() {
-  // It looks six times a `stall_timeout` and counts only the real time the run's thread could
-  // have run: on a loaded machine (a sweep at nice 19 beside builds) a thread may wait many
-  // seconds for a processor, which is no stall; a thread blocked on a real lock sleeps instead.
+  // Six looks a `stall_timeout`; waiting for a processor is no stall (docs/simulation.md).
   std::unique_lock<std::mutex> lock(watch_mu_);
   uint64_t seen = progress_.load(std::memory_order_relaxed);
   RunnableTime runnable(run_thread_.load(std::memory_order_relaxed));
@@ -314,8 +312,7 @@ void Scheduler::Watch() {
     watch_cv_.wait_for(lock, options_.stall_timeout / 6);
     if (watch_stop_) break;
     const uint64_t now = progress_.load(std::memory_order_relaxed);
-    const std::chrono::nanoseconds could_run =
-        runnable.Look(run_thread_.load(std::memory_order_relaxed));
+    const std::chrono::nanoseconds could_run = runnable.Look(run_thread_.load());
     const bool still = now == seen && in_run_.load(std::memory_order_relaxed);
     stalled = still ? stalled + could_run : std::chrono::nanoseconds{0};
     if (stalled >= options_.stall_timeout) {
