@@ -178,6 +178,9 @@ class Janitor {
   Result<PoolNames> ScanPool();
   void PruneImageVersions(const Inventory& inv, SweepReport& report);
   // `discovered`: the repositories DiscoverRepositories adds to those of rows and claims.
+  // The jobs whose launch intents wait for a seat of the cap (the fair share's waiting room),
+  // "<repository>#<job id>": recovery leaves them be.
+  std::set<std::string> WaitingForASeat();
   void RecoverStuckLaunches(const Inventory& inv, const std::set<std::string>& discovered,
                             SweepReport& report);
   // The runner versions GitHub accepts: each launch's runner listed online or busy.

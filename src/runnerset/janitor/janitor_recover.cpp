@@ -8,6 +8,7 @@
 #include "github/labels.h"
 #include "runnerset/janitor/janitor.h"
 #include "runnerset/jobs/intent.h"
+#include "runnerset/table/fair_share_waiting.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -64,6 +65,7 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
   const Duration stuck_after(config_.janitor.stuck_launch_seconds * 1000LL);
   const Duration takeover_after = config_.claim_takeover_after();
   std::set<std::string> probing;
+  const std::set<std::string> waiting = WaitingForASeat();
   for (const std::string& repository : repositories) {
     if (!config_.github.Serves(repository)) continue;
     auto repo = github::RepositoryRef::Parse(repository);
@@ -111,6 +113,9 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
           continue;  // a launch holds it and may still be working
         }
       }
+      // Its intent waits for a seat of the cap, due back at its turn: another would only wait too
+      // (and, a sweep after another, a backlog's duplicates would outnumber its jobs).
+      if (waiting.count(repository + "#" + std::to_string(job.id))) continue;
       if (HeldByRefusal(*cls, probing)) {
         deps_.metrics.AddJanitor("recovery_held_refused_runner");
         continue;
@@ -239,6 +244,19 @@ void Janitor::PruneImageVersions(const Inventory& inv, SweepReport& report) {
                              {{"image", image}, {"version", version}});
     }
   }
+}
+
+std::set<std::string> Janitor::WaitingForASeat() {
+  FairShareWaitingRoom room(deps_.table.store(), deps_.seam,
+                            FairShareWaitingRoom::StaleAfter(config_.defer_delay()));
+  Result<FairShareWaitingRoom::View> view = room.Read("", 0);
+  if (!view.ok()) {
+    // Recovery goes on without it: a duplicate intent is harmless (the job's claim).
+    deps_.seam.logger.Warn("janitor: reading the fair share's waiting room failed",
+                           {{"error", view.status().ToString()}});
+    return {};
+  }
+  return view->jobs;
 }
 
 }  // namespace mvr::runnerset

@@ -241,9 +241,9 @@ LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
     out.detail = "GitHub says the job is no longer queued";
     return out;
   }
-  // (2) The concurrency cap defers, never fails: a seat in the store (cap_ledger.h).
-  Result<std::optional<CapSeat>> seat =
-      cap_.Reserve(CapOptions(), [this] { return ListLiveVms(); });
+  // (2) The cap defers, never fails: a seat in the store (cap_ledger.h), fairly shared.
+  SeatWait wait;  // why a deferral waits, and for how long
+  Result<std::optional<CapSeat>> seat = TakeSeat(in, wait);
   if (!seat.ok()) {
     out.decision = LaunchDecision::kDeferred;
     out.retry_after = config_.defer_delay();
@@ -253,9 +253,9 @@ LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
   }
   if (!*seat) {
     out.decision = LaunchDecision::kDeferred;
-    out.retry_after = config_.defer_delay();
-    out.detail = "at the concurrency cap (" + std::to_string(config_.max_concurrent_vms) + ")";
-    deps_.metrics.AddDeferral("cap");
+    out.retry_after = wait.due;
+    out.detail = SeatDeferralDetail(wait.why, config_.max_concurrent_vms);
+    deps_.metrics.AddDeferral(wait.why);
     return out;
   }
   // A class whose runner GitHub refuses launches on its healthy fallbackClass, if it names one;
