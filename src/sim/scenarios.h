@@ -24,6 +24,9 @@ struct Scenario {
 const std::vector<Scenario>& Scenarios();
 // Issue 55, item 1 (expiry_scenarios.cpp): `registration-expiry`.
 std::vector<Scenario> ExpiryScenarios();
+// Issue 56, item 4 (fair_share_scenarios.cpp): `fair-share`, and its world.
+std::vector<Scenario> FairShareScenarios();
+WorldOptions FairShareWorld(uint64_t seed);
 // nullptr when there is no scenario called `name`.
 const Scenario* FindScenario(const std::string& name);
 
