@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/json_text.h"
 #include "sim/scenarios.h"
 
 namespace mvr::sim {
@@ -192,7 +193,7 @@ int PrintScaleReport(bool json, const std::vector<int>& fleets, int seeds, int t
     violations += both.violations;
   }
   if (json) {
-    std::printf("%s\n", ScaleJson(combined).dump(2).c_str());
+    std::printf("%s\n", JsonText(ScaleJson(combined), 2).c_str());
   } else {
     for (const ScaleRow& r : combined) PrintRow(r, 0);
   }

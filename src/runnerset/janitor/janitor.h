@@ -179,7 +179,9 @@ class Janitor {
   void PruneImageVersions(const Inventory& inv, SweepReport& report);
   // `discovered`: the repositories DiscoverRepositories adds to those of rows and claims.
   // The jobs whose launch intents wait for a seat of the cap (the fair share's waiting room),
-  // "<repository>#<job id>": recovery leaves them be.
+  // "<repository>#<job id>": recovery leaves them be. Each is due back at its turn; another
+  // intent would only wait too, and a sweep after another a backlog's duplicates would outnumber
+  // its jobs.
   std::set<std::string> WaitingForASeat();
   void RecoverStuckLaunches(const Inventory& inv, const std::set<std::string>& discovered,
                             SweepReport& report);

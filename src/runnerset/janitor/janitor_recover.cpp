@@ -113,9 +113,7 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
           continue;  // a launch holds it and may still be working
         }
       }
-      // Its intent waits for a seat of the cap, due back at its turn: another would only wait too
-      // (and, a sweep after another, a backlog's duplicates would outnumber its jobs).
-      if (waiting.count(repository + "#" + std::to_string(job.id))) continue;
+      if (waiting.count(repository + "#" + std::to_string(job.id))) continue;  // WaitingForASeat
       if (HeldByRefusal(*cls, probing)) {
         deps_.metrics.AddJanitor("recovery_held_refused_runner");
         continue;
