@@ -13,6 +13,7 @@
 #include "runnerset/ops/billing.h"
 #include "sim/expiry_report.h"
 #include "sim/pool_target_report.h"
+#include "sim/scale_report.h"
 #include "sim/scenarios.h"
 
 namespace mvr::cli {
@@ -35,6 +36,10 @@ struct SimulateFlags {
   int pool_max = 30;
   int weeks = 2;
   int days = 7;
+  // The scale report's fleets (concurrent jobs), seeds per row, and JSON instead of the table.
+  std::vector<int> fleets{100, 1000, 5000};
+  int fleet_seeds = 1;
+  bool json = false;
 };
 
 // A failing seed: its first violation, the others, the knobs it drew, the trace's last steps and
@@ -340,6 +345,17 @@ int Simulate(const SimulateFlags& f) {
   if (!f.report.empty()) {
     if (f.report == "latency") return ReportLatency(threads);
     if (f.report == "registration-expiry") return sim::PrintRegistrationExpiryReport(6, threads);
+    if (f.report == "scale") {
+      const bool sizes_ok =
+          std::all_of(f.fleets.begin(), f.fleets.end(), [](int n) { return n >= 1 && n <= 20000; });
+      if (f.fleets.empty() || !sizes_ok || f.fleet_seeds < 1 || f.fleet_seeds > 100) {
+        std::fprintf(stderr,
+                     "mvr simulate: --fleet takes 1 to 20000 concurrent jobs and --fleet-seeds 1 "
+                     "to 100\n");
+        return 2;
+      }
+      return sim::PrintScaleReport(f.json, f.fleets, f.fleet_seeds, threads);
+    }
     if (f.report == "pool-target") {
       if (f.target_seconds < 1 || f.pool_max < 1 || f.weeks < 1 || f.weeks > 100 || f.days < 1 ||
           f.days > 7) {
@@ -353,7 +369,7 @@ int Simulate(const SimulateFlags& f) {
     if (f.report != "cost") {
       std::fprintf(stderr,
                    "mvr simulate: --report '%s' is not a report; there are: latency, cost, "
-                   "pool-target, registration-expiry\n",
+                   "pool-target, registration-expiry, scale\n",
                    f.report.c_str());
       return 2;
     }
@@ -411,8 +427,14 @@ void AddSimulateCommand(CLI::App& app, Context& ctx) {
       "--report", flags->report,
       "Print a report instead: latency (the performance model's table), cost "
       "(what a job costs on MicroVMs and on GitHub's hosted runners), registration-expiry "
-      "(a hot pool when GitHub collects idle registrations) or pool-target "
-      "(a week of arrivals on fixed hot pools and on one sized to a target)");
+      "(a hot pool when GitHub collects idle registrations), pool-target "
+      "(a week of arrivals on fixed hot pools and on one sized to a target) or scale "
+      "(calls, start times and control-plane price per job at 100 to 5,000 concurrent jobs)");
+  cmd->add_option("--fleet", flags->fleets,
+                  "Concurrent jobs --report scale runs (repeatable; default 100 1000 5000)");
+  cmd->add_option("--fleet-seeds", flags->fleet_seeds,
+                  "Seeds --report scale runs per fleet and arrival pattern (default 1)");
+  cmd->add_flag("--json", flags->json, "--report scale: print JSON instead of the table");
   cmd->add_option("--target-seconds", flags->target_seconds,
                   "The p95 queued -> started --report pool-target sizes for (default 10)");
   cmd->add_option("--pool-max", flags->pool_max,

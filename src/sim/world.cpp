@@ -61,6 +61,7 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
         {"graceSeconds", k.janitor_grace_seconds},
         {"stuckLaunchSeconds", k.stuck_launch_seconds}}},
       {"warmPool", {{"intervalSeconds", k.warm_pool_interval_seconds}}}};
+  if (!o.fair_share) config["launcher"]["fairShare"] = {{"enabled", false}};
   if (o.hot_pool_max_age_seconds > 0) {
     config["hotPool"] = {{"maxAgeSeconds", o.hot_pool_max_age_seconds}};
   }

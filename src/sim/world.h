@@ -230,6 +230,11 @@ class World {
   bool LostJobExcused(const emulate::github::Job& job) const;  // its re-run is checked instead
   void CheckLost(WorldReport& report);
   Duration EndedJobBound() const;
+  // Issue 56, item 4 (world_fair_share.cpp): the last job started within FairShareBound().
+  void CheckFairShare(WorldReport& report);
+  // One launch after a seat frees: its terminate intent (the completed webhook, p50 2 s, and the
+  // queue) and a cold launch (seed 001's 25 s), with room for the launchers' turn.
+  static constexpr Duration kFairShareLaunch{60'000};
 
   WorldOptions options_;
   ConfigKnobs knobs_;
@@ -288,6 +293,9 @@ class World {
   int action_crashed_ = 0;
   std::vector<double> action_start_cold_, action_start_warm_;
   int webhook_handler_crashes_ = 0;
+  // Each function's invocations and their virtual seconds (the scale report's Lambda bill).
+  std::map<std::string, WorldReport::LambdaUse> lambda_;
+  void Invoked(const char* function, TimePoint began);
   bool over_capacity_ = false;
   bool over_cap_ = false;  // CheckCap found the set over maxConcurrentVms (reported once)
   // world_stolen.cpp's state: its own random stream (the other draws stay as they were), when

@@ -19,6 +19,9 @@ std::vector<std::string> World::Repositories(const WorldOptions& o) {
 
 std::string World::JobRepository(int index) {
   const std::vector<std::string> repos = Repositories(options_);
+  if (static_cast<size_t>(index) < options_.job_repository.size()) {
+    return repos.at(static_cast<size_t>(options_.job_repository[static_cast<size_t>(index)]));
+  }
   // In turn, a block of jobs each: every repository's first job comes at another time.
   const size_t block =
       static_cast<size_t>(index) * repos.size() / static_cast<size_t>(std::max(1, options_.jobs));

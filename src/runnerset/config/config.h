@@ -5,6 +5,9 @@
 // Thread-safety: plain values and pure functions (LoadSecrets reads files).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -136,6 +139,20 @@ struct QueueSettings {
   int visibility_timeout_seconds = 0;  // 0 = launch timeout + 60 s
 };
 
+// launcher.fairShare (issue 56, item 4; docs/runner-set-fair-share.md): how the cap's seats are
+// shared between the repositories whose jobs wait for one. Round robin by repository: a free seat
+// goes to the waiting repository holding the fewest seats for its weight; `max` bounds one
+// repository's seats (0: none).
+struct FairShareRepository {
+  double weight = 1;
+  int max = 0;
+};
+struct FairShareSettings {
+  bool enabled = true;
+  std::map<std::string, FairShareRepository> repositories;  // by "owner/name"; others: weight 1
+};
+Status ParseFairShare(const nlohmann::json& j, FairShareSettings& out);  // config_fair_share.cpp
+
 struct LauncherSettings {
   int concurrency = 50;               // launches in flight; each holds one through its VM's boot
   int launch_timeout_seconds = 300;   // one launch, from claim to a delivered runner
@@ -146,6 +163,7 @@ struct LauncherSettings {
   // the set's processes (cap_ledger.h).
   int cap_reconcile_seconds = 60;
   std::string execution_role_arn;  // "" = no role (the default)
+  FairShareSettings fair_share;
 };
 
 // The janitor (001, duty 6): a sweep on a schedule inside `mvr serve`.

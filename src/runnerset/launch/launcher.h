@@ -39,6 +39,7 @@
 #include "runnerset/launch/cap_gate.h"
 #include "runnerset/launch/cap_ledger.h"
 #include "runnerset/launch/launch_decision.h"
+#include "runnerset/launch/fair_share.h"
 #include "runnerset/launch/runner_watch.h"
 #include "runnerset/metrics/metrics.h"
 #include "runnerset/pools/pool_target.h"
@@ -204,6 +205,9 @@ class Launcher {
   // pool members left out, with their startedAt (epoch ms): what reconciles the cap's seats.
   Result<std::map<std::string, int64_t>> ListLiveVms();
   CapLedger::Options CapOptions() const;
+  // (2)'s seat, shared between repositories by launcher.fairShare (launcher_fair_share.cpp);
+  // A deferral's `wait` says why and when the intent is due back (its turn, FairShareDueIn).
+  Result<std::optional<CapSeat>> TakeSeat(const LaunchIntent& in, SeatWait& wait);
   // Names the attempt's VM (a.microvm_id) on its seat of the cap; a failure is logged (the next
   // reconciliation counts the VM all the same).
   void NameSeat(Attempt& attempt);
