@@ -227,6 +227,8 @@ struct ScenarioTally {
   std::vector<double> starts, action_cold, action_warm;
   // Under GitHub's rate limits (issue 30, item 4).
   std::vector<double> bursts;
+  std::vector<double> fair_waits;  // fair-share: the other repository's job's wait (s)
+  int fair_overtaken = 0;
   int64_t failed_launches = 0, failed_other_intents = 0, rate_limit_failures = 0,
           rate_deferrals = 0;
   std::map<std::string, int64_t> rate_refusals;
@@ -236,6 +238,10 @@ struct ScenarioTally {
   int github_apps = 1;
 
   void Add(const sim::WorldReport& r) {
+    if (r.fair_share_wait_seconds >= 0) {
+      fair_waits.push_back(r.fair_share_wait_seconds);
+      fair_overtaken = std::max(fair_overtaken, r.fair_share_overtaken);
+    }
     if (r.rate_limited) {
       bursts.push_back(r.burst_seconds);
       jits.push_back(r.jit_seconds);
@@ -327,6 +333,14 @@ int RunScenario(const sim::Scenario& scenario, const SimulateFlags& f, uint64_t 
                 dead_launches, dead_launch_seeds);
   }
   if (!t.bursts.empty()) PrintRateLimits(t);
+  if (!t.fair_waits.empty()) {
+    // Issue 56, item 4: the other repository's job against the backlog (World::CheckFairShare).
+    std::printf(
+        "  fair share: the other repository's job started p50 %.1f s, max %.1f s after the first "
+        "seat freed once it was queued; the backlog's jobs started after it was queued and "
+        "before it: at most %d\n",
+        sim::Percentile(t.fair_waits, 0.5), sim::Percentile(t.fair_waits, 1.0), t.fair_overtaken);
+  }
   if (!t.action_cold.empty() || !t.action_warm.empty()) {
     std::printf(
         "  the Action's start to runner connected p50: %.1f s on a new member (%zu), %.1f s "

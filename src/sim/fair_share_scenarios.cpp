@@ -37,6 +37,10 @@ WorldOptions FairShareWorld(uint64_t seed) {
   // last runners (at 3,000 s seed 1 ended with the last ones still registered).
   o.drain = Duration(4'500'000);
   o.check_fair_share = true;
+  // The runner dealt a seat for the second repository's job must be one only its jobs may take:
+  // in the organisation's Default group GitHub hands it the backlog's oldest job instead
+  // (docs/runner-set-fair-share.md, "Runners only the repository's jobs take").
+  o.repository_runner_groups = true;
   o.trace_tail = 40;
   return o;
 }

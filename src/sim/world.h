@@ -72,6 +72,8 @@ class World {
   // The stale-runner-version scenario's fallback class and its image
   // (WorldOptions::fallback_class).
   static const char* FallbackLabel() { return kFallbackLabel; }
+  // With repository_runner_groups, a runner group limited to each repository (world_outage.cpp).
+  static std::vector<emulate::github::RunnerGroupSpec> RunnerGroups(const WorldOptions& o);
   static const char* FallbackImage() { return kFallbackImage; }
 
  private:

@@ -226,6 +226,11 @@ struct WorldOptions {
   // launcher.fairShare.enabled (false: the code before item 4, for the test that shows the
   // scenario fails without it).
   bool fair_share = true;
+  // Each repository's launches register their runners in a runner group of its own, limited to
+  // it (launcher.fairShare.repositories[...].runnerGroupId; GitHub's model: group 2 + index):
+  // false is the organisation's Default group, where GitHub hands the runner dealt a seat for
+  // one repository's job the oldest job of any.
+  bool repository_runner_groups = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };
@@ -262,8 +267,9 @@ struct WorldReport {
   size_t microvms_calls = 0;
   size_t github_calls = 0;
   // check_fair_share: the last job's wait from the first seat freed after it was queued to its
-  // start, and the backlog's jobs that started after it was queued and before it.
-  double fair_share_wait_seconds = 0;
+  // start (-1: not checked), and the backlog's jobs that started after it was queued and before
+  // it.
+  double fair_share_wait_seconds = -1;
   int fair_share_overtaken = 0;
   // Issue 56's scale report: the set's calls to DynamoDB and SQS, and its Lambda functions'
   // invocations and seconds (virtual) by function: webhook, launcher, janitor, warm-pool.

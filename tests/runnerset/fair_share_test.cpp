@@ -169,7 +169,11 @@ TEST(FairShareTest, TheConfigurationNamesWhatIsWrong) {
       {R"({"repositories": {"big": {}}})", "owner/name"},
       {R"({"repositories": {"octo/big": {"weight": 0}}})", "weight: expected a number"},
       {R"({"repositories": {"octo/big": {"max": -1}}})", "max: expected a whole number"},
-      {R"({"repositories": {"octo/big": {"share": 2}}})", "weight and max"},
+      {R"({"repositories": {"octo/big": {"share": 2}}})", "weight, max and runnerGroupId"},
+      {R"({"repositories": {"octo/big": {"runnerGroupId": 0}}})",
+       "runnerGroupId: expected the id of a runner group"},
+      {R"({"repositories": {"octo/big": {"runnerGroupId": "2"}}})",
+       "runnerGroupId: expected the id of a runner group"},
       {R"({"enabled": "yes"})", "enabled: expected true or false"},
       {R"({"weights": {}})", "fairShare takes enabled and repositories"},
   };
@@ -180,6 +184,21 @@ TEST(FairShareTest, TheConfigurationNamesWhatIsWrong) {
     EXPECT_NE(st.message().find(says), std::string::npos) << text << ": " << st.message();
     EXPECT_NE(st.message().find("launcher.fairShare"), std::string::npos) << st.message();
   }
+}
+
+// The runner a repository's seat was dealt for joins the repository's own runner group (GitHub
+// hands an organisation's runner the oldest job its group may serve: without it, the backlog's).
+TEST(FairShareTest, ARepositoryWithARunnerGroupRegistersItsRunnersThere) {
+  FairShareSettings s;
+  ASSERT_TRUE(ParseFairShare(nlohmann::json::parse(
+                                 R"({"repositories": {"octo/Small": {"runnerGroupId": 7},
+                                                      "octo/big": {"weight": 2}}})"),
+                             s)
+                  .ok());
+  EXPECT_EQ(s.RunnerGroupOf("octo/Small", 1), 7);
+  EXPECT_EQ(s.RunnerGroupOf("OCTO/small", 1), 7);  // GitHub's names are case-insensitive
+  EXPECT_EQ(s.RunnerGroupOf("octo/big", 1), 1);    // no group of its own: github.runnerGroupId
+  EXPECT_EQ(s.RunnerGroupOf("octo/other", 3), 3);
 }
 
 class WaitingRoomTest : public ::testing::Test {

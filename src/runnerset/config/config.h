@@ -143,13 +143,21 @@ struct QueueSettings {
 // shared between the repositories whose jobs wait for one. Round robin by repository: a free seat
 // goes to the waiting repository holding the fewest seats for its weight; `max` bounds one
 // repository's seats (0: none).
+// `runner_group_id` (runnerGroupId; 0: github.runnerGroupId) is the runner group the
+// repository's launches register their runners in: at organisation or enterprise scope, one whose
+// repository access is that repository alone, so that no other repository's older job takes the
+// runner its seat was dealt for (docs/runner-set-fair-share.md).
 struct FairShareRepository {
   double weight = 1;
   int max = 0;
+  int64_t runner_group_id = 0;
 };
 struct FairShareSettings {
   bool enabled = true;
   std::map<std::string, FairShareRepository> repositories;  // by "owner/name"; others: weight 1
+  // The runner group a launch for `repository` registers its runner in: the repository's
+  // runnerGroupId (names compared case-insensitively, as GitHub does), else `fallback`.
+  int64_t RunnerGroupOf(const std::string& repository, int64_t fallback) const;
 };
 Status ParseFairShare(const nlohmann::json& j, FairShareSettings& out);  // config_fair_share.cpp
 

@@ -1,5 +1,8 @@
 // launcher.fairShare (config.h, FairShareSettings): {"enabled": true, "repositories":
-// {"owner/name": {"weight": 2, "max": 10}}}. Every error names the key and what it takes.
+// {"owner/name": {"weight": 2, "max": 10, "runnerGroupId": 7}}}. Every error names the key and
+// what it takes.
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 #include "runnerset/config/config.h"
@@ -18,7 +21,9 @@ Status ParseRepository(const std::string& name, const json& j, FairShareReposito
   if (name.find('/') == std::string::npos || name.front() == '/' || name.back() == '/') {
     return Refuse(key, "name a repository as owner/name");
   }
-  if (!j.is_object()) return Refuse(key, "expected an object with weight and/or max");
+  if (!j.is_object()) {
+    return Refuse(key, "expected an object with weight, max and/or runnerGroupId");
+  }
   for (const auto& [member, value] : j.items()) {
     if (member == "weight") {
       if (!value.is_number() || value.get<double>() < 0.01 || value.get<double>() > 1000) {
@@ -30,14 +35,40 @@ Status ParseRepository(const std::string& name, const json& j, FairShareReposito
         return Refuse(key + ".max", "expected a whole number from 0 (no maximum) to 100000");
       }
       out.max = static_cast<int>(value.get<int64_t>());
+    } else if (member == "runnerGroupId") {
+      if (!value.is_number_integer() || value.get<int64_t>() < 1) {
+        return Refuse(key + ".runnerGroupId",
+                      "expected the id of a runner group (a whole number from 1) whose repository "
+                      "access is this repository");
+      }
+      out.runner_group_id = value.get<int64_t>();
     } else {
-      return Refuse(key + "." + member, "unknown key; a repository takes weight and max");
+      return Refuse(key + "." + member,
+                    "unknown key; a repository takes weight, max and runnerGroupId");
     }
   }
   return Status::Ok();
 }
 
+bool SameRepository(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+int64_t FairShareSettings::RunnerGroupOf(const std::string& repository, int64_t fallback) const {
+  for (const auto& [name, r] : repositories) {
+    if (r.runner_group_id > 0 && SameRepository(name, repository)) return r.runner_group_id;
+  }
+  return fallback;
+}
 
 Status ParseFairShare(const json& j, FairShareSettings& out) {
   if (j.is_null()) return Status::Ok();

@@ -186,7 +186,10 @@ Status Launcher::Register(Attempt& a) {
   a.runner_name = JobRunnerName(config_.runner_name_prefix, in.job_id, a.token.substr(0, 8));
   github::JitConfigRequest jit_request;
   jit_request.name = a.runner_name;
-  jit_request.runner_group_id = config_.github.runner_group_id;
+  // The repository's own runner group, if it has one: only its jobs may take the runner its seat
+  // was dealt for (launcher.fairShare; GitHub hands a runner the oldest job it may serve).
+  jit_request.runner_group_id =
+      config_.launcher.fair_share.RunnerGroupOf(in.repository, config_.github.runner_group_id);
   jit_request.labels = RunnerLabels(in);
   // A longer wait for GitHub's rate limits would eat the launch's deadline: the launch is
   // deferred instead (launcher_rate.cpp), and the launcher takes the next message.
