@@ -35,6 +35,8 @@ void ScaleTotals::Add(uint64_t seed, const WorldReport& r) {
     lambda[function].seconds += use.seconds;
   }
   starts.insert(starts.end(), r.start_seconds.begin(), r.start_seconds.end());
+  for (const auto& [op, n] : r.github_operations) operations["github " + op] += n;
+  for (const auto& [op, n] : r.microvms_operations) operations["microvms " + op] += n;
 }
 
 ScaleRow ScaleRowOf(int concurrent_jobs, const std::string& arrivals, const ScaleTotals& t,
@@ -149,7 +151,23 @@ ScaleTotals Sum(const ScaleTotals& a, const ScaleTotals& b) {
     t.lambda[function].seconds += use.seconds;
   }
   t.starts.insert(t.starts.end(), b.starts.begin(), b.starts.end());
+  for (const auto& [op, n] : b.operations) t.operations[op] += n;
   return t;
+}
+
+// Which calls make up a fleet's GitHub and MicroVMs figures: each operation's calls per completed
+// job, most first (the operations under 0.01 a job left out).
+void PrintBreakdown(std::FILE* out, int concurrent_jobs, const ScaleTotals& t) {
+  if (t.completed <= 0) return;
+  std::vector<std::pair<double, std::string>> rows;
+  for (const auto& [op, n] : t.operations) {
+    const double per_job = static_cast<double>(n) / t.completed;
+    if (per_job >= 0.01) rows.emplace_back(per_job, op);
+  }
+  std::sort(rows.rbegin(), rows.rend());
+  std::fprintf(out, "%d jobs at once, calls per completed job by operation:\n", concurrent_jobs);
+  for (const auto& [per_job, op] : rows) std::fprintf(out, "  %8.3f  %s\n", per_job, op.c_str());
+  std::fflush(out);
 }
 
 void PrintRow(const ScaleRow& r, double wall_seconds) {
@@ -191,6 +209,8 @@ int PrintScaleReport(bool json, const std::vector<int>& fleets, int seeds, int t
     }
     combined.push_back(ScaleRowOf(n, "both", both));
     violations += both.violations;
+    // With --json the breakdown goes to stderr: stdout holds the shape alone.
+    PrintBreakdown(json ? stderr : stdout, n, both);
   }
   if (json) {
     std::printf("%s\n", JsonText(ScaleJson(combined), 2).c_str());

@@ -44,6 +44,9 @@ struct ScaleTotals {
   StoreCalls dynamodb;
   std::map<std::string, WorldReport::LambdaUse> lambda;
   std::vector<double> starts;  // queued -> started, s
+  // GitHub's and MicroVMs' calls by operation ("github GET /repos/{}/{}/actions/jobs/{}"): what
+  // the report breaks the per-job figures down by.
+  std::map<std::string, size_t> operations;
 
   void Add(uint64_t seed, const WorldReport& r);
 };

@@ -292,6 +292,8 @@ void World::ReportFigures(WorldReport& report) {
   }
   report.microvms_calls = vms_http_.requests();
   report.github_calls = github_http_.requests();
+  report.microvms_operations = vms_http_.by_operation();
+  report.github_operations = github_http_.by_operation();
   report.store_calls = store_.calls();
   report.queue_calls = queue_.calls();
   report.lambda = lambda_;

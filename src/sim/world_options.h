@@ -266,6 +266,8 @@ struct WorldReport {
   std::vector<double> job_seconds;  // how long each job that finished ran on its runner
   size_t microvms_calls = 0;
   size_t github_calls = 0;
+  // The same by operation (SimHttpClient::by_operation), for the scale report's breakdown.
+  std::map<std::string, size_t> microvms_operations, github_operations;
   // check_fair_share: the last job's wait from the first seat freed after it was queued to its
   // start (-1: not checked), and the backlog's jobs that started after it was queued and before
   // it.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/sim_http.h"
+
 namespace mvr::sim {
 namespace {
 
@@ -81,6 +83,21 @@ TEST(ScaleReportTest, EveryJobOfAFleetRunsAtOnce) {
                 std::max(static_cast<double>(o.arrivals.count()), ramp_ms));
     }
   }
+}
+
+// The breakdown's names: one for every call of an operation, whatever its ids.
+TEST(ScaleReportTest, AnOperationIsNamedWithoutItsIds) {
+  http::HttpRequest a;
+  a.method = "GET";
+  a.url = "http://github.sim/repos/octo/repo-2/actions/jobs/10000005?x=1";
+  http::HttpRequest b = a;
+  b.url = "http://github.sim/repos/octo/repo-3/actions/jobs/7";
+  EXPECT_EQ(OperationOf(a), "GET /repos/octo/{}/actions/jobs/{}");
+  EXPECT_EQ(OperationOf(a), OperationOf(b));
+  http::HttpRequest list;
+  list.method = "GET";
+  list.url = "http://microvms.sim/2025-09-09/microvms?imageArn=arn%3Aaws";
+  EXPECT_EQ(OperationOf(list), "GET /{}/microvms");
 }
 
 }  // namespace
