@@ -56,4 +56,17 @@ std::vector<Scenario> FairShareScenarios() {
            /*in_all=*/false}};
 }
 
+std::vector<PlantedBug> WithFairShareBugs(std::vector<PlantedBug> bugs) {
+  bugs.push_back({"no-fair-share",
+                  "launcher.fairShare.enabled false: any launch takes any free seat, so the "
+                  "backlog's launches take every seat that frees (issue 56, item 4 reverted)",
+                  [](WorldOptions& o) { o.fair_share = false; }});
+  bugs.push_back({"default-runner-group",
+                  "every repository's runners join the organisation's Default runner group: "
+                  "the runner dealt a seat for one repository's job is handed another's older "
+                  "job (the fair share's seats without its runner groups)",
+                  [](WorldOptions& o) { o.repository_runner_groups = false; }});
+  return bugs;
+}
+
 }  // namespace mvr::sim

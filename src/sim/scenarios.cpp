@@ -303,7 +303,7 @@ const Scenario* FindScenario(const std::string& name) {
 }
 
 const std::vector<PlantedBug>& PlantedBugs() {
-  static const std::vector<PlantedBug> bugs = WithLostBugs({
+  static const std::vector<PlantedBug> bugs = WithFairShareBugs(WithLostBugs({
       {"unconditional-claim",
        "the job claim's write ignores its condition, so two launchers can both win one job",
        [](WorldOptions& o) { o.plant_unconditional_claims = true; }},
@@ -331,7 +331,7 @@ const std::vector<PlantedBug>& PlantedBugs() {
        "the launcher resumes a hot member without reading its registration, so it serves one "
        "whose registration GitHub collected while it was parked",
        [](WorldOptions& o) { o.plant_stale_hot = true; }},
-  });
+  }));
   return bugs;
 }
 
