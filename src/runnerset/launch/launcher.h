@@ -38,8 +38,8 @@
 #include "runnerset/launch/assigned_jobs.h"
 #include "runnerset/launch/cap_gate.h"
 #include "runnerset/launch/cap_ledger.h"
-#include "runnerset/launch/launch_decision.h"
 #include "runnerset/launch/fair_share.h"
+#include "runnerset/launch/launch_decision.h"
 #include "runnerset/launch/runner_watch.h"
 #include "runnerset/metrics/metrics.h"
 #include "runnerset/pools/pool_target.h"
@@ -195,6 +195,9 @@ class Launcher {
   // The job's state for a launch (launcher_job_state.cpp): evidence.job, and in `gathered` the
   // job's state and why a queued is late (the job is in progress or completed already).
   void GatherJobState(const LaunchIntent& in, LaunchEvidence& evidence, Gathered& gathered);
+  // Whether the job's state, read again once the claim is won, now makes the intent stale (a
+  // `completed` recorded since GatherJobState read it); false when it cannot be read.
+  bool StaleSinceGathered(const LaunchIntent& in);
   // A launch deferred while the job waits for an environment's approval (`waits`), or was seen
   // waiting and GitHub cannot say whether the approval came.
   LaunchOutcome DeferForApproval(const LaunchIntent& in, bool waits);

@@ -72,6 +72,17 @@ LaunchOutcome Launcher::Run(Attempt& a, LaunchEvidence e) {
   }
   a.claim = RunnerTable::ClaimKey(in.repository, in.job_id);
   a.token = claim->attempt_token;
+  // The job's state again, the claim won: a `completed` the set recorded since the launch first
+  // read it (its GitHub read and its seat take seconds) stops it as it stops a launch that begins
+  // after the record. Deferred, not dropped: the intent's next look follows the runner's chain.
+  if (!claim->taken_over && e.job && !e.job->stale && StaleSinceGathered(in)) {
+    deps_.table.Release(a.claim, a.token).IgnoreError();  // else a takeover settles it
+    out.decision = LaunchDecision::kDeferred;
+    out.retry_after = config_.defer_delay();
+    out.detail = "the job's state changed while the launch claimed it: looked at again";
+    deps_.metrics.AddDeferral("job_state_changed");
+    return out;
+  }
   a.times.claimed_ms = ToUnixMillis(seam.clock.Now());
   a.job_key = RunnerTable::JobKey(in.repository, in.job_id);
   deps_.metrics.Observe(a.job_key, Milestone::kClaimed, a.times.received_ms, a.times.claimed_ms);
