@@ -13,6 +13,7 @@
 #include "runnerset/ops/billing.h"
 #include "sim/expiry_report.h"
 #include "sim/pool_target_report.h"
+#include "sim/scale_report.h"
 #include "sim/scenarios.h"
 
 namespace mvr::cli {
@@ -35,6 +36,10 @@ struct SimulateFlags {
   int pool_max = 30;
   int weeks = 2;
   int days = 7;
+  // The scale report's fleets (concurrent jobs), seeds per row, and JSON instead of the table.
+  std::vector<int> fleets{100, 1000, 5000};
+  int fleet_seeds = 1;
+  bool json = false;
 };
 
 // A failing seed: its first violation, the others, the knobs it drew, the trace's last steps and
@@ -222,6 +227,8 @@ struct ScenarioTally {
   std::vector<double> starts, action_cold, action_warm;
   // Under GitHub's rate limits (issue 30, item 4).
   std::vector<double> bursts;
+  std::vector<double> fair_waits;  // fair-share: the other repository's job's wait (s)
+  int fair_overtaken = 0;
   int64_t failed_launches = 0, failed_other_intents = 0, rate_limit_failures = 0,
           rate_deferrals = 0;
   std::map<std::string, int64_t> rate_refusals;
@@ -231,6 +238,10 @@ struct ScenarioTally {
   int github_apps = 1;
 
   void Add(const sim::WorldReport& r) {
+    if (r.fair_share_wait_seconds >= 0) {
+      fair_waits.push_back(r.fair_share_wait_seconds);
+      fair_overtaken = std::max(fair_overtaken, r.fair_share_overtaken);
+    }
     if (r.rate_limited) {
       bursts.push_back(r.burst_seconds);
       jits.push_back(r.jit_seconds);
@@ -322,6 +333,14 @@ int RunScenario(const sim::Scenario& scenario, const SimulateFlags& f, uint64_t 
                 dead_launches, dead_launch_seeds);
   }
   if (!t.bursts.empty()) PrintRateLimits(t);
+  if (!t.fair_waits.empty()) {
+    // Issue 56, item 4: the other repository's job against the backlog (World::CheckFairShare).
+    std::printf(
+        "  fair share: the other repository's job started p50 %.1f s, max %.1f s after the first "
+        "seat freed once it was queued; the backlog's jobs started after it was queued and "
+        "before it: at most %d\n",
+        sim::Percentile(t.fair_waits, 0.5), sim::Percentile(t.fair_waits, 1.0), t.fair_overtaken);
+  }
   if (!t.action_cold.empty() || !t.action_warm.empty()) {
     std::printf(
         "  the Action's start to runner connected p50: %.1f s on a new member (%zu), %.1f s "
@@ -340,6 +359,17 @@ int Simulate(const SimulateFlags& f) {
   if (!f.report.empty()) {
     if (f.report == "latency") return ReportLatency(threads);
     if (f.report == "registration-expiry") return sim::PrintRegistrationExpiryReport(6, threads);
+    if (f.report == "scale") {
+      const bool sizes_ok =
+          std::all_of(f.fleets.begin(), f.fleets.end(), [](int n) { return n >= 1 && n <= 20000; });
+      if (f.fleets.empty() || !sizes_ok || f.fleet_seeds < 1 || f.fleet_seeds > 100) {
+        std::fprintf(stderr,
+                     "mvr simulate: --fleet takes 1 to 20000 concurrent jobs and --fleet-seeds 1 "
+                     "to 100\n");
+        return 2;
+      }
+      return sim::PrintScaleReport(f.json, f.fleets, f.fleet_seeds, threads);
+    }
     if (f.report == "pool-target") {
       if (f.target_seconds < 1 || f.pool_max < 1 || f.weeks < 1 || f.weeks > 100 || f.days < 1 ||
           f.days > 7) {
@@ -353,7 +383,7 @@ int Simulate(const SimulateFlags& f) {
     if (f.report != "cost") {
       std::fprintf(stderr,
                    "mvr simulate: --report '%s' is not a report; there are: latency, cost, "
-                   "pool-target, registration-expiry\n",
+                   "pool-target, registration-expiry, scale\n",
                    f.report.c_str());
       return 2;
     }
@@ -411,8 +441,14 @@ void AddSimulateCommand(CLI::App& app, Context& ctx) {
       "--report", flags->report,
       "Print a report instead: latency (the performance model's table), cost "
       "(what a job costs on MicroVMs and on GitHub's hosted runners), registration-expiry "
-      "(a hot pool when GitHub collects idle registrations) or pool-target "
-      "(a week of arrivals on fixed hot pools and on one sized to a target)");
+      "(a hot pool when GitHub collects idle registrations), pool-target "
+      "(a week of arrivals on fixed hot pools and on one sized to a target) or scale "
+      "(calls, start times and control-plane price per job at 100 to 5,000 concurrent jobs)");
+  cmd->add_option("--fleet", flags->fleets,
+                  "Concurrent jobs --report scale runs (repeatable; default 100 1000 5000)");
+  cmd->add_option("--fleet-seeds", flags->fleet_seeds,
+                  "Seeds --report scale runs per fleet and arrival pattern (default 1)");
+  cmd->add_flag("--json", flags->json, "--report scale: print JSON instead of the table");
   cmd->add_option("--target-seconds", flags->target_seconds,
                   "The p95 queued -> started --report pool-target sizes for (default 10)");
   cmd->add_option("--pool-max", flags->pool_max,

@@ -280,6 +280,7 @@ const std::vector<Scenario>& Scenarios() {
     for (Scenario& s : OrderScenarios()) all.push_back(std::move(s));
     for (Scenario& s : TokenScenarios()) all.push_back(std::move(s));
     for (Scenario& s : LostScenarios()) all.push_back(std::move(s));
+    for (Scenario& s : FairShareScenarios()) all.push_back(std::move(s));
     all.push_back({"pool-target",
                    "a day of a recorded week (a daily pattern and bursts, pool_target_report.h) on "
                    "a hot pool sized to p95 queued -> started <= 10 s from the week before",
@@ -302,7 +303,7 @@ const Scenario* FindScenario(const std::string& name) {
 }
 
 const std::vector<PlantedBug>& PlantedBugs() {
-  static const std::vector<PlantedBug> bugs = WithLostBugs({
+  static const std::vector<PlantedBug> bugs = WithFairShareBugs(WithLostBugs({
       {"unconditional-claim",
        "the job claim's write ignores its condition, so two launchers can both win one job",
        [](WorldOptions& o) { o.plant_unconditional_claims = true; }},
@@ -330,7 +331,7 @@ const std::vector<PlantedBug>& PlantedBugs() {
        "the launcher resumes a hot member without reading its registration, so it serves one "
        "whose registration GitHub collected while it was parked",
        [](WorldOptions& o) { o.plant_stale_hot = true; }},
-  });
+  }));
   return bugs;
 }
 

@@ -30,6 +30,10 @@ std::vector<Scenario> ExpiryScenarios();
 std::vector<Scenario> LostScenarios();
 struct PlantedBug;
 std::vector<PlantedBug> WithLostBugs(std::vector<PlantedBug> bugs);
+// Issue 56, item 4 (fair_share_scenarios.cpp): `fair-share`, and its world.
+std::vector<Scenario> FairShareScenarios();
+WorldOptions FairShareWorld(uint64_t seed);
+std::vector<PlantedBug> WithFairShareBugs(std::vector<PlantedBug> bugs);
 // nullptr when there is no scenario called `name`.
 const Scenario* FindScenario(const std::string& name);
 

@@ -13,6 +13,22 @@ std::string RequestName(const http::HttpRequest& request) {
   return request.method + " " + std::string(rest);
 }
 
+std::string OperationOf(const http::HttpRequest& request) {
+  const std::string name = RequestName(request);
+  const size_t space = name.find(' ');
+  std::string out = name.substr(0, space) + " ";
+  size_t at = space + 1;
+  while (at < name.size()) {
+    size_t slash = name.find('/', at + 1);
+    if (slash == std::string::npos) slash = name.size();
+    const std::string segment = name.substr(at, slash - at);  // "/jobs"
+    const bool id = segment.find_first_of("0123456789") != std::string::npos;
+    out += id ? "/{}" : segment;
+    at = slash;
+  }
+  return out;
+}
+
 SimHttpClient::SimHttpClient(Scheduler& scheduler, http::HttpClient& inner, Faults& faults,
                              std::string name)
     : scheduler_(scheduler), inner_(inner), faults_(faults), name_(std::move(name)) {
@@ -27,6 +43,7 @@ Result<http::HttpResponse> SimHttpClient::Send(const http::HttpRequest& request)
   const std::string operation = name_ + " " + RequestName(request);
   scheduler_.Yield(operation);
   ++requests_;
+  ++by_operation_[OperationOf(request)];
   if (request.method != "GET" && request.method != "HEAD") ++mutations_;
   switch (faults_.Draw(operation)) {
     case Faults::Kind::kNone:

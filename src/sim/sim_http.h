@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include "http/client.h"
@@ -34,6 +35,9 @@ class SimHttpClient final : public http::HttpClient {
   size_t requests() const { return requests_; }
   // Requests that may change something (every method but GET and HEAD).
   size_t mutations() const { return mutations_; }
+  // Requests by operation (OperationOf: "GET /repos/{}/{}/actions/jobs/{}"): what the scale
+  // report breaks a service's calls per job down by.
+  const std::map<std::string, size_t>& by_operation() const { return by_operation_; }
 
  private:
   Scheduler& scheduler_;
@@ -43,10 +47,14 @@ class SimHttpClient final : public http::HttpClient {
   std::function<http::HttpResponse()> throttle_;
   size_t requests_ = 0;  // written by the actor holding the baton only
   size_t mutations_ = 0;
+  std::map<std::string, size_t> by_operation_;
 };
 
 // The request's method and path without its query ("POST /2025-09-09/microvms"): the trace's
 // and the fault counts' name for it.
 std::string RequestName(const http::HttpRequest& request);
+// RequestName with every path segment that holds a digit (ids, ARNs, repository names alike) as
+// "{}": one name for every call of one operation.
+std::string OperationOf(const http::HttpRequest& request);
 
 }  // namespace mvr::sim

@@ -55,18 +55,32 @@ Status Faults::ErrorFor(Kind kind, std::string_view operation) {
   return Status::Ok();
 }
 
+namespace {
+
+// A query's or scan's page: a 4 KB read unit per 8 items (the set's rows are under 512 bytes),
+// at least one.
+double PageUnits(const Result<store::Page>& page) {
+  const size_t items = page.ok() ? page->items.size() : 0;
+  return std::max<double>(1, static_cast<double>((items + 7) / 8));
+}
+
+}  // namespace
+
 Faults::Kind SimStore::Enter(std::string_view operation) {
+  ++calls_.calls;
   scheduler_.Yield(operation);
   return faults_.Draw(operation);
 }
 
 Result<std::optional<store::Item>> SimStore::Get(const store::Key& key) {
+  calls_.read_units += 1;
   return Apply(Enter("store.Get"), "store.Get", [&] { return inner().Get(key); });
 }
 
 Status SimStore::Put(const store::Item& item, const std::optional<store::Condition>& condition) {
   const bool planted =
       !unconditional_prefix_.empty() && item.key.partition.rfind(unconditional_prefix_, 0) == 0;
+  calls_.write_units += 1;
   return Apply(Enter("store.Put"), "store.Put",
                [&] { return inner().Put(item, planted ? std::nullopt : condition); });
 }
@@ -74,21 +88,29 @@ Status SimStore::Put(const store::Item& item, const std::optional<store::Conditi
 Result<store::Item> SimStore::Update(const store::Key& key,
                                      const std::vector<store::Update>& updates,
                                      const std::optional<store::Condition>& condition) {
+  calls_.write_units += 1;
   return Apply(Enter("store.Update"), "store.Update",
                [&] { return inner().Update(key, updates, condition); });
 }
 
 Status SimStore::Delete(const store::Key& key, const std::optional<store::Condition>& condition) {
+  calls_.write_units += 1;
   return Apply(Enter("store.Delete"), "store.Delete",
                [&] { return inner().Delete(key, condition); });
 }
 
 Result<store::Page> SimStore::Query(const store::QueryRequest& request) {
-  return Apply(Enter("store.Query"), "store.Query", [&] { return inner().Query(request); });
+  Result<store::Page> page =
+      Apply(Enter("store.Query"), "store.Query", [&] { return inner().Query(request); });
+  calls_.read_units += PageUnits(page);
+  return page;
 }
 
 Result<store::Page> SimStore::Scan(const store::ScanRequest& request) {
-  return Apply(Enter("store.Scan"), "store.Scan", [&] { return inner().Scan(request); });
+  Result<store::Page> page =
+      Apply(Enter("store.Scan"), "store.Scan", [&] { return inner().Scan(request); });
+  calls_.read_units += PageUnits(page);
+  return page;
 }
 
 bool SimStore::IsLaunchCommit(const std::vector<store::WriteOp>& writes) {
@@ -99,6 +121,7 @@ bool SimStore::IsLaunchCommit(const std::vector<store::WriteOp>& writes) {
 
 store::TransactionOutcome SimStore::Transact(const std::vector<store::WriteOp>& writes) {
   if (before_commit_ && IsLaunchCommit(writes)) before_commit_();
+  calls_.write_units += 2.0 * static_cast<double>(writes.size());
   const Faults::Kind kind = Enter("store.Transact");
   if (Before(kind)) return {Faults::ErrorFor(kind, "store.Transact"), std::nullopt};
   store::TransactionOutcome outcome = inner().Transact(writes);
@@ -115,6 +138,7 @@ bool SimQueue::Duplicate() {
 }
 
 Faults::Kind SimQueue::Enter(std::string_view operation) {
+  ++calls_;
   scheduler_.Yield(operation);
   return faults_.Draw(operation);
 }

@@ -46,6 +46,16 @@ class Faults {
   std::map<std::string, int> counts_;
 };
 
+// What the set's calls to DynamoDB and SQS came to (issue 56's scale report): calls, and the
+// request units DynamoDB would bill for them (docs/runner-set-cost.md, "How the calls are
+// priced": an item read counts 4 KB at most, a query's page a 4 KB unit per 8 items, a write one
+// unit, a transaction's writes two each, a refused or failed call as if it succeeded).
+struct StoreCalls {
+  size_t calls = 0;
+  double read_units = 0;
+  double write_units = 0;
+};
+
 // Every call is changed (a scheduling point that may fail), so every call is overridden.
 class SimStore final : public store::ForwardingStore {
  public:
@@ -70,11 +80,13 @@ class SimStore final : public store::ForwardingStore {
   void BeforeCommit(std::function<void()> hook) { before_commit_ = std::move(hook); }
   // Whether `writes` is a launch's commit (RunnerTable::Commit).
   static bool IsLaunchCommit(const std::vector<store::WriteOp>& writes);
+  const StoreCalls& calls() const { return calls_; }
 
  private:
   Faults::Kind Enter(std::string_view operation);
   Scheduler& scheduler_;
   Faults& faults_;
+  StoreCalls calls_;
   std::string unconditional_prefix_;
   std::function<void()> before_commit_;
 };
@@ -99,8 +111,11 @@ class SimQueue final : public queue::ForwardingQueue {
   Result<std::vector<queue::QueueMessage>> Receive(const queue::ReceiveOptions& options) override;
   Status Delete(const std::string& receipt) override;
   Status ChangeVisibility(const std::string& receipt, Duration visibility) override;
+  // Requests made (SQS bills each, a batch as one).
+  size_t calls() const { return calls_; }
 
  private:
+  size_t calls_ = 0;
   Faults::Kind Enter(std::string_view operation);
   bool Duplicate();
   Scheduler& scheduler_;

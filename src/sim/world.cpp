@@ -61,6 +61,10 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
         {"graceSeconds", k.janitor_grace_seconds},
         {"stuckLaunchSeconds", k.stuck_launch_seconds}}},
       {"warmPool", {{"intervalSeconds", k.warm_pool_interval_seconds}}}};
+  if (!o.fair_share) config["launcher"]["fairShare"] = {{"enabled", false}};
+  for (const gh::RunnerGroupSpec& g : World::RunnerGroups(o)) {
+    config["launcher"]["fairShare"]["repositories"][g.repositories[0]] = {{"runnerGroupId", g.id}};
+  }
   if (o.hot_pool_max_age_seconds > 0) {
     config["hotPool"] = {{"maxAgeSeconds", o.hot_pool_max_age_seconds}};
   }
@@ -279,6 +283,7 @@ std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
         std::string(kRepository).substr(0, std::string(kRepository).find('/'))};
   }
   o.model.webhook_secret = Secret(kWebhookSecret);
+  o.model.runner_groups = RunnerGroups(options_);
   o.model.registration_idle_expiry = options_.registration_idle_expiry;
   o.model.offline_registration_expiry = options_.offline_registration_expiry;
   o.model.assignment_pickup_timeout = Duration(60'000);  // as `mvr emulate github`

@@ -72,6 +72,8 @@ class World {
   // The stale-runner-version scenario's fallback class and its image
   // (WorldOptions::fallback_class).
   static const char* FallbackLabel() { return kFallbackLabel; }
+  // With repository_runner_groups, a runner group limited to each repository (world_outage.cpp).
+  static std::vector<emulate::github::RunnerGroupSpec> RunnerGroups(const WorldOptions& o);
   static const char* FallbackImage() { return kFallbackImage; }
 
  private:
@@ -230,6 +232,11 @@ class World {
   bool LostJobExcused(const emulate::github::Job& job) const;  // its re-run is checked instead
   void CheckLost(WorldReport& report);
   Duration EndedJobBound() const;
+  // Issue 56, item 4 (world_fair_share.cpp): the last job started within FairShareBound().
+  void CheckFairShare(WorldReport& report);
+  // One launch after a seat frees: its terminate intent (the completed webhook, p50 2 s, and the
+  // queue) and a cold launch (seed 001's 25 s), with room for the launchers' turn.
+  static constexpr Duration kFairShareLaunch{60'000};
 
   WorldOptions options_;
   ConfigKnobs knobs_;
@@ -288,6 +295,9 @@ class World {
   int action_crashed_ = 0;
   std::vector<double> action_start_cold_, action_start_warm_;
   int webhook_handler_crashes_ = 0;
+  // Each function's invocations and their virtual seconds (the scale report's Lambda bill).
+  std::map<std::string, WorldReport::LambdaUse> lambda_;
+  void Invoked(const char* function, TimePoint began);
   bool over_capacity_ = false;
   bool over_cap_ = false;  // CheckCap found the set over maxConcurrentVms (reported once)
   // world_stolen.cpp's state: its own random stream (the other draws stay as they were), when

@@ -35,7 +35,9 @@ void World::LauncherLoop(Process& p) {
     if (!got.ok()) p.seam.sleeper.Sleep(Duration(1'000));
     if (!got.ok() || got->empty()) continue;
     for (const queue::QueueMessage& m : *got) {
+      const TimePoint began = scheduler_.Now();
       runnerset::HandleMessage(queue_, launcher, p.seam.seam, m, config_.queue.max_receive_count);
+      Invoked("launcher", began);
       if (options_.check_order) NoteCompleted(m);
     }
   }
@@ -49,7 +51,9 @@ void World::JanitorLoop(Process& p) {
   const Duration interval(config_.janitor.interval_seconds * 1000LL);
   while (true) {
     p.seam.sleeper.Sleep(interval);
+    const TimePoint began = scheduler_.Now();
     const runnerset::SweepReport swept = janitor.Sweep();
+    Invoked("janitor", began);
     if (swept.paced) continue;
     const TimePoint now = scheduler_.Now();
     if (janitor_swept_) janitor_gap_ = std::max(janitor_gap_, now - *janitor_swept_);
@@ -74,7 +78,9 @@ void World::SweeperLoop(Process& p) {
   runnerset::AddPoolSweepers(sweeper);
   const Duration interval(config_.warm_pool.interval_seconds * 1000LL);
   while (true) {
+    const TimePoint began = scheduler_.Now();
     const runnerset::PoolSweepReport swept = sweeper.Sweep();
+    Invoked("warm-pool", began);
     if (swept.errors == 0) {
       const TimePoint now = scheduler_.Now();
       if (sweeper_swept_) sweeper_gap_ = std::max(sweeper_gap_, now - *sweeper_swept_);
@@ -156,9 +162,11 @@ void World::HandleDelivery(const std::shared_ptr<gh::HeldDelivery>& held, int co
     held->done(outcome);
   });
   scheduler_.CrashAfter(crash_after);
+  const TimePoint began = scheduler_.Now();
   runnerset::WebhookAnswer answer =
       runnerset::AnswerWebhook(*router_, queue_, metrics_, webhooks_.logger, held->delivery.headers,
                                held->delivery.payload, webhooks_.clock.Now());
+  Invoked("webhook", began);
   scheduler_.CrashAfter(0);
   if (copy == 0) {
     gh::DeliveryOutcome outcome;
@@ -213,6 +221,12 @@ void World::MaybeDieBeforeCommit() {
   NoteClaimsOfKilledLauncher();
   SpawnRole(Role::kLauncher);
   scheduler_.CrashAfter(1);  // the commit's own scheduling point, before it is applied
+}
+
+void World::Invoked(const char* function, TimePoint began) {
+  WorldReport::LambdaUse& use = lambda_[function];
+  ++use.invocations;
+  use.seconds += static_cast<double>((scheduler_.Now() - began).count()) / 1000.0;
 }
 
 int World::CrashPoint(int span) {

@@ -75,6 +75,7 @@ void World::CheckTheEnd(WorldReport& report) {
   CheckRateLimits(report);
   CheckTokenRequests(report);
   if (options_.check_lost) CheckLost(report);
+  if (options_.check_fair_share) CheckFairShare(report);
   ReportFigures(report);
 }
 
@@ -291,6 +292,11 @@ void World::ReportFigures(WorldReport& report) {
   }
   report.microvms_calls = vms_http_.requests();
   report.github_calls = github_http_.requests();
+  report.microvms_operations = vms_http_.by_operation();
+  report.github_operations = github_http_.by_operation();
+  report.store_calls = store_.calls();
+  report.queue_calls = queue_.calls();
+  report.lambda = lambda_;
   for (const Faults* f : {&store_faults_, &queue_faults_, &microvms_faults_, &github_faults_}) {
     for (const auto& [what, n] : f->counts()) report.faults[what] += n;
   }

@@ -218,6 +218,19 @@ struct WorldOptions {
   double wedged_runners = 0;
   int wedged_runner_seconds = 0;
   bool check_wedged = false;
+  // Issue 56, item 4 (fair_share_scenarios.cpp): when not empty, job i is queued in
+  // Repositories()[job_repository[i]] instead of JobRepository's blocks; with check_fair_share,
+  // the last job (another repository's, behind a backlog) must start within one launch slot.
+  std::vector<int> job_repository;
+  bool check_fair_share = false;
+  // launcher.fairShare.enabled (false: the code before item 4, for the test that shows the
+  // scenario fails without it).
+  bool fair_share = true;
+  // Each repository's launches register their runners in a runner group of its own, limited to
+  // it (launcher.fairShare.repositories[...].runnerGroupId; GitHub's model: group 2 + index):
+  // false is the organisation's Default group, where GitHub hands the runner dealt a seat for
+  // one repository's job the oldest job of any.
+  bool repository_runner_groups = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };
@@ -253,6 +266,22 @@ struct WorldReport {
   std::vector<double> job_seconds;  // how long each job that finished ran on its runner
   size_t microvms_calls = 0;
   size_t github_calls = 0;
+  // The same by operation (SimHttpClient::by_operation), for the scale report's breakdown.
+  std::map<std::string, size_t> microvms_operations, github_operations;
+  // check_fair_share: the last job's wait from the first seat freed after it was queued to its
+  // start (-1: not checked), and the backlog's jobs that started after it was queued and before
+  // it.
+  double fair_share_wait_seconds = -1;
+  int fair_share_overtaken = 0;
+  // Issue 56's scale report: the set's calls to DynamoDB and SQS, and its Lambda functions'
+  // invocations and seconds (virtual) by function: webhook, launcher, janitor, warm-pool.
+  StoreCalls store_calls;
+  size_t queue_calls = 0;
+  struct LambdaUse {
+    int64_t invocations = 0;
+    double seconds = 0;
+  };
+  std::map<std::string, LambdaUse> lambda;
   std::map<std::string, int> faults;       // drawn faults by operation and kind
   std::map<std::string, int64_t> janitor;  // the janitor's counters over the run (non-zero ones)
   std::vector<std::string> logs;           // with keep_logs: every log line, by process

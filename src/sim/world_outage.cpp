@@ -17,8 +17,22 @@ std::vector<std::string> World::Repositories(const WorldOptions& o) {
   return repos;
 }
 
+std::vector<emulate::github::RunnerGroupSpec> World::RunnerGroups(const WorldOptions& o) {
+  std::vector<emulate::github::RunnerGroupSpec> groups;
+  if (!o.repository_runner_groups || o.org_repositories == 0) return groups;
+  const std::vector<std::string> repos = Repositories(o);
+  for (size_t i = 0; i < repos.size(); ++i) {
+    const std::string owner = repos[i].substr(0, repos[i].find('/'));
+    groups.push_back({static_cast<int64_t>(2 + i), owner, repos[i] + " only", {repos[i]}});
+  }
+  return groups;
+}
+
 std::string World::JobRepository(int index) {
   const std::vector<std::string> repos = Repositories(options_);
+  if (static_cast<size_t>(index) < options_.job_repository.size()) {
+    return repos.at(static_cast<size_t>(options_.job_repository[static_cast<size_t>(index)]));
+  }
   // In turn, a block of jobs each: every repository's first job comes at another time.
   const size_t block =
       static_cast<size_t>(index) * repos.size() / static_cast<size_t>(std::max(1, options_.jobs));

@@ -44,7 +44,7 @@ TEST(NextCapStep, Table) {
 
 CapSeat Seat(const std::string& key, const std::string& vm, int64_t held, int64_t named,
              const std::string& holder = "h") {
-  return CapSeat{key, holder, vm, held, named};
+  return CapSeat{key, holder, vm, held, named, ""};
 }
 
 struct PlanCase {

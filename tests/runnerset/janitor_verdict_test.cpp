@@ -175,6 +175,9 @@ TEST(JanitorVerdict, StuckJobOneRowPerBranch) {
       {"no claim: the refusal hold next", nullptr, StuckStep::kGather},
       {"no claim, refused", [](StuckJobEvidence& e) { e.held = true; }, StuckStep::kHold},
       {"no claim, relaunched", [](StuckJobEvidence& e) { e.held = false; }, StuckStep::kRelaunch},
+      // Issue 56, item 4: due back at its turn; a relaunch each sweep multiplied a backlog.
+      {"its intent waits for a seat (the fair share's waiting room)",
+       [](StuckJobEvidence& e) { e.waiting_for_seat = true; }, StuckStep::kWait},
       {"launched, its VM and runner there", [&](StuckJobEvidence& e) { claimed(e, true); },
        StuckStep::kKeep},
       {"launched, its VM gone",

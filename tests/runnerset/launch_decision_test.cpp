@@ -193,6 +193,13 @@ TEST(LaunchDecision, EachReasonToDefer) {
        Admitted(), LaunchStep::kDefer, LaunchReason::kSeatsUnreadable},
       {"at the cap", [](LaunchEvidence& e) { e.seat = std::optional<bool>(false); }, Admitted(),
        LaunchStep::kDefer, LaunchReason::kAtCap},
+      // Issue 56, item 4: a free seat dealt to another repository first.
+      {"not its repository's turn",
+       [](LaunchEvidence& e) {
+         e.seat = std::optional<bool>(false);
+         e.seat_others_turn = true;
+       },
+       Admitted(), LaunchStep::kDefer, LaunchReason::kNotItsTurn},
       {"another attempt holds the claim", [](LaunchEvidence& e) { e.claim = ClaimEvidence::kBusy; },
        Claimed(kCold), LaunchStep::kDefer, LaunchReason::kClaimedElsewhere},
   });

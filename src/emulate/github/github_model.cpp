@@ -113,7 +113,7 @@ Result<JitRegistration> GithubModel::GenerateJitConfig(const Scope& scope,
   }
   std::lock_guard<std::mutex> lock(mu_);
   MVR_RETURN_IF_ERROR(CheckScopeLocked(scope));
-  if (*request.runner_group_id != 1) return NotFound("Not Found");
+  if (!GroupKnownLocked(scope, *request.runner_group_id)) return NotFound("Not Found");
   ExpireRegistrationsLocked();  // an expired registration's name is free again
   for (const auto& [id, r] : runners_) {
     if (SameName(r.runner.scope.Name(), scope.Name()) && SameName(r.runner.name, request.name)) {
@@ -262,6 +262,8 @@ bool GithubModel::RunnerServesLocked(const RunnerState& r, const Job& job) const
     return r.scale_set_id == ss->second.set_id && ss->second.state == "acquired";
   }
   if (r.scale_set_id != 0) return false;
+  // A runner group limited to some repositories serves no other repository's job.
+  if (!GroupAdmitsLocked(r.runner.group_id, job.repository)) return false;
   return LabelsMatch(job.labels, r.runner.labels);
 }
 
@@ -275,7 +277,7 @@ void GithubModel::GiveJobLocked(Job& job, RunnerState& r, Outbox& out) {
   job.runner_id = r.runner.id;
   job.runner_name = r.runner.name;
   job.runner_group_id = r.runner.group_id;
-  job.runner_group_name = "Default";
+  job.runner_group_name = GroupNameLocked(r.runner.group_id);
   job.timeline.push_back(TimelineEntry{seam_.clock.Now(), "assigned", r.runner.name});
   ScaleSetJobStartedLocked(job, r);
   EmitLocked(job, "in_progress", out);
@@ -376,6 +378,43 @@ void GithubModel::Tick() {
     AssignLocked(out);
   }
   Dispatch(std::move(out));
+}
+
+// Runner groups (GithubModelOptions::runner_groups): an organisation's Default group (id 1)
+// admits every repository; a group of "selected" visibility admits only its repositories' jobs,
+// which keeps a repository's runner from being handed an older job of another repository (the
+// fair share's runners, docs/runner-set-fair-share.md).
+namespace {
+
+const RunnerGroupSpec* FindGroup(const std::vector<RunnerGroupSpec>& groups, int64_t id) {
+  for (const RunnerGroupSpec& g : groups) {
+    if (g.id == id) return &g;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool GithubModel::GroupKnownLocked(const Scope& scope, int64_t id) const {
+  if (id == 1) return true;
+  // A repository's runners join its Default group only; a group is one organisation's.
+  if (scope.kind != Scope::Kind::kOrganization) return false;
+  const RunnerGroupSpec* g = FindGroup(options_.runner_groups, id);
+  return g && AsciiLower(g->organization) == AsciiLower(scope.owner);
+}
+
+bool GithubModel::GroupAdmitsLocked(int64_t id, const std::string& repository) const {
+  const RunnerGroupSpec* g = FindGroup(options_.runner_groups, id);
+  if (!g) return true;  // Default: every repository its scope serves
+  for (const std::string& r : g->repositories) {
+    if (AsciiLower(r) == AsciiLower(repository)) return true;
+  }
+  return false;
+}
+
+std::string GithubModel::GroupNameLocked(int64_t id) const {
+  const RunnerGroupSpec* g = FindGroup(options_.runner_groups, id);
+  return g ? g->name : "Default";
 }
 
 }  // namespace mvr::emulate::github

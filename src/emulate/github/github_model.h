@@ -26,6 +26,18 @@
 
 namespace mvr::emulate::github {
 
+// An organisation's runner group beside its Default (id 1) with "selected" visibility: only the
+// jobs of `repositories` ("owner/name") may run on its runners (GitHub's runner groups; REST
+// "Create a self-hosted runner group for an organization", visibility "selected"). GitHub has no
+// custom groups for a repository's own runners: a repository-scoped JIT config with any group but
+// 1 is answered 404, as is a group the organisation does not have.
+struct RunnerGroupSpec {
+  int64_t id = 0;  // 2 or more
+  std::string organization;
+  std::string name;
+  std::vector<std::string> repositories;
+};
+
 struct GithubModelOptions {
   std::vector<std::string> repositories;   // "owner/name"
   std::vector<std::string> organizations;  // orgs whose runners serve their repositories
@@ -76,6 +88,8 @@ struct GithubModelOptions {
   // [self-hosted, <runner-label>] and runs `true` (rest_api_dispatch.cpp).
   std::vector<std::string> dispatch_workflows;
   ScaleSetOptions scaleset;  // the runner scale-set API (github_model_scaleset*.cpp)
+  // The organisations' runner groups beside Default (github_model.cpp).
+  std::vector<RunnerGroupSpec> runner_groups;
 };
 
 struct JitRequest {
@@ -336,6 +350,11 @@ class GithubModel {
   // GitHub's refusal of `r`'s version now ("" = accepted); marks it refused when it is.
   std::string RefuseVersionLocked(RunnerState& r);
   bool RunnerServesLocked(const RunnerState& r, const Job& job) const;
+  // Runner groups (github_model.cpp): whether a JIT config in `scope` may name group `id`;
+  // whether group `id` admits a job of `repository`; its name ("Default" for 1).
+  bool GroupKnownLocked(const Scope& scope, int64_t id) const;
+  bool GroupAdmitsLocked(int64_t id, const std::string& repository) const;
+  std::string GroupNameLocked(int64_t id) const;
   void AssignLocked(Outbox& out);
   // Runners that could take a job now: not busy, holding none, online (by id).
   std::vector<RunnerState*> IdleRunnersLocked();

@@ -189,6 +189,7 @@ Status ParseLauncher(const json& j, LauncherSettings& l) {
   MVR_RETURN_IF_ERROR(s.Number("runMicrovmPerSecond", l.run_microvm_per_second, 0.1, 1000));
   MVR_RETURN_IF_ERROR(s.Integer("capReconcileSeconds", l.cap_reconcile_seconds, 1, 3600));
   MVR_RETURN_IF_ERROR(s.String("executionRoleArn", l.execution_role_arn));
+  if (const json* f = s.Find("fairShare")) MVR_RETURN_IF_ERROR(ParseFairShare(*f, l.fair_share));
   return s.NoOthers();
 }
 

@@ -5,6 +5,9 @@
 // Thread-safety: plain values and pure functions (LoadSecrets reads files).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -154,6 +157,28 @@ struct QueueSettings {
   int visibility_timeout_seconds = 0;  // 0 = launch timeout + 60 s
 };
 
+// launcher.fairShare (issue 56, item 4; docs/runner-set-fair-share.md): how the cap's seats are
+// shared between the repositories whose jobs wait for one. Round robin by repository: a free seat
+// goes to the waiting repository holding the fewest seats for its weight; `max` bounds one
+// repository's seats (0: none).
+// `runner_group_id` (runnerGroupId; 0: github.runnerGroupId) is the runner group the
+// repository's launches register their runners in: at organisation or enterprise scope, one whose
+// repository access is that repository alone, so that no other repository's older job takes the
+// runner its seat was dealt for (docs/runner-set-fair-share.md).
+struct FairShareRepository {
+  double weight = 1;
+  int max = 0;
+  int64_t runner_group_id = 0;
+};
+struct FairShareSettings {
+  bool enabled = true;
+  std::map<std::string, FairShareRepository> repositories;  // by "owner/name"; others: weight 1
+  // The runner group a launch for `repository` registers its runner in: the repository's
+  // runnerGroupId (names compared case-insensitively, as GitHub does), else `fallback`.
+  int64_t RunnerGroupOf(const std::string& repository, int64_t fallback) const;
+};
+Status ParseFairShare(const nlohmann::json& j, FairShareSettings& out);  // config_fair_share.cpp
+
 struct LauncherSettings {
   int concurrency = 50;               // launches in flight; each holds one through its VM's boot
   int launch_timeout_seconds = 300;   // one launch, from claim to a delivered runner
@@ -164,6 +189,7 @@ struct LauncherSettings {
   // the set's processes (cap_ledger.h).
   int cap_reconcile_seconds = 60;
   std::string execution_role_arn;  // "" = no role (the default)
+  FairShareSettings fair_share;
 };
 
 // The janitor (001, duty 6): a sweep on a schedule inside `mvr serve`.

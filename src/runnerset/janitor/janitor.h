@@ -216,6 +216,11 @@ class Janitor {
   Result<PoolNames> ScanPool();
   void PruneImageVersions(const Inventory& inv, SweepReport& report);
   // `discovered`: the repositories DiscoverRepositories adds to those of rows and claims.
+  // The jobs whose launch intents wait for a seat of the cap (the fair share's waiting room),
+  // "<repository>#<job id>": recovery leaves them be. Each is due back at its turn; another
+  // intent would only wait too, and a sweep after another a backlog's duplicates would outnumber
+  // its jobs.
+  std::set<std::string> WaitingForASeat();
   void RecoverStuckLaunches(const Inventory& inv, const std::set<std::string>& discovered,
                             SweepReport& report);
   // The runner versions GitHub accepts: each launch's runner listed online or busy.
@@ -227,9 +232,10 @@ class Janitor {
   // launched (one probe per class a sweep goes through; `probing` collects them).
   // One job GitHub lists as queued (janitor_recover.cpp): its verdict (DecideStuckJob) gathered
   // and carried out; `claim` its launch's claim, if any.
+  // `waiting_for_seat`: its launch intent is in the fair share's waiting room (WaitingForASeat).
   void RecoverStuckJob(const Inventory& inv, const std::string& repository, const github::Job& job,
-                       const Claim* claim, TimePoint now, std::set<std::string>& probing,
-                       SweepReport& report);
+                       const Claim* claim, bool waiting_for_seat, TimePoint now,
+                       std::set<std::string>& probing, SweepReport& report);
   // A launch intent for the job on the queue.
   void QueueRecovery(const std::string& repository, const github::Job& job, const RunnerClass& cls,
                      TimePoint now, SweepReport& report);

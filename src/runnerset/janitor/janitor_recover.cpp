@@ -8,6 +8,7 @@
 #include "github/labels.h"
 #include "runnerset/janitor/janitor.h"
 #include "runnerset/jobs/intent.h"
+#include "runnerset/table/fair_share_waiting.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -63,6 +64,7 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
   // One time for the whole sweep: a job's age, a claim's, and the relaunched intent's queued_at.
   const TimePoint now = deps_.seam.clock.Now();
   std::set<std::string> probing;
+  const std::set<std::string> waiting = WaitingForASeat();
   for (const std::string& repository : repositories) {
     if (!config_.github.Serves(repository)) continue;
     auto repo = github::RepositoryRef::Parse(repository);
@@ -84,20 +86,22 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
       if (auto c = claims.find(repository + "#" + std::to_string(job.id)); c != claims.end()) {
         claim = c->second;
       }
-      RecoverStuckJob(inv, repository, job, claim, now, probing, report);
+      const bool waiting_for_seat = waiting.count(repository + "#" + std::to_string(job.id)) > 0;
+      RecoverStuckJob(inv, repository, job, claim, waiting_for_seat, now, probing, report);
     }
   }
 }
 
 void Janitor::RecoverStuckJob(const Inventory& inv, const std::string& repository,
-                              const github::Job& job, const Claim* claim, TimePoint now,
-                              std::set<std::string>& probing, SweepReport& report) {
+                              const github::Job& job, const Claim* claim, bool waiting_for_seat,
+                              TimePoint now, std::set<std::string>& probing, SweepReport& report) {
   // A scale set's job is its listener's: GitHub offers it to the set again, and a runner launched
   // for it here could not take it.
   const RunnerClass* cls =
       config_.ScaleSetClassOf(job.labels) ? nullptr : config_.ClassForJob(job.labels);
   StuckJobEvidence e;
   e.has_class = cls != nullptr;
+  e.waiting_for_seat = waiting_for_seat;
   // The evidence is read while it is there (the launch's row goes with its VM), before the job
   // is old enough to look stuck.
   if (cls && claim) NoteRefusalSuspect(inv, *claim, *cls);
@@ -263,6 +267,19 @@ void Janitor::PruneImageVersions(const Inventory& inv, SweepReport& report) {
                              {{"image", image}, {"version", version}});
     }
   }
+}
+
+std::set<std::string> Janitor::WaitingForASeat() {
+  FairShareWaitingRoom room(deps_.table.store(), deps_.seam,
+                            FairShareWaitingRoom::StaleAfter(config_.defer_delay()));
+  Result<FairShareWaitingRoom::View> view = room.Read("", 0);
+  if (!view.ok()) {
+    // Recovery goes on without it: a duplicate intent is harmless (the job's claim).
+    deps_.seam.logger.Warn("janitor: reading the fair share's waiting room failed",
+                           {{"error", view.status().ToString()}});
+    return {};
+  }
+  return view->jobs;
 }
 
 }  // namespace mvr::runnerset

@@ -127,6 +127,8 @@ StuckStep DecideStuckJob(const StuckJobEvidence& e) {
     }
     if (e.claim_young) return StuckStep::kWait;  // a launch holds it and may still be working
   }
+  // Due back at its turn; a relaunch each sweep would multiply a backlog's intents.
+  if (e.waiting_for_seat) return StuckStep::kWait;
   if (!e.held) return StuckStep::kGather;
   return *e.held ? StuckStep::kHold : StuckStep::kRelaunch;
 }

@@ -21,6 +21,8 @@
 //   keep       launched: its VM lives and its runner may still take the job;
 //   release    launched, but its VM is gone or its runner took another job: the claim is
 //              released, then the job relaunched (asking again for the refusal hold);
+//   wait       ... or its launch intent waits for a seat of the cap (the fair share's waiting
+//              room): it is due back at its turn, and another intent would only wait too;
 //   hold       GitHub refuses the class's runner and no probe is due;
 //   relaunch   a launch intent on the queue.
 // DecideOrphanVm: a RUNNING VM past its grace that no row, claim or pool member names.
@@ -121,6 +123,7 @@ struct StuckJobEvidence {
   bool runner_elsewhere = false;  // its runner took another job (busy, or gone)
   bool claim_young = false;       // an uncommitted claim younger than claimTakeoverSeconds
   bool released = false;          // the janitor released that claim this sweep
+  bool waiting_for_seat = false;  // its launch intent waits in the fair share's waiting room
   std::optional<bool> held;       // GitHub refuses the class's runner, no probe due
 };
 

@@ -20,6 +20,7 @@ struct CapSeat {
   std::string microvm_id;  // "" until RunMicrovm answered (or a pool member was taken)
   int64_t held_ms = 0;     // when the seat was taken
   int64_t named_ms = 0;    // when microvm_id was written (0: not yet)
+  std::string repository;  // the launch's job's ("" for a stray): the fair share counts by it
 };
 inline constexpr const char* kStrayHolder = "stray";
 

@@ -21,6 +21,7 @@ CapSeat SeatOf(const store::Item& item) {
   s.microvm_id = item.GetString("microvm_id").value_or("");
   s.held_ms = item.GetNumber("held_ms").value_or(0);
   s.named_ms = item.GetNumber("named_ms").value_or(0);
+  s.repository = item.GetString("repository").value_or("");
   return s;
 }
 
@@ -47,7 +48,8 @@ Result<CapLedger::View> CapLedger::Read() {
   return view;
 }
 
-Result<std::optional<CapSeat>> CapLedger::Reserve(const Options& o, const Lister& list) {
+Result<std::optional<CapSeat>> CapLedger::Reserve(const Options& o, const Lister& list,
+                                                  const Admit& admit) {
   bool listed = false;
   for (int tries = 0; tries < kTries; ++tries) {
     MVR_ASSIGN_OR_RETURN(View view, Read());
@@ -60,7 +62,10 @@ Result<std::optional<CapSeat>> CapLedger::Reserve(const Options& o, const Lister
     in.first_launch = !reconciled_once_.load();
     in.listed = listed;
     const CapStep step = NextCapStep(in);
-    if (step == CapStep::kFull) return std::optional<CapSeat>();
+    if (step == CapStep::kFull) {
+      if (admit) admit(view.seats);  // it sees the seats all the same (the fair share's due time)
+      return std::optional<CapSeat>();
+    }
     if (step == CapStep::kReconcile) {
       listed = true;
       Result<bool> turn = TakeTurn(view.reconciled_ms, in.now_ms);
@@ -72,6 +77,7 @@ Result<std::optional<CapSeat>> CapLedger::Reserve(const Options& o, const Lister
       reconciled_once_ = true;
       continue;
     }
+    if (admit && !admit(view.seats)) return std::optional<CapSeat>();
     std::set<std::string> held;
     for (const CapSeat& s : view.seats) held.insert(s.sort_key);
     std::vector<int> free;
@@ -83,7 +89,9 @@ Result<std::optional<CapSeat>> CapLedger::Reserve(const Options& o, const Lister
     seat.sort_key = "seat#" + std::to_string(free[seam_.random.Uniform(free.size())]);
     seat.holder = seam_.random.Hex(8);
     seat.held_ms = in.now_ms;
+    seat.repository = o.repository;
     store::Item item{KeyOf(seat.sort_key), {{"holder", seat.holder}, {"held_ms", seat.held_ms}}};
+    if (!o.repository.empty()) item.attributes["repository"] = o.repository;
     Status put = store_.Put(item, Condition::ItemNotExists());
     if (put.ok()) return std::optional<CapSeat>(seat);
     if (!store::IsConditionFailed(put)) return put;

@@ -33,13 +33,19 @@ class CapLedger {
     int cap = 20;
     Duration period{60'000};   // reconcile at most this often (launcher.capReconcileSeconds)
     Duration settle{420'000};  // CapSeat / ReconcileInputs::settle_ms
+    std::string repository;    // written on the seat (the fair share's count; fair_share.h)
   };
+  // Whether a launch may take one of the free seats, given every seat held (the fair share).
+  using Admit = std::function<bool(const std::vector<CapSeat>& held)>;
 
   CapLedger(store::Store& store, const Seam& seam) : store_(store), seam_(seam) {}
 
   // A seat for one launch, or nullopt when every seat is held. Lists through `list` first when
   // a reconciliation is due (NextCapStep); a failed listing is logged and the seats decide.
-  Result<std::optional<CapSeat>> Reserve(const Options& options, const Lister& list);
+  // nullopt too when `admit` (if any) says the free seats are others'; `admit` is shown the seats
+  // whenever they were read, every seat held included.
+  Result<std::optional<CapSeat>> Reserve(const Options& options, const Lister& list,
+                                         const Admit& admit = nullptr);
   // The launch's VM: the seat now counts it until that VM is gone.
   Status Name(const CapSeat& seat, const std::string& microvm_id);
   // The launch ended without a VM (or its VM is gone): the seat is free again.

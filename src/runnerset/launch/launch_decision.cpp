@@ -93,7 +93,10 @@ LaunchVerdict DecideLaunch(const LaunchEvidence& e) {
   // The concurrency cap defers, never fails.
   if (!e.seat) return NeedEvidence(LaunchReason::kNeedSeat);
   if (!*e.seat) return LaunchVerdict{LaunchStep::kDefer, LaunchReason::kSeatsUnreadable};
-  if (!**e.seat) return LaunchVerdict{LaunchStep::kDefer, LaunchReason::kAtCap};
+  if (!**e.seat) {
+    return LaunchVerdict{LaunchStep::kDefer,
+                         e.seat_others_turn ? LaunchReason::kNotItsTurn : LaunchReason::kAtCap};
+  }
   // A class whose runner GitHub refuses launches on its healthy fallbackClass, if it names one;
   // with none, only a probe launches.
   if (!e.refused_with_seat) return NeedEvidence(LaunchReason::kNeedRefusalWithSeat);
@@ -160,6 +163,7 @@ const char* LaunchReasonName(LaunchReason reason) {
       "approval_unknown",
       "seats_unreadable",
       "at_cap",
+      "not_its_turn",
       "claimed_elsewhere",
       "late_queued",
       "not_queued",

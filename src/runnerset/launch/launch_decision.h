@@ -6,7 +6,8 @@
 //   ignore: no class, labels the class does not offer, a repository outside the set's scope;
 //   fail: the job's state or claim cannot be read (the message comes back);
 //   defer: GitHub's rate limits, an approval awaited or unknown, the cap (or its seats
-//     unreadable), another attempt holding the claim;
+//     unreadable), the fair share dealing the free seats to other repositories first, another
+//     attempt holding the claim;
 //   drop: a late queued whose runner's chain leaves no job waiting, a job no longer queued;
 //   hold: GitHub refuses the class's runner and no fallback is healthy;
 //   duplicate: the job has its VM;
@@ -63,6 +64,9 @@ struct LaunchEvidence {
   std::optional<std::optional<JobNeed>> need;
   // A seat of the concurrency cap (nullopt inside: the seats could not be read).
   std::optional<std::optional<bool>> seat;
+  // No seat was taken because the fair share deals the free ones to other repositories (or the
+  // repository holds its max; fair_share.h), not because the cap is full.
+  bool seat_others_turn = false;
   std::optional<bool> refused_with_seat;  // as `refused`, a due probe spent
 
   // One attempt, on the class the job launches on now (after health and capacity routes).
@@ -111,6 +115,7 @@ enum class LaunchReason {
   kApprovalUnknown,
   kSeatsUnreadable,
   kAtCap,
+  kNotItsTurn,  // the fair share: the free seats go to other repositories first (or its max)
   kClaimedElsewhere,
   // kDrop.
   kLateQueued,

@@ -149,10 +149,11 @@ void Launcher::Gather(LaunchReason need, LaunchEvidence& e, Gathered& g) {
       return;
     }
     case LaunchReason::kNeedSeat: {
-      // (2) The concurrency cap defers, never fails: a seat in the store (cap_ledger.h).
-      Result<std::optional<CapSeat>> seat =
-          cap_.Reserve(CapOptions(), [this] { return ListLiveVms(); });
+      // (2) The concurrency cap defers, never fails: a seat in the store (cap_ledger.h), shared
+      // between repositories by launcher.fairShare (launcher_fair_share.cpp).
+      Result<std::optional<CapSeat>> seat = TakeSeat(in, g.seat_wait);
       e.seat = seat.ok() ? std::optional<bool>(seat->has_value()) : std::nullopt;
+      e.seat_others_turn = seat.ok() && !seat->has_value() && g.seat_wait.why != "cap";
       if (seat.ok()) g.seat = *seat;
       if (!seat.ok()) g.seat_error = seat.status();
       return;
@@ -223,8 +224,12 @@ LaunchOutcome Launcher::Defer(LaunchReason reason, const LaunchEvidence& e, Gath
       deps_.metrics.AddDeferral("list_failed");
       return out;
     case LaunchReason::kAtCap:
-      out.detail = "at the concurrency cap (" + std::to_string(config_.max_concurrent_vms) + ")";
-      deps_.metrics.AddDeferral("cap");
+    case LaunchReason::kNotItsTurn:
+      // Due back at its turn (FairShareDueIn), not every deferSeconds: each return re-reads the
+      // job on GitHub.
+      if (g.seat_wait.due > Duration(0)) out.retry_after = g.seat_wait.due;
+      out.detail = SeatDeferralDetail(g.seat_wait.why, config_.max_concurrent_vms);
+      deps_.metrics.AddDeferral(g.seat_wait.why);
       return out;
     default:
       out.decision = LaunchDecision::kFailed;

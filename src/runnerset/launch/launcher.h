@@ -38,6 +38,7 @@
 #include "runnerset/launch/assigned_jobs.h"
 #include "runnerset/launch/cap_gate.h"
 #include "runnerset/launch/cap_ledger.h"
+#include "runnerset/launch/fair_share.h"
 #include "runnerset/launch/launch_decision.h"
 #include "runnerset/launch/runner_watch.h"
 #include "runnerset/metrics/metrics.h"
@@ -197,6 +198,9 @@ class Launcher {
   // The job's state for a launch (launcher_job_state.cpp): evidence.job, and in `gathered` the
   // job's state and why a queued is late (the job is in progress or completed already).
   void GatherJobState(const LaunchIntent& in, LaunchEvidence& evidence, Gathered& gathered);
+  // Whether the job's state, read again once the claim is won, now makes the intent stale (a
+  // `completed` recorded since GatherJobState read it); false when it cannot be read.
+  bool StaleSinceGathered(const LaunchIntent& in);
   // A launch deferred while the job waits for an environment's approval (`waits`), or was seen
   // waiting and GitHub cannot say whether the approval came.
   LaunchOutcome DeferForApproval(const LaunchIntent& in, bool waits);
@@ -212,6 +216,9 @@ class Launcher {
   // pool members left out, with their startedAt (epoch ms): what reconciles the cap's seats.
   Result<std::map<std::string, int64_t>> ListLiveVms();
   CapLedger::Options CapOptions() const;
+  // (2)'s seat, shared between repositories by launcher.fairShare (launcher_fair_share.cpp);
+  // A deferral's `wait` says why and when the intent is due back (its turn, FairShareDueIn).
+  Result<std::optional<CapSeat>> TakeSeat(const LaunchIntent& in, SeatWait& wait);
   // Names the attempt's VM (a.microvm_id) on its seat of the cap; a failure is logged (the next
   // reconciliation counts the VM all the same).
   void NameSeat(Attempt& attempt);

@@ -72,6 +72,17 @@ LaunchOutcome Launcher::Run(Attempt& a, LaunchEvidence e) {
   }
   a.claim = RunnerTable::ClaimKey(in.repository, in.job_id);
   a.token = claim->attempt_token;
+  // The job's state again, the claim won: a `completed` the set recorded since the launch first
+  // read it (its GitHub read and its seat take seconds) stops it as it stops a launch that begins
+  // after the record. Deferred, not dropped: the intent's next look follows the runner's chain.
+  if (!claim->taken_over && e.job && !e.job->stale && StaleSinceGathered(in)) {
+    deps_.table.Release(a.claim, a.token).IgnoreError();  // else a takeover settles it
+    out.decision = LaunchDecision::kDeferred;
+    out.retry_after = config_.defer_delay();
+    out.detail = "the job's state changed while the launch claimed it: looked at again";
+    deps_.metrics.AddDeferral("job_state_changed");
+    return out;
+  }
   a.times.claimed_ms = ToUnixMillis(seam.clock.Now());
   a.job_key = RunnerTable::JobKey(in.repository, in.job_id);
   deps_.metrics.Observe(a.job_key, Milestone::kClaimed, a.times.received_ms, a.times.claimed_ms);
@@ -186,7 +197,10 @@ Status Launcher::Register(Attempt& a) {
   a.runner_name = JobRunnerName(config_.runner_name_prefix, in.job_id, a.token.substr(0, 8));
   github::JitConfigRequest jit_request;
   jit_request.name = a.runner_name;
-  jit_request.runner_group_id = config_.github.runner_group_id;
+  // The repository's own runner group, if it has one: only its jobs may take the runner its seat
+  // was dealt for (launcher.fairShare; GitHub hands a runner the oldest job it may serve).
+  jit_request.runner_group_id =
+      config_.launcher.fair_share.RunnerGroupOf(in.repository, config_.github.runner_group_id);
   jit_request.labels = RunnerLabels(in);
   jit_request.scale_set_id = in.scale_set_id;
   // A longer wait for GitHub's rate limits would eat the launch's deadline: the launch is

@@ -25,6 +25,7 @@ struct Launcher::Gathered {
   Status need_error;  // GitHub's rate limits kept StillNeeded from answering
   std::optional<CapSeat> seat;
   Status seat_error;       // the cap's seats could not be read
+  SeatWait seat_wait;      // why no seat was taken, and when the intent is due back
   std::string held_class;  // the class whose runner GitHub refuses (a kHold verdict)
 };
 

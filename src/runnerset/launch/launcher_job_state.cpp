@@ -44,6 +44,13 @@ void Launcher::GatherJobState(const LaunchIntent& in, LaunchEvidence& e, Gathere
   }
 }
 
+bool Launcher::StaleSinceGathered(const LaunchIntent& in) {
+  Result<JobState> state = jobs_.Get(in.repository, in.job_id);
+  if (!state.ok()) return false;  // the first read's word stands
+  const JobAction action = in.delivery_id == "janitor" ? JobAction::kRequeued : JobAction::kQueued;
+  return DecideJobStep(*state, action).verdict == JobStepVerdict::kStale;
+}
+
 LaunchOutcome Launcher::DeferForApproval(const LaunchIntent& in, bool waits) {
   if (waits) NoteJobAction(in.repository, in.job_id, JobAction::kWaiting);
   const Duration floor = config_.defer_delay();
