@@ -1,6 +1,6 @@
 #include "sim/scheduler.h"
 
-#include "sim/run_queue_wait.h"
+#include "process/run_queue_wait.h"
 
 #include <cxxabi.h>
 
@@ -214,7 +214,7 @@ Scheduler::Fiber& Scheduler::Body(Actor* actor) {
 }
 
 Scheduler::RunResult Scheduler::Run(TimePoint until, uint64_t max_steps) {
-  run_thread_.store(CurrentThreadId(), std::memory_order_relaxed);
+  run_thread_.store(process::CurrentThreadId(), std::memory_order_relaxed);
   StartWatchdog();
   std::unique_lock<std::mutex> lock(mu_);
   bounds_ = Bounds{until, max_steps, RunResult{}};
@@ -306,7 +306,7 @@ void Scheduler::Watch() {
   // Six looks a `stall_timeout`; waiting for a processor is no stall (docs/simulation.md).
   std::unique_lock<std::mutex> lock(watch_mu_);
   uint64_t seen = progress_.load(std::memory_order_relaxed);
-  RunnableTime runnable(run_thread_.load(std::memory_order_relaxed));
+  process::RunnableTime runnable(run_thread_.load(std::memory_order_relaxed));
   std::chrono::nanoseconds stalled{0};
   while (!watch_stop_) {
     watch_cv_.wait_for(lock, options_.stall_timeout / 6);

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <optional>
 
-namespace mvr::sim {
+namespace mvr::process {
 
 // How long thread `tid` of this process has been runnable but waiting for a processor, in total
 // (the second field of /proc/self/task/TID/schedstat, Linux's run_delay). nullopt when the kernel
@@ -31,4 +31,4 @@ class RunnableTime {
   std::optional<std::chrono::nanoseconds> waited_;
 };
 
-}  // namespace mvr::sim
+}  // namespace mvr::process

@@ -1,4 +1,4 @@
-#include "sim/run_queue_wait.h"
+#include "process/run_queue_wait.h"
 
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace mvr::sim {
+namespace mvr::process {
 namespace {
 
 using std::chrono::milliseconds;
@@ -70,4 +70,4 @@ TEST(RunQueueWaitTest, ASleepingThreadCouldHaveRunAllTheTime) {
 TEST(RunQueueWaitTest, AThreadThatIsGoneHasNoFigure) { EXPECT_FALSE(RunQueueWait(-1).has_value()); }
 
 }  // namespace
-}  // namespace mvr::sim
+}  // namespace mvr::process

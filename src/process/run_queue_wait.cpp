@@ -1,4 +1,4 @@
-#include "sim/run_queue_wait.h"
+#include "process/run_queue_wait.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace mvr::sim {
+namespace mvr::process {
 
 std::optional<std::chrono::nanoseconds> RunQueueWait(pid_t tid) {
   const std::string path = "/proc/self/task/" + std::to_string(tid) + "/schedstat";
@@ -43,4 +43,4 @@ std::chrono::nanoseconds RunnableTime::Look(pid_t tid) {
   return std::max(std::chrono::nanoseconds{0}, elapsed - starved);
 }
 
-}  // namespace mvr::sim
+}  // namespace mvr::process
