@@ -13,6 +13,7 @@
 #include "github/github_client.h"
 #include "github/scaleset_client.h"
 #include "http/curl_client.h"
+#include "support/scaleset_emulator.h"
 
 namespace mvr::github {
 namespace {
@@ -25,28 +26,23 @@ class ScaleSetClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
     emu::EmulatorOptions o;
-    o.model.repositories = {"octo/app"};
-    o.auth.pats.emplace_back(kPat);
     o.tick_interval = Duration(50);
     o.model.scaleset.long_poll = Duration(200);
     o.model.scaleset.long_poll_step = Duration(20);
-    o.extra_routes = [this](http::Router& r, emu::GithubModel& m, emu::Authenticator& a) {
-      return emu::AddScaleSetRoutes(r, m, a, logger_);
-    };
-    auto e = emu::GithubEmulator::Create(std::move(o), seam_, curl_);
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
-    emulator_ = std::move(*e);
-    auto url = emulator_->Start("127.0.0.1", 0);
-    ASSERT_TRUE(url.ok());
+    auto started =
+        testing_support::StartScaleSetEmulator(std::move(o), kPat, seam_, curl_, logger_);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    emulator_ = std::move(started->emulator);
+    const std::string url = started->url;
     GitHubClientOptions go;
-    go.rest.base_url = *url;
+    go.rest.base_url = url;
     go.random = &random_;
     go.sleeper = &sleeper_;
     auto gh = GitHubClient::Create(*http_, clock_, GitHubAuth::Token(Secret(kPat)), go, &logger_);
     ASSERT_TRUE(gh.ok()) << gh.status().ToString();
     github_ = std::move(*gh);
     ScaleSetClientOptions so;
-    so.api_base_url = *url;
+    so.api_base_url = url;
     so.config_url = "https://github.com/octo/app";
     client_ = std::make_unique<ScaleSetClient>(*http_, clock_, *github_,
                                                RunnerScope::Repository("octo", "app"), so);

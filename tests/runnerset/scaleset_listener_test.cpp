@@ -12,6 +12,7 @@
 #include "github/github_client.h"
 #include "http/curl_client.h"
 #include "runnerset/scaleset/listener.h"
+#include "support/scaleset_emulator.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -41,23 +42,18 @@ class ScaleSetListenerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     emu::EmulatorOptions o;
-    o.model.repositories = {"octo/app"};
-    o.auth.pats.emplace_back(kPat);
     o.tick_interval = Duration(20);
     o.model.scaleset.long_poll = Duration(100);
     o.model.scaleset.long_poll_step = Duration(10);
     o.model.scaleset.session_idle_timeout = Duration(600);
     o.model.scaleset.queue_token_lifetime = Duration(300);
-    o.extra_routes = [this](http::Router& r, emu::GithubModel& m, emu::Authenticator& a) {
-      return emu::AddScaleSetRoutes(r, m, a, logger_);
-    };
-    auto e = emu::GithubEmulator::Create(std::move(o), seam_, curl_);
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
-    emulator_ = std::move(*e);
-    auto url = emulator_->Start("127.0.0.1", 0);
-    ASSERT_TRUE(url.ok());
+    auto started =
+        testing_support::StartScaleSetEmulator(std::move(o), kPat, seam_, curl_, logger_);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    emulator_ = std::move(started->emulator);
+    const std::string url = started->url;
     github::GitHubClientOptions go;
-    go.rest.base_url = *url;
+    go.rest.base_url = url;
     go.random = &random_;
     go.sleeper = &sleeper_;
     auto gh = github::GitHubClient::Create(*http_, clock_, github::GitHubAuth::Token(Secret(kPat)),
@@ -65,7 +61,7 @@ class ScaleSetListenerTest : public ::testing::Test {
     ASSERT_TRUE(gh.ok());
     github_ = std::move(*gh);
     github::ScaleSetClientOptions so;
-    so.api_base_url = *url;
+    so.api_base_url = url;
     so.config_url = "https://github.com/octo/app";
     client_ = std::make_unique<github::ScaleSetClient>(
         *http_, clock_, *github_, github::RunnerScope::Repository("octo", "app"), so);

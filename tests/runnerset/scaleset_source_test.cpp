@@ -21,6 +21,7 @@
 #include "runnerset/scaleset/intake/scaleset_intents.h"
 #include "runnerset/scaleset/intake/scaleset_source.h"
 #include "store/memory_store.h"
+#include "support/scaleset_emulator.h"
 
 namespace mvr::runnerset {
 namespace {
@@ -237,27 +238,22 @@ class ScaleSetSourceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     emu::EmulatorOptions o;
-    o.model.repositories = {"octo/app"};
-    o.auth.pats.emplace_back(kSourcePat);
     o.tick_interval = Duration(20);
     o.model.scaleset.long_poll = Duration(100);
     o.model.scaleset.long_poll_step = Duration(10);
-    o.extra_routes = [this](http::Router& r, emu::GithubModel& m, emu::Authenticator& a) {
-      return emu::AddScaleSetRoutes(r, m, a, logger_);
-    };
-    auto e = emu::GithubEmulator::Create(std::move(o), seam_, curl_);
-    ASSERT_TRUE(e.ok()) << e.status().ToString();
-    emulator_ = std::move(*e);
-    auto url = emulator_->Start("127.0.0.1", 0);
-    ASSERT_TRUE(url.ok());
+    auto started =
+        testing_support::StartScaleSetEmulator(std::move(o), kSourcePat, seam_, curl_, logger_);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    emulator_ = std::move(started->emulator);
+    const std::string url = started->url;
     json j = ConfigJson();
     j["github"]["source"] = "scaleset";
-    j["github"]["apiUrl"] = *url;
+    j["github"]["apiUrl"] = url;
     auto c = Parse(j);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     config_ = *c;
     github::GitHubClientOptions go;
-    go.rest.base_url = *url;
+    go.rest.base_url = url;
     go.random = &random_;
     go.sleeper = &sleeper_;
     auto gh = github::GitHubClient::Create(
@@ -265,7 +261,7 @@ class ScaleSetSourceTest : public ::testing::Test {
     ASSERT_TRUE(gh.ok());
     github_ = std::move(*gh);
     github::ScaleSetClientOptions so;
-    so.api_base_url = *url;
+    so.api_base_url = url;
     so.config_url = ScaleSetConfigUrl(config_.github);
     client_ = std::make_unique<github::ScaleSetClient>(http_, clock_, *github_,
                                                        RunnerScopeOf(config_), so);
