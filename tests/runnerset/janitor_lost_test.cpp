@@ -23,6 +23,24 @@ class JanitorLostTest : public JanitorTest {
     }
     return n;
   }
+  // A job whose runner took it, and whose VM the platform ended 30 s into it; GitHub has failed
+  // the job once its runner was silent for long enough.
+  static std::string RunnerOf(int64_t job) {
+    return "mvr-demo-" + std::to_string(job) + "-0a1b2c3d";
+  }
+  int64_t LoseAJobWithItsVm() {
+    const int64_t job = QueueJob();
+    const std::string name = RunnerOf(job);
+    const Runner runner = OnlineRunner(name);
+    platform_.Tick();
+    const std::string vm = platform_.RunningVm();
+    Launched(name, runner.id, vm, job);
+    m_.clock.Advance(Duration(30'000));
+    platform_.TerminateVm(vm);
+    m_.clock.Advance(Duration(200'000));
+    platform_.Tick();
+    return job;
+  }
 };
 
 // vm-lost seed 171: the runner launched for one job took another, its VM was lost under it, and
@@ -51,16 +69,7 @@ TEST_F(JanitorLostTest, AJobLostOnARunnerLaunchedForAnotherIsRerun) {
 
 // The row's own job, when its runner took no other: weighed as before.
 TEST_F(JanitorLostTest, AJobLostOnItsOwnRunnerIsRerun) {
-  const int64_t job = QueueJob();
-  const std::string name = "mvr-demo-" + std::to_string(job) + "-0a1b2c3d";
-  const Runner runner = OnlineRunner(name);
-  platform_.Tick();
-  const std::string vm = platform_.RunningVm();
-  Launched(name, runner.id, vm, job);
-  m_.clock.Advance(Duration(30'000));
-  platform_.TerminateVm(vm);
-  m_.clock.Advance(Duration(200'000));
-  platform_.Tick();
+  const int64_t job = LoseAJobWithItsVm();
   J().Sweep();
   EXPECT_EQ(AttemptsOf(job), 2u);
   EXPECT_EQ(metrics_.GetJanitor("lost_jobs_rerun"), 1);
@@ -70,16 +79,7 @@ TEST_F(JanitorLostTest, AJobLostOnItsOwnRunnerIsRerun) {
 // accessible by integration"). Asking again each sweep changes nothing: the refusal is counted
 // and logged once, and the row goes.
 TEST_F(JanitorLostTest, ARerunRefusedForWantOfActionsWriteIsCountedNotRetried) {
-  const int64_t job = QueueJob();
-  const std::string name = "mvr-demo-" + std::to_string(job) + "-0a1b2c3d";
-  const Runner runner = OnlineRunner(name);
-  platform_.Tick();
-  const std::string vm = platform_.RunningVm();
-  Launched(name, runner.id, vm, job);
-  m_.clock.Advance(Duration(30'000));
-  platform_.TerminateVm(vm);
-  m_.clock.Advance(Duration(200'000));
-  platform_.Tick();
+  const int64_t job = LoseAJobWithItsVm();
   // Refused once: a second request would reach GitHub and re-run the job.
   mvr::testing::RefusingApi::Refusal forbidden{"POST", "/rerun", 403, "",
                                                "Resource not accessible by integration"};
@@ -87,7 +87,7 @@ TEST_F(JanitorLostTest, ARerunRefusedForWantOfActionsWriteIsCountedNotRetried) {
   platform_.github_api.refusals.push_back(forbidden);
   J().Sweep();
   EXPECT_EQ(metrics_.GetJanitor("lost_jobs_rerun_forbidden"), 1);
-  EXPECT_FALSE(HasRow(name)) << "not asked again each sweep";
+  EXPECT_FALSE(HasRow(RunnerOf(job))) << "not asked again each sweep";
   m_.clock.Advance(Duration(60'000));
   J().Sweep();
   EXPECT_EQ(AttemptsOf(job), 1u);
