@@ -409,15 +409,7 @@ TEST_F(HotPoolTest, AnOldMemberIsRetiredRunnerFirstAndReplaced) {
   EXPECT_EQ(r.booted, 1);
   EXPECT_FALSE(platform_.RunnerExists(hot.id));
   EXPECT_EQ(State(vm), "TERMINATED");
-  const std::vector<std::string> changes = Changes(before);
-  const auto deleted =
-      std::find(changes.begin(), changes.end(),
-                "DELETE /repos/octo/app/actions/runners/" + std::to_string(hot.id));
-  const auto terminated =
-      std::find(changes.begin(), changes.end(), "DELETE /2025-09-09/microvms/" + vm);
-  ASSERT_NE(deleted, changes.end());
-  ASSERT_NE(terminated, changes.end());
-  EXPECT_LT(deleted, terminated) << "the registration goes before its VM";
+  ExpectRunnerDeletedBeforeVm(before, hot.id, vm);
 }
 
 TEST_F(HotPoolTest, AMemberWhoseRunnerGitHubNoLongerListsIsRetired) {
@@ -616,15 +608,7 @@ TEST_F(HotPoolTest, AMemberOfAClassNoLongerConfiguredIsRetiredRunnerFirst) {
   EXPECT_TRUE(MemberRows().empty());
   EXPECT_FALSE(platform_.RunnerExists(hot.id));
   EXPECT_EQ(State(vm), "TERMINATED");
-  const std::vector<std::string> changes = Changes(before);
-  const auto deleted =
-      std::find(changes.begin(), changes.end(),
-                "DELETE /repos/octo/app/actions/runners/" + std::to_string(hot.id));
-  const auto terminated =
-      std::find(changes.begin(), changes.end(), "DELETE /2025-09-09/microvms/" + vm);
-  ASSERT_NE(deleted, changes.end());
-  ASSERT_NE(terminated, changes.end());
-  EXPECT_LT(deleted, terminated) << "the registration goes before its VM";
+  ExpectRunnerDeletedBeforeVm(before, hot.id, vm);
 }
 
 }  // namespace

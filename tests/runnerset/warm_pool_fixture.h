@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,19 @@ class WarmPoolTest : public RunnerSetTest {
       if (platform_.trace[i].rfind("GET ", 0) != 0) out.push_back(platform_.trace[i]);
     }
     return out;
+  }
+  // Among the changes from `from` on, runner `runner_id`'s registration is deleted, then VM `vm`
+  // is terminated: a hot member's runner goes before its VM.
+  void ExpectRunnerDeletedBeforeVm(size_t from, int64_t runner_id, const std::string& vm) const {
+    const std::vector<std::string> changes = Changes(from);
+    const auto deleted =
+        std::find(changes.begin(), changes.end(),
+                  "DELETE /repos/octo/app/actions/runners/" + std::to_string(runner_id));
+    const auto terminated =
+        std::find(changes.begin(), changes.end(), "DELETE /2025-09-09/microvms/" + vm);
+    ASSERT_NE(deleted, changes.end());
+    ASSERT_NE(terminated, changes.end());
+    EXPECT_LT(deleted, terminated) << "the registration goes before its VM";
   }
 };
 
