@@ -20,6 +20,10 @@ std::optional<LaunchVerdict> AdmissionVerdict(const LaunchEvidence& e) {
   // Runners are registered in the configured scope: a job of another repository (a webhook
   // configured wider than the set) could never be handed to them.
   if (!e.in_scope) return LaunchVerdict{LaunchStep::kIgnore, LaunchReason::kOutOfScope};
+  // A paused class launches nothing (beyond its half-open probe), before any GitHub call.
+  if (DecideBreakerRoute(e.breaker, *e.intent) == BreakerRoute::kWait) {
+    return LaunchVerdict{LaunchStep::kDefer, LaunchReason::kClassPaused};
+  }
   if (!e.job) return NeedEvidence(LaunchReason::kNeedJobState);
   if (!e.job->readable) return LaunchVerdict{LaunchStep::kFail, LaunchReason::kJobStateUnreadable};
   // A hot member's runner is registered already: a launch that takes one needs no JIT runner.
@@ -86,6 +90,17 @@ bool FitsClassLabelAlone(const LaunchIntent& in) {
     }
   }
   return true;
+}
+
+BreakerRoute DecideBreakerRoute(const BreakerEvidence& b, const LaunchIntent& in) {
+  if (b.phase == BreakerPhase::kClosed) return BreakerRoute::kClass;
+  if (b.phase == BreakerPhase::kHalfOpen && b.probe_taken) return BreakerRoute::kClass;
+  if (b.fallback == nullptr || b.fallback_phase != BreakerPhase::kClosed)
+    return BreakerRoute::kWait;
+  // An intent without labels asked for its class's label at least.
+  const std::vector<std::string> asked =
+      in.labels.empty() ? std::vector<std::string>{in.class_label} : in.labels;
+  return b.fallback->Offers(asked) ? BreakerRoute::kFallback : BreakerRoute::kWait;
 }
 
 LaunchVerdict DecideLaunch(const LaunchEvidence& e) {
@@ -165,6 +180,7 @@ const char* LaunchReasonName(LaunchReason reason) {
       "at_cap",
       "not_its_turn",
       "claimed_elsewhere",
+      "class_paused",
       "late_queued",
       "not_queued",
       "refused",

@@ -5,7 +5,8 @@
 // one settles the launch), and carries out what it decides:
 //   ignore: no class, labels the class does not offer, a repository outside the set's scope;
 //   fail: the job's state or claim cannot be read (the message comes back);
-//   defer: GitHub's rate limits, an approval awaited or unknown, the cap (or its seats
+//   defer: the class paused by its circuit breaker (and no fallbackClass takes the job), GitHub's
+//     rate limits, an approval awaited or unknown, the cap (or its seats
 //     unreadable), the fair share dealing the free seats to other repositories first, another
 //     attempt holding the claim;
 //   drop: a late queued whose runner's chain leaves no job waiting, a job no longer queued;
@@ -22,6 +23,7 @@
 #include "base/clock.h"
 #include "runnerset/config/config.h"
 #include "runnerset/jobs/intent.h"
+#include "runnerset/lifecycle/circuit_breaker.h"
 
 namespace mvr::runnerset {
 
@@ -35,12 +37,31 @@ bool FitsClassLabelAlone(const LaunchIntent& intent);
 
 enum class JobNeed { kYes, kNo, kAwaitsApproval, kUnknown };
 
+// The circuit breakers a launch meets (issue 55, item 4): its class's, and its fallbackClass's.
+struct BreakerEvidence {
+  BreakerPhase phase = BreakerPhase::kClosed;  // the job's class's breaker
+  std::optional<TimePoint> until;              // kOpen: when the pause ends
+  bool probe_taken = false;                    // kHalfOpen: this launch is the class's one probe
+  const RunnerClass* fallback = nullptr;       // the class's fallbackClass, when it names one
+  BreakerPhase fallback_phase = BreakerPhase::kClosed;
+};
+enum class BreakerRoute {
+  kClass,     // launch on the job's class (closed, or this launch is the half-open probe)
+  kFallback,  // the class is paused: launch on its fallbackClass
+  kWait,      // the class is paused and no fallback takes the job: defer
+};
+// A paused class's job goes to its fallbackClass only while that one's breaker is closed and
+// GitHub would hand the job to a runner with the fallback's labels (RunnerClass::Offers: every
+// label the job asks for, the paused class's own among them); else it waits.
+BreakerRoute DecideBreakerRoute(const BreakerEvidence& breaker, const LaunchIntent& intent);
+
 // What the claim of job#<repo>#<jobId> said (RunnerTable::ClaimJob).
 enum class ClaimEvidence { kUnreadable, kLaunched, kBusy, kWon };
 
 struct LaunchEvidence {
   const LaunchIntent* intent = nullptr;
   const RunnerClass* cls = nullptr;  // the class the intent names (nullptr: the config has none)
+  BreakerEvidence breaker;           // read before the decision (cheap: each process's copy)
   bool in_scope = true;              // the set's runners may serve the job's repository
   bool defer_rate_limited = true;    // LauncherDeps::defer_rate_limited
 
@@ -117,6 +138,7 @@ enum class LaunchReason {
   kAtCap,
   kNotItsTurn,  // the fair share: the free seats go to other repositories first (or its max)
   kClaimedElsewhere,
+  kClassPaused,  // the class's circuit breaker pauses it and no fallbackClass takes the job
   // kDrop.
   kLateQueued,
   kNotQueued,

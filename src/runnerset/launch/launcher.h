@@ -204,9 +204,13 @@ class Launcher {
   // A launch deferred while the job waits for an environment's approval (`waits`), or was seen
   // waiting and GitHub cannot say whether the approval came.
   LaunchOutcome DeferForApproval(const LaunchIntent& in, bool waits);
-  // The class's circuit breaker (issue 55, item 4; launcher_breaker.cpp): a deferral while it
-  // pauses the class, nullopt otherwise.
-  std::optional<LaunchOutcome> DeferIfPaused(const LaunchIntent& in, const RunnerClass& cls);
+  // The circuit breakers the launch meets (issue 55, item 4; launcher_breaker.cpp): its class's
+  // and its fallbackClass's; a half-open class's probe is taken here when one is due.
+  BreakerEvidence GatherBreaker(const LaunchIntent& in, const RunnerClass& cls);
+  // The deferral of a paused class's job (LaunchReason::kClassPaused).
+  LaunchOutcome DeferForPause(const LaunchIntent& in, const LaunchEvidence& evidence);
+  // A launch of `cls` committed: its VM booted, which closes a half-open breaker.
+  void NoteVmBooted(const RunnerClass& cls);
   // A VM of class `label` failed ("launch_failed", "lost_mid_job"): the breaker counts it.
   void NoteVmFailure(const std::string& label, const std::string& microvm_id, const char* why);
   // Records `action` of a job in its state for a terminate or taken intent; a failure is
