@@ -100,11 +100,11 @@ TEST_F(ClassBreakerRecoveryTest, HalfOpenLaunchesOneProbeAndItsBootClosesTheClas
   ASSERT_EQ(health_->breaker().Of(Small()).phase, BreakerPhase::kHalfOpen);
   // Another process took the probe: this one's launches wait for it, and launch no VM.
   ClassHealth other(m_.clock, &table_);
-  Result<bool> probe = other.breaker().TakeProbe(Small());
-  ASSERT_TRUE(probe.ok() && *probe);
-  Result<bool> second = health_->breaker().TakeProbe(Small());
+  Result<int64_t> probe = other.breaker().TakeProbe(Small());
+  ASSERT_TRUE(probe.ok() && *probe != 0);
+  Result<int64_t> second = health_->breaker().TakeProbe(Small());
   ASSERT_TRUE(second.ok());
-  EXPECT_FALSE(*second) << "one probe at a time, whichever process asks";
+  EXPECT_EQ(*second, 0) << "one probe at a time, whichever process asks";
   const size_t vms = platform_.VmIds().size();
   const LaunchOutcome waits = L().Handle(Intent(QueueJob()));
   EXPECT_EQ(waits.decision, LaunchDecision::kDeferred) << waits.detail;
@@ -117,6 +117,31 @@ TEST_F(ClassBreakerRecoveryTest, HalfOpenLaunchesOneProbeAndItsBootClosesTheClas
   m_.clock.Advance(kSyncEvery + Duration(1));
   EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kLaunched);
   EXPECT_EQ(health_->breaker().Of(Small()).phase, BreakerPhase::kClosed);
+}
+
+// A stale intent (its job ran meanwhile) does not spend the probe: it is taken once GitHub says
+// the job is queued, and a probe whose launch made no VM is released for the next launch.
+TEST_F(ClassBreakerRecoveryTest, AStaleIntentDoesNotSpendTheProbe) {
+  ASSERT_NO_FATAL_FAILURE(Pause());
+  m_.clock.Advance(Duration(901'000));
+  const int64_t gone = QueueJob();
+  platform_.github_model->CancelJob(gone).IgnoreError();
+  const LaunchOutcome stale = L().Handle(Intent(gone));
+  EXPECT_NE(stale.decision, LaunchDecision::kLaunched) << stale.detail;
+  EXPECT_TRUE(health_->breaker().Of(Small()).probe_due) << "the probe is still to take";
+  EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kLaunched);
+  EXPECT_EQ(health_->breaker().Of(Small()).phase, BreakerPhase::kClosed);
+}
+
+TEST_F(ClassBreakerRecoveryTest, ATakenProbeWhoseLaunchMadeNoVmIsReleased) {
+  ASSERT_NO_FATAL_FAILURE(Pause());
+  m_.clock.Advance(Duration(901'000));
+  Result<int64_t> probe = health_->breaker().TakeProbe(Small());
+  ASSERT_TRUE(probe.ok() && *probe != 0);
+  EXPECT_FALSE(health_->breaker().Of(Small()).probe_due);
+  ASSERT_TRUE(health_->breaker().ReleaseProbe(Small(), *probe).ok());
+  EXPECT_TRUE(health_->breaker().Of(Small()).probe_due);
+  EXPECT_TRUE(health_->breaker().ReleaseProbe(Small(), 12345).ok()) << "another's: nothing";
 }
 
 TEST_F(ClassBreakerRecoveryTest, TheProbeIsALaunchOfThisProcessAndItsBootClosesTheClass) {
@@ -154,6 +179,25 @@ TEST_F(ClassBreakerRecoveryTest, APausedClasssJobsLaunchOnAFallbackThatOffersThe
   EXPECT_NE(waits.detail.find("does not offer every label"), std::string::npos) << waits.detail;
   EXPECT_EQ(metrics_.Get(Counter::kBreakerFallback), 1);
   EXPECT_EQ(platform_.VmIds().size(), vms);
+}
+
+}  // namespace
+}  // namespace mvr::runnerset::testing
+
+namespace mvr::runnerset::testing {
+namespace {
+
+// The janitor's stuck-launch recovery queues no launch for a paused class's jobs (their deferred
+// intents come back on their own), and does again once the half-open probe is due.
+TEST_F(ClassBreakerTest, TheJanitorQueuesNoRecoveryWhilePausedAndDoesOnceAProbeIsDue) {
+  ASSERT_TRUE(health_->breaker().RecordFailure(Small(), "mvm-a", "launch_failed").ok());
+  ASSERT_TRUE(health_->breaker().RecordFailure(Small(), "mvm-b", "launch_failed").ok());
+  QueueJob();
+  m_.clock.Advance(5 * kMinute);  // past janitor.stuckLaunchSeconds, within the 15 min pause
+  EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 0);
+  EXPECT_EQ(metrics_.GetJanitor("recovery_held_class_paused"), 1);
+  m_.clock.Advance(Duration(601'000));  // half-open, its probe due
+  EXPECT_EQ(J().Sweep().Get(Swept::kLaunchesRecovered), 1);
 }
 
 }  // namespace

@@ -127,9 +127,9 @@ Result<BreakerVerdict> ClassBreaker::RecordFailure(const RunnerClass& cls,
   return DecideBreaker(policy, u.stored.record, now);
 }
 
-Result<bool> ClassBreaker::TakeProbe(const RunnerClass& cls) {
+Result<int64_t> ClassBreaker::TakeProbe(const RunnerClass& cls) {
   const BreakerPolicy policy = BreakerPolicyOf(cls);
-  if (!policy.on()) return false;
+  if (!policy.on()) return int64_t{0};
   const TimePoint now = clock_.Now();
   MVR_ASSIGN_OR_RETURN(
       Updated u, Update(cls, "half_open_probe", [&](const Stored& s) -> std::optional<Stored> {
@@ -139,7 +139,23 @@ Result<bool> ClassBreaker::TakeProbe(const RunnerClass& cls) {
         next.record = *taken;
         return next;
       }));
-  return u.written;
+  return u.written ? u.stored.record.probe_ms : 0;
+}
+
+Status ClassBreaker::ReleaseProbe(const RunnerClass& cls, int64_t probe_ms) {
+  const BreakerPolicy policy = BreakerPolicyOf(cls);
+  if (!policy.on() || probe_ms == 0) return Status::Ok();
+  const TimePoint now = clock_.Now();
+  Result<Updated> u = Update(cls, "probe_released", [&](const Stored& s) -> std::optional<Stored> {
+    if (s.record.probe_ms != probe_ms ||
+        DecideBreaker(policy, s.record, now).phase != BreakerPhase::kHalfOpen) {
+      return std::nullopt;
+    }
+    Stored next = s;
+    next.record.probe_ms = 0;
+    return next;
+  });
+  return u.ok() ? Status::Ok() : u.status();
 }
 
 Status ClassBreaker::RecordSuccess(const RunnerClass& cls) {

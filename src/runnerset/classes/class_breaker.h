@@ -39,10 +39,13 @@ class ClassBreaker {
   BreakerVerdict Of(const RunnerClass& cls) const;
   // The class's record as this process last read or wrote it (the simulation's invariants).
   BreakerRecord RecordOf(const RunnerClass& cls) const;
-  // Half-open: whether this launch is the class's one probe (true: it launches; the record says so
-  // for every process, written on a condition, so only one of them wins). False otherwise: the
-  // launch waits for the probe (or the pause).
-  Result<bool> TakeProbe(const RunnerClass& cls);
+  // Half-open: whether this launch is the class's one probe: when it was taken (epoch ms), 0 when
+  // not (the launch waits for the probe, or the pause). The record says so for every process,
+  // written on a condition, so only one of them wins.
+  Result<int64_t> TakeProbe(const RunnerClass& cls);
+  // The probe taken at `probe_ms` launched no VM after all (the job went meanwhile, the cap was
+  // full ...): another launch may probe at once. Nothing once the breaker moved on.
+  Status ReleaseProbe(const RunnerClass& cls, int64_t probe_ms);
   // A launch of `cls` committed (its VM booted, its runner delivered): closes a half-open breaker.
   // Reads the store only when this process's copy says half-open.
   Status RecordSuccess(const RunnerClass& cls);

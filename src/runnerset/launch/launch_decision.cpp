@@ -50,6 +50,13 @@ std::optional<LaunchVerdict> AdmissionVerdict(const LaunchEvidence& e) {
     return LaunchVerdict{LaunchStep::kDefer, LaunchReason::kApprovalUnknown};
   }
   if (need == JobNeed::kNo) return LaunchVerdict{LaunchStep::kDrop, LaunchReason::kNotQueued};
+  // A half-open class's one probe goes to a job GitHub says is queued (not a stale intent's).
+  if (DecideBreakerRoute(e.breaker, *e.intent) == BreakerRoute::kProbe) {
+    return NeedEvidence(LaunchReason::kNeedProbe);
+  }
+  if (DecideBreakerRoute(e.breaker, *e.intent) == BreakerRoute::kWait) {
+    return LaunchVerdict{LaunchStep::kDefer, LaunchReason::kClassPaused};
+  }
   return std::nullopt;
 }
 
@@ -94,7 +101,12 @@ bool FitsClassLabelAlone(const LaunchIntent& in) {
 
 BreakerRoute DecideBreakerRoute(const BreakerEvidence& b, const LaunchIntent& in) {
   if (b.phase == BreakerPhase::kClosed) return BreakerRoute::kClass;
-  if (b.phase == BreakerPhase::kHalfOpen && b.probe_taken) return BreakerRoute::kClass;
+  if (b.phase == BreakerPhase::kHalfOpen && b.probe_taken.value_or(false)) {
+    return BreakerRoute::kClass;
+  }
+  if (b.phase == BreakerPhase::kHalfOpen && b.probe_due && !b.probe_taken) {
+    return BreakerRoute::kProbe;
+  }
   if (b.fallback == nullptr || b.fallback_phase != BreakerPhase::kClosed)
     return BreakerRoute::kWait;
   // An intent without labels asked for its class's label at least.
@@ -167,6 +179,7 @@ const char* LaunchReasonName(LaunchReason reason) {
       "need_refusal_seat",
       "need_claim",
       "need_pool_health",
+      "need_probe",
       "no_class",
       "labels_not_offered",
       "out_of_scope",

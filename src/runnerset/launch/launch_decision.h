@@ -41,12 +41,16 @@ enum class JobNeed { kYes, kNo, kAwaitsApproval, kUnknown };
 struct BreakerEvidence {
   BreakerPhase phase = BreakerPhase::kClosed;  // the job's class's breaker
   std::optional<TimePoint> until;              // kOpen: when the pause ends
-  bool probe_taken = false;                    // kHalfOpen: this launch is the class's one probe
-  const RunnerClass* fallback = nullptr;       // the class's fallbackClass, when it names one
+  bool probe_due = false;  // kHalfOpen: no probe under way; this launch may take it (kNeedProbe)
+  // kHalfOpen: whether this launch took the class's one probe (asked for once GitHub says the job
+  // is queued, so a stale intent does not spend it).
+  std::optional<bool> probe_taken;
+  const RunnerClass* fallback = nullptr;  // the class's fallbackClass, when it names one
   BreakerPhase fallback_phase = BreakerPhase::kClosed;
 };
 enum class BreakerRoute {
   kClass,     // launch on the job's class (closed, or this launch is the half-open probe)
+  kProbe,     // half-open with a probe due: this launch may be it (once the job is known queued)
   kFallback,  // the class is paused: launch on its fallbackClass
   kWait,      // the class is paused and no fallback takes the job: defer
 };
@@ -122,6 +126,7 @@ enum class LaunchReason {
   kNeedRefusalWithSeat,
   kNeedClaim,  // admitted: route the launch and claim the job (per attempt)
   kNeedPoolHealth,
+  kNeedProbe,  // the class is half-open and its probe due: take it (the job is queued)
   // kIgnore.
   kNoClass,
   kLabelsNotOffered,

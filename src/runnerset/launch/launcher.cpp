@@ -110,10 +110,20 @@ LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
   Gathered gathered;
   gathered.action = action;
   if (evidence.cls != nullptr) evidence.breaker = GatherBreaker(in, *evidence.cls);
+  int64_t probe_ms = 0;  // the half-open probe this launch took
   for (;;) {
     const LaunchVerdict verdict = DecideLaunch(evidence);
-    if (verdict.step != LaunchStep::kGather) return Settle(verdict, evidence, gathered);
-    if (verdict.reason == LaunchReason::kNeedClaim) return LaunchOnRoute(evidence, gathered);
+    if (verdict.step != LaunchStep::kGather || verdict.reason == LaunchReason::kNeedClaim) {
+      LaunchOutcome o = verdict.step != LaunchStep::kGather ? Settle(verdict, evidence, gathered)
+                                                            : LaunchOnRoute(evidence, gathered);
+      if (probe_ms != 0) SettleProbe(*evidence.cls, probe_ms, o);
+      return o;
+    }
+    if (verdict.reason == LaunchReason::kNeedProbe) {
+      probe_ms = TakeProbe(in, *evidence.cls);
+      evidence.breaker.probe_taken = probe_ms != 0;
+      continue;
+    }
     Gather(verdict.reason, evidence, gathered);
   }
 }

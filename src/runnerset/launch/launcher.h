@@ -205,8 +205,12 @@ class Launcher {
   // waiting and GitHub cannot say whether the approval came.
   LaunchOutcome DeferForApproval(const LaunchIntent& in, bool waits);
   // The circuit breakers the launch meets (issue 55, item 4; launcher_breaker.cpp): its class's
-  // and its fallbackClass's; a half-open class's probe is taken here when one is due.
+  // and its fallbackClass's, from this process's copy.
   BreakerEvidence GatherBreaker(const LaunchIntent& in, const RunnerClass& cls);
+  // A half-open class's probe for this launch: when it was taken (epoch ms), 0 when not.
+  int64_t TakeProbe(const LaunchIntent& in, const RunnerClass& cls);
+  // A probe taken whose launch made no VM (deferred, dropped ...) is released for the next.
+  void SettleProbe(const RunnerClass& cls, int64_t probe_ms, const LaunchOutcome& outcome);
   // The deferral of a paused class's job (LaunchReason::kClassPaused).
   LaunchOutcome DeferForPause(const LaunchIntent& in, const LaunchEvidence& evidence);
   // A launch of `cls` committed: its VM booted, which closes a half-open breaker.

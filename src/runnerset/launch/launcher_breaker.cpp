@@ -26,21 +26,32 @@ BreakerEvidence Launcher::GatherBreaker(const LaunchIntent& in, const RunnerClas
   e.phase = b.phase;
   e.until = b.until;
   if (b.phase == BreakerPhase::kClosed) return e;
-  if (b.phase == BreakerPhase::kHalfOpen && b.probe_due) {
-    // One process wins the probe (a conditional write); a failure to write is no probe.
-    Result<bool> taken = breakers.TakeProbe(cls);
-    e.probe_taken = taken.ok() && *taken;
-    if (e.probe_taken) {
-      deps_.seam.logger.Info("class half-open: this launch is its circuit breaker's probe",
-                             {{"job_id", in.job_id}, {"class", cls.label}});
-      return e;
-    }
-  }
+  e.probe_due = b.phase == BreakerPhase::kHalfOpen && b.probe_due;
   if (!cls.fallback_class.empty()) {
     e.fallback = config_.FindClass(cls.fallback_class);
     if (e.fallback != nullptr) e.fallback_phase = breakers.Of(*e.fallback).phase;
   }
   return e;
+}
+
+int64_t Launcher::TakeProbe(const LaunchIntent& in, const RunnerClass& cls) {
+  if (deps_.health == nullptr) return 0;
+  // One process wins the probe (a conditional write); a failure to write is no probe.
+  Result<int64_t> taken = deps_.health->breaker().TakeProbe(cls);
+  if (!taken.ok() || *taken == 0) return 0;
+  deps_.seam.logger.Info("class half-open: this launch is its circuit breaker's probe",
+                         {{"job_id", in.job_id}, {"class", cls.label}});
+  return *taken;
+}
+
+void Launcher::SettleProbe(const RunnerClass& cls, int64_t probe_ms, const LaunchOutcome& o) {
+  // Launched: its boot closed the breaker (NoteVmBooted). Its VM failing paused the class again.
+  // Anything else launched no VM: the next launch may probe.
+  if (deps_.health == nullptr || probe_ms == 0 || o.decision == LaunchDecision::kLaunched) return;
+  if (Status s = deps_.health->breaker().ReleaseProbe(cls, probe_ms); !s.ok()) {
+    deps_.seam.logger.Warn("releasing the circuit breaker's probe",
+                           {{"class", cls.label}, {"error", s.ToString()}});
+  }
 }
 
 LaunchOutcome Launcher::DeferForPause(const LaunchIntent& in, const LaunchEvidence& evidence) {
