@@ -27,6 +27,11 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
         {"target", {{"p95QueuedToStartedSeconds", o.hot_pool_target_seconds}}},
         {"max", o.hot_pool_target_max}};
   }
+  if (o.breaker_failures > 0) {
+    classes[0]["circuitBreaker"] = {{"failures", o.breaker_failures},
+                                    {"windowSeconds", o.breaker_window_seconds},
+                                    {"pauseSeconds", o.breaker_pause_seconds}};
+  }
   if (o.fallback_class) {
     classes[0]["fallbackClass"] = World::FallbackLabel();
     classes.push_back({{"label", World::FallbackLabel()}, {"image", World::FallbackImage()}});
@@ -107,6 +112,7 @@ vms::InProcessMicrovmsOptions MicrovmsOptions(const WorldOptions& o, const char*
   vms::InProcessMicrovmsOptions m;
   m.model.latency.run.low = o.vm_boot;
   m.model.boot_failure_probability = o.boot_failure;
+  if (o.image_boot_failures > 0) m.model.boot_failures_by_image[image] = o.image_boot_failures;
   m.model.latency.suspend.low = Duration(2'070);  // seed 000's medians
   m.model.latency.resume.low = Duration(4'550);
   m.model.latency.terminate.low = Duration(1'000);
@@ -195,6 +201,7 @@ void World::SpawnActors() {
   if (options_.check_order) scheduler_.Spawn("order-checks", [this] { OrderChecks(); });
   if (options_.check_expiry) scheduler_.Spawn("expiry-checks", [this] { ExpiryChecks(); });
   if (options_.check_wedged) scheduler_.Spawn("wedged-checks", [this] { WedgedChecks(); });
+  if (options_.check_breaker) scheduler_.Spawn("breaker-checks", [this] { BreakerChecks(); });
   if (options_.credentials_outage.count() > 0) {
     scheduler_.Spawn("credentials", [this] { CredentialsOutage(); });
   }

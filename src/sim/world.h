@@ -232,6 +232,17 @@ class World {
   bool LostJobExcused(const emulate::github::Job& job) const;  // its re-run is checked instead
   void CheckLost(WorldReport& report);
   Duration EndedJobBound() const;
+  // Issue 55, item 4's circuit breaker (world_breaker.cpp): each second, the class's record and
+  // the VMs of its image launched since; at the end, what they showed.
+  void BreakerChecks();
+  void CheckBreaker(WorldReport& report);
+  struct BreakerSeen {
+    std::set<std::string> vms;                    // VMs of the image looked at
+    std::map<int64_t, std::set<int64_t>> probes;  // pause's end (ms) → probes taken after it
+    std::map<int64_t, std::vector<std::string>> half_open_vms;  // pause's end → VMs then
+    std::set<int64_t> pauses;                                   // each pause's end
+  };
+  BreakerSeen breaker_seen_;
   // Issue 56, item 4 (world_fair_share.cpp): the last job started within FairShareBound().
   void CheckFairShare(WorldReport& report);
   // One launch after a seat frees: its terminate intent (the completed webhook, p50 2 s, and the

@@ -231,6 +231,16 @@ struct WorldOptions {
   // false is the organisation's Default group, where GitHub hands the runner dealt a seat for
   // one repository's job the oldest job of any.
   bool repository_runner_groups = false;
+  // Issue 55, item 4's circuit breaker (world_breaker.cpp): classes[0].circuitBreaker (0 failures:
+  // none), and the class image's first `image_boot_failures` VMs fail while they boot
+  // (MicrovmModelOptions::boot_failures_by_image). Watched as the run goes: no VM of the image is
+  // launched while the class is paused (but by a launch admitted before the pause) and at most
+  // one per half-open probe; the breaker must have opened.
+  int breaker_failures = 0;
+  int breaker_window_seconds = 600;
+  int breaker_pause_seconds = 900;
+  int image_boot_failures = 0;
+  bool check_breaker = false;
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };
