@@ -109,7 +109,7 @@ LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
   evidence.defer_rate_limited = deps_.defer_rate_limited;
   Gathered gathered;
   gathered.action = action;
-  if (evidence.cls != nullptr) evidence.breaker = GatherBreaker(in, *evidence.cls);
+  if (evidence.cls != nullptr) evidence.breaker = GatherBreaker(*evidence.cls);
   int64_t probe_ms = 0;  // the half-open probe this launch took
   for (;;) {
     const LaunchVerdict verdict = DecideLaunch(evidence);

@@ -206,7 +206,7 @@ class Launcher {
   LaunchOutcome DeferForApproval(const LaunchIntent& in, bool waits);
   // The circuit breakers the launch meets (issue 55, item 4; launcher_breaker.cpp): its class's
   // and its fallbackClass's, from this process's copy.
-  BreakerEvidence GatherBreaker(const LaunchIntent& in, const RunnerClass& cls);
+  BreakerEvidence GatherBreaker(const RunnerClass& cls);
   // A half-open class's probe for this launch: when it was taken (epoch ms), 0 when not.
   int64_t TakeProbe(const LaunchIntent& in, const RunnerClass& cls);
   // A probe taken whose launch made no VM (deferred, dropped ...) is released for the next.

@@ -18,7 +18,7 @@ constexpr Duration kMaxPausedRecheck{300'000};
 
 }  // namespace
 
-BreakerEvidence Launcher::GatherBreaker(const LaunchIntent& in, const RunnerClass& cls) {
+BreakerEvidence Launcher::GatherBreaker(const RunnerClass& cls) {
   BreakerEvidence e;
   if (deps_.health == nullptr) return e;
   ClassBreaker& breakers = deps_.health->breaker();
