@@ -280,7 +280,6 @@ const std::vector<Scenario>& Scenarios() {
     for (Scenario& s : OrderScenarios()) all.push_back(std::move(s));
     for (Scenario& s : TokenScenarios()) all.push_back(std::move(s));
     for (Scenario& s : LostScenarios()) all.push_back(std::move(s));
-    for (Scenario& s : BreakerScenarios()) all.push_back(std::move(s));
     for (Scenario& s : FairShareScenarios()) all.push_back(std::move(s));
     all.push_back({"pool-target",
                    "a day of a recorded week (a daily pattern and bursts, pool_target_report.h) on "

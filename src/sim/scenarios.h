@@ -30,8 +30,6 @@ std::vector<Scenario> ExpiryScenarios();
 std::vector<Scenario> LostScenarios();
 struct PlantedBug;
 std::vector<PlantedBug> WithLostBugs(std::vector<PlantedBug> bugs);
-// Issue 55, item 4's circuit breaker (breaker_scenarios.cpp): `breaker`.
-std::vector<Scenario> BreakerScenarios();
 // Issue 56, item 4 (fair_share_scenarios.cpp): `fair-share`, and its world.
 std::vector<Scenario> FairShareScenarios();
 WorldOptions FairShareWorld(uint64_t seed);

@@ -232,7 +232,7 @@ class World {
   bool LostJobExcused(const emulate::github::Job& job) const;  // its re-run is checked instead
   void CheckLost(WorldReport& report);
   Duration EndedJobBound() const;
-  // Issue 55, item 4's circuit breaker (world_breaker.cpp): each second, the class's record and
+  // Issue 55, item 4's circuit breaker (world_lost.cpp): each second, the class's record and
   // the VMs of its image launched since; at the end, what they showed.
   void BreakerChecks();
   void CheckBreaker(WorldReport& report);

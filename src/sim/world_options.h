@@ -231,7 +231,7 @@ struct WorldOptions {
   // false is the organisation's Default group, where GitHub hands the runner dealt a seat for
   // one repository's job the oldest job of any.
   bool repository_runner_groups = false;
-  // Issue 55, item 4's circuit breaker (world_breaker.cpp): classes[0].circuitBreaker (0 failures:
+  // Issue 55, item 4's circuit breaker (world_lost.cpp): classes[0].circuitBreaker (0 failures:
   // none), and the class image's first `image_boot_failures` VMs fail while they boot
   // (MicrovmModelOptions::boot_failures_by_image). Watched as the run goes: no VM of the image is
   // launched while the class is paused (but by a launch admitted before the pause) and at most
