@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <thread>
+
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/random.h"
@@ -350,6 +352,44 @@ TEST_F(ScaleSetSourceTest, EachClassIsASetWhoseAssignedJobBecomesALaunchIntentOn
   ASSERT_TRUE(again.EnsureSets().ok());
   EXPECT_EQ(again.sets()[1].id, source.sets()[1].id);
   EXPECT_EQ(emulator_->model().ListScaleSetViews().size(), 2u);
+}
+
+// Item 5's premise: the listener's loop runs wherever its host calls it, on the host's seam, with
+// no thread of its own (the simulation runs it as an actor in virtual time). Here the test's
+// thread is the host: every wait is the test's sleeper on this thread, and the host's "stop"
+// ends the loop with the session deleted.
+TEST_F(ScaleSetSourceTest, ListenRunsOnTheHostsThreadAndSeamUntilTheHostStopsIt) {
+  struct HostSleeper final : Sleeper {
+    void Sleep(Duration d) override {
+      if (std::this_thread::get_id() != host) ++elsewhere;
+      ++sleeps;
+      inner.Sleep(d);
+    }
+    std::thread::id host = std::this_thread::get_id();
+    RealSleeper inner;
+    int sleeps = 0, elsewhere = 0;
+  } host_sleeper;
+  Seam host{clock_, host_sleeper, random_, random_, logger_};
+  queue::MemoryQueue queue(clock_, sleeper_);
+  ScaleSetSourceOptions o;
+  o.retry = Duration(100);
+  ScaleSetSource source(config_, host, *client_, queue, table_, o);
+  ASSERT_TRUE(source.EnsureSets().ok());
+  QueueJob("mvr-large");
+  const TimePoint give_up = clock_.Now() + Duration(10'000);
+  int asked = 0;
+  // The host stops it once the launch intent is queued (polls of 100 ms: a few rounds).
+  source.Listen(1, [&] {
+    ++asked;
+    auto depth = queue.Depth();
+    return (depth.ok() && depth->waiting > 0) || clock_.Now() > give_up;
+  });
+  EXPECT_GT(asked, 1) << "asked between polls";
+  std::vector<Intent> got = Received(queue, 1, Duration(1'000));
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_NE(std::get_if<LaunchIntent>(&got[0]), nullptr);
+  EXPECT_EQ(host_sleeper.elsewhere, 0) << "no thread of its own";
+  EXPECT_FALSE(View("mvr-large")->has_session) << "stopped by its host, it deletes the session";
 }
 
 TEST_F(ScaleSetSourceTest, NoOfferIsAcquiredWhileTheSetsAreAtTheCap) {
