@@ -236,6 +236,18 @@ TEST(FreeScaleSetCapacity, TheCapLessWhatGitHubCountsAssignedNeverBelowZero) {
   EXPECT_EQ(FreeScaleSetCapacity(5, {-2, 1}), 4) << "a nonsense count is no room made";
 }
 
+// Found by the `scaleset` simulation (seed 3): with totalAssignedJobs inflated past the cap (ARC
+// #4397) the set acquired nothing for ten minutes, and GitHub abandoned the jobs it kept offering
+// after their fourth reassignment. The set's own count of what it holds now bounds the figure.
+TEST(FreeScaleSetCapacity, AnInflatedGitHubCountIsBoundedByWhatTheSetHolds) {
+  EXPECT_EQ(FreeScaleSetCapacity(3, {6}, 1), 2) << "stale statistics: the set holds one seat";
+  EXPECT_EQ(FreeScaleSetCapacity(3, {6}, 0), 3);
+  EXPECT_EQ(FreeScaleSetCapacity(3, {1}, 2), 2) << "GitHub's lower count still governs";
+  EXPECT_EQ(FreeScaleSetCapacity(3, {6}, 5), 0) << "over the cap by its own count: nothing";
+  EXPECT_EQ(FreeScaleSetCapacity(3, {6}, -1), 3) << "a nonsense count is 0";
+  EXPECT_EQ(FreeScaleSetCapacity(3, {6}, std::nullopt), 0) << "unknown: GitHub's figure alone";
+}
+
 class ScaleSetSourceTest : public ::testing::Test {
  protected:
   void SetUp() override {

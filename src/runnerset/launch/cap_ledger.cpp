@@ -32,6 +32,11 @@ Status LostIsFine(Status s) { return store::IsConditionFailed(s) ? Status::Ok() 
 
 int64_t CapLedger::NowMs() const { return ToUnixMillis(seam_.clock.Now()); }
 
+Result<int> CountHeldSeats(store::Store& store, const Seam& seam) {
+  MVR_ASSIGN_OR_RETURN(CapLedger::View view, CapLedger(store, seam).Read());
+  return static_cast<int>(view.seats.size());
+}
+
 Result<CapLedger::View> CapLedger::Read() {
   store::QueryRequest q;
   q.partition = kPartition;

@@ -73,4 +73,8 @@ class CapLedger {
   std::atomic<bool> reconciled_once_{false};
 };
 
+// How many seats of the cap are held now (launches and their VMs, strays included): the set's own
+// count of what it holds, which a scale set's listener weighs against GitHub's statistics.
+Result<int> CountHeldSeats(store::Store& store, const Seam& seam);
+
 }  // namespace mvr::runnerset

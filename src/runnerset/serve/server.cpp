@@ -1,6 +1,7 @@
 #include "runnerset/serve/server.h"
 
 #include "runnerset/intake/webhook_endpoint.h"
+#include "runnerset/launch/cap_ledger.h"
 #include "runnerset/metrics/rate_budget_metrics.h"
 #include "runnerset/ops/status_page.h"
 #include "runnerset/serve/pool_sweepers.h"
@@ -248,8 +249,10 @@ mvr::Status Server::EnsureScaleSets() {
     return Internal("github.source " + std::string(JobSourceName(config_.github.source)) +
                     " needs the scale-set client in ServerDeps");
   }
-  auto source =
-      std::make_unique<ScaleSetSource>(config_, deps_.seam, *deps_.scale_sets, deps_.queue, table_);
+  ScaleSetSourceOptions options;
+  options.held = [this] { return CountHeldSeats(table_.store(), deps_.seam); };
+  auto source = std::make_unique<ScaleSetSource>(config_, deps_.seam, *deps_.scale_sets,
+                                                 deps_.queue, table_, options);
   MVR_RETURN_IF_ERROR(source->EnsureSets());
   scale_set_source_ = std::move(source);
   return mvr::Status::Ok();

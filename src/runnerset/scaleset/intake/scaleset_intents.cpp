@@ -38,9 +38,11 @@ std::optional<Intent> IntentOfScaleSetEvent(const github::ScaleSetJobEvent& even
   return std::nullopt;
 }
 
-int FreeScaleSetCapacity(int max_concurrent_vms, const std::vector<int>& assigned_per_set) {
+int FreeScaleSetCapacity(int max_concurrent_vms, const std::vector<int>& assigned_per_set,
+                         std::optional<int> held) {
   int assigned = 0;
   for (int a : assigned_per_set) assigned += std::max(0, a);
+  if (held) assigned = std::min(assigned, std::max(0, *held));
   return std::max(0, max_concurrent_vms - assigned);
 }
 

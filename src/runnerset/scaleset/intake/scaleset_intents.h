@@ -27,7 +27,12 @@ std::optional<Intent> IntentOfScaleSetEvent(const github::ScaleSetJobEvent& even
 
 // How many more jobs the sets may acquire now: the set-wide cap (maxConcurrentVMs) less what
 // GitHub counts as assigned to each set (totalAssignedJobs: acquired or running; the figure to
-// scale on, never message counts). Never below 0.
-int FreeScaleSetCapacity(int max_concurrent_vms, const std::vector<int>& assigned_per_set);
+// scale on, never message counts), but never less than the cap less what the set itself holds
+// (`held`: the cap's seats, launches and their VMs) when it knows: GitHub's figure stays
+// inflated after an incident (ARC #4397), and trusted alone it would keep the set from acquiring
+// anything while GitHub reassigns and finally abandons the jobs it offers. GitHub's back-pressure
+// (X-ScaleSetMaxCapacity) still holds the set to the cap. Never below 0.
+int FreeScaleSetCapacity(int max_concurrent_vms, const std::vector<int>& assigned_per_set,
+                         std::optional<int> held = std::nullopt);
 
 }  // namespace mvr::runnerset

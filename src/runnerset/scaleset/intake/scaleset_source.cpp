@@ -68,8 +68,14 @@ void ScaleSetSource::Stop() {
 }
 
 int ScaleSetSource::FreeCapacity() {
+  std::optional<int> held;
+  if (options_.held) {
+    // Read before the lock: no lock across a call.
+    Result<int> h = options_.held();
+    if (h.ok()) held = *h;
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  return FreeScaleSetCapacity(config_.max_concurrent_vms, assigned_);
+  return FreeScaleSetCapacity(config_.max_concurrent_vms, assigned_, held);
 }
 
 void ScaleSetSource::NoteAssigned(size_t index, int assigned) {

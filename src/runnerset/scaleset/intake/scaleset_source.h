@@ -33,6 +33,9 @@ struct ScaleSetSourceOptions {
   // How long one attempt to open a session waits out another's (a predecessor killed with -9
   // holds its session until GitHub ends it); then Stop is looked at and the attempt repeated.
   Duration open_attempt{10'000};
+  // What the set holds of the cap by its own count (the cap's seats: CountHeldSeats), read before
+  // each poll; unset or failing, GitHub's totalAssignedJobs alone (FreeScaleSetCapacity).
+  std::function<Result<int>()> held;
 };
 
 // What a JobStarted or JobCompleted of one of the set's runners (its name carries the runner-name
