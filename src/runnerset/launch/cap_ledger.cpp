@@ -32,11 +32,6 @@ Status LostIsFine(Status s) { return store::IsConditionFailed(s) ? Status::Ok() 
 
 int64_t CapLedger::NowMs() const { return ToUnixMillis(seam_.clock.Now()); }
 
-Result<int> CountHeldSeats(store::Store& store, const Seam& seam) {
-  MVR_ASSIGN_OR_RETURN(CapLedger::View view, CapLedger(store, seam).Read());
-  return static_cast<int>(view.seats.size());
-}
-
 Result<CapLedger::View> CapLedger::Read() {
   store::QueryRequest q;
   q.partition = kPartition;
@@ -123,6 +118,21 @@ Status CapLedger::FreeVm(const std::string& microvm_id) {
     MVR_RETURN_IF_ERROR(Free(s));
   }
   return Status::Ok();
+}
+
+Result<int> CapLedger::Held(const Options& o, const Lister& list) {
+  MVR_ASSIGN_OR_RETURN(View view, Read());
+  const int64_t now = NowMs();
+  if (view.reconciled_ms == 0 || now - view.reconciled_ms >= o.period.count()) {
+    Result<bool> turn = TakeTurn(view.reconciled_ms, now);
+    Status s = !turn.ok() ? turn.status() : *turn ? Reconcile(o, list) : Status::Ok();
+    if (!s.ok()) {
+      seam_.logger.Warn("reconciling the cap's seats with a listing failed; counting the seats",
+                        {{"error", s.ToString()}});
+    }
+    MVR_ASSIGN_OR_RETURN(view, Read());
+  }
+  return static_cast<int>(view.seats.size());
 }
 
 Result<bool> CapLedger::TakeTurn(int64_t seen_ms, int64_t now_ms) {

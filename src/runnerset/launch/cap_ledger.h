@@ -54,6 +54,12 @@ class CapLedger {
   Status FreeVm(const std::string& microvm_id);
   // Lists and corrects the seats now (tests; Reserve does it when due).
   Status Reconcile(const Options& options, const Lister& list);
+  // How many seats are held now, reconciled first when a reconciliation is due (as Reserve
+  // does): the set's own count of what holds the cap, which a scale set's listener weighs
+  // against GitHub's statistics. Without the reconciliation the seats of a launch that died
+  // and of a VM the janitor ended would count until the next launch, which a listener that
+  // counted them would never make (the `scaleset` simulation, seed 6).
+  Result<int> Held(const Options& options, const Lister& list);
   // The seats held now, and when a process last reconciled them (epoch ms, 0: never).
   struct View {
     std::vector<CapSeat> seats;
@@ -72,9 +78,5 @@ class CapLedger {
   Seam seam_;
   std::atomic<bool> reconciled_once_{false};
 };
-
-// How many seats of the cap are held now (launches and their VMs, strays included): the set's own
-// count of what it holds, which a scale set's listener weighs against GitHub's statistics.
-Result<int> CountHeldSeats(store::Store& store, const Seam& seam);
 
 }  // namespace mvr::runnerset

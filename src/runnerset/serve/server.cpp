@@ -1,7 +1,6 @@
 #include "runnerset/serve/server.h"
 
 #include "runnerset/intake/webhook_endpoint.h"
-#include "runnerset/launch/cap_ledger.h"
 #include "runnerset/metrics/rate_budget_metrics.h"
 #include "runnerset/ops/status_page.h"
 #include "runnerset/serve/pool_sweepers.h"
@@ -250,7 +249,7 @@ mvr::Status Server::EnsureScaleSets() {
                     " needs the scale-set client in ServerDeps");
   }
   ScaleSetSourceOptions options;
-  options.held = [this] { return CountHeldSeats(table_.store(), deps_.seam); };
+  options.held = [this] { return launcher_.HeldSeats(); };
   auto source = std::make_unique<ScaleSetSource>(config_, deps_.seam, *deps_.scale_sets,
                                                  deps_.queue, table_, options);
   MVR_RETURN_IF_ERROR(source->EnsureSets());
