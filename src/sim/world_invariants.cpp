@@ -76,6 +76,7 @@ void World::CheckTheEnd(WorldReport& report) {
   CheckTokenRequests(report);
   if (options_.check_lost) CheckLost(report);
   if (options_.check_fair_share) CheckFairShare(report);
+  if (options_.scale_set.check) CheckScaleSet(report);
   ReportFigures(report);
 }
 
