@@ -213,6 +213,15 @@ TEST(RecordScaleSetBinding, StartedBindsCompletedEndsAndARedeliveryChangesNothin
   EXPECT_TRUE((*bound)->running());
   EXPECT_EQ((*bound)->job_id, 1000007) << "the job GitHub gave it, not the one it was made for";
   EXPECT_EQ((*bound)->runner_id, 77);
+  // Beside the job's claim: the launcher's evidence that job 1000007 needs no launch (found by
+  // the `scaleset` simulation, seed 15: redelivered JobAssigned messages booted VMs for jobs
+  // other runners of the set already ran).
+  auto on = table.SetJobStartedOn(started.repository, 1000007);
+  ASSERT_TRUE(on.ok() && *on);
+  EXPECT_EQ(**on, started.runner_name);
+  on = table.SetJobStartedOn(started.repository, 1000003);
+  ASSERT_TRUE(on.ok());
+  EXPECT_FALSE(*on) << "the job its runner was launched for has not started";
   ScaleSetJobEvent completed = started;
   completed.type = "JobCompleted";
   ASSERT_TRUE(RecordScaleSetBinding(table, completed, *c, t0 + Duration(5'000)).ok());
