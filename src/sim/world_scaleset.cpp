@@ -8,7 +8,6 @@
 #include <algorithm>
 
 #include "emulate/github/scaleset/scaleset_api.h"
-#include "runnerset/launch/launcher.h"
 #include "runnerset/scaleset/intake/scaleset_github.h"
 #include "runnerset/scaleset/intake/scaleset_source.h"
 #include "sim/world.h"
@@ -80,14 +79,7 @@ void World::WireScaleSet(Process& p) {
 // The listener of `mvr serve`: the set ensured (again after a failure, as a restart would), then
 // the real loop on this actor's seam until it is killed.
 void World::ListenerLoop(Process& p) {
-  // As Server::EnsureScaleSets makes it: the seats held counted by a launcher of the process.
-  runnerset::Launcher launcher(
-      config_,
-      runnerset::LauncherDeps{p.seam.seam, p.vms, *p.github, ingress_http_, p.table, metrics_,
-                              nullptr, &p.pool, Secret(kSetControlKey), &class_health_});
-  runnerset::ScaleSetSourceOptions so;
-  so.held = [&launcher] { return launcher.HeldSeats(); };
-  runnerset::ScaleSetSource source(config_, p.seam.seam, *p.scale_sets, queue_, p.table, so);
+  runnerset::ScaleSetSource source(config_, p.seam.seam, *p.scale_sets, queue_, p.table);
   while (true) {
     const Status ensured = source.EnsureSets();
     if (ensured.ok()) break;

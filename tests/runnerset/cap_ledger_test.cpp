@@ -66,31 +66,6 @@ TEST_F(CapLedgerTest, ALauncherThatDiedBetweenRunMicrovmAndNamingItsVmStillCount
   EXPECT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kLaunched);
 }
 
-// A scale set's listener counts the seats without launching (issue 54; the `scaleset` simulation,
-// seed 6): the count reconciles as a launch would, so the seat of a launch that died and of a VM
-// that ended some other way stop counting without a launch to correct them.
-TEST_F(CapLedgerTest, TheHeldCountReconcilesWhenDueWithoutALaunch) {
-  config_.max_concurrent_vms = 2;
-  CapLedger dead(store_, m_.seam);
-  auto died = dead.Reserve(Options(), NoVms());  // a launch that died before RunMicrovm
-  ASSERT_TRUE(died.ok() && *died);
-  ASSERT_EQ(L().Handle(Intent(QueueJob())).decision, LaunchDecision::kLaunched);
-  const std::vector<std::string> vms = platform_.VmIds();
-  ASSERT_EQ(vms.size(), 1u);
-  auto held = L().HeldSeats();
-  ASSERT_TRUE(held.ok());
-  EXPECT_EQ(*held, 2) << "the launch in flight and the VM";
-  platform_.TerminateVm(vms[0]);  // ended by another than its terminate intent
-  m_.clock.Advance(Duration(10 * 60'000));
-  const int listings = Listings();
-  held = L().HeldSeats();
-  ASSERT_TRUE(held.ok());
-  EXPECT_EQ(*held, 0) << "reconciled: the dead launch settled, the VM is gone";
-  EXPECT_EQ(Listings(), listings + 1);
-  held = L().HeldSeats();
-  EXPECT_EQ(Listings(), listings + 1) << "not again within the period";
-}
-
 TEST_F(CapLedgerTest, TheTerminateIntentFreesTheSeatWithoutAListing) {
   config_.max_concurrent_vms = 1;
   config_.launcher.cap_reconcile_seconds = 3600;

@@ -120,21 +120,6 @@ Status CapLedger::FreeVm(const std::string& microvm_id) {
   return Status::Ok();
 }
 
-Result<int> CapLedger::Held(const Options& o, const Lister& list) {
-  MVR_ASSIGN_OR_RETURN(View view, Read());
-  const int64_t now = NowMs();
-  if (view.reconciled_ms == 0 || now - view.reconciled_ms >= o.period.count()) {
-    Result<bool> turn = TakeTurn(view.reconciled_ms, now);
-    Status s = !turn.ok() ? turn.status() : *turn ? Reconcile(o, list) : Status::Ok();
-    if (!s.ok()) {
-      seam_.logger.Warn("reconciling the cap's seats with a listing failed; counting the seats",
-                        {{"error", s.ToString()}});
-    }
-    MVR_ASSIGN_OR_RETURN(view, Read());
-  }
-  return static_cast<int>(view.seats.size());
-}
-
 Result<bool> CapLedger::TakeTurn(int64_t seen_ms, int64_t now_ms) {
   const Condition unchanged =
       seen_ms > 0 ? Condition::Equals("at_ms", seen_ms) : Condition::AttributeNotExists("at_ms");

@@ -54,12 +54,6 @@ class CapLedger {
   Status FreeVm(const std::string& microvm_id);
   // Lists and corrects the seats now (tests; Reserve does it when due).
   Status Reconcile(const Options& options, const Lister& list);
-  // How many seats are held now, reconciled first when a reconciliation is due (as Reserve
-  // does): the set's own count of what holds the cap, which a scale set's listener weighs
-  // against GitHub's statistics. Without the reconciliation the seats of a launch that died
-  // and of a VM the janitor ended would count until the next launch, which a listener that
-  // counted them would never make (the `scaleset` simulation, seed 6).
-  Result<int> Held(const Options& options, const Lister& list);
   // The seats held now, and when a process last reconciled them (epoch ms, 0: never).
   struct View {
     std::vector<CapSeat> seats;

@@ -134,9 +134,6 @@ class Launcher {
   // Records what a delivery told of a job (launcher_job_state.cpp): nothing else to do.
   LaunchOutcome NoteJobEvent(const JobEventIntent& intent);
   LaunchOutcome Terminate(const TerminateIntent& intent);
-  // The cap's seats held now, reconciled with a listing of the set's VMs first when due
-  // (CapLedger::Held): what a scale set's listener counts as held by the set.
-  Result<int> HeldSeats();
   // A runner launched for one job took another (launcher_taken.cpp): when the job it was
   // launched for still waits, its claim is released and it is launched again.
   LaunchOutcome Taken(const TakenIntent& intent);

@@ -60,10 +60,6 @@ Result<std::map<std::string, int64_t>> Launcher::ListLiveVms() {
   return live;
 }
 
-Result<int> Launcher::HeldSeats() {
-  return cap_.Held(CapOptions(), [this] { return ListLiveVms(); });
-}
-
 CapLedger::Options Launcher::CapOptions() const {
   CapLedger::Options o;
   o.cap = config_.max_concurrent_vms;

@@ -248,10 +248,8 @@ mvr::Status Server::EnsureScaleSets() {
     return Internal("github.source " + std::string(JobSourceName(config_.github.source)) +
                     " needs the scale-set client in ServerDeps");
   }
-  ScaleSetSourceOptions options;
-  options.held = [this] { return launcher_.HeldSeats(); };
-  auto source = std::make_unique<ScaleSetSource>(config_, deps_.seam, *deps_.scale_sets,
-                                                 deps_.queue, table_, options);
+  auto source =
+      std::make_unique<ScaleSetSource>(config_, deps_.seam, *deps_.scale_sets, deps_.queue, table_);
   MVR_RETURN_IF_ERROR(source->EnsureSets());
   scale_set_source_ = std::move(source);
   return mvr::Status::Ok();

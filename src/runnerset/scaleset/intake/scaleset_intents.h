@@ -25,14 +25,14 @@ std::optional<Intent> IntentOfScaleSetEvent(const github::ScaleSetJobEvent& even
                                             const RunnerClass& cls, int64_t scale_set_id,
                                             const ServeConfig& config, TimePoint now);
 
-// How many more jobs the sets may acquire now: the set-wide cap (maxConcurrentVMs) less what
-// GitHub counts as assigned to each set (totalAssignedJobs: acquired or running; the figure to
-// scale on, never message counts), but never less than the cap less what the set itself holds
-// (`held`: the cap's seats, launches and their VMs) when it knows: GitHub's figure stays
-// inflated after an incident (ARC #4397), and trusted alone it would keep the set from acquiring
-// anything while GitHub reassigns and finally abandons the jobs it offers. GitHub's back-pressure
-// (X-ScaleSetMaxCapacity) still holds the set to the cap. Never below 0.
+// How many of the offers in one message set `index` may acquire: the set-wide cap
+// (maxConcurrentVMs) less what GitHub counts as assigned to the *other* sets (totalAssignedJobs:
+// acquired or running; never message counts). The set's own holdings are GitHub's to count: it
+// offers a set no more than its X-ScaleSetMaxCapacity less the jobs the set holds, by its real
+// count. The set's own totalAssignedJobs is not subtracted again: it stays inflated after an
+// incident (ARC #4397), and a listener that trusted it acquired nothing while GitHub reassigned
+// and finally abandoned the jobs it offered (the `scaleset` simulation). Never below 0.
 int FreeScaleSetCapacity(int max_concurrent_vms, const std::vector<int>& assigned_per_set,
-                         std::optional<int> held = std::nullopt);
+                         size_t index);
 
 }  // namespace mvr::runnerset

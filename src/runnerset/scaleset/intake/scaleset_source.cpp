@@ -67,15 +67,9 @@ void ScaleSetSource::Stop() {
   threads_.clear();
 }
 
-int ScaleSetSource::FreeCapacity() {
-  std::optional<int> held;
-  if (options_.held) {
-    // Read before the lock: no lock across a call.
-    Result<int> h = options_.held();
-    if (h.ok()) held = *h;
-  }
+int ScaleSetSource::FreeCapacity(size_t index) {
   std::lock_guard<std::mutex> lock(mu_);
-  return FreeScaleSetCapacity(config_.max_concurrent_vms, assigned_, held);
+  return FreeScaleSetCapacity(config_.max_concurrent_vms, assigned_, index);
 }
 
 void ScaleSetSource::NoteAssigned(size_t index, int assigned) {
@@ -132,7 +126,7 @@ void ScaleSetSource::Listen(size_t index, const std::function<bool()>& stopping)
       open = true;
       NoteAssigned(index, listener.statistics().assigned_jobs);
     }
-    Result<int> polled = listener.PollOnce(config_.max_concurrent_vms, FreeCapacity(), sink);
+    Result<int> polled = listener.PollOnce(config_.max_concurrent_vms, FreeCapacity(index), sink);
     NoteAssigned(index, listener.statistics().assigned_jobs);
     if (polled.ok()) continue;
     seam_.logger.Warn("scale set poll failed",

@@ -2,7 +2,8 @@
 // `mvr serve` runs it with github.source `scaleset` or `both`. Each class is a scale set named by
 // its label in the set's runner group (found, created or updated by EnsureSets); one listener per
 // set holds the set's one message session, acquires offered jobs only up to the free capacity
-// (maxConcurrentVMs less what GitHub counts as assigned to the sets), and puts each event's intent
+// (maxConcurrentVMs less what GitHub counts as assigned to the other sets; GitHub's back-pressure
+// bounds the set's own: FreeScaleSetCapacity), and puts each event's intent
 // (scaleset_intents.h) on the job queue the webhook intake feeds, acknowledging the message only
 // once the intent is queued. Everything outside comes through the seam, the client and the queue,
 // so the host chooses where a listener runs (Listen): `mvr serve` on a thread per set (Start,
@@ -33,9 +34,6 @@ struct ScaleSetSourceOptions {
   // How long one attempt to open a session waits out another's (a predecessor killed with -9
   // holds its session until GitHub ends it); then Stop is looked at and the attempt repeated.
   Duration open_attempt{10'000};
-  // What the set holds of the cap by its own count (the cap's seats: CountHeldSeats), read before
-  // each poll; unset or failing, GitHub's totalAssignedJobs alone (FreeScaleSetCapacity).
-  std::function<Result<int>()> held;
 };
 
 // What a JobStarted or JobCompleted of one of the set's runners (its name carries the runner-name
@@ -74,7 +72,7 @@ class ScaleSetSource {
 
  private:
   Status Deliver(size_t index, const github::ScaleSetJobEvent& event);
-  int FreeCapacity();
+  int FreeCapacity(size_t index);  // FreeScaleSetCapacity of set `index`
   void NoteAssigned(size_t index, int assigned);
   void Pause(Duration wait, const std::function<bool()>& stopping);
 
