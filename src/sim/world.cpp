@@ -35,7 +35,7 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
                  {"repository", repository},
                  {"patFile", "/nonexistent/pat"},
                  {"webhookSecretFile", "/nonexistent/webhook-secret"}};
-  if (o.scale_set.enabled) github["source"] = "scaleset";  // world_scaleset.cpp
+  if (o.scale_set.enabled) github["source"] = "scaleset";  // scaleset_scenarios.cpp
   if (o.org_repositories > 0) {
     // The organisation's hook (the emulator's one hook, id 1): the janitor reads its deliveries.
     github.erase("repository");
@@ -308,7 +308,7 @@ std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
       gh::ParseInstallationTokenFormat(options_.installation_token_format).value();
   o.rate.secondary_per_minute = options_.github_mutations_per_minute;
   o.rate.github = options_.github_rate_limits;
-  ScaleSetModel(options_, services_logger_, o);  // world_scaleset.cpp
+  ScaleSetModel(options_, services_logger_, o);  // scaleset_scenarios.cpp
   return gh::InProcessGithub::Create(o, services_).value();
 }
 

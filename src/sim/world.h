@@ -59,7 +59,7 @@ namespace mvr::sim {
 // janitor.rerunLostJobs and janitor.wedgedRunnerSeconds of `o` into the janitor's configuration
 // (world_lost.cpp).
 void LifecycleConfig(const WorldOptions& o, nlohmann::json& janitor);
-// The GitHub model's scale-set API (its routes and knobs) for `o.scale_set` (world_scaleset.cpp).
+// The GitHub model's scale-set API (its routes and knobs) for `o.scale_set` (scaleset_scenarios.cpp).
 void ScaleSetModel(const WorldOptions& o, const Logger& logger,
                    emulate::github::InProcessGithubOptions& github);
 
@@ -175,7 +175,7 @@ class World {
   std::string JobRepository(int index);
   static std::vector<std::string> Repositories(const WorldOptions& o);
 
-  // --- the jobs from a runner scale set (issue 54, item 5; world_scaleset.cpp) ---
+  // --- the jobs from a runner scale set (issue 54, item 5; scaleset_scenarios.cpp) ---
   void WireScaleSet(Process& p);
   void ListenerLoop(Process& p);
   void ScaleSetFaults();  // restarts, sessions taken over, stale statistics
@@ -234,7 +234,7 @@ class World {
   void CheckOrder();
   void CheckEndedJobs();
   Duration StolenBound() const;
-  // Issue 55 (world_expiry.cpp): every job starts within ExpiryBound() of being queued.
+  // Issue 55 (expiry_scenarios.cpp): every job starts within ExpiryBound() of being queued.
   void ExpiryChecks();
   Duration ExpiryBound() const;
   // Every 5 s: a job still queued (not cancelled) longer than `bound` after it was queued is a
@@ -339,7 +339,7 @@ class World {
   std::optional<TimePoint> order_checked_at_;
   std::set<std::string> order_reported_;
   bool webhooks_down_ = false;  // deliveries fail: nothing listens (SetOutage)
-  // world_scaleset.cpp's state: its own random stream, the set's id, what was reported.
+  // scaleset_scenarios.cpp's state: its own random stream, the set's id, what was reported.
   SeededRandom scale_set_random_{options_.seed * 7919 + 54};
   int64_t scale_set_id_ = 0;
   // The scale-set API as the set's clients reach it: the long poll waited out on the caller's

@@ -15,7 +15,7 @@
 
 namespace mvr::sim {
 
-// Issue 54, item 5 (world_scaleset.cpp): the set's jobs come from its class's runner scale set
+// Issue 54, item 5 (scaleset_scenarios.cpp): the set's jobs come from its class's runner scale set
 // (github.source scaleset): the jobs ask for the class label alone, no webhook reaches the set,
 // and a listener actor (ScaleSetSource::Listen) holds the set's session. The scale-set API's
 // faults, from the GitHub model (ScaleSetOptions) or played by the world.
@@ -213,7 +213,7 @@ struct WorldOptions {
   // A planted bug: what such a launch left is released and retired without asking its runner
   // (the code before item 3: LauncherDeps/PoolSweeperDeps::adopt_dead_launches off).
   bool plant_kill_dead_launches = false;
-  // Issue 55, item 1 (world_expiry.cpp): GitHub removes a registration listening without a job
+  // Issue 55, item 1 (expiry_scenarios.cpp): GitHub removes a registration listening without a job
   // this long, and a once-connected one offline this long (GithubModelOptions; 0: never).
   Duration registration_idle_expiry{0};
   Duration offline_registration_expiry{0};
@@ -251,7 +251,7 @@ struct WorldOptions {
   // false is the organisation's Default group, where GitHub hands the runner dealt a seat for
   // one repository's job the oldest job of any.
   bool repository_runner_groups = false;
-  ScaleSetWorld scale_set;  // issue 54, item 5 (world_scaleset.cpp)
+  ScaleSetWorld scale_set;  // issue 54, item 5 (scaleset_scenarios.cpp)
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };
