@@ -40,6 +40,7 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
                  {"repository", repository},
                  {"patFile", "/nonexistent/pat"},
                  {"webhookSecretFile", "/nonexistent/webhook-secret"}};
+  if (o.scale_set.enabled) github["source"] = "scaleset";  // scaleset_scenarios.cpp
   if (o.org_repositories > 0) {
     // The organisation's hook (the emulator's one hook, id 1): the janitor reads its deliveries.
     github.erase("repository");
@@ -193,6 +194,11 @@ void World::SpawnActors() {
     for (int i = 0; i < options_.launchers; ++i) SpawnRole(Role::kLauncher);
     SpawnRole(Role::kJanitor);
     if (options_.has_pool()) SpawnRole(Role::kSweeper);
+    if (options_.scale_set.enabled) SpawnRole(Role::kListener);
+  }
+  if (options_.scale_set.enabled) {
+    scheduler_.Spawn("scaleset-faults", [this] { ScaleSetFaults(); });
+    if (options_.scale_set.check) scheduler_.Spawn("scaleset-checks", [this] { ScaleSetChecks(); });
   }
   if (options_.crashes_per_hour > 0) scheduler_.Spawn("chaos", [this] { Chaos(); });
   if (options_.check_stolen || options_.check_ended_jobs) {
@@ -237,6 +243,7 @@ World::Process::Process(World& w, Duration skew)
   } else {
     github = apps.front().get();
   }
+  w.WireScaleSet(*this);
   // As `mvr serve` and `mvr lambda` do with the secrets they read.
   seam.logger.redactor().Add(kToken);
   seam.logger.redactor().Add(kFixedToken);
@@ -308,6 +315,7 @@ std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
       gh::ParseInstallationTokenFormat(options_.installation_token_format).value();
   o.rate.secondary_per_minute = options_.github_mutations_per_minute;
   o.rate.github = options_.github_rate_limits;
+  ScaleSetModel(options_, services_logger_, o);  // scaleset_scenarios.cpp
   return gh::InProcessGithub::Create(o, services_).value();
 }
 
@@ -338,6 +346,10 @@ void World::SpawnRole(Role role) {
     case Role::kSweeper:
       crashable_.push_back(
           {role, scheduler_.Spawn("sweeper#" + n, [this, &p] { SweeperLoop(p); })});
+      break;
+    case Role::kListener:
+      crashable_.push_back(
+          {role, scheduler_.Spawn("listener#" + n, [this, &p] { ListenerLoop(p); })});
       break;
   }
 }

@@ -366,5 +366,26 @@ TEST(LaunchDecision, APausedClassWaitsOrLaunchesOnAFallbackThatTakesTheJob) {
             static_cast<int>(BreakerRoute::kWait));
 }
 
+// Found by the `scaleset` simulation (seed 1): the runner launched for request 1000010 took
+// 1000009, GitHub offered 1000010 again, and the committed claim made every new JobAssigned a
+// duplicate until GitHub abandoned the job.
+TEST(SetLaunchServesAnother, OnlyARunnerBoundToAnotherJobOfTheSetLetsTheJobLaunchAgain) {
+  struct Row {
+    const char* runner;
+    std::optional<int64_t> bound;
+    bool serves_another;
+  };
+  const Row rows[] = {
+      {"mvr-demo_1000010-ab", 1000009, true},        // it took another job of the set
+      {"mvr-demo_1000010-ab", 1000010, false},       // it runs this one
+      {"mvr-demo_1000010-ab", std::nullopt, false},  // not started yet: still this job's
+      {"", 1000009, false},                          // not committed: no runner to judge
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(SetLaunchServesAnother(1000010, r.runner, r.bound), r.serves_another)
+        << r.runner << " bound to " << (r.bound ? std::to_string(*r.bound) : "none");
+  }
+}
+
 }  // namespace
 }  // namespace mvr::runnerset

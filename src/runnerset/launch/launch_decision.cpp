@@ -115,6 +115,11 @@ BreakerRoute DecideBreakerRoute(const BreakerEvidence& b, const LaunchIntent& in
   return b.fallback->Offers(asked) ? BreakerRoute::kFallback : BreakerRoute::kWait;
 }
 
+bool SetLaunchServesAnother(int64_t job_id, const std::string& launched_runner,
+                            std::optional<int64_t> bound_job) {
+  return !launched_runner.empty() && bound_job && *bound_job != job_id;
+}
+
 LaunchVerdict DecideLaunch(const LaunchEvidence& e) {
   if (std::optional<LaunchVerdict> stop = AdmissionVerdict(e)) return *stop;
   // The concurrency cap defers, never fails.

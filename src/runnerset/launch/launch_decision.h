@@ -34,6 +34,12 @@ std::vector<std::string> HotRunnerLabels(const std::string& class_label);
 // Whether a hot runner (HotRunnerLabels) can take the job: every label the job asks for is one of
 // those.
 bool FitsClassLabelAlone(const LaunchIntent& intent);
+// Whether the committed launch of a scale set's job `job_id` (the runnerRequestId) serves another
+// job now: its runner (`launched_runner`, the claim's) is bound by JobStarted to a job of the set
+// other than this one (`bound_job`: the binding's job, nullopt while the runner has none). A
+// runner bound to this job or to none yet still serves it; a launch not committed has no runner.
+bool SetLaunchServesAnother(int64_t job_id, const std::string& launched_runner,
+                            std::optional<int64_t> bound_job);
 
 enum class JobNeed { kYes, kNo, kAwaitsApproval, kUnknown };
 

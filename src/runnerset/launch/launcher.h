@@ -224,6 +224,14 @@ class Launcher {
   // pool members left out, with their startedAt (epoch ms): what reconciles the cap's seats.
   Result<std::map<std::string, int64_t>> ListLiveVms();
   CapLedger::Options CapOptions() const;
+  // A scale set's job offered again (JobAssigned once more) whose committed launch's runner
+  // GitHub bound to another job of the set (JobStarted): that launch serves the other job, so its
+  // claim is released and true returned, for this job to be launched again (launcher_taken.cpp).
+  bool ReleaseIfItsRunnerTookAnother(const LaunchIntent& in);
+  // A scale set's job GitHub already started on a runner of the set (JobStarted, written before
+  // its message was acknowledged) needs no launch, whichever runner took it: a duplicate, not a VM
+  // that would wait for a job already run (launcher_taken.cpp). nullopt: launch as usual.
+  std::optional<LaunchOutcome> SetJobStarted(const LaunchIntent& in);
   // (2)'s seat, shared between repositories by launcher.fairShare (launcher_fair_share.cpp);
   // A deferral's `wait` says why and when the intent is due back (its turn, FairShareDueIn).
   Result<std::optional<CapSeat>> TakeSeat(const LaunchIntent& in, SeatWait& wait);

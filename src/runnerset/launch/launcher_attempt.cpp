@@ -50,7 +50,12 @@ LaunchOutcome Launcher::Run(Attempt& a, LaunchEvidence e) {
   // (3) The claim: one VM per job, whatever the duplicates.
   e.launch_class = &a.runner_class;
   e.has_pool_table = deps_.pool != nullptr;
+  if (std::optional<LaunchOutcome> served = SetJobStarted(in)) return *served;
   Result<RunnerTable::ClaimResult> claim = deps_.table.ClaimJob(in.repository, in.job_id);
+  if (claim.ok() && claim->outcome == RunnerTable::ClaimOutcome::kLaunched &&
+      ReleaseIfItsRunnerTookAnother(in)) {
+    claim = deps_.table.ClaimJob(in.repository, in.job_id);
+  }
   e.claim = !claim.ok()                                              ? ClaimEvidence::kUnreadable
             : claim->outcome == RunnerTable::ClaimOutcome::kLaunched ? ClaimEvidence::kLaunched
             : claim->outcome == RunnerTable::ClaimOutcome::kBusy     ? ClaimEvidence::kBusy
