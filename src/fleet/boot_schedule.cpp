@@ -1,0 +1,43 @@
+#include "fleet/boot_schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace mvr::fleet {
+
+void BootSchedule::Observe(Duration boot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  boots_.push_back(std::max(Duration(0), boot));
+  while (boots_.size() > kKept) boots_.pop_front();
+}
+
+Duration BootSchedule::Expected() const {
+  std::vector<Duration> boots;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    boots.assign(boots_.begin(), boots_.end());
+  }
+  if (boots.empty()) return kDefaultBoot;
+  const size_t quartile = (boots.size() - 1) / 4;
+  std::nth_element(boots.begin(), boots.begin() + static_cast<std::ptrdiff_t>(quartile),
+                   boots.end());
+  return boots[quartile];
+}
+
+Duration BootSchedule::DelayBefore(int poll, Duration expected, double unit) {
+  double ms;
+  if (poll <= 0) {
+    ms = static_cast<double>(expected.count());
+  } else {
+    const double first = std::max(static_cast<double>(kMinStep.count()),
+                                  static_cast<double>(expected.count()) / 8.0);
+    ms = std::min(static_cast<double>(kMaxStep.count()), first * std::pow(1.5, poll - 1));
+  }
+  // The first poll never goes before the expected boot (it would only see PENDING).
+  const double u = std::clamp(unit, 0.0, 1.0);
+  const double jitter = poll <= 0 ? 1.0 + 0.1 * u : 0.8 + 0.4 * u;
+  return Duration(static_cast<int64_t>(std::llround(ms * jitter)));
+}
+
+}  // namespace mvr::fleet
