@@ -2,27 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 namespace mvr::fleet {
 
 void BootSchedule::Observe(Duration boot) {
   std::lock_guard<std::mutex> lock(mu_);
-  boots_.push_back(std::max(Duration(0), boot));
-  while (boots_.size() > kKept) boots_.pop_front();
+  const Duration seen = std::max(Duration(0), boot);
+  expected_ = seen_any_ ? (expected_ + seen) / 2 : seen;
+  seen_any_ = true;
 }
 
 Duration BootSchedule::Expected() const {
-  std::vector<Duration> boots;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    boots.assign(boots_.begin(), boots_.end());
-  }
-  if (boots.empty()) return kDefaultBoot;
-  const size_t quartile = (boots.size() - 1) / 4;
-  std::nth_element(boots.begin(), boots.begin() + static_cast<std::ptrdiff_t>(quartile),
-                   boots.end());
-  return boots[quartile];
+  std::lock_guard<std::mutex> lock(mu_);
+  return seen_any_ ? expected_ : kDefaultBoot;
 }
 
 Duration BootSchedule::DelayBefore(int poll, Duration expected, double unit) {

@@ -1,18 +1,18 @@
 // BootSchedule: when to ask GetMicrovm whether a VM just launched is RUNNING, shaped by how long
 // boots take instead of polled from half a second on (issue 56, item 2: those polls were ten of a
-// job's fourteen MicroVMs calls). The first poll goes at the expected boot, the lower quartile of
-// the boots this process has seen lately (each one measured from RunMicrovm's answer to the first
-// poll that saw RUNNING, so it overshoots by at most one step; when that was the first poll, 5%
-// under it, so an estimate that overshot comes down); then steps of an eighth of it (at
-// least 0.5 s), growing by half each time up to 5 s, each jittered by +-20% (the first by up to
-// +10%: never before the expected boot). With no boot seen yet
-// the expected boot is kDefaultBoot. AWS publishes no boot time: 5 s is seed 001's RunMicrovm ->
-// RUNNING (docs/simulation.md, "The latencies and their sources"); seed 000 measured a p50 of
-// 9.9 s, which a process learns after its first few launches.
+// job's fourteen MicroVMs calls). The first poll goes at the expected boot; then steps of an
+// eighth of it (at least 0.5 s), growing by half each time up to 5 s, each jittered by +-20% (the
+// first by up to +10%: never before the expected boot). The expected boot moves halfway to each
+// boot seen: measured from RunMicrovm's answer to the poll that saw RUNNING (an overshoot of at
+// most one step), or, when the first poll saw it, half that (the boot was shorter by an unknown
+// amount), so an estimate that overshot a faster platform (the emulator's local VMs) comes down
+// within a few launches and one that undershot goes up. With no boot seen it is kDefaultBoot.
+// AWS publishes no boot time: 5 s is seed 001's RunMicrovm -> RUNNING (docs/simulation.md, "The
+// latencies and their sources"); seed 000 measured a p50 of 9.9 s, which a process follows after
+// its first few launches.
 // Thread-safety: Observe and Expected are safe from many threads; the rest are pure.
 #pragma once
 
-#include <deque>
 #include <mutex>
 
 #include "base/clock.h"
@@ -25,11 +25,9 @@ class BootSchedule {
   static constexpr Duration kDefaultBoot{5'000};
   static constexpr Duration kMinStep{500};
   static constexpr Duration kMaxStep{5'000};
-  static constexpr size_t kKept = 32;  // the boots Expected looks at, newest
-
-  // A boot seen: RunMicrovm's answer to the poll that saw RUNNING.
+  // A boot seen (for a first poll that saw RUNNING, half the wait: see above).
   void Observe(Duration boot);
-  // The lower quartile of the boots kept, or kDefaultBoot with none.
+  // Where the first poll goes: kDefaultBoot until a boot is seen.
   Duration Expected() const;
 
   // The wait before poll number `poll` (0: the first, after RunMicrovm answered) given the
@@ -38,7 +36,8 @@ class BootSchedule {
 
  private:
   mutable std::mutex mu_;
-  std::deque<Duration> boots_;
+  bool seen_any_ = false;
+  Duration expected_{0};
 };
 
 }  // namespace mvr::fleet
