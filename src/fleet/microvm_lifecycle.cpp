@@ -99,10 +99,10 @@ Result<aws::Microvm> MicrovmLifecycle::WaitBooted(const std::string& id, TimePoi
     last = vm.status();
     if (vm.ok()) {
       if (vm->state == aws::MicrovmState::kRunning) {
-        // A first poll that finds RUNNING says only that the boot was shorter: half the wait is
-        // recorded, so an estimate that overshot comes down (boot_schedule.h).
+        // A first poll that finds RUNNING says only that the boot was shorter: the wait is
+        // recorded at three quarters, so an estimate that overshot comes down (boot_schedule.h).
         const Duration seen = std::chrono::duration_cast<Duration>(seam_.clock.Now() - launched_at);
-        schedule.Observe(poll == 0 ? seen / 2 : seen);
+        schedule.Observe(poll == 0 ? seen * 3 / 4 : seen);
         return vm;
       }
       if (Ending(vm->state)) return Internal(Describe(*vm) + " while waiting for RUNNING");
