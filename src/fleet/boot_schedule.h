@@ -7,11 +7,13 @@
 // most one step), or, when the first poll saw it, three quarters of that (the boot was shorter by
 // an unknown amount), so an estimate that overshot a faster platform (the emulator's local VMs)
 // comes down by an eighth a launch and one that undershot goes up. (Half would come down faster
-// and poll a steady boot early: 2.4 GetMicrovm calls a job in the 100-job scale world, 1.5 here.)
-// With no boot seen it is kDefaultBoot. AWS publishes no boot time: 5 s is seed 001's RunMicrovm ->
-// RUNNING (docs/simulation.md, "The latencies and their sources"); seed 000 measured a p50 of 9.9
-// s, which a process follows after its first few launches. Thread-safety: Observe and Expected are
-// safe from many threads; the rest are pure.
+// and poll a steady boot early: 2.4 GetMicrovm calls a job in the 100-job scale world, 1.8 here.)
+// With no boot seen it is kDefaultBoot, 1 s. AWS publishes no boot time (seed 001's RunMicrovm ->
+// RUNNING is 5 s, seed 000's p50 9.9 s), and the emulator's local VMs boot in under a second: a
+// first poll at 5 s made each `mvr serve` process's first launches wait it out (the end-to-end
+// tests took twice as long). On AWS a process's first launch polls its way up to the boot (about
+// five calls) and the next ones follow it.
+// Thread-safety: Observe and Expected are safe from many threads; the rest are pure.
 #pragma once
 
 #include <mutex>
@@ -23,7 +25,7 @@ namespace mvr::fleet {
 
 class BootSchedule {
  public:
-  static constexpr Duration kDefaultBoot{5'000};
+  static constexpr Duration kDefaultBoot{1'000};
   static constexpr Duration kMinStep{500};
   static constexpr Duration kMaxStep{5'000};
   // A boot seen (for a first poll that saw RUNNING, 3/4 of the wait: see above).
