@@ -333,8 +333,10 @@ TEST(WorldTest, APlantedBlindnessToWedgedRunnersIsFound) {
   const PlantedBug* bug = FindPlantedBug("ignore-wedged");
   ASSERT_NE(bug, nullptr);
   std::string what;
-  // Seeds 4 and 5 are two that strand a job (`mvr simulate --plant ignore-wedged` finds most).
-  RunSeeds(*FindScenario("wedged-runner"), 4, 5, 2, bug->plant, [&](const SeedOutcome& o) {
+  // Seeds 1 and 2 are two that strand a job (`mvr simulate --plant ignore-wedged` finds most: 6
+  // of seeds 1..8 since the launcher polls GetMicrovm from the boot it expects; 4 and 5, the two
+  // this ran before, no longer do).
+  RunSeeds(*FindScenario("wedged-runner"), 1, 2, 2, bug->plant, [&](const SeedOutcome& o) {
     for (const std::string& v : o.report.violations) {
       if (what.empty() && v.find("wedged") != std::string::npos) what = v;
     }
