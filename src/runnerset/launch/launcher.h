@@ -29,6 +29,7 @@
 
 #include "aws/microvms/microvms.h"
 #include "base/seam.h"
+#include "fleet/boot_schedule.h"
 #include "github/github.h"
 #include "http/client.h"
 #include "runnerset/classes/class_health.h"
@@ -303,6 +304,9 @@ class Launcher {
   void KeepJobRecord(const JobRecord& record);
   // The end of the job the runner of `row` ran: its timeline's last milestones and its record.
   void EndJob(const TerminateIntent& in, const MappingRow& row);
+  // The completed job as its `completed` delivery told it, else as GitHub's GET answers.
+  Result<github::Job> JobAsCompleted(const TerminateIntent& in, const std::string& repository,
+                                     int64_t job_id);
   // Issue 55, item 4 (launcher_lost.cpp): the job of a `completed` whose VM ended before it was
   // lost with it; it is re-run once when janitor.rerunLostJobs allows. False: GitHub refused the
   // re-run, and the row is kept for the janitor to ask again.
@@ -325,6 +329,7 @@ class Launcher {
   github::RunnerScope scope_;
   CapLedger cap_;
   AssignedJobs assigned_;
+  fleet::BootSchedule boots_;  // the boots of this process's launches: when to poll GetMicrovm
   JobStateLedger jobs_;
   Pacer run_pacer_;
   CapacityRoute capacity_;

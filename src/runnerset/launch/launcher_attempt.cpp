@@ -241,6 +241,7 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
   run.client_token = "mvr-launch-" + a.token;
   run_pacer_.Wait();
   Result<aws::Microvm> launched = a.vms.Launch(run, a.deadline);
+  const TimePoint launched_at = seam.clock.Now();
   if (!launched.ok()) {
     a.out_of_capacity = IsOutOfCapacity(launched.status());
     a.vm_failed = launched.status().code() == Code::kInternal;
@@ -259,8 +260,8 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
       "MicroVM launched",
       {{"microvm_id", a.microvm_id}, {"runner_name", a.runner_name}, {"job_id", a.intent.job_id}});
   // RUNNING, then the runner's config goes through the control port. Internal: the VM ended
-  // while it booted.
-  Result<aws::Microvm> running = a.vms.WaitRunning(a.microvm_id, a.deadline);
+  // while it booted. Polled from the boot this launcher expects (fleet/boot_schedule.h).
+  Result<aws::Microvm> running = a.vms.WaitBooted(a.microvm_id, launched_at, a.deadline, boots_);
   a.vm_failed = !running.ok() && running.status().code() == Code::kInternal;
   return running;
 }
