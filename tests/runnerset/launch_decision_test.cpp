@@ -242,29 +242,6 @@ TEST(LaunchDecision, ThePathIsHotThenWarmThenCold) {
        Claimed(kBoth), LaunchStep::kLaunchCold, LaunchReason::kCold},
       {"warm", usable, Claimed(kWarm), LaunchStep::kTakeWarm, LaunchReason::kWarmMember},
   });
-  // Half-open with the probe due: the launch may take it, but only once GitHub says the job is
-  // queued (a stale intent does not spend it); taken, it launches; not won, it waits.
-  BreakerEvidence due;
-  due.phase = BreakerPhase::kHalfOpen;
-  due.probe_due = true;
-  EXPECT_EQ(static_cast<int>(DecideBreakerRoute(due, kPlain)),
-            static_cast<int>(BreakerRoute::kProbe));
-  LaunchEvidence e = Admitted();
-  e.breaker = due;
-  e.need = std::optional<JobNeed>(JobNeed::kNo);
-  EXPECT_EQ(DecideLaunch(e), (LaunchVerdict{LaunchStep::kDrop, LaunchReason::kNotQueued}))
-      << "a job no longer queued: dropped, the probe not taken";
-  e = Admitted();
-  e.breaker = due;
-  e.seat.reset();
-  EXPECT_EQ(DecideLaunch(e), (LaunchVerdict{LaunchStep::kGather, LaunchReason::kNeedProbe}));
-  e.breaker.probe_taken = true;
-  EXPECT_EQ(DecideLaunch(e), (LaunchVerdict{LaunchStep::kGather, LaunchReason::kNeedSeat}));
-  e.breaker.probe_taken = false;
-  EXPECT_EQ(DecideLaunch(e), (LaunchVerdict{LaunchStep::kDefer, LaunchReason::kClassPaused}));
-  due.probe_taken = false;
-  EXPECT_EQ(static_cast<int>(DecideBreakerRoute(due, kPlain)),
-            static_cast<int>(BreakerRoute::kWait));
 }
 
 }  // namespace
