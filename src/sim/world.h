@@ -59,7 +59,8 @@ namespace mvr::sim {
 // janitor.rerunLostJobs and janitor.wedgedRunnerSeconds of `o` into the janitor's configuration
 // (world_lost.cpp).
 void LifecycleConfig(const WorldOptions& o, nlohmann::json& janitor);
-// The GitHub model's scale-set API (its routes and knobs) for `o.scale_set` (scaleset_scenarios.cpp).
+// The GitHub model's scale-set API (its routes and knobs) for `o.scale_set`
+// (scaleset_scenarios.cpp).
 void ScaleSetModel(const WorldOptions& o, const Logger& logger,
                    emulate::github::InProcessGithubOptions& github);
 
