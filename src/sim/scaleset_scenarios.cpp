@@ -144,7 +144,9 @@ void World::WireScaleSet(Process& p) {
 // The listener of `mvr serve`: the set ensured (again after a failure, as a restart would), then
 // the real loop on this actor's seam until it is killed.
 void World::ListenerLoop(Process& p) {
-  runnerset::ScaleSetSource source(config_, p.seam.seam, *p.scale_sets, queue_, p.table);
+  runnerset::ScaleSetSourceOptions so;
+  so.rest = p.github;
+  runnerset::ScaleSetSource source(config_, p.seam.seam, *p.scale_sets, queue_, p.table, so);
   while (true) {
     const Status ensured = source.EnsureSets();
     if (ensured.ok()) break;
