@@ -19,6 +19,13 @@ class HookedStore : public store::ForwardingStore {
   std::function<void(const store::Key&)> before_update;
   // The next this many Update calls fail (Transient, a simulated 500) and change nothing.
   int fail_updates = 0;
+  // A Get of a key for which this answers true fails (Transient, a simulated 500).
+  std::function<bool(const store::Key&)> fail_get;
+
+  Result<std::optional<store::Item>> Get(const store::Key& key) override {
+    if (fail_get && fail_get(key)) return Transient("store.Get: service error (simulated 500)");
+    return ForwardingStore::Get(key);
+  }
 
   Result<store::Item> Update(const store::Key& key, const std::vector<store::Update>& updates,
                              const std::optional<store::Condition>& condition) override {

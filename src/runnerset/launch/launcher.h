@@ -231,7 +231,8 @@ class Launcher {
   bool ReleaseIfItsRunnerTookAnother(const LaunchIntent& in);
   // A scale set's job GitHub already started on a runner of the set (JobStarted, written before
   // its message was acknowledged) needs no launch, whichever runner took it: a duplicate, not a VM
-  // that would wait for a job already run (launcher_taken.cpp). nullopt: launch as usual.
+  // that would wait for a job already run (launcher_taken.cpp); deferred while that is unreadable.
+  // nullopt: launch as usual.
   std::optional<LaunchOutcome> SetJobStarted(const LaunchIntent& in);
   // (2)'s seat, shared between repositories by launcher.fairShare (launcher_fair_share.cpp);
   // A deferral's `wait` says why and when the intent is due back (its turn, FairShareDueIn).
@@ -311,6 +312,10 @@ class Launcher {
   // lost with it; it is re-run once when janitor.rerunLostJobs allows. False: GitHub refused the
   // re-run, and the row is kept for the janitor to ask again.
   bool RerunIfLost(const TerminateIntent& in, const MappingRow& row);
+  // A terminate intent for a runner with no mapping row whose launch died between its delivery
+  // and its commit (launcher_uncommitted.cpp): the VM its claim names ends, and the claim goes.
+  // nullopt: no such claim (the intent is ignored, as before).
+  std::optional<LaunchOutcome> TerminateUncommitted(const TerminateIntent& in);
   // GitHub's rate limits (launcher_rate.cpp). Whether `failure` is one (its 403/429, or the
   // client's own budget); the deferral for it (recorded for the other processes); and, before a
   // launch that will register a JIT runner asks GitHub anything, its deferral while the client's

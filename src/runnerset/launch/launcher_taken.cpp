@@ -229,10 +229,20 @@ LaunchOutcome Launcher::RelaunchWaiting(const TakenIntent& in, const WaitingHead
 // the runner took; a runner bound to this job, or not yet bound, still serves it.
 std::optional<LaunchOutcome> Launcher::SetJobStarted(const LaunchIntent& in) {
   if (in.scale_set_id == 0) return std::nullopt;
-  // Unreadable: launch as before (the claim still keeps it to one VM).
   Result<std::optional<std::string>> on = deps_.table.SetJobStartedOn(in.repository, in.job_id);
-  if (!on.ok() || !*on) return std::nullopt;
   LaunchOutcome out;
+  if (!on.ok()) {
+    // Unreadable: looked at again shortly, not launched. The claim does not keep a job another
+    // runner of the set took to no VM (a dead launch's claim is taken over), and launching anyway
+    // booted VMs for jobs already running elsewhere (the `scaleset-chaos` simulation, seed 10).
+    out.decision = LaunchDecision::kDeferred;
+    out.retry_after = config_.defer_delay();
+    out.detail =
+        "cannot tell whether another runner of the set started the job: " + on.status().ToString();
+    deps_.metrics.AddDeferral("job_started_unreadable");
+    return out;
+  }
+  if (!*on) return std::nullopt;
   out.decision = LaunchDecision::kDuplicate;
   out.runner_name = **on;
   out.detail = "GitHub started the job on runner " + **on;

@@ -20,6 +20,7 @@ LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
     return out;
   }
   if (!*row) {
+    if (std::optional<LaunchOutcome> ended = TerminateUncommitted(in)) return *ended;
     out.decision = LaunchDecision::kIgnored;
     out.detail = "no mapping row for runner " + in.runner_name;
     return out;

@@ -248,8 +248,10 @@ mvr::Status Server::EnsureScaleSets() {
     return Internal("github.source " + std::string(JobSourceName(config_.github.source)) +
                     " needs the scale-set client in ServerDeps");
   }
-  auto source =
-      std::make_unique<ScaleSetSource>(config_, deps_.seam, *deps_.scale_sets, deps_.queue, table_);
+  ScaleSetSourceOptions so;
+  so.rest = &background_github_;  // the runners a session gap ended: a background read
+  auto source = std::make_unique<ScaleSetSource>(config_, deps_.seam, *deps_.scale_sets,
+                                                 deps_.queue, table_, so);
   MVR_RETURN_IF_ERROR(source->EnsureSets());
   scale_set_source_ = std::move(source);
   return mvr::Status::Ok();

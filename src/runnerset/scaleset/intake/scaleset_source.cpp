@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runnerset/scaleset/intake/scaleset_gap.h"
 #include "runnerset/scaleset/intake/scaleset_intents.h"
 #include "runnerset/scaleset/listener.h"
 
@@ -106,6 +107,19 @@ Status ScaleSetSource::Deliver(size_t index, const github::ScaleSetJobEvent& eve
   return Status::Ok();
 }
 
+bool ScaleSetSource::EndGoneRunners(size_t index) {
+  if (options_.rest == nullptr) return true;
+  const std::string& label = sets_[index].class_label;
+  Result<GapSweep> swept =
+      EndRunnersGoneInGap(table_, *options_.rest, queue_, config_, {label}, seam_);
+  if (!swept.ok()) {
+    seam_.logger.Warn("reading the set's runners after its session opened",
+                      {{"class", label}, {"error", swept.status().ToString()}});
+    return false;
+  }
+  return swept->unread == 0;
+}
+
 void ScaleSetSource::Listen(size_t index, const std::function<bool()>& stopping) {
   const Set set = sets_[index];
   ScaleSetListenerOptions lo;
@@ -115,6 +129,8 @@ void ScaleSetSource::Listen(size_t index, const std::function<bool()>& stopping)
   ScaleSetListener listener(client_, set.id, seam_, lo);
   auto sink = [this, index](const github::ScaleSetJobEvent& e) { return Deliver(index, e); };
   bool open = false;
+  bool gap_pending = false;  // a session opened: the runners its gap may have ended not swept
+  TimePoint gap_next{};
   while (!stopping()) {
     if (!open) {
       if (Status s = listener.Open(); !s.ok()) {
@@ -125,6 +141,14 @@ void ScaleSetSource::Listen(size_t index, const std::function<bool()>& stopping)
       }
       open = true;
       NoteAssigned(index, listener.statistics().assigned_jobs);
+      gap_pending = true;
+    }
+    // Until one sweep read every runner (a store or GitHub failure leaves it pending), at most
+    // every gap_retry: the JobCompleted a gap hid frees its seat of the cap here, not minutes
+    // later in the janitor's.
+    if (gap_pending && seam_.clock.Now() >= gap_next) {
+      gap_pending = !EndGoneRunners(index);
+      gap_next = seam_.clock.Now() + options_.gap_retry;
     }
     Result<int> polled = listener.PollOnce(config_.max_concurrent_vms, FreeCapacity(index), sink);
     NoteAssigned(index, listener.statistics().assigned_jobs);

@@ -22,6 +22,7 @@
 
 #include "base/seam.h"
 #include "base/status.h"
+#include "github/github.h"
 #include "github/scaleset_client.h"
 #include "queue/queue.h"
 #include "runnerset/config/config.h"
@@ -34,6 +35,10 @@ struct ScaleSetSourceOptions {
   // How long one attempt to open a session waits out another's (a predecessor killed with -9
   // holds its session until GitHub ends it); then Stop is looked at and the attempt repeated.
   Duration open_attempt{10'000};
+  // GitHub's REST API, for the runners a session gap may have ended (scaleset_gap.h): looked at
+  // once each time a session opens. nullptr: not looked at (the janitor alone finds them).
+  github::GitHub* rest = nullptr;
+  Duration gap_retry{30'000};  // between sweeps of a gap that left runners unread
 };
 
 // What a JobStarted or JobCompleted of one of the set's runners (its name carries the runner-name
@@ -75,6 +80,8 @@ class ScaleSetSource {
   int FreeCapacity(size_t index);  // FreeScaleSetCapacity of set `index`
   void NoteAssigned(size_t index, int assigned);
   void Pause(Duration wait, const std::function<bool()>& stopping);
+  // After a session opened (scaleset_gap.h): true once every runner of the set was read.
+  bool EndGoneRunners(size_t index);
 
   const ServeConfig& config_;
   Seam seam_;
