@@ -244,5 +244,50 @@ TEST(LaunchDecision, ThePathIsHotThenWarmThenCold) {
   });
 }
 
+// A job of the still-queued check's chain that GitHub's jobs API lists queued: the set's own
+// record has the last word where it knows the job in progress or over (out-of-order seeds 15, 21,
+// 42, 66, 83, 86, 91 and 99 launched on GitHub's lagging word for a job further down the chain).
+TEST(NeedOfListedQueuedTest, Table) {
+  struct Row {
+    bool first;
+    bool own_job_over;
+    JobPhase recorded;
+    JobNeed want;
+  };
+  const Row rows[] = {
+      {true, false, JobPhase::kNone, JobNeed::kYes},
+      {true, true, JobPhase::kNone, JobNeed::kNo},  // a late queued: the record says over
+      {false, false, JobPhase::kNone, JobNeed::kYes},
+      {false, false, JobPhase::kQueued, JobNeed::kYes},
+      {false, false, JobPhase::kInProgress, JobNeed::kNo},
+      {false, false, JobPhase::kCompleted, JobNeed::kNo},
+      {false, true, JobPhase::kQueued, JobNeed::kYes},  // a late queued serving a waiting job
+      {false, true, JobPhase::kInProgress, JobNeed::kNo},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(NeedOfListedQueued(r.first, r.own_job_over, r.recorded), r.want)
+        << "first " << r.first << " own_job_over " << r.own_job_over << " recorded "
+        << JobPhaseName(r.recorded);
+  }
+}
+
+// The commit's fence: on the job the launch serves, at the recorded phase that would have
+// stopped its decision.
+TEST(FenceOfTest, Table) {
+  const LaunchIntent in = Intent();
+  const ServedJob own{"octo/repo", 7, JobPhase::kCompleted};
+  const ServedJob other{"octo/repo", 9, JobPhase::kInProgress};
+  EXPECT_EQ(FenceOf(in, false, std::nullopt), own) << "GitHub named no job (fails open)";
+  EXPECT_EQ(FenceOf(in, false, ServedJob{"octo/repo", 7}), own) << "its own job waits";
+  EXPECT_EQ(FenceOf(in, false, ServedJob{"octo/repo", 9}), other)
+      << "its job was taken by another job's runner; that job waits";
+  EXPECT_EQ(FenceOf(in, true, ServedJob{"octo/repo", 9}), other) << "a late queued's chain";
+  EXPECT_EQ(FenceOf(in, true, ServedJob{"other/repo", 7}),
+            (ServedJob{"other/repo", 7, JobPhase::kInProgress}))
+      << "another repository's job of the same id";
+  EXPECT_EQ(FenceOf(in, true, std::nullopt), std::nullopt)
+      << "a late queued whose chain named no job (a hot launch in flight): no fence";
+}
+
 }  // namespace
 }  // namespace mvr::runnerset

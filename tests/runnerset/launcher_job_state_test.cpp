@@ -123,5 +123,35 @@ TEST_F(LauncherJobStateTest, ATerminateRecordsTheJobCompleted) {
   EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDroppedNotQueued);
 }
 
+// The race the post-claim re-read left open: the job is cancelled and its `completed` recorded (by
+// another launcher) after the launch read it again, here while it registers its runner. The
+// commit's fence refuses the launch in its transaction: its runner is removed, its VM terminated,
+// its claim released, and the intent deferred (its next look finds the job over).
+TEST_F(LauncherJobStateTest, ACompletedRecordedWhileTheLaunchIsUnderWayRefusesItsCommit) {
+  const int64_t job = QueueJob();
+  const store::Key claim = RunnerTable::ClaimKey(mvr::testing::kPlatformRepository, job);
+  store_.before_update = [&](const store::Key& key) {
+    if (!(key == claim)) return;
+    store_.before_update = nullptr;
+    // Cancelled while queued: GitHub sends `completed`, which another launcher records.
+    ASSERT_TRUE(platform_.github_model->CancelJob(job).ok());
+    ASSERT_TRUE(JobStateLedger(store_, m_.clock)
+                    .Apply(mvr::testing::kPlatformRepository, job, JobAction::kCompleted)
+                    .ok());
+  };
+  LaunchOutcome o = L().Handle(Intent(job));
+  EXPECT_EQ(o.decision, LaunchDecision::kDeferred) << o.detail;
+  EXPECT_NE(o.detail.find("its commit was refused"), std::string::npos) << o.detail;
+  EXPECT_EQ(metrics_.GetDeferrals("commit_fenced"), 1);
+  ASSERT_EQ(platform_.VmIds().size(), 1u) << "the launch got as far as its VM";
+  EXPECT_EQ(Terminated().size(), 1u) << "and terminated it";
+  EXPECT_TRUE(platform_.Runners().empty()) << "its runner was removed";
+  EXPECT_FALSE(table_.GetClaim(mvr::testing::kPlatformRepository, job).value())
+      << "its claim was released";
+  LaunchOutcome again = L().Handle(Intent(job));
+  EXPECT_EQ(again.decision, LaunchDecision::kDroppedNotQueued) << again.detail;
+  EXPECT_EQ(platform_.VmIds().size(), 1u) << "no second VM";
+}
+
 }  // namespace
 }  // namespace mvr::runnerset::testing

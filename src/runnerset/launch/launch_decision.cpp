@@ -88,6 +88,22 @@ bool FitsClassLabelAlone(const LaunchIntent& in) {
   return true;
 }
 
+JobNeed NeedOfListedQueued(bool first, bool own_job_over, JobPhase recorded) {
+  if (first) return own_job_over ? JobNeed::kNo : JobNeed::kYes;
+  return recorded >= JobPhase::kInProgress ? JobNeed::kNo : JobNeed::kYes;
+}
+
+std::optional<ServedJob> FenceOf(const LaunchIntent& in, bool stale,
+                                 const std::optional<ServedJob>& head) {
+  if (head && (head->job_id != in.job_id || head->repository != in.repository)) {
+    ServedJob other = *head;
+    other.stops = JobPhase::kInProgress;
+    return other;
+  }
+  if (stale) return std::nullopt;
+  return ServedJob{in.repository, in.job_id, JobPhase::kCompleted};
+}
+
 LaunchVerdict DecideLaunch(const LaunchEvidence& e) {
   if (std::optional<LaunchVerdict> stop = AdmissionVerdict(e)) return *stop;
   // The concurrency cap defers, never fails.

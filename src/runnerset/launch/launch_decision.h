@@ -22,6 +22,7 @@
 #include "base/clock.h"
 #include "runnerset/config/config.h"
 #include "runnerset/jobs/intent.h"
+#include "runnerset/jobs/job_state.h"
 
 namespace mvr::runnerset {
 
@@ -34,6 +35,35 @@ std::vector<std::string> HotRunnerLabels(const std::string& class_label);
 bool FitsClassLabelAlone(const LaunchIntent& intent);
 
 enum class JobNeed { kYes, kNo, kAwaitsApproval, kUnknown };
+
+// One job of the still-queued check's chain that GitHub's jobs API lists as waiting for a runner
+// (Launcher::StillNeeded): whether the launch is needed on that word. GitHub's jobs API lags the
+// deliveries (RunsOn #429), so the set's own record (job_state.h) has the last word when it has
+// the job in progress or over: for the intent's own job (`first`, own_job_over: a late queued)
+// and, as much, for a job further down the chain (`recorded`: its phase in the set's record),
+// whose `in_progress` delivery names the runner that took it and whose taken intent follows the
+// chain on from there (launcher_taken.cpp). A launch on GitHub's lagging word there committed a
+// VM to a job the set knew completed (`out-of-order` seeds 15, 21, 42, 66, 83, 86, 91, 99).
+JobNeed NeedOfListedQueued(bool first, bool own_job_over, JobPhase recorded);
+
+// The job a launch serves, and the recorded phase of it that refuses the launch's commit (its
+// fence: JobStateLedger::Fence, in the commit's transaction).
+struct ServedJob {
+  std::string repository;
+  int64_t job_id = 0;
+  JobPhase stops = JobPhase::kCompleted;
+  bool operator==(const ServedJob&) const = default;
+};
+// The fence of a launch, from whether its queued was late (`stale`) and the job StillNeeded found
+// waiting (`head`; nullopt when it named none):
+//   head is another job: that job, stopped once recorded in progress (it has a runner then, and
+//     its own in_progress's taken intent follows the chain on) or over;
+//   else a queued that was not late: the intent's own job, stopped once recorded completed (an
+//     `in_progress` may be this launch's own runner at work, or another's whose taken intent
+//     counts on this launch's runner);
+//   else (a late queued on a chain it could not name, a hot launch in flight): no fence.
+std::optional<ServedJob> FenceOf(const LaunchIntent& intent, bool stale,
+                                 const std::optional<ServedJob>& head);
 
 // What the claim of job#<repo>#<jobId> said (RunnerTable::ClaimJob).
 enum class ClaimEvidence { kUnreadable, kLaunched, kBusy, kWon };
