@@ -188,7 +188,14 @@ LaunchOutcome Launcher::Commit(Attempt& a, const aws::Microvm& vm) {
     }
   }
   if (Status s = deps_.table.Commit(a.claim, a.token, row, also, serves); !s.ok()) {
-    if (s.error_type() == RunnerTable::kCheckFailed && a.fence) return Fenced(a, s);
+    if (s.error_type() == RunnerTable::kCheckFailed && a.fence) {
+      // The launch's own runner took a job meanwhile (a short one can be over before the commit,
+      // a hot runner's above all): the launch stands, as launcher_warm.cpp's does when its VM is
+      // not yet seen RUNNING, and the still-queued check follows that runner to the job it ran.
+      if (!RunnerTookAJob(a)) return Fenced(a, s);
+      a.fence.reset();
+      return Commit(a, vm);
+    }
     return CommitRefused(a, s, row);
   }
   if (deps_.watch) deps_.watch->Await(a.runner_name, a.job_key, a.times.received_ms);
