@@ -79,6 +79,39 @@ Result<aws::Microvm> MicrovmLifecycle::WaitRunning(const std::string& id, TimePo
   return PollUntil(id, deadline, aws::MicrovmState::kRunning);
 }
 
+Result<aws::Microvm> MicrovmLifecycle::WaitBooted(const std::string& id, TimePoint launched_at,
+                                                  TimePoint deadline, BootSchedule& schedule) {
+  const Duration expected = schedule.Expected();
+  Status last;
+  for (int poll = 0;; ++poll) {
+    const TimePoint now = seam_.clock.Now();
+    if (now >= deadline) {
+      return Transient("timed out waiting for MicroVM " + id + " to be RUNNING" +
+                       (last.ok() ? "" : " (last: " + last.ToString() + ")"));
+    }
+    Duration delay = BootSchedule::DelayBefore(poll, expected, seam_.random.UniformDouble());
+    if (poll == 0) delay -= std::chrono::duration_cast<Duration>(now - launched_at);
+    if (!last.ok() && last.retry_after()) delay = std::max(delay, *last.retry_after());
+    if (delay > Duration(0)) {
+      seam_.sleeper.Sleep(std::min(delay, std::chrono::duration_cast<Duration>(deadline - now)));
+    }
+    Result<aws::Microvm> vm = service_.GetMicrovm(id);
+    last = vm.status();
+    if (vm.ok()) {
+      if (vm->state == aws::MicrovmState::kRunning) {
+        // A first poll that finds RUNNING says only that the boot was shorter: the wait is
+        // recorded at three quarters, so an estimate that overshot comes down (boot_schedule.h).
+        const Duration seen = std::chrono::duration_cast<Duration>(seam_.clock.Now() - launched_at);
+        schedule.Observe(poll == 0 ? seen * 3 / 4 : seen);
+        return vm;
+      }
+      if (Ending(vm->state)) return Internal(Describe(*vm) + " while waiting for RUNNING");
+    } else if (!IsRetryable(vm.status())) {
+      return vm.status().Annotate("GetMicrovm " + id);
+    }
+  }
+}
+
 Result<aws::Microvm> MicrovmLifecycle::Resume(const std::string& id, TimePoint deadline) {
   MVR_ASSIGN_OR_RETURN(aws::Microvm vm, Get(id, deadline));
   if (Ending(vm.state)) return NotFound(Describe(vm) + "; it cannot be resumed");

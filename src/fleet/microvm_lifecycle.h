@@ -10,6 +10,7 @@
 #include "aws/microvms/microvms.h"
 #include "base/retry.h"
 #include "base/seam.h"
+#include "fleet/boot_schedule.h"
 
 namespace mvr::fleet {
 
@@ -25,6 +26,10 @@ class MicrovmLifecycle {
   Result<aws::Microvm> Launch(const aws::RunMicrovmRequest& request, TimePoint deadline);
   // Polls until RUNNING. PENDING (and a resume's SUSPENDED/SUSPENDING) is waited through.
   Result<aws::Microvm> WaitRunning(const std::string& microvm_id, TimePoint deadline);
+  // WaitRunning for a VM RunMicrovm answered at `launched_at`, on `schedule`'s polls (the first
+  // at the expected boot, boot_schedule.h), which learns this boot.
+  Result<aws::Microvm> WaitBooted(const std::string& microvm_id, TimePoint launched_at,
+                                  TimePoint deadline, BootSchedule& schedule);
   // ResumeMicrovm then WaitRunning. A VM already RUNNING or PENDING is held by another job:
   // Conflict with error type kServerBusy, and nothing is called.
   Result<aws::Microvm> Resume(const std::string& microvm_id, TimePoint deadline);

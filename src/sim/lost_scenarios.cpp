@@ -1,6 +1,7 @@
 // The scenarios of issue 55, items 4 and 5 (world_lost.cpp has their invariants): a VM lost while
 // its job runs, re-run once through GitHub; a runner that wedges before reading its job, ended and
-// its job launched again. Their planted bugs revert each item.
+// its job launched again; a class whose image keeps failing paused by its circuit breaker. Their
+// planted bugs revert items 4 (the re-run) and 5.
 #include <algorithm>
 
 #include "sim/scenarios.h"
@@ -53,6 +54,30 @@ std::vector<Scenario> LostScenarios() {
          o.wedged_runner_seconds = 120;
          o.webhooks.duplicated = 0.1;
          o.check_wedged = true;
+         return o;
+       }},
+      {"breaker",
+       "8 jobs over 2 min on a class with a circuit breaker (2 failures within 5 min pause it 5 "
+       "min) whose image fails its first 4 VMs' boots and a tenth of the rest; duplicated "
+       "webhooks: no VM of the class is launched while it is paused (beyond launches admitted "
+       "before the pause), at most one per half-open probe, and every job runs",
+       [](uint64_t seed) {
+         WorldOptions o = Base(seed);
+         o.jobs = 8;
+         o.arrivals = Duration(120'000);
+         o.breaker_failures = 2;
+         o.breaker_window_seconds = 300;
+         o.breaker_pause_seconds = 300;
+         o.image_boot_failures = 4;
+         o.boot_failure = 0.1;
+         o.webhooks.duplicated = 0.1;
+         o.knobs = DrawConfigKnobs(seed);
+         // A launch timeout shorter than a boot fails launches until one outlasts it (not what
+         // pauses a class), and a long one widens the grace of launches admitted before a pause.
+         o.knobs->launch_timeout_seconds = std::clamp(o.knobs->launch_timeout_seconds, 30, 60);
+         o.knobs->claim_takeover_seconds =
+             std::max(o.knobs->claim_takeover_seconds, o.knobs->launch_timeout_seconds);
+         o.check_breaker = true;
          return o;
        }},
   };

@@ -281,6 +281,7 @@ const std::vector<Scenario>& Scenarios() {
     for (Scenario& s : TokenScenarios()) all.push_back(std::move(s));
     for (Scenario& s : LostScenarios()) all.push_back(std::move(s));
     for (Scenario& s : FairShareScenarios()) all.push_back(std::move(s));
+    for (Scenario& s : ScaleSetScenarios()) all.push_back(std::move(s));
     all.push_back({"pool-target",
                    "a day of a recorded week (a daily pattern and bursts, pool_target_report.h) on "
                    "a hot pool sized to p95 queued -> started <= 10 s from the week before",

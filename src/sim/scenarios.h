@@ -34,6 +34,8 @@ std::vector<PlantedBug> WithLostBugs(std::vector<PlantedBug> bugs);
 std::vector<Scenario> FairShareScenarios();
 WorldOptions FairShareWorld(uint64_t seed);
 std::vector<PlantedBug> WithFairShareBugs(std::vector<PlantedBug> bugs);
+// Issue 54, item 5 (scaleset_scenarios.cpp): `scaleset` and `scaleset-chaos`.
+std::vector<Scenario> ScaleSetScenarios();
 // nullptr when there is no scenario called `name`.
 const Scenario* FindScenario(const std::string& name);
 

@@ -27,6 +27,11 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
         {"target", {{"p95QueuedToStartedSeconds", o.hot_pool_target_seconds}}},
         {"max", o.hot_pool_target_max}};
   }
+  if (o.breaker_failures > 0) {
+    classes[0]["circuitBreaker"] = {{"failures", o.breaker_failures},
+                                    {"windowSeconds", o.breaker_window_seconds},
+                                    {"pauseSeconds", o.breaker_pause_seconds}};
+  }
   if (o.fallback_class) {
     classes[0]["fallbackClass"] = World::FallbackLabel();
     classes.push_back({{"label", World::FallbackLabel()}, {"image", World::FallbackImage()}});
@@ -35,6 +40,7 @@ runnerset::ServeConfig ConfigFor(const WorldOptions& o, const ConfigKnobs& k, co
                  {"repository", repository},
                  {"patFile", "/nonexistent/pat"},
                  {"webhookSecretFile", "/nonexistent/webhook-secret"}};
+  if (o.scale_set.enabled) github["source"] = "scaleset";  // scaleset_scenarios.cpp
   if (o.org_repositories > 0) {
     // The organisation's hook (the emulator's one hook, id 1): the janitor reads its deliveries.
     github.erase("repository");
@@ -107,6 +113,7 @@ vms::InProcessMicrovmsOptions MicrovmsOptions(const WorldOptions& o, const char*
   vms::InProcessMicrovmsOptions m;
   m.model.latency.run.low = o.vm_boot;
   m.model.boot_failure_probability = o.boot_failure;
+  if (o.image_boot_failures > 0) m.model.boot_failures_by_image[image] = o.image_boot_failures;
   m.model.latency.suspend.low = Duration(2'070);  // seed 000's medians
   m.model.latency.resume.low = Duration(4'550);
   m.model.latency.terminate.low = Duration(1'000);
@@ -187,6 +194,11 @@ void World::SpawnActors() {
     for (int i = 0; i < options_.launchers; ++i) SpawnRole(Role::kLauncher);
     SpawnRole(Role::kJanitor);
     if (options_.has_pool()) SpawnRole(Role::kSweeper);
+    if (options_.scale_set.enabled) SpawnRole(Role::kListener);
+  }
+  if (options_.scale_set.enabled) {
+    scheduler_.Spawn("scaleset-faults", [this] { ScaleSetFaults(); });
+    if (options_.scale_set.check) scheduler_.Spawn("scaleset-checks", [this] { ScaleSetChecks(); });
   }
   if (options_.crashes_per_hour > 0) scheduler_.Spawn("chaos", [this] { Chaos(); });
   if (options_.check_stolen || options_.check_ended_jobs) {
@@ -195,6 +207,7 @@ void World::SpawnActors() {
   if (options_.check_order) scheduler_.Spawn("order-checks", [this] { OrderChecks(); });
   if (options_.check_expiry) scheduler_.Spawn("expiry-checks", [this] { ExpiryChecks(); });
   if (options_.check_wedged) scheduler_.Spawn("wedged-checks", [this] { WedgedChecks(); });
+  if (options_.check_breaker) scheduler_.Spawn("breaker-checks", [this] { BreakerChecks(); });
   if (options_.credentials_outage.count() > 0) {
     scheduler_.Spawn("credentials", [this] { CredentialsOutage(); });
   }
@@ -230,6 +243,7 @@ World::Process::Process(World& w, Duration skew)
   } else {
     github = apps.front().get();
   }
+  w.WireScaleSet(*this);
   // As `mvr serve` and `mvr lambda` do with the secrets they read.
   seam.logger.redactor().Add(kToken);
   seam.logger.redactor().Add(kFixedToken);
@@ -301,6 +315,7 @@ std::unique_ptr<gh::InProcessGithub> World::MakeGithub() {
       gh::ParseInstallationTokenFormat(options_.installation_token_format).value();
   o.rate.secondary_per_minute = options_.github_mutations_per_minute;
   o.rate.github = options_.github_rate_limits;
+  ScaleSetModel(options_, services_logger_, o);  // scaleset_scenarios.cpp
   return gh::InProcessGithub::Create(o, services_).value();
 }
 
@@ -331,6 +346,10 @@ void World::SpawnRole(Role role) {
     case Role::kSweeper:
       crashable_.push_back(
           {role, scheduler_.Spawn("sweeper#" + n, [this, &p] { SweeperLoop(p); })});
+      break;
+    case Role::kListener:
+      crashable_.push_back(
+          {role, scheduler_.Spawn("listener#" + n, [this, &p] { ListenerLoop(p); })});
       break;
   }
 }

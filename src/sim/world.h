@@ -31,6 +31,7 @@
 #include "emulate/microvms/front/inprocess_microvms.h"
 #include "github/github_client.h"
 #include "github/multi_app.h"
+#include "github/scaleset_client.h"
 #include "queue/memory_queue.h"
 #include "runnerset/classes/class_health.h"
 #include "runnerset/config/config.h"
@@ -58,6 +59,10 @@ namespace mvr::sim {
 // janitor.rerunLostJobs and janitor.wedgedRunnerSeconds of `o` into the janitor's configuration
 // (world_lost.cpp).
 void LifecycleConfig(const WorldOptions& o, nlohmann::json& janitor);
+// The GitHub model's scale-set API (its routes and knobs) for `o.scale_set`
+// (scaleset_scenarios.cpp).
+void ScaleSetModel(const WorldOptions& o, const Logger& logger,
+                   emulate::github::InProcessGithubOptions& github);
 
 class World {
  public:
@@ -77,7 +82,7 @@ class World {
   static const char* FallbackImage() { return kFallbackImage; }
 
  private:
-  enum class Role { kLauncher, kJanitor, kSweeper };
+  enum class Role { kLauncher, kJanitor, kSweeper, kListener };
 
   // The world's fixture names and secrets; the end checks look for the secrets in every log line.
   static constexpr char kRepository[] = "octo/app";
@@ -113,6 +118,10 @@ class World {
     runnerset::RunnerTable table;
     runnerset::WarmPoolTable pool;
     runnerset::ArrivalHistory arrivals;
+    // With options_.scale_set: the scale-set client, and GitHub as the launcher calls it (a set's
+    // JIT runners from the set); `github` then points at set_github (WireScaleSet).
+    std::unique_ptr<github::ScaleSetClient> scale_sets;
+    std::unique_ptr<github::GitHub> set_github;
   };
 
   // Runs `f` when the scope ends, unwinding from a crash included.
@@ -167,6 +176,13 @@ class World {
   std::string JobRepository(int index);
   static std::vector<std::string> Repositories(const WorldOptions& o);
 
+  // --- the jobs from a runner scale set (issue 54, item 5; scaleset_scenarios.cpp) ---
+  void WireScaleSet(Process& p);
+  void ListenerLoop(Process& p);
+  void ScaleSetFaults();  // restarts, sessions taken over, stale statistics
+  void ScaleSetChecks();  // watched as the run goes
+  void CheckScaleSet(WorldReport& report);
+
   // --- the workloads: jobs and the Action's runs (world_workloads.cpp) ---
   void Workload();
   void ActionRun(Process& p, int index);
@@ -219,7 +235,7 @@ class World {
   void CheckOrder();
   void CheckEndedJobs();
   Duration StolenBound() const;
-  // Issue 55 (world_expiry.cpp): every job starts within ExpiryBound() of being queued.
+  // Issue 55 (expiry_scenarios.cpp): every job starts within ExpiryBound() of being queued.
   void ExpiryChecks();
   Duration ExpiryBound() const;
   // Every 5 s: a job still queued (not cancelled) longer than `bound` after it was queued is a
@@ -232,6 +248,17 @@ class World {
   bool LostJobExcused(const emulate::github::Job& job) const;  // its re-run is checked instead
   void CheckLost(WorldReport& report);
   Duration EndedJobBound() const;
+  // Issue 55, item 4's circuit breaker (world_lost.cpp): each second, the class's record and
+  // the VMs of its image launched since; at the end, what they showed.
+  void BreakerChecks();
+  void CheckBreaker(WorldReport& report);
+  struct BreakerSeen {
+    std::set<std::string> vms;                    // VMs of the image looked at
+    std::map<int64_t, std::set<int64_t>> probes;  // pause's end (ms) → probes taken after it
+    std::map<int64_t, std::vector<std::string>> half_open_vms;  // pause's end → VMs then
+    std::set<int64_t> pauses;                                   // each pause's end
+  };
+  BreakerSeen breaker_seen_;
   // Issue 56, item 4 (world_fair_share.cpp): the last job started within FairShareBound().
   void CheckFairShare(WorldReport& report);
   // One launch after a seat frees: its terminate intent (the completed webhook, p50 2 s, and the
@@ -324,6 +351,15 @@ class World {
   std::optional<TimePoint> order_checked_at_;
   std::set<std::string> order_reported_;
   bool webhooks_down_ = false;  // deliveries fail: nothing listens (SetOutage)
+  // scaleset_scenarios.cpp's state: its own random stream, the set's id, what was reported.
+  SeededRandom scale_set_random_{options_.seed * 7919 + 54};
+  int64_t scale_set_id_ = 0;
+  // The scale-set API as the set's clients reach it: the long poll waited out on the caller's
+  // fiber (ScaleSetModel), then the GitHub faults.
+  std::unique_ptr<http::HttpClient> scale_set_poll_;
+  std::unique_ptr<SimHttpClient> scale_set_http_;
+  std::set<std::string> scale_set_reported_;
+  std::vector<std::string> scale_set_failures_;
 };
 
 // Runs one seed (the world on the heap: it is large).

@@ -118,8 +118,9 @@ void World::Deliver(gh::HeldDelivery held) {
   const WebhookFaults& f = options_.webhooks;
   const std::string name =
       "webhook " + held.delivery.action + " job " + std::to_string(held.delivery.job_id);
-  if (webhooks_down_) {
-    // Nothing listens: GitHub records a failed delivery and never tries again by itself.
+  if (webhooks_down_ || options_.scale_set.enabled) {
+    // Nothing listens (with a scale set, no webhook points at the set): GitHub records a failed
+    // delivery and never tries again by itself.
     scheduler_.Note(name + " refused: the set is down");
     gh::DeliveryOutcome refused;
     refused.error = "connection refused";

@@ -75,7 +75,9 @@ void World::CheckTheEnd(WorldReport& report) {
   CheckRateLimits(report);
   CheckTokenRequests(report);
   if (options_.check_lost) CheckLost(report);
+  if (options_.check_breaker) CheckBreaker(report);  // world_lost.cpp
   if (options_.check_fair_share) CheckFairShare(report);
+  if (options_.scale_set.check) CheckScaleSet(report);
   ReportFigures(report);
 }
 

@@ -15,6 +15,26 @@
 
 namespace mvr::sim {
 
+// Issue 54, item 5 (scaleset_scenarios.cpp): the set's jobs come from its class's runner scale set
+// (github.source scaleset): the jobs ask for the class label alone, no webhook reaches the set,
+// and a listener actor (ScaleSetSource::Listen) holds the set's session. The scale-set API's
+// faults, from the GitHub model (ScaleSetOptions) or played by the world.
+struct ScaleSetWorld {
+  bool enabled = false;
+  double lost_acknowledgements = 0;  // a DELETE of a message answers 204 but the message stays
+  Duration message_delay{0};         // a message is visible this long after it is made
+  Duration start_timeout{300'000};   // an acquired job no runner started is offered again
+  int restarts = 0;                  // `mvr serve` killed (-9) this often, each back after a while
+  int takeovers = 0;                 // another listener takes the set's session this often
+  // totalAssignedJobs shows this many jobs more than the set holds (ARC #4397), from a time in
+  // the arrival window for `phantom_for`.
+  int phantom_jobs = 0;
+  Duration phantom_for{600'000};
+  // Watched as the run goes and at the end: no VM booted for a job after the set recorded
+  // another runner taking it, and nothing of the set's is left when it ends.
+  bool check = false;
+};
+
 struct WebhookFaults {
   double lost = 0;        // never delivered (GitHub does not redeliver on its own)
   double duplicated = 0;  // delivered twice
@@ -193,7 +213,7 @@ struct WorldOptions {
   // A planted bug: what such a launch left is released and retired without asking its runner
   // (the code before item 3: LauncherDeps/PoolSweeperDeps::adopt_dead_launches off).
   bool plant_kill_dead_launches = false;
-  // Issue 55, item 1 (world_expiry.cpp): GitHub removes a registration listening without a job
+  // Issue 55, item 1 (expiry_scenarios.cpp): GitHub removes a registration listening without a job
   // this long, and a once-connected one offline this long (GithubModelOptions; 0: never).
   Duration registration_idle_expiry{0};
   Duration offline_registration_expiry{0};
@@ -231,6 +251,17 @@ struct WorldOptions {
   // false is the organisation's Default group, where GitHub hands the runner dealt a seat for
   // one repository's job the oldest job of any.
   bool repository_runner_groups = false;
+  // Issue 55, item 4's circuit breaker (world_lost.cpp): classes[0].circuitBreaker (0 failures:
+  // none), and the class image's first `image_boot_failures` VMs fail while they boot
+  // (MicrovmModelOptions::boot_failures_by_image). Watched as the run goes: no VM of the image is
+  // launched while the class is paused (but by a launch admitted before the pause) and at most
+  // one per half-open probe; the breaker must have opened.
+  int breaker_failures = 0;
+  int breaker_window_seconds = 600;
+  int breaker_pause_seconds = 900;
+  int image_boot_failures = 0;
+  bool check_breaker = false;
+  ScaleSetWorld scale_set;  // issue 54, item 5 (scaleset_scenarios.cpp)
   size_t trace_tail = 200;  // trace steps kept for the report
   bool keep_logs = false;   // the report carries every actor's log lines
 };

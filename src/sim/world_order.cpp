@@ -110,6 +110,12 @@ void World::CheckOrder() {
           *order_checked_at_ < known->second) {
         continue;
       }
+      // A job run by a runner launched for another job left that job waiting: a launch for the
+      // completed job then brings that job its runner (launch_decision.h: a late queued goes on
+      // for a job its runner's chain left waiting), and commits to the claim it won.
+      Result<gh::Job> ran = model.GetJobById(claim.job_id);
+      const int64_t ran_on = ran.ok() ? LaunchedFor(ran->runner_name, kPrefix) : 0;
+      if (ran_on != 0 && ran_on != claim.job_id) continue;
       report("late " + std::to_string(claim.job_id),
              "a launch committed MicroVM " + claim.microvm_id + " to job " +
                  std::to_string(claim.job_id) +

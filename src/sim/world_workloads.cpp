@@ -36,6 +36,7 @@ void World::Workload() {
     gh::JobSpec spec;
     spec.repository = JobRepository(i);
     spec.labels = {"self-hosted", kLabel};
+    if (options_.scale_set.enabled) spec.labels = {kLabel};  // runs-on: the set's name alone
     spec.steps = {"make test"};
     GateJob(spec);
     Result<gh::Job> job = github_->model().QueueJob(spec);

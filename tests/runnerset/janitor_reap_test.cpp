@@ -109,6 +109,28 @@ TEST_F(JanitorTest, RunnerAScaleSetBoundToAJobKeepsItsVmUntilTheBindingEnds) {
   EXPECT_EQ(State(vm), "TERMINATED");
 }
 
+// Found by the `scaleset` simulation (seed 6): the JobCompleted of a bound runner came while the
+// set had no session (a restart waiting out its old one) and GitHub kept no event for it; the open
+// binding kept the idle VM for the rest of the run. GitHub removed the ephemeral runner after its
+// one job: a bound runner gone from the listing ran its job.
+TEST_F(JanitorTest, ABoundRunnerGitHubRemovedRanItsJobThoughJobCompletedWasLost) {
+  const std::string vm = OldVm();
+  const Runner runner = OnlineRunner("mvr-demo-1000001-aaaa");
+  Launched(runner.name, runner.id, vm, 1000001);
+  JobBinding b{runner.name, runner.id, "octo/app", 1000001, ToUnixMillis(m_.clock.Now()), 0};
+  ASSERT_TRUE(table_.RecordJobStarted(b).ok());
+  J().Sweep();
+  EXPECT_EQ(State(vm), "RUNNING") << "bound and listed: busy";
+  ASSERT_TRUE(
+      platform_.github_model->DeleteRunner(emulate::github::Scope::Repo("octo", "app"), runner.id)
+          .ok());
+  for (int i = 0; i < 4; ++i) {
+    m_.clock.Advance(kMinute);
+    J().Sweep();
+  }
+  EXPECT_EQ(State(vm), "TERMINATED") << "the binding never ended, but its runner is gone";
+}
+
 TEST_F(JanitorTest, RunnerThatTakesAJobBetweenTheReadAndTheRemovalKeepsItsVm) {
   const std::string vm = OldVm();
   const Runner runner = OnlineRunner("mvr-demo-1-aaaa");

@@ -291,3 +291,123 @@ TEST(FenceOfTest, Table) {
 
 }  // namespace
 }  // namespace mvr::runnerset
+
+namespace mvr::runnerset {
+namespace {
+
+// Issue 55, item 4: a class paused by its circuit breaker defers its jobs, but for its half-open
+// probe, and sends them to its fallbackClass only when that one is closed and GitHub would hand
+// the job to a runner with the fallback's labels (its own class label among them).
+TEST(LaunchDecision, APausedClassWaitsOrLaunchesOnAFallbackThatTakesTheJob) {
+  RunnerClass takes = Class("mvr-large");
+  takes.labels = {"mvr-small"};  // offers the paused class's label
+  RunnerClass takes_gpu = takes;
+  takes_gpu.labels = {"mvr-small", "gpu"};
+  const RunnerClass lacks = Class("mvr-large");  // no mvr-small: GitHub would not hand it the job
+  const LaunchIntent self_hosted = Intent({"self-hosted", "linux", "ARM64", "mvr-small"});
+  const LaunchIntent x64 = Intent({"self-hosted", "x64", "mvr-small"});
+  const LaunchIntent unlabelled = Intent({});
+  struct BRow {
+    const char* name;
+    BreakerPhase phase;
+    bool probe_taken;
+    const RunnerClass* fallback;
+    BreakerPhase fallback_phase;
+    const LaunchIntent* intent;
+    BreakerRoute want;
+  };
+  const auto kC = BreakerPhase::kClosed, kO = BreakerPhase::kOpen, kH = BreakerPhase::kHalfOpen;
+  const BRow rows[] = {
+      {"closed: its own class", kC, false, &takes, kC, &kPlain, BreakerRoute::kClass},
+      {"paused, no fallback: wait", kO, false, nullptr, kC, &kPlain, BreakerRoute::kWait},
+      {"paused, a fallback that takes the job", kO, false, &takes, kC, &kPlain,
+       BreakerRoute::kFallback},
+      {"... with the platform's labels too", kO, false, &takes, kC, &self_hosted,
+       BreakerRoute::kFallback},
+      {"... but not another platform's", kO, false, &takes, kC, &x64, BreakerRoute::kWait},
+      {"paused, the fallback lacks the class's label", kO, false, &lacks, kC, &kPlain,
+       BreakerRoute::kWait},
+      {"paused, the job asks for gpu the fallback lacks", kO, false, &takes, kC, &kGpu,
+       BreakerRoute::kWait},
+      {"paused, the fallback offers gpu too", kO, false, &takes_gpu, kC, &kGpu,
+       BreakerRoute::kFallback},
+      {"paused, the fallback paused too", kO, false, &takes, kO, &kPlain, BreakerRoute::kWait},
+      {"paused, the fallback half-open", kO, false, &takes, kH, &kPlain, BreakerRoute::kWait},
+      {"an intent without labels asked for its class's", kO, false, &takes, kC, &unlabelled,
+       BreakerRoute::kFallback},
+      {"half-open, this launch is the probe", kH, true, &takes, kC, &kPlain, BreakerRoute::kClass},
+      {"half-open, another launch probes: the fallback", kH, false, &takes, kC, &kPlain,
+       BreakerRoute::kFallback},
+      {"half-open, another launch probes, no fallback", kH, false, nullptr, kC, &kPlain,
+       BreakerRoute::kWait},
+  };
+  for (const BRow& r : rows) {
+    BreakerEvidence b;
+    b.phase = r.phase;
+    b.probe_taken = r.probe_taken;
+    b.fallback = r.fallback;
+    b.fallback_phase = r.fallback_phase;
+    EXPECT_EQ(static_cast<int>(DecideBreakerRoute(b, *r.intent)), static_cast<int>(r.want))
+        << r.name;
+    // The launch decision defers exactly the waits, before any GitHub call (for a job its own
+    // class takes: the others are ignored first).
+    if (!r.intent->labels.empty() && !kCold.Takes(r.intent->labels)) continue;
+    LaunchEvidence e;
+    e.intent = r.intent;
+    e.cls = &kCold;
+    e.breaker = b;
+    const LaunchVerdict v = DecideLaunch(e);
+    if (r.want == BreakerRoute::kWait) {
+      EXPECT_EQ(v, (LaunchVerdict{LaunchStep::kDefer, LaunchReason::kClassPaused})) << r.name;
+    } else {
+      EXPECT_EQ(v, (LaunchVerdict{LaunchStep::kGather, LaunchReason::kNeedJobState})) << r.name;
+    }
+  }
+  // Half-open with the probe due: the launch may take it, but only once GitHub says the job is
+  // queued (a stale intent does not spend it); taken, it launches; not won, it waits.
+  BreakerEvidence due;
+  due.phase = BreakerPhase::kHalfOpen;
+  due.probe_due = true;
+  EXPECT_EQ(static_cast<int>(DecideBreakerRoute(due, kPlain)),
+            static_cast<int>(BreakerRoute::kProbe));
+  LaunchEvidence e = Admitted();
+  e.breaker = due;
+  e.need = std::optional<JobNeed>(JobNeed::kNo);
+  EXPECT_EQ(DecideLaunch(e), (LaunchVerdict{LaunchStep::kDrop, LaunchReason::kNotQueued}))
+      << "a job no longer queued: dropped, the probe not taken";
+  e = Admitted();
+  e.breaker = due;
+  e.seat.reset();
+  EXPECT_EQ(DecideLaunch(e), (LaunchVerdict{LaunchStep::kGather, LaunchReason::kNeedProbe}));
+  e.breaker.probe_taken = true;
+  EXPECT_EQ(DecideLaunch(e), (LaunchVerdict{LaunchStep::kGather, LaunchReason::kNeedSeat}));
+  e.breaker.probe_taken = false;
+  EXPECT_EQ(DecideLaunch(e), (LaunchVerdict{LaunchStep::kDefer, LaunchReason::kClassPaused}));
+  due.probe_taken = false;
+  EXPECT_EQ(static_cast<int>(DecideBreakerRoute(due, kPlain)),
+            static_cast<int>(BreakerRoute::kWait));
+}
+
+// Found by the `scaleset` simulation (seed 1): the runner launched for request 1000010 took
+// 1000009, GitHub offered 1000010 again, and the committed claim made every new JobAssigned a
+// duplicate until GitHub abandoned the job.
+TEST(SetLaunchServesAnother, OnlyARunnerBoundToAnotherJobOfTheSetLetsTheJobLaunchAgain) {
+  struct Row {
+    const char* runner;
+    std::optional<int64_t> bound;
+    bool serves_another;
+  };
+  const Row rows[] = {
+      {"mvr-demo_1000010-ab", 1000009, true},        // it took another job of the set
+      {"mvr-demo_1000010-ab", 1000010, false},       // it runs this one
+      {"mvr-demo_1000010-ab", std::nullopt, false},  // not started yet: still this job's
+      {"", 1000009, false},                          // not committed: no runner to judge
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(SetLaunchServesAnother(1000010, r.runner, r.bound), r.serves_another)
+        << r.runner << " bound to " << (r.bound ? std::to_string(*r.bound) : "none");
+  }
+}
+
+}  // namespace
+}  // namespace mvr::runnerset

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "platform_fixture.h"
 #include "supervisor/run_payload.h"
 #include "support/store_text.h"
@@ -469,6 +471,47 @@ TEST_F(LauncherTest, TerminateEndsTheMappedVmAndAnUnknownRunnerIsANoOp) {
   EXPECT_EQ(State(launched.microvm_id), "TERMINATED");
   EXPECT_FALSE(*table_.GetMapping(launched.runner_name));
   EXPECT_EQ(metrics_.Get(Counter::kTerminated), 1);
+}
+
+// Issue 56: the `completed` delivery carries the job's times, conclusion and name, and the job's
+// record is written from them: no GET of the job (one a job, which at 1,000 jobs spent the hourly
+// budget the last launches needed). A terminate intent without them still reads the job.
+TEST_F(LauncherTest, TerminateRecordsTheJobFromItsDeliveryWithoutReadingIt) {
+  const int64_t job = QueueJob();
+  LaunchOutcome launched = L().Handle(Intent(job));
+  ASSERT_EQ(launched.decision, LaunchDecision::kLaunched);
+  std::vector<std::string> requests;
+  platform_.github_api.trace = &requests;
+  const std::string get_job = "GET /repos/octo/app/actions/jobs/" + std::to_string(job);
+  TerminateIntent done;
+  done.runner_name = launched.runner_name;
+  done.repository = "octo/app";
+  done.job_id = job;
+  done.completed_at = m_.clock.Now();
+  done.started_at = m_.clock.Now() - Duration(60'000);
+  done.conclusion = "failure";
+  done.job_name = "build (arm64)";
+  EXPECT_EQ(L().Handle(done).decision, LaunchDecision::kTerminated);
+  EXPECT_EQ(std::count(requests.begin(), requests.end(), get_job), 0);
+  Result<std::vector<JobRecord>> records = table_.RecentJobRecords(5);
+  ASSERT_TRUE(records.ok() && records->size() == 1u);
+  EXPECT_EQ(records->front().conclusion, "failure");
+  EXPECT_EQ(records->front().job_name, "build (arm64)");
+  EXPECT_EQ(records->front().started_ms, ToUnixMillis(done.started_at));
+
+  const int64_t other = QueueJob();
+  LaunchOutcome second = L().Handle(Intent(other));
+  ASSERT_EQ(second.decision, LaunchDecision::kLaunched);
+  TerminateIntent bare;  // from before the fields (a message queued by an older version)
+  bare.runner_name = second.runner_name;
+  bare.repository = "octo/app";
+  bare.job_id = other;
+  requests.clear();  // the launch's own still-queued read
+  EXPECT_EQ(L().Handle(bare).decision, LaunchDecision::kTerminated);
+  EXPECT_EQ(std::count(requests.begin(), requests.end(),
+                       "GET /repos/octo/app/actions/jobs/" + std::to_string(other)),
+            1);
+  platform_.github_api.trace = nullptr;
 }
 
 }  // namespace

@@ -121,69 +121,106 @@ TEST(LostJob, TheJobWeighedIsTheOneTheRunnerRan) {
   EXPECT_EQ(JobTheRunnerRan(own, "mvr-7-a", "mvr-7-a", {"octo/lib", 0}), own);
 }
 
-// The circuit breaker (issue 55, item 4): 3 failures within 10 minutes pause for 15.
+// The circuit breaker (issue 55, item 4): 3 failures within 10 minutes pause for 15. Events in
+// the order recorded: 'f' a failure, 'p' a half-open probe taken (when one is due), 'b' a launch
+// committed (its VM booted).
 TEST(CircuitBreaker, Table) {
   BreakerPolicy p;
   p.failures = 3;
   p.window = Min(10);
   p.pause = Min(15);
+  struct Event {
+    char what;
+    int64_t at_s;
+  };
   struct Row {
     const char* name;
-    std::vector<int64_t> failures_s;  // failure times, seconds after kT0, in the order recorded
+    std::vector<Event> events;
     int64_t now_s;
     BreakerPhase want;
     int64_t until_s;  // when kOpen
+    bool probe_due;   // when kHalfOpen
+  };
+  const std::vector<Event> paused = {{'f', 0}, {'f', 60}, {'f', 120}};  // until 1020
+  auto then = [&](std::vector<Event> more) {
+    std::vector<Event> all = paused;
+    all.insert(all.end(), more.begin(), more.end());
+    return all;
   };
   const Row rows[] = {
-      {"no failures", {}, 0, BreakerPhase::kClosed, 0},
-      {"two failures: below the count", {0, 60}, 120, BreakerPhase::kClosed, 0},
-      {"three within the window pause from the third",
-       {0, 60, 120},
-       130,
-       BreakerPhase::kOpen,
-       120 + 900},
-      {"three, but the first fell out of the window", {0, 400, 700}, 710, BreakerPhase::kClosed, 0},
+      {"no failures", {}, 0, BreakerPhase::kClosed, 0, false},
+      {"two failures: below the count",
+       {{'f', 0}, {'f', 60}},
+       120,
+       BreakerPhase::kClosed,
+       0,
+       false},
+      {"three within the window pause from the third", paused, 130, BreakerPhase::kOpen, 1020,
+       false},
+      {"three, but the first fell out of the window",
+       {{'f', 0}, {'f', 400}, {'f', 700}},
+       710,
+       BreakerPhase::kClosed,
+       0,
+       false},
       {"recorded out of order, still within the window",
-       {120, 0, 60},
+       {{'f', 120}, {'f', 0}, {'f', 60}},
        130,
        BreakerPhase::kOpen,
-       60 + 900},
+       60 + 900,
+       false},
       {"failures while paused are not counted: the pause keeps its end",
-       {0, 60, 120, 300, 600},
-       700,
-       BreakerPhase::kOpen,
-       1020},
-      {"after the pause: half-open", {0, 60, 120}, 1020, BreakerPhase::kHalfOpen, 0},
-      {"half-open: one failure pauses again",
-       {0, 60, 120, 1100},
-       1110,
-       BreakerPhase::kOpen,
-       1100 + 900},
-      {"a window after the pause: closed again",
-       {0, 60, 120},
-       1020 + 600,
-       BreakerPhase::kClosed,
-       0},
-      {"closed again: one failure is one of three",
-       {0, 60, 120, 1700},
-       1710,
-       BreakerPhase::kClosed,
-       0},
+       then({{'f', 300}, {'f', 600}}), 700, BreakerPhase::kOpen, 1020, false},
+      {"a launch committed while paused (begun before) does not close it", then({{'b', 500}}), 700,
+       BreakerPhase::kOpen, 1020, false},
+      {"no probe may launch while paused", then({{'p', 1000}}), 1010, BreakerPhase::kOpen, 1020,
+       false},
+      {"after the pause: half-open, a probe due", paused, 1020, BreakerPhase::kHalfOpen, 0, true},
+      {"a probe under way: the others wait", then({{'p', 1030}}), 1040, BreakerPhase::kHalfOpen, 0,
+       false},
+      {"a probe that neither booted nor failed within a window: another is due",
+       then({{'p', 1030}}), 1030 + 600, BreakerPhase::kHalfOpen, 0, true},
+      {"half-open: one failure pauses again", then({{'p', 1030}, {'f', 1100}}), 1110,
+       BreakerPhase::kOpen, 1100 + 900, false},
+      {"paused again: its probe taken before does not count for the next half-open",
+       then({{'p', 1030}, {'f', 1100}}), 2000, BreakerPhase::kHalfOpen, 0, true},
+      {"a window after the pause and no probe booted: still half-open", paused, 1020 + 600,
+       BreakerPhase::kHalfOpen, 0, true},
+      {"the probe's VM booted: closed", then({{'p', 1030}, {'b', 1050}}), 1060,
+       BreakerPhase::kClosed, 0, false},
+      {"closed again: one failure is one of three", then({{'p', 1030}, {'b', 1050}, {'f', 1100}}),
+       1110, BreakerPhase::kClosed, 0, false},
+      {"closed again: three more within the window pause again",
+       then({{'p', 1030}, {'b', 1050}, {'f', 1100}, {'f', 1200}, {'f', 1300}}), 1310,
+       BreakerPhase::kOpen, 1300 + 900, false},
   };
   for (const Row& r : rows) {
     BreakerRecord rec;
-    for (int64_t f : r.failures_s) rec = RecordBreakerFailure(p, rec, kT0 + Sec(f));
+    for (const Event& e : r.events) {
+      const TimePoint at = kT0 + Sec(e.at_s);
+      if (e.what == 'f') rec = RecordBreakerFailure(p, rec, at);
+      if (e.what == 'b') rec = RecordBreakerSuccess(p, rec, at);
+      if (e.what == 'p') rec = TakeBreakerProbe(p, rec, at).value_or(rec);
+    }
     const BreakerVerdict v = DecideBreaker(p, rec, kT0 + Sec(r.now_s));
     EXPECT_EQ(v.phase, r.want) << r.name;
+    EXPECT_EQ(v.probe_due, r.probe_due) << r.name;
     if (r.want == BreakerPhase::kOpen) {
       ASSERT_TRUE(v.until) << r.name;
       EXPECT_EQ(*v.until, kT0 + Sec(r.until_s)) << r.name;
     }
   }
-  BreakerPolicy off;
+  // One probe at a time: a second take while the first is under way gets nothing.
   BreakerRecord rec;
-  for (int i = 0; i < 10; ++i) rec = RecordBreakerFailure(off, rec, kT0 + Sec(i));
-  EXPECT_EQ(DecideBreaker(off, rec, kT0 + Sec(10)).phase, BreakerPhase::kClosed) << "off";
+  for (const Event& e : paused) rec = RecordBreakerFailure(p, rec, kT0 + Sec(e.at_s));
+  std::optional<BreakerRecord> first = TakeBreakerProbe(p, rec, kT0 + Sec(1030));
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(TakeBreakerProbe(p, *first, kT0 + Sec(1031))) << "the second waits";
+  EXPECT_FALSE(TakeBreakerProbe(p, rec, kT0 + Sec(1000))) << "none while paused";
+  BreakerPolicy off;
+  BreakerRecord none;
+  for (int i = 0; i < 10; ++i) none = RecordBreakerFailure(off, none, kT0 + Sec(i));
+  EXPECT_EQ(DecideBreaker(off, none, kT0 + Sec(10)).phase, BreakerPhase::kClosed) << "off";
 }
 
 TEST(WedgedRunner, AHungWorkerWhoseJobWaitsIsEndedAndItsJobLaunchedAgain) {

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <thread>
+
 #include "base/clock.h"
 #include "base/logger.h"
 #include "base/random.h"
@@ -211,6 +213,15 @@ TEST(RecordScaleSetBinding, StartedBindsCompletedEndsAndARedeliveryChangesNothin
   EXPECT_TRUE((*bound)->running());
   EXPECT_EQ((*bound)->job_id, 1000007) << "the job GitHub gave it, not the one it was made for";
   EXPECT_EQ((*bound)->runner_id, 77);
+  // Beside the job's claim: the launcher's evidence that job 1000007 needs no launch (found by
+  // the `scaleset` simulation, seed 15: redelivered JobAssigned messages booted VMs for jobs
+  // other runners of the set already ran).
+  auto on = table.SetJobStartedOn(started.repository, 1000007);
+  ASSERT_TRUE(on.ok() && *on);
+  EXPECT_EQ(**on, started.runner_name);
+  on = table.SetJobStartedOn(started.repository, 1000003);
+  ASSERT_TRUE(on.ok());
+  EXPECT_FALSE(*on) << "the job its runner was launched for has not started";
   ScaleSetJobEvent completed = started;
   completed.type = "JobCompleted";
   ASSERT_TRUE(RecordScaleSetBinding(table, completed, *c, t0 + Duration(5'000)).ok());
@@ -227,11 +238,16 @@ TEST(RecordScaleSetBinding, StartedBindsCompletedEndsAndARedeliveryChangesNothin
   EXPECT_FALSE(*none);
 }
 
-TEST(FreeScaleSetCapacity, TheCapLessWhatGitHubCountsAssignedNeverBelowZero) {
-  EXPECT_EQ(FreeScaleSetCapacity(20, {}), 20);
-  EXPECT_EQ(FreeScaleSetCapacity(20, {3, 4}), 13);
-  EXPECT_EQ(FreeScaleSetCapacity(5, {3, 4}), 0);
-  EXPECT_EQ(FreeScaleSetCapacity(5, {-2, 1}), 4) << "a nonsense count is no room made";
+// The set's own count is GitHub's back-pressure's to apply (found by the `scaleset` simulation:
+// with totalAssignedJobs inflated past the cap, ARC #4397, the set acquired nothing and GitHub
+// abandoned the jobs it kept offering after their last reassignment).
+TEST(FreeScaleSetCapacity, TheCapLessWhatGitHubCountsAssignedToTheOtherSetsNeverBelowZero) {
+  EXPECT_EQ(FreeScaleSetCapacity(20, {0}, 0), 20);
+  EXPECT_EQ(FreeScaleSetCapacity(3, {6}, 0), 3) << "its own, stale or not, is not subtracted";
+  EXPECT_EQ(FreeScaleSetCapacity(20, {3, 4}, 0), 16);
+  EXPECT_EQ(FreeScaleSetCapacity(20, {3, 4}, 1), 17);
+  EXPECT_EQ(FreeScaleSetCapacity(5, {3, 7}, 0), 0);
+  EXPECT_EQ(FreeScaleSetCapacity(5, {-2, 1}, 1), 5) << "a nonsense count is no room made";
 }
 
 class ScaleSetSourceTest : public ::testing::Test {
@@ -352,6 +368,44 @@ TEST_F(ScaleSetSourceTest, EachClassIsASetWhoseAssignedJobBecomesALaunchIntentOn
   EXPECT_EQ(emulator_->model().ListScaleSetViews().size(), 2u);
 }
 
+// Item 5's premise: the listener's loop runs wherever its host calls it, on the host's seam, with
+// no thread of its own (the simulation runs it as an actor in virtual time). Here the test's
+// thread is the host: every wait is the test's sleeper on this thread, and the host's "stop"
+// ends the loop with the session deleted.
+TEST_F(ScaleSetSourceTest, ListenRunsOnTheHostsThreadAndSeamUntilTheHostStopsIt) {
+  struct HostSleeper final : Sleeper {
+    void Sleep(Duration d) override {
+      if (std::this_thread::get_id() != host) ++elsewhere;
+      ++sleeps;
+      inner.Sleep(d);
+    }
+    std::thread::id host = std::this_thread::get_id();
+    RealSleeper inner;
+    int sleeps = 0, elsewhere = 0;
+  } host_sleeper;
+  Seam host{clock_, host_sleeper, random_, random_, logger_};
+  queue::MemoryQueue queue(clock_, sleeper_);
+  ScaleSetSourceOptions o;
+  o.retry = Duration(100);
+  ScaleSetSource source(config_, host, *client_, queue, table_, o);
+  ASSERT_TRUE(source.EnsureSets().ok());
+  QueueJob("mvr-large");
+  const TimePoint give_up = clock_.Now() + Duration(10'000);
+  int asked = 0;
+  // The host stops it once the launch intent is queued (polls of 100 ms: a few rounds).
+  source.Listen(1, [&] {
+    ++asked;
+    auto depth = queue.Depth();
+    return (depth.ok() && depth->waiting > 0) || clock_.Now() > give_up;
+  });
+  EXPECT_GT(asked, 1) << "asked between polls";
+  std::vector<Intent> got = Received(queue, 1, Duration(1'000));
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_NE(std::get_if<LaunchIntent>(&got[0]), nullptr);
+  EXPECT_EQ(host_sleeper.elsewhere, 0) << "no thread of its own";
+  EXPECT_FALSE(View("mvr-large")->has_session) << "stopped by its host, it deletes the session";
+}
+
 TEST_F(ScaleSetSourceTest, NoOfferIsAcquiredWhileTheSetsAreAtTheCap) {
   queue::MemoryQueue queue(clock_, sleeper_);
   config_.max_concurrent_vms = 1;
@@ -363,9 +417,26 @@ TEST_F(ScaleSetSourceTest, NoOfferIsAcquiredWhileTheSetsAreAtTheCap) {
   QueueJob("mvr-small");
   QueueJob("mvr-small");
   ASSERT_EQ(Received(queue, 1).size(), 1u);
-  // The emulator offers it, the source does not acquire it; it would within a few polls (100 ms).
+  // GitHub offers the set no more than its X-ScaleSetMaxCapacity less what it holds; it would
+  // within a few polls (100 ms).
   EXPECT_TRUE(Received(queue, 1, Duration(1'000)).empty()) << "the second waits: 1 VM is the cap";
   EXPECT_EQ(View("mvr-small")->scale_set.statistics.total_assigned_jobs, 1);
+  source.Stop();
+}
+
+// ARC #4397 (the `scaleset` simulation found it): GitHub's totalAssignedJobs stays inflated past
+// the cap after an incident; the set still takes what GitHub offers it.
+TEST_F(ScaleSetSourceTest, AnInflatedAssignedCountDoesNotStopTheSetAcquiring) {
+  queue::MemoryQueue queue(clock_, sleeper_);
+  config_.max_concurrent_vms = 2;
+  ScaleSetSourceOptions o;
+  o.retry = Duration(100);
+  ScaleSetSource source(config_, seam_, *client_, queue, table_, o);
+  ASSERT_TRUE(source.EnsureSets().ok());
+  ASSERT_TRUE(emulator_->model().SetPhantomAssignedJobs(source.sets()[0].id, 5).ok());
+  source.Start();
+  QueueJob("mvr-small");
+  EXPECT_EQ(Received(queue, 1).size(), 1u) << "acquired though GitHub counts 5 of 2 assigned";
   source.Stop();
 }
 

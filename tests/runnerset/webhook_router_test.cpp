@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/logger.h"
+#include "base/time_format.h"
 #include "github/webhook_signature.h"
 #include "github/workflow_job_payloads.h"  // tests/github: realistic payload builder
 #include "queue/memory_queue.h"
@@ -229,7 +230,12 @@ TEST(WebhookRouterTest, CompletedJobOfOneOfTheSetsRunnersBecomesATerminateIntent
                            .repository = "octo-org/widget-service",
                            .job_id = 29679449,
                            .completed_at = kNow,
-                           .delivery_id = "72d3162e-cc78-11e3-81ab-4c9367dc0958"};
+                           .delivery_id = "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+                           // The delivery's word on the job: its record needs no GET of it.
+                           .created_at = ParseRfc3339("2026-11-30T03:59:58Z").value(),
+                           .started_at = ParseRfc3339("2026-11-30T04:00:00Z").value(),
+                           .conclusion = "success",
+                           .job_name = "build (arm64)"};
   EXPECT_EQ(std::get<TerminateIntent>(*d.intent), expected);
   auto decoded = DecodeIntent(EncodeIntent(*d.intent));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();

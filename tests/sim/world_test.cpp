@@ -333,8 +333,10 @@ TEST(WorldTest, APlantedBlindnessToWedgedRunnersIsFound) {
   const PlantedBug* bug = FindPlantedBug("ignore-wedged");
   ASSERT_NE(bug, nullptr);
   std::string what;
-  // Seeds 4 and 5 are two that strand a job (`mvr simulate --plant ignore-wedged` finds most).
-  RunSeeds(*FindScenario("wedged-runner"), 4, 5, 2, bug->plant, [&](const SeedOutcome& o) {
+  // Seeds 1 and 2 are two that strand a job (`mvr simulate --plant ignore-wedged` finds most: 6
+  // of seeds 1..8 since the launcher polls GetMicrovm from the boot it expects; 4 and 5, the two
+  // this ran before, no longer do).
+  RunSeeds(*FindScenario("wedged-runner"), 1, 2, 2, bug->plant, [&](const SeedOutcome& o) {
     for (const std::string& v : o.report.violations) {
       if (what.empty() && v.find("wedged") != std::string::npos) what = v;
     }
@@ -347,18 +349,23 @@ TEST(WorldTest, APlantedBlindnessToWedgedRunnersIsFound) {
 // within 10%), and its 45 s at fifteen launches when batches are launched one at a time. The
 // quiet segments are medians of 16 seeds: over 4, one change to the order of the launcher's store
 // writes moved the first-log segment by a second (which poll sees the VM running).
+// Since the launcher polls GetMicrovm from the boot it expects (issue 56, item 2), it sees the VM
+// RUNNING at its first poll, not up to 2 s later: the first-log segment lost the 1.9 s of the
+// full-jitter polls' lag that seed 001's 8.2 s held (6.3 s: the runner's own start and the
+// delivery), and the one-at-a-time launcher, which held its turn through each lag, 7 s of its 45.
+// The whole cold start (23 s) stays within 10% of seed 001's 25 s.
 TEST(LatencyModelTest, ReproducesSeed001) {
   LatencyRow quiet = LatencyCell("cold", 1, 16, 2);
   EXPECT_EQ(quiet.violations, 0);
   EXPECT_NEAR(quiet.p50, 25.0, 2.5);
   EXPECT_NEAR(quiet.to_vm_running, 6.8, 0.7);
-  EXPECT_NEAR(quiet.to_first_log, 8.2, 0.8);
+  EXPECT_NEAR(quiet.to_first_log, 8.2 - 1.9, 0.8);
   EXPECT_NEAR(quiet.to_connected, 9.0, 0.9);
   EXPECT_NEAR(quiet.to_job, 1.0, 0.5);
   LatencyRow burst = LatencyCell("cold", 15, 2, 2);
   EXPECT_NEAR(burst.p50, 25.0, 2.5);  // mvr's launcher: no slowdown at 15
   LatencyRow sequential = LatencyCell("cold-seq", 15, 2, 2);
-  EXPECT_NEAR(sequential.p50, 45.0, 6.0);
+  EXPECT_NEAR(sequential.p50, 45.0 - 7.0, 6.0);
 }
 
 // What `mvr simulate --report cost` prices. A cold VM runs one job and is never suspended, so its

@@ -283,6 +283,9 @@ class GithubModel {
   // refresh 404, and a new session 409 until the foreign one idles out.
   Status TakeOverScaleSetSession(int64_t id);
   std::vector<ScaleSetView> ListScaleSetViews() const;
+  // The REST job a runnerRequestId stands for (the checks' view: GitHub sends no such link), 0
+  // for none.
+  int64_t ScaleSetRequestJob(int64_t request_id) const;
   // Ends every long poll waiting now and to come (the emulator is stopping).
   void StopLongPolls();
 
@@ -434,6 +437,7 @@ class GithubModel {
   int64_t next_scale_set_id_ = 1;
   int64_t next_message_id_ = 1;
   int64_t next_request_id_ = 1'000'001;
+  std::map<int64_t, int64_t> request_jobs_;  // runnerRequestId → REST job id, kept to the end
   std::atomic<bool> long_polls_stopped_{false};
 };
 

@@ -46,10 +46,17 @@ void GithubModel::RouteScaleSetJobsLocked() {
       ss.guid = seam_.random.Hex(16);
       ss.guid = ss.guid.substr(0, 8) + "-" + ss.guid.substr(8, 4) + "-" + ss.guid.substr(12, 4) +
                 "-" + ss.guid.substr(16, 4) + "-" + ss.guid.substr(20);
+      request_jobs_[ss.request_id] = id;
       scale_set_jobs_.emplace(id, ss);
       break;
     }
   }
+}
+
+int64_t GithubModel::ScaleSetRequestJob(int64_t request_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = request_jobs_.find(request_id);
+  return it == request_jobs_.end() ? 0 : it->second;
 }
 
 void GithubModel::ReassignLocked(ScaleSetJob& job) {

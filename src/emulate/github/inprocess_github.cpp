@@ -40,6 +40,7 @@ Result<std::unique_ptr<InProcessGithub>> InProcessGithub::Create(InProcessGithub
   g->rate_ = std::make_unique<RateLimiter>(options.rate, seam.clock);
   g->rest_ = std::make_unique<RestApi>(*g->model_, *g->auth_, *g->rate_, seam.logger);
   g->rest_->AddRoutes(g->router_);
+  if (options.extra_routes) g->extra_ = options.extra_routes(g->router_, *g->model_, *g->auth_);
   g->router_.SetNotFound([](const http::ServerRequest&) {
     return http::HttpResponse::Json(404, JsonText(ErrorJson("Not Found")));
   });

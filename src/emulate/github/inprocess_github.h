@@ -29,6 +29,9 @@ struct InProcessGithubOptions {
   GithubModelOptions model;  // base_url defaults to api_url below
   AuthOptions auth;          // pats / App key the client must present
   RateOptions rate;
+  // More routes over the model (the scale-set API: AddScaleSetRoutes), as
+  // EmulatorOptions::extra_routes; what it returns lives as long as the service.
+  std::function<std::shared_ptr<void>(http::Router&, GithubModel&, Authenticator&)> extra_routes;
 };
 
 // A webhook the model sent, waiting to be delivered.
@@ -70,6 +73,7 @@ class InProcessGithub {
   std::unique_ptr<RateLimiter> rate_;
   std::unique_ptr<GithubModel> model_;
   std::unique_ptr<RestApi> rest_;
+  std::shared_ptr<void> extra_;  // what options.extra_routes returned
   http::Router router_;
   std::unique_ptr<http::HttpClient> api_;
 };

@@ -9,6 +9,7 @@
 // Thread-safety: every method is safe from many threads (one mutex, never held across the store).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -36,6 +37,18 @@ class ClassBreaker {
   Result<BreakerVerdict> RecordFailure(const RunnerClass& cls, const std::string& microvm_id,
                                        const std::string& why);
   BreakerVerdict Of(const RunnerClass& cls) const;
+  // The class's record as this process last read or wrote it (the simulation's invariants).
+  BreakerRecord RecordOf(const RunnerClass& cls) const;
+  // Half-open: whether this launch is the class's one probe: when it was taken (epoch ms), 0 when
+  // not (the launch waits for the probe, or the pause). The record says so for every process,
+  // written on a condition, so only one of them wins.
+  Result<int64_t> TakeProbe(const RunnerClass& cls);
+  // The probe taken at `probe_ms` launched no VM after all (the job went meanwhile, the cap was
+  // full ...): another launch may probe at once. Nothing once the breaker moved on.
+  Status ReleaseProbe(const RunnerClass& cls, int64_t probe_ms);
+  // A launch of `cls` committed (its VM booted, its runner delivered): closes a half-open breaker.
+  // Reads the store only when this process's copy says half-open.
+  Status RecordSuccess(const RunnerClass& cls);
   // mvr_runnerset_class_paused{class} (1 while paused) and
   // mvr_runnerset_class_paused_until_seconds{class} (epoch seconds, 0 when not paused), for the
   // classes whose breaker is on.
@@ -52,6 +65,15 @@ class ClassBreaker {
   };
   static Stored FromItem(const store::Item& item);
   Result<Stored> Read(const std::string& label) const;
+  // Reads the class's record, asks `change` for the next one (nullopt: nothing to write) and
+  // writes it on a condition on the version read, again on a lost race; returns the record as it
+  // stands afterwards and whether `change` wrote it.
+  struct Updated {
+    Stored stored;
+    bool written = false;
+  };
+  Result<Updated> Update(const RunnerClass& cls, const std::string& why,
+                         const std::function<std::optional<Stored>(const Stored&)>& change);
   // Reads every class's item when the copy is older than kSyncEvery (nothing without a store).
   void Sync() const;
 

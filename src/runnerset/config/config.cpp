@@ -112,7 +112,7 @@ Status ParseBreaker(const json* b, const std::string& key, RunnerClass& c) {
   }
   MVR_RETURN_IF_ERROR(cb.Integer("failures", c.breaker_failures, 1, 1000));
   MVR_RETURN_IF_ERROR(cb.Integer("windowSeconds", c.breaker_window_seconds, 10, 86400));
-  MVR_RETURN_IF_ERROR(cb.Integer("pauseSeconds", c.breaker_pause_seconds, 10, 86400));
+  MVR_RETURN_IF_ERROR(cb.Integer("pauseSeconds", c.breaker_pause_seconds, 2, 86400));
   return cb.NoOthers();
 }
 

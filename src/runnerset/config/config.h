@@ -79,6 +79,10 @@ struct RunnerClass {
   }
   // Whether a job asking for `job_labels` runs on this class (label_match).
   bool Takes(const std::vector<std::string>& job_labels) const;
+  // Whether GitHub would hand a job asking for `job_labels` to a runner registered with this
+  // class's labels: each is its label, one of its `labels` or self-hosted, linux, ARM64 (the
+  // job's own class label need not be this class's). What a circuit breaker's fallback asks.
+  bool Offers(const std::vector<std::string>& job_labels) const;
   // RunMicrovm's ingressNetworkConnectors / egressNetworkConnectors (ingressConnectors,
   // egressConnectors): unset, AWS's managed ALL_INGRESS / INTERNET_EGRESS of the set's region
   // (ResolveClasses fills them in); an empty list sends none.

@@ -56,6 +56,15 @@ bool RunnerClass::Takes(const std::vector<std::string>& job_labels) const {
                      [&](const std::string& l) { return Contains(job_labels, l); });
 }
 
+bool RunnerClass::Offers(const std::vector<std::string>& job_labels) const {
+  if (github::ForeignPlatformLabel(job_labels)) return false;
+  return std::all_of(job_labels.begin(), job_labels.end(), [&](const std::string& l) {
+    const auto is = [&](std::string_view i) { return github::LabelEquals(l, i); };
+    return is(label) || Contains(labels, l) ||
+           std::any_of(std::begin(kImplied), std::end(kImplied), is);
+  });
+}
+
 const RunnerClass* ServeConfig::ClassForJob(const std::vector<std::string>& job_labels) const {
   for (const RunnerClass& c : classes) {
     if (c.Takes(job_labels)) return &c;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/encoding.h"
+#include "base/time_format.h"
 #include "github/labels.h"
 #include "github/platform_labels.h"
 #include "github/workflow_job_event.h"
@@ -137,11 +138,20 @@ WebhookDecision OnCompleted(WorkflowJobFields& job, const std::string& runner_na
   d.verdict = WebhookVerdict::kTerminate;
   d.http_status = 202;
   d.message = "terminate: runner " + Shown(job.runner_name) + " finished " + what;
+  // The delivery's own word on the job (its start, conclusion and name) is what the job's record
+  // keeps: the launcher needs no GET of the job (a started_at it cannot read is left unset, and
+  // the launcher reads the job instead).
+  Result<TimePoint> created = ParseRfc3339(job.created_at);
+  Result<TimePoint> started = ParseRfc3339(job.started_at);
   d.intent = TerminateIntent{.runner_name = std::move(job.runner_name),
                              .repository = std::move(job.repository),
                              .job_id = job.job_id,
                              .completed_at = now,
-                             .delivery_id = std::string(delivery_id)};
+                             .delivery_id = std::string(delivery_id),
+                             .created_at = created.ok() ? *created : TimePoint{},
+                             .started_at = started.ok() ? *started : TimePoint{},
+                             .conclusion = std::move(job.conclusion),
+                             .job_name = std::move(job.job_name)};
   return d;
 }
 

@@ -104,6 +104,15 @@ Status ReadJob(od::value value, WorkflowJobFields& out) {
           ReadOptionalString(field.value(), "workflow_job.runner_name", out.runner_name));
     } else if (key.unsafe_is_equal("status")) {
       MVR_RETURN_IF_ERROR(ReadOptionalString(field.value(), "workflow_job.status", out.status));
+    } else if (key.unsafe_is_equal("conclusion")) {
+      MVR_RETURN_IF_ERROR(
+          ReadOptionalString(field.value(), "workflow_job.conclusion", out.conclusion));
+    } else if (key.unsafe_is_equal("created_at")) {
+      MVR_RETURN_IF_ERROR(
+          ReadOptionalString(field.value(), "workflow_job.created_at", out.created_at));
+    } else if (key.unsafe_is_equal("started_at")) {
+      MVR_RETURN_IF_ERROR(
+          ReadOptionalString(field.value(), "workflow_job.started_at", out.started_at));
     }
   }
   if (!have_id) return Malformed("workflow_job.id is missing");

@@ -27,7 +27,12 @@ struct WorkflowJobFields {
   std::vector<std::string> labels;  // workflow_job.labels as delivered; empty when absent
   std::string runner_name;          // workflow_job.runner_name; empty when null or absent
   std::string status;               // workflow_job.status; empty when absent
-  std::string repository;           // repository.full_name, else owner.login + "/" + name
+  // workflow_job.conclusion, created_at and started_at (RFC 3339) as delivered; empty when null
+  // or absent. A `completed` carries them: the terminate intent's record of the job needs no GET.
+  std::string conclusion;
+  std::string created_at;
+  std::string started_at;
+  std::string repository;  // repository.full_name, else owner.login + "/" + name
 
   bool operator==(const WorkflowJobFields&) const = default;
 };

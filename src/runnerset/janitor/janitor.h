@@ -240,6 +240,9 @@ class Janitor {
   void QueueRecovery(const std::string& repository, const github::Job& job, const RunnerClass& cls,
                      TimePoint now, SweepReport& report);
   bool HeldByRefusal(const RunnerClass& cls, std::set<std::string>& probing);
+  // The class is paused by its circuit breaker, or half-open with its probe under way, and names
+  // no fallbackClass: the stuck-launch recovery launches nothing for it meanwhile.
+  bool PausedByBreaker(const RunnerClass& cls);
   // Whether GitHub will keep handing jobs to the runner each class's active image version carries
   // (janitor_runner_window.cpp): the version `mvr image build` recorded, against GitHub's minimum
   // and the runner's latest release, read at most every kRunnerWindowEvery. Warns (log; class

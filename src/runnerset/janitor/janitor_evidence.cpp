@@ -51,8 +51,18 @@ Result<bool> Janitor::RunsAJob(const Inventory& inv, const std::string& runner_n
   // A scale set's runner: GitHub said which job it started (JobStarted) and whether that ended
   // (JobCompleted), so nothing is inferred (issue 54, item 3). An ephemeral runner runs one job.
   // An unreadable binding falls back to the listing.
+  // JobCompleted can be lost, though: GitHub keeps no event for a set while no session of its
+  // own holds it (a restart waiting out the old session, a session taken over), and an open
+  // binding trusted alone kept an idle VM to its maximum lifetime (the `scaleset` simulation).
+  // The ephemeral runner GitHub removed once its one job ended says the same: a bound runner the
+  // listing no longer shows ran its job, once the binding is past kEndedWebhookWait.
   Result<std::optional<JobBinding>> bound = deps_.table.GetJobBinding(runner_name);
-  if (bound.ok() && *bound) return (*bound)->running();
+  if (bound.ok() && *bound) {
+    if (!(*bound)->running()) return false;
+    const bool gone = inv.runners_ok && inv.runners.count(runner_name) == 0;
+    const TimePoint started = TimePoint(Duration((*bound)->started_ms));
+    return !(gone && deps_.seam.clock.Now() - started >= kEndedWebhookWait);
+  }
   // Asked just before the janitor acts, so that a job the runner took since is seen. A listing
   // costs a GET per run in progress, so one younger than kInProgressFresh is asked again (a sweep
   // that weighs 80 idle runners during a burst read 300 runs 80 times: the rate-limits scenario);

@@ -137,6 +137,9 @@ void Janitor::RecoverStuckJob(const Inventory& inv, const std::string& repositor
       case StuckStep::kHold:
         return deps_.metrics.AddJanitor("recovery_held_refused_runner");
       case StuckStep::kRelaunch:
+        // A class paused by its circuit breaker (or half-open, its probe under way) launches
+        // nothing: the job's deferred intent comes back when it may (issue 55, item 4).
+        if (PausedByBreaker(*cls)) return deps_.metrics.AddJanitor("recovery_held_class_paused");
         return QueueRecovery(repository, job, *cls, now, report);
       default:  // kSkip, kWait, kKeep
         return;
@@ -201,6 +204,12 @@ void Janitor::NoteRefusalSuspect(const Inventory& inv, const Claim& c, const Run
                             {"runner_version", r->second.version},
                             {"runner_name", c.runner_name}});
   }
+}
+
+bool Janitor::PausedByBreaker(const RunnerClass& cls) {
+  if (!deps_.health || !cls.fallback_class.empty()) return false;
+  const BreakerVerdict b = deps_.health->breaker().Of(cls);
+  return b.phase == BreakerPhase::kOpen || (b.phase == BreakerPhase::kHalfOpen && !b.probe_due);
 }
 
 bool Janitor::HeldByRefusal(const RunnerClass& cls, std::set<std::string>& probing) {

@@ -35,7 +35,11 @@ json EncodeTerminate(const TerminateIntent& terminate) {
               {"repository", terminate.repository},
               {"jobId", terminate.job_id},
               {"completedAtMs", ToUnixMillis(terminate.completed_at)},
-              {"deliveryId", terminate.delivery_id}};
+              {"deliveryId", terminate.delivery_id},
+              {"createdAtMs", ToUnixMillis(terminate.created_at)},
+              {"startedAtMs", ToUnixMillis(terminate.started_at)},
+              {"conclusion", terminate.conclusion},
+              {"jobName", terminate.job_name}};
 }
 
 json EncodeTaken(const TakenIntent& taken) {
@@ -112,6 +116,12 @@ Result<TerminateIntent> DecodeTerminate(const JsonFields& fields) {
   MVR_ASSIGN_OR_RETURN(auto completed_ms, fields.OptionalInt("completedAtMs"));
   terminate.completed_at = TimePoint(Duration(completed_ms.value_or(0)));
   MVR_ASSIGN_OR_RETURN(terminate.delivery_id, fields.OptionalString("deliveryId"));
+  MVR_ASSIGN_OR_RETURN(auto created_ms, fields.OptionalInt("createdAtMs"));
+  terminate.created_at = TimePoint(Duration(created_ms.value_or(0)));
+  MVR_ASSIGN_OR_RETURN(auto started_ms, fields.OptionalInt("startedAtMs"));
+  terminate.started_at = TimePoint(Duration(started_ms.value_or(0)));
+  MVR_ASSIGN_OR_RETURN(terminate.conclusion, fields.OptionalString("conclusion"));
+  MVR_ASSIGN_OR_RETURN(terminate.job_name, fields.OptionalString("jobName"));
   if (terminate.runner_name.empty()) {
     return InvalidArgument("terminate intent: runnerName is required");
   }

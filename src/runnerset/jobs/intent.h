@@ -41,6 +41,13 @@ struct TerminateIntent {
   int64_t job_id = 0;       // the completed job, for the timeline
   TimePoint completed_at{};
   std::string delivery_id;
+  // What the `completed` delivery said of the job (GitHub's created_at, started_at, conclusion
+  // and name): with started_at set, the job's record is written without a GET of the job (issue
+  // 56, item 2). Unset (0, "") in a terminate intent from before them.
+  TimePoint created_at{};
+  TimePoint started_at{};
+  std::string conclusion{};
+  std::string job_name{};
 
   bool operator==(const TerminateIntent&) const = default;
 };

@@ -20,6 +20,10 @@ std::optional<LaunchVerdict> AdmissionVerdict(const LaunchEvidence& e) {
   // Runners are registered in the configured scope: a job of another repository (a webhook
   // configured wider than the set) could never be handed to them.
   if (!e.in_scope) return LaunchVerdict{LaunchStep::kIgnore, LaunchReason::kOutOfScope};
+  // A paused class launches nothing (beyond its half-open probe), before any GitHub call.
+  if (DecideBreakerRoute(e.breaker, *e.intent) == BreakerRoute::kWait) {
+    return LaunchVerdict{LaunchStep::kDefer, LaunchReason::kClassPaused};
+  }
   if (!e.job) return NeedEvidence(LaunchReason::kNeedJobState);
   if (!e.job->readable) return LaunchVerdict{LaunchStep::kFail, LaunchReason::kJobStateUnreadable};
   // A hot member's runner is registered already: a launch that takes one needs no JIT runner.
@@ -46,6 +50,13 @@ std::optional<LaunchVerdict> AdmissionVerdict(const LaunchEvidence& e) {
     return LaunchVerdict{LaunchStep::kDefer, LaunchReason::kApprovalUnknown};
   }
   if (need == JobNeed::kNo) return LaunchVerdict{LaunchStep::kDrop, LaunchReason::kNotQueued};
+  // A half-open class's one probe goes to a job GitHub says is queued (not a stale intent's).
+  if (DecideBreakerRoute(e.breaker, *e.intent) == BreakerRoute::kProbe) {
+    return NeedEvidence(LaunchReason::kNeedProbe);
+  }
+  if (DecideBreakerRoute(e.breaker, *e.intent) == BreakerRoute::kWait) {
+    return LaunchVerdict{LaunchStep::kDefer, LaunchReason::kClassPaused};
+  }
   return std::nullopt;
 }
 
@@ -102,6 +113,27 @@ std::optional<ServedJob> FenceOf(const LaunchIntent& in, bool stale,
   }
   if (stale) return std::nullopt;
   return ServedJob{in.repository, in.job_id, JobPhase::kCompleted};
+}
+
+BreakerRoute DecideBreakerRoute(const BreakerEvidence& b, const LaunchIntent& in) {
+  if (b.phase == BreakerPhase::kClosed) return BreakerRoute::kClass;
+  if (b.phase == BreakerPhase::kHalfOpen && b.probe_taken.value_or(false)) {
+    return BreakerRoute::kClass;
+  }
+  if (b.phase == BreakerPhase::kHalfOpen && b.probe_due && !b.probe_taken) {
+    return BreakerRoute::kProbe;
+  }
+  if (b.fallback == nullptr || b.fallback_phase != BreakerPhase::kClosed)
+    return BreakerRoute::kWait;
+  // An intent without labels asked for its class's label at least.
+  const std::vector<std::string> asked =
+      in.labels.empty() ? std::vector<std::string>{in.class_label} : in.labels;
+  return b.fallback->Offers(asked) ? BreakerRoute::kFallback : BreakerRoute::kWait;
+}
+
+bool SetLaunchServesAnother(int64_t job_id, const std::string& launched_runner,
+                            std::optional<int64_t> bound_job) {
+  return !launched_runner.empty() && bound_job && *bound_job != job_id;
 }
 
 LaunchVerdict DecideLaunch(const LaunchEvidence& e) {
@@ -168,6 +200,7 @@ const char* LaunchReasonName(LaunchReason reason) {
       "need_refusal_seat",
       "need_claim",
       "need_pool_health",
+      "need_probe",
       "no_class",
       "labels_not_offered",
       "out_of_scope",
@@ -181,6 +214,7 @@ const char* LaunchReasonName(LaunchReason reason) {
       "at_cap",
       "not_its_turn",
       "claimed_elsewhere",
+      "class_paused",
       "late_queued",
       "not_queued",
       "refused",

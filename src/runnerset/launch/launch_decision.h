@@ -5,7 +5,8 @@
 // one settles the launch), and carries out what it decides:
 //   ignore: no class, labels the class does not offer, a repository outside the set's scope;
 //   fail: the job's state or claim cannot be read (the message comes back);
-//   defer: GitHub's rate limits, an approval awaited or unknown, the cap (or its seats
+//   defer: the class paused by its circuit breaker (and no fallbackClass takes the job), GitHub's
+//     rate limits, an approval awaited or unknown, the cap (or its seats
 //     unreadable), the fair share dealing the free seats to other repositories first, another
 //     attempt holding the claim;
 //   drop: a late queued whose runner's chain leaves no job waiting, a job no longer queued;
@@ -23,6 +24,7 @@
 #include "runnerset/config/config.h"
 #include "runnerset/jobs/intent.h"
 #include "runnerset/jobs/job_state.h"
+#include "runnerset/lifecycle/circuit_breaker.h"
 
 namespace mvr::runnerset {
 
@@ -33,6 +35,12 @@ std::vector<std::string> HotRunnerLabels(const std::string& class_label);
 // Whether a hot runner (HotRunnerLabels) can take the job: every label the job asks for is one of
 // those.
 bool FitsClassLabelAlone(const LaunchIntent& intent);
+// Whether the committed launch of a scale set's job `job_id` (the runnerRequestId) serves another
+// job now: its runner (`launched_runner`, the claim's) is bound by JobStarted to a job of the set
+// other than this one (`bound_job`: the binding's job, nullopt while the runner has none). A
+// runner bound to this job or to none yet still serves it; a launch not committed has no runner.
+bool SetLaunchServesAnother(int64_t job_id, const std::string& launched_runner,
+                            std::optional<int64_t> bound_job);
 
 enum class JobNeed { kYes, kNo, kAwaitsApproval, kUnknown };
 
@@ -64,6 +72,27 @@ struct ServedJob {
 //   else (a late queued on a chain it could not name, a hot launch in flight): no fence.
 std::optional<ServedJob> FenceOf(const LaunchIntent& intent, bool stale,
                                  const std::optional<ServedJob>& head);
+// The circuit breakers a launch meets (issue 55, item 4): its class's, and its fallbackClass's.
+struct BreakerEvidence {
+  BreakerPhase phase = BreakerPhase::kClosed;  // the job's class's breaker
+  std::optional<TimePoint> until;              // kOpen: when the pause ends
+  bool probe_due = false;  // kHalfOpen: no probe under way; this launch may take it (kNeedProbe)
+  // kHalfOpen: whether this launch took the class's one probe (asked for once GitHub says the job
+  // is queued, so a stale intent does not spend it).
+  std::optional<bool> probe_taken;
+  const RunnerClass* fallback = nullptr;  // the class's fallbackClass, when it names one
+  BreakerPhase fallback_phase = BreakerPhase::kClosed;
+};
+enum class BreakerRoute {
+  kClass,     // launch on the job's class (closed, or this launch is the half-open probe)
+  kProbe,     // half-open with a probe due: this launch may be it (once the job is known queued)
+  kFallback,  // the class is paused: launch on its fallbackClass
+  kWait,      // the class is paused and no fallback takes the job: defer
+};
+// A paused class's job goes to its fallbackClass only while that one's breaker is closed and
+// GitHub would hand the job to a runner with the fallback's labels (RunnerClass::Offers: every
+// label the job asks for, the paused class's own among them); else it waits.
+BreakerRoute DecideBreakerRoute(const BreakerEvidence& breaker, const LaunchIntent& intent);
 
 // What the claim of job#<repo>#<jobId> said (RunnerTable::ClaimJob).
 enum class ClaimEvidence { kUnreadable, kLaunched, kBusy, kWon };
@@ -71,6 +100,7 @@ enum class ClaimEvidence { kUnreadable, kLaunched, kBusy, kWon };
 struct LaunchEvidence {
   const LaunchIntent* intent = nullptr;
   const RunnerClass* cls = nullptr;  // the class the intent names (nullptr: the config has none)
+  BreakerEvidence breaker;           // read before the decision (cheap: each process's copy)
   bool in_scope = true;              // the set's runners may serve the job's repository
   bool defer_rate_limited = true;    // LauncherDeps::defer_rate_limited
 
@@ -131,6 +161,7 @@ enum class LaunchReason {
   kNeedRefusalWithSeat,
   kNeedClaim,  // admitted: route the launch and claim the job (per attempt)
   kNeedPoolHealth,
+  kNeedProbe,  // the class is half-open and its probe due: take it (the job is queued)
   // kIgnore.
   kNoClass,
   kLabelsNotOffered,
@@ -147,6 +178,7 @@ enum class LaunchReason {
   kAtCap,
   kNotItsTurn,  // the fair share: the free seats go to other repositories first (or its max)
   kClaimedElsewhere,
+  kClassPaused,  // the class's circuit breaker pauses it and no fallbackClass takes the job
   // kDrop.
   kLateQueued,
   kNotQueued,

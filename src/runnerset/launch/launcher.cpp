@@ -109,13 +109,21 @@ LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
   evidence.defer_rate_limited = deps_.defer_rate_limited;
   Gathered gathered;
   gathered.action = action;
-  if (evidence.cls != nullptr) {
-    if (std::optional<LaunchOutcome> paused = DeferIfPaused(in, *evidence.cls)) return *paused;
-  }
+  if (evidence.cls != nullptr) evidence.breaker = GatherBreaker(*evidence.cls);
+  int64_t probe_ms = 0;  // the half-open probe this launch took
   for (;;) {
     const LaunchVerdict verdict = DecideLaunch(evidence);
-    if (verdict.step != LaunchStep::kGather) return Settle(verdict, evidence, gathered);
-    if (verdict.reason == LaunchReason::kNeedClaim) return LaunchOnRoute(evidence, gathered);
+    if (verdict.step != LaunchStep::kGather || verdict.reason == LaunchReason::kNeedClaim) {
+      LaunchOutcome o = verdict.step != LaunchStep::kGather ? Settle(verdict, evidence, gathered)
+                                                            : LaunchOnRoute(evidence, gathered);
+      if (probe_ms != 0) SettleProbe(*evidence.cls, probe_ms, o);
+      return o;
+    }
+    if (verdict.reason == LaunchReason::kNeedProbe) {
+      probe_ms = TakeProbe(in, *evidence.cls);
+      evidence.breaker.probe_taken = probe_ms != 0;
+      continue;
+    }
     Gather(verdict.reason, evidence, gathered);
   }
 }
@@ -220,6 +228,8 @@ LaunchOutcome Launcher::Defer(LaunchReason reason, const LaunchEvidence& e, Gath
     case LaunchReason::kAwaitingApproval:
     case LaunchReason::kApprovalUnknown:
       return DeferForApproval(in, reason == LaunchReason::kAwaitingApproval);
+    case LaunchReason::kClassPaused:
+      return DeferForPause(in, e);
     case LaunchReason::kSeatsUnreadable:
       out.detail = "cannot read the cap's seats: " + g.seat_error.ToString();
       deps_.metrics.AddDeferral("list_failed");
@@ -245,6 +255,13 @@ LaunchOutcome Launcher::LaunchOnRoute(const LaunchEvidence& evidence, Gathered& 
   const LaunchIntent& in = *evidence.intent;
   const RunnerClass* asked = evidence.cls;
   const RunnerClass* cls = asked;
+  if (DecideBreakerRoute(evidence.breaker, in) == BreakerRoute::kFallback) {
+    cls = evidence.breaker.fallback;
+    seam.logger.Info(
+        "class paused by its circuit breaker; launching on its fallbackClass",
+        {{"job_id", in.job_id}, {"class", asked->label}, {"fallback_class", cls->label}});
+    deps_.metrics.Add(Counter::kBreakerFallback);
+  }
   if (deps_.health) cls = &deps_.health->LaunchClass(config_, *cls);
   cls = &capacity_.Route(config_, *cls, seam.clock.Now());
   LaunchOutcome o;
@@ -271,6 +288,7 @@ LaunchOutcome Launcher::LaunchOnRoute(const LaunchEvidence& evidence, Gathered& 
     cls = fallback;
   }
   if (o.decision != LaunchDecision::kLaunched && !keep_seat) cap_.Free(*g.seat).IgnoreError();
+  if (o.decision == LaunchDecision::kLaunched) NoteVmBooted(*cls);
   return o;
 }
 

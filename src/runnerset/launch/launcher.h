@@ -29,6 +29,7 @@
 
 #include "aws/microvms/microvms.h"
 #include "base/seam.h"
+#include "fleet/boot_schedule.h"
 #include "github/github.h"
 #include "http/client.h"
 #include "runnerset/classes/class_health.h"
@@ -205,9 +206,17 @@ class Launcher {
   // A launch deferred while the job waits for an environment's approval (`waits`), or was seen
   // waiting and GitHub cannot say whether the approval came.
   LaunchOutcome DeferForApproval(const LaunchIntent& in, bool waits);
-  // The class's circuit breaker (issue 55, item 4; launcher_breaker.cpp): a deferral while it
-  // pauses the class, nullopt otherwise.
-  std::optional<LaunchOutcome> DeferIfPaused(const LaunchIntent& in, const RunnerClass& cls);
+  // The circuit breakers the launch meets (issue 55, item 4; launcher_breaker.cpp): its class's
+  // and its fallbackClass's, from this process's copy.
+  BreakerEvidence GatherBreaker(const RunnerClass& cls);
+  // A half-open class's probe for this launch: when it was taken (epoch ms), 0 when not.
+  int64_t TakeProbe(const LaunchIntent& in, const RunnerClass& cls);
+  // A probe taken whose launch made no VM (deferred, dropped ...) is released for the next.
+  void SettleProbe(const RunnerClass& cls, int64_t probe_ms, const LaunchOutcome& outcome);
+  // The deferral of a paused class's job (LaunchReason::kClassPaused).
+  LaunchOutcome DeferForPause(const LaunchIntent& in, const LaunchEvidence& evidence);
+  // A launch of `cls` committed: its VM booted, which closes a half-open breaker.
+  void NoteVmBooted(const RunnerClass& cls);
   // A VM of class `label` failed ("launch_failed", "lost_mid_job"): the breaker counts it.
   void NoteVmFailure(const std::string& label, const std::string& microvm_id, const char* why);
   // Records `action` of a job in its state for a terminate or taken intent; a failure is
@@ -217,6 +226,14 @@ class Launcher {
   // pool members left out, with their startedAt (epoch ms): what reconciles the cap's seats.
   Result<std::map<std::string, int64_t>> ListLiveVms();
   CapLedger::Options CapOptions() const;
+  // A scale set's job offered again (JobAssigned once more) whose committed launch's runner
+  // GitHub bound to another job of the set (JobStarted): that launch serves the other job, so its
+  // claim is released and true returned, for this job to be launched again (launcher_taken.cpp).
+  bool ReleaseIfItsRunnerTookAnother(const LaunchIntent& in);
+  // A scale set's job GitHub already started on a runner of the set (JobStarted, written before
+  // its message was acknowledged) needs no launch, whichever runner took it: a duplicate, not a VM
+  // that would wait for a job already run (launcher_taken.cpp). nullopt: launch as usual.
+  std::optional<LaunchOutcome> SetJobStarted(const LaunchIntent& in);
   // (2)'s seat, shared between repositories by launcher.fairShare (launcher_fair_share.cpp);
   // A deferral's `wait` says why and when the intent is due back (its turn, FairShareDueIn).
   Result<std::optional<CapSeat>> TakeSeat(const LaunchIntent& in, SeatWait& wait);
@@ -293,6 +310,9 @@ class Launcher {
   void KeepJobRecord(const JobRecord& record);
   // The end of the job the runner of `row` ran: its timeline's last milestones and its record.
   void EndJob(const TerminateIntent& in, const MappingRow& row);
+  // The completed job as its `completed` delivery told it, else as GitHub's GET answers.
+  Result<github::Job> JobAsCompleted(const TerminateIntent& in, const std::string& repository,
+                                     int64_t job_id);
   // Issue 55, item 4 (launcher_lost.cpp): the job of a `completed` whose VM ended before it was
   // lost with it; it is re-run once when janitor.rerunLostJobs allows. False: GitHub refused the
   // re-run, and the row is kept for the janitor to ask again.
@@ -315,6 +335,7 @@ class Launcher {
   github::RunnerScope scope_;
   CapLedger cap_;
   AssignedJobs assigned_;
+  fleet::BootSchedule boots_;  // the boots of this process's launches: when to poll GetMicrovm
   JobStateLedger jobs_;
   Pacer run_pacer_;
   CapacityRoute capacity_;

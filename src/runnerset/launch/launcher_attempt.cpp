@@ -50,7 +50,12 @@ LaunchOutcome Launcher::Run(Attempt& a, LaunchEvidence e) {
   // (3) The claim: one VM per job, whatever the duplicates.
   e.launch_class = &a.runner_class;
   e.has_pool_table = deps_.pool != nullptr;
+  if (std::optional<LaunchOutcome> served = SetJobStarted(in)) return *served;
   Result<RunnerTable::ClaimResult> claim = deps_.table.ClaimJob(in.repository, in.job_id);
+  if (claim.ok() && claim->outcome == RunnerTable::ClaimOutcome::kLaunched &&
+      ReleaseIfItsRunnerTookAnother(in)) {
+    claim = deps_.table.ClaimJob(in.repository, in.job_id);
+  }
   e.claim = !claim.ok()                                              ? ClaimEvidence::kUnreadable
             : claim->outcome == RunnerTable::ClaimOutcome::kLaunched ? ClaimEvidence::kLaunched
             : claim->outcome == RunnerTable::ClaimOutcome::kBusy     ? ClaimEvidence::kBusy
@@ -250,6 +255,7 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
   run.client_token = "mvr-launch-" + a.token;
   run_pacer_.Wait();
   Result<aws::Microvm> launched = a.vms.Launch(run, a.deadline);
+  const TimePoint launched_at = seam.clock.Now();
   if (!launched.ok()) {
     a.out_of_capacity = IsOutOfCapacity(launched.status());
     a.vm_failed = launched.status().code() == Code::kInternal;
@@ -268,8 +274,8 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
       "MicroVM launched",
       {{"microvm_id", a.microvm_id}, {"runner_name", a.runner_name}, {"job_id", a.intent.job_id}});
   // RUNNING, then the runner's config goes through the control port. Internal: the VM ended
-  // while it booted.
-  Result<aws::Microvm> running = a.vms.WaitRunning(a.microvm_id, a.deadline);
+  // while it booted. Polled from the boot this launcher expects (fleet/boot_schedule.h).
+  Result<aws::Microvm> running = a.vms.WaitBooted(a.microvm_id, launched_at, a.deadline, boots_);
   a.vm_failed = !running.ok() && running.status().code() == Code::kInternal;
   return running;
 }

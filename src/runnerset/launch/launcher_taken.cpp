@@ -222,4 +222,41 @@ LaunchOutcome Launcher::RelaunchWaiting(const TakenIntent& in, const WaitingHead
                   JobAction::kRequeued);
 }
 
+// Within a scale set any runner takes any of the set's jobs, so the runner launched for this job
+// may have taken another; GitHub then offers this one again once its start timeout passes, and
+// the committed claim made the new JobAssigned launch nothing: the job waited until GitHub
+// abandoned it (the `scaleset` simulation, seed 1). The binding JobStarted wrote says which job
+// the runner took; a runner bound to this job, or not yet bound, still serves it.
+std::optional<LaunchOutcome> Launcher::SetJobStarted(const LaunchIntent& in) {
+  if (in.scale_set_id == 0) return std::nullopt;
+  // Unreadable: launch as before (the claim still keeps it to one VM).
+  Result<std::optional<std::string>> on = deps_.table.SetJobStartedOn(in.repository, in.job_id);
+  if (!on.ok() || !*on) return std::nullopt;
+  LaunchOutcome out;
+  out.decision = LaunchDecision::kDuplicate;
+  out.runner_name = **on;
+  out.detail = "GitHub started the job on runner " + **on;
+  return out;
+}
+
+bool Launcher::ReleaseIfItsRunnerTookAnother(const LaunchIntent& in) {
+  if (in.scale_set_id == 0) return false;
+  Result<std::optional<Claim>> claim = deps_.table.GetClaim(in.repository, in.job_id);
+  if (!claim.ok() || !*claim || (*claim)->runner_name.empty()) return false;
+  Result<std::optional<JobBinding>> bound = deps_.table.GetJobBinding((*claim)->runner_name);
+  if (!bound.ok()) return false;  // unreadable: the launch is kept, as before
+  const std::optional<int64_t> bound_job =
+      *bound ? std::optional<int64_t>((*bound)->job_id) : std::nullopt;
+  if (!SetLaunchServesAnother(in.job_id, (*claim)->runner_name, bound_job)) return false;
+  if (!deps_.table.ReleaseCommitted(in.repository, in.job_id, (*claim)->attempt_token).ok()) {
+    return false;
+  }
+  deps_.seam.logger.Info(
+      "scale set job offered again: its runner took another job; launching again",
+      {{"runner_request_id", in.job_id},
+       {"runner_name", (*claim)->runner_name},
+       {"took", *bound_job}});
+  return true;
+}
+
 }  // namespace mvr::runnerset

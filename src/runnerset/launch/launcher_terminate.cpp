@@ -31,8 +31,11 @@ LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
         "the re-run of the job lost with MicroVM " + r.microvm_id + " waits for the janitor";
     return out;
   }
+  // Once the service has taken TerminateMicrovm the VM ends on its own: the row and the seat go
+  // now, without polling GetMicrovm until TERMINATED (two or three calls a job, issue 56). A VM
+  // that somehow stayed RUNNING has no row, and the janitor's unmapped-VM sweep ends it.
   fleet::MicrovmLifecycle vms(seam, deps_.microvms);
-  Status t = vms.Terminate(r.microvm_id, seam.clock.Now() + config_.launch_timeout());
+  Status t = vms.RequestTerminate(r.microvm_id, seam.clock.Now() + config_.launch_timeout());
   if (!t.ok()) {
     out.decision = LaunchDecision::kFailed;
     out.retry_after = config_.defer_delay();
@@ -56,6 +59,27 @@ LaunchOutcome Launcher::Terminate(const TerminateIntent& in) {
   return out;
 }
 
+Result<github::Job> Launcher::JobAsCompleted(const TerminateIntent& in,
+                                             const std::string& repository, int64_t job_id) {
+  // GitHub's `completed` delivery carries the job's times, conclusion and name: the record is
+  // written from them. A GET per job was a fifth of the set's GitHub calls, and at 1,000 jobs
+  // it spent the hourly budget the last launches needed (issue 56; docs/runner-set-cost.md).
+  if (in.started_at.time_since_epoch().count() > 0) {
+    github::Job job;
+    job.id = job_id;
+    job.name = in.job_name;
+    job.status = github::JobStatus::kCompleted;
+    job.conclusion = in.conclusion;
+    job.runner_name = in.runner_name;
+    if (in.created_at.time_since_epoch().count() > 0) job.created_at = in.created_at;
+    job.started_at = in.started_at;
+    if (in.completed_at.time_since_epoch().count() > 0) job.completed_at = in.completed_at;
+    return job;
+  }
+  auto repo = github::RepositoryRef::Parse(repository);
+  return repo.ok() ? deps_.github.GetJob(*repo, job_id) : Result<github::Job>(repo.status());
+}
+
 void Launcher::EndJob(const TerminateIntent& in, const MappingRow& r) {
   // The timeline's end: when GitHub says the job started and completed. A runner that took
   // another job than the one it was launched for ends no timeline (its own job runs elsewhere),
@@ -64,9 +88,7 @@ void Launcher::EndJob(const TerminateIntent& in, const MappingRow& r) {
   const std::string repository = own_job || in.repository.empty() ? r.repository : in.repository;
   const int64_t job_id = own_job ? r.job_id : in.job_id;
   if (job_id <= 0) return;
-  auto repo = github::RepositoryRef::Parse(repository);
-  Result<github::Job> job =
-      repo.ok() ? deps_.github.GetJob(*repo, job_id) : Result<github::Job>(repo.status());
+  Result<github::Job> job = JobAsCompleted(in, repository, job_id);
   const TimePoint done = in.completed_at.time_since_epoch().count() > 0 ? in.completed_at
                          : (job.ok() && job->completed_at)              ? *job->completed_at
                                                                         : deps_.seam.clock.Now();

@@ -8,6 +8,9 @@ namespace {
 // The most failure times kept: a policy never needs more than its count.
 constexpr size_t kMaxKept = 64;
 
+// Paused once, and no probe's VM has booted since (at a time past the pause).
+bool HalfOpen(const BreakerRecord& r) { return r.until_ms > 0 && r.closed_ms < r.until_ms; }
+
 }  // namespace
 
 const char* BreakerPhaseName(BreakerPhase phase) {
@@ -27,8 +30,7 @@ BreakerRecord RecordBreakerFailure(const BreakerPolicy& policy, BreakerRecord re
   if (!policy.on()) return record;
   const int64_t at_ms = ToUnixMillis(at);
   if (record.until_ms > 0 && at_ms < record.until_ms) return record;  // paused already
-  const bool half_open = record.until_ms > 0 && at_ms < record.until_ms + policy.window.count();
-  if (half_open) {
+  if (HalfOpen(record)) {
     record.failures_ms.clear();
     record.opened_ms = at_ms;
     record.until_ms = at_ms + policy.pause.count();
@@ -61,10 +63,28 @@ BreakerVerdict DecideBreaker(const BreakerPolicy& policy, const BreakerRecord& r
   if (record.until_ms > now_ms) {
     v.phase = BreakerPhase::kOpen;
     v.until = TimePoint(Duration(record.until_ms));
-  } else if (record.until_ms > 0 && now_ms < record.until_ms + policy.window.count()) {
+  } else if (HalfOpen(record)) {
     v.phase = BreakerPhase::kHalfOpen;
+    v.probe_due =
+        record.probe_ms < record.until_ms || now_ms >= record.probe_ms + policy.window.count();
   }
   return v;
+}
+
+BreakerRecord RecordBreakerSuccess(const BreakerPolicy& policy, BreakerRecord record,
+                                   TimePoint at) {
+  const int64_t at_ms = ToUnixMillis(at);
+  if (!policy.on() || !HalfOpen(record) || at_ms < record.until_ms) return record;
+  record.closed_ms = at_ms;
+  record.failures_ms.clear();
+  return record;
+}
+
+std::optional<BreakerRecord> TakeBreakerProbe(const BreakerPolicy& policy, BreakerRecord record,
+                                              TimePoint at) {
+  if (!DecideBreaker(policy, record, at).probe_due) return std::nullopt;
+  record.probe_ms = ToUnixMillis(at);
+  return record;
 }
 
 }  // namespace mvr::runnerset

@@ -56,6 +56,8 @@ const char* CounterName(Counter counter) {
       return "held";
     case Counter::kCapacityFallback:
       return "capacity_fallback";
+    case Counter::kBreakerFallback:
+      return "breaker_fallback";
   }
   return "unknown";
 }

@@ -36,8 +36,10 @@ enum class Counter {
   // a launch made on a class's fallbackClass because the platform had no capacity or quota for
   // the class itself (RunMicrovm: InsufficientCapacityException, ServiceQuotaExceededException)
   kCapacityFallback,
+  // a launch made on a class's fallbackClass because the class's circuit breaker pauses it
+  kBreakerFallback,
 };
-inline constexpr int kCounterCount = 11;
+inline constexpr int kCounterCount = 12;
 const char* CounterName(Counter counter);  // "dropped_not_queued" ...
 // A Prometheus label value with \, " and newline escaped, as the text format requires.
 std::string PrometheusLabel(const std::string& s);

@@ -263,6 +263,9 @@ class RunnerTable {
   Status RecordJobStarted(const JobBinding& binding);
   Status RecordJobEnded(const JobBinding& binding);
   Result<std::optional<JobBinding>> GetJobBinding(const std::string& runner_name);
+  // The runner GitHub started the set's job on (RecordJobStarted writes it beside the claim,
+  // `job#<repo>#<runnerRequestId>` / `started`); nullopt while none did.
+  Result<std::optional<std::string>> SetJobStartedOn(const std::string& repository, int64_t job_id);
   Status PutJobRecord(const JobRecord& record);
   Result<std::vector<JobRecord>> RecentJobRecords(int limit);
   Status PutSweep(const SweepRecord& sweep);

@@ -1,7 +1,8 @@
 // RunnerTable: a scale set's job↔runner bindings (issue 54, item 3), `binding#<runnerName>` /
 // `binding`, written by the scale-set source before it acknowledges the JobStarted or
 // JobCompleted message, read by the janitor as its evidence of what the runner runs. Kept as long
-// as a mapping row, then the store may drop them.
+// as a mapping row, then the store may drop them. A JobStarted also writes `job#<repo>#<id>` /
+// `started` beside the job's claim: the launcher's evidence that the job needs no launch.
 #include "runnerset/table/runner_table.h"
 #include "runnerset/table/runner_table_attributes.h"
 
@@ -12,6 +13,7 @@ constexpr char kBindingPrefix[] = "binding#";
 constexpr char kBindingSort[] = "binding";
 constexpr char kBindingStartedMs[] = "startedAtMs";
 constexpr char kBindingEndedMs[] = "endedAtMs";
+constexpr char kStartedSort[] = "started";
 
 store::Key BindingKey(const std::string& runner_name) {
   return store::Key{kBindingPrefix + runner_name, kBindingSort};
@@ -36,8 +38,22 @@ Status RunnerTable::RecordJobStarted(const JobBinding& binding) {
   // A JobStarted seen again (its message redelivered) after the job's end changes nothing.
   if (known && !known->running()) return Status::Ok();
   const int64_t ttl = (NowMs() + options_.mapping_ttl.count()) / 1000;
-  return store_.Put(BindingItem(binding, ttl))
-      .Annotate("recording the job runner " + binding.runner_name + " runs");
+  MVR_RETURN_IF_ERROR(store_.Put(BindingItem(binding, ttl))
+                          .Annotate("recording the job runner " + binding.runner_name + " runs"));
+  store::Item started{{ClaimKey(binding.repository, binding.job_id).partition, kStartedSort}, {}};
+  started.attributes[table_attr::kRunnerName] = store::Value(binding.runner_name);
+  started.attributes[table_attr::kTtl] = store::Value(ttl);
+  return store_.Put(started).Annotate("recording the runner job " + std::to_string(binding.job_id) +
+                                      " started on");
+}
+
+Result<std::optional<std::string>> RunnerTable::SetJobStartedOn(const std::string& repository,
+                                                                int64_t job_id) {
+  MVR_ASSIGN_OR_RETURN(
+      std::optional<store::Item> item,
+      store_.Get(store::Key{ClaimKey(repository, job_id).partition, kStartedSort}));
+  if (!item) return std::optional<std::string>();
+  return std::optional<std::string>(item->GetString(table_attr::kRunnerName).value_or(""));
 }
 
 Status RunnerTable::RecordJobEnded(const JobBinding& binding) {

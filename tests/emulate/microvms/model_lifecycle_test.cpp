@@ -314,6 +314,31 @@ TEST_F(ModelLifecycleTest, HungLaunchStaysPendingUntilTerminatedAndOnlyTheFirstN
   EXPECT_FALSE(MicrovmModelOptions().ApplyJson({{"hangLaunches", -1}}).ok());
 }
 
+// bootFailuresByImage: the image's first N VMs fail while they boot (a class whose image keeps
+// failing, then recovers: the runner set's circuit-breaker test); a wrong setting is refused.
+TEST_F(ModelLifecycleTest, TheFirstNVmsOfAnImageFailToBootAndTheNextBoot) {
+  MicrovmModelOptions options;
+  ASSERT_TRUE(options.ApplyJson({{"bootFailuresByImage", {{"img", 2}}}}).ok());
+  Rebuild(options);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back((*Call("RunMicrovm", {{"imageIdentifier", "img"}}))["microvmId"]);
+  }
+  Drain();
+  clock_.Advance(minutes(1));
+  Drain();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(StateOf(ids[i]), "TERMINATED") << i;
+    auto vm = Call("GetMicrovm", {{"microvmIdentifier", ids[i]}});
+    ASSERT_TRUE(vm.ok());
+    EXPECT_NE(vm->value("stateReason", "").find("bootFailuresByImage"), std::string::npos)
+        << vm->dump();
+  }
+  EXPECT_EQ(StateOf(ids[2]), "RUNNING");
+  EXPECT_FALSE(MicrovmModelOptions().ApplyJson({{"bootFailuresByImage", {{"img", -1}}}}).ok());
+  EXPECT_FALSE(MicrovmModelOptions().ApplyJson({{"bootFailuresByImage", 2}}).ok());
+}
+
 // ingressAnswerDelayMs: the answer to an ingress request of a named path is held (the runner
 // set's dead-launch end-to-end test holds /v1/runner/start's); every other path answers at once,
 // and a wrong setting is refused naming the knob.

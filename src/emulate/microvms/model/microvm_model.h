@@ -173,6 +173,8 @@ class MicrovmModel {
   Vm NewVm(const Image& image, const Version& version, const RunRequest& request,
            const nlohmann::json& in);
   void Boot(Vm& vm);
+  // bootFailuresByImage: whether this VM is one of its image's first that fail (counts it).
+  bool FailsBootOfItsImage(const Vm& vm);
   Result<nlohmann::json> GetMicrovm(const nlohmann::json& in);
   Result<nlohmann::json> ListMicrovms(const nlohmann::json& in);
   Result<nlohmann::json> SuspendMicrovm(const nlohmann::json& in);
@@ -248,7 +250,10 @@ class MicrovmModel {
   uint64_t next_effect_id_ = 1;
   uint64_t next_vm_seq_ = 1;
   std::vector<TimePoint> boot_failures_;
-  int hung_launches_ = 0;  // launches held PENDING so far (options_.hang_launches)
+  int hung_launches_ = 0;
+  std::map<std::string, int>
+      image_boot_failures_;  // bootFailuresByImage: failed so far  // launches held PENDING so far
+                             // (options_.hang_launches)
 };
 
 }  // namespace mvr::emulate::microvms

@@ -31,6 +31,23 @@ Result<std::map<std::string, Duration>> ParseIngressAnswerDelays(const json& del
   return out;
 }
 
+// bootFailuresByImage: image name or ARN → the number of its first VMs that fail to boot.
+Result<std::map<std::string, int>> ParseBootFailuresByImage(const json& failures) {
+  const std::string wrong =
+      "bootFailuresByImage must map image names or ARNs to how many of the first VMs launched "
+      "from each fail to boot (0 to 1000000), e.g. {\"my-image\": 2}";
+  if (!failures.is_object()) return InvalidArgument(wrong);
+  std::map<std::string, int> out;
+  for (const auto& [image, n] : failures.items()) {
+    if (image.empty() || !n.is_number_integer() || n.get<int64_t>() < 0 ||
+        n.get<int64_t>() > 1'000'000) {
+      return InvalidArgument(wrong + " (not so: \"" + image.substr(0, 80) + "\")");
+    }
+    out[image] = n.get<int>();
+  }
+  return out;
+}
+
 }  // namespace
 
 Duration MicrovmModelOptions::IngressAnswerDelay(std::string_view path) const {
@@ -235,6 +252,10 @@ Status MicrovmModelOptions::ApplyQuantities(const json& config) {
   terminated_retention = Duration(retention_s * 1000);
   MVR_RETURN_IF_ERROR(ReadProbability(config, "bootFailureProbability", boot_failure_probability));
   MVR_RETURN_IF_ERROR(ReadInt(config, "hangLaunches", 0, 1'000'000, hang_launches));
+  if (config.contains("bootFailuresByImage")) {
+    MVR_ASSIGN_OR_RETURN(boot_failures_by_image,
+                         ParseBootFailuresByImage(config["bootFailuresByImage"]));
+  }
   if (config.contains("ingressAnswerDelayMs")) {
     MVR_ASSIGN_OR_RETURN(ingress_answer_delays,
                          ParseIngressAnswerDelays(config["ingressAnswerDelayMs"]));

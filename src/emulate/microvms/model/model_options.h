@@ -95,6 +95,10 @@ struct MicrovmModelOptions {
   // The first N VMs launched stay PENDING until terminated: a launch that never reaches RUNNING
   // (the program never starts, no hook is called).
   int hang_launches = 0;
+  // Image name or ARN → how many of the first VMs launched from it fail to boot, as with
+  // boot_failure_probability (bootFailuresByImage): a class's image that keeps failing, then
+  // recovers, deterministically.
+  std::map<std::string, int> boot_failures_by_image;
   double server_error_probability = 0;  // any API call answers InternalServerException
   double throttle_probability = 0;      // any API call answers ThrottlingException
   // Idle policy timers run this many times faster than the durations a RunMicrovm gives (tests

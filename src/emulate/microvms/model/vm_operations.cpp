@@ -223,12 +223,29 @@ MicrovmModel::Vm MicrovmModel::NewVm(const Image& image, const Version& version,
   return vm;
 }
 
+bool MicrovmModel::FailsBootOfItsImage(const Vm& vm) {
+  for (const std::string& image : {vm.image_name, vm.image_arn}) {
+    auto it = options_.boot_failures_by_image.find(image);
+    if (it == options_.boot_failures_by_image.end()) continue;
+    int& failed = image_boot_failures_[it->first];
+    if (failed >= it->second) return false;
+    ++failed;
+    return true;
+  }
+  return false;
+}
+
 // Starts the guest program, then the ready and run hooks; or, with the injected boot failure,
 // terminates the VM at once.
 void MicrovmModel::Boot(Vm& vm) {
   if (options_.boot_failure_probability > 0 &&
       seam_.random.UniformDouble() < options_.boot_failure_probability) {
     BeginTerminate(vm, "the MicroVM failed to boot (injected, bootFailureProbability)");
+    boot_failures_.push_back(seam_.clock.Now());
+    return;
+  }
+  if (FailsBootOfItsImage(vm)) {
+    BeginTerminate(vm, "the MicroVM failed to boot (injected, bootFailuresByImage)");
     boot_failures_.push_back(seam_.clock.Now());
     return;
   }

@@ -38,9 +38,12 @@ std::optional<Intent> IntentOfScaleSetEvent(const github::ScaleSetJobEvent& even
   return std::nullopt;
 }
 
-int FreeScaleSetCapacity(int max_concurrent_vms, const std::vector<int>& assigned_per_set) {
+int FreeScaleSetCapacity(int max_concurrent_vms, const std::vector<int>& assigned_per_set,
+                         size_t index) {
   int assigned = 0;
-  for (int a : assigned_per_set) assigned += std::max(0, a);
+  for (size_t i = 0; i < assigned_per_set.size(); ++i) {
+    if (i != index) assigned += std::max(0, assigned_per_set[i]);
+  }
   return std::max(0, max_concurrent_vms - assigned);
 }
 

@@ -25,9 +25,14 @@ std::optional<Intent> IntentOfScaleSetEvent(const github::ScaleSetJobEvent& even
                                             const RunnerClass& cls, int64_t scale_set_id,
                                             const ServeConfig& config, TimePoint now);
 
-// How many more jobs the sets may acquire now: the set-wide cap (maxConcurrentVMs) less what
-// GitHub counts as assigned to each set (totalAssignedJobs: acquired or running; the figure to
-// scale on, never message counts). Never below 0.
-int FreeScaleSetCapacity(int max_concurrent_vms, const std::vector<int>& assigned_per_set);
+// How many of the offers in one message set `index` may acquire: the set-wide cap
+// (maxConcurrentVMs) less what GitHub counts as assigned to the *other* sets (totalAssignedJobs:
+// acquired or running; never message counts). The set's own holdings are GitHub's to count: it
+// offers a set no more than its X-ScaleSetMaxCapacity less the jobs the set holds, by its real
+// count. The set's own totalAssignedJobs is not subtracted again: it stays inflated after an
+// incident (ARC #4397), and a listener that trusted it acquired nothing while GitHub reassigned
+// and finally abandoned the jobs it offered (the `scaleset` simulation). Never below 0.
+int FreeScaleSetCapacity(int max_concurrent_vms, const std::vector<int>& assigned_per_set,
+                         size_t index);
 
 }  // namespace mvr::runnerset

@@ -55,7 +55,8 @@ Status ScaleSetSource::EnsureSets() {
 
 void ScaleSetSource::Start() {
   stopping_ = false;
-  for (size_t i = 0; i < sets_.size(); ++i) threads_.emplace_back([this, i] { Listen(i); });
+  for (size_t i = 0; i < sets_.size(); ++i)
+    threads_.emplace_back([this, i] { Listen(i, [this] { return stopping_.load(); }); });
 }
 
 void ScaleSetSource::Stop() {
@@ -66,9 +67,9 @@ void ScaleSetSource::Stop() {
   threads_.clear();
 }
 
-int ScaleSetSource::FreeCapacity() {
+int ScaleSetSource::FreeCapacity(size_t index) {
   std::lock_guard<std::mutex> lock(mu_);
-  return FreeScaleSetCapacity(config_.max_concurrent_vms, assigned_);
+  return FreeScaleSetCapacity(config_.max_concurrent_vms, assigned_, index);
 }
 
 void ScaleSetSource::NoteAssigned(size_t index, int assigned) {
@@ -76,9 +77,9 @@ void ScaleSetSource::NoteAssigned(size_t index, int assigned) {
   assigned_[index] = assigned;
 }
 
-void ScaleSetSource::Pause(Duration wait) {
+void ScaleSetSource::Pause(Duration wait, const std::function<bool()>& stopping) {
   const TimePoint until = seam_.clock.Now() + wait;
-  while (!stopping_ && seam_.clock.Now() < until) {
+  while (!stopping() && seam_.clock.Now() < until) {
     seam_.sleeper.Sleep(std::min(Duration(250), until - seam_.clock.Now()));
   }
 }
@@ -105,7 +106,7 @@ Status ScaleSetSource::Deliver(size_t index, const github::ScaleSetJobEvent& eve
   return Status::Ok();
 }
 
-void ScaleSetSource::Listen(size_t index) {
+void ScaleSetSource::Listen(size_t index, const std::function<bool()>& stopping) {
   const Set set = sets_[index];
   ScaleSetListenerOptions lo;
   lo.owner = "mvr-" + config_.runner_set_id;
@@ -114,18 +115,18 @@ void ScaleSetSource::Listen(size_t index) {
   ScaleSetListener listener(client_, set.id, seam_, lo);
   auto sink = [this, index](const github::ScaleSetJobEvent& e) { return Deliver(index, e); };
   bool open = false;
-  while (!stopping_) {
+  while (!stopping()) {
     if (!open) {
       if (Status s = listener.Open(); !s.ok()) {
         seam_.logger.Warn("cannot open the scale set's session yet",
                           {{"class", set.class_label}, {"error", s.ToString()}});
-        Pause(options_.retry);
+        Pause(options_.retry, stopping);
         continue;
       }
       open = true;
       NoteAssigned(index, listener.statistics().assigned_jobs);
     }
-    Result<int> polled = listener.PollOnce(config_.max_concurrent_vms, FreeCapacity(), sink);
+    Result<int> polled = listener.PollOnce(config_.max_concurrent_vms, FreeCapacity(index), sink);
     NoteAssigned(index, listener.statistics().assigned_jobs);
     if (polled.ok()) continue;
     seam_.logger.Warn("scale set poll failed",
@@ -133,7 +134,7 @@ void ScaleSetSource::Listen(size_t index) {
     // A session GitHub ended (not polled in time, taken over) is gone: open another.
     const Code code = polled.status().code();
     if (code == Code::kNotFound || code == Code::kUnauthorized) open = false;
-    Pause(options_.retry);
+    Pause(options_.retry, stopping);
   }
   if (!open) return;
   if (Status s = listener.Close(); !s.ok()) {

@@ -1,15 +1,19 @@
 // ScaleSetSource: the runner set's jobs from GitHub's runner scale-set API (issue 54), as
 // `mvr serve` runs it with github.source `scaleset` or `both`. Each class is a scale set named by
 // its label in the set's runner group (found, created or updated by EnsureSets); one listener per
-// set holds the set's one message session on a thread of its own, acquires offered jobs only up to
-// the free capacity (maxConcurrentVMs less what GitHub counts as assigned to the sets), and puts
-// each event's intent (scaleset_intents.h) on the job queue the webhook intake feeds, acknowledging
-// the message only once the intent is queued. Stop ends the listeners after their current long poll
-// and deletes the sessions. Everything outside comes through the seam, the client and the queue.
-// Thread-safety: EnsureSets, Start and Stop from one thread.
+// set holds the set's one message session, acquires offered jobs only up to the free capacity
+// (maxConcurrentVMs less what GitHub counts as assigned to the other sets; GitHub's back-pressure
+// bounds the set's own: FreeScaleSetCapacity), and puts each event's intent
+// (scaleset_intents.h) on the job queue the webhook intake feeds, acknowledging the message only
+// once the intent is queued. Everything outside comes through the seam, the client and the queue,
+// so the host chooses where a listener runs (Listen): `mvr serve` on a thread per set (Start,
+// Stop), the simulation as an actor in virtual time.
+// Thread-safety: EnsureSets, Start and Stop from one thread; Listen of different sets may run at
+// once (the shared capacity figures are under a lock never held across a call).
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,18 +57,24 @@ class ScaleSetSource {
 
   // Each class's set, found by name, created or updated; the error names the class.
   Status EnsureSets();
-  // One listener thread per set. REQUIRES: EnsureSets succeeded.
+  // One listener thread per set, each running Listen until Stop. REQUIRES: EnsureSets succeeded.
   void Start();
   // Stops taking messages: waits for each listener's current poll, then deletes its session.
   void Stop();
   const std::vector<Set>& sets() const { return sets_; }
 
+  // Set `index`'s listener on the calling thread until `stopping()` is true (it is asked between
+  // polls and during every pause): opens the session (waiting out one another listener holds),
+  // polls, queues each event's intent, and deletes the session when told to stop. An exception
+  // from a seam call (a crash in the simulation) ends it with the session left to GitHub, as
+  // kill -9 leaves it. REQUIRES: EnsureSets succeeded; `index` < sets().size().
+  void Listen(size_t index, const std::function<bool()>& stopping);
+
  private:
-  void Listen(size_t index);
   Status Deliver(size_t index, const github::ScaleSetJobEvent& event);
-  int FreeCapacity();
+  int FreeCapacity(size_t index);  // FreeScaleSetCapacity of set `index`
   void NoteAssigned(size_t index, int assigned);
-  void Pause(Duration wait);
+  void Pause(Duration wait, const std::function<bool()>& stopping);
 
   const ServeConfig& config_;
   Seam seam_;
