@@ -1,6 +1,7 @@
 // The launch's commit fence (JobStateLedger::Fence in RunnerTable::Commit's transaction) on each
-// store backend: a job's end recorded after the launch decided refuses the commit, whatever
-// launcher recorded it, with nothing of the commit written. Built twice: the local backends
+// store backend: the start or end of the job a launch serves (another job its runner's chain left
+// waiting), recorded after the launch decided, refuses the commit, whatever launcher recorded it,
+// with nothing of the commit written. Built twice: the local backends
 // (memory, SQLite) in the unit suite, DynamoDB on moto's server (MVR_FENCE_MOTO; skips without
 // moto_server), where the fence is a TransactWriteItems ConditionCheck.
 #include <gtest/gtest.h>
@@ -68,33 +69,38 @@ class JobStateFenceStoreTest : public ::testing::TestWithParam<const char*> {
   const store::Key key_ = RunnerTable::ClaimKey(kRepo, kJob);
 };
 
-// The race the post-claim re-read left open: the job's `completed` is recorded between the
-// launch's decision (the job queued) and its commit.
+// A late queued of job 42 serving job 7, which its runner's chain left waiting: job 7's end is
+// recorded (its `in_progress` not yet) between the launch's decision and its commit.
 TEST_P(JobStateFenceStoreTest, ACompletedRecordedAfterTheDecisionRefusesTheCommit) {
-  Record(kJob, JobAction::kQueued);
+  Record(kJob, JobAction::kCompleted);
+  Record(7, JobAction::kQueued);
   const std::string token = Win();
-  Record(kJob, JobAction::kCompleted);  // another launcher handles the job's completed
-  Status s = table_->Commit(key_, token, Row(),
-                            {JobStateLedger::Fence(kRepo, kJob, JobPhase::kCompleted)});
+  Record(7, JobAction::kCompleted);  // another launcher handles job 7's completed
+  Status s =
+      table_->Commit(key_, token, Row(), {JobStateLedger::Fence(kRepo, 7, JobPhase::kInProgress)},
+                     JobRef{kRepo, 7});
   ASSERT_EQ(s.code(), Code::kConflict) << s.ToString();
   EXPECT_EQ(s.error_type(), RunnerTable::kCheckFailed) << s.ToString();
-  EXPECT_NE(s.message().find("JOBSTATE#" + repo_ + "#42"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("JOBSTATE#" + repo_ + "#7"), std::string::npos) << s.message();
   EXPECT_TRUE(ClaimNow().microvm_id.empty()) << "the claim is not stamped";
+  EXPECT_EQ(ClaimNow().serves_job_id, 0) << "nor names the job";
   EXPECT_FALSE(table_->GetMapping(runner_).value()) << "no mapping row";
   // Still this attempt's: the launch undoes what it made and releases it.
   EXPECT_TRUE(table_->Release(key_, token).ok());
   EXPECT_FALSE(table_->GetClaim(kRepo, kJob).value());
 }
 
-TEST_P(JobStateFenceStoreTest, AJobStillQueuedOrInProgressCommits) {
-  Record(kJob, JobAction::kQueued);
+// The fence is on the served job alone: the intent's own job recorded completed does not refuse.
+TEST_P(JobStateFenceStoreTest, AJobStillQueuedCommitsWhateverTheIntentsOwnJob) {
+  Record(7, JobAction::kQueued);
   const std::string token = Win();
-  Record(kJob, JobAction::kInProgress);  // this launch's runner may be the one at work
-  ASSERT_TRUE(
-      table_->Commit(key_, token, Row(), {JobStateLedger::Fence(kRepo, kJob, JobPhase::kCompleted)})
-          .ok());
+  Record(kJob, JobAction::kCompleted);
+  ASSERT_TRUE(table_
+                  ->Commit(key_, token, Row(),
+                           {JobStateLedger::Fence(kRepo, 7, JobPhase::kInProgress)},
+                           JobRef{kRepo, 7})
+                  .ok());
   EXPECT_EQ(ClaimNow().microvm_id, "mvm-1");
-  EXPECT_EQ(ClaimNow().serves_job_id, 0) << "it serves its own job";
 }
 
 TEST_P(JobStateFenceStoreTest, NoRecordedStateIsBelowEveryPhase) {

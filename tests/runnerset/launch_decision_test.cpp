@@ -271,22 +271,18 @@ TEST(NeedOfListedQueuedTest, Table) {
   }
 }
 
-// The commit's fence: on the job the launch serves, at the recorded phase that would have
-// stopped its decision.
+// The commit's fence: only on another job the launch serves (its runner's chain left it waiting),
+// never on the intent's own job (its runner may serve another queued job of its labels).
 TEST(FenceOfTest, Table) {
   const LaunchIntent in = Intent();
-  const ServedJob own{"octo/repo", 7, JobPhase::kCompleted};
-  const ServedJob other{"octo/repo", 9, JobPhase::kInProgress};
-  EXPECT_EQ(FenceOf(in, false, std::nullopt), own) << "GitHub named no job (fails open)";
-  EXPECT_EQ(FenceOf(in, false, ServedJob{"octo/repo", 7}), own) << "its own job waits";
-  EXPECT_EQ(FenceOf(in, false, ServedJob{"octo/repo", 9}), other)
-      << "its job was taken by another job's runner; that job waits";
-  EXPECT_EQ(FenceOf(in, true, ServedJob{"octo/repo", 9}), other) << "a late queued's chain";
-  EXPECT_EQ(FenceOf(in, true, ServedJob{"other/repo", 7}),
-            (ServedJob{"other/repo", 7, JobPhase::kInProgress}))
+  EXPECT_EQ(FenceOf(in, std::nullopt), std::nullopt)
+      << "GitHub named no job (fails open, a hot launch in flight, a chain too long)";
+  EXPECT_EQ(FenceOf(in, ServedJob{"octo/repo", 7}), std::nullopt)
+      << "its own job waits: no fence, whatever the set records of it meanwhile";
+  EXPECT_EQ(FenceOf(in, ServedJob{"octo/repo", 9}), (ServedJob{"octo/repo", 9}))
+      << "its job was taken by another job's runner (a late queued or not); that job waits";
+  EXPECT_EQ(FenceOf(in, ServedJob{"other/repo", 7}), (ServedJob{"other/repo", 7}))
       << "another repository's job of the same id";
-  EXPECT_EQ(FenceOf(in, true, std::nullopt), std::nullopt)
-      << "a late queued whose chain named no job (a hot launch in flight): no fence";
 }
 
 }  // namespace

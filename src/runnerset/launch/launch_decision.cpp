@@ -104,15 +104,11 @@ JobNeed NeedOfListedQueued(bool first, bool own_job_over, JobPhase recorded) {
   return recorded >= JobPhase::kInProgress ? JobNeed::kNo : JobNeed::kYes;
 }
 
-std::optional<ServedJob> FenceOf(const LaunchIntent& in, bool stale,
-                                 const std::optional<ServedJob>& head) {
-  if (head && (head->job_id != in.job_id || head->repository != in.repository)) {
-    ServedJob other = *head;
-    other.stops = JobPhase::kInProgress;
-    return other;
+std::optional<ServedJob> FenceOf(const LaunchIntent& in, const std::optional<ServedJob>& head) {
+  if (!head || (head->job_id == in.job_id && head->repository == in.repository)) {
+    return std::nullopt;
   }
-  if (stale) return std::nullopt;
-  return ServedJob{in.repository, in.job_id, JobPhase::kCompleted};
+  return head;
 }
 
 BreakerRoute DecideBreakerRoute(const BreakerEvidence& b, const LaunchIntent& in) {

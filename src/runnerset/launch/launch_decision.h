@@ -54,24 +54,21 @@ enum class JobNeed { kYes, kNo, kAwaitsApproval, kUnknown };
 // VM to a job the set knew completed (`out-of-order` seeds 15, 21, 42, 66, 83, 86, 91, 99).
 JobNeed NeedOfListedQueued(bool first, bool own_job_over, JobPhase recorded);
 
-// The job a launch serves, and the recorded phase of it that refuses the launch's commit (its
-// fence: JobStateLedger::Fence, in the commit's transaction).
+// A job a launch serves that is not the intent's own (Launcher::StillNeeded's chain).
 struct ServedJob {
   std::string repository;
   int64_t job_id = 0;
-  JobPhase stops = JobPhase::kCompleted;
   bool operator==(const ServedJob&) const = default;
 };
-// The fence of a launch, from whether its queued was late (`stale`) and the job StillNeeded found
-// waiting (`head`; nullopt when it named none):
-//   head is another job: that job, stopped once recorded in progress (it has a runner then, and
-//     its own in_progress's taken intent follows the chain on) or over;
-//   else a queued that was not late: the intent's own job, stopped once recorded completed (an
-//     `in_progress` may be this launch's own runner at work, or another's whose taken intent
-//     counts on this launch's runner);
-//   else (a late queued on a chain it could not name, a hot launch in flight): no fence.
-std::optional<ServedJob> FenceOf(const LaunchIntent& intent, bool stale,
-                                 const std::optional<ServedJob>& head);
+// The fence of a launch's commit (JobStateLedger::Fence, in the commit's transaction), from the job
+// StillNeeded found waiting (`head`; nullopt when it named none): only a launch that serves
+// ANOTHER job its runner's chain left waiting is fenced, on that job, refused once the set records
+// it in progress or over (it has a runner then, and its own in_progress's taken intent follows the
+// chain on). The intent's own job never fences: GitHub hands a queued job to any idle runner of
+// its labels, so a launch whose job ended or was taken meanwhile still brings a runner that serves
+// another queued job of the burst; refusing it left that job without one (a lost launch in
+// RunnerSetRateLimits' burst), and an idle runner's VM is the janitor's to reap.
+std::optional<ServedJob> FenceOf(const LaunchIntent& intent, const std::optional<ServedJob>& head);
 // The circuit breakers a launch meets (issue 55, item 4): its class's, and its fallbackClass's.
 struct BreakerEvidence {
   BreakerPhase phase = BreakerPhase::kClosed;  // the job's class's breaker

@@ -272,7 +272,7 @@ LaunchOutcome Launcher::LaunchOnRoute(const LaunchEvidence& evidence, Gathered& 
     attempt->seat = *g.seat;
     attempt->deadline = seam.clock.Now() + config_.launch_timeout();
     attempt->times.received_ms = ToUnixMillis(in.queued_at);
-    attempt->fence = FenceOf(in, !g.stale.empty(), g.head);
+    attempt->fence = FenceOf(in, g.head);
     if (hop == 0 && asked->has_pool_target()) attempt->counts_for = asked;
     o = Run(*attempt, evidence);
     keep_seat = keep_seat || attempt->keep_seat;

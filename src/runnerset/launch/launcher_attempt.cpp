@@ -181,22 +181,23 @@ LaunchOutcome Launcher::Commit(Attempt& a, const aws::Microvm& vm) {
   row.times = a.times;
   std::vector<store::WriteOp> also;
   if (a.warm) also.push_back(WarmPoolTable::RemoveMemberOp(a.microvm_id));
-  // The fence (FenceOf): the commit holds only while the job this launch serves is not recorded
-  // past what the decision saw (the intent's own job not completed; another job its runner's
-  // chain left waiting not in progress). A delivery recorded between the decision and here, on
-  // any launcher, refuses it in the same transaction: no re-read leaves a window.
+  // The fence (FenceOf): a launch serving another job its runner's chain left waiting commits
+  // only while that job is not recorded in progress or over. A delivery recorded between the
+  // decision and here, on any launcher, refuses it in the same transaction: no re-read leaves a
+  // window. The claim names the job served.
   std::optional<JobRef> serves;
   if (a.fence) {
-    also.push_back(JobStateLedger::Fence(a.fence->repository, a.fence->job_id, a.fence->stops));
-    if (a.fence->job_id != in.job_id || a.fence->repository != in.repository) {
-      serves = JobRef{a.fence->repository, a.fence->job_id};
-    }
+    also.push_back(
+        JobStateLedger::Fence(a.fence->repository, a.fence->job_id, JobPhase::kInProgress));
+    serves = JobRef{a.fence->repository, a.fence->job_id};
   }
   if (Status s = deps_.table.Commit(a.claim, a.token, row, also, serves); !s.ok()) {
     if (s.error_type() == RunnerTable::kCheckFailed && a.fence) {
-      // The launch's own runner took a job meanwhile (a short one can be over before the commit,
-      // a hot runner's above all): the launch stands, as launcher_warm.cpp's does when its VM is
-      // not yet seen RUNNING, and the still-queued check follows that runner to the job it ran.
+      // The launch's own runner took a job meanwhile: most often the served job itself, whose
+      // in_progress is what refused the commit (a short one can even be over, a hot runner's
+      // above all). Its VM is at work and cannot be undone: the launch stands, as
+      // launcher_warm.cpp's does when its VM is not yet seen RUNNING, committed without the
+      // fence, and the still-queued check follows that runner to the job it ran.
       if (!RunnerTookAJob(a)) return Fenced(a, s);
       a.fence.reset();
       return Commit(a, vm);
@@ -285,9 +286,10 @@ LaunchOutcome Launcher::Fenced(Attempt& a, const Status& refused) {
   LaunchOutcome out;
   out.decision = LaunchDecision::kDeferred;
   out.retry_after = config_.defer_delay();
-  out.detail = "job " + std::to_string(served.job_id) + " was recorded " +
-               (served.stops == JobPhase::kCompleted ? "completed" : "in progress or completed") +
-               " after the launch decided; its commit was refused (" + refused.message() + ")";
+  out.detail = "job " + std::to_string(served.job_id) +
+               " was recorded in progress or completed after the launch decided; its commit was "
+               "refused (" +
+               refused.message() + ")";
   Undo(a, out);
   // Deferred, not dropped: the intent's next look decides on the job's state as it is now (a
   // late queued follows its runner's chain). One line per refused commit.

@@ -67,7 +67,7 @@ struct Launcher::Attempt {
   Secret nonce;
   LaunchTimes times;
   std::string job_key;  // the timeline's name of the job
-  // The job this launch serves and the recorded phase of it that refuses the commit (FenceOf).
+  // The other job this launch serves, whose recorded start refuses the commit (FenceOf).
   std::optional<ServedJob> fence;
 };
 
