@@ -3,7 +3,9 @@
 // the invariants watched as the run goes:
 // - no runner is registered for a job while GitHub has it waiting for its approval;
 // - no runner is registered for a job GitHub does not have (another installation's);
-// - no launch commits a VM to a job after the set recorded the job completed.
+// - no launch begun after the set recorded its job completed commits a VM to it; a launch that
+//   serves another job its runner's chain left waiting (named on its claim) commits none after
+//   the set recorded that job completed, whenever it began.
 // The end's checks add that every job ran (none stuck behind a late delivery).
 #include "runnerset/jobs/job_state.h"
 #include "runnerset/table/runner_table.h"
@@ -98,24 +100,30 @@ void World::CheckOrder() {
       if (item.key.sort != "claim") continue;
       const runnerset::Claim claim = runnerset::ClaimFromItem(item);
       if (claim.microvm_id.empty() || !committed_seen_.insert(claim.job_id).second) continue;
-      auto known = completed_known_at_.find(claim.job_id);
-      // Late only when the launch began (its claim was won) after the set knew the job
-      // completed: a launch already under way commits (its runner may run the job or another),
-      // and the job state stops only launches that begin after the record.
+      // The commit was made after the previous check: late when that check already followed the
+      // set's record of the served job's end. The served job is the one the claim names, if it
+      // names another (a late queued serving its runner's chain): fenced on that job's start
+      // (runnerset::FenceOf), the launch is late whenever it began. A launch of its own job is
+      // not fenced (its runner may serve another queued job): late only when it began (its claim
+      // was won) after the record, and not when the job ran on a runner launched for another job
+      // (a late queued that brings that job its runner, its chain unnamed on the claim).
+      const int64_t served = claim.serves_job_id > 0 ? claim.serves_job_id : claim.job_id;
+      auto known = completed_known_at_.find(served);
       if (known == completed_known_at_.end() || !order_checked_at_ ||
-          *order_checked_at_ < known->second || claim.claimed_ms <= ToUnixMillis(known->second)) {
+          *order_checked_at_ < known->second) {
         continue;
       }
-      // A job run by a runner launched for another job left that job waiting: a launch for the
-      // completed job then brings that job its runner (launch_decision.h: a late queued goes on
-      // for a job its runner's chain left waiting), and commits to the claim it won.
-      Result<gh::Job> ran = model.GetJobById(claim.job_id);
-      const int64_t ran_on = ran.ok() ? LaunchedFor(ran->runner_name, kPrefix) : 0;
-      if (ran_on != 0 && ran_on != claim.job_id) continue;
+      if (served == claim.job_id) {
+        if (claim.claimed_ms <= ToUnixMillis(known->second)) continue;
+        Result<gh::Job> ran = model.GetJobById(claim.job_id);
+        const int64_t ran_on = ran.ok() ? LaunchedFor(ran->runner_name, kPrefix) : 0;
+        if (ran_on != 0 && ran_on != claim.job_id) continue;
+      }
       report("late " + std::to_string(claim.job_id),
              "a launch committed MicroVM " + claim.microvm_id + " to job " +
-                 std::to_string(claim.job_id) + " at least " +
-                 std::to_string(OrderSeconds(*order_checked_at_ - known->second)) +
+                 std::to_string(claim.job_id) +
+                 (served != claim.job_id ? " (serving job " + std::to_string(served) + ")" : "") +
+                 " at least " + std::to_string(OrderSeconds(*order_checked_at_ - known->second)) +
                  " s after the set recorded the job completed");
     }
     scan.cursor = page->next_cursor;

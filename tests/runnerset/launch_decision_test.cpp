@@ -244,6 +244,47 @@ TEST(LaunchDecision, ThePathIsHotThenWarmThenCold) {
   });
 }
 
+// A job of the still-queued check's chain that GitHub's jobs API lists queued: the set's own
+// record has the last word where it knows the job in progress or over (out-of-order seeds 15, 21,
+// 42, 66, 83, 86, 91 and 99 launched on GitHub's lagging word for a job further down the chain).
+TEST(NeedOfListedQueuedTest, Table) {
+  struct Row {
+    bool first;
+    bool own_job_over;
+    JobPhase recorded;
+    JobNeed want;
+  };
+  const Row rows[] = {
+      {true, false, JobPhase::kNone, JobNeed::kYes},
+      {true, true, JobPhase::kNone, JobNeed::kNo},  // a late queued: the record says over
+      {false, false, JobPhase::kNone, JobNeed::kYes},
+      {false, false, JobPhase::kQueued, JobNeed::kYes},
+      {false, false, JobPhase::kInProgress, JobNeed::kNo},
+      {false, false, JobPhase::kCompleted, JobNeed::kNo},
+      {false, true, JobPhase::kQueued, JobNeed::kYes},  // a late queued serving a waiting job
+      {false, true, JobPhase::kInProgress, JobNeed::kNo},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(NeedOfListedQueued(r.first, r.own_job_over, r.recorded), r.want)
+        << "first " << r.first << " own_job_over " << r.own_job_over << " recorded "
+        << JobPhaseName(r.recorded);
+  }
+}
+
+// The commit's fence: only on another job the launch serves (its runner's chain left it waiting),
+// never on the intent's own job (its runner may serve another queued job of its labels).
+TEST(FenceOfTest, Table) {
+  const LaunchIntent in = Intent();
+  EXPECT_EQ(FenceOf(in, std::nullopt), std::nullopt)
+      << "GitHub named no job (fails open, a hot launch in flight, a chain too long)";
+  EXPECT_EQ(FenceOf(in, ServedJob{"octo/repo", 7}), std::nullopt)
+      << "its own job waits: no fence, whatever the set records of it meanwhile";
+  EXPECT_EQ(FenceOf(in, ServedJob{"octo/repo", 9}), (ServedJob{"octo/repo", 9}))
+      << "its job was taken by another job's runner (a late queued or not); that job waits";
+  EXPECT_EQ(FenceOf(in, ServedJob{"other/repo", 7}), (ServedJob{"other/repo", 7}))
+      << "another repository's job of the same id";
+}
+
 }  // namespace
 }  // namespace mvr::runnerset
 

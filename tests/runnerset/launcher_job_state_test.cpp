@@ -123,5 +123,70 @@ TEST_F(LauncherJobStateTest, ATerminateRecordsTheJobCompleted) {
   EXPECT_EQ(L().Handle(Intent(job)).decision, LaunchDecision::kDroppedNotQueued);
 }
 
+// The intent's own job is not fenced: its `completed` recorded (by another launcher) while the
+// launch is under way, here while it registers its runner, leaves the commit standing. GitHub
+// hands a queued job to any idle runner of its labels, so in a burst this runner serves another
+// job whose own runner took this one; an idle one is the janitor's (runner-set-failures.md).
+TEST_F(LauncherJobStateTest, ACompletedRecordedWhileTheLaunchIsUnderWayLeavesItsCommit) {
+  const int64_t job = QueueJob();
+  const store::Key claim = RunnerTable::ClaimKey(mvr::testing::kPlatformRepository, job);
+  store_.before_update = [&](const store::Key& key) {
+    if (!(key == claim)) return;
+    store_.before_update = nullptr;
+    // Cancelled while queued: GitHub sends `completed`, which another launcher records.
+    ASSERT_TRUE(platform_.github_model->CancelJob(job).ok());
+    ASSERT_TRUE(JobStateLedger(store_, m_.clock)
+                    .Apply(mvr::testing::kPlatformRepository, job, JobAction::kCompleted)
+                    .ok());
+  };
+  LaunchOutcome o = L().Handle(Intent(job));
+  EXPECT_EQ(o.decision, LaunchDecision::kLaunched) << o.detail;
+  EXPECT_EQ(metrics_.GetDeferrals("commit_fenced"), 0);
+  EXPECT_TRUE(Terminated().empty()) << "its VM stands";
+  EXPECT_EQ(platform_.Runners().size(), 1u) << "and its runner";
+  EXPECT_FALSE(table_.GetClaim(mvr::testing::kPlatformRepository, job).value()->microvm_id.empty())
+      << "the claim is committed";
+  EXPECT_NE(L().Handle(Intent(job)).decision, LaunchDecision::kLaunched);
+  EXPECT_EQ(platform_.VmIds().size(), 1u) << "no second VM";
+}
+
+// The chain's fence: job `job` runs on the runner launched for `waiting`, so the launch for `job`
+// serves `waiting`. Another runner takes `waiting` and its `in_progress` is recorded while the
+// launch registers its runner: the commit is refused in its transaction, the launch undone
+// (runner removed, VM terminated, claim released) and deferred; its next look drops it.
+TEST_F(LauncherJobStateTest,
+       AChainedJobRecordedInProgressWhileTheLaunchIsUnderWayRefusesItsCommit) {
+  const int64_t job = QueueJob();
+  const int64_t waiting = QueueJob();
+  OnlineRunner("mvr-demo-" + std::to_string(waiting) + "-0a1b2c3d");
+  platform_.Tick();
+  ASSERT_EQ(JobOf(job).status, "in_progress") << "taken by the runner launched for `waiting`";
+  const store::Key claim = RunnerTable::ClaimKey(mvr::testing::kPlatformRepository, job);
+  store_.before_update = [&](const store::Key& key) {
+    if (!(key == claim)) return;
+    store_.before_update = nullptr;
+    OnlineRunner("someone-elses-runner");
+    platform_.Tick();
+    ASSERT_EQ(JobOf(waiting).runner_name, "someone-elses-runner");
+    ASSERT_TRUE(JobStateLedger(store_, m_.clock)
+                    .Apply(mvr::testing::kPlatformRepository, waiting, JobAction::kInProgress)
+                    .ok());
+  };
+  LaunchOutcome o = L().Handle(Intent(job));
+  EXPECT_EQ(o.decision, LaunchDecision::kDeferred) << o.detail;
+  EXPECT_NE(o.detail.find("job " + std::to_string(waiting) + " was recorded in progress"),
+            std::string::npos)
+      << o.detail;
+  EXPECT_EQ(metrics_.GetDeferrals("commit_fenced"), 1);
+  ASSERT_EQ(platform_.VmIds().size(), 1u) << "the launch got as far as its VM";
+  EXPECT_EQ(Terminated().size(), 1u) << "and terminated it";
+  EXPECT_EQ(platform_.Runners().size(), 2u) << "its runner was removed";
+  EXPECT_FALSE(table_.GetClaim(mvr::testing::kPlatformRepository, job).value())
+      << "its claim was released";
+  LaunchOutcome again = L().Handle(Intent(job));
+  EXPECT_EQ(again.decision, LaunchDecision::kDroppedNotQueued) << again.detail;
+  EXPECT_EQ(platform_.VmIds().size(), 1u) << "no second VM";
+}
+
 }  // namespace
 }  // namespace mvr::runnerset::testing

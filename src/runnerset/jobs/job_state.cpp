@@ -140,6 +140,15 @@ store::Key JobStateLedger::KeyOf(const std::string& repository, int64_t job_id) 
   return store::Key{"JOBSTATE#" + repository + "#" + std::to_string(job_id), "STATE"};
 }
 
+store::WriteOp JobStateLedger::Fence(const std::string& repository, int64_t job_id,
+                                     JobPhase stops) {
+  return store::WriteOp::Check(
+      KeyOf(repository, job_id),
+      store::Condition::AttributeNotExists("phase") ||
+          store::Condition::Compare("phase", store::Condition::Op::kLt,
+                                    store::Value(static_cast<int64_t>(stops))));
+}
+
 namespace {
 
 struct StoredJobState {

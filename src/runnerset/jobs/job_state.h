@@ -77,6 +77,13 @@ class JobStateLedger {
   Result<JobState> Get(const std::string& repository, int64_t job_id);
 
   static store::Key KeyOf(const std::string& repository, int64_t job_id);
+  // The fence a launch's commit carries (a condition check in the commit's transaction): the
+  // job's recorded phase is still below `stops` (no state recorded counts as below). A delivery
+  // recorded after the launch decided, that would have stopped it, then refuses the commit
+  // instead of racing it. On DynamoDB: a ConditionCheck whose ConditionExpression is
+  // `attribute_not_exists(phase) OR phase < :stops` (a comparison with a missing attribute is
+  // false there, as in Condition::Compare).
+  static store::WriteOp Fence(const std::string& repository, int64_t job_id, JobPhase stops);
 
  private:
   store::Store& store_;

@@ -99,6 +99,18 @@ bool FitsClassLabelAlone(const LaunchIntent& in) {
   return true;
 }
 
+JobNeed NeedOfListedQueued(bool first, bool own_job_over, JobPhase recorded) {
+  if (first) return own_job_over ? JobNeed::kNo : JobNeed::kYes;
+  return recorded >= JobPhase::kInProgress ? JobNeed::kNo : JobNeed::kYes;
+}
+
+std::optional<ServedJob> FenceOf(const LaunchIntent& in, const std::optional<ServedJob>& head) {
+  if (!head || (head->job_id == in.job_id && head->repository == in.repository)) {
+    return std::nullopt;
+  }
+  return head;
+}
+
 BreakerRoute DecideBreakerRoute(const BreakerEvidence& b, const LaunchIntent& in) {
   if (b.phase == BreakerPhase::kClosed) return BreakerRoute::kClass;
   if (b.phase == BreakerPhase::kHalfOpen && b.probe_taken.value_or(false)) {

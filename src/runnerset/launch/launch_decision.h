@@ -23,6 +23,7 @@
 #include "base/clock.h"
 #include "runnerset/config/config.h"
 #include "runnerset/jobs/intent.h"
+#include "runnerset/jobs/job_state.h"
 #include "runnerset/lifecycle/circuit_breaker.h"
 
 namespace mvr::runnerset {
@@ -43,6 +44,31 @@ bool SetLaunchServesAnother(int64_t job_id, const std::string& launched_runner,
 
 enum class JobNeed { kYes, kNo, kAwaitsApproval, kUnknown };
 
+// One job of the still-queued check's chain that GitHub's jobs API lists as waiting for a runner
+// (Launcher::StillNeeded): whether the launch is needed on that word. GitHub's jobs API lags the
+// deliveries (RunsOn #429), so the set's own record (job_state.h) has the last word when it has
+// the job in progress or over: for the intent's own job (`first`, own_job_over: a late queued)
+// and, as much, for a job further down the chain (`recorded`: its phase in the set's record),
+// whose `in_progress` delivery names the runner that took it and whose taken intent follows the
+// chain on from there (launcher_taken.cpp). A launch on GitHub's lagging word there committed a
+// VM to a job the set knew completed (`out-of-order` seeds 15, 21, 42, 66, 83, 86, 91, 99).
+JobNeed NeedOfListedQueued(bool first, bool own_job_over, JobPhase recorded);
+
+// A job a launch serves that is not the intent's own (Launcher::StillNeeded's chain).
+struct ServedJob {
+  std::string repository;
+  int64_t job_id = 0;
+  bool operator==(const ServedJob&) const = default;
+};
+// The fence of a launch's commit (JobStateLedger::Fence, in the commit's transaction), from the job
+// StillNeeded found waiting (`head`; nullopt when it named none): only a launch that serves
+// ANOTHER job its runner's chain left waiting is fenced, on that job, refused once the set records
+// it in progress or over (it has a runner then, and its own in_progress's taken intent follows the
+// chain on). The intent's own job never fences: GitHub hands a queued job to any idle runner of
+// its labels, so a launch whose job ended or was taken meanwhile still brings a runner that serves
+// another queued job of the burst; refusing it left that job without one (a lost launch in
+// RunnerSetRateLimits' burst), and an idle runner's VM is the janitor's to reap.
+std::optional<ServedJob> FenceOf(const LaunchIntent& intent, const std::optional<ServedJob>& head);
 // The circuit breakers a launch meets (issue 55, item 4): its class's, and its fallbackClass's.
 struct BreakerEvidence {
   BreakerPhase phase = BreakerPhase::kClosed;  // the job's class's breaker

@@ -151,7 +151,8 @@ void Launcher::Gather(LaunchReason need, LaunchEvidence& e, Gathered& g) {
     case LaunchReason::kNeedStillNeeded: {
       // (1) Still queued (or its runner taken by another job)? Fails open, but for GitHub's rate
       // limits, which the launch waits for.
-      Result<Need> needed = StillNeeded(in, !g.stale.empty(), g.action == JobAction::kRequeued);
+      Result<Need> needed =
+          StillNeeded(in, !g.stale.empty(), g.action == JobAction::kRequeued, &g.head);
       e.need = needed.ok() ? std::optional<JobNeed>(*needed) : std::nullopt;
       if (!needed.ok()) g.need_error = needed.status();
       return;
@@ -271,6 +272,7 @@ LaunchOutcome Launcher::LaunchOnRoute(const LaunchEvidence& evidence, Gathered& 
     attempt->seat = *g.seat;
     attempt->deadline = seam.clock.Now() + config_.launch_timeout();
     attempt->times.received_ms = ToUnixMillis(in.queued_at);
+    attempt->fence = FenceOf(in, g.head);
     if (hop == 0 && asked->has_pool_target()) attempt->counts_for = asked;
     o = Run(*attempt, evidence);
     keep_seat = keep_seat || attempt->keep_seat;

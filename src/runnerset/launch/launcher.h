@@ -180,10 +180,11 @@ class Launcher {
   // GitHub's word on the job itself (a lagging jobs API) does not count: the launch is needed only
   // when the chain leads to another job still waiting (its runner took this job). requeued:
   // GitHub's jobs API listed the job queued when the intent was made (the janitor's launch), so the
-  // job itself is read from GitHub, never from the answers kept (assigned_).
+  // job itself is read from GitHub, never from the answers kept (assigned_). head (when given)
+  // names the job found waiting, when the answer is kYes on GitHub's word on one job.
   using Need = JobNeed;
   Result<Need> StillNeeded(const LaunchIntent& intent, bool own_job_over = false,
-                           bool requeued = false);
+                           bool requeued = false, std::optional<ServedJob>* head = nullptr);
   // The launch's decision (launch_decision.h): the evidence gathered so far and what gathering
   // kept for carrying the verdict out (launcher_attempt.h).
   struct Gathered;
@@ -301,6 +302,11 @@ class Launcher {
   // Removes unclaimed pool members from the VMs the cap counts: they are not jobs.
   void LeavePoolMembersOut(std::map<std::string, int64_t>& live);
   LaunchOutcome Fail(Attempt& attempt, const Status& failure);
+  // Undoes what the attempt made (its runner, then its VM unless that runner is busy, then its
+  // claim once the VM is gone), noting what could not be undone in out.detail.
+  void Undo(Attempt& attempt, LaunchOutcome& out);
+  // The commit's fence refused it (FenceOf): undone, counted, logged once, deferred.
+  LaunchOutcome Fenced(Attempt& attempt, const Status& refused);
   // A job's end (or a failed launch) in the store's history, for the status page.
   void KeepJobRecord(const JobRecord& record);
   // The end of the job the runner of `row` ran: its timeline's last milestones and its record.

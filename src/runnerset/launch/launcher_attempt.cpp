@@ -181,12 +181,27 @@ LaunchOutcome Launcher::Commit(Attempt& a, const aws::Microvm& vm) {
   row.times = a.times;
   std::vector<store::WriteOp> also;
   if (a.warm) also.push_back(WarmPoolTable::RemoveMemberOp(a.microvm_id));
-  // No check here that the job's `completed` was not recorded meanwhile: once the config is
-  // delivered the runner may be running this job or another of its labels, and failing the
-  // launch would end that job's VM. A launch that raced the job's end commits like any other;
-  // its runner ran the job (the VM ends with it), takes another (the taken-job accounting), or
-  // stays idle (the janitor). The job state stops a launch only before it begins.
-  if (Status s = deps_.table.Commit(a.claim, a.token, row, also); !s.ok()) {
+  // The fence (FenceOf): a launch serving another job its runner's chain left waiting commits
+  // only while that job is not recorded in progress or over. A delivery recorded between the
+  // decision and here, on any launcher, refuses it in the same transaction: no re-read leaves a
+  // window. The claim names the job served.
+  std::optional<JobRef> serves;
+  if (a.fence) {
+    also.push_back(
+        JobStateLedger::Fence(a.fence->repository, a.fence->job_id, JobPhase::kInProgress));
+    serves = JobRef{a.fence->repository, a.fence->job_id};
+  }
+  if (Status s = deps_.table.Commit(a.claim, a.token, row, also, serves); !s.ok()) {
+    if (s.error_type() == RunnerTable::kCheckFailed && a.fence) {
+      // The launch's own runner took a job meanwhile: most often the served job itself, whose
+      // in_progress is what refused the commit (a short one can even be over, a hot runner's
+      // above all). Its VM is at work and cannot be undone: the launch stands, as
+      // launcher_warm.cpp's does when its VM is not yet seen RUNNING, committed without the
+      // fence, and the still-queued check follows that runner to the job it ran.
+      if (!RunnerTookAJob(a)) return Fenced(a, s);
+      a.fence.reset();
+      return Commit(a, vm);
+    }
     return CommitRefused(a, s, row);
   }
   if (deps_.watch) deps_.watch->Await(a.runner_name, a.job_key, a.times.received_ms);
@@ -266,13 +281,31 @@ Result<aws::Microvm> Launcher::LaunchCold(Attempt& a) {
   return running;
 }
 
-LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
+LaunchOutcome Launcher::Fenced(Attempt& a, const Status& refused) {
+  const ServedJob& served = *a.fence;
+  LaunchOutcome out;
+  out.decision = LaunchDecision::kDeferred;
+  out.retry_after = config_.defer_delay();
+  out.detail = "job " + std::to_string(served.job_id) +
+               " was recorded in progress or completed after the launch decided; its commit was "
+               "refused (" +
+               refused.message() + ")";
+  Undo(a, out);
+  // Deferred, not dropped: the intent's next look decides on the job's state as it is now (a
+  // late queued follows its runner's chain). One line per refused commit.
+  deps_.metrics.AddDeferral("commit_fenced");
+  deps_.seam.logger.Info("launch refused at its commit: the job it serves moved on meanwhile",
+                         {{"job_id", a.intent.job_id},
+                          {"served_job_id", served.job_id},
+                          {"runner_name", a.runner_name},
+                          {"microvm_id", a.microvm_id},
+                          {"detail", out.detail}});
+  return out;
+}
+
+void Launcher::Undo(Attempt& a, LaunchOutcome& out) {
   const Seam& seam = deps_.seam;
   const TimePoint cleanup_deadline = std::max(a.deadline, seam.clock.Now()) + kLaunchCleanupTime;
-  LaunchOutcome out;
-  out.decision = LaunchDecision::kFailed;
-  out.retry_after = config_.defer_delay();
-  out.detail = failure.ToString();
   // The runner goes first: GitHub refuses to remove one that is running a job, and a busy
   // runner is never terminated. A resumed hot runner takes a job within a second of its thaw,
   // before the launch commits; if the commit then fails, that job is running on this VM (found
@@ -300,6 +333,15 @@ LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
     if (!r.ok()) out.detail += "; releasing the claim failed: " + r.message();
   }
   if (!vm_gone) a.keep_seat = true;  // the seat names it (NameSeat) and counts it until it ends
+}
+
+LaunchOutcome Launcher::Fail(Attempt& a, const Status& failure) {
+  const Seam& seam = deps_.seam;
+  LaunchOutcome out;
+  out.decision = LaunchDecision::kFailed;
+  out.retry_after = config_.defer_delay();
+  out.detail = failure.ToString();
+  Undo(a, out);
   if (a.vm_failed) NoteVmFailure(a.runner_class.label, a.microvm_id, "launch_failed");
   if (failure.code() == Code::kUnauthorized &&
       (failure.error_type() == "AuthFailing" || failure.error_type() == "BadCredentials")) {

@@ -24,9 +24,10 @@ struct Launcher::Gathered {
   Status job_error;   // reading the job's state failed
   Status need_error;  // GitHub's rate limits kept StillNeeded from answering
   std::optional<CapSeat> seat;
-  Status seat_error;       // the cap's seats could not be read
-  SeatWait seat_wait;      // why no seat was taken, and when the intent is due back
-  std::string held_class;  // the class whose runner GitHub refuses (a kHold verdict)
+  Status seat_error;              // the cap's seats could not be read
+  SeatWait seat_wait;             // why no seat was taken, and when the intent is due back
+  std::string held_class;         // the class whose runner GitHub refuses (a kHold verdict)
+  std::optional<ServedJob> head;  // the job StillNeeded found waiting (FenceOf)
 };
 
 struct Launcher::Attempt {
@@ -66,6 +67,8 @@ struct Launcher::Attempt {
   Secret nonce;
   LaunchTimes times;
   std::string job_key;  // the timeline's name of the job
+  // The other job this launch serves, whose recorded start refuses the commit (FenceOf).
+  std::optional<ServedJob> fence;
 };
 
 }  // namespace mvr::runnerset

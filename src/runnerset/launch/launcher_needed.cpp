@@ -49,7 +49,7 @@ bool Launcher::HotLaunchInFlight(const std::string& runner) {
 }
 
 Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in, bool own_job_over,
-                                             bool requeued) {
+                                             bool requeued, std::optional<ServedJob>* head) {
   // A scale set's job was acquired for the set, and only the set's runners can take it: there is
   // no REST job to read (its id is a runnerRequestId) and no other runner to have taken it.
   if (in.scale_set_id != 0) return Need::kYes;
@@ -86,9 +86,17 @@ Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in, bool own_jo
     if (step == 0 && job->status == github::JobStatus::kWaiting) return Need::kAwaitsApproval;
     if (job->status != github::JobStatus::kInProgress &&
         job->status != github::JobStatus::kCompleted) {
-      // Still waiting for a runner; but for the job of a late queued, GitHub's jobs API lags
-      // the set's own record (RunsOn #429): no launch on its word.
-      return step == 0 && own_job_over ? Need::kNo : Need::kYes;
+      // Still waiting for a runner; but GitHub's jobs API lags the set's own record (RunsOn
+      // #429): no launch on its word for a job the set knows in progress or over.
+      JobPhase recorded = JobPhase::kNone;
+      if (step > 0) {
+        // A failed read counts as no record: the launch fails open, as on GitHub's failure.
+        Result<JobState> own = jobs_.Get(job_repo.FullName(), job_id);
+        if (own.ok()) recorded = own->phase;
+      }
+      const Need need = NeedOfListedQueued(step == 0, own_job_over, recorded);
+      if (head && need == Need::kYes) *head = ServedJob{job_repo.FullName(), job_id};
+      return need;
     }
     std::optional<int64_t> next = LaunchedFor(job->runner_name);
     if (!next) return Need::kNo;  // run by a runner this set did not launch (or by none)

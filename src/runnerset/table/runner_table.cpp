@@ -27,6 +27,8 @@ Claim ClaimFromItem(const store::Item& item) {
   c.took_runner = item.GetString(attr::kTookRunner).value_or("");
   c.took_repository = item.GetString(attr::kTookRepository).value_or("");
   c.took_job_id = item.GetNumber(attr::kTookJob).value_or(0);
+  c.serves_repository = item.GetString(attr::kServesRepository).value_or("");
+  c.serves_job_id = item.GetNumber(attr::kServesJob).value_or(0);
   return c;
 }
 
@@ -159,21 +161,32 @@ Status RunnerTable::Adopt(const MappingRow& row, const std::vector<store::WriteO
 }
 
 Status RunnerTable::Commit(const store::Key& claim, const std::string& token, const MappingRow& row,
-                           const std::vector<store::WriteOp>& also) {
+                           const std::vector<store::WriteOp>& also,
+                           const std::optional<JobRef>& serves) {
   store::Item mapping = MappingItem(row);
+  std::vector<Update> stamp = {Update::Set(attr::kMicrovmId, row.microvm_id),
+                               Update::Set(attr::kRunnerName, row.runner_name),
+                               Update::Set(attr::kTtl, Ttl(options_.claim_ttl))};
+  if (serves) {
+    stamp.push_back(Update::Set(attr::kServesRepository, serves->repository));
+    stamp.push_back(Update::Set(attr::kServesJob, serves->job_id));
+  }
   std::vector<store::WriteOp> writes = {
       store::WriteOp::Put(mapping, Condition::ItemNotExists()),
-      store::WriteOp::UpdateItem(claim,
-                                 {Update::Set(attr::kMicrovmId, row.microvm_id),
-                                  Update::Set(attr::kRunnerName, row.runner_name),
-                                  Update::Set(attr::kTtl, Ttl(options_.claim_ttl))},
+      store::WriteOp::UpdateItem(claim, std::move(stamp),
                                  HeldBy(token) && Condition::AttributeNotExists(attr::kMicrovmId)),
   };
   writes.insert(writes.end(), also.begin(), also.end());
   store::TransactionOutcome outcome = store_.Transact(writes);
   if (outcome.ok()) return Status::Ok();
   if (store::IsConditionFailed(outcome.status)) {
-    if (outcome.failed_index.value_or(0) >= 2) {
+    const size_t failed = outcome.failed_index.value_or(0);
+    if (failed >= 2 && writes[failed].kind == store::WriteOp::Kind::kConditionCheck) {
+      return Conflict("the launch of " + row.runner_name + " cannot commit: the condition on " +
+                      writes[failed].key.partition + " no longer holds")
+          .WithErrorType(kCheckFailed);
+    }
+    if (failed >= 2) {
       return Conflict("the launch of " + row.runner_name +
                       " cannot commit: " + writes[*outcome.failed_index].key.partition +
                       " changed meanwhile (the pool member went, or another write it depends on)");

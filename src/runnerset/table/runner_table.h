@@ -56,6 +56,16 @@ struct Claim {
   std::string took_runner;
   std::string took_repository;
   int64_t took_job_id = 0;
+  // The job the committed launch serves when it is not this one (a late queued whose runner's
+  // chain left another job waiting: Launcher::StillNeeded); set by the committing transaction.
+  std::string serves_repository;
+  int64_t serves_job_id = 0;
+};
+
+// A job, by repository and id.
+struct JobRef {
+  std::string repository;
+  int64_t job_id = 0;
 };
 
 struct MappingRow {
@@ -191,9 +201,13 @@ class RunnerTable {
 
   // The mapping row and the claim's VM id, together. Conflict when the token no longer holds the
   // claim (a takeover won) or the runner already has a row.
-  // `also` joins the transaction (a warm launch deletes its pool member row).
+  // `also` joins the transaction (a warm launch deletes its pool member row; a launch's fence on
+  // the job state, job_state.h): a condition check of `also` that fails is Conflict with error
+  // type kCheckFailed. `serves`: the other job the launch serves, recorded on the claim.
+  static constexpr char kCheckFailed[] = "ConditionCheckFailed";
   Status Commit(const store::Key& claim, const std::string& token, const MappingRow& row,
-                const std::vector<store::WriteOp>& also = {});
+                const std::vector<store::WriteOp>& also = {},
+                const std::optional<JobRef>& serves = std::nullopt);
 
   // Deletes the claim if this attempt still holds it (a lost claim is not an error).
   Status Release(const store::Key& claim, const std::string& token);

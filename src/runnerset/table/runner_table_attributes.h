@@ -32,5 +32,7 @@ inline constexpr char kTtl[] = "ttl";
 inline constexpr char kTookRunner[] = "tookRunner";
 inline constexpr char kTookRepository[] = "tookRepository";
 inline constexpr char kTookJob[] = "tookJobId";
+inline constexpr char kServesRepository[] = "servesRepository";
+inline constexpr char kServesJob[] = "servesJobId";
 
 }  // namespace mvr::runnerset::table_attr
