@@ -27,6 +27,7 @@ struct Launcher::Gathered {
   Status seat_error;       // the cap's seats could not be read
   SeatWait seat_wait;      // why no seat was taken, and when the intent is due back
   std::string held_class;  // the class whose runner GitHub refuses (a kHold verdict)
+  const github::Job* just_read = nullptr;  // GitHub's answer for the job, read by the caller
 };
 
 struct Launcher::Attempt {
