@@ -187,6 +187,7 @@ Status ParseLauncher(const json& j, LauncherSettings& l) {
   MVR_RETURN_IF_ERROR(s.Integer("claimTakeoverSeconds", l.claim_takeover_seconds, 1, 86400));
   MVR_RETURN_IF_ERROR(s.Integer("deferSeconds", l.defer_seconds, 1, 900));
   MVR_RETURN_IF_ERROR(s.Number("runMicrovmPerSecond", l.run_microvm_per_second, 0.1, 1000));
+  MVR_RETURN_IF_ERROR(s.Integer("jitConfigsPerMinute", l.jit_configs_per_minute, 1, 10000));
   MVR_RETURN_IF_ERROR(s.Integer("capReconcileSeconds", l.cap_reconcile_seconds, 1, 3600));
   MVR_RETURN_IF_ERROR(s.String("executionRoleArn", l.execution_role_arn));
   if (const json* f = s.Find("fairShare")) MVR_RETURN_IF_ERROR(ParseFairShare(*f, l.fair_share));

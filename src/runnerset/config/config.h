@@ -188,7 +188,9 @@ struct LauncherSettings {
   int launch_timeout_seconds = 300;   // one launch, from claim to a delivered runner
   int claim_takeover_seconds = 0;     // 0 = twice the launch timeout
   int defer_seconds = 10;             // how long a deferred launch waits before it is retried
-  double run_microvm_per_second = 5;  // RunMicrovm pace (the platform's rate is 5/s)
+  double run_microvm_per_second = 5;  // RunMicrovm pace, set-wide (the platform's rate is 5/s)
+  // JIT configs a minute, set-wide, per GitHub App (GitHub's limit seen: 166-180 a minute).
+  int jit_configs_per_minute = 160;
   // How often, at most, the cap's seats are reconciled with a listing of the set's VMs, across
   // the set's processes (cap_ledger.h).
   int cap_reconcile_seconds = 60;

@@ -29,7 +29,7 @@ std::optional<LaunchVerdict> AdmissionVerdict(const LaunchEvidence& e) {
   // A hot member's runner is registered already: a launch that takes one needs no JIT runner.
   if (e.defer_rate_limited && e.cls->hot_pool_size <= 0) {
     if (!e.rate) return NeedEvidence(LaunchReason::kNeedRateRoom);
-    if (e.rate->own > Duration(0) || e.rate->held > Duration(0)) {
+    if (e.rate->own > Duration(0) || e.rate->held > Duration(0) || e.rate->paced > Duration(0)) {
       return LaunchVerdict{LaunchStep::kDefer, LaunchReason::kRateLimited};
     }
   }

@@ -109,10 +109,12 @@ struct LaunchEvidence {
   };
   std::optional<Job> job;
   // How long GitHub's rate limits leave no room for a JIT runner: the client's own budget and
-  // the hold another process recorded (zero or less: room now).
+  // the hold another process recorded, and the wait for the set's shared pace of JIT configs
+  // when it is too long to wait out inside the launch (zero or less: room now).
   struct RateRoom {
     Duration own{0};
     Duration held{0};
+    Duration paced{0};
     TimePoint at{};  // when they were read
   };
   std::optional<RateRoom> rate;

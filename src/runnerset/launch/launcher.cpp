@@ -10,6 +10,15 @@
 #include "runnerset/metrics/rate_budget_metrics.h"
 
 namespace mvr::runnerset {
+namespace {
+
+// GitHub's secondary limits are per App: a set with several shares its JIT configs among them.
+int JitPerMinute(const ServeConfig& config) {
+  const size_t apps = std::max<size_t>(1, config.github.apps.size());
+  return config.launcher.jit_configs_per_minute * static_cast<int>(apps);
+}
+
+}  // namespace
 
 const char* LaunchDecisionName(LaunchDecision decision) {
   switch (decision) {
@@ -39,7 +48,12 @@ Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
       scope_(RunnerScopeOf(config)),
       cap_(deps.table.store(), deps.seam),
       jobs_(deps.table.store(), deps.seam.clock, deps.plant_undo_job_state),
-      run_pacer_(deps.seam.clock, deps.seam.sleeper, config.launcher.run_microvm_per_second) {}
+      run_pacer_(deps.seam.clock, deps.seam.sleeper, config.launcher.run_microvm_per_second),
+      run_pace_(deps.table.store(), deps.seam.clock, "runmicrovm",
+                config.launcher.run_microvm_per_second,
+                std::max(1, static_cast<int>(config.launcher.run_microvm_per_second))),
+      jit_pace_(deps.table.store(), deps.seam.clock, "jitconfig", JitPerMinute(config),
+                Duration(60'000)) {}
 
 LaunchOutcome Launcher::Handle(const Intent& intent) {
   LaunchOutcome o =
@@ -99,7 +113,8 @@ LaunchOutcome Launcher::Launch(const LaunchIntent& in) {
   return LaunchAs(in, in.delivery_id == "janitor" ? JobAction::kRequeued : JobAction::kQueued);
 }
 
-LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
+LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action,
+                                 const github::Job* just_read) {
   // The decision asks for the evidence it lacks, in its order (launch_decision.h); each piece is
   // gathered only once the ones before it let the launch go on.
   LaunchEvidence evidence;
@@ -109,6 +124,7 @@ LaunchOutcome Launcher::LaunchAs(const LaunchIntent& in, JobAction action) {
   evidence.defer_rate_limited = deps_.defer_rate_limited;
   Gathered gathered;
   gathered.action = action;
+  gathered.just_read = just_read;
   if (evidence.cls != nullptr) evidence.breaker = GatherBreaker(*evidence.cls);
   int64_t probe_ms = 0;  // the half-open probe this launch took
   for (;;) {
@@ -152,7 +168,7 @@ void Launcher::Gather(LaunchReason need, LaunchEvidence& e, Gathered& g) {
       // (1) Still queued (or its runner taken by another job)? Fails open, but for GitHub's rate
       // limits, which the launch waits for.
       Result<Need> needed =
-          StillNeeded(in, !g.stale.empty(), g.action == JobAction::kRequeued, &g.head);
+          StillNeeded(in, !g.stale.empty(), g.action == JobAction::kRequeued, &g.head, g.just_read);
       e.need = needed.ok() ? std::optional<JobNeed>(*needed) : std::nullopt;
       if (!needed.ok()) g.need_error = needed.status();
       return;

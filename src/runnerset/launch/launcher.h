@@ -42,6 +42,7 @@
 #include "runnerset/launch/fair_share.h"
 #include "runnerset/launch/launch_decision.h"
 #include "runnerset/launch/runner_watch.h"
+#include "runnerset/launch/shared_pace.h"
 #include "runnerset/metrics/metrics.h"
 #include "runnerset/pools/pool_target.h"
 #include "runnerset/pools/warm_pool_table.h"
@@ -131,7 +132,10 @@ class Launcher {
 
   LaunchOutcome Launch(const LaunchIntent& intent);
   // `action`: kQueued for a webhook's launch, kRequeued for one GitHub's jobs API asked for.
-  LaunchOutcome LaunchAs(const LaunchIntent& intent, JobAction action);
+  // `just_read`: GitHub's answer for the job, read a moment ago by the caller (a taken job's
+  // relaunch), which the still-queued check takes instead of reading the job again.
+  LaunchOutcome LaunchAs(const LaunchIntent& intent, JobAction action,
+                         const github::Job* just_read = nullptr);
   // Records what a delivery told of a job (launcher_job_state.cpp): nothing else to do.
   LaunchOutcome NoteJobEvent(const JobEventIntent& intent);
   LaunchOutcome Terminate(const TerminateIntent& intent);
@@ -183,8 +187,10 @@ class Launcher {
   // job itself is read from GitHub, never from the answers kept (assigned_). head (when given)
   // names the job found waiting, when the answer is kYes on GitHub's word on one job.
   using Need = JobNeed;
+  // just_read: GitHub's fresh answer for the job itself, taken instead of a read (nullptr: read).
   Result<Need> StillNeeded(const LaunchIntent& intent, bool own_job_over = false,
-                           bool requeued = false, std::optional<ServedJob>* head = nullptr);
+                           bool requeued = false, std::optional<ServedJob>* head = nullptr,
+                           const github::Job* just_read = nullptr);
   // The launch's decision (launch_decision.h): the evidence gathered so far and what gathering
   // kept for carrying the verdict out (launcher_attempt.h).
   struct Gathered;
@@ -330,6 +336,15 @@ class Launcher {
   LaunchOutcome DeferForRateLimit(int64_t job_id, const Status& failure, LaunchOutcome out);
   LaunchEvidence::RateRoom RateRoomNow();
   LaunchOutcome DeferForRateRoom(const LaunchIntent& in, const LaunchEvidence::RateRoom& room);
+  // Waits for the attempt's slot of the set's shared pace (shared_pace.h) before RunMicrovm or a
+  // JIT config: Throttled when the slot is past `longest` from now (the launch is deferred), Ok
+  // otherwise (a pace that cannot be read waits on `fallback`, this process's own, if any).
+  // `error_type` names the refusal ("RateBudget" for a JIT config: deferred as GitHub's limits).
+  Status WaitForPace(SharedRate& pace, Duration longest, Pacer* fallback,
+                     const std::string& error_type);
+  // The longest a launch waits inside its attempt for its JIT config's slot; a launch whose slot
+  // is further off is deferred before it reads GitHub.
+  static constexpr Duration kLongestPaceWait{30'000};
   // The class whose runner GitHub refuses, when `cls`'s jobs would launch on it and no probe is
   // due (ClassHealth::Admit; `take` spends a probe that is due); nullopt: admitted.
   std::optional<std::string> RefusedClass(const RunnerClass& cls, bool take);
@@ -342,7 +357,12 @@ class Launcher {
   AssignedJobs assigned_;
   fleet::BootSchedule boots_;  // the boots of this process's launches: when to poll GetMicrovm
   JobStateLedger jobs_;
-  Pacer run_pacer_;
+  Pacer run_pacer_;  // this process's RunMicrovm pace, when the shared one cannot be read
+  // The set's paces, shared by its processes through the store (shared_pace.h): RunMicrovm at
+  // runMicrovmPerSecond (a token bucket, as its quota), and JIT configs at most
+  // jitConfigsPerMinute for each GitHub App in any minute (a sliding window, as GitHub's limit).
+  SharedPace run_pace_;
+  SharedWindow jit_pace_;
   CapacityRoute capacity_;
 };
 

@@ -28,6 +28,7 @@ struct Launcher::Gathered {
   SeatWait seat_wait;             // why no seat was taken, and when the intent is due back
   std::string held_class;         // the class whose runner GitHub refuses (a kHold verdict)
   std::optional<ServedJob> head;  // the job StillNeeded found waiting (FenceOf)
+  const github::Job* just_read = nullptr;  // GitHub's answer for the job, read by the caller
 };
 
 struct Launcher::Attempt {

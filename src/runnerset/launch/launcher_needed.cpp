@@ -49,7 +49,8 @@ bool Launcher::HotLaunchInFlight(const std::string& runner) {
 }
 
 Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in, bool own_job_over,
-                                             bool requeued, std::optional<ServedJob>* head) {
+                                             bool requeued, std::optional<ServedJob>* head,
+                                             const github::Job* just_read) {
   // A scale set's job was acquired for the set, and only the set's runners can take it: there is
   // no REST job to read (its id is a runnerRequestId) and no other runner to have taken it.
   if (in.scale_set_id != 0) return Need::kYes;
@@ -68,7 +69,11 @@ Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in, bool own_jo
     // A job GitHub lists as queued again (the janitor's launch, a taken job's relaunch) was
     // taken back from the runner it was handed (one that never picked it up: issue 55, items 1
     // and 5): the answer kept from when it was in progress is stale, so its own job is read anew.
-    Result<github::Job> job = ReadJob(job_repo, job_id, step == 0 && requeued);
+    // A caller that read the job itself a moment ago (a taken job's relaunch) hands its answer
+    // on: read at most once a launch.
+    Result<github::Job> job = step == 0 && just_read != nullptr
+                                  ? Result<github::Job>(*just_read)
+                                  : ReadJob(job_repo, job_id, step == 0 && requeued);
     // GitHub's rate limits hold the read back: the launch waits for them rather than spend a
     // JIT config (the scarcest of them) on a job that may have its runner already.
     if (!job.ok() && IsGitHubRateLimit(job.status())) return job.status();

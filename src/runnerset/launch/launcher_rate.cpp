@@ -46,12 +46,38 @@ LaunchEvidence::RateRoom Launcher::RateRoomNow() {
   if (Result<std::optional<TimePoint>> hold = deps_.table.RateLimitHold(); hold.ok() && *hold) {
     room.held = std::chrono::duration_cast<Duration>(**hold - now);
   }
+  // The set's JIT pace: a slot further off than the attempt would wait for defers the launch
+  // before it reads the job on GitHub (a read the wait would make stale).
+  if (Result<TimePoint> slot = jit_pace_.Peek(); slot.ok() && *slot - now > kLongestPaceWait) {
+    room.paced = std::chrono::duration_cast<Duration>(*slot - now);
+  }
   return room;
+}
+
+Status Launcher::WaitForPace(SharedRate& pace, Duration longest, Pacer* fallback,
+                             const std::string& error_type) {
+  const Seam& seam = deps_.seam;
+  Result<TimePoint> slot = pace.Reserve();
+  if (!slot.ok()) {
+    seam.logger.Debug("the set's shared pace is unreadable: pacing this process alone",
+                      {{"pace", pace.name()}, {"error", slot.status().ToString()}});
+    if (fallback) fallback->Wait();
+    return Status::Ok();
+  }
+  const Duration wait = std::chrono::duration_cast<Duration>(*slot - seam.clock.Now());
+  if (wait > longest) {
+    Status refused(Code::kThrottled, "the set's " + pace.name() + " pace has no slot for " +
+                                         std::to_string((wait.count() + 999) / 1000) + " s");
+    refused.WithErrorType(error_type).WithRetryAfter(wait);
+    return refused;
+  }
+  if (wait > Duration(0)) seam.sleeper.Sleep(wait);
+  return Status::Ok();
 }
 
 LaunchOutcome Launcher::DeferForRateRoom(const LaunchIntent& in,
                                          const LaunchEvidence::RateRoom& room) {
-  Duration wait = room.held;
+  Duration wait = std::max(room.held, room.paced);
   if (room.own > wait) {
     // Tell the others (a hint).
     deps_.table.HoldForRateLimit(room.at + room.own).IgnoreError();

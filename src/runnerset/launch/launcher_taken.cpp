@@ -150,6 +150,17 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
   if (Status s = NoteTook(in, repository, *launched_for); !s.ok()) {
     return settle(LaunchDecision::kFailed, s.ToString());
   }
+  // What the taken job's own launch means first: it reads the store only. A launch that has not
+  // begun, or whose runner is not busy elsewhere, serves whichever job is left waiting, so no
+  // GitHub read is needed to know the intent has nothing to do (in a burst nearly every runner
+  // takes another job than its own, and reading the waiting job first cost a GET a job).
+  int64_t under_way_since_ms = 0;
+  const TakenJobsLaunch launch = TakenJobsLaunchState(in, &under_way_since_ms);
+  if (launch == TakenJobsLaunch::kServes) {
+    return settle(LaunchDecision::kIgnored,
+                  "the launch for job " + std::to_string(in.job_id) +
+                      " has not begun or has a runner that is not busy: it serves the job");
+  }
   // The job left waiting: the one this runner was launched for, or, when another of the set's
   // runners took that one, the one that runner was launched for, and so on (the intents of a
   // chain arrive in any order; whichever comes last finds the job still waiting).
@@ -165,19 +176,11 @@ LaunchOutcome Launcher::Taken(const TakenIntent& in) {
                   "job " + std::to_string(*launched_for) + " has a runner or has ended");
   }
   const WaitingHead& w = **head;
-  int64_t under_way_since_ms = 0;
-  switch (TakenJobsLaunchState(in, &under_way_since_ms)) {
-    case TakenJobsLaunch::kServes:
-      return settle(LaunchDecision::kIgnored,
-                    "the launch for job " + std::to_string(in.job_id) +
-                        " has not begun or has a runner that is not busy: it serves the job");
-    case TakenJobsLaunch::kUnderWay:
-      settle(LaunchDecision::kDeferred,
-             "the launch for job " + std::to_string(in.job_id) + " is under way");
-      out.retry_after = WaitOnClaim(under_way_since_ms, config_.launch_timeout());
-      return out;
-    case TakenJobsLaunch::kNone:
-      break;
+  if (launch == TakenJobsLaunch::kUnderWay) {
+    settle(LaunchDecision::kDeferred,
+           "the launch for job " + std::to_string(in.job_id) + " is under way");
+    out.retry_after = WaitOnClaim(under_way_since_ms, config_.launch_timeout());
+    return out;
   }
   return RelaunchWaiting(in, w);
 }
@@ -216,10 +219,12 @@ LaunchOutcome Launcher::RelaunchWaiting(const TakenIntent& in, const WaitingHead
                           {"job_id", w.job.id},
                           {"repository", w.repository}});
   deps_.metrics.Add(Counter::kRelaunchedTaken);
-  // GitHub's jobs API says that job still waits: its word, newer than any delivery.
+  // GitHub's jobs API says that job still waits: its word, newer than any delivery, and the
+  // launch's still-queued check (FindWaitingHead read it a moment ago, never from what was kept:
+  // a queued answer is not kept).
   return LaunchAs(LaunchIntentForJob(w.repository, w.job, cls->label, deps_.seam.clock.Now(),
                                      in.delivery_id.empty() ? "taken" : in.delivery_id),
-                  JobAction::kRequeued);
+                  JobAction::kRequeued, &w.job);
 }
 
 // Within a scale set any runner takes any of the set's jobs, so the runner launched for this job
