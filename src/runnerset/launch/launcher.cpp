@@ -49,9 +49,11 @@ Launcher::Launcher(const ServeConfig& config, LauncherDeps deps)
       cap_(deps.table.store(), deps.seam),
       jobs_(deps.table.store(), deps.seam.clock, deps.plant_undo_job_state),
       run_pacer_(deps.seam.clock, deps.seam.sleeper, config.launcher.run_microvm_per_second),
+      // No burst: calls one interval apart, as the per-process pacer did. A burst as large as
+      // the platform's leaves no room for a call that reaches it late beside one on time
+      // (RunnerSetEndToEnd.ABurstOfTwentyLaunchesConcurrentlyAtThePlatformRate met 429s).
       run_pace_(deps.table.store(), deps.seam.clock, "runmicrovm",
-                config.launcher.run_microvm_per_second,
-                std::max(1, static_cast<int>(config.launcher.run_microvm_per_second))),
+                config.launcher.run_microvm_per_second, 1),
       jit_pace_(deps.table.store(), deps.seam.clock, "jitconfig", JitPerMinute(config),
                 Duration(60'000)) {}
 
