@@ -418,7 +418,9 @@ class GithubModel {
   std::map<std::string, int64_t> org_ids_;
   std::map<int64_t, RunnerState> runners_;
   std::map<int64_t, Job> jobs_;
-  std::set<int64_t> unfinished_;      // the jobs not completed: what Tick looks at
+  // The jobs not completed, by id: what Tick looks at (several walks a request, so each holds
+  // its job rather than a key to look up again; jobs_ never drops a job).
+  std::map<int64_t, Job*> unfinished_;
   std::vector<Delivery> deliveries_;  // in the order made; ids ascending
   // Credentials of runners removed after their job, so that a late report gets Conflict
   // ("the job has ended") rather than Unauthorized.

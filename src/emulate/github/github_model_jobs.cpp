@@ -56,7 +56,7 @@ Result<Job> GithubModel::QueueJob(const JobSpec& spec) {
       if (after > Duration(0)) job.approve_at = job.created_at + after;
     }
     auto [it, inserted] = jobs_.emplace(job.id, std::move(job));
-    unfinished_.insert(it->first);
+    unfinished_.emplace(it->first, &it->second);
     if (it->second.status == "waiting") {
       // The stricter reading of what GitHub sends for a job behind an approval: `queued` first
       // (its payload saying queued), then `waiting`; `queued` again on approval.
