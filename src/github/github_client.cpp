@@ -3,6 +3,7 @@
 #include "base/encoding.h"
 #include "base/time_format.h"
 #include "github/json_parsers.h"
+#include "github/runs_page.h"
 #include "http/types.h"
 
 namespace mvr::github {
@@ -146,10 +147,9 @@ Result<http::HttpResponse> GitHubClient::Exchange(const std::string& method,
   return response;
 }
 
-template <typename T, typename Parse>
-Result<std::vector<T>> GitHubClient::ListAll(const std::string& target, const char* key,
-                                             Parse parse) {
-  std::vector<T> out;
+Status GitHubClient::WalkPages(
+    const std::string& target,
+    const std::function<Status(const http::HttpResponse&, const std::string&)>& read) {
   std::optional<std::string> next = target;
   for (int page = 0; next; ++page) {
     if (page == options_.max_pages) {
@@ -158,23 +158,33 @@ Result<std::vector<T>> GitHubClient::ListAll(const std::string& target, const ch
     }
     std::string current = *next;
     MVR_ASSIGN_OR_RETURN(http::HttpResponse response, Call("GET", current));
-    auto parse_page = [&](const JsonFields& o) -> Result<bool> {
-      MVR_ASSIGN_OR_RETURN(const nlohmann::json* items, o.Array(key));
-      for (size_t i = 0; i < items->size(); ++i) {
-        std::string where = std::string(key) + "[" + std::to_string(i) + "]";
-        MVR_ASSIGN_OR_RETURN(JsonFields item, JsonFields::Of((*items)[i], where));
-        MVR_ASSIGN_OR_RETURN(T value, parse(item));
-        out.push_back(std::move(value));
-      }
-      return true;
-    };
-    Status parsed = ParseAnswer<bool>("GET", current, response, parse_page).status();
-    MVR_RETURN_IF_ERROR(parsed);
+    MVR_RETURN_IF_ERROR(read(response, current));
     next.reset();
     if (std::optional<std::string> link = response.headers.Get("Link")) {
       next = NextPageLink(*link);
     }
   }
+  return Status::Ok();
+}
+
+template <typename T, typename Parse>
+Result<std::vector<T>> GitHubClient::ListAll(const std::string& target, const char* key,
+                                             Parse parse) {
+  std::vector<T> out;
+  MVR_RETURN_IF_ERROR(
+      WalkPages(target, [&](const http::HttpResponse& response, const std::string& current) {
+        auto parse_page = [&](const JsonFields& o) -> Result<bool> {
+          MVR_ASSIGN_OR_RETURN(const nlohmann::json* items, o.Array(key));
+          for (size_t i = 0; i < items->size(); ++i) {
+            std::string where = std::string(key) + "[" + std::to_string(i) + "]";
+            MVR_ASSIGN_OR_RETURN(JsonFields item, JsonFields::Of((*items)[i], where));
+            MVR_ASSIGN_OR_RETURN(T value, parse(item));
+            out.push_back(std::move(value));
+          }
+          return true;
+        };
+        return ParseAnswer<bool>("GET", current, response, parse_page).status();
+      }));
   return out;
 }
 
@@ -271,21 +281,6 @@ Result<std::vector<Job>> GitHubClient::ListInProgressJobs(const RepositoryRef& r
 
 namespace {
 
-struct RunSeen {
-  int64_t id = 0;
-  std::optional<TimePoint> started;  // the latest attempt's start (else the run's creation)
-};
-
-Result<RunSeen> ParseRunSeen(const JsonFields& run) {
-  RunSeen r;
-  MVR_ASSIGN_OR_RETURN(r.id, run.Int("id"));
-  MVR_ASSIGN_OR_RETURN(r.started, run.OptionalTime("run_started_at"));
-  if (!r.started) {
-    MVR_ASSIGN_OR_RETURN(r.started, run.OptionalTime("created_at"));
-  }
-  return r;
-}
-
 // The runs whose jobs are read: the longest waiting first (a run that gives no time first of
 // all), at most `filter.max_runs` of them.
 std::vector<int64_t> RunsToRead(std::vector<RunSeen> runs, const QueuedRunsFilter& filter) {
@@ -311,10 +306,16 @@ Result<std::vector<Job>> GitHubClient::ListJobsOfRuns(const RepositoryRef& repo,
                                                       const QueuedRunsFilter& filter) {
   MVR_RETURN_IF_ERROR(CheckRepo(repo));
   std::string per_page = std::to_string(options_.per_page);
-  MVR_ASSIGN_OR_RETURN(std::vector<RunSeen> runs,
-                       ListAll<RunSeen>(RepoPath(repo) + "/actions/runs?status=" + run_status +
-                                            "&per_page=" + per_page,
-                                        "workflow_runs", ParseRunSeen));
+  // Only each run's id and start are kept: ReadRunsPage skips the rest of a page (runs_page.h).
+  std::vector<RunSeen> runs;
+  MVR_RETURN_IF_ERROR(
+      WalkPages(RepoPath(repo) + "/actions/runs?status=" + run_status + "&per_page=" + per_page,
+                [&](const http::HttpResponse& response, const std::string& current) -> Status {
+                  Result<std::vector<RunSeen>> page = ReadRunsPage(response.body);
+                  if (!page.ok()) return Malformed("GET", current, page.status());
+                  runs.insert(runs.end(), page->begin(), page->end());
+                  return Status::Ok();
+                }));
   std::vector<Job> kept;
   for (int64_t run_id : RunsToRead(std::move(runs), filter)) {
     Result<std::vector<Job>> jobs = ListAll<Job>(

@@ -10,6 +10,7 @@
 // Thread-safety: safe to share between threads; no lock is held across an HTTP call.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -117,6 +118,11 @@ class GitHubClient final : public GitHub {
   // `key` with `parse`.
   template <typename T, typename Parse>
   Result<std::vector<T>> ListAll(const std::string& target, const char* key, Parse parse);
+  // GETs `target` and every rel="next" page after it (at most options_.max_pages), handing each
+  // 2xx answer to `read` with the page's target.
+  Status WalkPages(
+      const std::string& target,
+      const std::function<Status(const http::HttpResponse&, const std::string&)>& read);
 
   RestTransport rest_;
   Authenticator auth_;

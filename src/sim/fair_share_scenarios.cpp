@@ -51,7 +51,7 @@ std::vector<Scenario> FairShareScenarios() {
            "knobs): the second repository's job starts within one launch slot of the first seat "
            "that frees after it arrives",
            FairShareWorld,
-           // About 70 CPU-seconds a seed at the Quick build (500 jobs through a cap of 10): run by
+           // About 40 CPU-seconds a seed at the Quick build (500 jobs through a cap of 10): run by
            // name, not by `--scenario all`.
            /*in_all=*/false}};
 }

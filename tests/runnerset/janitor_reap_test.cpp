@@ -226,6 +226,32 @@ TEST_F(JanitorTest, RunnerOfAnEndedJobIsKeptWhileAJobOfItsClassWaits) {
   EXPECT_FALSE(platform_.RunnerExists(spare.id));
 }
 
+// The spare-runner question and the stuck-launch recovery read the same queued jobs: one listing
+// of the queued runs a sweep answers both (each costs every page of the backlog, then a GET per
+// run read; the fair-share simulation spent 44% of its CPU listing a backlog of 500 runs twice a
+// sweep).
+TEST_F(JanitorTest, OneSweepListsTheQueuedRunsOnceForTheSpareAndTheRecovery) {
+  const int64_t cancelled = platform_.QueueJob({"self-hosted", "mvr-small"}).id;
+  ASSERT_TRUE(platform_.github_model->CancelJob(cancelled).ok());
+  const std::string vm = platform_.RunningVm();
+  const Runner idle = OnlineRunner("mvr-demo-" + std::to_string(cancelled) + "-aaaa");
+  Launched(idle.name, idle.id, vm, cancelled);
+  const SweepReport r = J().Sweep();
+  // Its own job ended and no job of its class waits (the question was asked: one listing of the
+  // queued runs), so it is reaped after the jobs in progress say it runs none (another listing of
+  // runs, in progress); recovery, below the cap, asks for the queued runs too, and is answered
+  // from the first listing. The old janitor listed the queued runs twice: three listings.
+  EXPECT_EQ(State(vm), "TERMINATED");
+  EXPECT_EQ(r.Get(Swept::kVmsTerminated), 1);
+  size_t listings = 0;
+  std::string github;
+  for (const std::string& t : platform_.trace) {
+    listings += t == "GET /repos/octo/app/actions/runs";
+    if (t.rfind("GET /repos/octo", 0) == 0) github += t + "\n";
+  }
+  EXPECT_EQ(listings, 2u) << github;
+}
+
 // Each idle runner is weighed against the jobs in progress, which cost a GET per run in progress:
 // a sweep that weighed 80 of them during a burst read 300 runs 80 times (the rate-limits
 // scenario). Within a sweep a listing younger than ten seconds answers for the next runner.

@@ -361,9 +361,11 @@ void GithubModel::Tick() {
     const TimePoint now = seam_.clock.Now();
     // Completing a job takes it out of unfinished_, so walk a copy.
     ApproveDueLocked(now, out);
-    const std::vector<int64_t> unfinished(unfinished_.begin(), unfinished_.end());
-    for (int64_t id : unfinished) {
-      Job& job = jobs_.at(id);
+    std::vector<Job*> unfinished;
+    unfinished.reserve(unfinished_.size());
+    for (const auto& [id, unfinished_job] : unfinished_) unfinished.push_back(unfinished_job);
+    for (Job* unfinished_job : unfinished) {
+      Job& job = *unfinished_job;
       if (job.status == "queued" && now - job.created_at >= options_.queue_timeout) {
         job.timeline.push_back(TimelineEntry{now, "queue_timeout", ""});
         CompleteLocked(job, "cancelled", out);

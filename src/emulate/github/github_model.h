@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -132,10 +133,15 @@ class GithubModel {
   Result<std::vector<Job>> ListJobs(const std::string& owner, const std::string& repo,
                                     std::optional<int64_t> run_id, const std::string& status) const;
   // Runs of one repository, newest first, each as its jobs. With `status`, only the runs whose
-  // status (or, once completed, conclusion) it names, at most `reach` of them.
+  // status (or, once completed, conclusion) it names, at most `reach` of them. Only the runs from
+  // the `first` (0-based) on, at most `count`, are copied (a page: a backlog of 500 runs copied
+  // whole for each page of 100 was most of the listing's cost); `total`, when set, is told how
+  // many there are in all.
   Result<std::vector<std::vector<Job>>> ListRuns(const std::string& owner, const std::string& repo,
                                                  const std::optional<std::string>& status,
-                                                 size_t reach) const;
+                                                 size_t reach, size_t first = 0,
+                                                 size_t count = SIZE_MAX,
+                                                 size_t* total = nullptr) const;
 
   // POST .../actions/jobs/{job_id}/rerun (github_model_expiry.cpp): a new attempt of the job's run
   // holding a copy of the job, queued; the new job is returned. Conflict (GitHub's 403) while any
@@ -412,7 +418,9 @@ class GithubModel {
   std::map<std::string, int64_t> org_ids_;
   std::map<int64_t, RunnerState> runners_;
   std::map<int64_t, Job> jobs_;
-  std::set<int64_t> unfinished_;      // the jobs not completed: what Tick looks at
+  // The jobs not completed, by id: what Tick looks at (several walks a request, so each holds
+  // its job rather than a key to look up again; jobs_ never drops a job).
+  std::map<int64_t, Job*> unfinished_;
   std::vector<Delivery> deliveries_;  // in the order made; ids ascending
   // Credentials of runners removed after their job, so that a late report gets Conflict
   // ("the job has ended") rather than Unauthorized.

@@ -81,8 +81,8 @@ void GithubModel::RequeueUnpickedLocked() {
   const Duration limit = options_.assignment_pickup_timeout;
   if (limit.count() <= 0) return;
   const TimePoint now = seam_.clock.Now();
-  for (int64_t id : unfinished_) {
-    Job& job = jobs_.at(id);
+  for (const auto& [id, unfinished_job] : unfinished_) {
+    Job& job = *unfinished_job;
     if (job.status != "in_progress" || !job.runner_id) continue;
     auto r = runners_.find(*job.runner_id);
     if (r == runners_.end()) continue;
@@ -131,9 +131,11 @@ void GithubModel::FailJobsOfLostRunnersLocked(Outbox& out) {
   if (limit.count() <= 0) return;
   const TimePoint now = seam_.clock.Now();
   // Completing a job takes it out of unfinished_, so walk a copy.
-  const std::vector<int64_t> unfinished(unfinished_.begin(), unfinished_.end());
-  for (int64_t id : unfinished) {
-    Job& job = jobs_.at(id);
+  std::vector<Job*> unfinished;
+  unfinished.reserve(unfinished_.size());
+  for (const auto& [id, unfinished_job] : unfinished_) unfinished.push_back(unfinished_job);
+  for (Job* unfinished_job : unfinished) {
+    Job& job = *unfinished_job;
     if (job.status != "in_progress" || !job.runner_id) continue;
     auto r = runners_.find(*job.runner_id);
     // A runner removed while busy fails its job where it is removed; one never heard from since
@@ -201,7 +203,7 @@ Result<Job> GithubModel::RerunJob(const std::string& owner, const std::string& r
     jobs_.at(job_id).timeline.push_back(
         TimelineEntry{job.created_at, "rerun", "as job " + std::to_string(job.id)});
     auto [added, inserted] = jobs_.emplace(job.id, std::move(job));
-    unfinished_.insert(added->first);
+    unfinished_.emplace(added->first, &added->second);
     EmitLocked(added->second, "queued", out);
     AssignLocked(out);
     copy = added->second;

@@ -59,8 +59,8 @@ void GithubModel::ApproveLocked(Job& job, const std::string& detail, Outbox& out
 }
 
 void GithubModel::ApproveDueLocked(TimePoint now, Outbox& out) {
-  for (int64_t id : unfinished_) {
-    Job& job = jobs_.at(id);
+  for (const auto& [id, unfinished_job] : unfinished_) {
+    Job& job = *unfinished_job;
     if (job.status == "waiting" && job.approve_at && *job.approve_at <= now) {
       ApproveLocked(job, "approved after the delay", out);
     }

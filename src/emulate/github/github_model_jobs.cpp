@@ -56,7 +56,7 @@ Result<Job> GithubModel::QueueJob(const JobSpec& spec) {
       if (after > Duration(0)) job.approve_at = job.created_at + after;
     }
     auto [it, inserted] = jobs_.emplace(job.id, std::move(job));
-    unfinished_.insert(it->first);
+    unfinished_.emplace(it->first, &it->second);
     if (it->second.status == "waiting") {
       // The stricter reading of what GitHub sends for a job behind an approval: `queued` first
       // (its payload saying queued), then `waiting`; `queued` again on approval.
@@ -158,7 +158,7 @@ Result<std::vector<Job>> GithubModel::ListJobs(const std::string& owner, const s
 
 Result<std::vector<std::vector<Job>>> GithubModel::ListRuns(
     const std::string& owner, const std::string& repo, const std::optional<std::string>& status,
-    size_t reach) const {
+    size_t reach, size_t first, size_t count, size_t* total) const {
   std::lock_guard<std::mutex> lock(mu_);
   const Repository* r = FindRepoLocked(owner, repo);
   if (!r) return NotFound("Not Found");
@@ -167,6 +167,7 @@ Result<std::vector<std::vector<Job>>> GithubModel::ListRuns(
     if (job.repository_id == r->id) runs[job.run_id].push_back(&job);
   }
   std::vector<std::vector<Job>> out;
+  size_t listed = 0;
   for (const auto& [run_id, run_jobs] : runs) {
     if (status) {
       const RunState state = RunStateOf(run_jobs);
@@ -174,11 +175,13 @@ Result<std::vector<std::vector<Job>>> GithubModel::ListRuns(
           !(state.status == "completed" && state.conclusion == *status)) {
         continue;
       }
-      if (out.size() == reach) break;
+      if (listed == reach) break;
     }
+    if (listed++ < first || out.size() >= count) continue;
     std::vector<Job>& copy = out.emplace_back();
     for (const Job* job : run_jobs) copy.push_back(*job);
   }
+  if (total) *total = listed;
   return out;
 }
 

@@ -33,8 +33,8 @@ bool GithubModel::ScopeServesRepoLocked(const Scope& scope, const std::string& r
 
 void GithubModel::RouteScaleSetJobsLocked() {
   if (scale_sets_.empty()) return;
-  for (int64_t id : unfinished_) {
-    Job& job = jobs_.at(id);
+  for (const auto& [id, unfinished_job] : unfinished_) {
+    Job& job = *unfinished_job;
     if (job.status != "queued" || job.labels.size() != 1 || scale_set_jobs_.count(id)) continue;
     for (const auto& [set_id, s] : scale_sets_) {
       if (!QueueNameEq(s.set.name, job.labels[0]) ||

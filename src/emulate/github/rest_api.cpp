@@ -31,19 +31,10 @@ Scope RepoScope(const PathParams& p) { return Scope::Repo(p.at("owner"), p.at("r
 // One page of a list GitHub pages by `per_page` (default 30, at most 100) and `page`: the page's
 // items under `key`, `total_count`, and the Link header GitHub sends (prev, next, last, first),
 // each link keeping the request's other query parameters.
-HttpResponse PagedList(const ServerRequest& req, const std::string& base_url, const char* key,
-                       int total, const std::function<json(int)>& item) {
-  const int per_page = IntParam(req, "per_page", 30, 1, 100);
-  const int page = IntParam(req, "page", 1, 1, 1'000'000);
+// The Link header of page `page` of `total` items, `per_page` a page.
+void AddPageLinks(const ServerRequest& req, const std::string& base_url, int total, int per_page,
+                  int page, HttpResponse& out) {
   const int last = std::max(1, (total + per_page - 1) / per_page);
-  json list = json::array();
-  for (int i = (page - 1) * per_page; i < std::min(total, page * per_page); ++i) {
-    list.push_back(item(i));
-  }
-  json j;
-  j["total_count"] = total;
-  j[key] = std::move(list);
-  HttpResponse out = JsonResponse(200, j);
   auto link = [&](int n, const char* rel) {
     std::vector<std::pair<std::string, std::string>> q;
     for (const auto& [name, value] : req.params) {
@@ -63,6 +54,38 @@ HttpResponse PagedList(const ServerRequest& req, const std::string& base_url, co
     for (const auto& l : links) header += (header.empty() ? "" : ", ") + l;
     out.headers.Set("Link", header);
   }
+}
+
+HttpResponse PagedList(const ServerRequest& req, const std::string& base_url, const char* key,
+                       int total, const std::function<json(int)>& item) {
+  const int per_page = IntParam(req, "per_page", 30, 1, 100);
+  const int page = IntParam(req, "page", 1, 1, 1'000'000);
+  json list = json::array();
+  for (int i = (page - 1) * per_page; i < std::min(total, page * per_page); ++i) {
+    list.push_back(item(i));
+  }
+  json j;
+  j["total_count"] = total;
+  j[key] = std::move(list);
+  HttpResponse out = JsonResponse(200, j);
+  AddPageLinks(req, base_url, total, per_page, page, out);
+  return out;
+}
+
+// PagedList with each item's JSON text made by `item_text`: the same bytes as PagedList's
+// (nlohmann orders an object's keys, and "total_count" sorts before every `key` used here).
+HttpResponse PagedTextList(const ServerRequest& req, const std::string& base_url, const char* key,
+                           int total, const std::function<std::string(int)>& item_text) {
+  const int per_page = IntParam(req, "per_page", 30, 1, 100);
+  const int page = IntParam(req, "page", 1, 1, 1'000'000);
+  std::string body = "{\"total_count\":" + std::to_string(total) + ",\"" + key + "\":[";
+  for (int i = (page - 1) * per_page; i < std::min(total, page * per_page); ++i) {
+    if (i != (page - 1) * per_page) body += ',';
+    body += item_text(i);
+  }
+  body += "]}";
+  HttpResponse out = HttpResponse::Json(200, std::move(body));
+  AddPageLinks(req, base_url, total, per_page, page, out);
   return out;
 }
 
@@ -442,15 +465,21 @@ HttpResponse RestApi::ListRuns(const PathParams& p, const ServerRequest& req) {
   constexpr size_t kFilteredReach = 1000;
   auto repo = model_.GetRepository(p.at("owner"), p.at("repo"));
   if (!repo.ok()) return ErrorResponse(repo.status());
-  auto runs = model_.ListRuns(p.at("owner"), p.at("repo"), req.Param("status"), kFilteredReach);
+  // Only the page's runs are copied out of the model.
+  const int per_page = IntParam(req, "per_page", 30, 1, 100);
+  const int page = IntParam(req, "page", 1, 1, 1'000'000);
+  const size_t first = static_cast<size_t>(page - 1) * static_cast<size_t>(per_page);
+  size_t total = 0;
+  auto runs = model_.ListRuns(p.at("owner"), p.at("repo"), req.Param("status"), kFilteredReach,
+                              first, static_cast<size_t>(per_page), &total);
   if (!runs.ok()) return ErrorResponse(runs.status());
-  return PagedList(req, model_.options().base_url, "workflow_runs", static_cast<int>(runs->size()),
-                   [&](int i) {
-                     const std::vector<Job>& jobs = (*runs)[static_cast<size_t>(i)];
-                     std::vector<const Job*> pointers;
-                     for (const Job& job : jobs) pointers.push_back(&job);
-                     return WorkflowRunJson(pointers, *repo, model_.options().base_url);
-                   });
+  return PagedTextList(req, model_.options().base_url, "workflow_runs", static_cast<int>(total),
+                       [&](int i) {
+                         const std::vector<Job>& jobs = (*runs)[static_cast<size_t>(i) - first];
+                         std::vector<const Job*> pointers;
+                         for (const Job& job : jobs) pointers.push_back(&job);
+                         return run_texts_.Text(pointers, *repo, model_.options().base_url);
+                       });
 }
 
 HttpResponse RestApi::ListRunJobs(const PathParams& p, const ServerRequest& req) {

@@ -11,6 +11,7 @@
 #include "emulate/github/app_auth.h"
 #include "emulate/github/github_model.h"
 #include "emulate/github/rate_limiter.h"
+#include "emulate/github/run_text_cache.h"
 #include "http/router.h"
 
 namespace mvr::emulate::github {
@@ -62,6 +63,7 @@ class RestApi {
   Authenticator& auth_;
   RateLimiter& rate_;
   const Logger& logger_;
+  RunTextCache run_texts_;  // ListRuns' items
 };
 
 }  // namespace mvr::emulate::github

@@ -57,6 +57,8 @@ namespace mvr::runnerset {
 // under a steady error rate strikes take several periods longer to reach their limit (found by
 // the simulation: docs/simulation.md, api-faults seeds 15 and 20).
 inline const RetryPolicy kJanitorReadRetry{4, Duration(200), Duration(5'000), Duration(30'000)};
+// Queued runs whose jobs one sweep's stuck-launch recovery reads per repository (a GET each).
+inline constexpr int kRecoverRunsPerSweep = 100;
 // How long the janitor waits for a supervisor's status before it goes by the other evidence.
 inline constexpr Duration kSupervisorStatusTime{10'000};
 
@@ -141,6 +143,13 @@ class Janitor {
       std::vector<github::Job> jobs;
     };
     mutable std::map<std::string, JobsListed> in_progress;
+    // The queued jobs of each repository, as the sweep listed them (QueuedJobsOf).
+    struct QueuedListed {
+      int max_runs = 0;  // the oldest runs read, at most
+      int unread = 0;    // runs left unread past max_runs
+      std::vector<github::Job> jobs;
+    };
+    mutable std::map<std::string, QueuedListed> queued;
   };
   Inventory TakeInventory(SweepReport& report);
   void ReapMapped(const Inventory& inv, SweepReport& report);
@@ -297,6 +306,17 @@ class Janitor {
   // runner whose own job ended then is a spare that may serve it (a job whose runner another job
   // took waits for exactly such a runner), not waste.
   bool AJobOfItsClassWaits(const Inventory& inv, const std::string& class_label);
+  // The jobs GitHub lists as queued in `repository`'s `max_runs` oldest queued runs, listed once a
+  // sweep (janitor_queued.cpp): the spare-runner question and the stuck-launch recovery both read
+  // them, and each listing costs every page of the queued runs and a GET per run read (a backlog
+  // of 500 runs: five pages of ~600 KB, twice a sweep). The first listing of a sweep reads as
+  // many runs as recovery will (RecoveryLists), so that recovery's is answered from it. A failed
+  // listing is not kept. `retry`: with kJanitorReadRetry. `unread`: runs past those read.
+  Result<std::vector<github::Job>> QueuedJobsOf(const Inventory& inv, const std::string& repository,
+                                                int max_runs, bool retry, int* unread);
+  // Whether RecoverStuckLaunches will list the queued jobs this sweep (below the cap, and no rate
+  // limit hold over less than stuckLaunchSeconds ago); `held` tells the hold was the reason.
+  bool RecoveryLists(const Inventory& inv, bool* held = nullptr);
 
   // True when the VM has run at least graceSeconds (an unknown start counts as young).
   bool OldEnough(const aws::MicrovmSummary& vm) const;

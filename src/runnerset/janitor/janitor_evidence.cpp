@@ -102,16 +102,11 @@ bool Janitor::AJobOfItsClassWaits(const Inventory& inv, const std::string& class
     }
     for (const std::string& repository :
          RepositoriesOf(config_.github.repository, inv.rows, inv.claims)) {
-      auto repo = github::RepositoryRef::Parse(repository);
-      if (!repo.ok()) continue;
+      if (!github::RepositoryRef::Parse(repository).ok()) continue;
       if (waiting.count("*")) break;
       int unread = 0;
-      github::QueuedRunsFilter filter;
-      filter.max_runs = kRunsRead;
-      filter.runs_unread = &unread;
-      Result<std::vector<github::Job>> jobs = Retry<std::vector<github::Job>>(
-          kJanitorReadRetry, deps_.seam,
-          [&] { return deps_.github.ListQueuedJobs(*repo, filter); });
+      Result<std::vector<github::Job>> jobs =
+          QueuedJobsOf(inv, repository, kRunsRead, /*retry=*/true, &unread);
       if (!jobs.ok() || unread > 0) {
         waiting.insert("*");
         break;

@@ -13,9 +13,6 @@
 namespace mvr::runnerset {
 namespace {
 
-// Queued runs whose jobs one sweep reads per repository (a GET each).
-constexpr int kRecoverRunsPerSweep = 100;
-
 // The repositories to ask: the set's own, or for an organisation those it has launched for.
 std::set<std::string> RepositoriesToAsk(const github::RunnerScope& scope,
                                         const std::string& own_repository,
@@ -39,18 +36,8 @@ std::set<std::string> RepositoriesToAsk(const github::RunnerScope& scope,
 
 void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::string>& discovered,
                                    SweepReport& report) {
-  // At the cap every launch is deferred anyway and its message waits on the queue.
-  int live = 0;
-  for (const auto& [id, vm] : inv.vms) live += vm.state != aws::MicrovmState::kTerminated;
-  if (inv.vms_ok && live >= config_.max_concurrent_vms) return;
-  // While GitHub's rate limits hold launches back, the jobs still queued are mostly launches
-  // deferred on the queue, not lost ones; listing them would cost a GET per queued run of the
-  // budget the launches wait for. Recovery resumes once the hold has been over for as long as a
-  // launch may take to look stuck.
-  const Duration stuck_grace(config_.janitor.stuck_launch_seconds * 1000LL);
-  if (Result<std::optional<TimePoint>> hold = deps_.table.RateLimitHold(stuck_grace);
-      hold.ok() && *hold) {
-    deps_.metrics.AddJanitor("recovery_held_by_rate_limit");
+  if (bool held = false; !RecoveryLists(inv, &held)) {
+    if (held) deps_.metrics.AddJanitor("recovery_held_by_rate_limit");
     return;
   }
 
@@ -73,9 +60,8 @@ void Janitor::RecoverStuckLaunches(const Inventory& inv, const std::set<std::str
     // longest are read first, at most kRecoverRunsPerSweep a sweep (a lost job is found as the
     // older ones start). Young runs are read too: a refused runner's evidence is read while its
     // job is young (NoteRefusalSuspect).
-    github::QueuedRunsFilter filter;
-    filter.max_runs = kRecoverRunsPerSweep;
-    Result<std::vector<github::Job>> queued = deps_.github.ListQueuedJobs(*repo, filter);
+    Result<std::vector<github::Job>> queued =
+        QueuedJobsOf(inv, repository, kRecoverRunsPerSweep, /*retry=*/false, nullptr);
     if (!queued.ok()) {
       Error(report, "listing the queued jobs of " + repository, queued.status());
       continue;
