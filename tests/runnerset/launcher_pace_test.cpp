@@ -95,6 +95,21 @@ class LauncherPaceTest : public RunnerSetTest {
         std::count_if(platform_.trace.begin(), platform_.trace.end(),
                       [&](const std::string& r) { return r.find(what) != std::string::npos; }));
   }
+  // Two queued jobs; the runner launched for the second (`waiting`) took the first (`job`).
+  struct Taken {
+    int64_t job;
+    int64_t waiting;
+    Runner other;
+  };
+  Taken RunnerOfTheSecondTookTheFirst() {
+    const int64_t job = QueueJob();
+    const int64_t waiting = QueueJob();
+    const Runner other = OnlineRunner("mvr-demo-" + std::to_string(waiting) + "-0a1b2c3d");
+    Launched(other.name, other.id, platform_.RunningVm(), waiting);
+    platform_.Tick();
+    EXPECT_EQ(JobOf(job).runner_name, other.name);
+    return Taken{job, waiting, other};
+  }
 };
 
 // A launch whose JIT config would wait past the longest a launch waits is deferred until the
@@ -140,12 +155,7 @@ TEST_F(LauncherPaceTest, TwoLaunchersShareRunMicrovmPace) {
 // still-queued check (it used to be read again at once). The setup is launcher_test's
 // AJobWhoseRunnerTookAnotherJobIsLaunchedAgainAtOnce.
 TEST_F(LauncherPaceTest, RelaunchOfTakenJobReadsItOnce) {
-  const int64_t job = QueueJob();
-  const int64_t waiting = QueueJob();
-  const Runner other = OnlineRunner("mvr-demo-" + std::to_string(waiting) + "-0a1b2c3d");
-  Launched(other.name, other.id, platform_.RunningVm(), waiting);
-  platform_.Tick();
-  ASSERT_EQ(JobOf(job).runner_name, other.name);
+  const auto [job, waiting, other] = RunnerOfTheSecondTookTheFirst();
   ASSERT_TRUE(table_.ClaimJob(mvr::testing::kPlatformRepository, job).ok());
   m_.clock.Advance(config_.launch_timeout());
   platform_.trace.clear();
@@ -159,12 +169,7 @@ TEST_F(LauncherPaceTest, RelaunchOfTakenJobReadsItOnce) {
 // serves whichever job is left waiting (it used to read the waiting job first, a GET a job in a
 // burst, where nearly every runner takes another job than its own).
 TEST_F(LauncherPaceTest, TakenIntentServedByTheTakenJobsLaunchReadsNothing) {
-  const int64_t job = QueueJob();
-  const int64_t waiting = QueueJob();
-  const Runner other = OnlineRunner("mvr-demo-" + std::to_string(waiting) + "-0a1b2c3d");
-  Launched(other.name, other.id, platform_.RunningVm(), waiting);
-  platform_.Tick();
-  ASSERT_EQ(JobOf(job).runner_name, other.name);
+  const auto [job, waiting, other] = RunnerOfTheSecondTookTheFirst();
   platform_.trace.clear();
   const TakenIntent taken{other.name, mvr::testing::kPlatformRepository, job, "d-1"};
   LaunchOutcome o = L().Handle(taken);
