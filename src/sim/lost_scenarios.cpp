@@ -45,11 +45,9 @@ std::vector<Scenario> LostScenarios() {
          o.knobs->janitor_interval_seconds = std::min(o.knobs->janitor_interval_seconds, 60);
          // A launch timeout shorter than a boot fails launches until one outlasts it, and a long
          // one widens the bound: neither is this scenario's subject.
-         o.knobs->launch_timeout_seconds = std::clamp(o.knobs->launch_timeout_seconds, 30, 60);
          // The configuration refuses a takeover younger than the launch timeout (one of seeds
-         // 107..200 drew 12).
-         o.knobs->claim_takeover_seconds =
-             std::max(o.knobs->claim_takeover_seconds, o.knobs->launch_timeout_seconds);
+         // 107..200 drew 12): ClampLaunchTimeout keeps it.
+         ClampLaunchTimeout(*o.knobs, 30, 60);
          o.wedged_runners = 0.5;
          o.wedged_runner_seconds = 120;
          o.webhooks.duplicated = 0.1;
@@ -74,9 +72,7 @@ std::vector<Scenario> LostScenarios() {
          o.knobs = DrawConfigKnobs(seed);
          // A launch timeout shorter than a boot fails launches until one outlasts it (not what
          // pauses a class), and a long one widens the grace of launches admitted before a pause.
-         o.knobs->launch_timeout_seconds = std::clamp(o.knobs->launch_timeout_seconds, 30, 60);
-         o.knobs->claim_takeover_seconds =
-             std::max(o.knobs->claim_takeover_seconds, o.knobs->launch_timeout_seconds);
+         ClampLaunchTimeout(*o.knobs, 30, 60);
          o.check_breaker = true;
          return o;
        }},

@@ -53,6 +53,12 @@ ConfigKnobs DrawConfigKnobs(uint64_t seed) {
   return knobs;
 }
 
+void ClampLaunchTimeout(ConfigKnobs& knobs, int low, int high) {
+  knobs.launch_timeout_seconds = std::clamp(knobs.launch_timeout_seconds, low, high);
+  knobs.claim_takeover_seconds =
+      std::max(knobs.claim_takeover_seconds, knobs.launch_timeout_seconds);
+}
+
 std::string DescribeKnobs(const ConfigKnobs& knobs) {
   std::string out;
   for (const KnobRange& r : KnobRanges()) {

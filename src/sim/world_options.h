@@ -72,6 +72,10 @@ struct KnobRange {
 };
 const std::vector<KnobRange>& KnobRanges();
 ConfigKnobs DrawConfigKnobs(uint64_t seed);
+// Puts the drawn launch timeout within [low, high] and keeps the claim takeover no shorter than
+// it, as the configuration's validation requires (a scenario that moved one alone drew an invalid
+// configuration: registration-expiry, seeds 151..200).
+void ClampLaunchTimeout(ConfigKnobs& knobs, int low, int high);
 // "janitor.intervalSeconds=60 janitor.strikes=2 ...", in KnobRanges() order.
 std::string DescribeKnobs(const ConfigKnobs& knobs);
 
