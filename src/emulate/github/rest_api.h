@@ -10,8 +10,8 @@
 #include "base/logger.h"
 #include "emulate/github/app_auth.h"
 #include "emulate/github/github_model.h"
+#include "emulate/github/model_json.h"
 #include "emulate/github/rate_limiter.h"
-#include "emulate/github/run_text_cache.h"
 #include "http/router.h"
 
 namespace mvr::emulate::github {

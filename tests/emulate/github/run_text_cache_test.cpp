@@ -1,6 +1,6 @@
 // RunTextCache: the runs listing's item text is WorkflowRunJson's, made once per change of what it
 // shows rather than once per page read.
-#include "emulate/github/run_text_cache.h"
+#include "emulate/github/model_json.h"
 
 #include <gtest/gtest.h>
 
