@@ -332,6 +332,10 @@ const std::vector<PlantedBug>& PlantedBugs() {
        "the launcher resumes a hot member without reading its registration, so it serves one "
        "whose registration GitHub collected while it was parked",
        [](WorldOptions& o) { o.plant_stale_hot = true; }},
+      {"launch-waiting",
+       "the launcher takes GitHub's word that a job waits for an environment's approval for "
+       "queued, and launches its runner before the approval",
+       [](WorldOptions& o) { o.plant_launch_waiting = true; }},
   }));
   return bugs;
 }

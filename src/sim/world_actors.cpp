@@ -25,7 +25,8 @@ void World::LauncherLoop(Process& p) {
                               /*defer_rate_limited=*/!options_.plant_rate_blind, &p.arrivals,
                               options_.plant_undo_job_state,
                               /*adopt_dead_launches=*/!options_.plant_kill_dead_launches,
-                              /*check_hot_registration=*/!options_.plant_stale_hot});
+                              /*check_hot_registration=*/!options_.plant_stale_hot,
+                              /*wait_for_approval=*/!options_.plant_launch_waiting});
   while (true) {
     queue::ReceiveOptions ro;
     ro.max_messages = std::max(1, options_.sequential_batch);

@@ -229,6 +229,9 @@ struct WorldOptions {
   // A planted bug: the launcher resumes a hot member without reading its registration first, so
   // it serves one whose registration expired.
   bool plant_stale_hot = false;
+  // Planted bug `launch-waiting`: the launcher takes GitHub's `waiting` (a job behind an
+  // environment's approval) for queued and launches.
+  bool plant_launch_waiting = false;
   // Issue 55, item 4 (world_lost.cpp): GitHub fails a job whose runner has made no contact this
   // long (GithubModelOptions::lost_runner_fails_job_after; 0: never). The VMs lost mid-job are
   // guest.lose_vm_mid_job. janitor.rerunLostJobs; watched at the end: a job lost with its VM is

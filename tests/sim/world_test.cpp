@@ -329,6 +329,21 @@ TEST(WorldTest, APlantedLostJobWithoutRerunIsFound) {
 
 // Issue 55, item 5: without the janitor's reading of a wedged runner, its VM waits out the idle
 // reaping's 30 min grace and its job the stuck-launch recovery: wedged-runner's bound finds it.
+// approval-gated's planted bug (issue 55: a planted bug per scenario): the launcher takes GitHub's
+// `waiting` for queued. `mvr simulate --scenario approval-gated --seeds 1..20 --plant
+// launch-waiting` fails 20 of 20; seed 3 is one of them (a second of CPU: default tier).
+TEST(WorldTest, APlantedLaunchOfAJobAwaitingApprovalIsFound) {
+  const PlantedBug* bug = FindPlantedBug("launch-waiting");
+  ASSERT_NE(bug, nullptr);
+  std::string what;
+  RunSeeds(*FindScenario("approval-gated"), 3, 3, 1, bug->plant, [&](const SeedOutcome& o) {
+    for (const std::string& v : o.report.violations) {
+      if (what.empty() && v.find("approval") != std::string::npos) what = v;
+    }
+  });
+  EXPECT_FALSE(what.empty()) << "the planted bug was not found on seed 3";
+}
+
 TEST(WorldTest, APlantedBlindnessToWedgedRunnersIsFound) {
   const PlantedBug* bug = FindPlantedBug("ignore-wedged");
   ASSERT_NE(bug, nullptr);

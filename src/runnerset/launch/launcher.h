@@ -101,6 +101,9 @@ struct LauncherDeps {
   // recycled rather than served (issue 55). false only for the simulation's planted bug
   // `stale-hot`.
   bool check_hot_registration = true;
+  // GitHub's word that the job waits for an environment's approval defers its launch (issue 55,
+  // item 3). false only for the simulation's planted bug `launch-waiting`.
+  bool wait_for_approval = true;
 };
 
 enum class LaunchDecision {

@@ -88,7 +88,9 @@ Result<Launcher::Need> Launcher::StillNeeded(const LaunchIntent& in, bool own_jo
     }
     // The job itself waits for an environment's approval (issue 55, item 3): no VM until GitHub
     // says it is queued.
-    if (step == 0 && job->status == github::JobStatus::kWaiting) return Need::kAwaitsApproval;
+    if (step == 0 && job->status == github::JobStatus::kWaiting && deps_.wait_for_approval) {
+      return Need::kAwaitsApproval;
+    }
     if (job->status != github::JobStatus::kInProgress &&
         job->status != github::JobStatus::kCompleted) {
       // Still waiting for a runner; but GitHub's jobs API lags the set's own record (RunsOn
