@@ -69,7 +69,7 @@ std::vector<Scenario> ExpiryScenarios() {
          // A launch timeout shorter than a boot fails every launch until a retry outlasts it
          // (seed 61 drew 6 s: its job started 159 s after it was queued, 2 s past the bound),
          // which is not this scenario's subject.
-         ClampLaunchTimeout(*o.knobs, 30, std::max(o.knobs->launch_timeout_seconds, 30));
+         ClampLaunchTimeout(*o.knobs, 30);
          o.warm_pool_size = 1;
          o.first_job_after = Duration(600'000);
          o.arrivals = Duration(2'400'000);

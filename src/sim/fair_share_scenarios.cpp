@@ -14,7 +14,7 @@ WorldOptions FairShareWorld(uint64_t seed) {
   o.knobs = DrawConfigKnobs(seed);
   // A launch timeout shorter than a boot fails launches until a retry outlasts it: not this
   // scenario's subject (as in registration-expiry).
-  ClampLaunchTimeout(*o.knobs, 30, std::max(o.knobs->launch_timeout_seconds, 30));
+  ClampLaunchTimeout(*o.knobs, 30);
   o.org_repositories = 2;
   // A backlog of 500 re-reads its jobs on GitHub as its intents come back, and the janitor reads
   // up to 100 queued runs a sweep: more than one App's 5,000 calls an hour (runner-set-cost.md).

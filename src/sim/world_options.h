@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -75,7 +76,7 @@ ConfigKnobs DrawConfigKnobs(uint64_t seed);
 // Puts the drawn launch timeout within [low, high] and keeps the claim takeover no shorter than
 // it, as the configuration's validation requires (a scenario that moved one alone drew an invalid
 // configuration: registration-expiry, seeds 151..200).
-void ClampLaunchTimeout(ConfigKnobs& knobs, int low, int high);
+void ClampLaunchTimeout(ConfigKnobs& knobs, int low, int high = std::numeric_limits<int>::max());
 // "janitor.intervalSeconds=60 janitor.strikes=2 ...", in KnobRanges() order.
 std::string DescribeKnobs(const ConfigKnobs& knobs);
 
